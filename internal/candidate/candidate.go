@@ -1,0 +1,231 @@
+// Package candidate defines the workflow-candidate IR and the mining report:
+// the contract between mining, which produces candidates, and every stage
+// after it (code generation, shadow replay, bundles, the runtime), which
+// consume them.
+//
+// Every slice in these types is kept in a documented, deterministic order so
+// that a report encodes to the same bytes for the same input.
+package candidate
+
+import "github.com/crystallize-dev/crystallize/internal/trace"
+
+// ReportVersion is the version of the report.json format.
+const ReportVersion = 1
+
+// Segment says whether a step can run without a model.
+type Segment string
+
+// Segments of a candidate step.
+const (
+	Deterministic Segment = "deterministic"
+	Fuzzy         Segment = "fuzzy"
+)
+
+// Problem is a machine-readable finding: a rejection reason, a warning, an
+// exclusion. Code is a stable identifier that tests and tools match on;
+// Message is for people. Step is the 1-based candidate step it concerns, or
+// zero. Path locates the finding in a trace or candidate when it has one.
+type Problem struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Step    int    `json:"step,omitempty"`
+	Path    string `json:"path,omitempty"`
+	TraceID string `json:"trace_id,omitempty"`
+}
+
+// Problem codes emitted by mining.
+const (
+	CodeDivergentSideEffects      = "divergent_side_effects"
+	CodeFuzzySegment              = "fuzzy_segment"
+	CodeUnresolvedPolicyViolation = "unresolved_policy_violation"
+	CodeNondeterministicEffect    = "nondeterministic_side_effect"
+	CodeReceiptDisagreement       = "receipt_disagreement"
+	CodeReceiptsMissing           = "receipts_missing"
+	CodeOutputDisagreement        = "output_disagreement"
+	CodeScanLimit                 = "scan_limit"
+	CodeNoCandidate               = "no_candidate"
+	CodeSecretLiteral             = "secret_literal"
+)
+
+// Candidate is one repeated procedure found in the traces, in the form
+// that code generation, shadow replay and review consume.
+type Candidate struct {
+	ID                string             `json:"id"`
+	Name              string             `json:"name"`
+	Confidence        float64            `json:"confidence"`
+	ConfidenceFactors ConfidenceFactors  `json:"confidence_factors"`
+	Score             int                `json:"score"`
+	Support           int                `json:"support"`
+	ClusterKey        ClusterKey         `json:"cluster_key"`
+	SequenceSignature []string           `json:"sequence_signature"`
+	Parameters        []Parameter        `json:"parameters"`
+	Constants         []Constant         `json:"constants"`
+	Bindings          []Binding          `json:"bindings"`
+	Steps             []Step             `json:"steps"`
+	Examples          []Example          `json:"examples"`
+	Capabilities      []string           `json:"capabilities"`
+	RequiredSecrets   []string           `json:"required_secrets"`
+	ApprovalPoints    []ApprovalPoint    `json:"approval_points"`
+	SideEffects       []trace.SideEffect `json:"side_effects"`
+	ExpectedOutputs   []ExpectedOutput   `json:"expected_outputs"`
+	ExpectedReceipts  []any              `json:"expected_receipts"`
+	Savings           Savings            `json:"savings"`
+	Warnings          []Problem          `json:"warnings"`
+	RejectionReasons  []Problem          `json:"rejection_reasons"`
+}
+
+// Safe reports whether the candidate has no rejection reasons.
+func (c *Candidate) Safe() bool { return len(c.RejectionReasons) == 0 }
+
+// ConfidenceFactors are the inputs of the confidence formula, kept in the
+// report so a reviewer can recompute it.
+type ConfidenceFactors struct {
+	// Support is examples / eligible traces.
+	Support float64 `json:"support"`
+	// Determinism is deterministic steps / steps.
+	Determinism float64 `json:"determinism"`
+	// OutputConsensus is the share of steps whose recorded outputs agree
+	// across all examples (steps with no recorded output count as agreeing).
+	OutputConsensus float64 `json:"output_consensus"`
+}
+
+// ClusterKey groups candidates that are the same procedure: the goal, the
+// tool sequence, the artifact types touched and the success criteria.
+type ClusterKey struct {
+	Goal                 string   `json:"goal,omitempty"`
+	ToolSequence         []string `json:"tool_sequence"`
+	TouchedArtifactTypes []string `json:"touched_artifact_types"`
+	SuccessCriteria      []string `json:"success_criteria"`
+}
+
+// Parameter is an input of the generated workflow: a field whose value
+// varied across the examples.
+type Parameter struct {
+	// Name is the identifier used in the generated code.
+	Name string `json:"name"`
+	// Key is the field name the parameter was named after.
+	Key string `json:"key"`
+	// SourcePaths are the candidate paths that take this parameter, such as
+	// "steps[1].parameters.version", in step order.
+	SourcePaths []string `json:"source_paths"`
+	// Examples are the distinct values seen, in example order, at most five.
+	Examples []any `json:"examples"`
+	// Type is the JSON type of the values: string, number, bool, object,
+	// array, null or mixed.
+	Type     string `json:"type"`
+	Required bool   `json:"required"`
+}
+
+// Constant is a field that had the same value in every example; the
+// generated code writes it as a literal.
+type Constant struct {
+	Step  int    `json:"step"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// Binding records that a field of a later step always carried a value that
+// an earlier step produced: the generated code reads it from that step's
+// result instead of taking a parameter.
+type Binding struct {
+	Step     int    `json:"step"`
+	Path     string `json:"path"`
+	FromStep int    `json:"from_step"`
+	// FromField is "output" or "observed_output".
+	FromField string `json:"from_field"`
+	// FromPath is a JSON path into the earlier step's result, such as
+	// "$.branch" or "$.items[0].id"; "$" is the whole result.
+	FromPath string `json:"from_path"`
+}
+
+// ArgKind says where a step argument's value comes from.
+type ArgKind string
+
+// Argument sources.
+const (
+	ArgConstant  ArgKind = "constant"
+	ArgParameter ArgKind = "parameter"
+	ArgBinding   ArgKind = "binding"
+	ArgSecret    ArgKind = "secret"
+)
+
+// Argument is one keyword argument of a step's call, sorted by Key.
+type Argument struct {
+	Key  string  `json:"key"`
+	Kind ArgKind `json:"kind"`
+	// Value is the literal for a constant.
+	Value any `json:"value,omitempty"`
+	// Parameter is the workflow parameter name for a parameter argument.
+	Parameter string `json:"parameter,omitempty"`
+	// Binding is the source of a binding argument.
+	Binding *Binding `json:"binding,omitempty"`
+	// Secret is the logical secret id for a secret argument.
+	Secret string `json:"secret,omitempty"`
+}
+
+// Step is one action of the candidate sequence.
+type Step struct {
+	Index           int                `json:"index"`
+	Kind            trace.Kind         `json:"kind"`
+	Name            string             `json:"name"`
+	Segment         Segment            `json:"segment"`
+	Arguments       []Argument         `json:"arguments"`
+	ParameterRefs   []string           `json:"parameter_refs"`
+	Preconditions   []string           `json:"preconditions"`
+	SideEffects     []trace.SideEffect `json:"side_effects"`
+	Capabilities    []string           `json:"capabilities"`
+	RequiredSecrets []string           `json:"required_secrets"`
+	Approval        *trace.Approval    `json:"approval,omitempty"`
+	ExpectedOutput  any                `json:"expected_output,omitempty"`
+	ReviewNotes     []string           `json:"review_notes"`
+	// ResultUsed is true when a later step binds to this step's result.
+	ResultUsed bool `json:"result_used,omitempty"`
+}
+
+// Example is one occurrence of the candidate sequence in a source trace.
+type Example struct {
+	TraceID    string   `json:"trace_id"`
+	Source     string   `json:"source,omitempty"`
+	SourceHash string   `json:"source_hash"`
+	StartIndex int      `json:"start_index"`
+	ActionIDs  []string `json:"action_ids"`
+}
+
+// ApprovalPoint is a human approval boundary inside the candidate.
+type ApprovalPoint struct {
+	Step     int    `json:"step"`
+	Boundary string `json:"boundary"`
+	Prompt   string `json:"prompt,omitempty"`
+	Required bool   `json:"required"`
+}
+
+// ExpectedOutput is the output every example of a step agreed on.
+type ExpectedOutput struct {
+	Step   int `json:"step"`
+	Output any `json:"output"`
+}
+
+// Savings estimates what running the candidate as code saves compared with
+// the agent runs it was mined from. The top-level fields are totals over the
+// examples; PerRun averages them over Runs.
+type Savings struct {
+	ModelCallsAvoided       int64   `json:"model_calls_avoided"`
+	InputTokensAvoided      int64   `json:"input_tokens_avoided"`
+	OutputTokensAvoided     int64   `json:"output_tokens_avoided"`
+	EstimatedCostUSDAvoided float64 `json:"estimated_cost_usd_avoided"`
+	WallMSAvoided           int64   `json:"wall_ms_avoided"`
+	CPURuntimeCostUSD       float64 `json:"cpu_runtime_cost_usd"`
+	RemainingModelCalls     int64   `json:"remaining_model_calls"`
+	Runs                    int     `json:"runs"`
+	PerRun                  PerRun  `json:"per_run"`
+}
+
+// PerRun is Savings averaged over the example runs.
+type PerRun struct {
+	ModelCallsAvoided       float64 `json:"model_calls_avoided"`
+	InputTokensAvoided      float64 `json:"input_tokens_avoided"`
+	OutputTokensAvoided     float64 `json:"output_tokens_avoided"`
+	EstimatedCostUSDAvoided float64 `json:"estimated_cost_usd_avoided"`
+	WallMSAvoided           float64 `json:"wall_ms_avoided"`
+	RemainingModelCalls     float64 `json:"remaining_model_calls"`
+}

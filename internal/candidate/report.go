@@ -1,0 +1,78 @@
+package candidate
+
+// Report is report.json: what a mining run read, what it left out and why,
+// and every candidate it found, ranked.
+type Report struct {
+	Version             int           `json:"version"`
+	GeneratedAt         string        `json:"generated_at"`
+	SourceTraceCount    int           `json:"source_trace_count"`
+	ExcludedTraceCount  int           `json:"excluded_trace_count"`
+	ExcludedTraces      []Exclusion   `json:"excluded_traces"`
+	SkippedFiles        []SkippedFile `json:"skipped_files"`
+	SelectedCandidateID *string       `json:"selected_candidate_id"`
+	Candidates          []Candidate   `json:"candidates"`
+	RejectedCandidates  []Candidate   `json:"rejected_candidates"`
+	Warnings            []Problem     `json:"warnings"`
+	InputFormat         InputFormat   `json:"input_format"`
+	Mining              MiningSummary `json:"mining"`
+	WorkflowPath        string        `json:"workflow_path,omitempty"`
+	ShadowSources       []string      `json:"shadow_sources,omitempty"`
+}
+
+// Selected returns the selected candidate, or nil.
+func (r *Report) Selected() *Candidate {
+	if r.SelectedCandidateID == nil {
+		return nil
+	}
+	for i := range r.Candidates {
+		if r.Candidates[i].ID == *r.SelectedCandidateID {
+			return &r.Candidates[i]
+		}
+	}
+	return nil
+}
+
+// Exclusion is a trace that was read but not used for mining.
+type Exclusion struct {
+	TraceID    string `json:"trace_id"`
+	Source     string `json:"source"`
+	SourceHash string `json:"source_hash"`
+	Code       string `json:"code"`
+	Message    string `json:"message"`
+	ActionID   string `json:"action_id,omitempty"`
+}
+
+// SkippedFile is an input that could not be read as a trace and was left
+// out because the run asked to skip invalid input.
+type SkippedFile struct {
+	Path   string   `json:"path"`
+	Line   int      `json:"line,omitempty"`
+	Errors []string `json:"errors"`
+}
+
+// InputFormat describes the trace format the report was mined from.
+type InputFormat struct {
+	Name            string   `json:"name"`
+	Version         int      `json:"version"`
+	RequiredFields  []string `json:"required_fields"`
+	PreservedFields []string `json:"preserved_fields"`
+}
+
+// MiningSummary records the settings and size of a mining run, so a
+// reviewer can tell what the ranking was drawn from.
+type MiningSummary struct {
+	MinExamples        int `json:"min_examples"`
+	MaxCandidates      int `json:"max_candidates"`
+	EligibleTraces     int `json:"eligible_traces"`
+	Actions            int `json:"actions"`
+	DistinctSignatures int `json:"distinct_signatures"`
+	RepeatsFound       int `json:"repeats_found"`
+	CandidatesBuilt    int `json:"candidates_built"`
+}
+
+// Encode renders the report as report.json: sorted keys, two-space
+// indentation, no HTML escaping, a trailing newline. The same report always
+// encodes to the same bytes.
+func (r *Report) Encode() ([]byte, error) {
+	return EncodeJSON(r)
+}

@@ -1,0 +1,165 @@
+// Package cli is the crystallize command tree: flags, exit codes and output
+// formatting. It is the only package that reads the environment, talks to
+// the terminal or exits; everything it does is done by the stage packages
+// it imports.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// usageError marks an error in how the command was called; it exits 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// exitError carries a specific exit code for an error that has already
+// been explained on stdout or stderr, such as "no safe candidate".
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+
+// env is what a command may know about the process it runs in. Main fills
+// it from the real process; tests can fill it themselves.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// stderrTTY is true when stderr is an interactive terminal, which
+	// enables progress bars.
+	stderrTTY bool
+}
+
+// Main runs the command line in os.Args and returns the exit code. SIGINT
+// cancels the context every command runs under.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	e := &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, stderrTTY: isTerminal(os.Stderr)}
+	return run(ctx, e, os.Args[1:])
+}
+
+func run(ctx context.Context, e *env, args []string) int {
+	root := newRoot(e)
+	root.SetArgs(args)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	printError(e.stderr, err)
+	var ue usageError
+	var ee exitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue):
+		return exitUsage
+	case isCobraUsage(err):
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// printError writes err as "crystallize: <err>". A list of input errors is
+// printed one per line after a count, each already prefixed with its file,
+// line and JSON path, so editors and grep can jump to them.
+func printError(w io.Writer, err error) {
+	var list trace.ErrorList
+	if errors.As(err, &list) && len(list) > 1 {
+		head := strings.TrimSuffix(err.Error(), list.Error())
+		head = strings.TrimSuffix(strings.TrimSpace(head), ":")
+		if head == "" {
+			head = "invalid input"
+		}
+		fmt.Fprintf(w, "crystallize: %s: %d problems\n", head, len(list))
+		for _, e := range list {
+			fmt.Fprintf(w, "  %s\n", e.Error())
+		}
+		return
+	}
+	fmt.Fprintf(w, "crystallize: %s\n", err)
+}
+
+// isCobraUsage recognizes cobra's own argument errors, which it returns as
+// plain errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "required flag"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// version is the tool version: set at link time with
+// -ldflags "-X github.com/crystallize-dev/crystallize/internal/cli.version=v1.2.3",
+// else taken from the module build info.
+var version = ""
+
+func toolVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+func newRoot(e *env) *cobra.Command {
+	mf := &mineFlags{}
+	root := &cobra.Command{
+		Use:   "crystallize",
+		Short: "Turn repeated agent traces into reviewed, replay-gated workflows",
+		Long: `crystallize reads the traces your agents leave behind, finds the procedures
+they repeat, and writes each one as a readable Starlark workflow with a
+machine-readable report, so the stable part runs on CPU and only the truly
+ambiguous steps still need a model or a person.
+
+Start with:
+  crystallize mine --from traces/ --out workflow.star --report report.json
+
+For compatibility, "crystallize --from DIR --out FILE --report FILE" without
+a subcommand does the same as "crystallize mine".`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("from") {
+				return cmd.Help()
+			}
+			return runMine(cmd.Context(), e, mf, cmd.Flags())
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	mf.register(root.Flags())
+	root.AddCommand(newMineCmd(e), newVersionCmd(e))
+	return root
+}

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files and testscript expectations")
+
+// sourceDateEpoch pins generated_at in every test: 2026-01-01T00:00:00Z.
+const sourceDateEpoch = "1767225600"
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"crystallize": func() { os.Exit(Main()) },
+	})
+}
+
+// TestScripts runs the testscript scripts in testdata/script. Each script
+// runs the real command in-process. $EXAMPLES is the repository's examples
+// directory and $FIXTURES the shared conformance fixtures (may not exist).
+func TestScripts(t *testing.T) {
+	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixtures, err := filepath.Abs("../../../shared/fixtures")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:           "testdata/script",
+		UpdateScripts: *update,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("SOURCE_DATE_EPOCH", sourceDateEpoch)
+			e.Setenv("EXAMPLES", examples)
+			e.Setenv("FIXTURES", fixtures)
+			return nil
+		},
+	})
+}

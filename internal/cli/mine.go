@@ -1,0 +1,426 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/source"
+)
+
+// errNoCandidate is the failure of a mining run that found nothing safe to
+// propose. The report and a workflow that says so are still written.
+var errNoCandidate = errors.New("no safe crystallization candidate")
+
+type mineFlags struct {
+	from          string
+	shadowFrom    []string
+	out           string
+	outDir        string
+	report        string
+	minExamples   int
+	workflowName  string
+	packageName   string
+	maxCandidates int
+	skipInvalid   bool
+	asJSON        bool
+}
+
+func (f *mineFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.from, "from", "", "directory of traces to mine (*.json, *.jsonl; searched recursively)")
+	fs.StringArrayVar(&f.shadowFrom, "shadow-from", nil, "held-out trace directory for shadow replay (repeatable; not mined)")
+	fs.StringVar(&f.out, "out", "", "write the selected workflow (Starlark) to this file")
+	fs.StringVar(&f.outDir, "out-dir", "", "write every safe candidate as <name>.star into this directory")
+	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
+	fs.IntVar(&f.minExamples, "min-examples", mine.DefaultMinExamples, "distinct traces a procedure must occur in (at least 2)")
+	fs.StringVar(&f.workflowName, "workflow-name", "", "name of the selected workflow function (default: inferred from the traces' goal or tools)")
+	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header")
+	fs.IntVar(&f.maxCandidates, "max-candidates", mine.DefaultMaxCandidates, "most safe candidates to list in the report")
+	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "load the valid traces and list each invalid file in the report instead of failing")
+	fs.BoolVar(&f.asJSON, "json", false, "print the report summary as JSON on stdout")
+}
+
+func newMineCmd(e *env) *cobra.Command {
+	f := &mineFlags{}
+	cmd := &cobra.Command{
+		Use:   "mine --from DIR [--out FILE] [--report FILE] [flags]",
+		Short: "Find the procedures agents repeat and write them as workflows",
+		Long: `mine reads every trace under --from, finds every contiguous sequence of two
+or more actions that occurs in at least --min-examples distinct traces, and
+ranks them by supporting traces × length. For each candidate it works out
+which fields vary (parameters), which never do (constants), and which always
+carry an earlier step's output (bindings); it rejects candidates whose side
+effects differ between examples and marks model-dependent steps as fuzzy
+segments that still need review.
+
+The best safe candidate is written as a Starlark workflow (--out); --out-dir
+writes every safe candidate. --report writes the full JSON report: every
+candidate and rejected candidate with its evidence, every excluded trace with
+its reason code, and every skipped file.
+
+Traces are crystallization traces (objects with "actions") or workflow run
+records (objects with "stages" or "_type": "workflow_run"); schemas/trace.v1.json
+documents the format. Invalid input fails the run and lists every problem
+with its file, line and JSON path, unless --skip-invalid is given.
+
+Exit status: 0 when a safe candidate was selected, 1 when none was (the
+report and a workflow saying so are still written) or on error, 2 on a usage
+error.
+
+Set SOURCE_DATE_EPOCH to pin generated_at for reproducible output.
+
+--json prints a summary object on stdout:
+  {"selected_candidate_id", "source_trace_count", "excluded_trace_count",
+   "skipped_file_count", "candidates": [{"id", "name", "steps", "support",
+   "confidence", "parameters", "fuzzy_steps"}], "rejected_candidates":
+   [{"id", "name", "codes"}], "excluded_traces": [{"trace_id", "code"}],
+   "warnings": [{"code", "message"}], "outputs": {"workflow", "report",
+   "workflows"}}`,
+		Example: `  crystallize mine --from examples/traces --out workflow.star --report report.json
+  crystallize mine --from runs/ --min-examples 5 --out-dir workflows/ --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMine(cmd.Context(), e, f, cmd.Flags())
+		},
+	}
+	f.register(cmd.Flags())
+	return cmd
+}
+
+func (f *mineFlags) validate() error {
+	if f.from == "" {
+		return usagef("--from is required: the directory of traces to mine")
+	}
+	if f.minExamples < 2 {
+		return usagef("--min-examples must be at least 2, got %d: one example cannot show which fields vary", f.minExamples)
+	}
+	if f.maxCandidates < 1 {
+		return usagef("--max-candidates must be at least 1, got %d", f.maxCandidates)
+	}
+	if f.out != "" && f.out == f.report {
+		return usagef("--out and --report name the same file %s", f.out)
+	}
+	return nil
+}
+
+func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	for _, dir := range f.shadowFrom {
+		st, err := os.Stat(dir)
+		if err != nil {
+			return usagef("--shadow-from %s: %v", dir, unwrapPathError(err))
+		}
+		if !st.IsDir() {
+			return usagef("--shadow-from %s: not a directory", dir)
+		}
+	}
+	generatedAt, err := generatedAt(e.getenv)
+	if err != nil {
+		return err
+	}
+
+	prog := newProgress(e, !f.asJSON, "reading traces")
+	res, err := source.Load(ctx, f.from, source.Options{SkipInvalid: f.skipInvalid, Progress: prog.update})
+	prog.done()
+	if err != nil {
+		return fmt.Errorf("reading traces from %s: %w", f.from, err)
+	}
+
+	report, err := mine.Mine(ctx, res.Traces, mine.Options{
+		MinExamples:   f.minExamples,
+		MaxCandidates: f.maxCandidates,
+		WorkflowName:  f.workflowName,
+		GeneratedAt:   generatedAt,
+	})
+	if err != nil {
+		return err
+	}
+	for _, s := range res.Skipped {
+		report.SkippedFiles = append(report.SkippedFiles, candidate.SkippedFile{Path: s.Path, Line: s.Line, Errors: s.Errors})
+	}
+	report.ShadowSources = append(report.ShadowSources, f.shadowFrom...)
+	report.WorkflowPath = filepath.ToSlash(f.out)
+
+	// Render everything before writing anything, so a failure leaves no
+	// partial output behind.
+	files := map[string][]byte{}
+	opts := codegen.Options{PackageName: f.packageName}
+	sel := report.Selected()
+	if f.out != "" {
+		var src []byte
+		if sel != nil {
+			src, err = codegen.Workflow(sel, opts)
+			if err != nil {
+				return fmt.Errorf("generating workflow %s: %w", sel.Name, err)
+			}
+		} else {
+			src = codegen.NoCandidate(report, opts)
+		}
+		files[f.out] = src
+	}
+	var written []string
+	if f.outDir != "" {
+		for i := range report.Candidates {
+			c := &report.Candidates[i]
+			src, err := codegen.Workflow(c, opts)
+			if err != nil {
+				return fmt.Errorf("generating workflow %s: %w", c.Name, err)
+			}
+			p := filepath.Join(f.outDir, c.Name+".star")
+			if _, dup := files[p]; dup {
+				return fmt.Errorf("generating workflows: %s would be written twice", p)
+			}
+			files[p] = src
+			written = append(written, filepath.ToSlash(p))
+		}
+	}
+	if f.report != "" {
+		b, err := report.Encode()
+		if err != nil {
+			return fmt.Errorf("encoding report: %w", err)
+		}
+		files[f.report] = b
+	}
+	if err := writeFiles(files); err != nil {
+		return err
+	}
+
+	if f.asJSON {
+		if err := writeSummaryJSON(e.stdout, report, f, written); err != nil {
+			return err
+		}
+	} else {
+		writeSummary(e.stdout, report, f, written)
+		if len(files) == 0 {
+			fmt.Fprintln(e.stderr, "crystallize: nothing written; pass --out, --report or --out-dir to save the results")
+		}
+	}
+	if sel == nil {
+		return exitError{code: exitFailure, err: errNoCandidate}
+	}
+	return nil
+}
+
+// generatedAt is the report timestamp: SOURCE_DATE_EPOCH when set (the
+// reproducible-builds convention), else the current time, in UTC.
+func generatedAt(getenv func(string) string) (string, error) {
+	if s := getenv("SOURCE_DATE_EPOCH"); s != "" {
+		sec, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || sec < 0 {
+			return "", fmt.Errorf("SOURCE_DATE_EPOCH=%q: not a non-negative integer number of seconds", s)
+		}
+		return time.Unix(sec, 0).UTC().Format(time.RFC3339), nil
+	}
+	return time.Now().UTC().Format(time.RFC3339), nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func writeSummary(w io.Writer, r *candidate.Report, f *mineFlags, written []string) {
+	fmt.Fprintf(w, "Traces: %d eligible, %d excluded", r.SourceTraceCount, r.ExcludedTraceCount)
+	if len(r.SkippedFiles) > 0 {
+		fmt.Fprintf(w, ", %d skipped as invalid", len(r.SkippedFiles))
+	}
+	fmt.Fprintf(w, " (%d actions, %d distinct action signatures)\n", r.Mining.Actions, r.Mining.DistinctSignatures)
+	for _, ex := range r.ExcludedTraces {
+		fmt.Fprintf(w, "  excluded %s: %s (%s)\n", ex.TraceID, ex.Code, ex.Message)
+	}
+	for _, s := range r.SkippedFiles {
+		loc := s.Path
+		if s.Line > 0 {
+			loc = fmt.Sprintf("%s:%d", s.Path, s.Line)
+		}
+		fmt.Fprintf(w, "  skipped %s: %s\n", loc, strings.Join(s.Errors, "; "))
+	}
+	fmt.Fprintf(w, "Candidates: %d safe, %d rejected (from %d repeated sequences in ≥%d traces)\n",
+		len(r.Candidates), len(r.RejectedCandidates), r.Mining.RepeatsFound, r.Mining.MinExamples)
+	for i := range r.Candidates {
+		c := &r.Candidates[i]
+		mark := " "
+		if r.SelectedCandidateID != nil && *r.SelectedCandidateID == c.ID {
+			mark = "*"
+		}
+		fmt.Fprintf(w, " %s %s %s: %d steps in %d traces, confidence %.2f", mark, c.ID, c.Name, len(c.Steps), c.Support, c.Confidence)
+		if n := countFuzzy(c); n > 0 {
+			fmt.Fprintf(w, ", %d fuzzy", n)
+		}
+		fmt.Fprintln(w)
+		if len(c.Parameters) > 0 {
+			fmt.Fprintf(w, "      parameters: %s\n", paramNames(c))
+		}
+		if len(c.Bindings) > 0 {
+			fmt.Fprintf(w, "      bindings: %d values flow from earlier steps\n", len(c.Bindings))
+		}
+		fmt.Fprintf(w, "      saves per run: %.1f model calls, %.0f tokens, $%.4f; still needs %.1f model calls\n",
+			c.Savings.PerRun.ModelCallsAvoided, c.Savings.PerRun.InputTokensAvoided+c.Savings.PerRun.OutputTokensAvoided,
+			c.Savings.PerRun.EstimatedCostUSDAvoided, c.Savings.PerRun.RemainingModelCalls)
+	}
+	for i := range r.RejectedCandidates {
+		c := &r.RejectedCandidates[i]
+		fmt.Fprintf(w, "  x %s %s: rejected: %s\n", c.ID, c.Name, problemSummary(c.RejectionReasons))
+	}
+	for _, p := range r.Warnings {
+		fmt.Fprintf(w, "Warning: %s: %s\n", p.Code, p.Message)
+	}
+	if sel := r.Selected(); sel != nil {
+		fmt.Fprintf(w, "Selected: %s (%s). Review it before promotion: nothing runs until it is approved.\n", sel.ID, sel.Name)
+	} else {
+		fmt.Fprintln(w, "Selected: none: no safe crystallization candidate")
+	}
+	var outs []string
+	if f.out != "" {
+		outs = append(outs, f.out)
+	}
+	outs = append(outs, written...)
+	if f.report != "" {
+		outs = append(outs, f.report)
+	}
+	if len(outs) > 0 {
+		fmt.Fprintf(w, "Wrote: %s\n", strings.Join(outs, ", "))
+	}
+}
+
+func countFuzzy(c *candidate.Candidate) int {
+	n := 0
+	for _, s := range c.Steps {
+		if s.Segment == candidate.Fuzzy {
+			n++
+		}
+	}
+	return n
+}
+
+func paramNames(c *candidate.Candidate) string {
+	names := make([]string, len(c.Parameters))
+	for i, p := range c.Parameters {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func problemSummary(ps []candidate.Problem) string {
+	var parts []string
+	for _, p := range ps {
+		s := p.Code
+		if p.Step > 0 {
+			s += fmt.Sprintf(" (step %d)", p.Step)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mineSummary is the --json output of mine: a stable contract for CI.
+type mineSummary struct {
+	SelectedCandidateID *string            `json:"selected_candidate_id"`
+	SourceTraceCount    int                `json:"source_trace_count"`
+	ExcludedTraceCount  int                `json:"excluded_trace_count"`
+	SkippedFileCount    int                `json:"skipped_file_count"`
+	Candidates          []summaryCandidate `json:"candidates"`
+	RejectedCandidates  []summaryRejected  `json:"rejected_candidates"`
+	ExcludedTraces      []summaryExcluded  `json:"excluded_traces"`
+	Warnings            []summaryWarning   `json:"warnings"`
+	Outputs             summaryOutputs     `json:"outputs"`
+}
+
+type summaryCandidate struct {
+	ID         string   `json:"id"`
+	Name       string   `json:"name"`
+	Steps      int      `json:"steps"`
+	Support    int      `json:"support"`
+	Confidence float64  `json:"confidence"`
+	Parameters []string `json:"parameters"`
+	FuzzySteps int      `json:"fuzzy_steps"`
+}
+
+type summaryRejected struct {
+	ID    string   `json:"id"`
+	Name  string   `json:"name"`
+	Codes []string `json:"codes"`
+}
+
+type summaryExcluded struct {
+	TraceID string `json:"trace_id"`
+	Code    string `json:"code"`
+}
+
+type summaryWarning struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+type summaryOutputs struct {
+	Workflow  string   `json:"workflow,omitempty"`
+	Report    string   `json:"report,omitempty"`
+	Workflows []string `json:"workflows,omitempty"`
+}
+
+func writeSummaryJSON(w io.Writer, r *candidate.Report, f *mineFlags, written []string) error {
+	s := mineSummary{
+		SelectedCandidateID: r.SelectedCandidateID,
+		SourceTraceCount:    r.SourceTraceCount,
+		ExcludedTraceCount:  r.ExcludedTraceCount,
+		SkippedFileCount:    len(r.SkippedFiles),
+		Candidates:          []summaryCandidate{},
+		RejectedCandidates:  []summaryRejected{},
+		ExcludedTraces:      []summaryExcluded{},
+		Warnings:            []summaryWarning{},
+		Outputs:             summaryOutputs{Workflow: filepath.ToSlash(f.out), Report: filepath.ToSlash(f.report), Workflows: written},
+	}
+	for i := range r.Candidates {
+		c := &r.Candidates[i]
+		params := []string{}
+		for _, p := range c.Parameters {
+			params = append(params, p.Name)
+		}
+		s.Candidates = append(s.Candidates, summaryCandidate{
+			ID: c.ID, Name: c.Name, Steps: len(c.Steps), Support: c.Support,
+			Confidence: c.Confidence, Parameters: params, FuzzySteps: countFuzzy(c),
+		})
+	}
+	for i := range r.RejectedCandidates {
+		c := &r.RejectedCandidates[i]
+		codes := map[string]bool{}
+		for _, p := range c.RejectionReasons {
+			codes[p.Code] = true
+		}
+		list := make([]string, 0, len(codes))
+		for k := range codes {
+			list = append(list, k)
+		}
+		sort.Strings(list)
+		s.RejectedCandidates = append(s.RejectedCandidates, summaryRejected{ID: c.ID, Name: c.Name, Codes: list})
+	}
+	for _, ex := range r.ExcludedTraces {
+		s.ExcludedTraces = append(s.ExcludedTraces, summaryExcluded{TraceID: ex.TraceID, Code: ex.Code})
+	}
+	for _, p := range r.Warnings {
+		s.Warnings = append(s.Warnings, summaryWarning{Code: p.Code, Message: p.Message})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(s)
+}

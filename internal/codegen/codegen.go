@@ -1,0 +1,538 @@
+package codegen
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Options controls code generation. The zero value is the default.
+type Options struct {
+	// PackageName, when set, is recorded in the header as the package the
+	// workflow is meant for (the --package-name flag).
+	PackageName string
+	// WorkflowName, when set, names the generated function in place of
+	// the candidate's name. NoCandidate names its function after it, or
+	// "no_safe_candidate" when it is empty. It passes through
+	// candidate.Identifier either way.
+	WorkflowName string
+}
+
+// maxKeywordArgs is the most keyword arguments a Starlark call may have (a
+// limit of go.starlark.net's compiler, checked by its resolver). Further
+// arguments go into the **{…} dictionary, which has no limit.
+const maxKeywordArgs = 255
+
+// FuncName returns the name of the function that Workflow(c, opts) defines,
+// or, when c is nil, the one NoCandidate defines: the want argument of
+// Check.
+func FuncName(c *candidate.Candidate, opts Options) string {
+	switch {
+	case opts.WorkflowName != "":
+		return candidate.Identifier(opts.WorkflowName)
+	case c == nil:
+		return "no_safe_candidate"
+	case c.Name == "":
+		return "workflow"
+	}
+	return candidate.Identifier(c.Name)
+}
+
+// Workflow renders the Starlark source of one candidate: a header of
+// comments and one function, FuncName(c, opts), taking ctx and the
+// candidate's parameters and calling ctx once per step (twice for a step
+// behind a required approval). Rejected candidates render too, with their
+// rejection reasons in the header, so a reviewer can read them.
+//
+// It fails, reporting every problem with its path in the candidate, when
+// the candidate is inconsistent: step indexes that are not increasing, an
+// argument naming an unknown parameter, a binding to a step that does not
+// come earlier or with a malformed path, a constant that is not JSON or is
+// nested too deeply, duplicate keys. Any source it returns passes Check.
+func Workflow(c *candidate.Candidate, opts Options) ([]byte, error) {
+	if c == nil {
+		return nil, errors.New("no candidate")
+	}
+	g := &generator{c: c, fn: FuncName(c, opts)}
+	g.plan()
+	var b strings.Builder
+	g.header(&b, opts)
+	g.signature(&b)
+	for i := range c.Steps {
+		g.step(&b, i)
+	}
+	statement(&b, 1, atom(`return {"status": "ok"}`))
+	if len(g.errs) > 0 {
+		return nil, errors.Join(g.errs...)
+	}
+	return []byte(b.String()), nil
+}
+
+// generator holds what rendering one candidate needs beyond the
+// candidate: the names chosen for parameters and step results, and the
+// problems found so far.
+type generator struct {
+	c  *candidate.Candidate
+	fn string
+	// params are the function's parameters after ctx, in candidate
+	// order; param maps a candidate parameter name to its identifier.
+	params []string
+	param  map[string]string
+	// optional[i] is true when params[i] gets the default None.
+	optional []bool
+	// result maps the index of a step whose result a later step reads to
+	// the local variable holding it.
+	result map[int]string
+	// index holds the step indexes.
+	index map[int]bool
+	errs  []error
+}
+
+// errorf records a problem at path, a JSON path into the candidate.
+func (g *generator) errorf(path, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	g.errs = append(g.errs, fmt.Errorf("candidate %s: %s: %s", g.c.ID, path, msg))
+}
+
+// plan validates the step order and bindings and chooses every name the
+// function binds, so that none collides with another, with ctx, or with
+// the function itself.
+func (g *generator) plan() {
+	c := g.c
+	g.result = map[int]string{}
+	g.index = map[int]bool{}
+	prev := 0
+	for i, st := range c.Steps {
+		if st.Index <= prev {
+			g.errorf(fmt.Sprintf("$.steps[%d].index", i), "index %d does not follow %d; step indexes are 1-based and increasing", st.Index, prev)
+		}
+		prev = max(prev, st.Index)
+		g.index[st.Index] = true
+	}
+	// Parameters are named first, so that each keeps the name the
+	// candidate gives it whenever that is a bindable identifier (mining
+	// already makes it one): the runtime passes arguments by those names.
+	// Only a clash between two sanitized names adds a suffix _2, _3, ….
+	used := map[string]bool{"ctx": true}
+	alloc := func(base string) string {
+		id := base
+		for k := 2; used[id]; k++ {
+			id = base + "_" + strconv.Itoa(k)
+		}
+		used[id] = true
+		return id
+	}
+	g.param = map[string]string{}
+	for i, p := range c.Parameters {
+		if _, dup := g.param[p.Name]; dup {
+			g.errorf(fmt.Sprintf("$.parameters[%d].name", i), "duplicate parameter %q", p.Name)
+			continue
+		}
+		id := alloc(candidate.Identifier(p.Name))
+		g.param[p.Name] = id
+		g.params = append(g.params, id)
+		g.optional = append(g.optional, !p.Required)
+	}
+
+	// A step's result gets a local, stepN, when a later step reads it;
+	// the name gives way to a parameter that already took it.
+	for i, st := range c.Steps {
+		if st.ResultUsed && g.result[st.Index] == "" {
+			g.result[st.Index] = alloc("step" + strconv.Itoa(st.Index))
+		}
+		for j, a := range st.Arguments {
+			if a.Kind != candidate.ArgBinding || a.Binding == nil {
+				continue
+			}
+			from := a.Binding.FromStep
+			// With increasing indexes (checked above), a lower index is
+			// an earlier step.
+			if !g.index[from] || from >= st.Index {
+				g.errorf(fmt.Sprintf("$.steps[%d].arguments[%d].binding.from_step", i, j), "step %d does not come before step %d", from, st.Index)
+				continue
+			}
+			// ResultUsed should already say so; a binding is reason
+			// enough to keep the result.
+			if g.result[from] == "" {
+				g.result[from] = alloc("step" + strconv.Itoa(from))
+			}
+		}
+	}
+
+	// Starlark does not allow a required parameter after one with a
+	// default, so an optional parameter gets its default None only when
+	// every later one is optional too; the order stays the candidate's.
+	tail := true
+	for i := len(g.optional) - 1; i >= 0; i-- {
+		tail = tail && g.optional[i]
+		g.optional[i] = tail
+	}
+}
+
+// header writes the comment block above the function: what it is, where
+// it came from, what it may touch, how far to trust it.
+func (g *generator) header(b *strings.Builder, opts Options) {
+	c := g.c
+	traces := "traces"
+	if len(c.Examples) == 1 {
+		traces = "trace"
+	}
+	comment(b, 0, fmt.Sprintf("%s — crystallized from %d %s, %s", g.fn, len(c.Examples), traces, oneLine(c.ID)))
+	if opts.PackageName != "" {
+		comment(b, 0, "package: "+oneLine(opts.PackageName))
+	}
+	for _, ex := range c.Examples {
+		comment(b, 0, "source: "+source(ex))
+	}
+	comment(b, 0, fmt.Sprintf("capabilities: %s · secrets: %s · review before promotion", list(c.Capabilities), list(c.RequiredSecrets)))
+	deterministic, models := 0, 0
+	for _, st := range c.Steps {
+		if st.Segment != candidate.Fuzzy {
+			deterministic++
+		}
+		if callOf(st) == callModel {
+			models++
+		}
+	}
+	comment(b, 0, fmt.Sprintf("confidence: %s · deterministic steps: %d of %d · remaining model calls per run: %d",
+		strconv.FormatFloat(c.Confidence, 'f', 2, 64), deterministic, len(c.Steps), models))
+	for _, p := range c.RejectionReasons {
+		comment(b, 0, "rejected: "+problem(p))
+	}
+	for _, p := range c.Warnings {
+		comment(b, 0, "warning: "+problem(p))
+	}
+}
+
+// source describes an example for the header: its full source hash and
+// the path it was read from, or its trace id when the path is unknown.
+func source(ex candidate.Example) string {
+	var parts []string
+	if ex.SourceHash != "" {
+		parts = append(parts, oneLine(ex.SourceHash))
+	}
+	switch {
+	case ex.Source != "":
+		parts = append(parts, "("+oneLine(ex.Source)+")")
+	case ex.TraceID != "":
+		parts = append(parts, "(trace "+oneLine(ex.TraceID)+")")
+	}
+	if len(parts) == 0 {
+		return "unknown"
+	}
+	return strings.Join(parts, " ")
+}
+
+// list joins names for a comment, sorted and without duplicates, or
+// "none".
+func list(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = oneLine(n)
+	}
+	slices.Sort(s)
+	return strings.Join(slices.Compact(s), ", ")
+}
+
+// problem describes a finding for a comment: "code (step n): message".
+func problem(p candidate.Problem) string {
+	s := oneLine(p.Code)
+	if p.Step > 0 {
+		s += fmt.Sprintf(" (step %d)", p.Step)
+	}
+	if p.Message != "" {
+		s += ": " + oneLine(p.Message)
+	}
+	return s
+}
+
+// signature writes the def line and the docstring.
+func (g *generator) signature(b *strings.Builder) {
+	items := []*node{atom("ctx")}
+	for i, p := range g.params {
+		if g.optional[i] {
+			p += " = None"
+		}
+		items = append(items, atom(p))
+	}
+	statement(b, 0, group("def "+g.fn+"(", items, "):"))
+
+	var names []string
+	for _, st := range g.c.Steps {
+		names = append(names, stepTitle(st))
+	}
+	const shown = 5
+	var summary string
+	switch n := len(names); {
+	case n == 0:
+		summary = "Runs no steps."
+	case n == 1:
+		summary = "Runs " + names[0] + "."
+	case n <= shown:
+		summary = "Runs " + strings.Join(names[:n-1], ", ") + ", then " + names[n-1] + "."
+	default:
+		summary = fmt.Sprintf("Runs %s, and %d more steps.", strings.Join(names[:shown], ", "), n-shown)
+	}
+	b.WriteString(indentUnit + docstring(summary) + "\n")
+}
+
+// stepTitle names a step for people: its name, or its kind when it has
+// none.
+func stepTitle(st candidate.Step) string {
+	if st.Name != "" {
+		return st.Name
+	}
+	return string(st.Kind)
+}
+
+// call is the host function a step becomes.
+type call int
+
+const (
+	callTool call = iota
+	callModel
+	callApprove
+)
+
+// callOf chooses the host call for a step. An approval step asks a
+// person; a model call, or any step the examples did not agree on (a
+// fuzzy segment), still needs a model; everything else is a tool.
+func callOf(st candidate.Step) call {
+	switch {
+	case st.Kind == trace.KindHumanApproval:
+		return callApprove
+	case st.Kind == trace.KindModelCall || st.Segment == candidate.Fuzzy:
+		return callModel
+	}
+	return callTool
+}
+
+// step writes the comments and statements of c.Steps[i].
+func (g *generator) step(b *strings.Builder, i int) {
+	st := g.c.Steps[i]
+	g.stepComments(b, st)
+	kind := callOf(st)
+
+	if kind != callApprove && st.Approval != nil && st.Approval.Required {
+		boundary, prompt := g.approval(st)
+		statement(b, 1, approveCall(boundary, prompt))
+	}
+
+	var n *node
+	switch kind {
+	case callApprove:
+		// The arguments of an approval step are what the person
+		// approved in the traces; the prompt stands for them.
+		boundary, prompt := g.approval(st)
+		n = approveCall(boundary, prompt)
+	case callModel:
+		var inputs []*node
+		seen := map[string]bool{}
+		for j, a := range st.Arguments {
+			v := g.value(i, j, a)
+			k := quote(a.Key)
+			if seen[k] {
+				g.errorf(fmt.Sprintf("$.steps[%d].arguments[%d].key", i, j), "duplicate key %s", k)
+				continue
+			}
+			seen[k] = true
+			inputs = append(inputs, v.withPrefix(k+": "))
+		}
+		n = group("ctx.model(", []*node{atom(quote(st.Name)), group("{", inputs, "}").withPrefix("inputs = ")}, ")")
+	default:
+		items := []*node{atom(quote(st.Name))}
+		var extra []*node
+		seen := map[string]bool{}
+		for j, a := range st.Arguments {
+			v := g.value(i, j, a)
+			k := quote(a.Key)
+			if seen[k] {
+				g.errorf(fmt.Sprintf("$.steps[%d].arguments[%d].key", i, j), "duplicate key %s", k)
+				continue
+			}
+			seen[k] = true
+			if candidate.IsIdentifier(a.Key) && len(items) <= maxKeywordArgs {
+				items = append(items, v.withPrefix(a.Key+" = "))
+			} else {
+				extra = append(extra, v.withPrefix(k+": "))
+			}
+		}
+		if len(extra) > 0 {
+			items = append(items, group("{", extra, "}").withPrefix("**"))
+		}
+		n = group("ctx.tool(", items, ")")
+	}
+	if v, ok := g.result[st.Index]; ok {
+		n.withPrefix(v + " = ")
+	}
+	statement(b, 1, n)
+}
+
+// stepComments writes the comment block above a step: what it is, what it
+// changes and needs, and what a reviewer must look at.
+func (g *generator) stepComments(b *strings.Builder, st candidate.Step) {
+	parts := []string{fmt.Sprintf("step %d", st.Index), oneLine(strings.TrimSpace(string(st.Kind) + " " + st.Name))}
+	covered := map[string]bool{}
+	for _, se := range st.SideEffects {
+		s := "side effect " + oneLine(strings.TrimSpace(se.Kind+" "+se.Target))
+		if se.Capability != "" {
+			s += " (" + oneLine(se.Capability) + ")"
+			covered[se.Capability] = true
+		}
+		parts = append(parts, s)
+	}
+	// Each capability is named once per step: those a side effect
+	// already names are not repeated.
+	var caps []string
+	for _, cp := range st.Capabilities {
+		if !covered[cp] {
+			caps = append(caps, cp)
+		}
+	}
+	if len(caps) > 0 {
+		parts = append(parts, "capabilities "+list(caps))
+	}
+	if len(st.RequiredSecrets) > 0 {
+		parts = append(parts, "secrets "+list(st.RequiredSecrets))
+	}
+	if st.Approval != nil || st.Kind == trace.KindHumanApproval {
+		boundary, _ := g.approval(st)
+		req := "required"
+		if st.Approval != nil && !st.Approval.Required {
+			req = "not required"
+		}
+		parts = append(parts, fmt.Sprintf("approval %s (%s)", oneLine(boundary), req))
+	}
+	comment(b, 1, strings.Join(parts, " · "))
+
+	notes := st.ReviewNotes
+	if st.Segment == candidate.Fuzzy {
+		// The first review note says why the step is fuzzy when mining
+		// wrote one; it becomes the reason rather than a repeat.
+		why := "the examples disagree on this step, so it stays a model call; check its inputs and output"
+		if len(notes) > 0 {
+			why, notes = notes[0], notes[1:]
+		}
+		comment(b, 1, "review_required: "+oneLine(why))
+	}
+	for _, n := range notes {
+		comment(b, 1, "note: "+oneLine(n))
+	}
+}
+
+// approval returns the boundary and prompt of a step's approval: the
+// step's own, else the candidate's approval point for the step, else the
+// step name and a generic prompt.
+func (g *generator) approval(st candidate.Step) (boundary, prompt string) {
+	if st.Approval != nil {
+		boundary, prompt = st.Approval.Boundary, st.Approval.Prompt
+	}
+	for _, ap := range g.c.ApprovalPoints {
+		if ap.Step == st.Index {
+			if boundary == "" {
+				boundary = ap.Boundary
+			}
+			if prompt == "" {
+				prompt = ap.Prompt
+			}
+		}
+	}
+	if boundary == "" {
+		boundary = stepTitle(st)
+	}
+	if prompt == "" {
+		prompt = "Approve " + boundary + "?"
+	}
+	return boundary, prompt
+}
+
+// approveCall returns ctx.approve(boundary, prompt = prompt).
+func approveCall(boundary, prompt string) *node {
+	return group("ctx.approve(", []*node{atom(quote(boundary)), atom(quote(prompt)).withPrefix("prompt = ")}, ")")
+}
+
+// value returns the expression for argument j of step i. On a problem it
+// records it and returns None, so rendering goes on and every problem is
+// reported.
+func (g *generator) value(i, j int, a candidate.Argument) *node {
+	path := fmt.Sprintf("$.steps[%d].arguments[%d]", i, j)
+	switch a.Kind {
+	case candidate.ArgConstant:
+		n, err := literal(a.Value)
+		if err != nil {
+			g.errorf(path+".value", "%v", err)
+			break
+		}
+		return n
+	case candidate.ArgParameter:
+		id, ok := g.param[a.Parameter]
+		if !ok {
+			g.errorf(path+".parameter", "unknown parameter %q", a.Parameter)
+			break
+		}
+		return atom(id)
+	case candidate.ArgBinding:
+		if a.Binding == nil {
+			g.errorf(path+".binding", "binding argument without a binding")
+			break
+		}
+		v, ok := g.result[a.Binding.FromStep]
+		if !ok {
+			break // reported by plan
+		}
+		sel, err := selector(a.Binding.FromPath)
+		if err != nil {
+			g.errorf(path+".binding.from_path", "%v", err)
+			break
+		}
+		return atom(v + sel)
+	case candidate.ArgSecret:
+		if a.Secret == "" {
+			g.errorf(path+".secret", "secret argument without a secret id")
+			break
+		}
+		return atom("ctx.secret(" + quote(a.Secret) + ")")
+	default:
+		g.errorf(path+".kind", "unknown argument kind %q", a.Kind)
+	}
+	return atom("None")
+}
+
+// NoCandidate renders the workflow written when mining found no safe
+// candidate: a header listing every rejected candidate with its reasons
+// and the report's warnings, and a function, FuncName(nil, opts), that
+// fails when run. It passes Check.
+func NoCandidate(r *candidate.Report, opts Options) []byte {
+	if r == nil {
+		r = &candidate.Report{}
+	}
+	fn := FuncName(nil, opts)
+	var b strings.Builder
+	comment(&b, 0, fn+" — mining found no safe crystallization candidate")
+	if opts.PackageName != "" {
+		comment(&b, 0, "package: "+oneLine(opts.PackageName))
+	}
+	comment(&b, 0, fmt.Sprintf("traces: %d read, %d excluded · candidates: %d safe, %d rejected",
+		r.SourceTraceCount, r.ExcludedTraceCount, len(r.Candidates), len(r.RejectedCandidates)))
+	for _, c := range r.RejectedCandidates {
+		comment(&b, 0, "rejected: "+oneLine(strings.TrimSpace(c.ID+" "+c.Name)))
+		for _, p := range c.RejectionReasons {
+			comment(&b, 0, "  "+problem(p))
+		}
+	}
+	for _, p := range r.Warnings {
+		comment(&b, 0, "warning: "+problem(p))
+	}
+	statement(&b, 0, atom("def "+fn+"(ctx):"))
+	b.WriteString(indentUnit + docstring("Fails: mining found no safe crystallization candidate.") + "\n")
+	statement(&b, 1, atom(`ctx.fail("no safe crystallization candidate")`))
+	return []byte(b.String())
+}

@@ -1,0 +1,21 @@
+// Package codegen turns a workflow candidate into the Starlark source of a
+// reviewable, runnable workflow (workflow.star).
+//
+// A generated file holds a header of comments (provenance, capabilities,
+// secrets, confidence, findings) and exactly one function whose first
+// parameter is ctx, the host object the runtime passes in; the remaining
+// parameters are the candidate's. Each step becomes a call on ctx:
+// ctx.tool for deterministic steps, ctx.model for model calls and fuzzy
+// segments, ctx.approve for approval boundaries, and ctx.secret for
+// credentials, which are never literals.
+//
+// The invariant is that every file this package writes passes Check: it
+// parses, every name resolves against Predeclared and the Starlark
+// universe, and it defines the one function the runtime calls. Text that
+// came from traces (names, keys, string values, messages) is untrusted:
+// string values are escaped into literals, names pass through
+// candidate.Identifier, keys that are not identifiers are passed as
+// **{"key": …}, and comments are reduced to one printable line, so no
+// input can break out of a literal or a comment. Output is deterministic:
+// the same candidate and options give the same bytes.
+package codegen

@@ -1,0 +1,107 @@
+package internal_test
+
+import (
+	"go/build"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/crystallize-dev/crystallize/"
+
+// allowed is the import graph of the project's packages: each package may
+// import only the ones listed for it (and the standard library and
+// third-party modules). Imports point downstream along the pipeline
+// trace → mine → codegen → …; internal/cli alone sits on top and may import
+// everything. A new package must be added here, which makes its place in
+// the pipeline a reviewed decision.
+var allowed = map[string][]string{
+	"internal/trace":           {},
+	"internal/candidate":       {"internal/trace"},
+	"internal/source":          {"internal/trace"},
+	"internal/mine":            {"internal/trace", "internal/candidate"},
+	"internal/codegen":         {"internal/trace", "internal/candidate"},
+	"internal/tracetest":       {"internal/trace"},
+	"internal/tools/gencorpus": {"internal/trace", "internal/tracetest"},
+	"internal/cli":             {"*"},
+	"cmd/crystallize":          {"internal/cli"},
+}
+
+// testOnly lists what a package's tests may import beyond its own graph:
+// the synthetic corpus generator is test input, not a pipeline stage.
+var testOnly = map[string][]string{
+	"internal/mine": {"internal/tracetest"},
+}
+
+func TestImportGraph(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "examples") {
+			return filepath.SkipDir
+		}
+		pkg, err := build.ImportDir(path, 0)
+		if err != nil {
+			if _, ok := err.(*build.NoGoError); ok {
+				return nil
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if len(pkg.GoFiles) == 0 {
+			return nil // only tests, such as this one
+		}
+		seen[rel] = true
+		rules, ok := allowed[rel]
+		if !ok {
+			t.Errorf("package %s is not in the import graph in deps_test.go; add it with the packages it may import", rel)
+			return nil
+		}
+		check := func(imports, rules []string, what string) {
+			sort.Strings(imports)
+			for _, imp := range imports {
+				if !strings.HasPrefix(imp, module) {
+					continue
+				}
+				dep := strings.TrimPrefix(imp, module)
+				if dep == rel || permits(rules, dep) {
+					continue
+				}
+				t.Errorf("%s %s %s, which the import graph does not allow (allowed: %v)", rel, what, dep, rules)
+			}
+		}
+		check(pkg.Imports, rules, "imports")
+		check(append(pkg.TestImports, pkg.XTestImports...), append(append([]string{}, rules...), testOnly[rel]...), "tests import")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, must := range []string{"internal/trace", "internal/mine", "internal/cli"} {
+		if !seen[must] {
+			t.Errorf("package %s not found; is the test running from internal/?", must)
+		}
+	}
+}
+
+func permits(rules []string, dep string) bool {
+	for _, r := range rules {
+		if r == "*" || r == dep {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,553 @@
+package mine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// builder turns one repeated sequence, given as its examples, into a
+// candidate. It reads the traces and never modifies them.
+type builder struct {
+	traces   []*trace.Trace
+	eligible int
+}
+
+// stepView is one candidate step seen across all examples: actions[e] is
+// the action of example e.
+type stepView struct {
+	index   int // 1-based
+	actions []*trace.Action
+}
+
+func (b *builder) build(examples []Occurrence, length int) *candidate.Candidate {
+	c := &candidate.Candidate{
+		Support:          len(examples),
+		Score:            len(examples) * length,
+		Parameters:       []candidate.Parameter{},
+		Constants:        []candidate.Constant{},
+		Bindings:         []candidate.Binding{},
+		Steps:            make([]candidate.Step, length),
+		Examples:         make([]candidate.Example, len(examples)),
+		ApprovalPoints:   []candidate.ApprovalPoint{},
+		ExpectedOutputs:  []candidate.ExpectedOutput{},
+		ExpectedReceipts: []any{},
+		Warnings:         []candidate.Problem{},
+		RejectionReasons: []candidate.Problem{},
+	}
+	exTraces := make([]*trace.Trace, len(examples))
+	for e, occ := range examples {
+		t := b.traces[occ.Seq]
+		exTraces[e] = t
+		ids := make([]string, length)
+		for j := range length {
+			ids[j] = t.Actions[int(occ.Start)+j].ID
+		}
+		c.Examples[e] = candidate.Example{
+			TraceID: t.ID, Source: t.Source, SourceHash: t.SourceHash,
+			StartIndex: int(occ.Start), ActionIDs: ids,
+		}
+	}
+	views := make([]stepView, length)
+	for j := range length {
+		v := stepView{index: j + 1, actions: make([]*trace.Action, len(examples))}
+		for e, occ := range examples {
+			v.actions[e] = &b.traces[occ.Seq].Actions[int(occ.Start)+j]
+		}
+		views[j] = v
+		c.SequenceSignature = append(c.SequenceSignature, v.actions[0].Signature())
+	}
+	c.ID = candidateID(c.SequenceSignature, c.Examples)
+
+	flow := newFlowIndex(len(examples))
+	params := newParamTable()
+	caps := map[string]bool{}
+	secrets := map[string]bool{}
+	agreeing, withOutput := 0, 0
+	for j, v := range views {
+		step := &c.Steps[j]
+		first := v.actions[0]
+		step.Index = v.index
+		step.Kind = first.Kind
+		step.Name = first.Name
+		step.Segment = candidate.Deterministic
+		step.Arguments = []candidate.Argument{}
+		step.ParameterRefs = []string{}
+		step.ReviewNotes = []string{}
+
+		if fuzzy(v.actions) {
+			step.Segment = candidate.Fuzzy
+			note := fmt.Sprintf("step %d %s depends on a model or is marked fuzzy; it stays a model call and needs review", v.index, first.Name)
+			step.ReviewNotes = append(step.ReviewNotes, note)
+			c.Warnings = append(c.Warnings, candidate.Problem{Code: candidate.CodeFuzzySegment, Message: note, Step: v.index})
+		}
+
+		effects, problem := stepSideEffects(v)
+		step.SideEffects = effects
+		if problem != nil {
+			c.RejectionReasons = append(c.RejectionReasons, *problem)
+		}
+
+		stepCaps := map[string]bool{}
+		stepSecrets := map[string]bool{}
+		for _, a := range v.actions {
+			for _, cp := range a.Capabilities {
+				stepCaps[cp] = true
+			}
+			for _, s := range a.RequiredSecrets {
+				stepSecrets[s] = true
+			}
+		}
+
+		approval, problem := stepApproval(v)
+		step.Approval = approval
+		if problem != nil {
+			c.RejectionReasons = append(c.RejectionReasons, *problem)
+		}
+		if approval != nil {
+			boundary := approval.Boundary
+			if boundary == "" {
+				boundary = step.Name
+			}
+			c.ApprovalPoints = append(c.ApprovalPoints, candidate.ApprovalPoint{
+				Step: v.index, Boundary: boundary, Prompt: approval.Prompt, Required: approval.Required,
+			})
+		}
+
+		// Arguments, key by key. Every example has the same keys: they are
+		// part of the signature.
+		for _, key := range sortedKeys(first.Parameters) {
+			values := make([]any, len(v.actions))
+			canon := make([]string, len(v.actions))
+			for e, a := range v.actions {
+				values[e] = a.Parameters[key]
+				canon[e] = canonical(values[e])
+			}
+			srcPath := fmt.Sprintf("steps[%d].parameters.%s", v.index, key)
+			arg := candidate.Argument{Key: key}
+			switch {
+			case sensitiveKey(key):
+				// A credential is never a literal and never a parameter
+				// whose example values the report would print.
+				id := secretID(key)
+				arg.Kind = candidate.ArgSecret
+				arg.Secret = id
+				stepSecrets[id] = true
+				c.Warnings = append(c.Warnings, candidate.Problem{
+					Code:    candidate.CodeSecretLiteral,
+					Message: fmt.Sprintf("step %d field %q looks like a credential; the workflow reads it as secret %s", v.index, key, id),
+					Step:    v.index, Path: srcPath,
+				})
+			case allEqual(canon):
+				arg.Kind = candidate.ArgConstant
+				arg.Value = values[0]
+				c.Constants = append(c.Constants, candidate.Constant{Step: v.index, Path: "parameters." + key, Value: values[0]})
+			default:
+				if bnd, ok := flow.find(canon); ok {
+					bnd.Step = v.index
+					bnd.Path = "parameters." + key
+					c.Bindings = append(c.Bindings, bnd)
+					arg.Kind = candidate.ArgBinding
+					arg.Binding = &bnd
+					c.Steps[bnd.FromStep-1].ResultUsed = true
+				} else {
+					arg.Kind = candidate.ArgParameter
+					arg.Parameter = params.use(key, srcPath, v.index, values, canon)
+					step.ParameterRefs = appendUnique(step.ParameterRefs, arg.Parameter)
+				}
+			}
+			step.Arguments = append(step.Arguments, arg)
+		}
+		step.Capabilities = sortedSet(stepCaps)
+		step.RequiredSecrets = sortedSet(stepSecrets)
+		for k := range stepCaps {
+			caps[k] = true
+		}
+		for k := range stepSecrets {
+			secrets[k] = true
+		}
+		step.Preconditions = preconditions(step)
+
+		out, recorded, agree := consensusOutput(v)
+		if recorded {
+			withOutput++
+			if agree {
+				agreeing++
+				step.ExpectedOutput = out
+				c.ExpectedOutputs = append(c.ExpectedOutputs, candidate.ExpectedOutput{Step: v.index, Output: out})
+			}
+		}
+		flow.add(v)
+	}
+	c.Parameters = params.list()
+	c.Capabilities = sortedSet(caps)
+	c.RequiredSecrets = sortedSet(secrets)
+	for _, s := range c.Steps {
+		c.SideEffects = append(c.SideEffects, s.SideEffects...)
+	}
+	if c.SideEffects == nil {
+		c.SideEffects = []trace.SideEffect{}
+	}
+	sortSideEffects(c.SideEffects)
+
+	receipts, problems := consensusReceipts(exTraces)
+	c.ExpectedReceipts = receipts
+	c.Warnings = append(c.Warnings, problems...)
+
+	c.ClusterKey = clusterKey(exTraces, c.Steps)
+	c.Savings = savings(views)
+	c.ConfidenceFactors = candidate.ConfidenceFactors{
+		Support:         round4(float64(len(examples)) / float64(max(b.eligible, 1))),
+		Determinism:     round4(float64(countSegment(c.Steps, candidate.Deterministic)) / float64(length)),
+		OutputConsensus: 1,
+	}
+	if withOutput > 0 {
+		c.ConfidenceFactors.OutputConsensus = round4(float64(agreeing) / float64(withOutput))
+	}
+	if c.Safe() {
+		c.Confidence = Confidence(c.ConfidenceFactors)
+	}
+	c.Name = inferName(c.ClusterKey, c.Steps)
+	return c
+}
+
+// Confidence combines the factors into a score in [0,1]:
+//
+//	0.2 × support + 0.5 × determinism + 0.3 × output consensus
+//
+// Determinism weighs most because it is what crystallization buys: every
+// fuzzy step still needs a model. Output consensus is the share of checkable
+// behaviour that agreed across the examples. Support (examples / eligible
+// traces) weighs least: in a corpus of many procedures even the most
+// common one covers a small share of the traces, and that says little about
+// its stability. Rejected candidates get 0. Later stages lower it when
+// shadow replay fails.
+func Confidence(f candidate.ConfidenceFactors) float64 {
+	v := 0.2*f.Support + 0.5*f.Determinism + 0.3*f.OutputConsensus
+	return round4(math.Min(1, math.Max(0, v)))
+}
+
+func round4(v float64) float64 { return math.Round(v*10000) / 10000 }
+
+func countSegment(steps []candidate.Step, s candidate.Segment) int {
+	n := 0
+	for _, st := range steps {
+		if st.Segment == s {
+			n++
+		}
+	}
+	return n
+}
+
+// candidateID is "candidate_" + the first 16 hex digits of
+// sha256(Σ(signature + "\0") + Σ(source_hash + "\0")): stable across
+// machines and runs, and compatible with existing bundle importers.
+func candidateID(signatures []string, examples []candidate.Example) string {
+	h := sha256.New()
+	for _, s := range signatures {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	for _, e := range examples {
+		h.Write([]byte(e.SourceHash))
+		h.Write([]byte{0})
+	}
+	return "candidate_" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func fuzzy(actions []*trace.Action) bool {
+	for _, a := range actions {
+		if a.Kind == trace.KindModelCall || (a.Fuzzy != nil && *a.Fuzzy) {
+			return true
+		}
+	}
+	return false
+}
+
+// stepApproval returns the approval boundary of a step. Examples that
+// disagree on whether a human approved the step reject the candidate:
+// replacing a sometimes-approved action with code would drop a check a
+// person made.
+func stepApproval(v stepView) (*trace.Approval, *candidate.Problem) {
+	var first *trace.Approval
+	required := 0
+	for _, a := range v.actions {
+		ap := a.Approval
+		if ap == nil && a.Kind == trace.KindHumanApproval {
+			ap = &trace.Approval{Required: true, Boundary: a.Name}
+		}
+		if ap != nil && first == nil {
+			first = ap
+		}
+		if ap != nil && ap.Required {
+			required++
+		}
+	}
+	if required != 0 && required != len(v.actions) {
+		return first, &candidate.Problem{
+			Code:    "divergent_approval",
+			Message: fmt.Sprintf("step %d %s required human approval in %d of %d examples", v.index, v.actions[0].Name, required, len(v.actions)),
+			Step:    v.index,
+		}
+	}
+	if first == nil {
+		return nil, nil
+	}
+	out := &trace.Approval{Prompt: first.Prompt, Required: first.Required, Boundary: first.Boundary}
+	if out.Boundary == "" {
+		out.Boundary = v.actions[0].Name
+	}
+	return out, nil
+}
+
+func preconditions(s *candidate.Step) []string {
+	out := []string{}
+	for _, cp := range s.Capabilities {
+		out = append(out, fmt.Sprintf("capability %q is granted", cp))
+	}
+	for _, sec := range s.RequiredSecrets {
+		out = append(out, fmt.Sprintf("secret %q is configured", sec))
+	}
+	if s.Approval != nil && s.Approval.Required {
+		out = append(out, fmt.Sprintf("approval boundary %q is preserved", s.Approval.Boundary))
+	}
+	return out
+}
+
+// sensitiveKey reports whether a field name names a credential.
+func sensitiveKey(key string) bool {
+	k := strings.ToLower(key)
+	for _, s := range []string{"token", "secret", "password", "passwd", "api_key", "apikey", "authorization", "cookie", "credential", "private_key"} {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretID is the logical id a credential field is read under:
+// "github_token" → "GITHUB_TOKEN".
+func secretID(key string) string {
+	return strings.ToUpper(strings.Trim(candidate.Identifier(key), "_"))
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+func allEqual(canon []string) bool {
+	for _, c := range canon[1:] {
+		if c != canon[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// canonical encodes a decoded JSON value so that equal values give equal
+// strings: object keys sorted (encoding/json sorts map keys), numbers as
+// written.
+func canonical(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Decoded JSON always re-encodes; a value that does not is
+		// distinct from every other.
+		return fmt.Sprintf("\x00%p", &v)
+	}
+	return string(b)
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case json.Number, float64, int, int64:
+		return "number"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	}
+	return "unknown"
+}
+
+// consensusOutput returns the output every example of a step recorded,
+// preferring observed_output over output. recorded is false when no example
+// recorded one; agree is false when they differ or some are missing.
+func consensusOutput(v stepView) (out any, recorded, agree bool) {
+	var first string
+	missing := 0
+	for e, a := range v.actions {
+		o := resultOf(a)
+		if o == nil {
+			missing++
+			continue
+		}
+		recorded = true
+		c := canonical(o)
+		if out == nil {
+			out, first = o, c
+			continue
+		}
+		if c != first {
+			return nil, true, false
+		}
+		_ = e
+	}
+	if !recorded {
+		return nil, false, false
+	}
+	if missing > 0 {
+		return nil, true, false
+	}
+	return out, true, true
+}
+
+func resultOf(a *trace.Action) any {
+	if a.ObservedOutput != nil {
+		return a.ObservedOutput
+	}
+	return a.Output
+}
+
+// clusterKey is the recurrence key of seed 000: the goal the examples were
+// working towards, the tool sequence, the artifact types touched and the
+// success criteria.
+func clusterKey(traces []*trace.Trace, steps []candidate.Step) candidate.ClusterKey {
+	k := candidate.ClusterKey{ToolSequence: []string{}, TouchedArtifactTypes: []string{}, SuccessCriteria: []string{}}
+	goals := map[string]int{}
+	criteria := map[string]bool{}
+	for _, t := range traces {
+		if g, ok := t.Metadata["goal"].(string); ok && g != "" {
+			goals[g]++
+		} else if t.WorkflowID != "" {
+			goals[t.WorkflowID]++
+		}
+		if s, ok := t.Metadata["success_criteria"].(string); ok && s != "" {
+			criteria[s] = true
+		}
+	}
+	best := 0
+	for _, g := range sortedKeys(goals) {
+		if goals[g] > best {
+			k.Goal, best = g, goals[g]
+		}
+	}
+	artifacts := map[string]bool{}
+	for _, s := range steps {
+		switch s.Kind {
+		case trace.KindToolCall, trace.KindFileMutation, trace.KindExternalAPICall:
+			k.ToolSequence = append(k.ToolSequence, s.Name)
+		}
+		for _, se := range s.SideEffects {
+			artifacts[artifactType(se)] = true
+		}
+	}
+	k.TouchedArtifactTypes = sortedSet(artifacts)
+	k.SuccessCriteria = sortedSet(criteria)
+	return k
+}
+
+func artifactType(se trace.SideEffect) string {
+	if t, ok := se.Metadata["artifact_type"].(string); ok && strings.TrimSpace(t) != "" {
+		return t
+	}
+	kind := strings.ToLower(se.Kind)
+	switch {
+	case strings.Contains(kind, "git"):
+		return "git"
+	case strings.Contains(kind, "file"):
+		if ext := strings.TrimPrefix(path.Ext(se.Target), "."); ext != "" && !strings.ContainsAny(ext, "{}") {
+			return "file:" + ext
+		}
+		return "file"
+	case strings.Contains(kind, "receipt"):
+		return "receipt"
+	case strings.Contains(kind, "publish"):
+		return "package_publish"
+	case kind != "":
+		return kind
+	}
+	return "unknown"
+}
+
+// savings estimates what the workflow saves per seed 000. For deterministic
+// steps the model calls, tokens, cost and model wall-clock time the agent
+// spent deciding them are avoided; fuzzy steps still need their model calls
+// (at least one each). Tool execution time (duration_ms) is not counted as
+// saved: the workflow still runs the tool. CPU cost of the interpreter is
+// not estimated (it is reported as 0, not guessed).
+func savings(views []stepView) candidate.Savings {
+	var s candidate.Savings
+	if len(views) == 0 {
+		return s
+	}
+	runs := len(views[0].actions)
+	s.Runs = runs
+	for _, v := range views {
+		isFuzzy := fuzzy(v.actions)
+		for _, a := range v.actions {
+			var cost trace.Cost
+			if a.Cost != nil {
+				cost = *a.Cost
+			}
+			if isFuzzy {
+				s.RemainingModelCalls += max(cost.ModelCalls, 1)
+				continue
+			}
+			s.ModelCallsAvoided += cost.ModelCalls
+			s.InputTokensAvoided += cost.InputTokens
+			s.OutputTokensAvoided += cost.OutputTokens
+			s.EstimatedCostUSDAvoided += cost.TotalCostUSD
+			s.WallMSAvoided += cost.WallMS
+		}
+	}
+	s.EstimatedCostUSDAvoided = round6(s.EstimatedCostUSDAvoided)
+	n := float64(runs)
+	s.PerRun = candidate.PerRun{
+		ModelCallsAvoided:       round4(float64(s.ModelCallsAvoided) / n),
+		InputTokensAvoided:      round4(float64(s.InputTokensAvoided) / n),
+		OutputTokensAvoided:     round4(float64(s.OutputTokensAvoided) / n),
+		EstimatedCostUSDAvoided: round6(s.EstimatedCostUSDAvoided / n),
+		WallMSAvoided:           round4(float64(s.WallMSAvoided) / n),
+		RemainingModelCalls:     round4(float64(s.RemainingModelCalls) / n),
+	}
+	return s
+}
+
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+// inferName names a candidate after the goal its examples share, or after
+// its first and last tools.
+func inferName(k candidate.ClusterKey, steps []candidate.Step) string {
+	if k.Goal != "" {
+		return candidate.Identifier(k.Goal)
+	}
+	first, last := steps[0].Name, steps[len(steps)-1].Name
+	return candidate.Identifier(first + "_to_" + last)
+}
+
+func sortSideEffects(s []trace.SideEffect) {
+	sort.SliceStable(s, func(i, j int) bool { return sideEffectKey(s[i]) < sideEffectKey(s[j]) })
+}
+
+func sideEffectKey(se trace.SideEffect) string {
+	return se.Kind + "\x00" + se.Target + "\x00" + se.Capability + "\x00" + se.Mutation
+}

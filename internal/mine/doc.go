@@ -1,0 +1,25 @@
+// Package mine finds the procedures agents repeat and turns each into a
+// workflow candidate.
+//
+// Mining runs in three passes over the eligible traces:
+//
+//  1. Every action is interned to a symbol: its signature
+//     kind:name:sorted,parameter,keys. A trace becomes a sequence of symbols.
+//  2. A generalized suffix array with LCP (Index) enumerates every repeated
+//     contiguous run of at least two symbols that occurs in at least
+//     MinExamples distinct traces, is left- and right-maximal by
+//     occurrences (extending it on either side loses an occurrence), and
+//     has no longer extension that occurs in the same number of traces.
+//     SA-IS builds the array in linear time; the walk over LCP intervals is
+//     O(n log depth). No map of windows is ever built.
+//  3. The repeats are ranked (supporting traces × length, then a fixed
+//     tie-break) and the best ones are built into candidates: per step, the
+//     fields that vary become parameters, the fields that never vary stay
+//     constants, and values that always equal an earlier step's output
+//     become bindings. Side effects that differ between examples reject the
+//     candidate; model-dependent steps become fuzzy segments.
+//
+// The invariant: the same traces and options give the same report, byte for
+// byte, on every machine. Nothing here reads the clock, the environment or
+// a map in iteration order.
+package mine

@@ -1,0 +1,341 @@
+package mine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// DefaultMinExamples is the number of distinct traces a procedure must occur
+// in to become a candidate when Options.MinExamples is zero. Two is the
+// least that can show which fields vary.
+const DefaultMinExamples = 2
+
+// DefaultMaxCandidates is how many safe candidates a report lists when
+// Options.MaxCandidates is zero.
+const DefaultMaxCandidates = 10
+
+// ErrMinExamples is returned when Options.MinExamples is below two: one
+// example cannot tell a parameter from a constant.
+var ErrMinExamples = errors.New("min examples must be at least 2")
+
+// Options controls a mining run. The zero value mines with the defaults.
+type Options struct {
+	// MinExamples is the number of distinct traces a sequence must occur
+	// in; zero means DefaultMinExamples. Values below 2 are an error.
+	MinExamples int
+	// MaxCandidates bounds the safe candidates listed in the report; zero
+	// means DefaultMaxCandidates.
+	MaxCandidates int
+	// WorkflowName names the selected candidate; the others get names
+	// inferred from their goal or steps.
+	WorkflowName string
+	// GeneratedAt is copied into the report. Mining never reads the clock.
+	GeneratedAt string
+	// Progress, when set, is called as candidates are built.
+	Progress func(done, total int)
+}
+
+func (o Options) minExamples() int {
+	if o.MinExamples == 0 {
+		return DefaultMinExamples
+	}
+	return o.MinExamples
+}
+
+func (o Options) maxCandidates() int {
+	if o.MaxCandidates <= 0 {
+		return DefaultMaxCandidates
+	}
+	return o.MaxCandidates
+}
+
+// scanLimit bounds how many ranked repeats are built into candidates while
+// looking for safe ones. Building is linear in length × examples, so the
+// bound keeps a corpus full of rejected repeats from taking quadratic time;
+// when it cuts the scan short the report says so.
+func (o Options) scanLimit() int {
+	return max(200, 20*o.maxCandidates())
+}
+
+// Mine finds the repeated procedures in traces and returns the report. The
+// traces must be decoded and normalized (trace.Normalize); they are not
+// modified. Mine returns an error only for invalid options or a cancelled
+// context: finding nothing is a report with no selected candidate.
+func Mine(ctx context.Context, traces []*trace.Trace, opts Options) (*candidate.Report, error) {
+	if opts.MinExamples != 0 && opts.MinExamples < 2 {
+		return nil, fmt.Errorf("%w, got %d", ErrMinExamples, opts.MinExamples)
+	}
+	minEx := opts.minExamples()
+	report := &candidate.Report{
+		Version:            candidate.ReportVersion,
+		GeneratedAt:        opts.GeneratedAt,
+		ExcludedTraces:     []candidate.Exclusion{},
+		SkippedFiles:       []candidate.SkippedFile{},
+		Candidates:         []candidate.Candidate{},
+		RejectedCandidates: []candidate.Candidate{},
+		Warnings:           []candidate.Problem{},
+		InputFormat:        InputFormat(),
+	}
+
+	eligible := make([]*trace.Trace, 0, len(traces))
+	for _, t := range traces {
+		if ex, ok := exclusion(t); ok {
+			report.ExcludedTraces = append(report.ExcludedTraces, ex)
+			continue
+		}
+		eligible = append(eligible, t)
+	}
+	report.SourceTraceCount = len(eligible)
+	report.ExcludedTraceCount = len(report.ExcludedTraces)
+
+	// Intern signatures. Symbol ids are assigned in first-seen order over
+	// the path-sorted traces, so they are deterministic.
+	symbols := make(map[string]int32)
+	seqs := make([][]int32, len(eligible))
+	actions := 0
+	for i, t := range eligible {
+		seq := make([]int32, len(t.Actions))
+		for j := range t.Actions {
+			sig := t.Actions[j].Signature()
+			id, ok := symbols[sig]
+			if !ok {
+				id = int32(len(symbols))
+				symbols[sig] = id
+			}
+			seq[j] = id
+		}
+		seqs[i] = seq
+		actions += len(seq)
+	}
+	report.Mining = candidate.MiningSummary{
+		MinExamples:        minEx,
+		MaxCandidates:      opts.maxCandidates(),
+		EligibleTraces:     len(eligible),
+		Actions:            actions,
+		DistinctSignatures: len(symbols),
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(eligible) < minEx {
+		report.Warnings = append(report.Warnings, candidate.Problem{
+			Code:    candidate.CodeNoCandidate,
+			Message: fmt.Sprintf("%d eligible traces, fewer than the %d examples a candidate needs", len(eligible), minEx),
+		})
+		return report, nil
+	}
+
+	idx := NewIndex(seqs)
+	repeats := idx.Repeats(minEx, 2)
+	report.Mining.RepeatsFound = len(repeats)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	b := builder{traces: eligible, eligible: len(eligible)}
+	var built []builtRepeat
+	maxSafe := opts.maxCandidates()
+	limit := opts.scanLimit()
+	rejectedOmitted := 0
+	names := map[string]bool{}
+	for n, r := range repeats {
+		if len(report.Candidates) >= maxSafe {
+			break
+		}
+		if n >= limit {
+			report.Warnings = append(report.Warnings, candidate.Problem{
+				Code: candidate.CodeScanLimit,
+				Message: fmt.Sprintf("stopped after building %d of %d repeated sequences without finding %d safe candidates; raise --max-candidates to look further",
+					limit, len(repeats), maxSafe),
+			})
+			break
+		}
+		if n%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if opts.Progress != nil {
+			opts.Progress(n+1, min(len(repeats), limit))
+		}
+		examples := idx.Examples(r)
+		syms := idx.Symbols(r)
+		if subsumed(built, syms, examples) {
+			continue
+		}
+		built = append(built, builtRepeat{symbols: syms, examples: examples})
+		c := b.build(examples, len(syms))
+		report.Mining.CandidatesBuilt++
+		if c.Safe() {
+			c.Name = uniqueName(names, c.Name)
+			report.Candidates = append(report.Candidates, *c)
+			continue
+		}
+		if len(report.RejectedCandidates) >= maxSafe {
+			rejectedOmitted++
+			continue
+		}
+		c.Name = uniqueName(names, c.Name)
+		report.RejectedCandidates = append(report.RejectedCandidates, *c)
+	}
+	if rejectedOmitted > 0 {
+		report.Warnings = append(report.Warnings, candidate.Problem{
+			Code:    "rejected_candidates_omitted",
+			Message: fmt.Sprintf("%d more rejected candidates are not listed", rejectedOmitted),
+		})
+	}
+	if len(report.Candidates) > 0 {
+		sel := &report.Candidates[0]
+		if opts.WorkflowName != "" {
+			name := candidate.Identifier(opts.WorkflowName)
+			// The explicit name wins; a candidate that inferred the same
+			// name gets renamed so --out-dir files stay distinct.
+			for i := range report.Candidates[1:] {
+				if report.Candidates[i+1].Name == name {
+					report.Candidates[i+1].Name = uniqueName(names, name)
+				}
+			}
+			for i := range report.RejectedCandidates {
+				if report.RejectedCandidates[i].Name == name {
+					report.RejectedCandidates[i].Name = uniqueName(names, name)
+				}
+			}
+			sel.Name = name
+		}
+		id := sel.ID
+		report.SelectedCandidateID = &id
+	} else {
+		report.Warnings = append(report.Warnings, candidate.Problem{
+			Code:    candidate.CodeNoCandidate,
+			Message: noCandidateMessage(report),
+		})
+	}
+	return report, nil
+}
+
+func noCandidateMessage(r *candidate.Report) string {
+	switch {
+	case len(r.RejectedCandidates) > 0:
+		return fmt.Sprintf("no safe crystallization candidate: %d repeated sequences were found and all were rejected", len(r.RejectedCandidates))
+	case r.Mining.RepeatsFound == 0:
+		return fmt.Sprintf("no sequence of two or more actions repeats in %d distinct traces", r.Mining.MinExamples)
+	default:
+		return "no safe crystallization candidate"
+	}
+}
+
+// uniqueName returns name, or name_2, name_3, … when it is taken, and
+// marks the result taken.
+func uniqueName(taken map[string]bool, name string) string {
+	out := name
+	for i := 2; taken[out]; i++ {
+		out = fmt.Sprintf("%s_%d", name, i)
+	}
+	taken[out] = true
+	return out
+}
+
+type builtRepeat struct {
+	symbols  []int32
+	examples []Occurrence
+}
+
+// subsumed reports whether a higher-ranked candidate already covers the
+// same traces with a sequence that contains syms. Such a repeat is the
+// same procedure seen through a shorter window: it is occurrence-maximal
+// only because the shorter run also appears once more elsewhere in one of
+// the traces, and listing it would bury the real candidates.
+func subsumed(built []builtRepeat, syms []int32, examples []Occurrence) bool {
+	for _, b := range built {
+		if len(b.symbols) <= len(syms) || len(b.examples) != len(examples) {
+			continue
+		}
+		same := true
+		for i := range examples {
+			if examples[i].Seq != b.examples[i].Seq {
+				same = false
+				break
+			}
+		}
+		if same && containsRun(b.symbols, syms) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsRun(hay, needle []int32) bool {
+outer:
+	for i := 0; i+len(needle) <= len(hay); i++ {
+		for j := range needle {
+			if hay[i+j] != needle[j] {
+				continue outer
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// exclusion says why a trace must not be mined from, if it must not.
+func exclusion(t *trace.Trace) (candidate.Exclusion, bool) {
+	ex := candidate.Exclusion{TraceID: t.ID, Source: t.Source, SourceHash: t.SourceHash}
+	if actionID, ok := t.PolicyViolation(); ok {
+		ex.Code = candidate.CodeUnresolvedPolicyViolation
+		ex.ActionID = actionID
+		if actionID != "" {
+			ex.Message = fmt.Sprintf("action %s carries an unresolved policy violation", actionID)
+		} else {
+			ex.Message = "trace metadata carries an unresolved policy violation"
+		}
+		return ex, true
+	}
+	for i := range t.Actions {
+		a := &t.Actions[i]
+		if a.NondeterministicSideEffect() {
+			ex.Code = candidate.CodeNondeterministicEffect
+			ex.ActionID = a.ID
+			ex.Message = fmt.Sprintf("action %s (%s) has side effects but is fuzzy or nondeterministic, so its effects cannot be replayed", a.ID, a.Name)
+			return ex, true
+		}
+	}
+	return ex, false
+}
+
+// InputFormat describes the trace format mining reads.
+func InputFormat() candidate.InputFormat {
+	return candidate.InputFormat{
+		Name:           "harn.crystallization.trace",
+		Version:        trace.SchemaVersion,
+		RequiredFields: []string{"actions", "actions[].kind", "actions[].name"},
+		PreservedFields: []string{
+			"ordered actions", "tool calls", "model calls", "human approvals",
+			"file mutations", "external API calls", "observed outputs", "costs",
+			"timestamps", "source hashes", "Flow provenance references", "unknown fields",
+		},
+	}
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := sortedKeys(m)
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+

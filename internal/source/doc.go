@@ -1,0 +1,19 @@
+// Package source imports traces: it finds the trace files under a
+// directory, recognizes the format of each document with a registry of
+// adapters, and converts every document into a normalized trace.Trace.
+//
+// Two formats are read today, tried in this order: the crystallization
+// trace format (a document with "actions"), which package trace decodes,
+// and the persisted workflow run record (a document with "stages" or
+// "_type": "workflow_run"), whose stages, tool recordings and
+// human-in-the-loop questions become the trace's actions. Later importers
+// (captured sessions, OpenTelemetry spans, MCP logs) are further adapters.
+//
+// The main invariant: Load either returns traces that are all valid,
+// normalized, uniquely identified and in a deterministic order (sorted by
+// path, then by line), or, unless asked to skip them, an error listing
+// every bad file and line of the load, so that a user fixes a directory in
+// one round. Nothing the input contains (oversized files, symlinks out of
+// the directory, malformed JSON) can make Load read outside the directory,
+// exhaust memory, or panic.
+package source

@@ -1,0 +1,441 @@
+package source
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// DefaultMaxFileBytes is the size limit of one trace file when
+// Options.MaxFileBytes is zero: far above any real trace, low enough that
+// a stray dump in the directory cannot exhaust memory.
+const DefaultMaxFileBytes = 64 << 20
+
+// Options configures Load. The zero value is the documented default.
+type Options struct {
+	// SkipInvalid makes Load return the valid traces and list the bad
+	// files and lines in Result.Skipped, instead of failing.
+	SkipInvalid bool
+	// MaxFileBytes is the largest trace file Load reads; larger files are
+	// errors. Zero means DefaultMaxFileBytes.
+	MaxFileBytes int64
+	// Progress, if not nil, is called after each file is decoded with the
+	// number of files done and the total. It is called from the goroutine
+	// that called Load, never concurrently, so it may draw on a terminal.
+	Progress func(done, total int)
+}
+
+// Result is what Load found.
+type Result struct {
+	// Traces are the valid traces, ordered by file path, then line.
+	Traces []*trace.Trace
+	// Skipped lists the bad files and lines, ordered by path, then line.
+	// It is empty unless Options.SkipInvalid was set.
+	Skipped []Skipped
+	// Files is the number of *.json and *.jsonl files read.
+	Files int
+}
+
+// Skipped is a file, or one line of a JSON Lines file, that Load left out
+// because of the listed errors.
+type Skipped struct {
+	// Path is the file as errors show it: the loaded directory joined
+	// with the path below it.
+	Path string
+	// Line is the 1-based line of a JSON Lines record, or 0.
+	Line int
+	// Errors are the full messages, as they would be printed
+	// ("runs/a.json: $.actions[0].kind: missing required field").
+	Errors []string
+}
+
+// file is one trace file found under the directory.
+type file struct {
+	rel     string // slash path relative to the directory: Origin.Path
+	display string // filepath.Join(dir, rel): the name in messages
+	open    string // the path to read; for a symlink, its resolved target
+	lines   bool   // JSON Lines: one trace per non-blank line
+}
+
+// entry is the outcome for one document: a trace or its errors.
+type entry struct {
+	line  int
+	trace *trace.Trace
+	errs  trace.ErrorList
+}
+
+// Load reads every trace under dir: each *.json file is one document, each
+// non-blank line of a *.jsonl file is one, and each document is decoded by
+// the adapter that recognizes its format (see DecodeDocument). Files are
+// taken in path order, from the whole tree below dir, and the traces come
+// back in that order, then by line, whatever the parallelism. Each trace
+// gets its Origin (path relative to dir, line for JSON Lines), Source (the
+// origin as text) and SourceHash (trace.HashBytes of the file's bytes, or
+// of the line's bytes without its line ending), and is normalized with
+// trace.Normalize.
+//
+// Messages name files as filepath.Join(dir, relative path), so that they
+// read as the user typed the directory: "runs/a.json: $.actions[2]: …".
+//
+// Load refuses what could make it read outside dir or without bound: a
+// file larger than Options.MaxFileBytes (checked before reading, and the
+// read is bounded too), a symlink whose target resolves outside dir, a
+// symlink to a directory (not followed, so a link cannot loop or escape),
+// and a file that is not a regular file. Each is an error naming the file.
+// A trace id used twice in the load is an error at the later occurrence,
+// naming the earlier.
+//
+// Without Options.SkipInvalid, any bad file or line makes Load return no
+// traces and a trace.ErrorList with every problem of every file, sorted by
+// file and line. With it, the bad files and lines (including the later of
+// two traces with one id) are listed in Result.Skipped instead.
+//
+// Files are decoded by runtime.GOMAXPROCS workers. Cancelling ctx stops
+// the load and returns ctx's error.
+func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("loading traces: %w", err)
+	}
+	limit := opts.MaxFileBytes
+	if limit <= 0 {
+		limit = DefaultMaxFileBytes
+	}
+	files, bad, err := find(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 && len(bad) == 0 {
+		return nil, fmt.Errorf("no *.json or *.jsonl trace files under %s", dir)
+	}
+	results, err := decodeAll(ctx, files, limit, opts.Progress)
+	if err != nil {
+		return nil, err
+	}
+
+	res := &Result{Files: len(files)}
+	var errs trace.ErrorList
+	reject := func(path string, line int, list trace.ErrorList) {
+		errs = append(errs, list...)
+		msgs := make([]string, len(list))
+		for i, e := range list {
+			msgs[i] = e.Error()
+		}
+		res.Skipped = append(res.Skipped, Skipped{Path: path, Line: line, Errors: msgs})
+	}
+	for _, e := range bad {
+		reject(e.File, 0, trace.ErrorList{e})
+	}
+	firstSeen := make(map[string]string)
+	for i, f := range files {
+		for _, e := range results[i] {
+			if e.errs != nil {
+				reject(f.display, e.line, e.errs)
+				continue
+			}
+			where := trace.Origin{Path: f.display, Line: e.line}.String()
+			if first, dup := firstSeen[e.trace.ID]; dup {
+				reject(f.display, e.line, trace.ErrorList{{
+					File: f.display, Line: e.line,
+					Msg: fmt.Sprintf("duplicate trace id %q (first in %s)", e.trace.ID, first),
+				}})
+				continue
+			}
+			firstSeen[e.trace.ID] = where
+			res.Traces = append(res.Traces, e.trace)
+		}
+	}
+	if len(errs) > 0 && !opts.SkipInvalid {
+		errs.Sort()
+		return nil, errs
+	}
+	if !opts.SkipInvalid {
+		res.Skipped = nil
+	}
+	slices.SortStableFunc(res.Skipped, func(a, b Skipped) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
+	})
+	if len(res.Traces) == 0 && len(errs) == 0 {
+		return nil, fmt.Errorf("no traces in the *.json or *.jsonl files under %s", dir)
+	}
+	return res, nil
+}
+
+// dirError is an error about the directory given to Load itself.
+type dirError struct {
+	dir, msg string
+	err      error
+}
+
+// Error returns "trace directory DIR msg".
+func (e *dirError) Error() string { return "trace directory " + e.dir + " " + e.msg }
+
+// Unwrap returns the underlying error, so that errors.Is(err,
+// fs.ErrNotExist) holds for a missing directory.
+func (e *dirError) Unwrap() error { return e.err }
+
+// find walks dir and returns its trace files sorted by relative path, and
+// one error for each entry that must not be read (a symlink out of dir, a
+// directory symlink, a special file, an unreadable directory).
+func find(dir string) ([]file, []*trace.Error, error) {
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil, &dirError{dir, "does not exist", err}
+	case err != nil:
+		return nil, nil, &dirError{dir, "cannot be read: " + unwrapPathError(err), err}
+	case !info.IsDir():
+		return nil, nil, &dirError{dir, "is not a directory", nil}
+	}
+	// The directory the user named may itself be a symlink; that one is
+	// followed, and "outside" means outside its resolved location.
+	root, err := filepath.EvalSymlinks(dir)
+	if err == nil {
+		root, err = filepath.Abs(root)
+	}
+	if err != nil {
+		return nil, nil, &dirError{dir, "cannot be resolved: " + unwrapPathError(err), err}
+	}
+
+	var files []file
+	var bad []*trace.Error
+	walkErr := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		rel, relErr := filepath.Rel(root, p)
+		if relErr != nil {
+			return relErr // cannot happen: WalkDir yields paths under root
+		}
+		display := filepath.Join(dir, rel)
+		if err != nil {
+			if p == root {
+				return &dirError{dir, "cannot be read: " + unwrapPathError(err), err}
+			}
+			bad = append(bad, &trace.Error{File: display, Msg: "reading directory: " + unwrapPathError(err)})
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		lines, isTrace := traceExt(d.Name())
+		f := file{rel: filepath.ToSlash(rel), display: display, open: p, lines: lines}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, problem := checkSymlink(root, p, dir)
+			switch {
+			case problem == "" && isTrace:
+				f.open = target
+				files = append(files, f)
+			case problem != "" && (isTrace || problem == errDirSymlink):
+				bad = append(bad, &trace.Error{File: display, Msg: problem})
+			}
+		case !isTrace:
+			// Not ours: READMEs, fixtures of other formats.
+		case !d.Type().IsRegular():
+			bad = append(bad, &trace.Error{File: display, Msg: "not a regular file"})
+		default:
+			files = append(files, f)
+		}
+		return nil
+	})
+	if walkErr != nil {
+		return nil, nil, walkErr
+	}
+	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.rel, b.rel) })
+	return files, bad, nil
+}
+
+func traceExt(name string) (lines, ok bool) {
+	switch filepath.Ext(name) {
+	case ".json":
+		return false, true
+	case ".jsonl":
+		return true, true
+	}
+	return false, false
+}
+
+const errDirSymlink = "symlink to a directory, not followed"
+
+// checkSymlink resolves the symlink at p and returns its target, or a
+// problem: the target is missing, is a directory, is not a regular file,
+// or resolves outside root. A symlink is read only when it stays inside
+// the directory, so that a trace directory cannot be used to read files
+// its owner did not put there.
+func checkSymlink(root, p, dir string) (target, problem string) {
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", "broken symlink: " + unwrapPathError(err)
+	}
+	abs, err := filepath.Abs(target)
+	if err != nil {
+		return "", "symlink cannot be resolved: " + unwrapPathError(err)
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return "", "broken symlink: " + unwrapPathError(err)
+	}
+	if info.IsDir() {
+		return "", errDirSymlink
+	}
+	if rel, err := filepath.Rel(root, abs); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Sprintf("symlink target %s is outside %s", abs, dir)
+	}
+	if !info.Mode().IsRegular() {
+		return "", "symlink to something that is not a regular file"
+	}
+	return abs, ""
+}
+
+// unwrapPathError returns the message of err without the path an
+// *fs.PathError repeats, since our messages already name the file.
+func unwrapPathError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// decodeAll decodes files with runtime.GOMAXPROCS workers. results[i]
+// belongs to files[i], so the output order does not depend on scheduling.
+func decodeAll(ctx context.Context, files []file, limit int64, progress func(done, total int)) ([][]entry, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([][]entry, len(files))
+	jobs := make(chan int)
+	done := make(chan struct{}, len(files)) // buffered: workers never block on it
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Go(func() {
+			for i := range jobs {
+				results[i] = decodeFile(ctx, files[i], limit)
+				done <- struct{}{}
+			}
+		})
+	}
+	go func() {
+		defer close(jobs)
+		for i := range files {
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for n := 1; n <= len(files); n++ {
+		select {
+		case <-done:
+			if progress != nil {
+				progress(n, len(files))
+			}
+		case <-ctx.Done():
+			cancel()
+			wg.Wait()
+			return nil, fmt.Errorf("loading traces: %w", ctx.Err())
+		}
+	}
+	wg.Wait()
+	// A worker that saw the cancellation may have stopped mid-file after
+	// its done signal raced with ctx.Done; never return such results.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("loading traces: %w", err)
+	}
+	return results, nil
+}
+
+// decodeFile reads and decodes one trace file. A file it cannot read is
+// one entry at line 0 with the reason.
+func decodeFile(ctx context.Context, f file, limit int64) []entry {
+	data, err := readLimited(f.open, limit)
+	if err != nil {
+		return []entry{{errs: trace.ErrorList{{File: f.display, Msg: err.Error()}}}}
+	}
+	if !f.lines {
+		return []entry{decodeOne(f, data, data, 0)}
+	}
+	var out []entry
+	for n, rec := range splitLines(data) {
+		if n%256 == 0 && ctx.Err() != nil {
+			return nil // the caller returns ctx's error
+		}
+		if len(bytes.TrimSpace(rec)) == 0 {
+			continue
+		}
+		// Only the first line can carry a byte order mark, and it is
+		// not part of the record.
+		doc := rec
+		if n == 0 {
+			doc = bytes.TrimPrefix(rec, utf8BOM)
+		}
+		out = append(out, decodeOne(f, rec, doc, n+1))
+	}
+	return out
+}
+
+// splitLines splits data at "\n", dropping a "\r" before it, so that a
+// record's hash does not depend on the platform's line endings.
+func splitLines(data []byte) [][]byte {
+	lines := bytes.Split(data, []byte{'\n'})
+	for i, l := range lines {
+		lines[i] = bytes.TrimSuffix(l, []byte{'\r'})
+	}
+	return lines
+}
+
+// decodeOne decodes one document and completes the trace; hashed is the
+// bytes the source hash covers.
+func decodeOne(f file, hashed, doc []byte, line int) entry {
+	t, err := DecodeDocument(doc, f.display, line)
+	if err != nil {
+		var list trace.ErrorList
+		if !errors.As(err, &list) {
+			list = trace.ErrorList{{File: f.display, Line: line, Msg: err.Error()}}
+		}
+		return entry{line: line, errs: list}
+	}
+	t.Origin = trace.Origin{Path: f.rel, Line: line}
+	t.Source = t.Origin.String()
+	t.SourceHash = trace.HashBytes(hashed)
+	trace.Normalize(t)
+	return entry{line: line, trace: t}
+}
+
+// readLimited reads the file at path if it is at most limit bytes. The
+// size is checked before reading, so an oversized file costs no memory,
+// and the read itself is bounded in case the file grows meanwhile.
+func readLimited(path string, limit int64) ([]byte, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading file: %s", unwrapPathError(err))
+	}
+	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading file: %s", unwrapPathError(err))
+	}
+	if !info.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if info.Size() > limit {
+		return nil, fmt.Errorf("file is %d bytes, over the %d-byte limit", info.Size(), limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading file: %s", unwrapPathError(err))
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("file is over the %d-byte limit", limit)
+	}
+	return data, nil
+}

@@ -1,0 +1,485 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// writeTree creates files under dir; a name ending in "/" is a directory.
+func writeTree(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if strings.HasSuffix(name, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const (
+	okTrace = `{"id": %q, "actions": [{"kind": "tool_call", "name": "ticket.read", "parameters": {"ticket_id": "OPS-1"}}]}`
+	record  = `{"_type": "workflow_run", "id": "run_1", "stages": [{"id": "s", "node_id": "plan", "started_at": "2025-01-01T00:00:02Z"}],
+		"tool_recordings": [{"tool_use_id": "t", "tool_name": "git.fetch", "timestamp": "2025-01-01T00:00:01Z", "args": {"remote": "origin"}}]}`
+)
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	jsonlLine1 := `{"actions": [{"kind": "model_call", "name": "summarize", "capabilities": ["b", "a", "b"]}]}`
+	jsonlLine3 := `{"id": "nightly_b", "actions": [{"kind": "tool_call", "name": "x"}]}`
+	files := map[string]string{
+		"a.json":          `{"actions": [{"kind": "tool_call", "name": "ticket.read"}]}`,
+		"sub/b.jsonl":     jsonlLine1 + "\r\n   \n" + jsonlLine3, // blank line 2, no final newline
+		"run/record.json": record,
+		"README.md":       "not a trace",
+		"notes.txt":       "{",
+		"empty/":          "",
+	}
+	writeTree(t, dir, files)
+
+	var progress [][2]int
+	res, err := Load(context.Background(), dir, Options{Progress: func(done, total int) {
+		progress = append(progress, [2]int{done, total})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Files != 3 || len(res.Skipped) != 0 {
+		t.Errorf("Files = %d, Skipped = %v; want 3 files, none skipped", res.Files, res.Skipped)
+	}
+	if diff := cmp.Diff([][2]int{{1, 3}, {2, 3}, {3, 3}}, progress); diff != "" {
+		t.Errorf("progress calls (-want +got):\n%s", diff)
+	}
+
+	type summary struct {
+		ID, Source, Hash string
+		Origin           trace.Origin
+		Signatures       []string
+	}
+	var got []summary
+	for _, tr := range res.Traces {
+		s := summary{ID: tr.ID, Source: tr.Source, Hash: tr.SourceHash, Origin: tr.Origin}
+		for i := range tr.Actions {
+			s.Signatures = append(s.Signatures, tr.Actions[i].Signature())
+		}
+		got = append(got, s)
+	}
+	want := []summary{
+		{ID: "a", Source: "a.json", Hash: trace.HashBytes([]byte(files["a.json"])), Origin: trace.Origin{Path: "a.json"},
+			Signatures: []string{"tool_call:ticket.read:"}},
+		{ID: "run_1", Source: "run/record.json", Hash: trace.HashBytes([]byte(record)), Origin: trace.Origin{Path: "run/record.json"},
+			Signatures: []string{"tool_call:git.fetch:remote", "stage:plan:"}},
+		{ID: "b_L1", Source: "sub/b.jsonl:1", Hash: trace.HashBytes([]byte(jsonlLine1)), Origin: trace.Origin{Path: "sub/b.jsonl", Line: 1},
+			Signatures: []string{"model_call:summarize:"}},
+		{ID: "nightly_b", Source: "sub/b.jsonl:3", Hash: trace.HashBytes([]byte(jsonlLine3)), Origin: trace.Origin{Path: "sub/b.jsonl", Line: 3},
+			Signatures: []string{"tool_call:x:"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Load traces (-want +got):\n%s", diff)
+	}
+
+	// Every trace is normalized.
+	summarize := res.Traces[2].Actions[0]
+	if diff := cmp.Diff([]string{"a", "b"}, summarize.Capabilities); diff != "" {
+		t.Errorf("capabilities not normalized (-want +got):\n%s", diff)
+	}
+	if summarize.Cost == nil || summarize.Cost.ModelCalls != 1 || res.Traces[2].Usage == nil || res.Traces[2].Usage.ModelCalls != 1 {
+		t.Errorf("model call not normalized: cost %+v usage %+v", summarize.Cost, res.Traces[2].Usage)
+	}
+	if p := res.Traces[1].Actions[0].Parameters; !cmp.Equal(p, map[string]any{"remote": "origin"}) {
+		t.Errorf("run record tool parameters = %v", p)
+	}
+}
+
+// TestLoadFixedOrder checks that output order follows sorted paths and
+// not the walk or the workers: "a.json" sorts before "a/b.json" although
+// a directory walk visits "a/" first.
+func TestLoadFixedOrder(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	var want []string
+	for i := range 40 {
+		name := fmt.Sprintf("t%02d.json", i)
+		files[name] = fmt.Sprintf(okTrace, fmt.Sprintf("id%02d", i))
+		want = append(want, name)
+	}
+	files["a/b.json"] = fmt.Sprintf(okTrace, "nested")
+	files["a.json"] = fmt.Sprintf(okTrace, "top")
+	want = append([]string{"a.json", "a/b.json"}, want...)
+	writeTree(t, dir, files)
+	for range 3 {
+		res, err := Load(context.Background(), dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tr := range res.Traces {
+			got = append(got, tr.Source)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("order (-want +got):\n%s", diff)
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		setup func(t *testing.T, dir string) // extra setup, e.g. symlinks
+		opts  Options
+		want  string // with DIR standing for the directory
+	}{
+		{
+			name:  "malformed JSON",
+			files: map[string]string{"a.json": "{\n  \"actions\": [\n    {\"kind\": \"k\" \"name\": \"n\"}\n  ]\n}"},
+			want:  "DIR/a.json:3:18: invalid JSON: invalid character '\"' after object key:value pair",
+		},
+		{
+			name:  "not an object",
+			files: map[string]string{"a.json": `[1, 2]`},
+			want:  "DIR/a.json: $: expected object, got array",
+		},
+		{
+			name:  "neither format",
+			files: map[string]string{"a.json": `{"steps": []}`},
+			want:  `DIR/a.json: $: neither a crystallization trace (no "actions") nor a workflow run record (no "stages")`,
+		},
+		{
+			name:  "nested type error",
+			files: map[string]string{"runs/a.json": `{"actions": [{"kind": "k", "name": "a"}, {"kind": "k", "name": "b"}, {"kind": "k", "name": "c", "side_effects": "x"}]}`},
+			want:  "DIR/runs/a.json: $.actions[2].side_effects: expected array, got string",
+		},
+		{
+			name:  "bad JSON Lines record",
+			files: map[string]string{"a.jsonl": fmt.Sprintf(okTrace, "x") + "\n" + `{"actions": 3}` + "\n"},
+			want:  "DIR/a.jsonl:2: $.actions: expected array, got number",
+		},
+		{
+			name:  "JSON Lines syntax error column",
+			files: map[string]string{"a.jsonl": "\n\n" + `{"actions": [}`},
+			want:  "DIR/a.jsonl:3:14: invalid JSON: invalid character '}' looking for beginning of value",
+		},
+		{
+			name:  "run record type errors",
+			files: map[string]string{"r.json": `{"stages": [{"node_id": 1}]}`},
+			want:  "DIR/r.json: $.stages[0].node_id: expected string, got number",
+		},
+		{
+			name:  "duplicate trace ids",
+			files: map[string]string{"a.json": fmt.Sprintf(okTrace, "same"), "b.jsonl": "\n" + fmt.Sprintf(okTrace, "same")},
+			want:  `DIR/b.jsonl:2: duplicate trace id "same" (first in DIR/a.json)`,
+		},
+		{
+			name:  "derived ids collide",
+			files: map[string]string{"x/a.json": `{"actions": []}`, "y/a.json": `{"actions": []}`},
+			want:  `DIR/y/a.json: duplicate trace id "a" (first in DIR/x/a.json)`,
+		},
+		{
+			name:  "oversized file",
+			files: map[string]string{"big.json": `{"actions": [], "padding": "` + strings.Repeat("x", 200) + `"}`},
+			opts:  Options{MaxFileBytes: 100},
+			want:  "DIR/big.json: file is 230 bytes, over the 100-byte limit",
+		},
+		{
+			name:  "empty directory",
+			files: map[string]string{"sub/": "", "README.md": "x"},
+			want:  "no *.json or *.jsonl trace files under DIR",
+		},
+		{
+			name:  "only blank JSON Lines",
+			files: map[string]string{"a.jsonl": "\n  \n"},
+			want:  "no traces in the *.json or *.jsonl files under DIR",
+		},
+		{
+			name:  "symlink escaping the directory",
+			files: map[string]string{"ok.json": fmt.Sprintf(okTrace, "ok")},
+			setup: func(t *testing.T, dir string) {
+				outside := filepath.Join(filepath.Dir(dir), "outside.json")
+				writeFile(t, outside, fmt.Sprintf(okTrace, "secret"))
+				symlink(t, outside, filepath.Join(dir, "evil.json"))
+			},
+			want: "DIR/evil.json: symlink target PARENT/outside.json is outside DIR",
+		},
+		{
+			name:  "relative symlink escaping the directory",
+			files: map[string]string{"ok.json": fmt.Sprintf(okTrace, "ok")},
+			setup: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(filepath.Dir(dir), "outside.json"), fmt.Sprintf(okTrace, "secret"))
+				symlink(t, "../../outside.json", filepath.Join(dir, "sub", "evil.json"))
+			},
+			want: "DIR/sub/evil.json: symlink target PARENT/outside.json is outside DIR",
+		},
+		{
+			name:  "directory symlink",
+			files: map[string]string{"ok.json": fmt.Sprintf(okTrace, "ok"), "real/b.json": fmt.Sprintf(okTrace, "b")},
+			setup: func(t *testing.T, dir string) { symlink(t, "real", filepath.Join(dir, "loop")) },
+			want:  "DIR/loop: symlink to a directory, not followed",
+		},
+		{
+			name:  "broken symlink",
+			files: map[string]string{"ok.json": fmt.Sprintf(okTrace, "ok")},
+			setup: func(t *testing.T, dir string) { symlink(t, "missing.json", filepath.Join(dir, "gone.json")) },
+			want:  "DIR/gone.json: broken symlink: no such file or directory",
+		},
+		{
+			name:  "unsupported version",
+			files: map[string]string{"v.json": `{"version": 9, "actions": []}`},
+			want:  "DIR/v.json: $.version: unsupported trace version 9",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "runs")
+			writeTree(t, dir, tt.files)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if tt.setup != nil {
+				tt.setup(t, dir)
+			}
+			res, err := Load(context.Background(), dir, tt.opts)
+			if err == nil {
+				t.Fatalf("Load = %d traces, want error", len(res.Traces))
+			}
+			want := strings.NewReplacer("DIR", dir, "PARENT", filepath.Dir(dir)).Replace(tt.want)
+			if got := err.Error(); got != want {
+				t.Errorf("Load error:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
+
+func writeFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("symlinks unavailable: %v", err)
+	}
+}
+
+func TestLoadDirectory(t *testing.T) {
+	base := t.TempDir()
+	missing := filepath.Join(base, "nope")
+	_, err := Load(context.Background(), missing, Options{})
+	if err == nil || err.Error() != "trace directory "+missing+" does not exist" || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Load(missing) = %v, want a does-not-exist error matching fs.ErrNotExist", err)
+	}
+	file := filepath.Join(base, "a.json")
+	writeFile(t, file, fmt.Sprintf(okTrace, "a"))
+	if _, err := Load(context.Background(), file, Options{}); err == nil || err.Error() != "trace directory "+file+" is not a directory" {
+		t.Errorf("Load(file) = %v", err)
+	}
+
+	// A directory named through a symlink is followed, and files inside
+	// its target are inside.
+	real := filepath.Join(base, "real")
+	writeFile(t, filepath.Join(real, "t.json"), fmt.Sprintf(okTrace, "t"))
+	symlink(t, "t.json", filepath.Join(real, "alias.json.link"))
+	link := filepath.Join(base, "link")
+	symlink(t, real, link)
+	res, err := Load(context.Background(), link, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Traces) != 1 || res.Traces[0].Source != "t.json" {
+		t.Errorf("Load(symlinked dir) = %v", res.Traces)
+	}
+
+	// A symlink inside the directory to a trace inside it is read.
+	symlink(t, "t.json", filepath.Join(real, "again.json"))
+	_, err = Load(context.Background(), real, Options{})
+	want := `REAL/t.json: duplicate trace id "t" (first in REAL/again.json)`
+	if err == nil || err.Error() != strings.ReplaceAll(want, "REAL", real) {
+		t.Errorf("Load with inner symlink = %v, want %s", err, want)
+	}
+}
+
+// TestLoadReportsEveryBadFile checks that one load reports every problem
+// of every file, sorted by file and line.
+func TestLoadReportsEveryBadFile(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"a.json":      fmt.Sprintf(okTrace, "a"),
+		"b.json":      `{"actions": [{"kind": 1, "name": 2}]}`,
+		"c/d.jsonl":   fmt.Sprintf(okTrace, "d1") + "\n{oops\n" + fmt.Sprintf(okTrace, "a") + "\n[]\n",
+		"e.json":      `{"stages": "none"}`,
+		"z.json":      "",
+		"ok/f.jsonl":  fmt.Sprintf(okTrace, "f"),
+		"notes/x.txt": "ignored",
+	})
+	_, err := Load(context.Background(), dir, Options{})
+	var list trace.ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("Load error %T %v, want a trace.ErrorList", err, err)
+	}
+	want := strings.ReplaceAll(strings.Join([]string{
+		"DIR/b.json: $.actions[0].kind: expected string, got number",
+		"DIR/b.json: $.actions[0].name: expected string, got number",
+		"DIR/c/d.jsonl:2:2: invalid JSON: invalid character 'o' looking for beginning of object key string",
+		`DIR/c/d.jsonl:3: duplicate trace id "a" (first in DIR/a.json)`,
+		"DIR/c/d.jsonl:4: $: expected object, got array",
+		"DIR/e.json: $.stages: expected array, got string",
+		"DIR/z.json:1:1: invalid JSON: empty document",
+	}, "\n"), "DIR", dir)
+	if got := err.Error(); got != want {
+		t.Errorf("Load error:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestLoadSkipInvalid(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"a.json":    fmt.Sprintf(okTrace, "a"),
+		"b.json":    `{"actions": [{"kind": 1, "name": 2}]}`,
+		"c.jsonl":   fmt.Sprintf(okTrace, "c1") + "\n{oops\n" + fmt.Sprintf(okTrace, "a") + "\n",
+		"d/e.json":  fmt.Sprintf(okTrace, "e"),
+		"big.jsonl": strings.Repeat(" ", 2048),
+	})
+	symlink(t, "d", filepath.Join(dir, "dirlink"))
+	res, err := Load(context.Background(), dir, Options{SkipInvalid: true, MaxFileBytes: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, tr := range res.Traces {
+		ids = append(ids, tr.ID)
+	}
+	if diff := cmp.Diff([]string{"a", "c1", "e"}, ids); diff != "" {
+		t.Errorf("traces (-want +got):\n%s", diff)
+	}
+	j := func(rel string) string { return filepath.Join(dir, rel) }
+	want := []Skipped{
+		{Path: j("b.json"), Errors: []string{
+			j("b.json") + ": $.actions[0].kind: expected string, got number",
+			j("b.json") + ": $.actions[0].name: expected string, got number",
+		}},
+		{Path: j("big.jsonl"), Errors: []string{j("big.jsonl") + ": file is 2048 bytes, over the 1024-byte limit"}},
+		{Path: j("c.jsonl"), Line: 2, Errors: []string{j("c.jsonl") + ":2:2: invalid JSON: invalid character 'o' looking for beginning of object key string"}},
+		{Path: j("c.jsonl"), Line: 3, Errors: []string{j("c.jsonl") + `:3: duplicate trace id "a" (first in ` + j("a.json") + ")"}},
+		{Path: j("dirlink"), Errors: []string{j("dirlink") + ": symlink to a directory, not followed"}},
+	}
+	if diff := cmp.Diff(want, res.Skipped); diff != "" {
+		t.Errorf("Skipped (-want +got):\n%s", diff)
+	}
+	if res.Files != 5 {
+		t.Errorf("Files = %d, want 5", res.Files)
+	}
+}
+
+func TestLoadCancel(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for i := range 50 {
+		files[fmt.Sprintf("t%02d.json", i)] = fmt.Sprintf(okTrace, fmt.Sprint(i))
+	}
+	writeTree(t, dir, files)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Load(ctx, dir, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Load(cancelled) = %v, want context.Canceled", err)
+	}
+
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	res, err := Load(ctx, dir, Options{Progress: func(done, total int) {
+		calls++
+		if done == 3 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) || res != nil {
+		t.Errorf("Load cancelled midway = %v, %v; want nil, context.Canceled", res, err)
+	}
+	if calls >= 50 {
+		t.Errorf("progress called %d times after cancellation at 3", calls)
+	}
+}
+
+// BenchmarkLoad loads a generated directory of 1000 traces of 50 actions
+// each (about 18 MB), split between .json files and .jsonl files.
+func BenchmarkLoad(b *testing.B) {
+	dir := b.TempDir()
+	var size int64
+	var jsonl strings.Builder
+	for i := range 1000 {
+		doc := benchTrace(i)
+		if i%4 == 0 {
+			jsonl.WriteString(doc)
+			jsonl.WriteByte('\n')
+			if i%100 == 0 {
+				writeFile(b, filepath.Join(dir, fmt.Sprintf("batch%02d.jsonl", i/100)), jsonl.String())
+				size += int64(jsonl.Len())
+				jsonl.Reset()
+			}
+			continue
+		}
+		writeFile(b, filepath.Join(dir, fmt.Sprintf("d%d/t%04d.json", i%10, i)), doc)
+		size += int64(len(doc))
+	}
+	writeFile(b, filepath.Join(dir, "batch_last.jsonl"), jsonl.String())
+	size += int64(jsonl.Len())
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := Load(context.Background(), dir, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Traces) != 1000 {
+			b.Fatalf("%d traces", len(res.Traces))
+		}
+	}
+}
+
+func benchTrace(i int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"version": 1, "id": "bench_%d", "workflow_id": "release", "metadata": {"goal": "release"}, "actions": [`, i)
+	for j := range 50 {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		switch j % 3 {
+		case 0:
+			fmt.Fprintf(&b, `{"id": "a%d", "kind": "tool_call", "name": "git.checkout_branch", "parameters": {"repo_path": "/work/r%d", "branch_name": "release-%d.%d"}, "capabilities": ["git.write"], "side_effects": [{"kind": "git_ref", "target": "release-branch", "capability": "git.write"}], "duration_ms": %d, "deterministic": true}`, j, i, i, j, 10+j)
+		case 1:
+			fmt.Fprintf(&b, `{"id": "a%d", "kind": "file_mutation", "name": "update_manifest_version", "parameters": {"version": "0.%d.%d", "path": "harn.toml"}, "inputs": {"path": "harn.toml", "version": "0.%d.%d"}, "capabilities": ["fs.write"], "side_effects": [{"kind": "file_write", "target": "harn.toml", "capability": "fs.write"}], "deterministic": true}`, j, i, j, i, j)
+		default:
+			fmt.Fprintf(&b, `{"id": "a%d", "kind": "model_call", "name": "release_notes", "parameters": {"version": "0.%d.%d"}, "output": "notes for 0.%d.%d", "cost": {"model": "m", "model_calls": 1, "input_tokens": 1200, "output_tokens": 250, "total_cost_usd": 0.01, "wall_ms": 3000}, "fuzzy": true}`, j, i, j, i, j)
+		}
+	}
+	b.WriteString(`], "replay_allowlist": [{"path": "/run_id", "reason": "run ids are allocated per execution"}], "replay_run": {"run_id": "r"}}`)
+	return b.String()
+}

@@ -1,0 +1,525 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// ParseJSON parses data as exactly one JSON value into the generic values
+// of encoding/json, with numbers kept as json.Number so that integers of
+// any size and the literal form of every number survive.
+//
+// A syntax error is an ErrorList with one entry at the line and byte
+// column of the offending byte: "a.json:14:7: invalid JSON: …". When line
+// is positive, data is taken to start on that line (a JSON Lines record),
+// otherwise on line 1. Text after the value other than white space is an
+// error too, since a file holds one document.
+func ParseJSON(data []byte, file string, line int) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		var syn *json.SyntaxError
+		switch {
+		case errors.As(err, &syn):
+			// Offset counts the bytes read including the offending one.
+			return nil, syntaxError(data, file, line, int(syn.Offset)-1, syn.Error())
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, syntaxError(data, file, line, len(data), "unexpected end of input")
+		case errors.Is(err, io.EOF):
+			return nil, syntaxError(data, file, line, len(data), "empty document")
+		default:
+			return nil, syntaxError(data, file, line, len(data), err.Error())
+		}
+	}
+	rest := int(dec.InputOffset())
+	for rest < len(data) && isSpace(data[rest]) {
+		rest++
+	}
+	if rest < len(data) {
+		return nil, syntaxError(data, file, line, rest, "unexpected data after top-level value")
+	}
+	return v, nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// syntaxError positions msg at byte offset off of data. Columns count bytes,
+// as the Go toolchain's do, so that they are exact for any encoding.
+func syntaxError(data []byte, file string, line, off int, msg string) ErrorList {
+	off = max(0, min(off, len(data)))
+	if line <= 0 {
+		line = 1
+	}
+	before := data[:off]
+	line += bytes.Count(before, []byte{'\n'})
+	col := off - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return ErrorList{{File: file, Line: line, Col: col, Msg: "invalid JSON: " + msg}}
+}
+
+// Decode decodes one crystallization trace document. file and line say
+// where the document came from: they position errors and, when the document
+// has no id, derive one (see FromValue). line is the 1-based line of a JSON
+// Lines record, or 0 for a whole file.
+//
+// The error, when not nil, is an ErrorList holding every problem found in
+// the document, not only the first.
+func Decode(data []byte, file string, line int) (*Trace, error) {
+	v, err := ParseJSON(data, file, line)
+	if err != nil {
+		return nil, err
+	}
+	doc, ok := v.(map[string]any)
+	if !ok {
+		return nil, ErrorList{{File: file, Line: line, Path: "$", Msg: "expected object, got " + TypeName(v)}}
+	}
+	return FromValue(doc, file, line)
+}
+
+// FromValue converts a parsed crystallization trace document (the generic
+// value ParseJSON returns for a JSON object) into a Trace, checking every
+// field against the format and reporting every problem, each at its JSON
+// path. The trace shares doc's generic values (parameters, outputs,
+// metadata, unknown fields); the caller must not modify doc afterwards.
+//
+// Defaults: a missing version is 1 (SchemaVersion); a missing or empty id
+// is derived from file, as the base name without extension, plus "_L" and
+// the line for a JSON Lines record ("runs/a.jsonl", line 3 → "a_L3"), so
+// that the same file always yields the same id; with no file the id stays
+// empty. A missing action id is "action_<n>", n the 1-based position.
+//
+// An unsupported version (above SchemaVersion, or negative) is reported
+// alone: the document was written for a format this package does not
+// know, and listing what that format's fields look like to an older reader
+// would only mislead.
+func FromValue(doc map[string]any, file string, line int) (*Trace, error) {
+	d := &Fields{File: file, Line: line}
+	t := d.trace(doc)
+	if err := d.Errs.Err(); err != nil {
+		return nil, err
+	}
+	if t.ID == "" {
+		t.ID = DeriveID(file, line)
+	}
+	return t, nil
+}
+
+// DeriveID returns the id given to a trace that has none: the base name of
+// file without its extension, with "_L<line>" appended for a JSON Lines
+// record (line > 0). It returns "" when file is empty. Importers of other
+// formats use it too, so every trace without an id is named the same way.
+func DeriveID(file string, line int) string {
+	if file == "" {
+		return ""
+	}
+	base := path.Base(strings.ReplaceAll(file, "\\", "/"))
+	id := strings.TrimSuffix(base, path.Ext(base))
+	if id == "" {
+		id = "trace"
+	}
+	if line > 0 {
+		id += "_L" + strconv.Itoa(line)
+	}
+	return id
+}
+
+// extra returns the members of obj that known does not claim, or nil.
+func extra(obj map[string]any, known func(string) bool) map[string]any {
+	var m map[string]any
+	for k, v := range obj {
+		if known(k) {
+			continue
+		}
+		if m == nil {
+			m = make(map[string]any)
+		}
+		m[k] = v
+	}
+	return m
+}
+
+func (d *Fields) trace(doc map[string]any) *Trace {
+	const p = "$"
+	t := &Trace{Version: SchemaVersion}
+	if v, ok := get(doc, "version"); ok {
+		if n, ok := d.Int(v, "$.version", false); ok {
+			switch {
+			case n == 0:
+				// Version 0 is what a writer that does not know the
+				// field emits as its zero value; it means version 1.
+			case n < 0 || n > SchemaVersion:
+				d.Errorf("$.version", "unsupported trace version %d", n)
+				return t
+			default:
+				t.Version = int(n)
+			}
+		}
+	}
+	t.ID = d.OptString(doc, p, "id")
+	t.Source = d.OptString(doc, p, "source")
+	t.SourceHash = d.OptString(doc, p, "source_hash")
+	t.WorkflowID = d.OptString(doc, p, "workflow_id")
+	t.StartedAt = d.OptString(doc, p, "started_at")
+	t.FinishedAt = d.OptString(doc, p, "finished_at")
+	if obj := d.OptObject(doc, p, "flow"); obj != nil {
+		t.Flow = d.flow(obj, "$.flow")
+	}
+	t.Actions = d.actions(doc)
+	t.ReplayRun = d.OptObject(doc, p, "replay_run")
+	if arr, ok := d.OptArray(doc, p, "replay_allowlist"); ok {
+		t.ReplayAllowlist = make([]AllowlistRule, 0, len(arr))
+		for i, e := range arr {
+			ep := Element("$.replay_allowlist", i)
+			obj, ok := e.(map[string]any)
+			if !ok {
+				d.TypeError(ep, "object", e)
+				continue
+			}
+			t.ReplayAllowlist = append(t.ReplayAllowlist, d.allowlistRule(obj, ep))
+		}
+	}
+	if obj := d.OptObject(doc, p, "usage"); obj != nil {
+		t.Usage = d.usage(obj, "$.usage")
+	}
+	t.Metadata = d.OptObject(doc, p, "metadata")
+	t.Extra = extra(doc, isTraceField)
+	return t
+}
+
+func isTraceField(k string) bool {
+	switch k {
+	case "version", "id", "source", "source_hash", "workflow_id", "started_at", "finished_at",
+		"flow", "actions", "replay_run", "replay_allowlist", "usage", "metadata":
+		return true
+	}
+	return false
+}
+
+// actions reads the required actions array and checks that action ids,
+// given or defaulted, are unique: mining, replay and session logs refer to
+// actions by id, so two actions with one id would make those references
+// ambiguous.
+func (d *Fields) actions(doc map[string]any) []Action {
+	v, present := doc["actions"]
+	if !present {
+		d.Errorf("$.actions", "missing required field")
+		return nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		d.TypeError("$.actions", "array", v)
+		return nil
+	}
+	actions := make([]Action, 0, len(arr))
+	first := make(map[string]int, len(arr))
+	for i, e := range arr {
+		p := Element("$.actions", i)
+		obj, ok := e.(map[string]any)
+		if !ok {
+			d.TypeError(p, "object", e)
+			continue
+		}
+		a := d.action(obj, p, i)
+		if j, dup := first[a.ID]; dup {
+			d.Errorf(p+".id", "duplicate action id %q (first at %s)", a.ID, Element("$.actions", j))
+		} else {
+			first[a.ID] = i
+		}
+		actions = append(actions, a)
+	}
+	return actions
+}
+
+// action reads one action; i is its position, used for the default id, or
+// -1 when there is no enclosing trace to number it.
+func (d *Fields) action(obj map[string]any, p string, i int) Action {
+	a := Action{
+		ID:   d.OptString(obj, p, "id"),
+		Kind: Kind(d.ReqString(obj, p, "kind")),
+		Name: d.ReqString(obj, p, "name"),
+	}
+	if a.ID == "" && i >= 0 {
+		a.ID = "action_" + strconv.Itoa(i+1)
+	}
+	a.Timestamp = d.OptString(obj, p, "timestamp")
+	a.Parameters = d.OptObject(obj, p, "parameters")
+	a.Inputs = obj["inputs"]
+	a.Output = obj["output"]
+	a.ObservedOutput = obj["observed_output"]
+	a.Capabilities = d.OptStrings(obj, p, "capabilities")
+	if arr, ok := d.OptArray(obj, p, "side_effects"); ok {
+		a.SideEffects = make([]SideEffect, 0, len(arr))
+		for j, e := range arr {
+			ep := Element(p+".side_effects", j)
+			se, ok := e.(map[string]any)
+			if !ok {
+				d.TypeError(ep, "object", e)
+				continue
+			}
+			a.SideEffects = append(a.SideEffects, d.sideEffect(se, ep))
+		}
+	}
+	a.RequiredSecrets = d.OptStrings(obj, p, "required_secrets")
+	if o := d.OptObject(obj, p, "approval"); o != nil {
+		a.Approval = d.approval(o, p+".approval")
+	}
+	if o := d.OptObject(obj, p, "cost"); o != nil {
+		a.Cost = d.cost(o, p+".cost")
+	}
+	a.DurationMS = d.OptInt(obj, p, "duration_ms")
+	a.Deterministic = d.OptBool(obj, p, "deterministic")
+	a.Fuzzy = d.OptBool(obj, p, "fuzzy")
+	a.Metadata = d.OptObject(obj, p, "metadata")
+	a.Extra = extra(obj, isActionField)
+	return a
+}
+
+func isActionField(k string) bool {
+	switch k {
+	case "id", "kind", "name", "timestamp", "parameters", "inputs", "output", "observed_output",
+		"capabilities", "side_effects", "required_secrets", "approval", "cost", "duration_ms",
+		"deterministic", "fuzzy", "metadata":
+		return true
+	}
+	return false
+}
+
+func (d *Fields) sideEffect(obj map[string]any, p string) SideEffect {
+	return SideEffect{
+		Kind:       d.ReqString(obj, p, "kind"),
+		Target:     d.OptString(obj, p, "target"),
+		Capability: d.OptString(obj, p, "capability"),
+		Mutation:   d.OptString(obj, p, "mutation"),
+		Metadata:   d.OptObject(obj, p, "metadata"),
+		Extra:      extra(obj, isSideEffectField),
+	}
+}
+
+func isSideEffectField(k string) bool {
+	switch k {
+	case "kind", "target", "capability", "mutation", "metadata":
+		return true
+	}
+	return false
+}
+
+func (d *Fields) approval(obj map[string]any, p string) *Approval {
+	a := &Approval{
+		Prompt:   d.OptString(obj, p, "prompt"),
+		Approver: d.OptString(obj, p, "approver"),
+		Boundary: d.OptString(obj, p, "boundary"),
+		Extra:    extra(obj, isApprovalField),
+	}
+	if b := d.OptBool(obj, p, "required"); b != nil {
+		a.Required = *b
+	}
+	return a
+}
+
+func isApprovalField(k string) bool {
+	switch k {
+	case "prompt", "approver", "required", "boundary":
+		return true
+	}
+	return false
+}
+
+func (d *Fields) cost(obj map[string]any, p string) *Cost {
+	return &Cost{
+		Model:        d.OptString(obj, p, "model"),
+		ModelCalls:   d.Count(obj, p, "model_calls"),
+		InputTokens:  d.Count(obj, p, "input_tokens"),
+		OutputTokens: d.Count(obj, p, "output_tokens"),
+		TotalCostUSD: d.Amount(obj, p, "total_cost_usd"),
+		WallMS:       d.Count(obj, p, "wall_ms"),
+		Extra:        extra(obj, isCostField),
+	}
+}
+
+func isCostField(k string) bool {
+	switch k {
+	case "model", "model_calls", "input_tokens", "output_tokens", "total_cost_usd", "wall_ms":
+		return true
+	}
+	return false
+}
+
+func (d *Fields) usage(obj map[string]any, p string) *Usage {
+	return &Usage{
+		ModelCalls:   d.Count(obj, p, "model_calls"),
+		InputTokens:  d.Count(obj, p, "input_tokens"),
+		OutputTokens: d.Count(obj, p, "output_tokens"),
+		TotalCostUSD: d.Amount(obj, p, "total_cost_usd"),
+		WallMS:       d.Count(obj, p, "wall_ms"),
+		Extra:        extra(obj, isUsageField),
+	}
+}
+
+func isUsageField(k string) bool {
+	switch k {
+	case "model_calls", "input_tokens", "output_tokens", "total_cost_usd", "wall_ms":
+		return true
+	}
+	return false
+}
+
+func (d *Fields) flow(obj map[string]any, p string) *Flow {
+	return &Flow{
+		TraceID:       d.OptString(obj, p, "trace_id"),
+		AgentRunID:    d.OptString(obj, p, "agent_run_id"),
+		TranscriptRef: d.OptString(obj, p, "transcript_ref"),
+		AtomIDs:       d.OptStrings(obj, p, "atom_ids"),
+		SliceIDs:      d.OptStrings(obj, p, "slice_ids"),
+		Extra:         extra(obj, isFlowField),
+	}
+}
+
+func isFlowField(k string) bool {
+	switch k {
+	case "trace_id", "agent_run_id", "transcript_ref", "atom_ids", "slice_ids":
+		return true
+	}
+	return false
+}
+
+// allowlistRule reads one rule and checks its path now rather than when
+// replay first uses it: a malformed pattern would otherwise silently allow
+// nothing, and the replay oracle would fail on a difference the author
+// meant to allow.
+func (d *Fields) allowlistRule(obj map[string]any, p string) AllowlistRule {
+	r := AllowlistRule{
+		Path:        d.ReqString(obj, p, "path"),
+		Reason:      d.ReqString(obj, p, "reason"),
+		Replacement: obj["replacement"],
+		Extra:       extra(obj, isAllowlistField),
+	}
+	if r.Path != "" {
+		if _, err := CompilePattern(r.Path); err != nil {
+			d.Errorf(p+".path", "%v", err)
+		}
+	}
+	return r
+}
+
+func isAllowlistField(k string) bool {
+	switch k {
+	case "path", "reason", "replacement":
+		return true
+	}
+	return false
+}
+
+// unmarshal is the UnmarshalJSON of every type in this package: it parses
+// data as generic values, checks that it is an object, and converts it with
+// conv, so that json.Unmarshal into these types applies the same checks,
+// defaults and Extra handling as Decode. Errors carry paths relative to the
+// value ("$" is the value itself) and no file.
+func unmarshal(data []byte, conv func(d *Fields, obj map[string]any)) error {
+	v, err := ParseJSON(data, "", 0)
+	if err != nil {
+		return err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return ErrorList{{Path: "$", Msg: "expected object, got " + TypeName(v)}}
+	}
+	d := &Fields{}
+	conv(d, obj)
+	return d.Errs.Err()
+}
+
+// UnmarshalJSON decodes a trace document like Decode with no file name:
+// the id stays empty when the document has none.
+func (t *Trace) UnmarshalJSON(data []byte) error {
+	var out *Trace
+	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.trace(obj) })
+	if err != nil {
+		return err
+	}
+	*t = *out
+	return nil
+}
+
+// UnmarshalJSON decodes one action with the checks of Decode. A missing id
+// stays empty, since there is no position to number the action by.
+func (a *Action) UnmarshalJSON(data []byte) error {
+	var out Action
+	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.action(obj, "$", -1) })
+	if err != nil {
+		return err
+	}
+	*a = out
+	return nil
+}
+
+// UnmarshalJSON decodes one side effect with the checks of Decode.
+func (s *SideEffect) UnmarshalJSON(data []byte) error {
+	var out SideEffect
+	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.sideEffect(obj, "$") })
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
+}
+
+// UnmarshalJSON decodes an approval with the checks of Decode.
+func (a *Approval) UnmarshalJSON(data []byte) error {
+	var out *Approval
+	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.approval(obj, "$") })
+	if err != nil {
+		return err
+	}
+	*a = *out
+	return nil
+}
+
+// UnmarshalJSON decodes a cost with the checks of Decode.
+func (c *Cost) UnmarshalJSON(data []byte) error {
+	var out *Cost
+	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.cost(obj, "$") })
+	if err != nil {
+		return err
+	}
+	*c = *out
+	return nil
+}
+
+// UnmarshalJSON decodes a usage total with the checks of Decode.
+func (u *Usage) UnmarshalJSON(data []byte) error {
+	var out *Usage
+	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.usage(obj, "$") })
+	if err != nil {
+		return err
+	}
+	*u = *out
+	return nil
+}
+
+// UnmarshalJSON decodes flow provenance with the checks of Decode.
+func (f *Flow) UnmarshalJSON(data []byte) error {
+	var out *Flow
+	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.flow(obj, "$") })
+	if err != nil {
+		return err
+	}
+	*f = *out
+	return nil
+}
+
+// UnmarshalJSON decodes an allowlist rule with the checks of Decode,
+// including the syntax of its path pattern.
+func (r *AllowlistRule) UnmarshalJSON(data []byte) error {
+	var out AllowlistRule
+	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.allowlistRule(obj, "$") })
+	if err != nil {
+		return err
+	}
+	*r = out
+	return nil
+}

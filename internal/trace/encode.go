@@ -1,0 +1,292 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+)
+
+// The MarshalJSON methods write the format's fields in a fixed order (the
+// order of the struct, which puts version and id first, where a reader
+// looks), then the Extra members in sorted key order. The output is
+// therefore the same bytes for the same value on every run, which golden
+// tests and reviewers' diffs depend on.
+//
+// Optional fields are left out when they are unset: empty strings and nil
+// pointers, maps, slices and values. A non-nil empty map or slice is
+// written ({} or []), unlike encoding/json's omitempty, because Decode
+// distinguishes "parameters": {} from no parameters and a round trip must
+// give back an equal value.
+//
+// An Extra member whose key is one of the type's own fields is skipped: the
+// typed field is the authority, and writing the key twice would produce a
+// document whose meaning depends on the reader.
+
+// object builds one JSON object. The first error sticks and later calls do
+// nothing, so callers check once at the end.
+type object struct {
+	buf bytes.Buffer
+	n   int
+	err error
+}
+
+func (o *object) field(key string, v any) {
+	if o.err != nil {
+		return
+	}
+	val, err := json.Marshal(v)
+	if err != nil {
+		o.err = err
+		return
+	}
+	k, err := json.Marshal(key)
+	if err != nil {
+		o.err = err
+		return
+	}
+	if o.n == 0 {
+		o.buf.WriteByte('{')
+	} else {
+		o.buf.WriteByte(',')
+	}
+	o.n++
+	o.buf.Write(k)
+	o.buf.WriteByte(':')
+	o.buf.Write(val)
+}
+
+func (o *object) str(key, s string) {
+	if s != "" {
+		o.field(key, s)
+	}
+}
+
+func (o *object) strings(key string, s []string) {
+	if s != nil {
+		o.field(key, s)
+	}
+}
+
+func (o *object) generic(key string, v any) {
+	if v != nil {
+		o.field(key, v)
+	}
+}
+
+func (o *object) obj(key string, m map[string]any) {
+	if m != nil {
+		o.field(key, m)
+	}
+}
+
+func (o *object) extra(m map[string]any, known func(string) bool) {
+	if len(m) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if !known(k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		o.field(k, m[k])
+	}
+}
+
+func (o *object) bytes() ([]byte, error) {
+	if o.err != nil {
+		return nil, o.err
+	}
+	if o.n == 0 {
+		return []byte("{}"), nil
+	}
+	o.buf.WriteByte('}')
+	return o.buf.Bytes(), nil
+}
+
+// MarshalJSON writes the trace in the crystallization trace format with
+// its Extra members merged in. Origin is not written; Source is.
+func (t Trace) MarshalJSON() ([]byte, error) {
+	var o object
+	o.field("version", t.Version)
+	o.field("id", t.ID)
+	o.str("source", t.Source)
+	o.str("source_hash", t.SourceHash)
+	o.str("workflow_id", t.WorkflowID)
+	o.str("started_at", t.StartedAt)
+	o.str("finished_at", t.FinishedAt)
+	if t.Flow != nil {
+		o.field("flow", t.Flow)
+	}
+	actions := t.Actions
+	if actions == nil {
+		actions = []Action{} // required by the format, even when empty
+	}
+	o.field("actions", actions)
+	o.obj("replay_run", t.ReplayRun)
+	if t.ReplayAllowlist != nil {
+		o.field("replay_allowlist", t.ReplayAllowlist)
+	}
+	if t.Usage != nil {
+		o.field("usage", t.Usage)
+	}
+	o.obj("metadata", t.Metadata)
+	o.extra(t.Extra, isTraceField)
+	return o.bytes()
+}
+
+// MarshalJSON writes the action with its Extra members merged in.
+func (a Action) MarshalJSON() ([]byte, error) {
+	var o object
+	o.field("id", a.ID)
+	o.field("kind", a.Kind)
+	o.field("name", a.Name)
+	o.str("timestamp", a.Timestamp)
+	o.obj("parameters", a.Parameters)
+	o.generic("inputs", a.Inputs)
+	o.generic("output", a.Output)
+	o.generic("observed_output", a.ObservedOutput)
+	o.strings("capabilities", a.Capabilities)
+	if a.SideEffects != nil {
+		o.field("side_effects", a.SideEffects)
+	}
+	o.strings("required_secrets", a.RequiredSecrets)
+	if a.Approval != nil {
+		o.field("approval", a.Approval)
+	}
+	if a.Cost != nil {
+		o.field("cost", a.Cost)
+	}
+	if a.DurationMS != nil {
+		o.field("duration_ms", *a.DurationMS)
+	}
+	if a.Deterministic != nil {
+		o.field("deterministic", *a.Deterministic)
+	}
+	if a.Fuzzy != nil {
+		o.field("fuzzy", *a.Fuzzy)
+	}
+	o.obj("metadata", a.Metadata)
+	o.extra(a.Extra, isActionField)
+	return o.bytes()
+}
+
+// MarshalJSON writes the side effect with its Extra members merged in.
+func (s SideEffect) MarshalJSON() ([]byte, error) {
+	var o object
+	o.field("kind", s.Kind)
+	o.field("target", s.Target)
+	o.str("capability", s.Capability)
+	o.str("mutation", s.Mutation)
+	o.obj("metadata", s.Metadata)
+	o.extra(s.Extra, isSideEffectField)
+	return o.bytes()
+}
+
+// MarshalJSON writes the approval with its Extra members merged in.
+func (a Approval) MarshalJSON() ([]byte, error) {
+	var o object
+	o.str("prompt", a.Prompt)
+	o.str("approver", a.Approver)
+	o.field("required", a.Required)
+	o.str("boundary", a.Boundary)
+	o.extra(a.Extra, isApprovalField)
+	return o.bytes()
+}
+
+// MarshalJSON writes the cost with its Extra members merged in.
+func (c Cost) MarshalJSON() ([]byte, error) {
+	var o object
+	o.str("model", c.Model)
+	o.field("model_calls", c.ModelCalls)
+	o.field("input_tokens", c.InputTokens)
+	o.field("output_tokens", c.OutputTokens)
+	o.field("total_cost_usd", c.TotalCostUSD)
+	o.field("wall_ms", c.WallMS)
+	o.extra(c.Extra, isCostField)
+	return o.bytes()
+}
+
+// MarshalJSON writes the usage totals with their Extra members merged in.
+func (u Usage) MarshalJSON() ([]byte, error) {
+	var o object
+	o.field("model_calls", u.ModelCalls)
+	o.field("input_tokens", u.InputTokens)
+	o.field("output_tokens", u.OutputTokens)
+	o.field("total_cost_usd", u.TotalCostUSD)
+	o.field("wall_ms", u.WallMS)
+	o.extra(u.Extra, isUsageField)
+	return o.bytes()
+}
+
+// MarshalJSON writes the flow provenance with its Extra members merged in.
+func (f Flow) MarshalJSON() ([]byte, error) {
+	var o object
+	o.str("trace_id", f.TraceID)
+	o.str("agent_run_id", f.AgentRunID)
+	o.str("transcript_ref", f.TranscriptRef)
+	o.strings("atom_ids", f.AtomIDs)
+	o.strings("slice_ids", f.SliceIDs)
+	o.extra(f.Extra, isFlowField)
+	return o.bytes()
+}
+
+// MarshalJSON writes the rule with its Extra members merged in.
+func (r AllowlistRule) MarshalJSON() ([]byte, error) {
+	var o object
+	o.field("path", r.Path)
+	o.field("reason", r.Reason)
+	o.generic("replacement", r.Replacement)
+	o.extra(r.Extra, isAllowlistField)
+	return o.bytes()
+}
+
+// PruneExtra deletes from every Extra map in t (the trace's, its flow's,
+// its actions' and theirs) the members whose key names one of the type's
+// own fields. Decode never produces such members, but code that builds a
+// trace from another format and keeps that format's leftover members in
+// Extra may: a run record's "source" member is not the trace's source.
+// MarshalJSON would leave those members out, so a trace that still had them
+// would not survive an encode/decode round trip; PruneExtra makes what was
+// built equal to what is written.
+func (t *Trace) PruneExtra() {
+	t.Extra = prune(t.Extra, isTraceField)
+	if t.Flow != nil {
+		t.Flow.Extra = prune(t.Flow.Extra, isFlowField)
+	}
+	for i := range t.Actions {
+		a := &t.Actions[i]
+		a.Extra = prune(a.Extra, isActionField)
+		for j := range a.SideEffects {
+			a.SideEffects[j].Extra = prune(a.SideEffects[j].Extra, isSideEffectField)
+		}
+		if a.Approval != nil {
+			a.Approval.Extra = prune(a.Approval.Extra, isApprovalField)
+		}
+		if a.Cost != nil {
+			a.Cost.Extra = prune(a.Cost.Extra, isCostField)
+		}
+	}
+	for i := range t.ReplayAllowlist {
+		t.ReplayAllowlist[i].Extra = prune(t.ReplayAllowlist[i].Extra, isAllowlistField)
+	}
+	if t.Usage != nil {
+		t.Usage.Extra = prune(t.Usage.Extra, isUsageField)
+	}
+}
+
+// prune returns m without the known keys; an emptied map becomes nil,
+// since Decode gives nil for an object without unknown members.
+func prune(m map[string]any, known func(string) bool) map[string]any {
+	for k := range m {
+		if known(k) {
+			delete(m, k)
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}

@@ -1,0 +1,31 @@
+// Package tracetest generates seeded synthetic trace corpora for the tests
+// and benchmarks of the miner.
+//
+// A corpus is random noise with K procedures planted into it. Each planted
+// procedure is a fixed sequence of actions that appears, contiguously and at
+// most once per trace, in a chosen set of traces; the Planted record says
+// which traces, which parameters vary between plantings, which stay
+// constant and which are copied from an earlier step's output. A miner that
+// works recovers every planted procedure with exactly that support,
+// parameters, constants and bindings.
+//
+// The main invariant is that the corpus is a pure function of its Config:
+// the same Config yields byte-identical JSON on every machine, whatever the
+// number of CPUs, so a failing test or a benchmark can be reproduced from
+// its seed. Two more invariants make the expectations exact:
+//
+//   - Noise never reproduces a planted signature: procedure tools live in
+//     their own namespace (proc03.step07_apply), noise tools in others.
+//   - Plantings never touch: two procedures planted into the same trace are
+//     separated by at least one noise action when the trace has any, so the
+//     miner does not see an accidental longer repeat made of two plantings.
+//
+// Noise may still repeat by chance (two traces may call the same noise tool
+// before the same procedure); that is realistic, and a miner must report
+// such a short repeat as its own candidate rather than stretch a planted
+// one.
+//
+// Every number in the generated JSON is a json.Number and every array a
+// []any, the values encoding/json produces with UseNumber, so a corpus
+// written and read back compares equal to the one in memory.
+package tracetest
