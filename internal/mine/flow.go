@@ -30,7 +30,7 @@ func (r flowRef) key() string { return fmt.Sprintf("%d\x00%s\x00%s", r.step, r.f
 // so a later field can be matched against them. A binding is a ref whose
 // value equals the field's value in every example.
 type flowIndex struct {
-	values []map[string]string // per example: ref key → canonical value
+	values []map[string]string  // per example: ref key → canonical value
 	byVal  map[string][]flowRef // example 0: canonical value → refs
 }
 

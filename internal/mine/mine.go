@@ -338,4 +338,3 @@ func sortedSet(m map[string]bool) []string {
 	}
 	return out
 }
-
