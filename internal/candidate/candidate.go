@@ -84,8 +84,9 @@ type ConfidenceFactors struct {
 	Support float64 `json:"support"`
 	// Determinism is deterministic steps / steps.
 	Determinism float64 `json:"determinism"`
-	// OutputConsensus is the share of steps whose recorded outputs agree
-	// across all examples (steps with no recorded output count as agreeing).
+	// OutputConsensus is the share of steps with recorded outputs whose
+	// outputs have the same shape (members and types) in every example; 1
+	// when no step recorded an output.
 	OutputConsensus float64 `json:"output_consensus"`
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -207,9 +206,9 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 		}
 	} else {
 		writeSummary(e.stdout, report, f, written)
-		if len(files) == 0 {
-			fmt.Fprintln(e.stderr, "crystallize: nothing written; pass --out, --report or --out-dir to save the results")
-		}
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(e.stderr, "crystallize: nothing written; pass --out, --report or --out-dir to save the results")
 	}
 	if sel == nil {
 		return exitError{code: exitFailure, err: errNoCandidate}
@@ -248,11 +247,10 @@ func writeSummary(w io.Writer, r *candidate.Report, f *mineFlags, written []stri
 		fmt.Fprintf(w, "  excluded %s: %s (%s)\n", ex.TraceID, ex.Code, ex.Message)
 	}
 	for _, s := range r.SkippedFiles {
-		loc := s.Path
-		if s.Line > 0 {
-			loc = fmt.Sprintf("%s:%d", s.Path, s.Line)
+		// Each error already starts with the file, line and JSON path.
+		for _, msg := range s.Errors {
+			fmt.Fprintf(w, "  skipped %s\n", msg)
 		}
-		fmt.Fprintf(w, "  skipped %s: %s\n", loc, strings.Join(s.Errors, "; "))
 	}
 	fmt.Fprintf(w, "Candidates: %d safe, %d rejected (from %d repeated sequences in ≥%d traces)\n",
 		len(r.Candidates), len(r.RejectedCandidates), r.Mining.RepeatsFound, r.Mining.MinExamples)
@@ -419,8 +417,10 @@ func writeSummaryJSON(w io.Writer, r *candidate.Report, f *mineFlags, written []
 	for _, p := range r.Warnings {
 		s.Warnings = append(s.Warnings, summaryWarning{Code: p.Code, Message: p.Message})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(s)
+	b, err := candidate.EncodeJSON(s)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }

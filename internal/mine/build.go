@@ -8,6 +8,7 @@ import (
 	"math"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
@@ -176,11 +177,13 @@ func (b *builder) build(examples []Occurrence, length int) *candidate.Candidate 
 		}
 		step.Preconditions = preconditions(step)
 
-		out, recorded, agree := consensusOutput(v)
+		out, recorded, consistent := consensusOutput(v)
 		if recorded {
 			withOutput++
-			if agree {
+			if consistent {
 				agreeing++
+			}
+			if out != nil {
 				step.ExpectedOutput = out
 				c.ExpectedOutputs = append(c.ExpectedOutputs, candidate.ExpectedOutput{Step: v.index, Output: out})
 			}
@@ -215,7 +218,7 @@ func (b *builder) build(examples []Occurrence, length int) *candidate.Candidate 
 	if c.Safe() {
 		c.Confidence = Confidence(c.ConfidenceFactors)
 	}
-	c.Name = inferName(c.ClusterKey, c.Steps)
+	c.Name = inferName(c.ClusterKey, c.Steps, exTraces)
 	return c
 }
 
@@ -388,28 +391,36 @@ func jsonType(v any) string {
 	return "unknown"
 }
 
-// consensusOutput returns the output every example of a step recorded,
+// consensusOutput compares the output each example of a step recorded,
 // preferring observed_output over output. recorded is false when no example
-// recorded one; agree is false when they differ or some are missing.
-func consensusOutput(v stepView) (out any, recorded, agree bool) {
-	var first string
+// recorded one. out is the expected output when every example recorded the
+// same value. consistent is true when every example recorded an output of
+// the same shape (the same members and types): outputs that differ only in
+// values are what parameterized steps produce, while a different shape
+// means the step behaved differently.
+func consensusOutput(v stepView) (out any, recorded, consistent bool) {
+	var first, firstShape string
 	missing := 0
-	for e, a := range v.actions {
+	same := true
+	consistent = true
+	for _, a := range v.actions {
 		o := resultOf(a)
 		if o == nil {
 			missing++
 			continue
 		}
-		recorded = true
-		c := canonical(o)
-		if out == nil {
-			out, first = o, c
+		c, sh := canonical(o), shape(o)
+		if !recorded {
+			recorded = true
+			out, first, firstShape = o, c, sh
 			continue
 		}
 		if c != first {
-			return nil, true, false
+			same = false
 		}
-		_ = e
+		if sh != firstShape {
+			consistent = false
+		}
 	}
 	if !recorded {
 		return nil, false, false
@@ -417,7 +428,38 @@ func consensusOutput(v stepView) (out any, recorded, agree bool) {
 	if missing > 0 {
 		return nil, true, false
 	}
-	return out, true, true
+	if !same {
+		out = nil
+	}
+	return out, true, consistent
+}
+
+// shape renders the structure of a JSON value without its scalar values:
+// object members with their shapes, array element shapes (deduplicated),
+// and scalar types.
+func shape(v any) string {
+	switch x := v.(type) {
+	case map[string]any:
+		var b strings.Builder
+		b.WriteString("{")
+		for i, k := range sortedKeys(x) {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(strconv.Quote(k))
+			b.WriteString(":")
+			b.WriteString(shape(x[k]))
+		}
+		b.WriteString("}")
+		return b.String()
+	case []any:
+		seen := map[string]bool{}
+		for _, el := range x {
+			seen[shape(el)] = true
+		}
+		return "[" + strings.Join(sortedSet(seen), "|") + "]"
+	}
+	return jsonType(v)
 }
 
 func resultOf(a *trace.Action) any {
@@ -444,9 +486,12 @@ func clusterKey(traces []*trace.Trace, steps []candidate.Step) candidate.Cluster
 			criteria[s] = true
 		}
 	}
+	// The goal names the cluster only when at least half the examples
+	// share it: per-run goals ("bump x to 1.2") describe one run, not the
+	// procedure.
 	best := 0
 	for _, g := range sortedKeys(goals) {
-		if goals[g] > best {
+		if goals[g] > best && 2*goals[g] >= len(traces) {
 			k.Goal, best = g, goals[g]
 		}
 	}
@@ -534,14 +579,49 @@ func savings(views []stepView) candidate.Savings {
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
-// inferName names a candidate after the goal its examples share, or after
-// its first and last tools.
-func inferName(k candidate.ClusterKey, steps []candidate.Step) string {
+// inferName names a candidate after the goal most of its examples share;
+// failing that, after the words most examples' goals start with ("Bump x
+// to 1.2" and "Bump y to 3.4" give "bump"); failing that, after its first
+// and last tools. --workflow-name overrides it for the selected candidate.
+func inferName(k candidate.ClusterKey, steps []candidate.Step, traces []*trace.Trace) string {
 	if k.Goal != "" {
 		return candidate.Identifier(k.Goal)
 	}
+	if prefix := commonGoalPrefix(traces); prefix != "" {
+		return candidate.Identifier(prefix)
+	}
 	first, last := steps[0].Name, steps[len(steps)-1].Name
 	return candidate.Identifier(first + "_to_" + last)
+}
+
+// commonGoalPrefix returns the longest run of leading words (compared
+// case-insensitively) that the goals of at least half the traces start
+// with; empty when there is none.
+func commonGoalPrefix(traces []*trace.Trace) string {
+	goals := make([][]string, 0, len(traces))
+	for _, t := range traces {
+		g, _ := t.Metadata["goal"].(string)
+		goals = append(goals, strings.Fields(strings.ToLower(g)))
+	}
+	best := ""
+	for n := 1; ; n++ {
+		counts := map[string]int{}
+		for _, words := range goals {
+			if len(words) >= n {
+				counts[strings.Join(words[:n], " ")]++
+			}
+		}
+		found := ""
+		for _, p := range sortedKeys(counts) {
+			if 2*counts[p] >= len(traces) && (found == "" || counts[p] > counts[found]) {
+				found = p
+			}
+		}
+		if found == "" {
+			return best
+		}
+		best = found
+	}
 }
 
 func sortSideEffects(s []trace.SideEffect) {

@@ -183,8 +183,8 @@ func TestDecodeDocumentBOM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.ID != "win" {
-		t.Errorf("id = %q, want win", tr.ID)
+	if tr.ID != "runs/win" {
+		t.Errorf("id = %q, want runs/win", tr.ID)
 	}
 }
 

@@ -147,7 +147,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 			where := trace.Origin{Path: f.display, Line: e.line}.String()
 			if first, dup := firstSeen[e.trace.ID]; dup {
 				reject(f.display, e.line, trace.ErrorList{{
-					File: f.display, Line: e.line,
+					File: f.display, Line: e.line, Path: "$.id",
 					Msg: fmt.Sprintf("duplicate trace id %q (first in %s)", e.trace.ID, first),
 				}})
 				continue
@@ -396,11 +396,17 @@ func splitLines(data []byte) [][]byte {
 // decodeOne decodes one document and completes the trace; hashed is the
 // bytes the source hash covers.
 func decodeOne(f file, hashed, doc []byte, line int) entry {
-	t, err := DecodeDocument(doc, f.display, line)
+	// Decode under the relative path, so an id derived from the file name
+	// does not depend on how the directory was named on the command line,
+	// then report errors under the name the user typed.
+	t, err := DecodeDocument(doc, f.rel, line)
 	if err != nil {
 		var list trace.ErrorList
 		if !errors.As(err, &list) {
 			list = trace.ErrorList{{File: f.display, Line: line, Msg: err.Error()}}
+		}
+		for _, e := range list {
+			e.File = f.display
 		}
 		return entry{line: line, errs: list}
 	}

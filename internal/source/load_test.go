@@ -87,7 +87,7 @@ func TestLoad(t *testing.T) {
 			Signatures: []string{"tool_call:ticket.read:"}},
 		{ID: "run_1", Source: "run/record.json", Hash: trace.HashBytes([]byte(record)), Origin: trace.Origin{Path: "run/record.json"},
 			Signatures: []string{"tool_call:git.fetch:remote", "stage:plan:"}},
-		{ID: "b_L1", Source: "sub/b.jsonl:1", Hash: trace.HashBytes([]byte(jsonlLine1)), Origin: trace.Origin{Path: "sub/b.jsonl", Line: 1},
+		{ID: "sub/b_L1", Source: "sub/b.jsonl:1", Hash: trace.HashBytes([]byte(jsonlLine1)), Origin: trace.Origin{Path: "sub/b.jsonl", Line: 1},
 			Signatures: []string{"model_call:summarize:"}},
 		{ID: "nightly_b", Source: "sub/b.jsonl:3", Hash: trace.HashBytes([]byte(jsonlLine3)), Origin: trace.Origin{Path: "sub/b.jsonl", Line: 3},
 			Signatures: []string{"tool_call:x:"}},
@@ -186,12 +186,12 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name:  "duplicate trace ids",
 			files: map[string]string{"a.json": fmt.Sprintf(okTrace, "same"), "b.jsonl": "\n" + fmt.Sprintf(okTrace, "same")},
-			want:  `DIR/b.jsonl:2: duplicate trace id "same" (first in DIR/a.json)`,
+			want:  `DIR/b.jsonl:2: $.id: duplicate trace id "same" (first in DIR/a.json)`,
 		},
 		{
-			name:  "derived ids collide",
-			files: map[string]string{"x/a.json": `{"actions": []}`, "y/a.json": `{"actions": []}`},
-			want:  `DIR/y/a.json: duplicate trace id "a" (first in DIR/x/a.json)`,
+			name:  "derived id collides with a declared one",
+			files: map[string]string{"x/a.json": `{"actions": []}`, "y.json": `{"id": "x/a", "actions": []}`},
+			want:  `DIR/y.json: $.id: duplicate trace id "x/a" (first in DIR/x/a.json)`,
 		},
 		{
 			name:  "oversized file",
@@ -319,7 +319,7 @@ func TestLoadDirectory(t *testing.T) {
 	// A symlink inside the directory to a trace inside it is read.
 	symlink(t, "t.json", filepath.Join(real, "again.json"))
 	_, err = Load(context.Background(), real, Options{})
-	want := `REAL/t.json: duplicate trace id "t" (first in REAL/again.json)`
+	want := `REAL/t.json: $.id: duplicate trace id "t" (first in REAL/again.json)`
 	if err == nil || err.Error() != strings.ReplaceAll(want, "REAL", real) {
 		t.Errorf("Load with inner symlink = %v, want %s", err, want)
 	}
@@ -347,7 +347,7 @@ func TestLoadReportsEveryBadFile(t *testing.T) {
 		"DIR/b.json: $.actions[0].kind: expected string, got number",
 		"DIR/b.json: $.actions[0].name: expected string, got number",
 		"DIR/c/d.jsonl:2:2: invalid JSON: invalid character 'o' looking for beginning of object key string",
-		`DIR/c/d.jsonl:3: duplicate trace id "a" (first in DIR/a.json)`,
+		`DIR/c/d.jsonl:3: $.id: duplicate trace id "a" (first in DIR/a.json)`,
 		"DIR/c/d.jsonl:4: $: expected object, got array",
 		"DIR/e.json: $.stages: expected array, got string",
 		"DIR/z.json:1:1: invalid JSON: empty document",
@@ -386,7 +386,7 @@ func TestLoadSkipInvalid(t *testing.T) {
 		}},
 		{Path: j("big.jsonl"), Errors: []string{j("big.jsonl") + ": file is 2048 bytes, over the 1024-byte limit"}},
 		{Path: j("c.jsonl"), Line: 2, Errors: []string{j("c.jsonl") + ":2:2: invalid JSON: invalid character 'o' looking for beginning of object key string"}},
-		{Path: j("c.jsonl"), Line: 3, Errors: []string{j("c.jsonl") + `:3: duplicate trace id "a" (first in ` + j("a.json") + ")"}},
+		{Path: j("c.jsonl"), Line: 3, Errors: []string{j("c.jsonl") + `:3: $.id: duplicate trace id "a" (first in ` + j("a.json") + ")"}},
 		{Path: j("dirlink"), Errors: []string{j("dirlink") + ": symlink to a directory, not followed"}},
 	}
 	if diff := cmp.Diff(want, res.Skipped); diff != "" {

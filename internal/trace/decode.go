@@ -109,16 +109,23 @@ func FromValue(doc map[string]any, file string, line int) (*Trace, error) {
 	return t, nil
 }
 
-// DeriveID returns the id given to a trace that has none: the base name of
-// file without its extension, with "_L<line>" appended for a JSON Lines
+// DeriveID returns the id given to a trace that has none: file without its
+// extension (only the base name when file is absolute or leaves its
+// directory), with "_L<line>" appended for a JSON Lines
 // record (line > 0). It returns "" when file is empty. Importers of other
 // formats use it too, so every trace without an id is named the same way.
 func DeriveID(file string, line int) string {
 	if file == "" {
 		return ""
 	}
-	base := path.Base(strings.ReplaceAll(file, "\\", "/"))
-	id := strings.TrimSuffix(base, path.Ext(base))
+	// A relative path keeps its directories, so files with the same name
+	// in different directories get different ids; an absolute path gives
+	// only its base name, which does not depend on where the file lives.
+	p := path.Clean(strings.ReplaceAll(file, "\\", "/"))
+	if path.IsAbs(p) || strings.HasPrefix(p, "../") || len(p) > 1 && p[1] == ':' {
+		p = path.Base(p)
+	}
+	id := strings.TrimSuffix(p, path.Ext(p))
 	if id == "" {
 		id = "trace"
 	}

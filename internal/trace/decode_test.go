@@ -258,7 +258,7 @@ func TestDecodeDefaults(t *testing.T) {
 	}
 	want := &Trace{
 		Version: 1,
-		ID:      "nightly_L4",
+		ID:      "runs/nightly_L4",
 		Actions: []Action{
 			{ID: "action_1", Kind: KindToolCall, Name: "a"},
 			{ID: "action_2", Kind: KindModelCall, Name: "b"},
@@ -273,9 +273,9 @@ func TestDecodeDefaults(t *testing.T) {
 		line int
 		want string
 	}{
-		{"runs/a.json", 0, "a"},
+		{"runs/a.json", 0, "runs/a"},
 		{`C:\runs\b.json`, 0, "b"},
-		{"runs/a.jsonl", 3, "a_L3"},
+		{"runs/a.jsonl", 3, "runs/a_L3"},
 		{"noext", 0, "noext"},
 		{".json", 0, "trace"},
 		{"", 0, ""},

@@ -25,7 +25,7 @@
 // such a short repeat as its own candidate rather than stretch a planted
 // one.
 //
-// Every number in the generated JSON is a json.Number and every array a
-// []any, the values encoding/json produces with UseNumber, so a corpus
-// written and read back compares equal to the one in memory.
+// Generic values (parameters, outputs, metadata) hold the types
+// encoding/json produces with UseNumber: numbers are json.Number and arrays
+// []any. So a corpus written and read back equals the one in memory.
 package tracetest

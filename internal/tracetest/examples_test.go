@@ -97,6 +97,9 @@ func readExamples(t *testing.T) []*trace.Trace {
 			t.Errorf("%s is not formatted as json.Indent with two spaces would", name)
 		}
 
+		if _, err := trace.Decode(data, name, 0); err != nil {
+			t.Errorf("trace.Decode: %v", err)
+		}
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.UseNumber()
 		tr := new(trace.Trace)

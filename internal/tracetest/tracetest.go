@@ -125,7 +125,10 @@ type Planted struct {
 // normalizing does not write to them; a test that changes them in place
 // must copy them first.
 type Corpus struct {
-	Traces  []*trace.Trace
+	// Traces are in id order: trace-000001, trace-000002, ...
+	Traces []*trace.Trace
+	// Planted are the procedures in order, proc01 first; proc01 is the
+	// shortest.
 	Planted []Planted
 }
 
@@ -134,8 +137,8 @@ type Corpus struct {
 // derived from the seed and the trace's index, so the result does not
 // depend on scheduling or on the number of CPUs.
 //
-// The cost is linear in the number of actions; 10,000 traces of 50
-// actions take a fraction of a second on two cores.
+// The cost is linear in the number of actions, and mostly allocation:
+// 10,000 traces of 50 actions take about a second of CPU time and 530 MB.
 func Generate(cfg Config) *Corpus {
 	cfg = cfg.withDefaults()
 	master := rand.New(rand.NewPCG(cfg.Seed, 0x6a09e667f3bcc909))

@@ -439,6 +439,11 @@ func TestWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		files[tr.ID] = data
+		// The project's strict decoder accepts it...
+		if _, err := trace.Decode(data, name, 0); err != nil {
+			t.Errorf("trace.Decode: %v", err)
+		}
+		// ... and so does plain encoding/json.
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.UseNumber()
 		var got trace.Trace
@@ -513,8 +518,22 @@ func BenchmarkGenerate(b *testing.B) {
 	b.ReportMetric(float64(actions), "actions/op")
 }
 
+// corpusBytes returns the encoded size of c, for MB/s.
+func corpusBytes(b *testing.B, c *Corpus) int64 {
+	var n int64
+	for _, t := range c.Traces {
+		data, err := marshal(t)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += int64(len(data)) + 1
+	}
+	return n
+}
+
 func BenchmarkWriteDir(b *testing.B) {
 	c := Generate(benchConfig)
+	b.SetBytes(corpusBytes(b, c))
 	dir := b.TempDir()
 	for b.Loop() {
 		if err := c.WriteDir(dir); err != nil {
@@ -525,6 +544,7 @@ func BenchmarkWriteDir(b *testing.B) {
 
 func BenchmarkWriteJSONL(b *testing.B) {
 	c := Generate(benchConfig)
+	b.SetBytes(corpusBytes(b, c))
 	path := filepath.Join(b.TempDir(), "corpus.jsonl")
 	for b.Loop() {
 		if err := c.WriteJSONL(path); err != nil {
