@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +21,10 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/source"
 )
+
+// defaultMemoryLimit is the soft heap limit a mining run sets when
+// GOMEMLIMIT is not set.
+const defaultMemoryLimit = 896 << 20
 
 // errNoCandidate is the failure of a mining run that found nothing safe to
 // propose. The report and a workflow that says so are still written.
@@ -134,6 +139,13 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 		return err
 	}
 
+	// Mining holds every decoded trace in memory at once. Without a limit
+	// the collector lets the heap grow to twice the live set while
+	// decoding; a soft limit keeps a large corpus within memory at the
+	// cost of more frequent collections. GOMEMLIMIT, when set, wins.
+	if e.getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(defaultMemoryLimit))
+	}
 	prog := newProgress(e, !f.asJSON, "reading traces")
 	res, err := source.Load(ctx, f.from, source.Options{SkipInvalid: f.skipInvalid, Progress: prog.update})
 	prog.done()

@@ -361,16 +361,31 @@ func allEqual(canon []string) bool {
 }
 
 // canonical encodes a decoded JSON value so that equal values give equal
-// strings: object keys sorted (encoding/json sorts map keys), numbers as
-// written.
+// strings and different values different ones. Scalars, by far the most
+// common values, are tagged by type without going through encoding/json;
+// objects and arrays are encoded as JSON (object keys sorted, numbers as
+// written). The tags keep the encodings of different types apart.
 func canonical(v any) string {
+	switch x := v.(type) {
+	case string:
+		return "s" + x
+	case json.Number:
+		return "n" + string(x)
+	case bool:
+		if x {
+			return "t"
+		}
+		return "f"
+	case nil:
+		return "z"
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		// Decoded JSON always re-encodes; a value that does not is
 		// distinct from every other.
 		return fmt.Sprintf("\x00%p", &v)
 	}
-	return string(b)
+	return "j" + string(b)
 }
 
 func jsonType(v any) string {

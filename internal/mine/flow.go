@@ -24,20 +24,18 @@ type flowRef struct {
 	path  string // JSON path, "$" for the whole value
 }
 
-func (r flowRef) key() string { return fmt.Sprintf("%d\x00%s\x00%s", r.step, r.field, r.path) }
-
 // flowIndex records, per example, every value the steps so far produced,
 // so a later field can be matched against them. A binding is a ref whose
 // value equals the field's value in every example.
 type flowIndex struct {
-	values []map[string]string  // per example: ref key → canonical value
+	values []map[flowRef]string // per example: ref → canonical value
 	byVal  map[string][]flowRef // example 0: canonical value → refs
 }
 
 func newFlowIndex(examples int) *flowIndex {
-	f := &flowIndex{values: make([]map[string]string, examples), byVal: map[string][]flowRef{}}
+	f := &flowIndex{values: make([]map[flowRef]string, examples), byVal: map[string][]flowRef{}}
 	for i := range f.values {
-		f.values[i] = map[string]string{}
+		f.values[i] = map[flowRef]string{}
 	}
 	return f
 }
@@ -57,7 +55,7 @@ func (f *flowIndex) add(v stepView) {
 			flatten(val, "$", 0, &nodes, func(p string, x any) {
 				r := flowRef{step: v.index, field: field, path: p}
 				c := canonical(x)
-				f.values[e][r.key()] = c
+				f.values[e][r] = c
 				if e == 0 {
 					f.byVal[c] = append(f.byVal[c], r)
 				}
@@ -72,10 +70,9 @@ func (f *flowIndex) add(v stepView) {
 func (f *flowIndex) find(canon []string) (candidate.Binding, bool) {
 	var found []flowRef
 	for _, r := range f.byVal[canon[0]] {
-		k := r.key()
 		ok := true
 		for e := 1; e < len(canon); e++ {
-			if f.values[e][k] != canon[e] {
+			if f.values[e][r] != canon[e] {
 				ok = false
 				break
 			}
