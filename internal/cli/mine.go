@@ -280,8 +280,8 @@ func writeSummary(w io.Writer, r *candidate.Report, f *mineFlags, written []stri
 		if len(c.Parameters) > 0 {
 			fmt.Fprintf(w, "      parameters: %s\n", paramNames(c))
 		}
-		if len(c.Bindings) > 0 {
-			fmt.Fprintf(w, "      bindings: %d values flow from earlier steps\n", len(c.Bindings))
+		for _, b := range c.Bindings {
+			fmt.Fprintf(w, "      data flow: step %d %s ← step %d %s %s\n", b.Step, strings.TrimPrefix(b.Path, "parameters."), b.FromStep, b.FromField, b.FromPath)
 		}
 		fmt.Fprintf(w, "      saves per run: %.1f model calls, %.0f tokens, $%.4f; still needs %.1f model calls\n",
 			c.Savings.PerRun.ModelCallsAvoided, c.Savings.PerRun.InputTokensAvoided+c.Savings.PerRun.OutputTokensAvoided,

@@ -227,8 +227,10 @@ func (b *builder) build(examples []Occurrence, length int) *candidate.Candidate 
 //	0.2 × support + 0.5 × determinism + 0.3 × output consensus
 //
 // Determinism weighs most because it is what crystallization buys: every
-// fuzzy step still needs a model. Output consensus is the share of checkable
-// behaviour that agreed across the examples. Support (examples / eligible
+// fuzzy step still needs a model. Output consensus is the share of steps
+// with recorded outputs whose outputs had the same shape in every example:
+// a step that answers differently shaped results did not behave the same
+// way each time. Support (examples / eligible
 // traces) weighs least: in a corpus of many procedures even the most
 // common one covers a small share of the traces, and that says little about
 // its stability. Rejected candidates get 0. Later stages lower it when
