@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,5 +101,33 @@ func TestMineDeterministic(t *testing.T) {
 		if !bytes.Equal(reports[0], reports[i]) {
 			t.Errorf("run %d differs from run 0:\n%s", i, cmp.Diff(string(reports[0]), string(reports[i])))
 		}
+	}
+}
+
+// TestREADMEQuickstart keeps the README honest: the output and workflow it
+// shows for the quickstart command are the golden ones.
+func TestREADMEQuickstart(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"workflow.star", "summary.txt"} {
+		b, err := os.ReadFile(filepath.Join("testdata/golden/examples", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := string(b)
+		if name == "summary.txt" {
+			// The golden run writes extra files; the README shows the
+			// quickstart's two.
+			want = strings.Replace(want, "Wrote: workflow.star, workflows/bump.star, workflows/triage.star, report.json", "Wrote: workflow.star, report.json", 1)
+		}
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md does not show the current %s; update it from testdata/golden/examples/%s", name, name)
+		}
+	}
+	if !strings.Contains(string(readme), "go run ./cmd/crystallize mine --from examples/traces --out workflow.star --report report.json") ||
+		!strings.Contains(string(readme), "go test ./...") {
+		t.Error("README.md lost one of its two quickstart commands")
 	}
 }
