@@ -73,8 +73,15 @@ const noAdapterMsg = `neither a crystallization trace (no "actions") nor a workf
 // The trace is not normalized and has no Origin or source hash; Load sets
 // those.
 func DecodeDocument(raw []byte, file string, line int) (*trace.Trace, error) {
+	var p trace.Parser
+	return decodeDocument(&p, raw, file, line)
+}
+
+// decodeDocument is DecodeDocument parsing with p, which shares the strings
+// of the document with those p parsed before.
+func decodeDocument(p *trace.Parser, raw []byte, file string, line int) (*trace.Trace, error) {
 	raw = bytes.TrimPrefix(raw, utf8BOM)
-	v, err := trace.ParseJSON(raw, file, line)
+	v, err := p.Parse(raw, file, line)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,13 @@
 // normalized, uniquely identified and in a deterministic order (sorted by
 // path, then by line), or, unless asked to skip them, an error listing
 // every bad file and line of the load, so that a user fixes a directory in
-// one round. Nothing the input contains (oversized files, symlinks out of
-// the directory, malformed JSON) can make Load read outside the directory,
-// exhaust memory, or panic.
+// one round. Nothing the input contains (oversized files or JSON Lines
+// records, symlinks out of the directory, malformed JSON) can make Load
+// read outside the directory, exhaust memory, or panic.
+//
+// Memory is bounded per document, not per file: a *.json file is read whole
+// and must fit Options.MaxFileBytes, while a *.jsonl file is read as a
+// stream and only each of its lines must; its records are decoded in
+// parallel, in chunks, so that a corpus kept in one multi-gigabyte file
+// loads like a directory of files.
 package source

@@ -1,26 +1,24 @@
 package source
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
-// DefaultMaxFileBytes is the size limit of one trace file when
-// Options.MaxFileBytes is zero: far above any real trace, low enough that
-// a stray dump in the directory cannot exhaust memory.
+// DefaultMaxFileBytes is the size limit of one trace document (a *.json
+// file, or a line of a *.jsonl file) when Options.MaxFileBytes is zero: far
+// above any real trace, low enough that a stray dump in the directory
+// cannot exhaust memory.
 const DefaultMaxFileBytes = 64 << 20
 
 // Options configures Load. The zero value is the documented default.
@@ -28,12 +26,21 @@ type Options struct {
 	// SkipInvalid makes Load return the valid traces and list the bad
 	// files and lines in Result.Skipped, instead of failing.
 	SkipInvalid bool
-	// MaxFileBytes is the largest trace file Load reads; larger files are
-	// errors. Zero means DefaultMaxFileBytes.
+	// MaxFileBytes is the size limit of one trace document: of a *.json
+	// file, which is read whole, and of each line of a *.jsonl file, which
+	// is read as a stream, one line at a time, so that the file itself
+	// has no size limit. A larger file, or line, is an error naming it,
+	// and costs no memory: Load reads on past an oversized line to the
+	// next one. Zero means DefaultMaxFileBytes.
 	MaxFileBytes int64
-	// Progress, if not nil, is called after each file is decoded with the
-	// number of files done and the total. It is called from the goroutine
-	// that called Load, never concurrently, so it may draw on a terminal.
+	// Progress, if not nil, is called as the load advances with the units
+	// of work done and the total. A *.json file is one unit, and so is a
+	// *.jsonl file of up to 256 KiB; a larger *.jsonl file is one unit per
+	// started MiB, counted as its records are decoded, so that a load of
+	// one multi-gigabyte file shows progress too. done grows with each
+	// call and reaches total at the end of the load. Progress is called
+	// from the goroutine that called Load, never concurrently, so it may
+	// draw on a terminal.
 	Progress func(done, total int)
 }
 
@@ -67,6 +74,7 @@ type file struct {
 	display string // filepath.Join(dir, rel): the name in messages
 	open    string // the path to read; for a symlink, its resolved target
 	lines   bool   // JSON Lines: one trace per non-blank line
+	size    int64  // for JSON Lines, the size when found, which decides how it is read
 }
 
 // entry is the outcome for one document: a trace or its errors.
@@ -89,21 +97,29 @@ type entry struct {
 // Messages name files as filepath.Join(dir, relative path), so that they
 // read as the user typed the directory: "runs/a.json: $.actions[2]: …".
 //
-// Load refuses what could make it read outside dir or without bound: a
-// file larger than Options.MaxFileBytes (checked before reading, and the
-// read is bounded too), a symlink whose target resolves outside dir, a
-// symlink to a directory (not followed, so a link cannot loop or escape),
-// and a file that is not a regular file. Each is an error naming the file.
-// A trace id used twice in the load is an error at the later occurrence,
-// naming the earlier.
+// Load refuses what could make it read outside dir or without bound, each
+// as an error naming the file: a *.json file larger than
+// Options.MaxFileBytes (checked before reading, and the read is bounded
+// too), a symlink whose target resolves outside dir, a symlink to a
+// directory (not followed, so a link cannot loop or escape), and a file
+// that is not a regular file. A *.jsonl file is read as a stream and has
+// no size limit of its own; its lines do: a line larger than
+// Options.MaxFileBytes, even a blank one, is an error at that line, read
+// past without being kept, and the lines after it load as usual. A trace
+// id used twice in the load is an error at the later occurrence, naming
+// the earlier.
 //
 // Without Options.SkipInvalid, any bad file or line makes Load return no
 // traces and a trace.ErrorList with every problem of every file, sorted by
 // file and line. With it, the bad files and lines (including the later of
 // two traces with one id) are listed in Result.Skipped instead.
 //
-// Files are decoded by runtime.GOMAXPROCS workers. Cancelling ctx stops
-// the load and returns ctx's error.
+// Files are decoded by runtime.GOMAXPROCS workers, and the records of a
+// large *.jsonl file are spread over them too. Each worker parses with its
+// own trace.Parser, so that the strings and numbers that repeat between
+// traces (member names, kinds, tool names, capabilities) are stored once
+// per worker rather than once per action. Cancelling ctx stops the load,
+// also in the middle of a file, and returns ctx's error.
 func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("loading traces: %w", err)
@@ -112,6 +128,9 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if limit <= 0 {
 		limit = DefaultMaxFileBytes
 	}
+	// A limit of math.MaxInt64 means no limit; one less means the same,
+	// and reading limit+1 bytes to detect a file that grew cannot overflow.
+	limit = min(limit, math.MaxInt64-1)
 	files, bad, err := find(dir)
 	if err != nil {
 		return nil, err
@@ -230,10 +249,11 @@ func find(dir string) ([]file, []*trace.Error, error) {
 		f := file{rel: filepath.ToSlash(rel), display: display, open: p, lines: lines}
 		switch {
 		case d.Type()&fs.ModeSymlink != 0:
-			target, problem := checkSymlink(root, p, dir)
+			target, size, problem := checkSymlink(root, p, dir)
 			switch {
 			case problem == "" && isTrace:
 				f.open = target
+				f.size = size
 				files = append(files, f)
 			case problem != "" && (isTrace || problem == errDirSymlink):
 				bad = append(bad, &trace.Error{File: display, Msg: problem})
@@ -243,6 +263,14 @@ func find(dir string) ([]file, []*trace.Error, error) {
 		case !d.Type().IsRegular():
 			bad = append(bad, &trace.Error{File: display, Msg: "not a regular file"})
 		default:
+			if lines {
+				// An error here is met again, and reported, on
+				// reading; a size of 0 only means the file is
+				// read by one worker.
+				if info, err := d.Info(); err == nil {
+					f.size = info.Size()
+				}
+			}
 			files = append(files, f)
 		}
 		return nil
@@ -266,34 +294,34 @@ func traceExt(name string) (lines, ok bool) {
 
 const errDirSymlink = "symlink to a directory, not followed"
 
-// checkSymlink resolves the symlink at p and returns its target, or a
-// problem: the target is missing, is a directory, is not a regular file,
+// checkSymlink resolves the symlink at p and returns its target and the
+// target's size, or a problem: the target is missing, is a directory, is not a regular file,
 // or resolves outside root. A symlink is read only when it stays inside
 // the directory, so that a trace directory cannot be used to read files
 // its owner did not put there.
-func checkSymlink(root, p, dir string) (target, problem string) {
+func checkSymlink(root, p, dir string) (target string, size int64, problem string) {
 	target, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		return "", "broken symlink: " + unwrapPathError(err)
+		return "", 0, "broken symlink: " + unwrapPathError(err)
 	}
 	abs, err := filepath.Abs(target)
 	if err != nil {
-		return "", "symlink cannot be resolved: " + unwrapPathError(err)
+		return "", 0, "symlink cannot be resolved: " + unwrapPathError(err)
 	}
 	info, err := os.Stat(abs)
 	if err != nil {
-		return "", "broken symlink: " + unwrapPathError(err)
+		return "", 0, "broken symlink: " + unwrapPathError(err)
 	}
 	if info.IsDir() {
-		return "", errDirSymlink
+		return "", 0, errDirSymlink
 	}
 	if rel, err := filepath.Rel(root, abs); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Sprintf("symlink target %s is outside %s", abs, dir)
+		return "", 0, fmt.Sprintf("symlink target %s is outside %s", abs, dir)
 	}
 	if !info.Mode().IsRegular() {
-		return "", "symlink to something that is not a regular file"
+		return "", 0, "symlink to something that is not a regular file"
 	}
-	return abs, ""
+	return abs, info.Size(), ""
 }
 
 // unwrapPathError returns the message of err without the path an
@@ -304,144 +332,4 @@ func unwrapPathError(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
-}
-
-// decodeAll decodes files with runtime.GOMAXPROCS workers. results[i]
-// belongs to files[i], so the output order does not depend on scheduling.
-func decodeAll(ctx context.Context, files []file, limit int64, progress func(done, total int)) ([][]entry, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	results := make([][]entry, len(files))
-	jobs := make(chan int)
-	done := make(chan struct{}, len(files)) // buffered: workers never block on it
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(files)) {
-		wg.Go(func() {
-			for i := range jobs {
-				results[i] = decodeFile(ctx, files[i], limit)
-				done <- struct{}{}
-			}
-		})
-	}
-	go func() {
-		defer close(jobs)
-		for i := range files {
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	for n := 1; n <= len(files); n++ {
-		select {
-		case <-done:
-			if progress != nil {
-				progress(n, len(files))
-			}
-		case <-ctx.Done():
-			cancel()
-			wg.Wait()
-			return nil, fmt.Errorf("loading traces: %w", ctx.Err())
-		}
-	}
-	wg.Wait()
-	// A worker that saw the cancellation may have stopped mid-file after
-	// its done signal raced with ctx.Done; never return such results.
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("loading traces: %w", err)
-	}
-	return results, nil
-}
-
-// decodeFile reads and decodes one trace file. A file it cannot read is
-// one entry at line 0 with the reason.
-func decodeFile(ctx context.Context, f file, limit int64) []entry {
-	data, err := readLimited(f.open, limit)
-	if err != nil {
-		return []entry{{errs: trace.ErrorList{{File: f.display, Msg: err.Error()}}}}
-	}
-	if !f.lines {
-		return []entry{decodeOne(f, data, data, 0)}
-	}
-	var out []entry
-	for n, rec := range splitLines(data) {
-		if n%256 == 0 && ctx.Err() != nil {
-			return nil // the caller returns ctx's error
-		}
-		if len(bytes.TrimSpace(rec)) == 0 {
-			continue
-		}
-		// Only the first line can carry a byte order mark, and it is
-		// not part of the record.
-		doc := rec
-		if n == 0 {
-			doc = bytes.TrimPrefix(rec, utf8BOM)
-		}
-		out = append(out, decodeOne(f, rec, doc, n+1))
-	}
-	return out
-}
-
-// splitLines splits data at "\n", dropping a "\r" before it, so that a
-// record's hash does not depend on the platform's line endings.
-func splitLines(data []byte) [][]byte {
-	lines := bytes.Split(data, []byte{'\n'})
-	for i, l := range lines {
-		lines[i] = bytes.TrimSuffix(l, []byte{'\r'})
-	}
-	return lines
-}
-
-// decodeOne decodes one document and completes the trace; hashed is the
-// bytes the source hash covers.
-func decodeOne(f file, hashed, doc []byte, line int) entry {
-	// Decode under the relative path, so an id derived from the file name
-	// does not depend on how the directory was named on the command line,
-	// then report errors under the name the user typed.
-	t, err := DecodeDocument(doc, f.rel, line)
-	if err != nil {
-		var list trace.ErrorList
-		if !errors.As(err, &list) {
-			list = trace.ErrorList{{File: f.display, Line: line, Msg: err.Error()}}
-		}
-		for _, e := range list {
-			e.File = f.display
-		}
-		return entry{line: line, errs: list}
-	}
-	t.Origin = trace.Origin{Path: f.rel, Line: line}
-	t.Source = t.Origin.String()
-	t.SourceHash = trace.HashBytes(hashed)
-	trace.Normalize(t)
-	return entry{line: line, trace: t}
-}
-
-// readLimited reads the file at path if it is at most limit bytes. The
-// size is checked before reading, so an oversized file costs no memory,
-// and the read itself is bounded in case the file grows meanwhile.
-func readLimited(path string, limit int64) ([]byte, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading file: %s", unwrapPathError(err))
-	}
-	defer fh.Close()
-	info, err := fh.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("reading file: %s", unwrapPathError(err))
-	}
-	if !info.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	if info.Size() > limit {
-		return nil, fmt.Errorf("file is %d bytes, over the %d-byte limit", info.Size(), limit)
-	}
-	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading file: %s", unwrapPathError(err))
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("file is over the %d-byte limit", limit)
-	}
-	return data, nil
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -384,7 +387,9 @@ func TestLoadSkipInvalid(t *testing.T) {
 			j("b.json") + ": $.actions[0].kind: expected string, got number",
 			j("b.json") + ": $.actions[0].name: expected string, got number",
 		}},
-		{Path: j("big.jsonl"), Errors: []string{j("big.jsonl") + ": file is 2048 bytes, over the 1024-byte limit"}},
+		// The limit is per line for JSON Lines, and an oversized line is
+		// an error even if blank: it is not read to find out.
+		{Path: j("big.jsonl"), Line: 1, Errors: []string{j("big.jsonl") + ":1: line is 2048 bytes, over the 1024-byte limit"}},
 		{Path: j("c.jsonl"), Line: 2, Errors: []string{j("c.jsonl") + ":2:2: invalid JSON: invalid character 'o' looking for beginning of object key string"}},
 		{Path: j("c.jsonl"), Line: 3, Errors: []string{j("c.jsonl") + `:3: $.id: duplicate trace id "a" (first in ` + j("a.json") + ")"}},
 		{Path: j("dirlink"), Errors: []string{j("dirlink") + ": symlink to a directory, not followed"}},
@@ -428,8 +433,226 @@ func TestLoadCancel(t *testing.T) {
 	}
 }
 
+// jsonlTrace is a small JSON Lines record with the id "L<n>", padded to
+// about size bytes.
+func jsonlTrace(n, size int) string {
+	rec := fmt.Sprintf(`{"id": "L%d", "actions": [{"kind": "tool_call", "name": "step", "parameters": {"pad": ""}}]}`, n)
+	return strings.Replace(rec, `"pad": ""`, `"pad": "`+strings.Repeat("p", max(0, size-len(rec)))+`"`, 1)
+}
+
+// TestLoadJSONLinesLimitPerLine checks that the size limit applies to each
+// line of a JSON Lines file, not to the file, both for a file one worker
+// reads and for one the feeder streams in chunks: a file far above the
+// limit loads, and an oversized line is an error at its line, after which
+// the next lines load.
+func TestLoadJSONLinesLimitPerLine(t *testing.T) {
+	const limit = 1024
+	for _, lines := range []int{50, 3 * chunkBytes / 200} {
+		t.Run(fmt.Sprint(lines, " lines"), func(t *testing.T) {
+			dir := t.TempDir()
+			var b strings.Builder
+			var want []string
+			for n := 1; n <= lines; n++ {
+				if n == 7 {
+					// Over the limit by its line ending only if it
+					// were counted; it is not.
+					b.WriteString(jsonlTrace(n, limit) + "\r\n")
+					want = append(want, fmt.Sprintf("L%d", n))
+					continue
+				}
+				if n == 20 {
+					b.WriteString(strings.Repeat("x", 5*limit) + "\r\n")
+					continue
+				}
+				b.WriteString(jsonlTrace(n, 200) + "\n")
+				want = append(want, fmt.Sprintf("L%d", n))
+			}
+			writeFile(t, filepath.Join(dir, "big.jsonl"), b.String())
+			if b.Len() < 10*limit {
+				t.Fatalf("file is %d bytes, not far over the limit", b.Len())
+			}
+
+			_, err := Load(context.Background(), dir, Options{MaxFileBytes: limit})
+			wantErr := filepath.Join(dir, "big.jsonl") + ":20: line is 5120 bytes, over the 1024-byte limit"
+			if err == nil || err.Error() != wantErr {
+				t.Fatalf("Load error = %v, want %s", err, wantErr)
+			}
+			res, err := Load(context.Background(), dir, Options{MaxFileBytes: limit, SkipInvalid: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tr := range res.Traces {
+				got = append(got, tr.ID)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("trace ids (-want +got):\n%s", diff)
+			}
+			wantSkipped := []Skipped{{Path: filepath.Join(dir, "big.jsonl"), Line: 20, Errors: []string{wantErr}}}
+			if diff := cmp.Diff(wantSkipped, res.Skipped); diff != "" {
+				t.Errorf("Skipped (-want +got):\n%s", diff)
+			}
+			if tr := res.Traces[6]; tr.Origin.Line != 7 || tr.SourceHash != trace.HashBytes([]byte(jsonlTrace(7, limit))) {
+				t.Errorf("line 7: origin %v, hash %s; want line 7 hashed without its line ending", tr.Origin, tr.SourceHash)
+			}
+		})
+	}
+}
+
+// TestLoadLargestLimit checks that the largest limit, which a caller may
+// use to mean none, does not overflow into refusing everything.
+func TestLoadLargestLimit(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"a.json":  fmt.Sprintf(okTrace, "a"),
+		"b.jsonl": fmt.Sprintf(okTrace, "b1") + "\n" + fmt.Sprintf(okTrace, "b2"),
+	})
+	res, err := Load(context.Background(), dir, Options{MaxFileBytes: math.MaxInt64})
+	if err != nil || len(res.Traces) != 3 {
+		t.Fatalf("Load with MaxFileBytes = MaxInt64: %v, want 3 traces", err)
+	}
+}
+
+// TestLoadJSONLinesOrder checks that the records of a JSON Lines file
+// decoded by many workers come back in file order, then line order, with
+// their line numbers and hashes, and that progress counts up to its total.
+func TestLoadJSONLinesOrder(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8)) // several workers even on one CPU
+	dir := t.TempDir()
+	type origin struct {
+		Source, Hash string
+	}
+	var want []origin
+	add := func(src, rec string) { want = append(want, origin{src, trace.HashBytes([]byte(rec))}) }
+
+	a := fmt.Sprintf(okTrace, "a")
+	writeFile(t, filepath.Join(dir, "a.json"), a)
+	add("a.json", a)
+	var b strings.Builder
+	for n := 1; n <= 20000; n++ {
+		rec := jsonlTrace(n, 60+n%200)
+		switch {
+		case n == 1:
+			rec = "\ufeff" + rec // a byte order mark: hashed, not parsed
+		case n%97 == 0:
+			b.WriteString(" \t\r\n") // blank: skipped, but counted
+			continue
+		}
+		b.WriteString(rec)
+		if n%3 == 0 {
+			b.WriteByte('\r')
+		}
+		b.WriteByte('\n')
+		add(fmt.Sprintf("m.jsonl:%d", n), rec)
+	}
+	writeFile(t, filepath.Join(dir, "m.jsonl"), b.String())
+	small := jsonlTrace(1, 10) + "\n" + jsonlTrace(2, 10)
+	small = strings.ReplaceAll(small, `"L`, `"s`)
+	writeFile(t, filepath.Join(dir, "n.jsonl"), small)
+	add("n.jsonl:1", strings.Split(small, "\n")[0])
+	add("n.jsonl:2", strings.Split(small, "\n")[1])
+	z := fmt.Sprintf(okTrace, "z")
+	writeFile(t, filepath.Join(dir, "z.json"), z)
+	add("z.json", z)
+
+	var progress [][2]int
+	res, err := Load(context.Background(), dir, Options{Progress: func(done, total int) {
+		progress = append(progress, [2]int{done, total})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []origin
+	for _, tr := range res.Traces {
+		got = append(got, origin{tr.Source, tr.SourceHash})
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("traces (-want +got):\n%s", diff)
+	}
+	// m.jsonl is some 3 MB: three or four units, the others one each.
+	total := 3 + int((int64(b.Len())+progressBytes-1)/progressBytes)
+	if len(progress) == 0 || progress[len(progress)-1] != [2]int{total, total} {
+		t.Fatalf("progress = %v, want it to end at %d of %d", progress, total, total)
+	}
+	for i, p := range progress {
+		if p[1] != total || i > 0 && p[0] <= progress[i-1][0] {
+			t.Fatalf("progress = %v, want a growing count out of %d", progress, total)
+		}
+	}
+}
+
+// TestLoadJSONLinesCancel checks that cancelling a load stops it in the
+// middle of a streamed JSON Lines file.
+func TestLoadJSONLinesCancel(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for n := 1; b.Len() < 6*progressBytes; n++ {
+		b.WriteString(jsonlTrace(n, 500) + "\n")
+	}
+	writeFile(t, filepath.Join(dir, "big.jsonl"), b.String())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var calls [][2]int
+	res, err := Load(ctx, dir, Options{Progress: func(done, total int) {
+		calls = append(calls, [2]int{done, total})
+		cancel()
+	}})
+	if !errors.Is(err, context.Canceled) || res != nil {
+		t.Errorf("Load cancelled midway = %v, %v; want nil, context.Canceled", res, err)
+	}
+	if len(calls) != 1 || calls[0][0] >= calls[0][1] {
+		t.Errorf("progress calls = %v, want one, before the end", calls)
+	}
+}
+
+// TestLoadSharesStrings checks that the strings that repeat between
+// traces are stored once: the named fields of every action, and the member
+// names and values of their generic values, point to the same bytes in
+// every trace that one worker decoded.
+func TestLoadSharesStrings(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one worker, one table
+	const doc = `{"id": %q, "actions": [{"kind": "tool_call", "name": "git.push", "parameters": {"remote": "origin"},
+		"capabilities": ["git.write"], "required_secrets": ["GIT_TOKEN"],
+		"side_effects": [{"kind": "git_ref", "target": "main", "capability": "git.write", "mutation": "update"}],
+		"approval": {"required": true, "boundary": "push"}, "cost": {"model": "m-large"}}]}`
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"a.json":  fmt.Sprintf(doc, "a"),
+		"b.json":  fmt.Sprintf(doc, "b"),
+		"c.jsonl": strings.ReplaceAll(fmt.Sprintf(doc, "c1"), "\n", "") + "\n" + strings.ReplaceAll(fmt.Sprintf(doc, "c2"), "\n", ""),
+	})
+	res, err := Load(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	strs := func(tr *trace.Trace) map[string]string {
+		a := tr.Actions[0]
+		se := a.SideEffects[0]
+		m := map[string]string{
+			"kind": string(a.Kind), "name": a.Name, "capability": a.Capabilities[0], "secret": a.RequiredSecrets[0],
+			"side effect kind": se.Kind, "target": se.Target, "side effect capability": se.Capability,
+			"mutation": se.Mutation, "boundary": a.Approval.Boundary, "model": a.Cost.Model,
+			"parameter value": a.Parameters["remote"].(string),
+		}
+		for k := range a.Parameters {
+			m["parameter name"] = k
+		}
+		return m
+	}
+	first := strs(res.Traces[0])
+	for _, tr := range res.Traces[1:] {
+		for field, s := range strs(tr) {
+			if unsafe.StringData(s) != unsafe.StringData(first[field]) {
+				t.Errorf("%s: %s %q is a copy, not shared with %s", tr.Source, field, s, res.Traces[0].Source)
+			}
+		}
+	}
+}
+
 // BenchmarkLoad loads a generated directory of 1000 traces of 50 actions
-// each (about 18 MB), split between .json files and .jsonl files.
+// each (about 18 MB), split between .json files and .jsonl files. Besides
+// time and allocations it reports the live heap per trace after a load.
 func BenchmarkLoad(b *testing.B) {
 	dir := b.TempDir()
 	var size int64
@@ -453,8 +676,10 @@ func BenchmarkLoad(b *testing.B) {
 	size += int64(jsonl.Len())
 	b.SetBytes(size)
 	b.ReportAllocs()
+	var res *Result
 	for b.Loop() {
-		res, err := Load(context.Background(), dir, Options{})
+		var err error
+		res, err = Load(context.Background(), dir, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -462,6 +687,44 @@ func BenchmarkLoad(b *testing.B) {
 			b.Fatalf("%d traces", len(res.Traces))
 		}
 	}
+	reportLive(b, res)
+}
+
+// reportLive reports the live heap after a load, per trace: what holding
+// a corpus costs, which bounds the corpus mining can take.
+func reportLive(b *testing.B, res *Result) {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	b.ReportMetric(float64(m.HeapAlloc)/float64(len(res.Traces)), "live-B/trace")
+	runtime.KeepAlive(res)
+}
+
+// BenchmarkLoadJSONLines loads one JSON Lines file of 1000 traces of 50
+// actions (about 18 MB), the layout of a corpus kept in one file, whose
+// records the feeder hands out in chunks to every worker.
+func BenchmarkLoadJSONLines(b *testing.B) {
+	dir := b.TempDir()
+	var jsonl strings.Builder
+	for i := range 1000 {
+		jsonl.WriteString(benchTrace(i))
+		jsonl.WriteByte('\n')
+	}
+	writeFile(b, filepath.Join(dir, "traces.jsonl"), jsonl.String())
+	b.SetBytes(int64(jsonl.Len()))
+	b.ReportAllocs()
+	var res *Result
+	for b.Loop() {
+		var err error
+		res, err = Load(context.Background(), dir, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Traces) != 1000 {
+			b.Fatalf("%d traces", len(res.Traces))
+		}
+	}
+	reportLive(b, res)
 }
 
 func benchTrace(i int) string {

@@ -1,66 +1,10 @@
 package trace
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
 	"path"
 	"strconv"
 	"strings"
 )
-
-// ParseJSON parses data as exactly one JSON value into the generic values
-// of encoding/json, with numbers kept as json.Number so that integers of
-// any size and the literal form of every number survive.
-//
-// A syntax error is an ErrorList with one entry at the line and byte
-// column of the offending byte: "a.json:14:7: invalid JSON: …". When line
-// is positive, data is taken to start on that line (a JSON Lines record),
-// otherwise on line 1. Text after the value other than white space is an
-// error too, since a file holds one document.
-func ParseJSON(data []byte, file string, line int) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		var syn *json.SyntaxError
-		switch {
-		case errors.As(err, &syn):
-			// Offset counts the bytes read including the offending one.
-			return nil, syntaxError(data, file, line, int(syn.Offset)-1, syn.Error())
-		case errors.Is(err, io.ErrUnexpectedEOF):
-			return nil, syntaxError(data, file, line, len(data), "unexpected end of input")
-		case errors.Is(err, io.EOF):
-			return nil, syntaxError(data, file, line, len(data), "empty document")
-		default:
-			return nil, syntaxError(data, file, line, len(data), err.Error())
-		}
-	}
-	rest := int(dec.InputOffset())
-	for rest < len(data) && isSpace(data[rest]) {
-		rest++
-	}
-	if rest < len(data) {
-		return nil, syntaxError(data, file, line, rest, "unexpected data after top-level value")
-	}
-	return v, nil
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// syntaxError positions msg at byte offset off of data. Columns count bytes,
-// as the Go toolchain's do, so that they are exact for any encoding.
-func syntaxError(data []byte, file string, line, off int, msg string) ErrorList {
-	off = max(0, min(off, len(data)))
-	if line <= 0 {
-		line = 1
-	}
-	before := data[:off]
-	line += bytes.Count(before, []byte{'\n'})
-	col := off - (bytes.LastIndexByte(before, '\n') + 1) + 1
-	return ErrorList{{File: file, Line: line, Col: col, Msg: "invalid JSON: " + msg}}
-}
 
 // Decode decodes one crystallization trace document. file and line say
 // where the document came from: they position errors and, when the document

@@ -22,4 +22,7 @@
 // stop at the first type error and report it without a usable path; the
 // generic value also lets the source package detect the document's format
 // once and hand the same value to the converter, instead of parsing twice.
+// The parsing is done by a Parser, which gives the values encoding/json
+// gives (and its errors) but stores the strings and numbers that repeat
+// between documents once, since a loaded corpus is mostly those.
 package trace

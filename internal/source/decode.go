@@ -1,0 +1,368 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// A load is a pipeline of three parts:
+//
+//   - the feeder goes through the files in path order and hands out jobs:
+//     a *.json file, or a JSON Lines file of at most chunkBytes, is one job
+//     that a worker reads and decodes whole; a larger JSON Lines file is
+//     read by the feeder itself, as a stream, and handed out as chunks of
+//     records (see lines.go), so that its records are decoded by all the
+//     workers and it is never in memory whole;
+//   - runtime.GOMAXPROCS workers decode jobs, each with its own
+//     trace.Parser, so that the strings that repeat between traces are
+//     stored once per worker rather than once per action, without a lock;
+//   - the collector, on the goroutine that called Load, files each result
+//     under its file and position in the file, and reports progress.
+//
+// Results arrive in any order; their positions put them back in file and
+// line order. The job channel is unbuffered, so the feeder reads ahead of
+// the workers by one chunk at most: the memory of a load is its traces,
+// plus a chunk per worker.
+
+// progressBytes is the progress unit of a streamed JSON Lines file.
+const progressBytes = 1 << 20
+
+// job is one piece of work for a worker.
+type job struct {
+	file  int   // index of the file in the load
+	seq   int   // position of the chunk in its file; 0 for a whole file
+	last  bool  // the file's last job
+	whole bool  // read and decode the whole file; chunk is unused
+	chunk chunk // records read by the feeder
+}
+
+// result is what a worker made of a job.
+type result struct {
+	file, seq int
+	last      bool
+	read      int64 // bytes of the file the job covered, for progress
+	entries   []entry
+}
+
+// decodeAll decodes files and returns the entries of files[i] at index i,
+// in line order, so that the output order does not depend on
+// scheduling. See the comment at the top of this file.
+//
+// Progress counts units: one for each *.json file and each JSON Lines
+// file of at most chunkBytes, and one per started progressBytes for a
+// larger JSON Lines file, whose units are counted as its bytes are decoded
+// (all but the last, which is counted when the file is done, so that done
+// reaches total exactly when the load ends). Progress is called each time
+// the count grows.
+func decodeAll(ctx context.Context, files []file, limit int64, progress func(done, total int)) ([][]entry, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	units := make([]int, len(files))
+	total, jobsAtLeast := 0, 0
+	for i, f := range files {
+		units[i] = 1
+		jobsAtLeast++
+		if streamed(f) {
+			units[i] = int((f.size + progressBytes - 1) / progressBytes)
+			jobsAtLeast += int(f.size/chunkBytes) - 1
+		}
+		total += units[i]
+	}
+
+	jobs := make(chan *job)
+	results := make(chan result)
+	var feeder, workers sync.WaitGroup
+	feeder.Go(func() {
+		defer close(jobs)
+		feed(ctx, files, limit, jobs)
+	})
+	for range min(runtime.GOMAXPROCS(0), jobsAtLeast) {
+		workers.Go(func() {
+			var p trace.Parser
+			for j := range jobs {
+				r := work(ctx, files[j.file], j, limit, &p)
+				select {
+				case results <- r:
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	go func() {
+		workers.Wait()
+		close(results)
+	}()
+
+	// state is the collector's view of one file.
+	type state struct {
+		chunks    [][]entry // results by position
+		got, want int       // results received; expected, once the last is in
+		read      int64     // bytes decoded
+		done      int       // progress units counted
+	}
+	states := make([]state, len(files))
+	done := 0
+collect:
+	for {
+		// Checked first, so that a Progress that cancels the load is
+		// not called again, whatever the select below would pick.
+		if ctx.Err() != nil {
+			break
+		}
+		select {
+		case r, ok := <-results:
+			if !ok {
+				break collect
+			}
+			st := &states[r.file]
+			for len(st.chunks) <= r.seq {
+				st.chunks = append(st.chunks, nil)
+			}
+			st.chunks[r.seq] = r.entries
+			st.got++
+			st.read += r.read
+			if r.last {
+				st.want = r.seq + 1
+			}
+			u := min(units[r.file]-1, int(st.read/progressBytes))
+			if st.got == st.want {
+				u = units[r.file]
+			}
+			if u > st.done {
+				done += u - st.done
+				st.done = u
+				if progress != nil {
+					progress(done, total)
+				}
+			}
+		case <-ctx.Done():
+			break collect
+		}
+	}
+	// Either every job is done or ctx is cancelled, and then the feeder
+	// and the workers stop at their next send or record. None may outlive
+	// the load.
+	feeder.Wait()
+	workers.Wait()
+	// A worker that saw the cancellation may have stopped mid-job after
+	// its result raced with ctx.Done; never return such results.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("loading traces: %w", err)
+	}
+	out := make([][]entry, len(files))
+	for i, st := range states {
+		if len(st.chunks) == 1 {
+			out[i] = st.chunks[0]
+			continue
+		}
+		for _, c := range st.chunks {
+			out[i] = append(out[i], c...)
+		}
+	}
+	return out, nil
+}
+
+// streamed reports whether f is a JSON Lines file large enough for the
+// feeder to stream it in chunks rather than hand it to one worker.
+func streamed(f file) bool { return f.lines && f.size > chunkBytes }
+
+// feed sends the jobs for files, in order, until they are all sent or ctx
+// is cancelled.
+func feed(ctx context.Context, files []file, limit int64, jobs chan<- *job) {
+	send := func(j *job) bool {
+		select {
+		case jobs <- j:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for i, f := range files {
+		if !streamed(f) {
+			if !send(&job{file: i, last: true, whole: true}) {
+				return
+			}
+			continue
+		}
+		if !stream(i, f, limit, send) {
+			return
+		}
+	}
+}
+
+// stream reads the JSON Lines file files[i] and sends its records in
+// chunks. It returns false if a send was refused.
+func stream(i int, f file, limit int64, send func(*job) bool) bool {
+	fh, _, err := openRegular(f.open)
+	if err != nil {
+		return send(&job{file: i, last: true, chunk: chunk{err: err}})
+	}
+	defer fh.Close()
+	lr := newLineReader(fh, limit, readBufferBytes)
+	for seq := 0; ; seq++ {
+		j := &job{file: i, seq: seq}
+		j.chunk.data = make([]byte, 0, chunkBytes+readBufferBytes)
+		j.last = !lr.fill(&j.chunk)
+		if !send(j) {
+			return false
+		}
+		if j.last {
+			return true
+		}
+	}
+}
+
+// work does one job.
+func work(ctx context.Context, f file, j *job, limit int64, p *trace.Parser) result {
+	r := result{file: j.file, seq: j.seq, last: j.last}
+	switch {
+	case j.whole && !f.lines:
+		r.entries = []entry{decodeJSONFile(f, limit, p)}
+	case j.whole:
+		r.entries, r.read = decodeLinesFile(ctx, f, limit, p)
+	default:
+		r.entries = decodeChunk(ctx, f, &j.chunk, limit, p)
+		r.read = j.chunk.read
+	}
+	return r
+}
+
+// decodeJSONFile reads and decodes a *.json file. A file it cannot read is
+// an entry at line 0 with the reason.
+func decodeJSONFile(f file, limit int64, p *trace.Parser) entry {
+	data, err := readLimited(f.open, limit)
+	if err != nil {
+		return fileError(f, 0, err)
+	}
+	return decodeOne(f, data, data, 0, p)
+}
+
+// decodeLinesFile reads and decodes a small JSON Lines file, and returns
+// its entries and the number of bytes read.
+func decodeLinesFile(ctx context.Context, f file, limit int64, p *trace.Parser) ([]entry, int64) {
+	fh, _, err := openRegular(f.open)
+	if err != nil {
+		return []entry{fileError(f, 0, err)}, 0
+	}
+	defer fh.Close()
+	// The file is small, but many small files make the buffers' size
+	// matter: size them to the file, within bounds.
+	lr := newLineReader(fh, limit, int(min(max(f.size+1, 512), readBufferBytes)))
+	var out []entry
+	for {
+		c := chunk{data: make([]byte, 0, f.size)}
+		more := lr.fill(&c)
+		out = append(out, decodeChunk(ctx, f, &c, limit, p)...)
+		if !more || ctx.Err() != nil {
+			return out, lr.read
+		}
+	}
+}
+
+// decodeChunk decodes the records of a chunk of f, in order. It stops
+// early, with an incomplete result, when ctx is cancelled; decodeAll then
+// discards everything.
+func decodeChunk(ctx context.Context, f file, c *chunk, limit int64, p *trace.Parser) []entry {
+	out := make([]entry, 0, len(c.recs)+1)
+	for _, r := range c.recs {
+		if ctx.Err() != nil {
+			return out
+		}
+		if r.size > limit {
+			out = append(out, fileError(f, r.line, fmt.Errorf("line is %d bytes, over the %d-byte limit", r.size, limit)))
+			continue
+		}
+		rec := c.data[r.start:r.end]
+		// Only the first line can carry a byte order mark, and it is
+		// not part of the record.
+		doc := rec
+		if r.line == 1 {
+			doc = bytes.TrimPrefix(rec, utf8BOM)
+		}
+		out = append(out, decodeOne(f, rec, doc, r.line, p))
+	}
+	if c.err != nil {
+		out = append(out, fileError(f, c.errLine, c.err))
+	}
+	return out
+}
+
+// fileError is the entry for a file or line that could not be read.
+func fileError(f file, line int, err error) entry {
+	return entry{line: line, errs: trace.ErrorList{{File: f.display, Line: line, Msg: err.Error()}}}
+}
+
+// decodeOne decodes one document and completes the trace; hashed is the
+// bytes the source hash covers.
+func decodeOne(f file, hashed, doc []byte, line int, p *trace.Parser) entry {
+	// Decode under the relative path, so an id derived from the file name
+	// does not depend on how the directory was named on the command line,
+	// then report errors under the name the user typed.
+	t, err := decodeDocument(p, doc, f.rel, line)
+	if err != nil {
+		var list trace.ErrorList
+		if !errors.As(err, &list) {
+			list = trace.ErrorList{{File: f.display, Line: line, Msg: err.Error()}}
+		}
+		for _, e := range list {
+			e.File = f.display
+		}
+		return entry{line: line, errs: list}
+	}
+	t.Origin = trace.Origin{Path: f.rel, Line: line}
+	t.Source = t.Origin.String()
+	t.SourceHash = trace.HashBytes(hashed)
+	trace.Normalize(t)
+	return entry{line: line, trace: t}
+}
+
+// openRegular opens the file at path for reading and checks that it is a
+// regular file. The errors are messages for the user about the file.
+func openRegular(path string) (*os.File, int64, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading file: %s", unwrapPathError(err))
+	}
+	info, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, 0, fmt.Errorf("reading file: %s", unwrapPathError(err))
+	}
+	if !info.Mode().IsRegular() {
+		fh.Close()
+		return nil, 0, errors.New("not a regular file")
+	}
+	return fh, info.Size(), nil
+}
+
+// readLimited reads the file at path if it is at most limit bytes. The
+// size is checked before reading, so an oversized file costs no memory,
+// and the read itself is bounded in case the file grows meanwhile.
+func readLimited(path string, limit int64) ([]byte, error) {
+	fh, size, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	if size > limit {
+		return nil, fmt.Errorf("file is %d bytes, over the %d-byte limit", size, limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading file: %s", unwrapPathError(err))
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("file is over the %d-byte limit", limit)
+	}
+	return data, nil
+}
