@@ -22,9 +22,15 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/source"
 )
 
-// defaultMemoryLimit is the soft heap limit a mining run sets when
-// GOMEMLIMIT is not set.
-const defaultMemoryLimit = 896 << 20
+// memoryLimit is the soft memory limit a mining run sets, when GOMEMLIMIT
+// is not set, for inputBytes of trace JSON. Decoded traces take about 2.5
+// times their JSON size; the limit leaves room for that plus the garbage of
+// decoding, and never goes below 896 MiB, where small corpora never reach
+// it. A limit below the live heap would make the collector run without
+// pause, so it grows with the input instead of being fixed.
+func memoryLimit(inputBytes int64) int64 {
+	return max(896<<20, 4*inputBytes)
+}
 
 // errNoCandidate is the failure of a mining run that found nothing safe to
 // propose. The report and a workflow that says so are still written.
@@ -141,13 +147,16 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 
 	// Mining holds every decoded trace in memory at once. Without a limit
 	// the collector lets the heap grow to twice the live set while
-	// decoding; a soft limit keeps a large corpus within memory at the
-	// cost of more frequent collections. GOMEMLIMIT, when set, wins.
+	// decoding; a soft limit keeps a corpus within memory at the cost of
+	// more frequent collections. GOMEMLIMIT, when set, wins.
+	found := func(int, int64) {}
 	if e.getenv("GOMEMLIMIT") == "" {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(defaultMemoryLimit))
+		old := debug.SetMemoryLimit(-1)
+		defer debug.SetMemoryLimit(old)
+		found = func(_ int, bytes int64) { debug.SetMemoryLimit(memoryLimit(bytes)) }
 	}
 	prog := newProgress(e, !f.asJSON, "reading traces")
-	res, err := source.Load(ctx, f.from, source.Options{SkipInvalid: f.skipInvalid, Progress: prog.update})
+	res, err := source.Load(ctx, f.from, source.Options{SkipInvalid: f.skipInvalid, Progress: prog.update, Found: found})
 	prog.done()
 	if err != nil {
 		return fmt.Errorf("reading traces from %s: %w", f.from, err)

@@ -42,6 +42,11 @@ type Options struct {
 	// from the goroutine that called Load, never concurrently, so it may
 	// draw on a terminal.
 	Progress func(done, total int)
+	// Found, if not nil, is called once the directory has been walked and
+	// before anything is decoded, with the number of trace files and
+	// their total size in bytes, so a caller can size its work (the
+	// command line sets its memory limit from it).
+	Found func(files int, bytes int64)
 }
 
 // Result is what Load found.
@@ -74,7 +79,7 @@ type file struct {
 	display string // filepath.Join(dir, rel): the name in messages
 	open    string // the path to read; for a symlink, its resolved target
 	lines   bool   // JSON Lines: one trace per non-blank line
-	size    int64  // for JSON Lines, the size when found, which decides how it is read
+	size    int64  // the size when found; for JSON Lines it decides how the file is read
 }
 
 // entry is the outcome for one document: a trace or its errors.
@@ -137,6 +142,13 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 	}
 	if len(files) == 0 && len(bad) == 0 {
 		return nil, fmt.Errorf("no *.json or *.jsonl trace files under %s", dir)
+	}
+	if opts.Found != nil {
+		var total int64
+		for _, f := range files {
+			total += f.size
+		}
+		opts.Found(len(files), total)
 	}
 	results, err := decodeAll(ctx, files, limit, opts.Progress)
 	if err != nil {
@@ -263,13 +275,11 @@ func find(dir string) ([]file, []*trace.Error, error) {
 		case !d.Type().IsRegular():
 			bad = append(bad, &trace.Error{File: display, Msg: "not a regular file"})
 		default:
-			if lines {
-				// An error here is met again, and reported, on
-				// reading; a size of 0 only means the file is
-				// read by one worker.
-				if info, err := d.Info(); err == nil {
-					f.size = info.Size()
-				}
+			// An error here is met again, and reported, on reading;
+			// a size of 0 only means a JSON Lines file is read by one
+			// worker and is not counted in Options.Found.
+			if info, err := d.Info(); err == nil {
+				f.size = info.Size()
 			}
 			files = append(files, f)
 		}

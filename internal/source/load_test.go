@@ -746,3 +746,38 @@ func benchTrace(i int) string {
 	b.WriteString(`], "replay_allowlist": [{"path": "/run_id", "reason": "run ids are allocated per execution"}], "replay_run": {"run_id": "r"}}`)
 	return b.String()
 }
+
+func TestLoadFound(t *testing.T) {
+	dir := t.TempDir()
+	docs := map[string]string{
+		"a.json":      `{"id": "a", "actions": []}`,
+		"sub/b.jsonl": `{"id": "b", "actions": []}` + "\n",
+		"notes.txt":   "not a trace",
+	}
+	var want int64
+	for name, body := range docs {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if name != "notes.txt" {
+			want += int64(len(body))
+		}
+	}
+	calls := 0
+	var gotFiles int
+	var gotBytes int64
+	_, err := Load(context.Background(), dir, Options{Found: func(files int, bytes int64) {
+		calls++
+		gotFiles, gotBytes = files, bytes
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || gotFiles != 2 || gotBytes != want {
+		t.Errorf("Found called %d times with (%d, %d), want once with (2, %d)", calls, gotFiles, gotBytes, want)
+	}
+}
