@@ -364,9 +364,10 @@ func allEqual(canon []string) bool {
 
 // canonical encodes a decoded JSON value so that equal values give equal
 // strings and different values different ones. Scalars, by far the most
-// common values, are tagged by type without going through encoding/json;
-// objects and arrays are encoded as JSON (object keys sorted, numbers as
-// written). The tags keep the encodings of different types apart.
+// common values, are a type tag and their text; objects and arrays are
+// written recursively with sorted keys and length prefixes, which keeps the
+// encoding injective without escaping and avoids encoding/json's
+// reflection on the hot path.
 func canonical(v any) string {
 	switch x := v.(type) {
 	case string:
@@ -381,13 +382,58 @@ func canonical(v any) string {
 	case nil:
 		return "z"
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		// Decoded JSON always re-encodes; a value that does not is
-		// distinct from every other.
-		return fmt.Sprintf("\x00%p", &v)
+	return string(appendCanonical(make([]byte, 0, 64), v))
+}
+
+func appendCanonical(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case string:
+		b = append(b, 's')
+		b = strconv.AppendInt(b, int64(len(x)), 10)
+		b = append(b, ':')
+		return append(b, x...)
+	case json.Number:
+		b = append(b, 'n')
+		b = strconv.AppendInt(b, int64(len(x)), 10)
+		b = append(b, ':')
+		return append(b, x...)
+	case bool:
+		if x {
+			return append(b, 't')
+		}
+		return append(b, 'f')
+	case nil:
+		return append(b, 'z')
+	case map[string]any:
+		b = append(b, '{')
+		b = strconv.AppendInt(b, int64(len(x)), 10)
+		b = append(b, ':')
+		for _, k := range sortedKeys(x) {
+			b = strconv.AppendInt(b, int64(len(k)), 10)
+			b = append(b, ':')
+			b = append(b, k...)
+			b = appendCanonical(b, x[k])
+		}
+		return b
+	case []any:
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(len(x)), 10)
+		b = append(b, ':')
+		for _, el := range x {
+			b = appendCanonical(b, el)
+		}
+		return b
 	}
-	return "j" + string(b)
+	// Values built in Go rather than decoded from JSON: fall back to
+	// their JSON encoding, tagged apart from everything above.
+	j, err := json.Marshal(v)
+	if err != nil {
+		j = fmt.Appendf(nil, "%T:%v", v, v)
+	}
+	b = append(b, 'j')
+	b = strconv.AppendInt(b, int64(len(j)), 10)
+	b = append(b, ':')
+	return append(b, j...)
 }
 
 func jsonType(v any) string {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -143,11 +145,20 @@ func Mine(ctx context.Context, traces []*trace.Trace, opts Options) (*candidate.
 	limit := opts.scanLimit()
 	rejectedOmitted := 0
 	names := map[string]bool{}
-	for n, r := range repeats {
+	// Repeats are taken in rank order, in batches built in parallel: the
+	// builds are independent and read the traces only. Whether a repeat
+	// is subsumed depends on the ones before it, so that is decided in
+	// order before a batch is built, and results are consumed in order,
+	// which keeps the report identical to a sequential scan. A batch may
+	// build a few candidates past the last one needed; they are dropped.
+	workers := max(1, runtime.GOMAXPROCS(0))
+	scanned := 0
+scan:
+	for scanned < len(repeats) {
 		if len(report.Candidates) >= maxSafe {
 			break
 		}
-		if n >= limit {
+		if scanned >= limit {
 			report.Warnings = append(report.Warnings, candidate.Problem{
 				Code: candidate.CodeScanLimit,
 				Message: fmt.Sprintf("stopped after building %d of %d repeated sequences without finding %d safe candidates; raise --max-candidates to look further",
@@ -155,33 +166,50 @@ func Mine(ctx context.Context, traces []*trace.Trace, opts Options) (*candidate.
 			})
 			break
 		}
-		if n%64 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var batch []builtRepeat
+		for scanned < len(repeats) && scanned < limit && len(batch) < 2*workers {
+			r := repeats[scanned]
+			scanned++
+			br := builtRepeat{symbols: idx.Symbols(r), examples: idx.Examples(r)}
+			if subsumed(built, br.symbols, br.examples) {
+				continue
 			}
+			built = append(built, br)
+			batch = append(batch, br)
 		}
 		if opts.Progress != nil {
-			opts.Progress(n+1, min(len(repeats), limit))
+			opts.Progress(scanned, min(len(repeats), limit))
 		}
-		examples := idx.Examples(r)
-		syms := idx.Symbols(r)
-		if subsumed(built, syms, examples) {
-			continue
+		results := make([]*candidate.Candidate, len(batch))
+		var wg sync.WaitGroup
+		for i := range batch {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = b.build(batch[i].examples, len(batch[i].symbols))
+			}()
 		}
-		built = append(built, builtRepeat{symbols: syms, examples: examples})
-		c := b.build(examples, len(syms))
-		report.Mining.CandidatesBuilt++
-		if c.Safe() {
+		wg.Wait()
+		for _, c := range results {
+			if len(report.Candidates) >= maxSafe {
+				break scan
+			}
+			report.Mining.CandidatesBuilt++
+			if c.Safe() {
+				c.Name = uniqueName(names, c.Name)
+				report.Candidates = append(report.Candidates, *c)
+				continue
+			}
+			if len(report.RejectedCandidates) >= maxSafe {
+				rejectedOmitted++
+				continue
+			}
 			c.Name = uniqueName(names, c.Name)
-			report.Candidates = append(report.Candidates, *c)
-			continue
+			report.RejectedCandidates = append(report.RejectedCandidates, *c)
 		}
-		if len(report.RejectedCandidates) >= maxSafe {
-			rejectedOmitted++
-			continue
-		}
-		c.Name = uniqueName(names, c.Name)
-		report.RejectedCandidates = append(report.RejectedCandidates, *c)
 	}
 	if rejectedOmitted > 0 {
 		report.Warnings = append(report.Warnings, candidate.Problem{

@@ -357,3 +357,21 @@ func TestCandidateIDMatchesDesignFormula(t *testing.T) {
 		t.Errorf("candidateID = %s, want %s", got, want)
 	}
 }
+
+func TestCanonicalDistinguishes(t *testing.T) {
+	values := []string{
+		`"1"`, `1`, `1.0`, `true`, `"t"`, `null`, `"z"`, `""`, `[]`, `{}`, `[""]`, `[[]]`,
+		`{"a":"b"}`, `{"a":"bc"}`, `{"ab":"c"}`, `["a","b"]`, `["ab"]`, `{"a":1,"b":2}`, `[{"a":1},{"b":2}]`,
+	}
+	seen := map[string]string{}
+	for _, v := range values {
+		c := canonical(decodeAny(v))
+		if prev, dup := seen[c]; dup {
+			t.Errorf("canonical(%s) = canonical(%s) = %q", v, prev, c)
+		}
+		seen[c] = v
+	}
+	if canonical(decodeAny(`{"b":2,"a":1}`)) != canonical(decodeAny(`{"a":1,"b":2}`)) {
+		t.Error("key order changes the canonical form")
+	}
+}
