@@ -29,6 +29,10 @@ func TestGoldenExamples(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
+	jsonCode, jsonOut, jsonErr := runCLI(t, "mine", "--from", examples, "--json", "--report", "report2.json")
+	if jsonCode != 0 {
+		t.Fatalf("--json: exit %d\nstderr: %s", jsonCode, jsonErr)
+	}
 	files := map[string]string{
 		"report.json":   "report.json",
 		"workflow.star": "workflow.star",
@@ -38,9 +42,12 @@ func TestGoldenExamples(t *testing.T) {
 	}
 	for name, produced := range files {
 		var got []byte
-		if produced == "" {
+		switch produced {
+		case "":
 			got = []byte(stdout)
-		} else {
+		case "-":
+			got = []byte(jsonOut)
+		default:
 			got, err = os.ReadFile(produced)
 			if err != nil {
 				t.Fatal(err)
