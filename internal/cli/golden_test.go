@@ -39,6 +39,7 @@ func TestGoldenExamples(t *testing.T) {
 		"bump.star":     "workflows/bump.star",
 		"triage.star":   "workflows/triage.star",
 		"summary.txt":   "",
+		"summary.json":  "-",
 	}
 	for name, produced := range files {
 		var got []byte
