@@ -161,7 +161,7 @@ scan:
 		if scanned >= limit {
 			report.Warnings = append(report.Warnings, candidate.Problem{
 				Code: candidate.CodeScanLimit,
-				Message: fmt.Sprintf("stopped after building %d of %d repeated sequences without finding %d safe candidates; raise --max-candidates to look further",
+				Message: fmt.Sprintf("looked at the %d highest-ranked of %d repeated sequences and found fewer than %d distinct safe candidates; the rest rank lower (raise --max-candidates to look further)",
 					limit, len(repeats), maxSafe),
 			})
 			break
@@ -273,28 +273,58 @@ type builtRepeat struct {
 	examples []Occurrence
 }
 
-// subsumed reports whether a higher-ranked candidate already covers the
-// same traces with a sequence that contains syms. Such a repeat is the
-// same procedure seen through a shorter window: it is occurrence-maximal
-// only because the shorter run also appears once more elsewhere in one of
-// the traces, and listing it would bury the real candidates.
+// subsumed reports whether a higher-ranked candidate already stands for
+// the repeat syms found in examples, in one of two ways:
+//
+//   - the candidate covers the same traces with a longer sequence that
+//     contains syms: the repeat is the same procedure seen through a
+//     shorter window, occurrence-maximal only because the shorter run also
+//     appears once more elsewhere in one of the traces;
+//   - syms contains the candidate's sequence plus incidental steps, in a
+//     subset of its traces that is less than a tenth of them: a procedure
+//     that happened to be preceded or followed by the same unrelated action
+//     a few times. On a large corpus these variants would otherwise fill
+//     the candidate list.
+//
+// Listing either would bury the real candidates.
 func subsumed(built []builtRepeat, syms []int32, examples []Occurrence) bool {
 	for _, b := range built {
-		if len(b.symbols) <= len(syms) || len(b.examples) != len(examples) {
-			continue
-		}
-		same := true
-		for i := range examples {
-			if examples[i].Seq != b.examples[i].Seq {
-				same = false
-				break
+		switch {
+		case len(b.symbols) > len(syms) && len(b.examples) == len(examples):
+			if sameTraces(b.examples, examples) && containsRun(b.symbols, syms) {
+				return true
 			}
-		}
-		if same && containsRun(b.symbols, syms) {
-			return true
+		case len(b.symbols) < len(syms) && 10*len(examples) < len(b.examples):
+			if subsetTraces(examples, b.examples) && containsRun(syms, b.symbols) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+func sameTraces(a, b []Occurrence) bool {
+	for i := range a {
+		if a[i].Seq != b[i].Seq {
+			return false
+		}
+	}
+	return true
+}
+
+// subsetTraces reports whether every trace of sub is a trace of super.
+// Both are sorted by Seq.
+func subsetTraces(sub, super []Occurrence) bool {
+	j := 0
+	for _, o := range sub {
+		for j < len(super) && super[j].Seq < o.Seq {
+			j++
+		}
+		if j == len(super) || super[j].Seq != o.Seq {
+			return false
+		}
+	}
+	return true
 }
 
 func containsRun(hay, needle []int32) bool {

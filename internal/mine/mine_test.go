@@ -375,3 +375,30 @@ func TestCanonicalDistinguishes(t *testing.T) {
 		t.Error("key order changes the canonical form")
 	}
 }
+
+func TestMineSkipsIncidentalVariants(t *testing.T) {
+	// P = a b c in 30 traces; in 2 of them it is followed by the same
+	// unrelated step z. "a b c z" is a maximal repeat, but a variant of P.
+	var traces []*trace.Trace
+	for i := range 30 {
+		id := fmt.Sprintf("t%02d", i)
+		acts := []trace.Action{
+			act(id+"-a", trace.KindToolCall, "a", ""), act(id+"-b", trace.KindToolCall, "b", ""),
+			act(id+"-c", trace.KindToolCall, "c", ""),
+		}
+		if i < 2 {
+			acts = append(acts, act(id+"-z", trace.KindToolCall, "z", ""))
+		} else {
+			acts = append(acts, noise(id+"-n"))
+		}
+		traces = append(traces, mk(id, acts...))
+	}
+	r := mustMine(t, traces, Options{})
+	if len(r.Candidates) != 1 || len(r.Candidates[0].Steps) != 3 {
+		var got []string
+		for _, c := range r.Candidates {
+			got = append(got, strings.Join(c.SequenceSignature, " "))
+		}
+		t.Errorf("candidates = %q, want only a b c", got)
+	}
+}
