@@ -23,6 +23,8 @@ var allowed = map[string][]string{
 	"internal/source":          {"internal/trace"},
 	"internal/mine":            {"internal/trace", "internal/candidate"},
 	"internal/codegen":         {"internal/trace", "internal/candidate"},
+	"internal/replay":          {"internal/trace", "internal/candidate"},
+	"internal/redact":          {},
 	"internal/tracetest":       {"internal/trace"},
 	"internal/tools/gencorpus": {"internal/trace", "internal/tracetest"},
 	"internal/cli":             {"*"},

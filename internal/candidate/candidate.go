@@ -72,6 +72,9 @@ type Candidate struct {
 	Savings           Savings            `json:"savings"`
 	Warnings          []Problem          `json:"warnings"`
 	RejectionReasons  []Problem          `json:"rejection_reasons"`
+	// Shadow is the comparison with the source examples and the held-out
+	// traces; nil until shadow replay has run.
+	Shadow *ShadowReport `json:"shadow,omitempty"`
 }
 
 // Safe reports whether the candidate has no rejection reasons.
@@ -88,6 +91,9 @@ type ConfidenceFactors struct {
 	// outputs have the same shape (members and types) in every example; 1
 	// when no step recorded an output.
 	OutputConsensus float64 `json:"output_consensus"`
+	// ShadowPassRate is the share of shadow-compared traces that passed,
+	// once shadow replay has run; confidence is multiplied by it.
+	ShadowPassRate *float64 `json:"shadow_pass_rate,omitempty"`
 }
 
 // ClusterKey groups candidates that are the same procedure: the goal, the

@@ -40,6 +40,9 @@ type Exclusion struct {
 	Code       string `json:"code"`
 	Message    string `json:"message"`
 	ActionID   string `json:"action_id,omitempty"`
+	// Role is "heldout" for a trace from --shadow-from; empty for a trace
+	// offered for mining.
+	Role string `json:"role,omitempty"`
 }
 
 // SkippedFile is an input that could not be read as a trace and was left

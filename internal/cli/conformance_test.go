@@ -183,3 +183,52 @@ func TestConformanceAllScenarios(t *testing.T) {
 		})
 	}
 }
+
+// TestConformanceShadowHeldout replays the release candidate against the
+// held-out trace that shares its stable receipt (pass), and against a copy
+// whose receipt hash drifted (fail, with the divergence path).
+func TestConformanceShadowHeldout(t *testing.T) {
+	dir := fixturesDir(t)
+	mined := filepath.Join(dir, "crystallize_v2_release/mine")
+	holdout := filepath.Join(dir, "crystallize_v2_release/holdout-pass")
+	code, r, stderr := mineReport(t, "--from", mined, "--shadow-from", holdout, "--min-examples", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	sel := r.Selected()
+	if sel == nil || sel.ID != "candidate_92144cef9e215de6" {
+		t.Fatalf("selected %v", r.SelectedCandidateID)
+	}
+	if sh := sel.Shadow; sh == nil || !sh.Pass || sh.ComparedTraces != 4 {
+		t.Fatalf("shadow = %+v, want 4 traces compared and passed", sh)
+	}
+	if sel.Confidence != 1 {
+		t.Errorf("confidence = %v, want 1 when every trace passes", sel.Confidence)
+	}
+
+	drift := t.TempDir()
+	b, err := os.ReadFile(filepath.Join(holdout, "release_3.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.ReplaceAll(b, []byte("receipt-stable-release-flow"), []byte("receipt-drifted"))
+	if err := os.WriteFile(filepath.Join(drift, "release_3.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, r, stderr = mineReport(t, "--from", mined, "--shadow-from", drift, "--min-examples", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	sel = r.Selected()
+	if sel == nil || sel.Shadow == nil || sel.Shadow.Pass {
+		t.Fatalf("drifted held-out trace: shadow = %+v, want a failure", sel.Shadow)
+	}
+	last := sel.Shadow.Traces[len(sel.Shadow.Traces)-1]
+	if last.Role != candidate.RoleHeldout || last.Status != candidate.StatusFail || last.ReplayOracle == nil ||
+		last.ReplayOracle.Divergence == nil || last.ReplayOracle.Divergence.Path != "/effect_receipts/0/sha256" {
+		t.Errorf("held-out result = %+v, want a receipt divergence at /effect_receipts/0/sha256", last)
+	}
+	if sel.Confidence >= 1 {
+		t.Errorf("confidence = %v, want it lowered by the failing held-out trace", sel.Confidence)
+	}
+}

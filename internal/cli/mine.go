@@ -19,7 +19,9 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/source"
+	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // memoryLimit is the soft memory limit a mining run sets, when GOMEMLIMIT
@@ -52,7 +54,7 @@ type mineFlags struct {
 
 func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.from, "from", "", "directory of traces to mine (*.json, *.jsonl; searched recursively)")
-	fs.StringArrayVar(&f.shadowFrom, "shadow-from", nil, "held-out trace directory for shadow replay (repeatable; not mined)")
+	fs.StringArrayVar(&f.shadowFrom, "shadow-from", nil, "held-out trace directory to shadow-replay every candidate against (repeatable; never mined)")
 	fs.StringVar(&f.out, "out", "", "write the selected workflow (Starlark) to this file")
 	fs.StringVar(&f.outDir, "out-dir", "", "write every safe candidate as <name>.star into this directory")
 	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
@@ -78,7 +80,16 @@ effects differ between examples and marks model-dependent steps as fuzzy
 segments that still need review.
 
 The best safe candidate is written as a Starlark workflow (--out); --out-dir
-writes every safe candidate. --report writes the full JSON report: every
+writes every safe candidate.
+
+Every candidate is then shadow-replayed, calling nothing: aligned with each
+of its source examples and with every held-out trace from --shadow-from
+(steps, side effects, approvals, expected outputs, and the effect receipts
+through the replay oracle). A held-out trace that does not contain the
+procedure is reported as unmatched; failures lower the confidence, and a
+candidate whose own examples fail is rejected.
+
+--report writes the full JSON report: every
 candidate and rejected candidate with its evidence, every excluded trace with
 its reason code, and every skipped file.
 
@@ -96,7 +107,9 @@ Set SOURCE_DATE_EPOCH to pin generated_at for reproducible output.
 --json prints a summary object on stdout:
   {"selected_candidate_id", "source_trace_count", "excluded_trace_count",
    "skipped_file_count", "candidates": [{"id", "name", "steps", "support",
-   "confidence", "parameters", "fuzzy_steps"}], "rejected_candidates":
+   "confidence", "parameters", "fuzzy_steps", "shadow": {"pass", "compared",
+   "source_passed", "heldout_passed", "heldout_failed", "heldout_unmatched"}}],
+   "rejected_candidates":
    [{"id", "name", "codes"}], "excluded_traces": [{"trace_id", "code"}],
    "warnings": [{"code", "message"}], "outputs": {"workflow", "report",
    "workflows"}}`,
@@ -174,6 +187,13 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 	for _, s := range res.Skipped {
 		report.SkippedFiles = append(report.SkippedFiles, candidate.SkippedFile{Path: s.Path, Line: s.Line, Errors: s.Errors})
 	}
+	heldout, err := loadHeldout(ctx, f, report)
+	if err != nil {
+		return err
+	}
+	// Shadow replay: every candidate against the traces it was mined from
+	// and the held-out traces, calling nothing.
+	replay.Apply(report, res.Traces, heldout)
 	report.ShadowSources = append(report.ShadowSources, f.shadowFrom...)
 	report.WorkflowPath = filepath.ToSlash(f.out)
 
@@ -237,6 +257,32 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 	return nil
 }
 
+// loadHeldout reads every --shadow-from directory. Held-out traces are
+// never mined; the ones mining would exclude are left out of the
+// comparison too and listed in the report with role "heldout".
+func loadHeldout(ctx context.Context, f *mineFlags, report *candidate.Report) ([]*trace.Trace, error) {
+	var out []*trace.Trace
+	for _, dir := range f.shadowFrom {
+		res, err := source.Load(ctx, dir, source.Options{SkipInvalid: f.skipInvalid})
+		if err != nil {
+			return nil, fmt.Errorf("reading held-out traces from %s: %w", dir, err)
+		}
+		for _, s := range res.Skipped {
+			report.SkippedFiles = append(report.SkippedFiles, candidate.SkippedFile{Path: s.Path, Line: s.Line, Errors: s.Errors})
+		}
+		for _, t := range res.Traces {
+			if ex, ok := mine.Excluded(t); ok {
+				ex.Role = candidate.RoleHeldout
+				report.ExcludedTraces = append(report.ExcludedTraces, ex)
+				report.ExcludedTraceCount++
+				continue
+			}
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
 // generatedAt is the report timestamp: SOURCE_DATE_EPOCH when set (the
 // reproducible-builds convention), else the current time, in UTC.
 func generatedAt(getenv func(string) string) (string, error) {
@@ -292,6 +338,9 @@ func writeSummary(w io.Writer, r *candidate.Report, f *mineFlags, written []stri
 		for _, b := range c.Bindings {
 			fmt.Fprintf(w, "      data flow: step %d %s ← step %d %s %s\n", b.Step, strings.TrimPrefix(b.Path, "parameters."), b.FromStep, b.FromField, b.FromPath)
 		}
+		if sh := c.Shadow; sh != nil {
+			fmt.Fprintf(w, "      shadow: %s\n", shadowSummary(sh))
+		}
 		fmt.Fprintf(w, "      saves per run: %.1f model calls, %.0f tokens, $%.4f; still needs %.1f model calls\n",
 			c.Savings.PerRun.ModelCallsAvoided, c.Savings.PerRun.InputTokensAvoided+c.Savings.PerRun.OutputTokensAvoided,
 			c.Savings.PerRun.EstimatedCostUSDAvoided, c.Savings.PerRun.RemainingModelCalls)
@@ -319,6 +368,47 @@ func writeSummary(w io.Writer, r *candidate.Report, f *mineFlags, written []stri
 	if len(outs) > 0 {
 		fmt.Fprintf(w, "Wrote: %s\n", strings.Join(outs, ", "))
 	}
+}
+
+// shadowSummary says in one line how the candidate fared against its
+// source examples and the held-out traces.
+func shadowSummary(sh *candidate.ShadowReport) string {
+	var srcPass, src, hoPass, ho, unmatched int
+	for _, t := range sh.Traces {
+		switch {
+		case t.Role == candidate.RoleSource:
+			src++
+			if t.Status == candidate.StatusPass {
+				srcPass++
+			}
+		case t.Status == candidate.StatusUnmatched:
+			unmatched++
+		default:
+			ho++
+			if t.Status == candidate.StatusPass {
+				hoPass++
+			}
+		}
+	}
+	s := fmt.Sprintf("%d/%d source examples replay", srcPass, src)
+	switch {
+	case ho == 0 && unmatched == 0:
+		s += "; no held-out trace (pass --shadow-from)"
+	default:
+		s += fmt.Sprintf(", %d/%d held-out traces pass", hoPass, ho)
+		if unmatched > 0 {
+			s += fmt.Sprintf(", %d held-out traces do not contain it", unmatched)
+		}
+	}
+	for _, t := range sh.Traces {
+		if t.Status == candidate.StatusFail {
+			for _, d := range t.Details {
+				s += fmt.Sprintf("; %s %s: %s", t.TraceID, d.Code, d.Message)
+				break
+			}
+		}
+	}
+	return s
 }
 
 func countFuzzy(c *candidate.Candidate) int {
@@ -365,13 +455,44 @@ type mineSummary struct {
 }
 
 type summaryCandidate struct {
-	ID         string   `json:"id"`
-	Name       string   `json:"name"`
-	Steps      int      `json:"steps"`
-	Support    int      `json:"support"`
-	Confidence float64  `json:"confidence"`
-	Parameters []string `json:"parameters"`
-	FuzzySteps int      `json:"fuzzy_steps"`
+	ID         string         `json:"id"`
+	Name       string         `json:"name"`
+	Steps      int            `json:"steps"`
+	Support    int            `json:"support"`
+	Confidence float64        `json:"confidence"`
+	Parameters []string       `json:"parameters"`
+	FuzzySteps int            `json:"fuzzy_steps"`
+	Shadow     *summaryShadow `json:"shadow,omitempty"`
+}
+
+type summaryShadow struct {
+	Pass             bool `json:"pass"`
+	Compared         int  `json:"compared"`
+	SourcePassed     int  `json:"source_passed"`
+	HeldoutPassed    int  `json:"heldout_passed"`
+	HeldoutFailed    int  `json:"heldout_failed"`
+	HeldoutUnmatched int  `json:"heldout_unmatched"`
+}
+
+func newSummaryShadow(sh *candidate.ShadowReport) *summaryShadow {
+	if sh == nil {
+		return nil
+	}
+	out := &summaryShadow{Pass: sh.Pass, Compared: sh.ComparedTraces}
+	for _, t := range sh.Traces {
+		switch {
+		case t.Role == candidate.RoleSource && t.Status == candidate.StatusPass:
+			out.SourcePassed++
+		case t.Role == candidate.RoleSource:
+		case t.Status == candidate.StatusPass:
+			out.HeldoutPassed++
+		case t.Status == candidate.StatusUnmatched:
+			out.HeldoutUnmatched++
+		default:
+			out.HeldoutFailed++
+		}
+	}
+	return out
 }
 
 type summaryRejected struct {
@@ -417,6 +538,7 @@ func writeSummaryJSON(w io.Writer, r *candidate.Report, f *mineFlags, written []
 		s.Candidates = append(s.Candidates, summaryCandidate{
 			ID: c.ID, Name: c.Name, Steps: len(c.Steps), Support: c.Support,
 			Confidence: c.Confidence, Parameters: params, FuzzySteps: countFuzzy(c),
+			Shadow: newSummaryShadow(c.Shadow),
 		})
 	}
 	for i := range r.RejectedCandidates {

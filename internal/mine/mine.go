@@ -86,7 +86,7 @@ func Mine(ctx context.Context, traces []*trace.Trace, opts Options) (*candidate.
 
 	eligible := make([]*trace.Trace, 0, len(traces))
 	for _, t := range traces {
-		if ex, ok := exclusion(t); ok {
+		if ex, ok := Excluded(t); ok {
 			report.ExcludedTraces = append(report.ExcludedTraces, ex)
 			continue
 		}
@@ -340,8 +340,10 @@ outer:
 	return false
 }
 
-// exclusion says why a trace must not be mined from, if it must not.
-func exclusion(t *trace.Trace) (candidate.Exclusion, bool) {
+// Excluded says why a trace must not be mined from, or used as held-out
+// evidence, if it must not: an unresolved policy violation, or an action
+// with side effects that is fuzzy or nondeterministic.
+func Excluded(t *trace.Trace) (candidate.Exclusion, bool) {
 	ex := candidate.Exclusion{TraceID: t.ID, Source: t.Source, SourceHash: t.SourceHash}
 	if actionID, ok := t.PolicyViolation(); ok {
 		ex.Code = candidate.CodeUnresolvedPolicyViolation

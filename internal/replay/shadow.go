@@ -1,0 +1,467 @@
+package replay
+
+import (
+	"cmp"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// MatchThreshold is the share of candidate steps that must be synchronous
+// moves of a trace's best alignment for the trace to contain the
+// procedure at all: at least half. Below it a held-out trace is unmatched
+// (some other procedure, reported but not compared) and a source example
+// fails. Half keeps a held-out run that skipped or added a step or two in
+// the comparison, where it fails with the moves that differ, instead of
+// hiding it as "not this procedure".
+const MatchThreshold = 0.5
+
+// Shadow compares candidate c, without running anything, with its source
+// examples and with held-out traces, and reports pass or fail per trace.
+//
+// Source traces are the ones c was mined from: each of c.Examples is
+// looked up among sources by trace id and source hash (other source traces
+// are not examples of c and are ignored; an example missing from sources
+// fails with code example_missing). Every held-out trace is compared.
+//
+// Each trace is aligned with the candidate (see the comment at the top of
+// align.go for the alignment and its fitness). A trace whose best
+// alignment pairs fewer than MatchThreshold of the steps is unmatched
+// when held out and failed when a source. A trace with fitness 1 is then
+// compared step by step with the candidate: side effects, approval
+// boundaries and, where the step has an expected output, the action's
+// output. When the trace has a replay_run or the candidate expects
+// receipts, the replay oracle compares the trace's replay run with a copy
+// of it carrying the candidate's expected receipts (see Oracle). A trace
+// passes when its fitness is 1, no comparison found a difference and the
+// oracle passed.
+//
+// Shadow neither modifies c and the traces nor keeps references to them
+// beyond the report, which shares strings and JSON values with them. It
+// spreads the traces over all cores; the report does not depend on how.
+func Shadow(c *candidate.Candidate, sources, heldout []*trace.Trace) *candidate.ShadowReport {
+	rep := &candidate.ShadowReport{Failures: []candidate.Problem{}, Traces: []candidate.ShadowTrace{}}
+	if c == nil {
+		return rep
+	}
+	jobs := make([]job, 0, len(c.Examples)+len(heldout))
+	for i := range c.Examples {
+		ex := &c.Examples[i]
+		jobs = append(jobs, job{t: findExample(sources, ex), role: candidate.RoleSource, example: ex})
+	}
+	for _, t := range heldout {
+		if t != nil {
+			jobs = append(jobs, job{t: t, role: candidate.RoleHeldout})
+		}
+	}
+	rep.Traces = make([]candidate.ShadowTrace, len(jobs))
+	p := newPlan(c)
+	run(len(jobs), func(al *aligner, i int) { rep.Traces[i] = p.compare(al, jobs[i]) }, p)
+
+	for _, st := range rep.Traces {
+		switch st.Status {
+		case candidate.StatusPass:
+			rep.ComparedTraces++
+		case candidate.StatusFail:
+			rep.ComparedTraces++
+			rep.Failures = append(rep.Failures, candidate.Problem{
+				Code:    candidate.CodeShadowFailed,
+				Message: fmt.Sprintf("%s trace %s failed shadow comparison: %s", st.Role, st.TraceID, summary(st.Details)),
+				Step:    st.FirstDivergentStep,
+				TraceID: st.TraceID,
+			})
+		case candidate.StatusUnmatched:
+			rep.Failures = append(rep.Failures, candidate.Problem{
+				Code:    candidate.CodeHeldoutUnmatched,
+				Message: fmt.Sprintf("held-out trace %s does not contain the procedure (fitness %.3f)", st.TraceID, st.Fitness),
+				TraceID: st.TraceID,
+			})
+		}
+	}
+	// An empty comparison proves nothing, so it does not pass.
+	rep.Pass = rep.ComparedTraces > 0 && rep.ComparedTraces == countStatus(rep.Traces, candidate.StatusPass)
+	return rep
+}
+
+// job is one trace to compare; t is nil for an example whose trace is
+// missing.
+type job struct {
+	t       *trace.Trace
+	role    string
+	example *candidate.Example
+}
+
+func findExample(sources []*trace.Trace, ex *candidate.Example) *trace.Trace {
+	for _, t := range sources {
+		if t != nil && t.ID == ex.TraceID && t.SourceHash == ex.SourceHash {
+			return t
+		}
+	}
+	return nil
+}
+
+func countStatus(ts []candidate.ShadowTrace, status string) int {
+	n := 0
+	for _, t := range ts {
+		if t.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+// summary lists the codes of a trace's details for a failure message.
+func summary(details []candidate.Problem) string {
+	var codes []string
+	for _, d := range details {
+		if !slices.Contains(codes, d.Code) {
+			codes = append(codes, d.Code)
+		}
+	}
+	return strings.Join(codes, ", ")
+}
+
+// chunk is how many traces a worker takes at a time: large enough that
+// the shared counter is not contended, small enough to balance the load.
+const chunk = 64
+
+// run calls f for 0..n-1 on all cores, each worker with its own aligner.
+// Results go to index i of a slice the caller owns, so the output order
+// is the input order.
+func run(n int, f func(al *aligner, i int), p *plan) {
+	workers := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
+	if workers <= 1 {
+		al := p.newAligner()
+		for i := range n {
+			f(al, i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			al := p.newAligner()
+			for {
+				start := int(next.Add(chunk)) - chunk
+				if start >= n {
+					return
+				}
+				for i := start; i < min(start+chunk, n); i++ {
+					f(al, i)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// plan is what Shadow precomputes from the candidate once, for every
+// trace: signature ids and each step's expectations in comparable form.
+type plan struct {
+	c       *candidate.Candidate
+	ix      *sigIndex
+	effects [][]effect // per step, sorted
+}
+
+// effect is a side effect reduced to what shadow compares. param is the
+// parameter whose value the target must equal, for a candidate side effect
+// whose target varied across the examples ("{version}" with metadata
+// target_parameter = "version").
+type effect struct {
+	kind, target, capability, mutation string
+	param                              string
+}
+
+func (e effect) String() string {
+	s := e.kind + " " + e.target
+	if e.capability != "" {
+		s += " (" + e.capability + ")"
+	}
+	if e.mutation != "" {
+		s += " " + e.mutation
+	}
+	return s
+}
+
+func compareEffects(a, b effect) int {
+	return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.target, b.target),
+		cmp.Compare(a.capability, b.capability), cmp.Compare(a.mutation, b.mutation))
+}
+
+func newPlan(c *candidate.Candidate) *plan {
+	p := &plan{c: c, ix: newSigIndex(c), effects: make([][]effect, len(c.Steps))}
+	for i, s := range c.Steps {
+		for _, se := range s.SideEffects {
+			e := effect{kind: se.Kind, target: se.Target, capability: se.Capability, mutation: se.Mutation}
+			if key, ok := se.Metadata["target_parameter"].(string); ok && se.Target == "{"+key+"}" {
+				e.param = key
+			}
+			p.effects[i] = append(p.effects[i], e)
+		}
+	}
+	return p
+}
+
+func (p *plan) newAligner() *aligner { return &aligner{ix: p.ix} }
+
+// compare builds the ShadowTrace of one job.
+func (p *plan) compare(al *aligner, j job) candidate.ShadowTrace {
+	c := p.c
+	m := len(c.SequenceSignature)
+	st := candidate.ShadowTrace{Role: j.role, Alignment: []candidate.Move{}, Details: []candidate.Problem{}}
+	if j.t == nil {
+		st.TraceID, st.SourceHash = j.example.TraceID, j.example.SourceHash
+		st.Status = candidate.StatusFail
+		st.Details = append(st.Details, candidate.Problem{
+			Code:    candidate.CodeExampleMissing,
+			Message: fmt.Sprintf("example trace %s (%s) is not among the source traces", j.example.TraceID, j.example.SourceHash),
+			TraceID: j.example.TraceID,
+		})
+		return st
+	}
+	t := j.t
+	st.TraceID, st.SourceHash = t.ID, t.SourceHash
+
+	al.intern(t)
+	var res alignment
+	pinned := false
+	if j.example != nil {
+		res, pinned = al.pinned(t, j.example.StartIndex)
+	}
+	if !pinned {
+		res = al.align(t)
+	}
+	st.Alignment = res.moves
+	st.Fitness = res.fitness(m)
+
+	if m == 0 || float64(res.sync) < MatchThreshold*float64(m) {
+		msg := fmt.Sprintf("trace pairs %d of %d candidate steps; at least half must be paired for the trace to contain the procedure", res.sync, m)
+		if m == 0 {
+			msg = "candidate has no steps"
+		}
+		st.Details = append(st.Details, candidate.Problem{Code: candidate.CodeUnmatched, Message: msg})
+		st.FirstDivergentStep = firstDivergent(res.moves, st.Details)
+		if j.role == candidate.RoleHeldout {
+			st.Status = candidate.StatusUnmatched
+			return st
+		}
+		st.Status = candidate.StatusFail
+		p.oracle(&st, t)
+		return st
+	}
+
+	if res.log+res.model > 0 {
+		st.Details = append(st.Details, mismatches(t, res.moves)...)
+	} else {
+		for _, mv := range res.moves {
+			st.Details = append(st.Details, p.compareStep(al, mv.Step, mv.ActionIndex, &t.Actions[mv.ActionIndex])...)
+		}
+	}
+	p.oracle(&st, t)
+	st.FirstDivergentStep = firstDivergent(res.moves, st.Details)
+	st.Status = candidate.StatusFail
+	if res.log+res.model == 0 && len(st.Details) == 0 && (st.ReplayOracle == nil || st.ReplayOracle.Passed) {
+		st.Status = candidate.StatusPass
+	}
+	return st
+}
+
+// mismatches describes every non-synchronous move. A log move is charged
+// to the step that follows it: that is where the trace left the candidate's
+// sequence.
+func mismatches(t *trace.Trace, moves []candidate.Move) []candidate.Problem {
+	var out []candidate.Problem
+	for k, mv := range moves {
+		switch mv.Kind {
+		case candidate.MoveModel:
+			out = append(out, candidate.Problem{
+				Code:    candidate.CodeSignatureMismatch,
+				Message: fmt.Sprintf("step %d %s is missing from the trace", mv.Step, mv.Signature),
+				Step:    mv.Step,
+			})
+		case candidate.MoveLog:
+			out = append(out, candidate.Problem{
+				Code:    candidate.CodeSignatureMismatch,
+				Message: fmt.Sprintf("action %d (%s) %s is not a step of the candidate", mv.ActionIndex, t.Actions[mv.ActionIndex].ID, mv.Signature),
+				Step:    nextStep(moves, k),
+				Path:    fmt.Sprintf("$.actions[%d]", mv.ActionIndex),
+			})
+		}
+	}
+	return out
+}
+
+// nextStep returns the step of the first move after k that has one.
+func nextStep(moves []candidate.Move, k int) int {
+	for _, mv := range moves[k+1:] {
+		if mv.Step > 0 {
+			return mv.Step
+		}
+	}
+	return 0
+}
+
+// firstDivergent returns the first candidate step with a non-synchronous
+// move or a detail, or 0.
+func firstDivergent(moves []candidate.Move, details []candidate.Problem) int {
+	first := 0
+	note := func(step int) {
+		if step > 0 && (first == 0 || step < first) {
+			first = step
+		}
+	}
+	for k, mv := range moves {
+		switch mv.Kind {
+		case candidate.MoveModel:
+			note(mv.Step)
+		case candidate.MoveLog:
+			note(nextStep(moves, k))
+		}
+	}
+	for _, d := range details {
+		note(d.Step)
+	}
+	return first
+}
+
+// compareStep compares candidate step (1-based) with the action aligned to
+// it, action index in the trace.
+func (p *plan) compareStep(al *aligner, step, index int, a *trace.Action) []candidate.Problem {
+	if step > len(p.c.Steps) {
+		return nil // a candidate without step details: signatures only
+	}
+	s := &p.c.Steps[step-1]
+	var out []candidate.Problem
+	path := func() string { return fmt.Sprintf("$.actions[%d]", index) }
+	if d := p.compareEffects(al, step, a); d != "" {
+		out = append(out, candidate.Problem{Code: candidate.CodeSideEffectsDiffer, Message: d, Step: step, Path: path()})
+	}
+	want := s.Approval != nil && s.Approval.Required
+	got := (a.Approval != nil && a.Approval.Required) || (a.Approval == nil && a.Kind == trace.KindHumanApproval)
+	if want != got {
+		out = append(out, candidate.Problem{
+			Code:    candidate.CodeApprovalDiffers,
+			Message: fmt.Sprintf("step %d %s: candidate %s approval, action %s %s", step, s.Name, requires(want), a.ID, requires(got)),
+			Step:    step,
+			Path:    path(),
+		})
+	}
+	// An action that recorded no output is no evidence either way: many
+	// traces do not record outputs at all.
+	if s.ExpectedOutput != nil {
+		got := a.ObservedOutput
+		if got == nil {
+			got = a.Output
+		}
+		if got != nil && !equal(s.ExpectedOutput, got) {
+			out = append(out, candidate.Problem{
+				Code:    candidate.CodeOutputDiffers,
+				Message: fmt.Sprintf("step %d %s: action %s produced another output than the candidate expects", step, s.Name, a.ID),
+				Step:    step,
+				Path:    path(),
+			})
+		}
+	}
+	return out
+}
+
+func requires(b bool) string {
+	if b {
+		return "requires"
+	}
+	return "does not require"
+}
+
+// compareEffects returns a description of how the action's side effects
+// differ from the step's, or "". Both sides are compared as sorted lists
+// of (kind, target, capability, mutation); a templated candidate target
+// takes the action's value of its parameter first. The lists are built in
+// the worker's scratch space, so a step that matches allocates nothing.
+func (p *plan) compareEffects(al *aligner, step int, a *trace.Action) string {
+	want := p.effects[step-1]
+	if len(want) == 0 && len(a.SideEffects) == 0 {
+		return ""
+	}
+	resolved := al.want[:0]
+	for _, e := range want {
+		if e.param != "" {
+			if v, ok := a.Parameters[e.param].(string); ok {
+				e.target = v
+			}
+		}
+		resolved = append(resolved, e)
+	}
+	got := al.got[:0]
+	for _, se := range a.SideEffects {
+		got = append(got, effect{kind: se.Kind, target: se.Target, capability: se.Capability, mutation: se.Mutation})
+	}
+	al.want, al.got = resolved, got
+	slices.SortFunc(resolved, compareEffects)
+	slices.SortFunc(got, compareEffects)
+	if slices.EqualFunc(resolved, got, func(x, y effect) bool { return compareEffects(x, y) == 0 }) {
+		return ""
+	}
+	return fmt.Sprintf("step %d %s: candidate declares side effects %s, action %s requested %s",
+		step, p.c.Steps[step-1].Name, describe(resolved), a.ID, describe(got))
+}
+
+func describe(es []effect) string {
+	if len(es) == 0 {
+		return "[]"
+	}
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.String()
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// oracle runs the replay oracle for a trace when there is something to
+// compare: a replay run in the trace or receipts the candidate expects.
+func (p *plan) oracle(st *candidate.ShadowTrace, t *trace.Trace) {
+	if t.ReplayRun == nil && len(p.c.ExpectedReceipts) == 0 {
+		return
+	}
+	// The second run is a shallow copy: only top-level members are
+	// replaced, so the trace's own values are shared and never written.
+	second := make(map[string]any, len(t.ReplayRun)+2)
+	for k, v := range t.ReplayRun {
+		second[k] = v
+	}
+	second["run_id"] = "shadow_" + p.c.ID + "_" + t.ID
+	receipts := p.c.ExpectedReceipts
+	if receipts == nil {
+		receipts = []any{}
+	}
+	second["effect_receipts"] = receipts
+	first := t.ReplayRun
+	if first == nil {
+		first = map[string]any{}
+	}
+	rep := Oracle(first, second, t.ReplayAllowlist)
+	rep.Name = "shadow " + p.c.ID + " " + t.ID
+	st.ReplayOracle = &rep
+	firstReceipts, _ := first["effect_receipts"].([]any)
+	st.ComparedReceipts = max(len(firstReceipts), len(receipts))
+	if d := rep.Divergence; d != nil {
+		st.Details = append(st.Details, candidate.Problem{
+			Code:    candidate.CodeReceiptDrift,
+			Message: fmt.Sprintf("replay run diverges from the candidate's expected receipts at %s: %s", displayPath(d.Path), d.Message),
+			Path:    d.Path,
+		})
+	}
+}
+
+func displayPath(p string) string {
+	if p == "" {
+		return "the run root"
+	}
+	return p
+}
