@@ -3,6 +3,7 @@ module github.com/crystallize-dev/crystallize
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.5.0
 	github.com/google/go-cmp v0.7.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3

@@ -1,5 +1,7 @@
-// Package codegen turns a workflow candidate into the Starlark source of a
-// reviewable, runnable workflow (workflow.star).
+// Package codegen turns a workflow candidate into the artifacts a reviewer
+// reads: the Starlark source of a reviewable, runnable workflow
+// (workflow.star), an Agent Skills SKILL.md with its replay-gate receipt
+// (gate.json), and an eval-pack v1 manifest (TOML).
 //
 // A generated file holds a header of comments (provenance, capabilities,
 // secrets, confidence, findings) and exactly one function whose first
@@ -9,7 +11,7 @@
 // segments, ctx.approve for approval boundaries, and ctx.secret for
 // credentials, which are never literals.
 //
-// The invariant is that every file this package writes passes Check: it
+// The invariant is that every workflow this package writes passes Check: it
 // parses, every name resolves against Predeclared and the Starlark
 // universe, and it defines the one function the runtime calls. Text that
 // came from traces (names, keys, string values, messages) is untrusted:
@@ -17,5 +19,6 @@
 // candidate.Identifier, keys that are not identifiers are passed as
 // **{"key": …}, and comments are reduced to one printable line, so no
 // input can break out of a literal or a comment. Output is deterministic:
-// the same candidate and options give the same bytes.
+// the same candidate and options give the same bytes. Every SKILL.md it
+// writes passes CheckSkill, and every eval pack parses with ParseEvalPack.
 package codegen

@@ -1,0 +1,1512 @@
+package codegen
+
+// This file projects a candidate into a skill for agents: a SKILL.md in the
+// open Agent Skills format (agentskills.io) and the replay-gate receipt,
+// gate.json, that says whether the skill may ship. It also holds CheckSkill,
+// the validator for both.
+//
+// The frontmatter is YAML. The module does not depend on a YAML library,
+// so this file writes the small part of YAML a SKILL.md needs itself (a
+// block mapping of double-quoted strings, one level of nesting for
+// metadata) and reads back the subset hand-written skills use in practice
+// (see parseFrontmatter). Writing only double-quoted scalars, with every
+// character a YAML reader could misread escaped, is what makes hostile
+// text safe: no value can end its scalar early, start a new key, or
+// change type.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Limits of the Agent Skills specification.
+const (
+	MaxSkillNameLen      = 64
+	MaxDescriptionLen    = 1024
+	MaxCompatibilityLen  = 500
+	skillNameFallback    = "workflow"
+	maxShortRunes        = 200
+	maxSkillMetadataList = 20
+)
+
+// skillNamePattern is the specification's rule for a skill name: lowercase
+// ASCII letters and digits in groups joined by single hyphens.
+var skillNamePattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// SkillName returns the name of the skill projected from c: the candidate
+// name as candidate.Identifier spells it (camelCase split, every run of
+// other characters one separator, ASCII lower case) with underscores turned
+// into hyphens, cut to MaxSkillNameLen at a hyphen-free end. A name with
+// no ASCII letter or digit falls back to the candidate id, then to
+// "workflow", so the result is never empty and always matches the
+// specification's pattern. The bundle stores the skill as
+// skill/<name>/SKILL.md, and CheckSkill requires the directory to match.
+func SkillName(c *candidate.Candidate) string {
+	if c == nil {
+		return skillNameFallback
+	}
+	for _, s := range []string{c.Name, c.ID} {
+		if n := slug(s); n != "" {
+			return n
+		}
+	}
+	return skillNameFallback
+}
+
+// slug reduces s to a skill name, or "" when s has no ASCII letter or
+// digit.
+func slug(s string) string {
+	hasAlnum := strings.ContainsFunc(s, func(r rune) bool {
+		return r < utf8.RuneSelf && (isASCIILetter(byte(r)) || ('0' <= r && r <= '9'))
+	})
+	if !hasAlnum {
+		return ""
+	}
+	// Identifier already collapses separators and lower-cases; its extra
+	// "_" for keywords and leading digits disappears with the trim.
+	n := strings.Trim(strings.ReplaceAll(candidate.Identifier(s), "_", "-"), "-")
+	if len(n) > MaxSkillNameLen {
+		n = strings.TrimRight(n[:MaxSkillNameLen], "-")
+	}
+	return n
+}
+
+func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// SkillID returns the stable id of the skill projected from a candidate
+// under a workflow name: "skill_" and the first 16 hex digits of
+// sha256(candidateID + ":" + workflowName).
+func SkillID(candidateID, workflowName string) string {
+	sum := sha256.Sum256([]byte(candidateID + ":" + workflowName))
+	return "skill_" + hex.EncodeToString(sum[:])[:16]
+}
+
+// Gate receipt markers, decisions, trace roles and statuses.
+const (
+	SkillGateSchema        = "crystallize.skill.gate"
+	SkillGateSchemaVersion = 1
+
+	GateAccepted = "accepted"
+	GateRejected = "rejected"
+
+	RoleSource  = "source"
+	RoleHeldout = "heldout"
+
+	TracePassed    = "passed"
+	TraceFailed    = "failed"
+	TraceUnmatched = "unmatched"
+)
+
+// Rejection reason codes of a skill gate.
+const (
+	CodeCandidateRejected   = "candidate_rejected"
+	CodeSourceReplayMissing = "source_replay_missing"
+	CodeSourceReplayFailed  = "source_replay_failed"
+	CodeHeldoutMissing      = "heldout_missing"
+	CodeHeldoutReplayFailed = "heldout_replay_failed"
+	CodeGateTraceInvalid    = "gate_trace_invalid"
+)
+
+// SkillGate is the replay-gate receipt of a skill, written as gate.json
+// next to SKILL.md. A skill is accepted only when the candidate is safe,
+// every source trace replays, and at least one held-out sibling trace was
+// compared and every compared one passed. A held-out trace that does not
+// contain the sequence at all is counted as unmatched: it is reported, but
+// it is a different procedure, not a drift of this one, so it does not
+// reject the skill by itself.
+type SkillGate struct {
+	Schema              string              `json:"schema"`
+	SchemaVersion       int                 `json:"schema_version"`
+	SkillID             string              `json:"skill_id"`
+	SkillName           string              `json:"skill_name"`
+	WorkflowCandidateID string              `json:"workflow_candidate_id"`
+	SourceReplay        GateReplay          `json:"source_replay"`
+	HeldoutReplay       GateHeldout         `json:"heldout_replay"`
+	ComparedTraces      []GateTrace         `json:"compared_traces"`
+	Decision            string              `json:"decision"`
+	RejectionReasons    []candidate.Problem `json:"rejection_reasons"`
+}
+
+// GateReplay counts the source traces the gate compared and how many passed.
+type GateReplay struct {
+	Compared int `json:"compared"`
+	Passed   int `json:"passed"`
+}
+
+// GateHeldout counts the held-out traces: compared (they contain the
+// sequence), passed, and unmatched (they do not contain it).
+type GateHeldout struct {
+	Compared  int `json:"compared"`
+	Passed    int `json:"passed"`
+	Unmatched int `json:"unmatched"`
+}
+
+// GateTrace is one trace the gate looked at. Role is RoleSource or
+// RoleHeldout; Status is TracePassed, TraceFailed or TraceUnmatched.
+type GateTrace struct {
+	TraceID    string `json:"trace_id"`
+	SourceHash string `json:"source_hash"`
+	Role       string `json:"role"`
+	Status     string `json:"status"`
+}
+
+// Accepted reports whether the gate admits the skill into a bundle.
+func (g SkillGate) Accepted() bool {
+	return g.Decision == GateAccepted && len(g.RejectionReasons) == 0
+}
+
+// NewSkillGate decides the gate for the skill of c from the shadow results
+// of its traces. The traces are sorted (source before held-out, then by
+// trace id and hash) so the receipt does not depend on the order the
+// caller compared them in. The skill id uses FuncName(c, opts) as the
+// workflow name.
+func NewSkillGate(c *candidate.Candidate, opts Options, traces []GateTrace) SkillGate {
+	g := SkillGate{
+		Schema:           SkillGateSchema,
+		SchemaVersion:    SkillGateSchemaVersion,
+		SkillName:        SkillName(c),
+		ComparedTraces:   slices.Clone(traces),
+		RejectionReasons: []candidate.Problem{},
+	}
+	if g.ComparedTraces == nil {
+		g.ComparedTraces = []GateTrace{}
+	}
+	if c != nil {
+		g.SkillID = SkillID(c.ID, FuncName(c, opts))
+		g.WorkflowCandidateID = c.ID
+	}
+	slices.SortStableFunc(g.ComparedTraces, compareGateTraces)
+	reject := func(p candidate.Problem) { g.RejectionReasons = append(g.RejectionReasons, p) }
+
+	if c == nil || !c.Safe() {
+		var codes []string
+		if c != nil {
+			for _, p := range c.RejectionReasons {
+				codes = append(codes, p.Code)
+			}
+		}
+		reject(candidate.Problem{Code: CodeCandidateRejected, Message: "the workflow candidate is rejected (" + list(codes) + ")"})
+	}
+	for _, t := range g.ComparedTraces {
+		switch t.Role {
+		case RoleSource:
+			g.SourceReplay.Compared++
+			if t.Status == TracePassed {
+				g.SourceReplay.Passed++
+			} else {
+				reject(candidate.Problem{Code: CodeSourceReplayFailed, TraceID: t.TraceID,
+					Message: fmt.Sprintf("source trace %s did not replay (%s)", oneLine(t.TraceID), oneLine(t.Status))})
+			}
+		case RoleHeldout:
+			switch t.Status {
+			case TraceUnmatched:
+				g.HeldoutReplay.Unmatched++
+			case TracePassed:
+				g.HeldoutReplay.Compared++
+				g.HeldoutReplay.Passed++
+			default:
+				g.HeldoutReplay.Compared++
+				reject(candidate.Problem{Code: CodeHeldoutReplayFailed, TraceID: t.TraceID,
+					Message: fmt.Sprintf("held-out trace %s drifted from the candidate (%s)", oneLine(t.TraceID), oneLine(t.Status))})
+			}
+		default:
+			reject(candidate.Problem{Code: CodeGateTraceInvalid, TraceID: t.TraceID,
+				Message: fmt.Sprintf("trace %s has role %q; want %q or %q", oneLine(t.TraceID), oneLine(t.Role), RoleSource, RoleHeldout)})
+		}
+	}
+	if g.SourceReplay.Compared == 0 {
+		reject(candidate.Problem{Code: CodeSourceReplayMissing, Message: "no source trace was replayed"})
+	}
+	if g.HeldoutReplay.Compared == 0 {
+		reject(candidate.Problem{Code: CodeHeldoutMissing, Message: fmt.Sprintf(
+			"skill induction needs at least one held-out sibling trace that contains the sequence; %d held-out traces did not",
+			g.HeldoutReplay.Unmatched)})
+	}
+	g.Decision = GateAccepted
+	if len(g.RejectionReasons) > 0 {
+		g.Decision = GateRejected
+	}
+	return g
+}
+
+// compareGateTraces orders traces source first, then held-out, then any
+// other role, and within a role by trace id and source hash.
+func compareGateTraces(a, b GateTrace) int {
+	rank := func(role string) int {
+		switch role {
+		case RoleSource:
+			return 0
+		case RoleHeldout:
+			return 1
+		}
+		return 2
+	}
+	if ra, rb := rank(a.Role), rank(b.Role); ra != rb {
+		return ra - rb
+	}
+	if a.Role != b.Role {
+		return strings.Compare(a.Role, b.Role)
+	}
+	if a.TraceID != b.TraceID {
+		return strings.Compare(a.TraceID, b.TraceID)
+	}
+	return strings.Compare(a.SourceHash, b.SourceHash)
+}
+
+// GateJSON encodes g as gate.json: indented, fields in declaration order,
+// empty lists as [] rather than null, and a final newline.
+func GateJSON(g SkillGate) ([]byte, error) {
+	if g.ComparedTraces == nil {
+		g.ComparedTraces = []GateTrace{}
+	}
+	if g.RejectionReasons == nil {
+		g.RejectionReasons = []candidate.Problem{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(g); err != nil {
+		return nil, fmt.Errorf("encoding skill gate: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// Skill renders the SKILL.md of c under the replay gate g: frontmatter
+// with only the specification's keys (name, description, compatibility,
+// metadata, allowed-tools; license when one is set), then a markdown body
+// with the scope, the procedure step by step, the parameters, the
+// evidence, the gate decision and generalization guidance.
+//
+// A rejected gate renders too (the report keeps rejected skills for
+// review); CheckSkill reports it as skill_gate_rejected. Skill fails when
+// the gate is not the gate of this candidate: a different candidate id,
+// skill id (SkillID(c.ID, FuncName(c, opts))) or skill name. Whatever it
+// returns passes CheckSkill(SkillName(c), out, nil) apart from that one
+// finding for a rejected gate.
+func Skill(c *candidate.Candidate, g SkillGate, opts Options) ([]byte, error) {
+	return renderSkill(c, g, opts, "")
+}
+
+// renderSkill is Skill with a license. Options has no license field yet;
+// when it gets one, Skill passes it here.
+func renderSkill(c *candidate.Candidate, g SkillGate, opts Options, license string) ([]byte, error) {
+	if c == nil {
+		return nil, fmt.Errorf("no candidate")
+	}
+	var errs []string
+	if g.WorkflowCandidateID != c.ID {
+		errs = append(errs, fmt.Sprintf("gate is for candidate %q, not %q", g.WorkflowCandidateID, c.ID))
+	}
+	if want := SkillID(c.ID, FuncName(c, opts)); g.SkillID != want {
+		errs = append(errs, fmt.Sprintf("gate skill id %q, want %q", g.SkillID, want))
+	}
+	if want := SkillName(c); g.SkillName != want {
+		errs = append(errs, fmt.Sprintf("gate skill name %q, want %q", g.SkillName, want))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("skill for candidate %s: %s", c.ID, strings.Join(errs, "; "))
+	}
+	s := &skill{c: c, g: g, opts: opts, gen: &generator{c: c}, fn: FuncName(c, opts), name: SkillName(c)}
+	var b strings.Builder
+	writeFrontmatter(&b, s.frontmatter(license))
+	s.body(&b)
+	return []byte(b.String()), nil
+}
+
+// skill holds what rendering one SKILL.md needs.
+type skill struct {
+	c    *candidate.Candidate
+	g    SkillGate
+	opts Options
+	gen  *generator // for approval(), which reads only the candidate
+	fn   string     // the workflow function name
+	name string     // the skill name
+}
+
+// frontmatter is the YAML header of a SKILL.md as this package writes it.
+// Every field is a string; Metadata is written with sorted keys.
+type frontmatter struct {
+	Name          string
+	Description   string
+	License       string
+	Compatibility string
+	Metadata      map[string]string
+	AllowedTools  string
+}
+
+// frontmatter computes the header fields.
+func (s *skill) frontmatter(license string) frontmatter {
+	c := s.c
+	steps := s.stepNames()
+	var params []string
+	for _, p := range c.Parameters {
+		params = append(params, p.Name)
+	}
+
+	desc := fmt.Sprintf("Runs the %s procedure", oneLine(s.fn))
+	if len(steps) > 0 {
+		desc += " (" + sequence(steps, ", then ") + ")"
+	}
+	desc += fmt.Sprintf(", crystallized from %d agent %s and checked by replay.", len(c.Examples), plural(len(c.Examples), "trace", "traces"))
+	if len(params) > 0 {
+		desc += " Use it when a task asks for the same outcome with new values for " + sequence(params, " and ") + "."
+	} else {
+		desc += " Use it when a task asks for the same outcome."
+	}
+	desc = truncateRunes(desc, MaxDescriptionLen)
+
+	short := oneLine(s.fn)
+	if len(steps) > 0 {
+		short += ": " + strings.Join(steps, " → ")
+	}
+	short = truncateRunes(short, maxShortRunes)
+
+	when := fmt.Sprintf("A task asks for the outcome of workflow %s", oneLine(s.fn))
+	if len(params) > 0 {
+		when += " with its own values for " + sequence(params, " and ")
+	}
+	when += fmt.Sprintf("; the replay gate compared it on %d held-out %s.", s.g.HeldoutReplay.Compared,
+		plural(s.g.HeldoutReplay.Compared, "trace", "traces"))
+
+	var source, heldout []string
+	for _, t := range s.evidence() {
+		if t.Role == RoleSource {
+			source = append(source, oneLine(t.TraceID))
+		} else {
+			heldout = append(heldout, oneLine(t.TraceID))
+		}
+	}
+	evidence := "source: " + listOrNone(source) + "; heldout: " + listOrNone(heldout)
+
+	tools := s.tools()
+	compat := "crystallize workflow runtime; tools: " + listOrNone(tools)
+	if caps := c.Capabilities; len(caps) > 0 {
+		compat += "; capabilities: " + list(caps)
+	}
+	compat = truncateRunes(compat, MaxCompatibilityLen)
+
+	fm := frontmatter{
+		Name:          s.name,
+		Description:   desc,
+		License:       oneLine(license),
+		Compatibility: compat,
+		Metadata: map[string]string{
+			"short":                 short,
+			"when_to_use":           when,
+			"evidence":              evidence,
+			"gate_decision":         oneLine(s.g.Decision),
+			"skill_id":              s.g.SkillID,
+			"workflow_candidate_id": c.ID,
+			"workflow":              s.fn,
+			"confidence":            strconv.FormatFloat(c.Confidence, 'f', 2, 64),
+		},
+		AllowedTools: strings.Join(tools, " "),
+	}
+	if paths := s.paths(); len(paths) > 0 {
+		fm.Metadata["paths"] = strings.Join(paths, ",")
+	}
+	return fm
+}
+
+// stepNames returns the one-line titles of the steps.
+func (s *skill) stepNames() []string {
+	var names []string
+	for _, st := range s.c.Steps {
+		names = append(names, oneLine(stepTitle(st)))
+	}
+	return names
+}
+
+// tools returns the sorted, distinct names of the tools the steps call, as
+// allowed-tools lists them. A name that would not survive the
+// space-separated list (empty, or with white space or non-printing
+// characters) is left out; the procedure still names it.
+func (s *skill) tools() []string {
+	var tools []string
+	for _, st := range s.c.Steps {
+		if callOf(st) != callTool || !toolToken(st.Name) {
+			continue
+		}
+		tools = append(tools, st.Name)
+	}
+	slices.Sort(tools)
+	return slices.Compact(tools)
+}
+
+// toolToken reports whether name can stand as one entry of allowed-tools.
+func toolToken(name string) bool {
+	if name == "" || !utf8.ValidString(name) {
+		return false
+	}
+	for _, r := range name {
+		if unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// paths returns the file paths and targets the candidate touches, sorted
+// and distinct: side-effect targets and string constants of path-like
+// keys (path, file, dir, glob, manifest) that look like a relative path
+// (see looksLikePath). A constant under another key ("crates.io" as a
+// release target) is a value, not a place. Absolute paths and URLs name
+// one machine or service and would teach the model trace-specific values.
+func (s *skill) paths() []string {
+	var paths []string
+	add := func(v string) {
+		if looksLikePath(v) {
+			paths = append(paths, v)
+		}
+	}
+	for _, st := range s.c.Steps {
+		for _, a := range st.Arguments {
+			if v, ok := a.Value.(string); ok && a.Kind == candidate.ArgConstant && pathKey(a.Key) {
+				add(v)
+			}
+		}
+		for _, se := range st.SideEffects {
+			add(se.Target)
+		}
+	}
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
+	if len(paths) > maxSkillMetadataList {
+		paths = paths[:maxSkillMetadataList]
+	}
+	return paths
+}
+
+// pathKey reports whether an argument key names a file system location.
+func pathKey(key string) bool {
+	k := strings.ToLower(key)
+	for _, w := range []string{"path", "file", "dir", "glob", "manifest"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// looksLikePath reports whether v reads as a relative file path or glob:
+// it has a slash, a dot or a leading "*", is one printable line without
+// commas (the metadata list separator) or spaces, and is neither absolute
+// nor a URL.
+func looksLikePath(v string) bool {
+	if v == "" || len(v) > maxTextRunes || oneLine(v) != v || strings.ContainsAny(v, ", \\") {
+		return false
+	}
+	switch {
+	case strings.Contains(v, "://"), strings.HasPrefix(v, "/"), strings.HasPrefix(v, "~"),
+		len(v) >= 2 && v[1] == ':' && isASCIILetter(v[0]):
+		return false
+	}
+	return strings.ContainsAny(v, "/.") || strings.HasPrefix(v, "*")
+}
+
+// evidence returns the traces to cite: the gate's compared traces, then
+// the candidate's examples the gate did not compare (as source traces
+// with status "not compared"), sorted like the gate's list. A compared
+// trace without a hash takes its example's.
+func (s *skill) evidence() []GateTrace {
+	out := slices.Clone(s.g.ComparedTraces)
+	index := map[string]int{}
+	for i, t := range out {
+		index[t.TraceID] = i
+	}
+	for _, ex := range s.c.Examples {
+		i, ok := index[ex.TraceID]
+		if !ok {
+			index[ex.TraceID] = len(out)
+			out = append(out, GateTrace{TraceID: ex.TraceID, SourceHash: ex.SourceHash, Role: RoleSource, Status: "not compared"})
+			continue
+		}
+		if out[i].SourceHash == "" {
+			out[i].SourceHash = ex.SourceHash
+		}
+	}
+	slices.SortStableFunc(out, compareGateTraces)
+	return out
+}
+
+// body writes the markdown after the frontmatter.
+func (s *skill) body(b *strings.Builder) {
+	c := s.c
+	fmt.Fprintf(b, "\n# %s\n\n", mdText(s.name))
+	fmt.Fprintf(b, "Crystallized from %d %s as workflow %s (candidate %s, skill %s). Replay gate: **%s**.\n\n",
+		len(c.Examples), plural(len(c.Examples), "trace", "traces"), mdCode(s.fn), mdCode(c.ID), mdCode(s.g.SkillID), mdText(s.g.Decision))
+
+	b.WriteString("## Scope\n\n")
+	b.WriteString("Use this skill only for a task that asks for the same outcome as workflow " + mdCode(s.fn))
+	if s.opts.PackageName != "" {
+		b.WriteString(" (package " + mdCode(s.opts.PackageName) + ")")
+	}
+	b.WriteString(", following the steps below with the task's own values. Do not load it as general guidance.")
+	if paths := s.paths(); len(paths) > 0 {
+		b.WriteString(" It touches ")
+		for i, p := range paths {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(mdCode(p))
+		}
+		b.WriteString(".")
+	}
+	b.WriteString("\n\n")
+
+	b.WriteString("## Procedure\n\n")
+	if len(c.Steps) == 0 {
+		b.WriteString("The candidate has no steps.\n")
+	}
+	for i, st := range c.Steps {
+		s.step(b, i, st)
+	}
+	b.WriteString("\n")
+
+	b.WriteString("## Parameters\n\n")
+	if len(c.Parameters) == 0 {
+		b.WriteString("None: every value the steps use was the same in all traces.\n\n")
+	} else {
+		b.WriteString("| name | key | type | required | used at |\n|---|---|---|---|---|\n")
+		for _, p := range c.Parameters {
+			var used []string
+			for _, sp := range p.SourcePaths {
+				used = append(used, mdCell(sp))
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mdCell(p.Name), mdCell(p.Key), mdCell(p.Type),
+				strconv.FormatBool(p.Required), strings.Join(used, ", "))
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("## Evidence\n\n")
+	ev := s.evidence()
+	if len(ev) == 0 {
+		b.WriteString("No traces.\n\n")
+	} else {
+		b.WriteString("| role | trace | source hash | replay |\n|---|---|---|---|\n")
+		for _, t := range ev {
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", mdCell(t.Role), mdCell(t.TraceID), mdCell(t.SourceHash), mdCell(t.Status))
+		}
+		b.WriteString("\n")
+	}
+
+	g := s.g
+	b.WriteString("## Replay gate\n\n")
+	fmt.Fprintf(b, "- decision: **%s** (receipt: `gate.json`)\n", mdText(g.Decision))
+	fmt.Fprintf(b, "- source replay: %d of %d passed\n", g.SourceReplay.Passed, g.SourceReplay.Compared)
+	fmt.Fprintf(b, "- held-out replay: %d of %d passed, %d unmatched\n", g.HeldoutReplay.Passed, g.HeldoutReplay.Compared, g.HeldoutReplay.Unmatched)
+	for _, p := range g.RejectionReasons {
+		fmt.Fprintf(b, "- rejected: %s\n", mdProblem(p))
+	}
+	for _, p := range c.Warnings {
+		fmt.Fprintf(b, "- warning: %s\n", mdProblem(p))
+	}
+	b.WriteString("\n")
+
+	b.WriteString("## Generalization\n\n")
+	b.WriteString("- Parameterize the pattern: take every parameter above from the task at hand. " +
+		"Do not reuse repository names, branch names, ids, timestamps or outputs from the evidence traces.\n")
+	b.WriteString("- Keep constants as they are only when the task agrees with them; they never varied in the traces, which is evidence, not a rule.\n")
+	b.WriteString("- Keep side-effect, secret and approval boundaries at least as strict as recorded: ask for every approval, and use secrets by their logical id only.\n")
+	b.WriteString("- Steps marked review-required did not agree across traces: decide them from the task and have a person check the result.\n")
+	fmt.Fprintf(b, "- Prefer running the reviewed workflow %s over repeating the steps by hand.\n", mdCode(s.fn))
+}
+
+// step writes one numbered item of the procedure and its details.
+func (s *skill) step(b *strings.Builder, i int, st candidate.Step) {
+	num := strconv.Itoa(i + 1)
+	indent := strings.Repeat(" ", len(num)+2)
+	segment := "deterministic"
+	if st.Segment == candidate.Fuzzy {
+		segment = "**review required**"
+	}
+	var call string
+	switch callOf(st) {
+	case callApprove:
+		call = "ask for approval"
+	case callModel:
+		call = "model call"
+	default:
+		call = "tool call"
+	}
+	fmt.Fprintf(b, "%s. %s %s — %s, %s\n", num, mdCode(string(st.Kind)), mdCode(st.Name), call, segment)
+	detail := func(label, text string) {
+		fmt.Fprintf(b, "%s- %s: %s\n", indent, label, text)
+	}
+	var params, consts, flows, secrets []string
+	for _, a := range st.Arguments {
+		switch a.Kind {
+		case candidate.ArgParameter:
+			params = append(params, mdCode(a.Key)+" ← parameter "+mdCode(a.Parameter))
+		case candidate.ArgConstant:
+			consts = append(consts, mdCode(a.Key)+" = "+mdCode(jsonText(a.Value)))
+		case candidate.ArgBinding:
+			if a.Binding != nil {
+				from := a.Binding.FromField
+				if from == "" {
+					from = "output"
+				}
+				flows = append(flows, fmt.Sprintf("%s ← step %d %s %s", mdCode(a.Key), a.Binding.FromStep, mdText(from), mdCode(a.Binding.FromPath)))
+			}
+		case candidate.ArgSecret:
+			secrets = append(secrets, mdCode(a.Key)+" ← secret "+mdCode(a.Secret))
+		}
+	}
+	if len(params) > 0 {
+		detail("parameters", strings.Join(params, ", "))
+	}
+	if len(consts) > 0 {
+		detail("constants", strings.Join(consts, ", "))
+	}
+	if len(flows) > 0 {
+		detail("data flow", strings.Join(flows, ", "))
+	}
+	if len(secrets) > 0 {
+		detail("secrets (logical ids; never write the value)", strings.Join(secrets, ", "))
+	}
+	for _, se := range st.SideEffects {
+		text := mdCode(se.Kind) + " on " + mdCode(se.Target)
+		if se.Capability != "" {
+			text += " (" + mdCode(se.Capability) + ")"
+		}
+		detail("side effect", text)
+	}
+	if len(st.Capabilities) > 0 {
+		var caps []string
+		for _, cp := range st.Capabilities {
+			caps = append(caps, mdCode(cp))
+		}
+		detail("capabilities", strings.Join(caps, ", "))
+	}
+	if st.Approval != nil || st.Kind == trace.KindHumanApproval {
+		boundary, prompt := s.gen.approval(st)
+		req := "required"
+		if st.Approval != nil && !st.Approval.Required {
+			req = "recorded, not required"
+		}
+		detail("approval", fmt.Sprintf("%s at boundary %s: %s", req, mdCode(boundary), mdText(prompt)))
+	}
+	notes := st.ReviewNotes
+	if st.Segment == candidate.Fuzzy {
+		why := "the traces disagree on this step; decide it from the task and check its inputs and output"
+		if len(notes) > 0 {
+			why, notes = notes[0], notes[1:]
+		}
+		detail("review required", mdText(why))
+	}
+	for _, n := range notes {
+		detail("note", mdText(n))
+	}
+}
+
+// jsonText renders a constant for the procedure as compact JSON, cut to
+// one line of at most maxTextRunes runes.
+func jsonText(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return oneLine(string(data))
+}
+
+// sequence joins names as "a, b, then c" (with last as the final
+// separator), showing at most five and counting the rest.
+func sequence(names []string, last string) string {
+	const shown = 5
+	var s []string
+	for _, n := range names {
+		s = append(s, oneLine(n))
+	}
+	switch n := len(s); {
+	case n == 0:
+		return ""
+	case n == 1:
+		return s[0]
+	case n <= shown:
+		return strings.Join(s[:n-1], ", ") + last + s[n-1]
+	default:
+		return fmt.Sprintf("%s and %d more", strings.Join(s[:shown], ", "), n-shown)
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// listOrNone is list without sorting: names in the given order, or "none".
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// truncateRunes cuts s to at most n runes, ending it with "…" when cut.
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimRightFunc(string(r[:n-1]), unicode.IsSpace) + "…"
+}
+
+// mdProblem describes a finding for markdown: "`code` (step n): message".
+func mdProblem(p candidate.Problem) string {
+	s := mdCode(p.Code)
+	if p.Step > 0 {
+		s += fmt.Sprintf(" (step %d)", p.Step)
+	}
+	if p.TraceID != "" {
+		s += " (trace " + mdCode(p.TraceID) + ")"
+	}
+	if p.Message != "" {
+		s += ": " + mdText(p.Message)
+	}
+	return s
+}
+
+// mdText makes untrusted text safe as inline markdown: one line (oneLine),
+// with every character that could start markup, a link, raw HTML or an
+// entity escaped by a backslash, which CommonMark allows before any ASCII
+// punctuation.
+func mdText(s string) string {
+	s = oneLine(s)
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune("\\`*_[]<>#|!~&", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// mdCode writes untrusted text as a code span, where markdown does not
+// apply: one line, fenced by one more backtick than its longest run of
+// backticks, padded with spaces when it starts or ends with a backtick or
+// a space (CommonMark strips one space on each side). Empty text is
+// written as `""`.
+func mdCode(s string) string {
+	s = oneLine(s)
+	if s == "" {
+		return "`\"\"`"
+	}
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || strings.HasPrefix(s, " ") || strings.HasSuffix(s, " ") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// mdCell is mdCode for a table cell: GitHub-flavoured tables split rows at
+// "|" before they see code spans, so pipes are escaped as well.
+func mdCell(s string) string {
+	return strings.ReplaceAll(mdCode(s), "|", `\|`)
+}
+
+// writeFrontmatter writes the YAML header: the specification's keys in a
+// fixed order, every value a double-quoted string, metadata keys sorted.
+func writeFrontmatter(b *strings.Builder, fm frontmatter) {
+	b.WriteString("---\n")
+	field := func(indent, key, value string) {
+		b.WriteString(indent + key + ": " + yamlQuote(value) + "\n")
+	}
+	field("", "name", fm.Name)
+	field("", "description", fm.Description)
+	if fm.License != "" {
+		field("", "license", fm.License)
+	}
+	if fm.Compatibility != "" {
+		field("", "compatibility", fm.Compatibility)
+	}
+	if len(fm.Metadata) > 0 {
+		b.WriteString("metadata:\n")
+		keys := make([]string, 0, len(fm.Metadata))
+		for k := range fm.Metadata {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			// Metadata keys are this package's own identifiers, so
+			// they need no quoting.
+			field("  ", k, fm.Metadata[k])
+		}
+	}
+	if fm.AllowedTools != "" {
+		field("", "allowed-tools", fm.AllowedTools)
+	}
+	b.WriteString("---\n")
+}
+
+// yamlQuote returns s as a YAML double-quoted scalar on one line. Quotes
+// and backslashes are escaped, and so is every rune YAML or a reader could
+// take for something else: control characters, the line breaks YAML
+// recognizes beyond \n (NEL, LS, PS), the byte order mark, and every other
+// non-printing or format rune (bidirectional overrides). Each byte of
+// invalid UTF-8 becomes U+FFFD, as encoding/json does, so an id written
+// here and in gate.json reads back the same from both.
+func yamlQuote(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\r':
+			b.WriteString(`\r`)
+		default:
+			switch {
+			case r != 0x85 && r != 0x2028 && r != 0x2029 && r != 0xFEFF && unicode.IsPrint(r):
+				b.WriteRune(r)
+			case r <= 0xFF:
+				fmt.Fprintf(&b, `\x%02X`, r)
+			case r <= 0xFFFF:
+				fmt.Fprintf(&b, `\u%04X`, r)
+			default:
+				fmt.Fprintf(&b, `\U%08X`, r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// Codes of the problems CheckSkill reports.
+const (
+	CodeSkillFrontmatter     = "skill_frontmatter"
+	CodeSkillUnknownKey      = "skill_unknown_key"
+	CodeSkillName            = "skill_name"
+	CodeSkillNameDirMismatch = "skill_name_dir_mismatch"
+	CodeSkillDescription     = "skill_description"
+	CodeSkillCompatibility   = "skill_compatibility"
+	CodeSkillAllowedTools    = "skill_allowed_tools"
+	CodeSkillMetadata        = "skill_metadata"
+	CodeSkillGateMismatch    = "skill_gate_mismatch"
+	CodeSkillGateRejected    = "skill_gate_rejected"
+)
+
+// CheckSkill validates a SKILL.md against the Agent Skills specification
+// and, when gate is not nil, against its replay-gate receipt. dir is the
+// skill's directory (its base name is compared with the skill name; "" skips
+// that check). It reports every problem found, in document order, each with
+// a stable code:
+//
+//   - skill_frontmatter: no frontmatter, YAML this reader cannot parse, a
+//     duplicate key, or a license that is not a string;
+//   - skill_unknown_key: a top-level key other than name, description,
+//     license, compatibility, metadata and allowed-tools;
+//   - skill_name: a name missing, not a string, longer than 64 characters
+//     or not matching ^[a-z0-9]+(-[a-z0-9]+)*$;
+//   - skill_name_dir_mismatch: a name other than the directory's;
+//   - skill_description: a description missing, not a string, empty or
+//     longer than 1024 characters;
+//   - skill_compatibility: a compatibility that is not a string of 1 to 500
+//     characters;
+//   - skill_allowed_tools: allowed-tools that is not one string;
+//   - skill_metadata: metadata that is not a mapping of strings to strings;
+//   - skill_gate_mismatch: gate.json that does not parse, is not a skill
+//     gate, or names another skill, skill id, candidate or decision;
+//   - skill_gate_rejected: a gate, or the skill's own gate_decision, that
+//     is not "accepted".
+//
+// Lengths count characters (runes), as the specification does.
+func CheckSkill(dir string, src []byte, gate []byte) []candidate.Problem {
+	var probs []candidate.Problem
+	report := func(code, path, format string, args ...any) {
+		probs = append(probs, candidate.Problem{Code: code, Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	doc, err := parseFrontmatter(src)
+	if err != nil {
+		report(CodeSkillFrontmatter, "", "%v", err)
+		return probs
+	}
+	fields := map[string]*yamlValue{}
+	for _, p := range doc {
+		fields[p.key] = p.val
+	}
+	for _, p := range doc {
+		switch p.key {
+		case "name", "description", "license", "compatibility", "metadata", "allowed-tools":
+		default:
+			report(CodeSkillUnknownKey, p.key, "line %d: unknown top-level key %q; the specification allows name, description, license, compatibility, metadata and allowed-tools (put other fields under metadata)", p.line, p.key)
+		}
+	}
+
+	name, nameOK := "", false
+	switch v := fields["name"]; {
+	case v == nil:
+		report(CodeSkillName, "name", "missing name")
+	case v.typ != yamlString:
+		report(CodeSkillName, "name", "line %d: name is a %s, not a string", v.line, v.typ)
+	case utf8.RuneCountInString(v.str) > MaxSkillNameLen:
+		report(CodeSkillName, "name", "line %d: name has %d characters; at most %d are allowed", v.line, utf8.RuneCountInString(v.str), MaxSkillNameLen)
+	case !skillNamePattern.MatchString(v.str):
+		report(CodeSkillName, "name", "line %d: name %q is not lowercase letters and digits in groups joined by single hyphens", v.line, v.str)
+	default:
+		name, nameOK = v.str, true
+	}
+	if base := path.Base(strings.ReplaceAll(dir, `\`, "/")); nameOK && dir != "" && base != name {
+		report(CodeSkillNameDirMismatch, "name", "name %q differs from its directory %q", name, base)
+	}
+
+	switch v := fields["description"]; {
+	case v == nil:
+		report(CodeSkillDescription, "description", "missing description")
+	case v.typ != yamlString:
+		report(CodeSkillDescription, "description", "line %d: description is a %s, not a string", v.line, v.typ)
+	case strings.TrimSpace(v.str) == "":
+		report(CodeSkillDescription, "description", "line %d: description is empty", v.line)
+	case utf8.RuneCountInString(v.str) > MaxDescriptionLen:
+		report(CodeSkillDescription, "description", "line %d: description has %d characters; at most %d are allowed", v.line, utf8.RuneCountInString(v.str), MaxDescriptionLen)
+	}
+	if v := fields["license"]; v != nil && v.typ != yamlString {
+		report(CodeSkillFrontmatter, "license", "line %d: license is a %s, not a string", v.line, v.typ)
+	}
+	switch v := fields["compatibility"]; {
+	case v == nil:
+	case v.typ != yamlString:
+		report(CodeSkillCompatibility, "compatibility", "line %d: compatibility is a %s, not a string", v.line, v.typ)
+	case v.str == "" || utf8.RuneCountInString(v.str) > MaxCompatibilityLen:
+		report(CodeSkillCompatibility, "compatibility", "line %d: compatibility has %d characters; it must have 1 to %d", v.line, utf8.RuneCountInString(v.str), MaxCompatibilityLen)
+	}
+
+	meta := map[string]string{}
+	if v := fields["metadata"]; v != nil {
+		if v.typ != yamlMapping {
+			report(CodeSkillMetadata, "metadata", "line %d: metadata is a %s, not a mapping", v.line, v.typ)
+		}
+		for _, p := range v.pairs {
+			if p.val.typ != yamlString {
+				report(CodeSkillMetadata, "metadata."+p.key, "line %d: metadata value %q is a %s, not a string (quote it)", p.line, p.key, p.val.typ)
+				continue
+			}
+			meta[p.key] = p.val.str
+		}
+	}
+	if v := fields["allowed-tools"]; v != nil && v.typ != yamlString {
+		report(CodeSkillAllowedTools, "allowed-tools", "line %d: allowed-tools is a %s; it must be one space-separated string", v.line, v.typ)
+	}
+
+	rejected := false
+	if d, ok := meta["gate_decision"]; ok && d != GateAccepted {
+		report(CodeSkillGateRejected, "metadata.gate_decision", "the skill's replay gate decision is %q, not %q", d, GateAccepted)
+		rejected = true
+	}
+	if gate == nil {
+		return probs
+	}
+	var g SkillGate
+	if err := json.Unmarshal(gate, &g); err != nil {
+		report(CodeSkillGateMismatch, "gate.json", "gate.json: %v", err)
+		return probs
+	}
+	if g.Schema != SkillGateSchema || g.SchemaVersion != SkillGateSchemaVersion {
+		report(CodeSkillGateMismatch, "gate.json:$.schema", "gate.json is %q version %d, not %q version %d", g.Schema, g.SchemaVersion, SkillGateSchema, SkillGateSchemaVersion)
+		return probs
+	}
+	agree := func(field, gateValue, key, skillValue string) {
+		if gateValue != skillValue {
+			report(CodeSkillGateMismatch, key, "SKILL.md %s is %q but gate.json %s is %q", key, skillValue, field, gateValue)
+		}
+	}
+	if nameOK {
+		agree("skill_name", g.SkillName, "name", name)
+	}
+	agree("skill_id", g.SkillID, "metadata.skill_id", meta["skill_id"])
+	agree("workflow_candidate_id", g.WorkflowCandidateID, "metadata.workflow_candidate_id", meta["workflow_candidate_id"])
+	if d, ok := meta["gate_decision"]; ok {
+		agree("decision", g.Decision, "metadata.gate_decision", d)
+	}
+	if !rejected && !g.Accepted() {
+		report(CodeSkillGateRejected, "gate.json:$.decision", "gate.json decision is %q with %d rejection reasons; only accepted skills ship", g.Decision, len(g.RejectionReasons))
+	}
+	return probs
+}
+
+// YAML subset. parseFrontmatter reads the YAML between the opening and
+// closing "---" lines of a SKILL.md: a block mapping whose values are
+// plain, single-quoted or double-quoted scalars (one line each, plain ones
+// may continue on more-indented lines), literal or folded block scalars,
+// nested block mappings, block sequences and flow collections (whose
+// contents are skipped: only their type matters here). Anchors, aliases,
+// tags, complex keys and multi-line quoted scalars are refused with a
+// positioned error rather than guessed at. Plain scalars are typed as in
+// the YAML 1.2 core schema, so that `version: 1.0` counts as a number.
+
+// yamlType is the type of a value, as reported in messages.
+type yamlType string
+
+const (
+	yamlString   yamlType = "string"
+	yamlNumber   yamlType = "number"
+	yamlBool     yamlType = "boolean"
+	yamlNull     yamlType = "null"
+	yamlMapping  yamlType = "mapping"
+	yamlSequence yamlType = "sequence"
+)
+
+// yamlValue is a parsed value: a string's text, or a mapping's pairs.
+type yamlValue struct {
+	typ   yamlType
+	str   string
+	line  int
+	pairs []yamlPair
+}
+
+// yamlPair is one key of a mapping, with the line it is on.
+type yamlPair struct {
+	key  string
+	val  *yamlValue
+	line int
+}
+
+// yamlLine is one line of the frontmatter: its 1-based number in the file,
+// its indentation in spaces, and its text after the indentation.
+type yamlLine struct {
+	num    int
+	indent int
+	text   string
+}
+
+// blank reports whether the line holds nothing but a comment or spaces.
+func (l yamlLine) blank() bool { return l.text == "" || l.text[0] == '#' }
+
+// lineError is a frontmatter problem at a line of SKILL.md.
+type lineError struct {
+	line int
+	msg  string
+}
+
+func (e *lineError) Error() string {
+	if e.line == 0 {
+		return e.msg
+	}
+	return fmt.Sprintf("line %d: %s", e.line, e.msg)
+}
+
+// parseFrontmatter returns the top-level pairs of the frontmatter of src.
+func parseFrontmatter(src []byte) ([]yamlPair, error) {
+	text := strings.ReplaceAll(string(src), "\r\n", "\n")
+	if !utf8.ValidString(text) {
+		return nil, &lineError{0, "SKILL.md is not valid UTF-8"}
+	}
+	raw := strings.Split(text, "\n")
+	if len(raw) == 0 || strings.TrimRight(raw[0], " ") != "---" {
+		return nil, &lineError{1, `no frontmatter: SKILL.md must start with a "---" line`}
+	}
+	end := -1
+	for i := 1; i < len(raw); i++ {
+		if strings.TrimRight(raw[i], " ") == "---" {
+			end = i
+			break
+		}
+	}
+	if end < 0 {
+		return nil, &lineError{1, `frontmatter is not closed by a "---" line`}
+	}
+	var lines []yamlLine
+	for i := 1; i < end; i++ {
+		s := raw[i]
+		body := strings.TrimLeft(s, " ")
+		if strings.HasPrefix(body, "\t") && strings.TrimSpace(body) != "" {
+			return nil, &lineError{i + 1, "tab in indentation"}
+		}
+		lines = append(lines, yamlLine{num: i + 1, indent: len(s) - len(body), text: strings.TrimRight(body, " \t")})
+	}
+	p := &yamlParser{lines: lines}
+	pairs, err := p.mapping(0)
+	if err != nil {
+		return nil, err
+	}
+	if p.skipBlank(); p.i < len(p.lines) {
+		l := p.lines[p.i]
+		return nil, &lineError{l.num, "unexpected indentation"}
+	}
+	if len(pairs) == 0 {
+		return nil, &lineError{1, "frontmatter is empty"}
+	}
+	return pairs, nil
+}
+
+// yamlParser walks the frontmatter lines.
+type yamlParser struct {
+	lines []yamlLine
+	i     int
+}
+
+func (p *yamlParser) skipBlank() {
+	for p.i < len(p.lines) && p.lines[p.i].blank() {
+		p.i++
+	}
+}
+
+// mapping parses the block mapping whose keys are at indent.
+func (p *yamlParser) mapping(indent int) ([]yamlPair, error) {
+	var pairs []yamlPair
+	seen := map[string]bool{}
+	for {
+		p.skipBlank()
+		if p.i >= len(p.lines) {
+			return pairs, nil
+		}
+		l := p.lines[p.i]
+		if l.indent < indent {
+			return pairs, nil
+		}
+		if l.indent > indent {
+			return nil, &lineError{l.num, "unexpected indentation"}
+		}
+		key, rest, err := splitKey(l)
+		if err != nil {
+			return nil, err
+		}
+		if seen[key] {
+			return nil, &lineError{l.num, fmt.Sprintf("duplicate key %q", key)}
+		}
+		seen[key] = true
+		p.i++
+		val, err := p.value(l, indent, rest)
+		if err != nil {
+			return nil, err
+		}
+		pairs = append(pairs, yamlPair{key: key, val: val, line: l.num})
+	}
+}
+
+// splitKey splits a mapping line into its key and the text after ":".
+func splitKey(l yamlLine) (key, rest string, err error) {
+	s := l.text
+	switch {
+	case strings.HasPrefix(s, "- ") || s == "-":
+		return "", "", &lineError{l.num, "expected a key, found a sequence entry"}
+	case strings.HasPrefix(s, "? "):
+		return "", "", &lineError{l.num, "complex keys are not supported"}
+	case s[0] == '"' || s[0] == '\'':
+		k, n, err := quoted(s)
+		if err != nil {
+			return "", "", &lineError{l.num, err.Error()}
+		}
+		after := s[n:]
+		if !strings.HasPrefix(after, ":") || len(after) > 1 && after[1] != ' ' {
+			return "", "", &lineError{l.num, `expected ":" after the quoted key`}
+		}
+		return k, strings.TrimSpace(after[1:]), nil
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == ':' && (i+1 == len(s) || s[i+1] == ' ') {
+			k := strings.TrimRight(s[:i], " ")
+			if k == "" || strings.ContainsAny(k[:1], "&*!|>%@`{[") {
+				return "", "", &lineError{l.num, fmt.Sprintf("unsupported key %q", k)}
+			}
+			return k, strings.TrimSpace(s[i+1:]), nil
+		}
+		if s[i] == ' ' && i+1 < len(s) && s[i+1] == '#' {
+			break
+		}
+	}
+	return "", "", &lineError{l.num, `expected "key: value"`}
+}
+
+// value parses the value of the key on line l (at indent), whose text
+// after the colon is rest.
+func (p *yamlParser) value(l yamlLine, indent int, rest string) (*yamlValue, error) {
+	v := &yamlValue{line: l.num}
+	if rest == "" || rest[0] == '#' {
+		// A nested block, or null.
+		p.skipBlank()
+		if p.i >= len(p.lines) {
+			v.typ = yamlNull
+			return v, nil
+		}
+		next := p.lines[p.i]
+		isSeq := strings.HasPrefix(next.text, "- ") || next.text == "-"
+		switch {
+		case next.indent > indent && isSeq, next.indent == indent && isSeq:
+			v.typ = yamlSequence
+			for p.i < len(p.lines) {
+				n := p.lines[p.i]
+				if !n.blank() && (n.indent < indent || n.indent == indent && !strings.HasPrefix(n.text, "-")) {
+					break
+				}
+				p.i++
+			}
+		case next.indent > indent:
+			pairs, err := p.mapping(next.indent)
+			if err != nil {
+				return nil, err
+			}
+			v.typ, v.pairs = yamlMapping, pairs
+		default:
+			v.typ = yamlNull
+		}
+		return v, nil
+	}
+	switch rest[0] {
+	case '"', '\'':
+		s, n, err := quoted(rest)
+		if err != nil {
+			return nil, &lineError{l.num, err.Error()}
+		}
+		if tail := strings.TrimSpace(rest[n:]); tail != "" && tail[0] != '#' {
+			return nil, &lineError{l.num, fmt.Sprintf("unexpected text %q after a quoted value", tail)}
+		}
+		v.typ, v.str = yamlString, s
+		return v, nil
+	case '|', '>':
+		s, err := p.block(l, indent, rest)
+		if err != nil {
+			return nil, err
+		}
+		v.typ, v.str = yamlString, s
+		return v, nil
+	case '[', '{':
+		v.typ = yamlSequence
+		if rest[0] == '{' {
+			v.typ = yamlMapping
+		}
+		// Skip to the end of the collection, counting brackets outside
+		// quotes, across lines when needed.
+		depth, text := 0, rest
+		for {
+			depth += flowDepth(text)
+			if depth <= 0 || p.i >= len(p.lines) {
+				break
+			}
+			text = p.lines[p.i].text
+			p.i++
+		}
+		if depth > 0 {
+			return nil, &lineError{l.num, "flow collection is not closed"}
+		}
+		return v, nil
+	case '&', '*', '!':
+		return nil, &lineError{l.num, "anchors, aliases and tags are not supported"}
+	case '@', '`', '%':
+		return nil, &lineError{l.num, fmt.Sprintf("a plain value cannot start with %q", rest[0])}
+	}
+	// A plain scalar, possibly continued on more-indented lines.
+	s := stripComment(rest)
+	for p.i < len(p.lines) {
+		n := p.lines[p.i]
+		if n.text == "" {
+			p.i++
+			continue
+		}
+		if n.indent <= indent || n.text[0] == '#' {
+			break
+		}
+		s += " " + stripComment(n.text)
+		p.i++
+	}
+	if strings.Contains(s, ": ") || strings.HasSuffix(s, ":") {
+		return nil, &lineError{l.num, `a plain value cannot contain ": "; quote it`}
+	}
+	v.typ, v.str = plainType(s), s
+	return v, nil
+}
+
+// block reads a literal (|) or folded (>) block scalar whose header is
+// rest, on the lines after l.
+func (p *yamlParser) block(l yamlLine, indent int, rest string) (string, error) {
+	header := stripComment(rest)
+	chomp := byte(0)
+	for _, c := range []byte(header[1:]) {
+		switch {
+		case c == '-' || c == '+':
+			chomp = c
+		case '1' <= c && c <= '9':
+		default:
+			return "", &lineError{l.num, fmt.Sprintf("invalid block scalar header %q", header)}
+		}
+	}
+	var body []string
+	blockIndent := -1
+	for p.i < len(p.lines) {
+		n := p.lines[p.i]
+		if n.text != "" && n.indent <= indent {
+			break
+		}
+		if n.text != "" && blockIndent < 0 {
+			blockIndent = n.indent
+		}
+		if n.text == "" {
+			body = append(body, "")
+		} else {
+			body = append(body, strings.Repeat(" ", max(0, n.indent-blockIndent))+n.text)
+		}
+		p.i++
+	}
+	trailing := 0
+	for len(body) > 0 && body[len(body)-1] == "" {
+		body = body[:len(body)-1]
+		trailing++
+	}
+	var s string
+	if header[0] == '|' {
+		s = strings.Join(body, "\n")
+	} else {
+		var b strings.Builder
+		// Line breaks between text lines fold into spaces; each blank
+		// line stands for one newline.
+		for i, line := range body {
+			switch {
+			case i == 0:
+			case line == "":
+				b.WriteByte('\n')
+			case body[i-1] != "":
+				b.WriteByte(' ')
+			}
+			b.WriteString(line)
+		}
+		s = b.String()
+	}
+	switch {
+	case chomp == '-' || len(body) == 0:
+	case chomp == '+':
+		s += strings.Repeat("\n", trailing+1)
+	default:
+		s += "\n"
+	}
+	return s, nil
+}
+
+// flowDepth returns the change of bracket depth over s, ignoring brackets
+// inside quotes.
+func flowDepth(s string) int {
+	depth := 0
+	var q byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case q != 0:
+			if c == '\\' && q == '"' {
+				i++
+			} else if c == q {
+				q = 0
+			}
+		case c == '"' || c == '\'':
+			q = c
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return depth
+}
+
+// stripComment removes a " #" comment and trailing spaces from a plain
+// scalar.
+func stripComment(s string) string {
+	if i := strings.Index(s, " #"); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimRight(s, " \t")
+}
+
+var (
+	yamlInt   = regexp.MustCompile(`^([-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$`)
+	yamlFloat = regexp.MustCompile(`^([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN))$`)
+)
+
+// plainType resolves a plain scalar by the YAML 1.2 core schema.
+func plainType(s string) yamlType {
+	switch s {
+	case "", "~", "null", "Null", "NULL":
+		return yamlNull
+	case "true", "True", "TRUE", "false", "False", "FALSE":
+		return yamlBool
+	}
+	if yamlInt.MatchString(s) || yamlFloat.MatchString(s) {
+		return yamlNumber
+	}
+	return yamlString
+}
+
+// quoted decodes the single- or double-quoted scalar at the start of s and
+// returns it with the number of bytes it took.
+func quoted(s string) (string, int, error) {
+	q := s[0]
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == q && q == '\'' && i+1 < len(s) && s[i+1] == '\'':
+			b.WriteByte('\'')
+			i++
+		case c == q:
+			return b.String(), i + 1, nil
+		case c == '\\' && q == '"':
+			if i+1 == len(s) {
+				return "", 0, fmt.Errorf("multi-line quoted values are not supported")
+			}
+			i++
+			n, err := yamlEscape(&b, s[i:])
+			if err != nil {
+				return "", 0, err
+			}
+			i += n - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", 0, fmt.Errorf("quoted value is not closed on its line (multi-line quoted values are not supported)")
+}
+
+// yamlEscape decodes the escape sequence at the start of s (after the
+// backslash) into b and returns the bytes it took.
+func yamlEscape(b *strings.Builder, s string) (int, error) {
+	simple := map[byte]string{
+		'0': "\x00", 'a': "\a", 'b': "\b", 't': "\t", '\t': "\t", 'n': "\n", 'v': "\v",
+		'f': "\f", 'r': "\r", 'e': "\x1b", ' ': " ", '"': `"`, '/': "/", '\\': `\`,
+		'N': "\u0085", '_': "\u00a0", 'L': "\u2028", 'P': "\u2029",
+	}
+	if r, ok := simple[s[0]]; ok {
+		b.WriteString(r)
+		return 1, nil
+	}
+	digits := map[byte]int{'x': 2, 'u': 4, 'U': 8}[s[0]]
+	if digits == 0 || len(s) < 1+digits {
+		return 0, fmt.Errorf("invalid escape \\%c", s[0])
+	}
+	n, err := strconv.ParseUint(s[1:1+digits], 16, 32)
+	if err != nil || n > unicode.MaxRune || 0xD800 <= n && n <= 0xDFFF {
+		return 0, fmt.Errorf("invalid escape \\%s", s[:1+digits])
+	}
+	b.WriteRune(rune(n))
+	return 1 + digits, nil
+}

@@ -1,0 +1,658 @@
+package codegen
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// skillCase is the input of a skill golden test, testdata/skill/NAME.json:
+// options, the gate's trace results and a candidate. The outputs are
+// testdata/skill/NAME.SKILL.md and NAME.gate.json, which the input glob
+// skips.
+type skillCase struct {
+	Options struct {
+		PackageName  string `json:"package_name"`
+		WorkflowName string `json:"workflow_name"`
+	} `json:"options"`
+	GateTraces []GateTrace          `json:"gate_traces"`
+	Candidate  *candidate.Candidate `json:"candidate"`
+}
+
+func readSkillCase(t *testing.T, path string) (skillCase, Options) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
+	var sc skillCase
+	if err := dec.Decode(&sc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return sc, Options{PackageName: sc.Options.PackageName, WorkflowName: sc.Options.WorkflowName}
+}
+
+// golden compares got with the file at path, or rewrites it with -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestSkillGolden(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/skill/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inputs) == 0 {
+		t.Fatal("no golden inputs in testdata/skill")
+	}
+	for _, in := range inputs {
+		if strings.HasSuffix(in, ".gate.json") {
+			continue // an output
+		}
+		name := strings.TrimSuffix(filepath.Base(in), ".json")
+		t.Run(name, func(t *testing.T) {
+			sc, opts := readSkillCase(t, in)
+			c := sc.Candidate
+			g := NewSkillGate(c, opts, sc.GateTraces)
+			md, err := Skill(c, g, opts)
+			if err != nil {
+				t.Fatalf("Skill: %v", err)
+			}
+			gate, err := GateJSON(g)
+			if err != nil {
+				t.Fatalf("GateJSON: %v", err)
+			}
+			golden(t, filepath.Join("testdata", "skill", name+".SKILL.md"), md)
+			golden(t, filepath.Join("testdata", "skill", name+".gate.json"), gate)
+
+			// A generated SKILL.md passes every specification check; the
+			// only finding, for a rejected gate, is the rejection.
+			var want []string
+			if !g.Accepted() {
+				want = []string{CodeSkillGateRejected}
+			}
+			dir := filepath.Join("skill", SkillName(c))
+			if diff := cmp.Diff(want, codes(CheckSkill(dir, md, gate))); diff != "" {
+				t.Errorf("CheckSkill codes (-want +got):\n%s\n%v", diff, CheckSkill(dir, md, gate))
+			}
+			if diff := cmp.Diff(want, codes(CheckSkill(dir, md, nil))); diff != "" {
+				t.Errorf("CheckSkill without gate codes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func codes(probs []candidate.Problem) []string {
+	var out []string
+	for _, p := range probs {
+		out = append(out, p.Code)
+	}
+	return out
+}
+
+// TestSkillGoldenDecisions pins which golden case is accepted, so that a
+// change to the gate rule cannot silently turn every golden into the same
+// decision.
+func TestSkillGoldenDecisions(t *testing.T) {
+	want := map[string]string{"accepted": GateAccepted, "hostile": GateAccepted, "rejected": GateRejected}
+	for name, decision := range want {
+		sc, opts := readSkillCase(t, filepath.Join("testdata", "skill", name+".json"))
+		if g := NewSkillGate(sc.Candidate, opts, sc.GateTraces); g.Decision != decision {
+			t.Errorf("NewSkillGate(%s).Decision = %q, want %q; reasons %v", name, g.Decision, decision, g.RejectionReasons)
+		}
+	}
+}
+
+func TestSkillName(t *testing.T) {
+	tests := []struct {
+		c    *candidate.Candidate
+		want string
+	}{
+		{&candidate.Candidate{Name: "release_package_maintenance"}, "release-package-maintenance"},
+		{&candidate.Candidate{Name: "__Release--Flow__"}, "release-flow"},
+		{&candidate.Candidate{Name: "triageTicket"}, "triage-ticket"},
+		{&candidate.Candidate{Name: "HTTPServer restart"}, "http-server-restart"},
+		{&candidate.Candidate{Name: "if"}, "if"},
+		{&candidate.Candidate{Name: "42 steps"}, "42-steps"},
+		{&candidate.Candidate{Name: "Ünïcödé 名前 flow"}, "n-c-d-flow"},
+		{&candidate.Candidate{Name: "名前", ID: "candidate_92144cef9e215de6"}, "candidate-92144cef9e215de6"},
+		{&candidate.Candidate{Name: "!!!---???", ID: "***"}, "workflow"},
+		{&candidate.Candidate{}, "workflow"},
+		{nil, "workflow"},
+		{&candidate.Candidate{Name: strings.Repeat("a", 100)}, strings.Repeat("a", 64)},
+		// The cut at 64 lands on a hyphen, which is trimmed.
+		{&candidate.Candidate{Name: strings.Repeat("a", 63) + "_bcd"}, strings.Repeat("a", 63)},
+	}
+	for _, tt := range tests {
+		got := SkillName(tt.c)
+		if got != tt.want {
+			t.Errorf("SkillName(%+v) = %q, want %q", tt.c, got, tt.want)
+		}
+		if !skillNamePattern.MatchString(got) || len(got) > MaxSkillNameLen {
+			t.Errorf("SkillName(%+v) = %q, which is not a valid skill name", tt.c, got)
+		}
+	}
+}
+
+func TestSkillID(t *testing.T) {
+	// The value is sha256("candidate_92144cef9e215de6:release_package_maintenance"),
+	// pinned so that a change to the formula shows.
+	const want = "skill_c994ea048aa1fc7e"
+	if got := SkillID("candidate_92144cef9e215de6", "release_package_maintenance"); got != want {
+		t.Errorf("SkillID = %q, want %q", got, want)
+	}
+	if regexp.MustCompile(`^skill_[0-9a-f]{16}$`).FindString(SkillID("", "")) == "" {
+		t.Errorf("SkillID(\"\", \"\") = %q, want skill_ and 16 hex digits", SkillID("", ""))
+	}
+}
+
+func TestNewSkillGate(t *testing.T) {
+	safe := &candidate.Candidate{ID: "c1", Name: "flow"}
+	unsafe := &candidate.Candidate{ID: "c2", Name: "flow", RejectionReasons: []candidate.Problem{{Code: "divergent_side_effects"}}}
+	src := GateTrace{TraceID: "s", Role: RoleSource, Status: TracePassed}
+	held := GateTrace{TraceID: "h", Role: RoleHeldout, Status: TracePassed}
+	tests := []struct {
+		name   string
+		c      *candidate.Candidate
+		traces []GateTrace
+		want   []string // rejection codes; none means accepted
+	}{
+		{"accepted", safe, []GateTrace{held, src}, nil},
+		{"unmatched heldout does not reject", safe, []GateTrace{src, held, {TraceID: "u", Role: RoleHeldout, Status: TraceUnmatched}}, nil},
+		{"no heldout", safe, []GateTrace{src}, []string{CodeHeldoutMissing}},
+		{"only unmatched heldout", safe, []GateTrace{src, {TraceID: "u", Role: RoleHeldout, Status: TraceUnmatched}}, []string{CodeHeldoutMissing}},
+		{"heldout drift", safe, []GateTrace{src, held, {TraceID: "d", Role: RoleHeldout, Status: TraceFailed}}, []string{CodeHeldoutReplayFailed}},
+		{"source fails", safe, []GateTrace{{TraceID: "s", Role: RoleSource, Status: TraceFailed}, held}, []string{CodeSourceReplayFailed}},
+		{"no source", safe, []GateTrace{held}, []string{CodeSourceReplayMissing}},
+		{"unsafe candidate", unsafe, []GateTrace{src, held}, []string{CodeCandidateRejected}},
+		{"bad role", safe, []GateTrace{src, held, {TraceID: "x", Role: "sibling"}}, []string{CodeGateTraceInvalid}},
+		{"nothing", nil, nil, []string{CodeCandidateRejected, CodeSourceReplayMissing, CodeHeldoutMissing}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewSkillGate(tt.c, Options{}, tt.traces)
+			if diff := cmp.Diff(tt.want, codes(g.RejectionReasons)); diff != "" {
+				t.Errorf("rejection codes (-want +got):\n%s", diff)
+			}
+			wantDecision := GateAccepted
+			if len(tt.want) > 0 {
+				wantDecision = GateRejected
+			}
+			if g.Decision != wantDecision || g.Accepted() != (len(tt.want) == 0) {
+				t.Errorf("Decision = %q, Accepted() = %v, want %q", g.Decision, g.Accepted(), wantDecision)
+			}
+		})
+	}
+}
+
+func TestSkillGateTally(t *testing.T) {
+	c := &candidate.Candidate{ID: "c", Name: "flow"}
+	g := NewSkillGate(c, Options{WorkflowName: "Other Name"}, []GateTrace{
+		{TraceID: "h2", Role: RoleHeldout, Status: TraceUnmatched},
+		{TraceID: "h1", Role: RoleHeldout, Status: TraceFailed},
+		{TraceID: "s1", Role: RoleSource, Status: TracePassed},
+		{TraceID: "h0", Role: RoleHeldout, Status: TracePassed},
+	})
+	if g.SourceReplay != (GateReplay{Compared: 1, Passed: 1}) || g.HeldoutReplay != (GateHeldout{Compared: 2, Passed: 1, Unmatched: 1}) {
+		t.Errorf("tallies = %+v %+v", g.SourceReplay, g.HeldoutReplay)
+	}
+	var order []string
+	for _, tr := range g.ComparedTraces {
+		order = append(order, tr.TraceID)
+	}
+	if diff := cmp.Diff([]string{"s1", "h0", "h1", "h2"}, order); diff != "" {
+		t.Errorf("compared trace order (-want +got):\n%s", diff)
+	}
+	if want := SkillID("c", "other_name"); g.SkillID != want {
+		t.Errorf("SkillID = %q, want %q (the workflow name from the options)", g.SkillID, want)
+	}
+}
+
+func TestSkillGateMismatch(t *testing.T) {
+	c := &candidate.Candidate{ID: "c1", Name: "flow"}
+	good := NewSkillGate(c, Options{}, nil)
+	tests := []struct {
+		name string
+		gate func(g SkillGate) SkillGate
+		want string
+	}{
+		{"candidate", func(g SkillGate) SkillGate { g.WorkflowCandidateID = "c2"; return g },
+			`skill for candidate c1: gate is for candidate "c2", not "c1"`},
+		{"skill id", func(g SkillGate) SkillGate { g.SkillID = "skill_x"; return g },
+			`skill for candidate c1: gate skill id "skill_x", want "` + good.SkillID + `"`},
+		{"skill name", func(g SkillGate) SkillGate { g.SkillName = "other"; return g },
+			`skill for candidate c1: gate skill name "other", want "flow"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Skill(c, tt.gate(good), Options{})
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("Skill error = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := Skill(nil, good, Options{}); err == nil || err.Error() != "no candidate" {
+		t.Errorf("Skill(nil) error = %v, want \"no candidate\"", err)
+	}
+}
+
+// TestSkillLicense covers the license key, which Skill leaves out until
+// Options has a license.
+func TestSkillLicense(t *testing.T) {
+	c := &candidate.Candidate{ID: "c1", Name: "flow"}
+	g := NewSkillGate(c, Options{}, nil)
+	md, err := renderSkill(c, g, Options{}, "Apache-2.0\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "\nlicense: \"Apache-2.0\"\n") {
+		t.Errorf("renderSkill with a license lacks it:\n%s", md)
+	}
+	md, err = Skill(c, g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(md), "license:") {
+		t.Errorf("Skill without a license writes one:\n%s", md)
+	}
+}
+
+// TestSkillLimits renders a candidate whose every text is far beyond the
+// specification's limits.
+func TestSkillLimits(t *testing.T) {
+	long := strings.Repeat("word ", 400)
+	var steps []candidate.Step
+	var params []candidate.Parameter
+	for i := range 200 {
+		name := "tool_" + strings.Repeat("x", 50) + string(rune('a'+i%26)) + strings.Repeat("y", i)
+		steps = append(steps, candidate.Step{Index: i + 1, Kind: trace.KindToolCall, Name: name})
+		params = append(params, candidate.Parameter{Name: "p" + strings.Repeat("q", i)})
+	}
+	c := &candidate.Candidate{ID: "c", Name: long, Steps: steps, Parameters: params, Capabilities: []string{long}}
+	g := NewSkillGate(c, Options{}, []GateTrace{{TraceID: "s", Role: RoleSource, Status: TracePassed}, {TraceID: "h", Role: RoleHeldout, Status: TracePassed}})
+	md, err := Skill(c, g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, _ := GateJSON(g)
+	if probs := CheckSkill(SkillName(c), md, gate); len(probs) > 0 {
+		t.Errorf("CheckSkill = %v", probs)
+	}
+	fm, err := parseFrontmatter(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range fm {
+		switch p.key {
+		case "description":
+			if n := utf8.RuneCountInString(p.val.str); n > MaxDescriptionLen {
+				t.Errorf("description has %d runes, more than %d", n, MaxDescriptionLen)
+			}
+		case "compatibility":
+			if n := utf8.RuneCountInString(p.val.str); n != MaxCompatibilityLen {
+				t.Errorf("compatibility has %d runes, want it cut to %d", n, MaxCompatibilityLen)
+			}
+		}
+	}
+}
+
+// accepted is a SKILL.md and gate.json that pass CheckSkill; the broken
+// cases below each change one thing.
+const acceptedSkill = `---
+name: "flow"
+description: "Runs the flow procedure. Use it when a task asks for it."
+compatibility: "crystallize workflow runtime; tools: a.b"
+metadata:
+  gate_decision: "accepted"
+  skill_id: "skill_1"
+  workflow_candidate_id: "c1"
+allowed-tools: "a.b"
+---
+
+# flow
+`
+
+const acceptedGate = `{"schema": "crystallize.skill.gate", "schema_version": 1, "skill_id": "skill_1",
+ "skill_name": "flow", "workflow_candidate_id": "c1", "decision": "accepted", "rejection_reasons": []}`
+
+func TestCheckSkill(t *testing.T) {
+	if probs := CheckSkill("skills/flow", []byte(acceptedSkill), []byte(acceptedGate)); len(probs) > 0 {
+		t.Fatalf("CheckSkill(accepted) = %v", probs)
+	}
+	edit := func(old, new string) string {
+		if !strings.Contains(acceptedSkill, old) {
+			t.Fatalf("accepted skill lacks %q", old)
+		}
+		return strings.Replace(acceptedSkill, old, new, 1)
+	}
+	tests := []struct {
+		name string
+		dir  string
+		src  string
+		gate string // "-" for no gate
+		want []candidate.Problem
+	}{
+		{"no frontmatter", "flow", "# flow\n", "-",
+			[]candidate.Problem{{Code: CodeSkillFrontmatter, Message: `line 1: no frontmatter: SKILL.md must start with a "---" line`}}},
+		{"not closed", "flow", "---\nname: flow\n", "-",
+			[]candidate.Problem{{Code: CodeSkillFrontmatter, Message: `line 1: frontmatter is not closed by a "---" line`}}},
+		{"plain value with colon", "flow", edit(`description: "Runs the flow procedure. Use it when a task asks for it."`, "description: Use when: always"), "-",
+			[]candidate.Problem{{Code: CodeSkillFrontmatter, Message: `line 3: a plain value cannot contain ": "; quote it`}}},
+		{"duplicate key", "flow", edit("allowed-tools", "name: \"flow\"\nallowed-tools"), "-",
+			[]candidate.Problem{{Code: CodeSkillFrontmatter, Message: `line 9: duplicate key "name"`}}},
+		{"alias", "flow", edit(`name: "flow"`, "name: *flow"), "-",
+			[]candidate.Problem{{Code: CodeSkillFrontmatter, Message: "line 2: anchors, aliases and tags are not supported"}}},
+		{"unknown key", "flow", edit("allowed-tools", "when_to_use: \"x\"\nallowed-tools"), "-",
+			[]candidate.Problem{{Code: CodeSkillUnknownKey, Path: "when_to_use", Message: `line 9: unknown top-level key "when_to_use"; the specification allows name, description, license, compatibility, metadata and allowed-tools (put other fields under metadata)`}}},
+		{"name pattern", "Flow_1", edit(`name: "flow"`, `name: "Flow_1"`), "-",
+			[]candidate.Problem{{Code: CodeSkillName, Path: "name", Message: `line 2: name "Flow_1" is not lowercase letters and digits in groups joined by single hyphens`}}},
+		{"name double hyphen", "a--b", edit(`name: "flow"`, `name: a--b`), "-",
+			[]candidate.Problem{{Code: CodeSkillName, Path: "name", Message: `line 2: name "a--b" is not lowercase letters and digits in groups joined by single hyphens`}}},
+		{"name too long", "", edit(`name: "flow"`, "name: "+strings.Repeat("a", 65)), "-",
+			[]candidate.Problem{{Code: CodeSkillName, Path: "name", Message: "line 2: name has 65 characters; at most 64 are allowed"}}},
+		{"name number", "", edit(`name: "flow"`, "name: 42"), "-",
+			[]candidate.Problem{{Code: CodeSkillName, Path: "name", Message: "line 2: name is a number, not a string"}}},
+		{"name missing", "", strings.Replace(acceptedSkill, "name: \"flow\"\n", "", 1), "-",
+			[]candidate.Problem{{Code: CodeSkillName, Path: "name", Message: "missing name"}}},
+		{"name dir mismatch", "skills/other", acceptedSkill, "-",
+			[]candidate.Problem{{Code: CodeSkillNameDirMismatch, Path: "name", Message: `name "flow" differs from its directory "other"`}}},
+		{"description empty", "flow", edit(`description: "Runs the flow procedure. Use it when a task asks for it."`, `description: ""`), "-",
+			[]candidate.Problem{{Code: CodeSkillDescription, Path: "description", Message: "line 3: description is empty"}}},
+		{"description too long", "flow", edit(`description: "Runs the flow procedure. Use it when a task asks for it."`, "description: >\n  "+strings.Repeat("é", 1025)), "-",
+			[]candidate.Problem{{Code: CodeSkillDescription, Path: "description", Message: "line 3: description has 1026 characters; at most 1024 are allowed"}}},
+		{"description list", "flow", edit(`description: "Runs the flow procedure. Use it when a task asks for it."`, "description:\n  - a\n  - b"), "-",
+			[]candidate.Problem{{Code: CodeSkillDescription, Path: "description", Message: "line 3: description is a sequence, not a string"}}},
+		{"compatibility too long", "flow", edit(`compatibility: "crystallize workflow runtime; tools: a.b"`, "compatibility: '"+strings.Repeat("x", 501)+"'"), "-",
+			[]candidate.Problem{{Code: CodeSkillCompatibility, Path: "compatibility", Message: "line 4: compatibility has 501 characters; it must have 1 to 500"}}},
+		{"license not string", "flow", edit("allowed-tools", "license: true\nallowed-tools"), "-",
+			[]candidate.Problem{{Code: CodeSkillFrontmatter, Path: "license", Message: "line 9: license is a boolean, not a string"}}},
+		{"allowed-tools list", "flow", edit(`allowed-tools: "a.b"`, "allowed-tools: [a.b, c]"), "-",
+			[]candidate.Problem{{Code: CodeSkillAllowedTools, Path: "allowed-tools", Message: "line 9: allowed-tools is a sequence; it must be one space-separated string"}}},
+		{"metadata number", "flow", edit(`  skill_id: "skill_1"`, "  skill_id: \"skill_1\"\n  version: 1.0"), "-",
+			[]candidate.Problem{{Code: CodeSkillMetadata, Path: "metadata.version", Message: `line 8: metadata value "version" is a number, not a string (quote it)`}}},
+		{"metadata nested", "flow", edit(`  skill_id: "skill_1"`, "  skill_id: \"skill_1\"\n  paths:\n    - a"), "-",
+			[]candidate.Problem{{Code: CodeSkillMetadata, Path: "metadata.paths", Message: `line 8: metadata value "paths" is a sequence, not a string (quote it)`}}},
+		{"metadata scalar", "flow", "---\nname: flow\ndescription: d\nmetadata: x\n---\n", "-",
+			[]candidate.Problem{{Code: CodeSkillMetadata, Path: "metadata", Message: "line 4: metadata is a string, not a mapping"}}},
+		{"gate other skill id", "flow", acceptedSkill, strings.Replace(acceptedGate, `"skill_id": "skill_1"`, `"skill_id": "skill_2"`, 1),
+			[]candidate.Problem{{Code: CodeSkillGateMismatch, Path: "metadata.skill_id", Message: `SKILL.md metadata.skill_id is "skill_1" but gate.json skill_id is "skill_2"`}}},
+		{"gate other candidate", "flow", acceptedSkill, strings.Replace(acceptedGate, `"workflow_candidate_id": "c1"`, `"workflow_candidate_id": "c9"`, 1),
+			[]candidate.Problem{{Code: CodeSkillGateMismatch, Path: "metadata.workflow_candidate_id", Message: `SKILL.md metadata.workflow_candidate_id is "c1" but gate.json workflow_candidate_id is "c9"`}}},
+		{"gate not json", "flow", acceptedSkill, "{",
+			[]candidate.Problem{{Code: CodeSkillGateMismatch, Path: "gate.json", Message: "gate.json: unexpected end of JSON input"}}},
+		{"gate schema", "flow", acceptedSkill, `{"schema": "x", "schema_version": 1}`,
+			[]candidate.Problem{{Code: CodeSkillGateMismatch, Path: "gate.json:$.schema", Message: `gate.json is "x" version 1, not "crystallize.skill.gate" version 1`}}},
+		{"gate rejected", "flow", acceptedSkill, strings.Replace(acceptedGate, `"decision": "accepted"`, `"decision": "rejected"`, 1),
+			[]candidate.Problem{
+				{Code: CodeSkillGateMismatch, Path: "metadata.gate_decision", Message: `SKILL.md metadata.gate_decision is "accepted" but gate.json decision is "rejected"`},
+				{Code: CodeSkillGateRejected, Path: "gate.json:$.decision", Message: `gate.json decision is "rejected" with 0 rejection reasons; only accepted skills ship`},
+			}},
+		{"metadata rejected", "flow", edit(`gate_decision: "accepted"`, `gate_decision: "rejected"`), "-",
+			[]candidate.Problem{{Code: CodeSkillGateRejected, Path: "metadata.gate_decision", Message: `the skill's replay gate decision is "rejected", not "accepted"`}}},
+	}
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var gate []byte
+			if tt.gate != "-" {
+				gate = []byte(tt.gate)
+			}
+			got := CheckSkill(tt.dir, []byte(tt.src), gate)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("CheckSkill (-want +got):\n%s\nsource:\n%s", diff, tt.src)
+			}
+		})
+		for _, p := range tt.want {
+			seen[p.Code] = true
+		}
+	}
+	for _, code := range []string{CodeSkillFrontmatter, CodeSkillUnknownKey, CodeSkillName, CodeSkillNameDirMismatch,
+		CodeSkillDescription, CodeSkillCompatibility, CodeSkillAllowedTools, CodeSkillMetadata, CodeSkillGateMismatch, CodeSkillGateRejected} {
+		if !seen[code] {
+			t.Errorf("no broken case for code %s", code)
+		}
+	}
+}
+
+// TestFrontmatterSubset checks that YAML forms hand-written skills use are
+// read as YAML reads them.
+func TestFrontmatterSubset(t *testing.T) {
+	src := "---\r\n" +
+		"# a comment\r\n" +
+		"name: my-skill   # trailing comment\r\n" +
+		"description: >-\r\n" +
+		"  Folded text\r\n" +
+		"  on two lines.\r\n" +
+		"\r\n" +
+		"  New paragraph.\r\n" +
+		"license: 'it''s MIT'\r\n" +
+		"compatibility: |\r\n" +
+		"  line one\r\n" +
+		"    indented\r\n" +
+		"metadata:\r\n" +
+		"  \"quoted key\": \"a\\tb\\u00e9\\x41\\U0001F680\\\\\\\"\"\r\n" +
+		"  plain: continues\r\n" +
+		"    on the next line\r\n" +
+		"  flow: {a: 1,\r\n" +
+		"    b: 2}\r\n" +
+		"  nothing:\r\n" +
+		"allowed-tools: Read Grep\r\n" +
+		"---\r\nbody\r\n"
+	pairs, err := parseFrontmatter([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	var walk func(prefix string, pairs []yamlPair)
+	walk = func(prefix string, pairs []yamlPair) {
+		for _, p := range pairs {
+			got[prefix+p.key] = string(p.val.typ) + ":" + p.val.str
+			walk(prefix+p.key+".", p.val.pairs)
+		}
+	}
+	walk("", pairs)
+	want := map[string]string{
+		"name":                "string:my-skill",
+		"description":         "string:Folded text on two lines.\nNew paragraph.",
+		"license":             "string:it's MIT",
+		"compatibility":       "string:line one\n  indented\n",
+		"metadata":            "mapping:",
+		"metadata.quoted key": "string:a\tbéA🚀\\\"",
+		"metadata.plain":      "string:continues on the next line",
+		"metadata.flow":       "mapping:",
+		"metadata.nothing":    "null:",
+		"allowed-tools":       "string:Read Grep",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("parseFrontmatter (-want +got):\n%s", diff)
+	}
+}
+
+func TestYAMLQuoteRoundTrip(t *testing.T) {
+	for _, s := range []string{
+		"", "plain", `"quoted" \ back`, "new\nline\r\ttab", "\x00\x07\x1b\x7f", "\u0085\u2028\u2029\ufeff\u202e",
+		"é 日本 🚀", "--- \n---", "key: value # not a comment", "\U0010FFFF", "\xff invalid",
+	} {
+		q := yamlQuote(s)
+		if strings.ContainsAny(q, "\n\r") {
+			t.Errorf("yamlQuote(%q) = %q spans lines", s, q)
+		}
+		got, n, err := quoted(q)
+		if err != nil || n != len(q) {
+			t.Errorf("quoted(yamlQuote(%q)) = %q, %d, %v; want the whole literal back", s, got, n, err)
+			continue
+		}
+		if want := string([]rune(s)); got != want {
+			t.Errorf("quoted(yamlQuote(%q)) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func TestTruncateRunes(t *testing.T) {
+	tests := []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "ab…"},
+		{"ab cd", 4, "ab…"},
+		{"ééééé", 4, "ééé…"},
+	}
+	for _, tt := range tests {
+		if got := truncateRunes(tt.s, tt.n); got != tt.want {
+			t.Errorf("truncateRunes(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestMarkdownEscapes(t *testing.T) {
+	tests := []struct {
+		f        func(string) string
+		in, want string
+	}{
+		{mdCode, "plain", "`plain`"},
+		{mdCode, "a`b", "``a`b``"},
+		{mdCode, "`x`", "`` `x` ``"},
+		{mdCode, "", "`\"\"`"},
+		{mdCode, "two\nlines", "`two lines`"},
+		{mdCell, "a|b", "`a\\|b`"},
+		{mdText, "<script>*x*</script>\n# h", `\<script\>\*x\*\</script\> \# h`},
+	}
+	for _, tt := range tests {
+		if got := tt.f(tt.in); got != tt.want {
+			t.Errorf("escape(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func FuzzSkill(f *testing.F) {
+	f.Add("release_package_maintenance", "git.checkout", "repo_path", "sha256:ab", "release-workflows")
+	f.Add("\"\"\"\n---\nname: x", "a b\tc", "key: value", "---", "evil\npkg")
+	f.Add("名前 Ünïcödé", "\u202etool", "\u2028", "\x00", "")
+	f.Add(strings.Repeat("x_", 80), "`|<b>|`", "#", "'", "\\")
+	// Invalid UTF-8 in the candidate id: each byte must become U+FFFD in
+	// SKILL.md as it does in gate.json.
+	f.Add("0", "0", "0", "\xe3\xc8", "0")
+	f.Fuzz(func(t *testing.T, name, stepName, key, value, pkg string) {
+		c := &candidate.Candidate{
+			ID:         "candidate_" + value,
+			Name:       name,
+			Parameters: []candidate.Parameter{{Name: key, Key: key, SourcePaths: []string{value}, Type: value, Required: true}},
+			Steps: []candidate.Step{
+				{
+					Index: 1, Kind: trace.KindToolCall, Name: stepName,
+					Arguments: []candidate.Argument{
+						{Key: key, Kind: candidate.ArgParameter, Parameter: key},
+						{Key: value, Kind: candidate.ArgConstant, Value: value},
+						{Key: "path", Kind: candidate.ArgConstant, Value: value},
+					},
+					SideEffects:  []trace.SideEffect{{Kind: key, Target: value, Capability: name}},
+					Capabilities: []string{value},
+					Approval:     &trace.Approval{Boundary: value, Prompt: stepName, Required: true},
+				},
+				{
+					Index: 2, Kind: trace.Kind(key), Name: value, Segment: candidate.Fuzzy, ReviewNotes: []string{name},
+					Arguments: []candidate.Argument{
+						{Key: stepName, Kind: candidate.ArgBinding, Binding: &candidate.Binding{FromStep: 1, FromPath: value}},
+						{Key: name, Kind: candidate.ArgSecret, Secret: value},
+					},
+				},
+			},
+			Examples:     []candidate.Example{{TraceID: name, SourceHash: value}, {TraceID: stepName}},
+			Capabilities: []string{key, value},
+			Warnings:     []candidate.Problem{{Code: key, Message: value, Step: 1}},
+		}
+		opts := Options{PackageName: pkg, WorkflowName: key}
+		g := NewSkillGate(c, opts, []GateTrace{
+			{TraceID: name, SourceHash: value, Role: RoleSource, Status: TracePassed},
+			{TraceID: value, SourceHash: key, Role: RoleHeldout, Status: TracePassed},
+		})
+		if !g.Accepted() {
+			t.Fatalf("gate rejected: %v", g.RejectionReasons)
+		}
+		md, err := Skill(c, g, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gate, err := GateJSON(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sn := SkillName(c)
+		if !skillNamePattern.MatchString(sn) || len(sn) > MaxSkillNameLen {
+			t.Fatalf("SkillName(%q) = %q", name, sn)
+		}
+		if probs := CheckSkill("skill/"+sn, md, gate); len(probs) > 0 {
+			t.Fatalf("CheckSkill = %v\n%s", probs, md)
+		}
+		// The frontmatter reads back as written: no text can end a
+		// scalar early or add a key.
+		pairs, err := parseFrontmatter(md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, p := range pairs {
+			keys = append(keys, p.key)
+		}
+		if diff := cmp.Diff([]string{"name", "description", "compatibility", "metadata", "allowed-tools"}, dropMissing(keys, "allowed-tools")); diff != "" {
+			t.Fatalf("frontmatter keys (-want +got):\n%s", diff)
+		}
+		for _, p := range pairs {
+			if p.key == "metadata" {
+				for _, m := range p.val.pairs {
+					if m.key == "workflow_candidate_id" && m.val.str != string([]rune(c.ID)) {
+						t.Fatalf("workflow_candidate_id = %q, want %q", m.val.str, c.ID)
+					}
+				}
+			}
+		}
+		// Body lines never start a new frontmatter or a heading from
+		// untrusted text.
+		body := string(md)[strings.Index(string(md)[4:], "\n---\n")+9:]
+		for _, line := range strings.Split(body, "\n") {
+			if line == "---" {
+				t.Fatalf("body has a --- line:\n%s", md)
+			}
+		}
+	})
+}
+
+// dropMissing returns keys with want appended when it is absent, so that
+// the optional allowed-tools (left out when no tool name is usable) does
+// not fail the key order check.
+func dropMissing(keys []string, want string) []string {
+	for _, k := range keys {
+		if k == want {
+			return keys
+		}
+	}
+	return append(keys, want)
+}
