@@ -1,0 +1,93 @@
+package redact
+
+import (
+	"bufio"
+	"os"
+	"strings"
+	"testing"
+)
+
+// A labeled case of testdata/corpus.txt.
+type labeled struct {
+	line   int
+	secret bool
+	kind   string
+	value  string
+}
+
+func readCorpus(t testing.TB) []labeled {
+	t.Helper()
+	f, err := os.Open("testdata/corpus.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cs []labeled
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		label, rest, ok1 := strings.Cut(line, "\t")
+		kind, value, ok2 := strings.Cut(rest, "\t")
+		if !ok1 || !ok2 || label != "secret" && label != "clean" {
+			t.Fatalf("testdata/corpus.txt:%d: want secret|clean<TAB>kind<TAB>value", n)
+		}
+		cs = append(cs, labeled{n, label == "secret", kind, value})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// TestCorpus measures Secret on the labeled corpus. Precision is the share
+// of flagged values that are secrets, recall the share of secrets flagged.
+// Failures name the corpus line, never the value.
+func TestCorpus(t *testing.T) {
+	cs := readCorpus(t)
+	var tp, fp, fn, secrets, kinds int
+	families := map[string]int{}
+	for _, c := range cs {
+		kind, ok := Secret(c.value)
+		if c.secret {
+			secrets++
+			families[c.kind]++
+		}
+		switch {
+		case ok && c.secret:
+			tp++
+			if kind != c.kind {
+				kinds++
+				t.Errorf("testdata/corpus.txt:%d: Secret = kind %q, want %q", c.line, kind, c.kind)
+			}
+		case ok:
+			fp++
+			t.Logf("testdata/corpus.txt:%d: false positive, kind %q", c.line, kind)
+		case c.secret:
+			fn++
+			t.Logf("testdata/corpus.txt:%d: false negative, kind %q", c.line, c.kind)
+		}
+	}
+	clean := len(cs) - secrets
+	precision := float64(tp) / float64(max(tp+fp, 1))
+	recall := float64(tp) / float64(max(secrets, 1))
+	t.Logf("corpus: %d secrets in %d families, %d clean; precision %.4f (%d/%d), recall %.4f (%d/%d)",
+		secrets, len(families), clean, precision, tp, tp+fp, recall, tp, secrets)
+	if secrets < 60 || clean < 80 {
+		t.Errorf("corpus has %d secrets and %d clean values, want at least 60 and 80", secrets, clean)
+	}
+	for _, k := range []string{KindJWT, KindGitHub, KindSlack, KindAWS, KindGitLab, KindHuggingFace, KindGoogle,
+		KindNPM, KindOpenAI, KindAnthropic, KindStripe, KindPrivateKey, KindBearer, KindAssignment, KindEntropy} {
+		if families[k] == 0 {
+			t.Errorf("corpus has no secret of kind %q", k)
+		}
+	}
+	if precision < 0.98 {
+		t.Errorf("precision = %.4f, want at least 0.98", precision)
+	}
+	if recall < 0.95 {
+		t.Errorf("recall = %.4f, want at least 0.95", recall)
+	}
+}

@@ -1,0 +1,53 @@
+// Package redact finds credentials in trace content and removes them, so
+// that nothing that leaves the machine (bundle fixtures, reports, shared
+// traces) carries a private payload, and so that validate can check a bundle
+// by reading its content instead of trusting a "redacted" flag.
+//
+// The main invariant: redaction is a fixed point. For every document d that
+// Bytes accepts, Bytes(Bytes(d)) equals Bytes(d) with no replacement, and no
+// string in the output (value or key) is flagged by Secret. The fuzz tests
+// check both.
+//
+// # Detection
+//
+// Secret and Scan share one scanner (scanner.go) that makes a single pass
+// over the text and reports non-overlapping matches, each the byte span of
+// the secret itself (the token after "Bearer ", the value after
+// "password="), never its context. Three kinds of evidence are used:
+//
+//   - Family prefixes (ghp_, xoxb-, AKIA, sk-ant-, eyJ…, -----BEGIN …) are
+//     checked only at word starts whose first byte can begin a prefix, so
+//     the common byte costs one table lookup. Each family then checks its
+//     own body (alphabet and minimum length) by hand; there is no regexp on
+//     the hot path.
+//   - Assignments: at every ':' or '=' the identifier before it is looked
+//     up with the same rules as SensitiveKey (plus access_key), and the value
+//     after it is taken if it does not look like prose, a placeholder or a
+//     variable reference. This also catches "password": "…" inside raw JSON.
+//   - The long-credential heuristic (entropy.go) runs only on maximal runs
+//     of at least 32 bytes from [A-Za-z0-9+/_=-], which are rare in trace
+//     text, so its cost (a byte histogram and a few logarithms) is paid
+//     rarely.
+//
+// Detection is tuned for precision on what traces contain (versions,
+// digests, UUIDs, paths, identifiers) over recall on exotic credentials; the
+// labeled corpus in testdata/corpus.txt pins the trade-off, and its test
+// reports precision and recall.
+//
+// # Redaction
+//
+// Value redacts a decoded JSON value (as encoding/json produces it with
+// UseNumber) and Bytes a JSON document. Every value under a sensitive key
+// becomes "[redacted]"; a string that is a secret becomes "[redacted]"; a
+// secret inside other text becomes "[redacted:<kind>]", keeping the text
+// around it for the reviewer. Bytes writes canonical JSON: compact, object
+// keys sorted bytewise, a repeated key keeping its last value, strings
+// escaped as encoding/json escapes them but without HTML escaping (so shell
+// commands keep their && and > readable). Bytes parses and writes in one pass
+// of its own instead of decoding to map[string]any and marshalling, which
+// measured several times slower; its output is the same as the slow path's,
+// which the tests and FuzzBytes check.
+//
+// No error, Finding or other output of this package contains a whole secret:
+// findings carry a masked excerpt, and syntax errors name one byte at most.
+package redact
