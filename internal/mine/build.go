@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/redact"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -135,16 +136,18 @@ func (b *builder) build(examples []Occurrence, length int) *candidate.Candidate 
 			srcPath := fmt.Sprintf("steps[%d].parameters.%s", v.index, key)
 			arg := candidate.Argument{Key: key}
 			switch {
-			case sensitiveKey(key):
+			case redact.SensitiveKey(key) || anySecret(values):
 				// A credential is never a literal and never a parameter
-				// whose example values the report would print.
+				// whose example values the report would print: a field
+				// named like one, or whose value in any example looks like
+				// one, is read at run time by its logical id.
 				id := secretID(key)
 				arg.Kind = candidate.ArgSecret
 				arg.Secret = id
 				stepSecrets[id] = true
 				c.Warnings = append(c.Warnings, candidate.Problem{
 					Code:    candidate.CodeSecretLiteral,
-					Message: fmt.Sprintf("step %d field %q looks like a credential; the workflow reads it as secret %s", v.index, key, id),
+					Message: fmt.Sprintf("step %d field %q holds a credential; the workflow reads it as secret %s and no value is recorded", v.index, key, id),
 					Step:    v.index, Path: srcPath,
 				})
 			case allEqual(canon):
@@ -327,11 +330,11 @@ func preconditions(s *candidate.Step) []string {
 	return out
 }
 
-// sensitiveKey reports whether a field name names a credential.
-func sensitiveKey(key string) bool {
-	k := strings.ToLower(key)
-	for _, s := range []string{"token", "secret", "password", "passwd", "api_key", "apikey", "authorization", "cookie", "credential", "private_key"} {
-		if strings.Contains(k, s) {
+// anySecret reports whether any of the values is, or contains, a
+// secret-shaped string.
+func anySecret(values []any) bool {
+	for _, v := range values {
+		if _, n := redact.Value(v); n > 0 {
 			return true
 		}
 	}

@@ -402,3 +402,27 @@ func TestMineSkipsIncidentalVariants(t *testing.T) {
 		t.Errorf("candidates = %q, want only a b c", got)
 	}
 }
+
+func TestMineSecretValueNeverLiteral(t *testing.T) {
+	// The key says nothing, the value is a token: it still becomes a
+	// secret, and neither the constant nor an example value is recorded.
+	var traces []*trace.Trace
+	for i := range 2 {
+		id := fmt.Sprintf("t%d", i)
+		traces = append(traces, mk(id,
+			act(id+"-1", trace.KindToolCall, "notify", `{"header":"Bearer abcdefghijklmnopqrstuvwxyz012345","room":"#ops"}`),
+			act(id+"-2", trace.KindToolCall, "b", "")))
+	}
+	sel := mustMine(t, traces, Options{}).Selected()
+	arg := sel.Steps[0].Arguments[0]
+	if arg.Kind != candidate.ArgSecret || arg.Secret != "HEADER" {
+		t.Errorf("header argument = %+v, want secret HEADER", arg)
+	}
+	if got := sel.Steps[0].Arguments[1]; got.Kind != candidate.ArgConstant || got.Value != "#ops" {
+		t.Errorf("room argument = %+v, want the constant #ops", got)
+	}
+	b, _ := json.Marshal(sel)
+	if strings.Contains(string(b), "abcdefghijklmnop") {
+		t.Error("the token appears in the candidate")
+	}
+}
