@@ -334,8 +334,16 @@ func preconditions(s *candidate.Step) []string {
 // secret-shaped string.
 func anySecret(values []any) bool {
 	for _, v := range values {
-		if _, n := redact.Value(v); n > 0 {
-			return true
+		switch x := v.(type) {
+		case string:
+			// The common case, without copying anything.
+			if _, ok := redact.Secret(x); ok {
+				return true
+			}
+		case map[string]any, []any:
+			if _, n := redact.Value(v); n > 0 {
+				return true
+			}
 		}
 	}
 	return false
