@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
@@ -50,6 +51,15 @@ type mineFlags struct {
 	maxCandidates int
 	skipInvalid   bool
 	asJSON        bool
+
+	bundle         string
+	evalPack       string
+	approver       string
+	author         string
+	team           string
+	repo           string
+	packageVersion string
+	minConfidence  float64
 }
 
 func (f *mineFlags) register(fs *pflag.FlagSet) {
@@ -64,6 +74,14 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxCandidates, "max-candidates", mine.DefaultMaxCandidates, "most safe candidates to list in the report")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "load the valid traces and list each invalid file in the report instead of failing")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report summary as JSON on stdout")
+	fs.StringVar(&f.bundle, "bundle", "", "write a portable, redacted review bundle for the selected candidate into this directory")
+	fs.StringVar(&f.evalPack, "eval-pack", "", "also write the bundle's eval pack (TOML) to this file; needs --bundle")
+	fs.StringVar(&f.approver, "approver", "", "who is expected to approve the bundle (recorded; not an approval: see crystallize approve)")
+	fs.StringVar(&f.author, "author", "", "who proposes the bundle")
+	fs.StringVar(&f.team, "team", "", "team recorded in the bundle")
+	fs.StringVar(&f.repo, "repo", "", "repository recorded in the bundle")
+	fs.StringVar(&f.packageVersion, "package-version", "0.1.0", "version proposed for the workflow package")
+	fs.Float64Var(&f.minConfidence, "promotion-min-confidence", 0.8, "confidence a candidate needs before it can be promoted")
 }
 
 func newMineCmd(e *env) *cobra.Command {
@@ -137,6 +155,12 @@ func (f *mineFlags) validate() error {
 	if f.out != "" && f.out == f.report {
 		return usagef("--out and --report name the same file %s", f.out)
 	}
+	if f.evalPack != "" && f.bundle == "" {
+		return usagef("--eval-pack needs --bundle: the pack's fixtures are the bundle's")
+	}
+	if f.minConfidence < 0 || f.minConfidence > 1 {
+		return usagef("--promotion-min-confidence must be between 0 and 1, got %g", f.minConfidence)
+	}
 	return nil
 }
 
@@ -202,17 +226,17 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 	files := map[string][]byte{}
 	opts := codegen.Options{PackageName: f.packageName}
 	sel := report.Selected()
-	if f.out != "" {
-		var src []byte
-		if sel != nil {
-			src, err = codegen.Workflow(sel, opts)
-			if err != nil {
-				return fmt.Errorf("generating workflow %s: %w", sel.Name, err)
-			}
-		} else {
-			src = codegen.NoCandidate(report, opts)
+	var workflow []byte
+	if sel != nil {
+		workflow, err = codegen.Workflow(sel, opts)
+		if err != nil {
+			return fmt.Errorf("generating workflow %s: %w", sel.Name, err)
 		}
-		files[f.out] = src
+	} else {
+		workflow = codegen.NoCandidate(report, opts)
+	}
+	if f.out != "" {
+		files[f.out] = workflow
 	}
 	var written []string
 	if f.outDir != "" {
@@ -237,19 +261,44 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 		}
 		files[f.report] = b
 	}
+	var manifest *bundle.Manifest
+	if f.bundle != "" {
+		manifest, err = bundle.Write(ctx, f.bundle, bundle.Input{
+			Report: report, Candidate: sel, Workflow: workflow, Sources: res.Traces, Heldout: heldout,
+		}, bundle.Options{
+			PackageName: f.packageName, PackageVersion: f.packageVersion,
+			Author: f.author, Approver: f.approver, Team: f.team, Repo: f.repo,
+			GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
+			MinConfidence: f.minConfidence, MinExamples: f.minExamples,
+			EvalPack: f.evalPack != "",
+		})
+		if err != nil {
+			return fmt.Errorf("writing bundle %s: %w", f.bundle, err)
+		}
+		if f.evalPack != "" {
+			pack, err := os.ReadFile(filepath.Join(f.bundle, bundle.EvalPackFile))
+			if err != nil {
+				return fmt.Errorf("reading the bundle's eval pack: %w", err)
+			}
+			files[f.evalPack] = pack
+		}
+	}
 	if err := writeFiles(files); err != nil {
 		return err
 	}
 
 	if f.asJSON {
-		if err := writeSummaryJSON(e.stdout, report, f, written); err != nil {
+		if err := writeSummaryJSON(e.stdout, report, f, written, manifest); err != nil {
 			return err
 		}
 	} else {
 		writeSummary(e.stdout, report, f, written)
+		if manifest != nil {
+			writeBundleSummary(e.stdout, f.bundle, manifest)
+		}
 	}
-	if len(files) == 0 {
-		fmt.Fprintln(e.stderr, "crystallize: nothing written; pass --out, --report or --out-dir to save the results")
+	if len(files) == 0 && manifest == nil {
+		fmt.Fprintln(e.stderr, "crystallize: nothing written; pass --out, --report, --out-dir or --bundle to save the results")
 	}
 	if sel == nil {
 		return exitError{code: exitFailure, err: errNoCandidate}
@@ -452,6 +501,17 @@ type mineSummary struct {
 	ExcludedTraces      []summaryExcluded  `json:"excluded_traces"`
 	Warnings            []summaryWarning   `json:"warnings"`
 	Outputs             summaryOutputs     `json:"outputs"`
+	Bundle              *summaryBundle     `json:"bundle,omitempty"`
+}
+
+type summaryBundle struct {
+	Path             string   `json:"path"`
+	Kind             string   `json:"kind"`
+	RiskLevel        string   `json:"risk_level"`
+	Fixtures         int      `json:"fixtures"`
+	SkillAccepted    bool     `json:"skill_accepted"`
+	PromotionStatus  string   `json:"promotion_status"`
+	PromotionReasons []string `json:"promotion_reasons"`
 }
 
 type summaryCandidate struct {
@@ -517,7 +577,33 @@ type summaryOutputs struct {
 	Workflows []string `json:"workflows,omitempty"`
 }
 
-func writeSummaryJSON(w io.Writer, r *candidate.Report, f *mineFlags, written []string) error {
+// writeBundleSummary prints what the bundle holds and what promotion
+// still needs.
+func writeBundleSummary(w io.Writer, dir string, m *bundle.Manifest) {
+	fmt.Fprintf(w, "Bundle: %s (kind=%s schema_version=%d fixtures=%d risk=%s)\n", dir, m.Kind, m.SchemaVersion, len(m.Fixtures), m.RiskLevel)
+	skill := "rejected (no SKILL.md written; see report.json rejected_skill_candidates)"
+	if m.Skill != nil {
+		skill = "accepted: " + m.Skill.Path
+	}
+	fmt.Fprintf(w, "Skill: %s\n", skill)
+	fmt.Fprintf(w, "Promotion: %s", m.Promotion.Criteria.Status)
+	var codes []string
+	for _, r := range m.Promotion.Criteria.Reasons {
+		codes = append(codes, r.Code)
+	}
+	if len(codes) > 0 {
+		fmt.Fprintf(w, " (%s)", strings.Join(codes, ", "))
+	}
+	fmt.Fprintln(w)
+	for _, d := range m.Promotion.DivergenceHistory {
+		fmt.Fprintf(w, "  divergence in %s at %s: %s\n", d.TraceID, d.Path, d.Message)
+	}
+	if m.Promotion.Criteria.Status == bundle.StatusNeedsApproval {
+		fmt.Fprintf(w, "Next: review the bundle, then crystallize approve %s --approver NAME\n", dir)
+	}
+}
+
+func writeSummaryJSON(w io.Writer, r *candidate.Report, f *mineFlags, written []string, m *bundle.Manifest) error {
 	s := mineSummary{
 		SelectedCandidateID: r.SelectedCandidateID,
 		SourceTraceCount:    r.SourceTraceCount,
@@ -559,6 +645,14 @@ func writeSummaryJSON(w io.Writer, r *candidate.Report, f *mineFlags, written []
 	}
 	for _, p := range r.Warnings {
 		s.Warnings = append(s.Warnings, summaryWarning{Code: p.Code, Message: p.Message})
+	}
+	if m != nil {
+		b := &summaryBundle{Path: filepath.ToSlash(f.bundle), Kind: m.Kind, RiskLevel: m.RiskLevel, Fixtures: len(m.Fixtures),
+			SkillAccepted: m.Skill != nil, PromotionStatus: m.Promotion.Criteria.Status, PromotionReasons: []string{}}
+		for _, r := range m.Promotion.Criteria.Reasons {
+			b.PromotionReasons = append(b.PromotionReasons, r.Code)
+		}
+		s.Bundle = b
 	}
 	b, err := candidate.EncodeJSON(s)
 	if err != nil {

@@ -1,0 +1,126 @@
+package bundle
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Approval is a human decision on a bundle's candidate.
+type Approval struct {
+	// Actor is who decides (--approver); required.
+	Actor string
+	// Reason is why, free text.
+	Reason string
+	// At is when, as recorded_at (RFC 3339); required, so that the
+	// caller, not this package, decides what time it is.
+	At string
+	// Reject records a rejection instead of an approval.
+	Reject bool
+}
+
+// ErrBlocked is returned (wrapped, with the blocking reasons) by Approve
+// for a candidate whose promotion is blocked.
+var ErrBlocked = errors.New("promotion is blocked")
+
+// Approve records a decision on the bundle in dir: it appends
+// {actor, decision, recorded_at, reason, candidate_id, workflow_sha256} to
+// promotion.approval_history, recomputes the status (needs_approval
+// becomes ready on an approval) and rewrites candidate.json atomically. It
+// refuses a bundle without a candidate, a blocked candidate (naming the
+// blocking reasons, recomputed from the manifest's evidence rather than
+// read from its status), and a workflow file that no longer has the
+// sha256 the manifest records: a decision must be about the bytes the
+// bundle was made with.
+func Approve(dir string, a Approval) (*Manifest, error) {
+	if strings.TrimSpace(a.Actor) == "" {
+		return nil, errors.New("approving bundle: no actor")
+	}
+	if strings.TrimSpace(a.At) == "" {
+		return nil, errors.New("approving bundle: no time")
+	}
+	b, err := Read(dir)
+	if err != nil {
+		return nil, err
+	}
+	m := b.Manifest
+	if m.CandidateID == "" {
+		return nil, fmt.Errorf("approving bundle %s: it holds no candidate (kind %s)", dir, m.Kind)
+	}
+	if rs := recompute(m); len(rs) > 0 {
+		codes := make([]string, len(rs))
+		for i, r := range rs {
+			codes[i] = r.Code + ": " + r.Message
+		}
+		return nil, fmt.Errorf("approving bundle %s: %w: %s", dir, ErrBlocked, strings.Join(codes, "; "))
+	}
+	wf := filepath.Join(dir, filepath.FromSlash(m.Workflow.Path))
+	if err := checkBundlePath(dir, m.Workflow.Path); err != nil {
+		return nil, fmt.Errorf("approving bundle %s: %w", dir, err)
+	}
+	src, err := os.ReadFile(wf)
+	if err != nil {
+		return nil, fmt.Errorf("approving bundle: %w", err)
+	}
+	if sum := hexSHA(src); sum != m.Workflow.SHA256 {
+		return nil, fmt.Errorf("approving bundle %s: %s has sha256 %s, not the %s the bundle was written with; regenerate the bundle", dir, m.Workflow.Path, sum, m.Workflow.SHA256)
+	}
+	decision := DecisionApproved
+	if a.Reject {
+		decision = DecisionRejected
+	}
+	m.Promotion.ApprovalHistory = append(m.Promotion.ApprovalHistory, ApprovalRecord{
+		Actor: a.Actor, Decision: decision, RecordedAt: a.At, Reason: a.Reason,
+		CandidateID: m.CandidateID, WorkflowSHA256: m.Workflow.SHA256,
+	})
+	m.Promotion.Criteria.Reasons = nil
+	settle(m)
+	data, err := encodeManifest(m)
+	if err != nil {
+		return nil, err
+	}
+	if err := replaceFile(filepath.Join(dir, ManifestFile), data); err != nil {
+		return nil, fmt.Errorf("approving bundle: %w", err)
+	}
+	return m, nil
+}
+
+// checkBundlePath refuses a manifest path that could leave the bundle or
+// pass through a symlink.
+func checkBundlePath(dir, p string) error {
+	x := &validator{dir: dir, v: &Validation{}}
+	if !x.safePath(p, "") {
+		return fmt.Errorf("%s", x.v.Problems[0].Message)
+	}
+	cur := dir
+	for _, part := range strings.Split(p, "/") {
+		cur = filepath.Join(cur, part)
+		if st, err := os.Lstat(cur); err == nil && st.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symlink", p)
+		}
+	}
+	return nil
+}
+
+// replaceFile writes data to a temporary file beside name and renames it
+// over name, so a reader sees the old or the new file, never a mix.
+func replaceFile(name string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(tmp, 0o644)); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,269 @@
+package bundle
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/replay"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// ErrNoCandidate is returned by ReplayShadow and Eval for a bundle that
+// holds no candidate (kind rejected without a candidate id).
+var ErrNoCandidate = errors.New("bundle holds no candidate")
+
+// ErrNoEvalPack is returned by Eval for a bundle without an eval pack.
+var ErrNoEvalPack = errors.New("bundle has no eval pack")
+
+// ShadowCheck is the result of ReplayShadow: the shadow comparison run
+// again on the bundle's fixtures, and whether it agrees with the one the
+// manifest records.
+type ShadowCheck struct {
+	CandidateID string `json:"candidate_id"`
+	Compared    int    `json:"compared"`
+	Pass        bool   `json:"pass"`
+	// Matches is true when pass, the number of compared traces and every
+	// trace's status equal the recorded shadow report.
+	Matches bool `json:"matches"`
+	// Differences says how the result differs from the record, one line
+	// per difference.
+	Differences []string                `json:"differences"`
+	Current     *candidate.ShadowReport `json:"current"`
+}
+
+// ReplayShadow re-runs replay.Shadow for the bundle's candidate (read from
+// report.json) on its redacted fixtures, each with the role the manifest
+// gives it, and compares the result with the shadow report of
+// candidate.json. It has no side effects: it reads files and calls
+// nothing. Fixtures are checked against their recorded sha256 first, since
+// a comparison on tampered fixtures would prove nothing.
+func ReplayShadow(dir string) (*ShadowCheck, error) {
+	b, err := Read(dir)
+	if err != nil {
+		return nil, err
+	}
+	m := b.Manifest
+	if m.CandidateID == "" {
+		return nil, fmt.Errorf("shadow replay of %s: %w", dir, ErrNoCandidate)
+	}
+	c, err := readCandidate(dir, m.CandidateID)
+	if err != nil {
+		return nil, err
+	}
+	var sources, heldout []*trace.Trace
+	for _, f := range m.Fixtures {
+		t, err := readFixture(dir, f)
+		if err != nil {
+			return nil, fmt.Errorf("shadow replay of %s: %w", dir, err)
+		}
+		switch f.Role {
+		case candidate.RoleSource:
+			sources = append(sources, t)
+		case candidate.RoleHeldout:
+			heldout = append(heldout, t)
+		default:
+			return nil, fmt.Errorf("shadow replay of %s: %s: role %q; want source or heldout", dir, f.Path, f.Role)
+		}
+	}
+	cur := replay.Shadow(c, sources, heldout)
+	sc := &ShadowCheck{CandidateID: c.ID, Compared: cur.ComparedTraces, Pass: cur.Pass, Current: cur, Differences: diffShadow(m.Shadow, cur)}
+	sc.Matches = len(sc.Differences) == 0
+	return sc, nil
+}
+
+// diffShadow lists how cur differs from the recorded report rec.
+func diffShadow(rec, cur *candidate.ShadowReport) []string {
+	d := []string{}
+	if rec == nil {
+		return append(d, "the manifest records no shadow report")
+	}
+	if rec.Pass != cur.Pass {
+		d = append(d, fmt.Sprintf("pass: recorded %v, now %v", rec.Pass, cur.Pass))
+	}
+	if rec.ComparedTraces != cur.ComparedTraces {
+		d = append(d, fmt.Sprintf("compared: recorded %d, now %d", rec.ComparedTraces, cur.ComparedTraces))
+	}
+	type key struct{ id, role string }
+	now := map[key]string{}
+	for _, t := range cur.Traces {
+		now[key{t.TraceID, t.Role}] = t.Status
+	}
+	seen := map[key]bool{}
+	for _, t := range rec.Traces {
+		k := key{t.TraceID, t.Role}
+		seen[k] = true
+		switch st, ok := now[k]; {
+		case !ok:
+			d = append(d, fmt.Sprintf("%s trace %s: recorded %s, now not compared", t.Role, t.TraceID, t.Status))
+		case st != t.Status:
+			d = append(d, fmt.Sprintf("%s trace %s: recorded %s, now %s", t.Role, t.TraceID, t.Status, st))
+		}
+	}
+	for _, t := range cur.Traces {
+		if !seen[key{t.TraceID, t.Role}] {
+			d = append(d, fmt.Sprintf("%s trace %s: not recorded, now %s", t.Role, t.TraceID, t.Status))
+		}
+	}
+	return d
+}
+
+// readCandidate returns the candidate with the given id from the bundle's
+// report.json.
+func readCandidate(dir, id string) (*candidate.Candidate, error) {
+	data, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		return nil, fmt.Errorf("reading bundle: %w", err)
+	}
+	var r candidate.Report
+	if err := remarshalBytes(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ReportFile), err)
+	}
+	c := findCandidate(&r, id)
+	if c == nil {
+		return nil, fmt.Errorf("%s: no candidate %s", filepath.Join(dir, ReportFile), id)
+	}
+	return c, nil
+}
+
+// readFixture reads and decodes one fixture, refusing an unsafe path, a
+// changed file and a trace other than the one the manifest names.
+func readFixture(dir string, f Fixture) (*trace.Trace, error) {
+	if err := checkBundlePath(dir, f.Path); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+	if err != nil {
+		return nil, err
+	}
+	if got := hexSHA(data); got != f.SHA256 {
+		return nil, fmt.Errorf("%s: sha256 %s differs from the manifest's %s", f.Path, got, f.SHA256)
+	}
+	t, err := trace.Decode(data, f.Path, 0)
+	if err != nil {
+		return nil, err
+	}
+	if t.ID != f.TraceID || t.SourceHash != f.SourceHash {
+		return nil, fmt.Errorf("%s: holds trace %s (%s), the manifest names %s (%s)", f.Path, t.ID, t.SourceHash, f.TraceID, f.SourceHash)
+	}
+	trace.Normalize(t)
+	return t, nil
+}
+
+func remarshalBytes(data []byte, out any) error {
+	v, err := decodeGeneric(data)
+	if err != nil {
+		return err
+	}
+	return remarshal(v, out)
+}
+
+// EvalResult is the outcome of Eval.
+type EvalResult struct {
+	Assertions []AssertionResult `json:"assertions"`
+	// Passed is true when every blocking assertion passed.
+	Passed bool `json:"passed"`
+}
+
+// AssertionResult is one assertion of the eval pack as run. ID is
+// "<case id>/<rubric id>/<assertion index>".
+type AssertionResult struct {
+	ID       string `json:"id"`
+	Kind     string `json:"kind"`
+	Blocking bool   `json:"blocking"`
+	Passed   bool   `json:"passed"`
+	Message  string `json:"message"`
+}
+
+// Eval runs the assertions of the bundle's eval pack for every case that
+// names their rubric. A crystallization-shadow assertion passes when
+// ReplayShadow succeeds, matches the recorded result, its pass equals the
+// expected pass, the candidate is the expected one, and every expected
+// fixture is one of the bundle's. An assertion of an unknown kind fails:
+// an evaluator that cannot run a check must not report it as passed.
+// The error is for a bundle or eval pack that cannot be read; failing
+// assertions are in the result.
+func Eval(dir string) (*EvalResult, error) {
+	b, err := Read(dir)
+	if err != nil {
+		return nil, err
+	}
+	m := b.Manifest
+	if m.EvalPack.Path == nil {
+		return nil, fmt.Errorf("evaluating %s: %w", dir, ErrNoEvalPack)
+	}
+	p := *m.EvalPack.Path
+	if err := checkBundlePath(dir, p); err != nil {
+		return nil, fmt.Errorf("evaluating %s: %w", dir, err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+	if err != nil {
+		return nil, fmt.Errorf("evaluating bundle: %w", err)
+	}
+	pack, err := codegen.ParseEvalPack(data)
+	if err != nil {
+		return nil, fmt.Errorf("evaluating %s: %s: %w", dir, p, err)
+	}
+	rubrics := map[string]codegen.EvalRubric{}
+	for _, r := range pack.Rubrics {
+		rubrics[r.ID] = r
+	}
+	fixtures := map[string]bool{}
+	for _, f := range m.Fixtures {
+		fixtures[f.TraceID] = true
+	}
+	// The shadow replay is the same for every assertion; run it once.
+	var (
+		shadow    *ShadowCheck
+		shadowErr error
+		ran       bool
+	)
+	res := &EvalResult{Assertions: []AssertionResult{}, Passed: true}
+	for _, cs := range pack.Cases {
+		blocking := cs.Severity == codegen.SeverityBlocking
+		for _, rid := range cs.Rubrics {
+			for i, a := range rubrics[rid].Assertions {
+				ar := AssertionResult{ID: fmt.Sprintf("%s/%s/%d", cs.ID, rid, i), Kind: a.Kind, Blocking: blocking}
+				if a.Kind != codegen.ShadowAssertion {
+					ar.Message = fmt.Sprintf("unknown assertion kind %q", a.Kind)
+				} else {
+					if !ran {
+						shadow, shadowErr = ReplayShadow(dir)
+						ran = true
+					}
+					ar.Passed, ar.Message = shadowAssertion(a.Expected, m, shadow, shadowErr, fixtures)
+				}
+				if blocking && !ar.Passed {
+					res.Passed = false
+				}
+				res.Assertions = append(res.Assertions, ar)
+			}
+		}
+	}
+	return res, nil
+}
+
+// shadowAssertion decides one crystallization-shadow assertion.
+func shadowAssertion(want codegen.EvalExpected, m *Manifest, sc *ShadowCheck, err error, fixtures map[string]bool) (bool, string) {
+	switch {
+	case want.CandidateID != m.CandidateID:
+		return false, fmt.Sprintf("assertion is for candidate %s, the bundle holds %s", want.CandidateID, m.CandidateID)
+	case err != nil:
+		return false, fmt.Sprintf("shadow replay failed: %v", err)
+	}
+	for _, id := range want.Fixtures {
+		if !fixtures[id] {
+			return false, fmt.Sprintf("expected fixture %s is not in the bundle", id)
+		}
+	}
+	switch {
+	case !sc.Matches:
+		return false, fmt.Sprintf("shadow replay differs from the recorded result: %v", sc.Differences)
+	case sc.Pass != want.Pass:
+		return false, fmt.Sprintf("shadow replay pass=%v, expected pass=%v (compared %d)", sc.Pass, want.Pass, sc.Compared)
+	}
+	return true, fmt.Sprintf("shadow replay of %s: compared=%d pass=%v, as recorded", sc.CandidateID, sc.Compared, sc.Pass)
+}

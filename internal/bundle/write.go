@@ -1,0 +1,733 @@
+package bundle
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/redact"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Defaults of Options.
+const (
+	DefaultPackageVersion = "0.1.0"
+	DefaultMinConfidence  = 0.8
+	// DefaultMinExamples applies when neither Options nor the report's
+	// mining summary give one.
+	DefaultMinExamples = 2
+)
+
+// Options controls Write. The zero value is the documented default.
+type Options struct {
+	// PackageName is the workflow package (--package-name).
+	PackageName string
+	// PackageVersion is the proposed version; "" means "0.1.0".
+	PackageVersion string
+	// Author is who generated the bundle.
+	Author string
+	// Approver is the person expected to approve. It is recorded as
+	// promotion.approver and is never an approval: only Approve records
+	// one.
+	Approver string
+	// Team and Repo are recorded as given; "" is null.
+	Team, Repo string
+	// GeneratedAt is generated_at and promotion.created_at; "" means the
+	// report's generated_at, so the output stays deterministic.
+	GeneratedAt string
+	// GeneratorVersion is generator.version; "" means "devel".
+	GeneratorVersion string
+	// MinConfidence is the confidence promotion requires; 0 means 0.8.
+	MinConfidence float64
+	// MinExamples is the sample count promotion requires; 0 means the
+	// report's mining min_examples, or 2.
+	MinExamples int
+	// EvalPack writes harn.eval.toml (--eval-pack).
+	EvalPack bool
+
+	// hook, when set, is called before each file is written and before
+	// the final rename, with the file's bundle path or "rename"; an error
+	// aborts Write there. Tests use it to interrupt a write.
+	hook func(step string) error
+}
+
+// Input is what a bundle is made of.
+type Input struct {
+	// Report is the mining report after shadow replay (replay.Apply).
+	Report *candidate.Report
+	// Candidate is the selected candidate, one of Report's; nil makes a
+	// bundle of kind "rejected".
+	Candidate *candidate.Candidate
+	// Workflow is the workflow.star source (codegen.Workflow, or
+	// codegen.NoCandidate for a rejected bundle).
+	Workflow []byte
+	// Sources are the traces mined (the candidate's examples are looked up
+	// among them by id and source hash); Heldout the --shadow-from traces.
+	Sources, Heldout []*trace.Trace
+}
+
+// ErrNotBundle is returned by Write when dir exists and is not a bundle
+// directory (nor empty): Write never replaces what it did not write.
+var ErrNotBundle = errors.New("not a bundle directory")
+
+// file is one file of a bundle being written.
+type file struct {
+	name string // bundle path, slash-separated
+	data []byte
+}
+
+// Write writes the bundle of in into dir and returns its manifest. See
+// the package comment for what a bundle holds and its invariants. Write
+// fails before touching dir when the input is inconsistent (no report or
+// workflow, a candidate that is not in the report, an example whose trace
+// is not among in.Sources) or when dir exists and is neither empty nor a
+// bundle.
+func Write(ctx context.Context, dir string, in Input, opts Options) (*Manifest, error) {
+	if err := checkTarget(dir); err != nil {
+		return nil, err
+	}
+	b, err := build(in, opts)
+	if err != nil {
+		return nil, fmt.Errorf("building bundle %s: %w", dir, err)
+	}
+	if err := writeDir(ctx, dir, b.files, opts.hook); err != nil {
+		return nil, fmt.Errorf("writing bundle %s: %w", dir, err)
+	}
+	return b.manifest, nil
+}
+
+// built is a bundle rendered in memory.
+type built struct {
+	manifest *Manifest
+	files    []file // candidate.json last
+}
+
+func build(in Input, opts Options) (*built, error) {
+	if in.Report == nil {
+		return nil, errors.New("no report")
+	}
+	if len(in.Workflow) == 0 {
+		return nil, errors.New("no workflow source")
+	}
+	if opts.PackageVersion == "" {
+		opts.PackageVersion = DefaultPackageVersion
+	}
+	if opts.MinConfidence == 0 {
+		opts.MinConfidence = DefaultMinConfidence
+	}
+	if opts.MinExamples == 0 {
+		opts.MinExamples = in.Report.Mining.MinExamples
+	}
+	if opts.MinExamples == 0 {
+		opts.MinExamples = DefaultMinExamples
+	}
+	if opts.GeneratedAt == "" {
+		opts.GeneratedAt = in.Report.GeneratedAt
+	}
+	if opts.GeneratorVersion == "" {
+		opts.GeneratorVersion = "devel"
+	}
+
+	// Everything below is built from the redacted report, so no private
+	// payload of the caller's report reaches any file.
+	red, replaced, err := redactReport(in.Report)
+	if err != nil {
+		return nil, err
+	}
+	var rep candidate.Report
+	if err := remarshal(red, &rep); err != nil {
+		return nil, fmt.Errorf("decoding redacted report: %w", err)
+	}
+	var c *candidate.Candidate
+	if in.Candidate != nil {
+		c = findCandidate(&rep, in.Candidate.ID)
+		if c == nil {
+			return nil, fmt.Errorf("candidate %s is not in the report", in.Candidate.ID)
+		}
+	}
+	cg := codegen.Options{PackageName: opts.PackageName}
+	name := codegen.FuncName(c, cg)
+
+	fixtures, fixtureFiles, n, err := buildFixtures(in, c)
+	if err != nil {
+		return nil, err
+	}
+	replaced += n
+
+	var files []file
+	files = append(files, file{WorkflowFile, in.Workflow})
+	for i, f := range fixtures {
+		files = append(files, file{f.Path, fixtureFiles[i]})
+	}
+
+	// The skill: its gate is decided from the candidate's shadow report;
+	// a rejected skill is recorded in the report, never written.
+	var skillRef *SkillRef
+	accepted, rejectedSkills := []any{}, []any{}
+	if c != nil {
+		g := codegen.NewSkillGate(c, cg, gateTraces(c.Shadow))
+		if g.Accepted() {
+			md, err := codegen.Skill(c, g, cg)
+			if err != nil {
+				return nil, err
+			}
+			gate, err := codegen.GateJSON(g)
+			if err != nil {
+				return nil, err
+			}
+			skillRef = &SkillRef{
+				Path:                SkillDir + "/" + g.SkillName + "/" + SkillFile,
+				GateReceiptPath:     SkillDir + "/" + g.SkillName + "/" + GateFile,
+				Name:                g.SkillName,
+				SkillCandidateID:    g.SkillID,
+				WorkflowCandidateID: c.ID,
+			}
+			files = append(files, file{skillRef.Path, md}, file{skillRef.GateReceiptPath, gate})
+			accepted = append(accepted, map[string]any{
+				"skill_id": g.SkillID, "name": g.SkillName, "workflow_candidate_id": c.ID,
+				"path": skillRef.Path, "gate": g,
+			})
+		} else {
+			rejectedSkills = append(rejectedSkills, map[string]any{
+				"skill_id": g.SkillID, "name": g.SkillName, "workflow_candidate_id": c.ID,
+				"rejection_reasons": g.RejectionReasons, "gate": g,
+			})
+		}
+	}
+	red["skill_candidates"] = accepted
+	red["rejected_skill_candidates"] = rejectedSkills
+	reportJSON, err := candidate.EncodeJSON(red)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", ReportFile, err)
+	}
+	files = append(files, file{ReportFile, reportJSON})
+
+	var evalPath *string
+	if opts.EvalPack && c != nil {
+		var efs []codegen.EvalFixture
+		seen := map[string]bool{}
+		for _, f := range fixtures {
+			if !seen[f.TraceID] {
+				seen[f.TraceID] = true
+				efs = append(efs, codegen.EvalFixture{Path: f.Path, TraceID: f.TraceID, SourceHash: f.SourceHash, Role: f.Role})
+			}
+		}
+		pack, err := codegen.EvalPack(c, codegen.EvalPackInput{Options: cg, PackageVersion: opts.PackageVersion, WorkflowPath: WorkflowFile, Fixtures: efs})
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, file{EvalPackFile, pack})
+		evalPath = strPtr(EvalPackFile)
+	}
+
+	m := newManifest(&rep, c, name, in.Workflow, fixtures, opts)
+	m.EvalPack.Path = evalPath
+	m.Skill = skillRef
+	m.Redaction.Replacements = replaced
+	mb, err := encodeManifest(m)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, file{ManifestFile, mb})
+	return &built{manifest: m, files: files}, nil
+}
+
+// newManifest fills in the manifest of a bundle from the redacted report.
+func newManifest(rep *candidate.Report, c *candidate.Candidate, name string, workflow []byte, fixtures []Fixture, opts Options) *Manifest {
+	kind := kindOf(c)
+	m := &Manifest{
+		Schema:             Schema,
+		SchemaVersion:      SchemaVersion,
+		GeneratedAt:        opts.GeneratedAt,
+		Generator:          Generator{Tool: "crystallize", Version: opts.GeneratorVersion},
+		Kind:               kind,
+		ExternalKey:        strings.Trim(strings.ReplaceAll(name, "_", "-"), "-"),
+		Team:               strPtr(opts.Team),
+		Repo:               strPtr(opts.Repo),
+		RiskLevel:          riskOf(c, kind),
+		Workflow:           WorkflowRef{Path: WorkflowFile, Name: name, PackageName: opts.PackageName, PackageVersion: opts.PackageVersion, SHA256: hexSHA(workflow)},
+		SourceTraceHashes:  []string{},
+		SourceTraces:       []SourceTrace{},
+		DeterministicSteps: []StepRef{},
+		FuzzySteps:         []StepRef{},
+		SideEffects:        []trace.SideEffect{},
+		Capabilities:       []string{},
+		RequiredSecrets:    []string{},
+		Fixtures:           fixtures,
+		RejectionReasons:   []candidate.Problem{},
+		Warnings:           []candidate.Problem{},
+		Redaction: Redaction{
+			Applied:      true,
+			Rules:        []string{"sensitive_keys", "secret_value_heuristic", "token_families", "local_paths"},
+			Summary:      "fixtures and report.json scrubbed of secret-like values and sensitive keys, and provenance paths made relative, before write",
+			FixtureCount: len(fixtures),
+		},
+		Promotion: Promotion{
+			Owner:             nil,
+			Approver:          strPtr(opts.Approver),
+			Author:            strPtr(opts.Author),
+			RolloutPolicy:     RolloutPolicy,
+			RollbackTarget:    RollbackTarget,
+			CreatedAt:         opts.GeneratedAt,
+			WorkflowVersion:   opts.PackageVersion,
+			PackageName:       opts.PackageName,
+			DivergenceHistory: []DivergenceRecord{},
+			ApprovalHistory:   []ApprovalRecord{},
+			Criteria: Criteria{
+				MinExamples:           opts.MinExamples,
+				MinConfidence:         opts.MinConfidence,
+				RequiresShadowPass:    true,
+				RequiresHeldoutPass:   true,
+				RequiresHumanApproval: true,
+			},
+		},
+	}
+	for _, f := range fixtures {
+		m.SourceTraces = append(m.SourceTraces, SourceTrace{TraceID: f.TraceID, SourceHash: f.SourceHash, FixturePath: f.Path, Role: f.Role})
+	}
+	if c == nil {
+		m.Title = name
+		m.RejectionReasons = append(m.RejectionReasons, candidate.Problem{Code: candidate.CodeNoCandidate, Message: "no safe crystallization candidate was selected"})
+		for _, r := range rep.RejectedCandidates {
+			for _, p := range r.RejectionReasons {
+				p.Message = r.ID + ": " + p.Message
+				m.RejectionReasons = append(m.RejectionReasons, p)
+			}
+		}
+		m.Warnings = append(m.Warnings, rep.Warnings...)
+		m.Promotion.Criteria.Reasons = blockers(nil, 0, nil, opts.MinExamples, opts.MinConfidence)
+		settle(m)
+		return m
+	}
+	m.CandidateID = c.ID
+	m.Title = fmt.Sprintf("%s (%d steps)", name, len(c.Steps))
+	for _, e := range c.Examples {
+		if !slices.Contains(m.SourceTraceHashes, e.SourceHash) {
+			m.SourceTraceHashes = append(m.SourceTraceHashes, e.SourceHash)
+		}
+		for i := range m.SourceTraces {
+			st := &m.SourceTraces[i]
+			if st.Role == candidate.RoleSource && st.TraceID == e.TraceID && st.SourceHash == e.SourceHash && e.Source != "" {
+				st.SourceURL = strPtr(e.Source)
+			}
+		}
+	}
+	for _, s := range c.Steps {
+		ref := StepRef{Index: s.Index, Kind: s.Kind, Name: s.Name, Capabilities: orEmpty(s.Capabilities)}
+		if s.Segment == candidate.Fuzzy {
+			ref.ReviewNotes = orEmpty(s.ReviewNotes)
+			m.FuzzySteps = append(m.FuzzySteps, ref)
+		} else {
+			m.DeterministicSteps = append(m.DeterministicSteps, ref)
+		}
+	}
+	m.SideEffects = append(m.SideEffects, c.SideEffects...)
+	m.Capabilities = append(m.Capabilities, c.Capabilities...)
+	m.RequiredSecrets = append(m.RequiredSecrets, c.RequiredSecrets...)
+	savings := c.Savings
+	m.Savings = &savings
+	m.Shadow = c.Shadow
+	m.Confidence = c.Confidence
+	m.RejectionReasons = append(m.RejectionReasons, c.RejectionReasons...)
+	m.Warnings = append(m.Warnings, c.Warnings...)
+
+	p := &m.Promotion
+	p.SampleCount = len(c.Examples)
+	p.Confidence = c.Confidence
+	if sh := c.Shadow; sh != nil {
+		p.ShadowSuccessCount = countStatus(sh, "", candidate.StatusPass)
+		p.ShadowFailureCount = countStatus(sh, "", candidate.StatusFail)
+	}
+	p.DivergenceHistory = divergencesOf(c.Shadow)
+	p.EstimatedTimeTokenSavings = Estimate{
+		WallMSPerRun:       c.Savings.PerRun.WallMSAvoided,
+		InputTokensPerRun:  c.Savings.PerRun.InputTokensAvoided,
+		OutputTokensPerRun: c.Savings.PerRun.OutputTokensAvoided,
+		ModelCallsPerRun:   c.Savings.PerRun.ModelCallsAvoided,
+		CostUSDPerRun:      c.Savings.PerRun.EstimatedCostUSDAvoided,
+	}
+	p.Criteria.Reasons = blockers(c, len(c.Examples), p.DivergenceHistory, opts.MinExamples, opts.MinConfidence)
+	settle(m)
+	return m
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// findCandidate returns the candidate with the given id among the report's
+// candidates and rejected candidates.
+func findCandidate(r *candidate.Report, id string) *candidate.Candidate {
+	for i := range r.Candidates {
+		if r.Candidates[i].ID == id {
+			return &r.Candidates[i]
+		}
+	}
+	for i := range r.RejectedCandidates {
+		if r.RejectedCandidates[i].ID == id {
+			return &r.RejectedCandidates[i]
+		}
+	}
+	return nil
+}
+
+// gateTraces turns a shadow report into the traces of a skill gate.
+func gateTraces(sh *candidate.ShadowReport) []codegen.GateTrace {
+	var out []codegen.GateTrace
+	if sh == nil {
+		return out
+	}
+	for _, t := range sh.Traces {
+		status := codegen.TraceFailed
+		switch t.Status {
+		case candidate.StatusPass:
+			status = codegen.TracePassed
+		case candidate.StatusUnmatched:
+			status = codegen.TraceUnmatched
+		}
+		role := codegen.RoleSource
+		if t.Role == candidate.RoleHeldout {
+			role = codegen.RoleHeldout
+		}
+		out = append(out, codegen.GateTrace{TraceID: t.TraceID, SourceHash: t.SourceHash, Role: role, Status: status})
+	}
+	return out
+}
+
+// buildFixtures renders one redacted fixture per source example (every
+// source trace when there is no candidate) and per held-out trace, in that
+// order, each trace once. It returns the fixtures, their bytes and the
+// number of redactions.
+func buildFixtures(in Input, c *candidate.Candidate) ([]Fixture, [][]byte, int, error) {
+	type entry struct {
+		t    *trace.Trace
+		role string
+	}
+	var entries []entry
+	if c != nil {
+		for _, ex := range c.Examples {
+			i := slices.IndexFunc(in.Sources, func(t *trace.Trace) bool {
+				return t != nil && t.ID == ex.TraceID && t.SourceHash == ex.SourceHash
+			})
+			if i < 0 {
+				return nil, nil, 0, fmt.Errorf("candidate %s: example trace %s (%s) is not among the source traces", c.ID, ex.TraceID, ex.SourceHash)
+			}
+			entries = append(entries, entry{in.Sources[i], candidate.RoleSource})
+		}
+	} else {
+		for _, t := range in.Sources {
+			if t != nil {
+				entries = append(entries, entry{t, candidate.RoleSource})
+			}
+		}
+	}
+	for _, t := range in.Heldout {
+		if t != nil {
+			entries = append(entries, entry{t, candidate.RoleHeldout})
+		}
+	}
+	var (
+		fixtures []Fixture
+		data     [][]byte
+		total    int
+	)
+	seen := map[string]bool{}
+	paths := map[string]bool{}
+	for _, e := range entries {
+		key := e.t.ID + "\x00" + e.t.SourceHash
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		b, n, err := redactTrace(e.t)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("redacting trace %s: %w", e.t.ID, err)
+		}
+		total += n
+		p := codegen.FixturePath(e.t.ID)
+		for i := 2; paths[p]; i++ {
+			p = strings.TrimSuffix(codegen.FixturePath(e.t.ID), ".json") + "-" + strconv.Itoa(i) + ".json"
+		}
+		paths[p] = true
+		fixtures = append(fixtures, Fixture{Path: p, TraceID: e.t.ID, SourceHash: e.t.SourceHash, SHA256: hexSHA(b), Redacted: true, Role: e.role})
+		data = append(data, b)
+	}
+	if fixtures == nil {
+		fixtures = []Fixture{}
+	}
+	return fixtures, data, total, nil
+}
+
+// redactTrace renders t as a fixture: its JSON with provenance paths made
+// relative and every private payload redacted, in canonical form.
+func redactTrace(t *trace.Trace) ([]byte, int, error) {
+	raw, err := json.Marshal(t)
+	if err != nil {
+		return nil, 0, err
+	}
+	v, err := decodeGeneric(raw)
+	if err != nil {
+		return nil, 0, err
+	}
+	if doc, ok := v.(map[string]any); ok {
+		relativize(doc, "source")
+		if flow, ok := doc["flow"].(map[string]any); ok {
+			relativize(flow, "transcript_ref")
+		}
+	}
+	out, n := redact.Value(v)
+	b, err := candidate.EncodeJSON(out)
+	return b, n, err
+}
+
+// redactReport returns the report as a generic JSON object with
+// provenance paths made relative and every private payload redacted, and
+// the number of redactions.
+func redactReport(r *candidate.Report) (map[string]any, int, error) {
+	raw, err := candidate.EncodeJSON(r)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encoding report: %w", err)
+	}
+	v, err := decodeGeneric(raw)
+	if err != nil {
+		return nil, 0, err
+	}
+	doc := v.(map[string]any)
+	relativize(doc, "workflow_path")
+	if ss, ok := doc["shadow_sources"].([]any); ok {
+		for i, s := range ss {
+			if s, ok := s.(string); ok {
+				ss[i] = localPath(s)
+			}
+		}
+	}
+	for _, sf := range objects(doc["skipped_files"]) {
+		old, _ := sf["path"].(string)
+		relativize(sf, "path")
+		if errs, ok := sf["errors"].([]any); ok && old != "" {
+			for i, e := range errs {
+				if e, ok := e.(string); ok {
+					errs[i] = strings.ReplaceAll(e, old, localPath(old))
+				}
+			}
+		}
+	}
+	for _, ex := range objects(doc["excluded_traces"]) {
+		relativize(ex, "source")
+	}
+	for _, key := range []string{"candidates", "rejected_candidates"} {
+		for _, c := range objects(doc[key]) {
+			for _, ex := range objects(c["examples"]) {
+				relativize(ex, "source")
+			}
+		}
+	}
+	out, n := redact.Value(doc)
+	return out.(map[string]any), n, nil
+}
+
+// objects returns the objects in a JSON array value.
+func objects(v any) []map[string]any {
+	arr, _ := v.([]any)
+	var out []map[string]any
+	for _, e := range arr {
+		if m, ok := e.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// relativize replaces the string member key of obj by localPath of it.
+func relativize(obj map[string]any, key string) {
+	if s, ok := obj[key].(string); ok {
+		obj[key] = localPath(s)
+	}
+}
+
+// localPath returns p as a path that says nothing of the machine it was
+// read on: a relative path stays (with slashes), an absolute path, a
+// drive path, a UNC path, a home-relative path or a file: URL is cut to
+// its base name. Provenance needs the file, not where it lived.
+func localPath(p string) string {
+	if !isLocalAbs(p) {
+		return strings.ReplaceAll(p, `\`, "/")
+	}
+	s := strings.TrimPrefix(p, "file:")
+	s = strings.ReplaceAll(s, `\`, "/")
+	s = strings.TrimRight(s, "/")
+	base := path.Base(s)
+	if base == "/" || base == "." || base == "" || (len(base) == 2 && base[1] == ':') {
+		return ""
+	}
+	return base
+}
+
+// isLocalAbs reports whether p is an absolute local path in any of the
+// spellings localPath cuts.
+func isLocalAbs(p string) bool {
+	switch {
+	case p == "":
+		return false
+	case strings.HasPrefix(p, "/"), strings.HasPrefix(p, `\`), strings.HasPrefix(p, "~/"), strings.HasPrefix(p, "~\\"):
+		return true
+	case strings.HasPrefix(p, "file:"):
+		return true
+	case len(p) >= 2 && p[1] == ':' && ('a' <= p[0] && p[0] <= 'z' || 'A' <= p[0] && p[0] <= 'Z'):
+		return true
+	}
+	return false
+}
+
+// decodeGeneric decodes JSON with numbers kept as json.Number.
+func decodeGeneric(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// remarshal converts a generic JSON value into a typed one.
+func remarshal(v any, out any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(out)
+}
+
+// hexSHA is the lowercase hex SHA-256 of b.
+func hexSHA(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// checkTarget refuses a dir that Write must not replace: anything but a
+// missing path, an empty directory or a bundle directory (one with a
+// candidate.json carrying the schema marker).
+func checkTarget(dir string) error {
+	if dir == "" {
+		return errors.New("writing bundle: empty directory name")
+	}
+	st, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("writing bundle: %w", err)
+	case !st.IsDir():
+		return fmt.Errorf("writing bundle %s: %w: it is not a directory", dir, ErrNotBundle)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("writing bundle: %w", err)
+	}
+	if len(ents) == 0 {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return fmt.Errorf("writing bundle %s: %w: it has no %s, refusing to replace it", dir, ErrNotBundle, ManifestFile)
+	}
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if json.Unmarshal(data, &head) != nil || head.Schema != Schema {
+		return fmt.Errorf("writing bundle %s: %w: its %s is not a %s manifest, refusing to replace it", dir, ErrNotBundle, ManifestFile, Schema)
+	}
+	return nil
+}
+
+// writeDir writes files into a temporary directory beside dir and renames
+// it into place; an existing bundle at dir is moved aside first and
+// removed once the new one is in place. On any failure the temporary
+// directory is removed and dir is left as it was.
+func writeDir(ctx context.Context, dir string, files []file, hook func(string) error) (err error) {
+	parent, base := filepath.Dir(dir), filepath.Base(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if hook != nil {
+			if err := hook(f.name); err != nil {
+				return err
+			}
+		}
+		p := filepath.Join(tmp, filepath.FromSlash(f.name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, f.data, 0o644); err != nil {
+			return err
+		}
+	}
+	if hook != nil {
+		if err := hook("rename"); err != nil {
+			return err
+		}
+	}
+	if err := checkTarget(dir); err != nil {
+		return err
+	}
+	old := ""
+	if _, err := os.Lstat(dir); err == nil {
+		// Reserve a unique name for the old bundle, then move it there.
+		o, err := os.MkdirTemp(parent, "."+base+".old-")
+		if err != nil {
+			return err
+		}
+		if err := os.Remove(o); err != nil {
+			return err
+		}
+		if err := os.Rename(dir, o); err != nil {
+			return err
+		}
+		old = o
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if old != "" {
+			os.Rename(old, dir)
+		}
+		return err
+	}
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	return nil
+}

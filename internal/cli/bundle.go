@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+)
+
+// writeJSON prints v as canonical JSON on w.
+func writeJSON(w io.Writer, v any) error {
+	b, err := candidate.EncodeJSON(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+func newValidateCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "validate BUNDLE",
+		Short: "Check a crystallization bundle before anyone trusts it",
+		Long: `validate reads a bundle written by "crystallize mine --bundle" and checks
+every claim it makes instead of trusting it:
+
+  manifest   the schema marker is harn.crystallization.candidate.bundle and
+             schema_version is one this tool understands
+  workflow   workflow.star parses and resolves
+  report     report.json is present and holds no secrets
+  eval_pack  the eval pack parses and points at the bundle's fixtures
+  skill      SKILL.md follows the Agent Skills rules and matches gate.json
+  fixtures   every referenced file exists inside the bundle (no "..",
+             absolute paths or symlinks) and matches its recorded sha256
+  redaction  fixtures and report are scanned for secrets; required
+             secrets are logical ids, never values
+  approval   the recorded approval is for the workflow as it is now
+
+It lists every problem with a stable code and exits 1 when there is any.
+--json prints {"bundle", "checks": [{"name", "status"}], "problems":
+[{"code", "message", "path"}], "ok"}.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v := bundle.Validate(args[0])
+			if asJSON {
+				if err := writeJSON(e.stdout, v); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(e.stdout, "Bundle: %s (schema=%s schema_version=%d)\n", args[0], bundle.Schema, bundle.SchemaVersion)
+				var parts []string
+				for _, c := range v.Checks {
+					parts = append(parts, c.Name+"="+c.Status)
+				}
+				fmt.Fprintf(e.stdout, "Checks: %s\n", strings.Join(parts, " "))
+				for _, p := range v.Problems {
+					loc := ""
+					if p.Path != "" {
+						loc = p.Path + ": "
+					}
+					fmt.Fprintf(e.stdout, "  %s%s: %s\n", loc, p.Code, p.Message)
+				}
+				if v.OK {
+					fmt.Fprintln(e.stdout, "OK")
+				}
+			}
+			if !v.OK {
+				return exitError{code: exitFailure, err: fmt.Errorf("bundle %s is not valid: %d problems", args[0], len(v.Problems))}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the validation as JSON")
+	return cmd
+}
+
+func newShadowCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "shadow BUNDLE",
+		Short: "Re-run the shadow comparison on a bundle's fixtures",
+		Long: `shadow re-runs the shadow comparison in-process against the bundle's
+redacted fixtures, calling nothing, and exits 1 when the result differs from
+the shadow result recorded in the bundle: use it in CI to prove a bundle
+stays self-consistent across upgrades.
+
+--json prints {"candidate_id", "compared", "pass", "matches", "differences"}.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sc, err := bundle.ReplayShadow(args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				out := map[string]any{"candidate_id": sc.CandidateID, "compared": sc.Compared, "pass": sc.Pass, "matches": sc.Matches, "differences": nonNil(sc.Differences)}
+				if err := writeJSON(e.stdout, out); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(e.stdout, "Shadow replay: bundle=%s candidate_id=%s compared=%d pass=%t\n", args[0], sc.CandidateID, sc.Compared, sc.Pass)
+				for _, d := range sc.Differences {
+					fmt.Fprintf(e.stdout, "  differs: %s\n", d)
+				}
+			}
+			if !sc.Matches {
+				return exitError{code: exitFailure, err: fmt.Errorf("shadow replay of %s differs from the recorded result", args[0])}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func newApproveCmd(e *env) *cobra.Command {
+	var (
+		approver, reason string
+		reject, asJSON   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "approve BUNDLE --approver NAME [--reason TEXT] [--reject]",
+		Short: "Record a person's decision on a bundle",
+		Long: `approve records a human decision on a crystallized workflow: who, when,
+why, for which candidate, and the sha256 of the workflow file approved.
+It appends to promotion.approval_history in candidate.json and turns a
+needs_approval candidate into ready. A blocked candidate cannot be
+approved. Changing workflow.star afterwards makes "crystallize validate"
+report the approval as stale.
+
+--approver on "crystallize mine" only names who is expected to approve;
+this command is the approval.
+
+--json prints the updated promotion block.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(approver) == "" {
+				return usagef("--approver is required: the person making the decision")
+			}
+			at, err := generatedAt(e.getenv)
+			if err != nil {
+				return err
+			}
+			m, err := bundle.Approve(args[0], bundle.Approval{Actor: approver, Reason: reason, Reject: reject, At: at})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(e.stdout, m.Promotion)
+			}
+			decision := "approved"
+			if reject {
+				decision = "rejected"
+			}
+			fmt.Fprintf(e.stdout, "Recorded: %s %s %s at %s; promotion status is now %s\n", approver, decision, m.CandidateID, at, m.Promotion.Criteria.Status)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&approver, "approver", "", "who makes the decision (required)")
+	cmd.Flags().StringVar(&reason, "reason", "", "why")
+	cmd.Flags().BoolVar(&reject, "reject", false, "record a rejection instead of an approval")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the updated promotion block as JSON")
+	return cmd
+}
+
+func newEvalCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "eval BUNDLE",
+		Short: "Run a bundle's eval pack",
+		Long: `eval runs the assertions of the bundle's eval pack (harn.eval.toml): the
+crystallization-shadow assertion re-runs the shadow comparison on the
+bundle's fixtures. It exits 1 when any blocking assertion fails.
+
+--json prints {"assertions": [{"id", "kind", "blocking", "passed",
+"message"}], "passed"}.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := bundle.Eval(args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if err := writeJSON(e.stdout, res); err != nil {
+					return err
+				}
+			} else {
+				for _, a := range res.Assertions {
+					status := "pass"
+					if !a.Passed {
+						status = "FAIL"
+					}
+					fmt.Fprintf(e.stdout, "%s %s (%s, blocking=%t): %s\n", status, a.ID, a.Kind, a.Blocking, a.Message)
+				}
+			}
+			if !res.Passed {
+				return exitError{code: exitFailure, err: fmt.Errorf("eval pack of %s failed", args[0])}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
