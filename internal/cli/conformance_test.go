@@ -232,3 +232,84 @@ func TestConformanceShadowHeldout(t *testing.T) {
 		t.Errorf("confidence = %v, want it lowered by the failing held-out trace", sel.Confidence)
 	}
 }
+
+// TestConformanceBundle runs the review loop of seed 000 on the release
+// fixtures through the real commands: the bundle needs approval, approval
+// makes it ready, validate and shadow succeed; a drifted held-out trace
+// blocks it; the plan-only scenario is a low-risk plan_only bundle.
+func TestConformanceBundle(t *testing.T) {
+	dir := fixturesDir(t)
+	work := t.TempDir()
+	b := filepath.Join(work, "B")
+	code, stdout, stderr := runCLI(t, "mine", "--from", filepath.Join(dir, "crystallize_v2_release/mine"),
+		"--shadow-from", filepath.Join(dir, "crystallize_v2_release/holdout-pass"), "--min-examples", "3",
+		"--workflow-name", "release_package_maintenance", "--package-name", "release-workflows",
+		"--bundle", b, "--approver", "release-lead@example.com", "--json")
+	if code != 0 {
+		t.Fatalf("mine: exit %d: %s", code, stderr)
+	}
+	var s mineSummary
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.SelectedCandidateID == nil || *s.SelectedCandidateID != "candidate_92144cef9e215de6" || s.Bundle == nil ||
+		s.Bundle.PromotionStatus != "needs_approval" || !s.Bundle.SkillAccepted || s.Candidates[0].Shadow.Compared != 4 || !s.Candidates[0].Shadow.Pass {
+		t.Fatalf("summary = %s", stdout)
+	}
+	for _, args := range [][]string{{"validate", b}, {"shadow", b}, {"approve", b, "--approver", "release-lead@example.com"}, {"validate", b}} {
+		if code, out, errOut := runCLI(t, args...); code != 0 {
+			t.Fatalf("crystallize %v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+	m, err := os.ReadFile(filepath.Join(b, "candidate.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(m, []byte(`"status": "ready"`)) {
+		t.Error("candidate.json is not ready after approval")
+	}
+
+	drift := filepath.Join(work, "drift")
+	if err := os.MkdirAll(drift, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "crystallize_v2_release/holdout-pass/release_3.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = bytes.ReplaceAll(raw, []byte("receipt-stable-release-flow"), []byte("receipt-drifted"))
+	if err := os.WriteFile(filepath.Join(drift, "release_3.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runCLI(t, "mine", "--from", filepath.Join(dir, "crystallize_v2_release/mine"),
+		"--shadow-from", drift, "--min-examples", "3", "--bundle", filepath.Join(work, "D"), "--json")
+	if code != 0 {
+		t.Fatalf("mine with drift: exit %d: %s", code, stderr)
+	}
+	s = mineSummary{}
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Bundle.PromotionStatus != "blocked" || s.Bundle.SkillAccepted {
+		t.Errorf("drift: bundle = %+v, want blocked with a rejected skill", s.Bundle)
+	}
+	d, err := os.ReadFile(filepath.Join(work, "D", "candidate.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(d, []byte(`"path": "/effect_receipts/0/sha256"`)) {
+		t.Error("drift: divergence_history has no path ending in sha256")
+	}
+
+	code, stdout, stderr = runCLI(t, "mine", "--from", filepath.Join(dir, "scenarios/cli_plan_only"), "--bundle", filepath.Join(work, "P"), "--json")
+	if code != 0 {
+		t.Fatalf("plan only: exit %d: %s", code, stderr)
+	}
+	s = mineSummary{}
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Bundle.Kind != "plan_only" || s.Bundle.RiskLevel != "low" {
+		t.Errorf("plan only: bundle = %+v, want kind plan_only, risk low", s.Bundle)
+	}
+}
