@@ -492,8 +492,9 @@ func redactTrace(t *trace.Trace) ([]byte, int, error) {
 		}
 	}
 	out, n := redact.Value(v)
+	out, h := anonymizeHomes(out)
 	b, err := candidate.EncodeJSON(out)
-	return b, n, err
+	return b, n + h, err
 }
 
 // redactReport returns the report as a generic JSON object with
@@ -539,7 +540,8 @@ func redactReport(r *candidate.Report) (map[string]any, int, error) {
 		}
 	}
 	out, n := redact.Value(doc)
-	return out.(map[string]any), n, nil
+	out, h := anonymizeHomes(out)
+	return out.(map[string]any), n + h, nil
 }
 
 // objects returns the objects in a JSON array value.
