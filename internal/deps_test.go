@@ -25,6 +25,8 @@ var allowed = map[string][]string{
 	"internal/codegen":         {"internal/trace", "internal/candidate"},
 	"internal/replay":          {"internal/trace", "internal/candidate"},
 	"internal/redact":          {},
+	"internal/plan":            {},
+	"internal/toon":            {},
 	"internal/bundle":          {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact"},
 	"internal/tracetest":       {"internal/trace"},
 	"internal/tools/gencorpus": {"internal/trace", "internal/tracetest"},

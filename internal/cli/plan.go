@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/plan"
+)
+
+// newPlanCmd is "crystallize plan": the typed task-plan IR of seed 002.
+func newPlanCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Validate, compile and render typed task plans",
+		Long: `A task plan is a small JSON graph of typed steps (read_fact, search,
+context_pack, agent_loop, sub_agent, workflow_map, verify, human_gate,
+deterministic_command, join, compact) with edges, budgets, capabilities and
+policies. "plan schema" prints its JSON Schema; "plan validate" checks every
+rule with a stable code and JSON path; "plan compile" lowers a valid plan to
+the workflow graph the runtime executes; "plan mermaid" draws it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newPlanValidateCmd(e), newPlanCompileCmd(e), newPlanMermaidCmd(e), newPlanSchemaCmd(e))
+	return cmd
+}
+
+func newPlanValidateCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check a task plan and list every problem",
+		Long: `validate checks FILE as a task plan: its shape against the JSON Schema
+("crystallize plan schema"), then references, the contract of each kind,
+cycles without a branch edge, and every budget (max_nodes 32, max_depth 8,
+max_tool_calls 128, max_model_calls 64 and max_steps 32 unless the plan sets
+them). Every problem has a stable code and the JSON path of the value at
+fault. It never fails on bad input: a file that is not JSON is one error.
+
+Exit status: 0 when the plan has no errors (warnings allowed), 1 when it has
+errors or FILE cannot be read, 2 on a usage error.
+
+--json prints {"valid", "schema_version", "errors": [{"code", "path",
+"message"}], "warnings": [...], "graph_stats": {"node_count", "edge_count",
+"reachable_count", "max_depth", "kind_counts"}, "capability_summary",
+"budget_summary", "promotion_summary"}.`,
+		Example: `  crystallize plan validate plan.json
+  crystallize plan validate plan.json --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := readPlan(args[0])
+			if err != nil {
+				return err
+			}
+			v := plan.Validate(data)
+			if asJSON {
+				if err := writeJSON(e.stdout, v); err != nil {
+					return err
+				}
+			} else {
+				writeValidation(e.stdout, args[0], v)
+			}
+			if !v.Valid {
+				return exitError{code: exitFailure, err: fmt.Errorf("%s: invalid task plan: %d errors", args[0], len(v.Errors))}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the validation as JSON")
+	return cmd
+}
+
+func newPlanCompileCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "compile FILE",
+		Short: "Lower a task plan to a workflow graph (JSON)",
+		Long: `compile validates FILE and lowers it to the workflow graph the runtime
+executes, as the seed's lowering table says (kind, mode and the metadata
+each kind carries; lowering_overrides merged last; capability and model
+policies; budgets and policies under metadata.task_plan). The graph is
+printed as JSON with sorted keys: the same plan always gives the same bytes.
+
+Warnings are printed on stderr. On an invalid plan it prints the validation
+as JSON (as "plan validate --json" does) and exits 1.`,
+		Example: `  crystallize plan compile plan.json > workflow.json`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := parsePlan(e, args[0])
+			if err != nil {
+				return err
+			}
+			g, err := plan.Compile(p)
+			if err != nil {
+				return err
+			}
+			return writeJSON(e.stdout, g)
+		},
+	}
+	return cmd
+}
+
+func newPlanMermaidCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mermaid FILE",
+		Short: "Render a task plan as a Mermaid flowchart",
+		Long: `mermaid validates FILE and prints it as a Mermaid "flowchart TD" for review:
+nodes in file order, shaped by kind (verify {{ }}, human_gate (( )), join
+([ ]), deterministic_command [/ /], others [ ]), edges labelled with their
+branch, the entry outlined. Labels are quoted and escaped, so no purpose can
+break the chart.
+
+Warnings are printed on stderr. On an invalid plan it prints the validation
+as JSON and exits 1.`,
+		Example: `  crystallize plan mermaid plan.json > plan.mmd`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := parsePlan(e, args[0])
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(e.stdout, plan.Mermaid(p))
+			return err
+		},
+	}
+	return cmd
+}
+
+func newPlanSchemaCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "schema",
+		Short: "Print the task-plan JSON Schema (draft 2020-12)",
+		Long: `schema prints the JSON Schema (draft 2020-12) of a task plan, the same bytes
+as schemas/task-plan.v1.json. The schema checks shape only; "plan validate"
+applies it and every rule it cannot express.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := e.stdout.Write(plan.Schema())
+			return err
+		},
+	}
+}
+
+// readPlan reads a plan file; a file that cannot be read is a failure
+// (exit 1), named by its path.
+func readPlan(file string) ([]byte, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading task plan %s: %w", file, unwrapPathError(err))
+	}
+	return data, nil
+}
+
+// parsePlan reads and parses a plan for compile and mermaid. An invalid
+// plan prints its validation as JSON on stdout, so a tool driving the
+// command reads the same record as from "plan validate --json", and
+// exits 1; warnings of a valid plan go to stderr.
+func parsePlan(e *env, file string) (*plan.Plan, error) {
+	data, err := readPlan(file)
+	if err != nil {
+		return nil, err
+	}
+	p, err := plan.Parse(data, file)
+	var inv *plan.InvalidError
+	if errors.As(err, &inv) {
+		if werr := writeJSON(e.stdout, inv.Validation); werr != nil {
+			return nil, werr
+		}
+		return nil, exitError{code: exitFailure, err: fmt.Errorf("%s: invalid task plan: %d errors", file, len(inv.Validation.Errors))}
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range p.Validation.Warnings {
+		fmt.Fprintf(e.stderr, "%s: warning: %s\n", file, w)
+	}
+	return p, nil
+}
+
+// writeValidation prints a validation for people: a summary line, then
+// each problem as "FILE: path: code: message", which editors and grep can
+// use.
+func writeValidation(w io.Writer, file string, v *plan.Validation) {
+	s := v.GraphStats
+	status := "valid"
+	if !v.Valid {
+		status = "invalid"
+	}
+	fmt.Fprintf(w, "%s: %s task plan: %d nodes, %d edges, %d reachable, depth %d; %d errors, %d warnings\n",
+		file, status, s.NodeCount, s.EdgeCount, s.ReachableCount, s.MaxDepth, len(v.Errors), len(v.Warnings))
+	for _, p := range v.Errors {
+		fmt.Fprintf(w, "  error: %s: %s\n", file, p)
+	}
+	for _, p := range v.Warnings {
+		fmt.Fprintf(w, "  warning: %s: %s\n", file, p)
+	}
+	if v.Valid {
+		b := v.BudgetSummary
+		fmt.Fprintf(w, "Budgets: steps %d/%d, tool calls %d/%d, model calls %d/%d\n",
+			b.MaxSteps.Used, b.MaxSteps.Limit, b.MaxToolCalls.Used, b.MaxToolCalls.Limit, b.MaxModelCalls.Used, b.MaxModelCalls.Limit)
+	}
+}

@@ -1,0 +1,188 @@
+package toon
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// ReadJSON parses one JSON value into the decoder's value types: Object
+// for objects (key order kept), []any, string, json.Number, bool and nil.
+// A key repeated within one object keeps its first position and takes its
+// last value, as JSON.parse does. Errors carry the line of the problem.
+func ReadJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := readValue(dec)
+	if err == nil {
+		if _, err = dec.Token(); err == io.EOF {
+			return v, nil
+		} else if err == nil {
+			err = errors.New("invalid character after top-level value")
+		}
+	}
+	return nil, jsonError(data, dec, err)
+}
+
+// jsonError attaches a line number to a JSON error: the syntax error's
+// offset when there is one, else the decoder's position.
+func jsonError(data []byte, dec *json.Decoder, err error) error {
+	off := dec.InputOffset()
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		off = se.Offset
+	}
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		err = errors.New("unexpected end of JSON input")
+		off = int64(len(data))
+	}
+	off = min(max(off, 0), int64(len(data)))
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	return &Error{Line: line, Msg: "invalid JSON: " + msg}
+}
+
+func readValue(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch tok := tok.(type) {
+	case json.Delim:
+		switch tok {
+		case '{':
+			o := Object{}
+			index := map[string]int{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key, _ := kt.(string) // the decoder only yields string keys
+				v, err := readValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				if i, dup := index[key]; dup {
+					o[i].Value = v
+					continue
+				}
+				index[key] = len(o)
+				o = append(o, Member{key, v})
+			}
+			_, err := dec.Token()
+			return o, err
+		case '[':
+			a := []any{}
+			for dec.More() {
+				v, err := readValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				a = append(a, v)
+			}
+			_, err := dec.Token()
+			return a, err
+		}
+		return nil, fmt.Errorf("unexpected %v", tok)
+	}
+	return tok, nil
+}
+
+// WriteJSON returns the JSON text of a value of the kinds Decode returns,
+// indented by indent per level ("" for one line), keys in object order,
+// with no trailing newline. Other host values are normalized as by Encode.
+func WriteJSON(v any, indent string) ([]byte, error) {
+	n, err := normalize(v)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	writeJSON(&b, n, indent, 0)
+	return b.Bytes(), nil
+}
+
+func writeJSON(b *bytes.Buffer, v any, indent string, depth int) {
+	newline := func(d int) {
+		if indent != "" {
+			b.WriteByte('\n')
+			b.WriteString(strings.Repeat(indent, d))
+		}
+	}
+	switch v := v.(type) {
+	case Object:
+		if len(v) == 0 {
+			b.WriteString("{}")
+			return
+		}
+		b.WriteByte('{')
+		for i, m := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			newline(depth + 1)
+			writeString(b, m.Key)
+			b.WriteByte(':')
+			if indent != "" {
+				b.WriteByte(' ')
+			}
+			writeJSON(b, m.Value, indent, depth+1)
+		}
+		newline(depth)
+		b.WriteByte('}')
+	case []any:
+		if len(v) == 0 {
+			b.WriteString("[]")
+			return
+		}
+		b.WriteByte('[')
+		for i, x := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			newline(depth + 1)
+			writeJSON(b, x, indent, depth+1)
+		}
+		newline(depth)
+		b.WriteByte(']')
+	case string:
+		writeString(b, v)
+	case number:
+		b.WriteString(string(v))
+	case bool:
+		fmt.Fprint(b, v)
+	default:
+		b.WriteString("null")
+	}
+}
+
+// writeString writes s as a JSON string without HTML escaping, which
+// would turn the <, > and & of ordinary text into \u003c and the like.
+func writeString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	b.Truncate(b.Len() - 1)
+}
+
+// EncodeJSON converts a JSON document to TOON, keeping its key order.
+func EncodeJSON(data []byte, opts EncodeOptions) ([]byte, error) {
+	v, err := ReadJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	return Encode(v, opts)
+}
+
+// DecodeJSON converts a TOON document to JSON indented by two spaces,
+// keeping its key order, without a trailing newline.
+func DecodeJSON(data []byte, opts DecodeOptions) ([]byte, error) {
+	v, err := Decode(data, opts)
+	if err != nil {
+		return nil, err
+	}
+	return WriteJSON(v, "  ")
+}
