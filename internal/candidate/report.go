@@ -17,6 +17,32 @@ type Report struct {
 	Mining              MiningSummary `json:"mining"`
 	WorkflowPath        string        `json:"workflow_path,omitempty"`
 	ShadowSources       []string      `json:"shadow_sources,omitempty"`
+	// SegmentSummary and RecoverySummary are written by importers of one
+	// reviewed run (crystallize ingest); mining leaves them out.
+	SegmentSummary  *SegmentSummary  `json:"segment_summary,omitempty"`
+	RecoverySummary *RecoverySummary `json:"recovery_summary,omitempty"`
+}
+
+// SegmentSummary is the split of an ingested run into what can run as code
+// and what needs a person, in plain words for a reviewer.
+type SegmentSummary struct {
+	DeterministicCount  int      `json:"deterministic_count"`
+	AgenticCount        int      `json:"agentic_count"`
+	SafeToAutomate      []string `json:"safe_to_automate"`
+	RequiresHumanReview []string `json:"requires_human_review"`
+	PlainLanguage       string   `json:"plain_language"`
+}
+
+// RecoverySummary records how an ingested run met its failures: how many
+// commands failed (a failure recorded twice counts once), how many
+// recovery-advice runs a model made, whether a failure was fed into one,
+// which steps failed, and how recovery is represented in the workflow.
+type RecoverySummary struct {
+	ShellFailuresSeen    int      `json:"shell_failures_seen"`
+	RecoveryAdviceRuns   int      `json:"recovery_advice_runs"`
+	FailuresFedIntoAgent bool     `json:"failures_fed_into_agent"`
+	FailedSteps          []string `json:"failed_steps"`
+	Representation       string   `json:"representation"`
 }
 
 // Selected returns the selected candidate, or nil.

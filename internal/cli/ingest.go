@@ -1,0 +1,344 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/replay"
+	"github.com/crystallize-dev/crystallize/internal/source"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+type ingestFlags struct {
+	from         string
+	bundle       string
+	shadow       bool
+	out          string
+	report       string
+	workflowName string
+	packageName  string
+	asJSON       bool
+}
+
+func (f *ingestFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.from, "from", "", "release-harness fixture directory to ingest (manifest.json and its event streams)")
+	fs.StringVar(&f.bundle, "bundle", "", "write the portable, redacted review bundle into this directory")
+	fs.BoolVar(&f.shadow, "shadow", false, "after writing the bundle, re-run its shadow comparison from the bundle's own fixtures")
+	fs.StringVar(&f.out, "out", "", "also write the workflow (Starlark) to this file")
+	fs.StringVar(&f.report, "report", "", "also write the JSON report to this file")
+	fs.StringVar(&f.workflowName, "workflow-name", "", "name of the workflow function (default: inferred from the release mode)")
+	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header and the bundle")
+	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+}
+
+func newIngestCmd(e *env) *cobra.Command {
+	f := &ingestFlags{}
+	cmd := &cobra.Command{
+		Use:   "ingest --from DIR --bundle OUT [--shadow] [flags]",
+		Short: "Turn one release-harness run into a reviewed workflow bundle",
+		Long: `ingest reads one release-harness fixture directory (manifest.json with schema
+release_harn.crystallization_input.v1 or .v3, an optional release-run.json,
+and the streams deterministic-events.jsonl, agent-events.jsonl and
+tool-observations.jsonl, each optional) and turns it into a review bundle
+without mining: the run is the workflow. Every event becomes a step, in
+timestamp order.
+
+Agent-authored steps (review attempts, recovery advice) stay model calls
+behind explicit approvals (release_audit_review, recovery_review). Recovery
+advice is advisory only: the workflow runs neither a step that failed in the
+run nor a later step that re-runs it before a person approves at
+recovery_review. Side effects come from v3 rows' side_effects; a row that
+does not declare them (every v1 row, or side_effects_known false) has
+unknown side effects, which is not none: the step records
+side_effects_known=false and the bundle's risk is at least medium.
+
+report.json carries segment_summary (what is safe to automate and what needs
+review) and recovery_summary (failures seen, a failure recorded in two
+streams counted once; recovery-advice runs; whether advice was given for a
+step that failed; the failed steps).
+
+One run is one example and no held-out trace, so the bundle's promotion is
+blocked until held-out runs are compared (crystallize mine --shadow-from);
+the bundle still passes crystallize validate and crystallize shadow.
+
+Output, one line each:
+  Ingest: from=DIR run_id=ID version=A->B candidate=ID
+  Bundle: OUT (kind=K schema_version=1 fixtures=1)
+  Segments: deterministic=N agentic=M (review-required: K)
+  Recovery: shell_failures=N recovery_runs=M fed_into_agent=BOOL
+  Shadow replay: candidate_id=ID compared=N pass=BOOL      (with --shadow)
+  Promotion: STATUS (REASONS) risk=LEVEL
+
+Exit status: 0 when a candidate was selected (and, with --shadow, its
+replay passed and matches the recorded one), 1 otherwise or on error, 2 on a
+usage error.
+
+--json prints instead:
+  {"from", "run_id", "schema", "current_version", "next_version",
+   "selected_candidate_id", "bundle": {"path", "kind", "schema_version",
+   "fixtures", "risk_level", "promotion_status", "promotion_reasons"},
+   "segments": {"deterministic", "agentic", "review_required"},
+   "recovery": {"shell_failures", "recovery_runs", "fed_into_agent",
+   "failed_steps"}, "shadow": {"candidate_id", "compared", "pass",
+   "matches"} (with --shadow), "outputs": {"workflow", "report"}}`,
+		Example: `  crystallize ingest --from crystallization-input --bundle bundles/release --shadow`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runIngest(cmd.Context(), e, f)
+		},
+	}
+	f.register(cmd.Flags())
+	return cmd
+}
+
+func (f *ingestFlags) validate() error {
+	switch {
+	case f.from == "":
+		return usagef("--from is required: the release-harness fixture directory")
+	case f.bundle == "":
+		return usagef("--bundle is required: the directory to write the review bundle into")
+	case f.out != "" && f.out == f.report:
+		return usagef("--out and --report name the same file %s", f.out)
+	}
+	return nil
+}
+
+func runIngest(ctx context.Context, e *env, f *ingestFlags) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	generatedAt, err := generatedAt(e.getenv)
+	if err != nil {
+		return err
+	}
+	t, rh, err := source.LoadReleaseHarness(f.from)
+	if err != nil {
+		return fmt.Errorf("reading release-harness fixture %s: %w", f.from, err)
+	}
+	report, err := mine.Single(ctx, t, mine.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt})
+	if err != nil {
+		return err
+	}
+	seg, rec := rh.Segments(), rh.Recovery()
+	report.SegmentSummary = &candidate.SegmentSummary{
+		DeterministicCount: len(seg.SafeToAutomate), AgenticCount: len(seg.RequiresHumanReview),
+		SafeToAutomate: seg.SafeToAutomate, RequiresHumanReview: seg.RequiresHumanReview,
+		PlainLanguage: seg.PlainLanguage,
+	}
+	report.RecoverySummary = &candidate.RecoverySummary{
+		ShellFailuresSeen: rec.ShellFailures, RecoveryAdviceRuns: rec.RecoveryRuns,
+		FailuresFedIntoAgent: rec.FedIntoAgent, FailedSteps: rec.FailedSteps,
+		Representation: rec.Representation,
+	}
+	for i := range report.Candidates {
+		addReviewNotes(&report.Candidates[i], t)
+	}
+	for i := range report.RejectedCandidates {
+		addReviewNotes(&report.RejectedCandidates[i], t)
+	}
+	sources := []*trace.Trace{t}
+	replay.Apply(report, sources, nil)
+	report.WorkflowPath = filepath.ToSlash(f.out)
+
+	opts := codegen.Options{PackageName: f.packageName}
+	sel := report.Selected()
+	var workflow []byte
+	if sel != nil {
+		workflow, err = codegen.Workflow(sel, opts)
+		if err != nil {
+			return fmt.Errorf("generating workflow %s: %w", sel.Name, err)
+		}
+	} else {
+		workflow = codegen.NoCandidate(report, opts)
+	}
+	files := map[string][]byte{}
+	if f.out != "" {
+		files[f.out] = workflow
+	}
+	if f.report != "" {
+		b, err := report.Encode()
+		if err != nil {
+			return fmt.Errorf("encoding report: %w", err)
+		}
+		files[f.report] = b
+	}
+	manifest, err := bundle.Write(ctx, f.bundle, bundle.Input{
+		Report: report, Candidate: sel, Workflow: workflow, Sources: sources,
+	}, bundle.Options{
+		PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
+	})
+	if err != nil {
+		return fmt.Errorf("writing bundle %s: %w", f.bundle, err)
+	}
+	if err := writeFiles(files); err != nil {
+		return err
+	}
+	var sc *bundle.ShadowCheck
+	if f.shadow && sel != nil {
+		sc, err = bundle.ReplayShadow(f.bundle)
+		if err != nil {
+			return err
+		}
+	}
+
+	if f.asJSON {
+		err = writeIngestJSON(e.stdout, f, rh, report, manifest, sc)
+	} else {
+		writeIngestSummary(e.stdout, f, rh, report, manifest, sc)
+	}
+	switch {
+	case err != nil:
+		return err
+	case sel == nil:
+		return exitError{code: exitFailure, err: errNoCandidate}
+	case sc != nil && !sc.Pass:
+		return exitError{code: exitFailure, err: fmt.Errorf("shadow replay of %s did not pass", f.bundle)}
+	case sc != nil && !sc.Matches:
+		return exitError{code: exitFailure, err: fmt.Errorf("shadow replay of %s differs from the recorded one: %s", f.bundle, strings.Join(sc.Differences, "; "))}
+	}
+	return nil
+}
+
+// addReviewNotes copies each action's review_notes metadata, which the
+// importer writes for agent-authored, failed and re-run steps and for
+// steps whose side effects are unknown, into the
+// review notes of the candidate step it became. The candidate covers the
+// whole trace, so step i is action i.
+func addReviewNotes(c *candidate.Candidate, t *trace.Trace) {
+	for i := range c.Steps {
+		if i >= len(t.Actions) {
+			return
+		}
+		notes, _ := t.Actions[i].Metadata["review_notes"].([]any)
+		for _, n := range notes {
+			if s, ok := n.(string); ok && s != "" {
+				c.Steps[i].ReviewNotes = append(c.Steps[i].ReviewNotes, s)
+			}
+		}
+	}
+}
+
+func writeIngestSummary(w io.Writer, f *ingestFlags, rh *source.ReleaseHarness, r *candidate.Report, m *bundle.Manifest, sc *bundle.ShadowCheck) {
+	id := "none"
+	if r.SelectedCandidateID != nil {
+		id = *r.SelectedCandidateID
+	}
+	fmt.Fprintf(w, "Ingest: from=%s run_id=%s version=%s->%s candidate=%s\n", f.from, rh.RunID, rh.CurrentVersion, rh.NextVersion, id)
+	fmt.Fprintf(w, "Bundle: %s (kind=%s schema_version=%d fixtures=%d)\n", f.bundle, m.Kind, m.SchemaVersion, len(m.Fixtures))
+	seg, rec := r.SegmentSummary, r.RecoverySummary
+	fmt.Fprintf(w, "Segments: deterministic=%d agentic=%d (review-required: %d)\n", seg.DeterministicCount, seg.AgenticCount, len(seg.RequiresHumanReview))
+	fmt.Fprintf(w, "Recovery: shell_failures=%d recovery_runs=%d fed_into_agent=%t\n", rec.ShellFailuresSeen, rec.RecoveryAdviceRuns, rec.FailuresFedIntoAgent)
+	if sc != nil {
+		fmt.Fprintf(w, "Shadow replay: candidate_id=%s compared=%d pass=%t\n", sc.CandidateID, sc.Compared, sc.Pass)
+	}
+	var codes []string
+	for _, rs := range m.Promotion.Criteria.Reasons {
+		codes = append(codes, rs.Code)
+	}
+	fmt.Fprintf(w, "Promotion: %s", m.Promotion.Criteria.Status)
+	if len(codes) > 0 {
+		fmt.Fprintf(w, " (%s)", strings.Join(codes, ", "))
+	}
+	fmt.Fprintf(w, " risk=%s\n", m.RiskLevel)
+	if m.Promotion.Criteria.Status == bundle.StatusBlocked {
+		fmt.Fprintln(w, "  one run proves only itself: compare held-out runs (crystallize mine --shadow-from) before promotion; review the bundle meanwhile")
+	}
+	var outs []string
+	for _, p := range []string{f.out, f.report} {
+		if p != "" {
+			outs = append(outs, p)
+		}
+	}
+	if len(outs) > 0 {
+		fmt.Fprintf(w, "Wrote: %s\n", strings.Join(outs, ", "))
+	}
+}
+
+// ingestSummary is the --json output of ingest: a stable contract.
+type ingestSummary struct {
+	From                string         `json:"from"`
+	RunID               string         `json:"run_id"`
+	Schema              string         `json:"schema"`
+	CurrentVersion      string         `json:"current_version"`
+	NextVersion         string         `json:"next_version"`
+	SelectedCandidateID *string        `json:"selected_candidate_id"`
+	Bundle              ingestBundle   `json:"bundle"`
+	Segments            ingestSegments `json:"segments"`
+	Recovery            ingestRecovery `json:"recovery"`
+	Shadow              *ingestShadow  `json:"shadow,omitempty"`
+	Outputs             summaryOutputs `json:"outputs"`
+}
+
+type ingestBundle struct {
+	Path             string   `json:"path"`
+	Kind             string   `json:"kind"`
+	SchemaVersion    int      `json:"schema_version"`
+	Fixtures         int      `json:"fixtures"`
+	RiskLevel        string   `json:"risk_level"`
+	PromotionStatus  string   `json:"promotion_status"`
+	PromotionReasons []string `json:"promotion_reasons"`
+}
+
+type ingestSegments struct {
+	Deterministic  int `json:"deterministic"`
+	Agentic        int `json:"agentic"`
+	ReviewRequired int `json:"review_required"`
+}
+
+type ingestRecovery struct {
+	ShellFailures int      `json:"shell_failures"`
+	RecoveryRuns  int      `json:"recovery_runs"`
+	FedIntoAgent  bool     `json:"fed_into_agent"`
+	FailedSteps   []string `json:"failed_steps"`
+}
+
+type ingestShadow struct {
+	CandidateID string `json:"candidate_id"`
+	Compared    int    `json:"compared"`
+	Pass        bool   `json:"pass"`
+	Matches     bool   `json:"matches"`
+}
+
+func writeIngestJSON(w io.Writer, f *ingestFlags, rh *source.ReleaseHarness, r *candidate.Report, m *bundle.Manifest, sc *bundle.ShadowCheck) error {
+	s := ingestSummary{
+		From: filepath.ToSlash(f.from), RunID: rh.RunID, Schema: rh.Schema,
+		CurrentVersion: rh.CurrentVersion, NextVersion: rh.NextVersion,
+		SelectedCandidateID: r.SelectedCandidateID,
+		Bundle: ingestBundle{
+			Path: filepath.ToSlash(f.bundle), Kind: m.Kind, SchemaVersion: m.SchemaVersion,
+			Fixtures: len(m.Fixtures), RiskLevel: m.RiskLevel,
+			PromotionStatus: m.Promotion.Criteria.Status, PromotionReasons: []string{},
+		},
+		Segments: ingestSegments{
+			Deterministic: r.SegmentSummary.DeterministicCount, Agentic: r.SegmentSummary.AgenticCount,
+			ReviewRequired: len(r.SegmentSummary.RequiresHumanReview),
+		},
+		Recovery: ingestRecovery{
+			ShellFailures: r.RecoverySummary.ShellFailuresSeen, RecoveryRuns: r.RecoverySummary.RecoveryAdviceRuns,
+			FedIntoAgent: r.RecoverySummary.FailuresFedIntoAgent, FailedSteps: r.RecoverySummary.FailedSteps,
+		},
+		Outputs: summaryOutputs{Workflow: filepath.ToSlash(f.out), Report: filepath.ToSlash(f.report)},
+	}
+	for _, rs := range m.Promotion.Criteria.Reasons {
+		s.Bundle.PromotionReasons = append(s.Bundle.PromotionReasons, rs.Code)
+	}
+	if sc != nil {
+		s.Shadow = &ingestShadow{CandidateID: sc.CandidateID, Compared: sc.Compared, Pass: sc.Pass, Matches: sc.Matches}
+	}
+	b, err := candidate.EncodeJSON(s)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
