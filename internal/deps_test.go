@@ -27,6 +27,8 @@ var allowed = map[string][]string{
 	"internal/redact":          {},
 	"internal/plan":            {},
 	"internal/toon":            {},
+	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
+	"internal/skill":           {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
 	"internal/bundle":          {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact"},
 	"internal/tracetest":       {"internal/trace"},
 	"internal/tools/gencorpus": {"internal/trace", "internal/tracetest"},

@@ -111,9 +111,10 @@ candidate whose own examples fail is rejected.
 candidate and rejected candidate with its evidence, every excluded trace with
 its reason code, and every skipped file.
 
-Traces are crystallization traces (objects with "actions") or workflow run
-records (objects with "stages" or "_type": "workflow_run"); schemas/trace.v1.json
-documents the format. Invalid input fails the run and lists every problem
+Traces are crystallization traces (objects with "actions"), workflow run
+records (objects with "stages" or "_type": "workflow_run") or governed
+code-mode composition reports (objects with "run" and "calls");
+schemas/trace.v1.json and schemas/composition-report.v1.json document them. Invalid input fails the run and lists every problem
 with its file, line and JSON path, unless --skip-invalid is given.
 
 Exit status: 0 when a safe candidate was selected, 1 when none was (the

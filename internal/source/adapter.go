@@ -27,7 +27,7 @@ type Adapter interface {
 // backing store: Adapters hands out copies. The crystallization format
 // comes first because it is the native one: a document with both
 // "actions" and "stages" is a trace that happens to carry a stages member.
-var defaultAdapters = [...]Adapter{TraceV1{}, RunRecord{}}
+var defaultAdapters = [...]Adapter{TraceV1{}, RunRecord{}, Composition{}}
 
 // Adapters returns the registered adapters in detection order. The slice
 // is a copy; changing it does not change the registry.
@@ -63,7 +63,7 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // noAdapterMsg is the message for a JSON object no adapter recognizes. It
 // names the member each format is detected by, which is what the user
 // most likely got wrong.
-const noAdapterMsg = `neither a crystallization trace (no "actions") nor a workflow run record (no "stages")`
+const noAdapterMsg = `neither a crystallization trace (no "actions"), a workflow run record (no "stages") nor a composition report (no "run" and "calls")`
 
 // DecodeDocument parses one JSON document from file (at 1-based line for a
 // JSON Lines record, else 0), finds the adapter for its format and decodes

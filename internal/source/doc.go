@@ -2,12 +2,16 @@
 // directory, recognizes the format of each document with a registry of
 // adapters, and converts every document into a normalized trace.Trace.
 //
-// Two formats are read today, tried in this order: the crystallization
-// trace format (a document with "actions"), which package trace decodes,
-// and the persisted workflow run record (a document with "stages" or
-// "_type": "workflow_run"), whose stages, tool recordings and
-// human-in-the-loop questions become the trace's actions. Later importers
-// (captured sessions, OpenTelemetry spans, MCP logs) are further adapters.
+// Three document formats are read, tried in this order: the
+// crystallization trace format (a document with "actions"), which package
+// trace decodes; the persisted workflow run record (a document with
+// "stages" or "_type": "workflow_run"), whose stages, tool recordings and
+// human-in-the-loop questions become the trace's actions; and the governed
+// code-mode composition report (a document with "run" and "calls"), whose
+// child binding calls become the actions (CompositionTrace). A
+// release-harness fixture directory is imported whole by
+// LoadReleaseHarness. Later importers (captured sessions, OpenTelemetry
+// spans, MCP logs) are further adapters.
 //
 // The main invariant: Load either returns traces that are all valid,
 // normalized, uniquely identified and in a deterministic order (sorted by

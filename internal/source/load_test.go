@@ -164,7 +164,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name:  "neither format",
 			files: map[string]string{"a.json": `{"steps": []}`},
-			want:  `DIR/a.json: $: neither a crystallization trace (no "actions") nor a workflow run record (no "stages")`,
+			want:  `DIR/a.json: $: neither a crystallization trace (no "actions"), a workflow run record (no "stages") nor a composition report (no "run" and "calls")`,
 		},
 		{
 			name:  "nested type error",

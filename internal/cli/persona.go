@@ -1,0 +1,285 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/persona"
+)
+
+type personaFlags struct {
+	history              string
+	persona              string
+	minExamples          int
+	hostedHistoryDays    int
+	minHostedHistoryDays int
+	bundle               string
+	packageName          string
+	approver             string
+	asJSON               bool
+	// hostedGiven is true when --hosted-history-days was given: zero is
+	// a valid number of days, so the flag's value cannot say it.
+	hostedGiven bool
+}
+
+func (f *personaFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.history, "history", "", "repair-worker history to read (JSON Lines, one record per line)")
+	fs.StringVar(&f.persona, "persona", "", "persona whose repairs to crystallize")
+	fs.IntVar(&f.minExamples, "min-examples", persona.DefaultMinExamples, "clean records (status success or ok, no validation errors) required; at least 2")
+	fs.IntVar(&f.hostedHistoryDays, "hosted-history-days", 0, "days of hosted history the persona has, as its host knows it (default: whole days between the first and last clean record)")
+	fs.IntVar(&f.minHostedHistoryDays, "min-hosted-history-days", persona.DefaultMinHostedHistoryDays, "days of hosted history required; 0 requires none")
+	fs.StringVar(&f.bundle, "bundle", "", "when the decision is proposed, write the review bundle into this directory")
+	fs.StringVar(&f.packageName, "package-name", "", "persona package the step is meant for, recorded in the bundle")
+	fs.StringVar(&f.approver, "approver", "", "person expected to approve, recorded in the bundle (never an approval)")
+	fs.BoolVar(&f.asJSON, "json", false, "print the decision as JSON on stdout")
+}
+
+func newPersonaCmd(e *env) *cobra.Command {
+	f := &personaFlags{}
+	cmd := &cobra.Command{
+		Use:   "persona --history FILE --persona NAME [--bundle OUT] [flags]",
+		Short: "Propose a deterministic step for a persona's recurring repair-worker calls",
+		Long: `persona reads a persona's repair-worker history (JSON Lines of records
+{persona, worker, status, validation_errors, bundle, result,
+downstream_action, agent_loop, finished_at}) and decides whether one
+persona's calls of its repair worker recur exactly, so the worker's model
+loop can become a deterministic step of the persona's own code.
+
+Only exact recurrence is proposed: the persona's clean records (status
+success or ok, no validation errors) must name one worker, their bundles
+one input shape and their results one output shape (a shape is the sha256
+of the structure, member names and JSON types, not the values), and one
+downstream action; there must be at least --min-examples of them, spanning
+at least --min-hosted-history-days days (between the first and the last
+finished_at, unless --hosted-history-days says how long the persona has
+been hosted). Otherwise the decision is gated (not enough records or
+history yet) or rejected (the records disagree), with reasons.
+
+A proposal is a candidate of three steps (read the repair bundle, the
+worker's step, the downstream action), mined from the matched records and
+shadow-compared with every one of them: each record's input shape, result
+shape and downstream action against the candidate's. Its workflow is a
+literal Starlark patch, def <persona>_<worker>_step(ctx, bundle), that
+returns the recurring result: constant members as literals, members that
+equal a bundle member as reads of it. It is review material and is never
+applied. With --bundle it is written as a review bundle that passes
+crystallize validate and crystallize shadow; promotion then says what it
+still needs (held-out runs, a human approval).
+
+Output:
+  Persona: NAME worker=W decision=proposed|gated|rejected examples=N history_days=D
+    CODE: MESSAGE                                  (reasons, then warnings)
+  Candidate: ID step=FUNC shadow=PASSED/COMPARED   (proposed)
+  Savings: model_calls=… input_tokens=… output_tokens=… cost_usd=… wall_ms=… (per run: …)
+  Bundle: OUT (kind=K risk=R promotion=STATUS: REASONS)
+
+Exit status: 0 when proposed, 1 when gated or rejected or on error, 2 on
+a usage error. A malformed history reports every bad line as
+FILE:LINE: $.path: message.
+
+--json prints instead:
+  {"persona", "worker", "decision", "records", "examples", "history_days",
+   "history_source", "min_examples", "min_hosted_history_days",
+   "input_shape", "output_shape", "downstream_action", "lines",
+   "reasons": [{"code", "message", "path"}], "warnings": [...],
+   "candidate_id", "step", "savings" (candidate savings, with per_run),
+   "shadow": {"compared", "passed", "pass"}, "bundle": {"path", "kind",
+   "risk_level", "promotion_status", "promotion_reasons"}}
+  where the candidate fields are null unless the decision is proposed.`,
+		Example: `  crystallize persona --history examples/persona/history.jsonl --persona merge_captain --bundle bundles/merge-captain`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.hostedGiven = cmd.Flags().Changed("hosted-history-days")
+			return runPersona(cmd.Context(), e, f)
+		},
+	}
+	f.register(cmd.Flags())
+	return cmd
+}
+
+func (f *personaFlags) validate() error {
+	switch {
+	case f.history == "":
+		return usagef("--history is required: the repair-worker history file")
+	case f.persona == "":
+		return usagef("--persona is required: the persona whose repairs to crystallize")
+	case f.minExamples < 2:
+		return usagef("--min-examples is %d; it must be at least 2, since one record cannot show recurrence", f.minExamples)
+	case f.minHostedHistoryDays < 0:
+		return usagef("--min-hosted-history-days is %d; it must not be negative", f.minHostedHistoryDays)
+	case f.hostedGiven && f.hostedHistoryDays < 0:
+		return usagef("--hosted-history-days is %d; it must not be negative", f.hostedHistoryDays)
+	}
+	return nil
+}
+
+// options turns the flags into persona.Options: a minimum of 0 days is
+// "none", which Options spells as a negative number.
+func (f *personaFlags) options(generatedAt string) persona.Options {
+	o := persona.Options{Persona: f.persona, MinExamples: f.minExamples, MinHostedHistoryDays: f.minHostedHistoryDays, GeneratedAt: generatedAt}
+	if o.MinHostedHistoryDays == 0 {
+		o.MinHostedHistoryDays = -1
+	}
+	if f.hostedGiven {
+		d := f.hostedHistoryDays
+		o.HostedHistoryDays = &d
+	}
+	return o
+}
+
+// errNotProposed is the failure of a persona run whose decision is gated
+// or rejected; the decision and its reasons are already on stdout.
+var errNotProposed = errors.New("no persona step proposed")
+
+func runPersona(ctx context.Context, e *env, f *personaFlags) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	generatedAt, err := generatedAt(e.getenv)
+	if err != nil {
+		return err
+	}
+	records, err := persona.Load(f.history)
+	if err != nil {
+		return fmt.Errorf("reading persona history %s: %w", f.history, err)
+	}
+	res, err := persona.Crystallize(ctx, records, f.options(generatedAt))
+	if err != nil {
+		return err
+	}
+	var m *bundle.Manifest
+	if p := res.Proposal; p != nil && f.bundle != "" {
+		m, err = bundle.Write(ctx, f.bundle, bundle.Input{
+			Report: p.Report, Candidate: p.Candidate, Workflow: p.Workflow, Sources: p.Traces,
+		}, bundle.Options{
+			PackageName: f.packageName, Approver: f.approver, GeneratedAt: generatedAt,
+			GeneratorVersion: toolVersion(), MinExamples: res.MinExamples,
+		})
+		if err != nil {
+			return fmt.Errorf("writing bundle %s: %w", f.bundle, err)
+		}
+	}
+	if f.asJSON {
+		err = writePersonaJSON(e.stdout, f, res, m)
+	} else {
+		writePersonaSummary(e.stdout, f, res, m)
+	}
+	switch {
+	case err != nil:
+		return err
+	case res.Decision != persona.Proposed:
+		return exitError{code: exitFailure, err: fmt.Errorf("%w: persona %s is %s", errNotProposed, res.Persona, res.Decision)}
+	}
+	return nil
+}
+
+func writePersonaSummary(w io.Writer, f *personaFlags, res *persona.Result, m *bundle.Manifest) {
+	worker := res.Worker
+	if worker == "" {
+		worker = "none"
+	}
+	fmt.Fprintf(w, "Persona: %s worker=%s decision=%s examples=%d history_days=%d\n", res.Persona, worker, res.Decision, res.Examples, res.HistoryDays)
+	for _, p := range res.Reasons {
+		fmt.Fprintf(w, "  %s: %s\n", p.Code, p.Message)
+	}
+	for _, p := range res.Warnings {
+		fmt.Fprintf(w, "  warning %s: %s\n", p.Code, p.Message)
+	}
+	p := res.Proposal
+	if p == nil {
+		if f.bundle != "" {
+			fmt.Fprintf(w, "Bundle: none written (decision %s)\n", res.Decision)
+		}
+		return
+	}
+	c := p.Candidate
+	passed, compared := shadowCounts(c.Shadow)
+	fmt.Fprintf(w, "Candidate: %s step=%s shadow=%d/%d\n", c.ID, p.FuncName, passed, compared)
+	s := c.Savings
+	fmt.Fprintf(w, "Savings: model_calls=%d input_tokens=%d output_tokens=%d cost_usd=%.4f wall_ms=%d (per run: model_calls=%g input_tokens=%g output_tokens=%g cost_usd=%.4f wall_ms=%g)\n",
+		s.ModelCallsAvoided, s.InputTokensAvoided, s.OutputTokensAvoided, s.EstimatedCostUSDAvoided, s.WallMSAvoided,
+		s.PerRun.ModelCallsAvoided, s.PerRun.InputTokensAvoided, s.PerRun.OutputTokensAvoided, s.PerRun.EstimatedCostUSDAvoided, s.PerRun.WallMSAvoided)
+	if m != nil {
+		var codes []string
+		for _, r := range m.Promotion.Criteria.Reasons {
+			codes = append(codes, r.Code)
+		}
+		fmt.Fprintf(w, "Bundle: %s (kind=%s risk=%s promotion=%s", f.bundle, m.Kind, m.RiskLevel, m.Promotion.Criteria.Status)
+		if len(codes) > 0 {
+			fmt.Fprintf(w, ": %s", strings.Join(codes, ", "))
+		}
+		fmt.Fprintln(w, ")")
+	}
+}
+
+// shadowCounts returns how many compared records passed and how many were
+// compared.
+func shadowCounts(sh *candidate.ShadowReport) (passed, compared int) {
+	if sh == nil {
+		return 0, 0
+	}
+	for _, t := range sh.Traces {
+		if t.Status == candidate.StatusPass {
+			passed++
+		}
+	}
+	return passed, sh.ComparedTraces
+}
+
+// personaSummary is the --json output of persona: a stable contract.
+type personaSummary struct {
+	*persona.Result
+	CandidateID *string            `json:"candidate_id"`
+	Step        *string            `json:"step"`
+	Savings     *candidate.Savings `json:"savings"`
+	Shadow      *personaShadow     `json:"shadow"`
+	Bundle      *personaBundle     `json:"bundle"`
+}
+
+type personaShadow struct {
+	Compared int  `json:"compared"`
+	Passed   int  `json:"passed"`
+	Pass     bool `json:"pass"`
+}
+
+type personaBundle struct {
+	Path             string   `json:"path"`
+	Kind             string   `json:"kind"`
+	RiskLevel        string   `json:"risk_level"`
+	PromotionStatus  string   `json:"promotion_status"`
+	PromotionReasons []string `json:"promotion_reasons"`
+}
+
+func writePersonaJSON(w io.Writer, f *personaFlags, res *persona.Result, m *bundle.Manifest) error {
+	s := personaSummary{Result: res}
+	if p := res.Proposal; p != nil {
+		c := p.Candidate
+		s.CandidateID, s.Step, s.Savings = &c.ID, &p.FuncName, &c.Savings
+		passed, compared := shadowCounts(c.Shadow)
+		s.Shadow = &personaShadow{Compared: compared, Passed: passed, Pass: c.Shadow != nil && c.Shadow.Pass}
+	}
+	if m != nil {
+		s.Bundle = &personaBundle{
+			Path: filepath.ToSlash(f.bundle), Kind: m.Kind, RiskLevel: m.RiskLevel,
+			PromotionStatus: m.Promotion.Criteria.Status, PromotionReasons: []string{},
+		}
+		for _, r := range m.Promotion.Criteria.Reasons {
+			s.Bundle.PromotionReasons = append(s.Bundle.PromotionReasons, r.Code)
+		}
+	}
+	b, err := candidate.EncodeJSON(s)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
