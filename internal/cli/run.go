@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+)
+
+type runFlags struct {
+	params          []string
+	paramsFile      string
+	dryRun          bool
+	approve         []string
+	allowUnapproved bool
+	config          string
+	check           bool
+	stateDir        string
+	maxSteps        uint64
+	asJSON          bool
+}
+
+func newRunCmd(e *env) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run TARGET [--param k=v]... [--params FILE.json] [--dry-run] [--approve NAME]... [flags]",
+		Short: "Run a crystallized workflow",
+		Long: `run loads the workflow TARGET (a bundle directory or a .star file), checks that
+every parameter is given and every tool it calls is bound, and calls the
+workflow function with a ctx host object. Tools are bound in crystallize.toml
+(--config, default ./crystallize.toml when it exists): command templates run
+without a shell, one argument per {param}; fs.read and fs.write are built in
+and confined to [workspace] roots. A call needing a capability outside the
+workflow's declared capabilities intersected with [grants] capabilities is
+refused. Secrets are read from environment variables named by their logical
+ids, and never recorded.
+
+A bundle whose promotion status is not ready runs only with --dry-run, or
+with --allow-unapproved, which the run records.
+
+--dry-run executes nothing: every call is recorded with its resolved
+arguments and answered from the bundle's fixtures (None when none match);
+approvals pass. --approve NAME approves the boundary NAME in advance; without
+it ctx.approve fails the run (pending approvals and resume are not
+implemented yet). --check only checks that every tool is bound.
+
+Every run is recorded in <state-dir>/runs/<run-id>/: trace.json (the trace
+format, readable by crystallize mine) and session.md.
+
+Exit status: 0 when the workflow completed, 1 when it failed, was refused or
+was cancelled (SIGINT), 2 on a usage error (including missing parameters).
+
+--json prints {"run_id", "workflow", "status", "steps", "tool_calls",
+"model_calls", "approvals", "receipts", "refusals", "duration_ms", "dir",
+"dry_run", "allow_unapproved", "error", "output"}; with --check,
+{"workflow", "tools", "unbound"}.`,
+		Example: `  crystallize run bump.star --param branch=deps/x --param module=golang.org/x/net \
+      --param version=v0.33.0 --param message='bump x/net' --param title='Bump x/net'
+  crystallize run bundle/ --params params.json --dry-run --json
+  crystallize run bundle/ --check`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(cmd, e, f, args[0])
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&f.params, "param", nil, "a parameter as name=value (repeatable; the value is a string)")
+	fs.StringVar(&f.paramsFile, "params", "", "a JSON object of parameters; --param overrides it")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "execute nothing; answer every call from the bundle's fixtures")
+	fs.StringArrayVar(&f.approve, "approve", nil, "approve the boundary NAME in advance (repeatable)")
+	fs.BoolVar(&f.allowUnapproved, "allow-unapproved", false, "run a bundle that is not ready (recorded in the run)")
+	fs.StringVar(&f.config, "config", "", "project configuration (default ./"+runtime.ConfigFile+" when it exists)")
+	fs.BoolVar(&f.check, "check", false, "only check that every tool the workflow calls is bound")
+	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, "directory runs are recorded under (<dir>/runs/<run-id>)")
+	fs.Uint64Var(&f.maxSteps, "max-steps", runtime.DefaultMaxSteps, "Starlark step budget of the run")
+	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+	return cmd
+}
+
+func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
+	params, err := f.readParams()
+	if err != nil {
+		return err
+	}
+	cfg, err := f.loadConfig()
+	if err != nil {
+		return err
+	}
+	w, err := runtime.Load(target)
+	if err != nil {
+		return err
+	}
+	if f.check {
+		return runCheck(e, f, w, cfg)
+	}
+	res, err := runtime.Run(cmd.Context(), w, params, runtime.Options{
+		Config:          cfg,
+		DryRun:          f.dryRun,
+		AllowUnapproved: f.allowUnapproved,
+		Approve:         f.approve,
+		Getenv:          e.getenv,
+		Environ:         os.Environ(),
+		MaxSteps:        f.maxSteps,
+		StateDir:        f.stateDir,
+		Log:             e.stderr,
+	})
+	var pe *runtime.ParamError
+	if errors.As(err, &pe) {
+		return usageError{err}
+	}
+	if res == nil {
+		return err
+	}
+	if f.asJSON {
+		if jerr := writeRunJSON(e.stdout, res); jerr != nil {
+			return jerr
+		}
+	} else {
+		writeRunSummary(e.stdout, res)
+	}
+	return err
+}
+
+// readParams merges --params and --param.
+func (f *runFlags) readParams() (runtime.Params, error) {
+	params := runtime.Params{}
+	if f.paramsFile != "" {
+		data, err := os.ReadFile(f.paramsFile)
+		if err != nil {
+			return nil, usagef("--params: %v", err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		var obj map[string]any
+		if err := dec.Decode(&obj); err != nil || obj == nil {
+			return nil, usagef("--params %s: not a JSON object of parameters", f.paramsFile)
+		}
+		for k, v := range obj {
+			params[k] = v
+		}
+	}
+	for _, p := range f.params {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, usagef("--param %q: want name=value", p)
+		}
+		params[k] = v
+	}
+	return params, nil
+}
+
+// loadConfig reads --config, or ./crystallize.toml when it exists.
+func (f *runFlags) loadConfig() (*runtime.Config, error) {
+	file := f.config
+	if file == "" {
+		if _, err := os.Stat(runtime.ConfigFile); err != nil {
+			return &runtime.Config{Dir: "."}, nil
+		}
+		file = runtime.ConfigFile
+	}
+	return runtime.LoadConfig(file)
+}
+
+func runCheck(e *env, f *runFlags, w *runtime.Workflow, cfg *runtime.Config) error {
+	err := runtime.Check(w, cfg, nil)
+	var ue *runtime.UnboundError
+	if err != nil && !errors.As(err, &ue) {
+		return err
+	}
+	unbound := []string{}
+	if ue != nil {
+		unbound = ue.Names
+	}
+	if f.asJSON {
+		tools := w.Tools
+		if tools == nil {
+			tools = []string{}
+		}
+		if jerr := writeJSON(e.stdout, map[string]any{"workflow": w.Name, "tools": tools, "unbound": unbound}); jerr != nil {
+			return jerr
+		}
+	} else if err == nil {
+		fmt.Fprintf(e.stdout, "%s: all %d tools bound\n", w.Name, len(w.Tools))
+	}
+	return err
+}
+
+func writeRunSummary(w io.Writer, r *runtime.Result) {
+	mode := ""
+	if r.DryRun {
+		mode = " (dry run)"
+	}
+	fmt.Fprintf(w, "Run %s of %s: %s%s\n", r.RunID, r.Workflow, r.Status, mode)
+	fmt.Fprintf(w, "  steps: %d (%d tool calls, %d model calls, %d approvals)\n", r.Steps, r.ToolCalls, r.ModelCalls, r.Approvals)
+	fmt.Fprintf(w, "  receipts: %d, refusals: %d\n", len(r.Receipts), len(r.Refusals))
+	for _, rf := range r.Refusals {
+		fmt.Fprintf(w, "    refused step %d %s: %s\n", rf.Step, rf.Tool, rf.Reason)
+	}
+	if r.AllowUnapproved {
+		fmt.Fprintln(w, "  ran with --allow-unapproved: the bundle is not ready")
+	}
+	fmt.Fprintf(w, "  duration: %s\n", r.Duration.Round(1e6))
+	fmt.Fprintf(w, "  recorded in: %s\n", r.Dir)
+}
+
+func writeRunJSON(w io.Writer, r *runtime.Result) error {
+	refusals := r.Refusals
+	if refusals == nil {
+		refusals = []runtime.Refusal{}
+	}
+	return writeJSON(w, map[string]any{
+		"run_id": r.RunID, "workflow": r.Workflow, "status": r.Status,
+		"steps": r.Steps, "tool_calls": r.ToolCalls, "model_calls": r.ModelCalls, "approvals": r.Approvals,
+		"receipts": len(r.Receipts), "refusals": refusals, "duration_ms": r.Duration.Milliseconds(),
+		"dir": r.Dir, "dry_run": r.DryRun, "allow_unapproved": r.AllowUnapproved, "error": r.Error, "output": r.Output,
+	})
+}

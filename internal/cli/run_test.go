@@ -1,0 +1,232 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// runCmd runs "crystallize run args..." in-process, with the run command
+// under a root of its own (cli.go registers it in the real tree), and
+// returns the exit code, stdout and stderr.
+func runCmd(t *testing.T, getenv func(string) string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	e := &env{stdout: &stdout, stderr: &stderr, getenv: getenv}
+	root := &cobra.Command{Use: "crystallize", SilenceUsage: true, SilenceErrors: true}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newRunCmd(e))
+	root.SetArgs(append([]string{"run"}, args...))
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	code := exitOK
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		printError(&stderr, err)
+		code = exitFailure
+		var ue usageError
+		if asUsage(err, &ue) || isCobraUsage(err) {
+			code = exitUsage
+		}
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+func asUsage(err error, ue *usageError) bool {
+	u, ok := err.(usageError)
+	if ok {
+		*ue = u
+	}
+	return ok
+}
+
+// copyDir copies the regular files under src into dst, keeping modes.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, info.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+type reportCandidate struct {
+	Name             string `json:"name"`
+	Steps            []any  `json:"steps"`
+	Support          int    `json:"support"`
+	RejectionReasons []struct {
+		Code string `json:"code"`
+	} `json:"rejection_reasons"`
+}
+
+// TestRunExamplesEndToEnd mines the shipped examples, runs the bump
+// workflow for real against the stand-in tools in a temporary workspace,
+// and mines the examples plus the run's trace: the procedure is still
+// found, now in one more trace.
+func TestRunExamplesEndToEnd(t *testing.T) {
+	tmp := t.TempDir()
+	epoch := func(k string) string {
+		if k == "SOURCE_DATE_EPOCH" {
+			return sourceDateEpoch
+		}
+		return ""
+	}
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb, getenv: epoch}
+	if code := run(context.Background(), e, []string{"mine", "--from", "../../examples/traces", "--out-dir", filepath.Join(tmp, "wf"), "--bundle", filepath.Join(tmp, "bundle")}); code != exitOK {
+		t.Fatalf("mine exit %d: %s", code, errb.String())
+	}
+
+	ws := filepath.Join(tmp, "ws")
+	copyDir(t, "../../examples/tools", filepath.Join(ws, "tools"))
+	data, err := os.ReadFile("../../examples/crystallize.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ws, "crystallize.toml"), data, 0o644)
+
+	star := filepath.Join(tmp, "wf", "bump.star")
+	cfg := filepath.Join(ws, "crystallize.toml")
+	state := filepath.Join(ws, ".crystallize")
+	code, stdout, stderr := runCmd(t, nil, star, "--config", cfg, "--check", "--json")
+	if code != exitOK || !strings.Contains(stdout, `"unbound": []`) {
+		t.Fatalf("run --check = %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCmd(t, nil, star, "--config", cfg, "--state-dir", state, "--json",
+		"--param", "branch=deps/x-crypto-v0.31.0", "--param", "module=golang.org/x/crypto",
+		"--param", "version=v0.31.0", "--param", "message=deps: bump x/crypto; run $(tests) \"now\"",
+		"--param", "title=Bump golang.org/x/crypto to v0.31.0")
+	if code != exitOK {
+		t.Fatalf("run = %d\n%s%s", code, stdout, stderr)
+	}
+	var sum struct {
+		RunID     string `json:"run_id"`
+		Status    string `json:"status"`
+		Steps     int    `json:"steps"`
+		ToolCalls int    `json:"tool_calls"`
+		Receipts  int    `json:"receipts"`
+		Dir       string `json:"dir"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("run --json: %v\n%s", err, stdout)
+	}
+	if sum.Status != "completed" || sum.Steps != 6 || sum.ToolCalls != 6 || sum.Receipts != 6 {
+		t.Errorf("summary = %+v, want 6 completed steps with receipts", sum)
+	}
+	log, _ := os.ReadFile(filepath.Join(ws, ".stand-in", "log"))
+	for _, want := range []string{
+		`git.create_branch "deps/x-crypto-v0.31.0" "/srv/checkout/payments"`,
+		`git.commit "deps: bump x/crypto; run $(tests) \"now\"" "/srv/checkout/payments"`,
+		`github.open_pr "acme/payments" "deps/x-crypto-v0.31.0" "Bump golang.org/x/crypto to v0.31.0"`,
+	} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("stand-in log lacks %s:\n%s", want, log)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "go.mod")); string(b) != "require golang.org/x/crypto v0.31.0\n" {
+		t.Errorf("go.mod = %q", b)
+	}
+	session, err := os.ReadFile(filepath.Join(sum.Dir, "session.md"))
+	if err != nil || !strings.Contains(string(session), "status: completed") || strings.Count(string(session), "\n## Step ") != 6 {
+		t.Errorf("session.md (%v):\n%s", err, session)
+	}
+
+	// The run's trace is mined with the examples: bump is found in five
+	// traces.
+	corpus := filepath.Join(tmp, "corpus")
+	copyDir(t, "../../examples/traces", corpus)
+	tr, err := os.ReadFile(filepath.Join(sum.Dir, "trace.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(corpus, "10-run.json"), tr, 0o644)
+	out.Reset()
+	errb.Reset()
+	report := filepath.Join(tmp, "report.json")
+	if code := run(context.Background(), e, []string{"mine", "--from", corpus, "--report", report}); code != exitOK && code != exitFailure {
+		t.Fatalf("mine with the run = %d: %s", code, errb.String())
+	}
+	var rep struct {
+		Candidates         []reportCandidate `json:"candidates"`
+		RejectedCandidates []reportCandidate `json:"rejected_candidates"`
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	// The run closes the loop: its trace is one more example of the
+	// procedure, and the candidate stays safe.
+	found := false
+	for _, c := range rep.Candidates {
+		if c.Name != "bump" || len(c.Steps) != 6 {
+			continue
+		}
+		found = true
+		if c.Support != 5 {
+			t.Errorf("bump support = %d, want 5 (the examples and the run)", c.Support)
+		}
+	}
+	if !found {
+		t.Errorf("mining the examples and the run did not find bump as a safe candidate:\n%s", b)
+	}
+
+	// A dry run of the bundle (not ready, which a dry run allows) calls no
+	// stand-in and answers from the fixtures.
+	before, _ := os.ReadFile(filepath.Join(ws, ".stand-in", "log"))
+	code, stdout, stderr = runCmd(t, nil, filepath.Join(tmp, "bundle"), "--config", cfg, "--state-dir", state, "--dry-run",
+		"--param", "branch=b", "--param", "module=m", "--param", "version=v", "--param", "message=m", "--param", "title=t")
+	after, _ := os.ReadFile(filepath.Join(ws, ".stand-in", "log"))
+	if code != exitOK || !bytes.Equal(before, after) || !strings.Contains(stdout, "(dry run)") {
+		t.Errorf("dry run = %d, called tools: %v\n%s%s", code, !bytes.Equal(before, after), stdout, stderr)
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	dir := t.TempDir()
+	star := filepath.Join(dir, "w.star")
+	os.WriteFile(star, []byte("def wf(ctx, a, b):\n    ctx.tool(\"x.y\")\n    ctx.tool(\"z\")\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{star, "--param", "a=1", "--state-dir", dir}, exitUsage, "crystallize: workflow wf: missing parameters b (it takes: a, b)\n"},
+		{[]string{star, "--param", "a", "--state-dir", dir}, exitUsage, "crystallize: --param \"a\": want name=value\n"},
+		{[]string{star, "--check"}, exitFailure, "crystallize: unbound tools \"x.y\", \"z\": bind each in crystallize.toml under [tools.\"name\"]\n"},
+		{[]string{star, "--param", "a=1", "--param", "b=2", "--state-dir", dir}, exitFailure, "crystallize: unbound tools \"x.y\", \"z\": bind each in crystallize.toml under [tools.\"name\"]\n"},
+		{[]string{}, exitUsage, "crystallize: accepts 1 arg(s), received 0\n"},
+	} {
+		code, _, stderr := runCmd(t, nil, tc.args...)
+		if code != tc.code || stderr != tc.want {
+			t.Errorf("run %q = %d, %q; want %d, %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}

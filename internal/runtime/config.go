@@ -1,0 +1,309 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// ConfigFile is the name of the project configuration the cli looks for
+// in the current directory.
+const ConfigFile = "crystallize.toml"
+
+// DefaultToolTimeout bounds a command tool that sets no timeout.
+const DefaultToolTimeout = 5 * time.Minute
+
+// Config is the project configuration, crystallize.toml. Relative paths in
+// it (workspace roots, a command's program when it contains a slash, cwd)
+// are relative to Dir, the directory of the file.
+type Config struct {
+	Workspace Workspace              `toml:"workspace"`
+	Tools     map[string]ToolBinding `toml:"tools"`
+	MCP       map[string]any         `toml:"mcp"`
+	Models    map[string]ModelConfig `toml:"models"`
+	Grants    Grants                 `toml:"grants"`
+
+	// Dir is the directory relative paths resolve against; LoadConfig
+	// sets it to the file's directory.
+	Dir string `toml:"-"`
+}
+
+// Workspace lists the directories the built-in fs tools may touch. The
+// first root is also the default working directory of command tools and
+// the value of the {workspace} placeholder. No roots means ".".
+type Workspace struct {
+	Roots []string `toml:"roots"`
+}
+
+// Grants are the capabilities the project grants to workflows; a workflow
+// gets the intersection of these and the ones it declares.
+type Grants struct {
+	Capabilities []string `toml:"capabilities"`
+}
+
+// ToolBinding is one [tools."name"] entry: how calls to the tools it names
+// are executed, and what they need and change.
+type ToolBinding struct {
+	// Command is an argv template; see the package comment.
+	Command []string `toml:"command"`
+	// Cwd is the working directory (a template too); default the first
+	// workspace root.
+	Cwd string `toml:"cwd"`
+	// Env adds variables (values are templates) to the command's
+	// environment.
+	Env map[string]string `toml:"env"`
+	// Timeout is a time.ParseDuration string; default DefaultToolTimeout.
+	Timeout string `toml:"timeout"`
+	// Builtin binds the name to a built-in tool, "fs.read" or "fs.write".
+	Builtin string `toml:"builtin"`
+	// MCP and HTTP are reserved for bindings not implemented yet.
+	MCP  string `toml:"mcp"`
+	HTTP any    `toml:"http"`
+
+	// Capability (and Capabilities, an extension for tools that need
+	// several) are what a call needs; so are the capabilities of
+	// SideEffects.
+	Capability   string   `toml:"capability"`
+	Capabilities []string `toml:"capabilities"`
+	// Kind is the action kind recorded in the run's trace: "tool_call"
+	// by default, "external_api_call" for a tool that calls a remote API,
+	// so a run's trace lines up with the traces it was mined from.
+	Kind string `toml:"kind"`
+	// SideEffects are recorded with every call and in its receipt.
+	SideEffects []SideEffect `toml:"side_effects"`
+
+	timeout time.Duration
+}
+
+// SideEffect is a side effect a tool declares, in trace.SideEffect's
+// terms.
+type SideEffect struct {
+	Kind       string `toml:"kind"`
+	Target     string `toml:"target"`
+	Capability string `toml:"capability"`
+	Mutation   string `toml:"mutation"`
+}
+
+// ModelConfig is one [models.name] entry. Only provider "replay" is
+// implemented.
+type ModelConfig struct {
+	Provider string `toml:"provider"`
+	BaseURL  string `toml:"base_url"`
+	Model    string `toml:"model"`
+	APIKey   string `toml:"api_key"`
+}
+
+// Built-in tool names.
+const (
+	ToolFSRead  = "fs.read"
+	ToolFSWrite = "fs.write"
+)
+
+// LoadConfig reads and checks the configuration file at file. It reports
+// every problem it finds, each as "file: path: message", joined.
+func LoadConfig(file string) (*Config, error) {
+	c := new(Config)
+	md, err := toml.DecodeFile(file, c)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	abs, err := filepath.Abs(filepath.Dir(file))
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	c.Dir = abs
+	var errs []error
+	for _, k := range md.Undecoded() {
+		// [mcp] and http tables are kept whole; their keys are checked
+		// when those bindings are implemented.
+		if len(k) > 0 && k[0] == "mcp" || len(k) > 3 && k[0] == "tools" && k[2] == "http" {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: %s: unknown key", file, k.String()))
+	}
+	errs = append(errs, c.check(file)...)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+// check validates the bindings and parses their timeouts.
+func (c *Config) check(file string) []error {
+	var errs []error
+	bad := func(p, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s: %s", file, p, fmt.Sprintf(format, args...)))
+	}
+	for _, name := range sortedKeys(c.Tools) {
+		b := c.Tools[name]
+		p := fmt.Sprintf("tools.%q", name)
+		if _, err := path.Match(name, ""); err != nil {
+			bad(p, "bad glob pattern: %v", err)
+		}
+		executors := 0
+		for _, set := range []bool{len(b.Command) > 0, b.Builtin != "", b.MCP != "", b.HTTP != nil} {
+			if set {
+				executors++
+			}
+		}
+		switch {
+		case executors == 0:
+			bad(p, "no executor; set command or builtin")
+		case executors > 1:
+			bad(p, "more than one executor; set exactly one of command, builtin, mcp, http")
+		case b.MCP != "":
+			bad(p+".mcp", "mcp bindings are not implemented yet")
+		case b.HTTP != nil:
+			bad(p+".http", "http bindings are not implemented yet")
+		case b.Builtin != "" && b.Builtin != ToolFSRead && b.Builtin != ToolFSWrite:
+			bad(p+".builtin", "unknown built-in %q; want %s or %s", b.Builtin, ToolFSRead, ToolFSWrite)
+		}
+		b.timeout = DefaultToolTimeout
+		if b.Timeout != "" {
+			d, err := time.ParseDuration(b.Timeout)
+			if err != nil || d <= 0 {
+				bad(p+".timeout", "%q is not a positive duration such as \"30s\"", b.Timeout)
+			}
+			b.timeout = d
+		}
+		for i, se := range b.SideEffects {
+			if se.Kind == "" {
+				bad(fmt.Sprintf("%s.side_effects[%d].kind", p, i), "empty kind")
+			}
+		}
+		c.Tools[name] = b
+	}
+	for _, name := range sortedKeys(c.Models) {
+		if pr := c.Models[name].Provider; pr != "replay" {
+			bad(fmt.Sprintf("models.%s.provider", name), "provider %q is not implemented yet; only replay is", pr)
+		}
+	}
+	return errs
+}
+
+// roots returns the absolute workspace roots.
+func (c *Config) roots() []string {
+	rs := c.Workspace.Roots
+	if len(rs) == 0 {
+		rs = []string{"."}
+	}
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = c.abs(r)
+	}
+	return out
+}
+
+// abs resolves p against Dir.
+func (c *Config) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(c.Dir, p)
+}
+
+// binding is a resolved tool name: what executes it and what it needs.
+type binding struct {
+	// pattern is the config key that bound the name ("" for in-process
+	// and default built-ins).
+	pattern string
+	tool    *ToolBinding // nil for in-process tools
+	inproc  *Tool
+	builtin string
+}
+
+// capabilities returns what a call through b needs, sorted.
+func (b *binding) capabilities() []string {
+	var caps []string
+	switch {
+	case b.inproc != nil:
+		caps = append(caps, b.inproc.Capabilities...)
+		for _, se := range b.inproc.SideEffects {
+			caps = append(caps, se.Capability)
+		}
+	case b.tool != nil:
+		caps = append(caps, b.tool.Capability)
+		caps = append(caps, b.tool.Capabilities...)
+		for _, se := range b.tool.SideEffects {
+			caps = append(caps, se.Capability)
+		}
+	}
+	switch b.builtin {
+	case ToolFSRead:
+		caps = append(caps, "fs.read")
+	case ToolFSWrite:
+		caps = append(caps, "fs.write")
+	}
+	caps = slices.DeleteFunc(caps, func(s string) bool { return s == "" })
+	slices.Sort(caps)
+	return slices.Compact(caps)
+}
+
+// kind is the action kind b's calls are recorded with.
+func (b *binding) kind() trace.Kind {
+	if b.tool != nil && b.tool.Kind != "" {
+		return trace.Kind(b.tool.Kind)
+	}
+	return trace.KindToolCall
+}
+
+// sideEffects returns the side effects b declares.
+func (b *binding) sideEffects() []trace.SideEffect {
+	var out []trace.SideEffect
+	switch {
+	case b.inproc != nil:
+		out = append(out, b.inproc.SideEffects...)
+	case b.tool != nil:
+		for _, se := range b.tool.SideEffects {
+			out = append(out, trace.SideEffect{Kind: se.Kind, Target: se.Target, Capability: se.Capability, Mutation: se.Mutation})
+		}
+	}
+	return out
+}
+
+// resolve finds the binding of a tool name; see the package comment for
+// the order.
+func resolve(c *Config, tools map[string]Tool, name string) (*binding, bool) {
+	if t, ok := tools[name]; ok {
+		return &binding{inproc: &t}, true
+	}
+	if c != nil {
+		if b, ok := c.Tools[name]; ok {
+			return &binding{pattern: name, tool: &b, builtin: b.Builtin}, true
+		}
+		best := ""
+		for pat := range c.Tools {
+			if !strings.ContainsAny(pat, "*?[") {
+				continue
+			}
+			if ok, _ := path.Match(pat, name); ok && (len(pat) > len(best) || len(pat) == len(best) && pat < best) {
+				best = pat
+			}
+		}
+		if best != "" {
+			b := c.Tools[best]
+			return &binding{pattern: best, tool: &b, builtin: b.Builtin}, true
+		}
+	}
+	if name == ToolFSRead || name == ToolFSWrite {
+		return &binding{builtin: name}, true
+	}
+	return nil, false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,50 @@
+// Package runtime runs crystallized workflows: it loads a workflow (a bare
+// .star file or a bundle directory), binds the tool names it calls to
+// executors through the project configuration (crystallize.toml), and calls
+// the workflow function with a ctx host object, recording every step.
+//
+// The main invariant: nothing a workflow does escapes the host. A workflow
+// reaches the world only through ctx.tool, ctx.model, ctx.approve and
+// ctx.secret; every one of those calls is checked before it happens (the
+// tool is bound, its capabilities are in the workflow's declared set
+// intersected with the config's grants, the secret is declared) and is
+// recorded after, successful or not. A run always leaves a record in
+// <StateDir>/runs/<run-id>/: trace.json in the crystallization trace format
+// (so mining can read runs) and session.md, a markdown log in the format of
+// seed 003. Secret values resolved for the run are replaced in everything
+// recorded (arguments, outputs, log lines, errors, digests are taken after
+// that replacement), so no file the run writes contains one.
+//
+// # Interpreter
+//
+// Workflows are Starlark in the dialect codegen checks (codegen.Check):
+// the only predeclared names are json and struct, load is refused, and
+// Starlark itself has no clock, randomness or I/O. A thread has a step
+// budget (Options.MaxSteps, default DefaultMaxSteps) and is cancelled, via
+// Thread.Cancel, when the run's context is: a cancelled run is recorded
+// with status "cancelled", and a tool command in flight is killed.
+//
+// # Tools
+//
+// A tool name resolves, in this order, to an in-process tool given in
+// Options.Tools, an exact [tools."name"] entry of the config, the longest
+// matching glob entry ([tools."git.*"]; path.Match syntax; ties broken by
+// the pattern's text), or one of the built-ins fs.read and fs.write. A
+// command binding runs its argv template directly (never through a shell):
+// every "{name}" inside an element is replaced by the call's argument of
+// that name, so a value stays one argument whatever it contains. The
+// arguments are also given to the command as a JSON object on stdin, and
+// its stdout is parsed as JSON when it is JSON, else returned as a string.
+// The built-ins are confined to the workspace roots with os.Root, which
+// refuses paths that leave the root through ".." or symlinks.
+//
+// Every ctx.tool name written as a string literal is resolved before the
+// first step runs; Check does only that, listing every unbound name.
+//
+// # Not yet
+//
+// HTTP and MCP bindings, model providers other than replay, interactive
+// approvals, the pending_approval state and resume, and --verify are not
+// implemented: a config naming them is refused with a message saying so,
+// and ctx.approve without a matching Options.Approve fails the run.
+package runtime

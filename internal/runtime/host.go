@@ -1,0 +1,558 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// host is the state of one run: the ctx object's methods and everything
+// recorded so far.
+type host struct {
+	ctx  context.Context
+	w    *Workflow
+	cfg  *Config
+	opts Options
+	res  *Result
+
+	// allowed is the run's capability set: declared ∩ granted.
+	allowed map[string]bool
+	secrets scrubber
+	step    int
+	actions []trace.Action
+	phases  []phase
+	model   string // last model that answered, for session.md
+
+	ctxValue *ctxObject
+}
+
+// phase is one "##" section of session.md.
+type phase struct {
+	title string
+	lines []string
+}
+
+func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host {
+	h := &host{
+		ctx: ctx, w: w, cfg: cfg, opts: opts,
+		res: &Result{
+			RunID: opts.RunID, Workflow: w.Name, DryRun: opts.DryRun,
+			AllowUnapproved: opts.AllowUnapproved && w.Bundle != nil && w.Status() != "ready",
+		},
+		allowed: map[string]bool{},
+	}
+	for _, c := range w.Capabilities {
+		if slices.Contains(cfg.Grants.Capabilities, c) {
+			h.allowed[c] = true
+		}
+	}
+	h.ctxValue = &ctxObject{h: h}
+	h.ctxValue.methods = map[string]*starlark.Builtin{
+		"tool":    starlark.NewBuiltin("tool", h.tool),
+		"model":   starlark.NewBuiltin("model", h.modelCall),
+		"approve": starlark.NewBuiltin("approve", h.approve),
+		"secret":  starlark.NewBuiltin("secret", h.secret),
+		"log":     starlark.NewBuiltin("log", h.log),
+		"fail":    starlark.NewBuiltin("fail", h.fail),
+	}
+	return h
+}
+
+// ctxObject is the ctx a workflow receives.
+type ctxObject struct {
+	h       *host
+	methods map[string]*starlark.Builtin
+}
+
+var _ starlark.HasAttrs = (*ctxObject)(nil)
+
+func (c *ctxObject) String() string        { return "<ctx>" }
+func (c *ctxObject) Type() string          { return "ctx" }
+func (c *ctxObject) Freeze()               {}
+func (c *ctxObject) Truth() starlark.Bool  { return true }
+func (c *ctxObject) Hash() (uint32, error) { return 0, errors.New("unhashable: ctx") }
+func (c *ctxObject) AttrNames() []string   { return sortedKeys(c.methods) }
+func (c *ctxObject) Attr(name string) (starlark.Value, error) {
+	if m, ok := c.methods[name]; ok {
+		return m, nil
+	}
+	return nil, nil // starlark reports "ctx has no .name field or method"
+}
+
+func (h *host) value() starlark.Value { return h.ctxValue }
+
+// current returns the phase log lines go to, starting one if none has.
+func (h *host) current() *phase {
+	if len(h.phases) == 0 {
+		h.phases = append(h.phases, phase{title: "Start"})
+	}
+	return &h.phases[len(h.phases)-1]
+}
+
+func (h *host) newPhase(title string) *phase {
+	h.phases = append(h.phases, phase{title: title})
+	return &h.phases[len(h.phases)-1]
+}
+
+func (h *host) logLine(msg string) {
+	msg = h.secrets.string(msg)
+	p := h.current()
+	p.lines = append(p.lines, "", msg)
+	if h.opts.Log != nil {
+		fmt.Fprintf(h.opts.Log, "%s\n", msg)
+	}
+}
+
+// kwargsMap converts keyword arguments to a generic object.
+func kwargsMap(kwargs []starlark.Tuple) (map[string]any, error) {
+	args := make(map[string]any, len(kwargs))
+	for _, kv := range kwargs {
+		k := string(kv[0].(starlark.String))
+		v, err := toGo(kv[1])
+		if err != nil {
+			return nil, fmt.Errorf("argument %s: %w", k, err)
+		}
+		args[k] = v
+	}
+	return args, nil
+}
+
+// tool implements ctx.tool(name, **kwargs).
+func (h *host) tool(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var name string
+	if err := starlark.UnpackPositionalArgs(b.Name(), args, nil, 1, &name); err != nil {
+		return nil, err
+	}
+	callArgs, err := kwargsMap(kwargs)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: %w", name, err)
+	}
+	h.step++
+	step := h.step
+	bind, ok := resolve(h.cfg, h.opts.Tools, name)
+	if !ok {
+		err := &UnboundError{Names: []string{name}}
+		h.refuse(step, name, err.Error(), nil)
+		return nil, err
+	}
+	var missing []string
+	caps := bind.capabilities()
+	for _, c := range caps {
+		if !h.allowed[c] {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		err := fmt.Errorf("%w: tool %s needs %s, which the run does not hold (it holds the workflow's declared capabilities that crystallize.toml [grants] grants: %s)",
+			ErrCapability, name, strings.Join(missing, ", "), orNone(sortedKeys(h.allowed)))
+		h.refuse(step, name, err.Error(), missing)
+		return nil, err
+	}
+
+	recArgs := h.secrets.value(callArgs).(map[string]any)
+	start := time.Now()
+	var out any
+	var argv []string
+	status := ReceiptOK
+	if h.opts.DryRun {
+		status = ReceiptDryRun
+		if bind.tool != nil && len(bind.tool.Command) > 0 {
+			argv, _, _, err = h.expandCommand(bind.tool, callArgs)
+		}
+		out = h.fixture(name, bind.kind(), recArgs)
+	} else {
+		out, argv, err = h.execute(name, bind, callArgs)
+	}
+	dur := time.Since(start)
+	if err != nil {
+		status = ReceiptError
+	}
+	recOut := h.secrets.value(out)
+	effects := bind.sideEffects()
+	if bind.builtin == ToolFSWrite && err == nil && !h.opts.DryRun {
+		effects = append(effects, trace.SideEffect{Kind: "file_write", Target: argString(recArgs["path"]), Capability: "fs.write", Mutation: "write"})
+	}
+	h.record(step, bind.kind(), name, recArgs, recOut, caps, effects, status, dur, argv, err)
+	h.res.ToolCalls++
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: %w", name, err)
+	}
+	return toStarlark(out)
+}
+
+// record adds the action, receipt and session phase of one executed call.
+func (h *host) record(step int, kind trace.Kind, name string, args map[string]any, out any, caps []string, effects []trace.SideEffect, status string, dur time.Duration, argv []string, callErr error) {
+	h.res.Steps++
+	ms := dur.Milliseconds()
+	det := kind != trace.KindModelCall
+	a := trace.Action{
+		ID:            fmt.Sprintf("%s-a%02d", h.opts.RunID, step),
+		Kind:          kind,
+		Name:          name,
+		Timestamp:     h.opts.Now().UTC().Format(time.RFC3339Nano),
+		Parameters:    args,
+		Output:        out,
+		Capabilities:  caps,
+		SideEffects:   effects,
+		DurationMS:    &ms,
+		Deterministic: &det,
+	}
+	if kind == trace.KindModelCall {
+		a.Parameters = nil
+		a.Inputs = args
+	}
+	meta := map[string]any{"step": step, "status": status}
+	if argv != nil {
+		for i, a := range argv {
+			argv[i] = h.secrets.string(a)
+		}
+		meta["argv"] = toAny(argv)
+	}
+	if callErr != nil {
+		meta["error"] = h.secrets.string(callErr.Error())
+	}
+	a.Metadata = meta
+	h.actions = append(h.actions, a)
+
+	r := Receipt{
+		ID:   fmt.Sprintf("%s-r%02d", h.opts.RunID, step),
+		Step: step, Kind: string(kind), Tool: name, Status: status,
+		ArgumentsSHA256: digest(args), ResultSHA256: digest(out),
+		SideEffects: effects, DurationMS: ms,
+	}
+	if r.SideEffects == nil {
+		r.SideEffects = []trace.SideEffect{}
+	}
+	h.res.Receipts = append(h.res.Receipts, r)
+
+	p := h.newPhase(fmt.Sprintf("Step %d · %s", step, name))
+	p.lines = append(p.lines, "", "**Tool calls:**", "- "+codeSpan(callLine(name, args, argv))+" → "+codeSpan(clip(string(canonical(out)), 200))+fmt.Sprintf(" (%s, %d ms)", status, ms))
+	for _, se := range effects {
+		p.lines = append(p.lines, "- side effect: "+codeSpan(strings.TrimSpace(se.Kind+" "+se.Target)))
+	}
+	p.lines = append(p.lines, "", fmt.Sprintf("Receipt `%s`: arguments %s, result %s.", r.ID, r.ArgumentsSHA256, r.ResultSHA256))
+	if callErr != nil {
+		p.lines = append(p.lines, "", "> [!error]", "> "+oneLine(h.secrets.string(callErr.Error())))
+	}
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// refuse records a call refused before it happened.
+func (h *host) refuse(step int, name, reason string, missing []string) {
+	reason = h.secrets.string(reason)
+	h.res.Refusals = append(h.res.Refusals, Refusal{Step: step, Tool: name, Reason: reason, Missing: missing})
+	p := h.newPhase(fmt.Sprintf("Step %d · %s (refused)", step, name))
+	p.lines = append(p.lines, "", "> [!error]", "> Refused before it ran: "+oneLine(reason))
+}
+
+// fixture returns the output the bundle's fixtures recorded for a call:
+// the first action of that name and kind whose arguments equal args, else
+// the first of that name and kind, else nil.
+func (h *host) fixture(name string, kind trace.Kind, args any) any {
+	want := string(canonical(args))
+	var first *trace.Action
+	for _, t := range h.w.Fixtures {
+		for i := range t.Actions {
+			a := &t.Actions[i]
+			if a.Name != name || (a.Kind != kind && !(kind == trace.KindToolCall && a.Kind == trace.KindExternalAPICall)) {
+				continue
+			}
+			recorded := any(a.Parameters)
+			if kind == trace.KindModelCall && a.Inputs != nil {
+				recorded = a.Inputs
+			}
+			if string(canonical(recorded)) == want {
+				return a.Output
+			}
+			if first == nil {
+				first = a
+			}
+		}
+	}
+	if first != nil {
+		return first.Output
+	}
+	return nil
+}
+
+// modelCall implements ctx.model(name, prompt=None, inputs=None,
+// schema=None).
+func (h *host) modelCall(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var name, prompt string
+	var inputs, schema starlark.Value = starlark.None, starlark.None
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name, "prompt?", &prompt, "inputs?", &inputs, "schema?", &schema); err != nil {
+		return nil, err
+	}
+	in, err := toGo(inputs)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: inputs: %w", name, err)
+	}
+	sc, err := toGo(schema)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: schema: %w", name, err)
+	}
+	h.step++
+	step := h.step
+	recIn := h.secrets.value(in)
+	start := time.Now()
+	var resp *ModelResponse
+	status := ReceiptOK
+	switch {
+	case h.opts.Model != nil:
+		resp, err = h.opts.Model.Complete(h.ctx, ModelRequest{Step: step, Name: name, Prompt: prompt, Inputs: in, Schema: sc})
+	case h.opts.DryRun:
+		status = ReceiptDryRun
+		resp = &ModelResponse{Output: h.fixture(name, trace.KindModelCall, recIn), Model: "replay"}
+	case h.replayConfigured():
+		out := h.fixture(name, trace.KindModelCall, recIn)
+		if out == nil {
+			err = fmt.Errorf("%w: replay has no recorded output for model step %s", ErrModel, name)
+		}
+		resp = &ModelResponse{Output: out, Model: "replay"}
+	default:
+		err = fmt.Errorf("%w: model step %s needs a provider; only replay is implemented (set [models.default] provider = \"replay\", or use --dry-run)", ErrModel, name)
+	}
+	if resp == nil {
+		resp = &ModelResponse{}
+	}
+	if err != nil {
+		status = ReceiptError
+	}
+	recArgs := map[string]any{"prompt": h.secrets.string(prompt), "inputs": recIn}
+	if prompt == "" {
+		delete(recArgs, "prompt")
+	}
+	h.record(step, trace.KindModelCall, name, recArgs, h.secrets.value(resp.Output), nil, nil, status, time.Since(start), nil, err)
+	a := &h.actions[len(h.actions)-1]
+	a.Cost = &trace.Cost{Model: resp.Model, ModelCalls: 1, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, TotalCostUSD: resp.CostUSD}
+	if resp.Model != "" {
+		h.model = resp.Model
+	}
+	h.res.ModelCalls++
+	h.res.TokensUsed += resp.InputTokens + resp.OutputTokens
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", name, err)
+	}
+	return toStarlark(resp.Output)
+}
+
+func (h *host) replayConfigured() bool {
+	m, ok := h.cfg.Models["default"]
+	return ok && m.Provider == "replay"
+}
+
+// approve implements ctx.approve(boundary, prompt="").
+func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var boundary, prompt string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "boundary", &boundary, "prompt?", &prompt); err != nil {
+		return nil, err
+	}
+	h.step++
+	step := h.step
+	var approver string
+	switch {
+	case slices.Contains(h.opts.Approve, boundary):
+		approver = "--approve " + boundary
+	case h.opts.DryRun:
+		approver = "dry run"
+	default:
+		err := fmt.Errorf("%w: boundary %s: pass --approve %s to approve it in advance (pending approvals and resume are not implemented yet)", ErrApprovalRequired, boundary, boundary)
+		p := h.newPhase(fmt.Sprintf("Step %d · approve %s", step, boundary))
+		p.lines = append(p.lines, "", "> [!error]", "> "+oneLine(h.secrets.string(err.Error())))
+		return nil, err
+	}
+	h.res.Steps++
+	h.res.Approvals++
+	ms := int64(0)
+	h.actions = append(h.actions, trace.Action{
+		ID:        fmt.Sprintf("%s-a%02d", h.opts.RunID, step),
+		Kind:      trace.KindHumanApproval,
+		Name:      boundary,
+		Timestamp: h.opts.Now().UTC().Format(time.RFC3339Nano),
+		Approval: &trace.Approval{
+			Prompt: h.secrets.string(prompt), Approver: approver, Required: true, Boundary: boundary,
+		},
+		Output:     map[string]any{"approved": true},
+		DurationMS: &ms,
+		Metadata:   map[string]any{"step": step, "status": ReceiptOK},
+	})
+	p := h.newPhase(fmt.Sprintf("Step %d · approve %s", step, boundary))
+	p.lines = append(p.lines, "", "> [!decision]", "> Approved boundary "+codeSpan(boundary)+" ("+approver+")")
+	if prompt != "" {
+		p.lines = append(p.lines, "> Prompt: "+oneLine(h.secrets.string(prompt)))
+	}
+	return starlark.True, nil
+}
+
+// secret implements ctx.secret(id).
+func (h *host) secret(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var id string
+	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &id); err != nil {
+		return nil, err
+	}
+	if !slices.Contains(h.w.Secrets, id) {
+		return nil, fmt.Errorf("%w: %s is not among the secrets the workflow declares (%s)", ErrSecret, id, orNone(h.w.Secrets))
+	}
+	var v string
+	if h.opts.Getenv != nil {
+		v = h.opts.Getenv(id)
+	}
+	if v == "" {
+		return nil, fmt.Errorf("%w: %s is not set; set the environment variable %s", ErrSecret, id, id)
+	}
+	h.secrets.add(id, v)
+	return starlark.String(v), nil
+}
+
+// log implements ctx.log(msg).
+func (h *host) log(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var msg starlark.Value
+	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &msg); err != nil {
+		return nil, err
+	}
+	s, ok := starlark.AsString(msg)
+	if !ok {
+		s = msg.String()
+	}
+	h.logLine(s)
+	return starlark.None, nil
+}
+
+// failError is the error of ctx.fail.
+type failError struct{ msg string }
+
+func (e *failError) Error() string { return "workflow failed: " + e.msg }
+func (e *failError) Unwrap() error { return ErrFailed }
+
+// fail implements ctx.fail(msg).
+func (h *host) fail(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var msg starlark.Value
+	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &msg); err != nil {
+		return nil, err
+	}
+	s, ok := starlark.AsString(msg)
+	if !ok {
+		s = msg.String()
+	}
+	return nil, &failError{msg: s}
+}
+
+// finish sets the result's status, output and error.
+func (h *host) finish(out any, err error) {
+	switch {
+	case err == nil:
+		h.res.Status = StatusCompleted
+		h.res.Output = h.secrets.value(out)
+	case errors.Is(err, ErrCancelled):
+		h.res.Status = StatusCancelled
+	default:
+		h.res.Status = StatusFailed
+	}
+	if err != nil {
+		h.res.Error = h.secrets.string(err.Error())
+		title := "Failure"
+		if h.res.Status == StatusCancelled {
+			title = "Cancelled"
+		}
+		p := h.newPhase(title)
+		p.lines = append(p.lines, "", "> [!error]", "> "+oneLine(h.res.Error))
+	}
+}
+
+// publicError is err with secrets replaced in its message, keeping the
+// chain for errors.Is.
+func (h *host) publicError(err error) error {
+	msg := h.secrets.string(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &scrubbedError{msg: msg, err: err}
+}
+
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+// callLine renders a call for session.md: the argv when it ran a command,
+// else the name and its arguments.
+func callLine(name string, args map[string]any, argv []string) string {
+	if argv != nil {
+		q := make([]string, len(argv))
+		for i, a := range argv {
+			q[i] = shellQuote(a)
+		}
+		return strings.Join(q, " ")
+	}
+	parts := []string{name}
+	for _, k := range sortedKeys(args) {
+		parts = append(parts, k+"="+string(canonical(args[k])))
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellQuote quotes s for reading, as a POSIX shell would need it. It is
+// only for display: commands never go through a shell.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@,+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// codeSpan renders s as a markdown code span, with a fence longer than
+// any run of backticks in it.
+func codeSpan(s string) string {
+	s = oneLine(s)
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if longest > 0 {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}

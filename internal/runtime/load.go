@@ -1,0 +1,250 @@
+package runtime
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.starlark.net/syntax"
+
+	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Workflow is a loaded workflow: its source, what it declares, and, for a
+// bundle, the manifest and the fixtures dry runs answer from.
+type Workflow struct {
+	// File is the path of the .star file.
+	File string
+	// Src is its content and SHA256 the lowercase hex digest of Src.
+	Src    []byte
+	SHA256 string
+	// Name is the workflow function's name and Params its parameters
+	// after ctx, in order; Required says which have no default.
+	Name     string
+	Params   []string
+	Required []bool
+	// Capabilities and Secrets are what the workflow declares: the
+	// bundle manifest's, or the "# capabilities: … · secrets: …" header
+	// line of a bare file. Nil means none.
+	Capabilities []string
+	Secrets      []string
+	// Tools are the tool names the source calls with a literal name, in
+	// order of first appearance.
+	Tools []string
+	// Bundle is set when the workflow was loaded from a bundle.
+	Bundle *bundle.Bundle
+	// Fixtures are the bundle's fixture traces, in manifest order.
+	Fixtures []*trace.Trace
+}
+
+// Status is the bundle's promotion status, or "" for a bare file.
+func (w *Workflow) Status() string {
+	if w.Bundle == nil {
+		return ""
+	}
+	return w.Bundle.Manifest.Promotion.Criteria.Status
+}
+
+// Load loads the workflow at target: a bundle directory (its
+// candidate.json names the workflow file) or a .star file. It checks the
+// source with codegen.Check, so a workflow it returns defines exactly one
+// top-level function whose first parameter is ctx and uses no name but
+// json, struct and the Starlark universe. For a bundle it also checks that
+// the workflow file is the one the manifest hashes, since an approval
+// holds only for those bytes.
+func Load(target string) (*Workflow, error) {
+	st, err := os.Stat(target)
+	if err != nil {
+		return nil, fmt.Errorf("loading workflow: %w", err)
+	}
+	if !st.IsDir() {
+		src, err := os.ReadFile(target)
+		if err != nil {
+			return nil, fmt.Errorf("loading workflow: %w", err)
+		}
+		w, err := parse(target, src)
+		if err != nil {
+			return nil, err
+		}
+		w.Capabilities, w.Secrets = header(src)
+		return w, nil
+	}
+
+	b, err := bundle.Read(target)
+	if err != nil {
+		return nil, err
+	}
+	m := b.Manifest
+	if !filepath.IsLocal(filepath.FromSlash(m.Workflow.Path)) {
+		return nil, fmt.Errorf("%s: $.workflow.path: %q is not a path inside the bundle", filepath.Join(target, bundle.ManifestFile), m.Workflow.Path)
+	}
+	file := filepath.Join(target, filepath.FromSlash(m.Workflow.Path))
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("loading workflow: %w", err)
+	}
+	w, err := parse(file, src)
+	if err != nil {
+		return nil, err
+	}
+	if m.Workflow.SHA256 != "" && m.Workflow.SHA256 != w.SHA256 {
+		return nil, fmt.Errorf("%s: sha256 %s, but the manifest records %s; the workflow changed after it was reviewed", file, w.SHA256, m.Workflow.SHA256)
+	}
+	w.Bundle = b
+	w.Capabilities = slices.Clone(m.Capabilities)
+	w.Secrets = slices.Clone(m.RequiredSecrets)
+	var errs []error
+	for i, f := range m.Fixtures {
+		if !filepath.IsLocal(filepath.FromSlash(f.Path)) {
+			errs = append(errs, fmt.Errorf("%s: $.fixtures[%d].path: %q is not a path inside the bundle", filepath.Join(target, bundle.ManifestFile), i, f.Path))
+			continue
+		}
+		p := filepath.Join(target, filepath.FromSlash(f.Path))
+		data, err := os.ReadFile(p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("loading fixture: %w", err))
+			continue
+		}
+		t, err := trace.Decode(data, p, 0)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		w.Fixtures = append(w.Fixtures, t)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return w, nil
+}
+
+// parse checks src and reads the function's signature and tool names.
+func parse(file string, src []byte) (*Workflow, error) {
+	if err := codegen.Check(file, src, ""); err != nil {
+		return nil, err
+	}
+	f, err := (&syntax.FileOptions{}).Parse(file, src, 0)
+	if err != nil {
+		return nil, err // unreachable: Check parsed it
+	}
+	sum := sha256.Sum256(src)
+	w := &Workflow{File: file, Src: src, SHA256: hex.EncodeToString(sum[:])}
+	for _, stmt := range f.Stmts {
+		if l, ok := stmt.(*syntax.LoadStmt); ok {
+			return nil, fmt.Errorf("%s: load is not allowed in a workflow", l.Load)
+		}
+	}
+	for _, stmt := range f.Stmts {
+		d, ok := stmt.(*syntax.DefStmt)
+		if !ok {
+			continue
+		}
+		w.Name = d.Name.Name
+		for _, p := range d.Params[1:] {
+			switch p := p.(type) {
+			case *syntax.Ident:
+				w.Params = append(w.Params, p.Name)
+				w.Required = append(w.Required, true)
+			case *syntax.BinaryExpr: // name = default
+				if id, ok := p.X.(*syntax.Ident); ok {
+					w.Params = append(w.Params, id.Name)
+					w.Required = append(w.Required, false)
+				}
+			}
+		}
+	}
+	seen := map[string]bool{}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if name, ok := toolCall(n); ok && !seen[name] {
+			seen[name] = true
+			w.Tools = append(w.Tools, name)
+		}
+		return true
+	})
+	return w, nil
+}
+
+// toolCall reports whether n is ctx.tool("literal", …) and returns the
+// literal.
+func toolCall(n syntax.Node) (string, bool) {
+	call, ok := n.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return "", false
+	}
+	dot, ok := call.Fn.(*syntax.DotExpr)
+	if !ok || dot.Name.Name != "tool" {
+		return "", false
+	}
+	if id, ok := dot.X.(*syntax.Ident); !ok || id.Name != "ctx" {
+		return "", false
+	}
+	lit, ok := call.Args[0].(*syntax.Literal)
+	if !ok || lit.Token != syntax.STRING {
+		return "", false
+	}
+	s, ok := lit.Value.(string)
+	return s, ok
+}
+
+// header reads the declared capabilities and secrets from the comment
+// line codegen writes: "# capabilities: a, b · secrets: none · …".
+func header(src []byte) (caps, secrets []string) {
+	for line := range strings.Lines(string(src)) {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "#") {
+			if line == "" {
+				continue
+			}
+			break // the header is the leading comment block
+		}
+		body := strings.TrimSpace(strings.TrimPrefix(line, "#"))
+		if !strings.HasPrefix(body, "capabilities:") {
+			continue
+		}
+		for part := range strings.SplitSeq(body, "·") {
+			k, v, ok := strings.Cut(strings.TrimSpace(part), ":")
+			if !ok {
+				continue
+			}
+			switch strings.TrimSpace(k) {
+			case "capabilities":
+				caps = splitList(v)
+			case "secrets":
+				secrets = splitList(v)
+			}
+		}
+		break
+	}
+	return caps, secrets
+}
+
+func splitList(s string) []string {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "none" {
+		return nil
+	}
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// quoteList renders names for an error message: "a", "b".
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}

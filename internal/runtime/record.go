@@ -1,0 +1,175 @@
+package runtime
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Names of the files of a run record.
+const (
+	TraceFile   = "trace.json"
+	SessionFile = "session.md"
+)
+
+// write records the run: trace.json and session.md under
+// <StateDir>/runs/<run-id>/.
+func (h *host) write() error {
+	dir := filepath.Join(h.opts.StateDir, "runs", h.opts.RunID)
+	h.res.Dir = dir
+	t, err := h.trace()
+	if err != nil {
+		return fmt.Errorf("recording run: %w", err)
+	}
+	data, err := candidate.EncodeJSON(t)
+	if err != nil {
+		return fmt.Errorf("recording run: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("recording run: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, TraceFile), data, 0o644); err != nil {
+		return fmt.Errorf("recording run: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, SessionFile), []byte(h.session()), 0o644); err != nil {
+		return fmt.Errorf("recording run: %w", err)
+	}
+	return nil
+}
+
+// trace builds the run's trace: one action per executed call, and a
+// replay_run whose effect_receipts are the receipts, so that the replay
+// oracle and mining read runs as they read recorded traces. Receipt ids,
+// durations and the run id change on every run and are allowlisted.
+func (h *host) trace() (*trace.Trace, error) {
+	r := h.res
+	receipts := make([]any, len(r.Receipts))
+	for i, rc := range r.Receipts {
+		effects := make([]any, len(rc.SideEffects))
+		for j, se := range rc.SideEffects {
+			m := map[string]any{"kind": se.Kind, "target": se.Target}
+			if se.Capability != "" {
+				m["capability"] = se.Capability
+			}
+			if se.Mutation != "" {
+				m["mutation"] = se.Mutation
+			}
+			effects[j] = m
+		}
+		receipts[i] = map[string]any{
+			"receipt_id": rc.ID, "step": rc.Step, "kind": rc.Kind, "tool": rc.Tool, "status": rc.Status,
+			"arguments_sha256": rc.ArgumentsSHA256, "result_sha256": rc.ResultSHA256,
+			"side_effects": effects, "duration_ms": rc.DurationMS,
+		}
+	}
+	refusals := make([]any, len(r.Refusals))
+	for i, rf := range r.Refusals {
+		m := map[string]any{"step": rf.Step, "tool": rf.Tool, "reason": rf.Reason}
+		if len(rf.Missing) > 0 {
+			m["missing_capabilities"] = toAny(rf.Missing)
+		}
+		refusals[i] = m
+	}
+	run := map[string]any{
+		"run_id":           r.RunID,
+		"workflow":         h.w.Name,
+		"workflow_file":    filepath.ToSlash(h.w.File),
+		"workflow_sha256":  h.w.SHA256,
+		"status":           r.Status,
+		"dry_run":          r.DryRun,
+		"allow_unapproved": r.AllowUnapproved,
+		"refusals":         refusals,
+		"steps":            r.Steps,
+	}
+	if st := h.w.Status(); st != "" {
+		run["bundle_status"] = st
+	}
+	if r.Error != "" {
+		run["error"] = r.Error
+	}
+	if r.Output != nil {
+		run["output"] = r.Output
+	}
+	var usage trace.Usage
+	for _, a := range h.actions {
+		if a.Cost != nil {
+			usage.ModelCalls += a.Cost.ModelCalls
+			usage.InputTokens += a.Cost.InputTokens
+			usage.OutputTokens += a.Cost.OutputTokens
+			usage.TotalCostUSD += a.Cost.TotalCostUSD
+		}
+	}
+	usage.WallMS = r.Duration.Milliseconds()
+	actions := h.actions
+	if actions == nil {
+		actions = []trace.Action{}
+	}
+	return &trace.Trace{
+		Version:    trace.SchemaVersion,
+		ID:         r.RunID,
+		WorkflowID: h.w.Name,
+		StartedAt:  r.Started.UTC().Format(time.RFC3339Nano),
+		FinishedAt: r.Ended.UTC().Format(time.RFC3339Nano),
+		Actions:    actions,
+		ReplayRun:  map[string]any{"run_id": r.RunID, "effect_receipts": receipts},
+		ReplayAllowlist: []trace.AllowlistRule{
+			{Path: "/run_id", Reason: "run ids are allocated per execution"},
+			{Path: "/effect_receipts/*/receipt_id", Reason: "receipt ids are allocated per execution"},
+			{Path: "/effect_receipts/*/duration_ms", Reason: "durations vary between executions"},
+		},
+		Usage:    &usage,
+		Metadata: map[string]any{"crystallize_run": run},
+	}, nil
+}
+
+// session renders session.md in the format of seed 003: frontmatter, then
+// one "##" phase per step with its tool calls and callouts.
+func (h *host) session() string {
+	r := h.res
+	var b strings.Builder
+	model := h.model
+	if model == "" {
+		model = "none"
+	}
+	resume := "none"
+	if r.Status != StatusCompleted {
+		resume = "step-" + strconv.Itoa(h.step)
+	}
+	fmt.Fprintf(&b, "---\ntype: session\nsession_id: %s\nworkflow: %s\nstarted: %s\nended: %s\nstatus: %s\nmodel: %s\ntokens_used: %d\nresume_point: %s\n",
+		r.RunID, h.w.Name, r.Started.UTC().Format(time.RFC3339), r.Ended.UTC().Format(time.RFC3339), r.Status, model, r.TokensUsed, resume)
+	if r.DryRun {
+		b.WriteString("dry_run: true\n")
+	}
+	if r.AllowUnapproved {
+		b.WriteString("allow_unapproved: true\n")
+	}
+	b.WriteString("---\n\n")
+	fmt.Fprintf(&b, "# %s\n\n", h.w.Name)
+	fmt.Fprintf(&b, "Run of %s (sha256 %s)", codeSpan(filepath.ToSlash(h.w.File)), h.w.SHA256)
+	if st := h.w.Status(); st != "" {
+		fmt.Fprintf(&b, ", a bundle with promotion status %s", st)
+	}
+	b.WriteString(".\n")
+	if r.AllowUnapproved {
+		b.WriteString("\n> [!decision]\n> Run with --allow-unapproved although the bundle is not ready.\n")
+	}
+	for i, p := range h.phases {
+		if i > 0 {
+			b.WriteString("\n---\n")
+		}
+		fmt.Fprintf(&b, "\n## %s\n", p.title)
+		for _, l := range p.lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	fmt.Fprintf(&b, "\n---\n\nSteps: %d (%d tool calls, %d model calls, %d approvals); receipts: %d; refusals: %d; status: %s.\n",
+		r.Steps, r.ToolCalls, r.ModelCalls, r.Approvals, len(r.Receipts), len(r.Refusals), r.Status)
+	return b.String()
+}

@@ -1,0 +1,385 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"go.starlark.net/lib/json"
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+	"go.starlark.net/syntax"
+
+	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// DefaultMaxSteps is the Starlark step budget of a run when
+// Options.MaxSteps is zero. A step is one bytecode instruction; generated
+// workflows run a few hundred per host call, so ten million leaves room
+// for hand-written loops while stopping a runaway one within about a
+// second.
+const DefaultMaxSteps = 10_000_000
+
+// DefaultStateDir is where runs are recorded when Options.StateDir is
+// empty: <StateDir>/runs/<run-id>/.
+const DefaultStateDir = ".crystallize"
+
+// Run statuses, recorded in Result.Status, the trace and session.md.
+const (
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+)
+
+// Errors a run can fail with; callers use errors.Is. The messages of the
+// wrapping errors say which tool, capability, secret or boundary.
+var (
+	// ErrNotReady: a bundle whose promotion status is not ready, run for
+	// real without Options.AllowUnapproved.
+	ErrNotReady = errors.New("bundle is not ready to run")
+	// ErrUnbound: a tool name with no binding (see *UnboundError).
+	ErrUnbound = errors.New("unbound tool")
+	// ErrCapability: a call needing a capability the run does not hold.
+	ErrCapability = errors.New("capability not granted")
+	// ErrSecret: a secret that is not declared or not set.
+	ErrSecret = errors.New("secret unavailable")
+	// ErrApprovalRequired: ctx.approve for a boundary not in
+	// Options.Approve.
+	ErrApprovalRequired = errors.New("approval required")
+	// ErrStepLimit: the workflow ran out of its step budget.
+	ErrStepLimit = errors.New("step limit exceeded")
+	// ErrCancelled: the run's context was cancelled.
+	ErrCancelled = errors.New("run cancelled")
+	// ErrFailed: the workflow called ctx.fail.
+	ErrFailed = errors.New("workflow failed")
+	// ErrModel: a model call with no provider that can answer it.
+	ErrModel = errors.New("model unavailable")
+)
+
+// ParamError lists every missing and unknown parameter of a call.
+type ParamError struct {
+	Workflow string
+	Missing  []string
+	Unknown  []string
+	Params   []string // the parameters the workflow takes
+}
+
+func (e *ParamError) Error() string {
+	var parts []string
+	if len(e.Missing) > 0 {
+		parts = append(parts, "missing parameters "+strings.Join(e.Missing, ", "))
+	}
+	if len(e.Unknown) > 0 {
+		parts = append(parts, "unknown parameters "+strings.Join(e.Unknown, ", "))
+	}
+	takes := "none"
+	if len(e.Params) > 0 {
+		takes = strings.Join(e.Params, ", ")
+	}
+	return fmt.Sprintf("workflow %s: %s (it takes: %s)", e.Workflow, strings.Join(parts, "; "), takes)
+}
+
+// UnboundError lists every tool name of a workflow that has no binding.
+type UnboundError struct {
+	Names []string
+}
+
+func (e *UnboundError) Error() string {
+	return fmt.Sprintf("unbound tools %s: bind each in crystallize.toml under [tools.\"name\"]", quoteList(e.Names))
+}
+
+func (e *UnboundError) Unwrap() error { return ErrUnbound }
+
+// Params are a run's arguments, by parameter name, as generic JSON values.
+type Params map[string]any
+
+// Tool is an in-process tool, given in Options.Tools: tests and
+// benchmarks use them, and the cli may in future for tools it implements.
+type Tool struct {
+	Func         func(ctx context.Context, args map[string]any) (any, error)
+	Capabilities []string
+	SideEffects  []trace.SideEffect
+}
+
+// Model answers ctx.model calls.
+type Model interface {
+	Complete(ctx context.Context, req ModelRequest) (*ModelResponse, error)
+}
+
+// ModelRequest is one ctx.model call.
+type ModelRequest struct {
+	Step   int
+	Name   string
+	Prompt string
+	Inputs any
+	Schema any
+}
+
+// ModelResponse is a model's answer and what it cost.
+type ModelResponse struct {
+	Output       any
+	Model        string
+	InputTokens  int64
+	OutputTokens int64
+	CostUSD      float64
+}
+
+// Options control a run. The zero value runs for real with no config
+// (only the built-in fs tools, confined to "."), no grants, no secrets and
+// no approvals, and records the run under DefaultStateDir.
+type Options struct {
+	// Config is the project configuration; nil means an empty one rooted
+	// at the current directory.
+	Config *Config
+	// Tools are in-process tools; they take precedence over the config.
+	Tools map[string]Tool
+	// Model answers ctx.model; nil means replay from the bundle's
+	// fixtures in a dry run or when the config's default model is
+	// "replay", and ErrModel otherwise.
+	Model Model
+	// DryRun executes nothing: tool calls and model calls return the
+	// output the bundle's fixtures recorded for them (else None), and
+	// approvals pass as "dry run".
+	DryRun bool
+	// AllowUnapproved runs a bundle that is not ready; the run records
+	// that it did.
+	AllowUnapproved bool
+	// Approve lists the approval boundaries granted in advance.
+	Approve []string
+	// Getenv resolves secrets by logical id; nil resolves none.
+	Getenv func(string) string
+	// Environ is the base environment of command tools; nil is empty.
+	Environ []string
+	// MaxSteps is the Starlark step budget; 0 means DefaultMaxSteps.
+	MaxSteps uint64
+	// StateDir is where the run is recorded; "" means DefaultStateDir.
+	StateDir string
+	// RunID names the run; "" means a new id from the time and 48
+	// random bits.
+	RunID string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Log receives ctx.log lines (secrets replaced); nil discards them.
+	Log io.Writer
+}
+
+// Receipt is the record of one executed tool or model call. Digests are
+// of canonical JSON (sorted keys) after secrets are replaced.
+type Receipt struct {
+	ID              string             `json:"receipt_id"`
+	Step            int                `json:"step"`
+	Kind            string             `json:"kind"`
+	Tool            string             `json:"tool"`
+	Status          string             `json:"status"`
+	ArgumentsSHA256 string             `json:"arguments_sha256"`
+	ResultSHA256    string             `json:"result_sha256"`
+	SideEffects     []trace.SideEffect `json:"side_effects"`
+	DurationMS      int64              `json:"duration_ms"`
+}
+
+// Receipt statuses.
+const (
+	ReceiptOK     = "ok"
+	ReceiptError  = "error"
+	ReceiptDryRun = "dry_run"
+)
+
+// Refusal is a call the host refused before it happened.
+type Refusal struct {
+	Step    int      `json:"step"`
+	Tool    string   `json:"tool"`
+	Reason  string   `json:"reason"`
+	Missing []string `json:"missing_capabilities,omitempty"`
+}
+
+// Result is what a run did. Run returns it, with its files written,
+// whether the workflow succeeded or not (except for refusals before the
+// run starts: not ready, parameters, unbound tools).
+type Result struct {
+	RunID    string
+	Dir      string // the run's record directory
+	Workflow string
+	Status   string
+	// Steps counts executed host calls: ToolCalls + ModelCalls +
+	// Approvals.
+	Steps, ToolCalls, ModelCalls, Approvals int
+	TokensUsed                              int64
+	Receipts                                []Receipt
+	Refusals                                []Refusal
+	// Output is the workflow function's return value.
+	Output          any
+	DryRun          bool
+	AllowUnapproved bool
+	Started, Ended  time.Time
+	Duration        time.Duration
+	// Error is the failure message (secrets replaced), "" on success.
+	Error string
+}
+
+// Check reports every tool name w calls with a literal name that has no
+// binding in cfg or tools, as an *UnboundError.
+func Check(w *Workflow, cfg *Config, tools map[string]Tool) error {
+	var unbound []string
+	for _, name := range w.Tools {
+		if _, ok := resolve(cfg, tools, name); !ok {
+			unbound = append(unbound, name)
+		}
+	}
+	if len(unbound) > 0 {
+		return &UnboundError{Names: unbound}
+	}
+	return nil
+}
+
+// Run runs w with params. Before the first step it refuses a bundle that
+// is not ready (unless DryRun or AllowUnapproved), missing or unknown
+// parameters (*ParamError) and unbound tools (*UnboundError); those return
+// no Result and record nothing. Otherwise the run is recorded in
+// Result.Dir and Run returns the Result together with the workflow's
+// error, if any.
+func Run(ctx context.Context, w *Workflow, params Params, opts Options) (*Result, error) {
+	if st := w.Status(); w.Bundle != nil && st != bundle.StatusReady && !opts.DryRun && !opts.AllowUnapproved {
+		return nil, fmt.Errorf("%w: promotion status is %s, not %s; approve it (crystallize approve), rehearse it with --dry-run, or pass --allow-unapproved", ErrNotReady, st, bundle.StatusReady)
+	}
+	if err := checkParams(w, params); err != nil {
+		return nil, err
+	}
+	cfg := opts.Config
+	if cfg == nil {
+		cfg = &Config{Dir: "."}
+	}
+	if err := Check(w, cfg, opts.Tools); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	h := newHost(ctx, w, cfg, opts)
+	h.res.Started = opts.Now()
+	out, err := h.exec(params)
+	h.res.Ended = opts.Now()
+	h.res.Duration = h.res.Ended.Sub(h.res.Started)
+	h.finish(out, err)
+	if werr := h.write(); werr != nil {
+		return h.res, errors.Join(err, werr)
+	}
+	if err != nil {
+		return h.res, h.publicError(err)
+	}
+	return h.res, nil
+}
+
+// withDefaults fills in the documented defaults of zero fields.
+func (opts Options) withDefaults() Options {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxSteps == 0 {
+		opts.MaxSteps = DefaultMaxSteps
+	}
+	if opts.StateDir == "" {
+		opts.StateDir = DefaultStateDir
+	}
+	if opts.RunID == "" {
+		opts.RunID = newRunID(opts.Now())
+	}
+	return opts
+}
+
+// checkParams reports every missing and unknown parameter.
+func checkParams(w *Workflow, params Params) error {
+	e := &ParamError{Workflow: w.Name, Params: w.Params}
+	for i, p := range w.Params {
+		if _, ok := params[p]; !ok && w.Required[i] {
+			e.Missing = append(e.Missing, p)
+		}
+	}
+	for _, k := range sortedKeys(params) {
+		if !slices.Contains(w.Params, k) {
+			e.Unknown = append(e.Unknown, k)
+		}
+	}
+	if len(e.Missing) > 0 || len(e.Unknown) > 0 {
+		return e
+	}
+	return nil
+}
+
+// newRunID returns "20060102T150405Z-" and 12 random hex digits: sortable
+// by time, unique without coordination.
+func newRunID(now time.Time) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics rather)
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// predeclared are the globals of every workflow (codegen.Predeclared).
+var predeclared = starlark.StringDict{
+	"json":   json.Module,
+	"struct": starlark.NewBuiltin("struct", starlarkstruct.Make),
+}
+
+// exec runs the workflow function on a new thread.
+func (h *host) exec(params Params) (any, error) {
+	thread := &starlark.Thread{
+		Name: "workflow " + h.w.Name,
+		Load: func(*starlark.Thread, string) (starlark.StringDict, error) {
+			return nil, errors.New("load is not allowed in a workflow")
+		},
+		Print: func(_ *starlark.Thread, msg string) { h.logLine(msg) },
+	}
+	thread.SetMaxExecutionSteps(h.opts.MaxSteps)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-h.ctx.Done():
+			thread.Cancel(h.ctx.Err().Error())
+		case <-done:
+		}
+	}()
+
+	globals, err := starlark.ExecFileOptions(&syntax.FileOptions{}, thread, h.w.File, h.w.Src, predeclared)
+	if err != nil {
+		return nil, h.classify(thread, err)
+	}
+	fn, ok := globals[h.w.Name].(*starlark.Function)
+	if !ok {
+		return nil, fmt.Errorf("%s: %s is not a function", h.w.File, h.w.Name)
+	}
+	kwargs := make([]starlark.Tuple, 0, len(params))
+	for _, k := range sortedKeys(params) {
+		v, err := toStarlark(params[k])
+		if err != nil {
+			return nil, fmt.Errorf("parameter %s: %w", k, err)
+		}
+		kwargs = append(kwargs, starlark.Tuple{starlark.String(k), v})
+	}
+	v, err := starlark.Call(thread, fn, starlark.Tuple{h.value()}, kwargs)
+	if err != nil {
+		return nil, h.classify(thread, err)
+	}
+	out, err := toGo(v)
+	if err != nil {
+		return nil, fmt.Errorf("workflow result: %w", err)
+	}
+	return out, nil
+}
+
+// classify turns a thread's error into the run's: cancellation and step
+// exhaustion become ErrCancelled and ErrStepLimit, since Starlark reports
+// both as a plain cancellation.
+func (h *host) classify(thread *starlark.Thread, err error) error {
+	if cerr := h.ctx.Err(); cerr != nil {
+		return fmt.Errorf("%w: %w", ErrCancelled, cerr)
+	}
+	if thread.ExecutionSteps() >= h.opts.MaxSteps || strings.Contains(err.Error(), "too many steps") {
+		return fmt.Errorf("%w: the workflow used its %d steps (Options.MaxSteps)", ErrStepLimit, h.opts.MaxSteps)
+	}
+	return err
+}
