@@ -426,3 +426,16 @@ func TestMineSecretValueNeverLiteral(t *testing.T) {
 		t.Error("the token appears in the candidate")
 	}
 }
+
+func TestMineReceiptsMissingInSomeExamples(t *testing.T) {
+	with := mk("t1", act("t1-1", trace.KindToolCall, "a", ""), act("t1-2", trace.KindToolCall, "b", ""))
+	with.ReplayRun = decodeMap(`{"run_id":"r1","effect_receipts":[{"kind":"manifest","sha256":"x"}]}`)
+	without := mk("t2", act("t2-1", trace.KindToolCall, "a", ""), act("t2-2", trace.KindToolCall, "b", ""))
+	sel := mustMine(t, []*trace.Trace{with, without}, Options{}).Selected()
+	if len(sel.ExpectedReceipts) != 0 {
+		t.Errorf("expected receipts = %v, want none when an example recorded none", sel.ExpectedReceipts)
+	}
+	if len(sel.Warnings) != 1 || sel.Warnings[0].Code != candidate.CodeReceiptsMissing {
+		t.Errorf("warnings = %+v, want receipts_missing", sel.Warnings)
+	}
+}

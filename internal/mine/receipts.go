@@ -14,7 +14,7 @@ import (
 const AllowlistedValue = "<allowlisted>"
 
 // consensusReceipts returns the effect receipts every example agrees on.
-// Examples must record the same number of receipts; each receipt is merged
+// Every example must have recorded receipts, and the same number of them; each receipt is merged
 // field by field, and a field that differs is acceptable only where an
 // example's replay_allowlist covers it. Anything else is a disagreement:
 // the candidate then has no expected receipts, with a warning, instead of
@@ -37,10 +37,13 @@ func consensusReceipts(traces []*trace.Trace) ([]any, []candidate.Problem) {
 	}
 	var problems []candidate.Problem
 	if len(missing) > 0 {
-		problems = append(problems, candidate.Problem{
-			Code:    candidate.CodeReceiptsMissing,
-			Message: fmt.Sprintf("%d of %d examples recorded no effect receipts: %s", len(missing), len(traces), strings.Join(limit(missing, 5), ", ")),
-		})
+		// Receipts some examples never recorded are not a consensus: the
+		// examples without them would fail their own shadow replay.
+		return []any{}, []candidate.Problem{{
+			Code: candidate.CodeReceiptsMissing,
+			Message: fmt.Sprintf("%d of %d examples recorded no effect receipts (%s); no expected receipts are derived",
+				len(missing), len(traces), strings.Join(limit(missing, 5), ", ")),
+		}}
 	}
 	n := len(have[0])
 	for _, h := range have[1:] {
