@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,8 +50,16 @@ with --allow-unapproved, which the run records.
 --dry-run executes nothing: every call is recorded with its resolved
 arguments and answered from the bundle's fixtures (None when none match);
 approvals pass. --approve NAME approves the boundary NAME in advance; without
-it ctx.approve fails the run (pending approvals and resume are not
-implemented yet). --check only checks that every tool is bound.
+it ctx.approve asks on the terminal when stdin is one, and otherwise
+suspends the run in state pending_approval (exit status 1), to be continued
+with "crystallize resume RUN-ID --approve NAME" (or --reject NAME).
+--check only checks that every tool is bound.
+
+Model steps (ctx.model) use [models.<step>] or [models.default]: provider
+openai (any OpenAI-compatible chat-completions server), anthropic, or replay
+(the bundle's recorded outputs), with base_url, model, api_key (a logical
+secret id), max_tokens, timeout and optional prices input_usd_per_mtok and
+output_usd_per_mtok; tokens and cost are recorded per call.
 
 Every run is recorded in <state-dir>/runs/<run-id>/: trace.json (the trace
 format, readable by crystallize mine) and session.md.
@@ -58,7 +68,9 @@ Exit status: 0 when the workflow completed, 1 when it failed, was refused or
 was cancelled (SIGINT), 2 on a usage error (including missing parameters).
 
 --json prints {"run_id", "workflow", "status", "steps", "tool_calls",
-"model_calls", "approvals", "receipts", "refusals", "duration_ms", "dir",
+"model_calls", "approvals", "receipts", "refusals", "duration_ms",
+"tokens_used", "cost_usd", "pending" ({"step", "boundary", "prompt"} or
+null), "dir",
 "dry_run", "allow_unapproved", "error", "output"}; with --check,
 {"workflow", "tools", "unbound"}.`,
 		Example: `  crystallize run bump.star --param branch=deps/x --param module=golang.org/x/net \
@@ -105,6 +117,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 		DryRun:          f.dryRun,
 		AllowUnapproved: f.allowUnapproved,
 		Approve:         f.approve,
+		Prompter:        stdinPrompter(cmd, e),
 		Getenv:          e.getenv,
 		Environ:         os.Environ(),
 		MaxSteps:        f.maxSteps,
@@ -199,7 +212,13 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 	}
 	fmt.Fprintf(w, "Run %s of %s: %s%s\n", r.RunID, r.Workflow, r.Status, mode)
 	fmt.Fprintf(w, "  steps: %d (%d tool calls, %d model calls, %d approvals)\n", r.Steps, r.ToolCalls, r.ModelCalls, r.Approvals)
+	if r.ModelCalls > 0 {
+		fmt.Fprintf(w, "  model usage: %d tokens, $%.4f\n", r.TokensUsed, r.CostUSD)
+	}
 	fmt.Fprintf(w, "  receipts: %d, refusals: %d\n", len(r.Receipts), len(r.Refusals))
+	if p := r.Pending; p != nil {
+		fmt.Fprintf(w, "  pending approval of %s at step %d: crystallize resume %s --approve %s (or --reject %s)\n", p.Boundary, p.Step, r.RunID, p.Boundary, p.Boundary)
+	}
 	for _, rf := range r.Refusals {
 		fmt.Fprintf(w, "    refused step %d %s: %s\n", rf.Step, rf.Tool, rf.Reason)
 	}
@@ -219,6 +238,47 @@ func writeRunJSON(w io.Writer, r *runtime.Result) error {
 		"run_id": r.RunID, "workflow": r.Workflow, "status": r.Status,
 		"steps": r.Steps, "tool_calls": r.ToolCalls, "model_calls": r.ModelCalls, "approvals": r.Approvals,
 		"receipts": len(r.Receipts), "refusals": refusals, "duration_ms": r.Duration.Milliseconds(),
+		"tokens_used": r.TokensUsed, "cost_usd": r.CostUSD, "pending": r.Pending,
 		"dir": r.Dir, "dry_run": r.DryRun, "allow_unapproved": r.AllowUnapproved, "error": r.Error, "output": r.Output,
 	})
+}
+
+// stdinPrompter returns a prompter asking on the terminal, or nil when
+// stdin is not one: a run in a pipe or CI suspends instead of blocking.
+func stdinPrompter(cmd *cobra.Command, e *env) runtime.Prompter {
+	f, ok := cmd.InOrStdin().(*os.File)
+	if !ok || !isTerminal(f) {
+		return nil
+	}
+	return &linePrompter{in: bufio.NewReader(f), out: e.stderr}
+}
+
+// linePrompter asks for an approval on out and reads y/yes or n/no from
+// in; end of input rejects.
+type linePrompter struct {
+	in  *bufio.Reader
+	out io.Writer
+}
+
+func (p *linePrompter) Ask(ctx context.Context, boundary, prompt string) (bool, error) {
+	if prompt == "" {
+		prompt = "Approve " + boundary + "?"
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		fmt.Fprintf(p.out, "approval %s: %s [y/n] ", boundary, prompt)
+		line, err := p.in.ReadString('\n')
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			return true, nil
+		case "n", "no":
+			return false, nil
+		}
+		if err != nil {
+			fmt.Fprintln(p.out)
+			return false, nil
+		}
+	}
 }

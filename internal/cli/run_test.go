@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -227,6 +228,133 @@ func TestRunUsage(t *testing.T) {
 		code, _, stderr := runCmd(t, nil, tc.args...)
 		if code != tc.code || stderr != tc.want {
 			t.Errorf("run %q = %d, %q; want %d, %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}
+
+// resumeCmd runs "crystallize args..." with the run and resume commands
+// under a root of their own.
+func resumeCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	e := &env{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	root := &cobra.Command{Use: "crystallize", SilenceUsage: true, SilenceErrors: true}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newRunCmd(e), newResumeCmd(e))
+	root.SetArgs(args)
+	root.SetIn(strings.NewReader("y\n")) // not a terminal: never asked
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	code := exitOK
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		printError(&stderr, err)
+		code = exitFailure
+		var ue usageError
+		if asUsage(err, &ue) || isCobraUsage(err) {
+			code = exitUsage
+		}
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+func TestRunPendingResume(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "crystallize.toml"), []byte(`[tools."mark"]
+command = ["sh", "-c", "echo \"$0\" >> marks.txt; echo '{\"marked\": \"'$0'\"}'", "{step}"]
+capability = "fs.write"
+[grants]
+capabilities = ["fs.write"]
+`), 0o644)
+	star := filepath.Join(ws, "w.star")
+	os.WriteFile(star, []byte(`# capabilities: fs.write · secrets: none
+def wf(ctx, name):
+    a = ctx.tool("mark", step = "before-" + name)
+    ctx.approve("merge", prompt = "Merge " + a["marked"] + "?")
+    return ctx.tool("mark", step = "after-" + name)
+`), 0o644)
+	cfg := filepath.Join(ws, "crystallize.toml")
+	state := filepath.Join(ws, ".crystallize")
+	marks := func() string { b, _ := os.ReadFile(filepath.Join(ws, "marks.txt")); return string(b) }
+
+	start := func(name string) string {
+		t.Helper()
+		code, stdout, stderr := resumeCmd(t, "run", star, "--config", cfg, "--state-dir", state, "--param", "name="+name, "--json")
+		var sum struct {
+			RunID   string `json:"run_id"`
+			Status  string `json:"status"`
+			Pending struct {
+				Step     int    `json:"step"`
+				Boundary string `json:"boundary"`
+				Prompt   string `json:"prompt"`
+			} `json:"pending"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+			t.Fatalf("run --json: %v\n%s", err, stdout)
+		}
+		if code != exitFailure || sum.Status != "pending_approval" || sum.Pending.Boundary != "merge" || sum.Pending.Prompt != "Merge before-"+name+"?" {
+			t.Fatalf("run = %d, %+v\n%s", code, sum, stderr)
+		}
+		want := "crystallize: approval pending: boundary merge; continue with crystallize resume " + sum.RunID + " --approve merge (or --reject merge)\n"
+		if stderr != want {
+			t.Errorf("stderr = %q, want %q", stderr, want)
+		}
+		return sum.RunID
+	}
+
+	id := start("one")
+	if got := marks(); got != "before-one\n" {
+		t.Fatalf("marks after suspending = %q", got)
+	}
+	code, stdout, stderr := resumeCmd(t, "resume", id, "--state-dir", state, "--approve", "merge")
+	if code != exitOK || !strings.Contains(stdout, "of wf: completed") {
+		t.Fatalf("resume --approve = %d\n%s%s", code, stdout, stderr)
+	}
+	if got := marks(); got != "before-one\nafter-one\n" {
+		t.Errorf("marks after resuming = %q, want each step once", got)
+	}
+	code, _, stderr = resumeCmd(t, "resume", id, "--state-dir", state, "--approve", "merge")
+	if code != exitFailure || !strings.Contains(stderr, "cannot resume: run "+id+" is completed, not pending_approval") {
+		t.Errorf("second resume = %d, %q", code, stderr)
+	}
+
+	id = start("two")
+	code, stdout, stderr = resumeCmd(t, "resume", id, "--state-dir", state, "--reject", "merge")
+	if code != exitFailure || !strings.Contains(stdout, "of wf: rejected") || !strings.Contains(stderr, "approval rejected: boundary merge (--reject merge)") {
+		t.Errorf("resume --reject = %d\n%s%s", code, stdout, stderr)
+	}
+	if got := marks(); got != "before-one\nafter-one\nbefore-two\n" {
+		t.Errorf("marks after rejecting = %q", got)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"resume", "nope", "--state-dir", state}, exitFailure, "crystallize: cannot resume: no run nope in " + filepath.Join(state, "runs") + "\n"},
+		{[]string{"resume", id, "--approve", "m", "--reject", "m"}, exitUsage, "crystallize: boundary m is both approved and rejected\n"},
+		{[]string{"resume"}, exitUsage, "crystallize: accepts 1 arg(s), received 0\n"},
+	} {
+		code, _, stderr := resumeCmd(t, tc.args...)
+		if code != tc.code || stderr != tc.want {
+			t.Errorf("%q = %d, %q; want %d, %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}
+
+func TestLinePrompter(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{{"y\n", true}, {"maybe\nYES\n", true}, {"n\n", false}, {"", false}} {
+		var out bytes.Buffer
+		p := &linePrompter{in: bufio.NewReader(strings.NewReader(tc.in)), out: &out}
+		got, err := p.Ask(context.Background(), "merge", "Merge it?")
+		if err != nil || got != tc.want {
+			t.Errorf("Ask(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+		if !strings.HasPrefix(out.String(), "approval merge: Merge it? [y/n] ") {
+			t.Errorf("Ask(%q) wrote %q", tc.in, out.String())
 		}
 	}
 }

@@ -114,7 +114,7 @@ capabilities = ["git.write", "fs.write"]
 		p + `: tools.bad.colour: unknown key`,
 		p + `: tools."docs.*".mcp: mcp bindings are not implemented yet`,
 		p + `: tools."none": no executor`,
-		p + `: models.default.provider: provider "openai" is not implemented yet`,
+		p + `: models.default.model: empty model; name the provider's model`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("LoadConfig error lacks %q:\n%v", want, err)

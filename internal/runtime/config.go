@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"path/filepath"
 	"slices"
@@ -32,8 +33,10 @@ type Config struct {
 	Grants    Grants                 `toml:"grants"`
 
 	// Dir is the directory relative paths resolve against; LoadConfig
-	// sets it to the file's directory.
-	Dir string `toml:"-"`
+	// sets it to the file's directory, and File to the file's absolute
+	// path (recorded in a suspended run's journal).
+	Dir  string `toml:"-"`
+	File string `toml:"-"`
 }
 
 // Workspace lists the directories the built-in fs tools may touch. The
@@ -92,13 +95,36 @@ type SideEffect struct {
 	Mutation   string `toml:"mutation"`
 }
 
-// ModelConfig is one [models.name] entry. Only provider "replay" is
-// implemented.
+// ModelConfig is one [models.name] entry. A ctx.model step named name
+// uses [models.name] when there is one, else [models.default].
 type ModelConfig struct {
+	// Provider is ProviderOpenAI (any OpenAI-compatible chat-completions
+	// server: OpenAI, vLLM, Ollama, llama.cpp server, LiteLLM),
+	// ProviderAnthropic (the Messages API) or ProviderReplay (answers
+	// from the bundle's fixtures).
 	Provider string `toml:"provider"`
-	BaseURL  string `toml:"base_url"`
-	Model    string `toml:"model"`
-	APIKey   string `toml:"api_key"`
+	// BaseURL is the API's base: DefaultOpenAIURL or DefaultAnthropicURL
+	// when empty. The OpenAI client posts to BaseURL/chat/completions,
+	// the Anthropic one to BaseURL/v1/messages.
+	BaseURL string `toml:"base_url"`
+	// Model is the provider's model name.
+	Model string `toml:"model"`
+	// APIKey is the logical id of the secret holding the key, never the
+	// key; empty sends no key (local servers).
+	APIKey string `toml:"api_key"`
+	// MaxTokens bounds the answer; 0 sends none to OpenAI-compatible
+	// servers and DefaultMaxTokens to Anthropic, which requires one.
+	MaxTokens int `toml:"max_tokens"`
+	// Timeout bounds one call (a time.ParseDuration string); default
+	// DefaultModelTimeout.
+	Timeout string `toml:"timeout"`
+	// InputUSDPerMTok and OutputUSDPerMTok are prices in US dollars per
+	// million tokens; a call's recorded cost is computed from them (zero
+	// when unset).
+	InputUSDPerMTok  float64 `toml:"input_usd_per_mtok"`
+	OutputUSDPerMTok float64 `toml:"output_usd_per_mtok"`
+
+	timeout time.Duration
 }
 
 // Built-in tool names.
@@ -120,6 +146,7 @@ func LoadConfig(file string) (*Config, error) {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
 	c.Dir = abs
+	c.File = filepath.Join(abs, filepath.Base(file))
 	var errs []error
 	for _, k := range md.Undecoded() {
 		// [mcp] and http tables are kept whole; their keys are checked
@@ -182,9 +209,37 @@ func (c *Config) check(file string) []error {
 		c.Tools[name] = b
 	}
 	for _, name := range sortedKeys(c.Models) {
-		if pr := c.Models[name].Provider; pr != "replay" {
-			bad(fmt.Sprintf("models.%s.provider", name), "provider %q is not implemented yet; only replay is", pr)
+		m := c.Models[name]
+		p := "models." + name
+		switch m.Provider {
+		case ProviderOpenAI, ProviderAnthropic:
+			if m.Model == "" {
+				bad(p+".model", "empty model; name the provider's model")
+			}
+		case ProviderReplay:
+		default:
+			bad(p+".provider", "unknown provider %q; want %s, %s or %s", m.Provider, ProviderOpenAI, ProviderAnthropic, ProviderReplay)
 		}
+		if m.BaseURL != "" {
+			if u, err := url.Parse(m.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				bad(p+".base_url", "%q is not an http or https URL", m.BaseURL)
+			}
+		}
+		if m.MaxTokens < 0 {
+			bad(p+".max_tokens", "negative")
+		}
+		if m.InputUSDPerMTok < 0 || m.OutputUSDPerMTok < 0 {
+			bad(p, "negative price")
+		}
+		m.timeout = DefaultModelTimeout
+		if m.Timeout != "" {
+			d, err := time.ParseDuration(m.Timeout)
+			if err != nil || d <= 0 {
+				bad(p+".timeout", "%q is not a positive duration such as \"30s\"", m.Timeout)
+			}
+			m.timeout = d
+		}
+		c.Models[name] = m
 	}
 	return errs
 }
@@ -267,6 +322,16 @@ func (b *binding) sideEffects() []trace.SideEffect {
 		}
 	}
 	return out
+}
+
+// model returns the [models.*] entry a ctx.model step named name uses,
+// and its key: [models.name], else [models.default].
+func (c *Config) model(name string) (key string, m ModelConfig, ok bool) {
+	if m, ok := c.Models[name]; ok {
+		return name, m, true
+	}
+	m, ok = c.Models["default"]
+	return "default", m, ok
 }
 
 // resolve finds the binding of a tool name; see the package comment for

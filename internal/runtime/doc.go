@@ -41,10 +41,29 @@
 // Every ctx.tool name written as a string literal is resolved before the
 // first step runs; Check does only that, listing every unbound name.
 //
+// # Models
+//
+// A ctx.model step named name is answered by Options.Model when set, by
+// the bundle's fixtures in a dry run, and otherwise by the provider of
+// [models.name] or [models.default]: an OpenAI-compatible chat-completions
+// client, an Anthropic Messages client (both net/http, see NewProvider),
+// or replay. Every model step the source names is checked to have a
+// provider, and every API key secret to be set, before the first step.
+// Tokens and cost (at the entry's per-million-token prices) are recorded
+// in the step's receipt, its action's cost and the trace's usage; the key
+// is sent only in the authentication header and, like every secret, is
+// replaced in everything recorded.
+//
+// # Approvals
+//
+// ctx.approve is decided by Options.Reject, Options.Approve, a dry run or
+// Options.Prompter; with none of them the run stops in state
+// pending_approval and writes journal.json, and Resume continues it by
+// replaying the journal (see journal.go for why that is safe).
+//
 // # Not yet
 //
-// HTTP and MCP bindings, model providers other than replay, interactive
-// approvals, the pending_approval state and resume, and --verify are not
-// implemented: a config naming them is refused with a message saying so,
-// and ctx.approve without a matching Options.Approve fails the run.
+// HTTP and MCP bindings, --verify and secrets from a file are not
+// implemented: a config naming an http or mcp binding is refused with a
+// message saying so.
 package runtime

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,19 @@ type host struct {
 	actions []trace.Action
 	phases  []phase
 	model   string // last model that answered, for session.md
+	// providers are the model clients made so far, by [models.*] key.
+	providers map[string]Model
+
+	// params are the run's arguments, calls its completed steps, for the
+	// journal of a suspended run.
+	params Params
+	calls  []JournalCall
+	// journal is set when resuming: steps before replayUntil are
+	// answered from it. pendingPhase is the index of the phase of a
+	// pending approval, -1 when there is none.
+	journal      *Journal
+	replayUntil  int
+	pendingPhase int
 
 	ctxValue *ctxObject
 }
@@ -46,7 +60,8 @@ func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host 
 			RunID: opts.RunID, Workflow: w.Name, DryRun: opts.DryRun,
 			AllowUnapproved: opts.AllowUnapproved && w.Bundle != nil && w.Status() != "ready",
 		},
-		allowed: map[string]bool{},
+		allowed:      map[string]bool{},
+		pendingPhase: -1,
 	}
 	for _, c := range w.Capabilities {
 		if slices.Contains(cfg.Grants.Capabilities, c) {
@@ -102,6 +117,9 @@ func (h *host) newPhase(title string) *phase {
 }
 
 func (h *host) logLine(msg string) {
+	if h.replaying(h.step + 1) {
+		return // logged before the run was suspended
+	}
 	msg = h.secrets.string(msg)
 	p := h.current()
 	p.lines = append(p.lines, "", msg)
@@ -136,6 +154,9 @@ func (h *host) tool(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	}
 	h.step++
 	step := h.step
+	if h.replaying(step) {
+		return h.replay(step, "tool", name, digest(h.secrets.value(callArgs)))
+	}
 	bind, ok := resolve(h.cfg, h.opts.Tools, name)
 	if !ok {
 		err := &UnboundError{Names: []string{name}}
@@ -184,6 +205,7 @@ func (h *host) tool(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: %w", name, err)
 	}
+	h.journalCall(step, "tool", name, digest(recArgs), recOut)
 	return toStarlark(out)
 }
 
@@ -308,23 +330,30 @@ func (h *host) modelCall(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 	h.step++
 	step := h.step
 	recIn := h.secrets.value(in)
+	recArgs := map[string]any{"prompt": h.secrets.string(prompt), "inputs": recIn}
+	if prompt == "" {
+		delete(recArgs, "prompt")
+	}
+	if h.replaying(step) {
+		return h.replay(step, "model", name, digest(recArgs))
+	}
 	start := time.Now()
 	var resp *ModelResponse
 	status := ReceiptOK
+	m, replay, err := h.modelFor(name)
 	switch {
-	case h.opts.Model != nil:
-		resp, err = h.opts.Model.Complete(h.ctx, ModelRequest{Step: step, Name: name, Prompt: prompt, Inputs: in, Schema: sc})
-	case h.opts.DryRun:
-		status = ReceiptDryRun
-		resp = &ModelResponse{Output: h.fixture(name, trace.KindModelCall, recIn), Model: "replay"}
-	case h.replayConfigured():
+	case err != nil:
+	case replay:
+		if h.opts.DryRun {
+			status = ReceiptDryRun
+		}
 		out := h.fixture(name, trace.KindModelCall, recIn)
-		if out == nil {
+		if out == nil && !h.opts.DryRun {
 			err = fmt.Errorf("%w: replay has no recorded output for model step %s", ErrModel, name)
 		}
-		resp = &ModelResponse{Output: out, Model: "replay"}
+		resp = &ModelResponse{Output: out, Model: ProviderReplay}
 	default:
-		err = fmt.Errorf("%w: model step %s needs a provider; only replay is implemented (set [models.default] provider = \"replay\", or use --dry-run)", ErrModel, name)
+		resp, err = m.Complete(h.ctx, ModelRequest{Step: step, Name: name, Prompt: prompt, Inputs: in, Schema: sc})
 	}
 	if resp == nil {
 		resp = &ModelResponse{}
@@ -332,30 +361,82 @@ func (h *host) modelCall(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 	if err != nil {
 		status = ReceiptError
 	}
-	recArgs := map[string]any{"prompt": h.secrets.string(prompt), "inputs": recIn}
-	if prompt == "" {
-		delete(recArgs, "prompt")
-	}
 	h.record(step, trace.KindModelCall, name, recArgs, h.secrets.value(resp.Output), nil, nil, status, time.Since(start), nil, err)
 	a := &h.actions[len(h.actions)-1]
 	a.Cost = &trace.Cost{Model: resp.Model, ModelCalls: 1, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, TotalCostUSD: resp.CostUSD}
+	u := &ModelUsage{Model: resp.Model, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, CostUSD: resp.CostUSD}
+	h.res.Receipts[len(h.res.Receipts)-1].Usage = u
+	p := &h.phases[len(h.phases)-1]
+	p.lines = append(p.lines, "", fmt.Sprintf("Model %s: %d input + %d output tokens, $%.6f.", codeSpan(cmp.Or(resp.Model, "none")), u.InputTokens, u.OutputTokens, u.CostUSD))
 	if resp.Model != "" {
 		h.model = resp.Model
 	}
 	h.res.ModelCalls++
 	h.res.TokensUsed += resp.InputTokens + resp.OutputTokens
+	h.res.CostUSD += resp.CostUSD
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)
 	}
+	h.journalCall(step, "model", name, digest(recArgs), h.secrets.value(resp.Output))
 	return toStarlark(resp.Output)
 }
 
-func (h *host) replayConfigured() bool {
-	m, ok := h.cfg.Models["default"]
-	return ok && m.Provider == "replay"
+// modelFor returns what answers the model step name: Options.Model, else
+// replay in a dry run, else the provider its [models.*] entry configures
+// (replay true for provider replay). Clients are made once per entry.
+func (h *host) modelFor(name string) (m Model, replay bool, err error) {
+	switch {
+	case h.opts.Model != nil:
+		return h.opts.Model, false, nil
+	case h.opts.DryRun:
+		return nil, true, nil
+	}
+	key, mc, ok := h.cfg.model(name)
+	if !ok {
+		return nil, false, fmt.Errorf("%w: model step %s has no provider; configure [models.default] or [models.%s] in crystallize.toml, or use --dry-run", ErrModel, name, name)
+	}
+	if mc.Provider == ProviderReplay {
+		return nil, true, nil
+	}
+	if m, ok := h.providers[key]; ok {
+		return m, false, nil
+	}
+	apiKey, err := h.apiKey(key, mc)
+	if err != nil {
+		return nil, false, err
+	}
+	m, err = NewProvider(mc, apiKey, h.opts.HTTPClient)
+	if err != nil {
+		return nil, false, err
+	}
+	if h.providers == nil {
+		h.providers = map[string]Model{}
+	}
+	h.providers[key] = m
+	return m, false, nil
 }
 
-// approve implements ctx.approve(boundary, prompt="").
+// apiKey resolves the api_key secret of [models.key]; its value is
+// replaced in everything recorded from then on.
+func (h *host) apiKey(key string, mc ModelConfig) (string, error) {
+	if mc.APIKey == "" {
+		return "", nil
+	}
+	var v string
+	if h.opts.Getenv != nil {
+		v = h.opts.Getenv(mc.APIKey)
+	}
+	if v == "" {
+		return "", fmt.Errorf("%w: models.%s.api_key names secret %s, which is not set; set the environment variable %s", ErrSecret, key, mc.APIKey, mc.APIKey)
+	}
+	h.secrets.add(mc.APIKey, v)
+	return v, nil
+}
+
+// approve implements ctx.approve(boundary, prompt=""). A boundary is
+// decided, in this order, by Options.Reject, Options.Approve, a dry run
+// (which passes it), or Options.Prompter; with none of them the run is
+// suspended (ErrPendingApproval) and Resume continues it.
 func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var boundary, prompt string
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "boundary", &boundary, "prompt?", &prompt); err != nil {
@@ -363,17 +444,35 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	}
 	h.step++
 	step := h.step
+	argsDigest := digest(map[string]any{"boundary": boundary, "prompt": h.secrets.string(prompt)})
+	if h.replaying(step) {
+		return h.replay(step, "approve", boundary, argsDigest)
+	}
 	var approver string
+	approved := true
 	switch {
+	case slices.Contains(h.opts.Reject, boundary):
+		approver, approved = "--reject "+boundary, false
 	case slices.Contains(h.opts.Approve, boundary):
 		approver = "--approve " + boundary
 	case h.opts.DryRun:
 		approver = "dry run"
+	case h.opts.Prompter != nil:
+		ok, err := h.opts.Prompter.Ask(h.ctx, boundary, prompt)
+		if err != nil {
+			return nil, fmt.Errorf("approval %s: %w", boundary, err)
+		}
+		approver, approved = "interactive", ok
 	default:
-		err := fmt.Errorf("%w: boundary %s: pass --approve %s to approve it in advance (pending approvals and resume are not implemented yet)", ErrApprovalRequired, boundary, boundary)
-		p := h.newPhase(fmt.Sprintf("Step %d · approve %s", step, boundary))
-		p.lines = append(p.lines, "", "> [!error]", "> "+oneLine(h.secrets.string(err.Error())))
-		return nil, err
+		h.res.Pending = &Pending{Step: step, Boundary: boundary, Prompt: h.secrets.string(prompt)}
+		h.pendingPhase = len(h.phases)
+		p := h.newPhase(fmt.Sprintf("Step %d · approve %s (pending)", step, boundary))
+		p.lines = append(p.lines, "", "> [!decision]", "> Waiting for approval of boundary "+codeSpan(boundary)+": "+
+			codeSpan("crystallize resume "+h.opts.RunID+" --approve "+boundary)+" or "+codeSpan("--reject "+boundary))
+		if prompt != "" {
+			p.lines = append(p.lines, "> Prompt: "+oneLine(h.secrets.string(prompt)))
+		}
+		return nil, &pendingError{runID: h.opts.RunID, boundary: boundary}
 	}
 	h.res.Steps++
 	h.res.Approvals++
@@ -386,17 +485,36 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		Approval: &trace.Approval{
 			Prompt: h.secrets.string(prompt), Approver: approver, Required: true, Boundary: boundary,
 		},
-		Output:     map[string]any{"approved": true},
+		Output:     map[string]any{"approved": approved},
 		DurationMS: &ms,
 		Metadata:   map[string]any{"step": step, "status": ReceiptOK},
 	})
 	p := h.newPhase(fmt.Sprintf("Step %d · approve %s", step, boundary))
-	p.lines = append(p.lines, "", "> [!decision]", "> Approved boundary "+codeSpan(boundary)+" ("+approver+")")
+	callout, verb := "> [!decision]", "Approved"
+	if approver == "interactive" || step == h.replayUntil {
+		callout = "> [!user]" // a person answered, now or on resume
+	}
+	if !approved {
+		verb = "Rejected"
+	}
+	p.lines = append(p.lines, "", callout, "> "+verb+" boundary "+codeSpan(boundary)+" ("+approver+")")
 	if prompt != "" {
 		p.lines = append(p.lines, "> Prompt: "+oneLine(h.secrets.string(prompt)))
 	}
+	if !approved {
+		return nil, fmt.Errorf("%w: boundary %s (%s)", ErrRejected, boundary, approver)
+	}
+	h.journalCall(step, "approve", boundary, argsDigest, true)
 	return starlark.True, nil
 }
+
+// pendingError stops a run at an undecided approval.
+type pendingError struct{ runID, boundary string }
+
+func (e *pendingError) Error() string {
+	return fmt.Sprintf("approval pending: boundary %s; continue with crystallize resume %s --approve %s (or --reject %s)", e.boundary, e.runID, e.boundary, e.boundary)
+}
+func (e *pendingError) Unwrap() error { return ErrPendingApproval }
 
 // secret implements ctx.secret(id).
 func (h *host) secret(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -459,14 +577,23 @@ func (h *host) finish(out any, err error) {
 		h.res.Output = h.secrets.value(out)
 	case errors.Is(err, ErrCancelled):
 		h.res.Status = StatusCancelled
+	case errors.Is(err, ErrPendingApproval):
+		h.res.Status = StatusPendingApproval
+		h.res.Error = h.secrets.string(err.Error())
+		return // the pending phase says it
+	case errors.Is(err, ErrRejected):
+		h.res.Status = StatusRejected
 	default:
 		h.res.Status = StatusFailed
 	}
 	if err != nil {
 		h.res.Error = h.secrets.string(err.Error())
 		title := "Failure"
-		if h.res.Status == StatusCancelled {
+		switch h.res.Status {
+		case StatusCancelled:
 			title = "Cancelled"
+		case StatusRejected:
+			title = "Rejected"
 		}
 		p := h.newPhase(title)
 		p.lines = append(p.lines, "", "> [!error]", "> "+oneLine(h.res.Error))

@@ -21,6 +21,9 @@ import (
 // Workflow is a loaded workflow: its source, what it declares, and, for a
 // bundle, the manifest and the fixtures dry runs answer from.
 type Workflow struct {
+	// Target is the path Load was given: the bundle directory or the
+	// .star file.
+	Target string
 	// File is the path of the .star file.
 	File string
 	// Src is its content and SHA256 the lowercase hex digest of Src.
@@ -36,9 +39,10 @@ type Workflow struct {
 	// line of a bare file. Nil means none.
 	Capabilities []string
 	Secrets      []string
-	// Tools are the tool names the source calls with a literal name, in
-	// order of first appearance.
-	Tools []string
+	// Tools and Models are the tool names and model step names the
+	// source calls with a literal name, in order of first appearance.
+	Tools  []string
+	Models []string
 	// Bundle is set when the workflow was loaded from a bundle.
 	Bundle *bundle.Bundle
 	// Fixtures are the bundle's fixture traces, in manifest order.
@@ -75,6 +79,7 @@ func Load(target string) (*Workflow, error) {
 			return nil, err
 		}
 		w.Capabilities, w.Secrets = header(src)
+		w.Target = target
 		return w, nil
 	}
 
@@ -99,6 +104,7 @@ func Load(target string) (*Workflow, error) {
 		return nil, fmt.Errorf("%s: sha256 %s, but the manifest records %s; the workflow changed after it was reviewed", file, w.SHA256, m.Workflow.SHA256)
 	}
 	w.Bundle = b
+	w.Target = target
 	w.Capabilities = slices.Clone(m.Capabilities)
 	w.Secrets = slices.Clone(m.RequiredSecrets)
 	var errs []error
@@ -163,35 +169,40 @@ func parse(file string, src []byte) (*Workflow, error) {
 	}
 	seen := map[string]bool{}
 	syntax.Walk(f, func(n syntax.Node) bool {
-		if name, ok := toolCall(n); ok && !seen[name] {
-			seen[name] = true
-			w.Tools = append(w.Tools, name)
+		if method, name, ok := ctxCall(n); ok && !seen[method+" "+name] {
+			seen[method+" "+name] = true
+			switch method {
+			case "tool":
+				w.Tools = append(w.Tools, name)
+			case "model":
+				w.Models = append(w.Models, name)
+			}
 		}
 		return true
 	})
 	return w, nil
 }
 
-// toolCall reports whether n is ctx.tool("literal", …) and returns the
-// literal.
-func toolCall(n syntax.Node) (string, bool) {
+// ctxCall reports whether n is ctx.method("literal", …) and returns the
+// method and the literal.
+func ctxCall(n syntax.Node) (method, name string, ok bool) {
 	call, ok := n.(*syntax.CallExpr)
 	if !ok || len(call.Args) == 0 {
-		return "", false
+		return "", "", false
 	}
 	dot, ok := call.Fn.(*syntax.DotExpr)
-	if !ok || dot.Name.Name != "tool" {
-		return "", false
+	if !ok {
+		return "", "", false
 	}
 	if id, ok := dot.X.(*syntax.Ident); !ok || id.Name != "ctx" {
-		return "", false
+		return "", "", false
 	}
 	lit, ok := call.Args[0].(*syntax.Literal)
 	if !ok || lit.Token != syntax.STRING {
-		return "", false
+		return "", "", false
 	}
 	s, ok := lit.Value.(string)
-	return s, ok
+	return dot.Name.Name, s, ok
 }
 
 // header reads the declared capabilities and secrets from the comment

@@ -40,6 +40,9 @@ func (h *host) write() error {
 	if err := os.WriteFile(filepath.Join(dir, SessionFile), []byte(h.session()), 0o644); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
+	if err := h.writeJournal(dir); err != nil {
+		return fmt.Errorf("recording run: %w", err)
+	}
 	return nil
 }
 
@@ -50,6 +53,7 @@ func (h *host) write() error {
 func (h *host) trace() (*trace.Trace, error) {
 	r := h.res
 	receipts := make([]any, len(r.Receipts))
+	usage := false
 	for i, rc := range r.Receipts {
 		effects := make([]any, len(rc.SideEffects))
 		for j, se := range rc.SideEffects {
@@ -62,11 +66,16 @@ func (h *host) trace() (*trace.Trace, error) {
 			}
 			effects[j] = m
 		}
-		receipts[i] = map[string]any{
+		m := map[string]any{
 			"receipt_id": rc.ID, "step": rc.Step, "kind": rc.Kind, "tool": rc.Tool, "status": rc.Status,
 			"arguments_sha256": rc.ArgumentsSHA256, "result_sha256": rc.ResultSHA256,
 			"side_effects": effects, "duration_ms": rc.DurationMS,
 		}
+		if u := rc.Usage; u != nil {
+			usage = true
+			m["usage"] = map[string]any{"model": u.Model, "input_tokens": u.InputTokens, "output_tokens": u.OutputTokens, "cost_usd": u.CostUSD}
+		}
+		receipts[i] = m
 	}
 	refusals := make([]any, len(r.Refusals))
 	for i, rf := range r.Refusals {
@@ -93,38 +102,47 @@ func (h *host) trace() (*trace.Trace, error) {
 	if r.Error != "" {
 		run["error"] = r.Error
 	}
+	if p := r.Pending; p != nil {
+		run["pending_approval"] = map[string]any{"step": p.Step, "boundary": p.Boundary}
+	}
 	if r.Output != nil {
 		run["output"] = r.Output
 	}
-	var usage trace.Usage
+	var total trace.Usage
 	for _, a := range h.actions {
 		if a.Cost != nil {
-			usage.ModelCalls += a.Cost.ModelCalls
-			usage.InputTokens += a.Cost.InputTokens
-			usage.OutputTokens += a.Cost.OutputTokens
-			usage.TotalCostUSD += a.Cost.TotalCostUSD
+			total.ModelCalls += a.Cost.ModelCalls
+			total.InputTokens += a.Cost.InputTokens
+			total.OutputTokens += a.Cost.OutputTokens
+			total.TotalCostUSD += a.Cost.TotalCostUSD
 		}
 	}
-	usage.WallMS = r.Duration.Milliseconds()
+	total.WallMS = r.Duration.Milliseconds()
 	actions := h.actions
 	if actions == nil {
 		actions = []trace.Action{}
 	}
+	allow := []trace.AllowlistRule{
+		{Path: "/run_id", Reason: "run ids are allocated per execution"},
+		{Path: "/effect_receipts/*/receipt_id", Reason: "receipt ids are allocated per execution"},
+		{Path: "/effect_receipts/*/duration_ms", Reason: "durations vary between executions"},
+	}
+	if usage {
+		// Only with model calls: a rule that matches nothing is a
+		// warning of the oracle.
+		allow = append(allow, trace.AllowlistRule{Path: "/effect_receipts/*/usage", Reason: "token counts and cost vary between model calls"})
+	}
 	return &trace.Trace{
-		Version:    trace.SchemaVersion,
-		ID:         r.RunID,
-		WorkflowID: h.w.Name,
-		StartedAt:  r.Started.UTC().Format(time.RFC3339Nano),
-		FinishedAt: r.Ended.UTC().Format(time.RFC3339Nano),
-		Actions:    actions,
-		ReplayRun:  map[string]any{"run_id": r.RunID, "effect_receipts": receipts},
-		ReplayAllowlist: []trace.AllowlistRule{
-			{Path: "/run_id", Reason: "run ids are allocated per execution"},
-			{Path: "/effect_receipts/*/receipt_id", Reason: "receipt ids are allocated per execution"},
-			{Path: "/effect_receipts/*/duration_ms", Reason: "durations vary between executions"},
-		},
-		Usage:    &usage,
-		Metadata: map[string]any{"crystallize_run": run},
+		Version:         trace.SchemaVersion,
+		ID:              r.RunID,
+		WorkflowID:      h.w.Name,
+		StartedAt:       r.Started.UTC().Format(time.RFC3339Nano),
+		FinishedAt:      r.Ended.UTC().Format(time.RFC3339Nano),
+		Actions:         actions,
+		ReplayRun:       map[string]any{"run_id": r.RunID, "effect_receipts": receipts},
+		ReplayAllowlist: allow,
+		Usage:           &total,
+		Metadata:        map[string]any{"crystallize_run": run},
 	}, nil
 }
 
@@ -140,6 +158,9 @@ func (h *host) session() string {
 	resume := "none"
 	if r.Status != StatusCompleted {
 		resume = "step-" + strconv.Itoa(h.step)
+	}
+	if r.Pending != nil {
+		resume = "step-" + strconv.Itoa(r.Pending.Step)
 	}
 	fmt.Fprintf(&b, "---\ntype: session\nsession_id: %s\nworkflow: %s\nstarted: %s\nended: %s\nstatus: %s\nmodel: %s\ntokens_used: %d\nresume_point: %s\n",
 		r.RunID, h.w.Name, r.Started.UTC().Format(time.RFC3339), r.Ended.UTC().Format(time.RFC3339), r.Status, model, r.TokensUsed, resume)

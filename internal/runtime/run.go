@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -31,7 +32,8 @@ const DefaultMaxSteps = 10_000_000
 // empty: <StateDir>/runs/<run-id>/.
 const DefaultStateDir = ".crystallize"
 
-// Run statuses, recorded in Result.Status, the trace and session.md.
+// Run statuses, recorded in Result.Status, the trace and session.md; see
+// also StatusPendingApproval and StatusRejected.
 const (
 	StatusCompleted = "completed"
 	StatusFailed    = "failed"
@@ -50,9 +52,6 @@ var (
 	ErrCapability = errors.New("capability not granted")
 	// ErrSecret: a secret that is not declared or not set.
 	ErrSecret = errors.New("secret unavailable")
-	// ErrApprovalRequired: ctx.approve for a boundary not in
-	// Options.Approve.
-	ErrApprovalRequired = errors.New("approval required")
 	// ErrStepLimit: the workflow ran out of its step budget.
 	ErrStepLimit = errors.New("step limit exceeded")
 	// ErrCancelled: the run's context was cancelled.
@@ -140,10 +139,14 @@ type Options struct {
 	Config *Config
 	// Tools are in-process tools; they take precedence over the config.
 	Tools map[string]Tool
-	// Model answers ctx.model; nil means replay from the bundle's
-	// fixtures in a dry run or when the config's default model is
-	// "replay", and ErrModel otherwise.
+	// Model answers every ctx.model call when set (tests, embedders).
+	// When nil a dry run replays from the bundle's fixtures, and a real
+	// run uses the step's [models.*] entry; a step with none is
+	// ErrModel.
 	Model Model
+	// HTTPClient makes the requests of model providers; nil means
+	// http.DefaultClient.
+	HTTPClient *http.Client
 	// DryRun executes nothing: tool calls and model calls return the
 	// output the bundle's fixtures recorded for them (else None), and
 	// approvals pass as "dry run".
@@ -151,8 +154,13 @@ type Options struct {
 	// AllowUnapproved runs a bundle that is not ready; the run records
 	// that it did.
 	AllowUnapproved bool
-	// Approve lists the approval boundaries granted in advance.
-	Approve []string
+	// Approve lists the approval boundaries granted in advance, Reject
+	// those rejected (Resume takes it; a run given both for one boundary
+	// is refused).
+	Approve, Reject []string
+	// Prompter decides the other boundaries; nil suspends the run at the
+	// first of them in state pending_approval (see Resume).
+	Prompter Prompter
 	// Getenv resolves secrets by logical id; nil resolves none.
 	Getenv func(string) string
 	// Environ is the base environment of command tools; nil is empty.
@@ -182,6 +190,17 @@ type Receipt struct {
 	ResultSHA256    string             `json:"result_sha256"`
 	SideEffects     []trace.SideEffect `json:"side_effects"`
 	DurationMS      int64              `json:"duration_ms"`
+	// Usage is set on the receipts of model calls.
+	Usage *ModelUsage `json:"usage,omitempty"`
+}
+
+// ModelUsage is what one model call used: the model that answered, its
+// tokens, and their cost at the configured prices.
+type ModelUsage struct {
+	Model        string  `json:"model"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
 }
 
 // Receipt statuses.
@@ -211,8 +230,11 @@ type Result struct {
 	// Approvals.
 	Steps, ToolCalls, ModelCalls, Approvals int
 	TokensUsed                              int64
-	Receipts                                []Receipt
-	Refusals                                []Refusal
+	// CostUSD is the total cost of the model calls at the configured
+	// prices.
+	CostUSD  float64
+	Receipts []Receipt
+	Refusals []Refusal
 	// Output is the workflow function's return value.
 	Output          any
 	DryRun          bool
@@ -221,6 +243,8 @@ type Result struct {
 	Duration        time.Duration
 	// Error is the failure message (secrets replaced), "" on success.
 	Error string
+	// Pending is the approval a suspended run waits for.
+	Pending *Pending
 }
 
 // Check reports every tool name w calls with a literal name that has no
@@ -258,11 +282,20 @@ func Run(ctx context.Context, w *Workflow, params Params, opts Options) (*Result
 	if err := Check(w, cfg, opts.Tools); err != nil {
 		return nil, err
 	}
+	if err := checkModels(w, cfg, opts); err != nil {
+		return nil, err
+	}
 	opts = opts.withDefaults()
 	h := newHost(ctx, w, cfg, opts)
 	h.res.Started = opts.Now()
+	return h.run(params)
+}
+
+// run executes the workflow and records it.
+func (h *host) run(params Params) (*Result, error) {
+	h.params = params
 	out, err := h.exec(params)
-	h.res.Ended = opts.Now()
+	h.res.Ended = h.opts.Now()
 	h.res.Duration = h.res.Ended.Sub(h.res.Started)
 	h.finish(out, err)
 	if werr := h.write(); werr != nil {
@@ -272,6 +305,36 @@ func Run(ctx context.Context, w *Workflow, params Params, opts Options) (*Result
 		return h.res, h.publicError(err)
 	}
 	return h.res, nil
+}
+
+// checkModels reports, before the first step, every model step w names
+// that no provider would answer, and model API keys that are not set: a
+// run should not stop half way, its side effects done, for want of
+// configuration.
+func checkModels(w *Workflow, cfg *Config, opts Options) error {
+	if opts.Model != nil || opts.DryRun {
+		return nil
+	}
+	var none []string
+	var errs []error
+	keys := map[string]bool{}
+	for _, name := range w.Models {
+		key, mc, ok := cfg.model(name)
+		if !ok {
+			none = append(none, name)
+			continue
+		}
+		if mc.APIKey != "" && !keys[key] {
+			keys[key] = true
+			if opts.Getenv == nil || opts.Getenv(mc.APIKey) == "" {
+				errs = append(errs, fmt.Errorf("%w: models.%s.api_key names secret %s, which is not set; set the environment variable %s", ErrSecret, key, mc.APIKey, mc.APIKey))
+			}
+		}
+	}
+	if len(none) > 0 {
+		errs = append([]error{fmt.Errorf("%w: model steps %s have no provider; configure [models.default] (or [models.<step>]) in crystallize.toml, or use --dry-run", ErrModel, quoteList(none))}, errs...)
+	}
+	return errors.Join(errs...)
 }
 
 // withDefaults fills in the documented defaults of zero fields.

@@ -435,8 +435,8 @@ func TestApprovals(t *testing.T) {
 	w := workflow(t, "def wf(ctx):\n    ctx.approve(\"merge\", prompt = \"Merge?\")\n    return \"merged\"\n")
 	o := opts(t, nil)
 	_, err := Run(context.Background(), w, nil, o)
-	if !errors.Is(err, ErrApprovalRequired) || !strings.Contains(err.Error(), "--approve merge") {
-		t.Fatalf("Run = %v, want ErrApprovalRequired naming the boundary", err)
+	if !errors.Is(err, ErrPendingApproval) || !strings.Contains(err.Error(), "--approve merge") {
+		t.Fatalf("Run = %v, want ErrPendingApproval naming the boundary", err)
 	}
 	o = opts(t, nil)
 	o.Approve = []string{"merge"}

@@ -247,3 +247,32 @@ func (s *scrubber) value(v any) any {
 	}
 	return v
 }
+
+// restore puts the values of the secrets known so far back into a value
+// scrub replaced them in: a journaled output, answered again to the
+// workflow when a run is resumed.
+func (s *scrubber) restore(v any) any {
+	if len(s.values) == 0 {
+		return v
+	}
+	switch v := v.(type) {
+	case string:
+		for i, id := range s.ids {
+			v = strings.ReplaceAll(v, "[redacted:"+id+"]", s.values[i])
+		}
+		return v
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = s.restore(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[s.restore(k).(string)] = s.restore(e)
+		}
+		return out
+	}
+	return v
+}

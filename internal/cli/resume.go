@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+)
+
+type resumeFlags struct {
+	approve  []string
+	reject   []string
+	config   string
+	stateDir string
+	asJSON   bool
+}
+
+func newResumeCmd(e *env) *cobra.Command {
+	f := &resumeFlags{}
+	cmd := &cobra.Command{
+		Use:   "resume RUN-ID [--approve NAME | --reject NAME]... [flags]",
+		Short: "Continue a run suspended at an approval",
+		Long: `resume continues the run RUN-ID, suspended in state pending_approval by
+crystallize run when it reached an approval boundary nobody had decided. It
+reads <state-dir>/runs/RUN-ID/journal.json, loads the same workflow (it must
+be byte for byte the one that ran) with the same parameters and options, and
+runs it again from the start, answering every step completed before the
+boundary from the journal instead of executing it: no side effect happens
+twice. --approve NAME approves the boundary, --reject NAME rejects it (the
+run ends as rejected); with neither, the terminal is asked when stdin is
+one, else the run stays pending. The configuration is the one the run used
+unless --config names another.
+
+The run keeps its id and record directory; trace.json and session.md are
+rewritten to cover the whole run.
+
+Exit status: 0 when the workflow completed, 1 when it failed, was rejected,
+is still pending or cannot be resumed, 2 on a usage error.
+
+--json prints the same object as crystallize run --json.`,
+		Example: `  crystallize resume 20250101T120000Z-0123456789ab --approve merge
+  crystallize resume 20250101T120000Z-0123456789ab --reject merge --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runResume(cmd, e, f, args[0])
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&f.approve, "approve", nil, "approve the boundary NAME (repeatable)")
+	fs.StringArrayVar(&f.reject, "reject", nil, "reject the boundary NAME (repeatable)")
+	fs.StringVar(&f.config, "config", "", "project configuration (default: the one the run used)")
+	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, "directory runs are recorded under (<dir>/runs/<run-id>)")
+	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+	return cmd
+}
+
+func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
+	for _, b := range f.reject {
+		for _, a := range f.approve {
+			if a == b {
+				return usagef("boundary %s is both approved and rejected", b)
+			}
+		}
+	}
+	j, err := runtime.ReadJournal(f.stateDir, runID)
+	if err != nil {
+		return err
+	}
+	cfg := &runtime.Config{Dir: "."}
+	if file := f.config; file != "" || j.Config != "" {
+		if file == "" {
+			file = j.Config
+		}
+		if cfg, err = runtime.LoadConfig(file); err != nil {
+			return err
+		}
+	}
+	w, err := runtime.Load(j.Target)
+	if err != nil {
+		return err
+	}
+	res, err := runtime.Resume(cmd.Context(), w, j, runtime.Options{
+		Config:   cfg,
+		Approve:  f.approve,
+		Reject:   f.reject,
+		Prompter: stdinPrompter(cmd, e),
+		Getenv:   e.getenv,
+		Environ:  os.Environ(),
+		StateDir: f.stateDir,
+		Log:      e.stderr,
+	})
+	if res == nil {
+		return err
+	}
+	if f.asJSON {
+		if jerr := writeRunJSON(e.stdout, res); jerr != nil {
+			return jerr
+		}
+	} else {
+		writeRunSummary(e.stdout, res)
+	}
+	return err
+}

@@ -1,0 +1,289 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Suspending and resuming a run.
+//
+// A run that reaches ctx.approve for a boundary nobody has decided stops
+// in state pending_approval and writes journal.json next to its trace:
+// everything needed to run it again (target, config, parameters, options)
+// and, for every completed step, what it was called with and what it
+// returned. Resume does not restore an interpreter (Starlark threads
+// cannot be serialized); it runs the workflow again from the start and
+// answers every step up to the pending one from the journal, without
+// executing it. Starlark is deterministic (no clock, randomness or I/O),
+// so the same parameters and answers take the workflow down the same
+// path to the same ctx.approve; a step that does not match its journal
+// entry (the workflow or its inputs changed) stops the resume with
+// ErrJournal before anything executes. Secrets are re-resolved, not
+// journaled: outputs are journaled with secret values replaced, and put
+// back when replayed.
+
+// JournalFile is the journal of a run that was suspended.
+const JournalFile = "journal.json"
+
+// More run statuses.
+const (
+	// StatusPendingApproval: the run waits for an approval decision;
+	// Resume continues it.
+	StatusPendingApproval = "pending_approval"
+	// StatusRejected: an approval boundary was rejected.
+	StatusRejected = "rejected"
+)
+
+var (
+	// ErrPendingApproval: the run stopped at an approval nobody has
+	// decided yet; Result.Pending says which.
+	ErrPendingApproval = errors.New("approval pending")
+	// ErrRejected: an approval boundary was rejected.
+	ErrRejected = errors.New("approval rejected")
+	// ErrJournal: a resumed run does not follow its journal, or the
+	// journal cannot be resumed.
+	ErrJournal = errors.New("cannot resume")
+)
+
+// Prompter asks a person to decide an approval boundary. The cli passes
+// one only when stdin is a terminal.
+type Prompter interface {
+	Ask(ctx context.Context, boundary, prompt string) (approved bool, err error)
+}
+
+// Pending is the approval a suspended run waits for.
+type Pending struct {
+	Step     int    `json:"step"`
+	Boundary string `json:"boundary"`
+	Prompt   string `json:"prompt,omitempty"`
+}
+
+// JournalCall is one completed step: enough to recognize it and answer it
+// again when the run is resumed.
+type JournalCall struct {
+	Step int `json:"step"`
+	// Kind is "tool", "model" or "approve".
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// ArgumentsSHA256 is the receipt's digest of the arguments (secrets
+	// replaced).
+	ArgumentsSHA256 string `json:"arguments_sha256"`
+	// Output is what the step returned to the workflow, secrets
+	// replaced.
+	Output any `json:"output"`
+}
+
+// Journal is the persisted state of a suspended run.
+type Journal struct {
+	RunID  string `json:"run_id"`
+	Status string `json:"status"`
+	// Target is the absolute path of the bundle or .star file, Config
+	// that of the configuration ("" for none).
+	Target         string   `json:"target"`
+	Config         string   `json:"config,omitempty"`
+	Workflow       string   `json:"workflow"`
+	WorkflowSHA256 string   `json:"workflow_sha256"`
+	Params         Params   `json:"params"`
+	DryRun         bool     `json:"dry_run"`
+	Unapproved     bool     `json:"allow_unapproved"`
+	Approve        []string `json:"approve"`
+	MaxSteps       uint64   `json:"max_steps"`
+	Started        string   `json:"started"`
+	Pending        *Pending `json:"pending,omitempty"`
+	// Resumes counts how often the run was resumed.
+	Resumes int           `json:"resumes"`
+	Calls   []JournalCall `json:"calls"`
+
+	// The run's records so far, carried over into the resumed run's.
+	Actions  []trace.Action `json:"actions"`
+	Receipts []Receipt      `json:"receipts"`
+	Phases   []JournalPhase `json:"phases"`
+	Counts   JournalCounts  `json:"counts"`
+}
+
+// JournalPhase is a session.md section carried over.
+type JournalPhase struct {
+	Title string   `json:"title"`
+	Lines []string `json:"lines"`
+}
+
+// JournalCounts are the Result counters carried over.
+type JournalCounts struct {
+	Steps, ToolCalls, ModelCalls, Approvals int
+	TokensUsed                              int64
+	CostUSD                                 float64
+	Model                                   string
+}
+
+// ReadJournal reads the journal of run runID under stateDir.
+func ReadJournal(stateDir, runID string) (*Journal, error) {
+	if runID == "" || !filepath.IsLocal(runID) || strings.ContainsAny(runID, `/\`) {
+		return nil, fmt.Errorf("%w: %q is not a run id", ErrJournal, runID)
+	}
+	p := filepath.Join(stateDir, "runs", runID, JournalFile)
+	data, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		if _, serr := os.Stat(filepath.Dir(p)); serr != nil {
+			return nil, fmt.Errorf("%w: no run %s in %s", ErrJournal, runID, filepath.Join(stateDir, "runs"))
+		}
+		return nil, fmt.Errorf("%w: run %s was never suspended (it has no %s)", ErrJournal, runID, JournalFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading journal: %w", err)
+	}
+	j := new(Journal)
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.UseNumber()
+	if err := dec.Decode(j); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return j, nil
+}
+
+// Resume continues the suspended run j. w must be the workflow j recorded
+// (the same bytes). From opts it takes Config, Tools, Model, HTTPClient,
+// Getenv, Environ, Prompter, Log, StateDir and Now; Approve is added to
+// the approvals the run was started with, and Reject lists boundaries to
+// reject. The run id, parameters, DryRun, AllowUnapproved and MaxSteps
+// are the journal's. The run keeps its record directory, and its records
+// continue where they stopped.
+func Resume(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Result, error) {
+	if j.Status != StatusPendingApproval || j.Pending == nil {
+		return nil, fmt.Errorf("%w: run %s is %s, not %s", ErrJournal, j.RunID, j.Status, StatusPendingApproval)
+	}
+	if w.SHA256 != j.WorkflowSHA256 {
+		return nil, fmt.Errorf("%w: %s has sha256 %s, but run %s ran %s; the workflow changed", ErrJournal, w.File, w.SHA256, j.RunID, j.WorkflowSHA256)
+	}
+	for _, b := range opts.Reject {
+		if slices.Contains(opts.Approve, b) {
+			return nil, fmt.Errorf("boundary %s is both approved and rejected", b)
+		}
+	}
+	cfg := opts.Config
+	if cfg == nil {
+		cfg = &Config{Dir: "."}
+	}
+	opts.RunID = j.RunID
+	opts.DryRun = j.DryRun
+	opts.AllowUnapproved = j.Unapproved
+	opts.MaxSteps = j.MaxSteps
+	approve := slices.Clone(j.Approve)
+	for _, b := range opts.Approve {
+		if !slices.Contains(approve, b) {
+			approve = append(approve, b)
+		}
+	}
+	opts.Approve = approve
+	if err := Check(w, cfg, opts.Tools); err != nil {
+		return nil, err
+	}
+	if err := checkModels(w, cfg, opts); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	h := newHost(ctx, w, cfg, opts)
+	h.journal = j
+	h.replayUntil = j.Pending.Step
+	h.actions = j.Actions
+	h.res.Receipts = j.Receipts
+	for _, p := range j.Phases {
+		h.phases = append(h.phases, phase{title: p.Title, lines: p.Lines})
+	}
+	c := j.Counts
+	h.res.Steps, h.res.ToolCalls, h.res.ModelCalls, h.res.Approvals = c.Steps, c.ToolCalls, c.ModelCalls, c.Approvals
+	h.res.TokensUsed, h.res.CostUSD, h.model = c.TokensUsed, c.CostUSD, c.Model
+	h.calls = j.Calls
+	started, err := time.Parse(time.RFC3339Nano, j.Started)
+	if err != nil {
+		started = opts.Now()
+	}
+	h.res.Started = started
+	return h.run(j.Params)
+}
+
+// replaying reports whether step is answered from the journal.
+func (h *host) replaying(step int) bool { return step < h.replayUntil }
+
+// replay answers step from the journal, checking that the workflow calls
+// what the journal recorded.
+func (h *host) replay(step int, kind, name, argsDigest string) (starlark.Value, error) {
+	if step > len(h.journal.Calls) || h.journal.Calls[step-1].Step != step {
+		return nil, fmt.Errorf("%w: the journal has no step %d", ErrJournal, step)
+	}
+	c := h.journal.Calls[step-1]
+	if c.Kind != kind || c.Name != name || c.ArgumentsSHA256 != argsDigest {
+		return nil, fmt.Errorf("%w: step %d is %s %s with arguments %s, but the journal recorded %s %s with arguments %s; the workflow or its inputs changed",
+			ErrJournal, step, kind, name, argsDigest, c.Kind, c.Name, c.ArgumentsSHA256)
+	}
+	return toStarlark(h.secrets.restore(c.Output))
+}
+
+// journalCall records a completed step for resume.
+func (h *host) journalCall(step int, kind, name, argsDigest string, out any) {
+	h.calls = append(h.calls, JournalCall{Step: step, Kind: kind, Name: name, ArgumentsSHA256: argsDigest, Output: out})
+}
+
+// writeJournal writes journal.json: always for a suspended run, and for a
+// resumed one, so that its status says it can no longer be resumed.
+func (h *host) writeJournal(dir string) error {
+	if h.res.Status != StatusPendingApproval && h.journal == nil {
+		return nil
+	}
+	j := &Journal{
+		RunID: h.opts.RunID, Status: h.res.Status,
+		Workflow: h.w.Name, WorkflowSHA256: h.w.SHA256,
+		Params: h.params, DryRun: h.opts.DryRun, Unapproved: h.opts.AllowUnapproved,
+		Approve: h.opts.Approve, MaxSteps: h.opts.MaxSteps,
+		Started: h.res.Started.UTC().Format(time.RFC3339Nano),
+		Pending: h.res.Pending, Calls: h.calls,
+		Actions: h.actions, Receipts: h.res.Receipts,
+		Counts: JournalCounts{
+			Steps: h.res.Steps, ToolCalls: h.res.ToolCalls, ModelCalls: h.res.ModelCalls, Approvals: h.res.Approvals,
+			TokensUsed: h.res.TokensUsed, CostUSD: h.res.CostUSD, Model: h.model,
+		},
+	}
+	if h.journal != nil {
+		j.Resumes = h.journal.Resumes + 1
+	}
+	if t, err := filepath.Abs(h.w.Target); err == nil && h.w.Target != "" {
+		j.Target = t
+	}
+	if h.cfg.File != "" {
+		j.Config = h.cfg.File
+	}
+	if j.Approve == nil {
+		j.Approve = []string{}
+	}
+	if j.Calls == nil {
+		j.Calls = []JournalCall{}
+	}
+	if j.Params == nil {
+		j.Params = Params{}
+	}
+	// The pending phase is rewritten when the run is resumed; the
+	// journal keeps the phases before it.
+	phases := h.phases
+	if h.res.Status == StatusPendingApproval && h.pendingPhase >= 0 {
+		phases = phases[:h.pendingPhase]
+	}
+	for _, p := range phases {
+		j.Phases = append(j.Phases, JournalPhase{Title: p.title, Lines: p.lines})
+	}
+	data, err := candidate.EncodeJSON(j)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, JournalFile), data, 0o600)
+}

@@ -1,0 +1,228 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// approvalWorkflow has side effects before, between and after two
+// approval boundaries, a model step and a secret whose value flows
+// through a journaled output.
+const approvalWorkflow = `# capabilities: none · secrets: TOKEN
+def wf(ctx, branch):
+    tok = ctx.secret("TOKEN")
+    a = ctx.tool("effect", step = "branch", value = branch, token = tok)
+    ctx.log("branch made: " + a["value"])
+    m = ctx.model("describe", inputs = {"branch": branch})
+    ctx.approve("merge", prompt = "Merge " + branch + "?")
+    b = ctx.tool("effect", step = "merge", value = a["token"])
+    ctx.approve("release", prompt = "Release?")
+    c = ctx.tool("effect", step = "release", value = m)
+    return [a["value"], b["value"] == tok, c["value"]]
+`
+
+type counter map[string]int
+
+func (c counter) tools() map[string]Tool {
+	return map[string]Tool{"effect": {Func: func(_ context.Context, args map[string]any) (any, error) {
+		c[args["step"].(string)]++
+		return args, nil
+	}}}
+}
+
+type fixedModel struct{ calls *int }
+
+func (m fixedModel) Complete(context.Context, ModelRequest) (*ModelResponse, error) {
+	*m.calls++
+	return &ModelResponse{Output: "desc", Model: "fixed", InputTokens: 3, OutputTokens: 2}, nil
+}
+
+func approvalOpts(t *testing.T, state string, c counter, modelCalls *int) Options {
+	o := opts(t, nil)
+	o.StateDir = state
+	o.Tools = c.tools()
+	o.Model = fixedModel{modelCalls}
+	o.Getenv = func(k string) string {
+		if k == "TOKEN" {
+			return "tok-secret-value-42"
+		}
+		return ""
+	}
+	return o
+}
+
+func TestPendingApprovalResume(t *testing.T) {
+	state := t.TempDir()
+	w := workflow(t, approvalWorkflow)
+	c := counter{}
+	models := 0
+	res, err := Run(context.Background(), w, Params{"branch": "b1"}, approvalOpts(t, state, c, &models))
+	if !errors.Is(err, ErrPendingApproval) || res.Status != StatusPendingApproval {
+		t.Fatalf("Run = %v (status %s), want a pending approval", err, res.Status)
+	}
+	if diff := cmp.Diff(&Pending{Step: 3, Boundary: "merge", Prompt: "Merge b1?"}, res.Pending); diff != "" {
+		t.Errorf("pending (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(counter{"branch": 1}, c); diff != "" || models != 1 {
+		t.Errorf("effects before the boundary (-want +got):\n%s (model calls %d)", diff, models)
+	}
+	s := readFile(t, filepath.Join(res.Dir, SessionFile))
+	for _, want := range []string{"status: pending_approval", "resume_point: step-3", "## Step 3 · approve merge (pending)", "crystallize resume run-test --approve merge"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("session.md lacks %q:\n%s", want, s)
+		}
+	}
+
+	// Resuming without a decision leaves it pending and runs nothing.
+	j, err := ReadJournal(state, "run-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = Resume(context.Background(), w, j, approvalOpts(t, state, c, &models)); !errors.Is(err, ErrPendingApproval) || len(c) != 1 || c["branch"] != 1 || models != 1 {
+		t.Fatalf("Resume without a decision = %v, effects %v, models %d", err, c, models)
+	}
+
+	// Approving merge runs the merge step once and stops at release.
+	j, _ = ReadJournal(state, "run-test")
+	o := approvalOpts(t, state, c, &models)
+	o.Approve = []string{"merge"}
+	res, err = Resume(context.Background(), w, j, o)
+	if !errors.Is(err, ErrPendingApproval) || res.Pending.Boundary != "release" {
+		t.Fatalf("Resume --approve merge = %v, pending %+v", err, res.Pending)
+	}
+	if diff := cmp.Diff(counter{"branch": 1, "merge": 1}, c); diff != "" || models != 1 {
+		t.Errorf("effects after approving merge (-want +got):\n%s (model calls %d)", diff, models)
+	}
+
+	// Approving release completes the run; no step ran twice.
+	j, _ = ReadJournal(state, "run-test")
+	o = approvalOpts(t, state, c, &models)
+	o.Approve = []string{"release"}
+	res, err = Resume(context.Background(), w, j, o)
+	if err != nil {
+		t.Fatalf("Resume --approve release = %v", err)
+	}
+	if diff := cmp.Diff(counter{"branch": 1, "merge": 1, "release": 1}, c); diff != "" || models != 1 {
+		t.Errorf("effects (-want +got):\n%s (model calls %d)", diff, models)
+	}
+	// The secret-bearing output was journaled redacted and restored.
+	if diff := cmp.Diff([]any{"b1", true, "desc"}, res.Output); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if res.Steps != 6 || res.ToolCalls != 3 || res.ModelCalls != 1 || res.Approvals != 2 || len(res.Receipts) != 4 || res.TokensUsed != 5 {
+		t.Errorf("counts: steps %d tools %d models %d approvals %d receipts %d tokens %d", res.Steps, res.ToolCalls, res.ModelCalls, res.Approvals, len(res.Receipts), res.TokensUsed)
+	}
+	tr := readTrace(t, res)
+	var names []string
+	for _, a := range tr.Actions {
+		names = append(names, string(a.Kind)+" "+a.Name)
+	}
+	want := []string{"tool_call effect", "model_call describe", "human_approval merge", "tool_call effect", "human_approval release", "tool_call effect"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("trace actions (-want +got):\n%s", diff)
+	}
+	s = readFile(t, filepath.Join(res.Dir, SessionFile))
+	for _, want := range []string{"status: completed", "> [!user]", "> Approved boundary `release` (--approve release)"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("session.md lacks %q:\n%s", want, s)
+		}
+	}
+	if n := strings.Count(s, "branch made: b1"); n != 1 {
+		t.Errorf("session.md logs the replayed line %d times, want 1", n)
+	}
+	noSecret(t, state, "tok-secret-value-42")
+
+	// A completed run cannot be resumed again.
+	j, _ = ReadJournal(state, "run-test")
+	if _, err := Resume(context.Background(), w, j, approvalOpts(t, state, c, &models)); !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), "is completed, not pending_approval") {
+		t.Errorf("second Resume = %v, want ErrJournal", err)
+	}
+}
+
+func TestResumeReject(t *testing.T) {
+	state := t.TempDir()
+	w := workflow(t, approvalWorkflow)
+	c := counter{}
+	models := 0
+	if _, err := Run(context.Background(), w, Params{"branch": "b1"}, approvalOpts(t, state, c, &models)); !errors.Is(err, ErrPendingApproval) {
+		t.Fatal(err)
+	}
+	j, _ := ReadJournal(state, "run-test")
+	o := approvalOpts(t, state, c, &models)
+	o.Reject = []string{"merge"}
+	res, err := Resume(context.Background(), w, j, o)
+	if !errors.Is(err, ErrRejected) || res.Status != StatusRejected {
+		t.Fatalf("Resume --reject = %v (status %s), want a rejected run", err, res.Status)
+	}
+	if diff := cmp.Diff(counter{"branch": 1}, c); diff != "" {
+		t.Errorf("effects (-want +got):\n%s", diff)
+	}
+	s := readFile(t, filepath.Join(res.Dir, SessionFile))
+	if !strings.Contains(s, "status: rejected") || !strings.Contains(s, "> Rejected boundary `merge` (--reject merge)") {
+		t.Errorf("session.md:\n%s", s)
+	}
+}
+
+func TestResumeChangedWorkflow(t *testing.T) {
+	state := t.TempDir()
+	c := counter{}
+	models := 0
+	w := workflow(t, approvalWorkflow)
+	Run(context.Background(), w, Params{"branch": "b1"}, approvalOpts(t, state, c, &models))
+	j, err := ReadJournal(state, "run-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2 := workflow(t, strings.Replace(approvalWorkflow, `step = "branch"`, `step = "other"`, 1))
+	if _, err := Resume(context.Background(), w2, j, approvalOpts(t, state, c, &models)); !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), "the workflow changed") {
+		t.Errorf("Resume(changed workflow) = %v", err)
+	}
+	// Same bytes, but the journal no longer matches the call (as if the
+	// inputs changed): refused before anything runs.
+	j.Calls[0].ArgumentsSHA256 = "sha256:0"
+	o := approvalOpts(t, state, c, &models)
+	o.Approve = []string{"merge"}
+	if _, err := Resume(context.Background(), w, j, o); !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), "step 1 is tool effect") {
+		t.Errorf("Resume(diverging journal) = %v", err)
+	}
+	if c["branch"] != 1 || c["merge"] != 0 {
+		t.Errorf("effects = %v", c)
+	}
+	if _, err := ReadJournal(state, "../x"); !errors.Is(err, ErrJournal) {
+		t.Errorf("ReadJournal(../x) = %v", err)
+	}
+	if _, err := ReadJournal(state, "nope"); !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), "no run nope") {
+		t.Errorf("ReadJournal(nope) = %v", err)
+	}
+}
+
+type decide bool
+
+func (a decide) Ask(context.Context, string, string) (bool, error) { return bool(a), nil }
+
+func TestPrompter(t *testing.T) {
+	w := workflow(t, "def wf(ctx):\n    ctx.approve(\"merge\", prompt = \"Merge?\")\n    return 1\n")
+	o := opts(t, nil)
+	o.Prompter = decide(true)
+	res, err := Run(context.Background(), w, nil, o)
+	if err != nil || res.Approvals != 1 {
+		t.Fatalf("Run(yes) = %v", err)
+	}
+	if s := readFile(t, filepath.Join(res.Dir, SessionFile)); !strings.Contains(s, "> [!user]\n> Approved boundary `merge` (interactive)") {
+		t.Errorf("session.md:\n%s", s)
+	}
+	if _, err := os.Stat(filepath.Join(res.Dir, JournalFile)); err == nil {
+		t.Error("a run that was never suspended wrote a journal")
+	}
+	o = opts(t, nil)
+	o.Prompter = decide(false)
+	if res, err := Run(context.Background(), w, nil, o); !errors.Is(err, ErrRejected) || res.Status != StatusRejected {
+		t.Fatalf("Run(no) = %v", err)
+	}
+}
