@@ -27,6 +27,7 @@ var allowed = map[string][]string{
 	"internal/redact":          {},
 	"internal/plan":            {},
 	"internal/toon":            {},
+	"internal/session":         {"internal/trace"},
 	"internal/runtime":         {"internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact"},
 	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
 	"internal/skill":           {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},

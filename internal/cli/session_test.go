@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// sessionCmd runs "crystallize session args..." in-process under a root of
+// its own (cli.go registers the command in the real tree) and returns the
+// exit code, stdout and stderr, as Main would.
+func sessionCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	e := &env{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	root := &cobra.Command{Use: "crystallize", SilenceUsage: true, SilenceErrors: true}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newSessionCmd(e))
+	root.SetArgs(append([]string{"session"}, args...))
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	code := exitOK
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		printError(&stderr, err)
+		var ue usageError
+		var ee exitError
+		switch {
+		case errors.As(err, &ee):
+			code = ee.code
+		case errors.As(err, &ue), isCobraUsage(err):
+			code = exitUsage
+		default:
+			code = exitFailure
+		}
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+const examples = "../../examples/sessions/"
+
+func TestSessionLint(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.md")
+	err := os.WriteFile(bad, []byte("---\ntype: session\nstatus: active\n---\n\n## P\n\n**Tool calls:**\n- `grep x` 12 matches\n"), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{[]string{"lint", examples + "2026-01-12-release-notes.md", examples + "2026-01-14-flaky-test.md"}, 0, "", ""},
+		{[]string{"lint", bad}, 1, "", "crystallize: session lint: 2 problems\n  " + bad + ":2: missing session_id\n  " + bad + ":9: tool call without result arrow\n"},
+		{[]string{"lint"}, 2, "", "crystallize: requires at least 1 arg(s), only received 0\n"},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := sessionCmd(t, tt.args...)
+		if code != tt.code || stdout != tt.stdout || stderr != tt.stderr {
+			t.Errorf("session %q = %d, %q, %q; want %d, %q, %q", tt.args, code, stdout, stderr, tt.code, tt.stdout, tt.stderr)
+		}
+	}
+
+	code, stdout, _ := sessionCmd(t, "lint", "--json", examples+"2026-01-14-flaky-test.md", bad)
+	var report lintReport
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil || code != 1 {
+		t.Fatalf("lint --json = %d, %v\n%s", code, err, stdout)
+	}
+	want := []lintFile{
+		{File: examples + "2026-01-14-flaky-test.md", Problems: []lintProblem{}},
+		{File: bad, Problems: []lintProblem{{2, "missing session_id"}, {9, "tool call without result arrow"}}},
+	}
+	if len(report.Files) != 2 || report.Files[0].File != want[0].File || len(report.Files[0].Problems) != 0 ||
+		len(report.Files[1].Problems) != 2 || report.Files[1].Problems[1] != want[1].Problems[1] {
+		t.Errorf("lint --json = %+v, want %+v", report.Files, want)
+	}
+}
+
+func TestSessionResume(t *testing.T) {
+	code, stdout, stderr := sessionCmd(t, "resume", examples+"2026-01-12-release-notes.md")
+	if code != 0 {
+		t.Fatalf("resume = %d, %s", code, stderr)
+	}
+	for _, want := range []string{
+		"Resume at: phase 2, `draft-notes` (Draft notes)\n",
+		"  nested session: Classify merged pull requests for v1.4.0 (completed)\n",
+		"  handled by: user: \"Link to the GitHub release page instead of the changelog anchor.\"\n",
+		"- Ask the API owners to review the breaking changes (pending)\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("resume output lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	code, stdout, _ = sessionCmd(t, "resume", "--json", "--phase", "phase-1", examples+"2026-01-12-release-notes.md")
+	var pack struct {
+		ResumeAt struct{ ID string } `json:"resume_at"`
+		Later    int                 `json:"later_phases"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &pack); err != nil || code != 0 || pack.ResumeAt.ID != "collect-changes" || pack.Later != 1 {
+		t.Errorf("resume --json --phase phase-1 = %d, %+v, %v", code, pack, err)
+	}
+
+	code, _, stderr = sessionCmd(t, "resume", "--phase", "nope", examples+"2026-01-12-release-notes.md")
+	if want := "crystallize: --phase: no such phase: nope (phases: collect-changes, draft-notes)\n"; code != 2 || stderr != want {
+		t.Errorf("resume --phase nope = %d, %q, want 2, %q", code, stderr, want)
+	}
+}
