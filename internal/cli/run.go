@@ -22,6 +22,7 @@ type runFlags struct {
 	dryRun          bool
 	approve         []string
 	allowUnapproved bool
+	verify          bool
 	config          string
 	check           bool
 	stateDir        string
@@ -32,7 +33,7 @@ type runFlags struct {
 func newRunCmd(e *env) *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
-		Use:   "run TARGET [--param k=v]... [--params FILE.json] [--dry-run] [--approve NAME]... [flags]",
+		Use:   "run TARGET [--param k=v]... [--params FILE.json] [--dry-run] [--approve NAME]... [--verify] [flags]",
 		Short: "Run a crystallized workflow",
 		Long: `run loads the workflow TARGET (a bundle directory or a .star file), checks that
 every parameter is given and every tool it calls is bound, and calls the
@@ -41,8 +42,15 @@ workflow function with a ctx host object. Tools are bound in crystallize.toml
 without a shell, one argument per {param}; fs.read and fs.write are built in
 and confined to [workspace] roots. A call needing a capability outside the
 workflow's declared capabilities intersected with [grants] capabilities is
-refused. Secrets are read from environment variables named by their logical
-ids, and never recorded.
+refused. http bindings make one request per call:
+  http = { method = "POST", url = "https://host/x/{param}",
+           headers = { Authorization = "Bearer {secret:TOKEN}" }, body = "json" }
+with URL parameters escaped, the other arguments as a JSON body (or query),
+and a JSON response parsed. Secrets are logical ids, written {secret:ID} in
+headers and command templates and ctx.secret("ID") in workflows, resolved
+from the environment variable ID, then from the file [secrets] file names
+(KEY=VALUE lines, which must not be readable by group or others); their
+values never appear in anything the run writes.
 
 A bundle whose promotion status is not ready runs only with --dry-run, or
 with --allow-unapproved, which the run records.
@@ -54,6 +62,12 @@ it ctx.approve asks on the terminal when stdin is one, and otherwise
 suspends the run in state pending_approval (exit status 1), to be continued
 with "crystallize resume RUN-ID --approve NAME" (or --reject NAME).
 --check only checks that every tool is bound.
+
+--verify compares the run's receipts with the expected receipts of the
+bundle's candidate through the replay oracle, masking what the candidate's
+examples allowlist; drift exits 1 naming the first divergent JSON path, and
+is recorded in the run. It needs a bundle whose candidate expects receipts
+and a run that executes (not --dry-run).
 
 Model steps (ctx.model) use [models.<step>] or [models.default]: provider
 openai (any OpenAI-compatible chat-completions server), anthropic, or replay
@@ -71,7 +85,9 @@ was cancelled (SIGINT), 2 on a usage error (including missing parameters).
 "model_calls", "approvals", "receipts", "refusals", "duration_ms",
 "tokens_used", "cost_usd", "pending" ({"step", "boundary", "prompt"} or
 null), "dir",
-"dry_run", "allow_unapproved", "error", "output"}; with --check,
+"dry_run", "allow_unapproved", "error", "output", "verification"
+({"candidate_id", "passed", "expected_receipts", "receipts", "divergence"
+({"path", "left", "right", "message"} or null), "warnings"} or null)}; with --check,
 {"workflow", "tools", "unbound"}.`,
 		Example: `  crystallize run bump.star --param branch=deps/x --param module=golang.org/x/net \
       --param version=v0.33.0 --param message='bump x/net' --param title='Bump x/net'
@@ -88,6 +104,7 @@ null), "dir",
 	fs.BoolVar(&f.dryRun, "dry-run", false, "execute nothing; answer every call from the bundle's fixtures")
 	fs.StringArrayVar(&f.approve, "approve", nil, "approve the boundary NAME in advance (repeatable)")
 	fs.BoolVar(&f.allowUnapproved, "allow-unapproved", false, "run a bundle that is not ready (recorded in the run)")
+	fs.BoolVar(&f.verify, "verify", false, "compare the run's receipts with the candidate's expected receipts; drift fails the run")
 	fs.StringVar(&f.config, "config", "", "project configuration (default ./"+runtime.ConfigFile+" when it exists)")
 	fs.BoolVar(&f.check, "check", false, "only check that every tool the workflow calls is bound")
 	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, "directory runs are recorded under (<dir>/runs/<run-id>)")
@@ -97,6 +114,9 @@ null), "dir",
 }
 
 func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
+	if f.verify && f.dryRun {
+		return usagef("--verify compares the receipts of a run that executes; it cannot be combined with --dry-run")
+	}
 	params, err := f.readParams()
 	if err != nil {
 		return err
@@ -110,12 +130,13 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 		return err
 	}
 	if f.check {
-		return runCheck(e, f, w, cfg)
+		return runCheck(cmd.Context(), e, f, w, cfg)
 	}
 	res, err := runtime.Run(cmd.Context(), w, params, runtime.Options{
 		Config:          cfg,
 		DryRun:          f.dryRun,
 		AllowUnapproved: f.allowUnapproved,
+		Verify:          f.verify,
 		Approve:         f.approve,
 		Prompter:        stdinPrompter(cmd, e),
 		Getenv:          e.getenv,
@@ -181,8 +202,12 @@ func (f *runFlags) loadConfig() (*runtime.Config, error) {
 	return runtime.LoadConfig(file)
 }
 
-func runCheck(e *env, f *runFlags, w *runtime.Workflow, cfg *runtime.Config) error {
-	err := runtime.Check(w, cfg, nil)
+// runCheck reports whether every tool the workflow calls is bound. MCP
+// servers are started and asked which tools they declare, so a name bound
+// to a server that lacks it, or to a server that cannot start, is
+// reported too.
+func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg *runtime.Config) error {
+	err := runtime.CheckMCP(ctx, w, cfg, runtime.Options{Environ: os.Environ()})
 	var ue *runtime.UnboundError
 	if err != nil && !errors.As(err, &ue) {
 		return err
@@ -225,6 +250,13 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 	if r.AllowUnapproved {
 		fmt.Fprintln(w, "  ran with --allow-unapproved: the bundle is not ready")
 	}
+	if v := r.Verification; v != nil {
+		if v.Passed {
+			fmt.Fprintf(w, "  verified: %d receipts match candidate %s\n", v.Actual, v.CandidateID)
+		} else {
+			fmt.Fprintf(w, "  drift from candidate %s at %s: %s\n", v.CandidateID, v.Divergence.Path, v.Divergence.Message)
+		}
+	}
 	fmt.Fprintf(w, "  duration: %s\n", r.Duration.Round(1e6))
 	fmt.Fprintf(w, "  recorded in: %s\n", r.Dir)
 }
@@ -240,6 +272,7 @@ func writeRunJSON(w io.Writer, r *runtime.Result) error {
 		"receipts": len(r.Receipts), "refusals": refusals, "duration_ms": r.Duration.Milliseconds(),
 		"tokens_used": r.TokensUsed, "cost_usd": r.CostUSD, "pending": r.Pending,
 		"dir": r.Dir, "dry_run": r.DryRun, "allow_unapproved": r.AllowUnapproved, "error": r.Error, "output": r.Output,
+		"verification": r.Verification,
 	})
 }
 

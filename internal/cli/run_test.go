@@ -358,3 +358,28 @@ func TestLinePrompter(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRunDryRun is the wall-clock time of "crystallize run
+// --dry-run" on the bump bundle mined from examples/traces, in-process:
+// command setup, loading the bundle and its fixtures, running the
+// workflow and writing its records. The target is under 100 ms.
+func BenchmarkRunDryRun(b *testing.B) {
+	tmp := b.TempDir()
+	bundleDir := filepath.Join(tmp, "bundle")
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	if code := run(context.Background(), e, []string{"mine", "--from", "../../examples/traces", "--bundle", bundleDir}); code != exitOK {
+		b.Fatalf("mine exit %d: %s", code, errb.String())
+	}
+	args := []string{"run", bundleDir, "--dry-run", "--config", "../../examples/crystallize.toml", "--state-dir", filepath.Join(tmp, "state"),
+		"--param", "branch=deps/x", "--param", "module=golang.org/x/net", "--param", "version=v0.33.0",
+		"--param", "message=bump x/net", "--param", "title=Bump x/net"}
+	for b.Loop() {
+		out.Reset()
+		errb.Reset()
+		if code := run(context.Background(), e, args); code != exitOK {
+			b.Fatalf("run exit %d: %s%s", code, out.String(), errb.String())
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/run")
+}

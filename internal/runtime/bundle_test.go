@@ -112,7 +112,6 @@ capabilities = ["git.write", "fs.write"]
 	for _, want := range []string{
 		p + `: tools."bad".timeout: "soon" is not a positive duration`,
 		p + `: tools.bad.colour: unknown key`,
-		p + `: tools."docs.*".mcp: mcp bindings are not implemented yet`,
 		p + `: tools."none": no executor`,
 		p + `: models.default.model: empty model; name the provider's model`,
 	} {

@@ -28,9 +28,13 @@ const DefaultToolTimeout = 5 * time.Minute
 type Config struct {
 	Workspace Workspace              `toml:"workspace"`
 	Tools     map[string]ToolBinding `toml:"tools"`
-	MCP       map[string]any         `toml:"mcp"`
+	MCP       map[string]MCPServer   `toml:"mcp"`
 	Models    map[string]ModelConfig `toml:"models"`
 	Grants    Grants                 `toml:"grants"`
+
+	// Secrets names the file secrets are read from after the
+	// environment; see SecretsConfig.
+	Secrets SecretsConfig `toml:"secrets"`
 
 	// Dir is the directory relative paths resolve against; LoadConfig
 	// sets it to the file's directory, and File to the file's absolute
@@ -67,9 +71,14 @@ type ToolBinding struct {
 	Timeout string `toml:"timeout"`
 	// Builtin binds the name to a built-in tool, "fs.read" or "fs.write".
 	Builtin string `toml:"builtin"`
-	// MCP and HTTP are reserved for bindings not implemented yet.
+	// MCP binds the name to a tool of the server [mcp.<MCP>]. Tool
+	// names that tool; by default it is the called name without the
+	// literal prefix of a glob key, so "docs.search" bound by
+	// [tools."docs.*"] calls "search" (see the package comment).
 	MCP  string `toml:"mcp"`
-	HTTP any    `toml:"http"`
+	Tool string `toml:"tool"`
+	// HTTP makes every call an HTTP request; see HTTPBinding.
+	HTTP *HTTPBinding `toml:"http"`
 
 	// Capability (and Capabilities, an extension for tools that need
 	// several) are what a call needs; so are the capabilities of
@@ -77,8 +86,9 @@ type ToolBinding struct {
 	Capability   string   `toml:"capability"`
 	Capabilities []string `toml:"capabilities"`
 	// Kind is the action kind recorded in the run's trace: "tool_call"
-	// by default, "external_api_call" for a tool that calls a remote API,
-	// so a run's trace lines up with the traces it was mined from.
+	// by default ("external_api_call" for an http binding), or
+	// "external_api_call" for a command that calls a remote API, so a
+	// run's trace lines up with the traces it was mined from.
 	Kind string `toml:"kind"`
 	// SideEffects are recorded with every call and in its receipt.
 	SideEffects []SideEffect `toml:"side_effects"`
@@ -149,11 +159,6 @@ func LoadConfig(file string) (*Config, error) {
 	c.File = filepath.Join(abs, filepath.Base(file))
 	var errs []error
 	for _, k := range md.Undecoded() {
-		// [mcp] and http tables are kept whole; their keys are checked
-		// when those bindings are implemented.
-		if len(k) > 0 && k[0] == "mcp" || len(k) > 3 && k[0] == "tools" && k[2] == "http" {
-			continue
-		}
 		errs = append(errs, fmt.Errorf("%s: %s: unknown key", file, k.String()))
 	}
 	errs = append(errs, c.check(file)...)
@@ -183,13 +188,11 @@ func (c *Config) check(file string) []error {
 		}
 		switch {
 		case executors == 0:
-			bad(p, "no executor; set command or builtin")
+			bad(p, "no executor; set one of command, builtin, mcp, http")
 		case executors > 1:
 			bad(p, "more than one executor; set exactly one of command, builtin, mcp, http")
-		case b.MCP != "":
-			bad(p+".mcp", "mcp bindings are not implemented yet")
 		case b.HTTP != nil:
-			bad(p+".http", "http bindings are not implemented yet")
+			errs = append(errs, b.HTTP.check(file, p+".http")...)
 		case b.Builtin != "" && b.Builtin != ToolFSRead && b.Builtin != ToolFSWrite:
 			bad(p+".builtin", "unknown built-in %q; want %s or %s", b.Builtin, ToolFSRead, ToolFSWrite)
 		}
@@ -208,6 +211,7 @@ func (c *Config) check(file string) []error {
 		}
 		c.Tools[name] = b
 	}
+	errs = append(errs, c.checkMCP(file)...)
 	for _, name := range sortedKeys(c.Models) {
 		m := c.Models[name]
 		p := "models." + name
@@ -304,8 +308,11 @@ func (b *binding) capabilities() []string {
 
 // kind is the action kind b's calls are recorded with.
 func (b *binding) kind() trace.Kind {
-	if b.tool != nil && b.tool.Kind != "" {
+	switch {
+	case b.tool != nil && b.tool.Kind != "":
 		return trace.Kind(b.tool.Kind)
+	case b.tool != nil && b.tool.HTTP != nil:
+		return trace.KindExternalAPICall
 	}
 	return trace.KindToolCall
 }

@@ -35,11 +35,46 @@
 // that name, so a value stays one argument whatever it contains. The
 // arguments are also given to the command as a JSON object on stdin, and
 // its stdout is parsed as JSON when it is JSON, else returned as a string.
+// An http binding makes one request per call (see HTTPBinding): URL
+// parameters escaped, the other arguments as a JSON body or query, a JSON
+// response parsed, a status outside 2xx an error naming it and the URL.
 // The built-ins are confined to the workspace roots with os.Root, which
 // refuses paths that leave the root through ".." or symlinks.
 //
 // Every ctx.tool name written as a string literal is resolved before the
 // first step runs; Check does only that, listing every unbound name.
+//
+// # MCP tools
+//
+// A binding with mcp = "docs" calls a tool of the Model Context Protocol
+// server [mcp.docs], through the official Go SDK: a server started over
+// stdio from its command (with the entry's cwd and env), or reached over
+// streamable HTTP at its url. The tool called is the binding's tool when
+// set; otherwise the called name without the literal prefix of a glob key
+// ("docs.search" through [tools."docs.*"] calls "search"), or the called
+// name itself for an exact key. The call's keyword arguments are the
+// tool's JSON arguments; its structured content, else its text (parsed as
+// JSON when it is JSON), is the step's result; a result flagged as an
+// error fails the step (ErrMCP, naming the server and the tool). A run
+// opens one session per server, at its first call, and closes it when the
+// workflow returns. The server's annotations of the tool (readOnlyHint,
+// destructiveHint, idempotentHint, openWorldHint, with the protocol's
+// defaults for hints it leaves unset) are recorded in the action's
+// metadata under "mcp" and in session.md; they are the server's claims,
+// so capabilities still come from the binding. Before a run the binding
+// is only checked to name a configured server; CheckMCP also starts the
+// servers and counts a name as bound only when its server declares the
+// tool.
+//
+// # Secrets
+//
+// A secret is a logical id: ctx.secret("ID") in a workflow (which must
+// declare it), "{secret:ID}" in a binding's command, cwd, env or http
+// headers (never an http URL, which is recorded), or a model's api_key.
+// Its value comes from Options.Getenv (the cli passes the environment),
+// else from the KEY=VALUE file [secrets] file names, which is refused when
+// group or others can read it. Every secret a binding of the workflow's
+// tools names is checked to be set before the first step.
 //
 // # Models
 //
@@ -61,9 +96,11 @@
 // pending_approval and writes journal.json, and Resume continues it by
 // replaying the journal (see journal.go for why that is safe).
 //
-// # Not yet
+// # Verification
 //
-// HTTP and MCP bindings, --verify and secrets from a file are not
-// implemented: a config naming an http or mcp binding is refused with a
-// message saying so.
+// With Options.Verify a bundle's run is compared, when it ends, with its
+// candidate's expected receipts through the replay oracle, masked by the
+// allowlist rules of the candidate's examples; drift is ErrDrift with the
+// JSON pointer of the first divergence, recorded in trace.json and
+// session.md. See verify.go.
 package runtime

@@ -19,20 +19,28 @@ var ErrOutsideWorkspace = errors.New("path outside the workspace")
 // maxStderr is how much of a failing command's stderr its error quotes.
 const maxStderr = 2000
 
-// execute runs one bound tool call for real.
-func (h *host) execute(name string, b *binding, args map[string]any) (out any, argv []string, err error) {
+// execute runs one bound tool call for real. It returns, for the
+// record, the argv of a command binding or the request of an http one.
+func (h *host) execute(name string, b *binding, args map[string]any) (out any, argv []string, req *httpRequest, err error) {
 	switch {
 	case b.inproc != nil:
 		out, err = b.inproc.Func(h.ctx, args)
-		return out, nil, err
+		return out, nil, nil, err
 	case b.builtin == ToolFSRead:
 		out, err = h.fsRead(args)
-		return out, nil, err
+		return out, nil, nil, err
 	case b.builtin == ToolFSWrite:
 		out, err = h.fsWrite(args)
-		return out, nil, err
+		return out, nil, nil, err
+	case b.tool != nil && b.tool.MCP != "":
+		out, err = h.mcpCallTool(name, b, args)
+		return out, nil, nil, err
+	case b.tool != nil && b.tool.HTTP != nil:
+		out, req, err = h.httpCall(b.tool, args)
+		return out, nil, req, err
 	}
-	return h.command(b.tool, args)
+	out, argv, err = h.command(b.tool, args)
+	return out, argv, nil, err
 }
 
 // expandCommand expands a binding's argv, working directory and
@@ -62,16 +70,25 @@ func (h *host) expandCommand(t *ToolBinding, args map[string]any) (argv []string
 	return argv, dir, env, errors.Join(errs...)
 }
 
-// expand replaces every {name} in tmpl by the call's argument name, or
-// {workspace} by the first workspace root. The result of a replacement is
-// not expanded again, and "{{" and "}}" stand for literal braces; text in
-// braces that is not an identifier is kept as it is.
+// expand replaces every {name} in tmpl by the call's argument name,
+// {workspace} by the first workspace root and {secret:ID} by the value of
+// the secret ID (which is then replaced in everything recorded). The
+// result of a replacement is not expanded again, and "{{" and "}}" stand
+// for literal braces; text in braces that is neither is kept as it is.
 func (h *host) expand(tmpl string, args map[string]any) (string, error) {
+	return h.expandWith(tmpl, args, nil, nil)
+}
+
+// expandWith is expand with escape, when not nil, applied to every
+// argument value (an HTTP binding escapes URL parameters), and the name of
+// every argument the template takes added to used, when not nil.
+func (h *host) expandWith(tmpl string, args map[string]any, escape func(string) string, used map[string]bool) (string, error) {
 	if !strings.ContainsAny(tmpl, "{}") {
 		return tmpl, nil
 	}
 	var b strings.Builder
 	var missing []string
+	var errs []error
 	for i := 0; i < len(tmpl); {
 		c := tmpl[i]
 		switch {
@@ -81,26 +98,93 @@ func (h *host) expand(tmpl string, args map[string]any) (string, error) {
 			continue
 		case c == '{':
 			end := strings.IndexByte(tmpl[i:], '}')
-			if end > 0 && isIdent(tmpl[i+1:i+end]) {
-				key := tmpl[i+1 : i+end]
-				if v, ok := args[key]; ok {
-					b.WriteString(argString(v))
-				} else if key == "workspace" {
-					b.WriteString(h.cfg.roots()[0])
-				} else {
-					missing = append(missing, key)
-				}
+			if end <= 0 {
+				break
+			}
+			key := tmpl[i+1 : i+end]
+			if id, ok := strings.CutPrefix(key, "secret:"); ok && isSecretID(id) {
+				v, err := h.bindingSecret(id)
+				errs = append(errs, err)
+				b.WriteString(v)
 				i += end + 1
 				continue
 			}
+			if !isIdent(key) {
+				break
+			}
+			if v, ok := args[key]; ok {
+				s := argString(v)
+				if escape != nil {
+					s = escape(s)
+				}
+				b.WriteString(s)
+				if used != nil {
+					used[key] = true
+				}
+			} else if key == "workspace" {
+				b.WriteString(h.cfg.roots()[0])
+			} else {
+				missing = append(missing, key)
+			}
+			i += end + 1
+			continue
 		}
 		b.WriteByte(c)
 		i++
 	}
 	if len(missing) > 0 {
-		return "", fmt.Errorf("the command template names %s, which the call does not pass", "{"+strings.Join(missing, "}, {")+"}")
+		errs = append(errs, fmt.Errorf("the template names %s, which the call does not pass", "{"+strings.Join(missing, "}, {")+"}"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return "", err
 	}
 	return b.String(), nil
+}
+
+// bindingSecret resolves a {secret:ID} of a binding's template. A dry run
+// resolves nothing: it writes the placeholder the value would be recorded
+// as.
+func (h *host) bindingSecret(id string) (string, error) {
+	if h.opts.DryRun {
+		return "[redacted:" + id + "]", nil
+	}
+	return h.secretValue(id)
+}
+
+// secretValue resolves the secret id through Options.Getenv (the
+// environment, then the secrets file) and registers its value to be
+// replaced in everything recorded.
+func (h *host) secretValue(id string) (string, error) {
+	var v string
+	if h.opts.Getenv != nil {
+		v = h.opts.Getenv(id)
+	}
+	if v == "" {
+		return "", fmt.Errorf("%w: %s is not set; %s", ErrSecret, id, h.cfg.secretHint(id))
+	}
+	h.secrets.add(id, v)
+	return v, nil
+}
+
+// templateSecrets returns the ids of the {secret:ID} placeholders in
+// tmpl, in order.
+func templateSecrets(tmpl string) []string {
+	var ids []string
+	for rest := tmpl; ; {
+		i := strings.Index(rest, "{secret:")
+		if i < 0 {
+			return ids
+		}
+		rest = rest[i+len("{secret:"):]
+		end := strings.IndexByte(rest, '}')
+		if end < 0 {
+			return ids
+		}
+		if id := rest[:end]; isSecretID(id) {
+			ids = append(ids, id)
+		}
+		rest = rest[end+1:]
+	}
 }
 
 func isIdent(s string) bool {

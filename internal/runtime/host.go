@@ -32,6 +32,10 @@ type host struct {
 	model   string // last model that answered, for session.md
 	// providers are the model clients made so far, by [models.*] key.
 	providers map[string]Model
+	// servers are the run's MCP sessions, by [mcp.*] key (see mcp.go).
+	servers map[string]*mcpServer
+	// expect is what the run is verified against (Options.Verify).
+	expect *expectation
 
 	// params are the run's arguments, calls its completed steps, for the
 	// journal of a suspended run.
@@ -181,15 +185,19 @@ func (h *host) tool(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	start := time.Now()
 	var out any
 	var argv []string
+	var req *httpRequest
 	status := ReceiptOK
 	if h.opts.DryRun {
 		status = ReceiptDryRun
-		if bind.tool != nil && len(bind.tool.Command) > 0 {
+		switch {
+		case bind.tool != nil && len(bind.tool.Command) > 0:
 			argv, _, _, err = h.expandCommand(bind.tool, callArgs)
+		case bind.tool != nil && bind.tool.HTTP != nil:
+			req, err = h.expandHTTP(bind.tool.HTTP, callArgs)
 		}
 		out = h.fixture(name, bind.kind(), recArgs)
 	} else {
-		out, argv, err = h.execute(name, bind, callArgs)
+		out, argv, req, err = h.execute(name, bind, callArgs)
 	}
 	dur := time.Since(start)
 	if err != nil {
@@ -201,6 +209,10 @@ func (h *host) tool(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 		effects = append(effects, trace.SideEffect{Kind: "file_write", Target: argString(recArgs["path"]), Capability: "fs.write", Mutation: "write"})
 	}
 	h.record(step, bind.kind(), name, recArgs, recOut, caps, effects, status, dur, argv, err)
+	if req != nil {
+		h.recordRequest(req)
+	}
+	h.recordMCP(bind, name)
 	h.res.ToolCalls++
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: %w", name, err)
@@ -422,14 +434,10 @@ func (h *host) apiKey(key string, mc ModelConfig) (string, error) {
 	if mc.APIKey == "" {
 		return "", nil
 	}
-	var v string
-	if h.opts.Getenv != nil {
-		v = h.opts.Getenv(mc.APIKey)
+	v, err := h.secretValue(mc.APIKey)
+	if err != nil {
+		return "", fmt.Errorf("models.%s.api_key: %w", key, err)
 	}
-	if v == "" {
-		return "", fmt.Errorf("%w: models.%s.api_key names secret %s, which is not set; set the environment variable %s", ErrSecret, key, mc.APIKey, mc.APIKey)
-	}
-	h.secrets.add(mc.APIKey, v)
 	return v, nil
 }
 
@@ -525,14 +533,10 @@ func (h *host) secret(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 	if !slices.Contains(h.w.Secrets, id) {
 		return nil, fmt.Errorf("%w: %s is not among the secrets the workflow declares (%s)", ErrSecret, id, orNone(h.w.Secrets))
 	}
-	var v string
-	if h.opts.Getenv != nil {
-		v = h.opts.Getenv(id)
+	v, err := h.secretValue(id)
+	if err != nil {
+		return nil, err
 	}
-	if v == "" {
-		return nil, fmt.Errorf("%w: %s is not set; set the environment variable %s", ErrSecret, id, id)
-	}
-	h.secrets.add(id, v)
 	return starlark.String(v), nil
 }
 

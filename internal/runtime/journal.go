@@ -98,6 +98,7 @@ type Journal struct {
 	Params         Params   `json:"params"`
 	DryRun         bool     `json:"dry_run"`
 	Unapproved     bool     `json:"allow_unapproved"`
+	Verify         bool     `json:"verify,omitempty"`
 	Approve        []string `json:"approve"`
 	MaxSteps       uint64   `json:"max_steps"`
 	Started        string   `json:"started"`
@@ -156,8 +157,8 @@ func ReadJournal(stateDir, runID string) (*Journal, error) {
 // (the same bytes). From opts it takes Config, Tools, Model, HTTPClient,
 // Getenv, Environ, Prompter, Log, StateDir and Now; Approve is added to
 // the approvals the run was started with, and Reject lists boundaries to
-// reject. The run id, parameters, DryRun, AllowUnapproved and MaxSteps
-// are the journal's. The run keeps its record directory, and its records
+// reject. The run id, parameters, DryRun, AllowUnapproved, Verify and
+// MaxSteps are the journal's. The run keeps its record directory, and its records
 // continue where they stopped.
 func Resume(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Result, error) {
 	if j.Status != StatusPendingApproval || j.Pending == nil {
@@ -189,11 +190,14 @@ func Resume(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Result
 	if err := Check(w, cfg, opts.Tools); err != nil {
 		return nil, err
 	}
-	if err := checkModels(w, cfg, opts); err != nil {
+	opts.Verify = j.Verify
+	opts, exp, err := prepare(w, cfg, opts)
+	if err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()
 	h := newHost(ctx, w, cfg, opts)
+	h.expect = exp
 	h.journal = j
 	h.replayUntil = j.Pending.Step
 	h.actions = j.Actions
@@ -244,7 +248,7 @@ func (h *host) writeJournal(dir string) error {
 	j := &Journal{
 		RunID: h.opts.RunID, Status: h.res.Status,
 		Workflow: h.w.Name, WorkflowSHA256: h.w.SHA256,
-		Params: h.params, DryRun: h.opts.DryRun, Unapproved: h.opts.AllowUnapproved,
+		Params: h.params, DryRun: h.opts.DryRun, Unapproved: h.opts.AllowUnapproved, Verify: h.opts.Verify,
 		Approve: h.opts.Approve, MaxSteps: h.opts.MaxSteps,
 		Started: h.res.Started.UTC().Format(time.RFC3339Nano),
 		Pending: h.res.Pending, Calls: h.calls,

@@ -52,30 +52,9 @@ func (h *host) write() error {
 // durations and the run id change on every run and are allowlisted.
 func (h *host) trace() (*trace.Trace, error) {
 	r := h.res
-	receipts := make([]any, len(r.Receipts))
 	usage := false
-	for i, rc := range r.Receipts {
-		effects := make([]any, len(rc.SideEffects))
-		for j, se := range rc.SideEffects {
-			m := map[string]any{"kind": se.Kind, "target": se.Target}
-			if se.Capability != "" {
-				m["capability"] = se.Capability
-			}
-			if se.Mutation != "" {
-				m["mutation"] = se.Mutation
-			}
-			effects[j] = m
-		}
-		m := map[string]any{
-			"receipt_id": rc.ID, "step": rc.Step, "kind": rc.Kind, "tool": rc.Tool, "status": rc.Status,
-			"arguments_sha256": rc.ArgumentsSHA256, "result_sha256": rc.ResultSHA256,
-			"side_effects": effects, "duration_ms": rc.DurationMS,
-		}
-		if u := rc.Usage; u != nil {
-			usage = true
-			m["usage"] = map[string]any{"model": u.Model, "input_tokens": u.InputTokens, "output_tokens": u.OutputTokens, "cost_usd": u.CostUSD}
-		}
-		receipts[i] = m
+	for _, rc := range r.Receipts {
+		usage = usage || rc.Usage != nil
 	}
 	refusals := make([]any, len(r.Refusals))
 	for i, rf := range r.Refusals {
@@ -108,6 +87,13 @@ func (h *host) trace() (*trace.Trace, error) {
 	if r.Output != nil {
 		run["output"] = r.Output
 	}
+	if v := r.Verification; v != nil {
+		m := map[string]any{"candidate_id": v.CandidateID, "passed": v.Passed, "expected_receipts": v.Expected, "receipts": v.Actual}
+		if d := v.Divergence; d != nil {
+			m["divergence"] = map[string]any{"path": d.Path, "message": d.Message}
+		}
+		run["verification"] = m
+	}
 	var total trace.Usage
 	for _, a := range h.actions {
 		if a.Cost != nil {
@@ -139,7 +125,7 @@ func (h *host) trace() (*trace.Trace, error) {
 		StartedAt:       r.Started.UTC().Format(time.RFC3339Nano),
 		FinishedAt:      r.Ended.UTC().Format(time.RFC3339Nano),
 		Actions:         actions,
-		ReplayRun:       map[string]any{"run_id": r.RunID, "effect_receipts": receipts},
+		ReplayRun:       h.replayRun(),
 		ReplayAllowlist: allow,
 		Usage:           &total,
 		Metadata:        map[string]any{"crystallize_run": run},
@@ -193,4 +179,34 @@ func (h *host) session() string {
 	fmt.Fprintf(&b, "\n---\n\nSteps: %d (%d tool calls, %d model calls, %d approvals); receipts: %d; refusals: %d; status: %s.\n",
 		r.Steps, r.ToolCalls, r.ModelCalls, r.Approvals, len(r.Receipts), len(r.Refusals), r.Status)
 	return b.String()
+}
+
+// replayRun returns the run's replay_run: its run id and its receipts as
+// generic JSON, in the shape the replay oracle compares.
+func (h *host) replayRun() map[string]any {
+	r := h.res
+	receipts := make([]any, len(r.Receipts))
+	for i, rc := range r.Receipts {
+		effects := make([]any, len(rc.SideEffects))
+		for j, se := range rc.SideEffects {
+			m := map[string]any{"kind": se.Kind, "target": se.Target}
+			if se.Capability != "" {
+				m["capability"] = se.Capability
+			}
+			if se.Mutation != "" {
+				m["mutation"] = se.Mutation
+			}
+			effects[j] = m
+		}
+		m := map[string]any{
+			"receipt_id": rc.ID, "step": rc.Step, "kind": rc.Kind, "tool": rc.Tool, "status": rc.Status,
+			"arguments_sha256": rc.ArgumentsSHA256, "result_sha256": rc.ResultSHA256,
+			"side_effects": effects, "duration_ms": rc.DurationMS,
+		}
+		if u := rc.Usage; u != nil {
+			m["usage"] = map[string]any{"model": u.Model, "input_tokens": u.InputTokens, "output_tokens": u.OutputTokens, "cost_usd": u.CostUSD}
+		}
+		receipts[i] = m
+	}
+	return map[string]any{"run_id": r.RunID, "effect_receipts": receipts}
 }

@@ -144,8 +144,8 @@ type Options struct {
 	// run uses the step's [models.*] entry; a step with none is
 	// ErrModel.
 	Model Model
-	// HTTPClient makes the requests of model providers; nil means
-	// http.DefaultClient.
+	// HTTPClient makes the requests of model providers and http tool
+	// bindings; nil means http.DefaultClient.
 	HTTPClient *http.Client
 	// DryRun executes nothing: tool calls and model calls return the
 	// output the bundle's fixtures recorded for them (else None), and
@@ -154,6 +154,11 @@ type Options struct {
 	// AllowUnapproved runs a bundle that is not ready; the run records
 	// that it did.
 	AllowUnapproved bool
+	// Verify compares the run's receipts with the bundle candidate's
+	// expected receipts through the replay oracle when the run ends
+	// (see verify.go): drift is ErrDrift. A run that cannot be verified
+	// is refused before the first step (ErrUnverifiable).
+	Verify bool
 	// Approve lists the approval boundaries granted in advance, Reject
 	// those rejected (Resume takes it; a run given both for one boundary
 	// is refused).
@@ -161,7 +166,8 @@ type Options struct {
 	// Prompter decides the other boundaries; nil suspends the run at the
 	// first of them in state pending_approval (see Resume).
 	Prompter Prompter
-	// Getenv resolves secrets by logical id; nil resolves none.
+	// Getenv resolves secrets by logical id; nil resolves none. The
+	// config's secrets file ([secrets] file) is consulted after it.
 	Getenv func(string) string
 	// Environ is the base environment of command tools; nil is empty.
 	Environ []string
@@ -245,6 +251,9 @@ type Result struct {
 	Error string
 	// Pending is the approval a suspended run waits for.
 	Pending *Pending
+	// Verification is the outcome of Options.Verify, nil without it or
+	// while the run is pending.
+	Verification *Verification
 }
 
 // Check reports every tool name w calls with a literal name that has no
@@ -282,11 +291,13 @@ func Run(ctx context.Context, w *Workflow, params Params, opts Options) (*Result
 	if err := Check(w, cfg, opts.Tools); err != nil {
 		return nil, err
 	}
-	if err := checkModels(w, cfg, opts); err != nil {
+	opts, exp, err := prepare(w, cfg, opts)
+	if err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()
 	h := newHost(ctx, w, cfg, opts)
+	h.expect = exp
 	h.res.Started = opts.Now()
 	return h.run(params)
 }
@@ -298,6 +309,15 @@ func (h *host) run(params Params) (*Result, error) {
 	h.res.Ended = h.opts.Now()
 	h.res.Duration = h.res.Ended.Sub(h.res.Started)
 	h.finish(out, err)
+	if h.expect != nil && h.res.Status != StatusPendingApproval {
+		verr := h.verify()
+		if verr != nil && h.res.Error == "" {
+			h.res.Error = h.secrets.string(verr.Error())
+		}
+		if verr != nil {
+			err = errors.Join(err, verr)
+		}
+	}
 	if werr := h.write(); werr != nil {
 		return h.res, errors.Join(err, werr)
 	}
@@ -327,7 +347,7 @@ func checkModels(w *Workflow, cfg *Config, opts Options) error {
 		if mc.APIKey != "" && !keys[key] {
 			keys[key] = true
 			if opts.Getenv == nil || opts.Getenv(mc.APIKey) == "" {
-				errs = append(errs, fmt.Errorf("%w: models.%s.api_key names secret %s, which is not set; set the environment variable %s", ErrSecret, key, mc.APIKey, mc.APIKey))
+				errs = append(errs, fmt.Errorf("%w: models.%s.api_key names secret %s, which is not set; %s", ErrSecret, key, mc.APIKey, cfg.secretHint(mc.APIKey)))
 			}
 		}
 	}
@@ -389,6 +409,7 @@ var predeclared = starlark.StringDict{
 
 // exec runs the workflow function on a new thread.
 func (h *host) exec(params Params) (any, error) {
+	defer h.closeMCP()
 	thread := &starlark.Thread{
 		Name: "workflow " + h.w.Name,
 		Load: func(*starlark.Thread, string) (starlark.StringDict, error) {

@@ -1,0 +1,254 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// HTTPBinding is the http executor of a [tools."name"] entry:
+//
+//	http = { method = "POST", url = "https://api.github.com/repos/{repo}/pulls",
+//	         headers = { Authorization = "Bearer {secret:GITHUB_TOKEN}" }, body = "json" }
+//
+// Every call is one request. In the URL, "{name}" takes the call's
+// argument name, escaped as a path segment before the "?" and as a query
+// value after it, so a value cannot change the URL's shape. Header
+// values are templates too, and the only place a secret may appear, as
+// "{secret:ID}": a URL is recorded, headers never are. The arguments
+// neither the URL nor a header took are sent as Body says. A response is
+// parsed as JSON when its content type says JSON or it is valid JSON, and
+// is otherwise returned as text; a status outside 2xx is an error naming
+// the status and the URL. The binding's timeout bounds the whole
+// exchange, and cancelling the run aborts it.
+type HTTPBinding struct {
+	// Method is the request method; default GET.
+	Method string `toml:"method"`
+	// URL is an absolute http or https URL template.
+	URL string `toml:"url"`
+	// Headers are added to the request; values are templates.
+	Headers map[string]string `toml:"headers"`
+	// Body says what carries the remaining arguments: BodyJSON (a JSON
+	// object as the request body, the default for POST, PUT and PATCH),
+	// BodyQuery (query parameters, the default for other methods) or
+	// BodyNone (they are not sent).
+	Body string `toml:"body"`
+}
+
+// Values of HTTPBinding.Body.
+const (
+	BodyJSON  = "json"
+	BodyQuery = "query"
+	BodyNone  = "none"
+)
+
+var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+
+// check reports every problem of the binding at path p of file.
+func (hb *HTTPBinding) check(file, p string) []error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s%s: %s", file, p, field, fmt.Sprintf(format, args...)))
+	}
+	if m := hb.method(); !slices.Contains(httpMethods, m) {
+		bad(".method", "unknown method %q; want one of %s", hb.Method, strings.Join(httpMethods, ", "))
+	}
+	// The template is checked with placeholders filled, since "{" is not
+	// valid in a URL's host.
+	u, err := url.Parse(placeholders.Replace(hb.URL))
+	switch {
+	case hb.URL == "":
+		bad(".url", "empty url")
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		bad(".url", "%q is not an absolute http or https URL", hb.URL)
+	}
+	if ids := templateSecrets(hb.URL); len(ids) > 0 {
+		bad(".url", "names secret %s; URLs are recorded, so secrets go in headers", ids[0])
+	}
+	switch hb.Body {
+	case "", BodyJSON, BodyQuery, BodyNone:
+	default:
+		bad(".body", "unknown body %q; want %s, %s or %s", hb.Body, BodyJSON, BodyQuery, BodyNone)
+	}
+	return errs
+}
+
+// placeholders stands a harmless value in for every template brace.
+var placeholders = strings.NewReplacer("{", "x", "}", "x")
+
+func (hb *HTTPBinding) method() string {
+	if hb.Method == "" {
+		return http.MethodGet
+	}
+	return strings.ToUpper(hb.Method)
+}
+
+func (hb *HTTPBinding) body() string {
+	if hb.Body != "" {
+		return hb.Body
+	}
+	switch hb.method() {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+		return BodyJSON
+	}
+	return BodyQuery
+}
+
+// httpRequest is a call's request, expanded.
+type httpRequest struct {
+	method, url string
+	header      http.Header
+	body        []byte // nil for none
+}
+
+// expandHTTP builds the request of a call: the URL with its parameters
+// escaped, the headers with their secrets, and the remaining arguments as
+// the body or query.
+func (h *host) expandHTTP(hb *HTTPBinding, args map[string]any) (*httpRequest, error) {
+	used := map[string]bool{}
+	base, query, hasQuery := strings.Cut(hb.URL, "?")
+	var errs []error
+	u, err := h.expandWith(base, args, url.PathEscape, used)
+	errs = append(errs, err)
+	if hasQuery {
+		q, err := h.expandWith(query, args, url.QueryEscape, used)
+		errs = append(errs, err)
+		u += "?" + q
+	}
+	req := &httpRequest{method: hb.method(), header: http.Header{}}
+	for _, k := range sortedKeys(hb.Headers) {
+		v, err := h.expandWith(hb.Headers[k], args, nil, used)
+		errs = append(errs, err)
+		req.header.Set(k, v)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	rest := map[string]any{}
+	for k, v := range args {
+		if !used[k] {
+			rest[k] = v
+		}
+	}
+	switch hb.body() {
+	case BodyJSON:
+		req.body = canonical(rest)
+		if req.header.Get("Content-Type") == "" {
+			req.header.Set("Content-Type", "application/json")
+		}
+	case BodyQuery:
+		if len(rest) > 0 {
+			q := url.Values{}
+			for _, k := range sortedKeys(rest) {
+				q.Set(k, argString(rest[k]))
+			}
+			sep := "?"
+			if strings.Contains(u, "?") {
+				sep = "&"
+			}
+			u += sep + q.Encode()
+		}
+	}
+	if req.header.Get("Accept") == "" {
+		req.header.Set("Accept", "application/json")
+	}
+	req.url = u
+	return req, nil
+}
+
+// httpCall runs an http binding.
+func (h *host) httpCall(t *ToolBinding, args map[string]any) (any, *httpRequest, error) {
+	r, err := h.expandHTTP(t.HTTP, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	timeout := t.timeout
+	if timeout == 0 {
+		timeout = DefaultToolTimeout
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, timeout)
+	defer cancel()
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, r.url, body)
+	if err != nil {
+		return nil, r, err
+	}
+	req.Header = r.header
+	client := h.opts.HTTPClient
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		switch {
+		case h.ctx.Err() != nil:
+			return nil, r, h.ctx.Err()
+		case ctx.Err() == context.DeadlineExceeded:
+			return nil, r, fmt.Errorf("%s %s timed out after %s", r.method, r.url, timeout)
+		}
+		// The client's error quotes the URL; say it once.
+		if uerr := (*url.Error)(nil); errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return nil, r, fmt.Errorf("%s %s: %w", r.method, r.url, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	if err != nil {
+		return nil, r, fmt.Errorf("%s %s: reading the response: %w", r.method, r.url, err)
+	}
+	if len(data) > maxResponse {
+		return nil, r, fmt.Errorf("%s %s: the response is larger than %d bytes", r.method, r.url, maxResponse)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		msg := strings.TrimSpace(string(data))
+		if len(msg) > maxStderr {
+			msg = msg[:maxStderr] + "…"
+		}
+		if msg != "" {
+			return nil, r, fmt.Errorf("%s %s: status %s: %s", r.method, r.url, resp.Status, msg)
+		}
+		return nil, r, fmt.Errorf("%s %s: status %s", r.method, r.url, resp.Status)
+	}
+	return parseResponse(resp.Header.Get("Content-Type"), data), r, nil
+}
+
+// parseResponse returns a response body as a JSON value when its content
+// type is JSON (application/json or any +json type) or, whatever the
+// type says, it is valid JSON; else as text. An empty body is None.
+func parseResponse(contentType string, data []byte) any {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	mt, _, _ := mime.ParseMediaType(contentType)
+	if mt == "application/json" || strings.HasSuffix(mt, "+json") {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err == nil {
+			return v
+		}
+	}
+	return parseOutput(data)
+}
+
+// recordRequest adds the method and URL of an http call to its action
+// and session phase, just recorded. Headers, which hold the secrets, are
+// never recorded.
+func (h *host) recordRequest(r *httpRequest) {
+	line := r.method + " " + h.secrets.string(r.url)
+	h.actions[len(h.actions)-1].Metadata["request"] = line
+	p := &h.phases[len(h.phases)-1]
+	p.lines = slices.Insert(p.lines, 2, "- request: "+codeSpan(line))
+}

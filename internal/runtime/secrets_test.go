@@ -1,0 +1,192 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseSecrets(t *testing.T) {
+	tests := []struct {
+		file string
+		want map[string]string
+		errs []string
+	}{
+		{
+			file: "testdata/secrets/good.env",
+			want: map[string]string{"GITHUB_TOKEN": "ghp-abc", "API_KEY": "quoted value", "SINGLE": "x=y", "EMPTY": ""},
+		},
+		{
+			file: "testdata/secrets/bad.env",
+			errs: []string{
+				"unusable secrets file: testdata/secrets/bad.env:1: want KEY=VALUE",
+				"unusable secrets file: testdata/secrets/bad.env:2: the key is not a logical secret id (letters, digits, _ . -, not starting with a digit)",
+				"unusable secrets file: testdata/secrets/bad.env:4: A is already set on line 3",
+			},
+		},
+	}
+	for _, tt := range tests {
+		data, err := os.ReadFile(tt.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := parseSecrets(tt.file, data)
+		if tt.errs != nil {
+			if err == nil || err.Error() != strings.Join(tt.errs, "\n") {
+				t.Errorf("parseSecrets(%s) = %v, want\n%s", tt.file, err, strings.Join(tt.errs, "\n"))
+			}
+			if err != nil && strings.Contains(err.Error(), "=2") {
+				t.Errorf("the error quotes a value: %v", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("parseSecrets(%s) = %v", tt.file, err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("parseSecrets(%s) (-want +got):\n%s", tt.file, diff)
+		}
+	}
+}
+
+func FuzzParseSecrets(f *testing.F) {
+	for _, name := range []string{"good.env", "bad.env"} {
+		data, err := os.ReadFile(filepath.Join("testdata/secrets", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		values, err := parseSecrets("f.env", data)
+		if err != nil {
+			if !errors.Is(err, ErrSecretsFile) {
+				t.Errorf("error %v is not ErrSecretsFile", err)
+			}
+			return
+		}
+		for k := range values {
+			if !isSecretID(k) {
+				t.Errorf("key %q is not a secret id", k)
+			}
+		}
+	})
+}
+
+// writeSecrets writes a secrets file with mode perm into dir.
+func writeSecrets(t *testing.T, dir, content string, perm os.FileMode) {
+	t.Helper()
+	p := filepath.Join(dir, "secrets.env")
+	if err := os.WriteFile(p, []byte(content), perm); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, perm); err != nil { // the umask may have cut it
+		t.Fatal(err)
+	}
+}
+
+func TestSecretsFileReadableByOthers(t *testing.T) {
+	for _, perm := range []os.FileMode{0o644, 0o640, 0o604} {
+		cfg := &Config{Dir: t.TempDir(), Secrets: SecretsConfig{File: "secrets.env"}}
+		writeSecrets(t, cfg.Dir, "API_TOKEN=x\n", perm)
+		w := workflow(t, "# capabilities: none · secrets: API_TOKEN\ndef wf(ctx):\n    ctx.secret(\"API_TOKEN\")\n")
+		res, err := Run(context.Background(), w, nil, opts(t, cfg))
+		p := filepath.Join(cfg.Dir, "secrets.env")
+		want := "unusable secrets file: " + p + " has mode " + "0" + strings.TrimPrefix(perm.String(), "-")
+		if !errors.Is(err, ErrSecretsFile) || res != nil {
+			t.Fatalf("Run with a %v secrets file = %v, want ErrSecretsFile before the first step", perm, err)
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "unusable secrets file: "+p+" has mode ") || !strings.HasSuffix(msg, "which lets group or others read it; run chmod 600 "+p) {
+			t.Errorf("error = %q, want one like %q naming the fix", msg, want)
+		}
+	}
+}
+
+// TestSecretsFile: secrets come from the environment first, then from
+// the file; the file's values reach ctx.secret, command templates and
+// http headers, and appear in no file the run writes.
+func TestSecretsFile(t *testing.T) {
+	const (
+		fileToken = "file-token-3f9a0c7e5b21d84"
+		fileAPI   = "file-api-key-77aa10ce93"
+		envAPI    = "env-api-key-0b1c2d3e4f"
+	)
+	var auth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth = r.Header.Get("Authorization")
+		w.Write([]byte(`{"echo":"` + auth + `"}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	writeSecrets(t, dir, "# secrets\nGITHUB_TOKEN="+fileToken+"\nAPI_KEY="+fileAPI+"\n", 0o600)
+	os.WriteFile(filepath.Join(dir, ConfigFile), []byte(`[secrets]
+file = "secrets.env"
+[tools."argv"]
+command = ["`+os.Args[0]+`", "--token={secret:GITHUB_TOKEN}"]
+env = { RUNTIME_TEST_HELPER = "argv" }
+[tools."gh.get"]
+http = { url = "`+srv.URL+`/user", headers = { Authorization = "token {secret:GITHUB_TOKEN}" } }
+`), 0o644)
+	cfg, err := LoadConfig(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := workflow(t, `# capabilities: none · secrets: GITHUB_TOKEN, API_KEY
+def wf(ctx):
+    tok = ctx.secret("GITHUB_TOKEN")
+    key = ctx.secret("API_KEY")
+    a = ctx.tool("argv")
+    g = ctx.tool("gh.get")
+    ctx.log("token " + tok + " key " + key)
+    return {"argv": a, "echo": g, "key": key, "key_len": len(key)}
+`)
+	o := opts(t, cfg)
+	o.Getenv = func(k string) string {
+		if k == "API_KEY" {
+			return envAPI
+		}
+		return ""
+	}
+	var log strings.Builder
+	o.Log = &log
+	res, err := Run(context.Background(), w, nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "token "+fileToken {
+		t.Errorf("the http tool sent Authorization %q, want the file's token", auth)
+	}
+	want := map[string]any{
+		"argv":    []any{"--token=[redacted:GITHUB_TOKEN]"},
+		"echo":    map[string]any{"echo": "token [redacted:GITHUB_TOKEN]"},
+		"key":     "[redacted:API_KEY]",
+		"key_len": json.Number(strconv.Itoa(len(envAPI))), // the environment's, not the file's
+	}
+	if diff := cmp.Diff(want, res.Output); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if got := log.String(); got != "token [redacted:GITHUB_TOKEN] key [redacted:API_KEY]\n" {
+		t.Errorf("log = %q", got)
+	}
+	for _, v := range []string{fileToken, fileAPI, envAPI} {
+		assertNoSecret(t, o.StateDir, v)
+	}
+}
+
+// TestSecretsFileMissing: a secrets file the config names must exist.
+func TestSecretsFileMissing(t *testing.T) {
+	cfg := &Config{Dir: t.TempDir(), Secrets: SecretsConfig{File: "nope.env"}}
+	_, err := Run(context.Background(), workflow(t, "def wf(ctx):\n    pass\n"), nil, opts(t, cfg))
+	if !errors.Is(err, ErrSecretsFile) || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Run = %v, want ErrSecretsFile wrapping not-exist", err)
+	}
+}
