@@ -49,7 +49,7 @@ func requireSample(t *testing.T) string {
 }
 
 // TestIngestConformance runs ingest on the release-harness sample and
-// checks the numbers the seed and issue 4 give for it, the bundle, and a
+// checks the numbers the release-harness spec gives for it, the bundle, and a
 // v3 copy of the sample with side-effect evidence.
 func TestIngestConformance(t *testing.T) {
 	from := requireSample(t)

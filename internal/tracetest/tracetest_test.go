@@ -501,7 +501,7 @@ func TestWriteErrors(t *testing.T) {
 	}
 }
 
-// benchConfig is the size the brief sets for the generator: 10,000 traces
+// benchConfig is the size the miner's benchmarks use: 10,000 traces
 // of about 50 actions.
 var benchConfig = Config{Traces: 10000, Seed: 1}
 
