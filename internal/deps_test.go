@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"internal/codegen":         {"internal/trace", "internal/candidate"},
 	"internal/replay":          {"internal/trace", "internal/candidate"},
 	"internal/redact":          {},
-	"internal/plan":            {},
+	"internal/plan":            {"internal/bundle", "internal/candidate", "internal/trace"},
 	"internal/toon":            {},
 	"internal/session":         {"internal/trace"},
 	"internal/runtime":         {"internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay"},

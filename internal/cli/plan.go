@@ -25,7 +25,7 @@ the workflow graph the runtime executes; "plan mermaid" draws it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newPlanValidateCmd(e), newPlanCompileCmd(e), newPlanMermaidCmd(e), newPlanSchemaCmd(e))
+	cmd.AddCommand(newPlanValidateCmd(e), newPlanCompileCmd(e), newPlanMermaidCmd(e), newPlanSchemaCmd(e), newPlanFromBundleCmd(e))
 	return cmd
 }
 
@@ -142,6 +142,46 @@ applies it and every rule it cannot express.`,
 			return err
 		},
 	}
+}
+
+func newPlanFromBundleCmd(e *env) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "from-bundle BUNDLE [--out FILE]",
+		Short: "Write a bundle's candidate as a task plan",
+		Long: `from-bundle writes the candidate of the bundle in BUNDLE as a task plan, so
+the same candidate can be reviewed as a graph ("plan mermaid") and run
+("plan run"). Steps are lowered in order: a deterministic step becomes a
+deterministic_command of its tool with args "KEY=VALUE" (a constant as its
+value, a parameter as the placeholder {{name}}, a binding as
+{{steps.N.FIELD:PATH}}, a secret as {{secret:ID}}); a fuzzy step becomes a
+read_fact when it is read-only, else an agent_loop; an approval boundary
+becomes a human_gate; the bundle's shadow gate is a final verify node
+running "crystallize shadow BUNDLE". The parameters are listed under
+"x-crystallize" in the plan. The plan always validates with no errors.
+
+The plan is printed as JSON with sorted keys, or written to --out: the same
+bundle always gives the same bytes.`,
+		Example: `  crystallize plan from-bundle bundle > plan.json
+  crystallize plan from-bundle bundle --out plan.json && crystallize plan mermaid plan.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := plan.FromBundle(args[0])
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				_, err = e.stdout.Write(data)
+				return err
+			}
+			if err := os.WriteFile(out, data, 0o644); err != nil {
+				return fmt.Errorf("writing task plan: %w", err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "write the plan to FILE instead of stdout")
+	return cmd
 }
 
 // readPlan reads a plan file; a file that cannot be read is a failure
