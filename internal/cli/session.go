@@ -1,14 +1,25 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/replay"
+	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -27,7 +38,7 @@ writes one for every run, as <state-dir>/runs/<run-id>/session.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newSessionLintCmd(e), newSessionResumeCmd(e))
+	cmd.AddCommand(newSessionLintCmd(e), newSessionResumeCmd(e), newSessionCodifyCmd(e), newSessionLearnCmd(e))
 	return cmd
 }
 
@@ -230,4 +241,253 @@ func problemCount(err error) int {
 		return len(list)
 	}
 	return 1
+}
+
+type codifyFlags struct {
+	out          string
+	report       string
+	bundle       string
+	config       string
+	workflowName string
+	packageName  string
+}
+
+func newSessionCodifyCmd(e *env) *cobra.Command {
+	f := &codifyFlags{}
+	cmd := &cobra.Command{
+		Use:   "codify FILE... --out WORKFLOW.star [--report FILE] [--bundle DIR]",
+		Short: "Turn session logs into a workflow",
+		Long: `codify turns session logs into a Starlark workflow. Each session becomes a
+trace: one action per tool call, with the phase and its callouts kept as
+metadata; a [!user] intervention makes the next tool call an approval
+boundary, and the tool call after an [!error] is a recovery, a fuzzy step
+that needs review.
+
+One session is the workflow: every tool call is a step and every argument
+a literal, as in ingest. Several sessions of the same procedure are mined
+as mine does, with --min-examples set to the number of sessions, so the
+workflow is what they all repeat and what varies between them becomes
+its parameters. The candidate is then shadow-replayed against the
+sessions, and written as mine writes it: --out the workflow, --report the
+JSON report, --bundle a review bundle.
+
+Arguments are split as a shell splits them; "--name=value" is parameter
+name, any other word arg1, arg2, …. A session written by crystallize run
+records command lines: with --config (default ./crystallize.toml when it
+exists) the positional arguments of a tool bound to a command are named
+after the template's "{name}" placeholders, so codifying a run gives back
+the workflow's parameter names.
+
+--interactive and --refine are not implemented yet.
+
+Set SOURCE_DATE_EPOCH to pin generated_at for reproducible output.
+
+Exit status: 0 when a safe candidate was written, 1 when none was (the
+report and a workflow saying so are still written) or on error, 2 on a
+usage error.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCodify(cmd.Context(), e, f, args)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.out, "out", "", "write the workflow (Starlark) to this file (required)")
+	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
+	fs.StringVar(&f.bundle, "bundle", "", "write a review bundle into this directory")
+	fs.StringVar(&f.config, "config", "", "project configuration naming the arguments of command tools (default ./"+runtime.ConfigFile+" when it exists)")
+	fs.StringVar(&f.workflowName, "workflow-name", "", "name of the workflow function (default: inferred)")
+	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header")
+	return cmd
+}
+
+func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string) error {
+	if f.out == "" {
+		return usagef("--out is required")
+	}
+	generatedAt, err := generatedAt(e.getenv)
+	if err != nil {
+		return err
+	}
+	var cfg *runtime.Config
+	switch {
+	case f.config != "":
+		if cfg, err = runtime.LoadConfig(f.config); err != nil {
+			return err
+		}
+	default:
+		if _, err := os.Stat(runtime.ConfigFile); err == nil {
+			if cfg, err = runtime.LoadConfig(runtime.ConfigFile); err != nil {
+				return err
+			}
+		}
+	}
+	var traces []*trace.Trace
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		s, err := session.Parse(name, data)
+		if err != nil {
+			return listError(name, err)
+		}
+		t, err := session.ToTrace(s, filepath.ToSlash(name))
+		if err != nil {
+			return err
+		}
+		if cfg != nil {
+			nameArgs(t, cfg)
+		}
+		t.Origin = trace.Origin{Path: filepath.ToSlash(name)}
+		traces = append(traces, t)
+	}
+	opts := mine.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt}
+	var report *candidate.Report
+	if len(traces) == 1 {
+		report, err = mine.Single(ctx, traces[0], opts)
+	} else {
+		opts.MinExamples = len(traces)
+		report, err = mine.Mine(ctx, traces, opts)
+	}
+	if err != nil {
+		return err
+	}
+	replay.Apply(report, traces, nil)
+	report.WorkflowPath = filepath.ToSlash(f.out)
+
+	// Render everything before writing anything, as mine does.
+	copts := codegen.Options{PackageName: f.packageName}
+	sel := report.Selected()
+	var workflow []byte
+	if sel != nil {
+		if workflow, err = codegen.Workflow(sel, copts); err != nil {
+			return fmt.Errorf("generating workflow %s: %w", sel.Name, err)
+		}
+	} else {
+		workflow = codegen.NoCandidate(report, copts)
+	}
+	files2 := map[string][]byte{f.out: workflow}
+	if f.report != "" {
+		b, err := report.Encode()
+		if err != nil {
+			return fmt.Errorf("encoding report: %w", err)
+		}
+		files2[f.report] = b
+	}
+	var manifest *bundle.Manifest
+	if f.bundle != "" {
+		manifest, err = bundle.Write(ctx, f.bundle, bundle.Input{
+			Report: report, Candidate: sel, Workflow: workflow, Sources: traces,
+		}, bundle.Options{
+			PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
+			MinExamples: max(opts.MinExamples, 1),
+		})
+		if err != nil {
+			return fmt.Errorf("writing bundle %s: %w", f.bundle, err)
+		}
+	}
+	if err := writeFiles(files2); err != nil {
+		return err
+	}
+	mf := &mineFlags{out: f.out, report: f.report}
+	writeSummary(e.stdout, report, mf, nil)
+	if manifest != nil {
+		writeBundleSummary(e.stdout, f.bundle, manifest)
+	}
+	if sel == nil {
+		return exitError{code: exitFailure, err: errNoCandidate}
+	}
+	return nil
+}
+
+// nameArgs renames the positional parameters arg1, arg2, … of every
+// action whose tool cfg binds to a command, after the "{name}" words of
+// the command template that follow the program: a session written by
+// crystallize run records the command line, not the call's keywords.
+// A template word that is not one bare placeholder leaves its argument
+// positional.
+func nameArgs(t *trace.Trace, cfg *runtime.Config) {
+	for i := range t.Actions {
+		a := &t.Actions[i]
+		b, ok := cfg.Tools[a.Name]
+		if !ok || len(b.Command) < 2 {
+			continue
+		}
+		for j, w := range b.Command[1:] {
+			key := "arg" + strconv.Itoa(j+1)
+			v, ok := a.Parameters[key]
+			name, bare := strings.CutPrefix(w, "{")
+			name, closed := strings.CutSuffix(name, "}")
+			if !ok || !bare || !closed || name == "" || strings.ContainsAny(name, "{}") {
+				continue
+			}
+			if _, dup := a.Parameters[name]; dup {
+				continue
+			}
+			delete(a.Parameters, key)
+			a.Parameters[name] = v
+		}
+	}
+}
+
+func newSessionLearnCmd(e *env) *cobra.Command {
+	var typ, out string
+	cmd := &cobra.Command{
+		Use:   "learn FILE... --type puzzle [--out FILE.jsonl]",
+		Short: "Extract learning cases from session logs",
+		Long: `learn extracts learning cases from session logs, for prompt examples or
+fine-tuning data: one per [!error] callout (kind "failure") and one per
+[!user] callout after a tool call in its phase (kind "correction"). Each
+case holds its context (the objective, the phases before, the decisions so
+far), the attempt (the tool calls before the callout in its phase), the
+signal (the callout's text) and the eventual fix (the tool calls and
+decisions after it, up to the next error or correction in the phase).
+
+The cases are written as JSON Lines, one object per line, in the order of
+the FILEs and of each file, to --out or stdout. schemas/learning-case.v1.json
+documents the object: {"schema": "crystallize.learning-case.v1", "type",
+"kind", "id", "session_id", "file", "phase", "phase_name", "agent"?,
+"context": {"objective", "previous_phases", "decisions"}, "attempt":
+[{"tool", "args", "result", "side_effects"?}], "signal", "fix":
+{"tool_calls", "notes"}, "resolved"}.
+
+--type is the kind of case to write; puzzle (context and failed attempt in,
+fix out) is the only one.
+
+Exit status: 0 on success, 1 when a log has problems (see session lint) or
+cannot be read, 2 on a usage error.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if typ != session.CaseTypePuzzle {
+				return usagef("--type %q: want %s", typ, session.CaseTypePuzzle)
+			}
+			var buf bytes.Buffer
+			for _, name := range args {
+				data, err := os.ReadFile(name)
+				if err != nil {
+					return err
+				}
+				s, err := session.Parse(name, data)
+				if err != nil {
+					return listError(name, err)
+				}
+				for _, c := range session.Learn(s, filepath.ToSlash(name)) {
+					b, err := json.Marshal(c)
+					if err != nil {
+						return fmt.Errorf("encoding learning case %s: %w", c.ID, err)
+					}
+					buf.Write(b)
+					buf.WriteByte('\n')
+				}
+			}
+			if out != "" {
+				return writeFiles(map[string][]byte{out: buf.Bytes()})
+			}
+			_, err := e.stdout.Write(buf.Bytes())
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&typ, "type", session.CaseTypePuzzle, "kind of learning case: puzzle")
+	cmd.Flags().StringVar(&out, "out", "", "write the cases to this file instead of stdout")
+	return cmd
 }
