@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/plan"
+	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
 // newPlanCmd is "crystallize plan": the typed task-plan IR of seed 002.
@@ -25,7 +29,7 @@ the workflow graph the runtime executes; "plan mermaid" draws it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newPlanValidateCmd(e), newPlanCompileCmd(e), newPlanMermaidCmd(e), newPlanSchemaCmd(e), newPlanFromBundleCmd(e))
+	cmd.AddCommand(newPlanValidateCmd(e), newPlanCompileCmd(e), newPlanMermaidCmd(e), newPlanSchemaCmd(e), newPlanFromBundleCmd(e), newPlanRunCmd(e))
 	return cmd
 }
 
@@ -242,4 +246,117 @@ func writeValidation(w io.Writer, file string, v *plan.Validation) {
 		fmt.Fprintf(w, "Budgets: steps %d/%d, tool calls %d/%d, model calls %d/%d\n",
 			b.MaxSteps.Used, b.MaxSteps.Limit, b.MaxToolCalls.Used, b.MaxToolCalls.Limit, b.MaxModelCalls.Used, b.MaxModelCalls.Limit)
 	}
+}
+
+func newPlanRunCmd(e *env) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run FILE [--approve ID]... [--config crystallize.toml] [--dry-run] [--param k=v]...",
+		Short: "Run a task plan on the workflow runtime",
+		Long: `run validates FILE, lowers it to a Starlark workflow and runs that with the
+runtime of "crystallize run": the same tool bindings (crystallize.toml),
+capability policy, model providers, approvals, receipts, trace.json and
+session.md. The generated workflow is written to
+<state-dir>/plans/<name>-<hash>.star and recorded as the run's workflow.
+
+Nodes run in a topological order from the entry; an edge labelled with a
+branch is followed only when its source reports that branch. Each kind runs
+as what it is: deterministic_command calls its tool with its KEY=VALUE args
+and verify runs its command (sh -c, in the config's directory) and checks
+expect_status, expect_text and assert_text, both without a model, verify
+reporting branch "pass" or "fail"; human_gate is ctx.approve of its approval
+id; read_fact, search, context_pack and sub_agent are one model turn named by
+the node ([models.<node>] or [models.default]); agent_loop asks the model up
+to max_iterations times until a reply contains done_sentinel; workflow_map
+asks once per item; join does nothing; compact logs a line. Verify commands
+need the capability "plan.verify" granted in [grants].
+
+--param NAME=VALUE replaces {{NAME}} in deterministic_command arguments.
+A human gate not approved with --approve ID suspends the run in state
+pending_approval (exit status 1); run the plan again with --approve ID.
+
+Exit status: 0 when the plan completed, 1 when it is invalid, failed or is
+pending, 2 on a usage error. --json prints the summary of "crystallize run
+--json".`,
+		Example: `  crystallize plan run plan.json --approve ship
+  crystallize plan run plan.json --dry-run --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPlan(cmd, e, f, args[0])
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&f.params, "param", nil, "replace {{NAME}} in command arguments, as NAME=VALUE (repeatable)")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "execute nothing; tool and model calls return None and approvals pass")
+	fs.StringArrayVar(&f.approve, "approve", nil, "approve the human gate ID in advance (repeatable)")
+	fs.StringVar(&f.config, "config", "", "project configuration (default ./"+runtime.ConfigFile+" when it exists)")
+	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, "directory runs are recorded under (<dir>/runs/<run-id>)")
+	fs.Uint64Var(&f.maxSteps, "max-steps", runtime.DefaultMaxSteps, "Starlark step budget of the run")
+	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+	return cmd
+}
+
+// runPlan lowers a plan to Starlark and runs it. The workflow is written
+// under the state directory, named by the plan and the hash of its
+// source, rather than to a temporary file: the run's trace and journal
+// name it, so it must outlive the run.
+func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
+	p, err := parsePlan(e, file)
+	if err != nil {
+		return err
+	}
+	params := map[string]string{}
+	for _, kv := range f.params {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usagef("--param %q: want name=value", kv)
+		}
+		params[k] = v
+	}
+	cfg, err := f.loadConfig()
+	if err != nil {
+		return err
+	}
+	src, err := plan.Starlark(p, params)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(src)
+	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	star := filepath.Join(f.stateDir, "plans", fmt.Sprintf("%s-%x.star", name, sum[:6]))
+	if err := os.MkdirAll(filepath.Dir(star), 0o755); err != nil {
+		return fmt.Errorf("writing plan workflow: %w", err)
+	}
+	if err := os.WriteFile(star, src, 0o644); err != nil {
+		return fmt.Errorf("writing plan workflow: %w", err)
+	}
+	w, err := runtime.Load(star)
+	if err != nil {
+		return err
+	}
+	environ := os.Environ()
+	res, err := runtime.Run(cmd.Context(), w, nil, runtime.Options{
+		Config: cfg,
+		Tools: map[string]runtime.Tool{
+			plan.VerifyTool: {Func: plan.Verifier(cfg.Dir, environ), Capabilities: []string{plan.VerifyCapability}},
+		},
+		DryRun:   f.dryRun,
+		Approve:  f.approve,
+		Getenv:   e.getenv,
+		Environ:  environ,
+		MaxSteps: f.maxSteps,
+		StateDir: f.stateDir,
+		Log:      e.stderr,
+	})
+	if res == nil {
+		return err
+	}
+	if f.asJSON {
+		if jerr := writeRunJSON(e.stdout, res); jerr != nil {
+			return jerr
+		}
+	} else {
+		writeRunSummary(e.stdout, res)
+	}
+	return err
 }

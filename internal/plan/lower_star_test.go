@@ -1,0 +1,113 @@
+package plan
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStarlarkFixtures lowers the shared fixture plans: the output is
+// deterministic and every node lowers to the call its kind says.
+func TestStarlarkFixtures(t *testing.T) {
+	files, _ := filepath.Glob("../../../shared/fixtures/harn/task_plan/*.json")
+	if len(files) == 0 {
+		t.Skip("no shared fixtures")
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Parse(data, filepath.Base(file))
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", file, err)
+		}
+		a, err := Starlark(p, nil)
+		if err != nil {
+			t.Fatalf("Starlark(%s): %v", file, err)
+		}
+		b, _ := Starlark(p, nil)
+		if !bytes.Equal(a, b) {
+			t.Errorf("Starlark(%s) is not deterministic", file)
+		}
+		for _, n := range p.Nodes {
+			var want string
+			switch n.Kind {
+			case "verify":
+				want = `ctx.tool("plan.verify"`
+			case "human_gate":
+				want = "ctx.approve("
+			case "deterministic_command":
+				want = "ctx.tool("
+			case "join", "compact":
+				want = "out[" + q(n.ID) + "] = None"
+			default:
+				want = "ctx.model(" + q(n.ID)
+			}
+			if !strings.Contains(string(a), want) {
+				t.Errorf("Starlark(%s): node %s (%s) has no %s:\n%s", file, n.ID, n.Kind, want, a)
+			}
+		}
+	}
+}
+
+func TestStarlarkBranches(t *testing.T) {
+	src := `{"schema_version": "1", "objective": "o", "entry": "v",
+	 "nodes": {
+	  "v": {"kind": "verify", "purpose": "p", "verify": {"command": "true", "expect_status": 0}},
+	  "ok": {"kind": "join", "purpose": "ok"},
+	  "bad": {"kind": "compact", "purpose": "bad", "compact": {"threshold_tokens": 10, "preserve_recent": 2}},
+	  "cmd": {"kind": "deterministic_command", "purpose": "c", "tools": ["run"], "effects": ["writes_files"],
+	          "command": {"tool": "run", "args": ["x={{rev}}", "bare"]}}},
+	 "edges": [{"from": "v", "to": "ok", "branch": "pass"}, {"from": "v", "to": "bad", "branch": "fail"},
+	           {"from": "ok", "to": "cmd"}],
+	 "capabilities": {"tools": ["run"]}}`
+	p, err := Parse([]byte(src), "p.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Starlark(p, map[string]string{"rev": "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`# capabilities: plan.verify, run · secrets: none`,
+		`if ("v" in out and branch.get("v") == "pass"):`,
+		`if ("v" in out and branch.get("v") == "fail"):`,
+		`ctx.tool("run", **{"x": "7", "arg1": "bare"})`,
+		`ctx.log("compact bad: `,
+	} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("Starlark(p) has no %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestVerifier(t *testing.T) {
+	tests := []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"command": "echo ok"}, "pass"},
+		{map[string]any{"command": "exit 3", "expect_status": int64(3)}, "pass"},
+		{map[string]any{"command": "exit 1"}, "fail"},
+		{map[string]any{"command": "echo nope", "expect_text": "ok"}, "fail"},
+		{map[string]any{"command": "echo all ok", "assert_text": "all ok"}, "pass"},
+	}
+	v := Verifier(t.TempDir(), os.Environ())
+	for _, tt := range tests {
+		out, err := v(context.Background(), tt.args)
+		if err != nil {
+			t.Fatalf("Verifier(%v): %v", tt.args, err)
+		}
+		if got := out.(map[string]any)["branch"]; got != tt.want {
+			t.Errorf("Verifier(%v) branch = %v, want %s", tt.args, got, tt.want)
+		}
+	}
+	if _, err := v(context.Background(), map[string]any{}); err == nil {
+		t.Error("Verifier(no command) succeeded, want an error")
+	}
+}
