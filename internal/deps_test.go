@@ -28,6 +28,8 @@ var allowed = map[string][]string{
 	"internal/plan":            {"internal/bundle", "internal/candidate", "internal/trace"},
 	"internal/toon":            {},
 	"internal/session":         {"internal/trace"},
+	"internal/store":           {},
+	"internal/sessionindex":    {"internal/session", "internal/store", "internal/toon", "internal/trace"},
 	"internal/runtime":         {"internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay"},
 	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
 	"internal/skill":           {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},

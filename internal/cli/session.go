@@ -39,6 +39,8 @@ writes one for every run, as <state-dir>/runs/<run-id>/session.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newSessionLintCmd(e), newSessionResumeCmd(e), newSessionCodifyCmd(e), newSessionLearnCmd(e))
+	cmd.AddCommand(newSessionIndexCmd(e), newSessionListCmd(e), newSessionSearchCmd(e), newSessionInboxCmd(e))
+	cmd.AddCommand(newSessionSplitCmd(e))
 	return cmd
 }
 
@@ -490,4 +492,126 @@ cannot be read, 2 on a usage error.`,
 	cmd.Flags().StringVar(&typ, "type", session.CaseTypePuzzle, "kind of learning case: puzzle")
 	cmd.Flags().StringVar(&out, "out", "", "write the cases to this file instead of stdout")
 	return cmd
+}
+
+func newSessionSplitCmd(e *env) *cobra.Command {
+	var maxTokens int
+	var routeFile string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "split FILE --max-tokens N [--route FILE.toml] [--json]",
+		Short: "Split a session into phase groups for delegation, each with a model tier",
+		Long: `split plans token-aware delegation of a session: it estimates the tokens
+of each phase, groups consecutive phases so that each group holds at most
+--max-tokens, and routes each group to a model tier.
+
+The estimate is ceil(bytes/4) of the phase's markdown in canonical form
+(as session lint's writer emits it), from its "## " heading to the end of
+its last block. Grouping is greedy in document order: a phase joins the
+current group while the total stays at most N. A phase estimated above N
+is a group of its own, marked over_limit. The preamble before the first
+phase belongs to no group.
+
+Tiers are ordered weakest to strongest; a phase gets the strongest tier of
+the rules it matches, or the default tier, and a group the strongest tier
+of its phases. Without --route, phases with a [!decision],
+[!decision_needed], [!error] or [!approval_required] callout go to tier
+"strong" and every other phase to tier "fast". A route file (TOML) names
+the tiers, their models and the rules; what it leaves out keeps these
+defaults:
+
+  default = "fast"                 # tier of a phase no rule matches
+  [[tiers]]                        # weakest first
+  name = "fast"
+  model = "claude-haiku"           # optional
+  [[tiers]]
+  name = "strong"
+  model = "claude-opus"
+  [[rules]]                        # every condition set must hold
+  tier = "strong"
+  callout = "error"                # a callout of this type
+  agent = "deploy*"                # the phase's @agent (a glob)
+  tool = "kubectl"                 # one of its tool calls (a glob)
+
+--json prints {"estimator", "max_tokens", "groups": [{"phases": [phase
+ids], "tokens", "tier", "model"?, "reasons": ["PHASE: why → tier" or
+"routine"], "over_limit"}]}.
+
+Exit status: 0 on success, 1 when the log or the route file has problems
+or cannot be read, 2 on a usage error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if maxTokens <= 0 {
+				return usagef("--max-tokens must be a positive number of tokens")
+			}
+			var route *session.Route
+			if routeFile != "" {
+				data, err := os.ReadFile(routeFile)
+				if err != nil {
+					return err
+				}
+				if route, err = session.ParseRoute(routeFile, data); err != nil {
+					return listError(routeFile, err)
+				}
+			}
+			name := args[0]
+			data, err := os.ReadFile(name)
+			if err != nil {
+				return err
+			}
+			s, err := session.Parse(name, data)
+			if err != nil {
+				return listError(name, err)
+			}
+			plan, err := session.Split(s, session.SplitOptions{MaxTokens: maxTokens, Route: route})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(e.stdout, plan)
+			}
+			_, err = fmt.Fprint(e.stdout, splitTable(plan))
+			return err
+		},
+	}
+	cmd.Flags().IntVar(&maxTokens, "max-tokens", 0, "most estimated tokens in a group (required)")
+	cmd.Flags().StringVar(&routeFile, "route", "", "routing rules (TOML) naming tiers, models and rules")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the split as JSON")
+	return cmd
+}
+
+// splitTable is plan as an aligned table, one row per group.
+func splitTable(plan *session.Plan) string {
+	rows := [][]string{{"GROUP", "TOKENS", "TIER", "MODEL", "PHASES", "REASONS"}}
+	for i, g := range plan.Groups {
+		tokens := strconv.Itoa(g.Tokens)
+		if g.OverLimit {
+			tokens += " (over limit)"
+		}
+		model := g.Model
+		if model == "" {
+			model = "-"
+		}
+		rows = append(rows, []string{strconv.Itoa(i + 1), tokens, g.Tier, model,
+			strings.Join(g.Phases, ", "), strings.Join(g.Reasons, "; ")})
+	}
+	width := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for j, c := range r {
+			width[j] = max(width[j], len([]rune(c)))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "estimator: %s; max tokens: %d\n", plan.Estimator, plan.MaxTokens)
+	for _, r := range rows {
+		for j, c := range r {
+			if j == len(r)-1 {
+				b.WriteString(c)
+				break
+			}
+			b.WriteString(c + strings.Repeat(" ", width[j]-len([]rune(c))+2))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/sessionindex"
+	"github.com/crystallize-dev/crystallize/internal/store"
+)
+
+// dbHelp is the --db flag's help, shared by the index commands.
+const dbHelp = "the index database (SQLite)"
+
+// openIndex opens the database at path for a command.
+func openIndex(ctx context.Context, path string) (*store.DB, error) {
+	if path == "" {
+		return nil, usagef("--db: empty path")
+	}
+	return store.Open(ctx, path)
+}
+
+func newSessionIndexCmd(e *env) *cobra.Command {
+	var db string
+	var asTOON bool
+	cmd := &cobra.Command{
+		Use:   "index DIR [--db FILE] [--toon]",
+		Short: "Index the session logs under a directory",
+		Long: `index keeps a derived index of the session logs (*.md) under DIR, in the
+embedded SQLite database --db (default ` + store.DefaultPath + `), for
+session list, search and inbox. Paths are recorded relative to DIR.
+
+Indexing is incremental: a file whose sha256 is unchanged is skipped, a new
+or changed file is parsed and replaces its entry, and an entry whose file
+is gone is removed. A file with problems (see session lint) is left out of
+the index, and its old entry removed; its problems are printed on stderr as
+FILE:LINE: message.
+
+It prints the counts: "added A, updated U, unchanged N, removed R, failed F".
+--toon prints the whole index as TOON instead: one field, sessions, a
+tabular array of {path, session_id, status, started, ended, model, tokens,
+title}, newest session first (by started, then path).
+
+Exit status: 0 on success, 1 when a file has problems (the rest is still
+indexed) or on error, 2 on a usage error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			d, err := openIndex(ctx, db)
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			r, err := sessionindex.Update(ctx, d, args[0])
+			if err != nil {
+				return err
+			}
+			if asTOON {
+				list, err := d.Sessions(ctx)
+				if err != nil {
+					return err
+				}
+				b, err := sessionindex.TOON(list)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "%s\n", b)
+			} else {
+				fmt.Fprintf(e.stdout, "added %d, updated %d, unchanged %d, removed %d, failed %d\n",
+					r.Added, r.Updated, r.Unchanged, r.Removed, r.Failed)
+			}
+			if r.Failed > 0 {
+				for _, p := range r.Problems {
+					fmt.Fprintln(e.stderr, p)
+				}
+				noun := "files"
+				if r.Failed == 1 {
+					noun = "file"
+				}
+				return exitError{code: exitFailure, err: fmt.Errorf("session index: %d %s with problems, not indexed", r.Failed, noun)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", store.DefaultPath, dbHelp)
+	cmd.Flags().BoolVar(&asTOON, "toon", false, "print the index as TOON instead of the counts")
+	return cmd
+}
+
+func newSessionListCmd(e *env) *cobra.Command {
+	var db string
+	var asJSON, asTOON bool
+	cmd := &cobra.Command{
+		Use:   "list [--db FILE] [--json|--toon]",
+		Short: "List the indexed sessions",
+		Long: `list prints the sessions in the index (see session index), newest first
+(by started, then path): one line each with the session id, status,
+start time, path and title.
+
+--json prints them as a JSON array of {"path", "sha256", "mtime",
+"session_id", "status", "started", "ended", "model", "tokens", "title"};
+--toon prints the TOON of session index --toon.
+
+Exit status: 0 on success, 1 on error, 2 on a usage error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON && asTOON {
+				return usagef("--json and --toon exclude each other")
+			}
+			ctx := cmd.Context()
+			d, err := openIndex(ctx, db)
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			list, err := d.Sessions(ctx)
+			if err != nil {
+				return err
+			}
+			switch {
+			case asJSON:
+				return writeJSON(e.stdout, list)
+			case asTOON:
+				b, err := sessionindex.TOON(list)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(e.stdout, "%s\n", b)
+				return err
+			}
+			return writeSessions(e.stdout, list)
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", store.DefaultPath, dbHelp)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sessions as JSON")
+	cmd.Flags().BoolVar(&asTOON, "toon", false, "print the sessions as TOON")
+	return cmd
+}
+
+// writeSessions prints sessions as an aligned table, "-" for an empty
+// start time.
+func writeSessions(w io.Writer, list []store.Session) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.SessionID, s.Status, dash(s.Started), s.Path, s.Title)
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func newSessionSearchCmd(e *env) *cobra.Command {
+	var db string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "search QUERY [--db FILE] [--json]",
+		Short: "Find indexed sessions by text",
+		Long: `search prints the indexed sessions whose session id or title, or the title
+or body of one of whose callouts, contains QUERY, ignoring ASCII case;
+newest first, as session list prints them.
+
+--json prints them as session list --json does.
+
+Exit status: 0 on success, even when nothing matches; 1 on error, 2 on a
+usage error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			d, err := openIndex(ctx, db)
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			list, err := d.Search(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(e.stdout, list)
+			}
+			return writeSessions(e.stdout, list)
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", store.DefaultPath, dbHelp)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sessions as JSON")
+	return cmd
+}
+
+// inboxItem is one entry of session inbox --json.
+type inboxItem struct {
+	SessionID string `json:"session_id"`
+	Path      string `json:"path"`
+	Started   string `json:"started"`
+	Phase     string `json:"phase"`
+	Type      string `json:"type"`
+	Title     string `json:"title"`
+	Body      string `json:"body"`
+}
+
+func newSessionInboxCmd(e *env) *cobra.Command {
+	var db string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "inbox [--db FILE] [--json]",
+		Short: "Gather the actionable callouts of the indexed sessions",
+		Long: `inbox prints the actionable callouts of every indexed session:
+` + strings.Join(sessionindex.Actionable, ", ") + `. The newest session
+comes first (by started, then path), and each session's callouts in
+document order, one line each: session id, phase id ("-" for the preamble),
+[!type] and the callout's title.
+
+--json prints a JSON array of {"session_id", "path", "started", "phase",
+"type", "title", "body"}.
+
+Exit status: 0 on success, 1 on error, 2 on a usage error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			d, err := openIndex(ctx, db)
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			items, err := d.Callouts(ctx, sessionindex.Actionable)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				out := make([]inboxItem, len(items))
+				for i, it := range items {
+					out[i] = inboxItem{
+						SessionID: it.Session.SessionID, Path: it.Session.Path, Started: it.Session.Started,
+						Phase: it.Callout.Phase, Type: it.Callout.Type, Title: it.Callout.Title, Body: it.Callout.Body,
+					}
+				}
+				return writeJSON(e.stdout, out)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
+			for _, it := range items {
+				fmt.Fprintf(tw, "%s\t%s\t[!%s]\t%s\n", it.Session.SessionID, dash(it.Callout.Phase), it.Callout.Type, it.Callout.Title)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", store.DefaultPath, dbHelp)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the callouts as JSON")
+	return cmd
+}

@@ -1,0 +1,194 @@
+// Package sessionindex keeps the derived index of session logs in the
+// embedded store: which sessions a directory holds, their frontmatter and
+// their callouts, for "crystallize session list|search|inbox".
+//
+// The index is a cache of the files. Update makes it match a directory
+// again: a file whose sha256 changed is parsed again, a file gone is
+// removed, an unchanged file is not read past its hash. A file that does
+// not parse is left out of the index, so the index never holds a session
+// that session lint would reject.
+package sessionindex
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/session"
+	"github.com/crystallize-dev/crystallize/internal/store"
+	"github.com/crystallize-dev/crystallize/internal/toon"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Actionable are the callout types the inbox gathers: the ones that ask a
+// person for something or tell them something is done or broken.
+var Actionable = []string{
+	session.CalloutDecisionNeeded,
+	session.CalloutApprovalRequired,
+	session.CalloutTaskComplete,
+	session.CalloutError,
+}
+
+// Result counts what Update did. Problems holds the parse problems of the
+// Failed files, each with its file (as given, under dir) and line.
+type Result struct {
+	Added     int `json:"added"`
+	Updated   int `json:"updated"`
+	Unchanged int `json:"unchanged"`
+	Removed   int `json:"removed"`
+	Failed    int `json:"failed"`
+
+	Problems trace.ErrorList `json:"-"`
+}
+
+// Update brings the index in db up to date with the *.md files under dir
+// (recursively). Index paths are relative to dir, with "/". A file whose
+// content hash is unchanged is skipped; a changed or new one is parsed and
+// replaces its entry; an indexed path with no file is removed, and so is
+// one whose file no longer parses. Errors other than parse problems (an
+// unreadable file, the database) stop Update.
+func Update(ctx context.Context, db *store.DB, dir string) (Result, error) {
+	var r Result
+	old, err := db.Hashes(ctx)
+	if err != nil {
+		return r, err
+	}
+	var files []string
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".md") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return r, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	seen := map[string]bool{}
+	for _, file := range files {
+		if err := ctx.Err(); err != nil {
+			return r, err
+		}
+		rel, err := filepath.Rel(dir, file)
+		if err != nil {
+			return r, err
+		}
+		rel = filepath.ToSlash(rel)
+		seen[rel] = true
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return r, err
+		}
+		sum := sha256.Sum256(data)
+		hash := hex.EncodeToString(sum[:])
+		prev, indexed := old[rel]
+		if indexed && prev == hash {
+			r.Unchanged++
+			continue
+		}
+		s, err := session.Parse(file, data)
+		if err != nil {
+			var list trace.ErrorList
+			if !errors.As(err, &list) {
+				return r, err
+			}
+			r.Problems = append(r.Problems, list...)
+			r.Failed++
+			if indexed {
+				if err := db.Delete(ctx, rel); err != nil {
+					return r, err
+				}
+			}
+			continue
+		}
+		var mtime int64
+		if fi, err := os.Stat(file); err == nil {
+			mtime = fi.ModTime().UnixNano()
+		}
+		row, callouts := rows(s, rel, hash, mtime)
+		if err := db.Put(ctx, row, callouts); err != nil {
+			return r, err
+		}
+		if indexed {
+			r.Updated++
+		} else {
+			r.Added++
+		}
+	}
+	gone := make([]string, 0, len(old))
+	for p := range old {
+		if !seen[p] {
+			gone = append(gone, p)
+		}
+	}
+	sort.Strings(gone)
+	for _, p := range gone {
+		if err := db.Delete(ctx, p); err != nil {
+			return r, err
+		}
+		r.Removed++
+	}
+	return r, nil
+}
+
+// rows converts a parsed session to its index rows. Callout types are
+// lowercased, as Callout.Is compares them without case.
+func rows(s *session.Session, path, hash string, mtime int64) (store.Session, []store.Callout) {
+	row := store.Session{
+		Path: path, SHA256: hash, MTime: mtime,
+		SessionID: s.Meta.SessionID, Status: s.Meta.Status,
+		Started: s.Meta.Started, Ended: s.Meta.Ended,
+		Model: s.Meta.Model, Tokens: s.Meta.TokensUsed, Title: s.Title,
+	}
+	var callouts []store.Callout
+	add := func(phase string, blocks []session.Block) {
+		for _, b := range blocks {
+			c, ok := b.(session.Callout)
+			if !ok {
+				continue
+			}
+			callouts = append(callouts, store.Callout{
+				SessionPath: path, Position: len(callouts), Phase: phase,
+				Type: strings.ToLower(c.Type), Title: strings.TrimSpace(c.Title),
+				Body: strings.TrimSpace(strings.Join(c.Body, "\n")),
+			})
+		}
+	}
+	add("", s.Blocks)
+	ids := s.PhaseIDs()
+	for i, p := range s.Phases {
+		add(ids[i], p.Blocks)
+	}
+	return row, callouts
+}
+
+// TOON returns sessions as a TOON document: one field, sessions, a tabular
+// array with the columns path, session_id, status, started, ended, model,
+// tokens and title. The hash and mtime are left out: they say nothing to a
+// reader, and the mtime would make the output depend on when a file was
+// written.
+func TOON(sessions []store.Session) ([]byte, error) {
+	list := make([]any, len(sessions))
+	for i, s := range sessions {
+		list[i] = toon.Object{
+			{Key: "path", Value: s.Path},
+			{Key: "session_id", Value: s.SessionID},
+			{Key: "status", Value: s.Status},
+			{Key: "started", Value: s.Started},
+			{Key: "ended", Value: s.Ended},
+			{Key: "model", Value: s.Model},
+			{Key: "tokens", Value: s.Tokens},
+			{Key: "title", Value: s.Title},
+		}
+	}
+	return toon.Encode(toon.Object{{Key: "sessions", Value: list}}, toon.EncodeOptions{})
+}

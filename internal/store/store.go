@@ -1,0 +1,313 @@
+// Package store is crystallize's embedded database: SQLite in pure Go
+// (modernc.org/sqlite, no cgo), by default at .crystallize/state.db.
+//
+// Everything in it is derived from plain files and can be rebuilt from
+// them; the files stay the interface. The schema is versioned: a
+// schema_version table records how many of the migrations have run, and
+// Open runs the rest in one transaction each, so an old database is
+// brought up to date and a new one is created from nothing the same way.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// DefaultPath is where the database lives unless a command is told
+// otherwise, relative to the working directory.
+const DefaultPath = ".crystallize/state.db"
+
+// migrations are the schema's steps, in order; migrations[i] takes the
+// schema from version i to i+1. A released step is never edited: a
+// change is a new step, so that every existing database can follow it.
+var migrations = []string{
+	`CREATE TABLE sessions (
+		path       TEXT PRIMARY KEY,
+		sha256     TEXT NOT NULL,
+		mtime      INTEGER NOT NULL,
+		session_id TEXT NOT NULL,
+		status     TEXT NOT NULL,
+		started    TEXT NOT NULL,
+		ended      TEXT NOT NULL,
+		model      TEXT NOT NULL,
+		tokens     INTEGER NOT NULL,
+		title      TEXT NOT NULL
+	);
+	CREATE TABLE callouts (
+		session_path TEXT NOT NULL REFERENCES sessions(path) ON DELETE CASCADE,
+		position     INTEGER NOT NULL,
+		phase        TEXT NOT NULL,
+		type         TEXT NOT NULL,
+		title        TEXT NOT NULL,
+		body         TEXT NOT NULL,
+		PRIMARY KEY (session_path, position)
+	);
+	CREATE INDEX callouts_type ON callouts(type);`,
+}
+
+// Version is the schema version Open brings a database to.
+var Version = len(migrations)
+
+// ErrNewerSchema is returned by Open for a database written by a newer
+// crystallize, whose schema this one does not know.
+var ErrNewerSchema = errors.New("database schema is newer than this crystallize")
+
+// DB is an open database. It is safe for concurrent use, as sql.DB is.
+type DB struct {
+	db *sql.DB
+}
+
+// Open opens the database at path, creating it and its directory when
+// they do not exist, and migrates it to Version. ":memory:" opens a
+// private in-memory database.
+func Open(ctx context.Context, path string) (*DB, error) {
+	dsn := path
+	if path != ":memory:" {
+		if dir := filepath.Dir(path); dir != "." {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("opening database: %w", err)
+			}
+		}
+		dsn = "file:" + filepath.ToSlash(path)
+	}
+	// Foreign keys make deleting a session delete its callouts; the busy
+	// timeout lets two commands share the file instead of failing at once.
+	dsn += "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening database %s: %w", path, err)
+	}
+	// One connection: an in-memory database is per connection, and SQLite
+	// serializes writers anyway.
+	db.SetMaxOpenConns(1)
+	s := &DB{db: db}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening database %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *DB) Close() error { return s.db.Close() }
+
+func (s *DB) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("schema version: %w", err)
+	}
+	var v int
+	err := s.db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := s.db.ExecContext(ctx, `INSERT INTO schema_version VALUES (0)`); err != nil {
+			return fmt.Errorf("schema version: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("schema version: %w", err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("version %d: %w (knows %d)", v, ErrNewerSchema, len(migrations))
+	}
+	for ; v < len(migrations); v++ {
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v+1)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migration %d: %w", v+1, err)
+		}
+	}
+	return nil
+}
+
+// tx runs f in a transaction, committing when it returns nil.
+func (s *DB) tx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Session is one row of the sessions table: a session log file.
+type Session struct {
+	Path      string `json:"path"` // relative to the indexed directory, with "/"
+	SHA256    string `json:"sha256"`
+	MTime     int64  `json:"mtime"` // Unix nanoseconds
+	SessionID string `json:"session_id"`
+	Status    string `json:"status"`
+	Started   string `json:"started"` // RFC 3339 as written, or ""
+	Ended     string `json:"ended"`
+	Model     string `json:"model"`
+	Tokens    int64  `json:"tokens"`
+	Title     string `json:"title"`
+}
+
+// Callout is one row of the callouts table: a callout of a session,
+// Position counting the session's callouts from 0 in document order.
+type Callout struct {
+	SessionPath string `json:"path"`
+	Position    int    `json:"position"`
+	Phase       string `json:"phase"` // phase id, "" for the preamble
+	Type        string `json:"type"`  // lowercased
+	Title       string `json:"title"`
+	Body        string `json:"body"`
+}
+
+// Hashes returns the sha256 of every indexed path.
+func (s *DB) Hashes(ctx context.Context) (map[string]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT path, sha256 FROM sessions`)
+	if err != nil {
+		return nil, fmt.Errorf("reading sessions: %w", err)
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var p, h string
+		if err := rows.Scan(&p, &h); err != nil {
+			return nil, fmt.Errorf("reading sessions: %w", err)
+		}
+		m[p] = h
+	}
+	return m, rows.Err()
+}
+
+// Put replaces the session at sess.Path and its callouts, in one
+// transaction.
+func (s *DB) Put(ctx context.Context, sess Session, callouts []Callout) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE path = ?`, sess.Path); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (path, sha256, mtime, session_id, status, started, ended, model, tokens, title)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			sess.Path, sess.SHA256, sess.MTime, sess.SessionID, sess.Status, sess.Started, sess.Ended, sess.Model, sess.Tokens, sess.Title)
+		if err != nil {
+			return err
+		}
+		for _, c := range callouts {
+			_, err := tx.ExecContext(ctx, `INSERT INTO callouts (session_path, position, phase, type, title, body) VALUES (?, ?, ?, ?, ?, ?)`,
+				sess.Path, c.Position, c.Phase, c.Type, c.Title, c.Body)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("storing session %s: %w", sess.Path, err)
+	}
+	return nil
+}
+
+// Delete removes the session at path and its callouts; a path not in the
+// index is not an error.
+func (s *DB) Delete(ctx context.Context, path string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE path = ?`, path); err != nil {
+		return fmt.Errorf("deleting session %s: %w", path, err)
+	}
+	return nil
+}
+
+// sessionOrder is newest first: by started, then by path so that sessions
+// without a start time still come in a stable order.
+const sessionOrder = ` ORDER BY s.started DESC, s.path`
+
+const sessionCols = `s.path, s.sha256, s.mtime, s.session_id, s.status, s.started, s.ended, s.model, s.tokens, s.title`
+
+// Sessions returns every indexed session, newest first.
+func (s *DB) Sessions(ctx context.Context) ([]Session, error) {
+	return s.sessions(ctx, `SELECT `+sessionCols+` FROM sessions s`+sessionOrder)
+}
+
+// Search returns the sessions whose session id or title, or one of whose
+// callouts' title or body, contains query, ignoring ASCII case; newest
+// first.
+func (s *DB) Search(ctx context.Context, query string) ([]Session, error) {
+	like := "%" + escapeLike(query) + "%"
+	return s.sessions(ctx, `SELECT `+sessionCols+` FROM sessions s
+		WHERE s.session_id LIKE ?1 ESCAPE '\' OR s.title LIKE ?1 ESCAPE '\'
+		OR EXISTS (SELECT 1 FROM callouts c WHERE c.session_path = s.path
+			AND (c.title LIKE ?1 ESCAPE '\' OR c.body LIKE ?1 ESCAPE '\'))`+sessionOrder, like)
+}
+
+// escapeLike makes q match itself in a LIKE pattern with ESCAPE '\'.
+func escapeLike(q string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(q)
+}
+
+func (s *DB) sessions(ctx context.Context, query string, args ...any) ([]Session, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading sessions: %w", err)
+	}
+	defer rows.Close()
+	list := []Session{}
+	for rows.Next() {
+		var r Session
+		if err := rows.Scan(&r.Path, &r.SHA256, &r.MTime, &r.SessionID, &r.Status, &r.Started, &r.Ended, &r.Model, &r.Tokens, &r.Title); err != nil {
+			return nil, fmt.Errorf("reading sessions: %w", err)
+		}
+		list = append(list, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading sessions: %w", err)
+	}
+	return list, nil
+}
+
+// Item is a callout with the session it came from.
+type Item struct {
+	Session Session
+	Callout Callout
+}
+
+// Callouts returns the callouts of the given types (lowercase) across all
+// sessions: newest session first, then in document order.
+func (s *DB) Callouts(ctx context.Context, types []string) ([]Item, error) {
+	if len(types) == 0 {
+		return []Item{}, nil
+	}
+	marks := strings.Repeat(", ?", len(types))[2:]
+	args := make([]any, len(types))
+	for i, t := range types {
+		args[i] = t
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+sessionCols+`, c.position, c.phase, c.type, c.title, c.body
+		FROM callouts c JOIN sessions s ON s.path = c.session_path
+		WHERE c.type IN (`+marks+`)`+sessionOrder+`, c.position`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading callouts: %w", err)
+	}
+	defer rows.Close()
+	list := []Item{}
+	for rows.Next() {
+		var it Item
+		r, c := &it.Session, &it.Callout
+		if err := rows.Scan(&r.Path, &r.SHA256, &r.MTime, &r.SessionID, &r.Status, &r.Started, &r.Ended, &r.Model, &r.Tokens, &r.Title,
+			&c.Position, &c.Phase, &c.Type, &c.Title, &c.Body); err != nil {
+			return nil, fmt.Errorf("reading callouts: %w", err)
+		}
+		c.SessionPath = r.Path
+		list = append(list, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading callouts: %w", err)
+	}
+	return list, nil
+}
