@@ -14,7 +14,6 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
-	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -146,43 +145,15 @@ func runIngest(ctx context.Context, e *env, f *ingestFlags) error {
 	for i := range report.RejectedCandidates {
 		addReviewNotes(&report.RejectedCandidates[i], t)
 	}
-	sources := []*trace.Trace{t}
-	replay.Apply(report, sources, nil)
-	report.WorkflowPath = filepath.ToSlash(f.out)
-
-	opts := codegen.Options{PackageName: f.packageName}
-	sel := report.Selected()
-	var workflow []byte
-	if sel != nil {
-		workflow, err = codegen.Workflow(sel, opts)
-		if err != nil {
-			return fmt.Errorf("generating workflow %s: %w", sel.Name, err)
-		}
-	} else {
-		workflow = codegen.NoCandidate(report, opts)
-	}
-	files := map[string][]byte{}
-	if f.out != "" {
-		files[f.out] = workflow
-	}
-	if f.report != "" {
-		b, err := report.Encode()
-		if err != nil {
-			return fmt.Errorf("encoding report: %w", err)
-		}
-		files[f.report] = b
-	}
-	manifest, err := bundle.Write(ctx, f.bundle, bundle.Input{
-		Report: report, Candidate: sel, Workflow: workflow, Sources: sources,
-	}, bundle.Options{
-		PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
+	pub, err := publish(ctx, report, []*trace.Trace{t}, nil, outputs{
+		out: f.out, report: f.report, bundle: f.bundle,
+		codegen:       codegen.Options{PackageName: f.packageName},
+		bundleOptions: bundle.Options{PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion()},
 	})
 	if err != nil {
-		return fmt.Errorf("writing bundle %s: %w", f.bundle, err)
-	}
-	if err := writeFiles(files); err != nil {
 		return err
 	}
+	sel, manifest := report.Selected(), pub.manifest
 	var sc *bundle.ShadowCheck
 	if f.shadow && sel != nil {
 		sc, err = bundle.ReplayShadow(f.bundle)

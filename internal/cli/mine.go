@@ -20,7 +20,6 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
-	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -216,77 +215,21 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 	if err != nil {
 		return err
 	}
-	// Shadow replay: every candidate against the traces it was mined from
-	// and the held-out traces, calling nothing.
-	replay.Apply(report, res.Traces, heldout)
 	report.ShadowSources = append(report.ShadowSources, f.shadowFrom...)
-	report.WorkflowPath = filepath.ToSlash(f.out)
-
-	// Render everything before writing anything, so a failure leaves no
-	// partial output behind.
-	files := map[string][]byte{}
-	opts := codegen.Options{PackageName: f.packageName}
-	sel := report.Selected()
-	var workflow []byte
-	if sel != nil {
-		workflow, err = codegen.Workflow(sel, opts)
-		if err != nil {
-			return fmt.Errorf("generating workflow %s: %w", sel.Name, err)
-		}
-	} else {
-		workflow = codegen.NoCandidate(report, opts)
-	}
-	if f.out != "" {
-		files[f.out] = workflow
-	}
-	var written []string
-	if f.outDir != "" {
-		for i := range report.Candidates {
-			c := &report.Candidates[i]
-			src, err := codegen.Workflow(c, opts)
-			if err != nil {
-				return fmt.Errorf("generating workflow %s: %w", c.Name, err)
-			}
-			p := filepath.Join(f.outDir, c.Name+".star")
-			if _, dup := files[p]; dup {
-				return fmt.Errorf("generating workflows: %s would be written twice", p)
-			}
-			files[p] = src
-			written = append(written, filepath.ToSlash(p))
-		}
-	}
-	if f.report != "" {
-		b, err := report.Encode()
-		if err != nil {
-			return fmt.Errorf("encoding report: %w", err)
-		}
-		files[f.report] = b
-	}
-	var manifest *bundle.Manifest
-	if f.bundle != "" {
-		manifest, err = bundle.Write(ctx, f.bundle, bundle.Input{
-			Report: report, Candidate: sel, Workflow: workflow, Sources: res.Traces, Heldout: heldout,
-		}, bundle.Options{
+	pub, err := publish(ctx, report, res.Traces, heldout, outputs{
+		out: f.out, outDir: f.outDir, report: f.report, bundle: f.bundle, evalPack: f.evalPack,
+		codegen: codegen.Options{PackageName: f.packageName},
+		bundleOptions: bundle.Options{
 			PackageName: f.packageName, PackageVersion: f.packageVersion,
 			Author: f.author, Approver: f.approver, Team: f.team, Repo: f.repo,
 			GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
 			MinConfidence: f.minConfidence, MinExamples: f.minExamples,
-			EvalPack: f.evalPack != "",
-		})
-		if err != nil {
-			return fmt.Errorf("writing bundle %s: %w", f.bundle, err)
-		}
-		if f.evalPack != "" {
-			pack, err := os.ReadFile(filepath.Join(f.bundle, bundle.EvalPackFile))
-			if err != nil {
-				return fmt.Errorf("reading the bundle's eval pack: %w", err)
-			}
-			files[f.evalPack] = pack
-		}
-	}
-	if err := writeFiles(files); err != nil {
+		},
+	})
+	if err != nil {
 		return err
 	}
+	sel, written, manifest := report.Selected(), pub.workflows, pub.manifest
 
 	if f.asJSON {
 		if err := writeSummaryJSON(e.stdout, report, f, written, manifest); err != nil {
@@ -298,7 +241,7 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 			writeBundleSummary(e.stdout, f.bundle, manifest)
 		}
 	}
-	if len(files) == 0 && manifest == nil {
+	if f.out == "" && f.outDir == "" && f.report == "" && manifest == nil {
 		fmt.Fprintln(e.stderr, "crystallize: nothing written; pass --out, --report, --out-dir or --bundle to save the results")
 	}
 	if sel == nil {

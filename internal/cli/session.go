@@ -18,7 +18,6 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
-	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -354,43 +353,18 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string) erro
 	if err != nil {
 		return err
 	}
-	replay.Apply(report, traces, nil)
-	report.WorkflowPath = filepath.ToSlash(f.out)
-
-	// Render everything before writing anything, as mine does.
-	copts := codegen.Options{PackageName: f.packageName}
-	sel := report.Selected()
-	var workflow []byte
-	if sel != nil {
-		if workflow, err = codegen.Workflow(sel, copts); err != nil {
-			return fmt.Errorf("generating workflow %s: %w", sel.Name, err)
-		}
-	} else {
-		workflow = codegen.NoCandidate(report, copts)
-	}
-	files2 := map[string][]byte{f.out: workflow}
-	if f.report != "" {
-		b, err := report.Encode()
-		if err != nil {
-			return fmt.Errorf("encoding report: %w", err)
-		}
-		files2[f.report] = b
-	}
-	var manifest *bundle.Manifest
-	if f.bundle != "" {
-		manifest, err = bundle.Write(ctx, f.bundle, bundle.Input{
-			Report: report, Candidate: sel, Workflow: workflow, Sources: traces,
-		}, bundle.Options{
+	pub, err := publish(ctx, report, traces, nil, outputs{
+		out: f.out, report: f.report, bundle: f.bundle,
+		codegen: codegen.Options{PackageName: f.packageName},
+		bundleOptions: bundle.Options{
 			PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
 			MinExamples: max(opts.MinExamples, 1),
-		})
-		if err != nil {
-			return fmt.Errorf("writing bundle %s: %w", f.bundle, err)
-		}
-	}
-	if err := writeFiles(files2); err != nil {
+		},
+	})
+	if err != nil {
 		return err
 	}
+	sel, manifest := report.Selected(), pub.manifest
 	mf := &mineFlags{out: f.out, report: f.report}
 	writeSummary(e.stdout, report, mf, nil)
 	if manifest != nil {

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/replay"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// outputs is what a command that produced a mining report writes: the
+// selected workflow, every safe candidate's workflow, the report, the
+// review bundle and its eval pack. Empty paths are not written.
+type outputs struct {
+	out, outDir, report, bundle, evalPack string
+	codegen                               codegen.Options
+	bundleOptions                         bundle.Options
+}
+
+// published is what publish wrote.
+type published struct {
+	// workflow is the selected candidate's source, or the workflow that
+	// says no safe candidate was found.
+	workflow []byte
+	// workflows are the --out-dir files, slash paths in candidate order.
+	workflows []string
+	// manifest is the bundle's, or nil without a bundle.
+	manifest *bundle.Manifest
+}
+
+// publish is the one road from a mining report to files, shared by mine,
+// ingest and session codify: it shadow-replays every candidate against
+// sources and heldout, renders every output in memory, writes the bundle
+// (atomically, in bundle.Write), and then the other files (all or none,
+// in writeFiles). A rendering failure writes nothing.
+func publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace.Trace, o outputs) (*published, error) {
+	replay.Apply(r, sources, heldout)
+	r.WorkflowPath = filepath.ToSlash(o.out)
+
+	p := &published{}
+	files := map[string][]byte{}
+	sel := r.Selected()
+	if sel != nil {
+		src, err := codegen.Workflow(sel, o.codegen)
+		if err != nil {
+			return nil, fmt.Errorf("generating workflow %s: %w", sel.Name, err)
+		}
+		p.workflow = src
+	} else {
+		p.workflow = codegen.NoCandidate(r, o.codegen)
+	}
+	if o.out != "" {
+		files[o.out] = p.workflow
+	}
+	if o.outDir != "" {
+		for i := range r.Candidates {
+			c := &r.Candidates[i]
+			src, err := codegen.Workflow(c, o.codegen)
+			if err != nil {
+				return nil, fmt.Errorf("generating workflow %s: %w", c.Name, err)
+			}
+			path := filepath.Join(o.outDir, c.Name+".star")
+			if _, dup := files[path]; dup {
+				return nil, fmt.Errorf("generating workflows: %s would be written twice", path)
+			}
+			files[path] = src
+			p.workflows = append(p.workflows, filepath.ToSlash(path))
+		}
+	}
+	if o.report != "" {
+		b, err := r.Encode()
+		if err != nil {
+			return nil, fmt.Errorf("encoding report: %w", err)
+		}
+		files[o.report] = b
+	}
+	if o.bundle != "" {
+		bo := o.bundleOptions
+		bo.EvalPack = bo.EvalPack || o.evalPack != ""
+		m, err := bundle.Write(ctx, o.bundle, bundle.Input{
+			Report: r, Candidate: sel, Workflow: p.workflow, Sources: sources, Heldout: heldout,
+		}, bo)
+		if err != nil {
+			return nil, fmt.Errorf("writing bundle %s: %w", o.bundle, err)
+		}
+		p.manifest = m
+		if o.evalPack != "" {
+			pack, err := os.ReadFile(filepath.Join(o.bundle, bundle.EvalPackFile))
+			if err != nil {
+				return nil, fmt.Errorf("reading the bundle's eval pack: %w", err)
+			}
+			files[o.evalPack] = pack
+		}
+	}
+	if err := writeFiles(files); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
