@@ -257,28 +257,55 @@ func newPlanRunCmd(e *env) *cobra.Command {
 runtime of "crystallize run": the same tool bindings (crystallize.toml),
 capability policy, model providers, approvals, receipts, trace.json and
 session.md. The generated workflow is written to
-<state-dir>/plans/<name>-<hash>.star and recorded as the run's workflow.
+<state-dir>/plans/<name>-<hash>.star and recorded as the run's workflow, so
+it can be read, and resumed, like any other.
 
-Nodes run in a topological order from the entry; an edge labelled with a
-branch is followed only when its source reports that branch. Each kind runs
-as what it is: deterministic_command calls its tool with its KEY=VALUE args
-and verify runs its command (sh -c, in the config's directory) and checks
-expect_status, expect_text and assert_text, both without a model, verify
-reporting branch "pass" or "fail"; human_gate is ctx.approve of its approval
-id; read_fact, search, context_pack and sub_agent are one model turn named by
-the node ([models.<node>] or [models.default]); agent_loop asks the model up
-to max_iterations times until a reply contains done_sentinel; workflow_map
-asks once per item; join does nothing; compact logs a line. Verify commands
-need the capability "plan.verify" granted in [grants].
+The workflow schedules the graph from the entry: after a node runs, every
+edge from it that is unlabelled or labelled with the branch it reported is
+followed. Nodes report "pass", or "fail" when they failed, and a failed node
+follows only its "fail" edges (with none, the run fails), so a verify that
+fails can loop through a fix and back. A join waits for every node with an
+edge into it. Each kind runs as what it is:
+
+  deterministic_command  its tool with its KEY=VALUE args; no model
+  verify                 its command (sh -c, in the config's directory),
+                         checked against expect_status, expect_text and
+                         assert_text; no model; needs "plan.verify" granted
+  human_gate             an approval of its approval id
+  read_fact, search,     a read-only model turn that may call the node's
+  context_pack           tools (a tool with side effects is refused)
+  agent_loop             model turns calling the node's tools until a reply
+                         contains done_sentinel, at most max_iterations
+  sub_agent              the same, as the worker preset [workers.<name>] of
+                         the config (sub_agent.preset, else worker_name):
+                         its prompt, model, tools and max_iterations
+  workflow_map           one model turn per item of map.items (or of the
+                         upstream output it names), max_concurrency at once
+  join                   waits
+  compact                shortens the transcript of node outputs given to
+                         model nodes to threshold_tokens, keeping
+                         preserve_recent turns; no model
+
+A model calls a tool by answering {"tool": NAME, "args": {...}}; its tools
+are bound in crystallize.toml like any other. The plan's budgets hold at
+run time: max_steps node runs, max_tool_calls, max_model_calls,
+wall_clock_ms and total_cost_usd; consecutive_failures stops the run after
+that many failed nodes of its kinds in a row, or with pause asks for the
+approval "consecutive_failures" to go on.
 
 --param NAME=VALUE replaces {{NAME}} in deterministic_command arguments.
-A human gate not approved with --approve ID suspends the run in state
-pending_approval (exit status 1); run the plan again with --approve ID.
+A human gate not approved with --approve ID, nor on the terminal, suspends
+the run in state pending_approval (exit status 1); continue it with
+crystallize resume RUN-ID --approve ID, which replays what already ran.
+--dry-run executes nothing: tools and models return nothing, gates pass and
+verify nodes take their pass branch.
 
 Exit status: 0 when the plan completed, 1 when it is invalid, failed or is
 pending, 2 on a usage error. --json prints the summary of "crystallize run
---json".`,
-		Example: `  crystallize plan run plan.json --approve ship
+--json"; its output holds each node's output, branch and visit count.`,
+		Example: `  crystallize plan run plan.json
+  crystallize resume 20260101T120000Z-0123456789ab --approve ship
+  crystallize plan run plan.json --approve ship --param rev=v1.2.0
   crystallize plan run plan.json --dry-run --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -336,10 +363,9 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 	}
 	environ := os.Environ()
 	res, err := runtime.Run(cmd.Context(), w, nil, runtime.Options{
-		Config: cfg,
-		Tools: map[string]runtime.Tool{
-			plan.VerifyTool: {Func: plan.Verifier(cfg.Dir, environ), Capabilities: []string{plan.VerifyCapability}},
-		},
+		Config:   cfg,
+		Tools:    inprocTools(cfg, environ),
+		Prompter: stdinPrompter(cmd, e),
 		DryRun:   f.dryRun,
 		Approve:  f.approve,
 		Getenv:   e.getenv,

@@ -80,13 +80,15 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 	if err != nil {
 		return err
 	}
+	environ := os.Environ()
 	res, err := runtime.Resume(cmd.Context(), w, j, runtime.Options{
 		Config:   cfg,
+		Tools:    inprocTools(cfg, environ),
 		Approve:  f.approve,
 		Reject:   f.reject,
 		Prompter: stdinPrompter(cmd, e),
 		Getenv:   e.getenv,
-		Environ:  os.Environ(),
+		Environ:  environ,
 		StateDir: f.stateDir,
 		Log:      e.stderr,
 	})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crystallize-dev/crystallize/internal/plan"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -132,15 +133,17 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	if f.check {
 		return runCheck(cmd.Context(), e, f, w, cfg)
 	}
+	environ := os.Environ()
 	res, err := runtime.Run(cmd.Context(), w, params, runtime.Options{
 		Config:          cfg,
+		Tools:           inprocTools(cfg, environ),
 		DryRun:          f.dryRun,
 		AllowUnapproved: f.allowUnapproved,
 		Verify:          f.verify,
 		Approve:         f.approve,
 		Prompter:        stdinPrompter(cmd, e),
 		Getenv:          e.getenv,
-		Environ:         os.Environ(),
+		Environ:         environ,
 		MaxSteps:        f.maxSteps,
 		StateDir:        f.stateDir,
 		Log:             e.stderr,
@@ -202,12 +205,23 @@ func (f *runFlags) loadConfig() (*runtime.Config, error) {
 	return runtime.LoadConfig(file)
 }
 
+// inprocTools are the tools the cli implements itself, bound for every
+// run: plan.verify, which the workflows plan run generates call for their
+// verify nodes (it still needs its capability granted). Binding it for
+// run and resume too means a plan's workflow can be run, checked and
+// resumed like any other.
+func inprocTools(cfg *runtime.Config, environ []string) map[string]runtime.Tool {
+	return map[string]runtime.Tool{
+		plan.VerifyTool: {Func: plan.Verifier(cfg.Dir, environ), Capabilities: []string{plan.VerifyCapability}},
+	}
+}
+
 // runCheck reports whether every tool the workflow calls is bound. MCP
 // servers are started and asked which tools they declare, so a name bound
 // to a server that lacks it, or to a server that cannot start, is
 // reported too.
 func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg *runtime.Config) error {
-	err := runtime.CheckMCP(ctx, w, cfg, runtime.Options{Environ: os.Environ()})
+	err := runtime.CheckMCP(ctx, w, cfg, runtime.Options{Environ: os.Environ(), Tools: inprocTools(cfg, os.Environ())})
 	var ue *runtime.UnboundError
 	if err != nil && !errors.As(err, &ue) {
 		return err

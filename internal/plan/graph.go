@@ -63,26 +63,26 @@ func (c *checker) graph() {
 	c.budgets(int64(len(c.ids)), int64(depth), steps, tools, models)
 }
 
-// bounds returns a static upper bound on the steps, tool calls and model
-// calls of one visit to a node, from its kind, its tools and its loop
-// settings. The runtime enforces the same numbers, so the bound is what
-// a run can spend, not a guess:
+// bounds returns a static upper bound on the steps (node runs), tool
+// calls and model calls of one visit to a node, from its kind, its tools
+// and its loop settings. plan run lowers each kind so that it cannot
+// spend more (an agent is offered no tools on its last turn, so it makes
+// at most one tool call per turn but the last), and enforces the plan's
+// ceilings again at run time:
 //
-//	read_fact, search, context_pack  1 step, 1 model call, one call per granted tool
-//	agent_loop                       max_iterations (default 8) steps and model calls,
-//	                                 max_iterations × tools tool calls
-//	sub_agent                        1 step, 1 model call (the hand-off), one call per tool;
-//	                                 the worker's own calls count against its preset
-//	workflow_map                     one step, model call and round of tools per item
-//	                                 (len(map.items) when a list, else 1: a fan-out over
-//	                                 an artifact is bounded at run time)
+//	read_fact, search, context_pack  1 step; with n tools, n+1 model turns and n tool calls
+//	sub_agent                        the same, unless its worker preset sets max_iterations,
+//	                                 which only the run knows
+//	agent_loop                       1 step; max_iterations (default 8) model turns and,
+//	                                 with tools, max_iterations-1 tool calls
+//	workflow_map                     1 step; one model turn per item (len(map.items) when a
+//	                                 list, else 1: a fan-out over an artifact is bounded at
+//	                                 run time), no tools
 //	verify, deterministic_command    1 step, 1 tool call, no model
-//	human_gate, join                 1 step, nothing else
-//	compact                          1 step, 1 model call (the summary)
+//	human_gate, join, compact        1 step, nothing else (compaction needs no model)
 //
 // A loop through a branch edge may visit nodes again; the static bound
-// counts one pass, and the run-time budgets (wall clock, cost,
-// consecutive failures) bound the rest.
+// counts one pass, and the run-time budgets bound the rest.
 func bounds(n map[string]any, kind string) (steps, tools, models int64) {
 	var nt int64
 	seen := map[string]bool{}
@@ -94,7 +94,7 @@ func bounds(n map[string]any, kind string) (steps, tools, models int64) {
 	}
 	switch kind {
 	case "read_fact", "search", "context_pack", "sub_agent":
-		return 1, nt, 1
+		return 1, nt, satAdd(nt, 1)
 	case "agent_loop":
 		it := int64(DefaultMaxIterations)
 		if al, ok := obj(n["agent_loop"]); ok {
@@ -102,7 +102,10 @@ func bounds(n map[string]any, kind string) (steps, tools, models int64) {
 				it = i
 			}
 		}
-		return it, satMul(it, nt), it
+		if nt == 0 {
+			return 1, 0, it
+		}
+		return 1, it - 1, it
 	case "workflow_map":
 		items := int64(1)
 		if m, ok := obj(n["map"]); ok {
@@ -110,13 +113,11 @@ func bounds(n map[string]any, kind string) (steps, tools, models int64) {
 				items = int64(len(l))
 			}
 		}
-		return items, satMul(items, nt), items
+		return 1, 0, items
 	case "verify", "deterministic_command":
 		return 1, 1, 0
-	case "human_gate", "join":
+	case "human_gate", "join", "compact":
 		return 1, 0, 0
-	case "compact":
-		return 1, 0, 1
 	}
 	return 0, 0, 0
 }

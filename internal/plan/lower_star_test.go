@@ -37,15 +37,24 @@ func TestStarlarkFixtures(t *testing.T) {
 			var want string
 			switch n.Kind {
 			case "verify":
-				want = `ctx.tool("plan.verify"`
+				want = `ctx.try_tool("plan.verify"`
 			case "human_gate":
 				want = "ctx.approve("
 			case "deterministic_command":
-				want = "ctx.tool("
-			case "join", "compact":
-				want = "out[" + q(n.ID) + "] = None"
+				want = "ctx.try_tool("
+			case "join":
+				want = "# join:"
+			case "compact":
+				want = "transcript = compact(transcript,"
+			case "workflow_map":
+				want = "ctx.map(" + q(n.ID)
+			case "read_fact", "search", "context_pack":
+				want = "ctx.agent(" + q(n.ID) + ", prompt = " + q(n.Prompt)
+				if !strings.Contains(string(a), want) || !strings.Contains(string(a), "read_only = True") {
+					want = "read_only = True after " + want
+				}
 			default:
-				want = "ctx.model(" + q(n.ID)
+				want = "ctx.agent(" + q(n.ID)
 			}
 			if !strings.Contains(string(a), want) {
 				t.Errorf("Starlark(%s): node %s (%s) has no %s:\n%s", file, n.ID, n.Kind, want, a)
@@ -75,10 +84,10 @@ func TestStarlarkBranches(t *testing.T) {
 	}
 	for _, want := range []string{
 		`# capabilities: plan.verify, run · secrets: none`,
-		`if ("v" in out and branch.get("v") == "pass"):`,
-		`if ("v" in out and branch.get("v") == "fail"):`,
-		`ctx.tool("run", **{"x": "7", "arg1": "bare"})`,
-		`ctx.log("compact bad: `,
+		`"v": [("ok", "pass"), ("bad", "fail")],`,
+		`r = ctx.try_tool("run", **{"x": "7", "arg1": "bare"})`,
+		`transcript = compact(transcript, 10, 2)`,
+		`ctx.budget(tool_calls = 128, model_calls = 64)`,
 	} {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("Starlark(p) has no %q:\n%s", want, got)

@@ -213,11 +213,12 @@ func TestValidateCodes(t *testing.T) {
 		{name: "budget_max_nodes", f: budget("max_nodes", 2), errors: []found{{"budget_max_nodes", "$.budgets.max_nodes"}}},
 		{name: "budget_max_nodes invalid", f: budget("max_nodes", 0), errors: []found{{"budget_max_nodes", "$.budgets.max_nodes"}}},
 		{name: "budget_max_depth", f: budget("max_depth", 2), errors: []found{{"budget_max_depth", "$.budgets.max_depth"}}},
-		// steps: a 1 + b 2 + v 1 = 4; tool calls: 1 + 2×2 + 1 = 6; model calls: 1 + 2 = 3.
-		{name: "budget_max_steps", f: budget("max_steps", 3), errors: []found{{"budget_max_steps", "$.budgets.max_steps"}}},
-		{name: "budget_max_steps default", f: func(m map[string]any) { node(m, "b")["agent_loop"] = map[string]any{"max_iterations": 40} },
-			errors: []found{{"budget_max_steps", "$.budgets.max_steps"}}},
-		{name: "budget_max_tool_calls", f: budget("max_tool_calls", 5), errors: []found{{"budget_max_tool_calls", "$.budgets.max_tool_calls"}}},
+		// steps (node runs): 3; tool calls: a 1 + b (2 turns, the last offers none) 1 + v 1 = 3;
+		// model calls: a 2 (a turn for its tool, one to answer) + b 2 = 4.
+		{name: "budget_max_steps", f: budget("max_steps", 2), errors: []found{{"budget_max_steps", "$.budgets.max_steps"}}},
+		{name: "budget_max_model_calls default", f: func(m map[string]any) { node(m, "b")["agent_loop"] = map[string]any{"max_iterations": 70} },
+			errors: []found{{"budget_max_model_calls", "$.budgets.max_model_calls"}}},
+		{name: "budget_max_tool_calls", f: budget("max_tool_calls", 2), errors: []found{{"budget_max_tool_calls", "$.budgets.max_tool_calls"}}},
 		{name: "budget_max_model_calls", f: budget("max_model_calls", 2), errors: []found{{"budget_max_model_calls", "$.budgets.max_model_calls"}}},
 		{name: "budget_wall_clock_ms", f: budget("wall_clock_ms", 0), errors: []found{{"budget_wall_clock_ms", "$.budgets.wall_clock_ms"}}},
 		{name: "budget_total_cost_usd", f: budget("total_cost_usd", -1), errors: []found{{"budget_total_cost_usd", "$.budgets.total_cost_usd"}}},
@@ -299,7 +300,7 @@ func TestValidateSummaries(t *testing.T) {
 		BudgetSummary: BudgetSummary{
 			MaxNodes: Budget{12, 11, false}, MaxDepth: Budget{10, 9, false},
 			// tool calls: discover 2, search 1, pack 1, implement 4×3, map 2×1, format 1, verify 1.
-			MaxToolCalls: Budget{128, 20, true}, MaxModelCalls: Budget{64, 11, true}, MaxSteps: Budget{20, 15, false},
+			MaxToolCalls: Budget{128, 9, true}, MaxModelCalls: Budget{64, 14, true}, MaxSteps: Budget{20, 11, false},
 			WallClockMS: &wall, TotalCostUSD: &cost,
 			ConsecutiveFailures: &ConsecutiveFailuresBudget{Max: three, Kinds: []string{"agent_loop", "verify"}, Pause: true},
 		},

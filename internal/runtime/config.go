@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
@@ -26,11 +27,12 @@ const DefaultToolTimeout = 5 * time.Minute
 // it (workspace roots, a command's program when it contains a slash, cwd)
 // are relative to Dir, the directory of the file.
 type Config struct {
-	Workspace Workspace              `toml:"workspace"`
-	Tools     map[string]ToolBinding `toml:"tools"`
-	MCP       map[string]MCPServer   `toml:"mcp"`
-	Models    map[string]ModelConfig `toml:"models"`
-	Grants    Grants                 `toml:"grants"`
+	Workspace Workspace               `toml:"workspace"`
+	Tools     map[string]ToolBinding  `toml:"tools"`
+	MCP       map[string]MCPServer    `toml:"mcp"`
+	Models    map[string]ModelConfig  `toml:"models"`
+	Workers   map[string]WorkerConfig `toml:"workers"`
+	Grants    Grants                  `toml:"grants"`
 
 	// Secrets names the file secrets are read from after the
 	// environment; see SecretsConfig.
@@ -244,6 +246,16 @@ func (c *Config) check(file string) []error {
 			m.timeout = d
 		}
 		c.Models[name] = m
+	}
+	for _, name := range sortedKeys(c.Workers) {
+		wc := c.Workers[name]
+		p := "workers." + name
+		if _, _, ok := c.model(cmp.Or(wc.Model, name)); !ok {
+			bad(p+".model", "no [models.%s] and no [models.default] answers this worker", cmp.Or(wc.Model, name))
+		}
+		if wc.MaxIterations < 0 {
+			bad(p+".max_iterations", "negative")
+		}
 	}
 	return errs
 }

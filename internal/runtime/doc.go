@@ -5,7 +5,8 @@
 //
 // The main invariant: nothing a workflow does escapes the host. A workflow
 // reaches the world only through ctx.tool, ctx.model, ctx.approve and
-// ctx.secret; every one of those calls is checked before it happens (the
+// ctx.secret (and ctx.try_tool, ctx.agent and ctx.map, which are made of
+// tool and model calls); every one of those calls is checked before it happens (the
 // tool is bound, its capabilities are in the workflow's declared set
 // intersected with the config's grants, the secret is declared) and is
 // recorded after, successful or not. A run always leaves a record in
@@ -95,6 +96,22 @@
 // Options.Prompter; with none of them the run stops in state
 // pending_approval and writes journal.json, and Resume continues it by
 // replaying the journal (see journal.go for why that is safe).
+//
+// # Steps of several calls
+//
+// ctx.try_tool is ctx.tool with a failure the workflow handles: it returns
+// {"ok": False, "error": …} instead of ending the run, and the failure is
+// journaled so a resumed run sees it again; refusals still end the run.
+// ctx.agent is a model that calls tools: each turn may answer {"tool":
+// NAME, "args": {…}}, a tool from the step's list, and gets the result in
+// its transcript; it stops at an answer (or the done sentinel), at
+// max_iterations, or after max_failures failed tool calls in a row. With
+// read_only it may not reach a binding that declares side effects; with
+// worker="name" it runs as the [workers.name] preset of the config. ctx.map
+// asks one model turn per item, max_concurrency at a time, and records
+// them in item order. ctx.budget sets run-time ceilings (wall clock, cost,
+// tool calls, model calls), ErrBudget when passed. See agent.go; task
+// plans (crystallize plan run) are lowered onto these.
 //
 // # Verification
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -49,6 +50,15 @@ type host struct {
 	pendingPhase int
 
 	ctxValue *ctxObject
+
+	// cancel ends the run's context; ctx.budget's wall clock calls it
+	// with an ErrBudget cause. maxCost is the cost ceiling (0: none).
+	cancel      context.CancelCauseFunc
+	budgetSet   bool
+	budgetTimer *time.Timer
+	maxCost     float64
+	// maxToolCalls and maxModelCalls are call ceilings (0: none).
+	maxToolCalls, maxModelCalls int64
 }
 
 // phase is one "##" section of session.md.
@@ -58,8 +68,9 @@ type phase struct {
 }
 
 func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host {
+	ctx, cancel := context.WithCancelCause(ctx)
 	h := &host{
-		ctx: ctx, w: w, cfg: cfg, opts: opts,
+		ctx: ctx, cancel: cancel, w: w, cfg: cfg, opts: opts,
 		res: &Result{
 			RunID: opts.RunID, Workflow: w.Name, DryRun: opts.DryRun,
 			AllowUnapproved: opts.AllowUnapproved && w.Bundle != nil && w.Status() != "ready",
@@ -80,6 +91,11 @@ func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host 
 		"secret":  starlark.NewBuiltin("secret", h.secret),
 		"log":     starlark.NewBuiltin("log", h.log),
 		"fail":    starlark.NewBuiltin("fail", h.fail),
+
+		"try_tool": starlark.NewBuiltin("try_tool", h.tryTool),
+		"agent":    starlark.NewBuiltin("agent", h.agent),
+		"map":      starlark.NewBuiltin("map", h.mapModel),
+		"budget":   starlark.NewBuiltin("budget", h.budget),
 	}
 	return h
 }
@@ -156,16 +172,53 @@ func (h *host) tool(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: %w", name, err)
 	}
+	out, failure, err := h.callTool(toolCall{name: name, args: callArgs})
+	if err == nil && failure != nil {
+		err = failure // unreachable: only tolerant calls report failures
+	}
+	if err != nil {
+		return nil, err
+	}
+	return toStarlark(out)
+}
+
+// toolCall is one tool call, from ctx.tool or from a step that calls
+// tools itself (ctx.try_tool, ctx.agent).
+type toolCall struct {
+	name string
+	args map[string]any
+	// tolerant reports a failed execution as a failure value instead of
+	// an error that ends the run; the failure is journaled, so a resumed
+	// run sees it again. A refusal (unbound tool, missing capability,
+	// a read-only step reaching a writing tool) always ends the run: a
+	// workflow cannot catch its way around the policy.
+	tolerant bool
+	// readOnly refuses a binding that declares side effects or writes
+	// files.
+	readOnly bool
+}
+
+// callTool checks, executes and records one tool call. It returns the
+// output; for a tolerant call whose execution failed, the failure (with
+// err nil); otherwise err ends the run.
+func (h *host) callTool(c toolCall) (out any, failure, err error) {
+	name, callArgs := c.name, c.args
+	if err := h.checkBudget(); err != nil {
+		return nil, nil, err
+	}
 	h.step++
 	step := h.step
 	if h.replaying(step) {
-		return h.replay(step, "tool", name, digest(h.secrets.value(callArgs)))
+		return h.replayCall(step, "tool", name, digest(h.secrets.value(callArgs)))
+	}
+	if err := h.checkCalls(1, 0); err != nil {
+		return nil, nil, err
 	}
 	bind, ok := resolve(h.cfg, h.opts.Tools, name)
 	if !ok {
 		err := &UnboundError{Names: []string{name}}
 		h.refuse(step, name, err.Error(), nil)
-		return nil, err
+		return nil, nil, err
 	}
 	var missing []string
 	caps := bind.capabilities()
@@ -178,12 +231,16 @@ func (h *host) tool(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 		err := fmt.Errorf("%w: tool %s needs %s, which the run does not hold (it holds the workflow's declared capabilities that crystallize.toml [grants] grants: %s)",
 			ErrCapability, name, strings.Join(missing, ", "), orNone(sortedKeys(h.allowed)))
 		h.refuse(step, name, err.Error(), missing)
-		return nil, err
+		return nil, nil, err
+	}
+	if c.readOnly && (len(bind.sideEffects()) > 0 || bind.builtin == ToolFSWrite) {
+		err := fmt.Errorf("%w: tool %s declares side effects, and the step calling it is read-only", ErrCapability, name)
+		h.refuse(step, name, err.Error(), nil)
+		return nil, nil, err
 	}
 
 	recArgs := h.secrets.value(callArgs).(map[string]any)
 	start := time.Now()
-	var out any
 	var argv []string
 	var req *httpRequest
 	status := ReceiptOK
@@ -215,10 +272,18 @@ func (h *host) tool(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	h.recordMCP(bind, name)
 	h.res.ToolCalls++
 	if err != nil {
-		return nil, fmt.Errorf("tool %s: %w", name, err)
+		err = h.publicError(fmt.Errorf("tool %s: %w", name, err))
+		if berr := h.checkBudget(); berr != nil {
+			return nil, nil, errors.Join(err, berr)
+		}
+		if !c.tolerant {
+			return nil, nil, err
+		}
+		h.journalFailure(step, "tool", name, digest(recArgs), err)
+		return nil, err, nil
 	}
 	h.journalCall(step, "tool", name, digest(recArgs), recOut)
-	return toStarlark(out)
+	return out, nil, nil
 }
 
 // record adds the action, receipt and session phase of one executed call.
@@ -339,58 +404,150 @@ func (h *host) modelCall(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 	if err != nil {
 		return nil, fmt.Errorf("model %s: schema: %w", name, err)
 	}
-	h.step++
-	step := h.step
-	recIn := h.secrets.value(in)
-	recArgs := map[string]any{"prompt": h.secrets.string(prompt), "inputs": recIn}
-	if prompt == "" {
-		delete(recArgs, "prompt")
+	out, err := h.callModel(modelCall{name: name, prompt: prompt, inputs: in, schema: sc})
+	if err != nil {
+		return nil, err
 	}
-	if h.replaying(step) {
-		return h.replay(step, "model", name, digest(recArgs))
+	return toStarlark(out)
+}
+
+// modelCall is one model turn.
+type modelCall struct {
+	name           string // the step's name, recorded
+	prompt         string
+	inputs, schema any
+	// modelKey selects the [models.*] entry instead of name (a worker
+	// preset's model); "" means name's.
+	modelKey string
+}
+
+// callModel records one model turn and returns its answer. Provider
+// errors end the run.
+func (h *host) callModel(c modelCall) (any, error) {
+	resps, err := h.callModels([]modelCall{c}, 1)
+	if err != nil {
+		return nil, err
 	}
-	start := time.Now()
-	var resp *ModelResponse
-	status := ReceiptOK
-	m, replay, err := h.modelFor(name)
-	switch {
-	case err != nil:
-	case replay:
-		if h.opts.DryRun {
+	return resps[0], nil
+}
+
+// callModels answers calls, at most concurrency at a time, and records
+// them in order as consecutive steps, so a run's record and journal do
+// not depend on which provider answered first. The first provider error,
+// in call order, ends the run once every call has returned.
+func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
+	if err := h.checkBudget(); err != nil {
+		return nil, err
+	}
+	type result struct {
+		resp  *ModelResponse
+		err   error
+		dur   time.Duration
+		dryRn bool
+	}
+	first := h.step + 1
+	fresh := 0
+	for i := range calls {
+		if !h.replaying(first + i) {
+			fresh++
+		}
+	}
+	if err := h.checkCalls(0, fresh); err != nil {
+		return nil, err
+	}
+	h.step += len(calls)
+	outs := make([]any, len(calls))
+	recArgs := make([]map[string]any, len(calls))
+	results := make([]result, len(calls))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(concurrency, 1))
+	for i, c := range calls {
+		step := first + i
+		recIn := h.secrets.value(c.inputs)
+		recArgs[i] = map[string]any{"prompt": h.secrets.string(c.prompt), "inputs": recIn}
+		if c.prompt == "" {
+			delete(recArgs[i], "prompt")
+		}
+		if h.replaying(step) {
+			continue
+		}
+		key := cmp.Or(c.modelKey, c.name)
+		m, replay, err := h.modelFor(key)
+		switch {
+		case err != nil:
+			results[i] = result{err: err}
+		case replay:
+			out := h.fixture(c.name, trace.KindModelCall, recIn)
+			if out == nil && !h.opts.DryRun {
+				err = fmt.Errorf("%w: replay has no recorded output for model step %s", ErrModel, c.name)
+			}
+			results[i] = result{resp: &ModelResponse{Output: out, Model: ProviderReplay}, err: err, dryRn: h.opts.DryRun}
+		default:
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				start := time.Now()
+				resp, err := m.Complete(h.ctx, ModelRequest{Step: step, Name: c.name, Prompt: c.prompt, Inputs: c.inputs, Schema: c.schema})
+				results[i] = result{resp: resp, err: err, dur: time.Since(start)}
+			}()
+		}
+	}
+	wg.Wait()
+	var firstErr error
+	for i, c := range calls {
+		step := first + i
+		if h.replaying(step) {
+			out, _, err := h.replayCall(step, "model", c.name, digest(recArgs[i]))
+			if err != nil {
+				return nil, err
+			}
+			outs[i] = out
+			continue
+		}
+		r := results[i]
+		resp, err := r.resp, r.err
+		status := ReceiptOK
+		if r.dryRn {
 			status = ReceiptDryRun
 		}
-		out := h.fixture(name, trace.KindModelCall, recIn)
-		if out == nil && !h.opts.DryRun {
-			err = fmt.Errorf("%w: replay has no recorded output for model step %s", ErrModel, name)
+		if resp == nil {
+			resp = &ModelResponse{}
 		}
-		resp = &ModelResponse{Output: out, Model: ProviderReplay}
-	default:
-		resp, err = m.Complete(h.ctx, ModelRequest{Step: step, Name: name, Prompt: prompt, Inputs: in, Schema: sc})
+		if err != nil {
+			status = ReceiptError
+		}
+		h.record(step, trace.KindModelCall, c.name, recArgs[i], h.secrets.value(resp.Output), nil, nil, status, r.dur, nil, err)
+		a := &h.actions[len(h.actions)-1]
+		a.Cost = &trace.Cost{Model: resp.Model, ModelCalls: 1, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, TotalCostUSD: resp.CostUSD}
+		u := &ModelUsage{Model: resp.Model, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, CostUSD: resp.CostUSD}
+		h.res.Receipts[len(h.res.Receipts)-1].Usage = u
+		p := &h.phases[len(h.phases)-1]
+		p.lines = append(p.lines, "", fmt.Sprintf("Model %s: %d input + %d output tokens, $%.6f.", codeSpan(cmp.Or(resp.Model, "none")), u.InputTokens, u.OutputTokens, u.CostUSD))
+		if resp.Model != "" {
+			h.model = resp.Model
+		}
+		h.res.ModelCalls++
+		h.res.TokensUsed += resp.InputTokens + resp.OutputTokens
+		h.res.CostUSD += resp.CostUSD
+		if err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("model %s: %w", c.name, err)
+			}
+			continue
+		}
+		out := h.secrets.value(resp.Output)
+		h.journalCall(step, "model", c.name, digest(recArgs[i]), out)
+		outs[i] = resp.Output
 	}
-	if resp == nil {
-		resp = &ModelResponse{}
+	if firstErr != nil {
+		return nil, firstErr
 	}
-	if err != nil {
-		status = ReceiptError
+	if err := h.checkBudget(); err != nil {
+		return nil, err
 	}
-	h.record(step, trace.KindModelCall, name, recArgs, h.secrets.value(resp.Output), nil, nil, status, time.Since(start), nil, err)
-	a := &h.actions[len(h.actions)-1]
-	a.Cost = &trace.Cost{Model: resp.Model, ModelCalls: 1, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, TotalCostUSD: resp.CostUSD}
-	u := &ModelUsage{Model: resp.Model, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, CostUSD: resp.CostUSD}
-	h.res.Receipts[len(h.res.Receipts)-1].Usage = u
-	p := &h.phases[len(h.phases)-1]
-	p.lines = append(p.lines, "", fmt.Sprintf("Model %s: %d input + %d output tokens, $%.6f.", codeSpan(cmp.Or(resp.Model, "none")), u.InputTokens, u.OutputTokens, u.CostUSD))
-	if resp.Model != "" {
-		h.model = resp.Model
-	}
-	h.res.ModelCalls++
-	h.res.TokensUsed += resp.InputTokens + resp.OutputTokens
-	h.res.CostUSD += resp.CostUSD
-	if err != nil {
-		return nil, fmt.Errorf("model %s: %w", name, err)
-	}
-	h.journalCall(step, "model", name, digest(recArgs), h.secrets.value(resp.Output))
-	return toStarlark(resp.Output)
+	return outs, nil
 }
 
 // modelFor returns what answers the model step name: Options.Model, else

@@ -83,6 +83,9 @@ type JournalCall struct {
 	// Output is what the step returned to the workflow, secrets
 	// replaced.
 	Output any `json:"output"`
+	// Error is the failure of a tolerant call (ctx.try_tool, a tool
+	// call of ctx.agent), which the workflow saw instead of an output.
+	Error string `json:"error,omitempty"`
 }
 
 // Journal is the persisted state of a suspended run.
@@ -223,20 +226,42 @@ func (h *host) replaying(step int) bool { return step < h.replayUntil }
 // replay answers step from the journal, checking that the workflow calls
 // what the journal recorded.
 func (h *host) replay(step int, kind, name, argsDigest string) (starlark.Value, error) {
+	out, failure, err := h.replayCall(step, kind, name, argsDigest)
+	if err == nil && failure != nil {
+		err = failure // unreachable: only tolerant calls journal failures
+	}
+	if err != nil {
+		return nil, err
+	}
+	return toStarlark(out)
+}
+
+// replayCall is replay for Go callers: it returns the recorded output, or
+// the recorded failure of a tolerant call.
+func (h *host) replayCall(step int, kind, name, argsDigest string) (out any, failure, err error) {
 	if step > len(h.journal.Calls) || h.journal.Calls[step-1].Step != step {
-		return nil, fmt.Errorf("%w: the journal has no step %d", ErrJournal, step)
+		return nil, nil, fmt.Errorf("%w: the journal has no step %d", ErrJournal, step)
 	}
 	c := h.journal.Calls[step-1]
 	if c.Kind != kind || c.Name != name || c.ArgumentsSHA256 != argsDigest {
-		return nil, fmt.Errorf("%w: step %d is %s %s with arguments %s, but the journal recorded %s %s with arguments %s; the workflow or its inputs changed",
+		return nil, nil, fmt.Errorf("%w: step %d is %s %s with arguments %s, but the journal recorded %s %s with arguments %s; the workflow or its inputs changed",
 			ErrJournal, step, kind, name, argsDigest, c.Kind, c.Name, c.ArgumentsSHA256)
 	}
-	return toStarlark(h.secrets.restore(c.Output))
+	if c.Error != "" {
+		return nil, errors.New(c.Error), nil
+	}
+	return h.secrets.restore(c.Output), nil, nil
 }
 
 // journalCall records a completed step for resume.
 func (h *host) journalCall(step int, kind, name, argsDigest string, out any) {
 	h.calls = append(h.calls, JournalCall{Step: step, Kind: kind, Name: name, ArgumentsSHA256: argsDigest, Output: out})
+}
+
+// journalFailure records a tolerant step that failed, with its error
+// (secrets already replaced), so a resumed run fails it the same way.
+func (h *host) journalFailure(step int, kind, name, argsDigest string, failure error) {
+	h.calls = append(h.calls, JournalCall{Step: step, Kind: kind, Name: name, ArgumentsSHA256: argsDigest, Error: failure.Error()})
 }
 
 // writeJournal writes journal.json: always for a suspended run, and for a

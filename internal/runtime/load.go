@@ -43,6 +43,9 @@ type Workflow struct {
 	// source calls with a literal name, in order of first appearance.
 	Tools  []string
 	Models []string
+	// Workers are the worker presets ctx.agent names with a literal
+	// worker="…"; such a step's model is the preset's, not in Models.
+	Workers []string
 	// Bundle is set when the workflow was loaded from a bundle.
 	Bundle *bundle.Bundle
 	// Fixtures are the bundle's fixture traces, in manifest order.
@@ -168,14 +171,51 @@ func parse(file string, src []byte) (*Workflow, error) {
 		}
 	}
 	seen := map[string]bool{}
+	add := func(list *[]string, kind, name string) {
+		if !seen[kind+" "+name] {
+			seen[kind+" "+name] = true
+			*list = append(*list, name)
+		}
+	}
 	syntax.Walk(f, func(n syntax.Node) bool {
-		if method, name, ok := ctxCall(n); ok && !seen[method+" "+name] {
-			seen[method+" "+name] = true
-			switch method {
-			case "tool":
-				w.Tools = append(w.Tools, name)
-			case "model":
-				w.Models = append(w.Models, name)
+		method, name, ok := ctxCall(n)
+		if !ok {
+			return true
+		}
+		switch method {
+		case "tool", "try_tool":
+			add(&w.Tools, "tool", name)
+		case "model", "map":
+			add(&w.Models, "model", name)
+		case "agent":
+			// An agent's tools are called by name from its tools list;
+			// a worker preset brings its own model.
+			call := n.(*syntax.CallExpr)
+			worker := ""
+			for _, arg := range call.Args[1:] {
+				kv, ok := arg.(*syntax.BinaryExpr)
+				if !ok || kv.Op != syntax.EQ {
+					continue
+				}
+				key, _ := kv.X.(*syntax.Ident)
+				switch {
+				case key == nil:
+				case key.Name == "tools":
+					if l, ok := kv.Y.(*syntax.ListExpr); ok {
+						for _, e := range l.List {
+							if s, ok := stringLit(e); ok {
+								add(&w.Tools, "tool", s)
+							}
+						}
+					}
+				case key.Name == "worker":
+					worker, _ = stringLit(kv.Y)
+				}
+			}
+			if worker != "" {
+				add(&w.Workers, "worker", worker)
+			} else {
+				add(&w.Models, "model", name)
 			}
 		}
 		return true
@@ -197,12 +237,18 @@ func ctxCall(n syntax.Node) (method, name string, ok bool) {
 	if id, ok := dot.X.(*syntax.Ident); !ok || id.Name != "ctx" {
 		return "", "", false
 	}
-	lit, ok := call.Args[0].(*syntax.Literal)
+	s, ok := stringLit(call.Args[0])
+	return dot.Name.Name, s, ok
+}
+
+// stringLit returns the value of a string literal expression.
+func stringLit(e syntax.Expr) (string, bool) {
+	lit, ok := e.(*syntax.Literal)
 	if !ok || lit.Token != syntax.STRING {
-		return "", "", false
+		return "", false
 	}
 	s, ok := lit.Value.(string)
-	return dot.Name.Name, s, ok
+	return s, ok
 }
 
 // header reads the declared capabilities and secrets from the comment

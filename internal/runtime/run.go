@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -306,6 +307,10 @@ func Run(ctx context.Context, w *Workflow, params Params, opts Options) (*Result
 func (h *host) run(params Params) (*Result, error) {
 	h.params = params
 	out, err := h.exec(params)
+	if h.budgetTimer != nil {
+		h.budgetTimer.Stop()
+	}
+	h.cancel(nil)
 	h.res.Ended = h.opts.Now()
 	h.res.Duration = h.res.Ended.Sub(h.res.Started)
 	h.finish(out, err)
@@ -338,7 +343,17 @@ func checkModels(w *Workflow, cfg *Config, opts Options) error {
 	var none []string
 	var errs []error
 	keys := map[string]bool{}
-	for _, name := range w.Models {
+	var steps []string // what answers each model step: a [models.*] lookup key
+	steps = append(steps, w.Models...)
+	for _, worker := range w.Workers {
+		wc, ok := cfg.Workers[worker]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%w: the workflow runs worker %q; define [workers.%s] in crystallize.toml", ErrWorker, worker, worker))
+			continue
+		}
+		steps = append(steps, cmp.Or(wc.Model, worker))
+	}
+	for _, name := range steps {
 		key, mc, ok := cfg.model(name)
 		if !ok {
 			none = append(none, name)
@@ -459,6 +474,9 @@ func (h *host) exec(params Params) (any, error) {
 // exhaustion become ErrCancelled and ErrStepLimit, since Starlark reports
 // both as a plain cancellation.
 func (h *host) classify(thread *starlark.Thread, err error) error {
+	if cause := context.Cause(h.ctx); errors.Is(cause, ErrBudget) {
+		return cause
+	}
 	if cerr := h.ctx.Err(); cerr != nil {
 		return fmt.Errorf("%w: %w", ErrCancelled, cerr)
 	}
