@@ -237,6 +237,15 @@ func TestValidateCodes(t *testing.T) {
 		{name: "writes_without_capability", f: func(m map[string]any) {
 			m["capabilities"].(map[string]any)["side_effect_level"] = "read_only"
 		}, warnings: []found{{"writes_without_capability", "$.nodes.b.effects"}}},
+		{name: "writes_without_capability command", f: func(m map[string]any) {
+			m["capabilities"].(map[string]any)["tools"] = []any{"read", "edit", "git.commit"}
+			addLeaf(m, map[string]any{"kind": "deterministic_command", "tools": []any{"git.commit"}, "command": map[string]any{"tool": "git.commit"}})
+			m["capabilities"].(map[string]any)["side_effect_level"] = "read_only"
+		}, warnings: []found{{"writes_without_capability", "$.nodes.b.effects"}, {"writes_without_capability", "$.nodes.c.command"}}},
+		{name: "command granted by its tool", f: func(m map[string]any) {
+			m["capabilities"].(map[string]any)["tools"] = []any{"read", "edit", "git.commit"}
+			addLeaf(m, map[string]any{"kind": "deterministic_command", "tools": []any{"git.commit"}, "command": map[string]any{"tool": "git.commit"}})
+		}},
 		{name: "node_unreachable", f: func(m map[string]any) { nodes(m)["c"] = map[string]any{"kind": "read_fact"} },
 			warnings: []found{{"node_unreachable", "$.nodes.c"}}},
 		{name: "join_single_input", f: func(m map[string]any) { addLeaf(m, map[string]any{"kind": "join"}) },

@@ -395,7 +395,11 @@ func (c *checker) node(id string) {
 	if writes(n, k) {
 		s.WritingNodes = append(s.WritingNodes, id)
 		var why string
+		tool, _ := str(block("command")["tool"])
 		switch {
+		case k == "deterministic_command" && n["effects"] == nil && c.grant[tool] && s.SideEffectLevel != "none" && s.SideEffectLevel != "read_only":
+			// A command node that declares no effects can do what its
+			// tool does, and the plan grants that tool by name.
 		case !c.grant["edit"] && !c.grant["run"]:
 			why = "capabilities.tools grants neither edit nor run"
 		case s.SideEffectLevel == "none" || s.SideEffectLevel == "read_only":
