@@ -41,9 +41,12 @@ var allowed = map[string][]string{
 }
 
 // testOnly lists what a package's tests may import beyond its own graph:
-// the synthetic corpus generator is test input, not a pipeline stage.
+// the synthetic corpus generator is test input, not a pipeline stage, and
+// codegen.Check is the plan lowering's oracle.
 var testOnly = map[string][]string{
 	"internal/mine": {"internal/tracetest"},
+	// Lowered plans must pass the same check as generated workflows.
+	"internal/plan": {"internal/codegen"},
 }
 
 func TestImportGraph(t *testing.T) {

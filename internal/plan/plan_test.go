@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/crystallize-dev/crystallize/internal/codegen"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and schemas/task-plan.v1.json")
@@ -540,6 +542,15 @@ func FuzzValidate(f *testing.F) {
 		}
 		if m := Mermaid(p); !strings.HasPrefix(m, "flowchart TD\n") {
 			t.Fatalf("Mermaid = %q", m)
+		}
+		// Whatever the plan's ids, purposes and prompts hold, its
+		// workflow parses and resolves as a workflow must.
+		src, err := Starlark(p, map[string]string{"x": "\"'\n"})
+		if err != nil {
+			t.Fatalf("Starlark of a valid plan: %v", err)
+		}
+		if err := codegen.Check("plan.star", src, "plan"); err != nil {
+			t.Fatalf("lowered workflow does not check: %v\n%s", err, src)
 		}
 	})
 }
