@@ -129,13 +129,6 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
-func satMul(a, b int64) int64 {
-	if a != 0 && b > math.MaxInt64/a {
-		return math.MaxInt64
-	}
-	return a * b
-}
-
 // budgets checks the declared ceilings and compares the static ones with
 // the plan's bounds. A ceiling that is not a valid number is reported and
 // not compared: comparing against a default the author did not intend
