@@ -149,11 +149,14 @@ func TestWorkerPreset(t *testing.T) {
 		t.Errorf("write outside the preset's tools was called")
 	}
 
-	o = opts(t, &Config{Models: map[string]ModelConfig{"default": {Provider: ProviderReplay}}})
-	o.Tools = map[string]Tool{"read": {Func: echo}, "write": {Func: echo}}
-	_, err = Run(context.Background(), w, nil, o)
-	if !errors.Is(err, ErrWorker) || !strings.Contains(err.Error(), "[workers.reviewer]") {
-		t.Fatalf("unknown worker: Run = %v, want ErrWorker naming [workers.reviewer]", err)
+	for _, dry := range []bool{false, true} {
+		o = opts(t, &Config{Models: map[string]ModelConfig{"default": {Provider: ProviderReplay}}})
+		o.Tools = map[string]Tool{"read": {Func: echo}, "write": {Func: echo}}
+		o.DryRun = dry
+		res, err = Run(context.Background(), w, nil, o)
+		if !errors.Is(err, ErrWorker) || !strings.Contains(err.Error(), "[workers.reviewer]") || res != nil {
+			t.Fatalf("unknown worker (dry run %v): Run = %v, %v; want ErrWorker naming [workers.reviewer] before the first step", dry, res, err)
+		}
 	}
 }
 

@@ -337,21 +337,23 @@ func (h *host) run(params Params) (*Result, error) {
 // run should not stop half way, its side effects done, for want of
 // configuration.
 func checkModels(w *Workflow, cfg *Config, opts Options) error {
-	if opts.Model != nil || opts.DryRun {
-		return nil
-	}
 	var none []string
 	var errs []error
 	keys := map[string]bool{}
 	var steps []string // what answers each model step: a [models.*] lookup key
 	steps = append(steps, w.Models...)
 	for _, worker := range w.Workers {
+		// A preset is needed even when no model is asked (a dry run):
+		// it decides the step's prompt and tools.
 		wc, ok := cfg.Workers[worker]
 		if !ok {
-			errs = append(errs, fmt.Errorf("%w: the workflow runs worker %q; define [workers.%s] in crystallize.toml", ErrWorker, worker, worker))
+			errs = append(errs, fmt.Errorf("%w: the workflow runs worker %q; define [workers.%s] in %s", ErrWorker, worker, worker, cmp.Or(cfg.File, ConfigFile)))
 			continue
 		}
 		steps = append(steps, cmp.Or(wc.Model, worker))
+	}
+	if opts.Model != nil || opts.DryRun {
+		return errors.Join(errs...)
 	}
 	for _, name := range steps {
 		key, mc, ok := cfg.model(name)
