@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -135,10 +136,10 @@ func lintFileProblems(name string) (trace.ErrorList, error) {
 
 func newSessionResumeCmd(e *env) *cobra.Command {
 	var phase string
-	var asJSON bool
+	rf := &resumeFlags{}
 	cmd := &cobra.Command{
-		Use:   "resume FILE [--phase ID] [--json]",
-		Short: "Rebuild the context to resume a session from its log",
+		Use:   "resume FILE [--phase ID] [--approve NAME | --reject NAME]... [--json]",
+		Short: "Resume a session from its log, or continue a suspended workflow run",
 		Long: `resume reads a session log and prints the context an agent needs to
 continue it: the objective, the completed phases with their tool calls, the
 phase to resume at, the decisions, the errors and what handled each (the
@@ -155,10 +156,17 @@ phase resumed at. A resume_point of "none", or none at all, resumes after
 the last phase. A subagent's linked session is read from ID.md beside FILE
 when it exists, for its status and objective.
 
-resume rebuilds context for an agent; it does not run anything. When the
-log is a crystallize run record (its frontmatter has workflow:, and the
-session_id is the run id), continuing the run itself is the runtime's
-"crystallize resume RUN-ID", not this.
+When FILE is the record of a workflow run, <state-dir>/runs/RUN-ID/
+session.md as crystallize run writes it (its frontmatter has workflow:,
+and its session_id is RUN-ID), resume continues the run instead, as
+"crystallize resume RUN-ID --state-dir <state-dir>" does: a run suspended
+at an approval (it has a journal.json) runs on from there, --approve NAME
+or --reject NAME deciding the boundary, and with neither the terminal is
+asked when stdin is one, else the run stays pending. --config names
+another configuration than the one the run used. A run that completed or
+was rejected has nothing to resume and fails with "run RUN-ID already
+completed; nothing to resume". A run that failed or was cancelled without
+being suspended gets its context pack, for an agent to pick it up by hand.
 
 The default output is markdown. --json prints the same as one JSON object:
 {"session_id", "status", "workflow"?, "objective", "background"?,
@@ -172,9 +180,16 @@ The default output is markdown. --json prints the same as one JSON object:
 "objective"?, "load_error"?}], "open_tasks": [{"title", "status"}]}.
 A phase of "" is the preamble before the first phase.
 
-Exit status: 0 on success, 1 when the log has problems (see session lint)
-or cannot be read, 2 on a usage error, including a --phase that names no
-phase.`,
+For a run it continues, --json prints the same object as crystallize run
+--json.
+
+Exit status: 0 on success (for a run: it completed), 1 when the log has
+problems (see session lint) or cannot be read, or the run failed, was
+rejected, is still pending or has nothing to resume, 2 on a usage error,
+including a --phase that names no phase, --phase for a run it continues,
+and --approve or --reject for a log that is not a suspended run's.`,
+		Example: `  crystallize session resume sessions/2026-01-12-release-notes.md --phase phase-2
+  crystallize session resume .crystallize/runs/20250101T120000Z-0123456789ab/session.md --approve merge`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
@@ -186,6 +201,10 @@ phase.`,
 			if err != nil {
 				return listError(name, err)
 			}
+			if handled, err := resumeRun(cmd, e, rf, name, s, phase); handled {
+				return err
+			}
+			asJSON := rf.asJSON
 			dir := filepath.Dir(name)
 			pack, err := session.Resume(s, session.ResumeOptions{
 				Phase: phase,
@@ -221,8 +240,12 @@ phase.`,
 			return pack.WriteMarkdown(e.stdout)
 		},
 	}
-	cmd.Flags().StringVar(&phase, "phase", "", "resume at this phase instead of the resume_point")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the context pack as JSON")
+	fs := cmd.Flags()
+	fs.StringVar(&phase, "phase", "", "resume at this phase instead of the resume_point")
+	fs.StringArrayVar(&rf.approve, "approve", nil, "for a suspended run: approve the boundary NAME (repeatable)")
+	fs.StringArrayVar(&rf.reject, "reject", nil, "for a suspended run: reject the boundary NAME (repeatable)")
+	fs.StringVar(&rf.config, "config", "", "for a suspended run: project configuration (default: the one the run used)")
+	fs.BoolVar(&rf.asJSON, "json", false, "print the context pack, or the run's summary, as JSON")
 	return cmd
 }
 
@@ -251,12 +274,14 @@ type codifyFlags struct {
 	config       string
 	workflowName string
 	packageName  string
+	interactive  bool
+	refine       bool
 }
 
 func newSessionCodifyCmd(e *env) *cobra.Command {
 	f := &codifyFlags{}
 	cmd := &cobra.Command{
-		Use:   "codify FILE... --out WORKFLOW.star [--report FILE] [--bundle DIR]",
+		Use:   "codify FILE... --out WORKFLOW.star [--report FILE] [--bundle DIR] [--interactive] [--refine]",
 		Short: "Turn session logs into a workflow",
 		Long: `codify turns session logs into a Starlark workflow. Each session becomes a
 trace: one action per tool call, with the phase and its callouts kept as
@@ -279,16 +304,46 @@ exists) the positional arguments of a tool bound to a command are named
 after the template's "{name}" placeholders, so codifying a run gives back
 the workflow's parameter names.
 
---interactive and --refine are not implemented yet.
+--interactive reviews the draft on the terminal before anything is
+written: each step is shown with its arguments, and answered with k (or
+an empty line) to keep it, d to drop it, "p ARG NAME" to make the literal
+argument ARG the workflow parameter NAME (the step is asked again, so
+several can be made parameters; a NAME already in use is shared), q to
+stop without writing, or ? for help. Dropped steps are removed from the
+sessions and they are mined again, so the workflow, the report and the
+bundle agree without them. stdin must be a terminal. The report records
+the review as warning reviewed_interactively.
+
+--refine asks a model to make the draft readable: better names for
+parameters and locals, and comments. It uses [models.refine] of the
+configuration, else [models.default] (provider openai or anthropic; its
+api_key secret comes from the environment or the secrets file, as in a
+run). The answer is accepted only when it passes the workflow check and is the
+draft with names and comments changed: the same ctx.tool, ctx.model and
+ctx.approve calls in the same order with the same arguments, and the same
+parameters in the same places with the same defaults. Otherwise codify
+fails naming the first difference and writes nothing. Renamed parameters
+are renamed in the report and bundle too, and the report records the
+refinement (model, checks passed) as warning workflow_refined. With
+--interactive, the review comes first.
 
 Set SOURCE_DATE_EPOCH to pin generated_at for reproducible output.
 
 Exit status: 0 when a safe candidate was written, 1 when none was (the
-report and a workflow saying so are still written) or on error, 2 on a
-usage error.`,
+report and a workflow saying so are still written), on error, when the
+review was stopped or the refinement refused, 2 on a usage error,
+including --interactive without a terminal and --refine without a model.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCodify(cmd.Context(), e, f, args)
+			var answers io.Reader
+			if f.interactive {
+				in, ok := cmd.InOrStdin().(*os.File)
+				if !ok || !isTerminal(in) {
+					return usagef("--interactive asks about each step on the terminal, but stdin is not a terminal")
+				}
+				answers = in
+			}
+			return runCodify(cmd.Context(), e, f, args, answers)
 		},
 	}
 	fs := cmd.Flags()
@@ -298,10 +353,14 @@ usage error.`,
 	fs.StringVar(&f.config, "config", "", "project configuration naming the arguments of command tools (default ./"+runtime.ConfigFile+" when it exists)")
 	fs.StringVar(&f.workflowName, "workflow-name", "", "name of the workflow function (default: inferred)")
 	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header")
+	fs.BoolVar(&f.interactive, "interactive", false, "review each step on the terminal (keep, drop, parameterize) before writing")
+	fs.BoolVar(&f.refine, "refine", false, "have [models.refine] (else [models.default]) rename and comment the workflow, checked to change nothing else")
 	return cmd
 }
 
-func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string) error {
+// runCodify is session codify. With f.interactive, the answers of the
+// review are read from answers (the terminal, for the command).
+func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answers io.Reader) error {
 	if f.out == "" {
 		return usagef("--out is required")
 	}
@@ -320,6 +379,12 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string) erro
 			if cfg, err = runtime.LoadConfig(runtime.ConfigFile); err != nil {
 				return err
 			}
+		}
+	}
+	var ref *refiner
+	if f.refine {
+		if ref, err = newRefiner(cfg, e.getenv, nil); err != nil {
+			return err
 		}
 	}
 	var traces []*trace.Trace
@@ -343,24 +408,46 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string) erro
 		traces = append(traces, t)
 	}
 	opts := mine.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt}
-	var report *candidate.Report
-	if len(traces) == 1 {
-		report, err = mine.Single(ctx, traces[0], opts)
-	} else {
+	if len(traces) > 1 {
 		opts.MinExamples = len(traces)
-		report, err = mine.Mine(ctx, traces, opts)
 	}
+	remine := func(ctx context.Context, traces []*trace.Trace) (*candidate.Report, error) {
+		if len(traces) == 1 {
+			return mine.Single(ctx, traces[0], opts)
+		}
+		return mine.Mine(ctx, traces, opts)
+	}
+	report, err := remine(ctx, traces)
 	if err != nil {
 		return err
 	}
-	pub, err := publish(ctx, report, traces, nil, outputs{
+	if f.interactive {
+		if sel := report.Selected(); sel == nil {
+			fmt.Fprintln(e.stderr, "No safe candidate to review.")
+		} else {
+			rv, err := reviewSteps(ctx, answers, e.stderr, sel)
+			if err != nil {
+				return err
+			}
+			if report, traces, err = applyReview(ctx, report, traces, rv, remine); err != nil {
+				return err
+			}
+		}
+	}
+	o := outputs{
 		out: f.out, report: f.report, bundle: f.bundle,
 		codegen: codegen.Options{PackageName: f.packageName},
 		bundleOptions: bundle.Options{
 			PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
 			MinExamples: max(opts.MinExamples, 1),
 		},
-	})
+	}
+	var pub *published
+	if ref != nil {
+		pub, err = publishRefined(ctx, report, traces, o, ref)
+	} else {
+		pub, err = publish(ctx, report, traces, nil, o)
+	}
 	if err != nil {
 		return err
 	}

@@ -113,3 +113,63 @@ func TestSessionResume(t *testing.T) {
 		t.Errorf("resume --phase nope = %d, %q, want 2, %q", code, stderr, want)
 	}
 }
+
+// TestSessionResumeRun resumes a suspended workflow run from its
+// session.md: exit codes and the state directory taken from the path.
+func TestSessionResumeRun(t *testing.T) {
+	ws := t.TempDir()
+	cfg := filepath.Join(ws, "crystallize.toml")
+	star := filepath.Join(ws, "w.star")
+	if err := os.WriteFile(cfg, []byte("[tools.\"mark\"]\ncommand = [\"sh\", \"-c\", \"echo \\\"$0\\\" >> marks.txt\", \"{step}\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(star, []byte("def wf(ctx, name):\n    ctx.tool(\"mark\", step = \"before-\" + name)\n    ctx.approve(\"merge\")\n    ctx.tool(\"mark\", step = \"after-\" + name)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(ws, "elsewhere")
+	code, stdout, stderr := runCmd(t, nil, star, "--config", cfg, "--state-dir", state, "--param", "name=x", "--json")
+	var sum struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || code != exitFailure {
+		t.Fatalf("run = %d, %v\n%s%s", code, err, stdout, stderr)
+	}
+	log := filepath.Join(state, "runs", sum.RunID, "session.md")
+
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stdout string // a line it must hold
+		stderr string
+	}{
+		{[]string{"resume", log}, exitFailure, "Run " + sum.RunID + " of wf: pending_approval\n", "crystallize: approval pending: boundary merge"},
+		{[]string{"resume", "--phase", "step-1", log}, exitUsage, "", "crystallize: --phase chooses where a context pack resumes; run " + sum.RunID + " continues at its pending approval\n"},
+		{[]string{"resume", "--approve", "merge", "--reject", "merge", log}, exitUsage, "", "crystallize: boundary merge is both approved and rejected\n"},
+		{[]string{"resume", "--approve", "merge", log}, exitOK, "Run " + sum.RunID + " of wf: completed\n", ""},
+		{[]string{"resume", "--approve", "merge", log}, exitFailure, "", "crystallize: run " + sum.RunID + " already completed; nothing to resume\n"},
+		{[]string{"resume", "--approve", "merge", examples + "2026-01-12-release-notes.md"}, exitUsage, "",
+			"crystallize: --approve and --reject decide the approval a crystallize run waits for; " + examples + "2026-01-12-release-notes.md is not the session.md of a run (<state-dir>/runs/<run-id>/session.md)\n"},
+	} {
+		code, stdout, stderr := sessionCmd(t, tc.args...)
+		if code != tc.code || !strings.Contains(stdout, tc.stdout) || !strings.HasPrefix(stderr, tc.stderr) || tc.stderr == "" && stderr != "" {
+			t.Errorf("session %q = %d\nstdout:\n%s\nstderr:\n%s\nwant %d, stdout holding %q, stderr starting %q", tc.args, code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "marks.txt")); string(b) != "before-x\nafter-x\n" {
+		t.Errorf("marks = %q, want each step once", b)
+	}
+
+	// A session.md that only looks like a run's (not under runs/<id>/)
+	// gets its context pack.
+	other := filepath.Join(ws, "session.md")
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := sessionCmd(t, "resume", other); code != exitOK || !strings.Contains(stdout, "Workflow run of: wf\n") {
+		t.Errorf("session resume of a copied run log = %d\n%s%s", code, stdout, stderr)
+	}
+}

@@ -47,6 +47,23 @@ func secretSource(cfg *Config, getenv func(string) string) (func(string) string,
 	}, nil
 }
 
+// Secret resolves the secret id as a run would: from getenv, else from
+// the configuration's secrets file. It is for commands that call a model
+// provider outside a run (session codify --refine). A secret set nowhere
+// is ErrSecret, with a hint at where to set it.
+func (c *Config) Secret(id string, getenv func(string) string) (string, error) {
+	lookup, err := secretSource(c, getenv)
+	if err != nil {
+		return "", err
+	}
+	if lookup != nil {
+		if v := lookup(id); v != "" {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s is not set; %s", ErrSecret, id, c.secretHint(id))
+}
+
 // readSecretsFile reads and parses a secrets file, refusing one whose
 // permissions let group or others read (or write) it.
 func readSecretsFile(file string) (map[string]string, error) {

@@ -1,0 +1,679 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.starlark.net/resolve"
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/replay"
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Model refinement (session codify --refine).
+//
+// The "agent-refine" layer of seed 003 hands the draft workflow to a model
+// to make it readable: clearer names, comments that say why. A model is
+// not trusted with the workflow itself, so its answer is accepted only if
+// it is provably the same program: it must pass codegen.Check, and its
+// function body must equal the draft's token for token once comments and
+// the docstring are left out, every parameter is numbered by its place in
+// the signature and every local by its first use (alpha-equivalence).
+// That one comparison implies every other promise: the same ctx.tool,
+// ctx.model and ctx.approve calls in the same order, with the same tool
+// names, argument names and literals, the same data flow and the same
+// return. Parameters must keep their places and their defaults, and none
+// may take the name of another (callers pass parameters by name, so that
+// would be a reordering in disguise); a renamed parameter is then a
+// renaming of the candidate's parameter in the same place, and the
+// candidate (with it the report, the bundle and SKILL.md) takes the new
+// names. Regenerating its workflow must give the refinement's signature
+// back. Anything else is refused before a file is written.
+//
+// The alternative, asking the model for a list of renames and comments
+// and applying them ourselves, would be safer still but gives the model
+// no room to place comments where they help; checking its whole answer
+// keeps it free in form and bound in meaning.
+
+// refineModelKeys are the [models.*] entries --refine uses, in order of
+// preference.
+var refineModelKeys = []string{"refine", "default"}
+
+// codeRefined is the report warning that records a refinement.
+const codeRefined = "workflow_refined"
+
+// errRefused wraps every reason a refinement is not accepted.
+var errRefused = errors.New("refusing the model's refinement")
+
+// refiner asks one configured model to refine workflows.
+type refiner struct {
+	key   string // the [models.key] entry used
+	name  string // its model name
+	model runtime.Model
+}
+
+// newRefiner returns the refiner of cfg's [models.refine], else
+// [models.default]. The API key is the secret the entry's api_key names,
+// from the environment or the secrets file, as in a run. client nil means http.DefaultClient.
+func newRefiner(cfg *runtime.Config, getenv func(string) string, client *http.Client) (*refiner, error) {
+	var key string
+	var mc runtime.ModelConfig
+	if cfg != nil {
+		for _, k := range refineModelKeys {
+			if m, ok := cfg.Models[k]; ok {
+				key, mc = k, m
+				break
+			}
+		}
+	}
+	if key == "" {
+		return nil, usagef("--refine needs a model: configure [models.refine] or [models.default] in %s (or name a file with --config)", runtime.ConfigFile)
+	}
+	apiKey := ""
+	if mc.APIKey != "" {
+		var err error
+		if apiKey, err = cfg.Secret(mc.APIKey, getenv); err != nil {
+			return nil, fmt.Errorf("--refine: models.%s.api_key: %w", key, err)
+		}
+	}
+	m, err := runtime.NewProvider(mc, apiKey, client)
+	if err != nil {
+		return nil, usagef("--refine: models.%s: %v", key, err)
+	}
+	return &refiner{key: key, name: mc.Model, model: m}, nil
+}
+
+// refinePrompt is what the model is asked; src is the draft, fn its
+// function.
+func refinePrompt(src []byte, fn string) string {
+	return `Refine this Starlark workflow for the person who will review it. You may change only two things:
+- names: rename the parameters of ` + fn + ` (never ctx) and its local variables to clearer snake_case names, consistently at every use;
+- comments: add, reword or remove # comments and the docstring, so that they say what each step does and why.
+Keep everything else exactly as it is: the function name ` + fn + `, the order of its parameters and their defaults, every ctx.tool, ctx.model and ctx.approve call in the same order with the same names, argument names and literal values, and the return statement. Do not add, remove or reorder statements.
+Answer with the complete refined file only, as plain Starlark, without a markdown code fence.
+
+` + string(src)
+}
+
+// refinement is an accepted refinement.
+type refinement struct {
+	src []byte
+	// renames maps a draft parameter to its new name, for the ones that
+	// changed.
+	renames map[string]string
+	model   string
+}
+
+// refine asks the model to refine src, the workflow of candidate c
+// rendered with opts, and checks its answer (see the comment at the top of
+// this file). On success c's parameters carry the refinement's names.
+func (r *refiner) refine(ctx context.Context, src []byte, c *candidate.Candidate, opts codegen.Options) (*refinement, error) {
+	fn := codegen.FuncName(c, opts)
+	resp, err := r.model.Complete(ctx, runtime.ModelRequest{Name: "refine", Prompt: refinePrompt(src, fn)})
+	if err != nil {
+		return nil, fmt.Errorf("refining the workflow with models.%s: %w", r.key, err)
+	}
+	text, ok := resp.Output.(string)
+	if !ok {
+		return nil, fmt.Errorf("%w: the answer is JSON, not Starlark source", errRefused)
+	}
+	out := []byte(stripFence(text))
+	renames, err := compareRefined(src, out, fn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errRefused, err)
+	}
+	// The candidate takes the new names; its workflow must then have the
+	// refinement's signature, or the report and bundle would describe
+	// another function than the one written.
+	renamed := *c
+	renamed.Parameters = slices.Clone(c.Parameters)
+	renamed.Steps = slices.Clone(c.Steps)
+	if err := renameParameters(&renamed, renames); err != nil {
+		return nil, fmt.Errorf("%w: %w", errRefused, err)
+	}
+	regen, err := codegen.Workflow(&renamed, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: regenerating the workflow with the new names: %w", errRefused, err)
+	}
+	again, err := compareRefined(regen, out, fn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the renamed parameters do not fit the candidate: %w", errRefused, err)
+	}
+	if len(again) > 0 {
+		return nil, fmt.Errorf("%w: the renamed parameters do not fit the candidate (%s)", errRefused, renameList(again))
+	}
+	*c = renamed
+	model := resp.Model
+	if model == "" {
+		model = r.name
+	}
+	return &refinement{src: out, renames: renames, model: model}, nil
+}
+
+// stripFence removes the markdown code fence models put around code
+// despite being told not to, and ends the text with a newline.
+func stripFence(s string) string {
+	t := strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(t, "```"); ok {
+		if _, body, ok := strings.Cut(rest, "\n"); ok {
+			t = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(body), "```"))
+		}
+	}
+	return t + "\n"
+}
+
+// renameParameters renames c's parameters after renames, which maps the
+// names of the workflow's signature (the candidate's parameters, in
+// order, as code generation spells them) to new ones.
+func renameParameters(c *candidate.Candidate, renames map[string]string) error {
+	if len(renames) == 0 {
+		return nil
+	}
+	src, err := codegen.Workflow(c, codegen.Options{})
+	if err != nil {
+		return err
+	}
+	_, params, err := parseWorkflow(src)
+	if err != nil {
+		return err
+	}
+	if len(params) != len(c.Parameters)+1 {
+		return fmt.Errorf("the workflow has %d parameters after ctx, the candidate %d", len(params)-1, len(c.Parameters))
+	}
+	byOld := map[string]string{}
+	for i := range c.Parameters {
+		p := &c.Parameters[i]
+		to, ok := renames[params[i+1].name]
+		if !ok {
+			continue
+		}
+		if candidate.Identifier(to) != to {
+			return fmt.Errorf("parameter %s is renamed %s, which a workflow may not bind", params[i+1].name, to)
+		}
+		byOld[p.Name] = to
+		p.Name = to
+	}
+	for i := range c.Steps {
+		st := &c.Steps[i]
+		st.Arguments = slices.Clone(st.Arguments)
+		for j := range st.Arguments {
+			if a := &st.Arguments[j]; a.Kind == candidate.ArgParameter && byOld[a.Parameter] != "" {
+				a.Parameter = byOld[a.Parameter]
+			}
+		}
+		refs := make([]string, len(st.ParameterRefs))
+		for j, n := range st.ParameterRefs {
+			refs[j] = cmp.Or(byOld[n], n)
+		}
+		st.ParameterRefs = refs
+	}
+	return nil
+}
+
+func renameList(renames map[string]string) string {
+	var parts []string
+	for _, from := range sortedRenames(renames) {
+		parts = append(parts, from+" → "+renames[from])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sortedRenames(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// compareRefined checks that refined is draft with parameters and locals
+// renamed and comments changed, and nothing else (see the comment at the
+// top of this file). It returns the renamed parameters, draft name to
+// refined name, or an error naming the first difference.
+func compareRefined(draft, refined []byte, fn string) (map[string]string, error) {
+	if err := codegen.Check("refined workflow", refined, fn); err != nil {
+		return nil, fmt.Errorf("the workflow check fails: %w", err)
+	}
+	d, dparams, err := parseWorkflow(draft)
+	if err != nil {
+		return nil, fmt.Errorf("reading the draft: %w", err)
+	}
+	r, rparams, err := parseWorkflow(refined)
+	if err != nil {
+		return nil, err
+	}
+
+	// The steps first: their differences are the ones a reviewer cares
+	// about, so they are named as steps.
+	for i := range max(len(d.steps), len(r.steps)) {
+		switch {
+		case i >= len(r.steps):
+			return nil, fmt.Errorf("step %d %s is gone: the draft has %d steps, the refinement %d", i+1, d.steps[i].call, len(d.steps), len(r.steps))
+		case i >= len(d.steps):
+			return nil, fmt.Errorf("the refinement adds step %d %s: the draft has %d steps, the refinement %d", i+1, r.steps[i].call, len(d.steps), len(r.steps))
+		case d.steps[i].call != r.steps[i].call:
+			return nil, fmt.Errorf("step %d: the draft calls %s, the refinement %s", i+1, d.steps[i].call, r.steps[i].call)
+		}
+	}
+	// The signature: the same parameters in the same places with the
+	// same defaults, renamed or not. A parameter may not take the name of
+	// another one of the draft: that would be a reordering in disguise,
+	// and callers pass parameters by name.
+	if len(dparams) != len(rparams) {
+		return nil, fmt.Errorf("the parameters changed from (%s) to (%s)", wfParamList(dparams), wfParamList(rparams))
+	}
+	renames := map[string]string{}
+	for i, dp := range dparams {
+		rp := rparams[i]
+		if dp.def != rp.def {
+			return nil, fmt.Errorf("parameter %d changed from %s to %s: a renamed parameter keeps its default", i+1, dp.text, rp.text)
+		}
+		if dp.name == rp.name {
+			continue
+		}
+		if j := slices.IndexFunc(dparams, func(p wfParam) bool { return p.name == rp.name }); j >= 0 {
+			return nil, fmt.Errorf("parameter %d %s is renamed %s, the name of the draft's parameter %d: parameters keep their places", i+1, dp.name, rp.name, j+1)
+		}
+		renames[dp.name] = rp.name
+	}
+
+	// The bodies, parameters numbered by place and locals by first use.
+	if n, ok := firstTokenDiff(d.tokens, r.tokens); !ok {
+		ds, rs := d.at(n), r.at(n)
+		if ds.step > 0 && ds.step == rs.step {
+			return nil, fmt.Errorf("step %d %s: its arguments changed from %s to %s", ds.step, d.steps[ds.step-1].call, ds.text, rs.text)
+		}
+		return nil, fmt.Errorf("the code changed from %s (draft line %d) to %s (refinement line %d)", ds.text, ds.line, rs.text, rs.line)
+	}
+	return renames, nil
+}
+
+func firstTokenDiff(a, b []wfToken) (int, bool) {
+	for i := range min(len(a), len(b)) {
+		if a[i].s != b[i].s {
+			return i, false
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b)), false
+	}
+	return 0, true
+}
+
+// wfShape is a workflow function reduced to what a refinement must keep.
+type wfShape struct {
+	src    []byte
+	tokens []wfToken
+	steps  []wfStep
+	stmts  []wfSpan // the body's statements, docstring excluded
+}
+
+// wfToken is one element of a function body's normal form.
+type wfToken struct {
+	s string
+	// stmt is the index of the statement in shape.stmts, step the 1-based
+	// step whose call holds the token (0 for none).
+	stmt, step int
+}
+
+// wfSpan is the extent of a node, for messages.
+type wfSpan struct {
+	text string
+	line int
+}
+
+// wfStep is one ctx.tool, ctx.model or ctx.approve call.
+type wfStep struct {
+	call string // ctx.tool("name")
+	wfSpan
+}
+
+// wfLocation describes where token n of s is, for messages.
+type wfLocation struct {
+	step int
+	wfSpan
+}
+
+func (s *wfShape) at(n int) wfLocation {
+	if n >= len(s.tokens) {
+		return wfLocation{wfSpan: wfSpan{text: "the end of the function", line: len(strings.Split(string(s.src), "\n"))}}
+	}
+	t := s.tokens[n]
+	if t.step > 0 {
+		return wfLocation{step: t.step, wfSpan: s.steps[t.step-1].wfSpan}
+	}
+	return wfLocation{wfSpan: s.stmts[t.stmt]}
+}
+
+// wfParam is one parameter of a workflow function.
+type wfParam struct {
+	name string
+	def  string // its default in normal form, or * or ** for *args, **kwargs
+	text string
+}
+
+func wfParamList(ps []wfParam) string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.text
+	}
+	return strings.Join(names, ", ")
+}
+
+// parseWorkflow parses and resolves a workflow file that passed
+// codegen.Check and returns the shape of its function and its parameters.
+func parseWorkflow(src []byte) (*wfShape, []wfParam, error) {
+	f, err := (&syntax.FileOptions{}).Parse("workflow.star", src, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	predeclared := codegen.Predeclared()
+	if err := resolve.File(f, func(n string) bool { return slices.Contains(predeclared, n) }, starlark.Universe.Has); err != nil {
+		return nil, nil, err
+	}
+	var def *syntax.DefStmt
+	for _, st := range f.Stmts {
+		if d, ok := st.(*syntax.DefStmt); ok {
+			def = d
+		}
+	}
+	if def == nil {
+		return nil, nil, errors.New("no workflow function")
+	}
+	n := &wfNormalizer{src: src, numbers: map[*resolve.Binding]int{}, params: map[*resolve.Binding]int{}}
+	var params []wfParam
+	for _, p := range def.Params {
+		var id *syntax.Ident
+		var dflt syntax.Expr
+		switch p := p.(type) {
+		case *syntax.Ident:
+			id = p
+		case *syntax.BinaryExpr:
+			id, _ = p.X.(*syntax.Ident)
+			dflt = p.Y
+		case *syntax.UnaryExpr:
+			id, _ = p.X.(*syntax.Ident)
+		}
+		if id == nil {
+			return nil, nil, fmt.Errorf("%s: unsupported parameter", syntax.Start(p))
+		}
+		b, _ := id.Binding.(*resolve.Binding)
+		n.params[b] = len(n.params)
+		pr := wfParam{name: id.Name, text: n.text(p)}
+		if u, ok := p.(*syntax.UnaryExpr); ok {
+			pr.def = u.Op.String()
+		}
+		if dflt != nil {
+			pr.def = "=" + wfTokenString(n.normalDefault(dflt))
+		}
+		params = append(params, pr)
+	}
+	body := def.Body
+	if len(body) > 0 {
+		if es, ok := body[0].(*syntax.ExprStmt); ok {
+			if lit, ok := es.X.(*syntax.Literal); ok && lit.Token == syntax.STRING {
+				body = body[1:] // the docstring is documentation
+			}
+		}
+	}
+	for i, st := range body {
+		n.stmt = i
+		n.shape.stmts = append(n.shape.stmts, wfSpan{text: n.text(st), line: int(syntax.Start(st).Line)})
+		syntax.Walk(st, n.visit)
+	}
+	n.shape.src = src
+	return &n.shape, params, nil
+}
+
+func wfTokenString(ts []wfToken) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = t.s
+	}
+	return strings.Join(parts, " ")
+}
+
+// wfNormalizer turns a function body into tokens: one per node on entry,
+// with what the node holds besides its children, and ")" on exit, so that
+// equal token lists are equal trees. Parentheses are left out: they
+// change nothing. A parameter is written as its place in the signature and
+// a local as its number in order of first use, so renaming does not change
+// the tokens; other names (the
+// universe, json, struct, keyword and attribute names) are written as
+// they are.
+type wfNormalizer struct {
+	src     []byte
+	numbers map[*resolve.Binding]int
+	params  map[*resolve.Binding]int // a parameter's place
+	shape   wfShape
+	stmt    int
+	// step is the step whose call is being walked (0 outside one), and
+	// stepDepth the depth of the stack outside that call.
+	step, stepDepth int
+	stack           []bool // per open node: whether it wrote a token
+}
+
+func (n *wfNormalizer) emit(s string) {
+	n.shape.tokens = append(n.shape.tokens, wfToken{s: s, stmt: n.stmt, step: n.step})
+}
+
+func (n *wfNormalizer) visit(node syntax.Node) bool {
+	if node == nil {
+		wrote := n.stack[len(n.stack)-1]
+		n.stack = n.stack[:len(n.stack)-1]
+		if wrote {
+			n.emit(")")
+		}
+		if n.step > 0 && len(n.stack) == n.stepDepth {
+			n.step = 0
+		}
+		return true
+	}
+	if _, ok := node.(*syntax.ParenExpr); ok {
+		n.stack = append(n.stack, false)
+		return true
+	}
+	if call, ok := node.(*syntax.CallExpr); ok && n.step == 0 {
+		if name, ok := n.stepName(call); ok {
+			n.shape.steps = append(n.shape.steps, wfStep{call: name, wfSpan: wfSpan{text: n.text(call), line: int(syntax.Start(call).Line)}})
+			n.step, n.stepDepth = len(n.shape.steps), len(n.stack)
+		}
+	}
+	n.stack = append(n.stack, true)
+	n.emit(n.label(node))
+	return true
+}
+
+// label is a node's token.
+func (n *wfNormalizer) label(node syntax.Node) string {
+	switch x := node.(type) {
+	case *syntax.Ident:
+		b, _ := x.Binding.(*resolve.Binding)
+		if b == nil || b.Scope == resolve.Predeclared || b.Scope == resolve.Universal || b.Scope == resolve.Global {
+			return "name " + x.Name
+		}
+		if i, ok := n.params[b]; ok {
+			return "param " + strconv.Itoa(i)
+		}
+		k, ok := n.numbers[b]
+		if !ok {
+			k = len(n.numbers)
+			n.numbers[b] = k
+		}
+		return "local " + strconv.Itoa(k)
+	case *syntax.Literal:
+		if s, ok := x.Value.(string); ok {
+			return x.Token.String() + " " + strconv.Quote(s)
+		}
+		return fmt.Sprintf("%s %v", x.Token, x.Value)
+	case *syntax.BinaryExpr:
+		return "binary " + x.Op.String()
+	case *syntax.UnaryExpr:
+		return "unary " + x.Op.String()
+	case *syntax.AssignStmt:
+		return "assign " + x.Op.String()
+	case *syntax.BranchStmt:
+		return "branch " + x.Token.String()
+	case *syntax.IfStmt:
+		return fmt.Sprintf("if %d %d", len(x.True), len(x.False))
+	case *syntax.ForStmt:
+		return fmt.Sprintf("for %d", len(x.Body))
+	case *syntax.WhileStmt:
+		return fmt.Sprintf("while %d", len(x.Body))
+	case *syntax.DefStmt:
+		return fmt.Sprintf("def %d %d", len(x.Params), len(x.Body))
+	case *syntax.LambdaExpr:
+		return fmt.Sprintf("lambda %d", len(x.Params))
+	case *syntax.CallExpr:
+		return fmt.Sprintf("call %d", len(x.Args))
+	case *syntax.ListExpr:
+		return fmt.Sprintf("list %d", len(x.List))
+	case *syntax.TupleExpr:
+		return fmt.Sprintf("tuple %d", len(x.List))
+	case *syntax.DictExpr:
+		return fmt.Sprintf("dict %d", len(x.List))
+	case *syntax.Comprehension:
+		return fmt.Sprintf("comprehension %t %d", x.Curly, len(x.Clauses))
+	case *syntax.SliceExpr:
+		return fmt.Sprintf("slice %t %t %t", x.Lo != nil, x.Hi != nil, x.Step != nil)
+	case *syntax.ReturnStmt:
+		return fmt.Sprintf("return %t", x.Result != nil)
+	}
+	return fmt.Sprintf("%T", node)
+}
+
+// stepName returns ctx.tool("name") for a call of a ctx step method.
+func (n *wfNormalizer) stepName(call *syntax.CallExpr) (string, bool) {
+	dot, ok := call.Fn.(*syntax.DotExpr)
+	if !ok {
+		return "", false
+	}
+	id, ok := dot.X.(*syntax.Ident)
+	if !ok || id.Name != "ctx" {
+		return "", false
+	}
+	switch dot.Name.Name {
+	case "tool", "model", "approve":
+	default:
+		return "", false
+	}
+	name := "…"
+	if len(call.Args) > 0 {
+		if lit, ok := call.Args[0].(*syntax.Literal); ok {
+			if s, ok := lit.Value.(string); ok {
+				name = strconv.Quote(s)
+			}
+		}
+	}
+	return "ctx." + dot.Name.Name + "(" + name + ")", true
+}
+
+// normalDefault returns the tokens of a parameter's default value, which
+// is outside the body.
+func (n *wfNormalizer) normalDefault(x syntax.Expr) []wfToken {
+	saved := n.shape.tokens
+	n.shape.tokens = nil
+	syntax.Walk(x, n.visit)
+	ts := n.shape.tokens
+	n.shape.tokens = saved
+	return ts
+}
+
+// text is the source of node on one line, shortened for a message.
+func (n *wfNormalizer) text(node syntax.Node) string {
+	start, end := node.Span()
+	lines := strings.Split(string(n.src), "\n")
+	if start.Line < 1 || int(end.Line) > len(lines) {
+		return "?"
+	}
+	var b strings.Builder
+	for l := start.Line; l <= end.Line; l++ {
+		line := []rune(lines[l-1])
+		from, to := 0, len(line)
+		if l == start.Line {
+			from = min(int(start.Col)-1, len(line))
+		}
+		if l == end.Line {
+			to = min(int(end.Col)-1, len(line))
+		}
+		if from < to {
+			b.WriteString(strings.TrimSpace(string(line[from:to])))
+			b.WriteByte(' ')
+		}
+	}
+	s := strings.Join(strings.Fields(b.String()), " ")
+	s = strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(s, "( ", "("), " )", ")"), ", )", ")")
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:119]) + "…"
+	}
+	return "`" + s + "`"
+}
+
+// publishRefined is publish for a refined workflow: it shadow-replays r
+// against sources, renders the selected candidate's workflow, has ref
+// refine it, and writes the refinement wherever publish would write the
+// workflow (the --out file and the bundle's workflow.star) with the
+// report recording it, all or nothing. Without a selected candidate there
+// is nothing to refine and the no-candidate workflow is written as
+// publish writes it.
+func publishRefined(ctx context.Context, r *candidate.Report, sources []*trace.Trace, o outputs, ref *refiner) (*published, error) {
+	replay.Apply(r, sources, nil)
+	r.WorkflowPath = filepath.ToSlash(o.out)
+	p := &published{}
+	sel := r.Selected()
+	if sel == nil {
+		p.workflow = codegen.NoCandidate(r, o.codegen)
+	} else {
+		draft, err := codegen.Workflow(sel, o.codegen)
+		if err != nil {
+			return nil, fmt.Errorf("generating workflow %s: %w", sel.Name, err)
+		}
+		rf, err := ref.refine(ctx, draft, sel, o.codegen)
+		if err != nil {
+			return nil, err
+		}
+		p.workflow = rf.src
+		renamed := "no parameter renamed"
+		if len(rf.renames) > 0 {
+			renamed = "parameters renamed " + renameList(rf.renames)
+		}
+		r.Warnings = append(r.Warnings, candidate.Problem{
+			Code: codeRefined,
+			Message: fmt.Sprintf("%s was refined by model %s ([models.%s]) and checked: it passes the workflow check and keeps the draft's %d steps, arguments and data flow; %s",
+				filepath.ToSlash(o.out), rf.model, ref.key, len(sel.Steps), renamed),
+		})
+	}
+	files := map[string][]byte{o.out: p.workflow}
+	if o.report != "" {
+		b, err := r.Encode()
+		if err != nil {
+			return nil, fmt.Errorf("encoding report: %w", err)
+		}
+		files[o.report] = b
+	}
+	if o.bundle != "" {
+		m, err := bundle.Write(ctx, o.bundle, bundle.Input{Report: r, Candidate: sel, Workflow: p.workflow, Sources: sources}, o.bundleOptions)
+		if err != nil {
+			return nil, fmt.Errorf("writing bundle %s: %w", o.bundle, err)
+		}
+		p.manifest = m
+	}
+	if err := writeFiles(files); err != nil {
+		return nil, err
+	}
+	return p, nil
+}

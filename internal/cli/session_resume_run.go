@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/session"
+)
+
+// Resuming a workflow run from its session log.
+//
+// crystallize run records every run in <state-dir>/runs/<run-id>/ as
+// session.md, and a run suspended at an approval also as journal.json,
+// from which the runtime continues it. For such a log "session resume"
+// means what it says: the run itself continues, through the same code as
+// "crystallize resume RUN-ID", with the state directory taken from the
+// log's path. A context pack is for an agent picking up work by hand, so
+// it stays the answer for a run that failed or was cancelled; a run that
+// completed or was rejected has nothing left to resume.
+
+// runRecord reports whether s, read from name, is the session log of a
+// workflow run: its frontmatter has workflow:, and name is
+// <state-dir>/runs/<session_id>/session.md. It returns the run id and the
+// state directory.
+func runRecord(name string, s *session.Session) (runID, stateDir string, ok bool) {
+	workflow := false
+	for _, f := range s.Meta.Extra {
+		workflow = workflow || f.Key == "workflow"
+	}
+	runDir := filepath.Dir(filepath.Clean(name))
+	runs := filepath.Dir(runDir)
+	id := s.Meta.SessionID
+	if !workflow || filepath.Base(name) != "session.md" || filepath.Base(runDir) != id || filepath.Base(runs) != "runs" {
+		return "", "", false
+	}
+	return id, filepath.Dir(runs), true
+}
+
+// resumeRun continues the run whose session log s, read from name, is,
+// when it is one that can be continued or has ended for good. handled is
+// false when the log is to be answered with a context pack instead: it is
+// not a run's log, or the run failed without being suspended. f holds the
+// --approve, --reject, --config and --json of session resume; phase is
+// its --phase, which only a context pack can honour.
+func resumeRun(cmd *cobra.Command, e *env, f *resumeFlags, name string, s *session.Session, phase string) (handled bool, err error) {
+	decided := len(f.approve)+len(f.reject) > 0
+	id, stateDir, ok := runRecord(name, s)
+	if !ok {
+		if decided {
+			return true, usagef("--approve and --reject decide the approval a crystallize run waits for; %s is not the session.md of a run (<state-dir>/runs/<run-id>/session.md)", name)
+		}
+		return false, nil
+	}
+	_, err = os.Stat(filepath.Join(filepath.Dir(name), runtime.JournalFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Never suspended: its status is the log's.
+		if st := s.Meta.Status; st == runtime.StatusCompleted || st == runtime.StatusRejected {
+			return true, fmt.Errorf("run %s already %s; nothing to resume", id, st)
+		}
+		if decided {
+			return true, usagef("run %s is %s and was never suspended at an approval; there is nothing to --approve or --reject", id, s.Meta.Status)
+		}
+		return false, nil
+	case err != nil:
+		return true, err
+	}
+	j, err := runtime.ReadJournal(stateDir, id)
+	if err != nil {
+		return true, err
+	}
+	if j.Status != runtime.StatusPendingApproval {
+		return true, fmt.Errorf("run %s already %s; nothing to resume", id, j.Status)
+	}
+	if phase != "" {
+		return true, usagef("--phase chooses where a context pack resumes; run %s continues at its pending approval", id)
+	}
+	f.stateDir = stateDir
+	return true, runResume(cmd, e, f, id)
+}
