@@ -548,7 +548,7 @@ func TestManifestFields(t *testing.T) {
 			t.Errorf("fixture %+v: not redacted or hash differs", f)
 		}
 	}
-	// Every field of the seed's manifest is present, with its JSON name.
+	// Every field of the published manifest is present, with its JSON name.
 	var doc map[string]any
 	if err := json.Unmarshal(mustRead(t, filepath.Join(dir, ManifestFile)), &doc); err != nil {
 		t.Fatal(err)

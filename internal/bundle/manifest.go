@@ -83,7 +83,7 @@ const (
 	RollbackTarget = "keep source traces and previous package version"
 )
 
-// Manifest is candidate.json. Field names are the seed's; nullable fields
+// Manifest is candidate.json. Field names follow the published manifest format; nullable fields
 // are pointers so that they encode as null when unset.
 type Manifest struct {
 	Schema             string                  `json:"schema"`

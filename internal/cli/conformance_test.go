@@ -233,7 +233,7 @@ func TestConformanceShadowHeldout(t *testing.T) {
 	}
 }
 
-// TestConformanceBundle runs the review loop of seed 000 on the release
+// TestConformanceBundle runs the review loop on the release
 // fixtures through the real commands: the bundle needs approval, approval
 // makes it ready, validate and shadow succeed; a drifted held-out trace
 // blocks it; the plan-only scenario is a low-risk plan_only bundle.

@@ -15,7 +15,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
-// newPlanCmd is "crystallize plan": the typed task-plan IR of seed 002.
+// newPlanCmd is "crystallize plan": the typed task-plan IR.
 func newPlanCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan",
@@ -83,7 +83,7 @@ func newPlanCompileCmd(e *env) *cobra.Command {
 		Use:   "compile FILE",
 		Short: "Lower a task plan to a workflow graph (JSON)",
 		Long: `compile validates FILE and lowers it to the workflow graph the runtime
-executes, as the seed's lowering table says (kind, mode and the metadata
+executes, as the IR's lowering table says (kind, mode and the metadata
 each kind carries; lowering_overrides merged last; capability and model
 policies; budgets and policies under metadata.task_plan). The graph is
 printed as JSON with sorted keys: the same plan always gives the same bytes.

@@ -25,7 +25,7 @@ import (
 )
 
 // newSessionCmd is "crystallize session": session logs, the markdown
-// record of an agent session (seed 003).
+// record of an agent session.
 func newSessionCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "session",

@@ -25,7 +25,7 @@ import (
 
 // Model refinement (session codify --refine).
 //
-// The "agent-refine" layer of seed 003 hands the draft workflow to a model
+// The "agent-refine" layer of progressive codification hands the draft workflow to a model
 // to make it readable: clearer names, comments that say why. A model is
 // not trusted with the workflow itself, so its answer is accepted only if
 // it is provably the same program: it must pass codegen.Check, and its

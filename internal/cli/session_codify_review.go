@@ -18,7 +18,7 @@ import (
 
 // Interactive review (session codify --interactive).
 //
-// The review is the "user-confirm" layer of seed 003's progressive
+// The review is the "user-confirm" layer of progressive
 // codification: before anything is written, the draft candidate is shown
 // step by step and the person decides, for each step, to keep it, drop it,
 // or turn some of its literal arguments into workflow parameters. The

@@ -543,7 +543,7 @@ func resultOf(a *trace.Action) any {
 	return a.Output
 }
 
-// clusterKey is the recurrence key of seed 000: the goal the examples were
+// clusterKey is the recurrence key: the goal the examples were
 // working towards, the tool sequence, the artifact types touched and the
 // success criteria.
 func clusterKey(traces []*trace.Trace, steps []candidate.Step) candidate.ClusterKey {
@@ -607,7 +607,7 @@ func artifactType(se trace.SideEffect) string {
 	return "unknown"
 }
 
-// savings estimates what the workflow saves per seed 000. For deterministic
+// savings estimates what the workflow saves. For deterministic
 // steps the model calls, tokens, cost and model wall-clock time the agent
 // spent deciding them are avoided; fuzzy steps still need their model calls
 // (at least one each). Tool execution time (duration_ms) is not counted as

@@ -27,7 +27,7 @@ type Graph struct {
 	Metadata         map[string]any            `json:"metadata"`
 }
 
-// lowering is one row of the seed's lowering table: the workflow node
+// lowering is one row of the IR's lowering table: the workflow node
 // kind and mode an IR kind becomes. A join has no mode.
 var lowering = map[string]struct{ kind, mode string }{
 	"read_fact":             {"stage", "llm"},
@@ -44,7 +44,7 @@ var lowering = map[string]struct{ kind, mode string }{
 }
 
 // Compile lowers a parsed plan to a workflow graph, node by node as the
-// seed's lowering table says:
+// IR's lowering table says:
 //
 //   - every node gets id, kind and mode from the table, its prompt, its
 //     tools, a capability_policy of its own tools and side-effect level,
@@ -66,7 +66,7 @@ var lowering = map[string]struct{ kind, mode string }{
 //     metadata.compact_preserve_recent likewise;
 //   - model_policy verbatim, then lowering_overrides merged last, member
 //     by member (an override replaces a whole member, it is not merged
-//     into it: "verbatim", as the seed says).
+//     into it: "verbatim", as the IR specifies).
 //
 // The workflow's capability_policy is the plan's capabilities (no tools
 // and read_only when absent: deny by default), its model_policy the

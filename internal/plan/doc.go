@@ -1,4 +1,4 @@
-// Package plan is the typed task-plan IR of seed 002: a narrow, JSON-shaped
+// Package plan is the typed task-plan IR: a narrow, JSON-shaped
 // graph of typed steps (read_fact, agent_loop, verify, human_gate, …) that
 // a planner — a person, a model, or both — can write without knowing the
 // workflow graph the runtime executes.
@@ -10,7 +10,7 @@
 //     of the offending value. It accepts any bytes and never fails: a plan
 //     that is not even JSON is a validation with one error.
 //   - Compile lowers a valid plan to the workflow graph, following the
-//     seed's lowering table kind by kind.
+//     IR's lowering table kind by kind.
 //   - Mermaid renders a valid plan as a flowchart for review.
 //
 // The main invariant is that only a plan that validates with no errors

@@ -42,7 +42,7 @@ func harnFixtures(t testing.TB) []string {
 	return files
 }
 
-// TestConformanceHarnFixtures checks the seed's example plans: each
+// TestConformanceHarnFixtures checks the published example plans: each
 // validates with no errors and no warnings, compiles and renders.
 func TestConformanceHarnFixtures(t *testing.T) {
 	files := harnFixtures(t)

@@ -73,7 +73,7 @@ const (
 	DefaultMaxIterations = 8
 )
 
-// Kinds are the node kinds of the IR, in the seed's order.
+// Kinds are the node kinds of the IR, in the IR's documented order.
 var Kinds = []string{"read_fact", "search", "context_pack", "agent_loop", "sub_agent", "workflow_map", "verify", "human_gate", "deterministic_command", "join", "compact"}
 
 // Problem is one validation error or warning.

@@ -11,8 +11,8 @@
 // intersected with the config's grants, the secret is declared) and is
 // recorded after, successful or not. A run always leaves a record in
 // <StateDir>/runs/<run-id>/: trace.json in the crystallization trace format
-// (so mining can read runs) and session.md, a markdown log in the format of
-// seed 003. Secret values resolved for the run are replaced in everything
+// (so mining can read runs) and session.md, a markdown session log (the format of package
+// session). Secret values resolved for the run are replaced in everything
 // recorded (arguments, outputs, log lines, errors, digests are taken after
 // that replacement), so no file the run writes contains one.
 //

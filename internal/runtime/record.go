@@ -132,7 +132,7 @@ func (h *host) trace() (*trace.Trace, error) {
 	}, nil
 }
 
-// session renders session.md in the format of seed 003: frontmatter, then
+// session renders session.md in the session log format: frontmatter, then
 // one "##" phase per step with its tool calls and callouts.
 func (h *host) session() string {
 	r := h.res

@@ -1,5 +1,5 @@
 // Package session reads and writes session logs: the readable markdown
-// record of one agent session defined by seed 003 (workflow sessions), and
+// record of one agent session (workflow sessions), and
 // rebuilds from a log the context an agent needs to resume it.
 //
 // A session log is YAML frontmatter followed by a markdown body:
@@ -32,7 +32,7 @@
 //     read "`tool args` → result" ("- side effect: text" items attach a side
 //     effect to the call before them, as crystallize run writes them);
 //   - a callout: a block quote whose first line is "[!type]", optionally
-//     followed by a fold marker and a title. The types of seed 003 are
+//     followed by a fold marker and a title. The types the format defines are
 //     subagent, decision, error, user, decision_needed, approval_required
 //     and task_complete; other types are kept like the known ones.
 //   - prose: any other markdown, kept as the source lines that hold it.
@@ -66,7 +66,7 @@
 // only on names and on the phases before, so appending a phase never
 // changes an existing id. A reference to a phase (resume_point, or
 // --phase) is resolved by [Session.FindPhase]: the exact id, else
-// "phase-N" for the Nth phase (the form seed 003 uses), else the one phase
+// "phase-N" for the Nth phase (the form the format uses), else the one phase
 // whose id starts with the reference followed by "-" (the form
 // crystallize run writes: "step-3" names "step-3-shell").
 //

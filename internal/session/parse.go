@@ -690,7 +690,7 @@ func (b *builder) callout(c Callout, at int) {
 }
 
 // problems checks what c's type requires: a subagent's delegation, and
-// some text in the other types of seed 003.
+// some text in the other types of the format.
 func (c Callout) problems() []string {
 	switch {
 	case c.Is(CalloutSubagent):

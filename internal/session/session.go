@@ -40,7 +40,7 @@ type Meta struct {
 	Extra []Field
 }
 
-// Statuses are the values of Meta.Status. Seed 003 defines the first four;
+// Statuses are the values of Meta.Status. The format defines the first four;
 // the others are the run statuses crystallize run records in session.md:
 // "cancelled" (stopped by SIGINT), "pending_approval" (waiting at an
 // approval boundary) and "rejected" (an approval was refused).
@@ -59,7 +59,7 @@ type Subagent struct {
 }
 
 // Task is one entry of the frontmatter's tasks, the session's task list.
-// Seed 003 leaves its serialization open; this package keeps it in the
+// The format leaves its serialization open; this package keeps it in the
 // frontmatter, next to resume_point, so that resuming needs no other file.
 type Task struct {
 	Title  string `json:"title"`  // title, required
@@ -132,7 +132,7 @@ func (Prose) block()     {}
 func (ToolCalls) block() {}
 func (Callout) block()   {}
 
-// The callout types of seed 003.
+// The callout types of the format.
 const (
 	CalloutSubagent         = "subagent"
 	CalloutDecision         = "decision"
@@ -175,7 +175,7 @@ type Delegation struct {
 // Delegation reads c as a [!subagent] callout. The mode is the one a
 // "mode:" line names; without one it is embed when the body holds
 // "![[id]]", link when it holds "[[id]]" (optionally after "→ ", as in
-// seed 003's example), else inline. It returns the problems it finds, such
+// the format's example), else inline. It returns the problems it finds, such
 // as a link mode without a link.
 func (c Callout) Delegation() (Delegation, []string) {
 	var d Delegation

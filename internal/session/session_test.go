@@ -128,23 +128,23 @@ func TestRunRecord(t *testing.T) {
 	}
 }
 
-// TestSeedConformance reads the example session in seed 003 where the seed
-// is, and checks that it parses and round-trips byte for byte. The seed
-// writes its status as "active | completed | failed | paused", the list
+// TestSeedConformance reads the published example session of the format
+// from the shared specification documents, and checks that it parses and
+// round-trips byte for byte. The document writes its status as "active | completed | failed | paused", the list
 // of values; the example is checked with each of them, and as written it
 // must fail with exactly that one problem.
 func TestSeedConformance(t *testing.T) {
 	const seed = "../../../shared/seeds/003_a8cf1014a88f5982.txt"
 	data, err := os.ReadFile(seed)
 	if errors.Is(err, os.ErrNotExist) && os.Getenv("CRYSTALLIZE_REQUIRE_CONFORMANCE") != "1" {
-		t.Skip("seed 003 is not available")
+		t.Skip("the session format document is not available")
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile("(?s)### Session Log Format\n.*?```markdown\n(.*?\n)```\n").FindSubmatch(data)
 	if m == nil {
-		t.Fatal("no example session in seed 003")
+		t.Fatal("no example session in the session format document")
 	}
 	example := m[1]
 	_, err = Parse("seed.md", example)

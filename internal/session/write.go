@@ -147,7 +147,7 @@ func frontmatter(m *Meta) (string, error) {
 			add(key, strNode(v))
 		}
 	}
-	// Times are written plain, as seed 003 does; YAML would otherwise
+	// Times are written plain, as the format does; YAML would otherwise
 	// quote them, because a plain one resolves to a timestamp.
 	addTime := func(key, v string) {
 		if v != "" {
