@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -256,7 +257,9 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 	}
 	fmt.Fprintf(w, "  receipts: %d, refusals: %d\n", len(r.Receipts), len(r.Refusals))
 	if p := r.Pending; p != nil {
-		fmt.Fprintf(w, "  pending approval of %s at step %d: crystallize resume %s --approve %s (or --reject %s)\n", p.Boundary, p.Step, r.RunID, p.Boundary, p.Boundary)
+		// r.Dir is <state-dir>/runs/<run-id>.
+		resume := runtime.ResumeCommand(filepath.Dir(filepath.Dir(r.Dir)), r.RunID)
+		fmt.Fprintf(w, "  pending approval of %s at step %d: %s --approve %s (or --reject %s)\n", p.Boundary, p.Step, resume, p.Boundary, p.Boundary)
 	}
 	for _, rf := range r.Refusals {
 		fmt.Fprintf(w, "    refused step %d %s: %s\n", rf.Step, rf.Tool, rf.Reason)

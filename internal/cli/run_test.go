@@ -294,7 +294,8 @@ def wf(ctx, name):
 		if code != exitFailure || sum.Status != "pending_approval" || sum.Pending.Boundary != "merge" || sum.Pending.Prompt != "Merge before-"+name+"?" {
 			t.Fatalf("run = %d, %+v\n%s", code, sum, stderr)
 		}
-		want := "crystallize: approval pending: boundary merge; continue with crystallize resume " + sum.RunID + " --approve merge (or --reject merge)\n"
+		// The state directory is not the default, so the hint names it.
+		want := "crystallize: approval pending: boundary merge; continue with crystallize resume " + sum.RunID + " --state-dir " + state + " --approve merge (or --reject merge)\n"
 		if stderr != want {
 			t.Errorf("stderr = %q, want %q", stderr, want)
 		}

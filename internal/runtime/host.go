@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -633,11 +634,11 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		h.pendingPhase = len(h.phases)
 		p := h.newPhase(fmt.Sprintf("Step %d · approve %s (pending)", step, boundary))
 		p.lines = append(p.lines, "", "> [!decision]", "> Waiting for approval of boundary "+codeSpan(boundary)+": "+
-			codeSpan("crystallize resume "+h.opts.RunID+" --approve "+boundary)+" or "+codeSpan("--reject "+boundary))
+			codeSpan(ResumeCommand(h.opts.StateDir, h.opts.RunID)+" --approve "+boundary)+" or "+codeSpan("--reject "+boundary))
 		if prompt != "" {
 			p.lines = append(p.lines, "> Prompt: "+oneLine(h.secrets.string(prompt)))
 		}
-		return nil, &pendingError{runID: h.opts.RunID, boundary: boundary}
+		return nil, &pendingError{resume: ResumeCommand(h.opts.StateDir, h.opts.RunID), boundary: boundary}
 	}
 	h.res.Steps++
 	h.res.Approvals++
@@ -674,10 +675,21 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 }
 
 // pendingError stops a run at an undecided approval.
-type pendingError struct{ runID, boundary string }
+type pendingError struct{ resume, boundary string }
 
 func (e *pendingError) Error() string {
-	return fmt.Sprintf("approval pending: boundary %s; continue with crystallize resume %s --approve %s (or --reject %s)", e.boundary, e.runID, e.boundary, e.boundary)
+	return fmt.Sprintf("approval pending: boundary %s; continue with %s --approve %s (or --reject %s)", e.boundary, e.resume, e.boundary, e.boundary)
+}
+
+// ResumeCommand is the command that continues the suspended run runID
+// recorded under stateDir, naming the state directory when it is not the
+// default one.
+func ResumeCommand(stateDir, runID string) string {
+	cmd := "crystallize resume " + runID
+	if stateDir != "" && filepath.Clean(stateDir) != DefaultStateDir {
+		cmd += " --state-dir " + shellQuote(stateDir)
+	}
+	return cmd
 }
 func (e *pendingError) Unwrap() error { return ErrPendingApproval }
 

@@ -73,7 +73,7 @@ func TestPendingApprovalResume(t *testing.T) {
 		t.Errorf("effects before the boundary (-want +got):\n%s (model calls %d)", diff, models)
 	}
 	s := readFile(t, filepath.Join(res.Dir, SessionFile))
-	for _, want := range []string{"status: pending_approval", "resume_point: step-3", "## Step 3 · approve merge (pending)", "crystallize resume run-test --approve merge"} {
+	for _, want := range []string{"status: pending_approval", "resume_point: step-3", "## Step 3 · approve merge (pending)", "crystallize resume run-test --state-dir " + state + " --approve merge"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("session.md lacks %q:\n%s", want, s)
 		}
