@@ -424,14 +424,14 @@ func parameterize(c *candidate.Candidate, e paramEdit) error {
 		if !slices.ContainsFunc(p.Examples, func(v any) bool { return canonicalJSON(v) == canonicalJSON(value) }) && len(p.Examples) < 5 {
 			p.Examples = append(p.Examples, value)
 		}
-		if t := jsonType(value); p.Type != t {
+		if t := candidate.JSONType(value); p.Type != t {
 			p.Type = "mixed"
 		}
 		return nil
 	}
 	c.Parameters = append(c.Parameters, candidate.Parameter{
 		Name: e.Name, Key: e.Key, SourcePaths: []string{path},
-		Examples: []any{value}, Type: jsonType(value), Required: true,
+		Examples: []any{value}, Type: candidate.JSONType(value), Required: true,
 	})
 	return nil
 }
@@ -461,25 +461,6 @@ func sortParameters(c *candidate.Candidate) {
 		pa, pb := first(a), first(b)
 		return cmp.Or(cmp.Compare(pa.step, pb.step), cmp.Compare(pa.arg, pb.arg))
 	})
-}
-
-// jsonType is the report's type name of a JSON value.
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case bool:
-		return "bool"
-	case json.Number, float64, int, int64:
-		return "number"
-	case map[string]any:
-		return "object"
-	case []any:
-		return "array"
-	}
-	return "mixed"
 }
 
 // canonicalJSON is v encoded, to compare JSON values.

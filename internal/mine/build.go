@@ -447,24 +447,6 @@ func appendCanonical(b []byte, v any) []byte {
 	return append(b, j...)
 }
 
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case bool:
-		return "bool"
-	case json.Number, float64, int, int64:
-		return "number"
-	case map[string]any:
-		return "object"
-	case []any:
-		return "array"
-	}
-	return "unknown"
-}
-
 // consensusOutput compares the output each example of a step recorded,
 // preferring observed_output over output. recorded is false when no example
 // recorded one. out is the expected output when every example recorded the
@@ -533,7 +515,7 @@ func shape(v any) string {
 		}
 		return "[" + strings.Join(sortedSet(seen), "|") + "]"
 	}
-	return jsonType(v)
+	return candidate.JSONType(v)
 }
 
 func resultOf(a *trace.Action) any {

@@ -179,7 +179,7 @@ func (t *paramTable) use(key, srcPath string, step int, values []any, canon []st
 	seen := map[string]bool{}
 	types := map[string]bool{}
 	for i, v := range values {
-		types[jsonType(v)] = true
+		types[candidate.JSONType(v)] = true
 		if !seen[canon[i]] && len(g.p.Examples) < 5 {
 			seen[canon[i]] = true
 			g.p.Examples = append(g.p.Examples, v)
