@@ -369,3 +369,48 @@ func writeTestFiles(t *testing.T, dir string, files map[string]string) {
 		}
 	}
 }
+
+// TestPlanRunModelBranch: a model node chooses its branch by answering
+// {"branch": …}; a command whose output has a "branch" field (a git
+// branch) does not divert the plan.
+func TestPlanRunModelBranch(t *testing.T) {
+	dir := t.TempDir()
+	srv, _ := modelServer(t, func(node string, _ int, _ string) any {
+		return map[string]any{"branch": "bug", "why": "stack trace"}
+	})
+	writeTestFiles(t, dir, map[string]string{
+		"crystallize.toml": `[grants]
+capabilities = ["mark"]
+
+[tools."mark"]
+command = ["sh", "-c", "echo \"$0\" >> marks.txt; echo '{\"branch\": \"deps/x\"}'", "{step}"]
+capabilities = ["mark"]
+
+[models.default]
+provider = "openai"
+base_url = "` + srv.URL + `"
+model = "fake"
+`,
+		"plan.json": `{"schema_version": "1", "objective": "Triage", "entry": "triage",
+ "nodes": {
+  "triage": {"kind": "read_fact", "purpose": "Classify", "prompt": "[triage] Bug or feature?"},
+  "bug": {"kind": "deterministic_command", "purpose": "Bug", "tools": ["mark"], "command": {"tool": "mark", "args": ["step=bug"]}},
+  "feature": {"kind": "deterministic_command", "purpose": "Feature", "tools": ["mark"], "command": {"tool": "mark", "args": ["step=feature"]}},
+  "done": {"kind": "deterministic_command", "purpose": "Done", "tools": ["mark"], "command": {"tool": "mark", "args": ["step=done"]}}},
+ "edges": [{"from": "triage", "to": "bug", "branch": "bug"}, {"from": "triage", "to": "feature", "branch": "feature"},
+   {"from": "bug", "to": "done"}],
+ "capabilities": {"tools": ["mark"], "side_effect_level": "writes_files"}}`,
+	})
+	t.Chdir(dir)
+	code, stdout, stderr := runCLI(t, "plan", "run", "plan.json", "--state-dir", "state", "--json")
+	res := decodeRun(t, stdout)
+	if code != 0 || res.Status != "completed" {
+		t.Fatalf("plan run = exit %d, %s: %s\n%s", code, res.Status, res.Error, stderr)
+	}
+	if got := readFileT(t, filepath.Join(dir, "marks.txt")); got != "bug\ndone\n" {
+		t.Errorf("marks.txt = %q, want bug then done", got)
+	}
+	if res.Output.Branches["triage"] != "bug" || res.Output.Branches["bug"] != "pass" {
+		t.Errorf("branches = %v, want triage bug, bug pass", res.Output.Branches)
+	}
+}

@@ -28,9 +28,10 @@ const (
 // The workflow is a scheduler over the plan's graph: a queue that starts
 // at the entry, one node taken per turn of a loop bounded by the plan's
 // max_steps. After a node runs, every edge from it is followed that is
-// unlabelled or labelled with the branch it reported; a node that failed
-// reports "fail" and follows only edges labelled "fail", and with none the
-// run fails. Loops through branch edges therefore run until their branch
+// unlabelled or labelled with the branch it reported: "pass", or what a
+// model node names by answering a dict with a "branch" string. A node
+// that failed reports "fail" and follows only edges labelled "fail", and
+// with none the run fails. Loops through branch edges therefore run until their branch
 // changes or the budgets stop them. A join waits until every node with an
 // edge into it has arrived, or until nothing else is left to run. Each
 // kind lowers to what it is:
@@ -184,8 +185,6 @@ func Starlark(p *Plan, params map[string]string) ([]byte, error) {
 	b.WriteString(`
         if failed:
             took = "fail"
-        elif type(result) == "dict" and type(result.get("branch")) == "string":
-            took = result["branch"]
         out[node] = result
         branch[node] = took
         if result != None:
@@ -285,7 +284,12 @@ func lowerStarNode(b *bytes.Buffer, p *Plan, n *Node, params map[string]string) 
 		maxFailures = ", max_failures = max_failures"
 	}
 	modelInputs := fmt.Sprintf(`{"objective": %s, "purpose": %s, "upstream": upstream, "transcript": transcript}`, q(p.Objective), q(n.Purpose))
-	agentResult := in + "result = r[\"output\"]\n"
+	// A model node may choose its branch by answering a dict with a
+	// "branch" string; a tool's output is not asked, since a field of
+	// that name there means something else (a git branch).
+	agentResult := in + "result = r[\"output\"]\n" +
+		in + "if type(result) == \"dict\" and type(result.get(\"branch\")) == \"string\":\n" +
+		in + "    took = result[\"branch\"]\n"
 	switch n.Kind {
 	case "deterministic_command":
 		tool, _ := str(n.Command["tool"])
