@@ -20,6 +20,11 @@ type outputs struct {
 	out, outDir, report, bundle, evalPack string
 	codegen                               codegen.Options
 	bundleOptions                         bundle.Options
+	// rewrite, when set, replaces the selected candidate's generated
+	// workflow before anything is rendered from it (session codify
+	// --refine); it may record what it did in the report. An error
+	// writes nothing.
+	rewrite func(ctx context.Context, r *candidate.Report, sel *candidate.Candidate, draft []byte) ([]byte, error)
 }
 
 // published is what publish wrote.
@@ -49,6 +54,11 @@ func publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 		src, err := codegen.Workflow(sel, o.codegen)
 		if err != nil {
 			return nil, fmt.Errorf("generating workflow %s: %w", sel.Name, err)
+		}
+		if o.rewrite != nil {
+			if src, err = o.rewrite(ctx, r, sel, src); err != nil {
+				return nil, err
+			}
 		}
 		p.workflow = src
 	} else {

@@ -442,12 +442,10 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 			MinExamples: max(opts.MinExamples, 1),
 		},
 	}
-	var pub *published
 	if ref != nil {
-		pub, err = publishRefined(ctx, report, traces, o, ref)
-	} else {
-		pub, err = publish(ctx, report, traces, nil, o)
+		o.rewrite = ref.rewrite(f.out, o.codegen)
 	}
+	pub, err := publish(ctx, report, traces, nil, o)
 	if err != nil {
 		return err
 	}

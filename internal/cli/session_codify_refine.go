@@ -15,12 +15,9 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
-	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
-	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
-	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // Model refinement (session codify --refine).
@@ -623,30 +620,16 @@ func (n *wfNormalizer) text(node syntax.Node) string {
 	return "`" + s + "`"
 }
 
-// publishRefined is publish for a refined workflow: it shadow-replays r
-// against sources, renders the selected candidate's workflow, has ref
-// refine it, and writes the refinement wherever publish would write the
-// workflow (the --out file and the bundle's workflow.star) with the
-// report recording it, all or nothing. Without a selected candidate there
-// is nothing to refine and the no-candidate workflow is written as
-// publish writes it.
-func publishRefined(ctx context.Context, r *candidate.Report, sources []*trace.Trace, o outputs, ref *refiner) (*published, error) {
-	replay.Apply(r, sources, nil)
-	r.WorkflowPath = filepath.ToSlash(o.out)
-	p := &published{}
-	sel := r.Selected()
-	if sel == nil {
-		p.workflow = codegen.NoCandidate(r, o.codegen)
-	} else {
-		draft, err := codegen.Workflow(sel, o.codegen)
-		if err != nil {
-			return nil, fmt.Errorf("generating workflow %s: %w", sel.Name, err)
-		}
-		rf, err := ref.refine(ctx, draft, sel, o.codegen)
+// rewrite returns the outputs hook that refines the selected workflow
+// with ref and records the refinement in the report, so publish writes
+// the refinement wherever it would write the workflow (the --out file and
+// the bundle's workflow.star), all or nothing.
+func (ref *refiner) rewrite(out string, opts codegen.Options) func(context.Context, *candidate.Report, *candidate.Candidate, []byte) ([]byte, error) {
+	return func(ctx context.Context, r *candidate.Report, sel *candidate.Candidate, draft []byte) ([]byte, error) {
+		rf, err := ref.refine(ctx, draft, sel, opts)
 		if err != nil {
 			return nil, err
 		}
-		p.workflow = rf.src
 		renamed := "no parameter renamed"
 		if len(rf.renames) > 0 {
 			renamed = "parameters renamed " + renameList(rf.renames)
@@ -654,26 +637,8 @@ func publishRefined(ctx context.Context, r *candidate.Report, sources []*trace.T
 		r.Warnings = append(r.Warnings, candidate.Problem{
 			Code: codeRefined,
 			Message: fmt.Sprintf("%s was refined by model %s ([models.%s]) and checked: it passes the workflow check and keeps the draft's %d steps, arguments and data flow; %s",
-				filepath.ToSlash(o.out), rf.model, ref.key, len(sel.Steps), renamed),
+				filepath.ToSlash(out), rf.model, ref.key, len(sel.Steps), renamed),
 		})
+		return rf.src, nil
 	}
-	files := map[string][]byte{o.out: p.workflow}
-	if o.report != "" {
-		b, err := r.Encode()
-		if err != nil {
-			return nil, fmt.Errorf("encoding report: %w", err)
-		}
-		files[o.report] = b
-	}
-	if o.bundle != "" {
-		m, err := bundle.Write(ctx, o.bundle, bundle.Input{Report: r, Candidate: sel, Workflow: p.workflow, Sources: sources}, o.bundleOptions)
-		if err != nil {
-			return nil, fmt.Errorf("writing bundle %s: %w", o.bundle, err)
-		}
-		p.manifest = m
-	}
-	if err := writeFiles(files); err != nil {
-		return nil, err
-	}
-	return p, nil
 }
