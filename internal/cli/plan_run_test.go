@@ -414,3 +414,92 @@ model = "fake"
 		t.Errorf("branches = %v, want triage bug, bug pass", res.Output.Branches)
 	}
 }
+
+// TestPlanRunCompactionAndItems: a compact node folds the older node
+// outputs into one summary turn under its token threshold and keeps
+// preserve_recent turns, which is what the next model node is given; a
+// workflow_map fans out over the list an upstream node produced.
+func TestPlanRunCompactionAndItems(t *testing.T) {
+	dir := t.TempDir()
+	var afterInputs atomic.Value
+	srv, calls := modelServer(t, func(node string, _ int, user string) any {
+		switch node {
+		case "list":
+			return []any{"x", "y"}
+		case "each":
+			return "done"
+		case "after":
+			afterInputs.Store(user)
+			return "ok"
+		}
+		return strings.Repeat(node+" says a lot. ", 40) // ~500 bytes each
+	})
+	writeTestFiles(t, dir, map[string]string{
+		"crystallize.toml": "[models.default]\nprovider = \"openai\"\nbase_url = \"" + srv.URL + "\"\nmodel = \"fake\"\n",
+		"plan.json": `{"schema_version": "1", "objective": "o", "entry": "one",
+ "nodes": {
+  "one": {"kind": "read_fact", "purpose": "p", "prompt": "[one] a"},
+  "two": {"kind": "read_fact", "purpose": "p", "prompt": "[two] b"},
+  "list": {"kind": "read_fact", "purpose": "p", "prompt": "[list] c"},
+  "each": {"kind": "workflow_map", "purpose": "p", "prompt": "[each] d", "map": {"items": "list", "max_concurrency": 2}},
+  "trim": {"kind": "compact", "purpose": "p", "compact": {"threshold_tokens": 100, "preserve_recent": 1}},
+  "after": {"kind": "read_fact", "purpose": "p", "prompt": "[after] e"}},
+ "edges": [{"from": "one", "to": "two"}, {"from": "two", "to": "list"}, {"from": "list", "to": "each"},
+   {"from": "each", "to": "trim"}, {"from": "trim", "to": "after"}]}`,
+	})
+	t.Chdir(dir)
+	code, stdout, stderr := runCLI(t, "plan", "run", "plan.json", "--state-dir", "state", "--json")
+	res := decodeRun(t, stdout)
+	if code != 0 {
+		t.Fatalf("plan run = exit %d: %s\n%s", code, res.Error, stderr)
+	}
+	if n := calls.Load(); n != 6 { // one, two, list, each ×2, after
+		t.Errorf("model calls = %d, want 6 (the map over two upstream items)", n)
+	}
+	user, _ := afterInputs.Load().(string)
+	i := strings.Index(user, "Inputs (JSON):\n")
+	var in struct {
+		Inputs struct {
+			Transcript []map[string]any `json:"transcript"`
+		} `json:"inputs"`
+	}
+	if i < 0 || json.Unmarshal([]byte(user[i+len("Inputs (JSON):\n"):]), &in) != nil {
+		t.Fatalf("after's request has no inputs:\n%s", user)
+	}
+	tr := in.Inputs.Transcript
+	if len(tr) != 2 || tr[0]["node"] != "compacted" || tr[1]["node"] != "each" {
+		t.Fatalf("transcript after compaction = %v, want the summary and the last turn", tr)
+	}
+	b, _ := json.Marshal(tr)
+	if len(b)/4 > 100 {
+		t.Errorf("compacted transcript is about %d tokens, over the threshold of 100:\n%s", len(b)/4, b)
+	}
+	if !strings.Contains(stderr, "compact trim: 4 turns to 2") {
+		t.Errorf("stderr has no compaction line:\n%s", stderr)
+	}
+}
+
+// TestPlanRunMaxSteps: a loop that never changes its branch stops at the
+// plan's max_steps with the budget named.
+func TestPlanRunMaxSteps(t *testing.T) {
+	dir := t.TempDir()
+	writeTestFiles(t, dir, map[string]string{
+		"crystallize.toml": "[grants]\ncapabilities = [\"mark\", \"plan.verify\"]\n\n[tools.\"mark\"]\ncommand = [\"true\"]\ncapabilities = [\"mark\"]\n",
+		"plan.json": `{"schema_version": "1", "objective": "o", "entry": "check",
+ "nodes": {
+  "check": {"kind": "verify", "purpose": "p", "verify": {"command": "exit 1", "expect_status": 0}},
+  "fix": {"kind": "deterministic_command", "purpose": "p", "tools": ["mark"], "command": {"tool": "mark"}}},
+ "edges": [{"from": "check", "to": "fix", "branch": "fail"}, {"from": "fix", "to": "check"}],
+ "capabilities": {"tools": ["mark"], "side_effect_level": "writes_files"},
+ "budgets": {"max_steps": 5}}`,
+	})
+	t.Chdir(dir)
+	code, stdout, _ := runCLI(t, "plan", "run", "plan.json", "--state-dir", "state", "--json")
+	res := decodeRun(t, stdout)
+	if code != 1 || !strings.Contains(res.Error, "task plan budget max_steps (5) used up before node fix") {
+		t.Errorf("plan run = exit %d, %q; want the max_steps budget", code, res.Error)
+	}
+	if res.ToolCalls != 5 {
+		t.Errorf("tool calls = %d, want 5 (one per node run)", res.ToolCalls)
+	}
+}

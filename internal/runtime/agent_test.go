@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -282,5 +284,71 @@ func TestTryToolResume(t *testing.T) {
 	}
 	if calls.Load() != 1 {
 		t.Errorf("flaky called %d times, want once", calls.Load())
+	}
+}
+
+// TestCallCeilings: ctx.budget's call counts stop the run before the call
+// that would pass them; a resumed run does not count its replayed calls
+// twice; a second ctx.budget is an error.
+func TestCallCeilings(t *testing.T) {
+	w := workflow(t, `def wf(ctx):
+    ctx.budget(tool_calls = 2, model_calls = 1)
+    ctx.tool("t")
+    ctx.model("m")
+    ctx.approve("go")
+    ctx.tool("t")
+    ctx.tool("t")
+`)
+	var calls atomic.Int64
+	o := opts(t, nil)
+	o.Model = &scriptModel{replies: []any{"a"}}
+	o.Tools = map[string]Tool{"t": {Func: func(context.Context, map[string]any) (any, error) { calls.Add(1); return "ok", nil }}}
+	res, err := Run(context.Background(), w, nil, o)
+	if !errors.Is(err, ErrPendingApproval) {
+		t.Fatalf("Run = %v, want pending", err)
+	}
+	j, err := ReadJournal(o.StateDir, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Approve = []string{"go"}
+	res, err = Resume(context.Background(), w, j, o)
+	// The journal answers the first tool and model call; the second tool
+	// call is the run's second, the third passes the ceiling.
+	if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "may make 2 tool calls, and has made 2") {
+		t.Fatalf("Resume = %v, want ErrBudget at the third tool call", err)
+	}
+	if calls.Load() != 2 || res.ToolCalls != 2 {
+		t.Errorf("tool executed %d times, %d recorded; want 2", calls.Load(), res.ToolCalls)
+	}
+
+	w = workflow(t, `def wf(ctx):
+    ctx.budget(cost_usd = 1)
+    ctx.budget(cost_usd = 2)
+`)
+	if _, err := Run(context.Background(), w, nil, opts(t, nil)); err == nil || !strings.Contains(err.Error(), "already set") {
+		t.Errorf("second ctx.budget: Run = %v, want an error", err)
+	}
+}
+
+// TestWorkerConfigErrors: a worker preset whose model nothing answers,
+// or with a negative max_iterations, is refused with its TOML path.
+func TestWorkerConfigErrors(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "crystallize.toml")
+	os.WriteFile(p, []byte(`[models.strong]
+provider = "replay"
+
+[workers.reviewer]
+model = "missing"
+max_iterations = -1
+`), 0o644)
+	_, err := LoadConfig(p)
+	for _, want := range []string{
+		p + ": workers.reviewer.model: no [models.missing] and no [models.default] answers this worker",
+		p + ": workers.reviewer.max_iterations: negative",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("LoadConfig = %v, want %q", err, want)
+		}
 	}
 }
