@@ -20,7 +20,8 @@ const module = "github.com/crystallize-dev/crystallize/"
 var allowed = map[string][]string{
 	"internal/trace":           {},
 	"internal/candidate":       {"internal/trace"},
-	"internal/source":          {"internal/trace"},
+	"internal/source":          {"internal/trace", "internal/normalize"},
+	"internal/normalize":       {"internal/trace"},
 	"internal/mine":            {"internal/trace", "internal/candidate", "internal/redact"},
 	"internal/codegen":         {"internal/trace", "internal/candidate"},
 	"internal/replay":          {"internal/trace", "internal/candidate"},

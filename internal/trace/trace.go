@@ -19,6 +19,10 @@ const (
 	KindExternalAPICall Kind = "external_api_call"
 	KindReceiptWrite    Kind = "receipt_write"
 	KindStage           Kind = "stage"
+	// KindObservation is a read-only action (reading a file, a search, a
+	// listing, a status query, a todo-list update): mining neither
+	// requires one in a procedure nor lets one break a match.
+	KindObservation Kind = "observation"
 )
 
 // Trace is one recorded run of an agent: an ordered list of actions plus the
