@@ -187,6 +187,12 @@ type Step struct {
 	ReviewNotes     []string           `json:"review_notes"`
 	// ResultUsed is true when a later step binds to this step's result.
 	ResultUsed bool `json:"result_used,omitempty"`
+	// Argv is the argv template of a step mined from a shell command, the
+	// same in every example: its {key} placeholders name the step's
+	// Arguments by Key (see ArgvPlaceholders), and the runtime runs it as
+	// argv, never through a shell. Empty when the step is not a command
+	// or its examples ran different templates.
+	Argv []string `json:"argv,omitempty"`
 }
 
 // Example is one occurrence of the candidate sequence in a source trace.
