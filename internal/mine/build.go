@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -170,6 +172,12 @@ func (b *builder) build(examples []Occurrence, length int) *candidate.Candidate 
 			}
 			step.Arguments = append(step.Arguments, arg)
 		}
+		if argv, problem := stepArgv(v, exTraces); problem != nil {
+			c.Warnings = append(c.Warnings, *problem)
+		} else if argv != nil {
+			step.Argv = argv
+			stepCaps["exec:"+candidate.ArgvProgram(argv)] = true
+		}
 		step.Capabilities = sortedSet(stepCaps)
 		step.RequiredSecrets = sortedSet(stepSecrets)
 		for k := range stepCaps {
@@ -328,6 +336,103 @@ func preconditions(s *candidate.Step) []string {
 		out = append(out, fmt.Sprintf("approval boundary %q is preserved", s.Approval.Boundary))
 	}
 	return out
+}
+
+// stepArgv returns the argv template the examples of a step ran: the
+// metadata argv their actions recorded, when every one recorded the same.
+// The template's placeholders name the action's parameter keys, which are
+// the step's argument keys, so it needs no renaming: the generated call
+// passes each key its parameter, constant, binding or secret, and the
+// runtime substitutes those values. When no example recorded one, the
+// step is not a command and there is no problem. When only some did, when
+// they differ, or when one is malformed, the step gets no template (it
+// then runs only through a binding) and a warning says why.
+func stepArgv(v stepView, traces []*trace.Trace) ([]string, *candidate.Problem) {
+	name := v.actions[0].Name
+	problem := func(code string, e int, format string, args ...any) *candidate.Problem {
+		p := &candidate.Problem{
+			Code:    code,
+			Message: fmt.Sprintf("step %d %s: ", v.index, name) + fmt.Sprintf(format, args...) + "; the step has no argv template and runs only through a binding",
+			Step:    v.index,
+		}
+		if e >= 0 {
+			p.TraceID = traces[e].ID
+			for k := range traces[e].Actions {
+				if &traces[e].Actions[k] == v.actions[e] {
+					p.Path = fmt.Sprintf("$.actions[%d].metadata.argv", k)
+				}
+			}
+		}
+		return p
+	}
+	var first []string
+	firstEx, recorded := -1, 0
+	for e, a := range v.actions {
+		raw, ok := a.Metadata["argv"]
+		if !ok {
+			continue
+		}
+		recorded++
+		argv, err := argvTemplate(raw, a.Parameters)
+		if err != nil {
+			return nil, problem(candidate.CodeInvalidArgv, e, "action %s: %v", a.ID, err)
+		}
+		if firstEx < 0 {
+			first, firstEx = argv, e
+			continue
+		}
+		if !slices.Equal(argv, first) {
+			return nil, problem(candidate.CodeDivergentArgv, e, "action %s ran %q, but action %s of trace %s ran %q",
+				a.ID, argv, v.actions[firstEx].ID, traces[firstEx].ID, first)
+		}
+	}
+	switch {
+	case recorded == 0:
+		return nil, nil
+	case recorded < len(v.actions):
+		return nil, problem(candidate.CodeDivergentArgv, -1, "%d of %d examples recorded an argv template", recorded, len(v.actions))
+	}
+	return first, nil
+}
+
+// argvTemplate checks a recorded metadata argv: a non-empty list of
+// strings whose first element, the program, is a literal, and whose
+// placeholders all name parameters of the action. A {secret:ID}
+// placeholder is refused: a workflow reads a secret through ctx.secret,
+// which it must declare.
+func argvTemplate(raw any, params map[string]any) ([]string, error) {
+	var argv []string
+	switch x := raw.(type) {
+	case []string:
+		argv = x
+	case []any:
+		for i, el := range x {
+			s, ok := el.(string)
+			if !ok {
+				return nil, fmt.Errorf("element %d is %s, not a string", i, candidate.JSONType(el))
+			}
+			argv = append(argv, s)
+		}
+	default:
+		return nil, fmt.Errorf("metadata.argv is %s, not a list of strings", candidate.JSONType(raw))
+	}
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, errors.New("metadata.argv names no program")
+	}
+	if len(candidate.ArgvPlaceholders(argv[0])) > 0 {
+		return nil, fmt.Errorf("the program %q is a placeholder; it must be literal", argv[0])
+	}
+	for _, el := range argv[1:] {
+		for _, key := range candidate.ArgvPlaceholders(el) {
+			if strings.HasPrefix(key, "secret:") {
+				return nil, fmt.Errorf("%q names a secret; pass it as a parameter instead", el)
+			}
+			if _, ok := params[key]; !ok {
+				return nil, fmt.Errorf("%q names {%s}, which is not a parameter of the action", el, key)
+			}
+		}
+	}
+	return slices.Clone(argv), nil
 }
 
 // anySecret reports whether any of the values is, or contains, a
