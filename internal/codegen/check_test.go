@@ -73,6 +73,33 @@ func TestCheck(t *testing.T) {
 			want: "wf.star:1:8: first parameter of wf is not ctx",
 		},
 		{
+			name: "exec",
+			src:  "def wf(ctx, b):\n    ctx.exec(\"git checkout\", [\"git\", \"checkout\", \"-b\", \"{b}\"], b = b, **{\"x y\": 1})\n",
+		},
+		{
+			name: "exec argv not literal",
+			src:  "def wf(ctx, b, argv):\n    ctx.exec(\"git\", argv)\n    ctx.exec(\"git\", [\"git\", b, 3])\n    ctx.exec(b, [])\n",
+			want: "wf.star:2:21: ctx.exec: the argv must be a list literal of string literals\n" +
+				"wf.star:3:29: ctx.exec: argv element 1 is not a string literal\n" +
+				"wf.star:3:32: ctx.exec: argv element 2 is not a string literal\n" +
+				"wf.star:4:14: ctx.exec: the name must be a string literal\n" +
+				"wf.star:4:17: ctx.exec: the argv is empty",
+		},
+		{
+			name: "exec program",
+			src:  "def wf(ctx, p):\n    ctx.exec(\"run\", [\"{p}\", \"x\"], p = p)\n    ctx.exec(\"run\", [\"\"])\n",
+			want: "wf.star:2:22: ctx.exec: the program \"{p}\" must be a literal name or path\n" +
+				"wf.star:3:22: ctx.exec: the program \"\" must be a literal name or path",
+		},
+		{
+			name: "exec arguments",
+			src:  "def wf(ctx, a, kw):\n    ctx.exec(\"run\")\n    ctx.exec(\"run\", [\"x\"], \"y\")\n    ctx.exec(\"run\", *a)\n    ctx.exec(\"run\", [\"x\"], **kw)\n",
+			want: "wf.star:2:5: ctx.exec: takes a name and an argv list before its keyword arguments, got 1 positional arguments\n" +
+				"wf.star:3:5: ctx.exec: takes a name and an argv list before its keyword arguments, got 3 positional arguments\n" +
+				"wf.star:4:21: ctx.exec: *args would hide the name or the argv; write them out\n" +
+				"wf.star:4:5: ctx.exec: takes a name and an argv list before its keyword arguments, got 1 positional arguments",
+		},
+		{
 			name: "ctx with default",
 			src:  "def wf(ctx = None):\n    pass\n",
 			want: "wf.star:1:8: first parameter of wf is not ctx",

@@ -189,7 +189,7 @@ func (g *generator) header(b *strings.Builder, opts Options) {
 	for _, ex := range c.Examples {
 		comment(b, 0, "source: "+source(ex))
 	}
-	comment(b, 0, fmt.Sprintf("capabilities: %s · secrets: %s · review before promotion", list(c.Capabilities), list(c.RequiredSecrets)))
+	comment(b, 0, fmt.Sprintf("capabilities: %s · secrets: %s · review before promotion", list(g.capabilities()), list(c.RequiredSecrets)))
 	deterministic, models := 0, 0
 	for _, st := range c.Steps {
 		if st.Segment != candidate.Fuzzy {
@@ -300,19 +300,84 @@ const (
 	callTool call = iota
 	callModel
 	callApprove
+	callExec
 )
 
 // callOf chooses the host call for a step. An approval step asks a
 // person; a model call, or any step the examples did not agree on (a
-// fuzzy segment), still needs a model; everything else is a tool.
+// fuzzy segment), still needs a model; a step with an argv template runs
+// it (ctx.exec); everything else is a tool.
 func callOf(st candidate.Step) call {
 	switch {
 	case st.Kind == trace.KindHumanApproval:
 		return callApprove
 	case st.Kind == trace.KindModelCall || st.Segment == candidate.Fuzzy:
 		return callModel
+	case len(st.Argv) > 0:
+		return callExec
 	}
 	return callTool
+}
+
+// execCapability is the capability a step's ctx.exec needs, or "" for a
+// step that does not run a command.
+func execCapability(st candidate.Step) string {
+	if callOf(st) != callExec {
+		return ""
+	}
+	return "exec:" + candidate.ArgvProgram(st.Argv)
+}
+
+// stepCapabilities returns the capabilities a step needs: its own, and
+// the exec capability of its command.
+func stepCapabilities(st candidate.Step) []string {
+	cp := execCapability(st)
+	if cp == "" || slices.Contains(st.Capabilities, cp) {
+		return st.Capabilities
+	}
+	return append(slices.Clone(st.Capabilities), cp)
+}
+
+// capabilities returns what the workflow declares: the candidate's
+// capabilities and the exec capability of every command step, which the
+// runtime requires declared even when the traces did not record it.
+func (g *generator) capabilities() []string {
+	caps := slices.Clone(g.c.Capabilities)
+	for _, st := range g.c.Steps {
+		if cp := execCapability(st); cp != "" {
+			caps = append(caps, cp)
+		}
+	}
+	return caps
+}
+
+// checkArgv reports what would make step i's argv template fail at run
+// time: an empty or placeholder program, a {secret:ID} (a workflow reads
+// secrets with ctx.secret), or a placeholder naming no argument of the
+// step.
+func (g *generator) checkArgv(i int, st candidate.Step) {
+	keys := map[string]bool{}
+	for _, a := range st.Arguments {
+		keys[a.Key] = true
+	}
+	for j, el := range st.Argv {
+		path := fmt.Sprintf("$.steps[%d].argv[%d]", i, j)
+		names := candidate.ArgvPlaceholders(el)
+		if j == 0 {
+			if el == "" || len(names) > 0 {
+				g.errorf(path, "the program %s must be a literal name or path", quote(el))
+			}
+			continue
+		}
+		for _, n := range names {
+			switch {
+			case strings.HasPrefix(n, "secret:"):
+				g.errorf(path, "%s names a secret; pass it as an argument read with ctx.secret", quote(el))
+			case !keys[n]:
+				g.errorf(path, "%s names {%s}, which is not an argument of the step", quote(el), n)
+			}
+		}
+	}
 }
 
 // step writes the comments and statements of c.Steps[i].
@@ -348,7 +413,20 @@ func (g *generator) step(b *strings.Builder, i int) {
 		}
 		n = group("ctx.model(", []*node{atom(quote(st.Name)), group("{", inputs, "}").withPrefix("inputs = ")}, ")")
 	default:
+		// ctx.exec takes the same name and keyword arguments as ctx.tool,
+		// so its run records the action the traces recorded; the argv
+		// template comes between them.
 		items := []*node{atom(quote(st.Name))}
+		open := "ctx.tool("
+		if kind == callExec {
+			g.checkArgv(i, st)
+			argv := make([]*node, len(st.Argv))
+			for j, el := range st.Argv {
+				argv[j] = atom(quote(el))
+			}
+			items = append(items, group("[", argv, "]"))
+			open = "ctx.exec("
+		}
 		var extra []*node
 		seen := map[string]bool{}
 		for j, a := range st.Arguments {
@@ -368,7 +446,7 @@ func (g *generator) step(b *strings.Builder, i int) {
 		if len(extra) > 0 {
 			items = append(items, group("{", extra, "}").withPrefix("**"))
 		}
-		n = group("ctx.tool(", items, ")")
+		n = group(open, items, ")")
 	}
 	if v, ok := g.result[st.Index]; ok {
 		n.withPrefix(v + " = ")
@@ -392,7 +470,7 @@ func (g *generator) stepComments(b *strings.Builder, st candidate.Step) {
 	// Each capability is named once per step: those a side effect
 	// already names are not repeated.
 	var caps []string
-	for _, cp := range st.Capabilities {
+	for _, cp := range stepCapabilities(st) {
 		if !covered[cp] {
 			caps = append(caps, cp)
 		}

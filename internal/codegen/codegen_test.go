@@ -185,6 +185,18 @@ func TestWorkflowErrors(t *testing.T) {
 			}},
 			want: "candidate c3: $.steps[0].arguments[0].value: value nested deeper than 64 levels",
 		},
+		{
+			name: "argv",
+			c: &candidate.Candidate{ID: "c4", Steps: []candidate.Step{
+				{Index: 1, Kind: trace.KindToolCall, Name: "git checkout", Argv: []string{"{b}", "checkout", "-b", "{b}", "{branch}", "{secret:TOKEN}", "{{x}}"},
+					Arguments: []candidate.Argument{{Key: "b", Kind: candidate.ArgParameter, Parameter: "b"}}},
+				{Index: 2, Kind: trace.KindToolCall, Name: "x", Argv: []string{""}},
+			}, Parameters: []candidate.Parameter{{Name: "b", Required: true}}},
+			want: `candidate c4: $.steps[0].argv[0]: the program "{b}" must be a literal name or path` + "\n" +
+				`candidate c4: $.steps[0].argv[4]: "{branch}" names {branch}, which is not an argument of the step` + "\n" +
+				`candidate c4: $.steps[0].argv[5]: "{secret:TOKEN}" names a secret; pass it as an argument read with ctx.secret` + "\n" +
+				`candidate c4: $.steps[1].argv[0]: the program "" must be a literal name or path`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,9 +7,18 @@
 // secrets, confidence, findings) and exactly one function whose first
 // parameter is ctx, the host object the runtime passes in; the remaining
 // parameters are the candidate's. Each step becomes a call on ctx:
-// ctx.tool for deterministic steps, ctx.model for model calls and fuzzy
-// segments, ctx.approve for approval boundaries, and ctx.secret for
-// credentials, which are never literals.
+// ctx.tool for deterministic steps, ctx.exec for deterministic steps with
+// an argv template (a shell command the traces ran), ctx.model for model
+// calls and fuzzy segments, ctx.approve for approval boundaries, and
+// ctx.secret for credentials, which are never literals.
+//
+// ctx.exec("go get", ["go", "get", "{module}@{version}"], module = …,
+// version = …) takes the step's name and keyword arguments exactly as
+// ctx.tool would, so a run records the action its source traces recorded,
+// with the template, written out as a list literal, between them. The
+// header's capabilities line declares exec:<program> for every such step,
+// which the runtime requires declared and granted before it runs the
+// program.
 //
 // The invariant is that every workflow this package writes passes Check: it
 // parses, every name resolves against Predeclared and the Starlark

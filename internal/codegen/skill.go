@@ -394,7 +394,7 @@ func (s *skill) frontmatter(license string) frontmatter {
 
 	tools := s.tools()
 	compat := "crystallize workflow runtime; tools: " + listOrNone(tools)
-	if caps := c.Capabilities; len(caps) > 0 {
+	if caps := s.gen.capabilities(); len(caps) > 0 {
 		compat += "; capabilities: " + list(caps)
 	}
 	compat = truncateRunes(compat, MaxCompatibilityLen)
@@ -438,10 +438,19 @@ func (s *skill) stepNames() []string {
 func (s *skill) tools() []string {
 	var tools []string
 	for _, st := range s.c.Steps {
-		if callOf(st) != callTool || !toolToken(st.Name) {
-			continue
+		switch callOf(st) {
+		case callTool:
+			if toolToken(st.Name) {
+				tools = append(tools, st.Name)
+			}
+		case callExec:
+			// An agent runs a command step through its shell tool; the
+			// entry allows that one program (Claude Code's Bash(git:*)
+			// form), never a shell in general.
+			if p := candidate.ArgvProgram(st.Argv); toolToken(p) && !strings.ContainsAny(p, "():*") {
+				tools = append(tools, "Bash("+p+":*)")
+			}
 		}
-		tools = append(tools, st.Name)
 	}
 	slices.Sort(tools)
 	return slices.Compact(tools)
@@ -641,12 +650,19 @@ func (s *skill) step(b *strings.Builder, i int, st candidate.Step) {
 		call = "ask for approval"
 	case callModel:
 		call = "model call"
+	case callExec:
+		call = "command"
 	default:
 		call = "tool call"
 	}
 	fmt.Fprintf(b, "%s. %s %s — %s, %s\n", num, mdCode(string(st.Kind)), mdCode(st.Name), call, segment)
 	detail := func(label, text string) {
 		fmt.Fprintf(b, "%s- %s: %s\n", indent, label, text)
+	}
+	if callOf(st) == callExec {
+		// The template's {key} placeholders are the arguments below; each
+		// value is one argument, never split by a shell.
+		detail("runs", mdCode(strings.Join(st.Argv, " ")))
 	}
 	var params, consts, flows, secrets []string
 	for _, a := range st.Arguments {
@@ -686,9 +702,9 @@ func (s *skill) step(b *strings.Builder, i int, st candidate.Step) {
 		}
 		detail("side effect", text)
 	}
-	if len(st.Capabilities) > 0 {
+	if stcaps := stepCapabilities(st); len(stcaps) > 0 {
 		var caps []string
-		for _, cp := range st.Capabilities {
+		for _, cp := range stcaps {
 			caps = append(caps, mdCode(cp))
 		}
 		detail("capabilities", strings.Join(caps, ", "))
