@@ -4,8 +4,8 @@
 // the workflow function with a ctx host object, recording every step.
 //
 // The main invariant: nothing a workflow does escapes the host. A workflow
-// reaches the world only through ctx.tool, ctx.model, ctx.approve and
-// ctx.secret (and ctx.try_tool, ctx.agent and ctx.map, which are made of
+// reaches the world only through ctx.tool, ctx.exec, ctx.model, ctx.approve
+// and ctx.secret (and ctx.try_tool, ctx.agent and ctx.map, which are made of
 // tool and model calls); every one of those calls is checked before it happens (the
 // tool is bound, its capabilities are in the workflow's declared set
 // intersected with the config's grants, the secret is declared) and is
@@ -44,6 +44,46 @@
 //
 // Every ctx.tool name written as a string literal is resolved before the
 // first step runs; Check does only that, listing every unbound name.
+//
+// # Commands
+//
+// ctx.exec(name, argv, **kwargs) runs a program without a binding: it is
+// what code generation writes for a step mined from a shell command, with
+// the name and keyword arguments ctx.tool would take (so the run records
+// the action its source traces recorded) and the step's argv template,
+// a list literal (codegen.Check refuses anything else, so every program a
+// workflow runs is known before it starts). The template is expanded by
+// the rules of command bindings: each {key} is replaced by that keyword
+// argument inside its one element, never split and never seen by a shell.
+// ctx.exec adds three refusals: {secret:ID} (pass ctx.secret("ID") as an
+// argument instead, which the workflow must declare), a placeholder in the
+// program, and a value starting with "-" for an element that is exactly
+// one placeholder (ErrOptionArgument): the program would read it as an
+// option, not as the operand the template means. A value after a literal
+// prefix ("--title={title}") is that option's own value and passes.
+//
+// Running program needs the capability exec:<program> (the base name of
+// argv[0]) or shell.exec, for any program: declared by the workflow (its
+// header's capabilities line, or its bundle's manifest) and granted in
+// crystallize.toml [grants] capabilities. Deny by default: with no config
+// nothing is granted. Both are checked before the first step (CheckExec,
+// a *GrantError naming the [grants] line to add); a dry run needs the
+// declaration but no grant, since it runs nothing. The program runs in the
+// first workspace root (the current directory without a config; a relative
+// program path is relative to it), with no stdin, DefaultToolTimeout, and
+// an environment reduced to HOME, LANG, LANGUAGE, LC_ALL, LC_CTYPE,
+// LC_MESSAGES, LOGNAME, PATH, TMPDIR, TZ and USER (and, on Windows, what
+// starting a process needs), so tokens in the environment do not reach it.
+// Its result is {"stdout", "stderr", "exit_code"}, each stream kept up to
+// 1 MiB; a non-zero exit fails the step, quoting stderr. The action is
+// recorded like a tool call: kind tool_call, the call's name and
+// arguments, capabilities [exec:<program>], and metadata argv (expanded,
+// secrets replaced) and exit_code; Result.Commands lists the argv of each.
+//
+// A binding of the name ([tools."git checkout"], exact or glob, or an
+// in-process tool) runs the call instead, as ctx.tool(name, **kwargs)
+// with the binding's capabilities: the way to give a command a different
+// program, environment or working directory.
 //
 // # MCP tools
 //

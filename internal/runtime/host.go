@@ -97,6 +97,7 @@ func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host 
 		"agent":    starlark.NewBuiltin("agent", h.agent),
 		"map":      starlark.NewBuiltin("map", h.mapModel),
 		"budget":   starlark.NewBuiltin("budget", h.budget),
+		"exec":     starlark.NewBuiltin("exec", h.execBuiltin),
 	}
 	return h
 }

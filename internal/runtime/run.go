@@ -242,6 +242,9 @@ type Result struct {
 	CostUSD  float64
 	Receipts []Receipt
 	Refusals []Refusal
+	// Commands are the programs ctx.exec steps ran (in a dry run, would
+	// have run), in step order.
+	Commands []Command
 	// Output is the workflow function's return value.
 	Output          any
 	DryRun          bool

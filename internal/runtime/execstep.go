@@ -1,0 +1,513 @@
+package runtime
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// CapShellExec is the capability that lets ctx.exec run any program; a
+// workflow or a grant names one program with "exec:<program>".
+const CapShellExec = "shell.exec"
+
+// ErrOptionArgument is returned by ctx.exec for a value that would reach
+// the program as an option: a value starting with "-" substituted for a
+// whole argv element.
+var ErrOptionArgument = errors.New("argument would be read as an option")
+
+// execEnv lists the environment variables ctx.exec passes on from
+// Options.Environ; every other variable, tokens and credentials among
+// them, is dropped. The list is what common programs need to find each
+// other, their configuration and a temporary directory, to pick a locale
+// and a time zone; on Windows, what the system needs to start a process.
+var execEnv = []string{
+	"HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LOGNAME",
+	"PATH", "TMPDIR", "TZ", "USER",
+	"COMSPEC", "PATHEXT", "SYSTEMROOT", "TEMP", "TMP", "USERPROFILE",
+}
+
+// maxExecOutput bounds what a command's stdout and stderr each keep; the
+// rest is dropped and the text says so.
+const maxExecOutput = 1 << 20
+
+// Command is a program a ctx.exec step ran, or in a dry run would have
+// run: its argv after expansion (secrets replaced), its working directory,
+// and its exit code (nil in a dry run or when it did not start).
+type Command struct {
+	Step     int      `json:"step"`
+	Name     string   `json:"name"`
+	Argv     []string `json:"argv"`
+	Dir      string   `json:"dir"`
+	ExitCode *int     `json:"exit_code"`
+}
+
+// execBuiltin implements ctx.exec(name, argv, **kwargs): run the argv
+// template, its placeholders replaced by the keyword arguments, as a
+// program in the workspace. A binding of name in the config or in
+// Options.Tools takes precedence: the call is then ctx.tool(name,
+// **kwargs), and the template is not used.
+func (h *host) execBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var name string
+	var list starlark.Value
+	if err := starlark.UnpackPositionalArgs(b.Name(), args, nil, 2, &name, &list); err != nil {
+		return nil, err
+	}
+	tmpl, err := stringList(list)
+	if err != nil {
+		return nil, fmt.Errorf("exec %s: argv: %w", name, err)
+	}
+	callArgs, err := kwargsMap(kwargs)
+	if err != nil {
+		return nil, fmt.Errorf("exec %s: %w", name, err)
+	}
+	var out any
+	if bindingOverrides(h.cfg, h.opts.Tools, name) {
+		out, _, err = h.callTool(toolCall{name: name, args: callArgs})
+	} else {
+		out, err = h.callExec(name, tmpl, callArgs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return toStarlark(out)
+}
+
+// bindingOverrides reports whether name has a binding of its own, which
+// then runs ctx.exec(name, …) in place of the template: an in-process
+// tool or a [tools] entry (exact or glob), not a default built-in.
+func bindingOverrides(cfg *Config, tools map[string]Tool, name string) bool {
+	b, ok := resolve(cfg, tools, name)
+	return ok && (b.inproc != nil || b.pattern != "")
+}
+
+func stringList(v starlark.Value) ([]string, error) {
+	seq, ok := v.(starlark.Indexable)
+	if !ok {
+		return nil, fmt.Errorf("got %s, want a list of strings", v.Type())
+	}
+	out := make([]string, seq.Len())
+	for i := range out {
+		s, ok := starlark.AsString(seq.Index(i))
+		if !ok {
+			return nil, fmt.Errorf("element %d is %s, not a string", i, seq.Index(i).Type())
+		}
+		out[i] = s
+	}
+	if len(out) == 0 || out[0] == "" {
+		return nil, errors.New("no program")
+	}
+	return out, nil
+}
+
+// callExec checks, runs and records one command. It is refused, and
+// recorded as a refusal, when the workflow does not declare the program's
+// capability or (in a real run) the config does not grant it, or when
+// the template does not expand to a safe argv.
+func (h *host) callExec(name string, tmpl []string, args map[string]any) (any, error) {
+	if err := h.checkBudget(); err != nil {
+		return nil, err
+	}
+	h.step++
+	step := h.step
+	if h.replaying(step) {
+		out, _, err := h.replayCall(step, "tool", name, digest(h.secrets.value(args)))
+		return out, err
+	}
+	if err := h.checkCalls(1, 0); err != nil {
+		return nil, err
+	}
+	program := candidate.ArgvProgram(tmpl)
+	capability := "exec:" + program
+	declared, granted := execPermitted(h.w.Capabilities, h.cfg.Grants.Capabilities, program)
+	if !declared || (!granted && !h.opts.DryRun) {
+		err := h.execDenied(name, capability, declared)
+		h.refuse(step, name, err.Error(), []string{capability})
+		return nil, err
+	}
+	dir, err := filepath.Abs(h.cfg.roots()[0])
+	if err != nil {
+		return nil, fmt.Errorf("exec %s: %w", name, err)
+	}
+	argv, err := h.expandArgv(tmpl, args)
+	if err != nil {
+		err = h.publicError(fmt.Errorf("exec %s: %w", name, err))
+		h.refuse(step, name, err.Error(), nil)
+		return nil, err
+	}
+	if p := argv[0]; strings.ContainsRune(p, '/') && !filepath.IsAbs(p) {
+		argv[0] = filepath.Join(dir, p)
+	}
+
+	recArgs := h.secrets.value(args).(map[string]any)
+	start := time.Now()
+	status := ReceiptOK
+	var out any
+	var exitCode *int
+	if h.opts.DryRun {
+		status = ReceiptDryRun
+		out = h.fixture(name, trace.KindToolCall, recArgs)
+	} else {
+		out, exitCode, err = h.runArgv(argv, dir)
+	}
+	dur := time.Since(start)
+	if err != nil {
+		status = ReceiptError
+	}
+	recOut := h.secrets.value(out)
+	recArgv := slices.Clone(argv) // record replaces secrets in place
+	h.record(step, trace.KindToolCall, name, recArgs, recOut, []string{capability}, nil, status, dur, recArgv, err)
+	if exitCode != nil {
+		h.actions[len(h.actions)-1].Metadata["exit_code"] = *exitCode
+	}
+	h.res.Commands = append(h.res.Commands, Command{Step: step, Name: name, Argv: recArgv, Dir: dir, ExitCode: exitCode})
+	h.res.ToolCalls++
+	if err != nil {
+		err = h.publicError(fmt.Errorf("exec %s: %w", name, err))
+		if berr := h.checkBudget(); berr != nil {
+			return nil, errors.Join(err, berr)
+		}
+		return nil, err
+	}
+	h.journalCall(step, "tool", name, digest(recArgs), recOut)
+	return out, nil
+}
+
+// execPermitted reports whether a workflow declaring declared may run
+// program (it declares exec:<program> or shell.exec), and whether the
+// grants allow it (they name exec:<program> or shell.exec). A command runs
+// only when both hold: the reviewed workflow says it runs the program,
+// and the project lets it.
+func execPermitted(declared, grants []string, program string) (isDeclared, isGranted bool) {
+	has := func(list []string) bool {
+		return slices.Contains(list, "exec:"+program) || slices.Contains(list, CapShellExec)
+	}
+	return has(declared), has(grants)
+}
+
+// execDenied is the refusal of a command whose capability is not
+// declared or not granted.
+func (h *host) execDenied(name, capability string, declared bool) error {
+	if !declared {
+		return fmt.Errorf("%w: exec %s runs %s, but the workflow does not declare %s or %s (its capabilities: %s)",
+			ErrCapability, name, strings.TrimPrefix(capability, "exec:"), capability, CapShellExec, orNone(h.w.Capabilities))
+	}
+	return fmt.Errorf("%w: exec %s needs %s, which %s does not grant; %s",
+		ErrCapability, name, capability, configName(h.cfg), grantHint(h.cfg.Grants.Capabilities, []string{capability}))
+}
+
+// grantHint is the [grants] line that would grant missing on top of
+// grants.
+func grantHint(grants, missing []string) string {
+	all := slices.Clone(grants)
+	for _, m := range missing {
+		if !slices.Contains(all, m) {
+			all = append(all, m)
+		}
+	}
+	q := make([]string, len(all))
+	for i, g := range all {
+		q[i] = strconv.Quote(g)
+	}
+	return fmt.Sprintf("add [grants] capabilities = [%s] (or %q for every program)", strings.Join(q, ", "), CapShellExec)
+}
+
+func configName(cfg *Config) string {
+	if cfg != nil && cfg.File != "" {
+		return cfg.File
+	}
+	return ConfigFile
+}
+
+// expandArgv expands a ctx.exec template with the command-template rules
+// of command bindings (see expandWith): each placeholder is replaced
+// inside its one element, so a value is never split or seen by a shell.
+// On top of those rules it refuses a {secret:ID} (a workflow reads a
+// secret with ctx.secret, which it must declare), a placeholder in the
+// program, and a value starting with "-" for an element that is exactly
+// one placeholder, which the program would read as an option ("-rf",
+// "--upload-pack=…") rather than as the operand the template means. A
+// value after a literal prefix ("--title={title}") is the option's own
+// value and is left alone.
+func (h *host) expandArgv(tmpl []string, args map[string]any) ([]string, error) {
+	argv := make([]string, len(tmpl))
+	var errs []error
+	for i, el := range tmpl {
+		names := candidate.ArgvPlaceholders(el)
+		bad := false
+		for _, n := range names {
+			if strings.HasPrefix(n, "secret:") {
+				errs = append(errs, fmt.Errorf("argv[%d] %q: a command reads a secret from a keyword argument, ctx.secret(%q)", i, el, strings.TrimPrefix(n, "secret:")))
+				bad = true
+			}
+		}
+		if i == 0 && len(names) > 0 {
+			errs = append(errs, fmt.Errorf("argv[0] %q: the program must be literal", el))
+			bad = true
+		}
+		if bad {
+			continue
+		}
+		v, err := h.expandWith(el, args, nil, nil)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("argv[%d] %q: %w", i, el, err))
+			continue
+		}
+		if len(names) == 1 && el == "{"+names[0]+"}" && strings.HasPrefix(v, "-") {
+			errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"", ErrOptionArgument, i, el, v))
+			continue
+		}
+		argv[i] = v
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return argv, nil
+}
+
+// runArgv runs argv in dir, without a shell, with the scrubbed
+// environment, no stdin and DefaultToolTimeout. Its result is {"stdout",
+// "stderr", "exit_code"}; a non-zero exit is also an error, quoting the
+// end of stderr, since the next step should not run on a failed one.
+func (h *host) runArgv(argv []string, dir string) (out any, exitCode *int, err error) {
+	ctx, cancel := context.WithTimeout(h.ctx, DefaultToolTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = execEnviron(h.opts.Environ)
+	stdout := &cappedBuffer{max: maxExecOutput}
+	stderr := &cappedBuffer{max: maxExecOutput}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = time.Second
+	runErr := cmd.Run()
+	switch {
+	case ctx.Err() == context.DeadlineExceeded && h.ctx.Err() == nil:
+		return nil, nil, fmt.Errorf("%s timed out after %s", argv[0], DefaultToolTimeout)
+	case h.ctx.Err() != nil:
+		return nil, nil, h.ctx.Err()
+	}
+	var ee *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &ee) {
+		return nil, nil, fmt.Errorf("%s: %w", argv[0], runErr) // did not start
+	}
+	code := cmd.ProcessState.ExitCode()
+	res := map[string]any{"stdout": stdout.String(), "stderr": stderr.String(), "exit_code": code}
+	if code != 0 {
+		msg := strings.TrimSpace(stderr.String())
+		if len(msg) > maxStderr {
+			msg = "…" + msg[len(msg)-maxStderr:]
+		}
+		if msg != "" {
+			return res, &code, fmt.Errorf("%s: exit status %d: %s", argv[0], code, msg)
+		}
+		return res, &code, fmt.Errorf("%s: exit status %d", argv[0], code)
+	}
+	return res, &code, nil
+}
+
+// execEnviron keeps the execEnv variables of environ.
+func execEnviron(environ []string) []string {
+	env := []string{}
+	for _, kv := range environ {
+		k, _, ok := strings.Cut(kv, "=")
+		if ok && slices.Contains(execEnv, k) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// cappedBuffer keeps the first max bytes written to it and counts the
+// rest.
+type cappedBuffer struct {
+	buf     bytes.Buffer
+	max     int
+	dropped int
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	room := b.max - b.buf.Len()
+	switch {
+	case room >= len(p):
+		b.buf.Write(p)
+	case room > 0:
+		b.buf.Write(p[:room])
+		b.dropped += len(p) - room
+	default:
+		b.dropped += len(p)
+	}
+	return len(p), nil
+}
+
+func (b *cappedBuffer) String() string {
+	if b.dropped > 0 {
+		return b.buf.String() + fmt.Sprintf("\n[%d more bytes not kept]", b.dropped)
+	}
+	return b.buf.String()
+}
+
+// ExecCommand is one ctx.exec call of a workflow and what running it
+// needs.
+type ExecCommand struct {
+	// Name is the step's name and Argv its template.
+	Name string   `json:"name"`
+	Argv []string `json:"argv"`
+	// Capability is "exec:<program>".
+	Capability string `json:"capability"`
+	// Binding is the [tools] key that runs Name instead of the template
+	// ("" when none; the name itself for an in-process tool). Such a
+	// command needs its binding's capabilities, not Capability.
+	Binding string `json:"binding,omitempty"`
+	// Declared and Granted say whether the workflow declares Capability
+	// (or shell.exec) and whether the config grants it (or shell.exec).
+	Declared bool `json:"declared"`
+	Granted  bool `json:"granted"`
+}
+
+// ExecCommands lists the ctx.exec calls of w, in order of first
+// appearance (one entry per distinct name and template), with what each
+// needs under cfg. codegen.Check, which Load runs, guarantees that every
+// one is written out, so the list is complete before the first step.
+func ExecCommands(w *Workflow, cfg *Config, tools map[string]Tool) []ExecCommand {
+	if cfg == nil {
+		cfg = &Config{Dir: "."}
+	}
+	var out []ExecCommand
+	for _, s := range execSites(w) {
+		program := candidate.ArgvProgram(s.argv)
+		c := ExecCommand{Name: s.name, Argv: s.argv, Capability: "exec:" + program}
+		if b, ok := resolve(cfg, tools, s.name); ok && (b.inproc != nil || b.pattern != "") {
+			c.Binding = cmp.Or(b.pattern, s.name)
+		}
+		c.Declared, c.Granted = execPermitted(w.Capabilities, cfg.Grants.Capabilities, program)
+		out = append(out, c)
+	}
+	return out
+}
+
+// GrantError lists, before the first step, the capabilities the
+// workflow's commands need and do not have: those it does not declare,
+// and those the config does not grant.
+type GrantError struct {
+	Undeclared []string
+	Missing    []string
+	// Grants are the config's grants and Config its file, for the hint.
+	Grants []string
+	Config string
+}
+
+func (e *GrantError) Error() string {
+	var parts []string
+	if len(e.Undeclared) > 0 {
+		parts = append(parts, fmt.Sprintf("the workflow runs commands needing %s, which it does not declare", strings.Join(e.Undeclared, ", ")))
+	}
+	if len(e.Missing) > 0 {
+		parts = append(parts, fmt.Sprintf("the workflow runs commands needing %s, which %s does not grant; %s",
+			strings.Join(e.Missing, ", "), e.Config, grantHint(e.Grants, e.Missing)))
+	}
+	return ErrCapability.Error() + ": " + strings.Join(parts, "; ")
+}
+
+func (e *GrantError) Unwrap() error { return ErrCapability }
+
+// CheckExec reports, as a *GrantError, every capability the commands of w
+// need that w does not declare or, unless dryRun, cfg does not grant.
+// Commands a binding runs are left to the binding's own checks.
+func CheckExec(w *Workflow, cfg *Config, tools map[string]Tool, dryRun bool) error {
+	if cfg == nil {
+		cfg = &Config{Dir: "."}
+	}
+	e := &GrantError{Grants: cfg.Grants.Capabilities, Config: configName(cfg)}
+	for _, c := range ExecCommands(w, cfg, tools) {
+		switch {
+		case c.Binding != "":
+		case !c.Declared:
+			if !slices.Contains(e.Undeclared, c.Capability) {
+				e.Undeclared = append(e.Undeclared, c.Capability)
+			}
+		case !c.Granted && !dryRun:
+			if !slices.Contains(e.Missing, c.Capability) {
+				e.Missing = append(e.Missing, c.Capability)
+			}
+		}
+	}
+	if len(e.Undeclared) == 0 && len(e.Missing) == 0 {
+		return nil
+	}
+	slices.Sort(e.Undeclared)
+	slices.Sort(e.Missing)
+	return e
+}
+
+// execSite is one ctx.exec call written in a workflow's source.
+type execSite struct {
+	name string
+	argv []string
+}
+
+// execSites returns the ctx.exec calls of w whose name and argv are
+// literals, in source order, without repeats.
+func execSites(w *Workflow) []execSite {
+	f, err := (&syntax.FileOptions{}).Parse(w.File, w.Src, 0)
+	if err != nil {
+		return nil // unreachable: Load checked it
+	}
+	var sites []execSite
+	seen := map[string]bool{}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		method, name, ok := ctxCall(n)
+		if !ok || method != "exec" {
+			return true
+		}
+		call := n.(*syntax.CallExpr)
+		if len(call.Args) < 2 {
+			return true
+		}
+		list, ok := call.Args[1].(*syntax.ListExpr)
+		if !ok {
+			return true
+		}
+		var argv []string
+		for _, el := range list.List {
+			s, ok := stringLit(el)
+			if !ok {
+				return true
+			}
+			argv = append(argv, s)
+		}
+		if len(argv) == 0 {
+			return true
+		}
+		key := name + "\x00" + strings.Join(argv, "\x00")
+		if !seen[key] {
+			seen[key] = true
+			sites = append(sites, execSite{name: name, argv: argv})
+		}
+		return true
+	})
+	return sites
+}
+
+// QuoteArgv renders an argv for reading, each argument quoted as a POSIX
+// shell would need it. It is only for display: commands never go
+// through a shell.
+func QuoteArgv(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}

@@ -1,0 +1,336 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// showScript prints its arguments one per line; showWorkflow runs it
+// through ctx.exec as the codegen would write a mined shell step.
+const showScript = "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n"
+
+// execWorkspace returns a workspace root holding bin/show.
+func execWorkspace(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bin", "show"), []byte(showScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func execOpts(t *testing.T, dir string, grants ...string) Options {
+	t.Helper()
+	o := opts(t, &Config{Dir: dir, Grants: Grants{Capabilities: grants}})
+	o.Environ = os.Environ()
+	return o
+}
+
+const showWorkflow = `# capabilities: exec:show · secrets: none
+def wf(ctx, b, version):
+    return ctx.exec("show it", ["./bin/show", "-b", "{b}", "x/net@{version}"], b = b, version = version)
+`
+
+func TestExecExpand(t *testing.T) {
+	h := &host{cfg: &Config{Dir: "/ws"}}
+	args := map[string]any{
+		"b": "deps/x; rm -rf / $(id)", "dash": "-rf", "long": "--upload-pack=evil", "n": 3, "sp": "a b",
+	}
+	tests := []struct {
+		tmpl []string
+		want []string
+		err  string
+	}{
+		{tmpl: []string{"git", "checkout", "-b", "{b}"}, want: []string{"git", "checkout", "-b", "deps/x; rm -rf / $(id)"}},
+		{tmpl: []string{"go", "get", "{sp}@{n}"}, want: []string{"go", "get", "a b@3"}},
+		{tmpl: []string{"gh", "--title={dash}", "x{dash}"}, want: []string{"gh", "--title=-rf", "x-rf"}},
+		{tmpl: []string{"echo", "{{b}}", "{not a key}", "{workspace}"}, want: []string{"echo", "{b}", "{not a key}", "/ws"}},
+		{tmpl: []string{"rm", "{dash}"}, err: `argument would be read as an option: argv[1] {dash} is "-rf", which starts with "-"`},
+		{tmpl: []string{"git", "fetch", "{long}"}, err: `argument would be read as an option: argv[2] {long} is "--upload-pack=evil", which starts with "-"`},
+		{tmpl: []string{"git", "{missing}"}, err: `argv[1] "{missing}": the template names {missing}, which the call does not pass`},
+		{tmpl: []string{"gh", "--token={secret:GH_TOKEN}"}, err: `argv[1] "--token={secret:GH_TOKEN}": a command reads a secret from a keyword argument, ctx.secret("GH_TOKEN")`},
+		{tmpl: []string{"{b}", "x"}, err: `argv[0] "{b}": the program must be literal`},
+	}
+	for _, tt := range tests {
+		got, err := h.expandArgv(tt.tmpl, args)
+		gotErr := ""
+		if err != nil {
+			gotErr = err.Error()
+		}
+		if gotErr != tt.err || !slices.Equal(got, tt.want) {
+			t.Errorf("expandArgv(%q) = %q, %q; want %q, %q", tt.tmpl, got, gotErr, tt.want, tt.err)
+		}
+	}
+	if _, err := h.expandArgv([]string{"rm", "{dash}"}, args); !errors.Is(err, ErrOptionArgument) {
+		t.Errorf("expandArgv(option) = %v, want ErrOptionArgument", err)
+	}
+}
+
+// TestExecDenyByDefault checks that a real run of a workflow whose
+// commands are not granted is refused before its first step, with the
+// grant to add, and records nothing.
+func TestExecDenyByDefault(t *testing.T) {
+	w := workflow(t, showWorkflow)
+	o := execOpts(t, execWorkspace(t), "fs.read")
+	_, err := Run(context.Background(), w, Params{"b": "x", "version": "v1"}, o)
+	var ge *GrantError
+	if !errors.As(err, &ge) || !errors.Is(err, ErrCapability) {
+		t.Fatalf("Run = %v, want a *GrantError", err)
+	}
+	want := `capability not granted: the workflow runs commands needing exec:show, which crystallize.toml does not grant; add [grants] capabilities = ["fs.read", "exec:show"] (or "shell.exec" for every program)`
+	if err.Error() != want {
+		t.Errorf("Run error\n got %s\nwant %s", err, want)
+	}
+	if _, err := os.Stat(filepath.Join(o.StateDir, "runs")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a run refused before its first step recorded something: %v", err)
+	}
+	cmds := ExecCommands(w, o.Config, nil)
+	wantCmds := []ExecCommand{{Name: "show it", Argv: []string{"./bin/show", "-b", "{b}", "x/net@{version}"}, Capability: "exec:show", Declared: true}}
+	if diff := cmp.Diff(wantCmds, cmds); diff != "" {
+		t.Errorf("ExecCommands (-want +got):\n%s", diff)
+	}
+}
+
+// TestExecUndeclared checks that a workflow may not run a program it does
+// not declare, whatever the grants, even in a dry run.
+func TestExecUndeclared(t *testing.T) {
+	w := workflow(t, strings.Replace(showWorkflow, "exec:show", "fs.read", 1))
+	for _, dry := range []bool{false, true} {
+		o := execOpts(t, execWorkspace(t), "exec:show", "shell.exec")
+		o.DryRun = dry
+		_, err := Run(context.Background(), w, Params{"b": "x", "version": "v1"}, o)
+		want := "capability not granted: the workflow runs commands needing exec:show, which it does not declare"
+		if err == nil || err.Error() != want {
+			t.Errorf("Run(dry run %v) = %v, want %s", dry, err, want)
+		}
+	}
+}
+
+// TestExecGranted runs the command for real, granted by its program or by
+// shell.exec, and checks the result, the trace and session.md.
+func TestExecGranted(t *testing.T) {
+	for _, grant := range []string{"exec:show", "shell.exec"} {
+		t.Run(grant, func(t *testing.T) {
+			dir := execWorkspace(t)
+			w := workflow(t, showWorkflow)
+			res, err := Run(context.Background(), w, Params{"b": "deps/x y", "version": "v0.33.0"}, execOpts(t, dir, grant))
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			wantOut := map[string]any{"stdout": "-b\ndeps/x y\nx/net@v0.33.0\n", "stderr": "", "exit_code": json.Number("0")}
+			if diff := cmp.Diff(wantOut, res.Output); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+			argv := []string{filepath.Join(dir, "bin/show"), "-b", "deps/x y", "x/net@v0.33.0"}
+			zero := 0
+			if diff := cmp.Diff([]Command{{Step: 1, Name: "show it", Argv: argv, Dir: dir, ExitCode: &zero}}, res.Commands); diff != "" {
+				t.Errorf("commands (-want +got):\n%s", diff)
+			}
+			tr := readTrace(t, res)
+			a := tr.Actions[0]
+			if a.Kind != trace.KindToolCall || a.Name != "show it" || !slices.Equal(a.Capabilities, []string{"exec:show"}) {
+				t.Errorf("action = %s %s %v, want tool_call show it [exec:show]", a.Kind, a.Name, a.Capabilities)
+			}
+			if diff := cmp.Diff(map[string]any{"b": "deps/x y", "version": "v0.33.0"}, a.Parameters); diff != "" {
+				t.Errorf("parameters (-want +got):\n%s", diff)
+			}
+			if got := a.Metadata["argv"]; !cmp.Equal(got, toAny(argv)) {
+				t.Errorf("metadata argv = %v, want %v", got, argv)
+			}
+			if got := a.Metadata["exit_code"]; got == nil || got.(interface{ String() string }).String() != "0" {
+				t.Errorf("metadata exit_code = %v, want 0", got)
+			}
+			md, err := os.ReadFile(filepath.Join(res.Dir, SessionFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "- `" + argv[0] + " -b 'deps/x y' x/net@v0.33.0` →"; !strings.Contains(string(md), want) {
+				t.Errorf("session.md lacks %q:\n%s", want, md)
+			}
+		})
+	}
+}
+
+// TestExecDryRun checks that a dry run needs no grant, runs nothing and
+// reports the exact argv.
+func TestExecDryRun(t *testing.T) {
+	dir := t.TempDir()
+	w := workflow(t, `# capabilities: exec:touch · secrets: none
+def wf(ctx, name):
+    ctx.exec("touch", ["touch", "{name}"], name = name)
+`)
+	o := opts(t, &Config{Dir: dir})
+	o.DryRun = true
+	res, err := Run(context.Background(), w, Params{"name": "made"}, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "made")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the dry run ran touch: %v", err)
+	}
+	want := []Command{{Step: 1, Name: "touch", Argv: []string{"touch", "made"}, Dir: dir}}
+	if diff := cmp.Diff(want, res.Commands); diff != "" {
+		t.Errorf("commands (-want +got):\n%s", diff)
+	}
+	if got := res.Receipts[0].Status; got != ReceiptDryRun {
+		t.Errorf("receipt status = %s, want %s", got, ReceiptDryRun)
+	}
+}
+
+// TestExecOptionRefused checks that an option-like value is refused
+// before the program runs, and recorded as a refusal.
+func TestExecOptionRefused(t *testing.T) {
+	dir := t.TempDir()
+	w := workflow(t, `# capabilities: exec:touch · secrets: none
+def wf(ctx, name):
+    ctx.exec("touch", ["touch", "{name}"], name = name)
+`)
+	res, err := Run(context.Background(), w, Params{"name": "--help"}, execOpts(t, dir, "exec:touch"))
+	if !errors.Is(err, ErrOptionArgument) {
+		t.Fatalf("Run = %v, want ErrOptionArgument", err)
+	}
+	if len(res.Refusals) != 1 || res.Refusals[0].Tool != "touch" || res.Commands != nil {
+		t.Errorf("refusals %+v, commands %+v; want one refusal and no command", res.Refusals, res.Commands)
+	}
+}
+
+// TestExecFailure checks that a non-zero exit ends the run with the
+// program's stderr, and its output is still recorded.
+func TestExecFailure(t *testing.T) {
+	dir := t.TempDir()
+	w := workflow(t, `# capabilities: exec:ls · secrets: none
+def wf(ctx, path):
+    ctx.exec("ls", ["ls", "{path}"], path = path)
+    ctx.exec("ls", ["ls"])
+`)
+	res, err := Run(context.Background(), w, Params{"path": "missing"}, execOpts(t, dir, "exec:ls"))
+	if err == nil || !strings.Contains(err.Error(), "exec ls: ls: exit status 2: ") || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("Run = %v, want the exit status and stderr of ls", err)
+	}
+	if res.Steps != 1 || res.Status != StatusFailed {
+		t.Errorf("steps %d, status %s; want 1, failed", res.Steps, res.Status)
+	}
+	out := readTrace(t, res).Actions[0].Output.(map[string]any)
+	if out["exit_code"].(interface{ String() string }).String() != "2" || !strings.Contains(out["stderr"].(string), "missing") {
+		t.Errorf("recorded output = %v, want exit code 2 and stderr", out)
+	}
+}
+
+// TestExecEnvironment checks that a command sees only the documented
+// variables of the environment.
+func TestExecEnvironment(t *testing.T) {
+	w := workflow(t, `# capabilities: exec:env · secrets: none
+def wf(ctx):
+    return ctx.exec("env", ["env"])["stdout"]
+`)
+	o := execOpts(t, t.TempDir(), "exec:env")
+	o.Environ = []string{"PATH=" + os.Getenv("PATH"), "HOME=/home/u", "LANG=C.UTF-8", "GITHUB_TOKEN=ghp_x", "AWS_SECRET_ACCESS_KEY=y", "TMPDIR=/tmp/u", "PS1=$"}
+	res, err := Run(context.Background(), w, nil, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	got := strings.Fields(res.Output.(string))
+	slices.Sort(got)
+	want := []string{"HOME=/home/u", "LANG=C.UTF-8", "PATH=" + os.Getenv("PATH"), "TMPDIR=/tmp/u"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("environment (-want +got):\n%s", diff)
+	}
+}
+
+// TestExecBindingOverrides checks that a [tools] binding of the step's
+// name runs instead of the template, with the binding's capabilities.
+func TestExecBindingOverrides(t *testing.T) {
+	w := workflow(t, showWorkflow)
+	cfg := &Config{Dir: t.TempDir(), Tools: map[string]ToolBinding{
+		"show it": {Command: []string{os.Args[0], "{b}", "{version}"}, Env: map[string]string{"RUNTIME_TEST_HELPER": "argv"}},
+	}}
+	o := opts(t, cfg)
+	o.Environ = os.Environ()
+	res, err := Run(context.Background(), w, Params{"b": "x", "version": "v1"}, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if diff := cmp.Diff([]any{"x", "v1"}, res.Output); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if res.Commands != nil {
+		t.Errorf("commands = %+v, want none: the binding ran", res.Commands)
+	}
+	if got := ExecCommands(w, cfg, nil)[0].Binding; got != "show it" {
+		t.Errorf("ExecCommands binding = %q, want show it", got)
+	}
+	if err := CheckExec(w, cfg, nil, false); err != nil {
+		t.Errorf("CheckExec = %v, want nil: the binding needs no exec grant", err)
+	}
+}
+
+// TestExecSecretArgument checks that a secret passed to a command is
+// replaced in the recorded argv.
+func TestExecSecretArgument(t *testing.T) {
+	w := workflow(t, `# capabilities: exec:show · secrets: TOKEN
+def wf(ctx):
+    ctx.exec("show it", ["./bin/show", "--token={token}"], token = ctx.secret("TOKEN"))
+`)
+	o := execOpts(t, execWorkspace(t), "exec:show")
+	o.Getenv = func(k string) string { return map[string]string{"TOKEN": "s3cr3t-value"}[k] }
+	res, err := Run(context.Background(), w, nil, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join(res.Dir, TraceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "s3cr3t-value") {
+		t.Errorf("trace.json holds the secret:\n%s", data)
+	}
+	if got := res.Commands[0].Argv[1]; strings.Contains(got, "s3cr3t") {
+		t.Errorf("result argv holds the secret: %q", got)
+	}
+}
+
+// TestExecResume checks that a resumed run answers commands that ran
+// before the approval from the journal instead of running them again:
+// mkdir would fail the second time.
+func TestExecResume(t *testing.T) {
+	dir := t.TempDir()
+	w := workflow(t, `# capabilities: exec:mkdir, exec:ls · secrets: none
+def wf(ctx, d):
+    ctx.exec("mkdir", ["mkdir", "{d}"], d = d)
+    ctx.approve("list")
+    return ctx.exec("ls", ["ls", "-a", "{d}"], d = d)["stdout"]
+`)
+	o := execOpts(t, dir, "exec:mkdir", "exec:ls")
+	if _, err := Run(context.Background(), w, Params{"d": "made"}, o); !errors.Is(err, ErrPendingApproval) {
+		t.Fatalf("Run = %v, want a pending approval", err)
+	}
+	j, err := ReadJournal(o.StateDir, o.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Approve = []string{"list"}
+	res, err := Resume(context.Background(), w, j, o)
+	if err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	if res.Output != ".\n..\n" {
+		t.Errorf("output = %q, want the empty directory's listing", res.Output)
+	}
+	if len(res.Commands) != 1 || res.Commands[0].Name != "ls" {
+		t.Errorf("commands = %+v, want only ls run on resume", res.Commands)
+	}
+}
