@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -63,7 +65,23 @@ approvals pass. --approve NAME approves the boundary NAME in advance; without
 it ctx.approve asks on the terminal when stdin is one, and otherwise
 suspends the run in state pending_approval (exit status 1), to be continued
 with "crystallize resume RUN-ID --approve NAME" (or --reject NAME).
---check only checks that every tool is bound.
+--check only checks that every tool is bound and that the commands the
+workflow runs are granted.
+
+Steps mined from shell commands call ctx.exec, which runs the step's argv
+template without a shell and needs no binding: each {param} becomes one
+argument, and a value starting with "-" is refused where a whole argument
+is one placeholder. Running a program needs exec:<program> (or shell.exec)
+declared by the workflow and granted in crystallize.toml:
+  [grants]
+  capabilities = ["exec:git", "exec:go"]
+A real run without the grants is refused before its first step, naming the
+line to add. Commands run in the first [workspace] root with an environment
+reduced to PATH, HOME, LANG, TMPDIR and a few more, and return {"stdout",
+"stderr", "exit_code"}; a [tools."git checkout"] binding, when present, runs
+the step instead. Without a config (no --config and no ./crystallize.toml)
+a run has no bindings and no grants, and runs in the current directory: a
+--dry-run then works and prints the argv each command would run.
 
 --verify compares the run's receipts with the expected receipts of the
 bundle's candidate through the replay oracle, masking what the candidate's
@@ -89,8 +107,12 @@ was cancelled (SIGINT), 2 on a usage error (including missing parameters).
 null), "dir",
 "dry_run", "allow_unapproved", "error", "output", "verification"
 ({"candidate_id", "passed", "expected_receipts", "receipts", "divergence"
-({"path", "left", "right", "message"} or null), "warnings"} or null)}; with --check,
-{"workflow", "tools", "unbound"}.`,
+({"path", "left", "right", "message"} or null), "warnings"} or null),
+"commands" ([{"step", "name", "argv", "dir", "exit_code"}], the programs
+ctx.exec ran or, in a dry run, would run)}; with --check, {"workflow",
+"tools", "unbound", "commands" ([{"name", "argv", "capability", "binding",
+"declared", "granted"}]), "grants" (the exec capabilities needed),
+"missing_grants", "undeclared"}.`,
 		Example: `  crystallize run bump.star --param branch=deps/x --param module=golang.org/x/net \
       --param version=v0.33.0 --param message='bump x/net' --param title='Bump x/net'
   crystallize run bundle/ --params params.json --dry-run --json
@@ -194,11 +216,15 @@ func (f *runFlags) readParams() (runtime.Params, error) {
 	return params, nil
 }
 
-// loadConfig reads --config, or ./crystallize.toml when it exists.
+// loadConfig reads --config, or ./crystallize.toml when it exists. With
+// neither, the run has an empty config rooted at the current directory:
+// no bindings and no grants, which is enough for a dry run and for a
+// workflow whose commands need nothing granted, and refuses the rest
+// with the binding or grant to add.
 func (f *runFlags) loadConfig() (*runtime.Config, error) {
 	file := f.config
 	if file == "" {
-		if _, err := os.Stat(runtime.ConfigFile); err != nil {
+		if _, err := os.Stat(runtime.ConfigFile); errors.Is(err, os.ErrNotExist) {
 			return &runtime.Config{Dir: "."}, nil
 		}
 		file = runtime.ConfigFile
@@ -222,7 +248,8 @@ func inprocTools(cfg *runtime.Config, environ []string) map[string]runtime.Tool 
 // to a server that lacks it, or to a server that cannot start, is
 // reported too.
 func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg *runtime.Config) error {
-	err := runtime.CheckMCP(ctx, w, cfg, runtime.Options{Environ: os.Environ(), Tools: inprocTools(cfg, os.Environ())})
+	tools := inprocTools(cfg, os.Environ())
+	err := runtime.CheckMCP(ctx, w, cfg, runtime.Options{Environ: os.Environ(), Tools: tools})
 	var ue *runtime.UnboundError
 	if err != nil && !errors.As(err, &ue) {
 		return err
@@ -231,18 +258,74 @@ func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg
 	if ue != nil {
 		unbound = ue.Names
 	}
-	if f.asJSON {
-		tools := w.Tools
-		if tools == nil {
-			tools = []string{}
+	// The commands the workflow runs, and the grants they need: the same
+	// check a real run makes before its first step.
+	commands := runtime.ExecCommands(w, cfg, tools)
+	grants, missing, undeclared := []string{}, []string{}, []string{}
+	for _, c := range commands {
+		switch {
+		case c.Binding != "":
+			continue
+		case !c.Declared:
+			undeclared = addGrant(undeclared, c.Capability)
+		case !c.Granted:
+			missing = addGrant(missing, c.Capability)
 		}
-		if jerr := writeJSON(e.stdout, map[string]any{"workflow": w.Name, "tools": tools, "unbound": unbound}); jerr != nil {
+		grants = addGrant(grants, c.Capability)
+	}
+	slices.Sort(grants)
+	slices.Sort(missing)
+	slices.Sort(undeclared)
+	gerr := runtime.CheckExec(w, cfg, tools, false)
+	if f.asJSON {
+		names := w.Tools
+		if names == nil {
+			names = []string{}
+		}
+		if commands == nil {
+			commands = []runtime.ExecCommand{}
+		}
+		if jerr := writeJSON(e.stdout, map[string]any{
+			"workflow": w.Name, "tools": names, "unbound": unbound,
+			"commands": commands, "grants": grants, "missing_grants": missing, "undeclared": undeclared,
+		}); jerr != nil {
 			return jerr
 		}
-	} else if err == nil {
+		return errors.Join(err, gerr)
+	}
+	if err == nil {
 		fmt.Fprintf(e.stdout, "%s: all %d tools bound\n", w.Name, len(w.Tools))
 	}
-	return err
+	for _, c := range commands {
+		state := "granted"
+		switch {
+		case c.Binding != "":
+			state = "bound by [tools." + strconv.Quote(c.Binding) + "]"
+		case !c.Declared:
+			state = "not declared"
+		case !c.Granted:
+			state = "not granted"
+		}
+		fmt.Fprintf(e.stdout, "  %s runs %s: %s %s\n", c.Name, runtime.QuoteArgv(c.Argv), c.Capability, state)
+	}
+	if len(commands) > 0 {
+		fmt.Fprintf(e.stdout, "%s: grants needed: %s; missing: %s\n", w.Name, grantList(grants), grantList(append(undeclared, missing...)))
+	}
+	return errors.Join(err, gerr)
+}
+
+func addGrant(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+func grantList(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }
 
 func writeRunSummary(w io.Writer, r *runtime.Result) {
@@ -256,6 +339,19 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 		fmt.Fprintf(w, "  model usage: %d tokens, $%.4f\n", r.TokensUsed, r.CostUSD)
 	}
 	fmt.Fprintf(w, "  receipts: %d, refusals: %d\n", len(r.Receipts), len(r.Refusals))
+	for _, c := range r.Commands {
+		switch {
+		case r.DryRun:
+			fmt.Fprintf(w, "  step %d %s would run: %s\n", c.Step, c.Name, runtime.QuoteArgv(c.Argv))
+		case c.ExitCode != nil:
+			fmt.Fprintf(w, "  step %d %s ran: %s (exit %d)\n", c.Step, c.Name, runtime.QuoteArgv(c.Argv), *c.ExitCode)
+		default:
+			fmt.Fprintf(w, "  step %d %s did not start: %s\n", c.Step, c.Name, runtime.QuoteArgv(c.Argv))
+		}
+	}
+	if len(r.Commands) > 0 {
+		fmt.Fprintf(w, "  commands in: %s\n", r.Commands[0].Dir)
+	}
 	if p := r.Pending; p != nil {
 		// r.Dir is <state-dir>/runs/<run-id>.
 		resume := runtime.ResumeCommand(filepath.Dir(filepath.Dir(r.Dir)), r.RunID)
@@ -283,13 +379,17 @@ func writeRunJSON(w io.Writer, r *runtime.Result) error {
 	if refusals == nil {
 		refusals = []runtime.Refusal{}
 	}
+	commands := r.Commands
+	if commands == nil {
+		commands = []runtime.Command{}
+	}
 	return writeJSON(w, map[string]any{
 		"run_id": r.RunID, "workflow": r.Workflow, "status": r.Status,
 		"steps": r.Steps, "tool_calls": r.ToolCalls, "model_calls": r.ModelCalls, "approvals": r.Approvals,
 		"receipts": len(r.Receipts), "refusals": refusals, "duration_ms": r.Duration.Milliseconds(),
 		"tokens_used": r.TokensUsed, "cost_usd": r.CostUSD, "pending": r.Pending,
 		"dir": r.Dir, "dry_run": r.DryRun, "allow_unapproved": r.AllowUnapproved, "error": r.Error, "output": r.Output,
-		"verification": r.Verification,
+		"verification": r.Verification, "commands": commands,
 	})
 }
 
