@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -333,4 +335,38 @@ def wf(ctx, d):
 	if len(res.Commands) != 1 || res.Commands[0].Name != "ls" {
 		t.Errorf("commands = %+v, want only ls run on resume", res.Commands)
 	}
+}
+
+// FuzzExecPlaceholders checks that candidate.ArgvPlaceholders, which
+// mining and code generation use to read a template, finds exactly the
+// placeholders expandWith substitutes: given a value for each, expansion
+// succeeds and leaves none; without one, it fails.
+func FuzzExecPlaceholders(f *testing.F) {
+	for _, s := range []string{"{b}", "{module}@{version}", "--title={title}", "{{b}}", "{x{y}", "{a b}", "{secret:T}", "}{", "{workspace}", "{1}"} {
+		f.Add(s)
+	}
+	h := &host{cfg: &Config{Dir: "/ws"}, opts: Options{DryRun: true}}
+	f.Fuzz(func(t *testing.T, el string) {
+		args := map[string]any{}
+		var idents []string
+		for _, n := range candidate.ArgvPlaceholders(el) {
+			if !strings.HasPrefix(n, "secret:") {
+				args[n] = "V"
+				idents = append(idents, n)
+			}
+		}
+		if _, err := h.expandWith(el, args, nil, nil); err != nil {
+			t.Fatalf("expandWith(%q, %v) = %v, want success", el, args, err)
+		}
+		for _, n := range idents {
+			if n == "workspace" {
+				continue // the workspace root stands in for a missing one
+			}
+			less := maps.Clone(args)
+			delete(less, n)
+			if _, err := h.expandWith(el, less, nil, nil); err == nil {
+				t.Fatalf("expandWith(%q) without %s succeeded, want a missing-argument error", el, n)
+			}
+		}
+	})
 }

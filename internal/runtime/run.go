@@ -243,7 +243,8 @@ type Result struct {
 	Receipts []Receipt
 	Refusals []Refusal
 	// Commands are the programs ctx.exec steps ran (in a dry run, would
-	// have run), in step order.
+	// have run), in step order; a resumed run lists only those it ran
+	// itself, the trace records every one.
 	Commands []Command
 	// Output is the workflow function's return value.
 	Output          any
