@@ -62,13 +62,16 @@
 // option, not as the operand the template means. A value after a literal
 // prefix ("--title={title}") is that option's own value and passes.
 //
-// Running program needs the capability exec:<program> (the base name of
+// Running a program needs the capability exec:<program> (the base name of
 // argv[0]) or shell.exec, for any program: declared by the workflow (its
 // header's capabilities line, or its bundle's manifest) and granted in
 // crystallize.toml [grants] capabilities. Deny by default: with no config
 // nothing is granted. Both are checked before the first step (CheckExec,
 // a *GrantError naming the [grants] line to add); a dry run needs the
-// declaration but no grant, since it runs nothing. The program runs in the
+// declaration but no grant, since it runs nothing. A grant is worth what
+// the program does with its arguments: exec:git lets the workflow's git
+// commands run with any parameter values, and exec:python for a template
+// with a {code} parameter runs whatever the caller passes. The program runs in the
 // first workspace root (the current directory without a config; a relative
 // program path is relative to it), with no stdin, DefaultToolTimeout, and
 // an environment reduced to HOME, LANG, LANGUAGE, LC_ALL, LC_CTYPE,
