@@ -71,12 +71,14 @@
 // declaration but no grant, since it runs nothing. A grant is worth what
 // the program does with its arguments: exec:git lets the workflow's git
 // commands run with any parameter values, and exec:python for a template
-// with a {code} parameter runs whatever the caller passes. The program runs in the
-// first workspace root (the current directory without a config; a relative
-// program path is relative to it), with no stdin, DefaultToolTimeout, and
-// an environment reduced to HOME, LANG, LANGUAGE, LC_ALL, LC_CTYPE,
-// LC_MESSAGES, LOGNAME, PATH, TMPDIR, TZ and USER (and, on Windows, what
-// starting a process needs), so tokens in the environment do not reach it.
+// with a {code} parameter runs whatever the caller passes.
+//
+// The program runs in the first workspace root (the current directory
+// without a config; a relative program path is relative to it), with no
+// stdin, DefaultToolTimeout, and an environment reduced to HOME, LANG,
+// LANGUAGE, LC_ALL, LC_CTYPE, LC_MESSAGES, LOGNAME, PATH, TMPDIR, TZ and
+// USER (and, on Windows, what starting a process needs), so tokens in the
+// environment do not reach it.
 // Its result is {"stdout", "stderr", "exit_code"}, each stream kept up to
 // 1 MiB; a non-zero exit fails the step, quoting stderr. The action is
 // recorded like a tool call: kind tool_call, the call's name and
