@@ -549,4 +549,3 @@ func codexTokens(d *trace.Fields, payload map[string]any, p string, prev **[2]in
 	}
 	return u, true
 }
-

@@ -91,7 +91,6 @@ func ids(calls []normalize.Call) []string {
 	return out
 }
 
-
 // costSum adds up the costs of calls.
 func costSum(calls []normalize.Call) trace.Cost {
 	var s trace.Cost
