@@ -131,7 +131,9 @@ func TestCodexOlderLayout(t *testing.T) {
 // and path, every one of them.
 func TestCodexBadInput(t *testing.T) {
 	const meta = `{"timestamp":"2025-11-03T09:00:00Z","type":"session_meta","payload":{"id":"s"}}`
-	item := func(p string) string { return `{"timestamp":"2025-11-03T09:00:01Z","type":"response_item","payload":` + p + `}` }
+	item := func(p string) string {
+		return `{"timestamp":"2025-11-03T09:00:01Z","type":"response_item","payload":` + p + `}`
+	}
 	tests := []struct {
 		name string
 		in   string
