@@ -310,3 +310,39 @@ func TestLoadSessionDuplicateID(t *testing.T) {
 		t.Fatalf("Load error = %v, want %s", err, want)
 	}
 }
+
+// TestLoadSessionJSONDocument: a *.json file whose document a session
+// format claims is read by that format, as one record at line 0.
+func TestLoadSessionJSONDocument(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"one.json":   `{"type":"assistant","sessionId":"j1","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"ls"}}]}}`,
+		"quiet.json": `{"type":"user","sessionId":"j2","message":{"role":"user","content":"hi"}}`,
+	})
+	res, err := Load(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Traces) != 1 || res.Traces[0].ID != "j1" || res.Traces[0].Source != "one.json" {
+		t.Fatalf("traces = %v", traceIDs(res))
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "one.json"))
+	if res.Traces[0].SourceHash != trace.HashBytes(data) {
+		t.Errorf("source hash %s, want the file's", res.Traces[0].SourceHash)
+	}
+	if len(res.SkippedSessions) != 1 || res.SkippedSessions[0].ID != "j2" || res.SkippedSessions[0].Line != 0 {
+		t.Errorf("skipped sessions = %+v", res.SkippedSessions)
+	}
+}
+
+// TestLoadOnlyQuietSessions: a directory whose sessions have no tool call
+// has no trace, and the error says why.
+func TestLoadOnlyQuietSessions(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"q.jsonl": `{"type":"user","sessionId":"q","message":{"role":"user","content":"hi"}}` + "\n"})
+	_, err := Load(context.Background(), dir, Options{})
+	want := "no traces in the *.json or *.jsonl files under " + dir + ": 1 agent sessions, none with a tool call"
+	if err == nil || err.Error() != want {
+		t.Errorf("Load error = %v, want %s", err, want)
+	}
+}
