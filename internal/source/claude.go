@@ -410,8 +410,19 @@ func claudeToolResult(d *trace.Fields, doc map[string]any, c *claudeCall, res an
 				c.call.ExitCode = &code
 			}
 		}
-		if b, ok := tur["interrupted"].(bool); ok && b {
+		interrupted, _ := tur["interrupted"].(bool)
+		if interrupted {
 			setMeta(&c.call, "interrupted", true)
+		}
+		// Claude Code records no exit status for a shell command that
+		// succeeded: it reports a non-zero exit as an error result that
+		// starts with "Exit code N". A finished, foreground Bash result
+		// that is not an error therefore exited 0.
+		_, stdout := tur["stdout"].(string)
+		_, background := tur["backgroundTaskId"]
+		if c.call.Tool == "Bash" && stdout && !interrupted && !background && !c.call.IsError && c.call.ExitCode == nil {
+			zero := 0
+			c.call.ExitCode = &zero
 		}
 		// Tools that time themselves (web fetches, subagents) say so;
 		// their figure beats the gap between two records.

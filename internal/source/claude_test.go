@@ -57,8 +57,12 @@ func TestClaudeSession(t *testing.T) {
 	if !failed.IsError || failed.ExitCode == nil || *failed.ExitCode != 1 || !strings.HasPrefix(failed.Result.(string), "Exit code 1\n--- FAIL") {
 		t.Errorf("toolu_05 = error %v, exit %v, result %q; want a failure with exit code 1", failed.IsError, failed.ExitCode, failed.Result)
 	}
-	if ok := rec.call(t, "toolu_08"); ok.IsError || ok.ExitCode != nil || ok.DurationMS == nil || *ok.DurationMS != 8096 {
-		t.Errorf("toolu_08 = error %v, exit %v, duration %v; want success in 8096 ms", ok.IsError, ok.ExitCode, ok.DurationMS)
+	if ok := rec.call(t, "toolu_08"); ok.IsError || ok.ExitCode == nil || *ok.ExitCode != 0 || ok.DurationMS == nil || *ok.DurationMS != 8096 {
+		t.Errorf("toolu_08 = error %v, exit %v, duration %v; want exit code 0 in 8096 ms", ok.IsError, ok.ExitCode, ok.DurationMS)
+	}
+	// A Read has no exit status.
+	if read := rec.call(t, "toolu_01"); read.ExitCode != nil {
+		t.Errorf("toolu_01 exit code = %d, want none", *read.ExitCode)
 	}
 	if task := rec.call(t, "toolu_09"); task.Result != "Only golang.org/x/text moved, from v0.14.0 to v0.21.0; go.sum has the matching hashes." || task.DurationMS == nil || *task.DurationMS != 10234 {
 		t.Errorf("toolu_09 = %q in %v ms; want the text blocks joined, and toolUseResult.totalDurationMs", task.Result, task.DurationMS)

@@ -226,6 +226,14 @@ func decodeCodexSession(recs []codexRecord, file string, actions func(normalize.
 					c.call.Args = map[string]any{"input": d.OptString(r.payload, p, "input")}
 				}
 			case "local_shell_call":
+				// Its call_id is optional: a call made through the
+				// chat completions API has none, and no output names
+				// it. It is still a call, known by its line.
+				if id, _ := r.payload["call_id"].(string); id == "" {
+					if _, ok := r.payload["id"].(string); !ok {
+						r.payload["call_id"] = fmt.Sprintf("local_shell_call@%d", r.Line)
+					}
+				}
 				c = codexNewCall(d, r.payload, p, ts)
 				if c != nil {
 					c.call.Tool = "local_shell_call"
@@ -465,6 +473,16 @@ func codexOutput(d *trace.Fields, payload map[string]any, p string, c *normalize
 				}
 			}
 		}
+	case []any:
+		// Content items ({"type": "input_text", "text"}, input_image),
+		// as an MCP tool's output is written: the text when it is all
+		// text, else the items as they are.
+		if t, ok := textOf(v); ok {
+			text = t
+		} else {
+			c.Result = v
+			return
+		}
 	case map[string]any:
 		// {"content": "...", "success": bool}, as some versions write it.
 		text = d.OptString(v, op, "content")
@@ -476,7 +494,7 @@ func codexOutput(d *trace.Fields, payload map[string]any, p string, c *normalize
 			d.Errorf(op, "missing required field")
 		}
 	default:
-		d.TypeError(op, "string or object", v)
+		d.TypeError(op, "string, array or object", v)
 	}
 	c.Result = text
 	if md != nil {
@@ -496,18 +514,33 @@ func codexOutput(d *trace.Fields, payload map[string]any, p string, c *normalize
 		for _, e := range inner.Errs {
 			d.Errorf(trace.Member(p, "output"), "in its JSON: %s: %s", e.Path, e.Msg)
 		}
-	} else if rest, ok := strings.CutPrefix(text, "Exit code: "); ok {
-		// The plain-text form of a shell output: "Exit code: N\nWall
-		// time: …\nOutput:\n…".
-		if line, _, _ := strings.Cut(rest, "\n"); line != "" {
-			if n, err := strconv.Atoi(strings.TrimSpace(line)); err == nil {
-				c.ExitCode = &n
-			}
-		}
+	} else if code, ok := codexExitHeader(text); ok {
+		c.ExitCode = &code
 	}
 	if c.ExitCode != nil && *c.ExitCode != 0 {
 		c.IsError = true
 	}
+}
+
+// codexExitHeader reads the exit code from the header Codex puts before a
+// shell command's output in its plain-text form: "Exit code: N" (shell
+// and shell_command) or "Process exited with code N" (exec_command), in
+// the lines before "Output:".
+func codexExitHeader(text string) (int, bool) {
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		if line == "Output:" {
+			break
+		}
+		for _, prefix := range [...]string{"Exit code: ", "Process exited with code "} {
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				if n, err := strconv.Atoi(rest); err == nil {
+					return n, true
+				}
+			}
+		}
+	}
+	return 0, false
 }
 
 // codexTokens reads a token_count event: the usage of the model response

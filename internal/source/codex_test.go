@@ -108,6 +108,53 @@ func TestCodexLocalShell(t *testing.T) {
 	}
 }
 
+// TestCodexOutputs reads the forms an output takes: JSON with metadata,
+// the plain-text headers of shell_command and exec_command, content items,
+// and {content, success}; and a local_shell_call without a call_id.
+func TestCodexOutputs(t *testing.T) {
+	const meta = `{"timestamp":"2025-11-03T09:00:00Z","type":"session_meta","payload":{"id":"s"}}`
+	call := func(id string) string {
+		return `{"type":"response_item","payload":{"type":"function_call","name":"shell_command","arguments":"{\"command\":\"make\"}","call_id":"` + id + `"}}`
+	}
+	out := func(id, output string) string {
+		return `{"type":"response_item","payload":{"type":"function_call_output","call_id":"` + id + `","output":` + output + `}}`
+	}
+	in := strings.Join([]string{meta,
+		call("a"), out("a", `"Exit code: 2\nWall time: 0.4 seconds\nOutput:\nmake: *** [all] Error 2\n"`),
+		call("b"), out("b", `"Chunk ID: 1f\nWall time: 1.0 seconds\nProcess exited with code 0\nOutput:\nExit code: 9\n"`),
+		call("c"), out("c", `[{"type":"input_text","text":"created"},{"type":"input_text","text":"#58"}]`),
+		call("d"), out("d", `[{"type":"input_image","image_url":"data:image/png;base64,AAAA"}]`),
+		call("e"), out("e", `{"content":"denied","success":false}`),
+		`{"type":"response_item","payload":{"type":"local_shell_call","status":"completed","action":{"type":"exec","command":["ls"]}}}`,
+	}, "\n")
+	var rec recorder
+	traces, _, err := decodeCodex(parseLines(t, in), "f.jsonl", rec.actions)
+	if err != nil || len(traces) != 1 {
+		t.Fatalf("decodeCodex = %d traces, %v", len(traces), err)
+	}
+	type got struct {
+		ID      string
+		Exit    *int
+		IsError bool
+		Result  any
+	}
+	var all []got
+	for _, c := range rec.calls {
+		all = append(all, got{c.ID, c.ExitCode, c.IsError, c.Result})
+	}
+	want := []got{
+		{"a", ptr(2), true, "Exit code: 2\nWall time: 0.4 seconds\nOutput:\nmake: *** [all] Error 2\n"},
+		{"b", ptr(0), false, "Chunk ID: 1f\nWall time: 1.0 seconds\nProcess exited with code 0\nOutput:\nExit code: 9\n"},
+		{"c", nil, false, "created\n#58"},
+		{"d", nil, false, []any{map[string]any{"type": "input_image", "image_url": "data:image/png;base64,AAAA"}}},
+		{"e", nil, true, "denied"},
+		{"local_shell_call@12", nil, false, nil},
+	}
+	if diff := cmp.Diff(want, all); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
 // TestCodexOlderLayout reads a rollout from before the envelope.
 func TestCodexOlderLayout(t *testing.T) {
 	var rec recorder
@@ -160,7 +207,7 @@ func TestCodexBadInput(t *testing.T) {
 			item(`{"type":"function_call","name":"shell","arguments":"{}","call_id":"d"}`) + "\n" +
 			item(`{"type":"function_call_output","call_id":"d","output":7}`), []string{
 			"f.jsonl:3: $.payload.output: in its JSON: $.payload.output.metadata.exit_code: expected integer, got string",
-			"f.jsonl:5: $.payload.output: expected string or object, got number"}},
+			"f.jsonl:5: $.payload.output: expected string, array or object, got number"}},
 		{"token counts", meta + "\n" + `{"timestamp":"2025-11-03T09:00:02Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"input_tokens":1.5}}}}`, []string{
 			"f.jsonl:2: $.payload.info.last_token_usage.input_tokens: expected integer, got 1.5"}},
 		{"unknown tool call type", meta + "\n" + item(`{"type":"image_generation_call","id":"c"}`), []string{
