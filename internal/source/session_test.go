@@ -3,8 +3,10 @@ package source
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -345,4 +347,46 @@ func TestLoadOnlyQuietSessions(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("Load error = %v, want %s", err, want)
 	}
+}
+
+// benchClaudeSession writes a Claude Code session of calls tool calls, each
+// in its own assistant record with usage, answered by a user record with a
+// tool_result and a toolUseResult: the shape and size of a real log.
+func benchClaudeSession(i, calls int) string {
+	var b strings.Builder
+	sid := fmt.Sprintf("bench-%05d", i)
+	fmt.Fprintf(&b, `{"type":"user","sessionId":%q,"uuid":"u0","timestamp":"2025-10-14T09:00:00Z","cwd":"/w","gitBranch":"main","message":{"role":"user","content":"Bump the dependency %d and commit"}}`+"\n", sid, i)
+	for c := range calls {
+		cmd := []string{"go test ./...", "git status", "go get example.com/m@v1.2." + strconv.Itoa(c), "git add go.mod go.sum && git commit -m \"bump\""}[c%4]
+		ts := fmt.Sprintf("2025-10-14T09:%02d:%02dZ", c/30, 2*(c%30))
+		fmt.Fprintf(&b, `{"type":"assistant","sessionId":%q,"uuid":"a%d","timestamp":%q,"message":{"id":"msg_%d","role":"assistant","model":"claude-sonnet-4-5","usage":{"input_tokens":4,"cache_creation_input_tokens":300,"cache_read_input_tokens":15000,"output_tokens":90},"content":[{"type":"text","text":"Next step."},{"type":"tool_use","id":"toolu_%d","name":"Bash","input":{"command":%q,"description":"step"}}]}}`+"\n", sid, c, ts, c, c, cmd)
+		fmt.Fprintf(&b, `{"type":"user","sessionId":%q,"uuid":"r%d","timestamp":%q,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%d","content":"ok  \texample.com/m\t0.012s"}]},"toolUseResult":{"stdout":"ok  \texample.com/m\t0.012s","stderr":"","interrupted":false,"isImage":false}}`+"\n", sid, c, ts, c)
+	}
+	return b.String()
+}
+
+// BenchmarkLoadClaudeSessions loads 200 Claude Code sessions of 60 tool
+// calls, one file each, as ~/.claude/projects holds them.
+func BenchmarkLoadClaudeSessions(b *testing.B) {
+	dir := b.TempDir()
+	var size int64
+	for i := range 200 {
+		s := benchClaudeSession(i, 60)
+		writeFile(b, filepath.Join(dir, fmt.Sprintf("p%d/s%04d.jsonl", i%5, i)), s)
+		size += int64(len(s))
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	var res *Result
+	for b.Loop() {
+		var err error
+		res, err = Load(context.Background(), dir, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Traces) != 200 {
+			b.Fatalf("%d traces", len(res.Traces))
+		}
+	}
+	reportLive(b, res)
 }
