@@ -390,3 +390,22 @@ func BenchmarkLoadClaudeSessions(b *testing.B) {
 	}
 	reportLive(b, res)
 }
+
+// TestLoadSessionLineLimit: a line over the size limit in a session log is
+// an error at that line, and the other lines are still read.
+func TestLoadSessionLineLimit(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"s.jsonl": `{"type":"user","sessionId":"s","message":{"role":"user","content":"go"}}
+{"type":"assistant","sessionId":"s","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"ls"}}]}}
+{"type":"user","sessionId":"s","message":{"role":"user","content":"` + strings.Repeat("x", 300) + `"}}
+`})
+	_, err := Load(context.Background(), dir, Options{MaxFileBytes: 200})
+	want := filepath.Join(dir, "s.jsonl") + ":3: line is 370 bytes, over the 200-byte limit"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Load error = %v, want %s", err, want)
+	}
+	res, err := Load(context.Background(), dir, Options{MaxFileBytes: 200, SkipInvalid: true})
+	if err != nil || len(res.Traces) != 1 || len(res.Skipped) != 1 || res.Skipped[0].Line != 3 {
+		t.Fatalf("Load = %+v, %v; want the session and line 3 skipped", res, err)
+	}
+}
