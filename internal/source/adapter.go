@@ -85,6 +85,11 @@ func decodeDocument(p *trace.Parser, raw []byte, file string, line int) (*trace.
 	if err != nil {
 		return nil, err
 	}
+	return decodeValue(v, raw, file, line)
+}
+
+// decodeValue decodes the parsed document v with the adapter of its format.
+func decodeValue(v any, raw []byte, file string, line int) (*trace.Trace, error) {
 	doc, ok := v.(map[string]any)
 	if !ok {
 		return nil, trace.ErrorList{{File: file, Line: line, Path: "$", Msg: "expected object, got " + trace.TypeName(v)}}

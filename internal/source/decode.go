@@ -2,14 +2,17 @@ package source
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 
+	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -62,7 +65,7 @@ type result struct {
 // (all but the last, which is counted when the file is done, so that done
 // reaches total exactly when the load ends). Progress is called each time
 // the count grows.
-func decodeAll(ctx context.Context, files []file, limit int64, progress func(done, total int)) ([][]entry, error) {
+func decodeAll(ctx context.Context, files []file, limit int64, rules *normalize.Rules, progress func(done, total int)) ([][]entry, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -89,7 +92,7 @@ func decodeAll(ctx context.Context, files []file, limit int64, progress func(don
 		workers.Go(func() {
 			var p trace.Parser
 			for j := range jobs {
-				r := work(ctx, files[j.file], j, limit, &p)
+				r := work(ctx, files[j.file], j, limit, rules, &p)
 				select {
 				case results <- r:
 				case <-ctx.Done():
@@ -187,8 +190,12 @@ func feed(ctx context.Context, files []file, limit int64, jobs chan<- *job) {
 			return false
 		}
 	}
+	var p trace.Parser
 	for i, f := range files {
-		if !streamed(f) {
+		// A session log is decoded by one worker, whole: its sessions
+		// span its records, which chunks would cut apart. Only the first
+		// record of a large file is read here to tell.
+		if !streamed(f) || peekSession(f, limit, &p) != nil {
 			if !send(&job{file: i, last: true, whole: true}) {
 				return
 			}
@@ -222,14 +229,52 @@ func stream(i int, f file, limit int64, send func(*job) bool) bool {
 	}
 }
 
+// peekSession returns the session adapter of the JSON Lines file f, judged
+// by its first non-blank line, or nil when it is not a session log (or
+// cannot be read: reading it again reports why).
+func peekSession(f file, limit int64, p *trace.Parser) SessionAdapter {
+	fh, _, err := openRegular(f.open)
+	if err != nil {
+		return nil
+	}
+	defer fh.Close()
+	lr := newLineReader(fh, limit, readBufferBytes)
+	var buf []byte
+	for {
+		data, size, err := lr.next(buf[:0])
+		if err != nil || size > limit {
+			return nil
+		}
+		buf = data
+		if len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		return detectFirst(p, bytes.TrimPrefix(data, utf8BOM), f.rel, lr.line)
+	}
+}
+
+// detectFirst parses the first record of a file and returns the session
+// adapter that claims it, or nil.
+func detectFirst(p *trace.Parser, raw []byte, file string, line int) SessionAdapter {
+	v, err := p.Parse(raw, file, line)
+	if err != nil {
+		return nil
+	}
+	doc, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	return detectSession(doc)
+}
+
 // work does one job.
-func work(ctx context.Context, f file, j *job, limit int64, p *trace.Parser) result {
+func work(ctx context.Context, f file, j *job, limit int64, rules *normalize.Rules, p *trace.Parser) result {
 	r := result{file: j.file, seq: j.seq, last: j.last}
 	switch {
 	case j.whole && !f.lines:
-		r.entries = []entry{decodeJSONFile(f, limit, p)}
+		r.entries = decodeJSONFile(f, limit, rules, p)
 	case j.whole:
-		r.entries, r.read = decodeLinesFile(ctx, f, limit, p)
+		r.entries, r.read = decodeLinesFile(ctx, f, limit, rules, p)
 	default:
 		r.entries = decodeChunk(ctx, f, &j.chunk, limit, p)
 		r.read = j.chunk.read
@@ -237,19 +282,27 @@ func work(ctx context.Context, f file, j *job, limit int64, p *trace.Parser) res
 	return r
 }
 
-// decodeJSONFile reads and decodes a *.json file. A file it cannot read is
-// an entry at line 0 with the reason.
-func decodeJSONFile(f file, limit int64, p *trace.Parser) entry {
+// decodeJSONFile reads and decodes a *.json file: one trace, or the
+// sessions of a session format's document (an OTLP/JSON export). A file it
+// cannot read is an entry at line 0 with the reason.
+func decodeJSONFile(f file, limit int64, rules *normalize.Rules, p *trace.Parser) []entry {
 	data, err := readLimited(f.open, limit)
 	if err != nil {
-		return fileError(f, 0, err)
+		return []entry{fileError(f, 0, err)}
 	}
-	return decodeOne(f, data, data, 0, p)
+	v, err := p.Parse(bytes.TrimPrefix(data, utf8BOM), f.rel, 0)
+	if doc, ok := v.(map[string]any); ok && err == nil {
+		if a := detectSession(doc); a != nil {
+			return decodeSessions(f, a, []Record{{Line: 0, Doc: doc, Raw: data}}, nil, rules)
+		}
+	}
+	return []entry{completeTrace(f, data, 0, v, err)}
 }
 
-// decodeLinesFile reads and decodes a small JSON Lines file, and returns
-// its entries and the number of bytes read.
-func decodeLinesFile(ctx context.Context, f file, limit int64, p *trace.Parser) ([]entry, int64) {
+// decodeLinesFile reads and decodes a JSON Lines file handed to one worker
+// whole (a small one, or a session log of any size), and returns its
+// entries and the number of bytes read.
+func decodeLinesFile(ctx context.Context, f file, limit int64, rules *normalize.Rules, p *trace.Parser) ([]entry, int64) {
 	fh, _, err := openRegular(f.open)
 	if err != nil {
 		return []entry{fileError(f, 0, err)}, 0
@@ -259,14 +312,134 @@ func decodeLinesFile(ctx context.Context, f file, limit int64, p *trace.Parser) 
 	// matter: size them to the file, within bounds.
 	lr := newLineReader(fh, limit, int(min(max(f.size+1, 512), readBufferBytes)))
 	var out []entry
-	for {
-		c := chunk{data: make([]byte, 0, f.size)}
+	var sess *sessionFile
+	for first := true; ; first = false {
+		c := chunk{data: make([]byte, 0, min(f.size, chunkBytes+readBufferBytes))}
 		more := lr.fill(&c)
-		out = append(out, decodeChunk(ctx, f, &c, limit, p)...)
-		if !more || ctx.Err() != nil {
+		if first {
+			sess = newSessionFile(&c, f, p)
+		}
+		if sess != nil {
+			sess.add(&c, f, limit, p)
+		} else {
+			out = append(out, decodeChunk(ctx, f, &c, limit, p)...)
+		}
+		if ctx.Err() != nil {
 			return out, lr.read
 		}
+		if !more {
+			break
+		}
 	}
+	if sess != nil {
+		out = decodeSessions(f, sess.adapter, sess.recs, sess.errs, rules)
+	}
+	return out, lr.read
+}
+
+// sessionFile gathers the records of a session log.
+type sessionFile struct {
+	adapter SessionAdapter
+	recs    []Record
+	errs    trace.ErrorList // lines that are not JSON objects
+}
+
+// newSessionFile returns a sessionFile when the first record of c, the
+// first chunk of f, belongs to a session format, and nil otherwise.
+func newSessionFile(c *chunk, f file, p *trace.Parser) *sessionFile {
+	for _, r := range c.recs {
+		if r.size > 0 {
+			// The first non-blank line is over the size limit: the
+			// format cannot be told, and the line is reported.
+			return nil
+		}
+		raw := bytes.TrimPrefix(c.data[r.start:r.end], utf8BOM)
+		if a := detectFirst(p, raw, f.rel, r.line); a != nil {
+			return &sessionFile{adapter: a}
+		}
+		return nil
+	}
+	return nil
+}
+
+// add parses the records of c. A line that is not a JSON object is a
+// problem at that line; the other records still go to the adapter, so
+// that one pass reports every problem of the file.
+func (s *sessionFile) add(c *chunk, f file, limit int64, p *trace.Parser) {
+	for _, r := range c.recs {
+		if r.size > limit {
+			s.errs = append(s.errs, &trace.Error{File: f.rel, Line: r.line, Msg: fmt.Sprintf("line is %d bytes, over the %d-byte limit", r.size, limit)})
+			continue
+		}
+		raw := c.data[r.start:r.end]
+		doc := raw
+		if r.line == 1 {
+			doc = bytes.TrimPrefix(raw, utf8BOM)
+		}
+		v, err := p.Parse(doc, f.rel, r.line)
+		if err != nil {
+			var list trace.ErrorList
+			if errors.As(err, &list) {
+				s.errs = append(s.errs, list...)
+			} else {
+				s.errs = append(s.errs, &trace.Error{File: f.rel, Line: r.line, Msg: err.Error()})
+			}
+			continue
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			s.errs = append(s.errs, &trace.Error{File: f.rel, Line: r.line, Path: "$", Msg: "expected object, got " + trace.TypeName(v)})
+			continue
+		}
+		s.recs = append(s.recs, Record{Line: r.line, Doc: obj, Raw: raw})
+	}
+	if c.err != nil {
+		s.errs = append(s.errs, &trace.Error{File: f.rel, Line: c.errLine, Msg: c.err.Error()})
+	}
+}
+
+// decodeSessions decodes the records of a session log with adapter a and
+// returns an entry for each trace and skipped session, and one for each
+// line with problems (those of parsing, errs, and the adapter's), in line
+// order. Errors are reported under the name the user typed.
+func decodeSessions(f file, a SessionAdapter, recs []Record, errs trace.ErrorList, rules *normalize.Rules) []entry {
+	traces, skipped, err := a.DecodeSessions(recs, f.rel, rules)
+	if err != nil {
+		var list trace.ErrorList
+		if !errors.As(err, &list) {
+			list = trace.ErrorList{{Msg: err.Error()}}
+		}
+		errs = append(errs, list...)
+	}
+	var out []entry
+	for _, t := range traces {
+		t.Origin.Path = f.rel
+		t.Source = t.Origin.String()
+		if t.SourceHash == "" {
+			t.SourceHash = HashRecords(recs)
+		}
+		trace.Normalize(t)
+		out = append(out, entry{line: t.Origin.Line, trace: t})
+	}
+	for i := range skipped {
+		s := skipped[i]
+		s.Path = f.display
+		s.Format = a.Name()
+		out = append(out, entry{line: s.Line, skipped: &s})
+	}
+	// One entry per line with problems, so that --skip-invalid lists
+	// them as the lines of a trace file are listed.
+	errs.Sort()
+	for _, e := range errs {
+		e.File = f.display
+		if n := len(out); n > 0 && out[n-1].errs != nil && out[n-1].line == e.Line {
+			out[n-1].errs = append(out[n-1].errs, e)
+			continue
+		}
+		out = append(out, entry{line: e.Line, errs: trace.ErrorList{e}})
+	}
+	slices.SortStableFunc(out, func(a, b entry) int { return cmp.Compare(a.line, b.line) })
+	return out
 }
 
 // decodeChunk decodes the records of a chunk of f, in order. It stops
@@ -308,7 +481,18 @@ func decodeOne(f file, hashed, doc []byte, line int, p *trace.Parser) entry {
 	// Decode under the relative path, so an id derived from the file name
 	// does not depend on how the directory was named on the command line,
 	// then report errors under the name the user typed.
-	t, err := decodeDocument(p, doc, f.rel, line)
+	v, err := p.Parse(doc, f.rel, line)
+	return completeTrace(f, hashed, line, v, err)
+}
+
+// completeTrace decodes the parsed document v (or reports parseErr) and
+// completes the trace; hashed is the bytes the source hash covers.
+func completeTrace(f file, hashed []byte, line int, v any, parseErr error) entry {
+	err := parseErr
+	var tr *trace.Trace
+	if err == nil {
+		tr, err = decodeValue(v, hashed, f.rel, line)
+	}
 	if err != nil {
 		var list trace.ErrorList
 		if !errors.As(err, &list) {
@@ -319,11 +503,11 @@ func decodeOne(f file, hashed, doc []byte, line int, p *trace.Parser) entry {
 		}
 		return entry{line: line, errs: list}
 	}
-	t.Origin = trace.Origin{Path: f.rel, Line: line}
-	t.Source = t.Origin.String()
-	t.SourceHash = trace.HashBytes(hashed)
-	trace.Normalize(t)
-	return entry{line: line, trace: t}
+	tr.Origin = trace.Origin{Path: f.rel, Line: line}
+	tr.Source = tr.Origin.String()
+	tr.SourceHash = trace.HashBytes(hashed)
+	trace.Normalize(tr)
+	return entry{line: line, trace: tr}
 }
 
 // openRegular opens the file at path for reading and checks that it is a

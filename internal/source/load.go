@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -47,6 +48,9 @@ type Options struct {
 	// their total size in bytes, so a caller can size its work (the
 	// command line sets its memory limit from it).
 	Found func(files int, bytes int64)
+	// Rules is the normalization table that turns the tool calls of agent
+	// session logs into actions. Nil means normalize.Default().
+	Rules *normalize.Rules
 }
 
 // Result is what Load found.
@@ -56,6 +60,11 @@ type Result struct {
 	// Skipped lists the bad files and lines, ordered by path, then line.
 	// It is empty unless Options.SkipInvalid was set.
 	Skipped []Skipped
+	// SkippedSessions lists the sessions of agent logs that did not
+	// become traces, with a reason (ReasonNoToolCalls), ordered by path,
+	// then line. They are not errors, and are listed whether or not
+	// Options.SkipInvalid is set.
+	SkippedSessions []SkippedSession
 	// Files is the number of *.json and *.jsonl files read.
 	Files int
 }
@@ -82,11 +91,13 @@ type file struct {
 	size    int64  // the size when found; for JSON Lines it decides how the file is read
 }
 
-// entry is the outcome for one document: a trace or its errors.
+// entry is the outcome for one document or session: a trace, its errors,
+// or the reason a session was left out.
 type entry struct {
-	line  int
-	trace *trace.Trace
-	errs  trace.ErrorList
+	line    int
+	trace   *trace.Trace
+	errs    trace.ErrorList
+	skipped *SkippedSession
 }
 
 // Load reads every trace under dir: each *.json file is one document, each
@@ -98,6 +109,15 @@ type entry struct {
 // origin as text) and SourceHash (trace.HashBytes of the file's bytes, or
 // of the line's bytes without its line ending), and is normalized with
 // trace.Normalize.
+//
+// Agent session logs are files, not lines: when the first non-blank line
+// of a *.jsonl file (or the document of a *.json file) is claimed by one
+// of the SessionAdapters, every record of the file goes to that adapter,
+// which returns one trace per session, in the order of the sessions in the
+// file. A session's Origin is its file and first line, and its SourceHash
+// covers its own records (HashRecords). Its tool calls are normalized with
+// Options.Rules. A session without tool calls is listed in
+// Result.SkippedSessions, never an error.
 //
 // Messages name files as filepath.Join(dir, relative path), so that they
 // read as the user typed the directory: "runs/a.json: $.actions[2]: …".
@@ -150,7 +170,11 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 		}
 		opts.Found(len(files), total)
 	}
-	results, err := decodeAll(ctx, files, limit, opts.Progress)
+	rules := opts.Rules
+	if rules == nil {
+		rules = normalize.Default()
+	}
+	results, err := decodeAll(ctx, files, limit, rules, opts.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +195,10 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 	firstSeen := make(map[string]string)
 	for i, f := range files {
 		for _, e := range results[i] {
+			if e.skipped != nil {
+				res.SkippedSessions = append(res.SkippedSessions, *e.skipped)
+				continue
+			}
 			if e.errs != nil {
 				reject(f.display, e.line, e.errs)
 				continue
@@ -198,6 +226,9 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
 	})
 	if len(res.Traces) == 0 && len(errs) == 0 {
+		if n := len(res.SkippedSessions); n > 0 {
+			return nil, fmt.Errorf("no traces in the *.json or *.jsonl files under %s: %d agent sessions, none with a tool call", dir, n)
+		}
 		return nil, fmt.Errorf("no traces in the *.json or *.jsonl files under %s", dir)
 	}
 	return res, nil

@@ -1,6 +1,11 @@
 package source
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
 	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -20,7 +25,40 @@ type SessionAdapter interface {
 	// trace.ErrorList naming every problem at its line and JSON path.
 	// Sessions that hold no tool call are returned in skipped with a
 	// reason, never as an error.
+	//
+	// The traces returned alongside an error are the sessions of the file
+	// that had no problem; the loader keeps them when asked to skip
+	// invalid input. Each trace's Origin.Line is the first line of its
+	// session and its SourceHash covers the session's records (see
+	// HashRecords); the loader sets Origin.Path and Source, fills in a
+	// SourceHash of every record of the file when the adapter left it
+	// empty, and normalizes the trace.
 	DecodeSessions(records []Record, file string, rules *normalize.Rules) (traces []*trace.Trace, skipped []SkippedSession, err error)
+}
+
+// sessionAdapters is the registry of session formats, in detection order:
+// the first whose DetectRecord accepts the first record of a file decodes
+// the whole file. Session formats are tried before the document formats of
+// defaultAdapters, because a file they claim is not one trace per line.
+// Like defaultAdapters it is an array, so that it cannot be changed
+// through a shared slice; a new format is one more element.
+var sessionAdapters = [...]SessionAdapter{Claude{}, Codex{}}
+
+// SessionAdapters returns the registered session adapters in detection
+// order. The slice is a copy.
+func SessionAdapters() []SessionAdapter {
+	return append([]SessionAdapter(nil), sessionAdapters[:]...)
+}
+
+// detectSession returns the session adapter for a file whose first record
+// is doc, or nil when the file holds documents of the other formats.
+func detectSession(doc map[string]any) SessionAdapter {
+	for _, a := range sessionAdapters {
+		if a.DetectRecord(doc) {
+			return a
+		}
+	}
+	return nil
 }
 
 // Record is one JSON object of a session file.
@@ -34,8 +72,19 @@ type Record struct {
 	Raw []byte
 }
 
+// ReasonNoToolCalls is the reason code of a session that recorded no tool
+// call: there is nothing in it to mine, which is normal (a question
+// answered from the model's knowledge) and not an error.
+const ReasonNoToolCalls = "no_tool_calls"
+
 // SkippedSession is a session that did not become a trace, and why.
 type SkippedSession struct {
+	// Path is the file as messages show it. Adapters leave it empty; the
+	// loader sets it.
+	Path string
+	// Format is the name of the adapter that read the session. Adapters
+	// leave it empty; the loader sets it.
+	Format string
 	// ID is the session's id in its format.
 	ID string
 	// Line is the first line of the session in its file, or 0.
@@ -44,4 +93,118 @@ type SkippedSession struct {
 	Reason string
 	// Message explains the reason to a person.
 	Message string
+}
+
+// HashRecords returns the source hash of a session made of recs: the
+// "sha256:" hex digest of the records' bytes as read, joined with "\n".
+// For a session that is a whole file this is the hash of the file with
+// its line endings normalized and blank lines dropped, so that a session
+// keeps its hash when other sessions are appended to its file, and two
+// sessions of one file have different hashes.
+func HashRecords(recs []Record) string {
+	h := sha256.New()
+	for i, r := range recs {
+		if i > 0 {
+			h.Write([]byte{'\n'})
+		}
+		h.Write(r.Raw)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// Shared helpers of the session decoders.
+
+// parseTime parses an RFC 3339 timestamp, with or without fractional
+// seconds, as agents write them.
+func parseTime(s string) (time.Time, bool) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
+}
+
+// millisBetween returns b − a in milliseconds, when both are timestamps
+// and b is not before a; a clock that went backwards gives no duration
+// rather than a negative one.
+func millisBetween(a, b string) (int64, bool) {
+	ta, ok1 := parseTime(a)
+	tb, ok2 := parseTime(b)
+	if !ok1 || !ok2 || tb.Before(ta) {
+		return 0, false
+	}
+	return tb.Sub(ta).Milliseconds(), true
+}
+
+// checkTime records a problem when the member key of obj is present but
+// not an RFC 3339 timestamp, and returns it.
+func checkTime(d *trace.Fields, obj map[string]any, p, key string) string {
+	s := d.OptString(obj, p, key)
+	if s != "" {
+		if _, ok := parseTime(s); !ok {
+			d.Errorf(trace.Member(p, key), "invalid timestamp %q: expected RFC 3339", s)
+			return ""
+		}
+	}
+	return s
+}
+
+// turnUsage is what one model turn cost: the model, its tokens and its
+// latency.
+type turnUsage struct {
+	model         string
+	input, output int64
+	wallMS        int64
+}
+
+// splitCost divides a model turn's usage over the n tool calls it produced:
+// the first call carries the model call and the remainder of each integer
+// division, so that the shares sum exactly to the turn. A turn's cost is
+// what crystallizing the calls saves, and no call is worth more than
+// another in a way the log records.
+func splitCost(u turnUsage, n int) []*trace.Cost {
+	out := make([]*trace.Cost, n)
+	for i := range out {
+		c := &trace.Cost{
+			Model:        u.model,
+			InputTokens:  u.input / int64(n),
+			OutputTokens: u.output / int64(n),
+			WallMS:       u.wallMS / int64(n),
+		}
+		if i == 0 {
+			c.ModelCalls = 1
+			c.InputTokens += u.input % int64(n)
+			c.OutputTokens += u.output % int64(n)
+			c.WallMS += u.wallMS % int64(n)
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// textOf returns the text of a message content: a string, or the "text"
+// members of its text blocks joined with "\n". ok is false when the
+// content holds anything that is not text.
+func textOf(content any) (text string, ok bool) {
+	switch c := content.(type) {
+	case string:
+		return c, true
+	case []any:
+		var b bytes.Buffer
+		for _, e := range c {
+			blk, isObj := e.(map[string]any)
+			if !isObj {
+				return "", false
+			}
+			switch blk["type"] {
+			case "text", "input_text", "output_text":
+				s, _ := blk["text"].(string)
+				if b.Len() > 0 {
+					b.WriteByte('\n')
+				}
+				b.WriteString(s)
+			default:
+				return "", false
+			}
+		}
+		return b.String(), true
+	}
+	return "", false
 }

@@ -1,0 +1,512 @@
+package source
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/normalize"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Claude is the SessionAdapter for Claude Code session logs
+// (~/.claude/projects/<project>/<session>.jsonl): one JSON record per line,
+// each with a "type".
+//
+// "user" and "assistant" records carry a "message" in the Anthropic
+// Messages shape, plus "sessionId", "uuid", "parentUuid", "timestamp",
+// "cwd", "gitBranch", "version" and "isSidechain". An assistant message's
+// content blocks include "tool_use" blocks (id, name, input); the result
+// comes back in a later user record as a "tool_result" block (tool_use_id,
+// content, is_error), often with the tool's structured result beside it in
+// "toolUseResult". One API response may be written as several assistant
+// records that share message.id, one block each; its usage is repeated on
+// each and counted once.
+//
+// Every session (sessionId) of a file becomes one trace with the session
+// id as its id, and every tool_use one normalize.Call. Subagent turns
+// ("isSidechain": true) are kept and marked with metadata sidechain=true. A
+// file whose records are all sidechain records is a subagent's own log
+// (agent-*.jsonl), which repeats its parent's sessionId: its trace id is
+// "<sessionId>.agent-<agentId>" (or "<sessionId>.sidechain" without an
+// agentId), so that it does not collide with the parent's trace.
+//
+// "summary" records (summary, leafUuid) name a conversation; the summary
+// whose leaf is in a session becomes its metadata.summary. "system"
+// records, meta records ("isMeta": true, such as the caveat before a local
+// command), "file-history-snapshot" and the other bookkeeping records
+// hold no tool call and are passed over. A record of an unknown type is
+// passed over too, unless its message holds tool_use blocks, which would
+// be actions lost without a word: that is an error.
+type Claude struct{}
+
+// Name returns "claude-code".
+func (Claude) Name() string { return "claude-code" }
+
+// DetectRecord reports whether doc is a Claude Code log record: a "user",
+// "assistant" or "system" record with a "sessionId" member, a "summary"
+// with a "leafUuid", or a "file-history-snapshot". It does not look at the
+// member's types, so that a malformed first record is reported by the
+// decoder at its path instead of as a document of no known format.
+func (Claude) DetectRecord(doc map[string]any) bool {
+	if _, ok := doc["payload"]; ok {
+		return false
+	}
+	if _, ok := doc["actions"]; ok {
+		return false
+	}
+	typ, _ := doc["type"].(string)
+	switch typ {
+	case "user", "assistant", "system", "queue-operation":
+		_, ok := doc["sessionId"]
+		return ok
+	case "summary":
+		_, ok := doc["leafUuid"]
+		return ok
+	case "file-history-snapshot":
+		_, ok := doc["snapshot"]
+		return ok
+	}
+	return false
+}
+
+// claudeBookkeeping are the record types that never hold a tool call.
+var claudeBookkeeping = map[string]bool{
+	"system": true, "summary": true, "file-history-snapshot": true,
+	"queue-operation": true, "progress": true,
+}
+
+// claudeCall is a tool_use on its way to becoming a normalize.Call.
+type claudeCall struct {
+	call     normalize.Call
+	turn     *claudeTurn
+	hasRes   bool
+	resultTS string
+}
+
+// claudeTurn is one model response: the records that share a message.id.
+type claudeTurn struct {
+	usage turnUsage
+	cost  float64
+	calls []*claudeCall
+}
+
+// claudeSession gathers the records of one sessionId.
+type claudeSession struct {
+	id   string
+	recs []Record
+}
+
+// DecodeSessions converts the records of one Claude Code log file. See
+// Claude for the mapping.
+func (Claude) DecodeSessions(records []Record, file string, rules *normalize.Rules) ([]*trace.Trace, []SkippedSession, error) {
+	return decodeClaude(records, file, rules.Actions)
+}
+
+// decodeClaude is DecodeSessions with the normalization as a function, so
+// that tests can see the calls it is given.
+func decodeClaude(records []Record, file string, actions func(normalize.Call) []trace.Action) ([]*trace.Trace, []SkippedSession, error) {
+	var errs trace.ErrorList
+	var order []*claudeSession
+	byID := make(map[string]*claudeSession)
+	summaries := make(map[string]string) // leafUuid → summary
+	for _, r := range records {
+		d := &trace.Fields{File: file, Line: r.Line}
+		typ := d.ReqString(r.Doc, "$", "type")
+		var sid string
+		switch typ {
+		case "user", "assistant":
+			sid = d.ReqString(r.Doc, "$", "sessionId")
+		case "summary":
+			leaf := d.OptString(r.Doc, "$", "leafUuid")
+			if text := d.OptString(r.Doc, "$", "summary"); leaf != "" && text != "" {
+				summaries[leaf] = text
+			}
+		default:
+			sid = d.OptString(r.Doc, "$", "sessionId")
+		}
+		errs = append(errs, d.Errs...)
+		if sid == "" {
+			continue
+		}
+		s := byID[sid]
+		if s == nil {
+			s = &claudeSession{id: sid}
+			byID[sid] = s
+			order = append(order, s)
+		}
+		s.recs = append(s.recs, r)
+	}
+
+	var traces []*trace.Trace
+	var skipped []SkippedSession
+	for _, s := range order {
+		t, sessErrs := decodeClaudeSession(s, file, summaries, actions)
+		switch {
+		case len(sessErrs) > 0:
+			errs = append(errs, sessErrs...)
+		case t == nil:
+			skipped = append(skipped, SkippedSession{
+				ID: s.id, Line: s.recs[0].Line, Reason: ReasonNoToolCalls,
+				Message: fmt.Sprintf("claude code session %s has no tool call in its %d records", s.id, len(s.recs)),
+			})
+		default:
+			traces = append(traces, t)
+		}
+	}
+	return traces, skipped, errs.Err()
+}
+
+// decodeClaudeSession converts one session, or returns its problems. A
+// session without tool calls gives neither.
+func decodeClaudeSession(s *claudeSession, file string, summaries map[string]string, actions func(normalize.Call) []trace.Action) (*trace.Trace, trace.ErrorList) {
+	var errs trace.ErrorList
+	var calls []*claudeCall
+	uses := make(map[string]int) // tool_use id → line, to catch duplicates
+	pending := make(map[string]*claudeCall)
+	turns := make(map[string]*claudeTurn)
+	var turnOrder []*claudeTurn
+	meta := map[string]any{"agent": "claude-code", "session_id": s.id}
+	var goal, sideGoal, first, last, prevTS, agentID string
+	allSide := true
+	unpaired := 0
+	var summary string
+
+	for _, r := range s.recs {
+		d := &trace.Fields{File: file, Line: r.Line}
+		doc := r.Doc
+		typ, _ := doc["type"].(string)
+		ts := checkTime(d, doc, "$", "timestamp")
+		side := d.OptBool(doc, "$", "isSidechain")
+		sidechain := side != nil && *side
+		if uuid := d.OptString(doc, "$", "uuid"); uuid != "" && summaries[uuid] != "" {
+			summary = summaries[uuid]
+		}
+		if typ == "user" || typ == "assistant" {
+			if !sidechain {
+				allSide = false
+			}
+			if a := d.OptString(doc, "$", "agentId"); a != "" && agentID == "" {
+				agentID = a
+			}
+			for _, k := range [...]struct{ json, meta string }{{"cwd", "cwd"}, {"gitBranch", "git_branch"}, {"version", "agent_version"}} {
+				if v := d.OptString(doc, "$", k.json); v != "" {
+					if _, seen := meta[k.meta]; !seen {
+						meta[k.meta] = v
+					}
+				}
+			}
+		}
+		switch typ {
+		case "assistant":
+			msg := reqObject(d, doc, "$", "message")
+			if msg == nil {
+				break
+			}
+			mid := d.OptString(msg, "$.message", "id")
+			model := d.OptString(msg, "$.message", "model")
+			if model != "" && model != "<synthetic>" {
+				if _, seen := meta["model"]; !seen {
+					meta["model"] = model
+				}
+			}
+			key := mid
+			if key == "" {
+				key = "line:" + strconv.Itoa(r.Line)
+			}
+			turn := turns[key]
+			if turn == nil {
+				turn = &claudeTurn{}
+				turns[key] = turn
+				turnOrder = append(turnOrder, turn)
+				turn.usage.model = model
+				if u := d.OptObject(msg, "$.message", "usage"); u != nil {
+					p := "$.message.usage"
+					turn.usage.input = d.Count(u, p, "input_tokens") + d.Count(u, p, "cache_creation_input_tokens") + d.Count(u, p, "cache_read_input_tokens")
+					turn.usage.output = d.Count(u, p, "output_tokens")
+				}
+				turn.cost = d.Amount(doc, "$", "costUSD")
+				if ms, ok := millisBetween(prevTS, ts); ok {
+					turn.usage.wallMS = ms
+				}
+			}
+			blocks, ok := contentBlocks(d, msg)
+			if !ok {
+				break
+			}
+			for i, b := range blocks {
+				p := trace.Element("$.message.content", i)
+				blk, ok := b.(map[string]any)
+				if !ok {
+					d.TypeError(p, "object", b)
+					continue
+				}
+				if btype := d.ReqString(blk, p, "type"); btype != "tool_use" {
+					continue
+				}
+				id := d.ReqString(blk, p, "id")
+				name := d.ReqString(blk, p, "name")
+				input := d.OptObject(blk, p, "input")
+				if id == "" || name == "" {
+					continue
+				}
+				if at, dup := uses[id]; dup {
+					d.Errorf(trace.Member(p, "id"), "duplicate tool_use id %q (first at line %d)", id, at)
+					continue
+				}
+				uses[id] = r.Line
+				if input == nil {
+					input = map[string]any{}
+				}
+				c := &claudeCall{turn: turn, call: normalize.Call{ID: id, Tool: name, Args: input, Timestamp: ts}}
+				if sidechain {
+					c.call.Metadata = map[string]any{"sidechain": true}
+				}
+				calls = append(calls, c)
+				turn.calls = append(turn.calls, c)
+				pending[id] = c
+			}
+		case "user":
+			msg := reqObject(d, doc, "$", "message")
+			if msg == nil {
+				break
+			}
+			isMeta := d.OptBool(doc, "$", "isMeta")
+			content, present := msg["content"]
+			if !present {
+				d.Errorf("$.message.content", "missing required field")
+				break
+			}
+			if text, ok := content.(string); ok {
+				if isMeta == nil || !*isMeta {
+					notePrompt(text, sidechain, &goal, &sideGoal)
+				}
+				break
+			}
+			blocks, ok := contentBlocks(d, msg)
+			if !ok {
+				break
+			}
+			var prompt []string
+			results := 0
+			for i, b := range blocks {
+				p := trace.Element("$.message.content", i)
+				blk, ok := b.(map[string]any)
+				if !ok {
+					d.TypeError(p, "object", b)
+					continue
+				}
+				switch d.ReqString(blk, p, "type") {
+				case "text":
+					prompt = append(prompt, d.OptString(blk, p, "text"))
+				case "tool_result":
+					results++
+					id := d.ReqString(blk, p, "tool_use_id")
+					isErr := d.OptBool(blk, p, "is_error")
+					c := pending[id]
+					if c == nil {
+						if id != "" {
+							unpaired++
+						}
+						continue
+					}
+					delete(pending, id)
+					c.hasRes = true
+					c.resultTS = ts
+					c.call.IsError = isErr != nil && *isErr
+					res := blk["content"]
+					if text, ok := textOf(res); ok {
+						res = text
+					}
+					c.call.Result = res
+					claudeToolResult(d, doc, c, res)
+				}
+			}
+			if results == 0 && (isMeta == nil || !*isMeta) {
+				notePrompt(strings.Join(prompt, "\n"), sidechain, &goal, &sideGoal)
+			}
+		default:
+			if !claudeBookkeeping[typ] && holdsToolUse(doc) {
+				d.Errorf("$.type", "unknown record type %q holds tool_use blocks", typ)
+			}
+		}
+		errs = append(errs, d.Errs...)
+		if ts != "" {
+			if first == "" {
+				first = ts
+			}
+			last = ts
+			prevTS = ts
+		}
+	}
+	if len(errs) > 0 || len(calls) == 0 {
+		return nil, errs
+	}
+
+	usage := &trace.Usage{}
+	for _, turn := range turnOrder {
+		usage.ModelCalls++
+		usage.InputTokens += turn.usage.input
+		usage.OutputTokens += turn.usage.output
+		usage.WallMS += turn.usage.wallMS
+		usage.TotalCostUSD += turn.cost
+		if len(turn.calls) == 0 {
+			continue
+		}
+		for i, c := range splitCost(turn.usage, len(turn.calls)) {
+			if i == 0 {
+				c.TotalCostUSD = turn.cost
+			}
+			turn.calls[i].call.Cost = c
+		}
+	}
+	t := &trace.Trace{Version: trace.SchemaVersion, ID: s.id, StartedAt: first, FinishedAt: last, Usage: usage, Metadata: meta}
+	for _, c := range calls {
+		if !c.hasRes {
+			setMeta(&c.call, "no_result", true)
+		} else if ms, ok := millisBetween(c.call.Timestamp, c.resultTS); ok && c.call.DurationMS == nil {
+			c.call.DurationMS = &ms
+		}
+		if c.call.DurationMS != nil {
+			usage.WallMS += *c.call.DurationMS
+		}
+		t.Actions = append(t.Actions, actions(c.call)...)
+	}
+	if allSide {
+		meta["sidechain"] = true
+		meta["parent_session_id"] = s.id
+		if agentID != "" {
+			t.ID = s.id + ".agent-" + agentID
+		} else {
+			t.ID = s.id + ".sidechain"
+		}
+		goal = sideGoal
+	}
+	if goal != "" {
+		meta["goal"] = goal
+	}
+	if summary != "" {
+		meta["summary"] = summary
+	}
+	if unpaired > 0 {
+		// Results whose tool_use is not in this file (a log cut short
+		// at its start) have no call to belong to; say so.
+		meta["unpaired_tool_results"] = unpaired
+	}
+	t.Origin.Line = s.recs[0].Line
+	t.SourceHash = HashRecords(s.recs)
+	return t, nil
+}
+
+// claudeToolResult reads what the record carrying a tool_result adds about
+// the call: the structured toolUseResult (an exit code, an interruption, a
+// duration) and, for a failed shell command, the "Exit code N" that Claude
+// Code writes at the start of the result.
+func claudeToolResult(d *trace.Fields, doc map[string]any, c *claudeCall, res any) {
+	if tur, ok := doc["toolUseResult"].(map[string]any); ok {
+		for _, k := range [...]string{"exitCode", "exit_code"} {
+			if n := d.OptInt(tur, "$.toolUseResult", k); n != nil {
+				code := int(*n)
+				c.call.ExitCode = &code
+			}
+		}
+		interrupted, _ := tur["interrupted"].(bool)
+		if interrupted {
+			setMeta(&c.call, "interrupted", true)
+		}
+		// Claude Code records no exit status for a shell command that
+		// succeeded: it reports a non-zero exit as an error result that
+		// starts with "Exit code N". A finished, foreground Bash result
+		// that is not an error therefore exited 0.
+		_, stdout := tur["stdout"].(string)
+		_, background := tur["backgroundTaskId"]
+		if c.call.Tool == "Bash" && stdout && !interrupted && !background && !c.call.IsError && c.call.ExitCode == nil {
+			zero := 0
+			c.call.ExitCode = &zero
+		}
+		// Tools that time themselves (web fetches, subagents) say so;
+		// their figure beats the gap between two records.
+		for _, k := range [...]string{"durationMs", "totalDurationMs"} {
+			if n := d.OptInt(tur, "$.toolUseResult", k); n != nil {
+				ms := *n
+				c.call.DurationMS = &ms
+			}
+		}
+	}
+	if text, ok := res.(string); ok && c.call.ExitCode == nil && c.call.IsError {
+		if rest, ok := strings.CutPrefix(text, "Exit code "); ok {
+			digits := rest
+			if i := strings.IndexAny(rest, "\n "); i >= 0 {
+				digits = rest[:i]
+			}
+			if n, err := strconv.Atoi(digits); err == nil {
+				c.call.ExitCode = &n
+			}
+		}
+	}
+}
+
+// claudeNotPrompts are the starts of user records that Claude Code writes
+// for the user's slash commands and their output, and for interruptions:
+// text typed at the prompt but not a task.
+var claudeNotPrompts = [...]string{"<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>", "<local-command-stderr>", "[Request interrupted", "Caveat:"}
+
+// notePrompt keeps text as the session's goal, or as a subagent's goal
+// when the record is a sidechain, if it is the first real prompt.
+func notePrompt(text string, sidechain bool, goal, sideGoal *string) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return
+	}
+	for _, p := range claudeNotPrompts {
+		if strings.HasPrefix(text, p) {
+			return
+		}
+	}
+	target := goal
+	if sidechain {
+		target = sideGoal
+	}
+	if *target == "" {
+		*target = text
+	}
+}
+
+// contentBlocks returns message.content as an array of blocks; a string
+// content holds none. Any other type is a problem.
+func contentBlocks(d *trace.Fields, msg map[string]any) ([]any, bool) {
+	v, present := msg["content"]
+	switch c := v.(type) {
+	case []any:
+		return c, true
+	case string:
+		return nil, true
+	case nil:
+		if present {
+			d.TypeError("$.message.content", "string or array", v)
+		}
+		return nil, false
+	}
+	d.TypeError("$.message.content", "string or array", v)
+	return nil, false
+}
+
+// holdsToolUse reports whether a record's message holds a tool_use block.
+func holdsToolUse(doc map[string]any) bool {
+	msg, _ := doc["message"].(map[string]any)
+	blocks, _ := msg["content"].([]any)
+	for _, b := range blocks {
+		if blk, ok := b.(map[string]any); ok && blk["type"] == "tool_use" {
+			return true
+		}
+	}
+	return false
+}
+
+// setMeta sets a metadata member of a call.
+func setMeta(c *normalize.Call, key string, v any) {
+	if c.Metadata == nil {
+		c.Metadata = map[string]any{}
+	}
+	c.Metadata[key] = v
+}
