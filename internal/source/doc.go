@@ -10,8 +10,17 @@
 // code-mode composition report (a document with "run" and "calls"), whose
 // child binding calls become the actions (CompositionTrace). A
 // release-harness fixture directory is imported whole by
-// LoadReleaseHarness. Later importers (captured sessions, OpenTelemetry
-// spans, MCP logs) are further adapters.
+// LoadReleaseHarness.
+//
+// Agents' own logs are read by session adapters (SessionAdapter), which see
+// a whole file at once because many records make one session: Claude Code
+// project logs, Codex CLI rollouts and OpenTelemetry GenAI spans in
+// OTLP/JSON. A file is given to the session adapter that recognizes its
+// first record. Each tool call becomes actions through package normalize,
+// so every agent's calls arrive in one vocabulary; a model's turn is not
+// an action, and its usage is attributed to the calls it produced. A
+// session without a tool call is listed in Result.SkippedSessions with its
+// reason, never an error.
 //
 // The main invariant: Load either returns traces that are all valid,
 // normalized, uniquely identified and in a deterministic order (sorted by
