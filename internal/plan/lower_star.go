@@ -319,11 +319,11 @@ func lowerStarNode(b *bytes.Buffer, p *Plan, n *Node, params map[string]string) 
 		fmt.Fprintf(b, "%selif result == None:\n%s    ctx.log(\"verify %s: not run in a dry run; taking its pass branch\")\n", in, in, n.ID)
 		fmt.Fprintf(b, "%selif result[\"branch\"] == \"fail\":\n%s    failed, why = True, \"; \".join(result[\"reasons\"])\n", in, in)
 	case "human_gate":
-		gate, _ := str(n.Approval["id"])
+		gate, _ := str(n.HumanGate["approval_id"])
 		if gate == "" {
 			gate = n.ID
 		}
-		prompt, _ := str(n.Approval["prompt"])
+		prompt, _ := str(n.HumanGate["prompt"])
 		if prompt == "" {
 			prompt = n.Purpose
 		}
