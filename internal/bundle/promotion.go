@@ -301,3 +301,14 @@ func Attempted(r *candidate.Report) *candidate.Candidate {
 	}
 	return nil
 }
+
+// Candidate returns the bundle's candidate as its report.json records it
+// (steps with their kinds, capabilities, side effects and expected
+// outputs), or nil for a bundle that holds none. A runtime reads it to
+// record a run's steps as the candidate describes them.
+func (b *Bundle) Candidate() (*candidate.Candidate, error) {
+	if b.Manifest == nil || b.Manifest.CandidateID == "" {
+		return nil, nil
+	}
+	return readCandidate(b.Dir, b.Manifest.CandidateID)
+}

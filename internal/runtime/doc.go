@@ -45,6 +45,14 @@
 // Every ctx.tool name written as a string literal is resolved before the
 // first step runs; Check does only that, listing every unbound name.
 //
+// A run of a bundle records each tool call as the bundle's candidate
+// describes the step it performs: its kind, capabilities and side effects
+// (a parameterized side-effect target filled in from the call), unless the
+// binding declares them itself. The check before the call uses the same
+// capabilities, so a step the candidate says writes files needs fs.write.
+// A run's trace therefore mines with the traces its bundle was mined from
+// whatever the bindings say.
+//
 // # MCP tools
 //
 // A binding with mcp = "docs" calls a tool of the Model Context Protocol

@@ -14,6 +14,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -50,6 +51,10 @@ type Workflow struct {
 	Bundle *bundle.Bundle
 	// Fixtures are the bundle's fixture traces, in manifest order.
 	Fixtures []*trace.Trace
+	// Candidate is the bundle's candidate (report.json), nil for a bare
+	// file: it says each step's kind, capabilities, side effects and
+	// expected output, which a run records and a dry run answers with.
+	Candidate *candidate.Candidate
 }
 
 // Status is the bundle's promotion status, or "" for a bare file.
@@ -128,6 +133,11 @@ func Load(target string) (*Workflow, error) {
 			continue
 		}
 		w.Fixtures = append(w.Fixtures, t)
+	}
+	if c, err := b.Candidate(); err != nil {
+		errs = append(errs, fmt.Errorf("loading candidate: %w", err))
+	} else {
+		w.Candidate = c
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
