@@ -51,7 +51,10 @@
 // binding declares them itself. The check before the call uses the same
 // capabilities, so a step the candidate says writes files needs fs.write.
 // A run's trace therefore mines with the traces its bundle was mined from
-// whatever the bindings say.
+// whatever the bindings say. A dry run executes no tool: it answers each
+// call with the candidate step's expected output, else a placeholder of
+// the recorded shape whose leaves say they are placeholders (see
+// dryRunAnswer), and lists every call in Result.DryRunCalls.
 //
 // # MCP tools
 //

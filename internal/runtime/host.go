@@ -253,7 +253,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		case bind.tool != nil && bind.tool.HTTP != nil:
 			req, err = h.expandHTTP(bind.tool.HTTP, callArgs)
 		}
-		out = h.fixture(name, h.callKind(step, name, bind), recArgs)
+		out = h.dryRunAnswer(step, name, h.callKind(step, name, bind), recArgs)
 	} else {
 		out, argv, req, err = h.execute(name, bind, callArgs)
 	}

@@ -47,6 +47,10 @@ type Workflow struct {
 	// Workers are the worker presets ctx.agent names with a literal
 	// worker="…"; such a step's model is the preset's, not in Models.
 	Workers []string
+	// ResultKeys are, per tool name, the members the source reads from
+	// the tool's result (step1["branch"] gives ["branch"]): the shape a
+	// dry run answers with when nothing recorded one.
+	ResultKeys map[string][][]string
 	// Bundle is set when the workflow was loaded from a bundle.
 	Bundle *bundle.Bundle
 	// Fixtures are the bundle's fixture traces, in manifest order.
@@ -155,7 +159,7 @@ func parse(file string, src []byte) (*Workflow, error) {
 		return nil, err // unreachable: Check parsed it
 	}
 	sum := sha256.Sum256(src)
-	w := &Workflow{File: file, Src: src, SHA256: hex.EncodeToString(sum[:])}
+	w := &Workflow{File: file, Src: src, SHA256: hex.EncodeToString(sum[:]), ResultKeys: resultKeys(f)}
 	for _, stmt := range f.Stmts {
 		if l, ok := stmt.(*syntax.LoadStmt); ok {
 			return nil, fmt.Errorf("%s: load is not allowed in a workflow", l.Load)
