@@ -346,6 +346,12 @@ func writeSummary(w io.Writer, r *candidate.Report, f *mineFlags, written []stri
 	for i := range r.RejectedCandidates {
 		c := &r.RejectedCandidates[i]
 		fmt.Fprintf(w, "  x %s %s: rejected: %s\n", c.ID, c.Name, problemSummary(c.RejectionReasons))
+		// Drift is the one rejection a reviewer must locate: say where.
+		for _, p := range c.RejectionReasons {
+			if p.Code == candidate.CodeReceiptDrift {
+				fmt.Fprintf(w, "      receipt drift in %s at %s\n", p.TraceID, p.Path)
+			}
+		}
 	}
 	for _, p := range r.Warnings {
 		fmt.Fprintf(w, "Warning: %s: %s\n", p.Code, p.Message)
