@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -454,7 +455,13 @@ func Verifier(dir string, environ []string) func(ctx context.Context, args map[s
 			return nil, errors.New("plan.verify: no command")
 		}
 		want := int64(0)
+		// Arguments arrive from the workflow as JSON values, a number as
+		// json.Number; in-process callers may pass Go integers.
 		switch v := args["expect_status"].(type) {
+		case json.Number:
+			if i, ok := integer(v); ok {
+				want = i
+			}
 		case int64:
 			want = v
 		case int:

@@ -252,7 +252,9 @@ func TestValidateCodes(t *testing.T) {
 			errors: []found{{"promotion_negative_shadow_runs", "$.promotion_policy.shadow_runs_required"}}},
 		{name: "promotion_invalid_pass_rate", f: func(m map[string]any) { m["promotion_policy"] = map[string]any{"min_pass_rate": 1.5} },
 			errors: []found{{"promotion_invalid_pass_rate", "$.promotion_policy.min_pass_rate"}}},
-		{name: "verify_no_contract", f: func(m map[string]any) { node(m, "v")["verify"] = map[string]any{"command": "true"} },
+		// A command alone is a contract: exit status 0 is expected.
+		{name: "verify command without expectations", f: func(m map[string]any) { node(m, "v")["verify"] = map[string]any{"command": "true"} }},
+		{name: "verify_no_contract", f: func(m map[string]any) { node(m, "v")["verify"] = map[string]any{"expect_status": 0} },
 			warnings: []found{{"verify_no_contract", "$.nodes.v.verify"}}},
 		{name: "writes_without_capability", f: func(m map[string]any) {
 			m["capabilities"].(map[string]any)["side_effect_level"] = "read_only"
