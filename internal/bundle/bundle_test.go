@@ -54,8 +54,11 @@ func TestWriteValidate(t *testing.T) {
 			})
 			return scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}
 		},
-		kind: KindCandidate, risk: RiskMedium, status: StatusBlocked,
-		reasons: []string{ReasonShadowFailed, ReasonHeldoutFailed, ReasonReceiptDrift, ReasonLowConfidence}, skillReject: []string{"heldout_replay_failed"},
+		// Drift rejects the candidate: the bundle is of kind rejected and
+		// still holds it, with where its receipts diverged.
+		kind: KindRejected, risk: RiskMedium, status: StatusBlocked,
+		reasons:     []string{ReasonCandidateRejected, ReasonShadowFailed, ReasonHeldoutFailed, ReasonReceiptDrift, ReasonLowConfidence},
+		skillReject: []string{"candidate_rejected", "heldout_replay_failed"},
 	}, {
 		name: "too few examples and low confidence",
 		scenario: func(t *testing.T) scenario {
@@ -632,5 +635,36 @@ func TestReadRefuses(t *testing.T) {
 				t.Errorf("Read = %v, want an error naming %s and %q", err, ManifestFile, tt.want)
 			}
 		})
+	}
+}
+
+// TestPromoteReport checks that every candidate of the bundle's
+// report.json carries its promotion, and that the bundle's candidate
+// there says what the manifest says.
+func TestPromoteReport(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	sc := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}
+	dir, m := sc.write(t)
+	b, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep candidate.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	all := append(slices.Clone(rep.Candidates), rep.RejectedCandidates...)
+	if len(all) == 0 {
+		t.Fatal("report.json has no candidate")
+	}
+	for _, c := range all {
+		if c.Promotion == nil {
+			t.Fatalf("candidate %s has no promotion in report.json", c.ID)
+		}
+	}
+	p := rep.Candidates[0].Promotion
+	if p.Status != m.Promotion.Criteria.Status || !slices.Equal(reasonCodes(p.Reasons), reasonCodes(m.Promotion.Criteria.Reasons)) ||
+		p.SampleCount != m.Promotion.SampleCount || len(p.ApprovalHistory) != 0 || p.Criteria.MinConfidence != m.Promotion.Criteria.MinConfidence {
+		t.Errorf("report promotion = %+v, manifest promotion = %+v; want the same verdict", p, m.Promotion)
 	}
 }

@@ -3,9 +3,11 @@ package bundle
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -96,7 +98,12 @@ func TestConformanceReleaseDrift(t *testing.T) {
 	if len(m.Promotion.DivergenceHistory) != 1 || !strings.HasSuffix(m.Promotion.DivergenceHistory[0].Path, "sha256") {
 		t.Errorf("divergence history %+v, want one divergence at a path ending in sha256", m.Promotion.DivergenceHistory)
 	}
-	checkSkill(t, dir, m, false, []string{"heldout_replay_failed"})
+	checkSkill(t, dir, m, false, []string{"candidate_rejected", "heldout_replay_failed"})
+	if m.Kind != KindRejected || !slices.ContainsFunc(m.RejectionReasons, func(p candidate.Problem) bool {
+		return p.Code == candidate.CodeReceiptDrift && p.Path == "/effect_receipts/0/sha256"
+	}) {
+		t.Errorf("kind %s, rejection reasons %+v; want rejected with receipt_drift at /effect_receipts/0/sha256", m.Kind, m.RejectionReasons)
+	}
 	if v := Validate(dir); !v.OK {
 		t.Errorf("Validate: %s", describe(v))
 	}

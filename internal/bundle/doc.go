@@ -44,7 +44,8 @@
 //     none contains the procedure);
 //   - heldout_failed: held-out traces were compared but none passed;
 //   - receipt_drift: the replay oracle found a divergence on some trace
-//     (promotion.divergence_history is not empty);
+//     (promotion.divergence_history is not empty; a rejected bundle lists
+//     the divergences of the report's rejected candidates);
 //   - insufficient_examples: fewer examples than min_examples;
 //   - low_confidence: confidence below min_confidence.
 //
@@ -55,6 +56,9 @@
 // then it is "ready" with no reasons.
 //
 // # Kind and risk
+//
+// Promote gives every candidate of a report the same promotion verdict,
+// without the bundle's metadata, so report.json says it of each.
 //
 // kind is "rejected" when there is no candidate or it has rejection
 // reasons, "plan_only" when every side effect of the candidate stays in the

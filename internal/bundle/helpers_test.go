@@ -205,7 +205,7 @@ func (s scenario) input(t *testing.T) Input {
 	replay.Apply(rep, s.sources, s.heldout)
 	in := Input{Report: rep, Sources: s.sources, Heldout: s.heldout}
 	opts := codegen.Options{PackageName: s.opts.PackageName}
-	if sel := rep.Selected(); sel != nil {
+	if sel := Attempted(rep); sel != nil {
 		in.Candidate = sel
 		src, err := codegen.Workflow(sel, opts)
 		if err != nil {

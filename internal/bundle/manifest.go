@@ -202,41 +202,17 @@ type Promotion struct {
 }
 
 // DivergenceRecord is a replay-oracle divergence found on one trace.
-type DivergenceRecord struct {
-	TraceID string `json:"trace_id"`
-	Path    string `json:"path"`
-	Message string `json:"message"`
-	Left    any    `json:"left"`
-	Right   any    `json:"right"`
-}
+type DivergenceRecord = candidate.DivergenceRecord
 
 // ApprovalRecord is one recorded human decision. WorkflowSHA256 is the
 // hex SHA-256 of the workflow file the decision was made on.
-type ApprovalRecord struct {
-	Actor          string `json:"actor"`
-	Decision       string `json:"decision"`
-	RecordedAt     string `json:"recorded_at"`
-	Reason         string `json:"reason"`
-	CandidateID    string `json:"candidate_id"`
-	WorkflowSHA256 string `json:"workflow_sha256"`
-}
+type ApprovalRecord = candidate.ApprovalRecord
 
 // Criteria are the promotion criteria and the resulting status.
-type Criteria struct {
-	Status                string   `json:"status"`
-	MinExamples           int      `json:"min_examples"`
-	MinConfidence         float64  `json:"min_confidence"`
-	RequiresShadowPass    bool     `json:"requires_shadow_pass"`
-	RequiresHeldoutPass   bool     `json:"requires_heldout_pass"`
-	RequiresHumanApproval bool     `json:"requires_human_approval"`
-	Reasons               []Reason `json:"reasons"`
-}
+type Criteria = candidate.PromotionCriteria
 
 // Reason says why a candidate is not ready, with a stable code.
-type Reason struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
+type Reason = candidate.PromotionReason
 
 // Estimate is the per-run saving of running the candidate as code.
 type Estimate struct {

@@ -84,6 +84,12 @@ func blockers(c *candidate.Candidate, samples int, divergences []DivergenceRecor
 	}
 	if c == nil {
 		add(ReasonNoCandidate, "no safe candidate was selected")
+		// A rejected bundle records the drift that rejected its
+		// candidates; it can only add a blocking reason.
+		if len(divergences) > 0 {
+			d := divergences[0]
+			add(ReasonReceiptDrift, "replay receipts drifted on %d trace(s); first: %s at %s", len(divergences), d.TraceID, d.Path)
+		}
 		return rs
 	}
 	if !c.Safe() {
@@ -163,7 +169,12 @@ func approvalReason(code string) bool {
 // blocking reason remains, else ready when the latest decision for the
 // candidate and workflow hash is an approval, else needs_approval.
 func settle(m *Manifest) {
-	cr := &m.Promotion.Criteria
+	settleCriteria(&m.Promotion.Criteria, latestDecision(m))
+}
+
+// settleCriteria is settle for criteria whose latest approval decision is
+// decision ("" when there is none).
+func settleCriteria(cr *Criteria, decision string) {
 	var rs []Reason
 	for _, r := range cr.Reasons {
 		if !approvalReason(r.Code) {
@@ -174,7 +185,7 @@ func settle(m *Manifest) {
 	case len(rs) > 0:
 		cr.Status = StatusBlocked
 	default:
-		switch latestDecision(m) {
+		switch decision {
 		case DecisionApproved:
 			cr.Status = StatusReady
 		case DecisionRejected:
@@ -203,6 +214,56 @@ func latestDecision(m *Manifest) string {
 	return ""
 }
 
+// Promote sets the promotion state of every candidate of r, the rejected
+// ones included, from the evidence the report holds: the candidate's
+// rejection reasons, its shadow report and the replay divergences in it,
+// its examples and confidence, against opts.MinExamples and
+// opts.MinConfidence (defaulted as Write defaults them). It is what the
+// manifest's promotion says of a bundle's candidate, without the
+// bundle's own metadata; approval_history is empty, since approval is
+// recorded on a bundle (Approve), never in a mining report. Promote is
+// idempotent; Write calls it on its report.
+func Promote(r *candidate.Report, opts Options) {
+	if r == nil {
+		return
+	}
+	minExamples, minConfidence := opts.MinExamples, opts.MinConfidence
+	if minConfidence == 0 {
+		minConfidence = DefaultMinConfidence
+	}
+	if minExamples == 0 {
+		minExamples = r.Mining.MinExamples
+	}
+	if minExamples == 0 {
+		minExamples = DefaultMinExamples
+	}
+	set := func(c *candidate.Candidate) {
+		div := divergencesOf(c.Shadow)
+		p := &candidate.Promotion{
+			SampleCount:       len(c.Examples),
+			DivergenceHistory: div,
+			ApprovalHistory:   []ApprovalRecord{},
+			Criteria: Criteria{
+				MinExamples:           minExamples,
+				MinConfidence:         minConfidence,
+				RequiresShadowPass:    true,
+				RequiresHeldoutPass:   true,
+				RequiresHumanApproval: true,
+				Reasons:               blockers(c, len(c.Examples), div, minExamples, minConfidence),
+			},
+		}
+		settleCriteria(&p.Criteria, "")
+		p.Status, p.Reasons = p.Criteria.Status, p.Criteria.Reasons
+		c.Promotion = p
+	}
+	for i := range r.Candidates {
+		set(&r.Candidates[i])
+	}
+	for i := range r.RejectedCandidates {
+		set(&r.RejectedCandidates[i])
+	}
+}
+
 // recompute derives the blocking reasons of a manifest from its own
 // recorded evidence (rejection reasons, shadow report, sample count,
 // confidence and thresholds) instead of trusting its stored reasons, so
@@ -210,7 +271,7 @@ func latestDecision(m *Manifest) string {
 func recompute(m *Manifest) []Reason {
 	cr := m.Promotion.Criteria
 	if m.CandidateID == "" {
-		return blockers(nil, 0, nil, cr.MinExamples, cr.MinConfidence)
+		return blockers(nil, 0, m.Promotion.DivergenceHistory, cr.MinExamples, cr.MinConfidence)
 	}
 	rejections := m.RejectionReasons
 	c := &candidate.Candidate{
@@ -220,4 +281,34 @@ func recompute(m *Manifest) []Reason {
 		Shadow:           m.Shadow,
 	}
 	return blockers(c, m.Promotion.SampleCount, divergencesOf(m.Shadow), cr.MinExamples, cr.MinConfidence)
+}
+
+// Attempted returns the candidate a bundle of r should hold: the selected
+// one, or, when none is selected, the first rejected candidate that
+// replay rejected for receipt drift. Such a candidate was safe until its
+// receipts drifted from the recorded ones, so its bundle (of kind
+// rejected, blocked) is what a reviewer needs to see what was attempted
+// and where the receipts diverged. It returns nil when neither exists.
+func Attempted(r *candidate.Report) *candidate.Candidate {
+	if sel := r.Selected(); sel != nil {
+		return sel
+	}
+	for i := range r.RejectedCandidates {
+		c := &r.RejectedCandidates[i]
+		if slices.ContainsFunc(c.RejectionReasons, func(p candidate.Problem) bool { return p.Code == candidate.CodeReceiptDrift }) {
+			return c
+		}
+	}
+	return nil
+}
+
+// Candidate returns the bundle's candidate as its report.json records it
+// (steps with their kinds, capabilities, side effects and expected
+// outputs), or nil for a bundle that holds none. A runtime reads it to
+// record a run's steps as the candidate describes them.
+func (b *Bundle) Candidate() (*candidate.Candidate, error) {
+	if b.Manifest == nil || b.Manifest.CandidateID == "" {
+		return nil, nil
+	}
+	return readCandidate(b.Dir, b.Manifest.CandidateID)
 }

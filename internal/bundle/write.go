@@ -141,6 +141,10 @@ func build(in Input, opts Options) (*built, error) {
 		opts.GeneratorVersion = "devel"
 	}
 
+	// Every candidate of report.json says whether it may be promoted, as
+	// the manifest says of the bundle's.
+	Promote(in.Report, opts)
+
 	// Everything below is built from the redacted report, so no private
 	// payload of the caller's report reaches any file.
 	red, replaced, err := redactReport(in.Report)
@@ -308,7 +312,11 @@ func newManifest(rep *candidate.Report, c *candidate.Candidate, name string, wor
 			}
 		}
 		m.Warnings = append(m.Warnings, rep.Warnings...)
-		m.Promotion.Criteria.Reasons = blockers(nil, 0, nil, opts.MinExamples, opts.MinConfidence)
+		// What rejected the candidates: their replay divergences.
+		for i := range rep.RejectedCandidates {
+			m.Promotion.DivergenceHistory = append(m.Promotion.DivergenceHistory, divergencesOf(rep.RejectedCandidates[i].Shadow)...)
+		}
+		m.Promotion.Criteria.Reasons = blockers(nil, 0, m.Promotion.DivergenceHistory, opts.MinExamples, opts.MinConfidence)
 		settle(m)
 		return m
 	}

@@ -75,6 +75,9 @@ type Candidate struct {
 	// Shadow is the comparison with the source examples and the held-out
 	// traces; nil until shadow replay has run.
 	Shadow *ShadowReport `json:"shadow,omitempty"`
+	// Promotion is whether the candidate may be promoted and why not;
+	// nil until the report is published (bundle.Promote).
+	Promotion *Promotion `json:"promotion,omitempty"`
 }
 
 // Safe reports whether the candidate has no rejection reasons.

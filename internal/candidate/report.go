@@ -105,3 +105,58 @@ type MiningSummary struct {
 func (r *Report) Encode() ([]byte, error) {
 	return EncodeJSON(r)
 }
+
+// Promotion is a candidate's promotion state: whether it may be promoted,
+// why not, and the evidence that decided it (seed 000's promotion
+// criteria and history). Every candidate of a published report carries
+// one, the rejected ones included, so a reviewer reading report.json
+// sees the same verdict the bundle's manifest gives its candidate.
+type Promotion struct {
+	// Status is the criteria's status, repeated here for readers that
+	// look no further: blocked, needs_approval or ready.
+	Status            string             `json:"status"`
+	Reasons           []PromotionReason  `json:"reasons"`
+	SampleCount       int                `json:"sample_count"`
+	DivergenceHistory []DivergenceRecord `json:"divergence_history"`
+	ApprovalHistory   []ApprovalRecord   `json:"approval_history"`
+	Criteria          PromotionCriteria  `json:"criteria"`
+}
+
+// DivergenceRecord is a replay-oracle divergence found on one trace: the
+// receipt path where the trace's replay run and the candidate's expected
+// receipts differ, and both values.
+type DivergenceRecord struct {
+	TraceID string `json:"trace_id"`
+	Path    string `json:"path"`
+	Message string `json:"message"`
+	Left    any    `json:"left"`
+	Right   any    `json:"right"`
+}
+
+// ApprovalRecord is one recorded human decision. WorkflowSHA256 is the
+// hex SHA-256 of the workflow file the decision was made on.
+type ApprovalRecord struct {
+	Actor          string `json:"actor"`
+	Decision       string `json:"decision"`
+	RecordedAt     string `json:"recorded_at"`
+	Reason         string `json:"reason"`
+	CandidateID    string `json:"candidate_id"`
+	WorkflowSHA256 string `json:"workflow_sha256"`
+}
+
+// PromotionCriteria are the promotion criteria and the resulting status.
+type PromotionCriteria struct {
+	Status                string            `json:"status"`
+	MinExamples           int               `json:"min_examples"`
+	MinConfidence         float64           `json:"min_confidence"`
+	RequiresShadowPass    bool              `json:"requires_shadow_pass"`
+	RequiresHeldoutPass   bool              `json:"requires_heldout_pass"`
+	RequiresHumanApproval bool              `json:"requires_human_approval"`
+	Reasons               []PromotionReason `json:"reasons"`
+}
+
+// PromotionReason says why a candidate is not ready, with a stable code.
+type PromotionReason struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
@@ -215,21 +216,30 @@ func TestConformanceShadowHeldout(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(drift, "release_3.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Receipt drift on a held-out trace rejects the candidate, as the
+	// original's holdout-drift fixture does: exit status 1, the candidate
+	// in rejected_candidates with receipt_drift, and its promotion holding
+	// the divergence path.
 	code, r, stderr = mineReport(t, "--from", mined, "--shadow-from", drift, "--min-examples", "3")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+	if code != 1 {
+		t.Fatalf("drifted held-out trace: exit %d, want 1: %s", code, stderr)
 	}
-	sel = r.Selected()
-	if sel == nil || sel.Shadow == nil || sel.Shadow.Pass {
-		t.Fatalf("drifted held-out trace: shadow = %+v, want a failure", sel.Shadow)
+	if r.SelectedCandidateID != nil || len(r.RejectedCandidates) == 0 || r.RejectedCandidates[0].ID != "candidate_92144cef9e215de6" {
+		t.Fatalf("drifted held-out trace: selected %v, rejected %d; want candidate_92144cef9e215de6 rejected", r.SelectedCandidateID, len(r.RejectedCandidates))
 	}
-	last := sel.Shadow.Traces[len(sel.Shadow.Traces)-1]
+	rej := r.RejectedCandidates[0]
+	if !slices.ContainsFunc(rej.RejectionReasons, func(p candidate.Problem) bool {
+		return p.Code == candidate.CodeReceiptDrift && p.Path == "/effect_receipts/0/sha256"
+	}) {
+		t.Errorf("rejection reasons = %+v, want receipt_drift at /effect_receipts/0/sha256", rej.RejectionReasons)
+	}
+	last := rej.Shadow.Traces[len(rej.Shadow.Traces)-1]
 	if last.Role != candidate.RoleHeldout || last.Status != candidate.StatusFail || last.ReplayOracle == nil ||
 		last.ReplayOracle.Divergence == nil || last.ReplayOracle.Divergence.Path != "/effect_receipts/0/sha256" {
 		t.Errorf("held-out result = %+v, want a receipt divergence at /effect_receipts/0/sha256", last)
 	}
-	if sel.Confidence >= 1 {
-		t.Errorf("confidence = %v, want it lowered by the failing held-out trace", sel.Confidence)
+	if p := rej.Promotion; p == nil || p.Status != "blocked" || len(p.DivergenceHistory) != 1 || p.DivergenceHistory[0].Path != "/effect_receipts/0/sha256" {
+		t.Errorf("promotion = %+v, want blocked with the divergence at /effect_receipts/0/sha256", rej.Promotion)
 	}
 }
 
@@ -283,15 +293,15 @@ func TestConformanceBundle(t *testing.T) {
 	}
 	code, stdout, stderr = runCLI(t, "mine", "--from", filepath.Join(dir, "crystallize_v2_release/mine"),
 		"--shadow-from", drift, "--min-examples", "3", "--bundle", filepath.Join(work, "D"), "--json")
-	if code != 0 {
-		t.Fatalf("mine with drift: exit %d: %s", code, stderr)
+	if code != 1 {
+		t.Fatalf("mine with drift: exit %d, want 1: %s", code, stderr)
 	}
 	s = mineSummary{}
 	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Bundle.PromotionStatus != "blocked" || s.Bundle.SkillAccepted {
-		t.Errorf("drift: bundle = %+v, want blocked with a rejected skill", s.Bundle)
+	if s.Bundle.PromotionStatus != "blocked" || s.Bundle.SkillAccepted || s.Bundle.Kind != "rejected" {
+		t.Errorf("drift: bundle = %+v, want kind rejected, blocked, with a rejected skill", s.Bundle)
 	}
 	d, err := os.ReadFile(filepath.Join(work, "D", "candidate.json"))
 	if err != nil {

@@ -72,6 +72,8 @@ the bundle still passes crystallize validate and crystallize shadow.
 
 Output, one line each:
   Ingest: from=DIR run_id=ID version=A->B candidate=ID
+  Warning: missing_optional_file: MANIFEST: $.files.KEY: NAME is listed but not in the fixture directory; …
+                                (each optional file the manifest lists but the directory lacks)
   Bundle: OUT (kind=K schema_version=1 fixtures=1)
   Segments: deterministic=N agentic=M (review-required: K)
   Recovery: shell_failures=N recovery_runs=M fed_into_agent=BOOL
@@ -89,7 +91,8 @@ usage error.
    "segments": {"deterministic", "agentic", "review_required"},
    "recovery": {"shell_failures", "recovery_runs", "fed_into_agent",
    "failed_steps"}, "shadow": {"candidate_id", "compared", "pass",
-   "matches"} (with --shadow), "outputs": {"workflow", "report"}}`,
+   "matches"} (with --shadow), "outputs": {"workflow", "report"},
+   "warnings": [{"code", "message"}]}`,
 		Example: `  crystallize ingest --from crystallization-input --bundle bundles/release --shadow`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -138,6 +141,16 @@ func runIngest(ctx context.Context, e *env, f *ingestFlags) error {
 		ShellFailuresSeen: rec.ShellFailures, RecoveryAdviceRuns: rec.RecoveryRuns,
 		FailuresFedIntoAgent: rec.FedIntoAgent, FailedSteps: rec.FailedSteps,
 		Representation: rec.Representation,
+	}
+	// An optional file the manifest promised but the directory lacks is
+	// a warning on the report and on each candidate (so the bundle's
+	// manifest carries it too), naming the file.
+	for _, m := range rh.Missing {
+		w := candidate.Problem{Code: source.CodeMissingOptionalFile, Message: m.String(), Path: m.Path}
+		report.Warnings = append(report.Warnings, w)
+		for i := range report.Candidates {
+			report.Candidates[i].Warnings = append(report.Candidates[i].Warnings, w)
+		}
 	}
 	for i := range report.Candidates {
 		addReviewNotes(&report.Candidates[i], t)
@@ -205,6 +218,9 @@ func writeIngestSummary(w io.Writer, f *ingestFlags, rh *source.ReleaseHarness, 
 		id = *r.SelectedCandidateID
 	}
 	fmt.Fprintf(w, "Ingest: from=%s run_id=%s version=%s->%s candidate=%s\n", f.from, rh.RunID, rh.CurrentVersion, rh.NextVersion, id)
+	for _, m := range rh.Missing {
+		fmt.Fprintf(w, "Warning: %s: %s\n", source.CodeMissingOptionalFile, m)
+	}
 	fmt.Fprintf(w, "Bundle: %s (kind=%s schema_version=%d fixtures=%d)\n", f.bundle, m.Kind, m.SchemaVersion, len(m.Fixtures))
 	seg, rec := r.SegmentSummary, r.RecoverySummary
 	fmt.Fprintf(w, "Segments: deterministic=%d agentic=%d (review-required: %d)\n", seg.DeterministicCount, seg.AgenticCount, len(seg.RequiresHumanReview))
@@ -248,6 +264,9 @@ type ingestSummary struct {
 	Recovery            ingestRecovery `json:"recovery"`
 	Shadow              *ingestShadow  `json:"shadow,omitempty"`
 	Outputs             summaryOutputs `json:"outputs"`
+	// Warnings are the optional files the manifest lists but the
+	// directory lacks, by name.
+	Warnings []summaryWarning `json:"warnings"`
 }
 
 type ingestBundle struct {
@@ -298,7 +317,11 @@ func writeIngestJSON(w io.Writer, f *ingestFlags, rh *source.ReleaseHarness, r *
 			ShellFailures: r.RecoverySummary.ShellFailuresSeen, RecoveryRuns: r.RecoverySummary.RecoveryAdviceRuns,
 			FedIntoAgent: r.RecoverySummary.FailuresFedIntoAgent, FailedSteps: r.RecoverySummary.FailedSteps,
 		},
-		Outputs: summaryOutputs{Workflow: filepath.ToSlash(f.out), Report: filepath.ToSlash(f.report)},
+		Outputs:  summaryOutputs{Workflow: filepath.ToSlash(f.out), Report: filepath.ToSlash(f.report)},
+		Warnings: []summaryWarning{},
+	}
+	for _, mf := range rh.Missing {
+		s.Warnings = append(s.Warnings, summaryWarning{Code: source.CodeMissingOptionalFile, Message: mf.String()})
 	}
 	for _, rs := range m.Promotion.Criteria.Reasons {
 		s.Bundle.PromotionReasons = append(s.Bundle.PromotionReasons, rs.Code)

@@ -104,11 +104,16 @@ of its source examples and with every held-out trace from --shadow-from
 (steps, side effects, approvals, expected outputs, and the effect receipts
 through the replay oracle). A held-out trace that does not contain the
 procedure is reported as unmatched; failures lower the confidence, and a
-candidate whose own examples fail is rejected.
+candidate whose own examples fail is rejected. A candidate whose effect
+receipts drift from the recorded ones on any trace (a divergence under
+/effect_receipts/) is rejected with receipt_drift; with --bundle it is
+still bundled, as kind rejected, with the divergence.
 
 --report writes the full JSON report: every
-candidate and rejected candidate with its evidence, every excluded trace with
-its reason code, and every skipped file.
+candidate and rejected candidate with its evidence and its promotion
+(status, reasons, sample_count, divergence_history, approval_history,
+criteria), every excluded trace with its reason code, and every skipped
+file.
 
 Traces are crystallization traces (objects with "actions"), workflow run
 records (objects with "stages" or "_type": "workflow_run") or governed
@@ -116,9 +121,9 @@ code-mode composition reports (objects with "run" and "calls");
 schemas/trace.v1.json and schemas/composition-report.v1.json document them. Invalid input fails the run and lists every problem
 with its file, line and JSON path, unless --skip-invalid is given.
 
-Exit status: 0 when a safe candidate was selected, 1 when none was (the
-report and a workflow saying so are still written) or on error, 2 on a usage
-error.
+Exit status: 0 when a safe candidate was selected, 1 when none was (every
+candidate rejected, receipt drift included; the report and a workflow
+saying so are still written) or on error, 2 on a usage error.
 
 Set SOURCE_DATE_EPOCH to pin generated_at for reproducible output.
 
@@ -341,6 +346,12 @@ func writeSummary(w io.Writer, r *candidate.Report, f *mineFlags, written []stri
 	for i := range r.RejectedCandidates {
 		c := &r.RejectedCandidates[i]
 		fmt.Fprintf(w, "  x %s %s: rejected: %s\n", c.ID, c.Name, problemSummary(c.RejectionReasons))
+		// Drift is the one rejection a reviewer must locate: say where.
+		for _, p := range c.RejectionReasons {
+			if p.Code == candidate.CodeReceiptDrift {
+				fmt.Fprintf(w, "      receipt drift in %s at %s\n", p.TraceID, p.Path)
+			}
+		}
 	}
 	for _, p := range r.Warnings {
 		fmt.Fprintf(w, "Warning: %s: %s\n", p.Code, p.Message)

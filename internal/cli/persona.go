@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -34,7 +35,7 @@ type personaFlags struct {
 func (f *personaFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.history, "history", "", "repair-worker history to read (JSON Lines, one record per line)")
 	fs.StringVar(&f.persona, "persona", "", "persona whose repairs to crystallize")
-	fs.IntVar(&f.minExamples, "min-examples", persona.DefaultMinExamples, "clean records (status success or ok, no validation errors) required; at least 2")
+	fs.IntVar(&f.minExamples, "min-examples", persona.DefaultMinExamples, "clean records (a successful status, no validation errors) of one recurrence group required; at least 2")
 	fs.IntVar(&f.hostedHistoryDays, "hosted-history-days", 0, "days of hosted history the persona has, as its host knows it (default: whole days between the first and last clean record)")
 	fs.IntVar(&f.minHostedHistoryDays, "min-hosted-history-days", persona.DefaultMinHostedHistoryDays, "days of hosted history required; 0 requires none")
 	fs.StringVar(&f.bundle, "bundle", "", "when the decision is proposed, write the review bundle into this directory")
@@ -54,15 +55,21 @@ downstream_action, agent_loop, finished_at}) and decides whether one
 persona's calls of its repair worker recur exactly, so the worker's model
 loop can become a deterministic step of the persona's own code.
 
-Only exact recurrence is proposed: the persona's clean records (status
-success or ok, no validation errors) must name one worker, their bundles
-one input shape and their results one output shape (a shape is the sha256
-of the structure, member names and JSON types, not the values), and one
-downstream action; there must be at least --min-examples of them, spanning
-at least --min-hosted-history-days days (between the first and the last
+Only exact recurrence is proposed. The persona's clean records (status
+success, succeeded, ok, completed, passed or done in any case, and no
+validation errors) are grouped by the exact recurrence key: worker, input
+shape of the bundle, output shape of the result (a shape is the sha256 of
+the structure, member names and JSON types, not the values) and
+downstream action. A group with at least --min-examples records spanning
+at least --min-hosted-history-days days (between its first and last
 finished_at, unless --hosted-history-days says how long the persona has
-been hosted). Otherwise the decision is gated (not enough records or
-history yet) or rejected (the records disagree), with reasons.
+been hosted) is a candidate. The strongest group is decided on: proposed
+when it is a candidate, gated (not enough records or history yet)
+otherwise; every other group is listed with its reasons, so one record
+that went another way does not veto the rest. A status that is neither a
+known success nor a known failure is a warning that names it. The
+decision is rejected when the candidate built from the chosen group does
+not hold under mining or shadow comparison.
 
 A proposal is a candidate of three steps (read the repair bundle, the
 worker's step, the downstream action), mined from the matched records and
@@ -78,6 +85,8 @@ still needs (held-out runs, a human approval).
 Output:
   Persona: NAME worker=W decision=proposed|gated|rejected examples=N history_days=D
     CODE: MESSAGE                                  (reasons, then warnings)
+  Group: worker=W downstream=A examples=N history_days=D status=candidate|gated lines=L: CODES
+                                                   (each other recurrence group)
   Candidate: ID step=FUNC shadow=PASSED/COMPARED   (proposed)
   Savings: model_calls=… input_tokens=… output_tokens=… cost_usd=… wall_ms=… (per run: …)
   Bundle: OUT (kind=K risk=R promotion=STATUS: REASONS)
@@ -90,6 +99,9 @@ FILE:LINE: $.path: message.
   {"persona", "worker", "decision", "records", "examples", "history_days",
    "history_source", "min_examples", "min_hosted_history_days",
    "input_shape", "output_shape", "downstream_action", "lines",
+   "groups": [{"worker", "input_shape", "output_shape",
+     "downstream_action", "examples", "history_days", "lines", "status",
+     "reasons"}] (the chosen group first),
    "reasons": [{"code", "message", "path"}], "warnings": [...],
    "candidate_id", "step", "savings" (candidate savings, with per_run),
    "shadow": {"compared", "passed", "pass"}, "bundle": {"path", "kind",
@@ -193,6 +205,20 @@ func writePersonaSummary(w io.Writer, f *personaFlags, res *persona.Result, m *b
 	}
 	for _, p := range res.Warnings {
 		fmt.Fprintf(w, "  warning %s: %s\n", p.Code, p.Message)
+	}
+	if len(res.Groups) > 1 {
+		for _, g := range res.Groups[1:] {
+			var codes []string
+			for _, r := range g.Reasons {
+				codes = append(codes, r.Code)
+			}
+			lines := make([]string, len(g.Lines))
+			for i, l := range g.Lines {
+				lines[i] = strconv.Itoa(l)
+			}
+			fmt.Fprintf(w, "  Group: worker=%s downstream=%s examples=%d history_days=%d status=%s lines=%s: %s\n",
+				g.Worker, strconv.Quote(g.DownstreamAction), g.Examples, g.HistoryDays, g.Status, strings.Join(lines, ","), strings.Join(codes, ", "))
+		}
 	}
 	p := res.Proposal
 	if p == nil {

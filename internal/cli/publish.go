@@ -45,6 +45,7 @@ type published struct {
 // in writeFiles). A rendering failure writes nothing.
 func publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace.Trace, o outputs) (*published, error) {
 	replay.Apply(r, sources, heldout)
+	bundle.Promote(r, o.bundleOptions)
 	r.WorkflowPath = filepath.ToSlash(o.out)
 
 	p := &published{}
@@ -92,8 +93,21 @@ func publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 	if o.bundle != "" {
 		bo := o.bundleOptions
 		bo.EvalPack = bo.EvalPack || o.evalPack != ""
+		// With nothing selected, the bundle still holds the candidate
+		// that receipt drift rejected, as kind rejected, so its review
+		// shows what was attempted and where the receipts diverged.
+		bc, wf := sel, p.workflow
+		if bc == nil {
+			if bc = bundle.Attempted(r); bc != nil {
+				src, err := codegen.Workflow(bc, o.codegen)
+				if err != nil {
+					return nil, fmt.Errorf("generating workflow %s: %w", bc.Name, err)
+				}
+				wf = src
+			}
+		}
 		m, err := bundle.Write(ctx, o.bundle, bundle.Input{
-			Report: r, Candidate: sel, Workflow: p.workflow, Sources: sources, Heldout: heldout,
+			Report: r, Candidate: bc, Workflow: wf, Sources: sources, Heldout: heldout,
 		}, bo)
 		if err != nil {
 			return nil, fmt.Errorf("writing bundle %s: %w", o.bundle, err)

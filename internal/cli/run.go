@@ -60,8 +60,13 @@ A bundle whose promotion status is not ready runs only with --dry-run, or
 with --allow-unapproved, which the run records.
 
 --dry-run executes nothing: every call is recorded with its resolved
-arguments and answered from the bundle's fixtures (None when none match);
-approvals pass. --approve NAME approves the boundary NAME in advance; without
+arguments and answered with the candidate's expected output when the
+traces agreed on one, otherwise with a placeholder of the recorded shape
+(the bundle's fixtures, else the members the workflow reads from the
+result) whose leaves say they are placeholders ("<dry-run: step 1
+branch>"), or None when nothing was recorded and nothing reads the
+result; so a workflow with data flow goes through every step, and the
+summary lists what each step would have received. Approvals pass. --approve NAME approves the boundary NAME in advance; without
 it ctx.approve asks on the terminal when stdin is one, and otherwise
 suspends the run in state pending_approval (exit status 1), to be continued
 with "crystallize resume RUN-ID --approve NAME" (or --reject NAME).
@@ -109,10 +114,12 @@ null), "dir",
 ({"candidate_id", "passed", "expected_receipts", "receipts", "divergence"
 ({"path", "left", "right", "message"} or null), "warnings"} or null),
 "commands" ([{"step", "name", "argv", "dir", "exit_code"}], the programs
-ctx.exec ran or, in a dry run, would run)}; with --check, {"workflow",
-"tools", "unbound", "commands" ([{"name", "argv", "capability", "binding",
-"declared", "granted"}]), "grants" (the exec capabilities needed),
-"missing_grants", "undeclared"}.`,
+ctx.exec ran or, in a dry run, would run), "dry_run_calls" ([{"step",
+"tool", "arguments", "answer", "source"}], source expected_output,
+placeholder or nothing_recorded; empty unless --dry-run)}; with --check,
+{"workflow", "tools", "unbound", "commands" ([{"name", "argv",
+"capability", "binding", "declared", "granted"}]), "grants" (the exec
+capabilities needed), "missing_grants", "undeclared"}.`,
 		Example: `  crystallize run bump.star --param branch=deps/x --param module=golang.org/x/net \
       --param version=v0.33.0 --param message='bump x/net' --param title='Bump x/net'
   crystallize run bundle/ --params params.json --dry-run --json
@@ -370,6 +377,9 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 			fmt.Fprintf(w, "  drift from candidate %s at %s: %s\n", v.CandidateID, v.Divergence.Path, v.Divergence.Message)
 		}
 	}
+	for _, c := range r.DryRunCalls {
+		fmt.Fprintf(w, "  step %d %s %s → %s (%s)\n", c.Step, c.Tool, compactJSON(c.Arguments), compactJSON(c.Answer), strings.ReplaceAll(c.Source, "_", " "))
+	}
 	fmt.Fprintf(w, "  duration: %s\n", r.Duration.Round(1e6))
 	fmt.Fprintf(w, "  recorded in: %s\n", r.Dir)
 }
@@ -389,8 +399,30 @@ func writeRunJSON(w io.Writer, r *runtime.Result) error {
 		"receipts": len(r.Receipts), "refusals": refusals, "duration_ms": r.Duration.Milliseconds(),
 		"tokens_used": r.TokensUsed, "cost_usd": r.CostUSD, "pending": r.Pending,
 		"dir": r.Dir, "dry_run": r.DryRun, "allow_unapproved": r.AllowUnapproved, "error": r.Error, "output": r.Output,
-		"verification": r.Verification, "commands": commands,
+		"verification": r.Verification, "commands": commands, "dry_run_calls": dryRunCalls(r),
 	})
+}
+
+// compactJSON renders v on one line, keys sorted, "<" and ">" as they are
+// (placeholders are written "<dry-run: …>").
+func compactJSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprintf("%q", err.Error())
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// dryRunCalls is the --json form of a dry run's calls: [{"step", "tool",
+// "arguments", "answer", "source"}], empty for a run that executes.
+func dryRunCalls(r *runtime.Result) []map[string]any {
+	out := []map[string]any{}
+	for _, c := range r.DryRunCalls {
+		out = append(out, map[string]any{"step": c.Step, "tool": c.Tool, "arguments": c.Arguments, "answer": c.Answer, "source": c.Source})
+	}
+	return out
 }
 
 // stdinPrompter returns a prompter asking on the terminal, or nil when

@@ -22,13 +22,14 @@ type Decision string
 
 // Decisions.
 const (
-	// Proposed: the records recur exactly; a candidate is proposed.
+	// Proposed: a group of records recurs exactly; a candidate is
+	// proposed.
 	Proposed Decision = "proposed"
-	// Gated: nothing disagrees, but there are not enough clean records or
-	// not enough history yet.
+	// Gated: no recurrence group has enough clean records or enough
+	// history yet.
 	Gated Decision = "gated"
-	// Rejected: the persona's clean records disagree (worker, shapes or
-	// downstream action), or the candidate built from them did not hold.
+	// Rejected: the candidate built from the chosen group's records did
+	// not hold under mining or shadow comparison.
 	Rejected Decision = "rejected"
 )
 
@@ -41,15 +42,21 @@ const (
 	// CodeInsufficientHistory: the clean records span fewer days than
 	// MinHostedHistoryDays (gated).
 	CodeInsufficientHistory = "insufficient_history"
-	// CodeWorkerMismatch: the persona's clean records name more than one
-	// worker (rejected).
-	CodeWorkerMismatch = "worker_mismatch"
-	// CodeShapeMismatch: the clean records' bundles (path $.bundle) or
-	// results (path $.result) have more than one shape (rejected).
-	CodeShapeMismatch = "shape_mismatch"
-	// CodeDownstreamMismatch: the clean records name more than one
-	// downstream action (rejected).
+	// CodeWorkerMismatch, CodeShapeMismatch (path $.bundle or $.result)
+	// and CodeDownstreamMismatch say how a listed group's key differs
+	// from the chosen group's.
+	CodeWorkerMismatch     = "worker_mismatch"
+	CodeShapeMismatch      = "shape_mismatch"
 	CodeDownstreamMismatch = "downstream_mismatch"
+	// CodeWeakerGroup: a listed group that has enough records and history
+	// but fewer records (or less history) than the chosen one.
+	CodeWeakerGroup = "weaker_group"
+	// CodeOtherGroups is a warning: the clean records form more than one
+	// recurrence group; Result.Groups lists them.
+	CodeOtherGroups = "other_groups"
+	// CodeUnknownStatus is a warning: records whose status is neither a
+	// success nor a known failure, named, and left out.
+	CodeUnknownStatus = "unknown_status"
 	// CodeCandidateRejected: the records agreed, but mining or shadow
 	// comparison rejected the candidate built from them (rejected); the
 	// candidate's own reasons follow it.
@@ -129,8 +136,8 @@ type Result struct {
 	Persona  string   `json:"persona"`
 	Worker   string   `json:"worker"`
 	Decision Decision `json:"decision"`
-	// Records counts the persona's records; Examples the clean ones that
-	// the decision rests on.
+	// Records counts the persona's records; Examples the clean records of
+	// the chosen recurrence group, which the decision rests on.
 	Records  int `json:"records"`
 	Examples int `json:"examples"`
 	// HistoryDays is the hosted history in whole days; HistorySource says
@@ -140,8 +147,8 @@ type Result struct {
 	// MinExamples and MinHostedHistoryDays are the thresholds applied.
 	MinExamples          int `json:"min_examples"`
 	MinHostedHistoryDays int `json:"min_hosted_history_days"`
-	// InputShape, OutputShape and DownstreamAction are what the clean
-	// records share, empty when they disagree or there are none.
+	// Worker, InputShape, OutputShape and DownstreamAction are the chosen
+	// group's key, empty when there is no clean record.
 	InputShape       string `json:"input_shape"`
 	OutputShape      string `json:"output_shape"`
 	DownstreamAction string `json:"downstream_action"`
@@ -149,20 +156,33 @@ type Result struct {
 	// that do not decide (unclean records, varying result members).
 	Reasons  []candidate.Problem `json:"reasons"`
 	Warnings []candidate.Problem `json:"warnings"`
-	// Lines are the lines of the clean records, in file order.
+	// Lines are the lines of the chosen group's records, in file order.
 	Lines []int `json:"lines"`
+	// Groups are the recurrence groups of the clean records, the chosen
+	// one first, then the others from the strongest, each with its
+	// status and reasons.
+	Groups []Group `json:"groups"`
 	// Proposal is set when Decision is Proposed.
 	Proposal *Proposal `json:"-"`
 
-	// matched are the clean records, in file order.
+	// matched are the chosen group's records, in file order.
 	matched []*Record
 }
 
 // Evaluate decides whether the persona's records recur exactly. It does
-// not build the candidate (Crystallize does): it is the gate alone. The
-// rules are those of the package comment, applied to the clean records of
-// the persona in file order; disagreement rejects whatever the counts, and
-// every gate that fails is listed. It fails only for invalid options.
+// not build the candidate (Crystallize does): it is the gate alone.
+//
+// Recurrence is a grouping, not a veto: the clean records of the persona
+// are grouped by the exact recurrence key (worker, input shape, output
+// shape, downstream action), in order of first appearance. A group with
+// at least MinExamples records and MinHostedHistoryDays of history is a
+// candidate; the strongest (eligible first, then most records, then
+// longest history, then first seen) is the one decided on, and every
+// other group is listed in Result.Groups with why it was not chosen. So
+// one record that went another way (a close among merges) no longer
+// hides the recurrence of the others. The decision is Proposed when the
+// strongest group is a candidate and Gated otherwise, with that group's
+// reasons. It fails only for invalid options.
 func Evaluate(records []*Record, opts Options) (*Result, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
@@ -175,31 +195,45 @@ func Evaluate(records []*Record, opts Options) (*Result, error) {
 		Reasons:              []candidate.Problem{},
 		Warnings:             []candidate.Problem{},
 		Lines:                []int{},
+		Groups:               []Group{},
 	}
-	var unclean []int
+	if opts.HostedHistoryDays != nil {
+		res.HistorySource = HistoryFromHost
+	}
+	var clean []*Record
+	var failed []int
+	unknown := map[string][]int{}
+	var unknownOrder []string
 	for _, r := range records {
 		if r.Persona != opts.Persona {
 			continue
 		}
 		res.Records++
-		if !r.Clean() {
-			unclean = append(unclean, r.Line)
+		if r.Clean() {
+			clean = append(clean, r)
 			continue
 		}
-		res.matched = append(res.matched, r)
-		res.Lines = append(res.Lines, r.Line)
+		if _, known := StatusSucceeded(r.Status); !known {
+			if _, seen := unknown[r.Status]; !seen {
+				unknownOrder = append(unknownOrder, r.Status)
+			}
+			unknown[r.Status] = append(unknown[r.Status], r.Line)
+			continue
+		}
+		failed = append(failed, r.Line)
 	}
-	res.Examples = len(res.matched)
-	if len(unclean) > 0 {
+	if len(failed) > 0 {
 		res.Warnings = append(res.Warnings, candidate.Problem{
 			Code:    CodeUncleanRecords,
-			Message: fmt.Sprintf("%d record(s) of %s failed or carry validation errors and are left out (lines %s)", len(unclean), opts.Persona, lineList(unclean)),
+			Message: fmt.Sprintf("%d record(s) of %s failed or carry validation errors and are left out (lines %s)", len(failed), opts.Persona, lineList(failed)),
 		})
 	}
-	res.HistoryDays = historyDays(res.matched)
-	if opts.HostedHistoryDays != nil {
-		res.HistoryDays = *opts.HostedHistoryDays
-		res.HistorySource = HistoryFromHost
+	for _, st := range unknownOrder {
+		res.Warnings = append(res.Warnings, candidate.Problem{
+			Code:    CodeUnknownStatus,
+			Message: fmt.Sprintf("status %s is neither a success (%s) nor a known failure; %d record(s) left out (lines %s)", strconv.Quote(st), strings.Join(successStatuses, ", "), len(unknown[st]), lineList(unknown[st])),
+			Path:    "$.status",
+		})
 	}
 	if res.Records == 0 {
 		res.Decision = Gated
@@ -210,75 +244,185 @@ func Evaluate(records []*Record, opts Options) (*Result, error) {
 		return res, nil
 	}
 
-	// Disagreement first: more records would not make it recur.
-	workers := groups(res.matched, func(r *Record) string { return r.Worker })
-	inputs := groups(res.matched, func(r *Record) string { return Shape(r.Bundle) })
-	outputs := groups(res.matched, func(r *Record) string { return Shape(resultValue(r)) })
-	actions := groups(res.matched, func(r *Record) string { return r.DownstreamAction })
-	res.Worker = only(workers)
-	if res.Worker == "" && len(res.matched) == 0 {
+	groups := recurrenceGroups(clean)
+	for i := range groups {
+		g := &groups[i]
+		g.HistoryDays = historyDays(g.records)
+		if opts.HostedHistoryDays != nil {
+			g.HistoryDays = *opts.HostedHistoryDays
+		}
+		g.Reasons = gateReasons(res, g, len(failed), len(unknownLines(unknown)))
+	}
+	// The strongest group first; the sort is stable, so equal groups keep
+	// the order in which they first appear.
+	slices.SortStableFunc(groups, func(a, b Group) int {
+		switch {
+		case (len(a.Reasons) == 0) != (len(b.Reasons) == 0):
+			if len(a.Reasons) == 0 {
+				return -1
+			}
+			return 1
+		case a.Examples != b.Examples:
+			return b.Examples - a.Examples
+		}
+		return b.HistoryDays - a.HistoryDays
+	})
+
+	if len(groups) == 0 {
 		// No clean record: name the worker the persona's records name,
 		// when they name one, so the summary line says what was gated.
-		all := groups(personaRecords(records, opts.Persona), func(r *Record) string { return r.Worker })
+		all := keyGroups(personaRecords(records, opts.Persona), func(r *Record) string { return r.Worker })
 		res.Worker = only(all)
-	}
-	res.InputShape, res.OutputShape, res.DownstreamAction = only(inputs), only(outputs), only(actions)
-	if len(workers) > 1 {
-		res.Reasons = append(res.Reasons, candidate.Problem{
-			Code:    CodeWorkerMismatch,
-			Message: fmt.Sprintf("the clean records name %d workers: %s", len(workers), describeGroups(workers, quoted)),
-			Path:    "$.worker",
-		})
-	}
-	if len(inputs) > 1 {
-		res.Reasons = append(res.Reasons, candidate.Problem{
-			Code:    CodeShapeMismatch,
-			Message: fmt.Sprintf("the repair bundles have %d input shapes: %s", len(inputs), describeGroups(inputs, short)),
-			Path:    "$.bundle",
-		})
-	}
-	if len(outputs) > 1 {
-		res.Reasons = append(res.Reasons, candidate.Problem{
-			Code:    CodeShapeMismatch,
-			Message: fmt.Sprintf("the results have %d output shapes: %s", len(outputs), describeGroups(outputs, short)),
-			Path:    "$.result",
-		})
-	}
-	if len(actions) > 1 {
-		res.Reasons = append(res.Reasons, candidate.Problem{
-			Code:    CodeDownstreamMismatch,
-			Message: fmt.Sprintf("the records name %d downstream actions: %s", len(actions), describeGroups(actions, quoted)),
-			Path:    "$.downstream_action",
-		})
-	}
-	if len(res.Reasons) > 0 {
-		res.Decision = Rejected
+		res.HistoryDays = 0
+		if opts.HostedHistoryDays != nil {
+			res.HistoryDays = *opts.HostedHistoryDays
+		}
+		res.Reasons = gateReasons(res, &Group{HistoryDays: res.HistoryDays}, len(failed), len(unknownLines(unknown)))
+		res.Decision = Gated
 		return res, nil
 	}
 
-	if res.Examples < res.MinExamples {
-		msg := fmt.Sprintf("%d clean record(s) of %s, fewer than the %d required", res.Examples, opts.Persona, res.MinExamples)
-		if len(unclean) > 0 {
-			msg += fmt.Sprintf(" (%d more failed or carry validation errors)", len(unclean))
-		}
-		res.Reasons = append(res.Reasons, candidate.Problem{Code: CodeTooFewExamples, Message: msg})
+	best := &groups[0]
+	res.Worker, res.InputShape, res.OutputShape, res.DownstreamAction = best.Worker, best.InputShape, best.OutputShape, best.DownstreamAction
+	res.Examples, res.HistoryDays, res.Lines, res.matched = best.Examples, best.HistoryDays, best.Lines, best.records
+	res.Reasons = append(res.Reasons, best.Reasons...)
+	if len(best.Reasons) == 0 {
+		best.Status = GroupProposed
+		res.Decision = Proposed
+	} else {
+		best.Status = GroupGated
+		res.Decision = Gated
 	}
-	if res.HistoryDays < res.MinHostedHistoryDays {
+	for i := range groups[1:] {
+		g := &groups[i+1]
+		g.Status = GroupGated
+		if len(g.Reasons) == 0 {
+			g.Status = GroupCandidate
+			g.Reasons = append(g.Reasons, candidate.Problem{
+				Code:    CodeWeakerGroup,
+				Message: fmt.Sprintf("%d record(s) over %d day(s); the chosen group has %d over %d", g.Examples, g.HistoryDays, best.Examples, best.HistoryDays),
+			})
+		}
+		g.Reasons = append(g.Reasons, differences(best, g)...)
+	}
+	res.Groups = groups
+	if len(groups) > 1 {
+		res.Warnings = append(res.Warnings, candidate.Problem{
+			Code:    CodeOtherGroups,
+			Message: fmt.Sprintf("the clean records of %s form %d recurrence groups; %d other group(s) are listed with their reasons", opts.Persona, len(groups), len(groups)-1),
+		})
+	}
+	return res, nil
+}
+
+// Statuses of a Group.
+const (
+	// GroupProposed: the group the decision rests on, and a candidate.
+	GroupProposed = "proposed"
+	// GroupCandidate: a group with enough records and history that is
+	// weaker than the proposed one.
+	GroupCandidate = "candidate"
+	// GroupGated: a group with too few records or too short a history.
+	GroupGated = "gated"
+)
+
+// Group is the clean records of a persona that share the exact
+// recurrence key: worker, input shape, output shape, downstream action.
+type Group struct {
+	Worker           string `json:"worker"`
+	InputShape       string `json:"input_shape"`
+	OutputShape      string `json:"output_shape"`
+	DownstreamAction string `json:"downstream_action"`
+	Examples         int    `json:"examples"`
+	HistoryDays      int    `json:"history_days"`
+	Lines            []int  `json:"lines"`
+	// Status is GroupProposed, GroupCandidate or GroupGated; Reasons say
+	// why a group was not proposed, and how it differs from the group
+	// that was.
+	Status  string              `json:"status"`
+	Reasons []candidate.Problem `json:"reasons"`
+
+	records []*Record
+}
+
+// recurrenceGroups groups the clean records by the exact recurrence key,
+// in order of first appearance.
+func recurrenceGroups(clean []*Record) []Group {
+	var out []Group
+	index := map[[4]string]int{}
+	for _, r := range clean {
+		k := [4]string{r.Worker, Shape(r.Bundle), Shape(resultValue(r)), r.DownstreamAction}
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			out = append(out, Group{Worker: k[0], InputShape: k[1], OutputShape: k[2], DownstreamAction: k[3], Lines: []int{}, Reasons: []candidate.Problem{}})
+		}
+		g := &out[i]
+		g.records = append(g.records, r)
+		g.Lines = append(g.Lines, r.Line)
+		g.Examples++
+	}
+	return out
+}
+
+// gateReasons are the thresholds group g misses; failed and unknown count
+// the persona's records left out, for the message.
+func gateReasons(res *Result, g *Group, failed, unknown int) []candidate.Problem {
+	out := []candidate.Problem{}
+	if g.Examples < res.MinExamples {
+		msg := fmt.Sprintf("%d clean record(s) of %s, fewer than the %d required", g.Examples, res.Persona, res.MinExamples)
+		switch {
+		case failed > 0 && unknown > 0:
+			msg += fmt.Sprintf(" (%d more failed or carry validation errors, %d more have an unknown status)", failed, unknown)
+		case failed > 0:
+			msg += fmt.Sprintf(" (%d more failed or carry validation errors)", failed)
+		case unknown > 0:
+			msg += fmt.Sprintf(" (%d more have an unknown status)", unknown)
+		}
+		out = append(out, candidate.Problem{Code: CodeTooFewExamples, Message: msg})
+	}
+	if g.HistoryDays < res.MinHostedHistoryDays {
 		from := "between the first and the last clean record"
 		if res.HistorySource == HistoryFromHost {
 			from = "of hosted history, as given"
 		}
-		res.Reasons = append(res.Reasons, candidate.Problem{
+		out = append(out, candidate.Problem{
 			Code:    CodeInsufficientHistory,
-			Message: fmt.Sprintf("%d day(s) %s, fewer than the %d required", res.HistoryDays, from, res.MinHostedHistoryDays),
+			Message: fmt.Sprintf("%d day(s) %s, fewer than the %d required", g.HistoryDays, from, res.MinHostedHistoryDays),
 		})
 	}
-	if len(res.Reasons) > 0 {
-		res.Decision = Gated
-		return res, nil
+	return out
+}
+
+// differences says how group g's key differs from the chosen group's.
+func differences(best, g *Group) []candidate.Problem {
+	var out []candidate.Problem
+	if g.Worker != best.Worker {
+		out = append(out, candidate.Problem{Code: CodeWorkerMismatch, Path: "$.worker",
+			Message: fmt.Sprintf("worker %s, the chosen group's is %s", quoted(g.Worker), quoted(best.Worker))})
 	}
-	res.Decision = Proposed
-	return res, nil
+	if g.InputShape != best.InputShape {
+		out = append(out, candidate.Problem{Code: CodeShapeMismatch, Path: "$.bundle",
+			Message: fmt.Sprintf("input shape %s, the chosen group's is %s", short(g.InputShape), short(best.InputShape))})
+	}
+	if g.OutputShape != best.OutputShape {
+		out = append(out, candidate.Problem{Code: CodeShapeMismatch, Path: "$.result",
+			Message: fmt.Sprintf("output shape %s, the chosen group's is %s", short(g.OutputShape), short(best.OutputShape))})
+	}
+	if g.DownstreamAction != best.DownstreamAction {
+		out = append(out, candidate.Problem{Code: CodeDownstreamMismatch, Path: "$.downstream_action",
+			Message: fmt.Sprintf("downstream action %s, the chosen group's is %s", quoted(g.DownstreamAction), quoted(best.DownstreamAction))})
+	}
+	return out
+}
+
+func unknownLines(m map[string][]int) []int {
+	var out []int
+	for _, l := range m {
+		out = append(out, l...)
+	}
+	return out
 }
 
 // resultValue is the record's result as a JSON value: nil (null) when it
@@ -324,8 +468,8 @@ type group struct {
 	lines []int
 }
 
-// groups partitions the records by key, in order of first appearance.
-func groups(records []*Record, key func(*Record) string) []group {
+// keyGroups partitions the records by key, in order of first appearance.
+func keyGroups(records []*Record, key func(*Record) string) []group {
 	var out []group
 	for _, r := range records {
 		k := key(r)
@@ -355,19 +499,6 @@ func short(s string) string {
 		return s[:len("sha256:")+12]
 	}
 	return s
-}
-
-// describeGroups renders groups as `key (lines 1, 3); key (line 2)`.
-func describeGroups(gs []group, show func(string) string) string {
-	parts := make([]string, len(gs))
-	for i, g := range gs {
-		word := "lines"
-		if len(g.lines) == 1 {
-			word = "line"
-		}
-		parts[i] = fmt.Sprintf("%s (%s %s)", show(g.key), word, lineList(g.lines))
-	}
-	return strings.Join(parts, "; ")
 }
 
 func lineList(lines []int) string {

@@ -8,20 +8,24 @@
 // (Decode), each with the repair bundle the worker was given, the result it
 // returned, the action the persona took next, what the worker's model loop
 // cost and when it finished. Evaluate decides, for one persona, whether its
-// records recur exactly:
+// records recur exactly. Recurrence is a grouping, not a veto: the clean
+// records (a successful status, StatusSucceeded, and no validation errors)
+// are grouped by the exact recurrence key
 //
 //   - the same worker;
 //   - the same input shape (Shape of the bundle) and output shape (Shape of
 //     the result);
 //   - the same downstream action;
-//   - at least Options.MinExamples clean records (status success or ok and
-//     no validation errors);
-//   - at least Options.MinHostedHistoryDays days between the first and the
-//     last of them, or as many days of hosted history as the caller says.
 //
-// Records that disagree make the decision Rejected; too few records or too
-// short a history make it Gated; otherwise it is Proposed. Every reason is
-// a candidate.Problem with a stable code (the Code constants).
+// and a group is a candidate when it has at least Options.MinExamples
+// records over at least Options.MinHostedHistoryDays days (between its
+// first and last record, or as many days of hosted history as the caller
+// says). The strongest group is decided on: Proposed when it is a
+// candidate, Gated otherwise; the other groups are listed with their
+// reasons (Result.Groups), so one record that went another way does not
+// hide the recurrence of the rest. A status that is neither a known success
+// nor a known failure is a warning that names it. Every reason is a
+// candidate.Problem with a stable code (the Code constants).
 //
 // A proposal goes through the same pipeline as any other candidate, with no
 // parallel copy of candidate assembly: each matched record becomes a
@@ -37,7 +41,7 @@
 // of the bundle as reads of it. It is review material for the persona
 // package, never applied automatically.
 //
-// The invariant: only exact recurrence is proposed, and everything is a
+// The invariant: only exact recurrence (one group) is proposed, and everything is a
 // pure function of the records and options: no clock, no file written, the
 // same input gives the same decision, candidate and patch bytes.
 package persona

@@ -128,15 +128,27 @@ func TestEvaluateDecisions(t *testing.T) {
 			[]line{{status: "failed", day: 0}, {status: "error", day: 100}, {errs: `["x"]`, day: 200}},
 			Options{}, Gated, []string{CodeTooFewExamples, CodeInsufficientHistory}, nil, []string{CodeUncleanRecords},
 		},
-		{"worker mismatch", append(recurring(), line{worker: "lint_fix", day: 5}), Options{}, Rejected, []string{CodeWorkerMismatch}, []string{"$.worker"}, []string{}},
-		{"input shape mismatch", append(recurring(), line{bundle: otherBundle, day: 5}), Options{}, Rejected, []string{CodeShapeMismatch}, []string{"$.bundle"}, []string{}},
-		{"output shape mismatch", append(recurring(), line{result: otherResult, day: 5}), Options{}, Rejected, []string{CodeShapeMismatch}, []string{"$.result"}, []string{}},
-		{"downstream mismatch", append(recurring(), line{action: "request_review", day: 5}), Options{}, Rejected, []string{CodeDownstreamMismatch}, []string{"$.downstream_action"}, []string{}},
+		// One record that went another way forms a group of its own; it
+		// does not veto the recurring group.
+		{"worker mismatch", append(recurring(), line{worker: "lint_fix", day: 5}), Options{}, Proposed, []string{}, nil, []string{CodeOtherGroups}},
+		{"input shape mismatch", append(recurring(), line{bundle: otherBundle, day: 5}), Options{}, Proposed, []string{}, nil, []string{CodeOtherGroups}},
+		{"output shape mismatch", append(recurring(), line{result: otherResult, day: 5}), Options{}, Proposed, []string{}, nil, []string{CodeOtherGroups}},
+		{"downstream mismatch", append(recurring(), line{action: "close", day: 5}), Options{}, Proposed, []string{}, nil, []string{CodeOtherGroups}},
 		{
-			// Disagreement rejects even when the gates would also fail.
-			"disagreement before gates",
+			// No group is large enough: the strongest group's gates.
+			"groups all too small",
 			[]line{{day: 0}, {action: "request_review", day: 1}},
-			Options{}, Rejected, []string{CodeDownstreamMismatch}, nil, []string{},
+			Options{}, Gated, []string{CodeTooFewExamples, CodeInsufficientHistory}, nil, []string{CodeOtherGroups},
+		},
+		{
+			"success vocabulary, any case",
+			[]line{{status: "completed", day: 0}, {status: "Succeeded", day: 30}, {status: "PASSED", day: 60}, {status: "done", day: 90}, {status: "OK", day: 100}, {status: "Success", day: 120}},
+			Options{}, Proposed, []string{}, nil, []string{},
+		},
+		{
+			"unknown status is named",
+			append(recurring(), line{status: "finished_ok", day: 130}),
+			Options{}, Proposed, []string{}, nil, []string{CodeUnknownStatus},
 		},
 	}
 	for _, tt := range tests {
@@ -166,6 +178,87 @@ func TestEvaluateDecisions(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestEvaluateGroups checks the grouping: a history of four merges and one
+// close over 120 days, all completed, proposes the merges and lists the
+// close with why it was not chosen; two eligible groups propose the
+// larger and list the other as a weaker candidate.
+func TestEvaluateGroups(t *testing.T) {
+	type grp struct {
+		Action   string
+		Examples int
+		Status   string
+		Reasons  []string
+		Lines    []int
+	}
+	summarize := func(res *Result) []grp {
+		var out []grp
+		for _, g := range res.Groups {
+			out = append(out, grp{g.DownstreamAction, g.Examples, g.Status, codes(g.Reasons), g.Lines})
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		lines    []line
+		decision Decision
+		action   string
+		groups   []grp
+	}{
+		{
+			"one close among four merges",
+			[]line{{status: "completed", day: 0}, {status: "completed", day: 40}, {status: "completed", action: "close", day: 60}, {status: "completed", day: 80}, {status: "completed", day: 120}},
+			Proposed, "merge_pull_request",
+			[]grp{
+				{"merge_pull_request", 4, GroupProposed, []string{}, []int{1, 2, 4, 5}},
+				{"close", 1, GroupGated, []string{CodeTooFewExamples, CodeInsufficientHistory, CodeDownstreamMismatch}, []int{3}},
+			},
+		},
+		{
+			"two eligible groups",
+			[]line{{action: "close", day: 0}, {day: 1}, {action: "close", day: 50}, {day: 40}, {action: "close", day: 100}, {day: 80}, {day: 120}},
+			Proposed, "merge_pull_request",
+			[]grp{
+				{"merge_pull_request", 4, GroupProposed, []string{}, []int{2, 4, 6, 7}},
+				{"close", 3, GroupCandidate, []string{CodeWeakerGroup, CodeDownstreamMismatch}, []int{1, 3, 5}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Evaluate(decode(t, tt.lines...), Options{Persona: "merge_captain"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Decision != tt.decision || res.DownstreamAction != tt.action {
+				t.Errorf("Decision, DownstreamAction = %s, %q; want %s, %q (reasons %v)", res.Decision, res.DownstreamAction, tt.decision, tt.action, res.Reasons)
+			}
+			if diff := cmp.Diff(tt.groups, summarize(res)); diff != "" {
+				t.Errorf("groups (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// Crystallize builds the proposal from the chosen group alone.
+	res, err := Crystallize(context.Background(), decode(t, tests[0].lines...), Options{Persona: "merge_captain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Decision != Proposed || res.Proposal == nil || len(res.Proposal.Traces) != 4 {
+		t.Fatalf("Crystallize = %s with %v; want proposed from 4 records", res.Decision, res.Reasons)
+	}
+}
+
+// TestUnknownStatusMessage checks that the warning names the status.
+func TestUnknownStatusMessage(t *testing.T) {
+	res, err := Evaluate(decode(t, append(recurring(), line{status: "finished_ok", day: 130})...), Options{Persona: "merge_captain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := res.Warnings[0]
+	if w.Code != CodeUnknownStatus || !strings.Contains(w.Message, `"finished_ok"`) || !strings.Contains(w.Message, "line") || w.Path != "$.status" {
+		t.Errorf("warning = %+v, want unknown_status naming \"finished_ok\" and its line", w)
+	}
+}
 
 func TestEvaluateHistoryDays(t *testing.T) {
 	res, err := Evaluate(decode(t, line{day: 120}, line{day: 0}, line{day: 45}), Options{Persona: "merge_captain"})

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -54,10 +56,32 @@ type AgentLoop struct {
 	WallMS       int64
 }
 
-// Clean reports whether the record counts as an example: status success or
-// ok and no validation errors.
+// Clean reports whether the record counts as an example: a successful
+// status (StatusSucceeded) and no validation errors.
 func (r *Record) Clean() bool {
-	return (r.Status == "success" || r.Status == "ok") && len(r.ValidationErrors) == 0
+	ok, _ := StatusSucceeded(r.Status)
+	return ok && len(r.ValidationErrors) == 0
+}
+
+// Status words of repair-worker records, compared case-insensitively.
+// Producers write success in several words (harn's workers write
+// "completed" as often as "success"), so reading only one of them would
+// count clean history as failed.
+var (
+	successStatuses = []string{"success", "succeeded", "ok", "completed", "passed", "done"}
+	failureStatuses = []string{"failure", "failed", "fail", "error", "errored", "cancelled", "canceled", "timeout", "timed_out", "aborted", "rejected", "skipped", "crashed"}
+)
+
+// StatusSucceeded reports whether status says the worker succeeded, and
+// whether the word is known at all. An unknown status is not a success,
+// but it is not a known failure either: Evaluate warns about it by name
+// instead of counting it silently as failed.
+func StatusSucceeded(status string) (succeeded, known bool) {
+	s := strings.ToLower(strings.TrimSpace(status))
+	if slices.Contains(successStatuses, s) {
+		return true, true
+	}
+	return false, slices.Contains(failureStatuses, s)
 }
 
 // maxLine bounds one record. A repair record is a few kilobytes; a line

@@ -50,21 +50,28 @@ var lowering = map[string]struct{ kind, mode string }{
 //     tools, a capability_policy of its own tools and side-effect level,
 //     and metadata.task_plan_kind (the IR kind, which the workflow kind
 //     alone does not recover), metadata.purpose and metadata.effects;
-//   - agent_loop: done_sentinel and max_iterations (default 8);
+//   - agent_loop: done_sentinel and max_iterations (default 8), and the
+//     block itself as metadata.agent_loop (stop_after_successful_tools
+//     included);
 //   - sub_agent: metadata.worker_name, worker_preset, worker_task_label
 //     from sub_agent.worker_name, preset, task_label;
 //   - workflow_map: map_policy from map.items, item_artifact_kind,
 //     max_concurrency;
 //   - verify: the verify block verbatim;
 //   - human_gate: metadata.human_gate = true, approval_id,
-//     approval_prompt, approval_skippable from approval.*;
+//     approval_prompt, approval_skippable (false when absent) from
+//     human_gate.approval_id, prompt, skippable (or the alias approval.id,
+//     prompt, skippable);
 //   - deterministic_command: metadata.command_tool, command_args;
 //   - join: join_policy {"strategy": "all"};
 //   - compact: auto_compact {enabled, token_threshold} from
 //     compact.threshold_tokens (else the plan's
 //     compaction_policy.threshold_tokens) and
 //     metadata.compact_preserve_recent likewise;
-//   - model_policy verbatim, then lowering_overrides merged last, member
+//   - system as the node's system prompt, metadata under the IR's own
+//     metadata keys, model_policy from model (provider, model,
+//     tier → model_tier, temperature, max_tokens) with the node's
+//     model_policy merged over it, then lowering_overrides merged last, member
 //     by member (an override replaces a whole member, it is not merged
 //     into it: "verbatim", as the IR specifies).
 //
@@ -72,7 +79,8 @@ var lowering = map[string]struct{ kind, mode string }{
 // and read_only when absent: deny by default), its model_policy the
 // plan's, and metadata.task_plan keeps the objective, the effective
 // budgets, the policies, verification, unknowns, the node order and the
-// plan's source hash, so a receipt or a promotion gate can read them.
+// plan's source hash, so a receipt or a promotion gate can read them; the
+// plan's own metadata sits beside task_plan.
 //
 // The graph's id is "task_plan_" + the first 16 hex digits of the plan's
 // sha256: the same plan always compiles to the same graph.
@@ -133,7 +141,13 @@ func Compile(p *Plan) (*Graph, error) {
 	if p.Unknowns != nil {
 		tp["unknowns"] = p.Unknowns
 	}
-	g.Metadata = map[string]any{"task_plan": tp}
+	g.Metadata = map[string]any{}
+	for k, v := range p.Metadata {
+		if !strings.HasPrefix(k, "x-") {
+			g.Metadata[k] = v
+		}
+	}
+	g.Metadata["task_plan"] = tp
 	return g, nil
 }
 
@@ -164,7 +178,18 @@ func lowerNode(p *Plan, n *Node) map[string]any {
 	}
 	out["capability_policy"] = map[string]any{"tools": policyTools, "side_effect_level": level}
 
-	md := map[string]any{"task_plan_kind": n.Kind}
+	// The node's own metadata goes in first, so the IR's keys below
+	// cannot be shadowed by it.
+	md := map[string]any{}
+	for k, v := range n.Metadata {
+		if !strings.HasPrefix(k, "x-") {
+			md[k] = v
+		}
+	}
+	md["task_plan_kind"] = n.Kind
+	if n.System != "" {
+		out["system"] = n.System
+	}
 	if n.Purpose != "" {
 		md["purpose"] = n.Purpose
 	}
@@ -173,6 +198,9 @@ func lowerNode(p *Plan, n *Node) map[string]any {
 	}
 	switch n.Kind {
 	case "agent_loop":
+		if n.AgentLoop != nil {
+			md["agent_loop"] = withoutExtensions(n.AgentLoop)
+		}
 		out["max_iterations"] = json.Number("8")
 		if v, ok := n.AgentLoop["max_iterations"]; ok {
 			out["max_iterations"] = v
@@ -196,9 +224,10 @@ func lowerNode(p *Plan, n *Node) map[string]any {
 		}
 	case "human_gate":
 		md["human_gate"] = true
-		lift(md, n.Approval, "id", "approval_id")
-		lift(md, n.Approval, "prompt", "approval_prompt")
-		lift(md, n.Approval, "skippable", "approval_skippable")
+		lift(md, n.HumanGate, "approval_id", "approval_id")
+		lift(md, n.HumanGate, "prompt", "approval_prompt")
+		md["approval_skippable"] = false
+		lift(md, n.HumanGate, "skippable", "approval_skippable")
 	case "deterministic_command":
 		lift(md, n.Command, "tool", "command_tool")
 		args := []any{}
@@ -219,8 +248,17 @@ func lowerNode(p *Plan, n *Node) map[string]any {
 		}
 	}
 	out["metadata"] = md
-	if n.ModelPolicy != nil {
-		out["model_policy"] = n.ModelPolicy
+	// model {provider, model, tier, temperature, max_tokens} is the IR's
+	// way to pick a model; model_policy, ours, is merged over it.
+	mp := map[string]any{}
+	lift(mp, n.Model, "provider", "provider")
+	lift(mp, n.Model, "model", "model")
+	lift(mp, n.Model, "tier", "model_tier")
+	lift(mp, n.Model, "temperature", "temperature")
+	lift(mp, n.Model, "max_tokens", "max_tokens")
+	maps.Copy(mp, n.ModelPolicy)
+	if len(mp) > 0 || n.ModelPolicy != nil {
+		out["model_policy"] = mp
 	}
 	maps.Copy(out, n.LoweringOverrides)
 	return out

@@ -23,4 +23,17 @@
 // the checks that a schema cannot express (references, cycles, budgets,
 // the contract of each kind) have their own codes. Where both would
 // report the same value, only the specific code is kept.
+//
+// Kind blocks use the producer's names: a human_gate carries
+// "human_gate": {"approval_id", "prompt", "skippable"}, a sub_agent
+// {"worker_name", "preset", "task_label"}, a workflow_map "map", a
+// deterministic_command "command" {"tool", "args"}. The one alias kept
+// is "approval": {"id", "prompt", "skippable"} for human_gate, from
+// plans written before the block was renamed; Parse rewrites it to the
+// canonical block, and a node that gives both is refused.
+//
+// Where this validator is stricter than the producer's, on purpose:
+// members not in the schema are errors unless they start with "x-"
+// (planners invent fields), and a node's tools must be granted by
+// capabilities.tools (deny by default).
 package plan

@@ -233,9 +233,9 @@ func gateNode(s candidate.Step, ap candidate.ApprovalPoint) map[string]any {
 		id = idPart(ap.Boundary)
 	}
 	return map[string]any{
-		"kind":     "human_gate",
-		"purpose":  fmt.Sprintf("approval boundary before step %d: %s", s.Index, s.Name),
-		"approval": map[string]any{"id": id, "prompt": prompt, "skippable": !ap.Required && (s.Approval == nil || !s.Approval.Required)},
+		"kind":       "human_gate",
+		"purpose":    fmt.Sprintf("approval boundary before step %d: %s", s.Index, s.Name),
+		"human_gate": map[string]any{"approval_id": id, "prompt": prompt, "skippable": !ap.Required && (s.Approval == nil || !s.Approval.Required)},
 	}
 }
 

@@ -91,24 +91,24 @@ func TestFromBundle(t *testing.T) {
 		t.Fatalf("Parse(FromBundle) = %v", err)
 	}
 	type node struct {
-		ID, Kind string
-		Tools    []string
-		Command  map[string]any
-		Approval map[string]any
+		ID, Kind  string
+		Tools     []string
+		Command   map[string]any
+		HumanGate map[string]any
 	}
 	var got []node
 	for _, n := range p.Nodes {
-		got = append(got, node{n.ID, n.Kind, n.Tools, n.Command, n.Approval})
+		got = append(got, node{n.ID, n.Kind, n.Tools, n.Command, n.HumanGate})
 	}
 	want := []node{
 		{ID: "s01_step_git_tag", Kind: "deterministic_command", Tools: []string{"git.tag"},
 			Command: map[string]any{"tool": "git.tag", "args": []any{"tag={{version}}", "sign=true", "repo=acme/app"}}},
 		{ID: "s02_step_summarize_changes", Kind: "read_fact"},
 		{ID: "s03_approve", Kind: "human_gate",
-			Approval: map[string]any{"id": "publish", "prompt": "Publish the release?", "skippable": false}},
+			HumanGate: map[string]any{"approval_id": "publish", "prompt": "Publish the release?", "skippable": false}},
 		{ID: "s04_step_notes_edit", Kind: "agent_loop", Tools: []string{"notes.edit"}},
 		{ID: "s05_approve", Kind: "human_gate",
-			Approval: map[string]any{"id": "external_api", "prompt": "approve step 5 (github.release)", "skippable": false}},
+			HumanGate: map[string]any{"approval_id": "external_api", "prompt": "approve step 5 (github.release)", "skippable": false}},
 		{ID: "s05_step_github_release", Kind: "deterministic_command", Tools: []string{"github.release"},
 			Command: map[string]any{"tool": "github.release", "args": []any{"tag={{steps.1.output:$.tag}}", "token={{secret:github_token}}"}}},
 		{ID: ShadowGateNode, Kind: "verify"},

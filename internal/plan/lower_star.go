@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -319,11 +320,11 @@ func lowerStarNode(b *bytes.Buffer, p *Plan, n *Node, params map[string]string) 
 		fmt.Fprintf(b, "%selif result == None:\n%s    ctx.log(\"verify %s: not run in a dry run; taking its pass branch\")\n", in, in, n.ID)
 		fmt.Fprintf(b, "%selif result[\"branch\"] == \"fail\":\n%s    failed, why = True, \"; \".join(result[\"reasons\"])\n", in, in)
 	case "human_gate":
-		gate, _ := str(n.Approval["id"])
+		gate, _ := str(n.HumanGate["approval_id"])
 		if gate == "" {
 			gate = n.ID
 		}
-		prompt, _ := str(n.Approval["prompt"])
+		prompt, _ := str(n.HumanGate["prompt"])
 		if prompt == "" {
 			prompt = n.Purpose
 		}
@@ -454,7 +455,13 @@ func Verifier(dir string, environ []string) func(ctx context.Context, args map[s
 			return nil, errors.New("plan.verify: no command")
 		}
 		want := int64(0)
+		// Arguments arrive from the workflow as JSON values, a number as
+		// json.Number; in-process callers may pass Go integers.
 		switch v := args["expect_status"].(type) {
+		case json.Number:
+			if i, ok := integer(v); ok {
+				want = i
+			}
 		case int64:
 			want = v
 		case int:

@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,6 +103,9 @@ func TestVerifier(t *testing.T) {
 	}{
 		{map[string]any{"command": "echo ok"}, "pass"},
 		{map[string]any{"command": "exit 3", "expect_status": int64(3)}, "pass"},
+		// As a workflow passes it: a JSON number.
+		{map[string]any{"command": "exit 3", "expect_status": json.Number("3")}, "pass"},
+		{map[string]any{"command": "exit 0", "expect_status": json.Number("3")}, "fail"},
 		{map[string]any{"command": "exit 1"}, "fail"},
 		{map[string]any{"command": "echo nope", "expect_text": "ok"}, "fail"},
 		{map[string]any{"command": "echo all ok", "assert_text": "all ok"}, "pass"},

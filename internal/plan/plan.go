@@ -56,6 +56,7 @@ type Plan struct {
 	TranscriptPolicy map[string]any
 	CompactionPolicy map[string]any
 	PromotionPolicy  map[string]any
+	Metadata         map[string]any // the plan's own metadata, kept on the compiled workflow
 }
 
 // Node is one step of a plan. Kind selects which of the kind blocks are
@@ -65,6 +66,7 @@ type Node struct {
 	Kind    string
 	Purpose string
 	Prompt  string
+	System  string // system prompt for the node's model
 	Tools   []string
 	Effects []string
 
@@ -72,10 +74,16 @@ type Node struct {
 	SubAgent  map[string]any // sub_agent: worker_name, preset, task_label
 	Map       map[string]any // workflow_map: items, item_artifact_kind, max_concurrency
 	Verify    map[string]any // verify: command, expect_status, expect_text, assert_text
-	Approval  map[string]any // human_gate: id, prompt, skippable
+	// HumanGate is the human_gate block as the IR writes it:
+	// approval_id, prompt, skippable. A plan may give it instead as the
+	// older alias "approval": {id, prompt, skippable}; Parse turns the
+	// alias into this shape, so every consumer reads one form.
+	HumanGate map[string]any
 	Command   map[string]any // deterministic_command: tool, args
 	Compact   map[string]any // compact: threshold_tokens, preserve_recent
 
+	Model             map[string]any // provider, model, tier, temperature, max_tokens
+	Metadata          map[string]any // merged into the lowered node's metadata
 	ModelPolicy       map[string]any
 	LoweringOverrides map[string]any
 }
@@ -86,6 +94,7 @@ type Edge struct {
 	From   string `json:"from"`
 	To     string `json:"to"`
 	Branch string `json:"branch,omitempty"`
+	Label  string `json:"label,omitempty"` // for reviewers; lowered and rendered, never interpreted
 }
 
 // Parse validates data as a task plan and returns it. A plan with any
@@ -121,6 +130,7 @@ func Parse(data []byte, file string) (*Plan, error) {
 	p.TranscriptPolicy, _ = obj(root["transcript_policy"])
 	p.CompactionPolicy, _ = obj(root["compaction_policy"])
 	p.PromotionPolicy, _ = obj(root["promotion_policy"])
+	p.Metadata, _ = obj(root["metadata"])
 
 	nodes, _ := obj(root["nodes"])
 	c := &checker{v: &Validation{}, root: root}
@@ -135,7 +145,10 @@ func Parse(data []byte, file string) (*Plan, error) {
 		n.SubAgent, _ = obj(m["sub_agent"])
 		n.Map, _ = obj(m["map"])
 		n.Verify, _ = obj(m["verify"])
-		n.Approval, _ = obj(m["approval"])
+		n.HumanGate = humanGate(m)
+		n.System, _ = str(m["system"])
+		n.Model, _ = obj(m["model"])
+		n.Metadata, _ = obj(m["metadata"])
 		n.Command, _ = obj(m["command"])
 		n.Compact, _ = obj(m["compact"])
 		n.ModelPolicy, _ = obj(m["model_policy"])
@@ -149,6 +162,7 @@ func Parse(data []byte, file string) (*Plan, error) {
 		ed.From, _ = str(e["from"])
 		ed.To, _ = str(e["to"])
 		ed.Branch, _ = str(e["branch"])
+		ed.Label, _ = str(e["label"])
 		p.Edges = append(p.Edges, ed)
 	}
 	return p, nil
@@ -162,4 +176,28 @@ func (p *Plan) Node(id string) *Node {
 		}
 	}
 	return nil
+}
+
+// humanGate returns node m's human_gate block in its canonical shape
+// {approval_id, prompt, skippable}, reading the "approval" alias
+// {id, prompt, skippable} when the node has no human_gate block. It
+// returns nil when the node has neither.
+func humanGate(m map[string]any) map[string]any {
+	if hg, ok := obj(m["human_gate"]); ok {
+		return hg
+	}
+	alias, ok := obj(m["approval"])
+	if !ok {
+		return nil
+	}
+	hg := map[string]any{}
+	for k, v := range alias {
+		switch k {
+		case "id":
+			hg["approval_id"] = v
+		default:
+			hg[k] = v
+		}
+	}
+	return hg
 }

@@ -196,7 +196,25 @@ func TestValidateCodes(t *testing.T) {
 			addLeaf(m, map[string]any{"kind": "deterministic_command", "command": map[string]any{"args": []any{"x"}}})
 		}, errors: []found{{"command_missing_tool", "$.nodes.c.command.tool"}}},
 		{name: "human_gate_missing_approval", f: func(m map[string]any) { addLeaf(m, map[string]any{"kind": "human_gate"}) },
-			errors: []found{{"human_gate_missing_approval", "$.nodes.c.approval.id"}}},
+			errors: []found{{"human_gate_missing_approval", "$.nodes.c.human_gate.approval_id"}}},
+		{name: "human_gate_missing_approval empty block", f: func(m map[string]any) {
+			addLeaf(m, map[string]any{"kind": "human_gate", "human_gate": map[string]any{"prompt": "ok?"}})
+		}, errors: []found{{"human_gate_missing_approval", "$.nodes.c.human_gate.approval_id"}}},
+		{name: "human_gate canonical block", f: func(m map[string]any) {
+			addLeaf(m, map[string]any{"kind": "human_gate", "human_gate": map[string]any{"approval_id": "ship", "prompt": "Ship?", "skippable": true}})
+		}},
+		{name: "human_gate_missing_approval alias", f: func(m map[string]any) {
+			addLeaf(m, map[string]any{"kind": "human_gate", "approval": map[string]any{"prompt": "ok?"}})
+		}, errors: []found{{"human_gate_missing_approval", "$.nodes.c.approval.id"}}},
+		{name: "human_gate alias accepted", f: func(m map[string]any) {
+			addLeaf(m, map[string]any{"kind": "human_gate", "approval": map[string]any{"id": "ship"}})
+		}},
+		{name: "human_gate_conflict", f: func(m map[string]any) {
+			addLeaf(m, map[string]any{"kind": "human_gate", "approval": map[string]any{"id": "a"}, "human_gate": map[string]any{"approval_id": "b"}})
+		}, errors: []found{{"human_gate_conflict", "$.nodes.c.approval"}}},
+		{name: "shape human_gate unknown member", f: func(m map[string]any) {
+			addLeaf(m, map[string]any{"kind": "human_gate", "human_gate": map[string]any{"approval_id": "a", "id": "a"}})
+		}, errors: []found{{"shape", "$.nodes.c.human_gate.id"}}},
 		{name: "map_missing_inputs", f: func(m map[string]any) {
 			addLeaf(m, map[string]any{"kind": "workflow_map", "map": map[string]any{"max_concurrency": 2}})
 		}, errors: []found{{"map_missing_inputs", "$.nodes.c.map.items"}}},
@@ -234,7 +252,9 @@ func TestValidateCodes(t *testing.T) {
 			errors: []found{{"promotion_negative_shadow_runs", "$.promotion_policy.shadow_runs_required"}}},
 		{name: "promotion_invalid_pass_rate", f: func(m map[string]any) { m["promotion_policy"] = map[string]any{"min_pass_rate": 1.5} },
 			errors: []found{{"promotion_invalid_pass_rate", "$.promotion_policy.min_pass_rate"}}},
-		{name: "verify_no_contract", f: func(m map[string]any) { node(m, "v")["verify"] = map[string]any{"command": "true"} },
+		// A command alone is a contract: exit status 0 is expected.
+		{name: "verify command without expectations", f: func(m map[string]any) { node(m, "v")["verify"] = map[string]any{"command": "true"} }},
+		{name: "verify_no_contract", f: func(m map[string]any) { node(m, "v")["verify"] = map[string]any{"expect_status": 0} },
 			warnings: []found{{"verify_no_contract", "$.nodes.v.verify"}}},
 		{name: "writes_without_capability", f: func(m map[string]any) {
 			m["capabilities"].(map[string]any)["side_effect_level"] = "read_only"
@@ -553,4 +573,86 @@ func FuzzValidate(f *testing.F) {
 			t.Fatalf("lowered workflow does not check: %v\n%s", err, src)
 		}
 	})
+}
+
+// TestProducerShapes checks a plan written with every member the IR's
+// producer documents (the human_gate block, system, model, metadata,
+// stop_after_successful_tools, edge labels, workspace_roots,
+// recursion_limit, runs_commands, a compaction strategy): it validates
+// with no errors and no warnings and lowers each member where the IR's
+// lowering table puts it.
+func TestProducerShapes(t *testing.T) {
+	data, err := os.ReadFile("testdata/producer_shapes.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Validate(data)
+	if !v.Valid || len(v.Errors) != 0 || len(v.Warnings) != 0 {
+		t.Fatalf("Validate = valid %v, errors %v, warnings %v; want valid with none", v.Valid, v.Errors, v.Warnings)
+	}
+	p, err := Parse(data, "producer_shapes.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := func(id string) map[string]any { return g.Nodes[id]["metadata"].(map[string]any) }
+	checks := []struct {
+		what      string
+		got, want any
+	}{
+		{"sign_off.human_gate", md("sign_off")["human_gate"], true},
+		{"sign_off.approval_id", md("sign_off")["approval_id"], "rename_agreed"},
+		{"sign_off.approval_prompt", md("sign_off")["approval_prompt"], "Rename max_conns to max_connections?"},
+		{"sign_off.approval_skippable", md("sign_off")["approval_skippable"], false},
+		{"find.system", g.Nodes["find"]["system"], "You are terse. List paths only."},
+		{"find.model_policy", g.Nodes["find"]["model_policy"], map[string]any{
+			"provider": "anthropic", "model": "claude-x", "model_tier": "small",
+			"temperature": json.Number("0.0"), "max_tokens": json.Number("512")}},
+		{"find.metadata.owner", md("find")["owner"], "platform"},
+		{"find.metadata.task_plan_kind", md("find")["task_plan_kind"], "search"},
+		{"tidy.metadata.agent_loop", md("tidy")["agent_loop"], map[string]any{
+			"max_iterations": json.Number("5"), "done_sentinel": "BUILT", "stop_after_successful_tools": []any{"run"}}},
+		{"tests_note.worker_preset", md("tests_note")["worker_preset"], "writer"},
+		{"rename.map_policy", g.Nodes["rename"]["map_policy"], map[string]any{"item_artifact_kind": "matched_file", "max_concurrency": json.Number("3")}},
+		{"shrink.auto_compact", g.Nodes["shrink"]["auto_compact"], map[string]any{"enabled": true, "token_threshold": json.Number("4000")}},
+		{"shrink.compact_preserve_recent", md("shrink")["compact_preserve_recent"], json.Number("6")},
+		{"edges[0].label", g.Edges[0].Label, "paths found"},
+		{"capability_policy.recursion_limit", g.CapabilityPolicy["recursion_limit"], json.Number("2")},
+		{"capability_policy.workspace_roots", g.CapabilityPolicy["workspace_roots"], []any{"."}},
+		{"metadata.ticket", g.Metadata["ticket"], "CFG-12"},
+	}
+	for _, c := range checks {
+		if diff := cmp.Diff(c.want, c.got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.what, diff)
+		}
+	}
+}
+
+// TestHumanGateAlias checks that the older "approval" block lowers
+// exactly like the human_gate block it stands for.
+func TestHumanGateAlias(t *testing.T) {
+	compile := func(gate string) map[string]any {
+		t.Helper()
+		data := []byte(`{"schema_version": "1", "entry": "g", "nodes": {"g": {"kind": "human_gate", ` + gate + `}}}`)
+		p, err := Parse(data, "gate.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := Compile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g.Nodes["g"]
+	}
+	canonical := compile(`"human_gate": {"approval_id": "ship", "prompt": "Ship?", "skippable": true}`)
+	alias := compile(`"approval": {"id": "ship", "prompt": "Ship?", "skippable": true}`)
+	if diff := cmp.Diff(canonical, alias); diff != "" {
+		t.Errorf("alias lowering (-human_gate +approval):\n%s", diff)
+	}
+	if got := canonical["metadata"].(map[string]any)["approval_id"]; got != "ship" {
+		t.Errorf("metadata.approval_id = %v, want ship", got)
+	}
 }

@@ -35,6 +35,7 @@ const (
 	CodeSubAgentMissingWorker  = "sub_agent_missing_worker"
 	CodeCommandMissingTool     = "command_missing_tool"
 	CodeHumanGateMissingApprov = "human_gate_missing_approval"
+	CodeHumanGateConflict      = "human_gate_conflict"
 	CodeMapMissingInputs       = "map_missing_inputs"
 	CodeNodeToolNotGranted     = "node_tool_not_granted"
 	CodeVerificationPrimary    = "verification_primary_unknown"
@@ -337,8 +338,20 @@ func (c *checker) node(id string) {
 			v.errorf(CodeCommandMissingTool, path+".command.tool", "a deterministic_command needs the tool it calls")
 		}
 	case "human_gate":
-		if !nonEmpty(block("approval"), "id") {
-			v.errorf(CodeHumanGateMissingApprov, path+".approval.id", "a human_gate needs an approval id for --approve and resume to name")
+		// human_gate {approval_id, prompt, skippable} is the IR's block;
+		// approval {id, prompt, skippable} is its older alias, accepted
+		// alone. Both at once could disagree, so that is refused.
+		_, hasGate := n["human_gate"]
+		_, hasAlias := n["approval"]
+		switch {
+		case hasGate && hasAlias:
+			v.errorf(CodeHumanGateConflict, child(path, "approval"), "give the approval once, in human_gate; approval is its older alias")
+		case hasAlias:
+			if !nonEmpty(block("approval"), "id") {
+				v.errorf(CodeHumanGateMissingApprov, path+".approval.id", "a human_gate needs an approval id for --approve and resume to name")
+			}
+		case !nonEmpty(block("human_gate"), "approval_id"):
+			v.errorf(CodeHumanGateMissingApprov, path+".human_gate.approval_id", "a human_gate needs an approval id for --approve and resume to name")
 		}
 	case "workflow_map":
 		m := block("map")
@@ -354,9 +367,9 @@ func (c *checker) node(id string) {
 			v.warnf(CodeVerifyNoContract, child(path, "verify"), "a verify node without a verify block has nothing to check without a model")
 		case !nonEmpty(vb, "command"):
 			v.warnf(CodeVerifyNoContract, child(path, "verify"), "verify.command is missing: there is nothing to run without a model")
-		case vb["expect_status"] == nil && vb["expect_text"] == nil && vb["assert_text"] == nil:
-			v.warnf(CodeVerifyNoContract, child(path, "verify"), "verify sets none of expect_status, expect_text, assert_text: any result would pass")
 		}
+		// A command without expectations is a contract: the verifier
+		// expects exit status 0 when expect_status is absent.
 	}
 
 	// Tools: each must be granted by the plan-wide ceiling.
@@ -400,8 +413,8 @@ func (c *checker) node(id string) {
 		case k == "deterministic_command" && n["effects"] == nil && c.grant[tool] && s.SideEffectLevel != "none" && s.SideEffectLevel != "read_only":
 			// A command node that declares no effects can do what its
 			// tool does, and the plan grants that tool by name.
-		case !c.grant["edit"] && !c.grant["run"]:
-			why = "capabilities.tools grants neither edit nor run"
+		case !c.grant["edit"] && !c.grant["run"] && s.SideEffectLevel != "writes_files" && s.SideEffectLevel != "runs_commands":
+			why = "capabilities.tools grants neither edit nor run, and side_effect_level is neither writes_files nor runs_commands"
 		case s.SideEffectLevel == "none" || s.SideEffectLevel == "read_only":
 			why = fmt.Sprintf("capabilities.side_effect_level is %s", s.SideEffectLevel)
 		}

@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -18,8 +19,14 @@ import (
 //     when traces fail;
 //   - a safe candidate whose own source examples fail is rejected with one
 //     shadow_failed reason per failing trace and moves, in rank order, to
-//     the rejected candidates; held-out failures do not reject (they are
-//     evidence against promotion, which is decided later);
+//     the rejected candidates; other held-out failures do not reject (they
+//     are evidence against promotion, which is decided later);
+//   - a candidate whose receipts drift on a trace, source or held-out (the
+//     replay oracle found a divergence at a receipt, under
+//     /effect_receipts/), is rejected with one
+//     receipt_drift reason per such trace, carrying the divergence path
+//     (such as /effect_receipts/0/sha256): the effects it would produce
+//     are not the ones recorded, which no later review can make safe;
 //   - the selected candidate is again the first safe one.
 //
 // Apply calls nothing and changes no trace.
@@ -67,6 +74,19 @@ func shadowOne(c *candidate.Candidate, sources, heldout []*trace.Trace) {
 		rate := math.Round(float64(passed)/float64(sh.ComparedTraces)*10000) / 10000
 		c.ConfidenceFactors.ShadowPassRate = &rate
 		c.Confidence = math.Round(c.Confidence*rate*10000) / 10000
+	}
+	for _, t := range sh.Traces {
+		// A receipt that differs (a path under /effect_receipts/) is
+		// drift; a trace that recorded no receipts at all is missing
+		// evidence, which the shadow report already counts as a failure.
+		if o := t.ReplayOracle; o != nil && o.Divergence != nil && strings.HasPrefix(o.Divergence.Path, "/effect_receipts/") {
+			c.RejectionReasons = append(c.RejectionReasons, candidate.Problem{
+				Code:    candidate.CodeReceiptDrift,
+				Message: fmt.Sprintf("%s trace %s: replay receipts drift from the candidate's expected receipts at %s: %s", t.Role, t.TraceID, displayPath(o.Divergence.Path), o.Divergence.Message),
+				Path:    o.Divergence.Path,
+				TraceID: t.TraceID,
+			})
+		}
 	}
 	for _, t := range sh.Traces {
 		if t.Role == candidate.RoleSource && t.Status != candidate.StatusPass {

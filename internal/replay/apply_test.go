@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
@@ -53,5 +54,48 @@ func TestApply(t *testing.T) {
 	}
 	if c.ConfidenceFactors.ShadowPassRate == nil || *c.ConfidenceFactors.ShadowPassRate != 0.75 || c.Confidence != 0.675 {
 		t.Errorf("confidence %v, pass rate %v; want 0.675 and 0.75", c.Confidence, c.ConfidenceFactors.ShadowPassRate)
+	}
+}
+
+// TestApplyReceiptDrift checks that a held-out trace whose receipt drifts
+// rejects the candidate with receipt_drift at the receipt's path, so
+// nothing is selected, while a held-out trace that recorded no replay run
+// lowers confidence but does not reject.
+func TestApplyReceiptDrift(t *testing.T) {
+	s1, s2 := release("s1", "release-1"), release("s2", "release-2")
+	drift := release("drift", "release-3")
+	drift.ReplayRun = map[string]any{
+		"run_id":          "run_drift",
+		"effect_receipts": []any{map[string]any{"receipt_id": "r", "sha256": "changed", "size": json.Number("12")}},
+	}
+	noReplay := release("no-replay", "release-4")
+	noReplay.ReplayRun = nil
+
+	run := func(heldout ...*trace.Trace) *candidate.Report {
+		c := releaseCandidate(s1, s2)
+		c.Confidence = 0.9
+		id := c.ID
+		r := &candidate.Report{SelectedCandidateID: &id, Candidates: []candidate.Candidate{*c}, RejectedCandidates: []candidate.Candidate{}}
+		Apply(r, []*trace.Trace{s1, s2}, heldout)
+		return r
+	}
+
+	r := run(drift)
+	if r.SelectedCandidateID != nil || len(r.Candidates) != 0 || len(r.RejectedCandidates) != 1 {
+		t.Fatalf("selected %v, %d safe, %d rejected; want nothing selected and the candidate rejected", r.SelectedCandidateID, len(r.Candidates), len(r.RejectedCandidates))
+	}
+	var got []candidate.Problem
+	for _, p := range r.RejectedCandidates[0].RejectionReasons {
+		if p.Code == candidate.CodeReceiptDrift {
+			got = append(got, p)
+		}
+	}
+	if len(got) != 1 || got[0].Path != "/effect_receipts/0/sha256" || got[0].TraceID != "drift" {
+		t.Errorf("receipt_drift reasons = %+v, want one for trace drift at /effect_receipts/0/sha256", got)
+	}
+
+	r = run(noReplay)
+	if r.SelectedCandidateID == nil || len(r.RejectedCandidates) != 0 {
+		t.Errorf("held-out trace without a replay run: selected %v, rejected %d; want the candidate still selected", r.SelectedCandidateID, len(r.RejectedCandidates))
 	}
 }

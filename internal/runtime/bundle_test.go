@@ -56,8 +56,10 @@ func TestBundleNotReady(t *testing.T) {
 		if err != nil || called != 0 {
 			t.Fatalf("dry run of a %s bundle = %v (called %d)", status, err, called)
 		}
-		if diff := fmt.Sprint(res.Output); diff != "map[exit_code:0]" {
-			t.Errorf("dry run output = %v, want the fixture's", res.Output)
+		// The bundle's candidate has no expected output: the answer is a
+		// placeholder of the shape the fixture recorded.
+		if diff := fmt.Sprint(res.Output); diff != "map[exit_code:<dry-run: step 1 exit_code>]" {
+			t.Errorf("dry run output = %v, want a placeholder of the fixture's shape", res.Output)
 		}
 		res, err = run(dir, func(o *Options) { o.AllowUnapproved = true })
 		if err != nil || called != 1 || !res.AllowUnapproved {

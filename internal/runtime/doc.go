@@ -90,6 +90,17 @@
 // with the binding's capabilities: the way to give a command a different
 // program, environment or working directory.
 //
+// A run of a bundle records each tool call as the bundle's candidate
+// describes the step it performs: its kind, capabilities and side effects
+// (a parameterized side-effect target filled in from the call), unless the
+// binding declares them itself. The check before the call uses the same
+// capabilities, so a step the candidate says writes files needs fs.write.
+// A run's trace therefore mines with the traces its bundle was mined from
+// whatever the bindings say. A dry run executes no tool: it answers each
+// call with the candidate step's expected output, else a placeholder of
+// the recorded shape whose leaves say they are placeholders (see
+// dryRunAnswer), and lists every call in Result.DryRunCalls.
+//
 // # MCP tools
 //
 // A binding with mcp = "docs" calls a tool of the Model Context Protocol

@@ -223,7 +223,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		return nil, nil, err
 	}
 	var missing []string
-	caps := bind.capabilities()
+	caps := h.callCapabilities(step, name, bind)
 	for _, c := range caps {
 		if !h.allowed[c] {
 			missing = append(missing, c)
@@ -235,7 +235,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		h.refuse(step, name, err.Error(), missing)
 		return nil, nil, err
 	}
-	if c.readOnly && (len(bind.sideEffects()) > 0 || bind.builtin == ToolFSWrite) {
+	if c.readOnly && (len(h.callSideEffects(step, name, bind, callArgs)) > 0 || bind.builtin == ToolFSWrite) {
 		err := fmt.Errorf("%w: tool %s declares side effects, and the step calling it is read-only", ErrCapability, name)
 		h.refuse(step, name, err.Error(), nil)
 		return nil, nil, err
@@ -254,7 +254,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		case bind.tool != nil && bind.tool.HTTP != nil:
 			req, err = h.expandHTTP(bind.tool.HTTP, callArgs)
 		}
-		out = h.fixture(name, bind.kind(), recArgs)
+		out = h.dryRunAnswer(step, name, h.callKind(step, name, bind), recArgs)
 	} else {
 		out, argv, req, err = h.execute(name, bind, callArgs)
 	}
@@ -263,11 +263,11 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		status = ReceiptError
 	}
 	recOut := h.secrets.value(out)
-	effects := bind.sideEffects()
+	effects := h.callSideEffects(step, name, bind, recArgs)
 	if bind.builtin == ToolFSWrite && err == nil && !h.opts.DryRun {
 		effects = append(effects, trace.SideEffect{Kind: "file_write", Target: argString(recArgs["path"]), Capability: "fs.write", Mutation: "write"})
 	}
-	h.record(step, bind.kind(), name, recArgs, recOut, caps, effects, status, dur, argv, err)
+	h.record(step, h.callKind(step, name, bind), name, recArgs, recOut, caps, effects, status, dur, argv, err)
 	if req != nil {
 		h.recordRequest(req)
 	}

@@ -14,6 +14,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -46,10 +47,18 @@ type Workflow struct {
 	// Workers are the worker presets ctx.agent names with a literal
 	// worker="…"; such a step's model is the preset's, not in Models.
 	Workers []string
+	// ResultKeys are, per tool name, the members the source reads from
+	// the tool's result (step1["branch"] gives ["branch"]): the shape a
+	// dry run answers with when nothing recorded one.
+	ResultKeys map[string][][]string
 	// Bundle is set when the workflow was loaded from a bundle.
 	Bundle *bundle.Bundle
 	// Fixtures are the bundle's fixture traces, in manifest order.
 	Fixtures []*trace.Trace
+	// Candidate is the bundle's candidate (report.json), nil for a bare
+	// file: it says each step's kind, capabilities, side effects and
+	// expected output, which a run records and a dry run answers with.
+	Candidate *candidate.Candidate
 }
 
 // Status is the bundle's promotion status, or "" for a bare file.
@@ -129,6 +138,11 @@ func Load(target string) (*Workflow, error) {
 		}
 		w.Fixtures = append(w.Fixtures, t)
 	}
+	if c, err := b.Candidate(); err != nil {
+		errs = append(errs, fmt.Errorf("loading candidate: %w", err))
+	} else {
+		w.Candidate = c
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -145,7 +159,7 @@ func parse(file string, src []byte) (*Workflow, error) {
 		return nil, err // unreachable: Check parsed it
 	}
 	sum := sha256.Sum256(src)
-	w := &Workflow{File: file, Src: src, SHA256: hex.EncodeToString(sum[:])}
+	w := &Workflow{File: file, Src: src, SHA256: hex.EncodeToString(sum[:]), ResultKeys: resultKeys(f)}
 	for _, stmt := range f.Stmts {
 		if l, ok := stmt.(*syntax.LoadStmt); ok {
 			return nil, fmt.Errorf("%s: load is not allowed in a workflow", l.Load)

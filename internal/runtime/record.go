@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -209,4 +211,104 @@ func (h *host) replayRun() map[string]any {
 		receipts[i] = m
 	}
 	return map[string]any{"run_id": r.RunID, "effect_receipts": receipts}
+}
+
+// candidateStep returns the step of the workflow's candidate that a call
+// of tool name at run step step performs: the candidate step with that
+// index and name (a generated workflow makes its calls in step order),
+// else the first non-model step with that name, else nil (a bare file, or
+// a tool the candidate does not know).
+func (h *host) candidateStep(step int, name string) *candidate.Step {
+	c := h.w.Candidate
+	if c == nil {
+		return nil
+	}
+	var first *candidate.Step
+	for i := range c.Steps {
+		s := &c.Steps[i]
+		if s.Name != name || s.Kind == trace.KindModelCall {
+			continue
+		}
+		if s.Index == step {
+			return s
+		}
+		if first == nil {
+			first = s
+		}
+	}
+	return first
+}
+
+// The three functions below say what a tool call is, for the check before
+// it and the record after it. The binding decides what it declares; what
+// it leaves out comes from the candidate step the call performs, so that
+// a run with plain command bindings records the kind, capabilities and
+// side effects of the traces it was mined from, and mining the run with
+// them finds the same steps (same signatures, same side effects) by
+// construction rather than by a config that repeats the traces.
+
+// callKind is the binding's kind when it sets one (kind, or an HTTP
+// binding), else the candidate step's, else tool_call.
+func (h *host) callKind(step int, name string, b *binding) trace.Kind {
+	if b.tool != nil && (b.tool.Kind != "" || b.tool.HTTP != nil) {
+		return b.kind()
+	}
+	if s := h.candidateStep(step, name); s != nil && s.Kind != "" {
+		return s.Kind
+	}
+	return b.kind()
+}
+
+// callCapabilities is what a call needs: the binding's capabilities when
+// it declares any, else the candidate step's and its side effects',
+// sorted. A call the candidate says writes files needs fs.write even when
+// its binding forgot to say so: deny by default.
+func (h *host) callCapabilities(step int, name string, b *binding) []string {
+	if caps := b.capabilities(); len(caps) > 0 || b.builtin != "" {
+		return caps
+	}
+	s := h.candidateStep(step, name)
+	if s == nil {
+		return b.capabilities()
+	}
+	var caps []string
+	add := func(c string) {
+		if c != "" && !slices.Contains(caps, c) {
+			caps = append(caps, c)
+		}
+	}
+	for _, c := range s.Capabilities {
+		add(c)
+	}
+	for _, se := range s.SideEffects {
+		add(se.Capability)
+	}
+	sort.Strings(caps)
+	return caps
+}
+
+// callSideEffects is what a call declares it changes: the binding's side
+// effects when it declares any (or is a built-in, whose effects the call
+// itself records), else the candidate step's, with a target the candidate
+// parameterized (metadata target_parameter) taken from the call's
+// argument of that name.
+func (h *host) callSideEffects(step int, name string, b *binding, args map[string]any) []trace.SideEffect {
+	if effects := b.sideEffects(); len(effects) > 0 || b.builtin != "" {
+		return effects
+	}
+	s := h.candidateStep(step, name)
+	if s == nil || len(s.SideEffects) == 0 {
+		return b.sideEffects()
+	}
+	out := make([]trace.SideEffect, len(s.SideEffects))
+	for i, se := range s.SideEffects {
+		target := se.Target
+		if p, _ := se.Metadata["target_parameter"].(string); p != "" {
+			if v, ok := args[p]; ok {
+				target = argString(v)
+			}
+		}
+		out[i] = trace.SideEffect{Kind: se.Kind, Target: target, Capability: se.Capability, Mutation: se.Mutation}
+	}
+	return out
 }

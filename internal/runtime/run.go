@@ -259,6 +259,9 @@ type Result struct {
 	// Verification is the outcome of Options.Verify, nil without it or
 	// while the run is pending.
 	Verification *Verification
+	// DryRunCalls are, for a dry run, the tool calls in order: what each
+	// step would have received and the answer it went on with.
+	DryRunCalls []DryRunCall
 }
 
 // Check reports every tool name w calls with a literal name that has no

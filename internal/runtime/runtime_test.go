@@ -408,7 +408,10 @@ def wf(ctx, name):
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []any{"exact", nil, map[string]any{"summary": "s"}}
+	// A tool call is answered with a placeholder of the recorded output
+	// (the exact-argument fixture's, a scalar), or None when nothing was
+	// recorded and nothing reads it; a model call replays its fixture.
+	want := []any{"<dry-run: step 1>", nil, map[string]any{"summary": "s"}}
 	if diff := cmp.Diff(want, res.Output); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}

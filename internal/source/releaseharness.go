@@ -81,6 +81,30 @@ type ReleaseHarness struct {
 	// Events are the rows of the three streams in trace order: Events[i]
 	// became the trace's action i.
 	Events []HarnessEvent
+	// Missing are the optional files the manifest's "files" map lists but
+	// the directory does not have, in the order they are read. The
+	// fixture still loads (each is optional), but the manifest promised
+	// them, so a caller should say which one is absent.
+	Missing []MissingFile
+}
+
+// CodeMissingOptionalFile is the code of a MissingFile warning.
+const CodeMissingOptionalFile = "missing_optional_file"
+
+// MissingFile is an optional file of a fixture directory that its
+// manifest lists and the directory lacks.
+type MissingFile struct {
+	// Name is the file name looked for; Path the JSON path of its entry
+	// in the manifest, such as $.files.release_run_json; File the
+	// manifest's path.
+	Name, Path, File string
+	// Role says what the file would have held.
+	Role string
+}
+
+// String formats m as "manifest: $.files.key: name is listed but absent; …".
+func (m MissingFile) String() string {
+	return fmt.Sprintf("%s: %s: %s is listed but not in the fixture directory; it is optional (%s), so the run is read without it", m.File, m.Path, m.Name, m.Role)
 }
 
 // Stream names a release-harness event stream.
@@ -139,7 +163,10 @@ func (e *HarnessEvent) str(key string) string {
 // ErrReleaseHarnessSchema), release-run.json (optional), and the JSON Lines
 // streams deterministic-events.jsonl, agent-events.jsonl and
 // tool-observations.jsonl (each optional: a missing stream is empty). The
-// manifest's "files" map may rename them, to plain names inside dir.
+// manifest's "files" map may rename them, to plain names inside dir. An
+// optional file that the map lists but the directory lacks is no error;
+// it is recorded in ReleaseHarness.Missing, naming the file, for the
+// caller to warn about.
 //
 // The trace is the workflow: every row becomes one action, and the actions
 // are in timestamp order (a stable sort, so rows with the same timestamp
@@ -222,16 +249,26 @@ func LoadReleaseHarness(dir string) (*trace.Trace, *ReleaseHarness, error) {
 	streams := []struct {
 		stream Stream
 		name   string
+		key    string
+		role   string
 	}{
-		{StreamDeterministic, name("deterministic_events_jsonl", harnessDeterministic)},
-		{StreamTools, name("tool_observations_jsonl", harnessTools)},
-		{StreamAgent, name("agent_events_jsonl", harnessAgent)},
+		{StreamDeterministic, name("deterministic_events_jsonl", harnessDeterministic), "deterministic_events_jsonl", "deterministic events; read as empty"},
+		{StreamTools, name("tool_observations_jsonl", harnessTools), "tool_observations_jsonl", "tool observations; read as empty"},
+		{StreamAgent, name("agent_events_jsonl", harnessAgent), "agent_events_jsonl", "agent events; read as empty"},
+	}
+	// missing records an absent optional file that the manifest lists.
+	missing := func(key, file, role string) {
+		if _, listed := files[key]; listed {
+			rh.Missing = append(rh.Missing, MissingFile{Name: file, Path: "$.files." + key, File: mpath, Role: role})
+		}
 	}
 	errs := f.Errs
 
 	if b, p, err := read(runName, false); err != nil {
 		return nil, nil, fmt.Errorf("reading release-harness run: %w", err)
-	} else if b != nil {
+	} else if b == nil {
+		missing("release_run_json", runName, "the full release-run payload")
+	} else {
 		v, err := trace.ParseJSON(bytes.TrimPrefix(b, utf8BOM), p, 0)
 		if err != nil {
 			errs = appendErrs(errs, err)
@@ -248,6 +285,9 @@ func LoadReleaseHarness(dir string) (*trace.Trace, *ReleaseHarness, error) {
 		b, p, err := read(s.name, false)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading release-harness stream: %w", err)
+		}
+		if b == nil {
+			missing(s.key, s.name, s.role)
 		}
 		for i, line := range bytes.Split(b, []byte("\n")) {
 			if i == 0 {

@@ -305,3 +305,57 @@ func FuzzLoadReleaseHarness(f *testing.F) {
 		rh.Recovery()
 	})
 }
+
+// TestReleaseHarnessV3ListedRunMissing checks a v3 directory whose
+// manifest lists release-run.json (and a stream) without shipping them:
+// it still loads, and Missing names each absent file at its manifest
+// entry.
+func TestReleaseHarnessV3ListedRunMissing(t *testing.T) {
+	v3 := func(name string) string {
+		return strings.ReplaceAll(readFile(t, filepath.Join(miniHarness, name)), ".v1", ".v3")
+	}
+	manifest := `{
+  "schema_version": "release_harn.crystallization_input.v3",
+  "run_id": "mini-1.0.0-to-1.0.1",
+  "release": {"mode": "ship-pr", "current_version": "1.0.0", "next_version": "1.0.1"},
+  "files": {
+    "manifest_json": "manifest.json",
+    "release_run_json": "release-run.json",
+    "deterministic_events_jsonl": "deterministic-events.jsonl",
+    "agent_events_jsonl": "agent-events.jsonl",
+    "tool_observations_jsonl": "tool-observations.jsonl",
+    "readme_md": "README.md"
+  }
+}`
+	dir := copyHarness(t, miniHarness, map[string]string{
+		"manifest.json":              manifest,
+		"deterministic-events.jsonl": v3("deterministic-events.jsonl"),
+		"agent-events.jsonl":         v3("agent-events.jsonl"),
+		"tool-observations.jsonl":    "",
+	})
+	tr, rh, err := LoadReleaseHarness(dir)
+	if err != nil {
+		t.Fatalf("LoadReleaseHarness: %v", err)
+	}
+	if rh.Schema != ReleaseHarnessV3 || rh.Run != nil || len(tr.Actions) == 0 {
+		t.Fatalf("Schema %q, Run %v, %d actions; want v3, no run, actions", rh.Schema, rh.Run, len(tr.Actions))
+	}
+	var got []string
+	for _, m := range rh.Missing {
+		got = append(got, m.Name+" "+m.Path)
+	}
+	want := []string{"release-run.json $.files.release_run_json", "tool-observations.jsonl $.files.tool_observations_jsonl"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Missing (-want +got):\n%s", diff)
+	}
+	if msg := rh.Missing[0].String(); !strings.Contains(msg, "manifest.json: $.files.release_run_json: release-run.json is listed but not in the fixture directory") {
+		t.Errorf("Missing[0] = %q, want it to name the manifest entry and the file", msg)
+	}
+
+	// The default layout without release-run.json, the manifest listing
+	// nothing: nothing was promised, nothing is missing.
+	_, rh, err = LoadReleaseHarness(copyHarness(t, miniHarness, nil))
+	if err != nil || len(rh.Missing) != 0 {
+		t.Errorf("mini fixture: err %v, Missing %v; want none", err, rh.Missing)
+	}
+}

@@ -1,0 +1,70 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// TestRecordFromCandidate checks that a run whose bindings declare only
+// a command records each step as the candidate describes it (kind,
+// capabilities, side effects with the parameterized target filled in),
+// needs the capabilities the candidate says the step uses, and that a
+// binding that declares them itself wins.
+func TestRecordFromCandidate(t *testing.T) {
+	const src = `# capabilities: fs.write, notes.write · secrets: none
+def wf(ctx, file):
+    ctx.tool("notes.append", path = file, text = "hello")
+    return {"status": "ok"}
+`
+	cand := &candidate.Candidate{Steps: []candidate.Step{{
+		Index: 1, Kind: trace.KindFileMutation, Name: "notes.append", Capabilities: []string{"fs.write"},
+		SideEffects: []trace.SideEffect{{Kind: "file_write", Target: "{path}", Capability: "fs.write", Metadata: map[string]any{"target_parameter": "path"}}},
+	}}}
+	plain := ToolBinding{Command: []string{os.Args[0], "{path}", "{text}"}, Env: map[string]string{"RUNTIME_TEST_HELPER": "argv"}}
+	run := func(b ToolBinding, grants []string) (*Result, error) {
+		w := workflow(t, src)
+		w.Candidate = cand
+		o := opts(t, &Config{Tools: map[string]ToolBinding{"notes.append": b}, Grants: Grants{Capabilities: grants}})
+		return Run(context.Background(), w, Params{"file": "notes.md"}, o)
+	}
+
+	res, err := run(plain, []string{"fs.write"})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	a := readTrace(t, res).Actions[0]
+	wantEffects := []trace.SideEffect{{Kind: "file_write", Target: "notes.md", Capability: "fs.write"}}
+	if a.Kind != trace.KindFileMutation || !cmp.Equal(a.Capabilities, []string{"fs.write"}) || !cmp.Equal(a.SideEffects, wantEffects) {
+		t.Errorf("recorded kind %s, capabilities %v, side effects %+v; want file_mutation, [fs.write], %+v", a.Kind, a.Capabilities, a.SideEffects, wantEffects)
+	}
+	if got := res.Receipts[0].SideEffects; !cmp.Equal(got, wantEffects) {
+		t.Errorf("receipt side effects %+v, want %+v", got, wantEffects)
+	}
+
+	// The candidate says the step writes files: without fs.write granted,
+	// the call is refused before it runs.
+	if _, err := run(plain, nil); !errors.Is(err, ErrCapability) {
+		t.Errorf("run without fs.write granted = %v, want ErrCapability", err)
+	}
+
+	// A binding that declares its kind, capability and side effects is
+	// recorded as it says.
+	own := plain
+	own.Kind, own.Capability = "tool_call", "notes.write"
+	own.SideEffects = []SideEffect{{Kind: "append", Target: "journal", Capability: "notes.write"}}
+	res, err = run(own, []string{"notes.write"})
+	if err != nil {
+		t.Fatalf("run with a declaring binding: %v", err)
+	}
+	a = readTrace(t, res).Actions[0]
+	if a.Kind != trace.KindToolCall || !cmp.Equal(a.Capabilities, []string{"notes.write"}) || len(a.SideEffects) != 1 || a.SideEffects[0].Target != "journal" {
+		t.Errorf("recorded kind %s, capabilities %v, side effects %+v; want the binding's", a.Kind, a.Capabilities, a.SideEffects)
+	}
+}
