@@ -65,6 +65,11 @@ type Validation struct {
 	Checks   []Check             `json:"checks"`
 	Problems []candidate.Problem `json:"problems"`
 	OK       bool                `json:"ok"`
+
+	// status is the promotion status recomputed by the approval check,
+	// claimed the one the manifest records, and workflowSHA the sha256
+	// of the workflow bytes that check saw; Ready reports them.
+	status, claimed, workflowSHA string
 }
 
 // validator accumulates the problems of one check at a time.
@@ -501,6 +506,7 @@ func (x *validator) approval(m *Manifest) {
 	want.Workflow.SHA256 = cur
 	want.Promotion.Criteria.Reasons = recompute(m)
 	settle(&want)
+	x.v.status, x.v.claimed, x.v.workflowSHA = want.Promotion.Criteria.Status, m.Promotion.Criteria.Status, cur
 	if got := m.Promotion.Criteria.Status; got != want.Promotion.Criteria.Status && got != "" {
 		x.problem(CodeStatusInvalid, ManifestFile+":$.promotion.criteria.status", "status %q, but the criteria and approvals give %q", got, want.Promotion.Criteria.Status)
 	}

@@ -74,7 +74,7 @@ func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host 
 		ctx: ctx, cancel: cancel, w: w, cfg: cfg, opts: opts,
 		res: &Result{
 			RunID: opts.RunID, Workflow: w.Name, DryRun: opts.DryRun,
-			AllowUnapproved: opts.AllowUnapproved && w.Bundle != nil && w.Status() != "ready",
+			AllowUnapproved: opts.AllowUnapproved && w.Bundle != nil && !w.Ready(),
 		},
 		allowed:      map[string]bool{},
 		pendingPhase: -1,

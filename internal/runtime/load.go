@@ -46,18 +46,62 @@ type Workflow struct {
 	// Workers are the worker presets ctx.agent names with a literal
 	// worker="…"; such a step's model is the preset's, not in Models.
 	Workers []string
-	// Bundle is set when the workflow was loaded from a bundle.
-	Bundle *bundle.Bundle
+	// Bundle is set when the workflow was loaded from a bundle, and
+	// Readiness then holds bundle.Ready's decision about it: whether it
+	// may run for real is never read from the manifest's stored status.
+	Bundle    *bundle.Bundle
+	Readiness *bundle.Readiness
 	// Fixtures are the bundle's fixture traces, in manifest order.
 	Fixtures []*trace.Trace
 }
 
-// Status is the bundle's promotion status, or "" for a bare file.
+// Status is the bundle's promotion status as bundle.Ready recomputes it
+// (not the status candidate.json claims), or "" for a bare file.
 func (w *Workflow) Status() string {
 	if w.Bundle == nil {
 		return ""
 	}
-	return w.Bundle.Manifest.Promotion.Criteria.Status
+	if w.Readiness == nil {
+		return bundle.StatusBlocked
+	}
+	return w.Readiness.Status
+}
+
+// Ready reports whether w is a bundle that may run for real: approved for
+// its current bytes and valid (bundle.Readiness.OK).
+func (w *Workflow) Ready() bool {
+	return w.Bundle != nil && w.Readiness != nil && w.Readiness.OK()
+}
+
+// structural are the validation codes Load refuses for every run, dry or
+// not: a path out of the bundle or a symlink in it would make a dry run
+// read files the bundle does not hold.
+var structural = map[string]bool{bundle.CodeSymlink: true, bundle.CodePathEscape: true}
+
+// admit refuses to run w for real (not DryRun) unless bundle.Ready
+// accepts it or the caller passed AllowUnapproved, which the run records;
+// the refusal wraps ErrNotReady and names the recomputed status and every
+// validation problem with its code. A bare file is the caller's own code
+// and is admitted.
+func admit(w *Workflow, opts Options) error {
+	if w.Bundle == nil || opts.DryRun || w.Ready() {
+		return nil
+	}
+	r := w.Readiness
+	if r == nil {
+		return fmt.Errorf("%w: %s was not checked", ErrNotReady, w.Target)
+	}
+	if opts.AllowUnapproved {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, "running %s without approval (--allow-unapproved): status %s", w.Target, r.Status)
+			if codes := r.Codes(); len(codes) > 0 {
+				fmt.Fprintf(opts.Log, ", validation problems %s", strings.Join(codes, ", "))
+			}
+			fmt.Fprintln(opts.Log)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w; approve it (crystallize approve), rehearse it with --dry-run, or pass --allow-unapproved", r.Err())
 }
 
 // Load loads the workflow at target: a bundle directory (its
@@ -66,7 +110,9 @@ func (w *Workflow) Status() string {
 // top-level function whose first parameter is ctx and uses no name but
 // json, struct and the Starlark universe. For a bundle it also checks that
 // the workflow file is the one the manifest hashes, since an approval
-// holds only for those bytes.
+// holds only for those bytes, and decides its readiness with bundle.Ready
+// (the decision validate makes); a bundle with a symlink or a path out of
+// it is refused outright.
 func Load(target string) (*Workflow, error) {
 	st, err := os.Stat(target)
 	if err != nil {
@@ -106,7 +152,23 @@ func Load(target string) (*Workflow, error) {
 	if m.Workflow.SHA256 != "" && m.Workflow.SHA256 != w.SHA256 {
 		return nil, fmt.Errorf("%s: sha256 %s, but the manifest records %s; the workflow changed after it was reviewed", file, w.SHA256, m.Workflow.SHA256)
 	}
+	r := bundle.Ready(target)
+	var bad []string
+	for _, p := range r.Problems {
+		if structural[p.Code] {
+			bad = append(bad, fmt.Sprintf("%s %s: %s", p.Code, p.Path, p.Message))
+		}
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("loading bundle %s: %s", target, strings.Join(bad, "; "))
+	}
+	if r.WorkflowSHA256 != w.SHA256 {
+		// The file changed between reading it and validating it: the
+		// decision would be about other bytes than the ones that run.
+		return nil, fmt.Errorf("%s: sha256 %s, but validation saw %s; the workflow changed while it was loaded", file, w.SHA256, r.WorkflowSHA256)
+	}
 	w.Bundle = b
+	w.Readiness = r
 	w.Target = target
 	w.Capabilities = slices.Clone(m.Capabilities)
 	w.Secrets = slices.Clone(m.RequiredSecrets)
