@@ -229,7 +229,9 @@ func prefixAt(s string, i int) (match, bool) {
 			return body(s, i, 6, cURL64, 20, KindGitLab)
 		}
 	case 'x':
-		if strings.HasPrefix(t, "xox") && strings.IndexByte("abprs", t[3]) >= 0 && t[4] == '-' {
+		// Slack's tokens go on with a number after the dash
+		// (xoxb-123…-…), which a word such as xoxa-shipping does not.
+		if strings.HasPrefix(t, "xox") && strings.IndexByte("abprs", t[3]) >= 0 && t[4] == '-' && '0' <= t[5] && t[5] <= '9' {
 			if m, ok := body(s, i, 5, cURL64, 10, KindSlack); ok && hasDigit(s[i+5:m.end]) {
 				return m, true
 			}
@@ -310,7 +312,10 @@ func embeddedAt(s string, i int) (match, bool) {
 			return prefixAt(s, i)
 		}
 	case 's', 'r':
-		if t[1] == 'k' && (strings.HasPrefix(t[2:], "-ant-") || strings.HasPrefix(t[2:], "_live_") || strings.HasPrefix(t[2:], "_test_")) {
+		// Inside a word, sk-ant- must go on as Anthropic's keys do
+		// (api03-, admin01-, oat01-): "desk-ant-colony-…" is a name.
+		if t[1] == 'k' && (strings.HasPrefix(t[2:], "-ant-api") || strings.HasPrefix(t[2:], "-ant-admin") || strings.HasPrefix(t[2:], "-ant-oat") ||
+			strings.HasPrefix(t[2:], "_live_") || strings.HasPrefix(t[2:], "_test_")) {
 			return prefixAt(s, i)
 		}
 	}
@@ -343,7 +348,7 @@ func urlPasswordAt(s string, i int) (match, bool) {
 		return match{}, false
 	}
 	start := colon + 1
-	if !credible(s[start:j], true) {
+	if !credible(s[start:j], true) || port(s[start:j]) {
 		return match{}, false
 	}
 	if class[s[start]]&cTrig != 0 && class[s[start]]&cAlnum != 0 {
@@ -352,6 +357,20 @@ func urlPasswordAt(s string, i int) (match, bool) {
 		}
 	}
 	return match{start, j, KindURLPassword}, true
+}
+
+// port reports whether v reads as a port number (one to five digits):
+// host:port@… is a mistyped or deceptive URL more often than a password.
+func port(v string) bool {
+	if len(v) > 5 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // body matches a prefix of length plen at s[i] followed by at least min
