@@ -300,6 +300,11 @@ func decodeManifest(data []byte, file string) (*Manifest, error) {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("%s: invalid JSON: %w", file, err)
 	}
+	// encoding/json keeps the last of two members with one name; a
+	// reviewer reading the first would approve what does not run.
+	if dups := trace.Duplicates(data, file, 0); len(dups) > 0 {
+		return nil, dups
+	}
 	var schema string
 	if err := json.Unmarshal(head["schema"], &schema); err != nil || head["schema"] == nil {
 		return nil, &schemaError{file, "$.schema", fmt.Sprintf("missing or not a string; want %q", Schema)}

@@ -307,6 +307,9 @@ func (x *validator) report(m *Manifest) {
 		x.finish(false)
 		return
 	}
+	for _, d := range trace.Duplicates(data, ReportFile, 0) {
+		x.problem(CodeReportInvalid, fmt.Sprintf("%s:%d:%s", ReportFile, d.Line, d.Path), "%s", d.Msg)
+	}
 	if m.CandidateID != "" && findCandidate(&r, m.CandidateID) == nil {
 		x.problem(CodeReportInvalid, ReportFile, "the report does not hold candidate %s", m.CandidateID)
 	}
