@@ -3,6 +3,7 @@ package runtime
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -53,6 +54,70 @@ type Workflow struct {
 	Readiness *bundle.Readiness
 	// Fixtures are the bundle's fixture traces, in manifest order.
 	Fixtures []*trace.Trace
+}
+
+// ErrBundleMember is returned by Load for a .star file inside a bundle
+// directory: run as a bare file, it would skip the bundle's approval.
+var ErrBundleMember = errors.New("workflow belongs to a bundle")
+
+// Origins of a workflow, as Origin reports them and run records keep.
+const (
+	OriginBundle = "bundle"
+	// OriginBareFile is a .star file outside any bundle: the runner's
+	// own code, run without approval.
+	OriginBareFile = "bare_file"
+)
+
+// Origin says where w was loaded from: OriginBundle or OriginBareFile.
+func (w *Workflow) Origin() string {
+	if w.Bundle != nil {
+		return OriginBundle
+	}
+	return OriginBareFile
+}
+
+// bundleOf reports the bundle directory holding file (or, when file is a
+// symlink, the file it points to): the nearest directory above it whose
+// candidate.json carries the bundle schema marker.
+func bundleOf(file string) (string, bool) {
+	paths := []string{file}
+	if real, err := filepath.EvalSymlinks(file); err == nil && real != file {
+		paths = append(paths, real)
+	}
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+			if isBundleDir(d) {
+				return d, true
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	return "", false
+}
+
+// isBundleDir reports whether dir holds a candidate.json with the bundle
+// schema marker; another tool's candidate.json does not make a bundle.
+func isBundleDir(dir string) bool {
+	// Only a regular file of a manifest's size is read: a FIFO or device
+	// named candidate.json must not hang or flood the check.
+	name := filepath.Join(dir, bundle.ManifestFile)
+	if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() || st.Size() > 64<<20 {
+		return false
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return false
+	}
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	return json.Unmarshal(data, &head) == nil && head.Schema == bundle.Schema
 }
 
 // Status is the bundle's promotion status as bundle.Ready recomputes it
@@ -119,6 +184,9 @@ func Load(target string) (*Workflow, error) {
 		return nil, fmt.Errorf("loading workflow: %w", err)
 	}
 	if !st.IsDir() {
+		if dir, ok := bundleOf(target); ok {
+			return nil, fmt.Errorf("%w: %s is a file of the bundle %s; run the bundle (crystallize run %s), whose approval is checked", ErrBundleMember, target, dir, dir)
+		}
 		src, err := os.ReadFile(target)
 		if err != nil {
 			return nil, fmt.Errorf("loading workflow: %w", err)
