@@ -281,6 +281,11 @@ func (e *schemaError) Unwrap() error { return ErrSchema }
 // It checks nothing else; Validate checks the whole bundle.
 func Read(dir string) (*Bundle, error) {
 	file := filepath.Join(dir, ManifestFile)
+	// A symlink could make the manifest another file, and a FIFO or
+	// device would block or never end.
+	if st, err := os.Lstat(file); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("reading bundle: %s is not a regular file", file)
+	}
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("reading bundle: %w", err)

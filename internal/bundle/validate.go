@@ -490,8 +490,13 @@ func (x *validator) redaction() {
 func (x *validator) approval(m *Manifest) {
 	cur := m.Workflow.SHA256
 	if m.Workflow.Path != "" && x.safePathQuiet(m.Workflow.Path) {
-		if src, err := os.ReadFile(filepath.Join(x.dir, filepath.FromSlash(m.Workflow.Path))); err == nil {
-			cur = hexSHA(src)
+		// Only a regular file is read (the workflow check reported
+		// anything else): a FIFO would block validation.
+		p := filepath.Join(x.dir, filepath.FromSlash(m.Workflow.Path))
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
+			if src, err := os.ReadFile(p); err == nil {
+				cur = hexSHA(src)
+			}
 		}
 	}
 	h := m.Promotion.ApprovalHistory

@@ -187,7 +187,7 @@ func Load(target string) (*Workflow, error) {
 		if dir, ok := bundleOf(target); ok {
 			return nil, fmt.Errorf("%w: %s is a file of the bundle %s; run the bundle (crystallize run %s), whose approval is checked", ErrBundleMember, target, dir, dir)
 		}
-		src, err := os.ReadFile(target)
+		src, err := readRegular(target)
 		if err != nil {
 			return nil, fmt.Errorf("loading workflow: %w", err)
 		}
@@ -205,21 +205,9 @@ func Load(target string) (*Workflow, error) {
 		return nil, err
 	}
 	m := b.Manifest
-	if !filepath.IsLocal(filepath.FromSlash(m.Workflow.Path)) {
-		return nil, fmt.Errorf("%s: $.workflow.path: %q is not a path inside the bundle", filepath.Join(target, bundle.ManifestFile), m.Workflow.Path)
-	}
-	file := filepath.Join(target, filepath.FromSlash(m.Workflow.Path))
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("loading workflow: %w", err)
-	}
-	w, err := parse(file, src)
-	if err != nil {
-		return nil, err
-	}
-	if m.Workflow.SHA256 != "" && m.Workflow.SHA256 != w.SHA256 {
-		return nil, fmt.Errorf("%s: sha256 %s, but the manifest records %s; the workflow changed after it was reviewed", file, w.SHA256, m.Workflow.SHA256)
-	}
+	// Validation comes first: it reads nothing through a symlink and
+	// nothing but regular files, so a link out of the bundle or to a
+	// FIFO is refused before this function reads what it names.
 	r := bundle.Ready(target)
 	var bad []string
 	for _, p := range r.Problems {
@@ -229,6 +217,21 @@ func Load(target string) (*Workflow, error) {
 	}
 	if len(bad) > 0 {
 		return nil, fmt.Errorf("loading bundle %s: %s", target, strings.Join(bad, "; "))
+	}
+	if !filepath.IsLocal(filepath.FromSlash(m.Workflow.Path)) {
+		return nil, fmt.Errorf("%s: $.workflow.path: %q is not a path inside the bundle", filepath.Join(target, bundle.ManifestFile), m.Workflow.Path)
+	}
+	file := filepath.Join(target, filepath.FromSlash(m.Workflow.Path))
+	src, err := readRegular(file)
+	if err != nil {
+		return nil, fmt.Errorf("loading workflow: %w", err)
+	}
+	w, err := parse(file, src)
+	if err != nil {
+		return nil, err
+	}
+	if m.Workflow.SHA256 != "" && m.Workflow.SHA256 != w.SHA256 {
+		return nil, fmt.Errorf("%s: sha256 %s, but the manifest records %s; the workflow changed after it was reviewed", file, w.SHA256, m.Workflow.SHA256)
 	}
 	if r.WorkflowSHA256 != w.SHA256 {
 		// The file changed between reading it and validating it: the
@@ -247,7 +250,7 @@ func Load(target string) (*Workflow, error) {
 			continue
 		}
 		p := filepath.Join(target, filepath.FromSlash(f.Path))
-		data, err := os.ReadFile(p)
+		data, err := readRegular(p)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("loading fixture: %w", err))
 			continue
@@ -263,6 +266,19 @@ func Load(target string) (*Workflow, error) {
 		return nil, errors.Join(errs...)
 	}
 	return w, nil
+}
+
+// readRegular reads the file p only when it is a regular file: a FIFO
+// would block the load and a device never end.
+func readRegular(p string) ([]byte, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	return os.ReadFile(p)
 }
 
 // parse checks src and reads the function's signature and tool names.
