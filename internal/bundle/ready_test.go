@@ -1,11 +1,15 @@
 package bundle
 
 import (
+	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
 )
 
 // TestReady: readiness is recomputed from the approval history and the
@@ -85,5 +89,56 @@ func TestReady(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWriteRefusesSecretInWorkflow: a workflow rendered from an
+// unredacted candidate (a token in a tool name) is not written, and the
+// error names the place and the kind, never the token.
+func TestWriteRefusesSecretInWorkflow(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	sc := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}
+	in := sc.input(t)
+	in.Workflow = append(append([]byte{}, in.Workflow...), []byte("# called deploy_"+fakeToken+"\n")...)
+	dir := filepath.Join(t.TempDir(), "bundle")
+	_, err := Write(context.Background(), dir, in, sc.opts)
+	if !errors.Is(err, ErrSecretInWorkflow) || !strings.Contains(err.Error(), "github secret ghp_****") {
+		t.Fatalf("Write = %v, want ErrSecretInWorkflow naming a github secret", err)
+	}
+	if strings.Contains(err.Error(), fakeToken) {
+		t.Error("the error holds the token")
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("the bundle was written")
+	}
+}
+
+// TestRedactReport: names are redacted like values, and logical secret
+// ids stay, since the workflow reads the secret by them.
+func TestRedactReport(t *testing.T) {
+	r := &candidate.Report{Candidates: []candidate.Candidate{{
+		ID:       "c1",
+		Name:     "deploy_" + fakeToken,
+		Examples: []candidate.Example{{TraceID: "session-" + fakeToken}},
+		Steps: []candidate.Step{{Name: "curl_" + fakeToken, Arguments: []candidate.Argument{
+			{Key: "url", Kind: candidate.ArgSecret, Secret: "DEPLOY_URL"},
+		}}},
+	}}}
+	red, n, err := RedactReport(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := red.Candidates[0]
+	if c.Name != "deploy_[redacted:github]" || c.Examples[0].TraceID != "session-[redacted:github]" || c.Steps[0].Name != "curl_[redacted:github]" {
+		t.Errorf("RedactReport names = %q, %q, %q; want each token redacted", c.Name, c.Examples[0].TraceID, c.Steps[0].Name)
+	}
+	if got := c.Steps[0].Arguments[0].Secret; got != "DEPLOY_URL" {
+		t.Errorf("secret id = %q, want DEPLOY_URL kept", got)
+	}
+	if n != 3 {
+		t.Errorf("RedactReport counted %d redactions, want 3", n)
+	}
+	if r.Candidates[0].Name != "deploy_"+fakeToken {
+		t.Error("RedactReport changed its argument")
 	}
 }

@@ -122,6 +122,13 @@ func build(in Input, opts Options) (*built, error) {
 	if len(in.Workflow) == 0 {
 		return nil, errors.New("no workflow source")
 	}
+	// The workflow is the one file the caller renders; the others are
+	// built here from the redacted report. A workflow rendered from an
+	// unredacted candidate would carry its secrets into the bundle, so it
+	// is refused rather than written (naming where, never the secret).
+	if fs := redact.Scan(in.Workflow); len(fs) > 0 {
+		return nil, fmt.Errorf("%w: %s:%d holds a %s secret %s; render the workflow from the redacted report (bundle.RedactReport)", ErrSecretInWorkflow, WorkflowFile, fs[0].Line, fs[0].Kind, fs[0].Excerpt)
+	}
 	if opts.PackageVersion == "" {
 		opts.PackageVersion = DefaultPackageVersion
 	}
@@ -484,6 +491,10 @@ func redactID(id string) string {
 	r, _ := redact.Value(id)
 	return r.(string)
 }
+
+// ErrSecretInWorkflow is returned by Write for a workflow source that
+// holds a secret.
+var ErrSecretInWorkflow = errors.New("workflow source holds a secret")
 
 // RedactReport returns a copy of r with every secret in it redacted, in
 // names (step and tool names, candidate names, parameter names, trace ids)
