@@ -139,7 +139,7 @@ func scan(s string, yield func(match) bool) {
 				// Inside an identifier (curl_xoxb-…, deploy_ghp_…): an
 				// underscore separates words as well as a blank does.
 				m, ok = prefixAt(s, i)
-			default:
+			case c == 'g' || c == 'x' || c == 's' || c == 'r':
 				m, ok = embeddedAt(s, i)
 			}
 			if ok {
