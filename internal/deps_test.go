@@ -19,7 +19,7 @@ const module = "github.com/crystallize-dev/crystallize/"
 // the pipeline a reviewed decision.
 var allowed = map[string][]string{
 	"internal/trace":           {},
-	"internal/candidate":       {"internal/trace"},
+	"internal/candidate":       {"internal/trace", "internal/redact"},
 	"internal/source":          {"internal/trace", "internal/normalize"},
 	"internal/normalize":       {"internal/trace"},
 	"internal/mine":            {"internal/trace", "internal/candidate", "internal/redact"},

@@ -30,6 +30,11 @@
 //     person expected to approve; only Approve records an approval, and
 //     only an approval of the current candidate id and workflow sha256
 //     makes a candidate ready.
+//   - Whether a bundle may run for real is decided in one place, Ready,
+//     from what Validate finds: the status is recomputed from the
+//     evidence, the approval history and the workflow bytes on disk, and
+//     any validation problem refuses. The stored status is a record for
+//     readers, never an input to that decision.
 //
 // # Promotion status
 //

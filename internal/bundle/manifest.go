@@ -257,6 +257,11 @@ func (e *schemaError) Unwrap() error { return ErrSchema }
 // It checks nothing else; Validate checks the whole bundle.
 func Read(dir string) (*Bundle, error) {
 	file := filepath.Join(dir, ManifestFile)
+	// A symlink could make the manifest another file, and a FIFO or
+	// device would block or never end.
+	if st, err := os.Lstat(file); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("reading bundle: %s is not a regular file", file)
+	}
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("reading bundle: %w", err)
@@ -275,6 +280,11 @@ func decodeManifest(data []byte, file string) (*Manifest, error) {
 	var head map[string]json.RawMessage
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("%s: invalid JSON: %w", file, err)
+	}
+	// encoding/json keeps the last of two members with one name; a
+	// reviewer reading the first would approve what does not run.
+	if dups := trace.Duplicates(data, file, 0); len(dups) > 0 {
+		return nil, dups
 	}
 	var schema string
 	if err := json.Unmarshal(head["schema"], &schema); err != nil || head["schema"] == nil {

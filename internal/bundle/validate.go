@@ -65,6 +65,11 @@ type Validation struct {
 	Checks   []Check             `json:"checks"`
 	Problems []candidate.Problem `json:"problems"`
 	OK       bool                `json:"ok"`
+
+	// status is the promotion status recomputed by the approval check,
+	// claimed the one the manifest records, and workflowSHA the sha256
+	// of the workflow bytes that check saw; Ready reports them.
+	status, claimed, workflowSHA string
 }
 
 // validator accumulates the problems of one check at a time.
@@ -302,6 +307,9 @@ func (x *validator) report(m *Manifest) {
 		x.finish(false)
 		return
 	}
+	for _, d := range trace.Duplicates(data, ReportFile, 0) {
+		x.problem(CodeReportInvalid, fmt.Sprintf("%s:%d:%s", ReportFile, d.Line, d.Path), "%s", d.Msg)
+	}
 	if m.CandidateID != "" && findCandidate(&r, m.CandidateID) == nil {
 		x.problem(CodeReportInvalid, ReportFile, "the report does not hold candidate %s", m.CandidateID)
 	}
@@ -482,8 +490,13 @@ func (x *validator) redaction() {
 func (x *validator) approval(m *Manifest) {
 	cur := m.Workflow.SHA256
 	if m.Workflow.Path != "" && x.safePathQuiet(m.Workflow.Path) {
-		if src, err := os.ReadFile(filepath.Join(x.dir, filepath.FromSlash(m.Workflow.Path))); err == nil {
-			cur = hexSHA(src)
+		// Only a regular file is read (the workflow check reported
+		// anything else): a FIFO would block validation.
+		p := filepath.Join(x.dir, filepath.FromSlash(m.Workflow.Path))
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
+			if src, err := os.ReadFile(p); err == nil {
+				cur = hexSHA(src)
+			}
 		}
 	}
 	h := m.Promotion.ApprovalHistory
@@ -501,6 +514,7 @@ func (x *validator) approval(m *Manifest) {
 	want.Workflow.SHA256 = cur
 	want.Promotion.Criteria.Reasons = recompute(m)
 	settle(&want)
+	x.v.status, x.v.claimed, x.v.workflowSHA = want.Promotion.Criteria.Status, m.Promotion.Criteria.Status, cur
 	if got := m.Promotion.Criteria.Status; got != want.Promotion.Criteria.Status && got != "" {
 		x.problem(CodeStatusInvalid, ManifestFile+":$.promotion.criteria.status", "status %q, but the criteria and approvals give %q", got, want.Promotion.Criteria.Status)
 	}

@@ -122,6 +122,13 @@ func build(in Input, opts Options) (*built, error) {
 	if len(in.Workflow) == 0 {
 		return nil, errors.New("no workflow source")
 	}
+	// The workflow is the one file the caller renders; the others are
+	// built here from the redacted report. A workflow rendered from an
+	// unredacted candidate would carry its secrets into the bundle, so it
+	// is refused rather than written (naming where, never the secret).
+	if fs := redact.Scan(in.Workflow); len(fs) > 0 {
+		return nil, fmt.Errorf("%w: %s:%d holds a %s secret %s; render the workflow from the redacted report (bundle.RedactReport)", ErrSecretInWorkflow, WorkflowFile, fs[0].Line, fs[0].Kind, fs[0].Excerpt)
+	}
 	if opts.PackageVersion == "" {
 		opts.PackageVersion = DefaultPackageVersion
 	}
@@ -430,8 +437,11 @@ func buildFixtures(in Input, c *candidate.Candidate) ([]Fixture, [][]byte, int, 
 	var entries []entry
 	if c != nil {
 		for _, ex := range c.Examples {
+			// The candidate comes from the redacted report, where a
+			// trace id holding a secret is redacted; the traces are
+			// not yet, so they are compared redacted too.
 			i := slices.IndexFunc(in.Sources, func(t *trace.Trace) bool {
-				return t != nil && t.ID == ex.TraceID && t.SourceHash == ex.SourceHash
+				return t != nil && redactID(t.ID) == redactID(ex.TraceID) && t.SourceHash == ex.SourceHash
 			})
 			if i < 0 {
 				return nil, nil, 0, fmt.Errorf("candidate %s: example trace %s (%s) is not among the source traces", c.ID, ex.TraceID, ex.SourceHash)
@@ -468,18 +478,73 @@ func buildFixtures(in Input, c *candidate.Candidate) ([]Fixture, [][]byte, int, 
 			return nil, nil, 0, fmt.Errorf("redacting trace %s: %w", e.t.ID, err)
 		}
 		total += n
-		p := codegen.FixturePath(e.t.ID)
+		id := redactID(e.t.ID) // as the fixture holds it
+		p := codegen.FixturePath(id)
 		for i := 2; paths[p]; i++ {
-			p = strings.TrimSuffix(codegen.FixturePath(e.t.ID), ".json") + "-" + strconv.Itoa(i) + ".json"
+			p = strings.TrimSuffix(codegen.FixturePath(id), ".json") + "-" + strconv.Itoa(i) + ".json"
 		}
 		paths[p] = true
-		fixtures = append(fixtures, Fixture{Path: p, TraceID: e.t.ID, SourceHash: e.t.SourceHash, SHA256: hexSHA(b), Redacted: true, Role: e.role})
+		fixtures = append(fixtures, Fixture{Path: p, TraceID: id, SourceHash: e.t.SourceHash, SHA256: hexSHA(b), Redacted: true, Role: e.role})
 		data = append(data, b)
 	}
 	if fixtures == nil {
 		fixtures = []Fixture{}
 	}
 	return fixtures, data, total, nil
+}
+
+// redactID returns a trace id with its secrets redacted, as redactTrace
+// writes it into the fixture.
+func redactID(id string) string {
+	r, _ := redact.Value(id)
+	return r.(string)
+}
+
+// ErrSecretInWorkflow is returned by Write for a workflow source that
+// holds a secret.
+var ErrSecretInWorkflow = errors.New("workflow source holds a secret")
+
+// RedactReport returns a copy of r with every secret in it redacted, in
+// names (step and tool names, candidate names, parameter names, trace ids)
+// as in values, and the number of redactions. Everything that renders a
+// report into files (a workflow, report.json, a bundle) renders the copy,
+// so what it writes carries no secret of the traces. Paths are left as
+// they are: making them relative is for bundles, which Write does.
+func RedactReport(r *candidate.Report) (*candidate.Report, int, error) {
+	raw, err := candidate.EncodeJSON(r)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encoding report: %w", err)
+	}
+	v, err := decodeGeneric(raw)
+	if err != nil {
+		return nil, 0, err
+	}
+	out, n := redact.Value(v)
+	var red candidate.Report
+	if err := remarshal(out, &red); err != nil {
+		return nil, 0, fmt.Errorf("decoding redacted report: %w", err)
+	}
+	// A secret argument names its logical id under the key "secret",
+	// which redaction treats as sensitive; the id (CRATES_IO_TOKEN) is a
+	// reference the workflow needs, not a value, so it is kept when it
+	// has that shape and holds nothing the scanner flags.
+	keepIDs := func(orig, red []candidate.Candidate) {
+		for i := range min(len(orig), len(red)) {
+			for j := range min(len(orig[i].Steps), len(red[i].Steps)) {
+				oa, ra := orig[i].Steps[j].Arguments, red[i].Steps[j].Arguments
+				for k := range min(len(oa), len(ra)) {
+					_, secret := redact.Secret(oa[k].Secret)
+					if oa[k].Kind == candidate.ArgSecret && isLogicalSecretID(oa[k].Secret) && !secret {
+						n--
+						ra[k].Secret = oa[k].Secret
+					}
+				}
+			}
+		}
+	}
+	keepIDs(r.Candidates, red.Candidates)
+	keepIDs(r.RejectedCandidates, red.RejectedCandidates)
+	return &red, n, nil
 }
 
 // redactTrace renders t as a fixture: its JSON with provenance paths made

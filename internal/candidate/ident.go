@@ -1,6 +1,10 @@
 package candidate
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/redact"
+)
 
 // Identifier turns any string into a name that generated Starlark code can
 // bind and reference: a workflow function name, a parameter, a local. The
@@ -20,6 +24,12 @@ import "strings"
 //     name (None, len, str, …) or a name the workflow host binds (ctx,
 //     json, struct) gets a trailing "_".
 //
+// Before step 1, every secret in s (redact.Value) is replaced by its
+// redaction ("[redacted:github]" becomes "redacted_github"): names are
+// built from goals, tool names and keys, which can hold a token, and the
+// later steps would split and lower-case the token into a shape no
+// scanner recognizes, so it must go first.
+//
 // Non-ASCII letters are replaced by step 2 although Starlark would accept
 // them: an identifier that looks like another is a review hazard, and
 // transliteration would need tables this package does not want.
@@ -29,6 +39,9 @@ import "strings"
 // can map to the same identifier ("repo-path", "repo_path", "repoPath");
 // callers that need distinct names must disambiguate.
 func Identifier(s string) string {
+	if r, n := redact.Value(s); n > 0 {
+		s = r.(string)
+	}
 	var b strings.Builder
 	b.Grow(len(s) + 1)
 	// underscore is true when the last byte written was "_" or a boundary

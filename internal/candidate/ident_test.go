@@ -1,11 +1,24 @@
 package candidate
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
+
+// fakeGitHubToken is a GitHub-token-shaped value assembled at run time,
+// so no file of the repository holds one.
+var fakeGitHubToken = "gh" + "p_" + strings.Repeat("aB3dE5gH7j", 4)[:36]
 
 func TestIdentifier(t *testing.T) {
 	tests := []struct {
 		in, want string
 	}{
+		// A secret goes before the name is split and lower-cased, which
+		// would leave the token in a shape no scanner recognizes.
+		{"Deploy with " + fakeGitHubToken, "deploy_with_redacted_github"},
+		{"deploy_" + fakeGitHubToken, "deploy_redacted_github"},
+		{fakeGitHubToken, "redacted"},
+		{"Bump golang.org/x/net to v0.33.0", "bump_golang_org_x_net_to_v0_33_0"},
 		{"version", "version"},
 		{"repo_path", "repo_path"},
 		{"repo-path", "repo_path"},

@@ -115,6 +115,11 @@ candidate and rejected candidate with its evidence and its promotion
 criteria), every excluded trace with its reason code, and every skipped
 file.
 
+Everything mine writes (workflows, the report, the bundle, the summary) is
+rendered from the redacted report: a secret in a name (a tool name, a trace
+id, a goal turned into the function name, a parameter name) is replaced by
+[redacted:<kind>] as one in a value is.
+
 Traces are crystallization traces (objects with "actions"), workflow run
 records (objects with "stages" or "_type": "workflow_run") or governed
 code-mode composition reports (objects with "run" and "calls");

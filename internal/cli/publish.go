@@ -42,11 +42,21 @@ type published struct {
 // ingest and session codify: it shadow-replays every candidate against
 // sources and heldout, renders every output in memory, writes the bundle
 // (atomically, in bundle.Write), and then the other files (all or none,
-// in writeFiles). A rendering failure writes nothing.
+// in writeFiles). A rendering failure writes nothing. It redacts r in
+// place first, so nothing it writes holds a secret of the traces.
 func publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace.Trace, o outputs) (*published, error) {
 	replay.Apply(r, sources, heldout)
 	bundle.Promote(r, o.bundleOptions)
 	r.WorkflowPath = filepath.ToSlash(o.out)
+	// Names carry secrets as well as values (a tool called curl_xoxb-…,
+	// a trace id, a goal turned into the function name): every output,
+	// with or without a bundle, renders the redacted report, and so does
+	// the caller's summary, which reads r.
+	red, _, err := bundle.RedactReport(r)
+	if err != nil {
+		return nil, err
+	}
+	*r = *red
 
 	p := &published{}
 	files := map[string][]byte{}

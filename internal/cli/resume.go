@@ -32,6 +32,11 @@ run ends as rejected); with neither, the terminal is asked when stdin is
 one, else the run stays pending. The configuration is the one the run used
 unless --config names another.
 
+Readiness is decided again, by the function run and validate use: a bundle
+whose approval no longer holds for its workflow bytes, or that has any
+validation problem, is refused (exit 1, with validate's codes) unless the
+run was started with --allow-unapproved.
+
 The run keeps its id and record directory; trace.json and session.md are
 rewritten to cover the whole run.
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // Version is the only schema_version this package understands.
@@ -19,6 +21,7 @@ const Version = "1"
 const (
 	// Errors: the plan is refused.
 	CodeInvalidJSON            = "invalid_json"
+	CodeDuplicateKey           = "duplicate_key"
 	CodeNotADict               = "not_a_dict"
 	CodeShape                  = "shape"
 	CodeSchemaVersionMismatch  = "schema_version_mismatch"
@@ -171,6 +174,11 @@ func Validate(data []byte) *Validation {
 	if err != nil {
 		v.errorf(CodeInvalidJSON, "$", "not valid JSON: %v", err)
 		return v
+	}
+	// The decoder keeps the last of two members with one name, so a
+	// reviewer could read a command that is not the one that runs.
+	for _, d := range trace.Duplicates(data, "", 0) {
+		v.errorf(CodeDuplicateKey, d.Path, "line %d: %s", d.Line, d.Msg)
 	}
 	root, ok := obj(doc)
 	if !ok {

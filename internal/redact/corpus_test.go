@@ -79,7 +79,7 @@ func TestCorpus(t *testing.T) {
 		t.Errorf("corpus has %d secrets and %d clean values, want at least 60 and 80", secrets, clean)
 	}
 	for _, k := range []string{KindJWT, KindGitHub, KindSlack, KindAWS, KindGitLab, KindHuggingFace, KindGoogle,
-		KindNPM, KindOpenAI, KindAnthropic, KindStripe, KindPrivateKey, KindBearer, KindAssignment, KindEntropy} {
+		KindNPM, KindOpenAI, KindAnthropic, KindStripe, KindPrivateKey, KindBearer, KindAssignment, KindEntropy, KindURLPassword} {
 		if families[k] == 0 {
 			t.Errorf("corpus has no secret of kind %q", k)
 		}

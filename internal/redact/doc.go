@@ -16,10 +16,16 @@
 // "password="), never its context. Three kinds of evidence are used:
 //
 //   - Family prefixes (ghp_, xoxb-, AKIA, sk-ant-, eyJ…, -----BEGIN …) are
-//     checked only at word starts whose first byte can begin a prefix, so
-//     the common byte costs one table lookup. Each family then checks its
-//     own body (alphabet and minimum length) by hand; there is no regexp on
-//     the hot path.
+//     checked at word starts and after an underscore whose next byte can
+//     begin a prefix, so the common byte costs one table lookup; names
+//     built from tool calls and goals (curl_xoxb-…, deploy_ghp_…) hold
+//     tokens there. The prefixes distinctive enough not to occur in words
+//     or encodings (gh?_, github_pat_, glpat-, xox?-, sk-ant-, Stripe's)
+//     are also checked inside a word. Each family then checks its own body
+//     (alphabet and minimum length) by hand; there is no regexp on the hot
+//     path.
+//   - URL userinfo: at "://", the password of user:password@host, unless
+//     it is a reference such as ${TOKEN}.
 //   - Assignments: at every ':' or '=' the identifier before it is looked
 //     up with the same rules as SensitiveKey (plus access_key), and the value
 //     after it is taken if it does not look like prose, a placeholder or a

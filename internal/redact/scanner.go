@@ -17,8 +17,9 @@ const (
 	KindStripe      = "stripe"
 	KindPrivateKey  = "private_key"
 	KindBearer      = "bearer"
-	KindAssignment  = "assignment" // the value of a sensitive key=value or key: value
-	KindEntropy     = "entropy"    // the long-credential heuristic
+	KindAssignment  = "assignment"   // the value of a sensitive key=value or key: value
+	KindURLPassword = "url_password" // the password of scheme://user:password@host
+	KindEntropy     = "entropy"      // the long-credential heuristic
 )
 
 // Secret reports whether s is or contains a credential, and the kind of
@@ -126,12 +127,20 @@ func scan(s string, yield func(match) bool) {
 			var m match
 			ok := false
 			switch {
+			case c == ':' && strings.HasPrefix(s[i:], "://"):
+				m, ok = urlPasswordAt(s, i)
 			case c == ':' || c == '=':
 				m, ok = assignAt(s, i, floor)
 			case c == '-':
 				m, ok = privateKeyAt(s, i)
 			case i == floor || class[s[i-1]]&cWord == 0 || i-2 >= floor && s[i-2] == '\\' && escape(s, i-1):
 				m, ok = prefixAt(s, i)
+			case s[i-1] == '_':
+				// Inside an identifier (curl_xoxb-…, deploy_ghp_…): an
+				// underscore separates words as well as a blank does.
+				m, ok = prefixAt(s, i)
+			case c == 'g' || c == 'x' || c == 's' || c == 'r':
+				m, ok = embeddedAt(s, i)
 			}
 			if ok {
 				if !runsIn(s, rs, m.start, floor, yield) || !yield(m) {
@@ -220,7 +229,9 @@ func prefixAt(s string, i int) (match, bool) {
 			return body(s, i, 6, cURL64, 20, KindGitLab)
 		}
 	case 'x':
-		if strings.HasPrefix(t, "xox") && strings.IndexByte("abprs", t[3]) >= 0 && t[4] == '-' {
+		// Slack's tokens go on with a number after the dash
+		// (xoxb-123…-…), which a word such as xoxa-shipping does not.
+		if strings.HasPrefix(t, "xox") && strings.IndexByte("abprs", t[3]) >= 0 && t[4] == '-' && '0' <= t[5] && t[5] <= '9' {
 			if m, ok := body(s, i, 5, cURL64, 10, KindSlack); ok && hasDigit(s[i+5:m.end]) {
 				return m, true
 			}
@@ -278,6 +289,88 @@ func prefixAt(s string, i int) (match, bool) {
 		}
 	}
 	return match{}, false
+}
+
+// embeddedAt matches, at s[i] inside a word (after a letter or digit),
+// the families whose prefix carries a separator of its own and is long
+// enough not to occur in ordinary words or encodings: gh?_ and github_pat_,
+// glpat-, xox?-, sk-ant-, and the Stripe live and test keys. Other
+// prefixes (eyJ, AKIA, AIza, hf_, npm_, sk-) occur inside base64, hex and
+// words, and are matched only at word starts and after an underscore.
+func embeddedAt(s string, i int) (match, bool) {
+	t := s[i:]
+	if len(t) < 8 {
+		return match{}, false
+	}
+	switch t[0] {
+	case 'g':
+		if t[1] == 'h' || t[1] == 'l' {
+			return prefixAt(s, i)
+		}
+	case 'x':
+		if t[1] == 'o' {
+			return prefixAt(s, i)
+		}
+	case 's', 'r':
+		// Inside a word, sk-ant- must go on as Anthropic's keys do
+		// (api03-, admin01-, oat01-): "desk-ant-colony-…" is a name.
+		if t[1] == 'k' && (strings.HasPrefix(t[2:], "-ant-api") || strings.HasPrefix(t[2:], "-ant-admin") || strings.HasPrefix(t[2:], "-ant-oat") ||
+			strings.HasPrefix(t[2:], "_live_") || strings.HasPrefix(t[2:], "_test_")) {
+			return prefixAt(s, i)
+		}
+	}
+	return match{}, false
+}
+
+// urlPasswordAt matches the password of a URL's userinfo,
+// scheme://user:password@host, whose "://" is at s[i]. The user stays (it
+// names an account, not a secret); a password that is a reference
+// (${TOKEN}, <password>, an ALL_CAPS id) is not one. Userinfo may hold
+// only unreserved, sub-delim and percent-encoded bytes, so a path, a port
+// before a path, or an IPv6 literal ends the search before an '@'.
+func urlPasswordAt(s string, i int) (match, bool) {
+	j := i + 3
+	colon := -1
+	for ; j < len(s) && j < i+3+256; j++ {
+		c := s[j]
+		if c == '@' {
+			break
+		}
+		if c == ':' && colon < 0 {
+			colon = j
+			continue
+		}
+		if class[c]&cAlnum == 0 && strings.IndexByte("-._~%!$&'()*+,;=:", c) < 0 {
+			return match{}, false
+		}
+	}
+	if j >= len(s) || s[j] != '@' || colon < 0 || j+1 >= len(s) || class[s[j+1]]&cAlnum == 0 {
+		return match{}, false
+	}
+	start := colon + 1
+	if !credible(s[start:j], true) || port(s[start:j]) {
+		return match{}, false
+	}
+	if class[s[start]]&cTrig != 0 && class[s[start]]&cAlnum != 0 {
+		if m, ok := prefixAt(s, start); ok && m.end == j {
+			return m, true
+		}
+	}
+	return match{start, j, KindURLPassword}, true
+}
+
+// port reports whether v reads as a port number (one to five digits):
+// host:port@… is a mistyped or deceptive URL more often than a password.
+func port(v string) bool {
+	if len(v) > 5 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // body matches a prefix of length plen at s[i] followed by at least min

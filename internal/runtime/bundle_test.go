@@ -46,7 +46,7 @@ func TestBundleNotReady(t *testing.T) {
 	}
 	for _, status := range []string{bundle.StatusBlocked, bundle.StatusNeedsApproval} {
 		dir := writeBundle(t, status, src)
-		if _, err := run(dir, func(*Options) {}); !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), status) {
+		if _, err := run(dir, func(*Options) {}); !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), "promotion status is blocked") {
 			t.Errorf("Run(%s bundle) = %v, want ErrNotReady naming the status", status, err)
 		}
 		if called != 0 {
@@ -70,9 +70,19 @@ func TestBundleNotReady(t *testing.T) {
 		}
 		called = 0
 	}
+	// A manifest that only claims ready (the status edited by hand) is
+	// not ready: readiness is recomputed, and validation's codes say why.
 	dir := writeBundle(t, bundle.StatusReady, src)
-	if res, err := run(dir, func(*Options) {}); err != nil || res.AllowUnapproved {
-		t.Errorf("ready bundle: %v, %v", res, err)
+	_, err := run(dir, func(*Options) {})
+	if !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), "claims ready") || !strings.Contains(err.Error(), bundle.CodeStatusInvalid) {
+		t.Errorf("Run(bundle claiming ready) = %v, want ErrNotReady with %s", err, bundle.CodeStatusInvalid)
+	}
+	if called != 0 {
+		t.Fatal("a bundle that only claims ready ran")
+	}
+	res, err := run(dir, func(o *Options) { o.AllowUnapproved = true })
+	if err != nil || !res.AllowUnapproved {
+		t.Errorf("--allow-unapproved run of a bundle claiming ready = %v, recorded %v; want a run recorded as unapproved", err, res != nil && res.AllowUnapproved)
 	}
 }
 
@@ -128,5 +138,40 @@ capabilities = ["git.write", "fs.write"]
 	}
 	if b, ok := resolve(c, nil, "git.push"); !ok || b.tool.timeout.String() != "30s" {
 		t.Errorf("resolve(git.push) = %+v, %v", b, ok)
+	}
+}
+
+// TestResumeRechecksReadiness: resume decides readiness again, by the
+// function run uses. A run suspended at an approval boundary does not
+// continue for real once its bundle is not ready, unless the run was
+// started with AllowUnapproved.
+func TestResumeRechecksReadiness(t *testing.T) {
+	const src = "def wf(ctx):\n    ctx.tool(\"go.test\", packages = \"./...\")\n    ctx.approve(\"merge\")\n    return ctx.tool(\"go.test\", packages = \"./...\")\n"
+	dir := writeBundle(t, bundle.StatusReady, src)
+	state := t.TempDir()
+	called := 0
+	o := opts(t, &Config{Grants: Grants{Capabilities: []string{"go.exec"}}})
+	o.StateDir = state
+	o.Tools = map[string]Tool{"go.test": {Func: func(context.Context, map[string]any) (any, error) { called++; return "ran", nil }, Capabilities: []string{"go.exec"}}}
+	w, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.AllowUnapproved = true
+	if _, err := Run(context.Background(), w, nil, o); !errors.Is(err, ErrPendingApproval) || called != 1 {
+		t.Fatalf("Run = %v (called %d), want a run pending at merge after one call", err, called)
+	}
+	j, err := ReadJournal(state, "run-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Unapproved = false // as if the run had started on a ready bundle
+	o.AllowUnapproved = false
+	o.Approve = []string{"merge"}
+	if _, err := Resume(context.Background(), w, j, o); !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), bundle.CodeStatusInvalid) {
+		t.Errorf("Resume of a bundle that is not ready = %v, want ErrNotReady with %s", err, bundle.CodeStatusInvalid)
+	}
+	if called != 1 {
+		t.Errorf("resume ran %d more calls of a bundle that is not ready", called-1)
 	}
 }

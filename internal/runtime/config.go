@@ -47,7 +47,12 @@ type Config struct {
 
 // Workspace lists the directories the built-in fs tools may touch. The
 // first root is also the default working directory of command tools and
-// the value of the {workspace} placeholder. No roots means ".".
+// the value of the {workspace} placeholder. No roots means "." (the
+// config's directory), so that a project works as its own workspace;
+// what makes that safe is that no root, the default or one the config
+// names, ever exposes the protected set (see ProtectedError): the config,
+// the programs the bindings run, the secrets file, .crystallize and .git
+// stay out of the file built-ins' reach wherever they are.
 type Workspace struct {
 	Roots []string `toml:"roots"`
 }

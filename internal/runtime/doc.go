@@ -40,7 +40,13 @@
 // parameters escaped, the other arguments as a JSON body or query, a JSON
 // response parsed, a status outside 2xx an error naming it and the URL.
 // The built-ins are confined to the workspace roots with os.Root, which
-// refuses paths that leave the root through ".." or symlinks.
+// refuses paths that leave the root through ".." or symlinks. Inside the
+// roots they never read or write the protected set (ProtectedError): the
+// loaded configuration and any crystallize.toml, every program a command
+// binding or MCP server runs (and its directory, unless that is a root),
+// the secrets file, the state directory and any .crystallize or .git
+// directory. Without that, a granted fs.write could rewrite a script a
+// binding runs and then call it, or widen the next run's configuration.
 //
 // Every ctx.tool name written as a string literal is resolved before the
 // first step runs; Check does only that, listing every unbound name.

@@ -264,10 +264,25 @@ func (h *host) locate(p string) (root, rel string, err error) {
 	return "", "", fmt.Errorf("%w: %s is not under a workspace root (%s)", ErrOutsideWorkspace, p, strings.Join(roots, ", "))
 }
 
-// openRoot opens the root holding p.
-func (h *host) openRoot(p string) (*os.Root, string, error) {
+// guardPath refuses a file built-in's path argument in the protected set
+// (see protect). A path outside the workspace is left to the call itself,
+// which fails with ErrOutsideWorkspace.
+func (h *host) guardPath(tool string, args map[string]any) error {
+	p := argString(args["path"])
+	root, rel, err := h.locate(p)
+	if err != nil {
+		return nil
+	}
+	return h.protect(tool, p, root, rel)
+}
+
+// openRoot opens the root holding p, for tool, refusing a protected path.
+func (h *host) openRoot(tool, p string) (*os.Root, string, error) {
 	dir, rel, err := h.locate(p)
 	if err != nil {
+		return nil, "", err
+	}
+	if err := h.protect(tool, p, dir, rel); err != nil {
 		return nil, "", err
 	}
 	r, err := os.OpenRoot(dir)
@@ -280,7 +295,7 @@ func (h *host) openRoot(p string) (*os.Root, string, error) {
 // fsRead is the built-in fs.read(path=…): {"path", "content", "bytes"}.
 func (h *host) fsRead(args map[string]any) (any, error) {
 	p := argString(args["path"])
-	r, rel, err := h.openRoot(p)
+	r, rel, err := h.openRoot(ToolFSRead, p)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +312,7 @@ func (h *host) fsRead(args map[string]any) (any, error) {
 func (h *host) fsWrite(args map[string]any) (any, error) {
 	p := argString(args["path"])
 	content := argString(args["content"])
-	r, rel, err := h.openRoot(p)
+	r, rel, err := h.openRoot(ToolFSWrite, p)
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,10 @@ type host struct {
 
 	ctxValue *ctxObject
 
+	// protected is the protected set of the file built-ins, computed on
+	// first use (see guards).
+	protected []guard
+
 	// cancel ends the run's context; ctx.budget's wall clock calls it
 	// with an ErrBudget cause. maxCost is the cost ceiling (0: none).
 	cancel      context.CancelCauseFunc
@@ -74,7 +78,7 @@ func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host 
 		ctx: ctx, cancel: cancel, w: w, cfg: cfg, opts: opts,
 		res: &Result{
 			RunID: opts.RunID, Workflow: w.Name, DryRun: opts.DryRun,
-			AllowUnapproved: opts.AllowUnapproved && w.Bundle != nil && w.Status() != "ready",
+			AllowUnapproved: opts.AllowUnapproved && w.Bundle != nil && !w.Ready(),
 		},
 		allowed:      map[string]bool{},
 		pendingPhase: -1,
@@ -239,6 +243,14 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		err := fmt.Errorf("%w: tool %s declares side effects, and the step calling it is read-only", ErrCapability, name)
 		h.refuse(step, name, err.Error(), nil)
 		return nil, nil, err
+	}
+	if bind.builtin != "" {
+		// The protected set is policy, like a capability: refused before
+		// the call, dry run or not, and never a tolerable failure.
+		if err := h.guardPath(bind.builtin, callArgs); err != nil {
+			h.refuse(step, name, err.Error(), nil)
+			return nil, nil, err
+		}
 	}
 
 	recArgs := h.secrets.value(callArgs).(map[string]any)

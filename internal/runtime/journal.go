@@ -183,6 +183,11 @@ func Resume(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Result
 	opts.DryRun = j.DryRun
 	opts.AllowUnapproved = j.Unapproved
 	opts.MaxSteps = j.MaxSteps
+	// The bundle may have changed (or its approval been withdrawn) since
+	// the run was suspended: readiness is decided again, as run does.
+	if err := admit(w, opts); err != nil {
+		return nil, err
+	}
 	approve := slices.Clone(j.Approve)
 	for _, b := range opts.Approve {
 		if !slices.Contains(approve, b) {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -51,8 +52,11 @@ type Workflow struct {
 	// the tool's result (step1["branch"] gives ["branch"]): the shape a
 	// dry run answers with when nothing recorded one.
 	ResultKeys map[string][][]string
-	// Bundle is set when the workflow was loaded from a bundle.
-	Bundle *bundle.Bundle
+	// Bundle is set when the workflow was loaded from a bundle, and
+	// Readiness then holds bundle.Ready's decision about it: whether it
+	// may run for real is never read from the manifest's stored status.
+	Bundle    *bundle.Bundle
+	Readiness *bundle.Readiness
 	// Fixtures are the bundle's fixture traces, in manifest order.
 	Fixtures []*trace.Trace
 	// Candidate is the bundle's candidate (report.json), nil for a bare
@@ -61,12 +65,117 @@ type Workflow struct {
 	Candidate *candidate.Candidate
 }
 
-// Status is the bundle's promotion status, or "" for a bare file.
+// ErrBundleMember is returned by Load for a .star file inside a bundle
+// directory: run as a bare file, it would skip the bundle's approval.
+var ErrBundleMember = errors.New("workflow belongs to a bundle")
+
+// Origins of a workflow, as Origin reports them and run records keep.
+const (
+	OriginBundle = "bundle"
+	// OriginBareFile is a .star file outside any bundle: the runner's
+	// own code, run without approval.
+	OriginBareFile = "bare_file"
+)
+
+// Origin says where w was loaded from: OriginBundle or OriginBareFile.
+func (w *Workflow) Origin() string {
+	if w.Bundle != nil {
+		return OriginBundle
+	}
+	return OriginBareFile
+}
+
+// bundleOf reports the bundle directory holding file (or, when file is a
+// symlink, the file it points to): the nearest directory above it whose
+// candidate.json carries the bundle schema marker.
+func bundleOf(file string) (string, bool) {
+	paths := []string{file}
+	if real, err := filepath.EvalSymlinks(file); err == nil && real != file {
+		paths = append(paths, real)
+	}
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+			if isBundleDir(d) {
+				return d, true
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	return "", false
+}
+
+// isBundleDir reports whether dir holds a candidate.json with the bundle
+// schema marker; another tool's candidate.json does not make a bundle.
+func isBundleDir(dir string) bool {
+	// Only a regular file of a manifest's size is read: a FIFO or device
+	// named candidate.json must not hang or flood the check.
+	name := filepath.Join(dir, bundle.ManifestFile)
+	if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() || st.Size() > 64<<20 {
+		return false
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return false
+	}
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	return json.Unmarshal(data, &head) == nil && head.Schema == bundle.Schema
+}
+
+// Status is the bundle's promotion status as bundle.Ready recomputes it
+// (not the status candidate.json claims), or "" for a bare file.
 func (w *Workflow) Status() string {
 	if w.Bundle == nil {
 		return ""
 	}
-	return w.Bundle.Manifest.Promotion.Criteria.Status
+	if w.Readiness == nil {
+		return bundle.StatusBlocked
+	}
+	return w.Readiness.Status
+}
+
+// Ready reports whether w is a bundle that may run for real: approved for
+// its current bytes and valid (bundle.Readiness.OK).
+func (w *Workflow) Ready() bool {
+	return w.Bundle != nil && w.Readiness != nil && w.Readiness.OK()
+}
+
+// structural are the validation codes Load refuses for every run, dry or
+// not: a path out of the bundle or a symlink in it would make a dry run
+// read files the bundle does not hold.
+var structural = map[string]bool{bundle.CodeSymlink: true, bundle.CodePathEscape: true}
+
+// admit refuses to run w for real (not DryRun) unless bundle.Ready
+// accepts it or the caller passed AllowUnapproved, which the run records;
+// the refusal wraps ErrNotReady and names the recomputed status and every
+// validation problem with its code. A bare file is the caller's own code
+// and is admitted.
+func admit(w *Workflow, opts Options) error {
+	if w.Bundle == nil || opts.DryRun || w.Ready() {
+		return nil
+	}
+	r := w.Readiness
+	if r == nil {
+		return fmt.Errorf("%w: %s was not checked", ErrNotReady, w.Target)
+	}
+	if opts.AllowUnapproved {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, "running %s without approval (--allow-unapproved): status %s", w.Target, r.Status)
+			if codes := r.Codes(); len(codes) > 0 {
+				fmt.Fprintf(opts.Log, ", validation problems %s", strings.Join(codes, ", "))
+			}
+			fmt.Fprintln(opts.Log)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w; approve it (crystallize approve), rehearse it with --dry-run, or pass --allow-unapproved", r.Err())
 }
 
 // Load loads the workflow at target: a bundle directory (its
@@ -75,14 +184,19 @@ func (w *Workflow) Status() string {
 // top-level function whose first parameter is ctx and uses no name but
 // json, struct and the Starlark universe. For a bundle it also checks that
 // the workflow file is the one the manifest hashes, since an approval
-// holds only for those bytes.
+// holds only for those bytes, and decides its readiness with bundle.Ready
+// (the decision validate makes); a bundle with a symlink or a path out of
+// it is refused outright.
 func Load(target string) (*Workflow, error) {
 	st, err := os.Stat(target)
 	if err != nil {
 		return nil, fmt.Errorf("loading workflow: %w", err)
 	}
 	if !st.IsDir() {
-		src, err := os.ReadFile(target)
+		if dir, ok := bundleOf(target); ok {
+			return nil, fmt.Errorf("%w: %s is a file of the bundle %s; run the bundle (crystallize run %s), whose approval is checked", ErrBundleMember, target, dir, dir)
+		}
+		src, err := readRegular(target)
 		if err != nil {
 			return nil, fmt.Errorf("loading workflow: %w", err)
 		}
@@ -100,11 +214,24 @@ func Load(target string) (*Workflow, error) {
 		return nil, err
 	}
 	m := b.Manifest
+	// Validation comes first: it reads nothing through a symlink and
+	// nothing but regular files, so a link out of the bundle or to a
+	// FIFO is refused before this function reads what it names.
+	r := bundle.Ready(target)
+	var bad []string
+	for _, p := range r.Problems {
+		if structural[p.Code] {
+			bad = append(bad, fmt.Sprintf("%s %s: %s", p.Code, p.Path, p.Message))
+		}
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("loading bundle %s: %s", target, strings.Join(bad, "; "))
+	}
 	if !filepath.IsLocal(filepath.FromSlash(m.Workflow.Path)) {
 		return nil, fmt.Errorf("%s: $.workflow.path: %q is not a path inside the bundle", filepath.Join(target, bundle.ManifestFile), m.Workflow.Path)
 	}
 	file := filepath.Join(target, filepath.FromSlash(m.Workflow.Path))
-	src, err := os.ReadFile(file)
+	src, err := readRegular(file)
 	if err != nil {
 		return nil, fmt.Errorf("loading workflow: %w", err)
 	}
@@ -115,7 +242,13 @@ func Load(target string) (*Workflow, error) {
 	if m.Workflow.SHA256 != "" && m.Workflow.SHA256 != w.SHA256 {
 		return nil, fmt.Errorf("%s: sha256 %s, but the manifest records %s; the workflow changed after it was reviewed", file, w.SHA256, m.Workflow.SHA256)
 	}
+	if r.WorkflowSHA256 != w.SHA256 {
+		// The file changed between reading it and validating it: the
+		// decision would be about other bytes than the ones that run.
+		return nil, fmt.Errorf("%s: sha256 %s, but validation saw %s; the workflow changed while it was loaded", file, w.SHA256, r.WorkflowSHA256)
+	}
 	w.Bundle = b
+	w.Readiness = r
 	w.Target = target
 	w.Capabilities = slices.Clone(m.Capabilities)
 	w.Secrets = slices.Clone(m.RequiredSecrets)
@@ -126,7 +259,7 @@ func Load(target string) (*Workflow, error) {
 			continue
 		}
 		p := filepath.Join(target, filepath.FromSlash(f.Path))
-		data, err := os.ReadFile(p)
+		data, err := readRegular(p)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("loading fixture: %w", err))
 			continue
@@ -147,6 +280,19 @@ func Load(target string) (*Workflow, error) {
 		return nil, errors.Join(errs...)
 	}
 	return w, nil
+}
+
+// readRegular reads the file p only when it is a regular file: a FIFO
+// would block the load and a device never end.
+func readRegular(p string) ([]byte, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	return os.ReadFile(p)
 }
 
 // parse checks src and reads the function's signature and tool names.

@@ -71,6 +71,7 @@ func (h *host) trace() (*trace.Trace, error) {
 		"workflow":         h.w.Name,
 		"workflow_file":    filepath.ToSlash(h.w.File),
 		"workflow_sha256":  h.w.SHA256,
+		"workflow_origin":  h.w.Origin(),
 		"status":           r.Status,
 		"dry_run":          r.DryRun,
 		"allow_unapproved": r.AllowUnapproved,

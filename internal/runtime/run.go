@@ -44,9 +44,11 @@ const (
 // Errors a run can fail with; callers use errors.Is. The messages of the
 // wrapping errors say which tool, capability, secret or boundary.
 var (
-	// ErrNotReady: a bundle whose promotion status is not ready, run for
-	// real without Options.AllowUnapproved.
-	ErrNotReady = errors.New("bundle is not ready to run")
+	// ErrNotReady: a bundle that bundle.Ready does not accept (its
+	// recomputed status is not ready, or it has validation problems),
+	// run for real without Options.AllowUnapproved. It is
+	// bundle.ErrNotReady, so either matches.
+	ErrNotReady = bundle.ErrNotReady
 	// ErrUnbound: a tool name with no binding (see *UnboundError).
 	ErrUnbound = errors.New("unbound tool")
 	// ErrCapability: a call needing a capability the run does not hold.
@@ -286,8 +288,8 @@ func Check(w *Workflow, cfg *Config, tools map[string]Tool) error {
 // Result.Dir and Run returns the Result together with the workflow's
 // error, if any.
 func Run(ctx context.Context, w *Workflow, params Params, opts Options) (*Result, error) {
-	if st := w.Status(); w.Bundle != nil && st != bundle.StatusReady && !opts.DryRun && !opts.AllowUnapproved {
-		return nil, fmt.Errorf("%w: promotion status is %s, not %s; approve it (crystallize approve), rehearse it with --dry-run, or pass --allow-unapproved", ErrNotReady, st, bundle.StatusReady)
+	if err := admit(w, opts); err != nil {
+		return nil, err
 	}
 	if err := checkParams(w, params); err != nil {
 		return nil, err

@@ -72,7 +72,7 @@ func verifyBundle(t *testing.T, expect func([]any) []any) string {
 	manifest := fmt.Sprintf(`{"schema":%q,"schema_version":1,"candidate_id":"c1","capabilities":[],"required_secrets":[],
 "workflow":{"path":"workflow.star","name":"wf","sha256":%q},
 "fixtures":[%s],
-"promotion":{"criteria":{"status":"ready"}}}`, bundle.Schema, hex.EncodeToString(sum[:]), strings.Join(fixtures, ","))
+"promotion":{"criteria":{"status":"needs_approval"}}}`, bundle.Schema, hex.EncodeToString(sum[:]), strings.Join(fixtures, ","))
 	os.WriteFile(filepath.Join(dir, bundle.ManifestFile), []byte(manifest), 0o644)
 	return dir
 }
@@ -98,6 +98,7 @@ func TestVerify(t *testing.T) {
 			o.RunID = "run-verify"
 			o.Tools = verifyTools(tt.out)
 			o.Verify = true
+			o.AllowUnapproved = true // a hand-made bundle; readiness is TestBundleNotReady's
 			res, err := Run(context.Background(), w, nil, o)
 			if res == nil || res.Verification == nil {
 				t.Fatalf("Run = %v, %v; want a verified run", res, err)
@@ -156,6 +157,7 @@ func TestVerifyExtraReceipt(t *testing.T) {
 	o := opts(t, nil)
 	o.Tools = verifyTools("B")
 	o.Verify = true
+	o.AllowUnapproved = true
 	_, err = Run(context.Background(), w, nil, o)
 	var de *DriftError
 	if !errors.As(err, &de) || de.Divergence.Path != "/effect_receipts/1" {
@@ -185,7 +187,7 @@ func TestVerifyRefused(t *testing.T) {
 				"t.a": {Func: func(context.Context, map[string]any) (any, error) { called++; return nil, nil }},
 				"t.b": {Func: func(context.Context, map[string]any) (any, error) { called++; return nil, nil }},
 			}
-			o.Verify, o.DryRun = true, tt.dryRun
+			o.Verify, o.DryRun, o.AllowUnapproved = true, tt.dryRun, true
 			res, err := Run(context.Background(), tt.target(t), nil, o)
 			if !errors.Is(err, ErrUnverifiable) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Run = %v, want ErrUnverifiable saying %q", err, tt.want)

@@ -24,5 +24,8 @@
 // once and hand the same value to the converter, instead of parsing twice.
 // The parsing is done by a Parser, which gives the values encoding/json
 // gives (and its errors) but stores the strings and numbers that repeat
-// between documents once, since a loaded corpus is mostly those.
+// between documents once, since a loaded corpus is mostly those. Unlike
+// encoding/json, it refuses an object with two members of the same name
+// (Duplicates names each with its line and path): a reviewer must not read
+// one value while the decoder keeps the other.
 package trace

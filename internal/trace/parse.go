@@ -74,6 +74,9 @@ type Parser struct {
 	buf     []byte
 	elems   []any
 	members []member
+	// dup is set when an object of the last document had two members
+	// of the same name; Parse then reports them with Duplicates.
+	dup bool
 }
 
 type member struct {
@@ -99,8 +102,16 @@ const (
 
 // Parse parses data as ParseJSON does, sharing the strings and numbers of
 // data with the documents parsed before.
+//
+// A document in which an object has two members of the same name is an
+// error too, listing every duplicate with its line and JSON path (see
+// Duplicates): which of the two values counts would otherwise depend on
+// the decoder, and a reviewer could read the one that does not.
 func (p *Parser) Parse(data []byte, file string, line int) (any, error) {
 	if v, ok := p.parse(data); ok {
+		if p.dup {
+			return nil, Duplicates(data, file, line)
+		}
 		return v, nil
 	}
 	return parseStd(data, file, line)
@@ -108,7 +119,7 @@ func (p *Parser) Parse(data []byte, file string, line int) (any, error) {
 
 // parse parses data and reports whether it is one valid JSON document.
 func (p *Parser) parse(data []byte) (v any, ok bool) {
-	p.data, p.pos = data, 0
+	p.data, p.pos, p.dup = data, 0, false
 	v, ok = p.value(0)
 	if ok {
 		p.skipSpace()
@@ -177,7 +188,8 @@ func syntaxError(data []byte, file string, line, off int, msg string) ErrorList 
 // false for anything that is not valid JSON. They follow RFC 8259 as
 // encoding/json reads it: white space is space, tab, CR and LF; strings
 // may hold any byte but control characters, invalid UTF-8 and unpaired
-// surrogate escapes read as U+FFFD; a later duplicate member wins.
+// surrogate escapes read as U+FFFD; a later duplicate member wins, and
+// p.dup records that there was one.
 
 func (p *Parser) skipSpace() {
 	for p.pos < len(p.data) && isSpace(p.data[p.pos]) {
@@ -273,6 +285,9 @@ func (p *Parser) object(depth int) (any, bool) {
 			for _, e := range members {
 				m[e.key] = e.val
 			}
+			// Fewer entries than members: a name came twice. Finding
+			// which, and where, is left to Duplicates, off the hot path.
+			p.dup = p.dup || len(m) < len(members)
 			clear(members)
 			p.members = p.members[:base]
 			return m, true

@@ -68,6 +68,21 @@ func checkParser(t *testing.T, p *Parser, data []byte) {
 		if ok && !reflect.DeepEqual(got, want) {
 			t.Fatalf("parse(%q) = %#v, encoding/json gives %#v", data, got, want)
 		}
+		if ok && p.dup {
+			// encoding/json keeps the last member; Parse refuses the
+			// document, naming every duplicate.
+			dups := Duplicates(data, "f.json", 0)
+			if len(dups) == 0 {
+				t.Fatalf("parse(%q) saw a duplicate member, Duplicates finds none", data)
+			}
+			if got, err := p.Parse(data, "f.json", 0); got != nil || fmt.Sprint(err) != fmt.Sprint(dups) {
+				t.Fatalf("Parse(%q) = %#v, %v; want the duplicates %v", data, got, err, dups)
+			}
+			continue
+		}
+		if ok && len(Duplicates(data, "f.json", 0)) > 0 {
+			t.Fatalf("Duplicates(%q) finds a duplicate the parser did not see", data)
+		}
 		got, err := p.Parse(data, "f.json", 0)
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
 			t.Fatalf("Parse(%q) = %#v, %v; want %#v, %v", data, got, err, want, wantErr)
@@ -144,5 +159,34 @@ func TestParserTableBound(t *testing.T) {
 	}
 	if n := len(p.strs); n != 10 {
 		t.Errorf("table has %d entries after %d distinct strings, want 10", n, maxInterned+10)
+	}
+}
+
+// TestDuplicates: a member name that comes twice in one object is refused
+// with the line and JSON path of the second, every one of them; the same
+// name in different objects is not a duplicate.
+func TestDuplicates(t *testing.T) {
+	tests := []struct {
+		doc  string
+		want string // the error, "" for none
+	}{
+		{`{"a": 1, "b": 2}`, ""},
+		{`{"a": {"x": 1}, "b": {"x": 2}}`, ""},
+		{`[{"x": 1}, {"x": 2}]`, ""},
+		{`{"a": 1, "a": 2}`, `t.json:1: $.a: duplicate key "a"`},
+		{"{\n  \"actions\": [\n    {\"name\": \"git.push\",\n     \"name\": \"git.status\"}\n  ]\n}", `t.json:4: $.actions[0].name: duplicate key "name"`},
+		{`{"x": [1, [2, {"k k": 1, "k k": 2}]]}`, `t.json:1: $.x[1][1]["k k"]: duplicate key "k k"`},
+		{`{"a": 1, "a": 2, "b": {"c": 1, "c": 2}}`, "t.json:1: $.a: duplicate key \"a\"\nt.json:1: $.b.c: duplicate key \"c\""},
+		{`{"a": 1, "\u0061": 2}`, `t.json:1: $.a: duplicate key "a"`},
+	}
+	for _, tt := range tests {
+		_, err := ParseJSON([]byte(tt.doc), "t.json", 0)
+		if fmt.Sprint(err) != fmt.Sprint(tt.want) && !(err == nil && tt.want == "") {
+			t.Errorf("ParseJSON(%s) = %v, want %s", tt.doc, err, tt.want)
+		}
+	}
+	// A JSON Lines record starting on line 7 reports line 7.
+	if _, err := ParseJSON([]byte(`{"id": "a", "id": "b"}`), "t.jsonl", 7); fmt.Sprint(err) != `t.jsonl:7: $.id: duplicate key "id"` {
+		t.Errorf("ParseJSON(record on line 7) = %v", err)
 	}
 }
