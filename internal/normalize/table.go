@@ -105,7 +105,8 @@ var valueFlags = map[string]map[string]bool{
 	"git config":       wordSet(`C c file f`),
 	"gh": wordSet(`R repo t title b body B base H head l label a assignee m milestone r reviewer F body-file
 		json jq q template L limit s state A author S search p project c comment e editor w workflow
-		n notes target branch`),
+		n notes target branch add-label remove-label add-assignee remove-assignee add-reviewer remove-reviewer
+		add-project remove-project notes-file`),
 	"go":        wordSet(`run count bench benchtime benchmem timeout tags coverprofile coverpkg covermode p cpu o ldflags gcflags asmflags C modfile mod exec fuzz fuzztime parallel shuffle vet outputdir`),
 	"npm":       wordSet(`w workspace prefix registry tag otp C`),
 	"pnpm":      wordSet(`C dir filter F w workspace`),
