@@ -245,7 +245,25 @@ func TestShellActions(t *testing.T) {
 		name:  "command substitution is unparsed",
 		cmd:   `git tag "v$(cat VERSION)"`,
 		extra: []string{"unparsed", "command"},
-		want:  []got{{ID: "call_1", Kind: tc, Name: "git", Extra: P{"unparsed": true, "command": `git tag "v$(cat VERSION)"`}}},
+		want:  []got{{ID: "call_1", Kind: tc, Name: "git tag", Extra: P{"unparsed": true, "command": `git tag "v$(cat VERSION)"`}}},
+	}, {
+		name:  "an expansion in an operand leaves a read-only head a step",
+		cmd:   `git branch "$NAME"`,
+		extra: []string{"unparsed"},
+		want:  []got{{ID: "call_1", Kind: tc, Name: "git branch", Extra: P{"unparsed": true}}},
+	}, {
+		name: "a commit message from a quoted heredoc is a literal",
+		cmd:  "git add -A && git commit -m \"$(cat <<'EOF'\nFix nil map in Load\n\nThe $HOME case.\nEOF\n)\"",
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "git add", Params: P{"A": true}, Argv: argv("git", "add", "-A")},
+			{ID: "call_1.2", Kind: tc, Name: "git commit", Params: P{"m": "Fix nil map in Load\n\nThe $HOME case."},
+				Argv: argv("git", "commit", "-m", "{m}")},
+		},
+	}, {
+		name:  "a heredoc with an unquoted delimiter and an expansion is not",
+		cmd:   "gh pr create --title T --body \"$(cat <<EOF\nBy $USER\nEOF\n)\"",
+		extra: []string{"unparsed"},
+		want:  []got{{ID: "call_1", Kind: tc, Name: "gh pr create", Extra: P{"unparsed": true}}},
 	}, {
 		name:  "heredoc into a file is unparsed and writes",
 		cmd:   "cat > notes.md <<'EOF'\n# Notes\nEOF",
@@ -694,6 +712,27 @@ func BenchmarkActions(b *testing.B) {
 	for b.Loop() {
 		for _, c := range calls {
 			r.Actions(c)
+		}
+	}
+}
+
+func TestShellToolArgs(t *testing.T) {
+	tests := []struct {
+		call      Call
+		name, cwd string
+	}{
+		{Call{Tool: "shell", Args: P{"command": []any{"bash", "-lc", "cd web && npm test"}, "workdir": "/repo"}}, "npm test", "/repo/web"},
+		{Call{Tool: "shell", Args: P{"command": []any{"go", "vet", "./..."}, "workdir": "/repo"}}, "go vet", "/repo"},
+		{Call{Tool: "exec_command", Args: P{"cmd": "cd /abs && make", "workdir": "/repo"}}, "make", "/abs"},
+		{Call{Tool: "run_shell", Args: P{"command": "zsh -lc 'go mod tidy'"}}, "go mod tidy", ""},
+		{Call{Tool: "local_shell_call", Args: P{"command": []any{"/bin/sh", "-c", "git status"}}}, "git status", ""},
+	}
+	for _, tt := range tests {
+		tt.call.ID = "c"
+		acts := Default().Actions(tt.call)
+		cwd, _ := acts[0].Metadata["cwd"].(string)
+		if len(acts) != 1 || acts[0].Name != tt.name || cwd != tt.cwd {
+			t.Errorf("Actions(%v) = %v in %q, want [%s] in %q", tt.call.Args, names(acts), cwd, tt.name, tt.cwd)
 		}
 	}
 }

@@ -22,8 +22,10 @@ type part struct {
 	argv     []string // its words; nil when unparsed
 	prog     string   // the program's base name, when known
 	unparsed bool
-	cd       bool   // a cd, which becomes cwd metadata rather than a step
-	patch    string // the body of an apply_patch heredoc
+	prefix   []string // the literal words before the first that is not
+	words    int      // how many words the command has
+	cd       bool     // a cd, which becomes cwd metadata rather than a step
+	patch    string   // the body of an apply_patch heredoc
 	cwd      string
 	env      map[string]any
 	redirs   []string
@@ -370,11 +372,21 @@ func (w *walker) call(s *syntax.Stmt, ce *syntax.CallExpr) {
 		}
 	}()
 	argv, ok := words(ce.Args)
-	prog := ""
-	if first, ok := wordLiteral(ce.Args[0]); ok {
-		prog = path.Base(first)
+	p := part{raw: w.stmtText(s), argv: argv, cwd: w.cwd, env: w.envCopy(), words: len(ce.Args)}
+	// The literal words before the first that is not: enough, most
+	// often, to name an unparsed command by its head.
+	for _, a := range ce.Args {
+		lit, ok := wordLiteral(a)
+		if !ok {
+			break
+		}
+		p.prefix = append(p.prefix, lit)
 	}
-	p := part{raw: w.stmtText(s), argv: argv, prog: prog, cwd: w.cwd, env: w.envCopy()}
+	prog := ""
+	if len(p.prefix) > 0 {
+		prog = path.Base(p.prefix[0])
+	}
+	p.prog = prog
 	// A redirection the walker cannot read, or a heredoc (whose body is
 	// input the argv template cannot carry), leaves the part unparsed; its
 	// file writes are still side effects.
@@ -490,17 +502,68 @@ func wordLiteral(w *syntax.Word) (string, bool) {
 				return "", false
 			}
 			for _, q := range p.Parts {
-				lit, ok := q.(*syntax.Lit)
-				if !ok {
+				switch q := q.(type) {
+				case *syntax.Lit:
+					unescape(&b, q.Value, true)
+				case *syntax.CmdSubst:
+					body, ok := catHeredoc(q)
+					if !ok {
+						return "", false
+					}
+					b.WriteString(body)
+				default:
 					return "", false
 				}
-				unescape(&b, lit.Value, true)
 			}
+		case *syntax.CmdSubst:
+			// Unquoted, the result would be split into fields.
+			return "", false
 		default:
 			return "", false
 		}
 	}
 	return b.String(), true
+}
+
+// catHeredoc returns the text of "$(cat <<'EOF' … EOF)", the way agents
+// pass a multi-line commit message or PR body: a heredoc that expands
+// nothing, printed by cat, is a literal string, less the trailing newlines
+// that command substitution removes.
+func catHeredoc(cs *syntax.CmdSubst) (string, bool) {
+	if len(cs.Stmts) != 1 || cs.Backquotes {
+		return "", false
+	}
+	s := cs.Stmts[0]
+	ce, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Assigns) > 0 || len(ce.Args) != 1 || len(s.Redirs) != 1 || s.Negated || s.Background {
+		return "", false
+	}
+	if prog, ok := wordLiteral(ce.Args[0]); !ok || prog != "cat" {
+		return "", false
+	}
+	r := s.Redirs[0]
+	if r.Op != syntax.Hdoc || r.N != nil || r.Word == nil {
+		return "", false
+	}
+	body, ok := heredoc(r.Hdoc)
+	if !ok {
+		return "", false
+	}
+	quoted := false
+	for _, p := range r.Word.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			quoted = true
+		case *syntax.Lit:
+			quoted = quoted || strings.Contains(p.Value, "\\")
+		}
+	}
+	// An unquoted delimiter makes the body subject to expansion and
+	// escapes; without any of their characters it reads the same.
+	if !quoted && strings.ContainsAny(body, "\\$`") {
+		return "", false
+	}
+	return strings.TrimRight(body, "\n"), true
 }
 
 // unescape writes s with the shell's backslash escapes removed: outside
@@ -548,15 +611,25 @@ func (r *Rules) partActions(p part) []trace.Action {
 	a := trace.Action{Kind: trace.KindToolCall, Metadata: md}
 	if p.unparsed || len(p.argv) == 0 {
 		md["unparsed"] = true
-		a.Name = p.prog
-		if a.Name == "" {
-			a.Name = "shell"
-			a.Capabilities = []string{"shell.exec"}
-		} else {
-			a.Capabilities = []string{"exec:" + p.prog}
-			if r.observations[p.prog] && !r.toolCalls[p.prog] && len(p.writes) == 0 {
+		switch {
+		case len(p.prefix) > 0:
+			// Named by the head of its literal words; the words that
+			// are not literal count as operands, so that a read-only
+			// head that writes given an operand (git branch NAME) is not
+			// taken for an observation.
+			cmd := r.parseArgv(p.prefix)
+			cmd.operands += p.words - len(p.prefix)
+			a.Name = cmd.head
+			a.Capabilities = []string{"exec:" + cmd.prog}
+			if r.readOnly(cmd) && len(p.writes) == 0 {
 				a.Kind = trace.KindObservation
 			}
+		case p.prog != "":
+			a.Name = p.prog
+			a.Capabilities = []string{"exec:" + p.prog}
+		default:
+			a.Name = "shell"
+			a.Capabilities = []string{"shell.exec"}
 		}
 		addWrites(&a, p.writes)
 		return []trace.Action{a}
