@@ -736,3 +736,15 @@ func TestShellToolArgs(t *testing.T) {
 		}
 	}
 }
+
+func TestCredential(t *testing.T) {
+	for name, want := range map[string]bool{
+		"GH_TOKEN": true, "GITHUB_TOKEN": true, "AWS_SECRET_ACCESS_KEY": true, "OPENAI_API_KEY": true,
+		"PGPASSWORD": true, "NPM_AUTH": true, "npm_config__auth": true, "GITHUBTOKEN": true,
+		"GIT_AUTHOR_NAME": false, "GOFLAGS": false, "CGO_ENABLED": false, "PASSTHROUGH": false, "KEYBOARD": false, "PWD": false,
+	} {
+		if got := credential(name); got != want {
+			t.Errorf("credential(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -340,12 +340,19 @@ func (w *walker) assign(a *syntax.Assign) {
 }
 
 // credential reports whether an environment variable's name says its
-// value is a secret.
+// value is a secret: one of its "_"-separated words is a credential word
+// (GH_TOKEN, AWS_SECRET_ACCESS_KEY, NPM_AUTH), or ends in one that is
+// seldom a suffix of anything else (PGPASSWORD, GITHUBTOKEN). GIT_AUTHOR_NAME
+// is not one.
 func credential(name string) bool {
-	up := strings.ToUpper(name)
-	for _, w := range credentialWords {
-		if strings.Contains(up, w) {
+	for _, w := range strings.Split(strings.ToUpper(name), "_") {
+		if credentialWords[w] {
 			return true
+		}
+		for _, suffix := range credentialSuffixes {
+			if strings.HasSuffix(w, suffix) {
+				return true
+			}
 		}
 	}
 	return false

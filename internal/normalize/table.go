@@ -198,8 +198,11 @@ var wrappers = map[string]int{"timeout": 1, "nohup": 0, "command": 0, "exec": 0,
 var shellWrappers = wordSet(`bash sh zsh dash ksh`)
 
 // credentialWords mark an environment variable whose value is a secret:
-// its name is kept, its value is not.
-var credentialWords = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "KEY", "AUTH", "CREDENTIAL", "PRIVATE", "SESSION", "COOKIE"}
+// its name is kept, its value is not. See credential.
+var credentialWords = wordSet(`TOKEN TOKENS SECRET SECRETS PASSWORD PASSWD PASS KEY KEYS APIKEY AUTH
+	CREDENTIAL CREDENTIALS PRIVATE SESSION COOKIE PAT`)
+
+var credentialSuffixes = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY"}
 
 // wordSet splits a list written in the table; ":" inside an entry stands
 // for the space of a multi-word head, since the list itself is split on
