@@ -31,10 +31,14 @@
 //     ordinary tool call.
 //   - A part the parser cannot reduce to plain words (command or process
 //     substitution, parameter expansion, heredocs, subshells, loops) and a
-//     command that does not parse at all become one tool_call with
-//     metadata unparsed = true and the raw text, named after its program
-//     when one is plain, "shell" otherwise. "apply_patch <<'EOF' … EOF" is
-//     the exception: it is a file edit per file in the patch.
+//     command that does not parse at all become one action with metadata
+//     unparsed = true and the raw text, named by the head of its leading
+//     literal words ("git tag" for git tag "v$(cat VERSION)"), "shell"
+//     when there are none; it is an observation only when that head is
+//     read-only and it writes no file. Two forms are read in full:
+//     "$(cat <<'EOF' … EOF)" inside double quotes, the way agents pass a
+//     multi-line commit message, is the heredoc's text; and
+//     "apply_patch <<'EOF' … EOF" is a file edit per file in the patch.
 //
 // # Command heads
 //
