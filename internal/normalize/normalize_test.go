@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/BurntSushi/toml"
 	"github.com/google/go-cmp/cmp"
 	"mvdan.cc/sh/v3/syntax"
 
@@ -746,5 +747,45 @@ func TestCredential(t *testing.T) {
 		if got := credential(name); got != want {
 			t.Errorf("credential(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestConfigTOML decodes the example of Config's documentation, as
+// crystallize.toml carries it.
+func TestConfigTOML(t *testing.T) {
+	const doc = `
+[normalize]
+observations = ["mcp__db__describe", "terraform plan"]
+tool_calls   = ["git branch"]
+file_tools   = ["mcp__fs__write_file"]
+shell_tools  = ["mcp__term__run"]
+
+[normalize.heads]
+terraform = 1
+"terraform workspace" = 1
+
+[normalize.value_flags]
+terraform = ["var", "var-file"]
+
+[normalize.rename]
+"mcp__github__create_pull_request" = "gh pr create"
+`
+	var file struct {
+		Normalize Config `toml:"normalize"`
+	}
+	md, err := toml.Decode(doc, &file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := md.Undecoded(); len(u) > 0 {
+		t.Errorf("undecoded keys %v", u)
+	}
+	r, err := Default().Extend(file.Normalize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := r.Actions(Call{ID: "t", Tool: "mcp__term__run", Args: P{"command": "terraform workspace select -var-file prod.tfvars prod"}})
+	if len(acts) != 1 || acts[0].Name != "terraform workspace select" || acts[0].Parameters["var_file"] != "prod.tfvars" {
+		t.Errorf("Actions = %+v", acts)
 	}
 }
