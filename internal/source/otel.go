@@ -19,7 +19,8 @@ import (
 // "spans": [span, …]}]}]} per *.json file or per line of a *.jsonl file.
 //
 // One trace is made per traceId across all records of a file, since a
-// collector flushes one agent run over several export requests. Spans
+// collector flushes one agent run over several export requests; a span
+// that comes again (same trace and span id) is read once. Spans
 // follow the GenAI semantic conventions: an execute_tool span (its
 // gen_ai.operation.name, or a name starting with "execute_tool") is one
 // tool call; a chat, generate_content, text_completion or invoke_agent
@@ -102,12 +103,20 @@ func (o OTLP) DecodeSessions(records []Record, file string, rules *normalize.Rul
 	var errs trace.ErrorList
 	byTrace := map[string][]*otelSpan{}
 	var order []string
-	bad := map[string]bool{} // traces with a problem
+	bad := map[string]bool{}  // traces with a problem
+	seen := map[string]bool{} // trace/span ids read so far
 	for _, rec := range records {
 		d := &trace.Fields{File: file, Line: rec.Line}
 		spans := readOTLP(d, rec.Doc, rec.Line)
 		for _, s := range spans {
-			if _, seen := byTrace[s.traceID]; !seen {
+			// Exporters deliver at least once: a span sent again after a
+			// failed export is the same span, not a second tool call.
+			key := s.traceID + "/" + s.spanID
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			if _, ok := byTrace[s.traceID]; !ok {
 				order = append(order, s.traceID)
 			}
 			byTrace[s.traceID] = append(byTrace[s.traceID], s)

@@ -200,6 +200,24 @@ func TestOTLPSessions(t *testing.T) {
 	}
 }
 
+func TestOTLPRedelivered(t *testing.T) {
+	file := otelTestdata + "sessions.jsonl"
+	recs := otelRecords(t, file)
+	once, _, err := OTLP{}.DecodeSessions(recs, file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := append(append([]Record{}, recs...), Record{Line: 3, Doc: recs[1].Doc, Raw: recs[1].Raw})
+	twice, _, err := OTLP{}.DecodeSessions(again, file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(once) != len(twice) || len(once[0].Actions) != len(twice[0].Actions) || !cmp.Equal(once[0].Usage, twice[0].Usage) {
+		t.Errorf("a record delivered twice changes the traces: %d actions, usage %v; want %d, %v",
+			len(twice[0].Actions), twice[0].Usage, len(once[0].Actions), once[0].Usage)
+	}
+}
+
 func TestOTLPOlderConventions(t *testing.T) {
 	file := otelTestdata + "deploy.json"
 	traces, skipped, err := OTLP{}.DecodeSessions(otelRecords(t, file), file, nil)
