@@ -131,11 +131,12 @@ func TestShellActions(t *testing.T) {
 				Extra: P{"filters": argv("grep -v '^ok'", "head -n 40"), "redirects": argv("2>&1")}},
 		},
 	}, {
-		name: "a pipeline of two real commands is two actions",
-		cmd:  `git diff --name-only | xargs gofmt -l`,
+		name:  "a pipeline of two real commands is two actions",
+		cmd:   `git diff --name-only | xargs gofmt -l`,
+		extra: []string{"wrapper"},
 		want: []got{
 			{ID: "call_1", Kind: obs, Name: "git diff", Params: P{"name_only": true}, Argv: argv("git", "diff", "--name-only")},
-			{ID: "call_1.2", Kind: tc, Name: "xargs", Params: P{"arg1": "gofmt", "l": true}, Argv: argv("xargs", "{arg1}", "-l")},
+			{ID: "call_1.2", Kind: tc, Name: "gofmt", Params: P{"l": true}, Argv: argv("xargs", "gofmt", "-l"), Extra: P{"wrapper": "xargs"}},
 		},
 	}, {
 		name:  "env prefix: names kept, a credential's value dropped",

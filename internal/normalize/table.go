@@ -33,7 +33,7 @@ var observations = wordSet(`Read Grep Glob LS TodoWrite TodoRead WebSearch Noteb
 	update_plan view_image read_file list_files list_dir list_directory search_files grep glob read
 	cat head tail less more rg grep egrep fgrep ag ls find fd tree pwd wc echo printf which type whereis
 	file stat du df date whoami uname hostname env printenv true : sed awk jq yq sort uniq cut tr diff cmp
-	realpath readlink dirname basename test [ nl column od xxd hexdump sha256sum sha1sum md5sum cd
+	realpath readlink dirname basename test [ nl column od xxd hexdump sha256sum sha1sum md5sum cd command
 	git:status git:log git:diff git:show git:blame git:rev-parse git:ls-files git:grep git:describe
 	git:shortlog git:reflog git:remote git:branch
 	go:env go:list go:doc go:version
@@ -190,8 +190,9 @@ var operandNames = map[string][]string{
 // wrappers are programs that run the command that follows them, with
 // how many words of their own precede it: "timeout 60 go test" is
 // "go test" run with a limit. Their words stay in the argv template, the
-// head is the wrapped command's.
-var wrappers = map[string]int{"timeout": 1, "nohup": 0, "command": 0, "exec": 0, "nice": 0, "time": 0, "env": 0}
+// head is the wrapped command's. A wrapper given flags of its own
+// (xargs -n1, command -v) is not unwrapped: it is its own head.
+var wrappers = map[string]int{"timeout": 1, "nohup": 0, "command": 0, "exec": 0, "nice": 0, "time": 0, "env": 0, "sudo": 0, "xargs": 0}
 
 // shellWrappers are the shells whose "-c SCRIPT" runs a script: the
 // script is what the call does.
