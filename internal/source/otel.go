@@ -144,7 +144,7 @@ func (o OTLP) DecodeSessions(records []Record, file string, rules *normalize.Rul
 		}
 		if t == nil {
 			skipped = append(skipped, SkippedSession{
-				ID: id, Line: spans[0].line, Reason: "no_tool_calls",
+				ID: id, Line: firstLine(spans), Reason: "no_tool_calls",
 				Message: "trace " + id + " has no execute_tool span",
 			})
 			continue
@@ -518,7 +518,7 @@ func otelTrace(id string, spans []*otelSpan, file string, rules *normalize.Rules
 		}
 	}
 
-	t := &trace.Trace{Version: trace.SchemaVersion, ID: id, Origin: trace.Origin{Path: file, Line: spans[0].line}}
+	t := &trace.Trace{Version: trace.SchemaVersion, ID: id, Origin: trace.Origin{Path: file, Line: firstLine(spans)}}
 	usage := &trace.Usage{}
 	md := map[string]any{"agent": "otel"}
 	var minStart, maxEnd uint64
@@ -577,6 +577,15 @@ func otelTrace(id string, spans []*otelSpan, file string, rules *normalize.Rules
 		return nil, errs
 	}
 	return t, nil
+}
+
+// firstLine is the line of the first record holding one of spans.
+func firstLine(spans []*otelSpan) int {
+	line := spans[0].line
+	for _, s := range spans {
+		line = min(line, s.line)
+	}
+	return line
 }
 
 func (s *otelSpan) durationMS() int64 {
