@@ -96,7 +96,7 @@ func (s *otelSpan) int(key string) (int64, bool) {
 // DecodeSessions reads the records of one file into one trace per trace
 // id. Traces in which a problem was found are left out and every problem
 // is in the error, so a caller that skips invalid input keeps the rest.
-func (o OTLP) DecodeSessions(records []Record, file string, rules *normalize.Rules) ([]*trace.Trace, []SkippedSession, error) {
+func (OTLP) DecodeSessions(records []Record, file string, rules *normalize.Rules) ([]*trace.Trace, []SkippedSession, error) {
 	if rules == nil {
 		rules = normalize.Default()
 	}
