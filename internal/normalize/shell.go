@@ -643,7 +643,7 @@ func (r *Rules) partActions(p part) []trace.Action {
 	}
 	// Wrappers (timeout 60, env A=1, nohup) stay in the template; the
 	// head is the wrapped command's.
-	var prefix []string
+	var prefix, wrapped []string
 	argv := p.argv
 	for len(argv) > 1 {
 		n, ok := wrappers[path.Base(argv[0])]
@@ -668,6 +668,7 @@ func (r *Rules) partActions(p part) []trace.Action {
 		}
 		prefix = append(prefix, argv[:k]...)
 		md["wrapper"] = path.Base(argv[0])
+		wrapped = append(wrapped, path.Base(argv[0]))
 		argv = argv[k:]
 	}
 	cmd := r.parseArgv(argv)
@@ -682,6 +683,13 @@ func (r *Rules) partActions(p part) []trace.Action {
 	a.Parameters = cmd.params
 	md["argv"] = tmpl
 	a.Capabilities = []string{"exec:" + cmd.prog}
+	// The program run is the first wrapper; it needs its grant too.
+	for _, w := range wrapped {
+		if c := "exec:" + w; !slices.Contains(a.Capabilities, c) {
+			a.Capabilities = append(a.Capabilities, c)
+		}
+	}
+	sort.Strings(a.Capabilities)
 	if r.readOnly(cmd) && len(p.writes) == 0 {
 		a.Kind = trace.KindObservation
 	}
