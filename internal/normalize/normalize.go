@@ -65,6 +65,22 @@
 // Metadata argv is the argv template: the command's words, with every
 // parameter's text replaced by {name} and literal braces doubled, so that
 // substituting the parameters gives back the command's argv exactly.
+// Running it needs the capability exec:<program>, and exec:<wrapper> for
+// each wrapper kept in front of it, since the wrapper is what the argv
+// starts.
+//
+// # Files, observations and other tools
+//
+// A file tool (Edit, Write, MultiEdit, NotebookEdit, apply_patch,
+// edit_file, write_file, …) becomes one file_mutation named "file.edit"
+// per file it touches, with the path as its only parameter and the rest of
+// its arguments (contents, old and new strings, the file's part of a
+// patch) as inputs. A read-only tool (Read, Grep, Glob, TodoWrite,
+// update_plan, …) or shell head (cat, rg, ls, sed without -i, find without
+// -exec or -delete, git status, git log, git diff, git show, …) becomes an
+// observation, which mining neither requires nor lets break a match. Any
+// other tool is a tool_call named after the tool, its arguments its
+// parameters.
 package normalize
 
 import (
