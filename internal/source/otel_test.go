@@ -337,3 +337,15 @@ func FuzzOTLP(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkOTLP(b *testing.B) {
+	file := otelTestdata + "sessions.jsonl"
+	recs := otelRecords(b, file)
+	rules := normalize.Default()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := (OTLP{}).DecodeSessions(recs, file, rules); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
