@@ -732,6 +732,10 @@ func TestShellToolArgs(t *testing.T) {
 		{Call{Tool: "run_shell", Args: P{"command": "zsh -lc 'go mod tidy'"}}, "go mod tidy", ""},
 		{Call{Tool: "local_shell_call", Args: P{"command": []any{"/bin/sh", "-c", "git status"}}}, "git status", ""},
 	}
+	desc := Default().Actions(Call{ID: "d", Tool: "Bash", Args: P{"command": "go mod tidy", "description": "Tidy modules"}})
+	if desc[0].Metadata["description"] != "Tidy modules" {
+		t.Errorf("description not kept: metadata %v", desc[0].Metadata)
+	}
 	for _, tt := range tests {
 		tt.call.ID = "c"
 		acts := Default().Actions(tt.call)

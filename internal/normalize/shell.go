@@ -75,6 +75,16 @@ func (r *Rules) shellActions(c Call) []trace.Action {
 	for _, p := range parts {
 		acts = append(acts, r.partActions(p)...)
 	}
+	// Claude Code asks the model to say what a command is for; it names
+	// the step better than the command does.
+	if desc, _ := c.Args["description"].(string); desc != "" {
+		for i := range acts {
+			if acts[i].Metadata == nil {
+				acts[i].Metadata = map[string]any{}
+			}
+			acts[i].Metadata["description"] = desc
+		}
+	}
 	return acts
 }
 
