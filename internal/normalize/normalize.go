@@ -6,9 +6,87 @@
 // The invariant: one Call gives the same actions whichever agent recorded
 // it, and every decision is made by one table (Rules) that users extend in
 // crystallize.toml.
+//
+// # Shell commands
+//
+// A shell tool's command is parsed with a real shell parser
+// (mvdan.cc/sh/v3/syntax), never split on spaces. "bash -lc SCRIPT" and
+// its sh, zsh and argv-list forms are unwrapped to SCRIPT. Then:
+//
+//   - "&&", "||", ";" and newlines separate parts; each part becomes one
+//     action, ids <call id>, <call id>.2, <call id>.3, … with metadata
+//     compound_index (1-based) and compound_count. The call's cost goes to
+//     the first part, its output to the last, its timestamp, duration and
+//     exit status to every part (a log does not say which part failed).
+//   - "cd DIR" is not an action: DIR becomes metadata cwd of the parts
+//     after it (a call that is only "cd DIR" is one observation).
+//   - In a pipeline the first stage is an action; a later stage that is a
+//     pure filter (grep, head, sort, …) is recorded in the metadata
+//     filters of the stage before it, any other later stage is an action.
+//   - Leading assignments (FOO=1 go test) go to metadata env; a value
+//     whose name looks like a credential (…TOKEN, …KEY, …) is dropped, and
+//     blanked in metadata command too.
+//   - Redirections go to metadata redirects; an output redirection to a
+//     file is a file_write side effect, and makes a read-only command an
+//     ordinary tool call.
+//   - A part the parser cannot reduce to plain words (command or process
+//     substitution, parameter expansion, heredocs, subshells, loops) and a
+//     command that does not parse at all become one action with metadata
+//     unparsed = true and the raw text, named by the head of its leading
+//     literal words ("git tag" for git tag "v$(cat VERSION)"), "shell"
+//     when there are none; it is an observation only when that head is
+//     read-only and it writes no file. Two forms are read in full:
+//     "$(cat <<'EOF' … EOF)" inside double quotes, the way agents pass a
+//     multi-line commit message, is the heredoc's text; and
+//     "apply_patch <<'EOF' … EOF" is a file edit per file in the patch.
+//
+// # Command heads
+//
+// An action's name is its command head: the program's base name followed
+// by its subcommand words, joined by ONE space ("git checkout",
+// "go mod tidy", "gh pr create", "npm run build"). How many subcommand
+// words a program takes is in the heads table, which nests: "go" takes
+// one word and "go mod" one more. Only plain words count (a letter first,
+// then letters, digits, ".", "_", ":" or "-"), so a flag or a path ends
+// the head early. "python -m MODULE" is the head "python -m MODULE".
+// Wrappers (timeout, nohup, env, time) are skipped: the head is the
+// wrapped command's. make's target and a script's path stay operands.
+//
+// # Parameters and the argv template
+//
+// A flag becomes a parameter named by the flag without dashes, "-" and "."
+// turned into "_" (-b x → b, --add-label=bug → add_label); a flag without
+// a value is true. Whether a flag takes the next word as its value is in
+// the valueFlags table; unknown flags are booleans. Operands are arg<N>
+// (N their position among operands) unless operandNames names them for
+// the head, which may split "module@version" into two parameters. A
+// repeated key gets _2, _3, ….
+//
+// Metadata argv is the argv template: the command's words, with every
+// parameter's text replaced by {name} and literal braces doubled, so that
+// substituting the parameters gives back the command's argv exactly.
+// Running it needs the capability exec:<program>, and exec:<wrapper> for
+// each wrapper kept in front of it, since the wrapper is what the argv
+// starts.
+//
+// # Files, observations and other tools
+//
+// A file tool (Edit, Write, MultiEdit, NotebookEdit, apply_patch,
+// edit_file, write_file, …) becomes one file_mutation named "file.edit"
+// per file it touches, with the path as its only parameter and the rest of
+// its arguments (contents, old and new strings, the file's part of a
+// patch) as inputs. A read-only tool (Read, Grep, Glob, TodoWrite,
+// update_plan, …) or shell head (cat, rg, ls, sed without -i, find without
+// -exec or -delete, git status, git log, git diff, git show, …) becomes an
+// observation, which mining neither requires nor lets break a match. Any
+// other tool is a tool_call named after the tool, its arguments its
+// parameters.
 package normalize
 
 import (
+	"maps"
+	"strconv"
+
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -39,25 +117,117 @@ type Call struct {
 	Metadata map[string]any
 }
 
-// Rules is the normalization table.
-type Rules struct{}
+// Rules is the normalization table: which tools run shell commands, which
+// write files, which only read, and how shell commands are named and
+// parameterized. Default returns the built-in table and Extend adds a
+// user's entries; a Rules is never modified after it is built, so one
+// may be shared by concurrent decoders.
+type Rules struct {
+	shellTools   map[string]bool
+	fileTools    map[string]bool
+	observations map[string]bool
+	toolCalls    map[string]bool // user entries that are never observations
+	filters      map[string]bool
+	heads        map[string]int
+	valueFlags   map[string]map[string]bool
+	operandNames map[string][]string
+	rename       map[string]string
+}
 
 // Default returns the built-in table.
-func Default() *Rules { return &Rules{} }
+func Default() *Rules {
+	return &Rules{
+		shellTools:   shellTools,
+		fileTools:    fileTools,
+		observations: observations,
+		toolCalls:    map[string]bool{},
+		filters:      filters,
+		heads:        heads,
+		valueFlags:   valueFlags,
+		operandNames: operandNames,
+		rename:       map[string]string{},
+	}
+}
 
 // Actions converts c into one or more actions (a compound shell command
-// becomes several). Action ids are derived from c.ID.
+// becomes several, a patch one per file). Action ids are derived from
+// c.ID. It never fails: input it cannot take apart becomes one action
+// marked unparsed.
 func (r *Rules) Actions(c Call) []trace.Action {
-	a := trace.Action{
-		ID:         c.ID,
-		Kind:       trace.KindToolCall,
-		Name:       c.Tool,
-		Timestamp:  c.Timestamp,
-		Parameters: c.Args,
-		Output:     c.Result,
-		DurationMS: c.DurationMS,
-		Cost:       c.Cost,
-		Metadata:   c.Metadata,
+	if r == nil {
+		r = Default()
 	}
-	return []trace.Action{a}
+	var acts []trace.Action
+	switch {
+	case r.shellTools[c.Tool]:
+		acts = r.shellActions(c)
+	case r.fileTools[c.Tool]:
+		acts = r.fileActions(c)
+	default:
+		acts = []trace.Action{r.toolAction(c)}
+	}
+	if len(acts) == 0 {
+		// Every call is at least one action, so that counts of calls and
+		// actions agree and nothing the agent did disappears.
+		acts = []trace.Action{r.toolAction(c)}
+	}
+	finish(c, acts)
+	return acts
+}
+
+// toolAction is a call of a tool that is neither a shell nor a file tool:
+// named after the tool (or its rename), its arguments as parameters.
+func (r *Rules) toolAction(c Call) trace.Action {
+	a := trace.Action{Kind: trace.KindToolCall, Name: c.Tool, Parameters: maps.Clone(c.Args)}
+	if n, ok := r.rename[c.Tool]; ok {
+		a.Name = n
+	}
+	if r.isObservationTool(c.Tool) {
+		a.Kind = trace.KindObservation
+	}
+	return a
+}
+
+func (r *Rules) isObservationTool(tool string) bool {
+	return r.observations[tool] && !r.toolCalls[tool]
+}
+
+// finish sets what every action of c shares: ids, timing, cost on the
+// first, output on the last, exit status and the call's metadata.
+func finish(c Call, acts []trace.Action) {
+	n := len(acts)
+	for i := range acts {
+		a := &acts[i]
+		a.ID = c.ID
+		if i > 0 {
+			a.ID = c.ID + "." + strconv.Itoa(i+1)
+		}
+		a.Timestamp = c.Timestamp
+		if c.DurationMS != nil {
+			d := *c.DurationMS
+			a.DurationMS = &d
+		}
+		if i == 0 && c.Cost != nil {
+			cost := *c.Cost
+			a.Cost = &cost
+		}
+		if i == n-1 && a.Output == nil {
+			a.Output = c.Result
+		}
+		md := make(map[string]any, len(c.Metadata)+len(a.Metadata)+4)
+		maps.Copy(md, c.Metadata)
+		maps.Copy(md, a.Metadata)
+		md["agent_tool"] = c.Tool
+		if c.ExitCode != nil {
+			md["exit_code"] = *c.ExitCode
+		}
+		if c.IsError || (c.ExitCode != nil && *c.ExitCode != 0) {
+			md["error"] = true
+		}
+		if n > 1 {
+			md["compound_index"] = i + 1
+			md["compound_count"] = n
+		}
+		a.Metadata = md
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -37,6 +38,10 @@ type Config struct {
 	// Secrets names the file secrets are read from after the
 	// environment; see SecretsConfig.
 	Secrets SecretsConfig `toml:"secrets"`
+
+	// Normalize extends the table that turns agents' tool calls into
+	// actions when their sessions are imported; see normalize.Config.
+	Normalize normalize.Config `toml:"normalize"`
 
 	// Dir is the directory relative paths resolve against; LoadConfig
 	// sets it to the file's directory, and File to the file's absolute

@@ -1,0 +1,339 @@
+package normalize
+
+import (
+	"path"
+	"strconv"
+	"strings"
+)
+
+// command is an argv taken apart by the table: its head, its parameters
+// and the template that gives the argv back.
+type command struct {
+	prog     string // the program's base name
+	head     string
+	params   map[string]any
+	tmpl     []string
+	flags    map[string]bool // flags as written, without dashes; a cluster's letters each
+	operands int
+}
+
+// parseArgv takes argv apart. It needs no shell: argv is already the
+// words the program receives. argv must not be empty.
+func (r *Rules) parseArgv(argv []string) command {
+	c := command{
+		prog:   path.Base(argv[0]),
+		params: map[string]any{},
+		flags:  map[string]bool{},
+	}
+	c.tmpl = append(c.tmpl, literal(argv[0]))
+	headWords := []string{c.prog}
+	i := 1
+	if moduleRunners[c.prog] && len(argv) > 2 && argv[1] == "-m" && isSubcommand(argv[2]) {
+		headWords = append(headWords, "-m", argv[2])
+		c.tmpl = append(c.tmpl, "-m", literal(argv[2]))
+		i = 3
+	}
+	// Subcommands, with the program's own value flags allowed before
+	// them (git -C DIR status).
+	for {
+		depth := r.heads[strings.Join(headWords, " ")]
+		if depth <= 0 || i >= len(argv) {
+			break
+		}
+		took := 0
+		for took < depth && i < len(argv) {
+			w := argv[i]
+			if strings.HasPrefix(w, "-") && len(headWords) == 1 {
+				if n := r.globalFlag(&c, c.prog, argv, i); n > 0 {
+					i += n
+					continue
+				}
+			}
+			if !isSubcommand(w) {
+				break
+			}
+			headWords = append(headWords, w)
+			c.tmpl = append(c.tmpl, literal(w))
+			i++
+			took++
+		}
+		if took < depth {
+			break
+		}
+	}
+	c.head = strings.Join(headWords, " ")
+	flags := r.flagTable(c.head, c.prog)
+	names := r.operandNames[c.head]
+	if names == nil && len(headWords) == 1 {
+		names = r.operandNames[c.prog]
+	}
+	dashLong := singleDashLong[c.prog]
+	endOpts := false
+	for ; i < len(argv); i++ {
+		w := argv[i]
+		if endOpts || w == "-" || !strings.HasPrefix(w, "-") {
+			c.operand(w, names)
+			continue
+		}
+		if w == "--" {
+			endOpts = true
+			c.tmpl = append(c.tmpl, "--")
+			continue
+		}
+		i += c.flag(argv, i, flags, dashLong)
+	}
+	return c
+}
+
+// globalFlag reads a flag of the program itself placed before its
+// subcommand (git -C DIR, git -c k=v, git --no-pager) and returns how
+// many words it took, or 0 when w is no such flag.
+func (r *Rules) globalFlag(c *command, prog string, argv []string, i int) int {
+	name, _, hasValue := strings.Cut(strings.TrimLeft(argv[i], "-"), "=")
+	if !hasValue && !r.valueFlags[prog][name] && !strings.HasPrefix(argv[i], "--") {
+		return 0
+	}
+	return 1 + c.flag(argv, i, r.valueFlags[prog], singleDashLong[prog])
+}
+
+// flagTable is the value flags of a head: its own entry, else its
+// program's.
+func (r *Rules) flagTable(head, prog string) map[string]bool {
+	if f, ok := r.valueFlags[head]; ok {
+		return f
+	}
+	return r.valueFlags[prog]
+}
+
+// flag reads the flag argv[i] and returns how many words after it it
+// took as its value (0 or 1).
+func (c *command) flag(argv []string, i int, values map[string]bool, dashLong bool) int {
+	w := argv[i]
+	long := strings.HasPrefix(w, "--")
+	body := strings.TrimLeft(w, "-")
+	dashes := w[:len(w)-len(body)]
+	if name, value, ok := strings.Cut(body, "="); ok && name != "" {
+		c.flags[name] = true
+		key := c.key(name)
+		c.params[key] = value
+		c.tmpl = append(c.tmpl, literal(dashes+name+"=")+"{"+key+"}")
+		return 0
+	}
+	hasNext := i+1 < len(argv)
+	switch {
+	case body == "":
+		c.tmpl = append(c.tmpl, literal(w))
+		return 0
+	case !long && isDigits(body):
+		// head -5, git log -3: a count.
+		key := c.key("n")
+		c.params[key] = body
+		c.tmpl = append(c.tmpl, "-{"+key+"}")
+		return 0
+	case values[body] && hasNext:
+		c.flags[body] = true
+		key := c.key(body)
+		c.params[key] = argv[i+1]
+		c.tmpl = append(c.tmpl, literal(w), "{"+key+"}")
+		return 1
+	case long || len(body) == 1 || dashLong || values[body]:
+		c.flags[body] = true
+		c.params[c.key(body)] = true
+		c.tmpl = append(c.tmpl, literal(w))
+		return 0
+	case values[body[:1]] && !isLetters(body[1:]):
+		// -n5, -j4: a short flag with its value attached.
+		c.flags[body[:1]] = true
+		key := c.key(body[:1])
+		c.params[key] = body[1:]
+		c.tmpl = append(c.tmpl, literal("-"+body[:1])+"{"+key+"}")
+		return 0
+	case isLetters(body):
+		// A cluster of short flags (-la, -am MSG); the last may take
+		// the next word as its value.
+		for j := 0; j < len(body); j++ {
+			c.flags[body[j:j+1]] = true
+		}
+		last := body[len(body)-1:]
+		for j := 0; j < len(body)-1; j++ {
+			c.params[c.key(body[j:j+1])] = true
+		}
+		c.tmpl = append(c.tmpl, literal(w))
+		if values[last] && hasNext {
+			key := c.key(last)
+			c.params[key] = argv[i+1]
+			c.tmpl = append(c.tmpl, "{"+key+"}")
+			return 1
+		}
+		c.params[c.key(last)] = true
+		return 0
+	default:
+		c.flags[body] = true
+		c.params[c.key(body)] = true
+		c.tmpl = append(c.tmpl, literal(w))
+		return 0
+	}
+}
+
+// operand records the operand w under its name from names, or arg<N>.
+func (c *command) operand(w string, names []string) {
+	c.operands++
+	n := c.operands
+	var name string
+	switch {
+	case n <= len(names):
+		name = names[n-1]
+	case len(names) > 0 && strings.HasSuffix(names[len(names)-1], "..."):
+		name = names[len(names)-1]
+	default:
+		key := c.key("arg" + strconv.Itoa(n))
+		c.params[key] = w
+		c.tmpl = append(c.tmpl, "{"+key+"}")
+		return
+	}
+	name = strings.TrimSuffix(name, "...")
+	for _, sep := range []string{"@", "=="} {
+		a, b, ok := strings.Cut(name, sep)
+		if !ok {
+			continue
+		}
+		// Split at the last separator that is not the first byte, so that
+		// a scoped npm package (@types/node@20) keeps its "@".
+		if at := strings.LastIndex(w, sep); at > 0 {
+			ka := c.key(a)
+			kb := c.key(b)
+			c.params[ka] = w[:at]
+			c.params[kb] = w[at+len(sep):]
+			c.tmpl = append(c.tmpl, "{"+ka+"}"+literal(sep)+"{"+kb+"}")
+			return
+		}
+		name = a
+		break
+	}
+	key := c.key(name)
+	c.params[key] = w
+	c.tmpl = append(c.tmpl, "{"+key+"}")
+}
+
+// key turns a flag or operand name into a parameter key that the argv
+// template can name: dashes and dots become "_", anything else that is not
+// a letter, digit or "_" is dropped, and a key already taken gets _2, _3….
+func (c *command) key(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		ch := name[i]
+		switch {
+		case ch == '-' || ch == '.' || ch == '_':
+			b.WriteByte('_')
+		case ch >= 'a' && ch <= 'z', ch >= 'A' && ch <= 'Z', ch >= '0' && ch <= '9':
+			b.WriteByte(ch)
+		}
+	}
+	k := strings.Trim(b.String(), "_")
+	if k == "" {
+		k = "flag"
+	}
+	if k[0] >= '0' && k[0] <= '9' {
+		k = "n" + k
+	}
+	if _, taken := c.params[k]; !taken {
+		return k
+	}
+	for n := 2; ; n++ {
+		kn := k + "_" + strconv.Itoa(n)
+		if _, taken := c.params[kn]; !taken {
+			return kn
+		}
+	}
+}
+
+// literal escapes s for an argv template, where braces are placeholders:
+// "{" and "}" are doubled.
+func literal(s string) string {
+	if !strings.ContainsAny(s, "{}") {
+		return s
+	}
+	return strings.NewReplacer("{", "{{", "}", "}}").Replace(s)
+}
+
+// isSubcommand reports whether w can be a subcommand word: a letter, then
+// letters, digits, ".", "_", ":" or "-".
+func isSubcommand(w string) bool {
+	if w == "" || !isLetter(w[0]) {
+		return false
+	}
+	for i := 1; i < len(w); i++ {
+		ch := w[i]
+		if !isLetter(ch) && (ch < '0' || ch > '9') && ch != '.' && ch != '_' && ch != ':' && ch != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(ch byte) bool { return ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' }
+
+func isLetters(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isLetter(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// readOnly reports whether c only reads: its head or program is an
+// observation, and it does not use the flags or operands that make a
+// read-only program write (sed -i, find -delete, git branch NAME).
+func (r *Rules) readOnly(c command) bool {
+	if r.toolCalls[c.head] || r.toolCalls[c.prog] {
+		return false
+	}
+	if !r.observations[c.head] && !(c.head == c.prog && r.observations[c.prog]) {
+		return false
+	}
+	has := func(names ...string) bool {
+		for _, n := range names {
+			if c.flags[n] {
+				return true
+			}
+		}
+		return false
+	}
+	switch c.head {
+	case "sed":
+		for f := range c.flags {
+			if f == "in-place" || strings.HasPrefix(f, "i") || (isLetters(f) && strings.Contains(f, "i")) {
+				return false
+			}
+		}
+	case "find":
+		return !has("delete", "exec", "execdir", "ok", "okdir", "fprint", "fprint0", "fprintf", "fls")
+	case "sort":
+		return !has("o", "output")
+	case "awk":
+		return !has("i")
+	case "git branch":
+		return c.operands == 0 && !has("d", "D", "m", "M", "c", "C", "delete", "move", "copy", "u", "set-upstream-to", "unset-upstream", "f", "force")
+	case "git remote":
+		return c.operands == 0
+	case "git tag":
+		return c.operands == 0
+	}
+	return true
+}

@@ -1,0 +1,799 @@
+package normalize
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	"github.com/google/go-cmp/cmp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// expandTemplate fills an argv template as the runtime does: {name} is the
+// parameter's text, "{{" and "}}" are literal braces.
+func expandTemplate(t testing.TB, tmpl []any, params map[string]any) []string {
+	t.Helper()
+	out := make([]string, len(tmpl))
+	for i, e := range tmpl {
+		s, ok := e.(string)
+		if !ok {
+			t.Fatalf("argv template element %d is %T, want string", i, e)
+		}
+		var b strings.Builder
+		for j := 0; j < len(s); {
+			switch {
+			case strings.HasPrefix(s[j:], "{{"), strings.HasPrefix(s[j:], "}}"):
+				b.WriteByte(s[j])
+				j += 2
+			case s[j] == '{':
+				end := strings.IndexByte(s[j:], '}')
+				if end < 0 {
+					t.Fatalf("template %q: unclosed brace", s)
+				}
+				key := s[j+1 : j+end]
+				v, ok := params[key]
+				if !ok {
+					t.Fatalf("template %q names {%s}, which is not a parameter of %v", s, key, params)
+				}
+				b.WriteString(fmt.Sprint(v))
+				j += end + 1
+			case s[j] == '}':
+				t.Fatalf("template %q: lone closing brace", s)
+			default:
+				b.WriteByte(s[j])
+				j++
+			}
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
+func shell(cmd any) Call {
+	return Call{ID: "call_1", Tool: "Bash", Args: map[string]any{"command": cmd}}
+}
+
+// got is the part of an action a table test states.
+type got struct {
+	ID     string
+	Kind   trace.Kind
+	Name   string
+	Params map[string]any
+	Argv   []any
+	Extra  map[string]any // the metadata keys the case names
+}
+
+func summarize(acts []trace.Action, extraKeys []string) []got {
+	var out []got
+	for _, a := range acts {
+		g := got{ID: a.ID, Kind: a.Kind, Name: a.Name, Params: a.Parameters}
+		if len(g.Params) == 0 {
+			g.Params = nil
+		}
+		g.Argv, _ = a.Metadata["argv"].([]any)
+		for _, k := range extraKeys {
+			if v, ok := a.Metadata[k]; ok {
+				if g.Extra == nil {
+					g.Extra = map[string]any{}
+				}
+				g.Extra[k] = v
+			}
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+func argv(ws ...string) []any {
+	out := make([]any, len(ws))
+	for i, w := range ws {
+		out[i] = w
+	}
+	return out
+}
+
+type P = map[string]any
+
+func TestShellActions(t *testing.T) {
+	const tc, obs = trace.KindToolCall, trace.KindObservation
+	tests := []struct {
+		name  string
+		cmd   any
+		extra []string
+		want  []got
+	}{{
+		name:  "chained git commit with a quoted message after cd",
+		cmd:   `cd /repo && git add go.mod go.sum && git commit -m "Bump x/mod to v0.20.0 (fixes #12)"`,
+		extra: []string{"cwd", "compound_index"},
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "git add", Params: P{"arg1": "go.mod", "arg2": "go.sum"},
+				Argv: argv("git", "add", "{arg1}", "{arg2}"), Extra: P{"cwd": "/repo", "compound_index": 1}},
+			{ID: "call_1.2", Kind: tc, Name: "git commit", Params: P{"m": "Bump x/mod to v0.20.0 (fixes #12)"},
+				Argv: argv("git", "commit", "-m", "{m}"), Extra: P{"cwd": "/repo", "compound_index": 2}},
+		},
+	}, {
+		name: "go get splits module and version, go mod tidy is one head",
+		cmd:  "go get golang.org/x/mod@v0.20.0\ngo mod tidy",
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "go get", Params: P{"module": "golang.org/x/mod", "version": "v0.20.0"},
+				Argv: argv("go", "get", "{module}@{version}")},
+			{ID: "call_1.2", Kind: tc, Name: "go mod tidy", Argv: argv("go", "mod", "tidy")},
+		},
+	}, {
+		name:  "pipe into filters keeps one action",
+		cmd:   `go test ./... 2>&1 | grep -v '^ok' | head -n 40`,
+		extra: []string{"filters", "redirects"},
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "go test", Params: P{"arg1": "./..."}, Argv: argv("go", "test", "{arg1}"),
+				Extra: P{"filters": argv("grep -v '^ok'", "head -n 40"), "redirects": argv("2>&1")}},
+		},
+	}, {
+		name:  "a pipeline of two real commands is two actions",
+		cmd:   `git diff --name-only | xargs gofmt -l`,
+		extra: []string{"wrapper"},
+		want: []got{
+			{ID: "call_1", Kind: obs, Name: "git diff", Params: P{"name_only": true}, Argv: argv("git", "diff", "--name-only")},
+			{ID: "call_1.2", Kind: tc, Name: "gofmt", Params: P{"l": true}, Argv: argv("xargs", "gofmt", "-l"), Extra: P{"wrapper": "xargs"}},
+		},
+	}, {
+		name:  "env prefix: names kept, a credential's value dropped",
+		cmd:   `GH_TOKEN=ghp_abc GOFLAGS=-mod=mod gh pr create --title "Release v1.4.0" --body 'See CHANGELOG' --label=release`,
+		extra: []string{"env", "command"},
+		want: []got{{
+			ID: "call_1", Kind: tc, Name: "gh pr create",
+			Params: P{"title": "Release v1.4.0", "body": "See CHANGELOG", "label": "release"},
+			Argv:   argv("gh", "pr", "create", "--title", "{title}", "--body", "{body}", "--label={label}"),
+			Extra: P{"env": P{"GH_TOKEN": nil, "GOFLAGS": "-mod=mod"},
+				"command": `GH_TOKEN=[redacted] GOFLAGS=-mod=mod gh pr create --title "Release v1.4.0" --body 'See CHANGELOG' --label=release`},
+		}},
+	}, {
+		name: "git checkout -b and git's own -C",
+		cmd:  `git -C services/api checkout -b release/1.4`,
+		want: []got{{ID: "call_1", Kind: tc, Name: "git checkout", Params: P{"C": "services/api", "b": "release/1.4"},
+			Argv: argv("git", "-C", "{C}", "checkout", "-b", "{b}")}},
+	}, {
+		name: "git tag and push name their operands",
+		cmd:  `git tag -a v1.4.0 -m "v1.4.0" && git push origin v1.4.0`,
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "git tag", Params: P{"a": true, "tag": "v1.4.0", "m": "v1.4.0"},
+				Argv: argv("git", "tag", "-a", "{tag}", "-m", "{m}")},
+			{ID: "call_1.2", Kind: tc, Name: "git push", Params: P{"remote": "origin", "branch": "v1.4.0"},
+				Argv: argv("git", "push", "{remote}", "{branch}")},
+		},
+	}, {
+		name: "short flag cluster with a value: git commit -am",
+		cmd:  `git commit -am 'fix: nil map'`,
+		want: []got{{ID: "call_1", Kind: tc, Name: "git commit", Params: P{"a": true, "m": "fix: nil map"},
+			Argv: argv("git", "commit", "-am", "{m}")}},
+	}, {
+		name:  "bash -lc list from Codex with cd",
+		cmd:   []any{"bash", "-lc", "cd web && npm ci && npm run build"},
+		extra: []string{"cwd"},
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "npm ci", Argv: argv("npm", "ci"), Extra: P{"cwd": "web"}},
+			{ID: "call_1.2", Kind: tc, Name: "npm run build", Argv: argv("npm", "run", "build"), Extra: P{"cwd": "web"}},
+		},
+	}, {
+		name: "a plain argv list is one command",
+		cmd:  []any{"gh", "issue", "view", "42", "--json", "title,body"},
+		want: []got{{ID: "call_1", Kind: obs, Name: "gh issue view", Params: P{"number": "42", "json": "title,body"},
+			Argv: argv("gh", "issue", "view", "{number}", "--json", "{json}")}},
+	}, {
+		name: "sh -c string wrapper",
+		cmd:  `sh -c 'docker compose up -d db'`,
+		want: []got{{ID: "call_1", Kind: tc, Name: "docker compose up", Params: P{"d": true, "arg1": "db"},
+			Argv: argv("docker", "compose", "up", "-d", "{arg1}")}},
+	}, {
+		name: "sed -n reads, sed -i writes",
+		cmd:  `sed -n '1,40p' main.go; sed -i 's/v1/v2/' main.go`,
+		want: []got{
+			{ID: "call_1", Kind: obs, Name: "sed", Params: P{"n": true, "arg1": "1,40p", "arg2": "main.go"},
+				Argv: argv("sed", "-n", "{arg1}", "{arg2}")},
+			{ID: "call_1.2", Kind: tc, Name: "sed", Params: P{"i": true, "arg1": "s/v1/v2/", "arg2": "main.go"},
+				Argv: argv("sed", "-i", "{arg1}", "{arg2}")},
+		},
+	}, {
+		name: "|| keeps both sides",
+		cmd:  `make lint || golangci-lint run ./...`,
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "make", Params: P{"target": "lint"}, Argv: argv("make", "{target}")},
+			{ID: "call_1.2", Kind: tc, Name: "golangci-lint", Params: P{"arg1": "run", "arg2": "./..."},
+				Argv: argv("golangci-lint", "{arg1}", "{arg2}")},
+		},
+	}, {
+		name:  "timeout wrapper keeps its words in the template",
+		cmd:   `timeout 120 go test -run 'TestLoad$' -count=1 ./internal/source/`,
+		extra: []string{"wrapper"},
+		want: []got{{ID: "call_1", Kind: tc, Name: "go test",
+			Params: P{"run": "TestLoad$", "count": "1", "arg1": "./internal/source/"},
+			Argv:   argv("timeout", "120", "go", "test", "-run", "{run}", "-count={count}", "{arg1}"),
+			Extra:  P{"wrapper": "timeout"}}},
+	}, {
+		name: "python -m is part of the head",
+		cmd:  `python3 -m pytest -q tests/test_api.py`,
+		want: []got{{ID: "call_1", Kind: tc, Name: "python3 -m pytest", Params: P{"q": true, "arg1": "tests/test_api.py"},
+			Argv: argv("python3", "-m", "pytest", "-q", "{arg1}")}},
+	}, {
+		name: "npm scoped package with a version",
+		cmd:  `npm install --save-dev @types/node@20.11.0`,
+		want: []got{{ID: "call_1", Kind: tc, Name: "npm install",
+			Params: P{"save_dev": true, "package": "@types/node", "version": "20.11.0"},
+			Argv:   argv("npm", "install", "--save-dev", "{package}@{version}")}},
+	}, {
+		name: "-- ends options",
+		cmd:  `git checkout -- go.mod`,
+		want: []got{{ID: "call_1", Kind: tc, Name: "git checkout", Params: P{"branch": "go.mod"},
+			Argv: argv("git", "checkout", "--", "{branch}")}},
+	}, {
+		name: "braces in a value are escaped in the template",
+		cmd:  `git log -n 5 --format='%h {%s}'`,
+		want: []got{{ID: "call_1", Kind: obs, Name: "git log", Params: P{"n": "5", "format": "%h {%s}"},
+			Argv: argv("git", "log", "-n", "{n}", "--format={format}")}},
+	}, {
+		name: "find -exec braces stay literal",
+		cmd:  `find . -name '*.orig' -exec rm {} \;`,
+		want: []got{{ID: "call_1", Kind: tc, Name: "find", Params: P{"name": "*.orig", "exec": true, "arg1": ".", "arg2": "rm", "arg3": "{}", "arg4": ";"},
+			Argv: argv("find", "{arg1}", "-name", "{name}", "-exec", "{arg2}", "{arg3}", "{arg4}")}},
+	}, {
+		name:  "output redirection makes a write",
+		cmd:   `echo "v1.4.0" > VERSION`,
+		extra: []string{"redirects"},
+		want: []got{{ID: "call_1", Kind: tc, Name: "echo", Params: P{"arg1": "v1.4.0"},
+			Argv: argv("echo", "{arg1}"), Extra: P{"redirects": argv(">VERSION")}}},
+	}, {
+		name:  "command substitution is unparsed",
+		cmd:   `git tag "v$(cat VERSION)"`,
+		extra: []string{"unparsed", "command"},
+		want:  []got{{ID: "call_1", Kind: tc, Name: "git tag", Extra: P{"unparsed": true, "command": `git tag "v$(cat VERSION)"`}}},
+	}, {
+		name:  "an expansion in an operand leaves a read-only head a step",
+		cmd:   `git branch "$NAME"`,
+		extra: []string{"unparsed"},
+		want:  []got{{ID: "call_1", Kind: tc, Name: "git branch", Extra: P{"unparsed": true}}},
+	}, {
+		name: "a commit message from a quoted heredoc is a literal",
+		cmd:  "git add -A && git commit -m \"$(cat <<'EOF'\nFix nil map in Load\n\nThe $HOME case.\nEOF\n)\"",
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "git add", Params: P{"A": true}, Argv: argv("git", "add", "-A")},
+			{ID: "call_1.2", Kind: tc, Name: "git commit", Params: P{"m": "Fix nil map in Load\n\nThe $HOME case."},
+				Argv: argv("git", "commit", "-m", "{m}")},
+		},
+	}, {
+		name:  "a heredoc with an unquoted delimiter and an expansion is not",
+		cmd:   "gh pr create --title T --body \"$(cat <<EOF\nBy $USER\nEOF\n)\"",
+		extra: []string{"unparsed"},
+		want:  []got{{ID: "call_1", Kind: tc, Name: "gh pr create", Extra: P{"unparsed": true}}},
+	}, {
+		name:  "heredoc into a file is unparsed and writes",
+		cmd:   "cat > notes.md <<'EOF'\n# Notes\nEOF",
+		extra: []string{"unparsed", "command"},
+		want:  []got{{ID: "call_1", Kind: tc, Name: "cat", Extra: P{"unparsed": true, "command": "cat > notes.md <<'EOF'\n# Notes\nEOF"}}},
+	}, {
+		name:  "subshell and loop are unparsed shell",
+		cmd:   `for d in a b; do (cd $d && make); done`,
+		extra: []string{"unparsed"},
+		want:  []got{{ID: "call_1", Kind: tc, Name: "shell", Extra: P{"unparsed": true}}},
+	}, {
+		name:  "a command that does not parse",
+		cmd:   `git commit -m "unterminated`,
+		extra: []string{"unparsed", "command"},
+		want:  []got{{ID: "call_1", Kind: tc, Name: "git", Extra: P{"unparsed": true, "command": `git commit -m "unterminated`}}},
+	}, {
+		name:  "a keyword that does not parse is shell",
+		cmd:   `if [ -f x ]; then`,
+		extra: []string{"unparsed"},
+		want:  []got{{ID: "call_1", Kind: tc, Name: "shell", Extra: P{"unparsed": true}}},
+	}, {
+		name:  "only cd is one observation",
+		cmd:   `cd internal/mine`,
+		extra: []string{"cwd"},
+		want:  []got{{ID: "call_1", Kind: obs, Name: "cd", Params: P{"dir": "internal/mine"}, Argv: argv("cd", "{dir}")}},
+	}, {
+		name:  "export carries env to the parts after it",
+		cmd:   `export CGO_ENABLED=0; go build -o bin/app ./cmd/app`,
+		extra: []string{"env"},
+		want: []got{{ID: "call_1", Kind: tc, Name: "go build", Params: P{"o": "bin/app", "arg1": "./cmd/app"},
+			Argv: argv("go", "build", "-o", "{o}", "{arg1}"), Extra: P{"env": P{"CGO_ENABLED": "0"}}}},
+	}, {
+		name: "read-only heads",
+		cmd:  `git status --short && rg -n 'func Load' internal/ && ls -la && cat go.mod`,
+		want: []got{
+			{ID: "call_1", Kind: obs, Name: "git status", Params: P{"short": true}, Argv: argv("git", "status", "--short")},
+			{ID: "call_1.2", Kind: obs, Name: "rg", Params: P{"n": true, "arg1": "func Load", "arg2": "internal/"},
+				Argv: argv("rg", "-n", "{arg1}", "{arg2}")},
+			{ID: "call_1.3", Kind: obs, Name: "ls", Params: P{"l": true, "a": true}, Argv: argv("ls", "-la")},
+			{ID: "call_1.4", Kind: obs, Name: "cat", Params: P{"arg1": "go.mod"}, Argv: argv("cat", "{arg1}")},
+		},
+	}, {
+		name: "git branch lists, git branch NAME creates",
+		cmd:  `git branch -a; git branch hotfix`,
+		want: []got{
+			{ID: "call_1", Kind: obs, Name: "git branch", Params: P{"a": true}, Argv: argv("git", "branch", "-a")},
+			{ID: "call_1.2", Kind: tc, Name: "git branch", Params: P{"branch": "hotfix"}, Argv: argv("git", "branch", "{branch}")},
+		},
+	}, {
+		name: "kubectl and cargo",
+		cmd:  `kubectl -n prod rollout status deploy/api && cargo build --release -p core`,
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "kubectl rollout status", Params: P{"n": "prod", "resource": "deploy/api"},
+				Argv: argv("kubectl", "-n", "{n}", "rollout", "status", "{resource}")},
+			{ID: "call_1.2", Kind: tc, Name: "cargo build", Params: P{"release": true, "p": "core"},
+				Argv: argv("cargo", "build", "--release", "-p", "{p}")},
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			acts := Default().Actions(shell(tt.cmd))
+			if diff := cmp.Diff(tt.want, summarize(acts, tt.extra)); diff != "" {
+				t.Errorf("Actions(%q) mismatch (-want +got):\n%s", tt.cmd, diff)
+			}
+			for _, a := range acts {
+				if tmpl, ok := a.Metadata["argv"].([]any); ok {
+					expandTemplate(t, tmpl, a.Parameters) // every placeholder is a parameter
+				}
+			}
+		})
+	}
+}
+
+// TestArgvRoundTrip checks the argv template's promise: substituting the
+// parameters gives back the command's argv exactly. Each argv is given to
+// Actions both as a Codex argv list and as a shell command quoted from it.
+func TestArgvRoundTrip(t *testing.T) {
+	cases := [][]string{
+		{"git", "commit", "-m", "feat: add {x} support\n\nBody with \"quotes\" and $HOME"},
+		{"git", "commit", "--amend", "--no-edit"},
+		{"git", "checkout", "-b", "feature/issue-42"},
+		{"git", "switch", "-c", "fix/nil"},
+		{"git", "push", "-u", "origin", "HEAD"},
+		{"git", "push", "--force-with-lease", "origin", "feat"},
+		{"git", "tag", "v2.0.0-rc.1"},
+		{"git", "remote", "add", "upstream", "https://github.com/o/r.git"},
+		{"git", "stash", "pop"},
+		{"git", "rebase", "-i", "HEAD~3"},
+		{"git", "log", "--oneline", "-20"},
+		{"git", "log", "--pretty=format:%H %s", "--since=2.weeks"},
+		{"git", "-c", "user.name=Bot", "commit", "-m", "x"},
+		{"git", "--no-pager", "diff", "--stat", "main...HEAD"},
+		{"go", "get", "github.com/spf13/cobra@v1.10.2", "golang.org/x/term@latest"},
+		{"go", "install", "golang.org/x/tools/cmd/stringer@v0.50.0"},
+		{"go", "test", "-race", "-run", "Test(Load|Parse)$", "-count=1", "./..."},
+		{"go", "test", "-bench=.", "-benchtime=1x", "-run=^$", "./internal/mine/"},
+		{"go", "build", "-ldflags", "-X main.version=1.2.3", "-o", "bin/crystallize", "./cmd/crystallize"},
+		{"go", "mod", "edit", "-replace", "a=../a"},
+		{"go", "vet", "./..."},
+		{"gh", "pr", "create", "--title", "Bump deps", "--body", "Automated.\n\n- a\n- b", "--base", "main", "--draft"},
+		{"gh", "pr", "merge", "123", "--squash", "--delete-branch"},
+		{"gh", "issue", "create", "-t", "Crash on {}", "-b", "", "-l", "bug", "-l", "p1"},
+		{"gh", "release", "create", "v1.4.0", "--notes-file", "CHANGELOG.md", "dist/app.tar.gz"},
+		{"gh", "api", "repos/o/r/pulls/1/comments", "-f", "body=LGTM"},
+		{"npm", "run", "test:unit", "--", "--watch=false"},
+		{"npm", "install", "lodash@4.17.21", "react@^18"},
+		{"pnpm", "add", "-D", "vitest@1.6.0"},
+		{"yarn", "workspace", "web", "build"},
+		{"npx", "prettier", "--write", "src/**/*.ts"},
+		{"cargo", "add", "serde@1.0", "--features", "derive"},
+		{"cargo", "test", "-p", "core", "--", "--nocapture"},
+		{"docker", "build", "-t", "app:1.4.0", "-f", "Dockerfile.prod", "."},
+		{"docker", "compose", "-f", "dev.yml", "up", "-d"},
+		{"docker", "run", "--rm", "-e", "A=1", "-v", "/tmp:/tmp", "alpine:3", "sh", "-c", "echo hi"},
+		{"kubectl", "apply", "-f", "k8s/", "--dry-run=client"},
+		{"kubectl", "get", "pods", "-l", "app=api", "-o", "json"},
+		{"helm", "upgrade", "--install", "api", "charts/api", "--set", "image.tag=1.4.0"},
+		{"terraform", "plan", "-var", "env=prod", "-out=plan.bin"},
+		{"pip", "install", "requests==2.32.3", "-r", "requirements.txt"},
+		{"python", "-m", "pip", "install", "-U", "pip"},
+		{"python3", "scripts/bump.py", "--part", "minor"},
+		{"make", "-j4", "build", "test"},
+		{"make", "-C", "docs", "html"},
+		{"curl", "-sS", "-X", "POST", "-H", "Content-Type: application/json", "-d", `{"a":1}`, "https://api.example.com/v1/x"},
+		{"head", "-n5", "README.md"},
+		{"tail", "-f", "-n", "100", "/var/log/app.log"},
+		{"rg", "-n", "--glob", "!vendor", "TODO\\(", "."},
+		{"grep", "-rnE", "func [A-Z]\\w+\\(", "--include=*.go", "."},
+		{"find", ".", "-type", "f", "-name", "*_test.go", "-newer", "go.mod"},
+		{"sed", "-i.bak", "-e", "s/{{ver}}/1.4.0/g", "tpl.txt"},
+		{"jq", "-r", ".items[] | {name}", "data.json"},
+		{"ls", "-la", "--color=never"},
+		{"echo", "--", "-n"},
+		{"./scripts/release.sh", "--dry-run", "v1.4.0"},
+		{"/usr/local/bin/terraform", "apply", "-auto-approve"},
+		{"rm", "-rf", "dist", "node_modules/.cache"},
+		{"mv", "a b.txt", "c'd.txt"},
+		{"printf", "%s\\n", "a", "b"},
+		{"aws", "s3", "cp", "dist/", "s3://bucket/app/", "--recursive"},
+		{"timeout", "30", "nohup", "go", "run", "./cmd/server"},
+		{"weird", "-", "--", "--x", "{}", "}{", "{{", "-{", "--=", "-=x", "--a=b=c", "-9", "-n-1"},
+	}
+	rules := Default()
+	for _, want := range cases {
+		list := make([]any, len(want))
+		for i, w := range want {
+			list[i] = w
+		}
+		quoted := make([]string, len(want))
+		for i, w := range want {
+			q, err := syntax.Quote(w, syntax.LangBash)
+			if err != nil {
+				t.Fatalf("quoting %q: %v", w, err)
+			}
+			quoted[i] = q
+		}
+		for _, cmd := range []any{list, strings.Join(quoted, " ")} {
+			acts := rules.Actions(shell(cmd))
+			if len(acts) != 1 {
+				t.Errorf("Actions(%q) = %d actions, want 1", cmd, len(acts))
+				continue
+			}
+			a := acts[0]
+			tmpl, ok := a.Metadata["argv"].([]any)
+			if !ok {
+				t.Errorf("Actions(%q): no argv template (metadata %v)", cmd, a.Metadata)
+				continue
+			}
+			if got := expandTemplate(t, tmpl, a.Parameters); !cmp.Equal(got, want) {
+				t.Errorf("Actions(%q): template %q with %v expands to %q, want %q", cmd, tmpl, a.Parameters, got, want)
+			}
+			if prog := "exec:" + path.Base(want[0]); !slices.Contains(a.Capabilities, prog) {
+				t.Errorf("Actions(%q): capabilities %v, want %s among them", cmd, a.Capabilities, prog)
+			}
+		}
+	}
+}
+
+func TestHeads(t *testing.T) {
+	tests := map[string]string{
+		"git remote add origin git@github.com:o/r.git": "git remote add",
+		"git stash pop":                  "git stash pop",
+		"git stash":                      "git stash",
+		"git -C x status":                "git status",
+		"go mod tidy":                    "go mod tidy",
+		"go test ./...":                  "go test",
+		"go tool cover -html=c.out":      "go tool cover",
+		"gh pr create --fill":            "gh pr create",
+		"gh issue view 7":                "gh issue view",
+		"gh api repos/o/r":               "gh api",
+		"npm run build":                  "npm run build",
+		"npm test":                       "npm test",
+		"npm install":                    "npm install",
+		"yarn build":                     "yarn build",
+		"cargo clippy -- -D warnings":    "cargo clippy",
+		"docker compose up -d":           "docker compose up",
+		"docker build .":                 "docker build",
+		"kubectl apply -f x.yaml":        "kubectl apply",
+		"make release":                   "make",
+		"aws s3 ls":                      "aws s3 ls",
+		"python -m pytest":               "python -m pytest",
+		"python manage.py migrate":       "python",
+		"/usr/bin/git log":               "git log",
+		"./node_modules/.bin/eslint src": "eslint",
+		"terraform init -upgrade":        "terraform init",
+		"nohup go run ./cmd/server":      "go run",
+		"env GOOS=linux go build ./...":  "go build",
+		"git ./weird":                    "git",
+	}
+	for cmd, want := range tests {
+		acts := Default().Actions(shell(cmd))
+		if len(acts) != 1 || acts[0].Name != want {
+			t.Errorf("Actions(%q) names %v, want [%s]", cmd, names(acts), want)
+		}
+	}
+}
+
+func names(acts []trace.Action) []string {
+	var out []string
+	for _, a := range acts {
+		out = append(out, a.Name)
+	}
+	return out
+}
+
+func TestCompoundShares(t *testing.T) {
+	exit := 1
+	dur := int64(2300)
+	c := Call{
+		ID: "toolu_01", Tool: "Bash", Args: map[string]any{"command": "go vet ./... && go test ./..."},
+		Result: "FAIL", ExitCode: &exit, Timestamp: "2026-11-20T10:00:00Z", DurationMS: &dur,
+		Cost:     &trace.Cost{Model: "claude-sonnet-4-5", ModelCalls: 1, InputTokens: 900, OutputTokens: 40},
+		Metadata: map[string]any{"sidechain": true},
+	}
+	acts := Default().Actions(c)
+	if len(acts) != 2 {
+		t.Fatalf("Actions = %v, want 2 actions", names(acts))
+	}
+	for i, a := range acts {
+		if a.Timestamp != c.Timestamp || a.DurationMS == nil || *a.DurationMS != dur {
+			t.Errorf("action %d: timestamp %q duration %v, want the call's", i, a.Timestamp, a.DurationMS)
+		}
+		md := a.Metadata
+		if md["exit_code"] != 1 || md["error"] != true || md["sidechain"] != true || md["agent_tool"] != "Bash" ||
+			md["compound_index"] != i+1 || md["compound_count"] != 2 {
+			t.Errorf("action %d metadata = %v", i, md)
+		}
+	}
+	if acts[0].Cost == nil || acts[0].Cost.InputTokens != 900 || acts[1].Cost != nil {
+		t.Errorf("cost = %v, %v; want it on the first part only", acts[0].Cost, acts[1].Cost)
+	}
+	if acts[0].Output != nil || acts[1].Output != "FAIL" {
+		t.Errorf("output = %v, %v; want it on the last part only", acts[0].Output, acts[1].Output)
+	}
+	acts[0].Cost.InputTokens = 1
+	if c.Cost.InputTokens != 900 {
+		t.Error("the action shares the call's Cost")
+	}
+	ok := Default().Actions(Call{ID: "x", Tool: "Bash", Args: map[string]any{"command": "true"}, IsError: true})
+	if ok[0].Metadata["error"] != true {
+		t.Errorf("IsError call: metadata %v, want error true", ok[0].Metadata)
+	}
+}
+
+func TestFileTools(t *testing.T) {
+	patch := "*** Begin Patch\n*** Update File: internal/a.go\n@@ func A\n-\treturn 1\n+\treturn 2\n" +
+		"*** Add File: docs/b.md\n+# B\n*** Delete File: old.txt\n*** Update File: c.go\n*** Move to: d.go\n@@\n-x\n+y\n*** End Patch\n"
+	tests := []struct {
+		name  string
+		call  Call
+		paths []string
+		kind  trace.Kind
+	}{
+		{"Edit", Call{Tool: "Edit", Args: P{"file_path": "/r/main.go", "old_string": "a", "new_string": "b"}}, []string{"/r/main.go"}, trace.KindFileMutation},
+		{"Write", Call{Tool: "Write", Args: P{"file_path": "README.md", "content": "# x"}}, []string{"README.md"}, trace.KindFileMutation},
+		{"MultiEdit", Call{Tool: "MultiEdit", Args: P{"file_path": "a.go", "edits": []any{P{"old_string": "a"}}}}, []string{"a.go"}, trace.KindFileMutation},
+		{"NotebookEdit", Call{Tool: "NotebookEdit", Args: P{"notebook_path": "n.ipynb", "new_source": "x"}}, []string{"n.ipynb"}, trace.KindFileMutation},
+		{"edit_file", Call{Tool: "edit_file", Args: P{"path": "x.py", "content": "y"}}, []string{"x.py"}, trace.KindFileMutation},
+		{"apply_patch custom tool", Call{Tool: "apply_patch", Args: P{"input": patch}}, []string{"internal/a.go", "docs/b.md", "old.txt", "c.go"}, trace.KindFileMutation},
+		{"apply_patch argv", Call{Tool: "shell", Args: P{"command": []any{"apply_patch", patch}}}, []string{"internal/a.go", "docs/b.md", "old.txt", "c.go"}, trace.KindFileMutation},
+		{"apply_patch heredoc", Call{Tool: "shell", Args: P{"command": []any{"bash", "-lc", "apply_patch <<'EOF'\n" + patch + "EOF\n"}}}, []string{"internal/a.go", "docs/b.md", "old.txt", "c.go"}, trace.KindFileMutation},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.call.ID = "id"
+			acts := Default().Actions(tt.call)
+			var paths []string
+			for _, a := range acts {
+				if a.Kind != tt.kind || a.Name != FileEdit {
+					t.Errorf("action %s %s, want %s %s", a.Kind, a.Name, tt.kind, FileEdit)
+				}
+				if len(a.Parameters) != 1 {
+					t.Errorf("parameters %v, want only path", a.Parameters)
+				}
+				p, _ := a.Parameters["path"].(string)
+				paths = append(paths, p)
+				if len(a.SideEffects) == 0 || a.SideEffects[0].Target != p || a.SideEffects[0].Capability != "fs.write" {
+					t.Errorf("side effects %v, want a file_write of %s", a.SideEffects, p)
+				}
+				if !cmp.Equal(a.Capabilities, []string{"fs.write"}) {
+					t.Errorf("capabilities %v", a.Capabilities)
+				}
+			}
+			if diff := cmp.Diff(tt.paths, paths); diff != "" {
+				t.Errorf("paths (-want +got):\n%s", diff)
+			}
+		})
+	}
+	acts := Default().Actions(Call{ID: "p", Tool: "apply_patch", Args: P{"input": patch}})
+	in, _ := acts[0].Inputs.(map[string]any)
+	if in["operation"] != "update" || in["patch"] != "@@ func A\n-\treturn 1\n+\treturn 2\n" {
+		t.Errorf("first section inputs = %q", in)
+	}
+	if in, _ := acts[3].Inputs.(map[string]any); in["move_to"] != "d.go" {
+		t.Errorf("moved section inputs = %q, want move_to d.go", in)
+	}
+	if e := Default().Actions(Call{ID: "e", Tool: "Edit", Args: P{"file_path": "a"}}); e[0].Inputs != nil {
+		t.Errorf("Edit with only a path has inputs %v", e[0].Inputs)
+	}
+}
+
+func TestOtherTools(t *testing.T) {
+	tests := []struct {
+		tool string
+		kind trace.Kind
+	}{
+		{"Read", trace.KindObservation}, {"Grep", trace.KindObservation}, {"Glob", trace.KindObservation},
+		{"TodoWrite", trace.KindObservation}, {"update_plan", trace.KindObservation}, {"view_image", trace.KindObservation},
+		{"WebSearch", trace.KindObservation}, {"LS", trace.KindObservation},
+		{"WebFetch", trace.KindToolCall}, {"Task", trace.KindToolCall}, {"mcp__github__create_issue", trace.KindToolCall},
+	}
+	for _, tt := range tests {
+		args := P{"q": "x"}
+		acts := Default().Actions(Call{ID: "i", Tool: tt.tool, Args: args})
+		if len(acts) != 1 || acts[0].Kind != tt.kind || acts[0].Name != tt.tool || !cmp.Equal(acts[0].Parameters, args) {
+			t.Errorf("Actions(%s) = %+v, want one %s named after the tool with its arguments", tt.tool, acts, tt.kind)
+		}
+	}
+	// Input the shell and file rules cannot use still gives one action.
+	for _, c := range []Call{
+		{ID: "a", Tool: "Bash"},
+		{ID: "b", Tool: "Bash", Args: P{"command": 42}},
+		{ID: "c", Tool: "shell", Args: P{"command": []any{"git", 3}}},
+		{ID: "d", Tool: "Edit", Args: P{"old_string": "x"}},
+		{ID: "e", Tool: "apply_patch", Args: P{"input": "not a patch"}},
+	} {
+		acts := Default().Actions(c)
+		if len(acts) != 1 || acts[0].ID != c.ID {
+			t.Errorf("Actions(%+v) = %+v, want one action with the call's id", c, acts)
+		}
+	}
+}
+
+func TestExtend(t *testing.T) {
+	r, err := Default().Extend(Config{
+		Observations: []string{"mcp__db__describe", "terraform plan"},
+		ToolCalls:    []string{"git status"},
+		FileTools:    []string{"mcp__fs__write"},
+		ShellTools:   []string{"mcp__term__run"},
+		Heads:        map[string]int{"mytool": 2},
+		ValueFlags:   map[string][]string{"mytool": {"target"}},
+		Rename:       map[string]string{"mcp__github__create_pull_request": "gh pr create"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(c Call, kind trace.Kind, name string) {
+		t.Helper()
+		acts := r.Actions(c)
+		if len(acts) != 1 || acts[0].Kind != kind || acts[0].Name != name {
+			t.Errorf("extended Actions(%v %v) = %v, want one %s %s", c.Tool, c.Args, acts, kind, name)
+		}
+	}
+	check(Call{Tool: "mcp__db__describe"}, trace.KindObservation, "mcp__db__describe")
+	check(Call{Tool: "mcp__term__run", Args: P{"command": "terraform plan -out=x"}}, trace.KindObservation, "terraform plan")
+	check(Call{Tool: "Bash", Args: P{"command": "git status"}}, trace.KindToolCall, "git status")
+	check(Call{Tool: "mcp__fs__write", Args: P{"path": "a"}}, trace.KindFileMutation, FileEdit)
+	check(Call{Tool: "Bash", Args: P{"command": "mytool deploy app --target prod"}}, trace.KindToolCall, "mytool deploy app")
+	check(Call{Tool: "mcp__github__create_pull_request", Args: P{"title": "x"}}, trace.KindToolCall, "gh pr create")
+	if p := r.Actions(shell("mytool deploy app --target prod"))[0].Parameters; p["target"] != "prod" {
+		t.Errorf("value flag from config: parameters %v", p)
+	}
+	// The default table is unchanged.
+	if a := Default().Actions(shell("git status")); a[0].Kind != trace.KindObservation {
+		t.Error("Extend changed the default table")
+	}
+
+	_, err = Default().Extend(Config{
+		Observations: []string{"ok", ""},
+		ToolCalls:    []string{"ok"},
+		Heads:        map[string]int{"terraform": 9, "a  b": 1},
+		ValueFlags:   map[string][]string{"x": {"--var"}},
+		Rename:       map[string]string{"t": " "},
+	})
+	want := []string{
+		`normalize.observations[1]: empty name`,
+		`normalize.tool_calls[0]: "ok" is also in normalize.observations`,
+		`normalize.heads["a  b"]: "a  b": the words of a head are separated by one space`,
+		`normalize.heads.terraform: depth 9 out of range 0 to 4`,
+		`normalize.value_flags.x[0]: "--var": a flag is written without dashes, such as "var-file"`,
+		`normalize.rename.t: " ": the words of a head are separated by one space`,
+	}
+	if diff := cmp.Diff(strings.Join(want, "\n"), fmt.Sprint(err)); diff != "" {
+		t.Errorf("Extend errors (-want +got):\n%s", diff)
+	}
+}
+
+func FuzzActions(f *testing.F) {
+	for _, s := range []string{
+		`cd /repo && git add -A && git commit -m "x"`, `go test ./... | tail -5`, `bash -lc 'npm ci; npm test'`,
+		"cat <<EOF\nx\nEOF", `echo $(( 1 + 2 ))`, `FOO=1 BAR_TOKEN=s go run .`, `a |& b || c; d & e`,
+		`git log --format='{%H}' -3`, "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\nEOF",
+		`"unterminated`, `(cd x; make)`, `x=$(ls) y`, `timeout 5 env A=1 nohup sh -c "sh -c 'ls'"`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		for _, c := range []Call{shell(cmd), {ID: "call_1", Tool: "shell", Args: P{"command": []any{"bash", "-lc", cmd}}}} {
+			acts := Default().Actions(c)
+			if len(acts) == 0 {
+				t.Fatalf("Actions(%q) gave no action", cmd)
+			}
+			seen := map[string]bool{}
+			for _, a := range acts {
+				if seen[a.ID] || !strings.HasPrefix(a.ID, "call_1") || a.Name == "" {
+					t.Fatalf("Actions(%q): bad or repeated id %q or empty name %q", cmd, a.ID, a.Name)
+				}
+				seen[a.ID] = true
+				if tmpl, ok := a.Metadata["argv"].([]any); ok {
+					expandTemplate(t, tmpl, a.Parameters)
+				}
+			}
+		}
+	})
+}
+
+func BenchmarkActions(b *testing.B) {
+	calls := []Call{
+		shell(`cd /repo && git add go.mod go.sum && git commit -m "Bump golang.org/x/mod to v0.20.0"`),
+		shell(`go test ./... 2>&1 | grep -v '^ok' | head -40`),
+		shell([]any{"bash", "-lc", "gh pr create --title 'Bump' --body 'x' --base main"}),
+		{ID: "e", Tool: "Edit", Args: P{"file_path": "a.go", "old_string": "a", "new_string": "b"}},
+		{ID: "r", Tool: "Read", Args: P{"file_path": "a.go"}},
+	}
+	r := Default()
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, c := range calls {
+			r.Actions(c)
+		}
+	}
+}
+
+func TestShellToolArgs(t *testing.T) {
+	tests := []struct {
+		call      Call
+		name, cwd string
+	}{
+		{Call{Tool: "shell", Args: P{"command": []any{"bash", "-lc", "cd web && npm test"}, "workdir": "/repo"}}, "npm test", "/repo/web"},
+		{Call{Tool: "shell", Args: P{"command": []any{"go", "vet", "./..."}, "workdir": "/repo"}}, "go vet", "/repo"},
+		{Call{Tool: "exec_command", Args: P{"cmd": "cd /abs && make", "workdir": "/repo"}}, "make", "/abs"},
+		{Call{Tool: "run_shell", Args: P{"command": "zsh -lc 'go mod tidy'"}}, "go mod tidy", ""},
+		{Call{Tool: "local_shell_call", Args: P{"command": []any{"/bin/sh", "-c", "git status"}}}, "git status", ""},
+	}
+	desc := Default().Actions(Call{ID: "d", Tool: "Bash", Args: P{"command": "go mod tidy", "description": "Tidy modules"}})
+	if desc[0].Metadata["description"] != "Tidy modules" {
+		t.Errorf("description not kept: metadata %v", desc[0].Metadata)
+	}
+	for _, tt := range tests {
+		tt.call.ID = "c"
+		acts := Default().Actions(tt.call)
+		cwd, _ := acts[0].Metadata["cwd"].(string)
+		if len(acts) != 1 || acts[0].Name != tt.name || cwd != tt.cwd {
+			t.Errorf("Actions(%v) = %v in %q, want [%s] in %q", tt.call.Args, names(acts), cwd, tt.name, tt.cwd)
+		}
+	}
+}
+
+func TestCredential(t *testing.T) {
+	for name, want := range map[string]bool{
+		"GH_TOKEN": true, "GITHUB_TOKEN": true, "AWS_SECRET_ACCESS_KEY": true, "OPENAI_API_KEY": true,
+		"PGPASSWORD": true, "NPM_AUTH": true, "npm_config__auth": true, "GITHUBTOKEN": true,
+		"GIT_AUTHOR_NAME": false, "GOFLAGS": false, "CGO_ENABLED": false, "PASSTHROUGH": false, "KEYBOARD": false, "PWD": false,
+	} {
+		if got := credential(name); got != want {
+			t.Errorf("credential(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestConfigTOML decodes the example of Config's documentation, as
+// crystallize.toml carries it.
+func TestConfigTOML(t *testing.T) {
+	const doc = `
+[normalize]
+observations = ["mcp__db__describe", "terraform plan"]
+tool_calls   = ["git branch"]
+file_tools   = ["mcp__fs__write_file"]
+shell_tools  = ["mcp__term__run"]
+
+[normalize.heads]
+terraform = 1
+"terraform workspace" = 1
+
+[normalize.value_flags]
+terraform = ["var", "var-file"]
+
+[normalize.rename]
+"mcp__github__create_pull_request" = "gh pr create"
+`
+	var file struct {
+		Normalize Config `toml:"normalize"`
+	}
+	md, err := toml.Decode(doc, &file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := md.Undecoded(); len(u) > 0 {
+		t.Errorf("undecoded keys %v", u)
+	}
+	r, err := Default().Extend(file.Normalize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := r.Actions(Call{ID: "t", Tool: "mcp__term__run", Args: P{"command": "terraform workspace select -var-file prod.tfvars prod"}})
+	if len(acts) != 1 || acts[0].Name != "terraform workspace select" || acts[0].Parameters["var_file"] != "prod.tfvars" {
+		t.Errorf("Actions = %+v", acts)
+	}
+}
