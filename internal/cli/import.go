@@ -64,6 +64,7 @@ type importFlags struct {
 	from, out   string
 	asJSON      bool
 	skipInvalid bool
+	config      string
 }
 
 func newImportCmd(e *env) *cobra.Command {
@@ -84,6 +85,7 @@ func newImportCmd(e *env) *cobra.Command {
 	fs.StringVar(&f.out, "out", "", "directory to write one trace file per session into")
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "import the valid sessions and list each invalid file and line instead of failing")
+	fs.StringVar(&f.config, "config", "", configFlagHelp)
 	return cmd
 }
 
@@ -139,8 +141,12 @@ func runImport(ctx context.Context, e *env, f *importFlags) error {
 	if inside(f.out, f.from) {
 		return usagef("--out %s is inside --from %s: the next import would read the traces back", f.out, f.from)
 	}
+	rules, err := agentRules(f.config)
+	if err != nil {
+		return err
+	}
 	prog := newProgress(e, !f.asJSON, "reading sessions")
-	res, err := source.Load(ctx, f.from, source.Options{SkipInvalid: f.skipInvalid, Progress: prog.update})
+	res, err := source.Load(ctx, f.from, source.Options{SkipInvalid: f.skipInvalid, Progress: prog.update, Rules: rules})
 	prog.done()
 	if err != nil {
 		return fmt.Errorf("reading sessions from %s: %w", f.from, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -50,6 +51,7 @@ type mineFlags struct {
 	maxCandidates int
 	skipInvalid   bool
 	asJSON        bool
+	config        string
 
 	bundle         string
 	evalPack       string
@@ -73,6 +75,7 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxCandidates, "max-candidates", mine.DefaultMaxCandidates, "most safe candidates to list in the report")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "load the valid traces and list each invalid file in the report instead of failing")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report summary as JSON on stdout")
+	fs.StringVar(&f.config, "config", "", configFlagHelp)
 	fs.StringVar(&f.bundle, "bundle", "", "write a portable, redacted review bundle for the selected candidate into this directory")
 	fs.StringVar(&f.evalPack, "eval-pack", "", "also write the bundle's eval pack (TOML) to this file; needs --bundle")
 	fs.StringVar(&f.approver, "approver", "", "who is expected to approve the bundle (recorded; not an approval: see crystallize approve)")
@@ -203,7 +206,11 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 		found = func(_ int, bytes int64) { debug.SetMemoryLimit(memoryLimit(bytes)) }
 	}
 	prog := newProgress(e, !f.asJSON, "reading traces")
-	res, err := source.Load(ctx, f.from, source.Options{SkipInvalid: f.skipInvalid, Progress: prog.update, Found: found})
+	rules, err := agentRules(f.config)
+	if err != nil {
+		return err
+	}
+	res, err := source.Load(ctx, f.from, source.Options{SkipInvalid: f.skipInvalid, Progress: prog.update, Found: found, Rules: rules})
 	prog.done()
 	if err != nil {
 		return fmt.Errorf("reading traces from %s: %w", f.from, err)
@@ -221,7 +228,7 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 	for _, s := range res.Skipped {
 		report.SkippedFiles = append(report.SkippedFiles, candidate.SkippedFile{Path: s.Path, Line: s.Line, Errors: s.Errors})
 	}
-	heldout, err := loadHeldout(ctx, f, report)
+	heldout, err := loadHeldout(ctx, f, rules, report)
 	if err != nil {
 		return err
 	}
@@ -263,10 +270,10 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 // loadHeldout reads every --shadow-from directory. Held-out traces are
 // never mined; the ones mining would exclude are left out of the
 // comparison too and listed in the report with role "heldout".
-func loadHeldout(ctx context.Context, f *mineFlags, report *candidate.Report) ([]*trace.Trace, error) {
+func loadHeldout(ctx context.Context, f *mineFlags, rules *normalize.Rules, report *candidate.Report) ([]*trace.Trace, error) {
 	var out []*trace.Trace
 	for _, dir := range f.shadowFrom {
-		res, err := source.Load(ctx, dir, source.Options{SkipInvalid: f.skipInvalid})
+		res, err := source.Load(ctx, dir, source.Options{SkipInvalid: f.skipInvalid, Rules: rules})
 		if err != nil {
 			return nil, fmt.Errorf("reading held-out traces from %s: %w", dir, err)
 		}
