@@ -17,7 +17,6 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
-	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // CapShellExec is the capability that lets ctx.exec run any program; a
@@ -153,13 +152,26 @@ func (h *host) callExec(name string, tmpl []string, args map[string]any) (any, e
 	}
 
 	recArgs := h.secrets.value(args).(map[string]any)
+	// A command has no binding to declare what it is, so the record
+	// takes the kind, capabilities and side effects of the candidate step
+	// it performs, as callTool does for a binding that declares nothing:
+	// a run's trace then mines with the traces it was mined from.
+	plain := &binding{}
+	kind := h.callKind(step, name, plain)
+	caps := []string{capability}
+	for _, c := range h.callCapabilities(step, name, plain) {
+		if !slices.Contains(caps, c) {
+			caps = append(caps, c)
+		}
+	}
+	effects := h.callSideEffects(step, name, plain, recArgs)
 	start := time.Now()
 	status := ReceiptOK
 	var out any
 	var exitCode *int
 	if h.opts.DryRun {
 		status = ReceiptDryRun
-		out = h.fixture(name, trace.KindToolCall, recArgs)
+		out = h.dryRunAnswer(step, name, kind, recArgs)
 	} else {
 		out, exitCode, err = h.runArgv(argv, dir)
 	}
@@ -169,7 +181,7 @@ func (h *host) callExec(name string, tmpl []string, args map[string]any) (any, e
 	}
 	recOut := h.secrets.value(out)
 	recArgv := slices.Clone(argv) // record replaces secrets in place
-	h.record(step, trace.KindToolCall, name, recArgs, recOut, []string{capability}, nil, status, dur, recArgv, err)
+	h.record(step, kind, name, recArgs, recOut, caps, effects, status, dur, recArgv, err)
 	if exitCode != nil {
 		h.actions[len(h.actions)-1].Metadata["exit_code"] = *exitCode
 	}

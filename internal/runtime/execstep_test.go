@@ -370,3 +370,36 @@ func FuzzExecPlaceholders(f *testing.F) {
 		}
 	})
 }
+
+// TestExecFromCandidate checks that a command step is recorded as the
+// candidate step it performs (kind, capabilities, side effects with a
+// parameterized target), so a run's trace mines with its source traces,
+// and that a dry run answers a later step's data flow with the expected
+// output the traces agreed on.
+func TestExecFromCandidate(t *testing.T) {
+	dir := t.TempDir()
+	w := workflow(t, `# capabilities: exec:touch, fs.write · secrets: none
+def wf(ctx, name):
+    made = ctx.exec("touch", ["touch", "{arg1}"], arg1 = name)
+    ctx.log("made " + made["file"])
+`)
+	w.Candidate = &candidate.Candidate{Steps: []candidate.Step{{
+		Index: 1, Kind: trace.KindToolCall, Name: "touch", Capabilities: []string{"exec:touch"},
+		SideEffects:    []trace.SideEffect{{Kind: "file_write", Target: "{arg1}", Capability: "fs.write", Metadata: map[string]any{"target_parameter": "arg1"}}},
+		ExpectedOutput: map[string]any{"file": "recorded"},
+	}}}
+	o := opts(t, &Config{Dir: dir})
+	o.DryRun = true
+	res, err := Run(context.Background(), w, Params{"name": "made.txt"}, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	a := readTrace(t, res).Actions[0]
+	wantEffects := []trace.SideEffect{{Kind: "file_write", Target: "made.txt", Capability: "fs.write"}}
+	if !cmp.Equal(a.SideEffects, wantEffects) || !slices.Equal(a.Capabilities, []string{"exec:touch", "fs.write"}) {
+		t.Errorf("recorded capabilities %v, side effects %+v; want [exec:touch fs.write], %+v", a.Capabilities, a.SideEffects, wantEffects)
+	}
+	if diff := cmp.Diff(map[string]any{"file": "recorded"}, a.Output); diff != "" {
+		t.Errorf("dry-run answer (-want +got):\n%s", diff)
+	}
+}
