@@ -147,11 +147,30 @@ func ReadJournal(stateDir, runID string) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading journal: %w", err)
 	}
+	// The journal decides what the resumed run does; only one this
+	// state directory's key authenticates, for this run, is read at all.
+	key, err := stateKey(stateDir, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s: journal_unauthenticated: the state directory has no %s, so no journal in it can be authenticated", ErrJournal, p, StateKeyFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrJournal, err)
+	}
+	mac, err := os.ReadFile(filepath.Join(filepath.Dir(p), journalMACFile))
+	if err != nil || !checkMAC(key, "journal", runID, data, strings.TrimSpace(string(mac))) {
+		return nil, fmt.Errorf("%w: %s: journal_unauthenticated: the journal was not written by run %s with this state directory's key (or was changed since)", ErrJournal, p, runID)
+	}
+	if errs := trace.Duplicates(data, p, 1); len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrJournal, errs)
+	}
 	j := new(Journal)
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.UseNumber()
 	if err := dec.Decode(j); err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if j.RunID != runID {
+		return nil, fmt.Errorf("%w: %s: journal_unauthenticated: the journal is run %s's, not %s's", ErrJournal, p, j.RunID, runID)
 	}
 	return j, nil
 }
@@ -319,5 +338,12 @@ func (h *host) writeJournal(dir string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, JournalFile), data, 0o600)
+	key, err := stateKey(h.opts.StateDir, true)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, JournalFile), data, 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, journalMACFile), []byte(recordMAC(key, "journal", j.RunID, data)+"\n"), 0o600)
 }

@@ -226,3 +226,90 @@ func TestPrompter(t *testing.T) {
 		t.Fatalf("Run(no) = %v", err)
 	}
 }
+
+// TestJournalForged: a journal the run did not write, or one changed after
+// it was written, is not resumed; its allow_unapproved, max_steps and step
+// outputs are never read.
+func TestJournalForged(t *testing.T) {
+	suspend := func(t *testing.T) (state, dir string) {
+		state = t.TempDir()
+		models := 0
+		res, err := Run(context.Background(), workflow(t, approvalWorkflow), Params{"branch": "b1"}, approvalOpts(t, state, counter{}, &models))
+		if !errors.Is(err, ErrPendingApproval) {
+			t.Fatalf("Run = %v, want a pending approval", err)
+		}
+		st, err := os.Stat(filepath.Join(state, StateKeyFile))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("state key: %v, mode %v; want a 0600 file", err, st)
+		}
+		return state, res.Dir
+	}
+	tests := []struct {
+		name   string
+		forge  func(t *testing.T, state, dir string)
+		runID  string
+		reason string
+	}{
+		{"options changed", func(t *testing.T, _, dir string) {
+			edit(t, filepath.Join(dir, JournalFile), `"allow_unapproved": false`, `"allow_unapproved": true`)
+		}, "run-test", "journal_unauthenticated"},
+		{"output changed", func(t *testing.T, _, dir string) {
+			edit(t, filepath.Join(dir, JournalFile), `"value": "b1"`, `"value": "main"`)
+		}, "run-test", "journal_unauthenticated"},
+		{"mac removed", func(t *testing.T, _, dir string) {
+			if err := os.Remove(filepath.Join(dir, journalMACFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, "run-test", "journal_unauthenticated"},
+		{"key replaced", func(t *testing.T, state, _ string) {
+			os.Remove(filepath.Join(state, StateKeyFile))
+			if _, err := stateKey(state, true); err != nil {
+				t.Fatal(err)
+			}
+		}, "run-test", "journal_unauthenticated"},
+		{"key removed", func(t *testing.T, state, _ string) {
+			os.Remove(filepath.Join(state, StateKeyFile))
+		}, "run-test", "journal_unauthenticated"},
+		{"key readable by others", func(t *testing.T, state, _ string) {
+			os.Chmod(filepath.Join(state, StateKeyFile), 0o644)
+		}, "run-test", "unusable state key"},
+		{"moved to another run", func(t *testing.T, state, dir string) {
+			other := filepath.Join(state, "runs", "run-other")
+			if err := os.Rename(dir, other); err != nil {
+				t.Fatal(err)
+			}
+		}, "run-other", "journal_unauthenticated"},
+		{"duplicate key", func(t *testing.T, state, dir string) {
+			// Re-MACed with the real key: whoever holds the key is
+			// trusted, but a duplicate member is still refused.
+			p := filepath.Join(dir, JournalFile)
+			edit(t, p, `"allow_unapproved": false`, `"allow_unapproved": false, "allow_unapproved": true`)
+			key, _ := stateKey(state, false)
+			os.WriteFile(filepath.Join(dir, journalMACFile), []byte(recordMAC(key, "journal", "run-test", []byte(readFile(t, p)))), 0o600)
+		}, "run-test", `duplicate key "allow_unapproved"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			state, dir := suspend(t)
+			if _, err := ReadJournal(state, "run-test"); err != nil {
+				t.Fatalf("ReadJournal before the forgery: %v", err)
+			}
+			tt.forge(t, state, dir)
+			_, err := ReadJournal(state, tt.runID)
+			if !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), tt.reason) {
+				t.Errorf("ReadJournal = %v, want %v with %q", err, ErrJournal, tt.reason)
+			}
+		})
+	}
+}
+
+func edit(t *testing.T, p, old, new string) {
+	t.Helper()
+	s := readFile(t, p)
+	if !strings.Contains(s, old) {
+		t.Fatalf("%s lacks %q:\n%s", p, old, s)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(s, old, new, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
