@@ -440,8 +440,33 @@ func jsonLit(v any) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// verifyEnv lists the variables of environ a verify command gets: what
+// common programs need to find each other, their configuration and a
+// temporary directory, and to pick a locale and a time zone (on Windows,
+// what starting a process needs). Every other variable, tokens and
+// credentials among them, is dropped: a verify command is a shell, and a
+// workflow granted plan.verify must not be able to print GH_TOKEN with
+// it. It is the list the runtime gives commands it starts.
+var verifyEnv = []string{
+	"HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LOGNAME",
+	"PATH", "TMPDIR", "TZ", "USER",
+	"COMSPEC", "PATHEXT", "SYSTEMROOT", "TEMP", "TMP", "USERPROFILE",
+}
+
+// scrubEnviron keeps the verifyEnv variables of environ.
+func scrubEnviron(environ []string) []string {
+	env := []string{}
+	for _, kv := range environ {
+		if k, _, ok := strings.Cut(kv, "="); ok && slices.Contains(verifyEnv, k) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
 // Verifier returns the function behind VerifyTool: it runs args["command"]
-// with sh -c in dir, with environ, and checks its exit status against
+// with sh -c in dir, with the variables of environ that verifyEnv keeps,
+// and checks its exit status against
 // expect_status (default 0) and its combined output against expect_text
 // and assert_text (each a substring that must appear). It never fails for
 // a command that ran, whatever it returned: it reports {"branch": "pass"}
@@ -449,6 +474,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // workflow takes the matching edge. It fails only when the command cannot
 // be started or ctx is cancelled.
 func Verifier(dir string, environ []string) func(ctx context.Context, args map[string]any) (any, error) {
+	environ = scrubEnviron(environ)
 	return func(ctx context.Context, args map[string]any) (any, error) {
 		command, _ := str(args["command"])
 		if command == "" {

@@ -124,3 +124,22 @@ func TestVerifier(t *testing.T) {
 		t.Error("Verifier(no command) succeeded, want an error")
 	}
 }
+
+// TestVerifierEnvironment: a verify command is a shell; it must not see
+// the tokens of the environment it was started from.
+func TestVerifierEnvironment(t *testing.T) {
+	v := Verifier(t.TempDir(), []string{"PATH=" + os.Getenv("PATH"), "HOME=/home/x", "GH_TOKEN=ghp_leakleakleakleakleakleakleakleakleak", "AWS_SECRET_ACCESS_KEY=abc"})
+	out, err := v(context.Background(), map[string]any{"command": "env"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(map[string]any)["output"].(string)
+	for _, leak := range []string{"GH_TOKEN", "ghp_", "AWS_SECRET"} {
+		if strings.Contains(got, leak) {
+			t.Errorf("verify command saw %s:\n%s", leak, got)
+		}
+	}
+	if !strings.Contains(got, "HOME=/home/x") {
+		t.Errorf("verify command lost HOME:\n%s", got)
+	}
+}

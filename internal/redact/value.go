@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Redacted replaces a whole value: a value under a sensitive key, or a
@@ -77,7 +78,7 @@ func field(key string, v any, n *int) any {
 	case nil, bool:
 		return v
 	case string:
-		if v == "" || v == Redacted {
+		if v == "" || isMarker(v) {
 			return v
 		}
 	case json.Number:
@@ -116,4 +117,20 @@ func redactString(s string) (string, int) {
 	}
 	b = append(b, s[last:]...)
 	return string(b), n
+}
+
+// isMarker reports whether s is one redaction marker and nothing else:
+// Redacted, or "[redacted:<name>]" as redactString and the runtime's
+// secret scrubber write them. It holds nothing private, and keeping it
+// keeps the name of what was there.
+func isMarker(s string) bool {
+	if s == Redacted {
+		return true
+	}
+	name, ok := strings.CutPrefix(s, "[redacted:")
+	if !ok || !strings.HasSuffix(name, "]") {
+		return false
+	}
+	name = name[:len(name)-1]
+	return name != "" && !strings.ContainsAny(name, "[] \t\n")
 }

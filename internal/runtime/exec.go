@@ -61,7 +61,11 @@ func (h *host) expandCommand(t *ToolBinding, args map[string]any) (argv []string
 		errs = append(errs, err)
 		dir = h.cfg.abs(d)
 	}
-	env = append([]string(nil), h.opts.Environ...)
+	// Only what the config passes: the variables every program needs to
+	// start (execEnv) and the binding's env. Tokens in the runner's
+	// environment reach a program only when its binding names them,
+	// "{secret:ID}" in env, so they are also scrubbed from the records.
+	env = execEnviron(h.opts.Environ)
 	for _, k := range sortedKeys(t.Env) {
 		v, err := h.expand(t.Env[k], args)
 		errs = append(errs, err)

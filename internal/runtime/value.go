@@ -11,6 +11,8 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
+
+	"github.com/crystallize-dev/crystallize/internal/redact"
 )
 
 // toGo converts a Starlark value to the generic JSON value encoding/json
@@ -191,6 +193,10 @@ func argString(v any) string {
 
 // scrubber replaces secret values in recorded text. Longer values are
 // replaced first, so that a secret containing another is replaced whole.
+// What it returns has then been through the redactor (redact.Value) too,
+// so a credential the run never resolved as a secret (a token a tool
+// printed, one under a "token" key) does not reach the run's records
+// either: trace.json, session.md, the journal, the result.
 type scrubber struct {
 	ids    []string
 	values []string
@@ -215,6 +221,12 @@ func (s *scrubber) add(id, value string) {
 
 // string scrubs one string.
 func (s *scrubber) string(x string) string {
+	out, _ := redact.Value(s.known(x))
+	return out.(string)
+}
+
+// known replaces the known secret values in x.
+func (s *scrubber) known(x string) string {
 	for i, v := range s.values {
 		if strings.Contains(x, v) {
 			x = strings.ReplaceAll(x, v, "[redacted:"+s.ids[i]+"]")
@@ -226,22 +238,29 @@ func (s *scrubber) string(x string) string {
 // value scrubs every string (and object key) in a generic value, returning
 // a new value; v is not changed.
 func (s *scrubber) value(v any) any {
+	out, _ := redact.Value(s.knownValue(v))
+	return out
+}
+
+// knownValue replaces the known secret values in every string (and
+// object key) of v.
+func (s *scrubber) knownValue(v any) any {
 	if len(s.values) == 0 {
 		return v
 	}
 	switch v := v.(type) {
 	case string:
-		return s.string(v)
+		return s.known(v)
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {
-			out[i] = s.value(e)
+			out[i] = s.knownValue(e)
 		}
 		return out
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			out[s.string(k)] = s.value(e)
+			out[s.known(k)] = s.knownValue(e)
 		}
 		return out
 	}
