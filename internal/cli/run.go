@@ -53,8 +53,11 @@ with URL parameters escaped, the other arguments as a JSON body (or query),
 and a JSON response parsed. Secrets are logical ids, written {secret:ID} in
 headers and command templates and ctx.secret("ID") in workflows, resolved
 from the environment variable ID, then from the file [secrets] file names
-(KEY=VALUE lines, which must not be readable by group or others); their
-values never appear in anything the run writes.
+(KEY=VALUE lines, which must not be readable by group or others). A
+workflow's ctx.secret reads the environment only for ids [secrets] env
+lists, and the file otherwise. Their values (as they are, and reversed,
+case-folded, base64-encoded or split by spaces) never appear in anything
+the run writes.
 
 A bundle whose promotion status is not ready runs only with --dry-run, or
 with --allow-unapproved, which the run records.

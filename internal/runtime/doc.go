@@ -136,7 +136,12 @@
 // headers (never an http URL, which is recorded), or a model's api_key.
 // Its value comes from Options.Getenv (the cli passes the environment),
 // else from the KEY=VALUE file [secrets] file names, which is refused when
-// group or others can read it. Every secret a binding of the workflow's
+// group or others can read it. ctx.secret reads the environment only for
+// an id [secrets] env lists, and only the file otherwise: a workflow's
+// own declaration names what it needs, the configuration decides what it
+// gets (a bare .star file could otherwise read any variable). Values are
+// replaced in everything recorded as they are and in the transformed
+// forms redact.ReplaceTransformed finds. Every secret a binding of the workflow's
 // tools names is checked to be set before the first step.
 //
 // # Models

@@ -288,6 +288,7 @@ def wf(ctx):
     ctx.exec("show it", ["./bin/show", "--token={token}"], token = ctx.secret("TOKEN"))
 `)
 	o := execOpts(t, execWorkspace(t), "exec:show")
+	o.Config.Secrets.Env = []string{"TOKEN"}
 	o.Getenv = func(k string) string { return map[string]string{"TOKEN": "s3cr3t-value"}[k] }
 	res, err := Run(context.Background(), w, nil, o)
 	if err != nil {

@@ -715,7 +715,7 @@ func (h *host) secret(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 	if !slices.Contains(h.w.Secrets, id) {
 		return nil, fmt.Errorf("%w: %s is not among the secrets the workflow declares (%s)", ErrSecret, id, orNone(h.w.Secrets))
 	}
-	v, err := h.secretValue(id)
+	v, err := h.workflowSecret(id)
 	if err != nil {
 		return nil, err
 	}

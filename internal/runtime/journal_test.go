@@ -44,7 +44,7 @@ func (m fixedModel) Complete(context.Context, ModelRequest) (*ModelResponse, err
 }
 
 func approvalOpts(t *testing.T, state string, c counter, modelCalls *int) Options {
-	o := opts(t, nil)
+	o := opts(t, &Config{Secrets: SecretsConfig{Env: []string{"TOKEN"}}})
 	o.StateDir = state
 	o.Tools = c.tools()
 	o.Model = fixedModel{modelCalls}

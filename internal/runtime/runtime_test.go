@@ -329,7 +329,7 @@ def wf(ctx):
 `)
 	o := opts(t, &Config{Tools: map[string]ToolBinding{"argv": {
 		Command: []string{os.Args[0], "{token}"}, Env: map[string]string{"RUNTIME_TEST_HELPER": "argv"},
-	}}})
+	}}, Secrets: SecretsConfig{Env: []string{"API_TOKEN"}}})
 	o.Tools = map[string]Tool{"echo": {Func: echo}}
 	o.Getenv = func(k string) string {
 		if k == "API_TOKEN" {

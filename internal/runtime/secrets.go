@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -17,6 +18,14 @@ type SecretsConfig struct {
 	// readable by group or others: a secret store anyone on the machine
 	// can read is not one.
 	File string `toml:"file"`
+	// Env lists the environment variables a workflow may read as
+	// secrets with ctx.secret. A workflow's own declaration (its header's
+	// "secrets:" or its manifest) is not enough: a bare .star file could
+	// otherwise name any variable of the runner's environment. A secret
+	// ctx.secret reads that is not listed comes from File only. The
+	// config's own templates ({secret:ID}) and a model's api_key are the
+	// config's choices and still read the environment.
+	Env []string `toml:"env"`
 }
 
 // ErrSecretsFile is returned for a secrets file that cannot be used: not
@@ -145,4 +154,30 @@ func (c *Config) secretHint(id string) string {
 		return fmt.Sprintf("set the environment variable %s or add it to %s", id, c.Secrets.File)
 	}
 	return "set the environment variable " + id
+}
+
+// workflowSecret resolves a secret ctx.secret asks for: from the
+// environment (then the file) when [secrets] env lists it, else from the
+// secrets file only.
+func (h *host) workflowSecret(id string) (string, error) {
+	if slices.Contains(h.cfg.Secrets.Env, id) {
+		return h.secretValue(id)
+	}
+	var v string
+	if h.cfg.Secrets.File != "" {
+		values, err := readSecretsFile(h.cfg.abs(h.cfg.Secrets.File))
+		if err != nil {
+			return "", err
+		}
+		v = values[id]
+	}
+	if v == "" {
+		where := "list it in crystallize.toml [secrets] env = [\"" + id + "\"] to let workflows read the environment variable"
+		if h.cfg.Secrets.File != "" {
+			where += ", or add it to " + h.cfg.Secrets.File
+		}
+		return "", fmt.Errorf("%w: secret_not_provided: %s is not provided by the configuration; %s", ErrSecret, id, where)
+	}
+	h.secrets.add(id, v)
+	return v, nil
 }

@@ -2,8 +2,10 @@ package runtime
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -130,6 +132,7 @@ func TestSecretsFile(t *testing.T) {
 	writeSecrets(t, dir, "# secrets\nGITHUB_TOKEN="+fileToken+"\nAPI_KEY="+fileAPI+"\n", 0o600)
 	os.WriteFile(filepath.Join(dir, ConfigFile), []byte(`[secrets]
 file = "secrets.env"
+env = ["API_KEY"]
 [tools."argv"]
 command = ["`+os.Args[0]+`", "--token={secret:GITHUB_TOKEN}"]
 env = { RUNTIME_TEST_HELPER = "argv" }
@@ -188,5 +191,96 @@ func TestSecretsFileMissing(t *testing.T) {
 	_, err := Run(context.Background(), workflow(t, "def wf(ctx):\n    pass\n"), nil, opts(t, cfg))
 	if !errors.Is(err, ErrSecretsFile) || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Run = %v, want ErrSecretsFile wrapping not-exist", err)
+	}
+}
+
+// TestSecretNotProvided: a workflow's declaration of a secret is not
+// enough to read an environment variable: only [secrets] env lets it,
+// else the secret comes from the secrets file or not at all.
+func TestSecretNotProvided(t *testing.T) {
+	w := workflow(t, "# capabilities: none · secrets: GH_TOKEN\ndef wf(ctx):\n    return len(ctx.secret(\"GH_TOKEN\"))\n")
+	getenv := func(k string) string {
+		if k == "GH_TOKEN" {
+			return "from-the-environment"
+		}
+		return ""
+	}
+	tests := []struct {
+		name    string
+		secrets SecretsConfig
+		file    string
+		want    string // the output, or the error
+	}{
+		{"not provided", SecretsConfig{}, "", "secret_not_provided: GH_TOKEN is not provided by the configuration"},
+		{"other variable listed", SecretsConfig{Env: []string{"HOME"}}, "", "secret_not_provided"},
+		{"listed", SecretsConfig{Env: []string{"GH_TOKEN"}}, "", "20"},
+		{"in the file", SecretsConfig{File: "secrets.env"}, "GH_TOKEN=from-file\n", "9"},
+		{"not in the file", SecretsConfig{File: "secrets.env"}, "OTHER=x\n", "or add it to secrets.env"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := &Config{Dir: t.TempDir(), Secrets: tt.secrets}
+			if tt.file != "" {
+				writeSecrets(t, cfg.Dir, tt.file, 0o600)
+			}
+			o := opts(t, cfg)
+			o.Getenv = getenv
+			res, err := Run(context.Background(), w, nil, o)
+			if err != nil {
+				if !errors.Is(err, ErrSecret) || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("Run = %v, want ErrSecret with %q", err, tt.want)
+				}
+				return
+			}
+			if got := fmt.Sprint(res.Output); got != tt.want {
+				t.Errorf("output = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSecretTransformsNotRecorded: a workflow that reverses, upper-cases,
+// base64-encodes or splits a secret before logging or returning it does
+// not get it into the run's records.
+func TestSecretTransformsNotRecorded(t *testing.T) {
+	const value = "tok-9f8e7d6c5b4a3210-Secret"
+	w := workflow(t, `# capabilities: none · secrets: TOKEN
+def wf(ctx):
+    tok = ctx.secret("TOKEN")
+    rev = "".join(reversed(list(tok.elems())))
+    ctx.log("reversed " + rev)
+    ctx.log("upper " + tok.upper())
+    ctx.log("split " + tok[:7] + " " + tok[7:])
+    r = ctx.tool("b64", value = tok)
+    return {"lower": tok.lower(), "b64": r, "spaced": " ".join([tok[:10], tok[10:]])}
+`)
+	cfg := &Config{Secrets: SecretsConfig{Env: []string{"TOKEN"}}}
+	o := opts(t, cfg)
+	o.Getenv = func(k string) string { return map[string]string{"TOKEN": value}[k] }
+	o.Tools = map[string]Tool{"b64": {Func: func(_ context.Context, args map[string]any) (any, error) {
+		v := args["value"].(string)
+		return map[string]any{"std": base64.StdEncoding.EncodeToString([]byte(v)), "basic": "Basic " + base64.StdEncoding.EncodeToString([]byte("me:"+v))}, nil
+	}}}
+	var log strings.Builder
+	o.Log = &log
+	res, err := Run(context.Background(), w, nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(canonical(res.Output)) + log.String()
+	for _, form := range []string{"reversed", "case", "split", "base64"} {
+		if !strings.Contains(out, "[redacted:TOKEN~"+form+"]") {
+			t.Errorf("no %s form replaced in\n%s", form, out)
+		}
+	}
+	rev := []byte(value)
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	for _, leak := range []string{value, string(rev), strings.ToUpper(value), strings.ToLower(value), base64.StdEncoding.EncodeToString([]byte(value)), value[:7] + " " + value[7:]} {
+		if strings.Contains(out, leak) {
+			t.Errorf("%q leaked into the result or log:\n%s", leak, out)
+		}
+		assertNoSecret(t, o.StateDir, leak)
 	}
 }

@@ -225,12 +225,21 @@ func (s *scrubber) string(x string) string {
 	return out.(string)
 }
 
-// known replaces the known secret values in x.
+// known replaces the known secret values in x: as they are, by
+// "[redacted:ID]", which restore puts the value back for, and in the
+// transformed forms redact.ReplaceTransformed finds (reversed,
+// case-folded, base64, split by white space), by "[redacted:ID~form]",
+// which stays.
 func (s *scrubber) known(x string) string {
 	for i, v := range s.values {
 		if strings.Contains(x, v) {
 			x = strings.ReplaceAll(x, v, "[redacted:"+s.ids[i]+"]")
 		}
+	}
+	for i, v := range s.values {
+		x = redact.ReplaceTransformed(x, v, func(form string) string {
+			return "[redacted:" + s.ids[i] + "~" + form + "]"
+		})
 	}
 	return x
 }
