@@ -122,7 +122,11 @@ ctx.exec ran or, in a dry run, would run), "dry_run_calls" ([{"step",
 placeholder or nothing_recorded; empty unless --dry-run)}; with --check,
 {"workflow", "tools", "unbound", "commands" ([{"name", "argv",
 "capability", "binding", "declared", "granted"}]), "grants" (the exec
-capabilities needed), "missing_grants", "undeclared"}.`,
+capabilities needed), "missing_grants", "undeclared", "option_positions"
+([{"tool", "binding", "index", "element", "parameter"}], the command
+template elements where a parameter could be read as an option: a value
+starting with "-" is refused there unless the binding lists it in
+allow_options or the element follows a literal "--")}.`,
 		Example: `  crystallize run bump.star --param branch=deps/x --param module=golang.org/x/net \
       --param version=v0.33.0 --param message='bump x/net' --param title='Bump x/net'
   crystallize run bundle/ --params params.json --dry-run --json
@@ -287,6 +291,7 @@ func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg
 	slices.Sort(missing)
 	slices.Sort(undeclared)
 	gerr := runtime.CheckExec(w, cfg, tools, false)
+	options := runtime.OptionWarnings(w, cfg, tools)
 	if f.asJSON {
 		names := w.Tools
 		if names == nil {
@@ -298,6 +303,7 @@ func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg
 		if jerr := writeJSON(e.stdout, map[string]any{
 			"workflow": w.Name, "tools": names, "unbound": unbound,
 			"commands": commands, "grants": grants, "missing_grants": missing, "undeclared": undeclared,
+			"option_positions": options,
 		}); jerr != nil {
 			return jerr
 		}
@@ -320,6 +326,9 @@ func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg
 	}
 	if len(commands) > 0 {
 		fmt.Fprintf(e.stdout, "%s: grants needed: %s; missing: %s\n", w.Name, grantList(grants), grantList(append(undeclared, missing...)))
+	}
+	for _, o := range options {
+		fmt.Fprintf(e.stdout, "  warning: %s\n", o)
 	}
 	return errors.Join(err, gerr)
 }

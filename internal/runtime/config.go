@@ -73,6 +73,13 @@ type Grants struct {
 type ToolBinding struct {
 	// Command is an argv template; see the package comment.
 	Command []string `toml:"command"`
+	// AllowOptions names the parameters of Command that may start with
+	// "-" where they make a whole argv element. Any other such value is
+	// refused (ErrOptionArgument): the program would read it as an
+	// option ("--output=/tmp/x", "--upload-pack=…"), not as the operand
+	// the template means. An element after a literal "--" is an operand
+	// by the usual convention and needs no entry.
+	AllowOptions []string `toml:"allow_options"`
 	// Cwd is the working directory (a template too); default the first
 	// workspace root.
 	Cwd string `toml:"cwd"`
@@ -215,6 +222,11 @@ func (c *Config) check(file string) []error {
 				bad(p+".timeout", "%q is not a positive duration such as \"30s\"", b.Timeout)
 			}
 			b.timeout = d
+		}
+		for i, o := range b.AllowOptions {
+			if !slices.ContainsFunc(b.Command, func(el string) bool { return el == "{"+o+"}" }) {
+				bad(fmt.Sprintf("%s.allow_options[%d]", p, i), "%q is not a parameter that makes a whole element of command", o)
+			}
 		}
 		for i, se := range b.SideEffects {
 			if se.Kind == "" {

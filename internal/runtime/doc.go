@@ -33,7 +33,10 @@
 // the pattern's text), or one of the built-ins fs.read and fs.write. A
 // command binding runs its argv template directly (never through a shell):
 // every "{name}" inside an element is replaced by the call's argument of
-// that name, so a value stays one argument whatever it contains. The
+// that name, so a value stays one argument whatever it contains; a value
+// starting with "-" for an element that is exactly one placeholder is
+// refused (ErrOptionArgument, see OptionPosition) unless the element
+// follows a literal "--" or the binding lists it in allow_options. The
 // arguments are also given to the command as a JSON object on stdin, and
 // its stdout is parsed as JSON when it is JSON, else returned as a string.
 // An http binding makes one request per call (see HTTPBinding): URL

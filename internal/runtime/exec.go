@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -51,6 +52,11 @@ func (h *host) expandCommand(t *ToolBinding, args map[string]any) (argv []string
 	for i, tmpl := range t.Command {
 		argv[i], err = h.expand(tmpl, args)
 		errs = append(errs, err)
+		if err == nil && i > 0 && strings.HasPrefix(argv[i], "-") {
+			if _, ok := OptionPosition(t, i); ok {
+				errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"; the binding takes it as an operand (list it in allow_options, or put it after a literal \"--\", if it may be an option)", ErrOptionArgument, i, tmpl, argv[i]))
+			}
+		}
 	}
 	if p := argv[0]; strings.ContainsRune(p, '/') && !filepath.IsAbs(p) {
 		argv[0] = h.cfg.abs(p)
@@ -72,6 +78,86 @@ func (h *host) expandCommand(t *ToolBinding, args map[string]any) (argv []string
 		env = append(env, k+"="+v)
 	}
 	return argv, dir, env, errors.Join(errs...)
+}
+
+// OptionPosition reports whether argv element i of the binding's command
+// is a parameter in a place where the program may read an option: an
+// element that is exactly one placeholder {name} (not {workspace} or a
+// secret), not after a literal "--", and not listed in AllowOptions. It
+// returns the parameter's name. A value starting with "-" is refused
+// there; run --check lists these positions.
+func OptionPosition(t *ToolBinding, i int) (name string, ok bool) {
+	if i <= 0 || i >= len(t.Command) {
+		return "", false
+	}
+	el := t.Command[i]
+	if len(el) < 3 || el[0] != '{' || el[len(el)-1] != '}' {
+		return "", false
+	}
+	name = el[1 : len(el)-1]
+	if !isIdent(name) || name == "workspace" || slices.Contains(t.AllowOptions, name) || slices.Contains(t.Command[1:i], "--") {
+		return "", false
+	}
+	return name, true
+}
+
+// OptionWarning is a parameter a command binding of a workflow's tool
+// puts where the program may read an option (see OptionPosition).
+type OptionWarning struct {
+	Tool      string `json:"tool"`
+	Binding   string `json:"binding"`
+	Index     int    `json:"index"`
+	Element   string `json:"element"`
+	Parameter string `json:"parameter"`
+}
+
+func (o OptionWarning) String() string {
+	return fmt.Sprintf("tools.%q command argv[%d] %s takes parameter %s where an option can go: a value starting with \"-\" is refused; put it after a literal \"--\" or list it in allow_options if it may be an option",
+		o.Binding, o.Index, o.Element, o.Parameter)
+}
+
+// OptionWarnings lists, for run --check, the option positions of the
+// command bindings of the tools w calls.
+func OptionWarnings(w *Workflow, cfg *Config, tools map[string]Tool) []OptionWarning {
+	if cfg == nil {
+		cfg = &Config{Dir: "."}
+	}
+	out := []OptionWarning{}
+	seen := map[string]bool{}
+	for _, name := range w.Tools {
+		b, ok := resolve(cfg, tools, name)
+		if !ok || b.tool == nil || seen[b.pattern] {
+			continue
+		}
+		seen[b.pattern] = true
+		for i, el := range b.tool.Command {
+			if p, ok := OptionPosition(b.tool, i); ok {
+				out = append(out, OptionWarning{Tool: name, Binding: b.pattern, Index: i, Element: el, Parameter: p})
+			}
+		}
+	}
+	return out
+}
+
+// guardOptions refuses a call of a command binding that would put a value
+// starting with "-" where the program may read an option (see
+// OptionPosition). It is policy, checked before the call and in dry runs,
+// like a capability.
+func guardOptions(b *binding, args map[string]any) error {
+	if b.tool == nil || len(b.tool.Command) == 0 {
+		return nil
+	}
+	var errs []error
+	for i, el := range b.tool.Command {
+		name, ok := OptionPosition(b.tool, i)
+		if !ok {
+			continue
+		}
+		if v, set := args[name]; set && strings.HasPrefix(argString(v), "-") {
+			errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"; the binding takes it as an operand (list it in allow_options, or put it after a literal \"--\", if it may be an option)", ErrOptionArgument, i, el, argString(v)))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // expand replaces every {name} in tmpl by the call's argument name,

@@ -404,3 +404,47 @@ def wf(ctx, name):
 		t.Errorf("dry-run answer (-want +got):\n%s", diff)
 	}
 }
+
+// TestBindingOptionPosition: which elements of a command binding take a
+// parameter where the program may read an option, and the refusal of a
+// value starting with "-" there.
+func TestBindingOptionPosition(t *testing.T) {
+	tests := []struct {
+		cmd   []string
+		allow []string
+		want  []int
+	}{
+		{[]string{"git", "checkout", "{ref}"}, nil, []int{2}},
+		{[]string{"git", "checkout", "--", "{ref}"}, nil, nil},
+		{[]string{"git", "checkout", "{ref}"}, []string{"ref"}, nil},
+		{[]string{"git", "commit", "--message={msg}", "{workspace}"}, nil, nil},
+		{[]string{"{tool}", "x"}, nil, nil}, // the program is not an option position
+		{[]string{"cp", "{src}", "{dst}"}, nil, []int{1, 2}},
+		{[]string{"gh", "pr", "create", "--title", "{title}"}, nil, []int{4}},
+	}
+	for _, tt := range tests {
+		b := &ToolBinding{Command: tt.cmd, AllowOptions: tt.allow}
+		var got []int
+		for i := range tt.cmd {
+			if _, ok := OptionPosition(b, i); ok {
+				got = append(got, i)
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("OptionPosition(%q, allow %q) at %v, want %v", tt.cmd, tt.allow, got, tt.want)
+		}
+	}
+	cfg := &Config{Tools: map[string]ToolBinding{"git.checkout": {Command: []string{"git", "checkout", "{ref}"}}}}
+	w := workflow(t, "def wf(ctx, ref):\n    ctx.tool(\"git.checkout\", ref = ref)\n")
+	for _, dry := range []bool{false, true} {
+		o := opts(t, cfg)
+		o.DryRun = dry
+		res, err := Run(context.Background(), w, Params{"ref": "--output=/tmp/x"}, o)
+		if !errors.Is(err, ErrOptionArgument) || len(res.Refusals) != 1 || res.ToolCalls != 0 {
+			t.Errorf("dry run %v: Run = %v with %d refusals, %d tool calls; want ErrOptionArgument refused before the call", dry, err, len(res.Refusals), res.ToolCalls)
+		}
+	}
+	if ws := OptionWarnings(w, cfg, nil); len(ws) != 1 || ws[0].Parameter != "ref" || ws[0].Index != 2 {
+		t.Errorf("OptionWarnings = %+v, want ref at argv[2]", ws)
+	}
+}

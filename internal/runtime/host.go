@@ -253,6 +253,11 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		}
 	}
 
+	if err := guardOptions(bind, callArgs); err != nil {
+		h.refuse(step, name, err.Error(), nil)
+		return nil, nil, err
+	}
+
 	recArgs := h.secrets.value(callArgs).(map[string]any)
 	start := time.Now()
 	var argv []string
