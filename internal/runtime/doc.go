@@ -52,7 +52,10 @@
 // binding runs and then call it, or widen the next run's configuration.
 //
 // Every ctx.tool name written as a string literal is resolved before the
-// first step runs; Check does only that, listing every unbound name.
+// first step runs; Check does only that, listing every unbound name. A
+// call of a name the workflow does not write as a literal (computed at
+// run time) is refused (ErrToolNotLiteral), so the names checked are all
+// the names a run can call.
 //
 // # Commands
 //

@@ -13,6 +13,29 @@ import (
 	"time"
 )
 
+// ErrToolNotLiteral is returned for a call of a tool whose name the
+// workflow does not write as a string literal.
+var ErrToolNotLiteral = errors.New("tool name not written in the workflow")
+
+// literalTool refuses a tool call whose name is not one the workflow
+// writes as a string literal: the first argument of ctx.tool or
+// ctx.try_tool, an element of ctx.agent's tools list, or the name of a
+// ctx.exec step. Load, Check, run --check and the capability checks
+// before the first step see only those names; a name computed at run
+// time ("fs." + "write") would otherwise be called without any of them
+// having seen it. Code generation always writes literals.
+func literalTool(w *Workflow, name string) error {
+	if slices.Contains(w.Tools, name) {
+		return nil
+	}
+	for _, s := range execSites(w) {
+		if s.name == name {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: tool_not_literal: %q is not among the tool names the workflow writes as string literals (%s); write the name as a literal so that run --check and the checks before the first step see it", ErrToolNotLiteral, name, orNone(w.Tools))
+}
+
 // ErrOutsideWorkspace is returned by the built-in fs tools for a path that
 // is not inside a workspace root.
 var ErrOutsideWorkspace = errors.New("path outside the workspace")

@@ -220,6 +220,10 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 	if err := h.checkCalls(1, 0); err != nil {
 		return nil, nil, err
 	}
+	if err := literalTool(h.w, name); err != nil {
+		h.refuse(step, name, err.Error(), nil)
+		return nil, nil, err
+	}
 	bind, ok := resolve(h.cfg, h.opts.Tools, name)
 	if !ok {
 		err := &UnboundError{Names: []string{name}}

@@ -118,6 +118,9 @@ func (h *host) expandHTTP(hb *HTTPBinding, args map[string]any) (*httpRequest, e
 	var errs []error
 	u, err := h.expandWith(base, args, url.PathEscape, used)
 	errs = append(errs, err)
+	if err == nil {
+		errs = append(errs, dotSegments(hb.URL, u))
+	}
 	if hasQuery {
 		q, err := h.expandWith(query, args, url.QueryEscape, used)
 		errs = append(errs, err)
@@ -162,6 +165,29 @@ func (h *host) expandHTTP(hb *HTTPBinding, args map[string]any) (*httpRequest, e
 	}
 	req.url = u
 	return req, nil
+}
+
+// ErrPathSegment is returned for an http call whose parameters make a
+// "." or ".." segment of the URL's path.
+var ErrPathSegment = errors.New("parameter makes a dot segment of the URL path")
+
+// dotSegments refuses an expanded URL path with a "." or ".." segment.
+// Escaping keeps a parameter inside its segment ("/" becomes %2F), but a
+// parameter that is ".." (or two that together make one) is a whole
+// segment that every client and server resolves: "/repos/{owner}/{repo}"
+// with repo ".." would reach /repos/. A template's own literal dot
+// segments are its author's and pass.
+func dotSegments(tmpl, expanded string) error {
+	u, err := url.Parse(expanded)
+	if err != nil {
+		return nil // the request fails on it with a clearer message
+	}
+	for _, seg := range strings.Split(u.EscapedPath(), "/") {
+		if (seg == "." || seg == "..") && !slices.Contains(strings.Split(tmpl, "/"), seg) {
+			return fmt.Errorf("%w: path_traversal: %s has a %q segment that the template %s does not; a parameter must stay inside its segment", ErrPathSegment, expanded, seg, tmpl)
+		}
+	}
+	return nil
 }
 
 // httpCall runs an http binding.

@@ -318,3 +318,36 @@ func assertNoSecret(t *testing.T, dir, value string) {
 		t.Errorf("the run wrote no files under %s", dir)
 	}
 }
+
+// TestHTTPDotSegment: a parameter that makes a "." or ".." segment of the
+// URL path is refused before any request; inside a segment it is data.
+func TestHTTPDotSegment(t *testing.T) {
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.URL.EscapedPath())
+		w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	cfg := httpConfig(t, HTTPBinding{Method: "GET", URL: srv.URL + "/repos/acme/{repo}/pulls"}, "")
+	w := workflow(t, "# capabilities: github.write · secrets: none\ndef wf(ctx, repo):\n    return ctx.tool(\"gh.open_pr\", repo = repo)\n")
+	for _, tt := range []struct {
+		repo string
+		ok   bool
+		path string
+	}{
+		{"..", false, ""},
+		{".", false, ""},
+		{"../../admin", true, "/repos/acme/..%2F..%2Fadmin/pulls"},
+		{"a..b", true, "/repos/acme/a..b/pulls"},
+		{"%2e%2e", true, "/repos/acme/%252e%252e/pulls"},
+	} {
+		paths = nil
+		_, err := Run(context.Background(), w, Params{"repo": tt.repo}, opts(t, cfg))
+		switch {
+		case !tt.ok && (!errors.Is(err, ErrPathSegment) || !strings.Contains(err.Error(), "path_traversal") || len(paths) > 0):
+			t.Errorf("repo %q: Run = %v, requests %q; want ErrPathSegment and no request", tt.repo, err, paths)
+		case tt.ok && (err != nil || len(paths) != 1 || paths[0] != tt.path):
+			t.Errorf("repo %q: Run = %v, requests %q; want %s", tt.repo, err, paths, tt.path)
+		}
+	}
+}

@@ -47,7 +47,7 @@ func TestFSProtected(t *testing.T) {
 		Secrets: SecretsConfig{File: "secrets.env"},
 		Grants:  Grants{Capabilities: []string{"fs.read", "fs.write"}},
 	}
-	src := "# capabilities: fs.read, fs.write · secrets: none\ndef wf(ctx, tool, path):\n    return ctx.tool(tool, path = path, content = \"pwned\")\n"
+	src := "# capabilities: fs.read, fs.write · secrets: none\ndef wf(ctx, tool, path):\n    if tool == \"fs.read\":\n        return ctx.tool(\"fs.read\", path = path)\n    return ctx.tool(\"fs.write\", path = path, content = \"pwned\")\n"
 	w := workflow(t, src)
 	tests := []struct {
 		tool, path string

@@ -213,7 +213,7 @@ func TestFSConfinement(t *testing.T) {
 	}
 	os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(root, "file-link"))
 	cfg := &Config{Dir: root, Workspace: Workspace{Roots: []string{"."}}, Grants: Grants{Capabilities: []string{"fs.read", "fs.write"}}}
-	src := "# capabilities: fs.read, fs.write · secrets: none\ndef wf(ctx, tool, path):\n    return ctx.tool(tool, path = path, content = \"x\")\n"
+	src := "# capabilities: fs.read, fs.write · secrets: none\ndef wf(ctx, tool, path):\n    if tool == \"fs.read\":\n        return ctx.tool(\"fs.read\", path = path)\n    return ctx.tool(\"fs.write\", path = path, content = \"x\")\n"
 	w := workflow(t, src)
 	for _, tc := range []struct {
 		tool, path string
@@ -541,4 +541,28 @@ func BenchmarkStep(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps)/1000, "µs/step")
+}
+
+// TestComputedToolName: a tool name computed at run time is refused at
+// the call, before its binding is resolved: only names written as
+// literals are seen by Check and run --check.
+func TestComputedToolName(t *testing.T) {
+	root := t.TempDir()
+	cfg := &Config{Dir: root, Grants: Grants{Capabilities: []string{"fs.write"}}}
+	w := workflow(t, "# capabilities: fs.write · secrets: none\ndef wf(ctx):\n    ctx.tool(\"fs.\" + \"write\", path = \"x.txt\", content = \"pwned\")\n")
+	if len(w.Tools) != 0 {
+		t.Fatalf("Load found tools %q in a computed name", w.Tools)
+	}
+	res, err := Run(context.Background(), w, nil, opts(t, cfg))
+	if !errors.Is(err, ErrToolNotLiteral) || !strings.Contains(err.Error(), "tool_not_literal") || len(res.Refusals) != 1 {
+		t.Errorf("Run = %v (%d refusals), want ErrToolNotLiteral refused", err, len(res.Refusals))
+	}
+	if _, err := os.Stat(filepath.Join(root, "x.txt")); err == nil {
+		t.Error("the computed fs.write wrote x.txt")
+	}
+	// The same call written as a literal runs.
+	w = workflow(t, "# capabilities: fs.write · secrets: none\ndef wf(ctx):\n    ctx.tool(\"fs.write\", path = \"x.txt\", content = \"ok\")\n")
+	if _, err := Run(context.Background(), w, nil, opts(t, cfg)); err != nil {
+		t.Errorf("literal fs.write: %v", err)
+	}
 }
