@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,13 +49,20 @@ const maxStderr = 2000
 func (h *host) execute(name string, b *binding, args map[string]any) (out any, argv []string, req *httpRequest, err error) {
 	switch {
 	case b.inproc != nil:
-		out, err = b.inproc.Func(h.ctx, args)
+		// An in-process tool (plan.verify runs a shell) gets the same
+		// time a command binding does.
+		ctx, cancel := context.WithTimeout(h.ctx, DefaultToolTimeout)
+		defer cancel()
+		out, err = b.inproc.Func(ctx, args)
+		if err != nil && ctx.Err() == context.DeadlineExceeded && h.ctx.Err() == nil {
+			err = fmt.Errorf("%s timed out after %s: %w", name, DefaultToolTimeout, err)
+		}
 		return out, nil, nil, err
 	case b.builtin == ToolFSRead:
-		out, err = h.fsRead(args)
+		out, err = h.withTimeout(name, func() (any, error) { return h.fsRead(args) })
 		return out, nil, nil, err
 	case b.builtin == ToolFSWrite:
-		out, err = h.fsWrite(args)
+		out, err = h.withTimeout(name, func() (any, error) { return h.fsWrite(args) })
 		return out, nil, nil, err
 	case b.tool != nil && b.tool.MCP != "":
 		out, err = h.mcpCallTool(name, b, args)
@@ -65,6 +73,36 @@ func (h *host) execute(name string, b *binding, args map[string]any) (out any, a
 	}
 	out, argv, err = h.command(b.tool, args)
 	return out, argv, nil, err
+}
+
+// builtinTimeout bounds a file built-in. They open only regular files,
+// but a file swapped for a FIFO between the check and the open, or a
+// stalled network file system, would otherwise hold the run forever.
+var builtinTimeout = 30 * time.Second
+
+// withTimeout runs f, giving up after builtinTimeout or when the run is
+// cancelled. f is left to finish on its own: a blocked system call cannot
+// be interrupted, but the run goes on.
+func (h *host) withTimeout(name string, f func() (any, error)) (any, error) {
+	type result struct {
+		out any
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := f()
+		done <- result{out, err}
+	}()
+	t := time.NewTimer(builtinTimeout)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-t.C:
+		return nil, fmt.Errorf("%s timed out after %s", name, builtinTimeout)
+	case <-h.ctx.Done():
+		return nil, h.ctx.Err()
+	}
 }
 
 // expandCommand expands a binding's argv, working directory and
@@ -329,9 +367,10 @@ func (h *host) command(t *ToolBinding, args map[string]any) (any, []string, erro
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(canonical(args))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
+	stdout := &cappedBuffer{max: MaxFileBytes}
+	stderr := &cappedBuffer{max: maxExecOutput}
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
 	// A child that keeps the pipes open must not hold the run after the
 	// command is killed.
 	cmd.WaitDelay = time.Second
@@ -351,7 +390,11 @@ func (h *host) command(t *ToolBinding, args map[string]any) (any, []string, erro
 		}
 		return nil, argv, fmt.Errorf("%s: %w", argv[0], err)
 	}
-	return parseOutput(stdout.Bytes()), argv, nil
+	if stdout.dropped > 0 {
+		// Cut JSON would be read as a string and mislead the next step.
+		return nil, argv, fmt.Errorf("%w: output_too_large: %s printed %d bytes, more than %d", ErrTooLarge, argv[0], stdout.buf.Len()+stdout.dropped, MaxFileBytes)
+	}
+	return parseOutput(stdout.buf.Bytes()), argv, nil
 }
 
 // locate finds the workspace root holding p and p relative to it. A
@@ -413,11 +456,64 @@ func (h *host) fsRead(args map[string]any) (any, error) {
 		return nil, err
 	}
 	defer r.Close()
-	data, err := r.ReadFile(rel)
+	// Only a regular file is read, and only up to MaxFileBytes: a FIFO
+	// would block the run and a device (or a file that grows) fill its
+	// memory. Stat before opening, since opening a FIFO blocks; the
+	// opened file is checked again, in case it was replaced between.
+	if err := regularFile(r, rel, p); err != nil {
+		return nil, err
+	}
+	f, err := r.Open(rel)
 	if err != nil {
 		return nil, confine(err)
 	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: not_regular_file: %s is not a regular file", ErrNotRegular, p)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%w: file_too_large: %s is larger than %d bytes, the most fs.read reads", ErrTooLarge, p, MaxFileBytes)
+	}
 	return map[string]any{"path": p, "content": string(data), "bytes": len(data)}, nil
+}
+
+// ErrNotRegular is returned by the file built-ins for a path that exists
+// and is not a regular file (a FIFO, a device, a directory, a socket).
+var ErrNotRegular = errors.New("not a regular file")
+
+// regularFile refuses rel (p as the workflow wrote it) when it exists in
+// r and is not a regular file. A missing file is left to the caller.
+func regularFile(r *os.Root, rel, p string) error {
+	st, err := r.Stat(rel)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return confine(err)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%w: not_regular_file: %s is a %s, not a regular file", ErrNotRegular, p, fileKind(st.Mode()))
+	}
+	return nil
+}
+
+// fileKind names a file's type for messages.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&os.ModeDevice != 0:
+		return "device"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
 }
 
 // fsWrite is the built-in fs.write(path=…, content=…): it creates parent
@@ -425,11 +521,17 @@ func (h *host) fsRead(args map[string]any) (any, error) {
 func (h *host) fsWrite(args map[string]any) (any, error) {
 	p := argString(args["path"])
 	content := argString(args["content"])
+	if len(content) > MaxFileBytes {
+		return nil, fmt.Errorf("%w: file_too_large: the content for %s is %d bytes, more than %d, the most fs.write writes", ErrTooLarge, p, len(content), MaxFileBytes)
+	}
 	r, rel, err := h.openRoot(ToolFSWrite, p)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
+	if err := regularFile(r, rel, p); err != nil {
+		return nil, err
+	}
 	if d := filepath.Dir(rel); d != "." {
 		if err := r.MkdirAll(d, 0o755); err != nil {
 			return nil, confine(err)

@@ -3,6 +3,7 @@
 package runtime
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,39 @@ func TestLoadFIFO(t *testing.T) {
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatalf("Load(%s) blocked on a FIFO", target)
+		}
+	}
+}
+
+// TestFSFIFO: fs.read and fs.write refuse a FIFO (or any file that is not
+// regular) instead of blocking the run on it.
+func TestFSFIFO(t *testing.T) {
+	root := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(root, "pipe"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	os.Mkdir(filepath.Join(root, "dir"), 0o755)
+	cfg := &Config{Dir: root, Grants: Grants{Capabilities: []string{"fs.read", "fs.write"}}}
+	for _, src := range []string{
+		`ctx.tool("fs.read", path = "pipe")`,
+		`ctx.tool("fs.write", path = "pipe", content = "x")`,
+		`ctx.tool("fs.read", path = "dir")`,
+		`ctx.tool("fs.read", path = "/dev/zero")`,
+	} {
+		w := workflow(t, "# capabilities: fs.read, fs.write · secrets: none\ndef wf(ctx):\n    "+src+"\n")
+		c := cfg
+		if strings.Contains(src, "/dev/") {
+			c = &Config{Dir: "/dev", Grants: cfg.Grants}
+		}
+		done := make(chan error, 1)
+		go func() { _, err := Run(t.Context(), w, nil, opts(t, c)); done <- err }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "not_regular_file") {
+				t.Errorf("%s = %v, want ErrNotRegular", src, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s blocked", src)
 		}
 	}
 }

@@ -257,6 +257,10 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		}
 	}
 
+	if err := checkArgumentSize(name, callArgs); err != nil {
+		h.refuse(step, name, err.Error(), nil)
+		return nil, nil, err
+	}
 	if err := guardOptions(bind, callArgs); err != nil {
 		h.refuse(step, name, err.Error(), nil)
 		return nil, nil, err
@@ -314,13 +318,16 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	h.res.Steps++
 	ms := dur.Milliseconds()
 	det := kind != trace.KindModelCall
+	// Records keep at most maxRecordedString of a string; the receipt's
+	// digests are of the whole values.
+	shown, _ := clipRecorded(args).(map[string]any)
 	a := trace.Action{
 		ID:            fmt.Sprintf("%s-a%02d", h.opts.RunID, step),
 		Kind:          kind,
 		Name:          name,
 		Timestamp:     h.opts.Now().UTC().Format(time.RFC3339Nano),
-		Parameters:    args,
-		Output:        out,
+		Parameters:    shown,
+		Output:        clipRecorded(out),
 		Capabilities:  caps,
 		SideEffects:   effects,
 		DurationMS:    &ms,
@@ -328,7 +335,7 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	}
 	if kind == trace.KindModelCall {
 		a.Parameters = nil
-		a.Inputs = args
+		a.Inputs = shown
 	}
 	meta := map[string]any{"step": step, "status": status}
 	if argv != nil {
@@ -355,7 +362,7 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	h.res.Receipts = append(h.res.Receipts, r)
 
 	p := h.newPhase(fmt.Sprintf("Step %d · %s", step, name))
-	p.lines = append(p.lines, "", "**Tool calls:**", "- "+codeSpan(callLine(name, args, argv))+" → "+codeSpan(clip(string(canonical(out)), 200))+fmt.Sprintf(" (%s, %d ms)", status, ms))
+	p.lines = append(p.lines, "", "**Tool calls:**", "- "+codeSpan(callLine(name, shown, argv))+" → "+codeSpan(clip(string(canonical(out)), 200))+fmt.Sprintf(" (%s, %d ms)", status, ms))
 	for _, se := range effects {
 		p.lines = append(p.lines, "- side effect: "+codeSpan(strings.TrimSpace(se.Kind+" "+se.Target)))
 	}

@@ -176,6 +176,9 @@ type Options struct {
 	Environ []string
 	// MaxSteps is the Starlark step budget; 0 means DefaultMaxSteps.
 	MaxSteps uint64
+	// MaxMemory is the heap growth the run may cause, in bytes; 0 means
+	// DefaultMaxMemory (see budget.go).
+	MaxMemory uint64
 	// StateDir is where the run is recorded; "" means DefaultStateDir.
 	StateDir string
 	// RunID names the run; "" means a new id from the time and 48
@@ -391,6 +394,9 @@ func (opts Options) withDefaults() Options {
 	if opts.MaxSteps == 0 {
 		opts.MaxSteps = DefaultMaxSteps
 	}
+	if opts.MaxMemory == 0 {
+		opts.MaxMemory = DefaultMaxMemory
+	}
 	if opts.StateDir == "" {
 		opts.StateDir = DefaultStateDir
 	}
@@ -446,6 +452,7 @@ func (h *host) exec(params Params) (any, error) {
 	thread.SetMaxExecutionSteps(h.opts.MaxSteps)
 	done := make(chan struct{})
 	defer close(done)
+	h.watchMemory(h.opts.MaxMemory, done)
 	go func() {
 		select {
 		case <-h.ctx.Done():
@@ -485,7 +492,7 @@ func (h *host) exec(params Params) (any, error) {
 // exhaustion become ErrCancelled and ErrStepLimit, since Starlark reports
 // both as a plain cancellation.
 func (h *host) classify(thread *starlark.Thread, err error) error {
-	if cause := context.Cause(h.ctx); errors.Is(cause, ErrBudget) {
+	if cause := context.Cause(h.ctx); errors.Is(cause, ErrBudget) || errors.Is(cause, ErrMemoryBudget) {
 		return cause
 	}
 	if cerr := h.ctx.Err(); cerr != nil {
