@@ -191,7 +191,7 @@ bundle always gives the same bytes.`,
 // readPlan reads a plan file; a file that cannot be read is a failure
 // (exit 1), named by its path.
 func readPlan(file string) ([]byte, error) {
-	data, err := os.ReadFile(file)
+	data, err := plan.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("reading task plan %s: %w", file, unwrapPathError(err))
 	}

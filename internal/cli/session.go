@@ -122,7 +122,7 @@ be read, 2 on a usage error.`,
 // lintFileProblems parses one file and returns its problems; err is only
 // for a file that cannot be read.
 func lintFileProblems(name string) (trace.ErrorList, error) {
-	data, err := os.ReadFile(name)
+	data, err := session.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}

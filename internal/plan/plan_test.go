@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -654,5 +655,47 @@ func TestHumanGateAlias(t *testing.T) {
 	}
 	if got := canonical["metadata"].(map[string]any)["approval_id"]; got != "ship" {
 		t.Errorf("metadata.approval_id = %v, want ship", got)
+	}
+}
+
+// TestValidateSizeLimits: a plan over MaxPlanBytes is refused before it
+// is decoded, a string over MaxStringBytes with its path, and ReadFile
+// opens only a regular file of at most MaxPlanBytes.
+func TestValidateSizeLimits(t *testing.T) {
+	data, err := os.ReadFile("testdata/all_kinds.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Replace(string(data), `"objective": "`, `"objective": "`+strings.Repeat("o", MaxStringBytes+1), 1)
+	if long == string(data) {
+		t.Fatal("all_kinds.json has no objective to lengthen")
+	}
+	huge := string(data) + strings.Repeat(" ", MaxPlanBytes)
+	for _, tt := range []struct {
+		name, doc, code, path string
+	}{
+		{"long string", long, CodeStringTooLarge, "$.objective"},
+		{"large file", huge, CodeTooLarge, "$"},
+	} {
+		v := Validate([]byte(tt.doc))
+		if v.Valid || !slices.ContainsFunc(v.Errors, func(p Problem) bool { return p.Code == tt.code && p.Path == tt.path }) {
+			t.Errorf("%s: errors %v, want %s at %s", tt.name, v.Errors, tt.code, tt.path)
+		}
+	}
+	if v := Validate(data); !v.Valid {
+		t.Errorf("all_kinds.json: %v", v.Errors)
+	}
+
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	os.WriteFile(big, []byte(huge), 0o644)
+	if _, err := ReadFile(big); err == nil || !strings.Contains(err.Error(), CodeTooLarge) {
+		t.Errorf("ReadFile(big) = %v, want %s", err, CodeTooLarge)
+	}
+	if _, err := ReadFile(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("ReadFile(dir) = %v, want not a regular file", err)
+	}
+	if got, err := ReadFile("testdata/all_kinds.json"); err != nil || string(got) != string(data) {
+		t.Errorf("ReadFile(all_kinds.json) = %v", err)
 	}
 }

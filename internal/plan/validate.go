@@ -3,6 +3,9 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -21,6 +24,8 @@ const Version = "1"
 const (
 	// Errors: the plan is refused.
 	CodeInvalidJSON            = "invalid_json"
+	CodeTooLarge               = "too_large"
+	CodeStringTooLarge         = "string_too_large"
 	CodeDuplicateKey           = "duplicate_key"
 	CodeNotADict               = "not_a_dict"
 	CodeShape                  = "shape"
@@ -170,11 +175,20 @@ func Validate(data []byte) *Validation {
 	v := &Validation{Errors: []Problem{}, Warnings: []Problem{}}
 	v.GraphStats.KindCounts = map[string]int{}
 	v.CapabilitySummary = CapabilitySummary{Tools: []string{}, ToolsUsed: []string{}, Ungranted: []string{}, WritingNodes: []string{}}
+	// A plan is read by people: one far larger than any plan is refused
+	// before it is decoded, and so is any string no reviewer reads.
+	if len(data) > MaxPlanBytes {
+		v.errorf(CodeTooLarge, "$", "the plan is %d bytes, more than %d", len(data), MaxPlanBytes)
+		return v
+	}
 	doc, err := decode(data)
 	if err != nil {
 		v.errorf(CodeInvalidJSON, "$", "not valid JSON: %v", err)
 		return v
 	}
+	longStrings(doc, "$", func(path string, n int) {
+		v.errorf(CodeStringTooLarge, path, "a string of %d bytes, more than %d", n, MaxStringBytes)
+	})
 	// The decoder keeps the last of two members with one name, so a
 	// reviewer could read a command that is not the one that runs.
 	for _, d := range trace.Duplicates(data, "", 0) {
@@ -190,6 +204,72 @@ func Validate(data []byte) *Validation {
 	c.shape(doc)
 	v.Valid = len(v.Errors) == 0
 	return v
+}
+
+// Size limits of a plan. A plan is a graph of a few dozen nodes that a
+// person reviews; the limits are far above any such plan and far below
+// what would make validation, compilation or review slow.
+const (
+	// MaxPlanBytes bounds a plan file.
+	MaxPlanBytes = 4 << 20
+	// MaxStringBytes bounds every string in a plan (and every key).
+	MaxStringBytes = 256 << 10
+)
+
+// ReadFile reads a plan file: a regular file (a FIFO would block the
+// read, a device never end it) of at most MaxPlanBytes. A symlink is
+// followed to what it names, which must be a regular file too.
+func ReadFile(file string) ([]byte, error) {
+	st, err := os.Stat(file)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if st.Size() > MaxPlanBytes {
+		return nil, fmt.Errorf("%s: the plan is %d bytes, more than %d", CodeTooLarge, st.Size(), MaxPlanBytes)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxPlanBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxPlanBytes {
+		return nil, fmt.Errorf("%s: the plan is more than %d bytes", CodeTooLarge, MaxPlanBytes)
+	}
+	return data, nil
+}
+
+// longStrings calls f with the path and length of every string (value or
+// key) in doc longer than MaxStringBytes.
+func longStrings(doc any, path string, f func(path string, n int)) {
+	switch d := doc.(type) {
+	case string:
+		if len(d) > MaxStringBytes {
+			f(path, len(d))
+		}
+	case []any:
+		for i, e := range d {
+			longStrings(e, fmt.Sprintf("%s[%d]", path, i), f)
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(d)) {
+			kp := path + "." + k
+			if len(k) > MaxStringBytes {
+				kp = path + "." + k[:32] + "…"
+				f(kp, len(k))
+			}
+			longStrings(d[k], kp, f)
+		}
+	}
 }
 
 func (v *Validation) errorf(code, path, format string, args ...any) {

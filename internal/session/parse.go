@@ -3,6 +3,8 @@ package session
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -49,6 +51,54 @@ func Parse(name string, data []byte) (*Session, error) {
 	p.check(s)
 	p.errs.Sort()
 	return s, p.errs.Err()
+}
+
+// MaxFileBytes bounds a session log ReadFile reads.
+const MaxFileBytes = 16 << 20
+
+// ReadFile reads a session log: a regular file (a FIFO would block the
+// read, a device never end it; a symlink is followed to what it names) of
+// at most MaxFileBytes.
+func ReadFile(name string) ([]byte, error) {
+	f, err := openRegular(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%s: more than %d bytes, larger than a session log can be", name, MaxFileBytes)
+	}
+	return data, nil
+}
+
+// openRegular opens name after checking that it is a regular file (a
+// stat first, since opening a FIFO blocks), and checks the opened file
+// again, in case it was replaced between.
+func openRegular(name string) (*os.File, error) {
+	st, err := os.Stat(name)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			pe.Op = "open" // what the reader tried, as os.ReadFile says it
+		}
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", name)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a regular file", name)
+	}
+	return f, nil
 }
 
 // parse is the state of one Parse call.

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -186,21 +188,46 @@ func (e *HarnessEvent) str(key string) string {
 // streams hold no row fails with ErrNoActions.
 func LoadReleaseHarness(dir string) (*trace.Trace, *ReleaseHarness, error) {
 	h := sha256.New()
+	// The files are read with mine's policy for trace directories: a
+	// regular file, or a symlink to one inside the directory; nothing
+	// else (a symlink to /dev/zero or out of the directory, a FIFO, a
+	// device) is opened, since it could be endless, block, or read what
+	// the directory's owner did not put there.
+	root, err := filepath.EvalSymlinks(dir)
+	if err == nil {
+		root, err = filepath.Abs(root)
+	}
+	if err != nil {
+		root = dir // the manifest's read reports the problem
+	}
 	read := func(name string, required bool) ([]byte, string, error) {
 		p := filepath.Join(dir, name)
-		st, err := os.Stat(p)
+		st, err := os.Lstat(p)
 		if err != nil {
 			if !required && errors.Is(err, os.ErrNotExist) {
 				return nil, p, nil
 			}
 			return nil, p, err
 		}
-		if st.Size() > maxHarnessFile {
+		open := p
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			target, size, problem := checkSymlink(root, p, dir)
+			if problem != "" {
+				return nil, p, fmt.Errorf("%s: %s", p, problem)
+			}
+			open = target
+			if size > maxHarnessFile {
+				return nil, p, fmt.Errorf("%s: %d bytes, more than the %d a fixture file may hold", p, size, maxHarnessFile)
+			}
+		case !st.Mode().IsRegular():
+			return nil, p, fmt.Errorf("%s: not a regular file", p)
+		case st.Size() > maxHarnessFile:
 			return nil, p, fmt.Errorf("%s: %d bytes, more than the %d a fixture file may hold", p, st.Size(), maxHarnessFile)
 		}
-		b, err := os.ReadFile(p)
+		b, err := readRegular(open, maxHarnessFile)
 		if err != nil {
-			return nil, p, err
+			return nil, p, fmt.Errorf("%s: %w", p, err)
 		}
 		h.Write([]byte(name))
 		h.Write([]byte{0})
@@ -813,4 +840,26 @@ func (rh *ReleaseHarness) Recovery() Recovery {
 		r.Representation = "No shell/tool failure was observed and no recovery loop ran: the release ran end to end on the deterministic path."
 	}
 	return r
+}
+
+// readRegular reads the file p, which must still be a regular file once
+// opened (it may have been replaced since it was checked), and at most max
+// bytes long.
+func readRegular(p string, max int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, errors.New(unwrapPathError(err))
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("more than the %d bytes a fixture file may hold", max)
+	}
+	return b, nil
 }
