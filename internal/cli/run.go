@@ -206,15 +206,9 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 func (f *runFlags) readParams() (runtime.Params, error) {
 	params := runtime.Params{}
 	if f.paramsFile != "" {
-		data, err := os.ReadFile(f.paramsFile)
+		obj, err := runtime.ReadParams(f.paramsFile)
 		if err != nil {
 			return nil, usagef("--params: %v", err)
-		}
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.UseNumber()
-		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil || obj == nil {
-			return nil, usagef("--params %s: not a JSON object of parameters", f.paramsFile)
 		}
 		for k, v := range obj {
 			params[k] = v

@@ -313,3 +313,30 @@ func edit(t *testing.T, p, old, new string) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadParams: a parameters file is one JSON object, read only from a
+// regular file, and a parameter named twice is refused with its line.
+func TestReadParams(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		content, want string
+	}{
+		{`{"branch": "main", "n": 2}`, ""},
+		{"{\"branch\": \"main\",\n \"branch\": \"--force\"}", `p.json:2: $.branch: duplicate key "branch"`},
+		{`["main"]`, "not a JSON object of parameters"},
+		{`{"a": 1} {"b": 2}`, "data after the JSON object"},
+	} {
+		p := filepath.Join(dir, "p.json")
+		os.WriteFile(p, []byte(tt.content), 0o644)
+		got, err := ReadParams(p)
+		switch {
+		case tt.want == "" && (err != nil || got["branch"] != "main"):
+			t.Errorf("ReadParams(%s) = %v, %v", tt.content, got, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("ReadParams(%s) = %v, want %q", tt.content, err, tt.want)
+		}
+	}
+	if _, err := ReadParams(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("ReadParams(dir) = %v", err)
+	}
+}
