@@ -3,12 +3,14 @@ package cli
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
 // writeJSON prints v as canonical JSON on w.
@@ -119,8 +121,8 @@ stays self-consistent across upgrades.
 
 func newApproveCmd(e *env) *cobra.Command {
 	var (
-		approver, reason string
-		reject, asJSON   bool
+		approver, reason, stateDir string
+		reject, asJSON             bool
 	)
 	cmd := &cobra.Command{
 		Use:   "approve BUNDLE --approver NAME [--reason TEXT] [--reject]",
@@ -131,6 +133,14 @@ It appends to promotion.approval_history in candidate.json and turns a
 needs_approval candidate into ready. A blocked candidate cannot be
 approved. Changing workflow.star afterwards makes "crystallize validate"
 report the approval as stale.
+
+The decision is also appended to the approval ledger of the state
+directory (--state-dir, default .crystallize: <dir>/approvals.jsonl), each
+line authenticated with the directory's key (<dir>/state.key, created 0600
+on first use). A configuration with [approvals] require_ledger = true
+runs a bundle for real only with an authenticated approval of its
+workflow bytes in the run's state directory, so an approval record written
+into candidate.json by hand is not enough.
 
 --approver on "crystallize mine" only names who is expected to approve;
 this command is the approval.
@@ -149,6 +159,13 @@ this command is the approval.
 			if err != nil {
 				return err
 			}
+			last := m.Promotion.ApprovalHistory[len(m.Promotion.ApprovalHistory)-1]
+			if err := runtime.RecordApproval(stateDir, runtime.LedgerEntry{
+				CandidateID: last.CandidateID, WorkflowSHA256: last.WorkflowSHA256, Decision: last.Decision,
+				Actor: last.Actor, RecordedAt: last.RecordedAt, Bundle: args[0],
+			}); err != nil {
+				return fmt.Errorf("the decision is in %s but not in the approval ledger: %w", filepath.Join(args[0], bundle.ManifestFile), err)
+			}
 			if asJSON {
 				return writeJSON(e.stdout, m.Promotion)
 			}
@@ -163,6 +180,7 @@ this command is the approval.
 	cmd.Flags().StringVar(&approver, "approver", "", "who makes the decision (required)")
 	cmd.Flags().StringVar(&reason, "reason", "", "why")
 	cmd.Flags().BoolVar(&reject, "reject", false, "record a rejection instead of an approval")
+	cmd.Flags().StringVar(&stateDir, "state-dir", runtime.DefaultStateDir, "state directory whose approval ledger records the decision")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the updated promotion block as JSON")
 	return cmd
 }

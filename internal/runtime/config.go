@@ -39,6 +39,10 @@ type Config struct {
 	// environment; see SecretsConfig.
 	Secrets SecretsConfig `toml:"secrets"`
 
+	// Approvals decides which approvals a run trusts; see
+	// ApprovalsConfig.
+	Approvals ApprovalsConfig `toml:"approvals"`
+
 	// Normalize extends the table that turns agents' tool calls into
 	// actions when their sessions are imported; see normalize.Config.
 	Normalize normalize.Config `toml:"normalize"`
@@ -60,6 +64,15 @@ type Config struct {
 // stay out of the file built-ins' reach wherever they are.
 type Workspace struct {
 	Roots []string `toml:"roots"`
+}
+
+// ApprovalsConfig is the [approvals] table.
+type ApprovalsConfig struct {
+	// RequireLedger makes a bundle run for real only when the state
+	// directory's approval ledger holds an authenticated approval of its
+	// workflow bytes (see approvals.go), not only an approval record in
+	// its candidate.json, which anyone who can write the bundle can add.
+	RequireLedger bool `toml:"require_ledger"`
 }
 
 // Grants are the capabilities the project grants to workflows; a workflow

@@ -158,8 +158,11 @@ var structural = map[string]bool{bundle.CodeSymlink: true, bundle.CodePathEscape
 // validation problem with its code. A bare file is the caller's own code
 // and is admitted.
 func admit(w *Workflow, opts Options) error {
-	if w.Bundle == nil || opts.DryRun || w.Ready() {
+	if w.Bundle == nil || opts.DryRun {
 		return nil
+	}
+	if w.Ready() {
+		return checkApprovalLedger(w, opts)
 	}
 	r := w.Readiness
 	if r == nil {
