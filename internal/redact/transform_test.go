@@ -48,3 +48,65 @@ func TestReplaceTransformed(t *testing.T) {
 		t.Errorf("a value shorter than MinTransformed was looked for: %q", got)
 	}
 }
+
+// TestTransformCorpus measures ReplaceTransformed over known values and
+// their transforms (positives) and over look-alikes that must stay:
+// other values' transforms, versions, digests, UUIDs, paths, words.
+func TestTransformCorpus(t *testing.T) {
+	values := []string{
+		"ghp_Abc123Def456Ghi789Jkl012Mno345Pqr",
+		"xoxb-1234567890-abcdefghijkl",
+		"hunter2-s3cr3t-value-0123456789",
+		"sk_live_51HxYzAbCdEfGhIjKl",
+		"correct-horse-battery-staple",
+		"p@ssw0rd!2026",
+		"AKIAIOSFODNN7EXAMPLE",
+		"tok-9f8e7d6c5b4a3210-Secret",
+	}
+	transforms := map[string]func(string) string{
+		"reversed":    reverse,
+		"upper":       strings.ToUpper,
+		"lower":       strings.ToLower,
+		"base64":      func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
+		"base64url":   func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) },
+		"basic auth":  func(s string) string { return base64.StdEncoding.EncodeToString([]byte("user:" + s)) },
+		"split":       func(s string) string { return s[:len(s)/2] + " " + s[len(s)/2:] },
+		"wrapped":     func(s string) string { return s[:5] + "\n" + s[5:] },
+		"upper split": func(s string) string { return strings.ToUpper(s[:4] + " " + s[4:]) },
+	}
+	lookalikes := []string{
+		"v1.2.3", "go1.25.0", "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+		"123e4567-e89b-12d3-a456-426614174000", "/usr/local/go/bin/go", "internal/runtime/exec.go",
+		"the quick brown fox jumps over the lazy dog", "deadbeefcafebabe0123456789abcdef",
+	}
+	tp, fn, fp, tn := 0, 0, 0, 0
+	for i, v := range values {
+		for name, tr := range transforms {
+			in := "out: " + tr(v) + " end"
+			got := ReplaceTransformed(in, v, func(string) string { return "<x>" })
+			if strings.Contains(got, "<x>") {
+				tp++
+			} else {
+				fn++
+				t.Errorf("%s of %q not found in %q", name, v, in)
+			}
+			// Another value's transform is not this value.
+			other := values[(i+1)%len(values)]
+			if got := ReplaceTransformed("out: "+tr(other)+" end", v, func(string) string { return "<x>" }); strings.Contains(got, "<x>") {
+				fp++
+				t.Errorf("%s of %q matched %q", name, other, v)
+			} else {
+				tn++
+			}
+		}
+		for _, l := range lookalikes {
+			if got := ReplaceTransformed(l, v, func(string) string { return "<x>" }); got != l {
+				fp++
+				t.Errorf("look-alike %q changed to %q for %q", l, got, v)
+			} else {
+				tn++
+			}
+		}
+	}
+	t.Logf("transform corpus: %d positives, %d negatives; precision %.4f, recall %.4f", tp+fn, fp+tn, float64(tp)/float64(tp+fp), float64(tp)/float64(tp+fn))
+}
