@@ -266,7 +266,7 @@ func TestConformanceBundle(t *testing.T) {
 		s.Bundle.PromotionStatus != "needs_approval" || !s.Bundle.SkillAccepted || s.Candidates[0].Shadow.Compared != 4 || !s.Candidates[0].Shadow.Pass {
 		t.Fatalf("summary = %s", stdout)
 	}
-	for _, args := range [][]string{{"validate", b}, {"shadow", b}, {"approve", b, "--approver", "release-lead@example.com"}, {"validate", b}} {
+	for _, args := range [][]string{{"validate", b}, {"shadow", b}, {"approve", b, "--approver", "release-lead@example.com", "--state-dir", t.TempDir()}, {"validate", b}} {
 		if code, out, errOut := runCLI(t, args...); code != 0 {
 			t.Fatalf("crystallize %v: exit %d\n%s%s", args, code, out, errOut)
 		}
