@@ -175,7 +175,7 @@ func (b *sessionBuilder) noiseCall(inner bool) agentCall {
 		return b.noiseOf(callList, "")
 	case x < 63:
 		return b.noiseOf(callPlan, "")
-	case x < 83:
+	case x < 86:
 		return b.observeShell()
 	case x < 93 || inner:
 		return b.unrelatedShell()
