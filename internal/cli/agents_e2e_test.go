@@ -40,18 +40,13 @@ type e2eReport struct {
 }
 
 type e2eCandidate struct {
-	ID           string    `json:"id"`
-	Name         string    `json:"name"`
-	Support      int       `json:"support"`
-	Capabilities []string  `json:"capabilities"`
-	Steps        []e2eStep `json:"steps"`
-	Parameters   []struct {
-		Name        string   `json:"name"`
-		Key         string   `json:"key"`
-		SourcePaths []string `json:"source_paths"`
-		Examples    []any    `json:"examples"`
-	} `json:"parameters"`
-	Examples         []e2eExample `json:"examples"`
+	ID               string         `json:"id"`
+	Name             string         `json:"name"`
+	Support          int            `json:"support"`
+	Capabilities     []string       `json:"capabilities"`
+	Steps            []e2eStep      `json:"steps"`
+	Parameters       []e2eParameter `json:"parameters"`
+	Examples         []e2eExample   `json:"examples"`
 	RejectionReasons []struct {
 		Code string `json:"code"`
 	} `json:"rejection_reasons"`
@@ -67,7 +62,15 @@ type e2eStep struct {
 type e2eArgument struct {
 	Key       string `json:"key"`
 	Kind      string `json:"kind"`
+	Value     any    `json:"value"`
 	Parameter string `json:"parameter"`
+}
+
+type e2eParameter struct {
+	Name        string   `json:"name"`
+	Key         string   `json:"key"`
+	SourcePaths []string `json:"source_paths"`
+	Examples    []any    `json:"examples"`
 }
 
 type e2eExample struct {
@@ -83,14 +86,41 @@ func (c *e2eCandidate) stepNames() []string {
 	return names
 }
 
-// paramKeys are the names a step parameter may carry for a manifest key:
-// the operand of git checkout -b is "b" by the flag rule, or "branch" when
-// the head's rule names it.
-func paramKeys(key string) []string {
-	if key == "b" {
-		return []string{"b", "branch"}
+// argMatches reports whether an argument named key can carry the
+// manifest's parameter k: by name for a flag or a part of go get's
+// operand (the operand of git checkout -b is "b" by the flag rule, or
+// "branch" if the head's rule names it), and by value for a positional
+// operand, which a normalizer may name after its meaning ("tag",
+// "number") instead of its position.
+func argMatches(k, key string) bool {
+	switch {
+	case k == "b":
+		return key == "b" || key == "branch"
+	case strings.HasPrefix(k, "arg"):
+		return true
 	}
-	return []string{key}
+	return key == k
+}
+
+// plantedValues returns the values of parameter k of step i over all
+// plantings.
+func plantedValues(p *tracetest.AgentProcedure, i int, k string) map[string]bool {
+	vals := map[string]bool{}
+	for _, pl := range p.Plantings {
+		vals[pl.Values[i][k]] = true
+	}
+	return vals
+}
+
+// valuesFrom reports whether every example value of a parameter is one of
+// vals.
+func valuesFrom(examples []any, vals map[string]bool) bool {
+	for _, ex := range examples {
+		if !vals[fmt.Sprint(ex)] {
+			return false
+		}
+	}
+	return len(examples) > 0
 }
 
 // procHeads returns a procedure's step heads.
@@ -136,7 +166,11 @@ func mineAgentSessions(t *testing.T, c *tracetest.AgentCorpus, f tracetest.Agent
 	e, stdout, stderr := e2eEnv()
 	code := run(context.Background(), e, []string{"mine", "--from", sessions, "--out-dir", outDir, "--report", reportPath, "--json"})
 	if code != exitOK {
-		t.Fatalf("crystallize mine --from %s sessions: exit status %d\nstderr:\n%s", f, code, firstLines(stderr.String(), 4))
+		// The report, when written, says what was found and rejected.
+		t.Errorf("crystallize mine --from %s sessions: exit status %d\nstderr:\n%s", f, code, firstLines(stderr.String(), 4))
+		if _, err := os.Stat(reportPath); err != nil {
+			return
+		}
 	}
 	if !json.Valid(stdout.Bytes()) {
 		t.Errorf("mine --json printed no JSON: %q", firstLines(stdout.String(), 5))
@@ -202,20 +236,32 @@ func checkProcedureMined(t errorReporter, f tracetest.AgentFormat, p *tracetest.
 			t.Errorf("%s: step %d %s is an observation", p.Name, i+1, s.Name)
 		}
 	}
-	// Every varying value is a parameter of its step.
+	// Every varying value is a parameter of its step: an argument of
+	// kind parameter whose workflow parameter took the planted values.
+	params := map[string][]any{}
+	for _, pm := range cand.Parameters {
+		params[pm.Name] = pm.Examples
+	}
 	for i, st := range p.Steps {
-		for _, key := range st.Varying {
-			found := false
+		for _, k := range st.Varying {
+			vals := plantedValues(p, i, k)
+			found, constant := false, ""
 			for _, a := range cand.Steps[i].Arguments {
-				if slices.Contains(paramKeys(key), a.Key) {
+				if !argMatches(k, a.Key) {
+					continue
+				}
+				if a.Kind == "parameter" && valuesFrom(params[a.Parameter], vals) {
 					found = true
-					if a.Kind != "parameter" {
-						t.Errorf("%s: step %d %s argument %s is a %s, want a parameter (it varies)", p.Name, i+1, st.Head, a.Key, a.Kind)
-					}
+				} else if a.Kind != "parameter" && (!strings.HasPrefix(k, "arg") || vals[fmt.Sprint(a.Value)]) {
+					constant = a.Key + " is a " + a.Kind
 				}
 			}
-			if !found {
-				t.Errorf("%s: step %d %s has no argument %s", p.Name, i+1, st.Head, strings.Join(paramKeys(key), " or "))
+			switch {
+			case found:
+			case constant != "":
+				t.Errorf("%s: step %d %s argument %s, want a parameter (it varies)", p.Name, i+1, st.Head, constant)
+			default:
+				t.Errorf("%s: step %d %s has no parameter carrying its varying %s", p.Name, i+1, st.Head, k)
 			}
 		}
 	}
@@ -265,7 +311,7 @@ func checkBumpRuns(t *testing.T, tmp, outDir string, p *tracetest.AgentProcedure
 				continue
 			}
 			for k, v := range pl.Values[step-1] {
-				if slices.Contains(paramKeys(k), key) {
+				if argMatches(k, key) && valuesFrom(param.Examples, plantedValues(p, step-1, k)) {
 					value, ok = v, true
 				}
 			}
@@ -392,7 +438,14 @@ func plantedCandidate(f tracetest.AgentFormat, p *tracetest.AgentProcedure) e2eC
 	for _, st := range p.Steps {
 		s := e2eStep{Kind: "tool_call", Name: st.Head}
 		for _, k := range st.Varying {
-			s.Arguments = append(s.Arguments, e2eArgument{Key: k, Kind: "parameter", Parameter: k})
+			name := fmt.Sprintf("%s_%d", k, len(c.Steps)+1)
+			s.Arguments = append(s.Arguments, e2eArgument{Key: k, Kind: "parameter", Parameter: name})
+			var examples []any
+			for _, pl := range p.Plantings[:5] {
+				examples = append(examples, pl.Values[len(c.Steps)][k])
+			}
+			c.Parameters = append(c.Parameters, e2eParameter{Name: name, Key: k, Examples: examples,
+				SourcePaths: []string{fmt.Sprintf("steps[%d].parameters.%s", len(c.Steps)+1, k)}})
 		}
 		c.Steps = append(c.Steps, s)
 		program, _, _ := strings.Cut(st.Head, " ")
@@ -436,8 +489,11 @@ func TestAgentSessionsMineChecks(t *testing.T) {
 			r.Candidates[0].Steps = slices.Insert(r.Candidates[0].Steps, 2, s)
 		}, "no candidate has exactly the steps"},
 		{"step of kind observation", func(r *e2eReport) { r.Candidates[0].Steps[2].Kind = "observation" }, "is an observation"},
-		{"varying value as a constant", func(r *e2eReport) { r.Candidates[0].Steps[1].Arguments[1].Kind = "constant" }, "want a parameter"},
-		{"varying value missing", func(r *e2eReport) { r.Candidates[0].Steps[1].Arguments = r.Candidates[0].Steps[1].Arguments[:1] }, "has no argument version"},
+		{"varying value as a constant", func(r *e2eReport) { r.Candidates[0].Steps[1].Arguments[1].Kind = "constant" }, "version is a constant, want a parameter"},
+		{"varying value missing", func(r *e2eReport) { r.Candidates[0].Steps[1].Arguments = r.Candidates[0].Steps[1].Arguments[:1] }, "no parameter carrying its varying version"},
+		{"parameter with other values", func(r *e2eReport) {
+			r.Candidates[0].Parameters[1].Examples = []any{"golang.org/x/elsewhere"}
+		}, "no parameter carrying its varying module"},
 		{"support below 80 %", func(r *e2eReport) { r.Candidates[0].Examples = r.Candidates[0].Examples[:7] }, "mined from 7 of the 10 sessions"},
 		{"example outside the plantings", func(r *e2eReport) {
 			r.Candidates[0].Examples[0].TraceID = notPlanted
@@ -457,6 +513,51 @@ func TestAgentSessionsMineChecks(t *testing.T) {
 				t.Errorf("errors %q, want none", log.errs)
 			case tc.want == "" && got == nil:
 				t.Errorf("no candidate returned")
+			case tc.want != "" && (len(log.errs) == 0 || !strings.Contains(log.errs[0], tc.want)):
+				t.Errorf("errors %q, want one containing %q", log.errs, tc.want)
+			}
+		})
+	}
+}
+
+// TestAgentSessionsMineOperands checks that an operand is found by its
+// values whatever the normalizer names it, and that a constant operand
+// carrying a planted value is refused.
+func TestAgentSessionsMineOperands(t *testing.T) {
+	c := tracetest.GenerateAgents(tracetest.AgentConfig{Sessions: agentSessions, Seed: 2})
+	f := tracetest.FormatCodex
+	release := &c.Manifest.Procedures[2]
+	if release.Name != "cut_release" {
+		t.Fatalf("third procedure is %s, want cut_release", release.Name)
+	}
+	rename := map[string]string{"git tag": "tag", "git push": "branch", "gh release create": "tag"}
+	for _, tc := range []struct {
+		name   string
+		mutate func(c *e2eCandidate)
+		want   string
+	}{
+		{"operands named by the head's rule", func(c *e2eCandidate) {
+			for i := range c.Steps {
+				for j := range c.Steps[i].Arguments {
+					if strings.HasPrefix(c.Steps[i].Arguments[j].Key, "arg") {
+						c.Steps[i].Arguments[j].Key = rename[c.Steps[i].Name]
+					}
+				}
+			}
+		}, ""},
+		{"operand as a constant", func(c *e2eCandidate) {
+			a := &c.Steps[0].Arguments[0]
+			a.Kind, a.Value = "constant", release.Plantings[0].Values[0]["arg1"]
+		}, "git tag argument arg1 is a constant, want a parameter"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cand := plantedCandidate(f, release)
+			tc.mutate(&cand)
+			var log errorLog
+			checkProcedureMined(&log, f, release, &e2eReport{Candidates: []e2eCandidate{cand}})
+			switch {
+			case tc.want == "" && len(log.errs) > 0:
+				t.Errorf("errors %q, want none", log.errs)
 			case tc.want != "" && (len(log.errs) == 0 || !strings.Contains(log.errs[0], tc.want)):
 				t.Errorf("errors %q, want one containing %q", log.errs, tc.want)
 			}

@@ -101,9 +101,10 @@ var procDefs = []procDef{
 		},
 	},
 	{
+		// gh issue view comes first in every planting, but it only reads:
+		// it is an observation, not a step.
 		name: "triage_issue",
 		steps: []procStep{
-			{head: "gh issue view", varying: []string{"arg1"}, from: map[string]string{"arg1": "issue"}},
 			{head: "gh issue edit", varying: []string{"arg1"}, from: map[string]string{"arg1": "issue"}},
 			{head: "gh issue comment", varying: []string{"arg1", "body"}, from: map[string]string{"arg1": "issue", "body": "comment"}},
 		},

@@ -104,7 +104,9 @@ type AgentProcedure struct {
 	// cut_release.
 	Name string `json:"name"`
 	// Steps are the procedure's steps in order: the command heads of its
-	// commands that are not observations.
+	// commands that are not observations. A planting may run read-only
+	// commands too (triage_issue starts with gh issue view); they are
+	// not steps.
 	Steps []AgentStep `json:"steps"`
 	// Plantings are the sessions it was planted into, in session order.
 	Plantings []AgentPlanting `json:"plantings"`
@@ -116,10 +118,11 @@ type AgentStep struct {
 	// space, such as "go mod tidy".
 	Head string `json:"head"`
 	// Varying are the parameter keys of the step whose value differs
-	// between plantings, named as the normalizer names them: a flag by
-	// its name without dashes ("b", "title", "add_label"), an operand
-	// "arg1", "arg2"… unless the head names it ("module", "version" for
-	// go get).
+	// between plantings: a flag by its name without dashes ("b",
+	// "title"), the parts of go get's module@version operand "module"
+	// and "version", any other operand by its position, "arg1", "arg2"…
+	// (a normalizer may give an operand a name of its own, such as "tag"
+	// for git tag's).
 	Varying []string `json:"varying"`
 }
 
