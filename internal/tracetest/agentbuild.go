@@ -12,6 +12,10 @@ type sessionBuilder struct {
 	s     *agentSession
 	proj  project
 	clock int64 // ms after the session's start
+	// edits is true when noise may edit files: in sessions that explore
+	// without a procedure. A session asked to bump, triage or release
+	// edits only to fix what its procedure broke.
+	edits bool
 }
 
 // agentStreamSalt separates the sessions' random streams from the trace
@@ -24,7 +28,7 @@ func (c *AgentCorpus) build(i int) *agentSession {
 	plan := &c.plans[i]
 	r := streamRand(c.cfg.Seed^agentStreamSalt, i)
 	s := &agentSession{id: plan.id, cwd: plan.cwd, branch: "main", start: plan.start}
-	b := &sessionBuilder{r: r, s: s}
+	b := &sessionBuilder{r: r, s: s, edits: plan.kind == SessionExploration}
 	for _, p := range projects {
 		if p.cwd == plan.cwd {
 			b.proj = p
@@ -142,9 +146,9 @@ func (b *sessionBuilder) turn(text string, calls []agentCall) {
 	s.turns = append(s.turns, t)
 }
 
-// noise appends n noise calls. Between two steps of one procedure (inner)
-// they are mostly reads and searches; elsewhere they also edit files and
-// run unrelated builds. Reads are sometimes batched into one turn, as
+// noise appends n noise calls: mostly reads and searches, some unrelated
+// builds, and outside a procedure's steps (not inner) in a session that
+// only explores, edits. Reads are sometimes batched into one turn, as
 // models call tools in parallel.
 func (b *sessionBuilder) noise(n int, inner bool) {
 	for n > 0 {
@@ -179,6 +183,8 @@ func (b *sessionBuilder) noiseCall(inner bool) agentCall {
 		return b.observeShell()
 	case x < 93 || inner:
 		return b.unrelatedShell()
+	case !b.edits:
+		return b.observeShell()
 	default:
 		return b.noiseOf(callEdit, "")
 	}
