@@ -39,6 +39,7 @@ type claudeLineT struct {
 }
 
 type claudeMessageT struct {
+	ID      string          `json:"id"`
 	Role    string          `json:"role"`
 	Model   string          `json:"model"`
 	Content json.RawMessage `json:"content"`
@@ -142,6 +143,8 @@ func decodeJSON(data []byte, v any) error {
 // sessionStats is what a format's files say about one session.
 type sessionStats struct {
 	calls, failed int
+	// messages are the assistant message ids (Claude Code).
+	messages map[string]bool
 }
 
 // readLines calls fn with every line of every file under dir.
@@ -194,6 +197,7 @@ func checkClaude(t *testing.T, dir string) map[string]*sessionStats {
 	stats := map[string]*sessionStats{}
 	pending := map[string]bool{} // tool_use ids without a result yet
 	lastUUID := map[string]string{}
+	leaves := map[string]string{} // session → its summary's leafUuid
 	readLines(t, dir, func(rel string, n int, data []byte) {
 		where := fmt.Sprintf("%s:%d", rel, n)
 		var l claudeLineT
@@ -206,6 +210,7 @@ func checkClaude(t *testing.T, dir string) map[string]*sessionStats {
 			if l.Summary == nil || *l.Summary == "" || !uuidRE.MatchString(l.LeafUUID) {
 				t.Errorf("%s: summary without text or leafUuid", where)
 			}
+			leaves[file] = l.LeafUUID
 			return
 		}
 		if l.Type != "user" && l.Type != "assistant" {
@@ -214,7 +219,7 @@ func checkClaude(t *testing.T, dir string) map[string]*sessionStats {
 		}
 		st := stats[l.SessionID]
 		if st == nil {
-			st = &sessionStats{}
+			st = &sessionStats{messages: map[string]bool{}}
 			stats[l.SessionID] = st
 		}
 		if l.SessionID != file {
@@ -248,9 +253,10 @@ func checkClaude(t *testing.T, dir string) map[string]*sessionStats {
 			return
 		}
 		if l.Type == "assistant" {
-			if l.Message.Model == "" || l.Message.Usage == nil || l.Message.Usage.InputTokens == nil || l.Message.Usage.OutputTokens == nil {
-				t.Errorf("%s: assistant message without model or usage", where)
+			if l.Message.Model == "" || l.Message.ID == "" || l.Message.Usage == nil || l.Message.Usage.InputTokens == nil || l.Message.Usage.OutputTokens == nil {
+				t.Errorf("%s: assistant message without id, model or usage", where)
 			}
+			st.messages[l.Message.ID] = true
 		}
 		for i, b := range blocks {
 			bw := fmt.Sprintf("%s: $.message.content[%d]", where, i)
@@ -293,6 +299,14 @@ func checkClaude(t *testing.T, dir string) map[string]*sessionStats {
 	})
 	if len(pending) > 0 {
 		t.Errorf("%d tool_use blocks without a tool_result", len(pending))
+	}
+	if len(leaves) == 0 {
+		t.Errorf("no session has a summary line")
+	}
+	for session, leaf := range leaves {
+		if lastUUID[session] != leaf {
+			t.Errorf("session %s: summary leafUuid %s is not its last record %s", session, leaf, lastUUID[session])
+		}
 	}
 	return stats
 }
@@ -537,8 +551,10 @@ func TestAgentFormats(t *testing.T) {
 	c := GenerateAgents(AgentConfig{Sessions: 60, Seed: 3, Calls: 30})
 	// Failed calls per session, from the neutral sessions.
 	failed := map[string]int{}
+	turns := map[string]int{}
 	for i := range c.plans {
 		s := c.build(i)
+		turns[s.id] = len(s.turns)
 		for _, tu := range s.turns {
 			for _, call := range tu.calls {
 				if call.failed() {
@@ -578,6 +594,9 @@ func TestAgentFormats(t *testing.T) {
 				}
 				if st.calls != s.ToolCalls || st.failed != failed[s.ID] {
 					t.Errorf("session %s: %d tool calls, %d failed; want %d, %d", s.ID, st.calls, st.failed, s.ToolCalls, failed[s.ID])
+				}
+				if f == FormatClaude && len(st.messages) != turns[s.ID] {
+					t.Errorf("session %s: %d assistant messages, want one per model turn, %d", s.ID, len(st.messages), turns[s.ID])
 				}
 			}
 		})

@@ -12,7 +12,10 @@ import (
 // call is a tool_use block {id, name, input} in an assistant message; its
 // result is a tool_result block {tool_use_id, content, is_error} in the
 // next user record, which also carries the tool's structured result as
-// toolUseResult. Assistant messages carry the model and the turn's usage.
+// toolUseResult. Assistant messages carry the model and the turn's usage;
+// a message of several content blocks (some text, parallel tool calls) is
+// written one block per record, the records sharing message.id and
+// repeating its usage, as Claude Code writes a streamed response.
 // A session the agent titled starts with a summary line.
 
 const (
@@ -96,7 +99,10 @@ func writeClaude(buf *bytes.Buffer, s *agentSession) {
 	// Record k has uuid derivedUUID(id, k); the summary names the last.
 	records := 1
 	for _, t := range s.turns {
-		records += 1 + len(t.calls)
+		records += 2 * len(t.calls)
+		if t.text != "" {
+			records++
+		}
 	}
 	if s.summary != "" {
 		jsonLine(buf, claudeSummary{Type: "summary", Summary: s.summary, LeafUUID: derivedUUID(s.id, records-1)})
@@ -130,12 +136,16 @@ func writeClaude(buf *bytes.Buffer, s *agentSession) {
 			stop = "end_turn"
 		}
 		key := derivedUUID(s.id, -1-ti)
-		msg := claudeAssistantMessage{
-			ID: "msg_01" + strings.ReplaceAll(key, "-", "")[:22], Type: "message", Role: "assistant", Model: claudeModel,
-			Content: content, StopReason: stop,
-			Usage: claudeUsage{InputTokens: t.input - t.cacheRead, CacheReadInputTokens: t.cacheRead, CacheCreationInputTokens: (t.input - t.cacheRead) / 3, OutputTokens: t.output},
+		// One record per content block, all with the message's id and
+		// usage, as Claude Code writes a streamed response.
+		for _, block := range content {
+			msg := claudeAssistantMessage{
+				ID: "msg_01" + strings.ReplaceAll(key, "-", "")[:22], Type: "message", Role: "assistant", Model: claudeModel,
+				Content: []any{block}, StopReason: stop,
+				Usage: claudeUsage{InputTokens: t.input - t.cacheRead, CacheReadInputTokens: t.cacheRead, CacheCreationInputTokens: (t.input - t.cacheRead) / 3, OutputTokens: t.output},
+			}
+			emit("assistant", t.startMS+t.latMS, msg, nil, "req_011"+strings.ReplaceAll(key, "-", "")[8:30])
 		}
-		emit("assistant", t.startMS+t.latMS, msg, nil, "req_011"+strings.ReplaceAll(key, "-", "")[8:30])
 		for ci := range t.calls {
 			c := &t.calls[ci]
 			text, result := claudeResult(s, c)
