@@ -860,3 +860,24 @@ func BenchmarkWriteClaude(b *testing.B) {
 		}
 	}
 }
+
+// TestAgentTiny checks corpora smaller than a procedure's minimum support:
+// every session that calls tools gets every procedure, and none fails.
+func TestAgentTiny(t *testing.T) {
+	for n := range 4 {
+		c := GenerateAgents(AgentConfig{Sessions: n, Seed: 5, Calls: 5})
+		if len(c.Manifest.Sessions) != n {
+			t.Errorf("Sessions %d: %d sessions", n, len(c.Manifest.Sessions))
+		}
+		for _, p := range c.Manifest.Procedures {
+			if len(p.Plantings) != n {
+				t.Errorf("Sessions %d: %s planted %d times, want in every session", n, p.Name, len(p.Plantings))
+			}
+		}
+		for _, f := range AgentFormats {
+			if err := c.Write(t.TempDir(), f); err != nil {
+				t.Errorf("Sessions %d: Write(%s) = %v", n, f, err)
+			}
+		}
+	}
+}
