@@ -187,6 +187,9 @@ type Step struct {
 	ReviewNotes     []string           `json:"review_notes"`
 	// ResultUsed is true when a later step binds to this step's result.
 	ResultUsed bool `json:"result_used,omitempty"`
+	// Retries is the number of failed attempts of this step, over all
+	// examples, that mining folded into the attempt that succeeded.
+	Retries int `json:"retries,omitempty"`
 }
 
 // Example is one occurrence of the candidate sequence in a source trace.
@@ -196,6 +199,14 @@ type Example struct {
 	SourceHash string   `json:"source_hash"`
 	StartIndex int      `json:"start_index"`
 	ActionIDs  []string `json:"action_ids"`
+	// Positions are the indexes in the trace's actions of the actions the
+	// steps matched, in step order, when other actions lie between them
+	// (gapped mining); empty for a contiguous match, which starts at
+	// StartIndex.
+	Positions []int `json:"positions,omitempty"`
+	// Retries, when any step was retried, is the number of failed attempts
+	// folded into each step's matched action, in step order.
+	Retries []int `json:"retries,omitempty"`
 }
 
 // ApprovalPoint is a human approval boundary inside the candidate.

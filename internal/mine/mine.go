@@ -189,7 +189,7 @@ scan:
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results[i] = b.build(batch[i].examples, len(batch[i].symbols))
+				results[i] = b.build(contiguous(batch[i].examples, len(batch[i].symbols)), len(batch[i].symbols))
 			}()
 		}
 		wg.Wait()
