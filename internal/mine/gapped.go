@@ -1,0 +1,682 @@
+package mine
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// This file is the gapped miner: it finds procedures whose steps keep their
+// order in every example but may have other actions between them, which is
+// what agent sessions look like. It has three parts.
+//
+//  1. Preprocessing (prepare): observations are dropped from the sequence
+//     and retried steps are folded into their successful attempt. Each item
+//     remembers the index of the action it stands for, so examples report
+//     positions in the original trace.
+//  2. Search (gapSearch): PrefixSpan-style pattern growth (Pei et al., 2001)
+//     with a max-gap constraint (as in GSP, Srikant and Agrawal, 1996, and
+//     the gap-constrained PrefixSpan variants). A pattern's projection keeps,
+//     per supporting trace, the set of positions at which some embedding of
+//     the pattern ends; an extension by item y is any y at most gap+1 items
+//     after one of those ends. Support counts distinct traces. The search
+//     keeps patterns that are closed against extension at either end (no
+//     one-item longer pattern with the same support made by appending or
+//     prepending), the part of BIDE's closure check (Wang and Han, 2004)
+//     that stays exact under a gap constraint; insertions in the middle are
+//     caught when candidates are selected (subsumption).
+//  3. Noise filtering (denoise), run on each pattern before it is built: a
+//     step that occurs where it does by chance is dropped. See denoise.
+
+// Miner modes, the values of Options.Mode.
+const (
+	ModeAuto   = "auto"
+	ModeExact  = "exact"
+	ModeGapped = "gapped"
+)
+
+// DefaultMaxGap is the most non-observation actions the gapped miner
+// allows between two consecutive steps of a procedure when Options.MaxGap
+// is zero. Agents rarely do more than a handful of unrelated things (an
+// edit, a build, a check) between two steps of one procedure; a wider gap
+// mostly joins steps of different procedures.
+const DefaultMaxGap = 8
+
+// DefaultSearchBudget is the number of patterns the gapped search may
+// visit when Options.SearchBudget is zero.
+const DefaultSearchBudget = 200_000
+
+// Bounds of the gapped search, besides the node budget.
+const (
+	// gapMaxLength caps pattern length; a longer procedure is found as its
+	// first gapMaxLength steps.
+	gapMaxLength = 32
+	// gapWorkPerNode bounds the projected-database positions scanned, as a
+	// multiple of the node budget: a node whose projection is huge (a
+	// common item after a common item) costs as much as many small ones.
+	gapWorkPerNode = 2000
+	// retryWindow bounds how far back a successful action looks for the
+	// failed attempts it retries, in non-observation items.
+	retryWindow = 16
+)
+
+// Noise rule thresholds (see denoise).
+const (
+	// noiseCoverage is the share of the examples of a pattern without a
+	// step in which the step must occur in its place to stay a step.
+	noiseCoverage = 0.8
+	// noiseAlpha is the significance level at which an interior step's
+	// occurrences between its neighbours must exceed its background rate.
+	noiseAlpha = 0.01
+)
+
+// gseq is one trace after preprocessing.
+type gseq struct {
+	items   []int32 // symbols of the kept actions, in order
+	pos     []int32 // index in trace.Actions of each item's action
+	retries []int32 // failed attempts folded into each item
+}
+
+// prepared holds the preprocessed traces and the counts the noise rule
+// and the report need.
+type prepared struct {
+	seqs         []gseq
+	count        []int64   // occurrences of each symbol over all items
+	traces       [][]int32 // traces containing each symbol, ascending
+	totalItems   int64
+	observations int
+	retries      int
+}
+
+// failed reports whether an action's metadata records a failure: error
+// true, or a non-zero exit_code.
+func failed(a *trace.Action) bool {
+	if e, ok := a.Metadata["error"].(bool); ok && e {
+		return true
+	}
+	switch c := a.Metadata["exit_code"].(type) {
+	case json.Number:
+		if f, err := c.Float64(); err == nil {
+			return f != 0
+		}
+	case float64:
+		return c != 0
+	case int:
+		return c != 0
+	case int64:
+		return c != 0
+	}
+	return false
+}
+
+// prepare turns every trace into a gseq: observations are dropped (they
+// neither count as steps nor as gap), and a retried action is folded into
+// its successful attempt.
+//
+// The retry rule: when an action succeeds and the nearest earlier items
+// with its signature, skipping only file mutations (the edits an agent
+// makes to fix what failed), are failed attempts, those failed attempts
+// are removed and the successful action records how many there were. The
+// edits stay: they are ordinary items the search may skip. A failure that
+// is never followed by a success of the same signature stays as it is.
+func prepare(traces []*trace.Trace, symbols map[string]int32) *prepared {
+	p := &prepared{seqs: make([]gseq, len(traces))}
+	type item struct {
+		sym     int32
+		pos     int32
+		retries int32
+		failed  bool
+		edit    bool
+	}
+	var buf []item
+	var chain []int
+	for i, t := range traces {
+		buf = buf[:0]
+		for j := range t.Actions {
+			a := &t.Actions[j]
+			if a.Kind == trace.KindObservation {
+				p.observations++
+				continue
+			}
+			sig := a.Signature()
+			id, ok := symbols[sig]
+			if !ok {
+				id = int32(len(symbols))
+				symbols[sig] = id
+			}
+			it := item{sym: id, pos: int32(j), failed: failed(a), edit: a.Kind == trace.KindFileMutation}
+			// Collect the failed attempts this action would retry.
+			chain = chain[:0]
+			for k := len(buf) - 1; k >= 0 && k >= len(buf)-retryWindow; k-- {
+				b := buf[k]
+				if b.sym == id && b.failed {
+					chain = append(chain, k)
+					continue
+				}
+				if b.edit && b.sym != id {
+					continue
+				}
+				break
+			}
+			if !it.failed && len(chain) > 0 {
+				it.retries = int32(len(chain))
+				p.retries += len(chain)
+				// chain is in descending order; remove from the back.
+				for _, k := range chain {
+					buf = slices.Delete(buf, k, k+1)
+				}
+			}
+			buf = append(buf, it)
+		}
+		s := gseq{items: make([]int32, len(buf)), pos: make([]int32, len(buf)), retries: make([]int32, len(buf))}
+		for k, it := range buf {
+			s.items[k], s.pos[k], s.retries[k] = it.sym, it.pos, it.retries
+		}
+		p.seqs[i] = s
+	}
+	p.count = make([]int64, len(symbols))
+	p.traces = make([][]int32, len(symbols))
+	for i, s := range p.seqs {
+		for _, y := range s.items {
+			p.count[y]++
+			if tr := p.traces[y]; len(tr) == 0 || tr[len(tr)-1] != int32(i) {
+				p.traces[y] = append(tr, int32(i))
+			}
+		}
+		p.totalItems += int64(len(s.items))
+	}
+	return p
+}
+
+// projection is the pseudo-projected database of a pattern: for each
+// supporting trace seqs[i], the sorted positions ends[off[i]:off[i+1]] at
+// which an embedding of the pattern ends. Keeping every end, not only the
+// first, is what makes support exact under a gap constraint: the earliest
+// end may be too far from the next step while a later one is not.
+type projection struct {
+	seqs []int32
+	off  []int32
+	ends []int32
+}
+
+func (p *projection) support() int { return len(p.seqs) }
+
+// pattern is a closed pattern found by the search.
+type pattern struct {
+	syms    []int32
+	support int
+	first   int32 // smallest supporting trace
+	closed  bool
+}
+
+// gapSearch is the state of one gapped search.
+type gapSearch struct {
+	seqs     []gseq
+	minSup   int
+	gap      int32
+	frequent []bool
+
+	nodeBudget int
+	workBudget int64
+	nodes      int
+	work       int64
+	cutNodes   bool
+	cutWork    bool
+	cutLength  bool
+
+	// Scratch for extend, indexed by symbol; the counting pass of a node
+	// finishes before any child is searched, so one set serves all depths.
+	last    []int32
+	cnt     []int32
+	bucket  [][]int32 // pairs (trace, position)
+	touched []int32
+
+	out []pattern
+}
+
+// search runs the pattern growth from every frequent item, most frequent
+// first, and returns the patterns closed against one-item extension at
+// either end.
+func (g *gapSearch) search(roots []int32, proj []*projection) []pattern {
+	for i, y := range roots {
+		if g.stopped() {
+			break
+		}
+		g.nodes++
+		g.grow([]int32{y}, proj[i])
+	}
+	// Backward closure: x·S with the same support as S closes S. (Forward
+	// closure was decided during the search.)
+	index := make(map[string]int, len(g.out))
+	for i, p := range g.out {
+		index[symKey(p.syms)] = i
+	}
+	for _, p := range g.out {
+		if len(p.syms) < 3 {
+			continue
+		}
+		if j, ok := index[symKey(p.syms[1:])]; ok && g.out[j].support == p.support {
+			g.out[j].closed = false
+		}
+	}
+	var closed []pattern
+	for _, p := range g.out {
+		if p.closed {
+			closed = append(closed, p)
+		}
+	}
+	return closed
+}
+
+func (g *gapSearch) stopped() bool { return g.cutNodes || g.cutWork }
+
+// grow extends syms, whose projection is proj, depth first. Children are
+// visited by support, descending, so that when a budget cuts the search,
+// what is lost is the less frequent part.
+func (g *gapSearch) grow(syms []int32, proj *projection) {
+	var kids []int32
+	var kidProj []*projection
+	if len(syms) >= gapMaxLength {
+		g.cutLength = true
+	} else {
+		kids, kidProj = g.extend(proj)
+	}
+	sameSupport := false
+	for _, kp := range kidProj {
+		if kp.support() == proj.support() {
+			sameSupport = true
+		}
+	}
+	if len(syms) >= 2 {
+		g.out = append(g.out, pattern{syms: slices.Clone(syms), support: proj.support(), first: proj.seqs[0], closed: !sameSupport})
+	}
+	for i, y := range kids {
+		if g.nodes >= g.nodeBudget {
+			g.cutNodes = true
+		}
+		if g.stopped() {
+			return
+		}
+		g.nodes++
+		g.grow(append(syms, y), kidProj[i])
+		kidProj[i] = nil
+	}
+}
+
+// extend scans, in every supporting trace, the union of the windows of
+// gap+1 items after each end of proj, once per position, and returns the
+// frequent items found there with their projections, by support
+// descending then symbol. Its cost is the number of positions scanned, at
+// most min(len(trace), ends×(gap+1)) per trace.
+func (g *gapSearch) extend(proj *projection) ([]int32, []*projection) {
+	g.touched = g.touched[:0]
+	for i, s := range proj.seqs {
+		items := g.seqs[s].items
+		next := int32(0)
+		for _, e := range proj.ends[proj.off[i]:proj.off[i+1]] {
+			lo := max(e+1, next)
+			hi := min(e+1+g.gap, int32(len(items))-1)
+			for q := lo; q <= hi; q++ {
+				y := items[q]
+				if !g.frequent[y] {
+					continue
+				}
+				if len(g.bucket[y]) == 0 {
+					g.touched = append(g.touched, y)
+					g.last[y] = -1
+				}
+				if g.last[y] != s {
+					g.last[y] = s
+					g.cnt[y]++
+				}
+				g.bucket[y] = append(g.bucket[y], s, q)
+			}
+			if hi+1 > next {
+				g.work += int64(hi + 1 - lo)
+				next = hi + 1
+			}
+		}
+	}
+	if g.work > g.workBudget {
+		g.cutWork = true
+	}
+	var kids []int32
+	for _, y := range g.touched {
+		if int(g.cnt[y]) >= g.minSup {
+			kids = append(kids, y)
+		}
+	}
+	slices.SortFunc(kids, func(a, b int32) int {
+		if c := cmpDesc(int64(g.cnt[a]), int64(g.cnt[b])); c != 0 {
+			return c
+		}
+		return int(a) - int(b)
+	})
+	projs := make([]*projection, len(kids))
+	for i, y := range kids {
+		projs[i] = pairsProjection(g.bucket[y])
+	}
+	for _, y := range g.touched {
+		g.bucket[y] = g.bucket[y][:0]
+		g.cnt[y] = 0
+	}
+	return kids, projs
+}
+
+// pairsProjection builds a projection from (trace, position) pairs sorted
+// by trace, then position.
+func pairsProjection(pairs []int32) *projection {
+	p := &projection{ends: make([]int32, 0, len(pairs)/2)}
+	for k := 0; k < len(pairs); k += 2 {
+		s, q := pairs[k], pairs[k+1]
+		if len(p.seqs) == 0 || p.seqs[len(p.seqs)-1] != s {
+			p.seqs = append(p.seqs, s)
+			p.off = append(p.off, int32(len(p.ends)))
+		}
+		p.ends = append(p.ends, q)
+	}
+	p.off = append(p.off, int32(len(p.ends)))
+	return p
+}
+
+// rootProjections returns the items that occur in at least minSup traces,
+// by support descending then symbol, with projections holding every
+// position of each.
+func (g *gapSearch) rootProjections(traces [][]int32) ([]int32, []*projection) {
+	nsym := len(traces)
+	g.frequent = make([]bool, nsym)
+	var roots []int32
+	for y := range nsym {
+		if len(traces[y]) >= g.minSup {
+			g.frequent[y] = true
+			roots = append(roots, int32(y))
+		}
+	}
+	slices.SortFunc(roots, func(a, b int32) int {
+		if c := cmpDesc(int64(len(traces[a])), int64(len(traces[b]))); c != 0 {
+			return c
+		}
+		return int(a) - int(b)
+	})
+	pairs := make([][]int32, nsym)
+	for s, sq := range g.seqs {
+		for q, y := range sq.items {
+			if g.frequent[y] {
+				pairs[y] = append(pairs[y], int32(s), int32(q))
+			}
+		}
+	}
+	projs := make([]*projection, len(roots))
+	for i, y := range roots {
+		projs[i] = pairsProjection(pairs[y])
+		pairs[y] = nil
+	}
+	return roots, projs
+}
+
+func symKey(syms []int32) string {
+	b := make([]byte, 0, 4*len(syms))
+	for _, s := range syms {
+		b = append(b, byte(s), byte(s>>8), byte(s>>16), byte(s>>24))
+	}
+	return string(b)
+}
+
+// rankPatterns orders patterns like Repeats orders repeats: support ×
+// length, support and length descending, then the first supporting trace
+// and the symbols ascending, a total order.
+func rankPatterns(ps []pattern) {
+	slices.SortFunc(ps, func(a, b pattern) int {
+		la, lb := int64(len(a.syms)), int64(len(b.syms))
+		if c := cmpDesc(int64(a.support)*la, int64(b.support)*lb); c != 0 {
+			return c
+		}
+		if c := cmpDesc(int64(a.support), int64(b.support)); c != 0 {
+			return c
+		}
+		if c := cmpDesc(la, lb); c != 0 {
+			return c
+		}
+		if a.first != b.first {
+			return int(a.first) - int(b.first)
+		}
+		return slices.Compare(a.syms, b.syms)
+	})
+}
+
+// gmatch is one trace's leftmost-earliest embedding of a pattern: at[k] is
+// the item index (in the gseq) of step k.
+type gmatch struct {
+	seq int32
+	at  []int32
+}
+
+// matchAll embeds syms in every trace that contains all its symbols and
+// returns the embeddings, by trace.
+func (p *prepared) matchAll(syms []int32, gap int32) []gmatch {
+	if len(syms) == 0 {
+		return nil
+	}
+	// Candidate traces: the intersection of the symbols' trace lists,
+	// starting from the shortest.
+	lists := make([][]int32, 0, len(syms))
+	for _, y := range syms {
+		lists = append(lists, p.traces[y])
+	}
+	slices.SortFunc(lists, func(a, b []int32) int { return len(a) - len(b) })
+	cand := slices.Clone(lists[0])
+	for _, l := range lists[1:] {
+		cand = intersect(cand, l)
+	}
+	var out []gmatch
+	for _, s := range cand {
+		if at := embed(p.seqs[s].items, syms, gap); at != nil {
+			out = append(out, gmatch{seq: s, at: at})
+		}
+	}
+	return out
+}
+
+func intersect(a, b []int32) []int32 {
+	out := a[:0]
+	j := 0
+	for _, x := range a {
+		for j < len(b) && b[j] < x {
+			j++
+		}
+		if j < len(b) && b[j] == x {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// embed returns the leftmost-earliest embedding of syms in items with at
+// most gap items between consecutive steps: the lexicographically smallest
+// vector of positions, or nil. A backward pass keeps, for each step, the
+// positions from which the rest of the pattern can still be matched; a
+// forward pass then takes the earliest feasible position at each step.
+// Cost: O(len(items) + len(syms)·occurrences).
+func embed(items, syms []int32, gap int32) []int32 {
+	n := len(syms)
+	ok := make([][]int32, n)
+	for q, y := range items {
+		for k, s := range syms {
+			if s == y {
+				ok[k] = append(ok[k], int32(q))
+			}
+		}
+	}
+	for k := n - 2; k >= 0; k-- {
+		next := ok[k+1]
+		kept := ok[k][:0]
+		j := 0
+		for _, p := range ok[k] {
+			for j < len(next) && next[j] <= p {
+				j++
+			}
+			if j < len(next) && next[j] <= p+gap+1 {
+				kept = append(kept, p)
+			}
+		}
+		ok[k] = kept
+	}
+	if len(ok[0]) == 0 {
+		return nil
+	}
+	at := make([]int32, n)
+	at[0] = ok[0][0]
+	for k := 1; k < n; k++ {
+		i, _ := slices.BinarySearch(ok[k], at[k-1]+1)
+		// Feasibility of at[k-1] guarantees a position within the gap.
+		at[k] = ok[k][i]
+	}
+	return at
+}
+
+// denoise applies the noise rule to a pattern and returns what is left of
+// it, its embeddings, and how many steps it dropped.
+//
+// The rule, for a step x of pattern P, with Q = P without x, n the number
+// of traces Q occurs in and m the number of them in which x occurs in its
+// place (between the embedded neighbours of x, or within gap+1 items
+// before Q's first or after its last step when x is at an end):
+//
+//   - if Q occurs in fewer traces than P, x is kept: without it the
+//     neighbours are too far apart, so it holds the procedure together;
+//   - x stays a step only if m ≥ 80 % of n: a step that is missing from
+//     more than a fifth of the runs of the rest of the procedure is not
+//     part of it;
+//   - an interior x also stays only if m is significantly above what its
+//     background rate predicts: with f the rate of x among all items
+//     outside those gaps and L_e the length of the gap in example e, x
+//     lands in a gap by chance with probability p_e = 1 − (1 − f)^L_e; the
+//     Chernoff bound exp(−n·KL(m/n ‖ p̄)) on P(X ≥ m), for p̄ the mean of
+//     the p_e, must be at most 0.01.
+//
+// So a common action (a build, an edit) that sits between two steps in
+// most runs only because it is common is not a step, while a rare action
+// that does so is; closedness alone would keep the first whenever it
+// happened to be present in every example. The step that fails worst is
+// dropped, and the test is repeated on the shorter pattern, until every
+// step passes. Each round costs one embedding pass per step.
+func (p *prepared) denoise(syms []int32, gap int32) ([]int32, []gmatch, int) {
+	syms = slices.Clone(syms)
+	dropped := 0
+	for {
+		base := p.matchAll(syms, gap)
+		if len(syms) < 2 {
+			return syms, base, dropped
+		}
+		worst, worstScore := -1, 0.0
+		for k := range syms {
+			q := slices.Delete(slices.Clone(syms), k, k+1)
+			qm := p.matchAll(q, gap)
+			if len(qm) < len(base) {
+				continue
+			}
+			if s := p.noiseScore(syms[k], k, len(syms), qm, gap); s > worstScore {
+				worst, worstScore = k, s
+			}
+		}
+		if worst < 0 {
+			return syms, base, dropped
+		}
+		syms = slices.Delete(syms, worst, worst+1)
+		dropped++
+	}
+}
+
+// noiseScore tests step k of a pattern of length n, whose symbol is x,
+// against the embeddings qm of the pattern without it. It returns 0 when x
+// passes the noise rule, and otherwise a score that is larger the worse it
+// fails: 1 + the missing share for a coverage failure, the p-value bound
+// for a significance failure.
+func (p *prepared) noiseScore(x int32, k, n int, qm []gmatch, gap int32) float64 {
+	interior := k > 0 && k < n-1
+	m := 0
+	var inGap, gapLen int64
+	lens := make([]int64, len(qm))
+	for e, g := range qm {
+		items := p.seqs[g.seq].items
+		var lo, hi int32 // the region [lo, hi)
+		switch {
+		case k == 0:
+			hi = g.at[0]
+			lo = max(0, hi-gap-1)
+		case k == n-1:
+			lo = g.at[len(g.at)-1] + 1
+			hi = min(int32(len(items)), lo+gap+1)
+		default:
+			lo, hi = g.at[k-1]+1, g.at[k]
+		}
+		found := false
+		for q := lo; q < hi; q++ {
+			if items[q] == x {
+				found = true
+				inGap++
+			}
+		}
+		if found {
+			m++
+		}
+		lens[e] = int64(hi - lo)
+		gapLen += lens[e]
+	}
+	nq := float64(len(qm))
+	cover := float64(m) / nq
+	if cover < noiseCoverage {
+		return 1 + (1 - cover)
+	}
+	if !interior {
+		return 0
+	}
+	f := 0.0
+	if rest := p.totalItems - gapLen; rest > 0 {
+		f = float64(p.count[x]-inGap) / float64(rest)
+	}
+	pbar := 0.0
+	for _, l := range lens {
+		pbar += 1 - math.Pow(1-f, float64(l))
+	}
+	pbar /= nq
+	if pv := chernoff(cover, pbar, nq); pv > noiseAlpha {
+		return pv
+	}
+	return 0
+}
+
+// chernoff bounds P(X ≥ r·n) for X the number of successes of n
+// independent trials with mean success probability p: exp(−n·KL(r ‖ p)),
+// or 1 when r ≤ p. (For a sum of Bernoulli trials with unequal
+// probabilities the same bound holds with p their mean.)
+func chernoff(r, p, n float64) float64 {
+	if r <= p {
+		return 1
+	}
+	if p <= 0 {
+		return 0
+	}
+	kl := 0.0
+	if r > 0 {
+		kl += r * math.Log(r/p)
+	}
+	if r < 1 {
+		kl += (1 - r) * math.Log((1-r)/(1-p))
+	}
+	return math.Exp(-n * kl)
+}
+
+// isSubsequence reports whether needle occurs in hay in order, not
+// necessarily contiguously.
+func isSubsequence(hay, needle []int32) bool {
+	j := 0
+	for _, y := range hay {
+		if j < len(needle) && y == needle[j] {
+			j++
+		}
+	}
+	return j == len(needle)
+}
