@@ -1,9 +1,9 @@
 package mine
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -87,7 +87,7 @@ func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace
 	}
 	roots, projs := g.rootProjections(prep.traces)
 	patterns := g.search(roots, projs)
-	rankPatterns(patterns)
+
 	report.Mining.PatternsSearched = g.nodes
 	report.Mining.RepeatsFound = len(patterns)
 	for _, cut := range []struct {
@@ -113,7 +113,15 @@ func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace
 	names := map[string]bool{}
 	seen := map[string]bool{}
 	var built []gapBuilt
-	for scanned, pt := range patterns {
+	// Patterns are taken best first. The noise rule may shorten one,
+	// which lowers its rank, so a shortened pattern goes back into the
+	// queue with its new support and length and is built only when it is
+	// the best again: a shortened noisy variant must not be built before
+	// a longer clean pattern that now outranks it.
+	queue := patternQueue(patterns)
+	heap.Init(&queue)
+	scanned := 0
+	for queue.Len() > 0 {
 		if len(report.Candidates) >= maxSafe {
 			break
 		}
@@ -128,13 +136,29 @@ func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if opts.Progress != nil {
-			opts.Progress(scanned+1, min(len(patterns), limit))
+		pt := heap.Pop(&queue).(pattern)
+		if seen[symKey(pt.syms)] {
+			continue
 		}
-		syms, matches, dropped := prep.denoise(pt.syms, gap)
-		report.Mining.NoiseStepsDropped += dropped
+		syms, matches := pt.syms, pt.matches
+		if !pt.denoised {
+			scanned++
+			if opts.Progress != nil {
+				opts.Progress(scanned, min(len(patterns), limit))
+			}
+			var dropped int
+			syms, matches, dropped = prep.denoise(pt.syms, gap)
+			report.Mining.NoiseStepsDropped += dropped
+			if dropped > 0 {
+				seen[symKey(pt.syms)] = true
+				if len(syms) >= 2 && len(matches) >= minEx {
+					heap.Push(&queue, pattern{syms: syms, support: len(matches), first: matches[0].seq, denoised: true, matches: matches})
+				}
+				continue
+			}
+		}
 		key := symKey(syms)
-		if len(syms) < 2 || len(matches) < minEx || seen[key] {
+		if len(syms) < 2 || len(matches) < minEx {
 			continue
 		}
 		seen[key] = true
@@ -164,6 +188,21 @@ func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace
 	return report, nil
 }
 
+// patternQueue is a heap of patterns whose top is the best ranked
+// (comparePatterns).
+type patternQueue []pattern
+
+func (q patternQueue) Len() int           { return len(q) }
+func (q patternQueue) Less(i, j int) bool { return comparePatterns(q[i], q[j]) < 0 }
+func (q patternQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *patternQueue) Push(x any)        { *q = append(*q, x.(pattern)) }
+func (q *patternQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
 // examples converts embeddings into the builder's matches: item indexes
 // become action indexes, and retries are attached when any step has them.
 func (p *prepared) examples(ms []gmatch) []match {
@@ -188,14 +227,15 @@ func (p *prepared) examples(ms []gmatch) []match {
 
 // gapSubsumed is subsumed for gapped patterns, with containment as a
 // subsequence: a pattern is skipped when a built candidate contains it and
-// covers the same traces (the same procedure with a step missing), or when
+// covers all its traces (the same procedure with a step missing: it may
+// occur in fewer traces, since a missing step widens a gap), or when
 // it contains a built candidate in under a tenth of that candidate's
 // traces (the procedure plus an incidental step).
 func gapSubsumed(built []gapBuilt, syms, traces []int32) bool {
 	for _, b := range built {
 		switch {
-		case len(b.syms) > len(syms) && slices.Equal(b.traces, traces):
-			if isSubsequence(b.syms, syms) {
+		case len(b.syms) > len(syms) && len(b.traces) >= len(traces):
+			if isSubsequence(b.syms, syms) && subsetInts(traces, b.traces) {
 				return true
 			}
 		case len(b.syms) < len(syms) && 10*len(traces) < len(b.traces):

@@ -69,7 +69,7 @@ const (
 	noiseCoverage = 0.8
 	// noiseAlpha is the significance level at which an interior step's
 	// occurrences between its neighbours must exceed its background rate.
-	noiseAlpha = 0.01
+	noiseAlpha = 0.001
 )
 
 // gseq is one trace after preprocessing.
@@ -209,6 +209,10 @@ type pattern struct {
 	support int
 	first   int32 // smallest supporting trace
 	closed  bool
+	// denoised is set once the noise rule has been applied; matches are
+	// then the pattern's embeddings.
+	denoised bool
+	matches  []gmatch
 }
 
 // gapSearch is the state of one gapped search.
@@ -424,26 +428,26 @@ func symKey(syms []int32) string {
 	return string(b)
 }
 
-// rankPatterns orders patterns like Repeats orders repeats: support ×
+// comparePatterns orders patterns like Repeats orders repeats: support ×
 // length, support and length descending, then the first supporting trace
-// and the symbols ascending, a total order.
-func rankPatterns(ps []pattern) {
-	slices.SortFunc(ps, func(a, b pattern) int {
-		la, lb := int64(len(a.syms)), int64(len(b.syms))
-		if c := cmpDesc(int64(a.support)*la, int64(b.support)*lb); c != 0 {
-			return c
-		}
-		if c := cmpDesc(int64(a.support), int64(b.support)); c != 0 {
-			return c
-		}
-		if c := cmpDesc(la, lb); c != 0 {
-			return c
-		}
-		if a.first != b.first {
-			return int(a.first) - int(b.first)
-		}
-		return slices.Compare(a.syms, b.syms)
-	})
+// and the symbols ascending. It is a total order on distinct symbol
+// sequences, so selection does not depend on the order patterns were
+// found in.
+func comparePatterns(a, b pattern) int {
+	la, lb := int64(len(a.syms)), int64(len(b.syms))
+	if c := cmpDesc(int64(a.support)*la, int64(b.support)*lb); c != 0 {
+		return c
+	}
+	if c := cmpDesc(int64(a.support), int64(b.support)); c != 0 {
+		return c
+	}
+	if c := cmpDesc(la, lb); c != 0 {
+		return c
+	}
+	if a.first != b.first {
+		return int(a.first) - int(b.first)
+	}
+	return slices.Compare(a.syms, b.syms)
 }
 
 // gmatch is one trace's leftmost-earliest embedding of a pattern: at[k] is
@@ -454,8 +458,9 @@ type gmatch struct {
 }
 
 // matchAll embeds syms in every trace that contains all its symbols and
-// returns the embeddings, by trace.
-func (p *prepared) matchAll(syms []int32, gap int32) []gmatch {
+// returns the embeddings, by trace. wide, when positive, is the step whose
+// gap from the step before it may be 2·gap+1 rather than gap.
+func (p *prepared) matchAll(syms []int32, gap int32, wide int) []gmatch {
 	if len(syms) == 0 {
 		return nil
 	}
@@ -472,7 +477,7 @@ func (p *prepared) matchAll(syms []int32, gap int32) []gmatch {
 	}
 	var out []gmatch
 	for _, s := range cand {
-		if at := embed(p.seqs[s].items, syms, gap); at != nil {
+		if at := embed(p.seqs[s].items, syms, gap, wide); at != nil {
 			out = append(out, gmatch{seq: s, at: at})
 		}
 	}
@@ -498,9 +503,16 @@ func intersect(a, b []int32) []int32 {
 // vector of positions, or nil. A backward pass keeps, for each step, the
 // positions from which the rest of the pattern can still be matched; a
 // forward pass then takes the earliest feasible position at each step.
-// Cost: O(len(items) + len(syms)·occurrences).
-func embed(items, syms []int32, gap int32) []int32 {
+// Cost: O(len(items) + len(syms)·occurrences). Step wide, when positive,
+// may be up to 2·gap+1 items after the step before it.
+func embed(items, syms []int32, gap int32, wide int) []int32 {
 	n := len(syms)
+	limit := func(k int) int32 { // the gap before step k
+		if k == wide {
+			return 2*gap + 1
+		}
+		return gap
+	}
 	ok := make([][]int32, n)
 	for q, y := range items {
 		for k, s := range syms {
@@ -511,13 +523,14 @@ func embed(items, syms []int32, gap int32) []int32 {
 	}
 	for k := n - 2; k >= 0; k-- {
 		next := ok[k+1]
+		g := limit(k + 1)
 		kept := ok[k][:0]
 		j := 0
 		for _, p := range ok[k] {
 			for j < len(next) && next[j] <= p {
 				j++
 			}
-			if j < len(next) && next[j] <= p+gap+1 {
+			if j < len(next) && next[j] <= p+g+1 {
 				kept = append(kept, p)
 			}
 		}
@@ -549,12 +562,16 @@ func embed(items, syms []int32, gap int32) []int32 {
 //   - x stays a step only if m ≥ 80 % of n: a step that is missing from
 //     more than a fifth of the runs of the rest of the procedure is not
 //     part of it;
-//   - an interior x also stays only if m is significantly above what its
-//     background rate predicts: with f the rate of x among all items
-//     outside those gaps and L_e the length of the gap in example e, x
-//     lands in a gap by chance with probability p_e = 1 − (1 − f)^L_e; the
-//     Chernoff bound exp(−n·KL(m/n ‖ p̄)) on P(X ≥ m), for p̄ the mean of
-//     the p_e, must be at most 0.01.
+//   - x also stays only if m is significantly above what its background
+//     rate predicts: with f the rate of x among all items outside those
+//     regions and L_e the length of the region in example e, x lands in it
+//     by chance with probability p_e = 1 − (1 − f)^L_e (the background
+//     leaves out Q's own steps, which are not where noise goes); the Chernoff bound
+//     exp(−n·KL(m/n ‖ p̄)) on P(X ≥ m), for p̄ the mean of the p_e, must be
+//     at most 0.01. At the ends the region is the whole gap+1 window, so
+//     an end step that is also common elsewhere needs more examples to
+//     show it belongs than an interior one, which is measured against the
+//     actual gap between its neighbours.
 //
 // So a common action (a build, an edit) that sits between two steps in
 // most runs only because it is common is not a step, while a rare action
@@ -566,18 +583,23 @@ func (p *prepared) denoise(syms []int32, gap int32) ([]int32, []gmatch, int) {
 	syms = slices.Clone(syms)
 	dropped := 0
 	for {
-		base := p.matchAll(syms, gap)
+		base := p.matchAll(syms, gap, -1)
 		if len(syms) < 2 {
 			return syms, base, dropped
 		}
 		worst, worstScore := -1, 0.0
 		for k := range syms {
 			q := slices.Delete(slices.Clone(syms), k, k+1)
-			qm := p.matchAll(q, gap)
-			if len(qm) < len(base) {
-				continue
+			// Without x its two gaps become one, of up to 2·gap+1
+			// items, so Q is matched with that gap there: then Q occurs
+			// wherever P does.
+			wide := -1
+			if k > 0 && k < len(syms)-1 {
+				wide = k
 			}
-			if s := p.noiseScore(syms[k], k, len(syms), qm, gap); s > worstScore {
+			qm := p.matchAll(q, gap, wide)
+			s := p.noiseScore(syms[k], k, q, qm, gap)
+			if s > worstScore {
 				worst, worstScore = k, s
 			}
 		}
@@ -589,13 +611,17 @@ func (p *prepared) denoise(syms []int32, gap int32) ([]int32, []gmatch, int) {
 	}
 }
 
-// noiseScore tests step k of a pattern of length n, whose symbol is x,
-// against the embeddings qm of the pattern without it. It returns 0 when x
+// noiseScore tests step k of a pattern, whose symbol is x, against the
+// embeddings qm of the pattern without it, q. It returns 0 when x
 // passes the noise rule, and otherwise a score that is larger the worse it
 // fails: 1 + the missing share for a coverage failure, the p-value bound
 // for a significance failure.
-func (p *prepared) noiseScore(x int32, k, n int, qm []gmatch, gap int32) float64 {
-	interior := k > 0 && k < n-1
+//
+// The regions are read off Q's embeddings, never P's: P's embedding is
+// chosen to contain x, so its gaps would be stretched around x and every
+// one of them would count, which biases the test towards keeping x.
+func (p *prepared) noiseScore(x int32, k int, q []int32, qm []gmatch, gap int32) float64 {
+	n := len(q) + 1
 	m := 0
 	var inGap, gapLen int64
 	lens := make([]int64, len(qm))
@@ -630,12 +656,18 @@ func (p *prepared) noiseScore(x int32, k, n int, qm []gmatch, gap int32) float64
 	if cover < noiseCoverage {
 		return 1 + (1 - cover)
 	}
-	if !interior {
-		return 0
+	// The background is every item that is neither in a region nor one
+	// of Q's matched steps: the procedure's own steps are not places where
+	// noise could have been.
+	var xInQ int64
+	for _, y := range q {
+		if y == x {
+			xInQ += int64(len(qm))
+		}
 	}
 	f := 0.0
-	if rest := p.totalItems - gapLen; rest > 0 {
-		f = float64(p.count[x]-inGap) / float64(rest)
+	if rest := p.totalItems - gapLen - int64(len(q)*len(qm)); rest > 0 {
+		f = min(1, float64(max(p.count[x]-inGap-xInQ, 0))/float64(rest))
 	}
 	pbar := 0.0
 	for _, l := range lens {
