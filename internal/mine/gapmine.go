@@ -84,6 +84,7 @@ func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace
 		seqs: prep.seqs, minSup: minEx, gap: gap,
 		nodeBudget: budget, workBudget: int64(budget) * gapWorkPerNode,
 		last: make([]int32, nsym), cnt: make([]int32, nsym), bucket: make([][]int32, nsym),
+		count: prep.count, total: prep.totalItems, spans: map[int32]int{},
 	}
 	roots, projs := g.rootProjections(prep.traces)
 	patterns := g.search(roots, projs)
@@ -142,6 +143,13 @@ func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace
 		}
 		syms, matches := pt.syms, pt.matches
 		if !pt.denoised {
+			// A pattern a built candidate already stands for is not
+			// worth the noise rule's cost (most of the subsequences of a
+			// long procedure rank right after it).
+			if gapSubsumed(built, pt.syms, matchTraces(prep.matchAll(pt.syms, gap, -1, 0))) {
+				seen[symKey(pt.syms)] = true
+				continue
+			}
 			scanned++
 			if opts.Progress != nil {
 				opts.Progress(scanned, min(len(patterns), limit))
@@ -162,10 +170,7 @@ func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace
 			continue
 		}
 		seen[key] = true
-		tr := make([]int32, len(matches))
-		for i, m := range matches {
-			tr[i] = m.seq
-		}
+		tr := matchTraces(matches)
 		if gapSubsumed(built, syms, tr) {
 			continue
 		}
@@ -186,6 +191,14 @@ func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace
 	}
 	finish(report, opts, names, rejectedOmitted)
 	return report, nil
+}
+
+func matchTraces(ms []gmatch) []int32 {
+	out := make([]int32, len(ms))
+	for i, m := range ms {
+		out[i] = m.seq
+	}
+	return out
 }
 
 // patternQueue is a heap of patterns whose top is the best ranked

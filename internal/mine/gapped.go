@@ -65,8 +65,18 @@ const (
 // Noise rule thresholds (see denoise).
 const (
 	// noiseCoverage is the share of the examples of a pattern without a
-	// step in which the step must occur in its place to stay a step.
+	// step in which the step must occur in its place, beyond chance, to
+	// stay a step.
 	noiseCoverage = 0.8
+	// searchExcess is the least excess (beyond chance) with which an item
+	// must follow a pattern for the search to grow the pattern by it. It
+	// is low because a prefix may start several procedures.
+	searchExcess = 0.1
+	// noiseSample bounds the traces the noise rule embeds a pattern
+	// without one of its steps in: rates and their significance are as
+	// clear from a thousand traces, evenly spread, as from all of them,
+	// and the rule runs once per step and round.
+	noiseSample = 1000
 	// noiseAlpha is the significance level at which an interior step's
 	// occurrences between its neighbours must exceed its background rate.
 	noiseAlpha = 0.001
@@ -77,12 +87,26 @@ type gseq struct {
 	items   []int32 // symbols of the kept actions, in order
 	pos     []int32 // index in trace.Actions of each item's action
 	retries []int32 // failed attempts folded into each item
+	// byItem lists the item positions sorted by symbol, then position: the
+	// occurrence index embed looks symbols up in.
+	byItem []int32
+}
+
+// index builds byItem.
+func (s *gseq) index() {
+	s.byItem = make([]int32, len(s.items))
+	for q := range s.byItem {
+		s.byItem[q] = int32(q)
+	}
+	slices.SortStableFunc(s.byItem, func(a, b int32) int { return int(s.items[a]) - int(s.items[b]) })
 }
 
 // prepared holds the preprocessed traces and the counts the noise rule
 // and the report need.
 type prepared struct {
 	seqs         []gseq
+	okBuf        [][]int32 // scratch for embed
+	posBuf       []int32   // scratch for embed
 	count        []int64   // occurrences of each symbol over all items
 	traces       [][]int32 // traces containing each symbol, ascending
 	totalItems   int64
@@ -174,6 +198,7 @@ func prepare(traces []*trace.Trace, symbols map[string]int32) *prepared {
 		for k, it := range buf {
 			s.items[k], s.pos[k], s.retries[k] = it.sym, it.pos, it.retries
 		}
+		s.index()
 		p.seqs[i] = s
 	}
 	p.count = make([]int64, len(symbols))
@@ -229,6 +254,14 @@ type gapSearch struct {
 	cutNodes   bool
 	cutWork    bool
 	cutLength  bool
+
+	// count and total are the occurrences of each symbol and of all
+	// items, for associated; a zero total turns the test off.
+	count []int64
+	total int64
+	// spans counts the supporting traces of the node being extended by
+	// the length of the window scanned after the pattern in them.
+	spans map[int32]int
 
 	// Scratch for extend, indexed by symbol; the counting pass of a node
 	// finishes before any child is searched, so one set serves all depths.
@@ -316,9 +349,12 @@ func (g *gapSearch) grow(syms []int32, proj *projection) {
 // most min(len(trace), ends×(gap+1)) per trace.
 func (g *gapSearch) extend(proj *projection) ([]int32, []*projection) {
 	g.touched = g.touched[:0]
+	clear(g.spans)
+	window := int64(0)
 	for i, s := range proj.seqs {
 		items := g.seqs[s].items
 		next := int32(0)
+		span := int32(0)
 		for _, e := range proj.ends[proj.off[i]:proj.off[i+1]] {
 			lo := max(e+1, next)
 			hi := min(e+1+g.gap, int32(len(items))-1)
@@ -339,16 +375,19 @@ func (g *gapSearch) extend(proj *projection) ([]int32, []*projection) {
 			}
 			if hi+1 > next {
 				g.work += int64(hi + 1 - lo)
+				span += hi + 1 - lo
 				next = hi + 1
 			}
 		}
+		g.spans[span]++
+		window += int64(span)
 	}
 	if g.work > g.workBudget {
 		g.cutWork = true
 	}
 	var kids []int32
 	for _, y := range g.touched {
-		if int(g.cnt[y]) >= g.minSup {
+		if int(g.cnt[y]) >= g.minSup && g.associated(y, int(g.cnt[y]), proj.support(), window) {
 			kids = append(kids, y)
 		}
 	}
@@ -367,6 +406,39 @@ func (g *gapSearch) extend(proj *projection) ([]int32, []*projection) {
 		g.cnt[y] = 0
 	}
 	return kids, projs
+}
+
+// associated reports whether item y, found after the pattern in m of its
+// n traces, follows it more often than y's background rate predicts. In
+// trace t the pattern is followed by a window of L_t items (the union of
+// the gap+1 items after each end). The background rate f of y is its rate
+// outside those windows; y lands in a window by chance with probability
+// 1 − (1 − f)^L_t, whose mean over the traces is p. y is associated when
+// m/n ≥ 2p (the pattern at least doubles the odds of y) or when m/n is
+// significantly above p (the Chernoff bound of the noise rule, at its
+// level).
+//
+// The search grows a pattern only by associated items. An item that just
+// happens to be common (an edit, a build, a test run, anywhere in a
+// session) would otherwise combine with everything: in a corpus of
+// sessions the patterns made only of such items are exponentially many and
+// would take the whole budget. A procedure loses nothing it needs: an
+// unassociated item between two steps is skipped by the gap, and the noise
+// rule would drop it from the pattern anyway.
+func (g *gapSearch) associated(y int32, m, n int, window int64) bool {
+	rest := g.total - window
+	if g.total == 0 || rest <= 0 {
+		return true
+	}
+	inside := int64(len(g.bucket[y]) / 2)
+	f := float64(max(g.count[y]-inside, 0)) / float64(rest)
+	p := 0.0
+	for l, c := range g.spans {
+		p += float64(c) * (1 - math.Pow(1-f, float64(l)))
+	}
+	p /= float64(n)
+	r := float64(m) / float64(n)
+	return excess(r, p) >= searchExcess && chernoff(r, p, float64(n)) <= noiseAlpha
 }
 
 // pairsProjection builds a projection from (trace, position) pairs sorted
@@ -457,10 +529,25 @@ type gmatch struct {
 	at  []int32
 }
 
+// occurrences returns the positions of symbol y in trace s, ascending,
+// from the trace's occurrence index (positions sorted by symbol, then
+// position). The slice must not be modified.
+func (p *prepared) occurrences(s, y int32) []int32 {
+	items, idx := p.seqs[s].items, p.seqs[s].byItem
+	lo, _ := slices.BinarySearchFunc(idx, y, func(q, y int32) int { return int(items[q]) - int(y) })
+	hi := lo
+	for hi < len(idx) && items[idx[hi]] == y {
+		hi++
+	}
+	return idx[lo:hi]
+}
+
 // matchAll embeds syms in every trace that contains all its symbols and
 // returns the embeddings, by trace. wide, when positive, is the step whose
-// gap from the step before it may be 2·gap+1 rather than gap.
-func (p *prepared) matchAll(syms []int32, gap int32, wide int) []gmatch {
+// gap from the step before it may be 2·gap+1 rather than gap. sample, when
+// positive, limits the traces tried to that many, evenly spread over
+// those that contain every symbol.
+func (p *prepared) matchAll(syms []int32, gap int32, wide, sample int) []gmatch {
 	if len(syms) == 0 {
 		return nil
 	}
@@ -475,9 +562,16 @@ func (p *prepared) matchAll(syms []int32, gap int32, wide int) []gmatch {
 	for _, l := range lists[1:] {
 		cand = intersect(cand, l)
 	}
+	if sample > 0 && len(cand) > sample {
+		picked := make([]int32, sample)
+		for i := range picked {
+			picked[i] = cand[i*len(cand)/sample]
+		}
+		cand = picked
+	}
 	var out []gmatch
 	for _, s := range cand {
-		if at := embed(p.seqs[s].items, syms, gap, wide); at != nil {
+		if at := p.embed(s, syms, gap, wide); at != nil {
 			out = append(out, gmatch{seq: s, at: at})
 		}
 	}
@@ -498,14 +592,15 @@ func intersect(a, b []int32) []int32 {
 	return out
 }
 
-// embed returns the leftmost-earliest embedding of syms in items with at
+// embed returns the leftmost-earliest embedding of syms in trace s with at
 // most gap items between consecutive steps: the lexicographically smallest
 // vector of positions, or nil. A backward pass keeps, for each step, the
 // positions from which the rest of the pattern can still be matched; a
 // forward pass then takes the earliest feasible position at each step.
-// Cost: O(len(items) + len(syms)·occurrences). Step wide, when positive,
-// may be up to 2·gap+1 items after the step before it.
-func embed(items, syms []int32, gap int32, wide int) []int32 {
+// Cost: O(len(syms)·(log len(items) + occurrences)), with the trace's
+// occurrence index. Step wide, when positive, may be up to 2·gap+1 items
+// after the step before it.
+func (p *prepared) embed(s int32, syms []int32, gap int32, wide int) []int32 {
 	n := len(syms)
 	limit := func(k int) int32 { // the gap before step k
 		if k == wide {
@@ -513,29 +608,40 @@ func embed(items, syms []int32, gap int32, wide int) []int32 {
 		}
 		return gap
 	}
-	ok := make([][]int32, n)
-	for q, y := range items {
-		for k, s := range syms {
-			if s == y {
-				ok[k] = append(ok[k], int32(q))
-			}
+	// ok[k] starts as the occurrences of step k's symbol (views into the
+	// index) and is narrowed, into the scratch buffer, to the feasible
+	// ones. The last step needs no narrowing.
+	ok := p.okBuf[:0]
+	for _, y := range syms {
+		occ := p.occurrences(s, y)
+		if len(occ) == 0 {
+			p.okBuf = ok
+			return nil
 		}
+		ok = append(ok, occ)
 	}
+	p.okBuf = ok
+	buf := p.posBuf[:0]
 	for k := n - 2; k >= 0; k-- {
 		next := ok[k+1]
 		g := limit(k + 1)
-		kept := ok[k][:0]
+		start := len(buf)
 		j := 0
 		for _, p := range ok[k] {
 			for j < len(next) && next[j] <= p {
 				j++
 			}
 			if j < len(next) && next[j] <= p+g+1 {
-				kept = append(kept, p)
+				buf = append(buf, p)
 			}
 		}
-		ok[k] = kept
+		ok[k] = buf[start:len(buf):len(buf)]
+		if len(ok[k]) == 0 {
+			p.posBuf = buf
+			return nil
+		}
 	}
+	p.posBuf = buf
 	if len(ok[0]) == 0 {
 		return nil
 	}
@@ -583,7 +689,7 @@ func (p *prepared) denoise(syms []int32, gap int32) ([]int32, []gmatch, int) {
 	syms = slices.Clone(syms)
 	dropped := 0
 	for {
-		base := p.matchAll(syms, gap, -1)
+		base := p.matchAll(syms, gap, -1, 0)
 		if len(syms) < 2 {
 			return syms, base, dropped
 		}
@@ -597,7 +703,7 @@ func (p *prepared) denoise(syms []int32, gap int32) ([]int32, []gmatch, int) {
 			if k > 0 && k < len(syms)-1 {
 				wide = k
 			}
-			qm := p.matchAll(q, gap, wide)
+			qm := p.matchAll(q, gap, wide, noiseSample)
 			s := p.noiseScore(syms[k], k, q, qm, gap)
 			if s > worstScore {
 				worst, worstScore = k, s
@@ -653,9 +759,6 @@ func (p *prepared) noiseScore(x int32, k int, q []int32, qm []gmatch, gap int32)
 	}
 	nq := float64(len(qm))
 	cover := float64(m) / nq
-	if cover < noiseCoverage {
-		return 1 + (1 - cover)
-	}
 	// The background is every item that is neither in a region nor one
 	// of Q's matched steps: the procedure's own steps are not places where
 	// noise could have been.
@@ -674,10 +777,25 @@ func (p *prepared) noiseScore(x int32, k int, q []int32, qm []gmatch, gap int32)
 		pbar += 1 - math.Pow(1-f, float64(l))
 	}
 	pbar /= nq
+	if ex := excess(cover, pbar); ex < noiseCoverage {
+		return 1 + (1 - ex)
+	}
 	if pv := chernoff(cover, pbar, nq); pv > noiseAlpha {
 		return pv
 	}
 	return 0
+}
+
+// excess is the share of the runs in which x is present beyond chance,
+// (r − p)/(1 − p), for r the share present and p the chance of being
+// present; r itself when p is 0. It is an effect size, which a
+// significance test alone lacks: in thousands of sessions a tiny excess
+// is significant.
+func excess(r, p float64) float64 {
+	if p >= 1 {
+		return 0
+	}
+	return (r - p) / (1 - p)
 }
 
 // chernoff bounds P(X ≥ r·n) for X the number of successes of n

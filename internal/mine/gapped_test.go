@@ -462,3 +462,133 @@ func TestGappedSearchBound(t *testing.T) {
 		}
 	}
 }
+
+// bruteSupport counts the sequences that contain syms with at most gap
+// items between consecutive symbols, trying every embedding.
+func bruteSupport(seqs [][]int32, syms []int32, gap int) int {
+	var ok func(s []int32, k, from int) bool
+	ok = func(s []int32, k, from int) bool {
+		if k == len(syms) {
+			return true
+		}
+		hi := len(s) - 1
+		if k > 0 {
+			hi = min(hi, from+gap)
+		}
+		for q := from; q <= hi; q++ {
+			if s[q] == syms[k] && ok(s, k+1, q+1) {
+				return true
+			}
+		}
+		return false
+	}
+	n := 0
+	for _, s := range seqs {
+		if ok(s, 0, 0) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestGapSearchAgainstBruteForce checks the search on random sequences:
+// every pattern it reports has the support a brute-force count gives, and
+// every pattern that brute force finds frequent and closed at both ends is
+// reported.
+func TestGapSearchAgainstBruteForce(t *testing.T) {
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 1))
+		const nsym = 4
+		seqs := make([][]int32, 3+r.IntN(4))
+		for i := range seqs {
+			seqs[i] = make([]int32, r.IntN(9))
+			for j := range seqs[i] {
+				seqs[i][j] = int32(r.IntN(nsym))
+			}
+		}
+		gap := r.IntN(3)
+		minSup := 2
+		p := &prepared{seqs: make([]gseq, len(seqs)), traces: make([][]int32, nsym)}
+		for i, s := range seqs {
+			p.seqs[i] = gseq{items: s}
+			p.seqs[i].index()
+			for _, y := range s {
+				if tr := p.traces[y]; len(tr) == 0 || tr[len(tr)-1] != int32(i) {
+					p.traces[y] = append(tr, int32(i))
+				}
+			}
+		}
+		g := &gapSearch{seqs: p.seqs, minSup: minSup, gap: int32(gap), nodeBudget: 1 << 30, workBudget: 1 << 40,
+			last: make([]int32, nsym), cnt: make([]int32, nsym), bucket: make([][]int32, nsym), spans: map[int32]int{}}
+		roots, projs := g.rootProjections(p.traces)
+		got := map[string]int{}
+		for _, pt := range g.search(roots, projs) {
+			got[fmt.Sprint(pt.syms)] = pt.support
+			if want := bruteSupport(seqs, pt.syms, gap); pt.support != want {
+				t.Errorf("seed %d: %v support %d, brute force %d", seed, pt.syms, pt.support, want)
+			}
+			if m := p.matchAll(pt.syms, int32(gap), -1, 0); len(m) != pt.support {
+				t.Errorf("seed %d: %v embeds in %d traces, support %d", seed, pt.syms, len(m), pt.support)
+			}
+		}
+		// Enumerate every pattern of length 2..5 by brute force.
+		var all [][]int32
+		var gen func(prefix []int32)
+		gen = func(prefix []int32) {
+			if len(prefix) >= 2 {
+				all = append(all, slices.Clone(prefix))
+			}
+			if len(prefix) == 5 {
+				return
+			}
+			for y := range int32(nsym) {
+				gen(append(prefix, y))
+			}
+		}
+		gen(nil)
+		for _, syms := range all {
+			sup := bruteSupport(seqs, syms, gap)
+			if sup < minSup {
+				continue
+			}
+			closed := true
+			for y := range int32(nsym) {
+				if bruteSupport(seqs, append(slices.Clone(syms), y), gap) == sup ||
+					bruteSupport(seqs, append([]int32{y}, syms...), gap) == sup {
+					closed = false
+					break
+				}
+			}
+			if _, ok := got[fmt.Sprint(syms)]; closed && !ok {
+				t.Errorf("seed %d gap %d: closed pattern %v (support %d) not reported", seed, gap, syms, sup)
+			}
+		}
+	}
+}
+
+func TestEmbedLeftmostFeasible(t *testing.T) {
+	embed := func(items, syms []int32, gap int32, wide int) []int32 {
+		p := &prepared{seqs: []gseq{{items: items}}}
+		p.seqs[0].index()
+		return p.embed(0, syms, gap, wide)
+	}
+	// The first a cannot reach b within the gap; the second can.
+	items := []int32{0, 2, 2, 0, 1}
+	if got := embed(items, []int32{0, 1}, 0, -1); !slices.Equal(got, []int32{3, 4}) {
+		t.Errorf("embed gap 0 = %v, want [3 4]", got)
+	}
+	if got := embed(items, []int32{0, 1}, 3, -1); !slices.Equal(got, []int32{0, 4}) {
+		t.Errorf("embed gap 3 = %v, want [0 4]", got)
+	}
+	// A wide gap before step 2 allows 2·0+1 items there.
+	short := []int32{0, 2, 2, 1}
+	if got := embed(short, []int32{0, 2, 1}, 0, -1); got != nil {
+		t.Errorf("embed gap 0 = %v, want nil", got)
+	}
+	if got := embed(short, []int32{0, 2, 1}, 0, 2); !slices.Equal(got, []int32{0, 1, 3}) {
+		t.Errorf("embed wide = %v, want [0 1 3]", got)
+	}
+	if got := embed(items, []int32{1, 0}, 8, -1); got != nil {
+		t.Errorf("embed out of order = %v, want nil", got)
+	}
+}
