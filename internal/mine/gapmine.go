@@ -55,11 +55,15 @@ func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace
 	gap := opts.maxGap()
 	symbols := map[string]int32{}
 	prep := prepare(eligible, symbols)
+	actions := 0
+	for _, t := range eligible {
+		actions += len(t.Actions)
+	}
 	report.Mining = candidate.MiningSummary{
 		MinExamples:         minEx,
 		MaxCandidates:       opts.maxCandidates(),
 		EligibleTraces:      len(eligible),
-		Actions:             int(prep.totalItems),
+		Actions:             actions,
 		DistinctSignatures:  len(symbols),
 		Miner:               ModeGapped,
 		MinerReason:         reason,

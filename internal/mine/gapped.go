@@ -141,10 +141,12 @@ func failed(a *trace.Action) bool {
 //
 // The retry rule: when an action succeeds and the nearest earlier items
 // with its signature, skipping only file mutations (the edits an agent
-// makes to fix what failed), are failed attempts, those failed attempts
-// are removed and the successful action records how many there were. The
-// edits stay: they are ordinary items the search may skip. A failure that
-// is never followed by a success of the same signature stays as it is.
+// makes to fix what failed), are failed attempts, the failed attempts and
+// the edits between them and the success are folded into the successful
+// action, which records how many attempts failed. The repair is not part
+// of the procedure: what the edits were depends on what broke. A failure
+// that is never followed by a success of the same signature stays as it
+// is, and so does an edit before the first failed attempt.
 func prepare(traces []*trace.Trace, symbols map[string]int32) *prepared {
 	p := &prepared{seqs: make([]gseq, len(traces))}
 	type item struct {
@@ -160,15 +162,15 @@ func prepare(traces []*trace.Trace, symbols map[string]int32) *prepared {
 		buf = buf[:0]
 		for j := range t.Actions {
 			a := &t.Actions[j]
-			if a.Kind == trace.KindObservation {
-				p.observations++
-				continue
-			}
 			sig := a.Signature()
 			id, ok := symbols[sig]
 			if !ok {
 				id = int32(len(symbols))
 				symbols[sig] = id
+			}
+			if a.Kind == trace.KindObservation {
+				p.observations++
+				continue
 			}
 			it := item{sym: id, pos: int32(j), failed: failed(a), edit: a.Kind == trace.KindFileMutation}
 			// Collect the failed attempts this action would retry.
@@ -187,10 +189,10 @@ func prepare(traces []*trace.Trace, symbols map[string]int32) *prepared {
 			if !it.failed && len(chain) > 0 {
 				it.retries = int32(len(chain))
 				p.retries += len(chain)
-				// chain is in descending order; remove from the back.
-				for _, k := range chain {
-					buf = slices.Delete(buf, k, k+1)
-				}
+				// Everything from the first failed attempt on is a
+				// failed attempt or an edit between attempts; chain is
+				// in descending order.
+				buf = buf[:chain[len(chain)-1]]
 			}
 			buf = append(buf, it)
 		}
