@@ -85,6 +85,7 @@ func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace
 	nsym := len(symbols)
 	budget := opts.searchBudget()
 	g := &gapSearch{
+		ctx:  ctx,
 		seqs: prep.seqs, minSup: minEx, gap: gap,
 		nodeBudget: budget, workBudget: int64(budget) * gapWorkPerNode,
 		last: make([]int32, nsym), cnt: make([]int32, nsym), bucket: make([][]int32, nsym),
@@ -99,7 +100,7 @@ func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace
 		hit bool
 		msg string
 	}{
-		{g.cutNodes, fmt.Sprintf("the gapped search visited its budget of %d patterns and stopped; less frequent procedures may be missing (raise the search budget)", budget)},
+		{g.cutNodes, fmt.Sprintf("the gapped search visited its budget of %d patterns and stopped; less frequent procedures may be missing", budget)},
 		{g.cutWork, fmt.Sprintf("the gapped search scanned its budget of %d projected positions and stopped; less frequent procedures may be missing", g.workBudget)},
 		{g.cutLength, fmt.Sprintf("a pattern reached %d steps, the most the gapped search grows; a longer procedure is listed as its first %d steps", gapMaxLength, gapMaxLength)},
 	} {

@@ -1,6 +1,7 @@
 package mine
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"slices"
@@ -15,20 +16,29 @@ import (
 //  1. Preprocessing (prepare): observations are dropped from the sequence
 //     and retried steps are folded into their successful attempt. Each item
 //     remembers the index of the action it stands for, so examples report
-//     positions in the original trace.
-//  2. Search (gapSearch): PrefixSpan-style pattern growth (Pei et al., 2001)
-//     with a max-gap constraint (as in GSP, Srikant and Agrawal, 1996, and
-//     the gap-constrained PrefixSpan variants). A pattern's projection keeps,
-//     per supporting trace, the set of positions at which some embedding of
-//     the pattern ends; an extension by item y is any y at most gap+1 items
-//     after one of those ends. Support counts distinct traces. The search
-//     keeps patterns that are closed against extension at either end (no
-//     one-item longer pattern with the same support made by appending or
-//     prepending), the part of BIDE's closure check (Wang and Han, 2004)
-//     that stays exact under a gap constraint; insertions in the middle are
-//     caught when candidates are selected (subsumption).
-//  3. Noise filtering (denoise), run on each pattern before it is built: a
-//     step that occurs where it does by chance is dropped. See denoise.
+//     positions in the original trace. O(n) for n actions.
+//  2. Search (gapSearch): PrefixSpan pattern growth (Pei et al., 2001) with
+//     a max-gap constraint, as in GSP (Srikant and Agrawal, 1996) and the
+//     gap-constrained PrefixSpan variants. A pattern's pseudo-projection
+//     keeps, per supporting trace, every position at which an embedding of
+//     the pattern ends; its extensions are the items at most gap+1 items
+//     after one of those ends, found in one scan of the union of those
+//     windows. Support counts distinct traces. A node costs
+//     O(Σ_t min(len_t, ends_t·(gap+1))) over its supporting traces, and
+//     the search visits at most Options.SearchBudget nodes, scans at most
+//     gapWorkPerNode positions per node of budget and grows patterns to at
+//     most gapMaxLength steps; the report says when a bound cut it. It
+//     grows a pattern only by items associated with it (see associated),
+//     which keeps common actions from combining into exponentially many
+//     patterns. It keeps the patterns closed against extension at either
+//     end (no one-item longer pattern with the same support made by
+//     appending or prepending), the part of BIDE's closure check (Wang and
+//     Han, 2004) that stays exact under a gap constraint; a pattern missing
+//     a middle step is caught when candidates are selected (gapSubsumed).
+//  3. Selection (mineGapped): patterns are taken best first (support ×
+//     length), the noise rule (denoise) drops the steps that sit where they
+//     do by chance, a shortened pattern goes back into the queue at its new
+//     rank, and the survivors are built into candidates.
 
 // Miner modes, the values of Options.Mode.
 const (
@@ -244,6 +254,9 @@ type pattern struct {
 
 // gapSearch is the state of one gapped search.
 type gapSearch struct {
+	ctx       context.Context // checked every 1024 nodes
+	cancelled bool
+
 	seqs     []gseq
 	minSup   int
 	gap      int32
@@ -309,7 +322,12 @@ func (g *gapSearch) search(roots []int32, proj []*projection) []pattern {
 	return closed
 }
 
-func (g *gapSearch) stopped() bool { return g.cutNodes || g.cutWork }
+func (g *gapSearch) stopped() bool {
+	if g.nodes&1023 == 0 && g.ctx != nil && g.ctx.Err() != nil {
+		g.cancelled = true
+	}
+	return g.cutNodes || g.cutWork || g.cancelled
+}
 
 // grow extends syms, whose projection is proj, depth first. Children are
 // visited by support, descending, so that when a budget cuts the search,
@@ -660,33 +678,40 @@ func (p *prepared) embed(s int32, syms []int32, gap int32, wide int) []int32 {
 // denoise applies the noise rule to a pattern and returns what is left of
 // it, its embeddings, and how many steps it dropped.
 //
-// The rule, for a step x of pattern P, with Q = P without x, n the number
-// of traces Q occurs in and m the number of them in which x occurs in its
-// place (between the embedded neighbours of x, or within gap+1 items
-// before Q's first or after its last step when x is at an end):
+// The rule, for a step x of pattern P: let Q be P without x, matched with
+// the two gaps around x merged into one of up to 2·gap+1 items (so Q
+// occurs wherever P does), n the number of traces Q occurs in (at most
+// noiseSample of them, evenly spread), and m the number of those in which
+// x occurs in its place: between the embedded neighbours of x, or within
+// gap+1 items before Q's first or after its last step when x is at an
+// end. The background rate f of x is its rate among the items that are
+// neither in those regions nor Q's own steps; in example e, whose region
+// has L_e items, x lands there by chance with probability
+// p_e = 1 − (1 − f)^L_e, and p̄ is the mean of the p_e. x stays a step only
+// if both hold:
 //
-//   - if Q occurs in fewer traces than P, x is kept: without it the
-//     neighbours are too far apart, so it holds the procedure together;
-//   - x stays a step only if m ≥ 80 % of n: a step that is missing from
-//     more than a fifth of the runs of the rest of the procedure is not
-//     part of it;
-//   - x also stays only if m is significantly above what its background
-//     rate predicts: with f the rate of x among all items outside those
-//     regions and L_e the length of the region in example e, x lands in it
-//     by chance with probability p_e = 1 − (1 − f)^L_e (the background
-//     leaves out Q's own steps, which are not where noise goes); the Chernoff bound
-//     exp(−n·KL(m/n ‖ p̄)) on P(X ≥ m), for p̄ the mean of the p_e, must be
-//     at most 0.01. At the ends the region is the whole gap+1 window, so
-//     an end step that is also common elsewhere needs more examples to
-//     show it belongs than an interior one, which is measured against the
-//     actual gap between its neighbours.
+//   - it is there beyond chance in at least 80 % of the runs:
+//     (m/n − p̄)/(1 − p̄) ≥ 0.8. A step missing from more than a fifth of
+//     the runs of the rest of the procedure is not part of it, and an
+//     action common enough to be in most gaps anyway needs to be in nearly
+//     all of them;
+//   - m/n is significantly above p̄: the Chernoff bound
+//     exp(−n·KL(m/n ‖ p̄)) on P(X ≥ m) is at most 0.001, a strict level
+//     because many patterns are tested.
 //
 // So a common action (a build, an edit) that sits between two steps in
 // most runs only because it is common is not a step, while a rare action
 // that does so is; closedness alone would keep the first whenever it
-// happened to be present in every example. The step that fails worst is
-// dropped, and the test is repeated on the shorter pattern, until every
-// step passes. Each round costs one embedding pass per step.
+// happened to be present in every example. At the ends the region is the
+// whole gap+1 window, so an end step that is also common elsewhere needs
+// more examples to show that it belongs than an interior one, which is
+// measured against the actual gap between its neighbours.
+//
+// The step that fails worst is dropped and the test is repeated on the
+// shorter pattern until every step passes: dropping one noise step can
+// change the gaps the others are measured in. Each round costs one
+// embedding pass per step over at most noiseSample traces; a pattern of L
+// steps costs at most L rounds.
 func (p *prepared) denoise(syms []int32, gap int32) ([]int32, []gmatch, int) {
 	syms = slices.Clone(syms)
 	dropped := 0

@@ -592,3 +592,17 @@ func TestEmbedLeftmostFeasible(t *testing.T) {
 		t.Errorf("embed out of order = %v, want nil", got)
 	}
 }
+
+func TestGappedCancelled(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	var traces []*trace.Trace
+	for i := range 4 {
+		actions, _ := noisy(r, bumpSteps(i))
+		traces = append(traces, session(fmt.Sprintf("s%d", i), actions...))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Mine(ctx, traces, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Mine(cancelled) error = %v, want context.Canceled", err)
+	}
+}
