@@ -276,7 +276,8 @@ type gapSearch struct {
 	total int64
 	// spans counts the supporting traces of the node being extended by
 	// the length of the window scanned after the pattern in them.
-	spans map[int32]int
+	spans    map[int32]int
+	spanLens []int32 // the keys of spans, ascending
 
 	// Scratch for extend, indexed by symbol; the counting pass of a node
 	// finishes before any child is searched, so one set serves all depths.
@@ -405,6 +406,13 @@ func (g *gapSearch) extend(proj *projection) ([]int32, []*projection) {
 	if g.work > g.workBudget {
 		g.cutWork = true
 	}
+	// Summed in a fixed order, so that the same input gives the same
+	// floating-point result and the same decisions.
+	g.spanLens = g.spanLens[:0]
+	for l := range g.spans {
+		g.spanLens = append(g.spanLens, l)
+	}
+	slices.Sort(g.spanLens)
 	var kids []int32
 	for _, y := range g.touched {
 		if int(g.cnt[y]) >= g.minSup && g.associated(y, int(g.cnt[y]), proj.support(), window) {
@@ -453,8 +461,8 @@ func (g *gapSearch) associated(y int32, m, n int, window int64) bool {
 	inside := int64(len(g.bucket[y]) / 2)
 	f := float64(max(g.count[y]-inside, 0)) / float64(rest)
 	p := 0.0
-	for l, c := range g.spans {
-		p += float64(c) * (1 - math.Pow(1-f, float64(l)))
+	for _, l := range g.spanLens {
+		p += float64(g.spans[l]) * (1 - math.Pow(1-f, float64(l)))
 	}
 	p /= float64(n)
 	r := float64(m) / float64(n)
