@@ -196,6 +196,9 @@ type Step struct {
 	// argv, never through a shell. Empty when the step is not a command
 	// or its examples ran different templates.
 	Argv []string `json:"argv,omitempty"`
+	// Retries is the number of failed attempts of this step, over all
+	// examples, that mining folded into the attempt that succeeded.
+	Retries int `json:"retries,omitempty"`
 }
 
 // Example is one occurrence of the candidate sequence in a source trace.
