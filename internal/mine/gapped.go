@@ -2,7 +2,6 @@ package mine
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"slices"
 
@@ -124,27 +123,6 @@ type prepared struct {
 	retries      int
 }
 
-// failed reports whether an action's metadata records a failure: error
-// true, or a non-zero exit_code.
-func failed(a *trace.Action) bool {
-	if e, ok := a.Metadata["error"].(bool); ok && e {
-		return true
-	}
-	switch c := a.Metadata["exit_code"].(type) {
-	case json.Number:
-		if f, err := c.Float64(); err == nil {
-			return f != 0
-		}
-	case float64:
-		return c != 0
-	case int:
-		return c != 0
-	case int64:
-		return c != 0
-	}
-	return false
-}
-
 // prepare turns every trace into a gseq: observations are dropped (they
 // neither count as steps nor as gap), and a retried action is folded into
 // its successful attempt.
@@ -182,7 +160,7 @@ func prepare(traces []*trace.Trace, symbols map[string]int32) *prepared {
 				p.observations++
 				continue
 			}
-			it := item{sym: id, pos: int32(j), failed: failed(a), edit: a.Kind == trace.KindFileMutation}
+			it := item{sym: id, pos: int32(j), failed: a.Failed(), edit: a.Kind == trace.KindFileMutation}
 			// Collect the failed attempts this action would retry.
 			chain = chain[:0]
 			for k := len(buf) - 1; k >= 0 && k >= len(buf)-retryWindow; k-- {
