@@ -87,16 +87,12 @@ func (c *e2eCandidate) stepNames() []string {
 }
 
 // argMatches reports whether an argument named key can carry the
-// manifest's parameter k: by name for a flag or a part of go get's
-// operand (the operand of git checkout -b is "b" by the flag rule, or
-// "branch" if the head's rule names it), and by value for a positional
-// operand, which a normalizer may name after its meaning ("tag",
-// "number") instead of its position.
+// manifest's parameter k: by name for a flag (named after its long form,
+// git checkout -b is branch) or a part of go get's operand, and by value
+// for a positional operand, which the normalizer may name after its
+// meaning ("tag", "number") instead of its position.
 func argMatches(k, key string) bool {
-	switch {
-	case k == "b":
-		return key == "b" || key == "branch"
-	case strings.HasPrefix(k, "arg"):
+	if strings.HasPrefix(k, "arg") {
 		return true
 	}
 	return key == k

@@ -40,12 +40,12 @@ var procDefs = []procDef{
 	{
 		name: "bump_go_dependency",
 		steps: []procStep{
-			{head: "git checkout", varying: []string{"b"}, from: map[string]string{"b": "branch"}},
+			{head: "git checkout", varying: []string{"branch"}, from: map[string]string{"branch": "branch"}},
 			{head: "go get", varying: []string{"module", "version"}, from: map[string]string{"module": "module", "version": "version"}},
 			{head: "go mod tidy"},
 			{head: "go test"},
 			{head: "git add"},
-			{head: "git commit", varying: []string{"m"}, from: map[string]string{"m": "message"}},
+			{head: "git commit", varying: []string{"message"}, from: map[string]string{"message": "message"}},
 			{head: "gh pr create", varying: []string{"body", "title"}, from: map[string]string{"title": "title", "body": "body"}},
 		},
 		retry: true, compound: true,

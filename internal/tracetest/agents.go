@@ -118,8 +118,8 @@ type AgentStep struct {
 	// space, such as "go mod tidy".
 	Head string `json:"head"`
 	// Varying are the parameter keys of the step whose value differs
-	// between plantings: a flag by its name without dashes ("b",
-	// "title"), the parts of go get's module@version operand "module"
+	// between plantings: a flag by its long name without dashes
+	// ("branch" for git checkout -b, "title"), the parts of go get's module@version operand "module"
 	// and "version", any other operand by its position, "arg1", "arg2"…
 	// (a normalizer may give an operand a name of its own, such as "tag"
 	// for git tag's).
