@@ -248,6 +248,14 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 	for _, s := range res.Skipped {
 		report.SkippedFiles = append(report.SkippedFiles, candidate.SkippedFile{Path: s.Path, Line: s.Line, Errors: s.Errors})
 	}
+	// A session without a tool call is not an error: it is listed with
+	// the traces left out, with its reason code.
+	for _, s := range res.SkippedSessions {
+		report.ExcludedTraces = append(report.ExcludedTraces, candidate.Exclusion{
+			TraceID: s.ID, Source: trace.Origin{Path: s.Path, Line: s.Line}.String(), Code: s.Reason, Message: s.Message,
+		})
+	}
+	report.ExcludedTraceCount = len(report.ExcludedTraces)
 	heldout, err := loadHeldout(ctx, f, rules, report)
 	if err != nil {
 		return err
@@ -340,8 +348,23 @@ func writeSummary(w io.Writer, r *candidate.Report, f *mineFlags, written []stri
 		fmt.Fprintf(w, ", %d skipped as invalid", len(r.SkippedFiles))
 	}
 	fmt.Fprintf(w, " (%d actions, %d distinct action signatures)\n", r.Mining.Actions, r.Mining.DistinctSignatures)
+	if m := r.Mining; m.Miner != "" {
+		fmt.Fprintf(w, "Mining: %s, at most %d actions between steps; %d observations skipped, %d failed attempts folded into retried steps, %d noise steps dropped\n",
+			m.Miner, m.MaxGap, m.ObservationsSkipped, m.RetriesCollapsed, m.NoiseStepsDropped)
+	}
+	// Excluded traces are listed by reason, a few each, so that a corpus
+	// with many sessions without a tool call does not bury the results.
+	const perCode = 5
+	shown := map[string]int{}
 	for _, ex := range r.ExcludedTraces {
-		fmt.Fprintf(w, "  excluded %s: %s (%s)\n", ex.TraceID, ex.Code, ex.Message)
+		if shown[ex.Code]++; shown[ex.Code] <= perCode {
+			fmt.Fprintf(w, "  excluded %s: %s (%s)\n", ex.TraceID, ex.Code, ex.Message)
+		}
+	}
+	for _, code := range sortedCodes(shown) {
+		if n := shown[code] - perCode; n > 0 {
+			fmt.Fprintf(w, "  excluded %d more: %s (see the report)\n", n, code)
+		}
 	}
 	for _, s := range r.SkippedFiles {
 		// Each error already starts with the file, line and JSON path.
@@ -647,4 +670,14 @@ func writeSummaryJSON(w io.Writer, r *candidate.Report, f *mineFlags, written []
 	}
 	_, err = w.Write(b)
 	return err
+}
+
+// sortedCodes returns the keys of counts in order.
+func sortedCodes(counts map[string]int) []string {
+	codes := make([]string, 0, len(counts))
+	for c := range counts {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	return codes
 }
