@@ -238,6 +238,7 @@ func (s *Server) Refresh() {
 			continue
 		}
 		name := st.tool.MCP.Name
+		st.why = ""
 		if other, dup := want[name]; dup {
 			st.why = "tool name " + name + " is already served from " + other.Dir
 			fmt.Fprintf(s.opts.Log, "serve: %s: not served: %s\n", d, st.why)
