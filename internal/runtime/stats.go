@@ -278,4 +278,3 @@ func FailureCode(status, msg string) string {
 	}
 	return "step_error"
 }
-
