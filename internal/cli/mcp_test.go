@@ -52,7 +52,7 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func mustRun(t *testing.T, args ...string) string {
+func mustRun(t testing.TB, args ...string) string {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	e := &env{stdout: &stdout, stderr: &stderr, getenv: func(k string) string {

@@ -209,6 +209,7 @@ func (s *Server) Refresh() {
 		} else if t, err := LoadTool(d); err != nil {
 			st.why = err.Error()
 		} else {
+			t.print = fp
 			st.tool = t
 		}
 		st.name = workflowName(d, st.tool)
@@ -318,18 +319,23 @@ func (s *Server) refuse(next mcp.MethodHandler) mcp.MethodHandler {
 func (s *Server) handler(t *Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		// The listing may be a second old: the bundle must still be
-		// ready, with the same workflow bytes, now.
-		if ok, why := ready(t.Dir); !ok {
-			fmt.Fprintf(s.opts.Log, "serve: call of %s refused: %s\n", t.MCP.Name, why)
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool %q is not available: bundle %s is not served: %s", t.MCP.Name, t.Dir, why)}
+		// ready now. The verdict of the listing holds while the bundle's
+		// bytes are the ones it was given for; otherwise it is decided
+		// again and the workflow reloaded.
+		w := t.Workflow
+		if fingerprint(t.Dir) != t.print {
+			if ok, why := ready(t.Dir); !ok {
+				fmt.Fprintf(s.opts.Log, "serve: call of %s refused: %s\n", t.MCP.Name, why)
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool %q is not available: bundle %s is not served: %s", t.MCP.Name, t.Dir, why)}
+			}
+			var err error
+			if w, err = runtime.Load(t.Dir); err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool %q is not available: %v", t.MCP.Name, err)}
+			}
 		}
 		params, err := arguments(req.Params.Arguments)
 		if err != nil {
 			return toolError(err.Error()), nil
-		}
-		w, err := runtime.Load(t.Dir)
-		if err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool %q is not available: %v", t.MCP.Name, err)}
 		}
 		if msg := checkTypes(t, params); msg != "" {
 			return toolError(msg), nil

@@ -5,8 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,6 +72,10 @@ type Tool struct {
 	Workflow *runtime.Workflow
 	// MCP is the tool as listed.
 	MCP *mcp.Tool
+
+	// print is the fingerprint of the bundle the tool was loaded from
+	// and found ready.
+	print string
 }
 
 // LoadTool loads the bundle in dir as a tool, without deciding whether it
@@ -239,44 +243,41 @@ func docstring(src []byte) string {
 }
 
 // fingerprint identifies the content a bundle's readiness and tool depend
-// on: candidate.json and the workflow file it names. A missing file has
-// an empty hash, so a bundle that appears or loses its workflow changes.
+// on: the path, type and bytes of every file under dir (a symlink by its
+// target, which Validate refuses anyway). Bundles are a few small files,
+// so hashing them all each poll costs less than a validation, and a
+// readiness verdict is reused only for exactly the bytes it was given for.
+// A directory without a manifest has the empty fingerprint.
 func fingerprint(dir string) string {
-	h := sha256.New()
-	mdata, err := os.ReadFile(filepath.Join(dir, bundle.ManifestFile))
-	if err != nil {
+	if _, err := os.Stat(filepath.Join(dir, bundle.ManifestFile)); err != nil {
 		return ""
 	}
-	h.Write(mdata)
-	var m struct {
-		Workflow struct {
-			Path string `json:"path"`
-		} `json:"workflow"`
-		Skill *struct {
-			Path string `json:"path"`
-		} `json:"skill"`
-	}
-	if json.Unmarshal(mdata, &m) == nil {
-		for _, p := range []string{m.Workflow.Path, bundle.ReportFile, skillPath(m.Skill)} {
-			if p == "" || !filepath.IsLocal(filepath.FromSlash(p)) {
-				continue
-			}
-			data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
-			if errors.Is(err, os.ErrNotExist) {
-				data = nil
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			fmt.Fprintf(h, "L %s %s\n", rel, target)
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
 			}
 			sum := sha256.Sum256(data)
-			h.Write(sum[:])
+			fmt.Fprintf(h, "F %s %x\n", rel, sum)
+		case d.IsDir():
+			fmt.Fprintf(h, "D %s\n", rel)
 		}
+		return nil
+	})
+	if err != nil {
+		// Unreadable now: a value no evaluation matches, so the bundle
+		// is evaluated again (and Validate says what is wrong).
+		return "unreadable: " + err.Error()
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-func skillPath(s *struct {
-	Path string `json:"path"`
-}) string {
-	if s == nil {
-		return ""
-	}
-	return s.Path
 }
