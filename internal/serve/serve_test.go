@@ -91,7 +91,7 @@ func TestFingerprint(t *testing.T) {
 func TestDocstring(t *testing.T) {
 	for src, want := range map[string]string{
 		"def wf(ctx):\n    \"\"\"Runs a, then b.\"\"\"\n    pass\n": "Runs a, then b.",
-		"def wf(ctx):\n    pass\n":                               "",
+		"def wf(ctx):\n    pass\n":                                  "",
 	} {
 		if got := docstring([]byte(src)); got != want {
 			t.Errorf("docstring(%q) = %q, want %q", src, got, want)
