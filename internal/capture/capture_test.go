@@ -3,6 +3,7 @@ package capture
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -241,4 +242,76 @@ func TestFlushIsJSON(t *testing.T) {
 		t.Fatalf("an empty session was written: %v", err)
 	}
 	_ = json.Valid
+}
+
+// freeAddr returns a loopback address no one listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// The proxy relays a streamable HTTP server as it relays a command.
+func TestRunUpstreamHTTP(t *testing.T) {
+	notes, out := t.TempDir(), t.TempDir()
+	addr := freeAddr(t)
+	srv := exec.Command(notesServer(t), "-http", addr)
+	srv.Env = append(os.Environ(), "NOTES_DIR="+notes)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if i == 100 {
+			t.Fatalf("the notes server does not listen: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	ctx := context.Background()
+	proxySide, clientSide := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	var file string
+	go func() {
+		var err error
+		file, err = Run(ctx, proxySide, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, Options{Out: out, ID: "http"})
+		done <- err
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil).Connect(ctx, clientSide, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	call(t, cs, "open_notebook", map[string]any{"name": "web"})
+	call(t, cs, "add_note", map[string]any{"notebook": "web", "text": "over http"})
+	cs.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trace.Decode(raw, file, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Actions) != 2 || tr.Actions[1].Name != "add_note" || tr.Metadata["server"] != "notes" {
+		t.Fatalf("trace over http: %s", raw)
+	}
+	if data, _ := os.ReadFile(filepath.Join(notes, "web.txt")); string(data) != "over http\n" {
+		t.Errorf("web.txt = %q", data)
+	}
 }

@@ -283,3 +283,94 @@ capabilities = ["mcp:notes"]
 		t.Fatalf("calling an edited bundle = %v, want an MCP error naming approval_stale", err)
 	}
 }
+
+// TestServeHTTP runs serve mcp --http as a process and uses it with the
+// SDK's streamable HTTP client: listing, calling, and the list change
+// when the bundle is edited.
+func TestServeHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs processes")
+	}
+	bin, err := mcpBinaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src, held := noteTraces(t, dir, false)
+	bundleDir := filepath.Join(dir, "bundles", "note")
+	mustRun(t, "mine", "--from", src, "--shadow-from", held, "--bundle", bundleDir, "--workflow-name", "write_note")
+	mustRun(t, "approve", bundleDir, "--approver", "reviewer")
+	if err := os.WriteFile(filepath.Join(dir, "crystallize.toml"), []byte("[grants]\ncapabilities = [\"fs.read\", \"fs.write\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bin, "crystallize"), "serve", "mcp", "--bundles", "bundles", "--http", "127.0.0.1:0")
+	cmd.Dir = dir
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	addr := make(chan string, 1)
+	var serverLog syncBuffer
+	go func() {
+		buf := make([]byte, 4096)
+		var line strings.Builder
+		sent := false
+		for {
+			n, err := stderr.Read(buf)
+			serverLog.Write(buf[:n])
+			line.Write(buf[:n])
+			if i := strings.Index(line.String(), "listening on http://"); i >= 0 && !sent {
+				rest := line.String()[i+len("listening on "):]
+				if j := strings.IndexByte(rest, '\n'); j >= 0 {
+					addr <- rest[:j]
+					sent = true
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var url string
+	select {
+	case url = <-addr:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve mcp --http did not say where it listens:\n%s", serverLog.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	changed := make(chan struct{}, 10)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "write_note" {
+		t.Fatalf("ListTools = %+v, %v", tools, err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_note", Arguments: map[string]any{"content": "over http"}})
+	if err != nil || res.IsError {
+		t.Fatalf("CallTool = %+v, %v", res, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "note.txt")); string(data) != "over http" {
+		t.Errorf("note.txt = %q", data)
+	}
+	wf := filepath.Join(bundleDir, "workflow.star")
+	data, _ := os.ReadFile(wf)
+	os.WriteFile(wf, append(data, "# edited\n"...), 0o644)
+	select {
+	case <-changed:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no tools/list_changed over HTTP; server log:\n%s", serverLog.String())
+	}
+	if tools, err := cs.ListTools(ctx, nil); err != nil || len(tools.Tools) != 0 {
+		t.Errorf("after the edit ListTools = %+v, %v; want none", tools, err)
+	}
+}
