@@ -3,6 +3,7 @@ package capture
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -111,7 +112,7 @@ func TestRunRecordsSession(t *testing.T) {
 			t.Errorf("list_notes lost its readOnlyHint through the proxy: %+v", tl.Annotations)
 		}
 	}
-	if diff := cmp.Diff([]string{"add_note", "list_notes", "open_notebook"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"add_note", "list_notes", "open_notebook", "wait"}, names); diff != "" {
 		t.Errorf("tools through the proxy (-want +got):\n%s", diff)
 	}
 
@@ -313,5 +314,83 @@ func TestRunUpstreamHTTP(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(filepath.Join(notes, "web.txt")); string(data) != "over http\n" {
 		t.Errorf("web.txt = %q", data)
+	}
+}
+
+// Progress notifications reach the client and a cancellation reaches the
+// server, through the proxy; the cancelled call is counted, not recorded
+// as a step.
+func TestRunProgressAndCancel(t *testing.T) {
+	notes, out := t.TempDir(), t.TempDir()
+	ctx := context.Background()
+	cmd := exec.Command(notesServer(t))
+	cmd.Env = append(os.Environ(), "NOTES_DIR="+notes)
+	proxySide, clientSide := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, proxySide, &mcp.CommandTransport{Command: cmd}, Options{Out: out, ID: "cancel"})
+		done <- err
+	}()
+	progress := make(chan string, 10)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			progress <- fmt.Sprintf("%v %v/%v %s", req.Params.ProgressToken, req.Params.Progress, req.Params.Total, req.Params.Message)
+		},
+	})
+	cs, err := client.Connect(ctx, clientSide, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	call(t, cs, "open_notebook", map[string]any{"name": "work"})
+	callCtx, cancel := context.WithCancel(ctx)
+	params := &mcp.CallToolParams{Name: "wait", Arguments: map[string]any{}}
+	params.SetProgressToken("tok")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(callCtx, params)
+		errc <- err
+	}()
+	var got []string
+	for len(got) < 3 {
+		select {
+		case p := <-progress:
+			got = append(got, p)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("progress through the proxy: got %v", got)
+		}
+	}
+	if diff := cmp.Diff([]string{"tok 1/3 step 1", "tok 2/3 step 2", "tok 3/3 step 3"}, got); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
+	}
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("a cancelled call succeeded")
+	}
+	for i := 0; ; i++ {
+		if _, err := os.Stat(filepath.Join(notes, "cancelled.txt")); err == nil {
+			break
+		}
+		if i == 200 {
+			t.Fatal("the cancellation did not reach the server")
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	cs.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "cancel.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trace.Decode(raw, "cancel.json", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Actions) != 1 || fmt.Sprint(tr.Metadata["cancelled_calls"]) != "1" {
+		t.Errorf("trace: %d actions, metadata %v; want the open call and one cancelled call", len(tr.Actions), tr.Metadata)
 	}
 }

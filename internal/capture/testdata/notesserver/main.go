@@ -122,6 +122,24 @@ func main() {
 		}
 		return nil, listResult{Notes: notes}, nil
 	})
+	// wait reports progress, then waits for the client to cancel it and
+	// leaves cancelled.txt behind as proof that the cancellation arrived.
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "wait",
+		Description: "Report progress, then wait until cancelled",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no},
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, struct{}, error) {
+		for i := 1; i <= 3; i++ {
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 3, Message: fmt.Sprintf("step %d", i),
+			}); err != nil {
+				return nil, struct{}{}, err
+			}
+		}
+		<-ctx.Done()
+		os.WriteFile(filepath.Join(dir, "cancelled.txt"), []byte("cancelled\n"), 0o644)
+		return nil, struct{}{}, ctx.Err()
+	})
 	if len(os.Args) > 2 && os.Args[1] == "-http" {
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 		log.Fatal(http.ListenAndServe(os.Args[2], h))
