@@ -57,7 +57,8 @@ tool bindings, [grants] capabilities and secrets; the run is recorded in
 content a one-line summary. A run that reaches an approval suspends and
 returns status "pending_approval" with "approval" ({"step", "boundary",
 "prompt"}) and "resume", the crystallize resume command a person runs to
-continue it. A failed run, or arguments the workflow does not take, is a
+continue it; a call cannot approve, since the caller is the agent the
+boundary is there to stop. A failed run, or arguments the workflow does not take, is a
 tool result with isError.
 
 --http serves streamable HTTP at ADDR (host:port) on loopback only; another

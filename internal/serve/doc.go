@@ -35,7 +35,9 @@
 // summary. A run that reaches an approval nobody granted suspends, as
 // runs do without a terminal, and the result says so with status
 // "pending_approval", the boundary and the crystallize resume command
-// that continues it. A failed run, and arguments the workflow does not
+// that continues it. A call cannot carry an approval: the caller is the
+// agent the boundary is there to stop, so only a person, through resume,
+// decides it. A failed run, and arguments the workflow does not
 // take, are tool errors (isError), which a model can read and correct.
 //
 // # Changes
