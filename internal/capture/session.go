@@ -141,6 +141,9 @@ func (r *Recorder) Observe(d Direction, msg jsonrpc.Message) {
 			return
 		}
 		p := &pendingCall{method: m.Method, start: r.opts.Now()}
+		if m.Method == "initialize" || m.Method == "server/discover" {
+			r.clientInfo(m.Params)
+		}
 		if m.Method == "tools/call" {
 			var params struct {
 				Name      string          `json:"name"`
@@ -192,6 +195,31 @@ func (r *Recorder) Outstanding() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.pending)
+}
+
+// clientInfo reads the client's name from an initialize request's
+// params, or from the _meta of a discovery request (protocol 2026-07-28).
+func (r *Recorder) clientInfo(params json.RawMessage) {
+	type info struct {
+		Name string `json:"name"`
+	}
+	var p struct {
+		ClientInfo *info `json:"clientInfo"`
+		Meta       struct {
+			ClientInfo *info `json:"io.modelcontextprotocol/clientInfo"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case p.ClientInfo != nil && p.ClientInfo.Name != "":
+		r.client = p.ClientInfo.Name
+	case p.Meta.ClientInfo != nil && p.Meta.ClientInfo.Name != "":
+		r.client = p.Meta.ClientInfo.Name
+	}
 }
 
 // cancelled forgets a request the client cancelled: the server need not
@@ -484,6 +512,9 @@ func (r *Recorder) traceLocked() *trace.Trace {
 	}
 	if r.version != "" {
 		meta["server_version"] = r.version
+	}
+	if r.client != "" {
+		meta["client"] = r.client
 	}
 	if r.protocol != "" {
 		meta["protocol_version"] = r.protocol
