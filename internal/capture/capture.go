@@ -20,7 +20,7 @@ const flushInterval = 250 * time.Millisecond
 // recording it with a Recorder built from opts. It returns when either
 // side ends the session or ctx is cancelled, after writing the trace; the
 // returned path is the trace's file, "" when the session made no tool
-// call.
+// call, and is returned with a relay error too when calls were recorded.
 //
 // The server is connected first, so a server that cannot start fails Run
 // before the client's first message is read.
@@ -66,14 +66,13 @@ func Run(ctx context.Context, client, server mcp.Transport, opts Options) (strin
 	close(done)
 	wg.Wait()
 	ferr := rec.Flush()
-	if err := errors.Join(rerr, werr, ferr); err != nil {
-		return "", err
-	}
 	rec.mu.Lock()
 	n := len(rec.actions)
 	rec.mu.Unlock()
-	if n == 0 {
-		return "", nil
+	file := ""
+	if n > 0 && ferr == nil {
+		// Written even when the relay failed: the calls seen so far.
+		file = rec.File()
 	}
-	return rec.File(), nil
+	return file, errors.Join(rerr, werr, ferr)
 }

@@ -111,6 +111,9 @@ func runCaptureMCP(cmd *cobra.Command, e *env, out, upstream string, args []stri
 	defer stop()
 	file, err := capture.Run(ctx, &mcp.StdioTransport{}, server, capture.Options{Out: out, Server: name})
 	if err != nil {
+		if file != "" {
+			fmt.Fprintf(e.stderr, "crystallize: capture mcp: the calls before the failure are recorded in %s\n", file)
+		}
 		return fmt.Errorf("capture mcp: %w", err)
 	}
 	if file != "" {
