@@ -57,7 +57,7 @@ type Recorder struct {
 	client   string
 	protocol string
 	// tools holds the annotations of each tool the server listed; a tool
-	// listed without annotations maps to nil.
+	// listed without any has the protocol's defaults.
 	tools map[string]*annotations
 	// pending are the client's requests awaiting a response, by id.
 	pending map[string]*pendingCall
