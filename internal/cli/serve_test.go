@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -50,6 +51,10 @@ func noteTraces(t testing.TB, dir string, approval bool) (src, held string) {
 // writes a config granting the fs tools, and returns a serve.Server for
 // it and a client session connected to it in process.
 func noteServer(t testing.TB, dir string, approval bool) (*serve.Server, *mcp.ClientSession, *runtime.Config) {
+	return noteServerWith(t, dir, approval, nil)
+}
+
+func noteServerWith(t testing.TB, dir string, approval bool, copts *mcp.ClientOptions) (*serve.Server, *mcp.ClientSession, *runtime.Config) {
 	t.Helper()
 	src, held := noteTraces(t, dir, approval)
 	bundleDir := filepath.Join(dir, "bundles", "note")
@@ -74,7 +79,7 @@ func noteServer(t testing.TB, dir string, approval bool) (*serve.Server, *mcp.Cl
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +136,53 @@ func TestServeRefusals(t *testing.T) {
 	}
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_workflow"}); err == nil {
 		t.Errorf("calling an unknown tool succeeded")
+	}
+}
+
+// A bundle removed while the server runs leaves the list, and clients
+// are told; put back, it returns.
+func TestServeRemoved(t *testing.T) {
+	dir := t.TempDir()
+	changed := make(chan struct{}, 10)
+	s, cs, _ := noteServerWith(t, dir, false, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	ctx := context.Background()
+	count := func() int {
+		t.Helper()
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(res.Tools)
+	}
+	wait := func(what string) {
+		t.Helper()
+		select {
+		case <-changed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no tools/list_changed after %s", what)
+		}
+	}
+	if count() != 1 {
+		t.Fatal("the approved bundle is not listed")
+	}
+	bundleDir := filepath.Join(dir, "bundles", "note")
+	if err := os.Rename(bundleDir, filepath.Join(dir, "away")); err != nil {
+		t.Fatal(err)
+	}
+	s.Refresh()
+	wait("removal")
+	if n := count(); n != 0 {
+		t.Fatalf("%d tools listed after the bundle was removed", n)
+	}
+	if err := os.Rename(filepath.Join(dir, "away"), bundleDir); err != nil {
+		t.Fatal(err)
+	}
+	s.Refresh()
+	wait("return")
+	if n := count(); n != 1 {
+		t.Fatalf("%d tools listed after the bundle came back", n)
 	}
 }
 
