@@ -36,6 +36,8 @@ var allowed = map[string][]string{
 	"internal/skill":           {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
 	"internal/bundle":          {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact"},
 	"internal/tracetest":       {"internal/trace"},
+	"internal/capture":         {"internal/trace", "internal/redact"},
+	"internal/serve":           {"internal/runtime", "internal/bundle", "internal/candidate", "internal/trace"},
 	"internal/tools/gencorpus": {"internal/trace", "internal/tracetest"},
 	"internal/cli":             {"*"},
 	"cmd/crystallize":          {"internal/cli"},
