@@ -229,7 +229,7 @@ capabilities = ["mcp:notes"]
 		"properties": map[string]any{"text": map[string]any{
 			"type":        "string",
 			"examples":    []any{"buy milk", "call the plumber", "water the plants"},
-			"description": "the value of steps[3].parameters.text in the traces this workflow was crystallized from",
+			"description": "the value of steps[2].parameters.text in the traces this workflow was crystallized from",
 		}},
 	}
 	if diff := cmp.Diff(want, schema); diff != "" {
@@ -246,7 +246,7 @@ capabilities = ["mcp:notes"]
 			t.Fatalf("calling the workflow = %+v, %v; server log:\n%s", res, err, serverLog.String())
 		}
 		sc, _ := res.StructuredContent.(map[string]any)
-		if sc["status"] != "completed" || sc["tool_calls"] != float64(3) {
+		if sc["status"] != "completed" || sc["tool_calls"] != float64(2) {
 			t.Errorf("structuredContent = %v", sc)
 		}
 		if _, err := os.Stat(filepath.Join(work, fmt.Sprint(sc["dir"]), "trace.json")); err != nil {

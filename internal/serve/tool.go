@@ -25,15 +25,18 @@ import (
 const SchemaDialect = "https://json-schema.org/draft/2020-12/schema"
 
 // ready reports whether the bundle in dir may be served, and when not,
-// why, in one line naming the problems' codes. It is the one place that
-// decides readiness: Validate recomputes every check from the files
-// (including that the latest approval is for the current workflow bytes
-// and candidate), and the recorded status must then be ready.
+// why, in one line naming the problems' codes. It asks bundle.Ready, the
+// decision validate, run and resume make too: the status is recomputed
+// from the approval history and the workflow bytes on disk, and any
+// validation problem counts against it.
 func ready(dir string) (bool, string) {
-	v := bundle.Validate(dir)
-	if !v.OK {
+	r := bundle.Ready(dir)
+	if r.OK() {
+		return true, ""
+	}
+	if len(r.Problems) > 0 {
 		var ps []string
-		for _, p := range v.Problems {
+		for _, p := range r.Problems {
 			s := p.Code + ": " + p.Message
 			if p.Path != "" {
 				s = p.Path + ": " + s
@@ -42,26 +45,22 @@ func ready(dir string) (bool, string) {
 		}
 		return false, "invalid bundle: " + strings.Join(ps, "; ")
 	}
-	b, err := bundle.Read(dir)
-	if err != nil {
-		return false, err.Error()
-	}
-	cr := b.Manifest.Promotion.Criteria
-	if cr.Status != bundle.StatusReady {
+	why := "promotion status " + r.Status
+	// The recorded reasons explain the status (approval_required, …);
+	// they are shown, never trusted: the status itself was recomputed.
+	if b, err := bundle.Read(dir); err == nil && b.Manifest.Promotion.Criteria.Status == r.Status {
 		var rs []string
-		for _, r := range cr.Reasons {
-			rs = append(rs, r.Code)
+		for _, reason := range b.Manifest.Promotion.Criteria.Reasons {
+			rs = append(rs, reason.Code)
 		}
-		why := "promotion status " + cr.Status
 		if len(rs) > 0 {
 			why += " (" + strings.Join(rs, ", ") + ")"
 		}
-		if cr.Status == bundle.StatusNeedsApproval {
-			why += "; approve it with crystallize approve " + dir + " --approver NAME"
-		}
-		return false, why
 	}
-	return true, ""
+	if r.Status == bundle.StatusNeedsApproval {
+		why += "; approve it with crystallize approve " + dir + " --approver NAME"
+	}
+	return false, why
 }
 
 // Tool is a bundle as an MCP tool.
