@@ -248,7 +248,7 @@ func (s *scanner) file(p string) {
 	if strings.HasPrefix(p, "prompts/") || strings.Contains(p, "/prompts/") || strings.HasSuffix(lower, ".prompt") || strings.HasSuffix(lower, ".prompt.md") {
 		if !s.promptPaths[dir] {
 			s.promptPaths[dir] = true
-			add(s.docs, "prompts", "")
+			s.docs[Signal{Kind: "prompts", Path: dir}] = true
 		}
 		s.hint(FamilyAgent, "prompts", p)
 	}
