@@ -171,7 +171,9 @@ fi
 		},
 		{
 			ID: "database", Title: "Database: migration checks and a destructive-SQL guard",
-			AppliesWhen: []Condition{{Family: FamilyDatabase}},
+			// A data store without migrations or SQL gives the gates nothing
+			// to read; the kit applies to schema changes in the tree.
+			AppliesWhen: []Condition{{Family: FamilyDatabase, Signal: "migrations"}, {Family: FamilyDatabase, Signal: "sql"}},
 			Families:    []string{FamilyDatabase},
 			Writes: []TemplateOutput{
 				{Path: "gates/destructive-sql.sh", Mode: 0o755, Content: gateHeader + `# Fails when a migration drops or truncates without a marker comment

@@ -457,10 +457,17 @@ func modulePath(data []byte) string {
 	return ""
 }
 
+// goRequires lists the module's direct requirements: an indirect one is
+// a dependency of a dependency and says nothing about what this code does.
 func goRequires(data []byte) []string {
 	var list []string
-	for _, m := range requireRe.FindAllSubmatch(data, -1) {
-		list = append(list, string(m[1]))
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, "// indirect") {
+			continue
+		}
+		if m := requireRe.FindStringSubmatch(line); m != nil {
+			list = append(list, m[1])
+		}
 	}
 	return list
 }
