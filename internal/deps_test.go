@@ -37,6 +37,7 @@ var allowed = map[string][]string{
 	"internal/bundle":          {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact"},
 	"internal/tracetest":       {"internal/trace"},
 	"internal/tools/gencorpus": {"internal/trace", "internal/tracetest"},
+	"internal/harness":         {"internal/trace", "internal/store"},
 	"internal/cli":             {"*"},
 	"cmd/crystallize":          {"internal/cli"},
 }
