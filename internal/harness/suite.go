@@ -176,8 +176,8 @@ func ParseSuite(r io.Reader, file string) ([]Case, error) {
 }
 
 // trajectoryOf is the case's trajectory: its own, or the actions of its
-// crystallize trace (name, parameters, and whether metadata marks the
-// call as failed).
+// crystallize trace other than model calls (name, parameters, and
+// whether metadata marks the call as failed).
 func trajectoryOf(root string, in CaseInput) ([]ToolCall, error) {
 	if in.Trace == "" {
 		return in.Trajectory, nil
@@ -192,6 +192,11 @@ func trajectoryOf(root string, in CaseInput) ([]ToolCall, error) {
 	}
 	var list []ToolCall
 	for _, a := range t.Actions {
+		// A model's turn is not a tool call; everything the agent did
+		// with a tool, reads included, is.
+		if a.Kind == trace.KindModelCall {
+			continue
+		}
 		failed, _ := a.Metadata["error"].(bool)
 		list = append(list, ToolCall{Name: a.Name, Arguments: a.Parameters, Error: failed})
 	}
