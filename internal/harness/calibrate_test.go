@@ -135,3 +135,33 @@ func TestVerdictSchema(t *testing.T) {
 		}
 	}
 }
+
+func TestAnthropicJudge(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/messages" || r.Header.Get("x-api-key") != "k" || r.Header.Get("anthropic-version") == "" {
+			http.Error(w, "unexpected request", 400)
+			return
+		}
+		var req struct {
+			Model       string  `json:"model"`
+			Temperature float64 `json:"temperature"`
+			System      string  `json:"system"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		if req.Model != "m" || !strings.Contains(req.System, "schema") {
+			http.Error(w, "bad body", 400)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"content": []any{map[string]any{"type": "text", "text": verdict(false)}}})
+	}))
+	defer srv.Close()
+	j := &HTTPJudge{Config: JudgeConfig{Provider: ProviderAnthropic, BaseURL: srv.URL, Model: "m", APIKey: "k"}}
+	v, err := j.Judge(context.Background(), JudgeRequest{Type: TypeLLMRubric, Rubric: "r", Output: "o"})
+	if err != nil || v.Pass || v.Reason != "judged" {
+		t.Errorf("Anthropic judge = %+v, %v", v, err)
+	}
+	j.Config.APIKey = "wrong"
+	if _, err := j.Judge(context.Background(), JudgeRequest{Type: TypeLLMRubric, Rubric: "r"}); err == nil || !strings.Contains(err.Error(), "400") {
+		t.Errorf("Anthropic judge with a bad key: %v, want the endpoint's 400", err)
+	}
+}
