@@ -312,6 +312,8 @@ from the repository root under its timeout) and each eval suite (JSONL
 cases checked by the assertion engine). Gate logs and the full report go to
 .crystallize/reports/<run id>/; the run, its cases and results go to the
 ledger in the database. It exits 1 when a blocking gate or suite fails.
+The manifest's commands are the repository's code: run a manifest only when
+you would run the repository's own tests.
 
 --phase P runs only the commands of phase P and the suites of phase P or of
 none. Model-judged assertions (llm_rubric, factuality, select_best) use the

@@ -67,7 +67,7 @@ func harnessCLI(t *testing.T, args ...string) (int, string, string) {
 func TestHarnessJudgeCalibration(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
-		"harness/manifest.json": `{"schema":"sf.harness.v1","owner":"crystallize","generatedBy":"crystallize","repoProfileId":"","riskFamilies":[],"commands":[],"evalSuites":[{"id":"injection","path":"harness/evals/injection.jsonl","runner":"crystallize-eval","threshold":0.5}]}`,
+		"harness/manifest.json":         `{"schema":"sf.harness.v1","owner":"crystallize","generatedBy":"crystallize","repoProfileId":"","riskFamilies":[],"commands":[],"evalSuites":[{"id":"injection","path":"harness/evals/injection.jsonl","runner":"crystallize-eval","threshold":0.5}]}`,
 		"harness/evals/injection.jsonl": harnessGolden,
 	}
 	for name, content := range files {

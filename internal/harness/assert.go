@@ -108,6 +108,15 @@ type Result struct {
 	Blocking bool    `json:"blocking"`
 	Score    float64 `json:"score"`
 	Message  string  `json:"message"`
+	// Judge names the judge and the hash of the prompt it was shown, for
+	// model-judged types, so a verdict can be traced to what produced it.
+	Judge string `json:"judge,omitempty"`
+}
+
+// Describer is implemented by judges that can name themselves (provider
+// and model) for the record.
+type Describer interface {
+	Describe() string
 }
 
 // Judge decides model-judged assertions.
@@ -283,6 +292,10 @@ func (e *Engine) judge(ctx context.Context, a Assertion, ev Evidence, r *Result)
 	if a.Type == TypeSelectBest && len(req.Candidates) < 2 {
 		r.Message = "select_best needs at least two input.candidates"
 		return
+	}
+	r.Judge = "judge prompt sha256:" + hashBytes([]byte(judgePrompt(req)))[:16]
+	if d, ok := e.Judge.(Describer); ok {
+		r.Judge = d.Describe() + " " + r.Judge
 	}
 	v, err := e.Judge.Judge(ctx, req)
 	if err != nil {

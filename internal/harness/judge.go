@@ -48,6 +48,15 @@ type HTTPJudge struct {
 	Config JudgeConfig
 }
 
+// Describe names the judge as provider/model@temperature.
+func (j *HTTPJudge) Describe() string {
+	p := j.Config.Provider
+	if p == "" {
+		p = ProviderOpenAI
+	}
+	return fmt.Sprintf("%s/%s@%g", p, j.Config.Model, j.Config.Temperature)
+}
+
 // ErrSchema marks a judge answer that does not follow VerdictSchema.
 var ErrSchema = fmt.Errorf("judge answer does not follow the verdict schema")
 

@@ -329,7 +329,11 @@ func Record(ctx context.Context, db *store.DB, projectHash string, rep *RunRepor
 		for _, c := range s.Cases {
 			cases = append(cases, store.CaseRow{SuiteID: s.ID, CaseID: c.ID, Passed: c.Passed, Blocking: c.Blocking})
 			for i, r := range c.Results {
-				results = append(results, store.ResultRow{Subject: s.ID + "/" + c.ID, Position: i, Type: r.Type, Passed: r.Passed, Blocking: r.Blocking, Score: r.Score, Message: r.Message})
+				msg := r.Message
+				if r.Judge != "" {
+					msg += " [" + r.Judge + "]"
+				}
+				results = append(results, store.ResultRow{Subject: s.ID + "/" + c.ID, Position: i, Type: r.Type, Passed: r.Passed, Blocking: r.Blocking, Score: r.Score, Message: msg, OutputPath: rep.ReportPath})
 			}
 		}
 	}

@@ -68,6 +68,9 @@ func Write(root, id string, p *RepoProfile, apply bool) (*WriteResult, error) {
 	var refused []string
 	var files []OwnedFile
 	for _, out := range kit.outputs(p) {
+		if err := noSymlink(root, out.Path); err != nil {
+			return nil, fmt.Errorf("writing kit %s: %w", id, err)
+		}
 		fc := FileChange{Path: out.Path, Mode: out.Mode, data: []byte(out.Content)}
 		old, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(out.Path)))
 		switch {
@@ -134,6 +137,9 @@ func Write(root, id string, p *RepoProfile, apply bool) (*WriteResult, error) {
 		m.EvalSuites = []EvalSuite{}
 	}
 	m.RepoProfileID = p.ProfileID
+	if err := noSymlink(root, ManifestPath); err != nil {
+		return nil, fmt.Errorf("writing kit %s: %w", id, err)
+	}
 	mdata := m.Encode()
 	mc := FileChange{Path: ManifestPath, Mode: 0o644, data: mdata, old: oldManifest, Action: "create"}
 	if oldManifest != nil {
@@ -241,4 +247,29 @@ func lines(b []byte) []string {
 		return nil
 	}
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// ErrSymlink is returned by Write when a path it would write goes
+// through a symbolic link: a link could send a kit's file anywhere on
+// the machine, so the tool writes only to real directories of the tree.
+var ErrSymlink = errors.New("path goes through a symbolic link")
+
+// noSymlink checks that no existing component of rel under root is a
+// symbolic link.
+func noSymlink(root, rel string) error {
+	p := root
+	for _, part := range strings.Split(rel, "/") {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s: %w", rel, ErrSymlink)
+		}
+	}
+	return nil
 }
