@@ -209,7 +209,11 @@ func newHarnessPlanCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pl := harness.MakePlan(root, p, m)
+			passed, err := db.Passed(cmd.Context(), p.ProjectHash)
+			if err != nil {
+				return err
+			}
+			pl := harness.MakePlan(root, p, m, passed)
 			if f.asJSON {
 				return writeJSON(e.stdout, pl)
 			}

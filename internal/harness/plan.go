@@ -83,8 +83,11 @@ const maxGateSeconds = 1800
 
 // MakePlan compares the profile's risks with the harness in root (its
 // manifest, nil when there is none) and lists what is missing, weak,
-// stale and overbroad, and the kits to propose.
-func MakePlan(root string, p *RepoProfile, m *Manifest) *Plan {
+// stale and overbroad, and the kits to propose. passed, when not nil,
+// is the ledger's evidence: the gate and suite ids that have passed at
+// least once; a kit's required evidence that never passed makes its
+// harness weak.
+func MakePlan(root string, p *RepoProfile, m *Manifest, passed map[string]bool) *Plan {
 	pl := &Plan{ProfileID: p.ProfileID, Risks: Classify(p), Missing: []Finding{}, Weak: []Finding{}, Stale: []Finding{}, Overbroad: []Finding{}, Proposed: []Proposal{}}
 	applied := map[string]bool{}
 	covered := map[string]bool{}
@@ -96,6 +99,21 @@ func MakePlan(root string, p *RepoProfile, m *Manifest) *Plan {
 			covered[f] = true
 		}
 		pl.Weak, pl.Stale, pl.Overbroad = inspect(root, p, m)
+		if passed != nil {
+			for _, id := range m.Kits {
+				k, ok := KitByID(id)
+				if !ok {
+					continue
+				}
+				for _, ev := range k.RequiredEvidence {
+					declared := slices.ContainsFunc(m.Commands, func(c Command) bool { return c.ID == ev.ID }) ||
+						slices.ContainsFunc(m.EvalSuites, func(s EvalSuite) bool { return s.ID == ev.ID })
+					if declared && !passed[ev.ID] {
+						pl.Weak = append(pl.Weak, Finding{Subject: "evidence " + ev.ID, Reason: "kit " + id + " requires that " + ev.Description + ", and no run in the ledger shows it"})
+					}
+				}
+			}
+		}
 	}
 	detected := map[string]bool{}
 	for _, r := range pl.Risks {

@@ -164,7 +164,7 @@ func TestProfileAndPlanGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, r.name+".profile.json", p)
-			golden(t, r.name+".plan.json", MakePlan(dir, p, nil))
+			golden(t, r.name+".plan.json", MakePlan(dir, p, nil, nil))
 
 			// The same tree profiles to the same id, and so does a copy of
 			// it elsewhere with another history.
@@ -288,7 +288,7 @@ func TestNoCommandTouchesUntrackedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkUntracked(t, dir, "profile", before, r.untracked)
-	MakePlan(dir, p, nil)
+	MakePlan(dir, p, nil, nil)
 	checkUntracked(t, dir, "plan", before, r.untracked)
 	if _, err := Write(dir, "go-service", p, false); err != nil {
 		t.Fatal(err)

@@ -140,7 +140,7 @@ func TestThisRepository(t *testing.T) {
 	if !slices.ContainsFunc(p.Entrypoints, func(s Signal) bool { return s.Kind == "go-main" && s.Path == "cmd/crystallize" }) {
 		t.Errorf("entry points = %+v, want cmd/crystallize", p.Entrypoints)
 	}
-	pl := MakePlan("../..", p, nil)
+	pl := MakePlan("../..", p, nil, nil)
 	var fams, kits []string
 	for _, r := range pl.Risks {
 		fams = append(fams, r.Family)

@@ -221,6 +221,32 @@ func (s *DB) RunResults(ctx context.Context, runID string) ([]ResultRow, error) 
 	return list, rows.Err()
 }
 
+// Passed returns the subjects (gate ids and suite ids) that passed in at
+// least one run of the project: a suite passes in a run when none of its
+// cases failed a blocking assertion and it raised no error.
+func (s *DB) Passed(ctx context.Context, projectHash string) (map[string]bool, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT r.subject FROM harness_results r JOIN harness_runs u ON u.run_id = r.run_id
+		WHERE u.project_hash = ?1 AND r.type = 'exit_code' AND r.passed = 1 AND instr(r.subject, '/') = 0
+		UNION
+		SELECT c.suite_id FROM harness_cases c JOIN harness_runs u ON u.run_id = c.run_id
+		WHERE u.project_hash = ?1
+		GROUP BY c.run_id, c.suite_id HAVING MIN(c.passed) = 1
+			AND NOT EXISTS (SELECT 1 FROM harness_results e WHERE e.run_id = c.run_id AND e.subject = c.suite_id AND e.type = 'suite')`, projectHash)
+	if err != nil {
+		return nil, fmt.Errorf("reading evidence: %w", err)
+	}
+	defer rows.Close()
+	m := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("reading evidence: %w", err)
+		}
+		m[id] = true
+	}
+	return m, rows.Err()
+}
+
 // RunCases returns the eval cases of a run, by suite and case id.
 func (s *DB) RunCases(ctx context.Context, runID string) ([]CaseRow, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT suite_id, case_id, passed, blocking FROM harness_cases WHERE run_id = ? ORDER BY suite_id, case_id`, runID)

@@ -115,3 +115,28 @@ func TestHarnessLedger(t *testing.T) {
 		t.Errorf("Lessons = %+v, %v, want one replaced lesson", got, err)
 	}
 }
+
+func TestPassed(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	put := func(id string, cases []CaseRow, results []ResultRow) {
+		t.Helper()
+		if _, err := db.PutRun(ctx, Run{RunID: id, ProjectHash: "ph"}, cases, results); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("r1", []CaseRow{{SuiteID: "good", CaseID: "a", Passed: true}, {SuiteID: "bad", CaseID: "a", Passed: false}},
+		[]ResultRow{{Subject: "go-test", Type: "exit_code", Passed: true}, {Subject: "go-vet", Type: "exit_code", Passed: false}, {Subject: "good/a", Type: "exit_code", Passed: true}})
+	put("r2", []CaseRow{{SuiteID: "bad", CaseID: "a", Passed: true}, {SuiteID: "bad", CaseID: "b", Passed: false}}, nil)
+	got, err := db.Passed(ctx, "ph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]bool{"go-test": true, "good": true}, got); diff != "" {
+		t.Errorf("Passed (-want +got):\n%s", diff)
+	}
+}
