@@ -77,7 +77,7 @@ func newHarnessCalibrateCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts := harness.CalibrateOptions{Config: *cfg}
+			opts := harness.CalibrateOptions{Config: *cfg, Root: root}
 			for _, q := range quorum {
 				c := *cfg
 				c.Model = q

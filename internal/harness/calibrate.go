@@ -36,6 +36,9 @@ type CalibrateOptions struct {
 	// MaxFalseBlockRate is the highest held-out false-block rate a
 	// promoted judge may have (default 0.1).
 	MaxFalseBlockRate float64
+	// Root is the repository the cases' commands and files are read
+	// from; golden cases usually carry their output recorded inline.
+	Root string
 }
 
 // Pinned is what a calibration is valid for.
@@ -170,7 +173,7 @@ func Calibrate(ctx context.Context, suiteID string, cases []Case, opts Calibrate
 		if split == SplitHeldOut {
 			runs = reruns
 		}
-		m := measure(ctx, judges, part, runs)
+		m := measure(ctx, opts.Root, judges, part, runs)
 		if split == SplitCalibration {
 			cal.Calibration = m
 		} else {
@@ -202,7 +205,7 @@ func Calibrate(ctx context.Context, suiteID string, cases []Case, opts Calibrate
 }
 
 // measure judges each labelled case runs times with every judge.
-func measure(ctx context.Context, judges []Judge, cases []Case, runs int) SplitMetrics {
+func measure(ctx context.Context, root string, judges []Judge, cases []Case, runs int) SplitMetrics {
 	var m SplitMetrics
 	var calls, valid, stable, judgedCases, disagree int
 	var tp, fp, fn int
@@ -218,11 +221,15 @@ func measure(ctx context.Context, judges []Judge, cases []Case, runs int) SplitM
 			continue
 		}
 		a := c.Assert[i]
-		out := ""
-		if c.Input.Output != nil {
-			out = *c.Input.Output
+		ev, err := gather(ctx, root, c.Input)
+		if err != nil {
+			m.AmbiguousOrUnjudgeable++
+			continue
 		}
-		req := JudgeRequest{Type: a.Type, Rubric: a.Rubric, Input: c.Input.Prompt, Output: out, Reference: c.Input.Reference}
+		req := JudgeRequest{Type: a.Type, Rubric: a.Rubric, Input: c.Input.Prompt, Output: ev.Output, Reference: c.Input.Reference}
+		if req.Input == "" {
+			req.Input = c.Input.Query
+		}
 		var verdicts []bool
 		caseDisagree := false
 		for r := 0; r < runs; r++ {
@@ -326,11 +333,9 @@ func PromotedFor(ctx context.Context, db *store.DB, root string, m *Manifest, cf
 		if err != nil || !ok || !row.Promoted {
 			return false
 		}
-		var cal Calibration
-		if json.Unmarshal([]byte(row.Body), &cal) != nil {
-			return false
-		}
-		return row.ConfigHash == ConfigHash(pin(cfg, cal.Pinned.Quorum, cases))
+		// A run asks one judge, so only a calibration of that judge alone
+		// counts: a promotion earned by a quorum needs the quorum.
+		return row.ConfigHash == ConfigHash(pin(cfg, 1, cases))
 	}
 }
 

@@ -21,6 +21,10 @@ import (
 // live in files, and the ledger keeps their paths.
 const ReportsDir = StateDir + "/reports"
 
+// ErrEmptyPhase is returned by Run when --phase selects no command and
+// no suite.
+var ErrEmptyPhase = errors.New("no command or eval suite in this phase")
+
 // defaultCaseTimeout bounds a case's command when it names no timeout.
 const defaultCaseTimeout = 60 * time.Second
 
@@ -135,6 +139,12 @@ func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID 
 			rep.Passed = false
 		}
 		rep.Suites = append(rep.Suites, sr)
+	}
+	if opts.Phase != "" && len(rep.Gates) == 0 && len(rep.Suites) == 0 {
+		// A phase that selects nothing is a typo or a missing gate, not
+		// a pass.
+		os.Remove(dir)
+		return nil, fmt.Errorf("phase %q: %w", opts.Phase, ErrEmptyPhase)
 	}
 	rep.FinishedAt = now().UTC().Format(time.RFC3339)
 	rep.ReportPath = rel(filepath.Join(dir, "report.json"))

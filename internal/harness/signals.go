@@ -7,7 +7,10 @@ package harness
 // a table, so a reviewer can see at once why a signal was raised.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -127,19 +130,22 @@ func (s *scanner) read(p string) []byte {
 	return data
 }
 
-// hash is the content hash of p, read now if the scan did not need it;
-// files too large to scan hash by size, which still changes the id when
-// they grow or shrink.
+// hash is the content hash of p, streamed from the file when the scan
+// did not read it, so a large file costs no more memory than a small one.
 func (s *scanner) hash(p string) string {
 	if h, ok := s.hashes[p]; ok {
 		return h
 	}
-	fp := filepath.Join(s.root, filepath.FromSlash(p))
-	data, err := os.ReadFile(fp)
+	f, err := os.Open(filepath.Join(s.root, filepath.FromSlash(p)))
 	if err != nil {
 		return "unreadable"
 	}
-	h := hashBytes(data)
+	defer f.Close()
+	sum := sha256.New()
+	if _, err := io.Copy(sum, f); err != nil {
+		return "unreadable"
+	}
+	h := hex.EncodeToString(sum.Sum(nil))
 	s.hashes[p] = h
 	return h
 }
