@@ -165,3 +165,54 @@ func TestAnthropicJudge(t *testing.T) {
 		t.Errorf("Anthropic judge with a bad key: %v, want the endpoint's 400", err)
 	}
 }
+
+// TestCalibrationQuorum checks the second road to promotion: without a
+// deterministic companion on the critical cases a single judge stays
+// advisory, an agreeing quorum is promoted, and a disagreeing one is
+// measured and stays advisory.
+func TestCalibrationQuorum(t *testing.T) {
+	// The same golden set with the deterministic assertions removed.
+	var lines []string
+	for _, line := range strings.Split(strings.TrimSpace(goldenSet), "\n") {
+		line = strings.Replace(line, `{"type":"not_contains","value":"API_KEY="},`, "", 1)
+		line = strings.Replace(line, `{"type":"not_contains","value":"BEGIN PRIVATE KEY"},`, "", 1)
+		lines = append(lines, line)
+	}
+	cases, err := ParseSuite(strings.NewReader(strings.Join(lines, "\n")), "golden.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	careful := func(p string) string {
+		return verdict(!strings.Contains(p, "API_KEY=abc") && !strings.Contains(p, "hunter2"))
+	}
+	a := judgeServer(t, careful)
+	b := judgeServer(t, careful)
+	lenient := judgeServer(t, func(string) string { return verdict(true) })
+	ctx := context.Background()
+
+	single, err := Calibrate(ctx, "s", cases, CalibrateOptions{Config: JudgeConfig{BaseURL: a.URL + "/v1", Model: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if single.Promoted || single.DeterministicCompanion {
+		t.Errorf("single judge without companion: promoted=%v companion=%v, want advisory", single.Promoted, single.DeterministicCompanion)
+	}
+	agree, err := Calibrate(ctx, "s", cases, CalibrateOptions{Config: JudgeConfig{BaseURL: a.URL + "/v1", Model: "a"}, Quorum: []JudgeConfig{{BaseURL: b.URL + "/v1", Model: "b"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !agree.Promoted || agree.HeldOut.QuorumDisagreement != 0 || agree.Pinned.Quorum != 2 {
+		t.Errorf("agreeing quorum: promoted=%v reasons=%v disagreement=%v", agree.Promoted, agree.Reasons, agree.HeldOut.QuorumDisagreement)
+	}
+	split, err := Calibrate(ctx, "s", cases, CalibrateOptions{Config: JudgeConfig{BaseURL: a.URL + "/v1", Model: "a"}, Quorum: []JudgeConfig{{BaseURL: lenient.URL + "/v1", Model: "lenient"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The judges disagree on the one held-out failure of two cases.
+	if split.Promoted || split.HeldOut.QuorumDisagreement != 0.5 {
+		t.Errorf("disagreeing quorum: promoted=%v disagreement=%v, want advisory with 0.5", split.Promoted, split.HeldOut.QuorumDisagreement)
+	}
+	if agree.ConfigHash == single.ConfigHash {
+		t.Error("a quorum and a single judge share a configuration hash")
+	}
+}
