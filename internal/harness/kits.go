@@ -232,7 +232,7 @@ exit $status
 			Purpose:          "keep the Go module building, vetted and tested on every change",
 			Consumer:         "every contributor and the pre-merge gate",
 			BlockingCriteria: "go test, go vet or the windows build exits non-zero or times out",
-			Rollback:         "delete the gates/go-*.sh files and their manifest entries",
+			Rollback:         "delete gates/go-test.sh, gates/go-vet.sh and gates/windows-build.sh (when written) and their manifest entries",
 		},
 		{
 			ID: "nix-project", Title: "Nix project: flake check and dev shell smoke",

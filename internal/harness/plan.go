@@ -124,16 +124,25 @@ func MakePlan(root string, p *RepoProfile, m *Manifest, passed map[string]bool) 
 		if covered[r.Family] {
 			continue
 		}
-		var by []string
+		var by, rewrite []string
 		for _, k := range kits {
-			if slices.Contains(k.Families, r.Family) && k.Applies(p) {
+			switch {
+			case !slices.Contains(k.Families, r.Family) || !k.Applies(p):
+			case applied[k.ID]:
+				rewrite = append(rewrite, k.ID)
+			default:
 				by = append(by, k.ID)
 			}
 		}
 		reason := "no harness covers it; it calls for " + strings.Join(r.Harnesses, ", ")
-		if len(by) > 0 {
+		switch {
+		case len(by) > 0:
 			reason += "; proposed kit " + strings.Join(by, ", ")
-		} else {
+		case len(rewrite) > 0:
+			// The kit was written before the family showed up; writing it
+			// again adds the gates it has for the family.
+			reason += "; rewrite kit " + strings.Join(rewrite, ", ") + " to add its gates for it"
+		default:
 			reason += "; no template kit yet, write these gates by hand"
 		}
 		pl.Missing = append(pl.Missing, Finding{Subject: r.Family, Reason: reason})

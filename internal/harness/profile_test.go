@@ -314,3 +314,59 @@ func TestNoCommandTouchesUntrackedFiles(t *testing.T) {
 		t.Error("test setup: notes/ is tracked")
 	}
 }
+
+// TestPlanAfterKit checks the planner against an existing manifest: the
+// written kit's family is covered, a family that appears later asks for
+// the kit to be rewritten, and a broken manifest entry is stale, weak or
+// overbroad.
+func TestPlanAfterKit(t *testing.T) {
+	r := repos[0]
+	dir := makeRepo(t, repo{name: "svc", tracked: map[string]string{"go.mod": "module x\n", "db/migrations/001.sql": "CREATE TABLE t (id int);\n"}})
+	p, err := Profile(context.Background(), dir, ProfileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Write(dir, "go-service", p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Manifest
+	// Windows code arrives after the kit was written.
+	writeTree(t, dir, map[string]string{"svc_windows.go": r.tracked["internal/users/service_windows.go"]})
+	p, err = Profile(context.Background(), dir, ProfileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Commands = append(m.Commands, Command{ID: "slow", Command: "sh gates/slow.sh", Phase: "nightly", TimeoutSeconds: 3600})
+	m.RiskFamilies = append(m.RiskFamilies, FamilyWeb)
+	pl := MakePlan(dir, p, m, map[string]bool{"go-test": true})
+	find := func(list []Finding, subject string) string {
+		for _, f := range list {
+			if f.Subject == subject {
+				return f.Reason
+			}
+		}
+		return ""
+	}
+	checks := []struct{ got, want string }{
+		{find(pl.Missing, FamilyWindows), "rewrite kit go-service to add its gates for it"},
+		{find(pl.Stale, "command slow"), "runs gates/slow.sh, which does not exist"},
+		{find(pl.Overbroad, "command slow"), "timeout 3600s is over 1800s"},
+		{find(pl.Overbroad, "risk family web"), "the profile shows no signal for it"},
+		{find(pl.Weak, "evidence go-vet"), "go vet is clean"},
+		{find(pl.Weak, "manifest"), "no CI configuration runs the harness"},
+	}
+	for _, c := range checks {
+		if !strings.Contains(c.got, c.want) {
+			t.Errorf("plan finding %q lacks %q\nplan: %+v", c.got, c.want, pl)
+		}
+	}
+	if find(pl.Weak, "evidence go-test") != "" {
+		t.Error("go-test has passed, yet its evidence is reported missing")
+	}
+	for _, pr := range pl.Proposed {
+		if pr.Kit == "go-service" {
+			t.Error("an applied kit is proposed again")
+		}
+	}
+}
