@@ -157,10 +157,8 @@ func newHarnessProfileCmd(e *env) *cobra.Command {
 			}
 			w := e.stdout
 			fmt.Fprintf(w, "profile %s (project %s)\n", p.ProfileID, p.ProjectHash)
-			for _, s := range [][]harness.Signal{p.Stacks} {
-				for _, x := range s {
-					fmt.Fprintf(w, "stack %s %s %s\n", x.Kind, x.Path, x.Detail)
-				}
+			for _, x := range p.Stacks {
+				fmt.Fprintf(w, "stack %s %s %s\n", x.Kind, x.Path, x.Detail)
 			}
 			fmt.Fprintf(w, "%d entry points, %d test signals, %d ci signals, %d docs, %d data stores, %d network surfaces\n",
 				len(p.Entrypoints), len(p.Tests), len(p.CI), len(p.Docs), len(p.DataStores), len(p.NetworkSurfaces))

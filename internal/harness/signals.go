@@ -157,6 +157,7 @@ var (
 	goCgoRe     = regexp.MustCompile(`(?m)^import "C"`)
 	goWinSvcRe  = regexp.MustCompile(`golang\.org/x/sys/windows/svc`)
 	exposeRe    = regexp.MustCompile(`(?mi)^\s*EXPOSE\s+(.+)$`)
+	entryRe     = regexp.MustCompile(`(?m)^\s*(ENTRYPOINT|CMD)\s+(.+)$`)
 	sqlDropRe   = regexp.MustCompile(`(?i)\b(DROP\s+(TABLE|COLUMN|INDEX)|TRUNCATE)\b`)
 	securityRe  = regexp.MustCompile(`(^|[/_.-])(auth|oauth|jwt|login|csrf|password|passwd|credential|credentials|token|tokens)([/_.-]|$)`)
 	retrievalRe = regexp.MustCompile(`(^|[/_.-])(embedding|embeddings|retriever|retrieval|vectorstore|chunker|chunking|rerank|reranker)([/_.-]|$)`)
@@ -201,7 +202,7 @@ func (s *scanner) file(p string) {
 		for _, m := range exposeRe.FindAllSubmatch(data, -1) {
 			add(s.network, "exposed-port", strings.TrimSpace(string(m[1])))
 		}
-		if m := regexp.MustCompile(`(?m)^\s*(ENTRYPOINT|CMD)\s+(.+)$`).FindSubmatch(data); m != nil {
+		if m := entryRe.FindSubmatch(data); m != nil {
 			add(s.entry, "container", strings.TrimSpace(string(m[2])))
 		}
 	case composeRe.MatchString(base):
