@@ -50,6 +50,83 @@ var migrations = []string{
 		PRIMARY KEY (session_path, position)
 	);
 	CREATE INDEX callouts_type ON callouts(type);`,
+	// Harness evidence (see harness.go): profile snapshots, untracked-file
+	// observations, the run ledger, drift events, judge calibrations and
+	// retained lessons. Bodies are JSON documents owned by package
+	// harness; the columns are what queries select on.
+	`CREATE TABLE harness_profiles (
+		seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+		profile_id   TEXT NOT NULL,
+		project_hash TEXT NOT NULL,
+		created_at   TEXT NOT NULL,
+		accepted     INTEGER NOT NULL DEFAULT 0,
+		body         TEXT NOT NULL
+	);
+	CREATE INDEX harness_profiles_project ON harness_profiles(project_hash, seq);
+	CREATE TABLE harness_observations (
+		project_hash  TEXT NOT NULL,
+		path          TEXT NOT NULL,
+		git_status    TEXT NOT NULL,
+		ownership     TEXT NOT NULL,
+		content_hash  TEXT NOT NULL,
+		size_bytes    INTEGER NOT NULL,
+		first_seen_at TEXT NOT NULL,
+		last_seen_at  TEXT NOT NULL,
+		PRIMARY KEY (project_hash, path)
+	);
+	CREATE TABLE harness_runs (
+		seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+		run_id        TEXT NOT NULL UNIQUE,
+		project_hash  TEXT NOT NULL,
+		profile_id    TEXT NOT NULL,
+		manifest_hash TEXT NOT NULL,
+		phase         TEXT NOT NULL,
+		started_at    TEXT NOT NULL,
+		finished_at   TEXT NOT NULL,
+		passed        INTEGER NOT NULL,
+		report_path   TEXT NOT NULL
+	);
+	CREATE TABLE harness_cases (
+		run_id   TEXT NOT NULL REFERENCES harness_runs(run_id) ON DELETE CASCADE,
+		suite_id TEXT NOT NULL,
+		case_id  TEXT NOT NULL,
+		passed   INTEGER NOT NULL,
+		blocking INTEGER NOT NULL,
+		PRIMARY KEY (run_id, suite_id, case_id)
+	);
+	CREATE TABLE harness_results (
+		run_id      TEXT NOT NULL REFERENCES harness_runs(run_id) ON DELETE CASCADE,
+		subject     TEXT NOT NULL,
+		position    INTEGER NOT NULL,
+		type        TEXT NOT NULL,
+		passed      INTEGER NOT NULL,
+		blocking    INTEGER NOT NULL,
+		score       REAL NOT NULL,
+		message     TEXT NOT NULL,
+		output_path TEXT NOT NULL,
+		PRIMARY KEY (run_id, subject, position)
+	);
+	CREATE TABLE harness_drift (
+		seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+		project_hash TEXT NOT NULL,
+		detected_at  TEXT NOT NULL,
+		kind         TEXT NOT NULL,
+		subject      TEXT NOT NULL,
+		detail       TEXT NOT NULL
+	);
+	CREATE TABLE harness_calibrations (
+		seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+		suite_id    TEXT NOT NULL,
+		config_hash TEXT NOT NULL,
+		created_at  TEXT NOT NULL,
+		promoted    INTEGER NOT NULL,
+		body        TEXT NOT NULL
+	);
+	CREATE TABLE harness_lessons (
+		id           TEXT PRIMARY KEY,
+		project_hash TEXT NOT NULL,
+		body         TEXT NOT NULL
+	);`,
 }
 
 // Version is the schema version Open brings a database to.
