@@ -185,6 +185,13 @@ type Options struct {
 	Now func() time.Time
 	// Log receives ctx.log lines (secrets replaced); nil discards them.
 	Log io.Writer
+	// Decide answers the decision a resumed run waits at
+	// (ctx.request_decision; see agentapi.go): it must be one of the
+	// options.
+	Decide string
+	// Inbox receives the messages of the agent API as they are written
+	// (see agentapi.go); nil drops them (session.md still has them).
+	Inbox func(Message)
 }
 
 // Receipt is the record of one executed tool or model call. Digests are
