@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/plan"
+	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -362,6 +364,8 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 		return err
 	}
 	environ := os.Environ()
+	runID := runtime.NewRunID(time.Now())
+	live := startLive(cmd.Context(), e, f.stateDir, runID, registry.TypePlan, name)
 	res, err := runtime.Run(cmd.Context(), w, nil, runtime.Options{
 		Config:   cfg,
 		Tools:    inprocTools(cfg, environ),
@@ -373,7 +377,10 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 		MaxSteps: f.maxSteps,
 		StateDir: f.stateDir,
 		Log:      e.stderr,
+		RunID:    runID,
+		Inbox:    live.inbox,
 	})
+	live.end(res)
 	if res == nil {
 		return err
 	}
