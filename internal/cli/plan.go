@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -364,8 +363,7 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 		return err
 	}
 	environ := os.Environ()
-	runID := runtime.NewRunID(time.Now())
-	live := startLive(cmd.Context(), e, f.stateDir, runID, registry.TypePlan, name)
+	live := newLive(e, f.stateDir, registry.TypePlan, name)
 	res, err := runtime.Run(cmd.Context(), w, nil, runtime.Options{
 		Config:   cfg,
 		Tools:    inprocTools(cfg, environ),
@@ -377,7 +375,7 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 		MaxSteps: f.maxSteps,
 		StateDir: f.stateDir,
 		Log:      e.stderr,
-		RunID:    runID,
+		OnStart:  live.start,
 		Inbox:    live.inbox,
 	})
 	live.end(res)

@@ -104,8 +104,7 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 		return err
 	}
 	environ := os.Environ()
-	live := startLive(cmd.Context(), e, f.stateDir, j.RunID, registry.TypeWorkflow, j.Workflow)
-	live.resumed = true
+	live := newLive(e, f.stateDir, registry.TypeWorkflow, j.Workflow)
 	res, err := runtime.Resume(cmd.Context(), w, j, runtime.Options{
 		Config:   cfg,
 		Tools:    inprocTools(cfg, environ),
@@ -117,6 +116,7 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 		StateDir: f.stateDir,
 		Log:      e.stderr,
 		Decide:   f.decide,
+		OnStart:  live.start,
 		Inbox:    live.inbox,
 	})
 	live.answered(j, res, resumeAnswer(j, f))

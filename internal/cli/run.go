@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -166,8 +165,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 		return runCheck(cmd.Context(), e, f, w, cfg)
 	}
 	environ := os.Environ()
-	runID := runtime.NewRunID(time.Now())
-	live := startLive(cmd.Context(), e, f.stateDir, runID, registry.TypeWorkflow, w.Name)
+	live := newLive(e, f.stateDir, registry.TypeWorkflow, w.Name)
 	res, err := runtime.Run(cmd.Context(), w, params, runtime.Options{
 		Config:          cfg,
 		Tools:           inprocTools(cfg, environ),
@@ -181,7 +179,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 		MaxSteps:        f.maxSteps,
 		StateDir:        f.stateDir,
 		Log:             e.stderr,
-		RunID:           runID,
+		OnStart:         live.start,
 		Inbox:           live.inbox,
 	})
 	live.end(res)

@@ -20,37 +20,44 @@ import (
 )
 
 // liveRun is a run's entry in the registry of its state directory, kept
-// for as long as the command runs it. Registration is best effort: a
-// registry that cannot be written (a read-only state directory, a
-// database locked past the busy timeout) is reported on stderr and the
-// run goes on, since refusing to do the work because it cannot be shown
-// would be worse.
+// for as long as the command runs it. It registers when the runtime
+// starts the run (runtime.Options.OnStart), not before: a run refused
+// before its first step records nothing, not even a registry row or a
+// state directory. Registration is best effort: a registry that cannot
+// be written (a read-only state directory, a database locked past the
+// busy timeout) is reported on stderr and the run goes on, since refusing
+// to do the work because it cannot be shown would be worse.
 type liveRun struct {
-	e  *env
-	db *store.DB
-	h  *registry.Handle
-	id string
-	// resumed is set for a resumed run, which was registered before.
-	resumed bool
+	e                   *env
+	stateDir, typ, name string
+	db                  *store.DB
+	h                   *registry.Handle
+	id                  string
 }
 
-// startLive registers run id, of the given agent type and name, in the
-// registry of stateDir.
-func startLive(ctx context.Context, e *env, stateDir, id, agentType, name string) *liveRun {
-	l := &liveRun{e: e, id: id}
-	db, err := store.Open(ctx, registry.Path(stateDir))
+// newLive prepares the registration of a run of the given agent type and
+// name in the registry of stateDir; its start method is the run's
+// OnStart.
+func newLive(e *env, stateDir, agentType, name string) *liveRun {
+	return &liveRun{e: e, stateDir: stateDir, typ: agentType, name: name}
+}
+
+// start registers run id.
+func (l *liveRun) start(id string) {
+	l.id = id
+	ctx := context.Background()
+	db, err := store.Open(ctx, registry.Path(l.stateDir))
 	if err != nil {
-		fmt.Fprintf(e.stderr, "crystallize: registry: %v\n", err)
-		return l
+		fmt.Fprintf(l.e.stderr, "crystallize: registry: %v\n", err)
+		return
 	}
-	h, err := registry.Register(ctx, db, registry.Start{ID: id, StateDir: stateDir, AgentType: agentType, Name: name}, registry.Options{})
+	h, err := registry.Register(ctx, db, registry.Start{ID: id, StateDir: l.stateDir, AgentType: l.typ, Name: l.name}, registry.Options{})
 	if err != nil {
 		db.Close()
-		fmt.Fprintf(e.stderr, "crystallize: registry: %v\n", err)
-		return l
+		fmt.Fprintf(l.e.stderr, "crystallize: registry: %v\n", err)
+		return
 	}
 	l.db, l.h = db, h
-	return l
 }
 
 // inbox stores a message of the agent API in the inbox; it is
@@ -67,32 +74,17 @@ func (l *liveRun) inbox(m runtime.Message) {
 	}
 }
 
-// end records how the run ended (res is nil for a run refused before
-// its first step). A run suspended at a plain ctx.approve
+// end records how the run ended. A run suspended at a plain ctx.approve
 // has not told the inbox (only the agent API does); its pending approval
 // is posted here, so that every run waiting for a person is in the inbox.
 func (l *liveRun) end(res *runtime.Result) {
 	if l.db == nil {
-		return
+		return // never started, or not registered
 	}
 	defer l.db.Close()
 	ctx := context.Background()
-	if res == nil && l.resumed {
-		// A resume refused before its first step (the workflow
-		// changed, the bundle is no longer ready): the run still waits
-		// where it waited.
-		if err := l.h.End(ctx, registry.StatusPending); err != nil {
-			fmt.Fprintf(l.e.stderr, "crystallize: registry: %v\n", err)
-		}
-		return
-	}
 	if res == nil {
-		// Refused before its first step: nothing ran, nothing is
-		// recorded, so there is no session to list.
-		if err := l.h.Drop(ctx); err != nil {
-			fmt.Fprintf(l.e.stderr, "crystallize: registry: %v\n", err)
-		}
-		return
+		res = &runtime.Result{Status: runtime.StatusFailed}
 	}
 	status := registry.StatusFailed
 	switch res.Status {

@@ -185,20 +185,6 @@ func (h *Handle) End(ctx context.Context, status string) error {
 	return err
 }
 
-// Drop stops the heartbeat and removes the session from the registry:
-// for a run refused before its first step (bad parameters, an unbound
-// tool), which recorded nothing and is no session to show. After End it
-// does nothing.
-func (h *Handle) Drop(ctx context.Context) error {
-	var err error
-	h.once.Do(func() {
-		close(h.stop)
-		h.done.Wait()
-		err = h.db.DeleteLive(ctx, []string{h.id})
-	})
-	return err
-}
-
 // Entry is a registry row as shown: its number in the listing it came
 // from, and its state (the stored status, or stale).
 type Entry struct {

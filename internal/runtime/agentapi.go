@@ -75,11 +75,6 @@ type Message struct {
 // asked with options that cannot be offered.
 var ErrDecision = errors.New("invalid decision")
 
-// NewRunID returns a new run id, as Run allocates one when Options.RunID
-// is empty: callers that must name a run before it starts (to register
-// it) allocate it with this.
-func NewRunID(now time.Time) string { return newRunID(now) }
-
 // agentMethods are the agent API's ctx members, added to the ctx of
 // every run by newHost.
 func (h *host) agentMethods() map[string]*starlark.Builtin {

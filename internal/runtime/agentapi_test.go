@@ -211,3 +211,24 @@ func TestBoundarySlug(t *testing.T) {
 		}
 	}
 }
+
+// TestOnStart: OnStart is called once with the run id when the run is
+// admitted, and not for a run refused before its first step.
+func TestOnStart(t *testing.T) {
+	w := workflow(t, "def wf(ctx, x):\n    ctx.log(x)\n")
+	var started []string
+	o := opts(t, nil)
+	o.OnStart = func(id string) { started = append(started, id) }
+	if _, err := Run(context.Background(), w, Params{"y": "1"}, o); err == nil {
+		t.Fatal("Run with an unknown parameter = nil error")
+	}
+	if len(started) != 0 {
+		t.Errorf("a refused run called OnStart with %v", started)
+	}
+	if _, err := Run(context.Background(), w, Params{"x": "1"}, o); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"run-test"}, started); diff != "" {
+		t.Errorf("OnStart calls (-want +got):\n%s", diff)
+	}
+}
