@@ -244,11 +244,15 @@ func writeLive(w io.Writer, list []registry.Entry) error {
 	return tw.Flush()
 }
 
+// lastShown is the file in the state directory that remembers the
+// session sessions show printed last, for --next and --prev.
+const lastShown = "sessions.last"
+
 func newSessionsShowCmd(e *env, stateDir *string) *cobra.Command {
-	var all bool
+	var all, next, prev bool
 	var lines int
 	cmd := &cobra.Command{
-		Use:   "show N|ID [--all] [--lines N]",
+		Use:   "show (N|ID | --next | --prev) [--all] [--lines N]",
 		Short: "Show a session's log tail and pending inbox items",
 		Long: `show prints one session of the registry: a header line (number, state,
 name, session id, workspace), the last --lines lines (default 20) of its
@@ -258,14 +262,33 @@ inbox prints them.
 
 N is the session's number in the listing of crystallize sessions (with
 --all, of crystallize sessions --all); ID is a session id, or a prefix
-of exactly one.
+of exactly one. --next and --prev show the session after or before the
+one shown last (remembered in <state-dir>/` + lastShown + `), wrapping
+around the listing; with none shown yet, or the last one gone from the
+listing, --next starts at the first and --prev at the last.
 
 Exit status: 0 on success, 1 when there is no such session or on error,
 2 on a usage error.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if lines < 0 {
 				return usagef("--lines %d: want a count of lines, 0 or more", lines)
+			}
+			delta := 0
+			switch {
+			case next && prev:
+				return usagef("--next and --prev exclude each other")
+			case next:
+				delta = 1
+			case prev:
+				delta = -1
+			}
+			if (delta != 0) == (len(args) == 1) {
+				return usagef("give a session (N or ID), or --next or --prev")
+			}
+			ref := ""
+			if len(args) == 1 {
+				ref = args[0]
 			}
 			ctx := cmd.Context()
 			db, ok, err := openRegistry(ctx, *stateDir)
@@ -273,12 +296,24 @@ Exit status: 0 on success, 1 when there is no such session or on error,
 				return err
 			}
 			if !ok {
-				return fmt.Errorf("session %s: %w (no registry in %s)", args[0], store.ErrNoSession, *stateDir)
+				return fmt.Errorf("session %s: %w (no registry in %s)", ref, store.ErrNoSession, *stateDir)
 			}
 			defer db.Close()
-			s, err := registry.Find(ctx, db, args[0], all, registry.Options{})
-			if err != nil {
+			var s registry.Entry
+			if delta != 0 {
+				list, err := registry.List(ctx, db, all, registry.Options{})
+				if err != nil {
+					return err
+				}
+				last, _ := os.ReadFile(filepath.Join(*stateDir, lastShown)) // none yet: start at an end
+				if s, ok = registry.Rotate(list, strings.TrimSpace(string(last)), delta); !ok {
+					return fmt.Errorf("no session to show: %w", store.ErrNoSession)
+				}
+			} else if s, err = registry.Find(ctx, db, ref, all, registry.Options{}); err != nil {
 				return err
+			}
+			if err := os.WriteFile(filepath.Join(*stateDir, lastShown), []byte(s.SessionID+"\n"), 0o644); err != nil {
+				return fmt.Errorf("remembering the session shown: %w", err)
 			}
 			items, err := db.Items(ctx, s.SessionID, false)
 			if err != nil {
@@ -306,6 +341,8 @@ Exit status: 0 on success, 1 when there is no such session or on error,
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "N numbers the listing of sessions --all")
+	cmd.Flags().BoolVar(&next, "next", false, "show the session after the one shown last")
+	cmd.Flags().BoolVar(&prev, "prev", false, "show the session before the one shown last")
 	cmd.Flags().IntVar(&lines, "lines", 20, "how many lines of the log to print")
 	return cmd
 }

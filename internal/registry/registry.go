@@ -313,3 +313,26 @@ func Prune(ctx context.Context, db *store.DB, finished bool, opts Options) ([]En
 	}
 	return gone, nil
 }
+
+// Rotate returns the entry delta places after the one with session id
+// from in list, wrapping around at either end, as /next and /prev move
+// through the sessions of a chat. When from is not in list (it ended, or
+// nothing was shown yet) it starts before the first entry for a forward
+// move and after the last for a backward one. ok is false for an empty
+// list.
+func Rotate(list []Entry, from string, delta int) (e Entry, ok bool) {
+	n := len(list)
+	if n == 0 {
+		return Entry{}, false
+	}
+	i := -1
+	for j, x := range list {
+		if x.SessionID == from {
+			i = j
+		}
+	}
+	if i < 0 && delta < 0 {
+		i = n
+	}
+	return list[((i+delta)%n+n)%n], true
+}

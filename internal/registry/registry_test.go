@@ -356,3 +356,26 @@ func BenchmarkStatus(b *testing.B) {
 		})
 	}
 }
+
+func TestRotate(t *testing.T) {
+	var list []Entry
+	for i, id := range []string{"a", "b", "c"} {
+		list = append(list, Entry{Number: i + 1, LiveSession: store.LiveSession{SessionID: id}})
+	}
+	tests := []struct {
+		from  string
+		delta int
+		want  string
+	}{
+		{"a", 1, "b"}, {"c", 1, "a"}, {"a", -1, "c"}, {"b", -1, "a"},
+		{"", 1, "a"}, {"", -1, "c"}, {"gone", 1, "a"}, {"gone", -1, "c"},
+	}
+	for _, tt := range tests {
+		if got, ok := Rotate(list, tt.from, tt.delta); !ok || got.SessionID != tt.want {
+			t.Errorf("Rotate(%q, %d) = %s, %v, want %s", tt.from, tt.delta, got.SessionID, ok, tt.want)
+		}
+	}
+	if _, ok := Rotate(nil, "a", 1); ok {
+		t.Error("Rotate(nil) ok")
+	}
+}
