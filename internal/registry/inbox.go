@@ -57,7 +57,10 @@ type Answer struct {
 	Reason          string
 }
 
-// String is the answer as recorded in the inbox.
+// String is the answer as recorded in the inbox: "decide OPTION",
+// "approve", "reject", "dismiss", or "resume" for a run resumed without
+// any of them that got past the step anyway (a person answered the
+// terminal's prompt).
 func (a Answer) String() string {
 	switch {
 	case a.Decide != "":
@@ -69,7 +72,7 @@ func (a Answer) String() string {
 	case a.Dismiss:
 		return "dismiss"
 	}
-	return ""
+	return "resume"
 }
 
 // ErrAnswer is an answer that does not fit the item it answers; the cli
