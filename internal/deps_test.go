@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"internal/session":         {"internal/trace"},
 	"internal/store":           {},
 	"internal/sessionindex":    {"internal/session", "internal/store", "internal/toon", "internal/trace"},
+	"internal/registry":        {"internal/store"},
 	"internal/runtime":         {"internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize"},
 	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
 	"internal/skill":           {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},

@@ -163,5 +163,6 @@ a subcommand does the same as "crystallize mine".`,
 	root.AddCommand(newMineCmd(e), newValidateCmd(e), newShadowCmd(e), newApproveCmd(e), newEvalCmd(e), newIngestCmd(e), newImportCmd(e), newPersonaCmd(e), newRunCmd(e), newResumeCmd(e), newSessionCmd(e), newPlanCmd(e), newToonCmd(e), newVersionCmd(e))
 	root.AddCommand(newCaptureCmd(e), newServeCmd(e), newStatsCmd(e))
 	root.AddCommand(newHarnessCmd(e))
+	root.AddCommand(newSessionsCmd(e), newStatusCmd(e))
 	return root
 }

@@ -103,6 +103,9 @@ func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host 
 		"budget":   starlark.NewBuiltin("budget", h.budget),
 		"exec":     starlark.NewBuiltin("exec", h.execBuiltin),
 	}
+	for name, m := range h.agentMethods() { // agentapi.go
+		h.ctxValue.methods[name] = m
+	}
 	return h
 }
 
