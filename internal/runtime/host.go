@@ -146,8 +146,10 @@ func (h *host) newPhase(title string) *phase {
 }
 
 func (h *host) logLine(msg string) {
-	if h.replaying(h.step + 1) {
-		return // logged before the run was suspended
+	// Every line up to the suspended step (replayUntil) was logged before
+	// the run was suspended, including one after the last completed step.
+	if h.step < h.replayUntil {
+		return
 	}
 	msg = h.secrets.string(msg)
 	p := h.current()
