@@ -196,6 +196,9 @@ type Step struct {
 	// argv, never through a shell. Empty when the step is not a command
 	// or its examples ran different templates.
 	Argv []string `json:"argv,omitempty"`
+	// Retries is the number of failed attempts of this step, over all
+	// examples, that mining folded into the attempt that succeeded.
+	Retries int `json:"retries,omitempty"`
 }
 
 // Example is one occurrence of the candidate sequence in a source trace.
@@ -205,6 +208,14 @@ type Example struct {
 	SourceHash string   `json:"source_hash"`
 	StartIndex int      `json:"start_index"`
 	ActionIDs  []string `json:"action_ids"`
+	// Positions are the indexes in the trace's actions of the actions the
+	// steps matched, in step order, when other actions lie between them
+	// (gapped mining); empty for a contiguous match, which starts at
+	// StartIndex.
+	Positions []int `json:"positions,omitempty"`
+	// Retries, when any step was retried, is the number of failed attempts
+	// folded into each step's matched action, in step order.
+	Retries []int `json:"retries,omitempty"`
 }
 
 // ApprovalPoint is a human approval boundary inside the candidate.

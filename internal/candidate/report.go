@@ -97,6 +97,24 @@ type MiningSummary struct {
 	DistinctSignatures int `json:"distinct_signatures"`
 	RepeatsFound       int `json:"repeats_found"`
 	CandidatesBuilt    int `json:"candidates_built"`
+
+	// The fields below are set by the gapped miner only; a report without
+	// Miner was made by the contiguous (exact) miner.
+
+	// Miner is "gapped"; MinerReason says why it was chosen.
+	Miner       string `json:"miner,omitempty"`
+	MinerReason string `json:"miner_reason,omitempty"`
+	// MaxGap is the most actions allowed between consecutive steps.
+	MaxGap int `json:"max_gap,omitempty"`
+	// ObservationsSkipped counts the observation actions left out of the
+	// sequences; RetriesCollapsed the failed attempts folded into a later
+	// success.
+	ObservationsSkipped int `json:"observations_skipped,omitempty"`
+	RetriesCollapsed    int `json:"retries_collapsed,omitempty"`
+	// PatternsSearched counts the patterns the search visited;
+	// NoiseStepsDropped the steps the noise rule removed from patterns.
+	PatternsSearched  int `json:"patterns_searched,omitempty"`
+	NoiseStepsDropped int `json:"noise_steps_dropped,omitempty"`
 }
 
 // Encode renders the report as report.json: sorted keys, two-space

@@ -111,6 +111,11 @@ type ShadowTrace struct {
 	// Alignment is the best alignment of the candidate's steps with the
 	// trace's actions, in order.
 	Alignment []Move `json:"alignment"`
+	// Interleaved counts the actions inside the aligned region that a
+	// candidate mined with gaps tolerates between its steps and leaves out
+	// of Alignment and Fitness: observations, failed attempts, the edits
+	// of a retry, and actions without side effects.
+	Interleaved int `json:"interleaved,omitempty"`
 	// Details lists every difference found: alignment mismatches in
 	// alignment order or, for a perfect alignment, step comparisons in step
 	// order; receipt drift comes last.

@@ -161,5 +161,8 @@ a subcommand does the same as "crystallize mine".`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	mf.register(root.Flags())
 	root.AddCommand(newMineCmd(e), newValidateCmd(e), newShadowCmd(e), newApproveCmd(e), newEvalCmd(e), newIngestCmd(e), newImportCmd(e), newPersonaCmd(e), newRunCmd(e), newResumeCmd(e), newSessionCmd(e), newPlanCmd(e), newToonCmd(e), newVersionCmd(e))
+	root.AddCommand(newCaptureCmd(e), newServeCmd(e), newStatsCmd(e))
+	root.AddCommand(newHarnessCmd(e))
+	root.AddCommand(newSessionsCmd(e), newStatusCmd(e))
 	return root
 }

@@ -49,6 +49,7 @@ type mineFlags struct {
 	workflowName  string
 	packageName   string
 	maxCandidates int
+	miner         string
 	skipInvalid   bool
 	asJSON        bool
 	config        string
@@ -73,6 +74,7 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.workflowName, "workflow-name", "", "name of the selected workflow function (default: inferred from the traces' goal or tools)")
 	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header")
 	fs.IntVar(&f.maxCandidates, "max-candidates", mine.DefaultMaxCandidates, "most safe candidates to list in the report")
+	fs.StringVar(&f.miner, "miner", mine.ModeAuto, "miner: auto, exact (contiguous repeats) or gapped (steps with other actions between them)")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "load the valid traces and list each invalid file in the report instead of failing")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report summary as JSON on stdout")
 	fs.StringVar(&f.config, "config", "", configFlagHelp)
@@ -101,6 +103,18 @@ segments that still need review.
 
 The best safe candidate is written as a Starlark workflow (--out); --out-dir
 writes every safe candidate.
+
+--miner chooses how procedures are found. exact finds contiguous runs, as
+above. gapped finds procedures whose steps keep their order but have other
+actions between them (at most 8 between two steps), as in agent sessions:
+observations (reads, searches, listings) are left out, a command that
+failed and was retried, perhaps with edits between, counts once and
+records its retries, and an action that sits between two steps only
+because it is common everywhere is not made a step. auto, the default,
+uses gapped when any trace names its agent (metadata.agent) or has an
+observation, and exact otherwise. The report's mining.miner and
+mining.miner_reason say when gapped ran and why; each example's positions
+list the actions its steps matched.
 
 Every candidate is then shadow-replayed, calling nothing: aligned with each
 of its source examples and with every held-out trace from --shadow-from
@@ -165,6 +179,11 @@ func (f *mineFlags) validate() error {
 	if f.maxCandidates < 1 {
 		return usagef("--max-candidates must be at least 1, got %d", f.maxCandidates)
 	}
+	switch f.miner {
+	case mine.ModeAuto, mine.ModeExact, mine.ModeGapped:
+	default:
+		return usagef("--miner must be auto, exact or gapped, got %q", f.miner)
+	}
 	if f.out != "" && f.out == f.report {
 		return usagef("--out and --report name the same file %s", f.out)
 	}
@@ -221,6 +240,7 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 		MaxCandidates: f.maxCandidates,
 		WorkflowName:  f.workflowName,
 		GeneratedAt:   generatedAt,
+		Mode:          f.miner,
 	})
 	if err != nil {
 		return err
@@ -228,6 +248,14 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 	for _, s := range res.Skipped {
 		report.SkippedFiles = append(report.SkippedFiles, candidate.SkippedFile{Path: s.Path, Line: s.Line, Errors: s.Errors})
 	}
+	// A session without a tool call is not an error: it is listed with
+	// the traces left out, with its reason code.
+	for _, s := range res.SkippedSessions {
+		report.ExcludedTraces = append(report.ExcludedTraces, candidate.Exclusion{
+			TraceID: s.ID, Source: trace.Origin{Path: s.Path, Line: s.Line}.String(), Code: s.Reason, Message: s.Message,
+		})
+	}
+	report.ExcludedTraceCount = len(report.ExcludedTraces)
 	heldout, err := loadHeldout(ctx, f, rules, report)
 	if err != nil {
 		return err
@@ -320,8 +348,23 @@ func writeSummary(w io.Writer, r *candidate.Report, f *mineFlags, written []stri
 		fmt.Fprintf(w, ", %d skipped as invalid", len(r.SkippedFiles))
 	}
 	fmt.Fprintf(w, " (%d actions, %d distinct action signatures)\n", r.Mining.Actions, r.Mining.DistinctSignatures)
+	if m := r.Mining; m.Miner != "" {
+		fmt.Fprintf(w, "Mining: %s, at most %d actions between steps; %d observations skipped, %d failed attempts folded into retried steps, %d noise steps dropped\n",
+			m.Miner, m.MaxGap, m.ObservationsSkipped, m.RetriesCollapsed, m.NoiseStepsDropped)
+	}
+	// Excluded traces are listed by reason, a few each, so that a corpus
+	// with many sessions without a tool call does not bury the results.
+	const perCode = 5
+	shown := map[string]int{}
 	for _, ex := range r.ExcludedTraces {
-		fmt.Fprintf(w, "  excluded %s: %s (%s)\n", ex.TraceID, ex.Code, ex.Message)
+		if shown[ex.Code]++; shown[ex.Code] <= perCode {
+			fmt.Fprintf(w, "  excluded %s: %s (%s)\n", ex.TraceID, ex.Code, ex.Message)
+		}
+	}
+	for _, code := range sortedCodes(shown) {
+		if n := shown[code] - perCode; n > 0 {
+			fmt.Fprintf(w, "  excluded %d more: %s (see the report)\n", n, code)
+		}
 	}
 	for _, s := range r.SkippedFiles {
 		// Each error already starts with the file, line and JSON path.
@@ -627,4 +670,14 @@ func writeSummaryJSON(w io.Writer, r *candidate.Report, f *mineFlags, written []
 	}
 	_, err = w.Write(b)
 	return err
+}
+
+// sortedCodes returns the keys of counts in order.
+func sortedCodes(counts map[string]int) []string {
+	codes := make([]string, 0, len(counts))
+	for c := range counts {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	return codes
 }

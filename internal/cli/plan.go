@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/plan"
+	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -362,6 +363,7 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 		return err
 	}
 	environ := os.Environ()
+	live := newLive(e, f.stateDir, registry.TypePlan, name)
 	res, err := runtime.Run(cmd.Context(), w, nil, runtime.Options{
 		Config:   cfg,
 		Tools:    inprocTools(cfg, environ),
@@ -373,7 +375,10 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 		MaxSteps: f.maxSteps,
 		StateDir: f.stateDir,
 		Log:      e.stderr,
+		OnStart:  live.start,
+		Inbox:    live.inbox,
 	})
+	live.end(res)
 	if res == nil {
 		return err
 	}

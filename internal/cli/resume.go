@@ -2,9 +2,12 @@ package cli
 
 import (
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -14,13 +17,17 @@ type resumeFlags struct {
 	config   string
 	stateDir string
 	asJSON   bool
+	// decide answers a pending ctx.request_decision; reason is recorded
+	// with the answer in the inbox.
+	decide string
+	reason string
 }
 
 func newResumeCmd(e *env) *cobra.Command {
 	f := &resumeFlags{}
 	cmd := &cobra.Command{
-		Use:   "resume RUN-ID [--approve NAME | --reject NAME]... [flags]",
-		Short: "Continue a run suspended at an approval",
+		Use:   "resume RUN-ID [--approve NAME | --reject NAME]... [--decide OPTION] [flags]",
+		Short: "Continue a run suspended at an approval or a decision",
 		Long: `resume continues the run RUN-ID, suspended in state pending_approval by
 crystallize run when it reached an approval boundary nobody had decided. It
 reads <state-dir>/runs/RUN-ID/journal.json, loads the same workflow (it must
@@ -29,8 +36,14 @@ runs it again from the start, answering every step completed before the
 boundary from the journal instead of executing it: no side effect happens
 twice. --approve NAME approves the boundary, --reject NAME rejects it (the
 run ends as rejected); with neither, the terminal is asked when stdin is
-one, else the run stays pending. The configuration is the one the run used
-unless --config names another.
+one, else the run stays pending. A run suspended at ctx.request_decision
+takes --decide OPTION, which must be one of the options the workflow
+offered (anything else is a usage error), and the call returns it. The
+configuration is the one the run used unless --config names another.
+
+The resumed run registers again in the registry (crystallize sessions),
+and the inbox items of the step it waited at are marked answered once it
+gets past that step.
 
 Readiness is decided again, by the function run and validate use: a bundle
 whose approval no longer holds for its workflow bytes, or that has any
@@ -45,7 +58,8 @@ is still pending or cannot be resumed, 2 on a usage error.
 
 --json prints the same object as crystallize run --json.`,
 		Example: `  crystallize resume 20250101T120000Z-0123456789ab --approve merge
-  crystallize resume 20250101T120000Z-0123456789ab --reject merge --json`,
+  crystallize resume 20250101T120000Z-0123456789ab --reject merge --json
+  crystallize resume 20250101T120000Z-0123456789ab --decide JWT`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runResume(cmd, e, f, args[0])
@@ -57,6 +71,7 @@ is still pending or cannot be resumed, 2 on a usage error.
 	fs.StringVar(&f.config, "config", "", "project configuration (default: the one the run used)")
 	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, "directory runs are recorded under (<dir>/runs/<run-id>)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+	fs.StringVar(&f.decide, "decide", "", "answer a pending decision with OPTION")
 	return cmd
 }
 
@@ -70,6 +85,9 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 	}
 	j, err := runtime.ReadJournal(f.stateDir, runID)
 	if err != nil {
+		return err
+	}
+	if err := checkDecide(j, f.decide); err != nil {
 		return err
 	}
 	cfg := &runtime.Config{Dir: "."}
@@ -86,6 +104,7 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 		return err
 	}
 	environ := os.Environ()
+	live := newLive(e, f.stateDir, registry.TypeWorkflow, j.Workflow)
 	res, err := runtime.Resume(cmd.Context(), w, j, runtime.Options{
 		Config:   cfg,
 		Tools:    inprocTools(cfg, environ),
@@ -96,7 +115,12 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 		Environ:  environ,
 		StateDir: f.stateDir,
 		Log:      e.stderr,
+		Decide:   f.decide,
+		OnStart:  live.start,
+		Inbox:    live.inbox,
 	})
+	live.answered(j, res, resumeAnswer(j, f))
+	live.end(res)
 	if res == nil {
 		return err
 	}
@@ -108,4 +132,35 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 		writeRunSummary(e.stdout, res)
 	}
 	return err
+}
+
+// checkDecide refuses, as a usage error, a --decide that does not answer
+// what run j waits for: before anything runs, so that a typo does not
+// fail a run whose earlier steps had side effects.
+func checkDecide(j *runtime.Journal, decide string) error {
+	p := j.Pending
+	if decide == "" {
+		return nil
+	}
+	if p == nil || p.Kind != runtime.PendingDecision {
+		what := "nothing"
+		if p != nil {
+			what = "approval of boundary " + p.Boundary
+		}
+		return usagef("--decide %q: run %s waits for %s, not for a decision", decide, j.RunID, what)
+	}
+	if !slices.Contains(p.Options, decide) {
+		return usagef("--decide %q: not an option of decision %s (options: %s)", decide, p.Boundary, strings.Join(p.Options, ", "))
+	}
+	return nil
+}
+
+// resumeAnswer is what answered the pending step, for the inbox.
+func resumeAnswer(j *runtime.Journal, f *resumeFlags) registry.Answer {
+	a := registry.Answer{Decide: f.decide, Reason: f.reason}
+	if p := j.Pending; p != nil {
+		a.Approve = slices.Contains(f.approve, p.Boundary)
+		a.Reject = slices.Contains(f.reject, p.Boundary)
+	}
+	return a
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/plan"
+	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -171,6 +172,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 		return runCheck(cmd.Context(), e, f, w, cfg)
 	}
 	environ := os.Environ()
+	live := newLive(e, f.stateDir, registry.TypeWorkflow, w.Name)
 	res, err := runtime.Run(cmd.Context(), w, params, runtime.Options{
 		Config:          cfg,
 		Tools:           inprocTools(cfg, environ),
@@ -184,7 +186,10 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 		MaxSteps:        f.maxSteps,
 		StateDir:        f.stateDir,
 		Log:             e.stderr,
+		OnStart:         live.start,
+		Inbox:           live.inbox,
 	})
+	live.end(res)
 	var pe *runtime.ParamError
 	if errors.As(err, &pe) {
 		return usageError{err}
@@ -365,7 +370,10 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 	if len(r.Commands) > 0 {
 		fmt.Fprintf(w, "  commands in: %s\n", r.Commands[0].Dir)
 	}
-	if p := r.Pending; p != nil {
+	if p := r.Pending; p != nil && p.Kind == runtime.PendingDecision {
+		resume := runtime.ResumeCommand(filepath.Dir(filepath.Dir(r.Dir)), r.RunID)
+		fmt.Fprintf(w, "  pending decision %s at step %d: %s --decide OPTION (options: %s)\n", p.Boundary, p.Step, resume, strings.Join(p.Options, ", "))
+	} else if p != nil {
 		// r.Dir is <state-dir>/runs/<run-id>.
 		resume := runtime.ResumeCommand(filepath.Dir(filepath.Dir(r.Dir)), r.RunID)
 		fmt.Fprintf(w, "  pending approval of %s at step %d: %s --approve %s (or --reject %s)\n", p.Boundary, p.Step, resume, p.Boundary, p.Boundary)

@@ -204,22 +204,47 @@ type inboxItem struct {
 	Type      string `json:"type"`
 	Title     string `json:"title"`
 	Body      string `json:"body"`
+
+	// Set on the items runs posted (see session_inbox.go): the id to
+	// answer, the step that asked, and what it asks.
+	Item     int64    `json:"item,omitempty"`
+	Step     int      `json:"step,omitempty"`
+	Boundary string   `json:"boundary,omitempty"`
+	Options  []string `json:"options,omitempty"`
+	Created  string   `json:"created,omitempty"`
+	Answered bool     `json:"answered,omitempty"`
+	Answer   string   `json:"answer,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
 }
 
 func newSessionInboxCmd(e *env) *cobra.Command {
 	var db string
-	var asJSON bool
+	var asJSON, all bool
 	cmd := &cobra.Command{
-		Use:   "inbox [--db FILE] [--json]",
-		Short: "Gather the actionable callouts of the indexed sessions",
-		Long: `inbox prints the actionable callouts of every indexed session:
-` + strings.Join(sessionindex.Actionable, ", ") + `. The newest session
-comes first (by started, then path), and each session's callouts in
-document order, one line each: session id, phase id ("-" for the preamble),
-[!type] and the callout's title.
+		Use:   "inbox [--db FILE] [--json] [--all]",
+		Short: "Gather what sessions ask or tell a person",
+		Long: `inbox prints what sessions ask or tell a person, in two parts.
 
---json prints a JSON array of {"session_id", "path", "started", "phase",
-"type", "title", "body"}.
+First the unanswered items the runs of the registry posted (crystallize
+sessions; the registry lives in the same database): the decisions,
+approvals and notifications of ctx.request_decision, ctx.request_approval,
+ctx.approve and ctx.notify, newest first, one line each: #item id,
+session id, [!type], the text and a decision's options. --all lists the
+answered items too, with their answer. "session inbox answer ITEM"
+answers one and resumes its run; "session inbox purge SESSION" deletes a
+session's answered items.
+
+Then the actionable callouts of every indexed session log (session
+index): ` + strings.Join(sessionindex.Actionable, ", ") + `. The newest
+session comes first (by started, then path), and each session's callouts
+in document order, one line each: session id, phase id ("-" for the
+preamble), [!type] and the callout's title.
+
+--json prints one JSON array of both: the items first, as {"item",
+"session_id", "phase" ("step-N"), "type", "title" (the text), "step",
+"boundary", "options", "created", "answered", "answer", "reason"} (empty
+fields left out), then the callouts as {"session_id", "path", "started",
+"phase", "type", "title", "body"}.
 
 Exit status: 0 on success, 1 on error, 2 on a usage error.`,
 		Args: cobra.NoArgs,
@@ -230,19 +255,29 @@ Exit status: 0 on success, 1 on error, 2 on a usage error.`,
 				return err
 			}
 			defer d.Close()
+			posted, err := d.Items(ctx, "", all)
+			if err != nil {
+				return err
+			}
 			items, err := d.Callouts(ctx, sessionindex.Actionable)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				out := make([]inboxItem, len(items))
-				for i, it := range items {
-					out[i] = inboxItem{
+				out := make([]inboxItem, 0, len(posted)+len(items))
+				for _, it := range posted {
+					out = append(out, itemJSON(it))
+				}
+				for _, it := range items {
+					out = append(out, inboxItem{
 						SessionID: it.Session.SessionID, Path: it.Session.Path, Started: it.Session.Started,
 						Phase: it.Callout.Phase, Type: it.Callout.Type, Title: it.Callout.Title, Body: it.Callout.Body,
-					}
+					})
 				}
 				return writeJSON(e.stdout, out)
+			}
+			if err := writeItems(e.stdout, posted); err != nil {
+				return err
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
 			for _, it := range items {
@@ -251,7 +286,9 @@ Exit status: 0 on success, 1 on error, 2 on a usage error.`,
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVar(&db, "db", store.DefaultPath, dbHelp)
+	cmd.PersistentFlags().StringVar(&db, "db", store.DefaultPath, dbHelp)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the callouts as JSON")
+	cmd.Flags().BoolVar(&all, "all", false, "list answered items too")
+	cmd.AddCommand(newSessionInboxAnswerCmd(e, &db), newSessionInboxPurgeCmd(e, &db))
 	return cmd
 }

@@ -23,6 +23,32 @@ import (
 type builder struct {
 	traces   []*trace.Trace
 	eligible int
+	// positions records each example's matched action indexes in the
+	// report. The contiguous miner leaves it off: start_index says it all.
+	positions bool
+}
+
+// match is one example of a candidate: the trace (an index into
+// builder.traces), the index of the action each step matched, in step
+// order, and how many failed attempts were folded into each step (nil when
+// none were).
+type match struct {
+	seq     int32
+	pos     []int32
+	retries []int32
+}
+
+// contiguous returns the matches of a contiguous repeat of length steps.
+func contiguous(examples []Occurrence, length int) []match {
+	out := make([]match, len(examples))
+	for e, occ := range examples {
+		pos := make([]int32, length)
+		for j := range pos {
+			pos[j] = occ.Start + int32(j)
+		}
+		out[e] = match{seq: occ.Seq, pos: pos}
+	}
+	return out
 }
 
 // stepView is one candidate step seen across all examples: actions[e] is
@@ -32,7 +58,7 @@ type stepView struct {
 	actions []*trace.Action
 }
 
-func (b *builder) build(examples []Occurrence, length int) *candidate.Candidate {
+func (b *builder) build(examples []match, length int) *candidate.Candidate {
 	c := &candidate.Candidate{
 		Support:          len(examples),
 		Score:            len(examples) * length,
@@ -48,23 +74,29 @@ func (b *builder) build(examples []Occurrence, length int) *candidate.Candidate 
 		RejectionReasons: []candidate.Problem{},
 	}
 	exTraces := make([]*trace.Trace, len(examples))
-	for e, occ := range examples {
-		t := b.traces[occ.Seq]
+	for e, m := range examples {
+		t := b.traces[m.seq]
 		exTraces[e] = t
 		ids := make([]string, length)
 		for j := range length {
-			ids[j] = t.Actions[int(occ.Start)+j].ID
+			ids[j] = t.Actions[m.pos[j]].ID
 		}
 		c.Examples[e] = candidate.Example{
 			TraceID: t.ID, Source: t.Source, SourceHash: t.SourceHash,
-			StartIndex: int(occ.Start), ActionIDs: ids,
+			StartIndex: int(m.pos[0]), ActionIDs: ids,
+		}
+		if b.positions {
+			c.Examples[e].Positions = ints(m.pos)
+		}
+		if m.retries != nil {
+			c.Examples[e].Retries = ints(m.retries)
 		}
 	}
 	views := make([]stepView, length)
 	for j := range length {
 		v := stepView{index: j + 1, actions: make([]*trace.Action, len(examples))}
-		for e, occ := range examples {
-			v.actions[e] = &b.traces[occ.Seq].Actions[int(occ.Start)+j]
+		for e, m := range examples {
+			v.actions[e] = &b.traces[m.seq].Actions[m.pos[j]]
 		}
 		views[j] = v
 		c.SequenceSignature = append(c.SequenceSignature, v.actions[0].Signature())
@@ -86,6 +118,9 @@ func (b *builder) build(examples []Occurrence, length int) *candidate.Candidate 
 		step.Arguments = []candidate.Argument{}
 		step.ParameterRefs = []string{}
 		step.ReviewNotes = []string{}
+		if note := retryNote(examples, j, v.index, first.Name, &step.Retries); note != "" {
+			step.ReviewNotes = append(step.ReviewNotes, note)
+		}
 
 		if fuzzy(v.actions) {
 			step.Segment = candidate.Fuzzy
@@ -231,6 +266,32 @@ func (b *builder) build(examples []Occurrence, length int) *candidate.Candidate 
 	}
 	c.Name = inferName(c.ClusterKey, c.Steps, exTraces)
 	return c
+}
+
+func ints(v []int32) []int {
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x)
+	}
+	return out
+}
+
+// retryNote totals the failed attempts folded into step j over the
+// examples into *total and, when there were any, returns the review note
+// that says so: the workflow runs the step once, and a reviewer should
+// know it failed before it succeeded.
+func retryNote(examples []match, j, index int, name string, total *int) string {
+	runs := 0
+	for _, m := range examples {
+		if m.retries != nil && m.retries[j] > 0 {
+			runs++
+			*total += int(m.retries[j])
+		}
+	}
+	if runs == 0 {
+		return ""
+	}
+	return fmt.Sprintf("step %d %s failed and was retried in %d of %d examples (%d failed attempts in all); the workflow runs it once", index, name, runs, len(examples), *total)
 }
 
 // Confidence combines the factors into a score in [0,1]:

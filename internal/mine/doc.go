@@ -1,7 +1,18 @@
 // Package mine finds the procedures agents repeat and turns each into a
 // workflow candidate.
 //
-// Mining runs in three passes over the eligible traces:
+// There are two miners. The exact miner, described below, finds contiguous
+// repeats; it is complete and linear-time, and it is the right one for
+// traces the crystallization runtime records, where a procedure's steps
+// are adjacent. The gapped miner (gapped.go) finds procedures whose steps
+// have other actions between them, as in agent sessions: it leaves
+// observations out, folds retried commands into one step, and drops steps
+// that sit where they do only because they are common. Options.Mode
+// chooses; by default agent sessions (metadata.agent, or any observation)
+// get the gapped miner and everything else the exact one. Both rank and
+// build candidates the same way.
+//
+// The exact miner runs in three passes over the eligible traces:
 //
 //  1. Every action is interned to a symbol: its signature
 //     kind:name:sorted,parameter,keys. A trace becomes a sequence of symbols.

@@ -40,6 +40,35 @@ type Options struct {
 	GeneratedAt string
 	// Progress, when set, is called as candidates are built.
 	Progress func(done, total int)
+	// Mode chooses the miner: ModeExact finds contiguous repeats,
+	// ModeGapped finds procedures with other actions between their steps
+	// (skipping observations, folding retries), and ModeAuto, or "",
+	// chooses gapped when any trace has metadata.agent or an action of
+	// kind observation (an agent session), exact otherwise.
+	Mode string
+	// MaxGap is the most non-observation actions the gapped miner allows
+	// between two consecutive steps; zero means DefaultMaxGap.
+	MaxGap int
+	// SearchBudget bounds the patterns the gapped search visits; zero
+	// means DefaultSearchBudget. The report warns when it cuts the search.
+	SearchBudget int
+}
+
+// ErrMode is returned for an Options.Mode that is not a miner.
+var ErrMode = errors.New("unknown miner mode")
+
+func (o Options) maxGap() int32 {
+	if o.MaxGap <= 0 {
+		return DefaultMaxGap
+	}
+	return int32(o.MaxGap)
+}
+
+func (o Options) searchBudget() int {
+	if o.SearchBudget <= 0 {
+		return DefaultSearchBudget
+	}
+	return o.SearchBudget
 }
 
 func (o Options) minExamples() int {
@@ -72,6 +101,14 @@ func Mine(ctx context.Context, traces []*trace.Trace, opts Options) (*candidate.
 	if opts.MinExamples != 0 && opts.MinExamples < 2 {
 		return nil, fmt.Errorf("%w, got %d", ErrMinExamples, opts.MinExamples)
 	}
+	switch opts.Mode {
+	case "", ModeAuto, ModeExact, ModeGapped:
+	default:
+		return nil, fmt.Errorf("%w %q: want auto, exact or gapped", ErrMode, opts.Mode)
+	}
+	if opts.MaxGap < 0 {
+		return nil, fmt.Errorf("max gap must not be negative, got %d", opts.MaxGap)
+	}
 	minEx := opts.minExamples()
 	report := &candidate.Report{
 		Version:            candidate.ReportVersion,
@@ -94,6 +131,9 @@ func Mine(ctx context.Context, traces []*trace.Trace, opts Options) (*candidate.
 	}
 	report.SourceTraceCount = len(eligible)
 	report.ExcludedTraceCount = len(report.ExcludedTraces)
+	if gapped, reason := chooseMiner(traces, opts.Mode); gapped {
+		return mineGapped(ctx, report, eligible, opts, reason)
+	}
 
 	// Intern signatures. Symbol ids are assigned in first-seen order over
 	// the path-sorted traces, so they are deterministic.
@@ -189,7 +229,7 @@ scan:
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results[i] = b.build(batch[i].examples, len(batch[i].symbols))
+				results[i] = b.build(contiguous(batch[i].examples, len(batch[i].symbols)), len(batch[i].symbols))
 			}()
 		}
 		wg.Wait()
@@ -211,6 +251,13 @@ scan:
 			report.RejectedCandidates = append(report.RejectedCandidates, *c)
 		}
 	}
+	finish(report, opts, names, rejectedOmitted)
+	return report, nil
+}
+
+// finish notes omitted rejected candidates, names and selects the best
+// safe candidate, or says why there is none.
+func finish(report *candidate.Report, opts Options, names map[string]bool, rejectedOmitted int) {
 	if rejectedOmitted > 0 {
 		report.Warnings = append(report.Warnings, candidate.Problem{
 			Code:    "rejected_candidates_omitted",
@@ -243,7 +290,6 @@ scan:
 			Message: noCandidateMessage(report),
 		})
 	}
-	return report, nil
 }
 
 func noCandidateMessage(r *candidate.Report) string {

@@ -15,6 +15,10 @@ type command struct {
 	tmpl     []string
 	flags    map[string]bool // flags as written, without dashes; a cluster's letters each
 	operands int
+	// longNames maps the head's short flags to the long names its
+	// documentation gives them, for parameter names: git commit -m is
+	// the message parameter, not m.
+	longNames map[string]string
 }
 
 // parseArgv takes argv apart. It needs no shell: argv is already the
@@ -62,6 +66,7 @@ func (r *Rules) parseArgv(argv []string) command {
 		}
 	}
 	c.head = strings.Join(headWords, " ")
+	c.longNames = shortFlagNames[c.head]
 	flags := r.flagTable(c.head, c.prog)
 	names := r.operandNames[c.head]
 	if names == nil && len(headWords) == 1 {
@@ -219,6 +224,9 @@ func (c *command) operand(w string, names []string) {
 // template can name: dashes and dots become "_", anything else that is not
 // a letter, digit or "_" is dropped, and a key already taken gets _2, _3….
 func (c *command) key(name string) string {
+	if long, ok := c.longNames[name]; ok {
+		name = long
+	}
 	var b strings.Builder
 	for i := 0; i < len(name); i++ {
 		ch := name[i]

@@ -113,8 +113,8 @@ func TestShellActions(t *testing.T) {
 		want: []got{
 			{ID: "call_1", Kind: tc, Name: "git add", Params: P{"arg1": "go.mod", "arg2": "go.sum"},
 				Argv: argv("git", "add", "{arg1}", "{arg2}"), Extra: P{"cwd": "/repo", "compound_index": 1}},
-			{ID: "call_1.2", Kind: tc, Name: "git commit", Params: P{"m": "Bump x/mod to v0.20.0 (fixes #12)"},
-				Argv: argv("git", "commit", "-m", "{m}"), Extra: P{"cwd": "/repo", "compound_index": 2}},
+			{ID: "call_1.2", Kind: tc, Name: "git commit", Params: P{"message": "Bump x/mod to v0.20.0 (fixes #12)"},
+				Argv: argv("git", "commit", "-m", "{message}"), Extra: P{"cwd": "/repo", "compound_index": 2}},
 		},
 	}, {
 		name: "go get splits module and version, go mod tidy is one head",
@@ -154,22 +154,22 @@ func TestShellActions(t *testing.T) {
 	}, {
 		name: "git checkout -b and git's own -C",
 		cmd:  `git -C services/api checkout -b release/1.4`,
-		want: []got{{ID: "call_1", Kind: tc, Name: "git checkout", Params: P{"C": "services/api", "b": "release/1.4"},
-			Argv: argv("git", "-C", "{C}", "checkout", "-b", "{b}")}},
+		want: []got{{ID: "call_1", Kind: tc, Name: "git checkout", Params: P{"C": "services/api", "branch": "release/1.4"},
+			Argv: argv("git", "-C", "{C}", "checkout", "-b", "{branch}")}},
 	}, {
 		name: "git tag and push name their operands",
 		cmd:  `git tag -a v1.4.0 -m "v1.4.0" && git push origin v1.4.0`,
 		want: []got{
-			{ID: "call_1", Kind: tc, Name: "git tag", Params: P{"a": true, "tag": "v1.4.0", "m": "v1.4.0"},
-				Argv: argv("git", "tag", "-a", "{tag}", "-m", "{m}")},
+			{ID: "call_1", Kind: tc, Name: "git tag", Params: P{"annotate": true, "tag": "v1.4.0", "message": "v1.4.0"},
+				Argv: argv("git", "tag", "-a", "{tag}", "-m", "{message}")},
 			{ID: "call_1.2", Kind: tc, Name: "git push", Params: P{"remote": "origin", "branch": "v1.4.0"},
 				Argv: argv("git", "push", "{remote}", "{branch}")},
 		},
 	}, {
 		name: "short flag cluster with a value: git commit -am",
 		cmd:  `git commit -am 'fix: nil map'`,
-		want: []got{{ID: "call_1", Kind: tc, Name: "git commit", Params: P{"a": true, "m": "fix: nil map"},
-			Argv: argv("git", "commit", "-am", "{m}")}},
+		want: []got{{ID: "call_1", Kind: tc, Name: "git commit", Params: P{"all": true, "message": "fix: nil map"},
+			Argv: argv("git", "commit", "-am", "{message}")}},
 	}, {
 		name:  "bash -lc list from Codex with cd",
 		cmd:   []any{"bash", "-lc", "cd web && npm ci && npm run build"},
@@ -260,8 +260,8 @@ func TestShellActions(t *testing.T) {
 		cmd:  "git add -A && git commit -m \"$(cat <<'EOF'\nFix nil map in Load\n\nThe $HOME case.\nEOF\n)\"",
 		want: []got{
 			{ID: "call_1", Kind: tc, Name: "git add", Params: P{"A": true}, Argv: argv("git", "add", "-A")},
-			{ID: "call_1.2", Kind: tc, Name: "git commit", Params: P{"m": "Fix nil map in Load\n\nThe $HOME case."},
-				Argv: argv("git", "commit", "-m", "{m}")},
+			{ID: "call_1.2", Kind: tc, Name: "git commit", Params: P{"message": "Fix nil map in Load\n\nThe $HOME case."},
+				Argv: argv("git", "commit", "-m", "{message}")},
 		},
 	}, {
 		name:  "a heredoc with an unquoted delimiter and an expansion is not",

@@ -136,6 +136,25 @@ var valueFlags = map[string]map[string]bool{
 	"terraform": wordSet(`var var-file target chdir out`),
 }
 
+// shortFlagNames gives, per head, the long name of a short flag, which
+// names its parameter: "git commit -m MSG" has the parameter message and
+// "gh pr create -t T" the parameter title, as the long forms
+// (--message, --title) would. Only names the tools document are listed;
+// any other flag is named as written.
+var shortFlagNames = map[string]map[string]string{
+	"git checkout":      {"b": "branch", "B": "branch"},
+	"git switch":        {"c": "branch", "C": "branch"},
+	"git commit":        {"m": "message", "a": "all", "F": "file", "s": "signoff"},
+	"git tag":           {"a": "annotate", "m": "message", "s": "sign", "F": "file"},
+	"git merge":         {"m": "message"},
+	"gh pr create":      {"t": "title", "b": "body", "B": "base", "H": "head", "d": "draft", "l": "label", "r": "reviewer", "a": "assignee", "f": "fill"},
+	"gh pr merge":       {"s": "squash", "m": "merge", "r": "rebase", "d": "delete-branch"},
+	"gh pr comment":     {"b": "body"},
+	"gh issue create":   {"t": "title", "b": "body", "l": "label", "a": "assignee"},
+	"gh issue comment":  {"b": "body"},
+	"gh release create": {"t": "title", "n": "notes", "d": "draft", "p": "prerelease"},
+}
+
 // operandNames names, per head, the operands (the words that are neither
 // the head nor flags nor flag values) in order; the rest are arg<N> with
 // N the operand's 1-based position. A name of the form "a@b" splits the

@@ -35,6 +35,19 @@ import (
 // trace actions in the region (sync + log moves): the share of steps and
 // region actions that were paired, 2·sync / (m + L). It is 1 exactly when
 // the region is the candidate's sequence, and 0 when nothing is paired.
+//
+// A candidate mined with gaps (its steps matched with other actions
+// between them) is aligned the way it was mined. Inside the region, an
+// action the miner would not have let break a match is interleaved: it
+// costs nothing, is left out of the moves and of fitness, and is only
+// counted. Interleaved are observations, failed attempts (which also
+// cannot pair with a step: a retried step pairs with its successful
+// attempt), the actions between a failed attempt and the success of the
+// same signature (the repair of a retry), and actions with neither side
+// effects nor a required approval. An action that changes something or
+// needs a person is never interleaved: the workflow would not do it, so
+// it stays a log move and fails the comparison, as it does for a
+// contiguous candidate.
 
 // sigIndex maps trace actions to the candidate's signature ids without
 // building a signature string per action: it finds the entries for the
@@ -157,6 +170,9 @@ const (
 type alignment struct {
 	moves            []candidate.Move
 	sync, log, model int
+	// interleaved counts the tolerated actions inside the region (gapped
+	// candidates only); they are not moves.
+	interleaved int
 }
 
 // fitness is 1 − (log + model) / (m + L); see the comment at the top of
@@ -172,8 +188,13 @@ func (al *alignment) fitness(m int) float64 {
 // aligner holds one worker's scratch space, reused across traces so that
 // aligning a trace allocates only its result.
 type aligner struct {
-	ix    *sigIndex
-	ids   []int32 // signature id of each trace action
+	ix     *sigIndex
+	gapped bool
+	ids    []int32 // signature id of each trace action
+	// tol[j] is true when action j may sit between steps of a gapped
+	// candidate; nil for a contiguous one.
+	tol   []bool
+	depth []int32 // scratch for the retry windows
 	keys  []string
 	prev  []int
 	cur   []int
@@ -183,14 +204,91 @@ type aligner struct {
 	want, got []effect
 }
 
-// intern fills al.ids with the signature id of every action of t.
+// intern fills al.ids with the signature id of every action of t and,
+// for a gapped candidate, al.tol with the actions it tolerates.
 func (al *aligner) intern(t *trace.Trace) {
 	al.ids = al.ids[:0]
 	for i := range t.Actions {
 		var id int32
 		id, al.keys = al.ix.lookup(&t.Actions[i], al.keys)
+		if al.gapped && t.Actions[i].Failed() {
+			id = -1 // a failed attempt never stands for a step
+		}
 		al.ids = append(al.ids, id)
 	}
+	if !al.gapped {
+		al.tol = al.tol[:0]
+		return
+	}
+	n := len(t.Actions)
+	al.tol = slices.Grow(al.tol[:0], n)[:n]
+	// Retry windows: from a failed attempt to the next success of the same
+	// signature, marked with a difference array so that overlapping
+	// windows cost O(n) in all.
+	al.depth = slices.Grow(al.depth[:0], n+1)[:n+1]
+	clear(al.depth)
+	pending := map[string]int{}
+	for j := range t.Actions {
+		a := &t.Actions[j]
+		if a.Kind == trace.KindObservation {
+			continue
+		}
+		sig := a.Signature()
+		if a.Failed() {
+			if _, ok := pending[sig]; !ok {
+				pending[sig] = j
+			}
+			continue
+		}
+		if start, ok := pending[sig]; ok {
+			al.depth[start]++
+			al.depth[j]--
+			delete(pending, sig)
+		}
+	}
+	var inside int32
+	for j := range t.Actions {
+		inside += al.depth[j]
+		a := &t.Actions[j]
+		needsPerson := a.Approval != nil && a.Approval.Required
+		al.tol[j] = !needsPerson && (a.Kind == trace.KindObservation || a.Failed() || inside > 0 ||
+			(len(a.SideEffects) == 0 && a.Kind != trace.KindHumanApproval))
+	}
+}
+
+// tolerated reports whether action j may sit between the steps of a
+// gapped candidate.
+func (al *aligner) tolerated(j int) bool {
+	return j < len(al.tol) && al.tol[j]
+}
+
+// pinnedAt returns the alignment of a gapped example at the positions
+// mining matched, when the actions there are the candidate's steps and
+// everything between them is tolerated.
+func (al *aligner) pinnedAt(t *trace.Trace, positions []int) (alignment, bool) {
+	cand := al.ix.cand
+	if len(positions) != len(cand) || len(cand) == 0 {
+		return alignment{}, false
+	}
+	moves := make([]candidate.Move, len(cand))
+	res := alignment{sync: len(cand)}
+	for k, p := range positions {
+		if p < 0 || p >= len(al.ids) || al.ids[p] != cand[k] || (k > 0 && p <= positions[k-1]) {
+			return alignment{}, false
+		}
+		if k > 0 {
+			for j := positions[k-1] + 1; j < p; j++ {
+				if !al.tolerated(j) {
+					return alignment{}, false
+				}
+				res.interleaved++
+			}
+		}
+		a := &t.Actions[p]
+		moves[k] = candidate.Move{Kind: candidate.MoveSync, Step: k + 1, ActionIndex: p, ActionID: a.ID, Signature: al.ix.sigs[cand[k]]}
+	}
+	res.moves = moves
+	return res, true
 }
 
 // pinned returns the all-synchronous alignment of the candidate with the
@@ -261,8 +359,12 @@ func (al *aligner) align(t *trace.Trace) alignment {
 		for i := 1; i < rows; i++ {
 			// Ties prefer sync, then model, then log: an arbitrary but
 			// fixed order, so the alignment is deterministic.
+			logCost := w
+			if al.tolerated(lo + j - 1) {
+				logCost = 0
+			}
 			s, d := cur[i-1]+w, dirModel
-			if l := prev[i] + w; l < s {
+			if l := prev[i] + logCost; l < s {
 				s, d = l, dirLog
 			}
 			if cand[i-1] == id {
@@ -296,6 +398,11 @@ func (al *aligner) align(t *trace.Trace) alignment {
 			res.model++
 			i--
 		default:
+			if al.tolerated(lo + j - 1) {
+				res.interleaved++
+				j--
+				continue
+			}
 			a := &t.Actions[lo+j-1]
 			al.moves = append(al.moves, candidate.Move{Kind: candidate.MoveLog, ActionIndex: lo + j - 1, ActionID: a.ID, Signature: a.Signature()})
 			res.log++

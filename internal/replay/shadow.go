@@ -168,6 +168,10 @@ type plan struct {
 	c       *candidate.Candidate
 	ix      *sigIndex
 	effects [][]effect // per step, sorted
+	// gapped is true for a candidate mined with other actions between its
+	// steps (its examples record the matched positions): the alignment
+	// then tolerates the interleaved actions mining tolerated.
+	gapped bool
 }
 
 // effect is a side effect reduced to what shadow compares. param is the
@@ -197,6 +201,11 @@ func compareEffects(a, b effect) int {
 
 func newPlan(c *candidate.Candidate) *plan {
 	p := &plan{c: c, ix: newSigIndex(c), effects: make([][]effect, len(c.Steps))}
+	for _, ex := range c.Examples {
+		if len(ex.Positions) > 0 {
+			p.gapped = true
+		}
+	}
 	for i, s := range c.Steps {
 		for _, se := range s.SideEffects {
 			e := effect{kind: se.Kind, target: se.Target, capability: se.Capability, mutation: se.Mutation}
@@ -209,7 +218,7 @@ func newPlan(c *candidate.Candidate) *plan {
 	return p
 }
 
-func (p *plan) newAligner() *aligner { return &aligner{ix: p.ix} }
+func (p *plan) newAligner() *aligner { return &aligner{ix: p.ix, gapped: p.gapped} }
 
 // compare builds the ShadowTrace of one job.
 func (p *plan) compare(al *aligner, j job) candidate.ShadowTrace {
@@ -233,13 +242,18 @@ func (p *plan) compare(al *aligner, j job) candidate.ShadowTrace {
 	var res alignment
 	pinned := false
 	if j.example != nil {
-		res, pinned = al.pinned(t, j.example.StartIndex)
+		if len(j.example.Positions) > 0 {
+			res, pinned = al.pinnedAt(t, j.example.Positions)
+		} else {
+			res, pinned = al.pinned(t, j.example.StartIndex)
+		}
 	}
 	if !pinned {
 		res = al.align(t)
 	}
 	st.Alignment = res.moves
 	st.Fitness = res.fitness(m)
+	st.Interleaved = res.interleaved
 
 	if m == 0 || float64(res.sync) < MatchThreshold*float64(m) {
 		msg := fmt.Sprintf("trace pairs %d of %d candidate steps; at least half must be paired for the trace to contain the procedure", res.sync, m)

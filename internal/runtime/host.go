@@ -103,6 +103,9 @@ func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host 
 		"budget":   starlark.NewBuiltin("budget", h.budget),
 		"exec":     starlark.NewBuiltin("exec", h.execBuiltin),
 	}
+	for name, m := range h.agentMethods() { // agentapi.go
+		h.ctxValue.methods[name] = m
+	}
 	return h
 }
 
@@ -143,8 +146,10 @@ func (h *host) newPhase(title string) *phase {
 }
 
 func (h *host) logLine(msg string) {
-	if h.replaying(h.step + 1) {
-		return // logged before the run was suspended
+	// Every line up to the suspended step (replayUntil) was logged before
+	// the run was suspended, including one after the last completed step.
+	if h.step < h.replayUntil {
+		return
 	}
 	msg = h.secrets.string(msg)
 	p := h.current()

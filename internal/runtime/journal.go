@@ -68,6 +68,10 @@ type Pending struct {
 	Step     int    `json:"step"`
 	Boundary string `json:"boundary"`
 	Prompt   string `json:"prompt,omitempty"`
+	// Kind is PendingDecision for ctx.request_decision, whose Options
+	// are the choices; "" for an approval.
+	Kind    string   `json:"kind,omitempty"`
+	Options []string `json:"options,omitempty"`
 }
 
 // JournalCall is one completed step: enough to recognize it and answer it

@@ -340,3 +340,32 @@ func TestReadParams(t *testing.T) {
 		t.Errorf("ReadParams(dir) = %v", err)
 	}
 }
+
+// TestResumeLogsOnce checks that a line logged between the last step
+// before an approval and the approval itself is written once, not again
+// when the resumed run replays up to the boundary.
+func TestResumeLogsOnce(t *testing.T) {
+	state := t.TempDir()
+	w := workflow(t, `# capabilities: none · secrets: none
+def wf(ctx, branch):
+    ctx.tool("effect", step = "branch", value = branch)
+    ctx.log("asking to merge " + branch)
+    ctx.approve("merge")
+    ctx.tool("effect", step = "merge", value = branch)
+`)
+	c := counter{}
+	models := 0
+	if _, err := Run(context.Background(), w, Params{"branch": "b1"}, approvalOpts(t, state, c, &models)); !errors.Is(err, ErrPendingApproval) {
+		t.Fatal(err)
+	}
+	j, _ := ReadJournal(state, "run-test")
+	o := approvalOpts(t, state, c, &models)
+	o.Approve = []string{"merge"}
+	res, err := Resume(context.Background(), w, j, o)
+	if err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	if n := strings.Count(readFile(t, filepath.Join(res.Dir, SessionFile)), "asking to merge b1"); n != 1 {
+		t.Errorf("session.md logs the line before the boundary %d times, want 1", n)
+	}
+}

@@ -188,6 +188,18 @@ type Options struct {
 	Now func() time.Time
 	// Log receives ctx.log lines (secrets replaced); nil discards them.
 	Log io.Writer
+	// Decide answers the decision a resumed run waits at
+	// (ctx.request_decision; see agentapi.go): it must be one of the
+	// options.
+	Decide string
+	// Inbox receives the messages of the agent API as they are written
+	// (see agentapi.go); nil drops them (session.md still has them).
+	Inbox func(Message)
+	// OnStart is called with the run id once the run is admitted, just
+	// before its first step: a run refused before then (not ready,
+	// parameters, unbound tools, grants) never calls it, as it records
+	// nothing.
+	OnStart func(runID string)
 }
 
 // Receipt is the record of one executed tool or model call. Digests are
@@ -318,6 +330,9 @@ func Run(ctx context.Context, w *Workflow, params Params, opts Options) (*Result
 // run executes the workflow and records it.
 func (h *host) run(params Params) (*Result, error) {
 	h.params = params
+	if h.opts.OnStart != nil {
+		h.opts.OnStart(h.opts.RunID)
+	}
 	out, err := h.exec(params)
 	if h.budgetTimer != nil {
 		h.budgetTimer.Stop()

@@ -50,6 +50,114 @@ var migrations = []string{
 		PRIMARY KEY (session_path, position)
 	);
 	CREATE INDEX callouts_type ON callouts(type);`,
+	// Harness evidence (see harness.go): profile snapshots, untracked-file
+	// observations, the run ledger, drift events, judge calibrations and
+	// retained lessons. Bodies are JSON documents owned by package
+	// harness; the columns are what queries select on.
+	`CREATE TABLE harness_profiles (
+		seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+		profile_id   TEXT NOT NULL,
+		project_hash TEXT NOT NULL,
+		created_at   TEXT NOT NULL,
+		accepted     INTEGER NOT NULL DEFAULT 0,
+		body         TEXT NOT NULL
+	);
+	CREATE INDEX harness_profiles_project ON harness_profiles(project_hash, seq);
+	CREATE TABLE harness_observations (
+		project_hash  TEXT NOT NULL,
+		path          TEXT NOT NULL,
+		git_status    TEXT NOT NULL,
+		ownership     TEXT NOT NULL,
+		content_hash  TEXT NOT NULL,
+		size_bytes    INTEGER NOT NULL,
+		first_seen_at TEXT NOT NULL,
+		last_seen_at  TEXT NOT NULL,
+		PRIMARY KEY (project_hash, path)
+	);
+	CREATE TABLE harness_runs (
+		seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+		run_id        TEXT NOT NULL UNIQUE,
+		project_hash  TEXT NOT NULL,
+		profile_id    TEXT NOT NULL,
+		manifest_hash TEXT NOT NULL,
+		phase         TEXT NOT NULL,
+		started_at    TEXT NOT NULL,
+		finished_at   TEXT NOT NULL,
+		passed        INTEGER NOT NULL,
+		report_path   TEXT NOT NULL
+	);
+	CREATE TABLE harness_cases (
+		run_id   TEXT NOT NULL REFERENCES harness_runs(run_id) ON DELETE CASCADE,
+		suite_id TEXT NOT NULL,
+		case_id  TEXT NOT NULL,
+		passed   INTEGER NOT NULL,
+		blocking INTEGER NOT NULL,
+		PRIMARY KEY (run_id, suite_id, case_id)
+	);
+	CREATE TABLE harness_results (
+		run_id      TEXT NOT NULL REFERENCES harness_runs(run_id) ON DELETE CASCADE,
+		subject     TEXT NOT NULL,
+		position    INTEGER NOT NULL,
+		type        TEXT NOT NULL,
+		passed      INTEGER NOT NULL,
+		blocking    INTEGER NOT NULL,
+		score       REAL NOT NULL,
+		message     TEXT NOT NULL,
+		output_path TEXT NOT NULL,
+		PRIMARY KEY (run_id, subject, position)
+	);
+	CREATE TABLE harness_drift (
+		seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+		project_hash TEXT NOT NULL,
+		detected_at  TEXT NOT NULL,
+		kind         TEXT NOT NULL,
+		subject      TEXT NOT NULL,
+		detail       TEXT NOT NULL
+	);
+	CREATE TABLE harness_calibrations (
+		seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+		suite_id    TEXT NOT NULL,
+		config_hash TEXT NOT NULL,
+		created_at  TEXT NOT NULL,
+		promoted    INTEGER NOT NULL,
+		body        TEXT NOT NULL
+	);
+	CREATE TABLE harness_lessons (
+		id           TEXT PRIMARY KEY,
+		project_hash TEXT NOT NULL,
+		body         TEXT NOT NULL
+	);`,
+	// 3: the live registry of runs (see registry.go) and the inbox of
+	// what they ask or tell a person.
+	`CREATE TABLE live_sessions (
+		session_id TEXT PRIMARY KEY,
+		workspace  TEXT NOT NULL,
+		state_dir  TEXT NOT NULL,
+		agent_type TEXT NOT NULL,
+		name       TEXT NOT NULL,
+		status     TEXT NOT NULL,
+		pid        INTEGER NOT NULL,
+		started    INTEGER NOT NULL,
+		heartbeat  INTEGER NOT NULL,
+		ended      INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE INDEX live_sessions_status ON live_sessions(status);
+	CREATE TABLE inbox (
+		id          INTEGER PRIMARY KEY AUTOINCREMENT,
+		session_id  TEXT NOT NULL,
+		type        TEXT NOT NULL,
+		step        INTEGER NOT NULL,
+		boundary    TEXT NOT NULL,
+		text        TEXT NOT NULL,
+		options     TEXT NOT NULL,
+		created     INTEGER NOT NULL,
+		answered    INTEGER NOT NULL DEFAULT 0,
+		answer      TEXT NOT NULL DEFAULT '',
+		reason      TEXT NOT NULL DEFAULT '',
+		answered_at INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE INDEX inbox_open ON inbox(answered, id);
+	CREATE INDEX inbox_session ON inbox(session_id);`,
 }
 
 // Version is the schema version Open brings a database to.
@@ -80,6 +188,15 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// Foreign keys make deleting a session delete its callouts; the busy
 	// timeout lets two commands share the file instead of failing at once.
 	dsn += "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)"
+	if path != ":memory:" {
+		// Every run writes its heartbeat here while others read the
+		// registry: write-ahead logging lets readers go on while one
+		// process writes. Transactions begin IMMEDIATE, taking the write
+		// lock up front, so that a transaction that reads and then
+		// writes waits its turn under the busy timeout instead of
+		// failing when another writer got there between the two.
+		dsn += "&_pragma=journal_mode(WAL)&_txlock=immediate"
+	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
@@ -102,32 +219,33 @@ func (s *DB) migrate(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("schema version: %w", err)
 	}
-	var v int
-	err := s.db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		if _, err := s.db.ExecContext(ctx, `INSERT INTO schema_version VALUES (0)`); err != nil {
+	// Reading the version and running the steps is one transaction:
+	// several processes opening a new database at once (runs started
+	// together) must not each see version 0 and run the same step twice.
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var v int
+		err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version VALUES (0)`); err != nil {
+				return fmt.Errorf("schema version: %w", err)
+			}
+		case err != nil:
 			return fmt.Errorf("schema version: %w", err)
 		}
-	case err != nil:
-		return fmt.Errorf("schema version: %w", err)
-	}
-	if v > len(migrations) {
-		return fmt.Errorf("version %d: %w (knows %d)", v, ErrNewerSchema, len(migrations))
-	}
-	for ; v < len(migrations); v++ {
-		err := s.tx(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v+1)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("migration %d: %w", v+1, err)
+		if v > len(migrations) {
+			return fmt.Errorf("version %d: %w (knows %d)", v, ErrNewerSchema, len(migrations))
 		}
-	}
-	return nil
+		for ; v < len(migrations); v++ {
+			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("migration %d: %w", v+1, err)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v+1); err != nil {
+				return fmt.Errorf("migration %d: %w", v+1, err)
+			}
+		}
+		return nil
+	})
 }
 
 // tx runs f in a transaction, committing when it returns nil.

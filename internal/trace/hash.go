@@ -3,6 +3,7 @@ package trace
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"sort"
 	"strings"
 )
@@ -28,4 +29,27 @@ func (a *Action) Signature() string {
 	}
 	sort.Strings(keys)
 	return string(a.Kind) + ":" + a.Name + ":" + strings.Join(keys, ",")
+}
+
+// Failed reports whether the action's metadata records a failure: "error"
+// true, or a non-zero "exit_code". Agents' logs record failed tool calls
+// this way (see package normalize); a retried step is a failed attempt
+// followed by a successful one with the same signature.
+func (a *Action) Failed() bool {
+	if e, ok := a.Metadata["error"].(bool); ok && e {
+		return true
+	}
+	switch c := a.Metadata["exit_code"].(type) {
+	case json.Number:
+		if f, err := c.Float64(); err == nil {
+			return f != 0
+		}
+	case float64:
+		return c != 0
+	case int:
+		return c != 0
+	case int64:
+		return c != 0
+	}
+	return false
 }

@@ -25,6 +25,16 @@
 // such a short repeat as its own candidate rather than stretch a planted
 // one.
 //
+// GenerateAgents does the same for the logs real agents write: sessions
+// of Claude Code, Codex CLI and OpenTelemetry GenAI spans in which an
+// agent bumps a Go dependency, triages an issue or cuts a release among
+// reads, searches, todo lists, unrelated builds, failing tests it fixes
+// and chained commands. Each session is written in every format from one
+// agent-neutral form, so a procedure planted in a session is there in all
+// three, and the AgentManifest says what an importer and a miner must
+// find: the command heads of each procedure, its varying values and the
+// sessions it was planted in.
+//
 // Generic values (parameters, outputs, metadata) hold the types
 // encoding/json produces with UseNumber: numbers are json.Number and arrays
 // []any. So a corpus written and read back equals the one in memory.

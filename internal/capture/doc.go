@@ -1,0 +1,41 @@
+// Package capture records the tool calls an MCP client makes, as traces
+// that mining reads: it sits between a client (Claude Code, Codex, any MCP
+// host) and the real server, relays every JSON-RPC message unchanged, and
+// writes each client session as one crystallization trace (version 1).
+//
+// The main invariant: the proxy adds no visible behaviour. It does not
+// speak MCP itself; it copies messages between two connections of the
+// official Go SDK (a stdio connection to the client, and either a command
+// transport or a streamable HTTP connection to the server) and only reads
+// what passes. An SDK client and server pair in the middle would answer
+// initialize with the proxy's own capabilities, re-validate arguments,
+// renumber requests and drop methods it does not know; a message relay
+// keeps initialize, tools/list (with annotations), notifications,
+// progress, cancellation, pings, server-to-client requests (sampling,
+// elicitation, roots) and methods newer than this build exactly as the
+// two sides wrote them, in the order they wrote them. Each direction is
+// one goroutine that reads a message and writes it before reading the
+// next, so order within a direction is kept by construction.
+//
+// # What a session records
+//
+// A tools/call request is remembered by its JSON-RPC id, and the response
+// with that id from the server completes it: one action named after the
+// tool, its arguments as parameters, the result as output (structured
+// content when the tool returns some, else its text, parsed as JSON when
+// it is JSON, the value the runtime gives a workflow for the same call),
+// isError and the wall time. A tool the server annotates readOnlyHint is an
+// observation (mining neither requires nor breaks on one); any other
+// tool's call carries a side effect naming the server and tool, its
+// mutation "destructive" or "additive" from destructiveHint (true when the
+// server does not say, as the protocol defines), and idempotentHint is
+// recorded with the annotations. The annotations are read from the
+// server's tools/list responses as they pass; a call of a tool the client
+// never listed is recorded without them, as a tool call.
+//
+// Arguments and results are redacted (package redact) before they are
+// kept, so no secret reaches the disk. A session is written when it ends,
+// and rewritten after every completed call, each time atomically (a
+// temporary file renamed over the trace), so a proxy killed mid-session
+// leaves the calls it saw and never a half-written file.
+package capture

@@ -1,0 +1,441 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/harness"
+	"github.com/crystallize-dev/crystallize/internal/store"
+)
+
+const harnessDoc = `harness profiles a repository, plans the harness its risks need, writes
+template kits as reviewable files, runs the harness as evidence, calibrates
+model judges and notices drift.
+
+Tracked files are the contract (harness/manifest.json, gates/*.sh, eval
+suites); run history, profile snapshots and observations of untracked files
+live in the local database (.crystallize/state.db of the repository, or
+--db). Untracked files are observed only: no harness command stages, moves,
+rewrites or deletes them.`
+
+// harnessFlags are the flags every harness subcommand shares.
+type harnessFlags struct {
+	db     string
+	asJSON bool
+}
+
+func (f *harnessFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.db, "db", "", "database path (default: .crystallize/state.db in the repository)")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the result as JSON")
+}
+
+// open resolves the repository root of dir and opens its database.
+func (f *harnessFlags) open(ctx context.Context, dir string) (string, *store.DB, error) {
+	root, err := harness.Root(ctx, dir)
+	if err != nil {
+		return "", nil, err
+	}
+	path := f.db
+	if path == "" {
+		path = filepath.Join(root, filepath.FromSlash(store.DefaultPath))
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		return "", nil, err
+	}
+	return root, db, nil
+}
+
+func newHarnessCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "harness",
+		Short: "Profile a repository and plan, write, run and evolve its harness",
+		Long:  harnessDoc,
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newHarnessProfileCmd(e), newHarnessPlanCmd(e), newHarnessWriteCmd(e), newHarnessRunCmd(e),
+		newHarnessJudgeCmd(e), newHarnessDriftCmd(e), newHarnessMemoryCmd(e))
+	return cmd
+}
+
+func dirArg(args []string) string {
+	if len(args) == 1 {
+		return args[0]
+	}
+	return "."
+}
+
+// harnessNow is the time stamped on stored rows: SOURCE_DATE_EPOCH when
+// set, else the current time.
+func harnessNow(e *env) (time.Time, error) {
+	if s := e.getenv("SOURCE_DATE_EPOCH"); s != "" {
+		sec, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || sec < 0 {
+			return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q: not a non-negative integer number of seconds", s)
+		}
+		return time.Unix(sec, 0).UTC(), nil
+	}
+	return time.Now().UTC(), nil
+}
+
+// profileAndStore profiles root and stores the snapshot.
+func profileAndStore(ctx context.Context, e *env, root string, db *store.DB, stamp bool) (*harness.RepoProfile, error) {
+	now, err := harnessNow(e)
+	if err != nil {
+		return nil, err
+	}
+	var opts harness.ProfileOptions
+	if stamp {
+		opts.Now = now
+	}
+	p, err := harness.Profile(ctx, root, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := harness.Snapshot(ctx, db, p, now); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// readManifest reads the repository's manifest; nil when it has none.
+func readManifest(root string) (*harness.Manifest, []byte, error) {
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(harness.ManifestPath)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := harness.ParseManifest(data, harness.ManifestPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, data, nil
+}
+
+const harnessProfileDoc = `profile reads the repository containing DIR (default ".") and prints its
+RepoProfile: stacks, entry points, tests, CI and lint, docs, data stores,
+network surfaces, risk hints, and the git state with every changed file as
+an observation (untracked files are observed_only). The same tree gives the
+same profileId. The snapshot is stored in the database.
+
+--created-at stamps createdAt and the observations' seen times
+(SOURCE_DATE_EPOCH when set); without it the output is deterministic.
+
+--json prints the RepoProfile.`
+
+func newHarnessProfileCmd(e *env) *cobra.Command {
+	var f harnessFlags
+	var createdAt bool
+	cmd := &cobra.Command{
+		Use:   "profile [DIR]",
+		Short: "Profile a repository",
+		Long:  harnessProfileDoc,
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, db, err := f.open(cmd.Context(), dirArg(args))
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			p, err := profileAndStore(cmd.Context(), e, root, db, createdAt)
+			if err != nil {
+				return err
+			}
+			if f.asJSON {
+				return writeJSON(e.stdout, p)
+			}
+			w := e.stdout
+			fmt.Fprintf(w, "profile %s (project %s)\n", p.ProfileID, p.ProjectHash)
+			for _, x := range p.Stacks {
+				fmt.Fprintf(w, "stack %s %s %s\n", x.Kind, x.Path, x.Detail)
+			}
+			fmt.Fprintf(w, "%d entry points, %d test signals, %d ci signals, %d docs, %d data stores, %d network surfaces\n",
+				len(p.Entrypoints), len(p.Tests), len(p.CI), len(p.Docs), len(p.DataStores), len(p.NetworkSurfaces))
+			for _, h := range p.RiskHints {
+				fmt.Fprintf(w, "risk %s: %s (%d: %s)\n", h.Family, h.Signal, h.Count, strings.Join(h.Paths, ", "))
+			}
+			for _, o := range p.Git.ChangedFiles {
+				fmt.Fprintf(w, "changed %s %s %s\n", o.GitStatus, o.Ownership, o.Path)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&createdAt, "created-at", false, "stamp createdAt and seen times")
+	return cmd
+}
+
+const harnessPlanDoc = `plan profiles the repository, classifies its risk families (web, agent, rag,
+infrastructure, database, windows_service, security, performance) with the
+signals that triggered each, compares them with harness/manifest.json and
+prints what is missing, weak, stale and overbroad, and the template kits it
+proposes, each with purpose, consumer, risk protected, files written,
+commands run, blocking criteria and rollback path. It writes no file.
+
+--json prints {"profileId", "risks", "missing", "weak", "stale",
+"overbroad", "proposed"}.`
+
+func newHarnessPlanCmd(e *env) *cobra.Command {
+	var f harnessFlags
+	cmd := &cobra.Command{
+		Use:   "plan [DIR]",
+		Short: "Plan the harness a repository's risks need",
+		Long:  harnessPlanDoc,
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, db, err := f.open(cmd.Context(), dirArg(args))
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			p, err := profileAndStore(cmd.Context(), e, root, db, false)
+			if err != nil {
+				return err
+			}
+			m, _, err := readManifest(root)
+			if err != nil {
+				return err
+			}
+			passed, err := db.Passed(cmd.Context(), p.ProjectHash)
+			if err != nil {
+				return err
+			}
+			pl := harness.MakePlan(root, p, m, passed)
+			if f.asJSON {
+				return writeJSON(e.stdout, pl)
+			}
+			w := e.stdout
+			for _, r := range pl.Risks {
+				var sig []string
+				for _, s := range r.Signals {
+					sig = append(sig, s.Signal)
+				}
+				fmt.Fprintf(w, "risk %s: %s\n", r.Family, strings.Join(sig, ", "))
+			}
+			for _, x := range []struct {
+				name string
+				list []harness.Finding
+			}{{"missing", pl.Missing}, {"weak", pl.Weak}, {"stale", pl.Stale}, {"overbroad", pl.Overbroad}} {
+				for _, fd := range x.list {
+					fmt.Fprintf(w, "%s %s: %s\n", x.name, fd.Subject, fd.Reason)
+				}
+			}
+			for _, pr := range pl.Proposed {
+				fmt.Fprintf(w, "proposed kit %s: %s\n  writes %s\n  runs %s\n  blocks when %s\n  rollback: %s\n",
+					pr.Kit, pr.Purpose, strings.Join(pr.FilesWritten, ", "), strings.Join(pr.CommandsRun, "; "), pr.BlockingCriteria, pr.RollbackPath)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+const harnessWriteDoc = `write prints the diff of template kit ID against the repository: its gate
+scripts, eval suites and harness/manifest.json (schema sf.harness.v1). With
+--apply it also writes them. It never overwrites a file it did not write
+(or that was edited since), and never touches untracked files: such a
+conflict fails the whole write and nothing is written.
+
+Kits: agent-runtime, database, go-service, nix-project, typescript-cli.
+
+--json prints {"kit", "applied", "files": [{"path", "action", "mode"}],
+"diff"}.`
+
+func newHarnessWriteCmd(e *env) *cobra.Command {
+	var f harnessFlags
+	var kit string
+	var apply bool
+	cmd := &cobra.Command{
+		Use:   "write --kit ID [--apply] [DIR]",
+		Short: "Write a template kit as reviewable files",
+		Long:  harnessWriteDoc,
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if kit == "" {
+				return usagef("harness write: --kit is required")
+			}
+			root, db, err := f.open(cmd.Context(), dirArg(args))
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			p, err := profileAndStore(cmd.Context(), e, root, db, false)
+			if err != nil {
+				return err
+			}
+			res, err := harness.Write(root, kit, p, apply)
+			if err != nil {
+				return err
+			}
+			if apply {
+				// The tree with the kit written is the baseline drift is
+				// measured against.
+				after, err := profileAndStore(cmd.Context(), e, root, db, false)
+				if err != nil {
+					return err
+				}
+				if err := db.AcceptProfile(cmd.Context(), after.ProjectHash, after.ProfileID); err != nil {
+					return err
+				}
+			}
+			if f.asJSON {
+				return writeJSON(e.stdout, res)
+			}
+			fmt.Fprint(e.stdout, res.Diff)
+			for _, fc := range res.Files {
+				fmt.Fprintf(e.stdout, "%s %s\n", fc.Action, fc.Path)
+			}
+			if !apply {
+				fmt.Fprintf(e.stdout, "nothing written; rerun with --apply to write kit %s\n", kit)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&kit, "kit", "", "template kit id (required)")
+	cmd.Flags().BoolVar(&apply, "apply", false, "write the files")
+	return cmd
+}
+
+const harnessRunDoc = `run executes harness/manifest.json: each command (a gate, run with sh -c
+from the repository root under its timeout) and each eval suite (JSONL
+cases checked by the assertion engine). Gate logs and the full report go to
+.crystallize/reports/<run id>/; the run, its cases and results go to the
+ledger in the database. It exits 1 when a blocking gate or suite fails.
+The manifest's commands are the repository's code: run a manifest only when
+you would run the repository's own tests.
+
+--phase P runs only the commands of phase P and the suites of phase P or of
+none. Model-judged assertions (llm_rubric, factuality, select_best) use the
+judge given by --judge-url and --judge-model (API key from
+CRYSTALLIZE_JUDGE_API_KEY) and stay advisory unless "harness judge
+calibrate" promoted that judge for the suite.
+
+--json prints the run report: {"runId", "profileId", "manifestHash",
+"phase", "passed", "gates", "suites", "reportPath", ...}.`
+
+// judgeFlags configure a judge endpoint.
+type judgeFlags struct {
+	provider, url, model string
+	temperature          float64
+}
+
+func (j *judgeFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&j.provider, "judge-provider", harness.ProviderOpenAI, "judge API: openai (any OpenAI-compatible endpoint) or anthropic")
+	cmd.Flags().StringVar(&j.url, "judge-url", "", "judge endpoint base URL, such as http://localhost:8080/v1")
+	cmd.Flags().StringVar(&j.model, "judge-model", "", "judge model id")
+	cmd.Flags().Float64Var(&j.temperature, "judge-temperature", 0, "judge sampling temperature")
+}
+
+func (j *judgeFlags) config(e *env) *harness.JudgeConfig {
+	if j.url == "" {
+		return nil
+	}
+	return &harness.JudgeConfig{Provider: j.provider, BaseURL: j.url, Model: j.model, Temperature: j.temperature, APIKey: e.getenv("CRYSTALLIZE_JUDGE_API_KEY")}
+}
+
+func newHarnessRunCmd(e *env) *cobra.Command {
+	var f harnessFlags
+	var jf judgeFlags
+	var phase string
+	cmd := &cobra.Command{
+		Use:   "run [DIR]",
+		Short: "Run the harness and record the evidence",
+		Long:  harnessRunDoc,
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			root, db, err := f.open(ctx, dirArg(args))
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			m, data, err := readManifest(root)
+			if err != nil {
+				return err
+			}
+			if m == nil {
+				return fmt.Errorf("%s: no harness manifest; see \"crystallize harness plan\" and \"harness write\"", harness.ManifestPath)
+			}
+			p, err := profileAndStore(ctx, e, root, db, false)
+			if err != nil {
+				return err
+			}
+			opts := harness.RunOptions{Phase: phase}
+			if cfg := jf.config(e); cfg != nil {
+				opts.Judge = &harness.HTTPJudge{Config: *cfg}
+				opts.Promoted = harness.PromotedFor(ctx, db, root, m, *cfg)
+			}
+			rep, err := harness.Run(ctx, root, m, harness.ManifestHash(data), p.ProfileID, opts)
+			if err != nil {
+				return err
+			}
+			seq, err := harness.Record(ctx, db, p.ProjectHash, rep)
+			if err != nil {
+				return err
+			}
+			if err := harness.Retain(ctx, harness.StoreMemory{DB: db}, p.ProjectHash, seq, rep); err != nil {
+				return err
+			}
+			if f.asJSON {
+				if err := writeJSON(e.stdout, rep); err != nil {
+					return err
+				}
+			} else {
+				printRun(e, rep)
+			}
+			if !rep.Passed {
+				return exitError{code: exitFailure, err: fmt.Errorf("harness run %s: a blocking gate failed", rep.RunID)}
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	jf.register(cmd)
+	cmd.Flags().StringVar(&phase, "phase", "", "run only this phase")
+	return cmd
+}
+
+func printRun(e *env, rep *harness.RunReport) {
+	w := e.stdout
+	status := func(ok bool) string {
+		if ok {
+			return "pass"
+		}
+		return "FAIL"
+	}
+	for _, g := range rep.Gates {
+		fmt.Fprintf(w, "%s gate %s (blocks=%t, exit %d, %dms) log %s\n", status(g.Passed), g.ID, g.Blocks, g.ExitCode, g.DurationMS, g.OutputPath)
+		if !g.Passed && g.Tail != "" {
+			for _, line := range strings.Split(g.Tail, "\n") {
+				fmt.Fprintf(w, "    %s\n", line)
+			}
+		}
+	}
+	for _, s := range rep.Suites {
+		fmt.Fprintf(w, "%s suite %s score %.3g threshold %.3g (blocking=%t)\n", status(s.Passed), s.ID, s.Score, s.Threshold, s.Blocking)
+		if s.Error != "" {
+			fmt.Fprintf(w, "    %s\n", s.Error)
+		}
+		for _, c := range s.Cases {
+			for _, r := range c.Results {
+				if !r.Passed {
+					fmt.Fprintf(w, "    %s %s/%s (blocking=%t): %s\n", status(r.Passed), c.ID, r.Type, r.Blocking, r.Message)
+				}
+			}
+		}
+	}
+	fmt.Fprintf(w, "run %s %s, report %s\n", rep.RunID, map[bool]string{true: "passed", false: "failed"}[rep.Passed], rep.ReportPath)
+}

@@ -1,0 +1,232 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/harness"
+)
+
+func newHarnessJudgeCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "judge",
+		Short: "Calibrate model judges before they may block",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newHarnessCalibrateCmd(e))
+	return cmd
+}
+
+const harnessCalibrateDoc = `calibrate measures a judge on the golden set SUITE (an eval suite id of
+harness/manifest.json, or a JSONL file): cases labelled "expected": "pass" or
+"fail" (optionally "critical": true and "split": "calibration" or "heldout";
+unsplit cases are split by a hash of their id), each with an llm_rubric or
+factuality assertion.
+
+It pins provider, model, temperature, output schema, prompt wrapper, case
+schema and rubric hash; measures false-pass and false-block rates,
+precision/recall/F1 (failure as the positive class), schema validity, quorum
+disagreement and rerun stability on each split; and promotes the judge to
+blocking only when the held-out split has zero false passes on critical
+failures, a valid and stable judge, a false-block rate within bounds, and a
+deterministic companion assertion on every critical case (or an agreeing
+quorum, --quorum-model). The calibration is stored in the database; any
+change to what was pinned makes the judge advisory again. It exits 1 when
+the judge stays advisory.
+
+--json prints the calibration.`
+
+func newHarnessCalibrateCmd(e *env) *cobra.Command {
+	var f harnessFlags
+	var jf judgeFlags
+	var quorum []string
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "calibrate SUITE",
+		Short: "Calibrate a judge on a golden set",
+		Long:  harnessCalibrateDoc,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cfg := jf.config(e)
+			if cfg == nil || jf.model == "" {
+				return usagef("harness judge calibrate: --judge-url and --judge-model are required")
+			}
+			root, db, err := f.open(ctx, dir)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			suiteID, path := args[0], args[0]
+			m, _, err := readManifest(root)
+			if err != nil {
+				return err
+			}
+			if m != nil {
+				if i := slices.IndexFunc(m.EvalSuites, func(s harness.EvalSuite) bool { return s.ID == args[0] }); i >= 0 {
+					path = filepath.Join(root, filepath.FromSlash(m.EvalSuites[i].Path))
+				}
+			}
+			cases, err := harness.LoadSuite(path)
+			if err != nil {
+				return err
+			}
+			opts := harness.CalibrateOptions{Config: *cfg, Root: root}
+			for _, q := range quorum {
+				c := *cfg
+				c.Model = q
+				opts.Quorum = append(opts.Quorum, c)
+			}
+			cal, err := harness.Calibrate(ctx, suiteID, cases, opts)
+			if err != nil {
+				return err
+			}
+			now, err := harnessNow(e)
+			if err != nil {
+				return err
+			}
+			if err := harness.SaveCalibration(ctx, db, cal, now.Format(time.RFC3339)); err != nil {
+				return err
+			}
+			if f.asJSON {
+				if err := writeJSON(e.stdout, cal); err != nil {
+					return err
+				}
+			} else {
+				h := cal.HeldOut
+				fmt.Fprintf(e.stdout, "judge %s/%s on %s (%s)\n", cal.Pinned.Provider, cal.Pinned.Model, cal.SuiteID, cal.ConfigHash)
+				fmt.Fprintf(e.stdout, "held-out: %d cases, false-pass %.3g, false-block %.3g, precision %.3g, recall %.3g, F1 %.3g, schema validity %.3g, stability %.3g, critical false passes %d\n",
+					h.Cases, h.FalsePassRate, h.FalseBlockRate, h.Precision, h.Recall, h.F1, h.SchemaValidity, h.RerunStability, h.CriticalFalsePasses)
+				if cal.Promoted {
+					fmt.Fprintln(e.stdout, "promoted: the judge may block this suite")
+				} else {
+					fmt.Fprintf(e.stdout, "advisory: %s\n", strings.Join(cal.Reasons, "; "))
+				}
+			}
+			if !cal.Promoted {
+				return exitError{code: exitFailure, err: fmt.Errorf("judge stays advisory for %s", suiteID)}
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	jf.register(cmd)
+	cmd.Flags().StringSliceVar(&quorum, "quorum-model", nil, "further judge models at the same endpoint, for a quorum")
+	cmd.Flags().StringVar(&dir, "dir", ".", "repository directory")
+	return cmd
+}
+
+const harnessDriftDoc = `drift compares the current profile with the last accepted one (the profile
+"harness write --apply" wrote the manifest for) and the manifest with the
+repository: gate scripts and suites that no longer exist, kit files edited
+or deleted, risk families that appeared or went away. It records the events
+in the database and proposes follow-up work; it changes no file.
+
+--json prints {"profileId", "baselineProfileId", "events": [{"kind",
+"subject", "detail", "proposal"}]}.`
+
+func newHarnessDriftCmd(e *env) *cobra.Command {
+	var f harnessFlags
+	cmd := &cobra.Command{
+		Use:   "drift [DIR]",
+		Short: "Report where the repository and its harness have drifted apart",
+		Long:  harnessDriftDoc,
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			root, db, err := f.open(ctx, dirArg(args))
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			p, err := harness.Profile(ctx, root, harness.ProfileOptions{})
+			if err != nil {
+				return err
+			}
+			var baseline *harness.RepoProfile
+			if row, ok, err := db.LastProfile(ctx, p.ProjectHash, true); err != nil {
+				return err
+			} else if ok {
+				baseline = &harness.RepoProfile{}
+				if err := json.Unmarshal([]byte(row.Body), baseline); err != nil {
+					return fmt.Errorf("reading accepted profile %s: %w", row.ProfileID, err)
+				}
+			}
+			m, _, err := readManifest(root)
+			if err != nil {
+				return err
+			}
+			now, err := harnessNow(e)
+			if err != nil {
+				return err
+			}
+			if err := harness.Snapshot(ctx, db, p, now); err != nil {
+				return err
+			}
+			r := harness.Drift(root, p, baseline, m)
+			if err := harness.RecordDrift(ctx, db, p.ProjectHash, r, now); err != nil {
+				return err
+			}
+			if f.asJSON {
+				return writeJSON(e.stdout, r)
+			}
+			if len(r.Events) == 0 {
+				fmt.Fprintln(e.stdout, "no drift")
+			}
+			for _, ev := range r.Events {
+				fmt.Fprintf(e.stdout, "%s %s: %s\n  proposal: %s\n", ev.Kind, ev.Subject, ev.Detail, ev.Proposal)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+const harnessMemoryDoc = `memory lists the lessons and anti-patterns retained from harness runs of
+the repository, with their maturity (candidate, established, proven, or
+decayed) and links to the runs and reports that showed them.
+
+--json prints [{"id", "kind", "subject", "text", "maturity", "count",
+"lastSeq", "evidence": [{"runId", "reportPath"}]}].`
+
+func newHarnessMemoryCmd(e *env) *cobra.Command {
+	var f harnessFlags
+	cmd := &cobra.Command{
+		Use:   "memory [DIR]",
+		Short: "List lessons and anti-patterns retained from runs",
+		Long:  harnessMemoryDoc,
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			root, db, err := f.open(ctx, dirArg(args))
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			p, err := harness.Profile(ctx, root, harness.ProfileOptions{})
+			if err != nil {
+				return err
+			}
+			lessons, err := harness.StoreMemory{DB: db}.Lessons(ctx, p.ProjectHash)
+			if err != nil {
+				return err
+			}
+			if f.asJSON {
+				return writeJSON(e.stdout, lessons)
+			}
+			for _, l := range lessons {
+				fmt.Fprintf(e.stdout, "%s %s (%s, %d runs): %s\n", l.Kind, l.Subject, l.Maturity, l.Count, l.Text)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}

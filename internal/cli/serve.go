@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/serve"
+)
+
+func newServeCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve approved workflows to agents",
+		Long:  "serve hands approved workflows back to agents, so they call the workflow instead of repeating its steps.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usagef("serve needs a subcommand: crystallize serve mcp")
+		},
+	}
+	cmd.AddCommand(newServeMCPCmd(e))
+	return cmd
+}
+
+const serveMCPDoc = `serve mcp is an MCP server whose tools are the approved, valid bundles
+found in --bundles (each a bundle directory, or a directory of bundle
+directories; default the current directory). It speaks MCP on stdin and
+stdout, or streamable HTTP with --http ADDR.
+
+Each bundle is one tool named after its workflow. Its inputSchema (JSON
+Schema 2020-12) has the workflow's parameters, typed and with examples from
+the candidate, the ones without a default required; its description is the
+bundle's SKILL.md description (else its title and docstring); its
+annotations come from the workflow's side effects (none: readOnlyHint; a
+write not marked additive: destructiveHint).
+
+A bundle is served only while crystallize validate passes on it and its
+promotion status is ready: not approved, approved for other workflow bytes
+(edited after approval), or invalid, it is not listed, the log on stderr
+says why, and a call naming it is an MCP error saying why. The directories
+are checked every second, and clients are sent notifications/tools/
+list_changed when a bundle is approved, changed or removed.
+
+A call runs the workflow like crystallize run, with the project's
+configuration (--config, default ./crystallize.toml when it exists): its
+tool bindings, [grants] capabilities and secrets; the run is recorded in
+--state-dir (trace.json, session.md). The result's structuredContent is
+{"run_id", "workflow", "status", "output", "steps", "tool_calls",
+"model_calls", "approvals", "receipts", "duration_ms", "dir"}, with the text
+content a one-line summary. A run that reaches an approval suspends and
+returns status "pending_approval" with "approval" ({"step", "boundary",
+"prompt"}) and "resume", the crystallize resume command a person runs to
+continue it; a call cannot approve, since the caller is the agent the
+boundary is there to stop. A failed run, or arguments the workflow does not take, is a
+tool result with isError.
+
+--http serves streamable HTTP at ADDR (host:port) on loopback only; another
+interface is refused unless --allow-remote is given, since a caller can run
+every served workflow with the project's grants.
+
+--list prints which bundles would be served, and why the others would not,
+and exits; with --json, {"bundles": [{"dir", "tool", "served", "reason",
+"input_schema", "description", "annotations"}]}.
+
+To use it from a client, add to its MCP configuration:
+  "workflows": {"command": "crystallize", "args": ["serve", "mcp", "--bundles", "/abs/bundles"]}`
+
+type serveFlags struct {
+	bundles     []string
+	config      string
+	httpAddr    string
+	allowRemote bool
+	stateDir    string
+	list        bool
+	asJSON      bool
+}
+
+func newServeMCPCmd(e *env) *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   "mcp [--bundles DIR]... [--config FILE] [--http ADDR] [--list [--json]]",
+		Short: "Serve approved bundles as MCP tools",
+		Long:  serveMCPDoc,
+		Example: `  crystallize serve mcp --bundles bundles/
+  crystallize serve mcp --bundles bundles/ --http 127.0.0.1:8931
+  crystallize serve mcp --bundles bundles/ --list --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runServeMCP(cmd.Context(), e, f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&f.bundles, "bundles", []string{"."}, "a bundle directory or a directory of bundles (repeatable)")
+	fs.StringVar(&f.config, "config", "", "project configuration (default ./"+runtime.ConfigFile+" when it exists)")
+	fs.StringVar(&f.httpAddr, "http", "", "serve streamable HTTP at this host:port instead of stdio")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow --http on an address that is not loopback")
+	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, "directory runs are recorded under (<dir>/runs/<run-id>)")
+	fs.BoolVar(&f.list, "list", false, "print which bundles would be served and exit")
+	fs.BoolVar(&f.asJSON, "json", false, "with --list, print JSON")
+	return cmd
+}
+
+func runServeMCP(ctx context.Context, e *env, f *serveFlags) error {
+	if f.asJSON && !f.list {
+		return usagef("--json goes with --list")
+	}
+	if f.httpAddr != "" {
+		if err := checkLoopback(f.httpAddr, f.allowRemote); err != nil {
+			return err
+		}
+	}
+	if err := serve.Check(f.bundles); err != nil {
+		return err
+	}
+	cfg, err := (&runFlags{config: f.config}).loadConfig()
+	if err != nil {
+		return err
+	}
+	environ := os.Environ()
+	log := e.stderr
+	if f.list {
+		log = nil
+	}
+	s := serve.New(serve.Options{
+		Bundles: f.bundles,
+		Run: runtime.Options{
+			Config:   cfg,
+			Tools:    inprocTools(cfg, environ),
+			Getenv:   e.getenv,
+			Environ:  environ,
+			StateDir: f.stateDir,
+		},
+		Log:     log,
+		Version: toolVersion(),
+	})
+	if f.list {
+		return writeServeList(e, s.Status(), f.asJSON)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go s.Watch(ctx)
+	if f.httpAddr == "" {
+		return s.MCP().Run(ctx, &mcp.StdioTransport{})
+	}
+	ln, err := net.Listen("tcp", f.httpAddr)
+	if err != nil {
+		return fmt.Errorf("serve mcp: %w", err)
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.MCP() }, nil)
+	hs := &http.Server{Handler: h}
+	fmt.Fprintf(e.stderr, "serve: listening on http://%s\n", ln.Addr())
+	go func() {
+		<-ctx.Done()
+		hs.Close()
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve mcp: %w", err)
+	}
+	return nil
+}
+
+// checkLoopback refuses an --http address off the loopback interface
+// unless allowed: "" (every interface) counts as remote.
+func checkLoopback(addr string, allow bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("--http %q: want host:port, such as 127.0.0.1:8931", addr)
+	}
+	if allow || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return usagef("--http %q is not a loopback address; anyone who can reach it can run the served workflows with this project's grants (pass --allow-remote to serve it anyway)", addr)
+}
+
+func writeServeList(e *env, entries []serve.Entry, asJSON bool) error {
+	if asJSON {
+		return writeJSON(e.stdout, map[string]any{"bundles": entries})
+	}
+	if len(entries) == 0 {
+		fmt.Fprintln(e.stdout, "no bundles found")
+	}
+	for _, b := range entries {
+		if b.Served {
+			fmt.Fprintf(e.stdout, "served   %s: tool %s\n", b.Dir, b.Tool)
+		} else {
+			fmt.Fprintf(e.stdout, "refused  %s: %s\n", b.Dir, b.Reason)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,401 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/registry"
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/store"
+)
+
+// liveRun is a run's entry in the registry of its state directory, kept
+// for as long as the command runs it. It registers when the runtime
+// starts the run (runtime.Options.OnStart), not before: a run refused
+// before its first step records nothing, not even a registry row or a
+// state directory. Registration is best effort: a registry that cannot
+// be written (a read-only state directory, a database locked past the
+// busy timeout) is reported on stderr and the run goes on, since refusing
+// to do the work because it cannot be shown would be worse.
+type liveRun struct {
+	e                   *env
+	stateDir, typ, name string
+	db                  *store.DB
+	h                   *registry.Handle
+	id                  string
+}
+
+// newLive prepares the registration of a run of the given agent type and
+// name in the registry of stateDir; its start method is the run's
+// OnStart.
+func newLive(e *env, stateDir, agentType, name string) *liveRun {
+	return &liveRun{e: e, stateDir: stateDir, typ: agentType, name: name}
+}
+
+// start registers run id.
+func (l *liveRun) start(id string) {
+	l.id = id
+	ctx := context.Background()
+	db, err := store.Open(ctx, registry.Path(l.stateDir))
+	if err != nil {
+		fmt.Fprintf(l.e.stderr, "crystallize: registry: %v\n", err)
+		return
+	}
+	h, err := registry.Register(ctx, db, registry.Start{ID: id, StateDir: l.stateDir, AgentType: l.typ, Name: l.name}, registry.Options{})
+	if err != nil {
+		db.Close()
+		fmt.Fprintf(l.e.stderr, "crystallize: registry: %v\n", err)
+		return
+	}
+	l.db, l.h = db, h
+}
+
+// inbox stores a message of the agent API in the inbox; it is
+// runtime.Options.Inbox.
+func (l *liveRun) inbox(m runtime.Message) {
+	if l.db == nil {
+		return
+	}
+	_, err := registry.Post(context.Background(), l.db, store.InboxItem{
+		SessionID: l.id, Type: m.Type, Step: m.Step, Boundary: m.Boundary, Text: m.Text, Options: m.Options,
+	}, registry.Options{})
+	if err != nil {
+		fmt.Fprintf(l.e.stderr, "crystallize: registry: %v\n", err)
+	}
+}
+
+// end records how the run ended. A run suspended at a plain ctx.approve
+// has not told the inbox (only the agent API does); its pending approval
+// is posted here, so that every run waiting for a person is in the inbox.
+func (l *liveRun) end(res *runtime.Result) {
+	if l.db == nil {
+		return // never started, or not registered
+	}
+	defer l.db.Close()
+	ctx := context.Background()
+	if res == nil {
+		res = &runtime.Result{Status: runtime.StatusFailed}
+	}
+	status := registry.StatusFailed
+	switch res.Status {
+	case runtime.StatusCompleted:
+		status = registry.StatusCompleted
+	case runtime.StatusCancelled:
+		status = registry.StatusCancelled
+	case runtime.StatusRejected:
+		status = registry.StatusRejected
+	case runtime.StatusPendingApproval:
+		status = registry.StatusPending
+	}
+	if p := res.Pending; p != nil && p.Kind == "" {
+		text := p.Prompt
+		if text == "" {
+			text = "Approve " + p.Boundary
+		}
+		l.inbox(runtime.Message{Type: runtime.MessageApprovalRequired, Step: p.Step, Boundary: p.Boundary, Text: text})
+	}
+	if err := l.h.End(ctx, status); err != nil {
+		fmt.Fprintf(l.e.stderr, "crystallize: registry: %v\n", err)
+	}
+}
+
+// answered marks the inbox items of the run's pending step answered when
+// the resumed run got past that step.
+func (l *liveRun) answered(j *runtime.Journal, res *runtime.Result, a registry.Answer) {
+	if l.db == nil || res == nil || j.Pending == nil {
+		return
+	}
+	if res.Pending != nil && res.Pending.Step == j.Pending.Step {
+		return // still waiting there
+	}
+	if err := registry.MarkAnswered(context.Background(), l.db, l.id, j.Pending.Step, a, registry.Options{}); err != nil {
+		fmt.Fprintf(l.e.stderr, "crystallize: registry: %v\n", err)
+	}
+}
+
+// openRegistry opens the registry of stateDir for reading. ok is false,
+// without an error, when there is none yet: listing sessions in a
+// directory where nothing ever ran must not create a database there
+// (crystallize status runs on every shell prompt, in every directory).
+func openRegistry(ctx context.Context, stateDir string) (db *store.DB, ok bool, err error) {
+	p := registry.Path(stateDir)
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	db, err = store.Open(ctx, p)
+	if err != nil {
+		return nil, false, err
+	}
+	return db, true, nil
+}
+
+// sessionJSON is one session of sessions --json: the registry row with
+// times in RFC 3339 (UTC, milliseconds).
+type sessionJSON struct {
+	Number    int    `json:"number"`
+	SessionID string `json:"session_id"`
+	Name      string `json:"name"`
+	AgentType string `json:"agent_type"`
+	State     string `json:"state"`
+	Status    string `json:"status"`
+	Workspace string `json:"workspace"`
+	StateDir  string `json:"state_dir"`
+	PID       int    `json:"pid"`
+	Started   string `json:"started"`
+	Heartbeat string `json:"heartbeat"`
+	Ended     string `json:"ended,omitempty"`
+}
+
+func toSessionJSON(e registry.Entry) sessionJSON {
+	s := sessionJSON{
+		Number: e.Number, SessionID: e.SessionID, Name: e.Name, AgentType: e.AgentType,
+		State: e.State, Status: e.Status, Workspace: e.Workspace, StateDir: e.StateDir, PID: e.PID,
+		Started: msTime(e.Started), Heartbeat: msTime(e.Heartbeat),
+	}
+	if e.Ended != 0 {
+		s.Ended = msTime(e.Ended)
+	}
+	return s
+}
+
+func msTime(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
+
+const sessionsDoc = `sessions lists the sessions of the state directory's registry: the
+workflow runs (crystallize run), plan runs (plan run) and resumed runs
+that started there. A run registers when it starts and renews a
+heartbeat every few seconds while it runs; when it ends it records its
+status, or pending when it waits for a person (see session inbox).
+
+Without --all only the active sessions are listed: running and pending.
+--all lists every session, ended and stale ones too. A stale session
+is one registered as running whose process is gone or whose heartbeat
+stopped (it was killed, or crashed); sessions prune removes those.
+
+Sessions are numbered from 1, oldest first, within a listing: a session
+that starts later gets the next number, so the numbers of the others do
+not move while it runs. sessions show takes such a number (of the active
+listing, or with --all of the full one) or a session id.
+
+One line per session: number, state, agent type (workflow, plan,
+agent), name, session id and workspace.
+
+--json prints an array of {"number", "session_id", "name",
+"agent_type", "state", "status", "workspace", "state_dir", "pid",
+"started", "heartbeat", "ended"?}: state is status, or stale; times are
+RFC 3339 in UTC.
+
+Exit status: 0 on success, 1 on error, 2 on a usage error.`
+
+func newSessionsCmd(e *env) *cobra.Command {
+	var stateDir string
+	var all, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "sessions [--all] [--json] [--state-dir DIR]",
+		Short: "List the running and pending sessions",
+		Long:  sessionsDoc,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			list, err := listSessions(cmd.Context(), stateDir, all)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				out := make([]sessionJSON, len(list))
+				for i, s := range list {
+					out[i] = toSessionJSON(s)
+				}
+				return writeJSON(e.stdout, out)
+			}
+			return writeLive(e.stdout, list)
+		},
+	}
+	cmd.PersistentFlags().StringVar(&stateDir, "state-dir", runtime.DefaultStateDir, "the state directory whose registry to read (<dir>/"+registry.DBFile+")")
+	cmd.Flags().BoolVar(&all, "all", false, "list ended and stale sessions too")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sessions as JSON")
+	cmd.AddCommand(newSessionsShowCmd(e, &stateDir), newSessionsPruneCmd(e, &stateDir))
+	return cmd
+}
+
+func listSessions(ctx context.Context, stateDir string, all bool) ([]registry.Entry, error) {
+	db, ok, err := openRegistry(ctx, stateDir)
+	if err != nil || !ok {
+		return []registry.Entry{}, err
+	}
+	defer db.Close()
+	return registry.List(ctx, db, all, registry.Options{})
+}
+
+// writeLive prints sessions as an aligned table.
+func writeLive(w io.Writer, list []registry.Entry) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	for _, s := range list {
+		fmt.Fprintf(tw, "[%d]\t%s\t%s\t%s\t%s\t%s\n", s.Number, s.State, s.AgentType, s.Name, s.SessionID, s.Workspace)
+	}
+	return tw.Flush()
+}
+
+// lastShown is the file in the state directory that remembers the
+// session sessions show printed last, for --next and --prev.
+const lastShown = "sessions.last"
+
+func newSessionsShowCmd(e *env, stateDir *string) *cobra.Command {
+	var all, next, prev bool
+	var lines int
+	cmd := &cobra.Command{
+		Use:   "show (N|ID | --next | --prev) [--all] [--lines N]",
+		Short: "Show a session's log tail and pending inbox items",
+		Long: `show prints one session of the registry: a header line (number, state,
+name, session id, workspace), the last --lines lines (default 20) of its
+session log (<state-dir>/runs/<id>/session.md, written when the run ends
+or suspends), and its unanswered inbox items, newest first, as session
+inbox prints them.
+
+N is the session's number in the listing of crystallize sessions (with
+--all, of crystallize sessions --all); ID is a session id, or a prefix
+of exactly one. --next and --prev show the session after or before the
+one shown last (remembered in <state-dir>/` + lastShown + `), wrapping
+around the listing; with none shown yet, or the last one gone from the
+listing, --next starts at the first and --prev at the last.
+
+Exit status: 0 on success, 1 when there is no such session or on error,
+2 on a usage error.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if lines < 0 {
+				return usagef("--lines %d: want a count of lines, 0 or more", lines)
+			}
+			delta := 0
+			switch {
+			case next && prev:
+				return usagef("--next and --prev exclude each other")
+			case next:
+				delta = 1
+			case prev:
+				delta = -1
+			}
+			if (delta != 0) == (len(args) == 1) {
+				return usagef("give a session (N or ID), or --next or --prev")
+			}
+			ref := ""
+			if len(args) == 1 {
+				ref = args[0]
+			}
+			ctx := cmd.Context()
+			db, ok, err := openRegistry(ctx, *stateDir)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("session %s: %w (no registry in %s)", ref, store.ErrNoSession, *stateDir)
+			}
+			defer db.Close()
+			var s registry.Entry
+			if delta != 0 {
+				list, err := registry.List(ctx, db, all, registry.Options{})
+				if err != nil {
+					return err
+				}
+				last, _ := os.ReadFile(filepath.Join(*stateDir, lastShown)) // none yet: start at an end
+				if s, ok = registry.Rotate(list, strings.TrimSpace(string(last)), delta); !ok {
+					return fmt.Errorf("no session to show: %w", store.ErrNoSession)
+				}
+			} else if s, err = registry.Find(ctx, db, ref, all, registry.Options{}); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(*stateDir, lastShown), []byte(s.SessionID+"\n"), 0o644); err != nil {
+				return fmt.Errorf("remembering the session shown: %w", err)
+			}
+			items, err := db.Items(ctx, s.SessionID, false)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "[%d] %s %s %s  %s\n", s.Number, s.State, s.Name, s.SessionID, s.Workspace)
+			log := filepath.Join(s.StateDir, "runs", s.SessionID, runtime.SessionFile)
+			data, err := os.ReadFile(log)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				fmt.Fprintf(e.stdout, "\nno session log yet: %s is written when the run ends or suspends\n", log)
+			case err != nil:
+				return err
+			default:
+				fmt.Fprintf(e.stdout, "\n%s\n", log)
+				for _, l := range tail(string(data), lines) {
+					fmt.Fprintf(e.stdout, "  %s\n", l)
+				}
+			}
+			if len(items) > 0 {
+				fmt.Fprintf(e.stdout, "\ninbox:\n")
+				return writeItems(e.stdout, items)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "N numbers the listing of sessions --all")
+	cmd.Flags().BoolVar(&next, "next", false, "show the session after the one shown last")
+	cmd.Flags().BoolVar(&prev, "prev", false, "show the session before the one shown last")
+	cmd.Flags().IntVar(&lines, "lines", 20, "how many lines of the log to print")
+	return cmd
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) []string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return l
+}
+
+func newSessionsPruneCmd(e *env, stateDir *string) *cobra.Command {
+	var finished, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "prune [--finished] [--json]",
+		Short: "Remove stale sessions from the registry",
+		Long: `prune removes the stale sessions from the registry (those registered as
+running whose process is gone or whose heartbeat stopped) with their
+inbox items, and prints one line per session removed, as sessions does.
+--finished removes the ended sessions too (completed, failed, rejected,
+cancelled). Pending sessions are never removed: they wait for a person.
+Session logs and run records are not touched.
+
+--json prints the removed sessions as sessions --json does.
+
+Exit status: 0 on success, 1 on error, 2 on a usage error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			db, ok, err := openRegistry(ctx, *stateDir)
+			if err != nil {
+				return err
+			}
+			gone := []registry.Entry{}
+			if ok {
+				defer db.Close()
+				if gone, err = registry.Prune(ctx, db, finished, registry.Options{}); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				out := make([]sessionJSON, len(gone))
+				for i, s := range gone {
+					out[i] = toSessionJSON(s)
+				}
+				return writeJSON(e.stdout, out)
+			}
+			return writeLive(e.stdout, gone)
+		},
+	}
+	cmd.Flags().BoolVar(&finished, "finished", false, "remove ended sessions too")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the removed sessions as JSON")
+	return cmd
+}

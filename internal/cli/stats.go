@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+)
+
+const statsDoc = `stats reads the run records under --runs (default .crystallize/runs, what
+crystallize run, resume and serve mcp write) and shows, per workflow: the
+runs and their statuses, the deterministic steps executed (tool calls and
+commands; not model calls or approvals), the model calls and tokens the
+runs spent, the model calls, tokens, cost and time avoided compared to the
+source traces (the candidate's per-run savings, from the bundle each run
+ran, times the completed runs; unknown for a bare .star file), the runs
+that waited for an approval, and the failures by reason code
+(capability_not_granted, mcp_call_failed, workflow_failed, step_error, …).
+Dry runs are counted apart and nowhere else. A run directory that cannot be
+read is listed and skipped.
+
+--json prints {"runs_dir", "workflows": [{"workflow", "bundle", "runs",
+"dry_runs", "statuses", "deterministic_steps", "model_calls",
+"tokens_used", "avoided" ({"runs", "model_calls", "input_tokens",
+"output_tokens", "cost_usd", "wall_ms"} or null), "approvals_waited",
+"failures"}], "skipped": [{"dir", "error"}]}.
+
+Exit status: 0, 1 when --runs cannot be read, 2 on a usage error.`
+
+func newStatsCmd(e *env) *cobra.Command {
+	var runs string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "stats [--runs DIR] [--json]",
+		Short:   "Show what crystallized workflows ran and saved",
+		Long:    statsDoc,
+		Example: `  crystallize stats --runs .crystallize/runs --json`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := runtime.ReadStats(runs)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(e.stdout, st)
+			}
+			writeStats(e.stdout, st)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&runs, "runs", filepath.Join(runtime.DefaultStateDir, "runs"), "directory of run records")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON on stdout")
+	return cmd
+}
+
+func writeStats(w io.Writer, st *runtime.Stats) {
+	if len(st.Workflows) == 0 {
+		fmt.Fprintf(w, "no runs in %s\n", st.Runs)
+	}
+	for _, s := range st.Workflows {
+		fmt.Fprintf(w, "%s\n", s.Workflow)
+		fmt.Fprintf(w, "  runs: %d (%s)", s.Runs, counts(s.Statuses))
+		if s.DryRuns > 0 {
+			fmt.Fprintf(w, ", %d dry", s.DryRuns)
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "  deterministic steps executed: %d\n", s.DeterministicSteps)
+		fmt.Fprintf(w, "  model calls made: %d (%d tokens)\n", s.ModelCalls, s.TokensUsed)
+		if a := s.Avoided; a != nil {
+			fmt.Fprintf(w, "  avoided over %d completed runs: %.1f model calls, %.0f tokens, $%.4f, %.0f ms (from %s)\n",
+				a.Runs, a.ModelCalls, a.InputTokens+a.OutputTokens, a.CostUSD, a.WallMS, s.Bundle)
+		} else {
+			fmt.Fprintln(w, "  avoided: unknown (no completed run of a bundle)")
+		}
+		fmt.Fprintf(w, "  approvals waited: %d\n", s.ApprovalsWaited)
+		if len(s.Failures) > 0 {
+			fmt.Fprintf(w, "  failures: %s\n", counts(s.Failures))
+		}
+	}
+	for _, sk := range st.Skipped {
+		fmt.Fprintf(w, "skipped %s: %s\n", sk.Dir, sk.Error)
+	}
+}
+
+// counts renders a map of counts as "a 2, b 1", by key.
+func counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}

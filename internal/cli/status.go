@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/registry"
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+)
+
+// statusJSON is the object of status --json.
+type statusJSON struct {
+	Sessions []sessionJSON `json:"sessions"`
+	Inbox    int           `json:"inbox"`
+	Line     string        `json:"line"`
+}
+
+func newStatusCmd(e *env) *cobra.Command {
+	var stateDir string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [--json] [--state-dir DIR]",
+		Short: "Print one status line: active sessions and the inbox count",
+		Long: `status prints one line for a shell prompt or a tmux status bar: the
+active sessions of the state directory's registry, numbered as
+crystallize sessions numbers them, with their state, then the number of
+unanswered inbox items:
+
+  [1] release_note running  [2] triage pending  |  2 inbox
+
+At most ` + fmt.Sprint(registry.MaxShown) + ` sessions are named; the others are counted ("+3 more").
+With no active session it prints "no active sessions  |  N inbox". A
+directory without a registry reads as empty, and status creates nothing
+there. It reads two indexed queries, so it stays fast with thousands of
+sessions registered.
+
+--json prints {"sessions": [...], "inbox": N, "line": "..."}, each
+session as sessions --json prints it.
+
+Exit status: 0 on success, 1 on error, 2 on a usage error.`,
+		Example: `  PS1='$(crystallize status 2>/dev/null) \$ '
+  set -g status-right '#(crystallize status)'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			var line registry.Line
+			db, ok, err := openRegistry(ctx, stateDir)
+			if err != nil {
+				return err
+			}
+			if ok {
+				defer db.Close()
+				if line, err = registry.Status(ctx, db, registry.Options{}); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				out := statusJSON{Sessions: make([]sessionJSON, len(line.Sessions)), Inbox: line.Inbox, Line: line.String()}
+				for i, s := range line.Sessions {
+					out.Sessions[i] = toSessionJSON(s)
+				}
+				return writeJSON(e.stdout, out)
+			}
+			_, err = fmt.Fprintln(e.stdout, line.String())
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&stateDir, "state-dir", runtime.DefaultStateDir, "the state directory whose registry to read (<dir>/"+registry.DBFile+")")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	return cmd
+}

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package harness
+
+import "os/exec"
+
+// setProcessGroup leaves the default: cancellation kills the process.
+func setProcessGroup(cmd *exec.Cmd) {}

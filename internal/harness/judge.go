@@ -1,0 +1,205 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Judge providers.
+const (
+	ProviderOpenAI    = "openai"    // any OpenAI-compatible chat completions API
+	ProviderAnthropic = "anthropic" // the Anthropic Messages API
+)
+
+// Golden-set splits for judge calibration.
+const (
+	SplitCalibration = "calibration"
+	SplitHeldOut     = "heldout"
+)
+
+// PromptWrapperVersion names the prompt the judge's rubric is wrapped
+// in; changing the wrapper changes the judge configuration hash, which
+// invalidates every calibration made with the old one.
+const PromptWrapperVersion = "harness-judge-prompt/1"
+
+// VerdictSchema is the output schema a judge must answer in.
+const VerdictSchema = `{"type":"object","required":["pass","score","reason"],"properties":{"pass":{"type":"boolean"},"score":{"type":"number","minimum":0,"maximum":1},"reason":{"type":"string"},"best":{"type":"integer","minimum":0}}}`
+
+// JudgeConfig pins a judge: provider, endpoint, model and temperature.
+type JudgeConfig struct {
+	Provider    string  `json:"provider"`
+	BaseURL     string  `json:"baseUrl"`
+	Model       string  `json:"model"`
+	Temperature float64 `json:"temperature"`
+	// APIKey is sent as a bearer token (OpenAI) or x-api-key (Anthropic);
+	// it is never stored or hashed.
+	APIKey string `json:"-"`
+	// Client is the HTTP client; nil is http.DefaultClient.
+	Client *http.Client `json:"-"`
+}
+
+// HTTPJudge asks a model over HTTP.
+type HTTPJudge struct {
+	Config JudgeConfig
+}
+
+// Describe names the judge as provider/model@temperature.
+func (j *HTTPJudge) Describe() string {
+	p := j.Config.Provider
+	if p == "" {
+		p = ProviderOpenAI
+	}
+	return fmt.Sprintf("%s/%s@%g", p, j.Config.Model, j.Config.Temperature)
+}
+
+// ErrSchema marks a judge answer that does not follow VerdictSchema.
+var ErrSchema = fmt.Errorf("judge answer does not follow the verdict schema")
+
+// Judge sends the request and decodes the verdict.
+func (j *HTTPJudge) Judge(ctx context.Context, req JudgeRequest) (Verdict, error) {
+	prompt := judgePrompt(req)
+	cfg := j.Config
+	var body any
+	var url string
+	switch cfg.Provider {
+	case ProviderOpenAI, "":
+		url = strings.TrimSuffix(cfg.BaseURL, "/") + "/chat/completions"
+		body = map[string]any{
+			"model": cfg.Model, "temperature": cfg.Temperature,
+			"response_format": map[string]any{"type": "json_object"},
+			"messages": []map[string]string{
+				{"role": "system", "content": "You are an evaluation judge. Answer with one JSON object matching this schema: " + VerdictSchema},
+				{"role": "user", "content": prompt},
+			},
+		}
+	case ProviderAnthropic:
+		url = strings.TrimSuffix(cfg.BaseURL, "/") + "/v1/messages"
+		body = map[string]any{
+			"model": cfg.Model, "temperature": cfg.Temperature, "max_tokens": 512,
+			"system":   "You are an evaluation judge. Answer with one JSON object matching this schema: " + VerdictSchema,
+			"messages": []map[string]string{{"role": "user", "content": prompt}},
+		}
+	default:
+		return Verdict{}, fmt.Errorf("unknown judge provider %q", cfg.Provider)
+	}
+	data, _ := json.Marshal(body)
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
+	if err != nil {
+		return Verdict{}, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	if cfg.APIKey != "" {
+		if cfg.Provider == ProviderAnthropic {
+			hr.Header.Set("x-api-key", cfg.APIKey)
+		} else {
+			hr.Header.Set("Authorization", "Bearer "+cfg.APIKey)
+		}
+	}
+	if cfg.Provider == ProviderAnthropic {
+		hr.Header.Set("anthropic-version", "2023-06-01")
+	}
+	client := cfg.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(hr)
+	if err != nil {
+		return Verdict{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return Verdict{}, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return Verdict{}, fmt.Errorf("judge endpoint: %s: %s", resp.Status, strings.TrimSpace(string(raw)))
+	}
+	var text string
+	if cfg.Provider == ProviderAnthropic {
+		var r struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return Verdict{}, fmt.Errorf("judge endpoint: %w", err)
+		}
+		for _, c := range r.Content {
+			if c.Type == "text" {
+				text += c.Text
+			}
+		}
+	} else {
+		var r struct {
+			Choices []struct {
+				Message struct {
+					Content string `json:"content"`
+				} `json:"message"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil || len(r.Choices) == 0 {
+			return Verdict{}, fmt.Errorf("judge endpoint: no choices in the answer")
+		}
+		text = r.Choices[0].Message.Content
+	}
+	return parseVerdict(text)
+}
+
+// parseVerdict decodes a judge's answer, checking it against
+// VerdictSchema by hand (required fields, types, score range).
+func parseVerdict(text string) (Verdict, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(strings.TrimSpace(text)), &m); err != nil {
+		return Verdict{}, fmt.Errorf("%w: %v", ErrSchema, err)
+	}
+	var v Verdict
+	for _, f := range []struct {
+		key string
+		dst any
+	}{{"pass", &v.Pass}, {"score", &v.Score}, {"reason", &v.Reason}} {
+		raw, ok := m[f.key]
+		if !ok {
+			return Verdict{}, fmt.Errorf("%w: no %q", ErrSchema, f.key)
+		}
+		if err := json.Unmarshal(raw, f.dst); err != nil {
+			return Verdict{}, fmt.Errorf("%w: %q: %v", ErrSchema, f.key, err)
+		}
+	}
+	if raw, ok := m["best"]; ok {
+		if err := json.Unmarshal(raw, &v.Best); err != nil || v.Best < 0 {
+			return Verdict{}, fmt.Errorf("%w: \"best\" is not a non-negative integer", ErrSchema)
+		}
+	}
+	if v.Score < 0 || v.Score > 1 {
+		return Verdict{}, fmt.Errorf("%w: score %v outside [0, 1]", ErrSchema, v.Score)
+	}
+	return v, nil
+}
+
+// judgePrompt wraps a request in the judge prompt (PromptWrapperVersion).
+func judgePrompt(r JudgeRequest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Assertion: %s\nRubric: %s\n", r.Type, r.Rubric)
+	if r.Input != "" {
+		fmt.Fprintf(&b, "Input:\n%s\n", r.Input)
+	}
+	if r.Reference != "" {
+		fmt.Fprintf(&b, "Reference answer:\n%s\n", r.Reference)
+	}
+	if len(r.Candidates) > 0 {
+		for i, c := range r.Candidates {
+			fmt.Fprintf(&b, "Candidate %d:\n%s\n", i, c)
+		}
+		b.WriteString("Set best to the index of the best candidate.\n")
+	} else {
+		fmt.Fprintf(&b, "Output to judge:\n%s\n", r.Output)
+	}
+	b.WriteString("Answer with JSON: pass (does the output satisfy the rubric), score in [0, 1], reason.\n")
+	return b.String()
+}

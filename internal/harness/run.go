@@ -1,0 +1,351 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/crystallize-dev/crystallize/internal/store"
+)
+
+// ReportsDir is where run reports and command logs go: large outputs
+// live in files, and the ledger keeps their paths.
+const ReportsDir = StateDir + "/reports"
+
+// ErrEmptyPhase is returned by Run when --phase selects no command and
+// no suite.
+var ErrEmptyPhase = errors.New("no command or eval suite in this phase")
+
+// defaultCaseTimeout bounds a case's command when it names no timeout.
+const defaultCaseTimeout = 60 * time.Second
+
+// RunOptions configures Run.
+type RunOptions struct {
+	// Phase limits the run to commands of that phase and to suites of
+	// that phase or of none; "" runs everything.
+	Phase string
+	// Judge decides model-judged assertions; nil leaves them failed
+	// and advisory.
+	Judge Judge
+	// Promoted reports whether the judge is calibrated and promoted for
+	// a suite; nil promotes none.
+	Promoted func(suiteID string) bool
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// RunReport is a run's full report, written to a file; the ledger holds
+// its summary.
+type RunReport struct {
+	RunID        string        `json:"runId"`
+	ProfileID    string        `json:"profileId"`
+	ManifestHash string        `json:"manifestHash"`
+	Phase        string        `json:"phase"`
+	StartedAt    string        `json:"startedAt"`
+	FinishedAt   string        `json:"finishedAt"`
+	Passed       bool          `json:"passed"`
+	Gates        []GateResult  `json:"gates"`
+	Suites       []SuiteResult `json:"suites"`
+	ReportPath   string        `json:"reportPath"`
+}
+
+// GateResult is one manifest command as run.
+type GateResult struct {
+	ID         string `json:"id"`
+	Command    string `json:"command"`
+	Phase      string `json:"phase"`
+	Blocks     bool   `json:"blocks"`
+	ExitCode   int    `json:"exitCode"`
+	TimedOut   bool   `json:"timedOut"`
+	DurationMS int64  `json:"durationMs"`
+	Passed     bool   `json:"passed"`
+	OutputPath string `json:"outputPath"`
+	Tail       string `json:"tail"`
+}
+
+// SuiteResult is one eval suite as run.
+type SuiteResult struct {
+	ID        string       `json:"id"`
+	Path      string       `json:"path"`
+	Threshold float64      `json:"threshold"`
+	Score     float64      `json:"score"`
+	Passed    bool         `json:"passed"`
+	Blocking  bool         `json:"blocking"`
+	Error     string       `json:"error,omitempty"`
+	Cases     []CaseResult `json:"cases"`
+}
+
+// CaseResult is one case as run.
+type CaseResult struct {
+	ID       string   `json:"id"`
+	Passed   bool     `json:"passed"`
+	Blocking bool     `json:"blocking"`
+	Error    string   `json:"error,omitempty"`
+	Results  []Result `json:"results"`
+}
+
+// Run runs the manifest's gates and eval suites in root and writes the
+// report and command logs under root/.crystallize/reports/<run id>/.
+// Passed is false when a blocking gate or a blocking suite failed. The
+// error is for a run that could not take place at all.
+func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID string, opts RunOptions) (*RunReport, error) {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	start := now().UTC()
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	rep := &RunReport{
+		RunID:     "run_" + start.Format("20060102T150405") + "_" + hex.EncodeToString(rnd[:]),
+		ProfileID: profileID, ManifestHash: manifestHash, Phase: opts.Phase,
+		StartedAt: start.Format(time.RFC3339), Passed: true, Gates: []GateResult{}, Suites: []SuiteResult{},
+	}
+	dir := filepath.Join(root, filepath.FromSlash(ReportsDir), rep.RunID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("run report directory: %w", err)
+	}
+	rel := func(p string) string {
+		r, _ := filepath.Rel(root, p)
+		return filepath.ToSlash(r)
+	}
+	for _, c := range m.Commands {
+		if opts.Phase != "" && c.Phase != opts.Phase {
+			continue
+		}
+		g := runGate(ctx, root, dir, c)
+		g.OutputPath = rel(g.OutputPath)
+		if !g.Passed && g.Blocks {
+			rep.Passed = false
+		}
+		rep.Gates = append(rep.Gates, g)
+	}
+	for _, s := range m.EvalSuites {
+		if opts.Phase != "" && s.Phase != "" && s.Phase != opts.Phase {
+			continue
+		}
+		eng := &Engine{Judge: opts.Judge, Promoted: opts.Promoted != nil && opts.Promoted(s.ID)}
+		sr := runSuite(ctx, root, s, eng)
+		if !sr.Passed && sr.Blocking {
+			rep.Passed = false
+		}
+		rep.Suites = append(rep.Suites, sr)
+	}
+	if opts.Phase != "" && len(rep.Gates) == 0 && len(rep.Suites) == 0 {
+		// A phase that selects nothing is a typo or a missing gate, not
+		// a pass.
+		os.Remove(dir)
+		return nil, fmt.Errorf("phase %q: %w", opts.Phase, ErrEmptyPhase)
+	}
+	rep.FinishedAt = now().UTC().Format(time.RFC3339)
+	rep.ReportPath = rel(filepath.Join(dir, "report.json"))
+	data, _ := json.MarshalIndent(rep, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("writing run report: %w", err)
+	}
+	return rep, nil
+}
+
+// tailLines is how much of a gate's output the report and ledger keep
+// inline; the whole output is in the gate's log file.
+const tailLines = 20
+
+func runGate(ctx context.Context, root, dir string, c Command) GateResult {
+	g := GateResult{ID: c.ID, Command: c.Command, Phase: c.Phase, Blocks: c.Blocks, OutputPath: filepath.Join(dir, c.ID+".log")}
+	timeout := time.Duration(c.TimeoutSeconds) * time.Second
+	if timeout == 0 {
+		timeout = 24 * time.Hour
+	}
+	out, code, timedOut, d := execute(ctx, root, []string{"sh", "-c", c.Command}, timeout)
+	g.ExitCode, g.TimedOut, g.DurationMS = code, timedOut, d.Milliseconds()
+	g.Passed = code == 0 && !timedOut
+	if err := os.WriteFile(g.OutputPath, out, 0o644); err != nil {
+		g.Passed = false
+		g.Tail = "writing log: " + err.Error()
+		return g
+	}
+	g.Tail = tail(string(out), tailLines)
+	return g
+}
+
+// execute runs argv in dir with stdout and stderr interleaved, killing
+// the whole process group at the timeout. The exit code is -1 when the
+// command could not start or was killed.
+func execute(ctx context.Context, dir string, argv []string, timeout time.Duration) ([]byte, int, bool, time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	setProcessGroup(cmd)
+	// A grandchild that keeps the output pipe open must not hold the run
+	// past its timeout.
+	cmd.WaitDelay = 2 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if ctx.Err() == context.DeadlineExceeded {
+		fmt.Fprintf(&buf, "\n[timed out after %s]\n", timeout)
+		return buf.Bytes(), -1, true, d
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return buf.Bytes(), 0, false, d
+	case errors.As(err, &ee) && ee.ExitCode() >= 0:
+		return buf.Bytes(), ee.ExitCode(), false, d
+	default:
+		fmt.Fprintf(&buf, "\n[%v]\n", err)
+		return buf.Bytes(), -1, false, d
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func runSuite(ctx context.Context, root string, s EvalSuite, eng *Engine) SuiteResult {
+	sr := SuiteResult{ID: s.ID, Path: s.Path, Threshold: s.Threshold, Cases: []CaseResult{}, Blocking: true}
+	cases, err := LoadSuite(filepath.Join(root, filepath.FromSlash(s.Path)))
+	if err != nil {
+		// A suite that cannot be read blocks: silence is not a pass.
+		sr.Error = err.Error()
+		return sr
+	}
+	sr.Blocking = false
+	passed := 0
+	for _, c := range cases {
+		cr := runCase(ctx, root, c, eng)
+		if cr.Blocking {
+			sr.Blocking = true
+		}
+		if cr.Passed {
+			passed++
+		}
+		sr.Cases = append(sr.Cases, cr)
+	}
+	if len(cases) > 0 {
+		sr.Score = float64(passed) / float64(len(cases))
+	}
+	sr.Passed = len(cases) > 0 && sr.Score >= s.Threshold-1e-9
+	if len(cases) == 0 {
+		sr.Error = "no cases"
+		sr.Blocking = true
+	}
+	return sr
+}
+
+// runCase gathers a case's evidence and checks its assertions. The case
+// passes when every blocking assertion passes; an error gathering the
+// evidence fails every assertion that needed it.
+func runCase(ctx context.Context, root string, c Case, eng *Engine) CaseResult {
+	cr := CaseResult{ID: c.ID, Passed: true, Results: []Result{}}
+	ev, err := gather(ctx, root, c.Input)
+	if err != nil {
+		cr.Error = err.Error()
+	}
+	for _, a := range c.Assert {
+		var r Result
+		if err != nil {
+			r = Result{Type: a.Type, Blocking: BlocksByDefault(a, eng.Promoted), Message: "evidence: " + err.Error()}
+		} else {
+			r = eng.Check(ctx, a, ev)
+		}
+		if r.Blocking {
+			cr.Blocking = true
+			if !r.Passed {
+				cr.Passed = false
+			}
+		}
+		cr.Results = append(cr.Results, r)
+	}
+	return cr
+}
+
+// gather produces a case's evidence.
+func gather(ctx context.Context, root string, in CaseInput) (Evidence, error) {
+	ev := Evidence{Input: in, Retrieved: in.RetrievedDocuments}
+	argv, err := in.argv()
+	if err != nil {
+		return ev, err
+	}
+	switch {
+	case argv != nil:
+		timeout := defaultCaseTimeout
+		if in.TimeoutSeconds > 0 {
+			timeout = time.Duration(in.TimeoutSeconds) * time.Second
+		}
+		out, code, timedOut, _ := execute(ctx, root, argv, timeout)
+		ev.Output = string(out)
+		if !timedOut {
+			ev.ExitCode = &code
+		}
+	case in.Output != nil:
+		ev.Output = *in.Output
+	case in.OutputFile != "":
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(in.OutputFile)))
+		if err != nil {
+			return ev, err
+		}
+		ev.Output = string(data)
+	}
+	if ev.Retrieved == nil && ev.Output != "" {
+		// A command may print its ranking as a JSON list of ids.
+		var ids []string
+		if json.Unmarshal([]byte(strings.TrimSpace(ev.Output)), &ids) == nil {
+			ev.Retrieved = ids
+		}
+	}
+	ev.Trajectory, err = trajectoryOf(root, in)
+	return ev, err
+}
+
+// Record stores a run with its cases and results in the ledger and
+// returns the run's sequence number.
+func Record(ctx context.Context, db *store.DB, projectHash string, rep *RunReport) (int64, error) {
+	run := store.Run{RunID: rep.RunID, ProjectHash: projectHash, ProfileID: rep.ProfileID, ManifestHash: rep.ManifestHash,
+		Phase: rep.Phase, StartedAt: rep.StartedAt, FinishedAt: rep.FinishedAt, Passed: rep.Passed, ReportPath: rep.ReportPath}
+	var cases []store.CaseRow
+	var results []store.ResultRow
+	for _, g := range rep.Gates {
+		msg := fmt.Sprintf("exit %d", g.ExitCode)
+		if g.TimedOut {
+			msg = "timed out"
+		}
+		score := 0.0
+		if g.Passed {
+			score = 1
+		}
+		results = append(results, store.ResultRow{Subject: g.ID, Type: TypeExitCode, Passed: g.Passed, Blocking: g.Blocks, Score: score, Message: msg, OutputPath: g.OutputPath})
+	}
+	for _, s := range rep.Suites {
+		if s.Error != "" {
+			results = append(results, store.ResultRow{Subject: s.ID, Type: "suite", Passed: false, Blocking: s.Blocking, Message: s.Error})
+		}
+		for _, c := range s.Cases {
+			cases = append(cases, store.CaseRow{SuiteID: s.ID, CaseID: c.ID, Passed: c.Passed, Blocking: c.Blocking})
+			for i, r := range c.Results {
+				msg := r.Message
+				if r.Judge != "" {
+					msg += " [" + r.Judge + "]"
+				}
+				results = append(results, store.ResultRow{Subject: s.ID + "/" + c.ID, Position: i, Type: r.Type, Passed: r.Passed, Blocking: r.Blocking, Score: r.Score, Message: msg, OutputPath: rep.ReportPath})
+			}
+		}
+	}
+	return db.PutRun(ctx, run, cases, results)
+}

@@ -1,0 +1,161 @@
+package harness
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/store"
+)
+
+// TestGoServiceKitRunsIntoLedger writes the go-service kit into a Go
+// repository, runs its gates with the real go command, and checks that
+// the ledger holds the passing run, then the failing one.
+func TestGoServiceKitRunsIntoLedger(t *testing.T) {
+	ctx := context.Background()
+	r := repo{name: "svc", tracked: map[string]string{
+		"go.mod":      "module example.com/svc\n\ngo 1.22\n",
+		"svc.go":      "package svc\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n",
+		"svc_test.go": "package svc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"add\")\n\t}\n}\n",
+		"evals/api.jsonl": `{"id":"version","kind":"cli","input":{"command":["go","version"]},"assert":[{"type":"exit_code"},{"type":"contains","value":"go version"}]}` + "\n" +
+			`{"id":"source-shape","kind":"code","input":{"output_file":"svc.go"},"assert":[{"type":"ast_match","pattern":"a + b"},{"type":"llm_rubric","rubric":"idiomatic"}]}` + "\n",
+	}}
+	dir := makeRepo(t, r)
+	p, err := Profile(ctx, dir, ProfileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Write(dir, "go-service", p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Manifest
+	m.EvalSuites = append(m.EvalSuites, EvalSuite{ID: "api", Path: "evals/api.jsonl", Runner: RunnerEval, Threshold: 1})
+	db, err := store.Open(ctx, filepath.Join(dir, ".crystallize", "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	rep, err := Run(ctx, dir, m, "sha256:m", p.ProfileID, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Passed {
+		t.Fatalf("first run failed: %+v", rep)
+	}
+	if _, err := Record(ctx, db, p.ProjectHash, rep); err != nil {
+		t.Fatal(err)
+	}
+	results, err := db.RunResults(ctx, rep.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, x := range results {
+		got = append(got, x.Subject+" "+x.Type+" "+map[bool]string{true: "pass", false: "fail"}[x.Passed]+" "+map[bool]string{true: "blocking", false: "advisory"}[x.Blocking])
+	}
+	want := []string{
+		"api/source-shape ast_match pass blocking",
+		"api/source-shape llm_rubric fail advisory",
+		"api/version exit_code pass blocking",
+		"api/version contains pass blocking",
+		"go-test exit_code pass blocking",
+		"go-vet exit_code pass blocking",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ledger results:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	cases, err := db.RunCases(ctx, rep.RunID)
+	if err != nil || len(cases) != 2 || !cases[0].Passed || !cases[1].Passed {
+		t.Errorf("ledger cases = %+v, %v, want two passing cases", cases, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rep.ReportPath))); err != nil {
+		t.Errorf("report file: %v", err)
+	}
+
+	// Break the code: go test fails, the run is blocked, and the ledger
+	// holds the failure with the gate's log.
+	writeTree(t, dir, map[string]string{"svc.go": "package svc\n\n// Add adds.\nfunc Add(a, b int) int { return a - b }\n"})
+	rep, err = Run(ctx, dir, m, "sha256:m", p.ProfileID, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Passed {
+		t.Fatal("a failing go test did not block the run")
+	}
+	if _, err := Record(ctx, db, p.ProjectHash, rep); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := db.Runs(ctx, p.ProjectHash)
+	if err != nil || len(runs) != 2 || !runs[0].Passed || runs[1].Passed {
+		t.Fatalf("ledger runs = %+v, %v, want a passed run then a failed one", runs, err)
+	}
+	results, err = db.RunResults(ctx, runs[1].RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(results, func(x store.ResultRow) bool { return x.Subject == "go-test" })
+	if i < 0 || results[i].Passed || results[i].Message != "exit 1" {
+		t.Fatalf("ledger go-test result = %+v", results)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(results[i].OutputPath)))
+	if err != nil || !strings.Contains(string(log), "FAIL") {
+		t.Errorf("go-test log %s: %v\n%s", results[i].OutputPath, err, log)
+	}
+	// The ast_match case now fails too: the code lost its shape.
+	j := slices.IndexFunc(results, func(x store.ResultRow) bool { return x.Subject == "api/source-shape" && x.Type == TypeASTMatch })
+	if j < 0 || results[j].Passed {
+		t.Errorf("ast_match after the change = %+v", results[j])
+	}
+}
+
+func TestGateTimeoutKillsTheGate(t *testing.T) {
+	dir := t.TempDir()
+	m := &Manifest{Commands: []Command{{ID: "slow", Command: "sleep 30; echo done", Phase: "p", Blocks: true, TimeoutSeconds: 1}}}
+	rep, err := Run(context.Background(), dir, m, "", "", RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := rep.Gates[0]
+	if rep.Passed || !g.TimedOut || g.DurationMS > 10000 || strings.Contains(g.Tail, "done") {
+		t.Errorf("slow gate = %+v, want a timed-out failure within seconds", g)
+	}
+}
+
+// TestThisRepository profiles the repository this package lives in.
+func TestThisRepository(t *testing.T) {
+	p, err := Profile(context.Background(), "../..", ProfileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(p.Stacks, func(s Signal) bool {
+		return s.Kind == "go" && s.Detail == "github.com/crystallize-dev/crystallize"
+	}) {
+		t.Errorf("stacks = %+v, want the go module", p.Stacks)
+	}
+	if !slices.ContainsFunc(p.Entrypoints, func(s Signal) bool { return s.Kind == "go-main" && s.Path == "cmd/crystallize" }) {
+		t.Errorf("entry points = %+v, want cmd/crystallize", p.Entrypoints)
+	}
+	pl := MakePlan("../..", p, nil, nil)
+	var fams, kits []string
+	for _, r := range pl.Risks {
+		fams = append(fams, r.Family)
+	}
+	for _, k := range pl.Proposed {
+		kits = append(kits, k.Kit)
+	}
+	for _, f := range []string{FamilyAgent, FamilyDatabase, FamilyPerformance} {
+		if !slices.Contains(fams, f) {
+			t.Errorf("risk families %v lack %s", fams, f)
+		}
+	}
+	for _, k := range []string{"agent-runtime", "go-service"} {
+		if !slices.Contains(kits, k) {
+			t.Errorf("proposals %v lack %s", kits, k)
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Case is one eval case, a line of a suite's JSONL file, in the seed's
+// case format (id, kind, input, assert, tags). Expected, Critical and
+// Split label a golden-set case for judge calibration.
+type Case struct {
+	ID       string      `json:"id"`
+	Kind     string      `json:"kind"`
+	Input    CaseInput   `json:"input"`
+	Assert   []Assertion `json:"assert"`
+	Tags     []string    `json:"tags,omitempty"`
+	Expected string      `json:"expected,omitempty"`
+	Critical bool        `json:"critical,omitempty"`
+	Split    string      `json:"split,omitempty"`
+}
+
+// CaseInput is a case's input. A case's output comes from exactly one
+// of Command (run from the repository root; a string runs under sh -c,
+// a list is an argv), Output (recorded text) or OutputFile.
+type CaseInput struct {
+	Query              string             `json:"query,omitempty"`
+	Prompt             string             `json:"prompt,omitempty"`
+	Goal               string             `json:"goal,omitempty"`
+	ExpectedDocuments  []string           `json:"expected_documents,omitempty"`
+	RetrievedDocuments []string           `json:"retrieved_documents,omitempty"`
+	Relevance          map[string]float64 `json:"relevance,omitempty"`
+	Command            json.RawMessage    `json:"command,omitempty"`
+	TimeoutSeconds     int                `json:"timeout_seconds,omitempty"`
+	Output             *string            `json:"output,omitempty"`
+	OutputFile         string             `json:"output_file,omitempty"`
+	Trajectory         []ToolCall         `json:"trajectory,omitempty"`
+	// Trace is a crystallize trace file whose actions are the
+	// trajectory.
+	Trace             string     `json:"trace,omitempty"`
+	ExpectedToolCalls []ToolCall `json:"expected_tool_calls,omitempty"`
+	Reference         string     `json:"reference,omitempty"`
+	Candidates        []string   `json:"candidates,omitempty"`
+	BestCandidate     *int       `json:"best_candidate,omitempty"`
+}
+
+// argv returns the command of the case: nil when it has none.
+func (in CaseInput) argv() ([]string, error) {
+	if len(in.Command) == 0 {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(in.Command, &s) == nil {
+		if strings.TrimSpace(s) == "" {
+			return nil, fmt.Errorf("empty command")
+		}
+		return []string{"sh", "-c", s}, nil
+	}
+	var list []string
+	if err := json.Unmarshal(in.Command, &list); err != nil || len(list) == 0 {
+		return nil, fmt.Errorf("command is neither a string nor a non-empty list of strings")
+	}
+	return list, nil
+}
+
+// maxCaseLine bounds one JSONL line.
+const maxCaseLine = 4 << 20
+
+// LoadSuite reads a JSONL suite. It reports every bad line, with the
+// file, line and JSON path; blank lines are allowed.
+func LoadSuite(file string) ([]Case, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ParseSuite(f, file)
+}
+
+// ParseSuite reads a JSONL suite from r; file names it in errors.
+func ParseSuite(r io.Reader, file string) ([]Case, error) {
+	var cases []Case
+	var errs trace.ErrorList
+	ids := map[string]int{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxCaseLine)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		bad := func(p, format string, args ...any) {
+			errs = append(errs, &trace.Error{File: file, Line: line, Path: p, Msg: fmt.Sprintf(format, args...)})
+		}
+		dec := json.NewDecoder(bytes.NewReader(text))
+		dec.DisallowUnknownFields()
+		var c Case
+		if err := dec.Decode(&c); err != nil {
+			bad("$", "decoding case: %v", err)
+			continue
+		}
+		if c.ID == "" {
+			bad("$.id", "empty id")
+		} else if prev, ok := ids[c.ID]; ok {
+			bad("$.id", "duplicate id %q (first on line %d)", c.ID, prev)
+		} else {
+			ids[c.ID] = line
+		}
+		sources := 0
+		if len(c.Input.Command) > 0 {
+			sources++
+			if _, err := c.Input.argv(); err != nil {
+				bad("$.input.command", "%v", err)
+			}
+		}
+		if c.Input.Output != nil {
+			sources++
+		}
+		if c.Input.OutputFile != "" {
+			sources++
+			if err := checkRel(c.Input.OutputFile); err != nil {
+				bad("$.input.output_file", "%v", err)
+			}
+		}
+		if sources > 1 {
+			bad("$.input", "more than one of command, output and output_file")
+		}
+		if c.Input.Trace != "" {
+			if err := checkRel(c.Input.Trace); err != nil {
+				bad("$.input.trace", "%v", err)
+			}
+			if len(c.Input.Trajectory) > 0 {
+				bad("$.input", "both trace and trajectory")
+			}
+		}
+		if len(c.Assert) == 0 {
+			bad("$.assert", "no assertions")
+		}
+		for i, a := range c.Assert {
+			p := fmt.Sprintf("$.assert[%d]", i)
+			if _, ok := Blocking[a.Type]; !ok {
+				bad(p+".type", "unknown assertion type %q", a.Type)
+			}
+			if a.Threshold != nil && (*a.Threshold < 0 || *a.Threshold > 1) {
+				bad(p+".threshold", "threshold %v outside [0, 1]", *a.Threshold)
+			}
+		}
+		switch c.Expected {
+		case "", "pass", "fail", "ambiguous":
+		default:
+			bad("$.expected", "expected %q, want pass, fail or ambiguous", c.Expected)
+		}
+		switch c.Split {
+		case "", SplitCalibration, SplitHeldOut:
+		default:
+			bad("$.split", "split %q, want %s or %s", c.Split, SplitCalibration, SplitHeldOut)
+		}
+		cases = append(cases, c)
+	}
+	if err := sc.Err(); err != nil {
+		errs = append(errs, &trace.Error{File: file, Line: line + 1, Msg: "reading suite: " + err.Error()})
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return cases, nil
+}
+
+// trajectoryOf is the case's trajectory: its own, or the actions of its
+// crystallize trace other than model calls (name, parameters, and
+// whether metadata marks the call as failed).
+func trajectoryOf(root string, in CaseInput) ([]ToolCall, error) {
+	if in.Trace == "" {
+		return in.Trajectory, nil
+	}
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(in.Trace)))
+	if err != nil {
+		return nil, err
+	}
+	t, err := trace.Decode(data, in.Trace, 0)
+	if err != nil {
+		return nil, err
+	}
+	var list []ToolCall
+	for _, a := range t.Actions {
+		// A model's turn is not a tool call; everything the agent did
+		// with a tool, reads included, is.
+		if a.Kind == trace.KindModelCall {
+			continue
+		}
+		failed, _ := a.Metadata["error"].(bool)
+		list = append(list, ToolCall{Name: a.Name, Arguments: a.Parameters, Error: failed})
+	}
+	return list, nil
+}

@@ -1,0 +1,275 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// ErrNotOwned is returned by Write when a kit would replace a file the
+// tool does not own: one it did not write, or one edited since.
+var ErrNotOwned = errors.New("file is not owned by crystallize")
+
+// ErrUnknownKit is returned by Write for a kit id not in the registry.
+var ErrUnknownKit = errors.New("unknown template kit")
+
+// FileChange is one file of a write.
+type FileChange struct {
+	Path   string `json:"path"`
+	Action string `json:"action"` // create, update, unchanged
+	Mode   uint32 `json:"mode"`
+	data   []byte
+	old    []byte
+}
+
+// WriteResult is what Write did or would do.
+type WriteResult struct {
+	Kit      string       `json:"kit"`
+	Applied  bool         `json:"applied"`
+	Files    []FileChange `json:"files"`
+	Diff     string       `json:"diff"`
+	Manifest *Manifest    `json:"-"`
+}
+
+// Write prepares kit id for the repository at root, as profiled by p:
+// the kit's files and the manifest with the kit's gates, suites and
+// files merged in. It always computes the diff; it writes only when
+// apply is true. It refuses, writing nothing, when any file it would
+// write exists and is not listed in the manifest with its current
+// content (ErrNotOwned), which keeps every observed-only and user file
+// as it is.
+func Write(root, id string, p *RepoProfile, apply bool) (*WriteResult, error) {
+	kit, ok := KitByID(id)
+	if !ok {
+		var ids []string
+		for _, k := range Kits() {
+			ids = append(ids, k.ID)
+		}
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownKit, id, strings.Join(ids, ", "))
+	}
+	m, err := ReadManifest(root)
+	var oldManifest []byte
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		m = &Manifest{Schema: ManifestSchema, Owner: Owner, GeneratedBy: Owner}
+	case err != nil:
+		return nil, fmt.Errorf("reading manifest: %w", err)
+	case m.Owner != Owner:
+		return nil, fmt.Errorf("%s: owner %q: %w", ManifestPath, m.Owner, ErrNotOwned)
+	default:
+		oldManifest, _ = os.ReadFile(filepath.Join(root, filepath.FromSlash(ManifestPath)))
+	}
+	owned := m.owned()
+	res := &WriteResult{Kit: id, Files: []FileChange{}}
+	var refused []string
+	var files []OwnedFile
+	for _, out := range kit.outputs(p) {
+		if err := noSymlink(root, out.Path); err != nil {
+			return nil, fmt.Errorf("writing kit %s: %w", id, err)
+		}
+		fc := FileChange{Path: out.Path, Mode: out.Mode, data: []byte(out.Content)}
+		old, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(out.Path)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			fc.Action = "create"
+		case err != nil:
+			return nil, fmt.Errorf("reading %s: %w", out.Path, err)
+		case owned[out.Path] != "sha256:"+hashBytes(old):
+			refused = append(refused, out.Path)
+			continue
+		case string(old) == out.Content:
+			fc.Action, fc.old = "unchanged", old
+		default:
+			fc.Action, fc.old = "update", old
+		}
+		res.Files = append(res.Files, fc)
+		files = append(files, OwnedFile{Path: out.Path, SHA256: hashBytes(fc.data), Kit: id})
+	}
+	if len(refused) > 0 {
+		return nil, fmt.Errorf("writing kit %s: %s: %w; move or rename it, or adopt it by hand", id, strings.Join(refused, ", "), ErrNotOwned)
+	}
+
+	// Merge the kit into the manifest: its previous entries are replaced,
+	// every other entry (the user's own or another kit's) is kept as is.
+	for _, c := range kit.commands(p) {
+		if i := slices.IndexFunc(m.Commands, func(x Command) bool { return x.ID == c.ID }); i >= 0 && m.Commands[i].Kit != id {
+			return nil, fmt.Errorf("writing kit %s: %s: command %q: %w", id, ManifestPath, c.ID, ErrNotOwned)
+		}
+	}
+	m.Commands = slices.DeleteFunc(m.Commands, func(c Command) bool { return c.Kit == id })
+	for _, c := range kit.commands(p) {
+		c.Kit = id
+		m.Commands = append(m.Commands, c)
+	}
+	m.EvalSuites = slices.DeleteFunc(m.EvalSuites, func(s EvalSuite) bool { return s.Kit == id })
+	for _, s := range kit.EvalSuites {
+		s.Kit = id
+		m.EvalSuites = append(m.EvalSuites, s)
+	}
+	m.Files = slices.DeleteFunc(m.Files, func(f OwnedFile) bool { return f.Kit == id })
+	m.Files = append(m.Files, files...)
+	slices.SortFunc(m.Files, func(a, b OwnedFile) int { return strings.Compare(a.Path, b.Path) })
+	if !slices.Contains(m.Kits, id) {
+		m.Kits = append(m.Kits, id)
+		slices.Sort(m.Kits)
+	}
+	detected := map[string]bool{}
+	for _, h := range p.RiskHints {
+		detected[h.Family] = true
+	}
+	for _, f := range kit.Families {
+		if detected[f] && !slices.Contains(m.RiskFamilies, f) {
+			m.RiskFamilies = append(m.RiskFamilies, f)
+		}
+	}
+	slices.SortFunc(m.RiskFamilies, func(a, b string) int { return slices.Index(Families, a) - slices.Index(Families, b) })
+	if m.RiskFamilies == nil {
+		m.RiskFamilies = []string{}
+	}
+	if m.Commands == nil {
+		m.Commands = []Command{}
+	}
+	if m.EvalSuites == nil {
+		m.EvalSuites = []EvalSuite{}
+	}
+	m.RepoProfileID = p.ProfileID
+	if err := noSymlink(root, ManifestPath); err != nil {
+		return nil, fmt.Errorf("writing kit %s: %w", id, err)
+	}
+	mdata := m.Encode()
+	mc := FileChange{Path: ManifestPath, Mode: 0o644, data: mdata, old: oldManifest, Action: "create"}
+	if oldManifest != nil {
+		mc.Action = "update"
+		if string(oldManifest) == string(mdata) {
+			mc.Action = "unchanged"
+		}
+	}
+	res.Files = append(res.Files, mc)
+	res.Manifest = m
+
+	var diff strings.Builder
+	for _, fc := range res.Files {
+		if fc.Action != "unchanged" {
+			diff.WriteString(unifiedDiff(fc.Path, fc.old, fc.data, fc.Action == "create"))
+		}
+	}
+	res.Diff = diff.String()
+	if !apply {
+		return res, nil
+	}
+	for _, fc := range res.Files {
+		if fc.Action == "unchanged" {
+			continue
+		}
+		if err := writeAtomic(filepath.Join(root, filepath.FromSlash(fc.Path)), fc.data, fs.FileMode(fc.Mode)); err != nil {
+			return nil, err
+		}
+	}
+	res.Applied = true
+	return res, nil
+}
+
+// writeAtomic writes data beside path and renames it into place, so an
+// interrupted write never leaves half a gate script.
+func writeAtomic(path string, data []byte, mode fs.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(f.Name(), mode)
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("writing %s: %w", path, werr)
+	}
+	return nil
+}
+
+// unifiedDiff is a unified diff of one file as a single hunk over the
+// whole file; files written by kits are small, and a reviewer reads the
+// hunk top to bottom. Lines are matched by a longest common subsequence.
+func unifiedDiff(name string, old, new []byte, created bool) string {
+	a, b := lines(old), lines(new)
+	var sb strings.Builder
+	if created {
+		fmt.Fprintf(&sb, "--- /dev/null\n+++ b/%s\n@@ -0,0 +1,%d @@\n", name, len(b))
+	} else {
+		fmt.Fprintf(&sb, "--- a/%s\n+++ b/%s\n@@ -1,%d +1,%d @@\n", name, name, len(a), len(b))
+	}
+	// lcs[i][j] is the LCS length of a[i:] and b[j:].
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			sb.WriteString(" " + a[i] + "\n")
+			i, j = i+1, j+1
+		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
+			sb.WriteString("+" + b[j] + "\n")
+			j++
+		default:
+			sb.WriteString("-" + a[i] + "\n")
+			i++
+		}
+	}
+	return sb.String()
+}
+
+func lines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// ErrSymlink is returned by Write when a path it would write goes
+// through a symbolic link: a link could send a kit's file anywhere on
+// the machine, so the tool writes only to real directories of the tree.
+var ErrSymlink = errors.New("path goes through a symbolic link")
+
+// noSymlink checks that no existing component of rel under root is a
+// symbolic link.
+func noSymlink(root, rel string) error {
+	p := root
+	for _, part := range strings.Split(rel, "/") {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s: %w", rel, ErrSymlink)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,281 @@
+package mine
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// CodeSearchBound is the warning of a gapped search that a bound cut
+// short: what it lists is the best of what it visited.
+const CodeSearchBound = "search_bound"
+
+// chooseMiner decides between the miners for mode, and says why the
+// gapped one was chosen. Auto looks for what only agent sessions have: the
+// agent named in the trace metadata, or observation actions. Traces the
+// crystallization runtime records have neither, and their procedures are
+// contiguous, which the exact miner finds completely and fast.
+func chooseMiner(traces []*trace.Trace, mode string) (bool, string) {
+	switch mode {
+	case ModeExact:
+		return false, ""
+	case ModeGapped:
+		return true, "requested"
+	}
+	for _, t := range traces {
+		if agent, ok := t.Metadata["agent"]; ok {
+			return true, fmt.Sprintf("auto: trace %s has metadata.agent %v", t.ID, agent)
+		}
+	}
+	for _, t := range traces {
+		for i := range t.Actions {
+			if t.Actions[i].Kind == trace.KindObservation {
+				return true, fmt.Sprintf("auto: trace %s action %s is an observation", t.ID, t.Actions[i].ID)
+			}
+		}
+	}
+	return false, ""
+}
+
+// gapBuilt is a gapped candidate already built, for subsumption.
+type gapBuilt struct {
+	syms   []int32
+	traces []int32
+}
+
+// mineGapped is Mine for the gapped miner: preprocess, search, rank, and
+// build the ranked patterns, after the noise rule, into candidates until
+// enough safe ones are found. Selection runs in rank order on one
+// goroutine, so the report does not depend on the number of cores.
+func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace.Trace, opts Options, reason string) (*candidate.Report, error) {
+	minEx := opts.minExamples()
+	gap := opts.maxGap()
+	symbols := map[string]int32{}
+	prep := prepare(eligible, symbols)
+	actions := 0
+	for _, t := range eligible {
+		actions += len(t.Actions)
+	}
+	report.Mining = candidate.MiningSummary{
+		MinExamples:         minEx,
+		MaxCandidates:       opts.maxCandidates(),
+		EligibleTraces:      len(eligible),
+		Actions:             actions,
+		DistinctSignatures:  len(symbols),
+		Miner:               ModeGapped,
+		MinerReason:         reason,
+		MaxGap:              int(gap),
+		ObservationsSkipped: prep.observations,
+		RetriesCollapsed:    prep.retries,
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(eligible) < minEx {
+		report.Warnings = append(report.Warnings, candidate.Problem{
+			Code:    candidate.CodeNoCandidate,
+			Message: fmt.Sprintf("%d eligible traces, fewer than the %d examples a candidate needs", len(eligible), minEx),
+		})
+		return report, nil
+	}
+
+	nsym := len(symbols)
+	budget := opts.searchBudget()
+	g := &gapSearch{
+		ctx:  ctx,
+		seqs: prep.seqs, minSup: minEx, gap: gap,
+		nodeBudget: budget, workBudget: int64(budget) * gapWorkPerNode,
+		last: make([]int32, nsym), cnt: make([]int32, nsym), bucket: make([][]int32, nsym),
+		count: prep.count, total: prep.totalItems, spans: map[int32]int{},
+	}
+	roots, projs := g.rootProjections(prep.traces)
+	patterns := g.search(roots, projs)
+
+	report.Mining.PatternsSearched = g.nodes
+	report.Mining.RepeatsFound = len(patterns)
+	for _, cut := range []struct {
+		hit bool
+		msg string
+	}{
+		{g.cutNodes, fmt.Sprintf("the gapped search visited its budget of %d patterns and stopped; less frequent procedures may be missing", budget)},
+		{g.cutWork, fmt.Sprintf("the gapped search scanned its budget of %d projected positions and stopped; less frequent procedures may be missing", g.workBudget)},
+		{g.cutLength, fmt.Sprintf("a pattern reached %d steps, the most the gapped search grows; a longer procedure is listed as its first %d steps", gapMaxLength, gapMaxLength)},
+	} {
+		if cut.hit {
+			report.Warnings = append(report.Warnings, candidate.Problem{Code: CodeSearchBound, Message: cut.msg})
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	b := builder{traces: eligible, eligible: len(eligible), positions: true}
+	maxSafe := opts.maxCandidates()
+	limit := opts.scanLimit()
+	rejectedOmitted := 0
+	names := map[string]bool{}
+	seen := map[string]bool{}
+	var built []gapBuilt
+	// Patterns are taken best first. The noise rule may shorten one,
+	// which lowers its rank, so a shortened pattern goes back into the
+	// queue with its new support and length and is built only when it is
+	// the best again: a shortened noisy variant must not be built before
+	// a longer clean pattern that now outranks it.
+	queue := patternQueue(patterns)
+	heap.Init(&queue)
+	scanned := 0
+	for queue.Len() > 0 {
+		if len(report.Candidates) >= maxSafe {
+			break
+		}
+		if scanned >= limit {
+			report.Warnings = append(report.Warnings, candidate.Problem{
+				Code: candidate.CodeScanLimit,
+				Message: fmt.Sprintf("looked at the %d highest-ranked of %d patterns and found fewer than %d distinct safe candidates; the rest rank lower (raise --max-candidates to look further)",
+					limit, len(patterns), maxSafe),
+			})
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		pt := heap.Pop(&queue).(pattern)
+		if seen[symKey(pt.syms)] {
+			continue
+		}
+		syms, matches := pt.syms, pt.matches
+		if !pt.denoised {
+			// A pattern a built candidate already stands for is not
+			// worth the noise rule's cost (most of the subsequences of a
+			// long procedure rank right after it).
+			if gapSubsumed(built, pt.syms, matchTraces(prep.matchAll(pt.syms, gap, -1, 0))) {
+				seen[symKey(pt.syms)] = true
+				continue
+			}
+			scanned++
+			if opts.Progress != nil {
+				opts.Progress(scanned, min(len(patterns), limit))
+			}
+			var dropped int
+			syms, matches, dropped = prep.denoise(pt.syms, gap)
+			report.Mining.NoiseStepsDropped += dropped
+			if dropped > 0 {
+				seen[symKey(pt.syms)] = true
+				if len(syms) >= 2 && len(matches) >= minEx {
+					heap.Push(&queue, pattern{syms: syms, support: len(matches), first: matches[0].seq, denoised: true, matches: matches})
+				}
+				continue
+			}
+		}
+		key := symKey(syms)
+		if len(syms) < 2 || len(matches) < minEx {
+			continue
+		}
+		seen[key] = true
+		tr := matchTraces(matches)
+		if gapSubsumed(built, syms, tr) {
+			continue
+		}
+		built = append(built, gapBuilt{syms: syms, traces: tr})
+		c := b.build(prep.examples(matches), len(syms))
+		report.Mining.CandidatesBuilt++
+		if c.Safe() {
+			c.Name = uniqueName(names, c.Name)
+			report.Candidates = append(report.Candidates, *c)
+			continue
+		}
+		if len(report.RejectedCandidates) >= maxSafe {
+			rejectedOmitted++
+			continue
+		}
+		c.Name = uniqueName(names, c.Name)
+		report.RejectedCandidates = append(report.RejectedCandidates, *c)
+	}
+	finish(report, opts, names, rejectedOmitted)
+	return report, nil
+}
+
+func matchTraces(ms []gmatch) []int32 {
+	out := make([]int32, len(ms))
+	for i, m := range ms {
+		out[i] = m.seq
+	}
+	return out
+}
+
+// patternQueue is a heap of patterns whose top is the best ranked
+// (comparePatterns).
+type patternQueue []pattern
+
+func (q patternQueue) Len() int           { return len(q) }
+func (q patternQueue) Less(i, j int) bool { return comparePatterns(q[i], q[j]) < 0 }
+func (q patternQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *patternQueue) Push(x any)        { *q = append(*q, x.(pattern)) }
+func (q *patternQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+// examples converts embeddings into the builder's matches: item indexes
+// become action indexes, and retries are attached when any step has them.
+func (p *prepared) examples(ms []gmatch) []match {
+	out := make([]match, len(ms))
+	for e, m := range ms {
+		s := p.seqs[m.seq]
+		pos := make([]int32, len(m.at))
+		var retries []int32
+		for k, q := range m.at {
+			pos[k] = s.pos[q]
+			if r := s.retries[q]; r > 0 {
+				if retries == nil {
+					retries = make([]int32, len(m.at))
+				}
+				retries[k] = r
+			}
+		}
+		out[e] = match{seq: m.seq, pos: pos, retries: retries}
+	}
+	return out
+}
+
+// gapSubsumed is subsumed for gapped patterns, with containment as a
+// subsequence: a pattern is skipped when a built candidate contains it and
+// covers all its traces (the same procedure with a step missing: it may
+// occur in fewer traces, since a missing step widens a gap), or when
+// it contains a built candidate in under a tenth of that candidate's
+// traces (the procedure plus an incidental step).
+func gapSubsumed(built []gapBuilt, syms, traces []int32) bool {
+	for _, b := range built {
+		switch {
+		case len(b.syms) > len(syms) && len(b.traces) >= len(traces):
+			if isSubsequence(b.syms, syms) && subsetInts(traces, b.traces) {
+				return true
+			}
+		case len(b.syms) < len(syms) && 10*len(traces) < len(b.traces):
+			if isSubsequence(syms, b.syms) && subsetInts(traces, b.traces) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// subsetInts reports whether every element of sub is in super; both are
+// sorted ascending.
+func subsetInts(sub, super []int32) bool {
+	j := 0
+	for _, x := range sub {
+		for j < len(super) && super[j] < x {
+			j++
+		}
+		if j == len(super) || super[j] != x {
+			return false
+		}
+	}
+	return true
+}

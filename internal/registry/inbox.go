@@ -1,0 +1,136 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/store"
+)
+
+// The inbox is the view of what sessions asked or told a person that is
+// still unanswered. Every item is also a callout in its session's log,
+// which keeps the full history: answering an item marks it, purging a
+// session's answered items deletes them from the inbox, and neither
+// touches the log.
+
+// Item types, the callout types of the agent API (runtime.Message).
+const (
+	ItemTaskComplete     = "task_complete"
+	ItemInfo             = "info"
+	ItemDecisionNeeded   = "decision_needed"
+	ItemApprovalRequired = "approval_required"
+)
+
+// Post adds an item to the inbox and returns its id. A session asks one
+// thing per step: an unanswered item of the same session, step and type
+// is the one being asked again (a resume that did not answer it), and
+// Post returns its id instead of adding another.
+func Post(ctx context.Context, db *store.DB, it store.InboxItem, opts Options) (int64, error) {
+	opts = opts.withDefaults()
+	switch it.Type {
+	case ItemTaskComplete, ItemInfo, ItemDecisionNeeded, ItemApprovalRequired:
+	default:
+		return 0, fmt.Errorf("inbox item of %s: unknown type %q", it.SessionID, it.Type)
+	}
+	if it.Type == ItemDecisionNeeded || it.Type == ItemApprovalRequired {
+		open, err := db.Items(ctx, it.SessionID, false)
+		if err != nil {
+			return 0, err
+		}
+		for _, o := range open {
+			if o.Step == it.Step && o.Type == it.Type {
+				return o.ID, nil
+			}
+		}
+	}
+	it.Created = opts.Now().UnixMilli()
+	return db.AddItem(ctx, it)
+}
+
+// Answer is how a person answers an item: one of Decide (a decision's
+// option), Approve, Reject or Dismiss (a notification read).
+type Answer struct {
+	Decide          string
+	Approve, Reject bool
+	Dismiss         bool
+	Reason          string
+}
+
+// String is the answer as recorded in the inbox: "decide OPTION",
+// "approve", "reject", "dismiss", or "resume" for a run resumed without
+// any of them that got past the step anyway (a person answered the
+// terminal's prompt).
+func (a Answer) String() string {
+	switch {
+	case a.Decide != "":
+		return "decide " + a.Decide
+	case a.Approve:
+		return "approve"
+	case a.Reject:
+		return "reject"
+	case a.Dismiss:
+		return "dismiss"
+	}
+	return "resume"
+}
+
+// ErrAnswer is an answer that does not fit the item it answers; the cli
+// reports it as a usage error.
+var ErrAnswer = fmt.Errorf("answer does not fit the item")
+
+// Check reports whether a answers it: exactly one kind of answer, the
+// kind the item asks for (an option of a decision, approve or reject for
+// an approval, dismiss for a notification), and the item not answered
+// already.
+func Check(it store.InboxItem, a Answer) error {
+	n := 0
+	for _, set := range []bool{a.Decide != "", a.Approve, a.Reject, a.Dismiss} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("%w: give exactly one of --decide, --approve, --reject, --dismiss", ErrAnswer)
+	}
+	if it.Answered {
+		return fmt.Errorf("%w: item %d was answered already (%s)", ErrAnswer, it.ID, it.Answer)
+	}
+	switch it.Type {
+	case ItemDecisionNeeded:
+		if a.Decide == "" {
+			return fmt.Errorf("%w: item %d asks for a decision; answer --decide with one of %s", ErrAnswer, it.ID, strings.Join(it.Options, ", "))
+		}
+		for _, o := range it.Options {
+			if o == a.Decide {
+				return nil
+			}
+		}
+		return fmt.Errorf("%w: %q is not an option of item %d (options: %s)", ErrAnswer, a.Decide, it.ID, strings.Join(it.Options, ", "))
+	case ItemApprovalRequired:
+		if !a.Approve && !a.Reject {
+			return fmt.Errorf("%w: item %d asks for an approval; answer --approve or --reject", ErrAnswer, it.ID)
+		}
+	default:
+		if !a.Dismiss {
+			return fmt.Errorf("%w: item %d is a notification; it asks nothing, --dismiss marks it read", ErrAnswer, it.ID)
+		}
+	}
+	return nil
+}
+
+// MarkAnswered records a as the answer of the unanswered questions
+// (decisions and approvals) of session id at step. Notifications of the
+// same step are left alone: answering a question does not read them.
+func MarkAnswered(ctx context.Context, db *store.DB, id string, step int, a Answer, opts Options) error {
+	opts = opts.withDefaults()
+	_, err := db.AnswerItems(ctx, id, step, []string{ItemDecisionNeeded, ItemApprovalRequired}, a.String(), a.Reason, opts.Now().UnixMilli())
+	return err
+}
+
+// Dismiss marks the notification it read.
+func Dismiss(ctx context.Context, db *store.DB, it store.InboxItem, reason string, opts Options) error {
+	opts = opts.withDefaults()
+	_, err := db.AnswerItem(ctx, it.ID, Answer{Dismiss: true}.String(), reason, opts.Now().UnixMilli())
+	return err
+}

@@ -1,0 +1,57 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/store"
+)
+
+// MaxShown is how many sessions a status line names; the rest are
+// counted ("+3 more"), so the line fits a prompt or a tmux bar however
+// many runs are active.
+const MaxShown = 5
+
+// Line is the status line's content: the active sessions and the number
+// of unanswered inbox items.
+type Line struct {
+	Sessions []Entry `json:"sessions"`
+	Inbox    int     `json:"inbox"`
+}
+
+// Status reads the status line: two indexed queries (the active rows and
+// the count of unanswered items) and a liveness check per running row,
+// cheap enough for every shell prompt.
+func Status(ctx context.Context, db *store.DB, opts Options) (Line, error) {
+	list, err := List(ctx, db, false, opts)
+	if err != nil {
+		return Line{}, err
+	}
+	n, err := db.CountItems(ctx)
+	if err != nil {
+		return Line{}, err
+	}
+	return Line{Sessions: list, Inbox: n}, nil
+}
+
+// String renders the line, e.g.
+//
+//	[1] release_note running  [2] triage pending  |  2 inbox
+//
+// or "no active sessions  |  0 inbox".
+func (l Line) String() string {
+	var b strings.Builder
+	for i, e := range l.Sessions {
+		if i == MaxShown {
+			fmt.Fprintf(&b, "+%d more  ", len(l.Sessions)-MaxShown)
+			break
+		}
+		fmt.Fprintf(&b, "[%d] %s %s  ", e.Number, e.Name, e.State)
+	}
+	if len(l.Sessions) == 0 {
+		b.WriteString("no active sessions  ")
+	}
+	fmt.Fprintf(&b, "|  %d inbox", l.Inbox)
+	return b.String()
+}

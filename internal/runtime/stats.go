@@ -1,0 +1,280 @@
+package runtime
+
+// Run statistics: what the recorded runs of each workflow did and what
+// they saved, read back from the run records (trace.json, journal.json)
+// this package writes, so that "crystallize stats" needs nothing but the
+// state directory. Savings are the candidate's, from the bundle a run
+// ran: the model calls and tokens the source traces spent on the steps
+// the workflow now runs as code, per run, times the runs that completed.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Stats is the summary of a directory of run records.
+type Stats struct {
+	// Runs is the directory read (<state-dir>/runs).
+	Runs      string          `json:"runs_dir"`
+	Workflows []WorkflowStats `json:"workflows"`
+	// Skipped lists run directories that could not be read, each with
+	// why; they are not counted.
+	Skipped []SkippedRun `json:"skipped"`
+}
+
+// SkippedRun is a run directory Stats could not read.
+type SkippedRun struct {
+	Dir   string `json:"dir"`
+	Error string `json:"error"`
+}
+
+// WorkflowStats are the runs of one workflow.
+type WorkflowStats struct {
+	Workflow string `json:"workflow"`
+	// Bundle is the bundle directory the savings were read from, "" when
+	// no run named a readable bundle.
+	Bundle string `json:"bundle,omitempty"`
+	// Runs counts every run, DryRuns those that executed nothing (they
+	// count nowhere else).
+	Runs    int `json:"runs"`
+	DryRuns int `json:"dry_runs"`
+	// Statuses counts the runs that executed by final status.
+	Statuses map[string]int `json:"statuses"`
+	// DeterministicSteps counts the steps executed as code: every
+	// recorded action but model calls, approvals and fuzzy steps.
+	DeterministicSteps int `json:"deterministic_steps"`
+	// ModelCalls and TokensUsed are what the runs themselves spent.
+	ModelCalls int64 `json:"model_calls"`
+	TokensUsed int64 `json:"tokens_used"`
+	// Avoided is the saving over the source traces, nil when unknown.
+	Avoided *Avoided `json:"avoided"`
+	// ApprovalsWaited counts runs that stopped at an approval nobody had
+	// decided (still pending, or resumed since).
+	ApprovalsWaited int `json:"approvals_waited"`
+	// Failures counts failed, rejected and cancelled runs by reason
+	// code (see FailureCode).
+	Failures map[string]int `json:"failures"`
+}
+
+// Avoided is what completed runs did not spend compared to the source
+// traces of their candidate.
+type Avoided struct {
+	// Runs is the number of completed runs counted.
+	Runs         int     `json:"runs"`
+	ModelCalls   float64 `json:"model_calls"`
+	InputTokens  float64 `json:"input_tokens"`
+	OutputTokens float64 `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+	WallMS       float64 `json:"wall_ms"`
+}
+
+// ReadStats reads every run record under runsDir (one directory per run,
+// each with trace.json) and summarizes them per workflow, sorted by name.
+// A directory without a readable trace is listed in Skipped. A runsDir
+// that does not exist is an error.
+func ReadStats(runsDir string) (*Stats, error) {
+	entries, err := os.ReadDir(runsDir)
+	if err != nil {
+		return nil, fmt.Errorf("reading runs: %w", err)
+	}
+	st := &Stats{Runs: runsDir, Workflows: []WorkflowStats{}, Skipped: []SkippedRun{}}
+	by := map[string]*WorkflowStats{}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(runsDir, e.Name())
+		r, err := readRun(dir)
+		if err != nil {
+			st.Skipped = append(st.Skipped, SkippedRun{Dir: dir, Error: err.Error()})
+			continue
+		}
+		w := by[r.workflow]
+		if w == nil {
+			w = &WorkflowStats{Workflow: r.workflow, Statuses: map[string]int{}, Failures: map[string]int{}}
+			by[r.workflow] = w
+		}
+		w.add(r)
+	}
+	for _, w := range by {
+		st.Workflows = append(st.Workflows, *w)
+	}
+	sort.Slice(st.Workflows, func(i, j int) bool { return st.Workflows[i].Workflow < st.Workflows[j].Workflow })
+	return st, nil
+}
+
+// run is what Stats needs of one run record.
+type run struct {
+	workflow, status, failure string
+	dryRun, waited            bool
+	steps                     int
+	modelCalls, tokens        int64
+	bundle                    string
+	savings                   *Avoided // per run
+}
+
+func (w *WorkflowStats) add(r *run) {
+	w.Runs++
+	if r.dryRun {
+		w.DryRuns++
+		return
+	}
+	w.Statuses[r.status]++
+	w.DeterministicSteps += r.steps
+	w.ModelCalls += r.modelCalls
+	w.TokensUsed += r.tokens
+	if r.waited {
+		w.ApprovalsWaited++
+	}
+	if r.failure != "" {
+		w.Failures[r.failure]++
+	}
+	if r.savings != nil {
+		if w.Bundle == "" {
+			w.Bundle = r.bundle
+		}
+		if r.status == StatusCompleted {
+			if w.Avoided == nil {
+				w.Avoided = &Avoided{}
+			}
+			a := w.Avoided
+			a.Runs++
+			a.ModelCalls += r.savings.ModelCalls
+			a.InputTokens += r.savings.InputTokens
+			a.OutputTokens += r.savings.OutputTokens
+			a.CostUSD += r.savings.CostUSD
+			a.WallMS += r.savings.WallMS
+		}
+	}
+}
+
+// readRun reads one run directory.
+func readRun(dir string) (*run, error) {
+	file := filepath.Join(dir, TraceFile)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	t, err := trace.Decode(data, file, 0)
+	if err != nil {
+		return nil, err
+	}
+	meta, _ := t.Metadata["crystallize_run"].(map[string]any)
+	if meta == nil {
+		return nil, fmt.Errorf("%s: $.metadata.crystallize_run: missing; not a run record", file)
+	}
+	r := &run{}
+	r.workflow, _ = meta["workflow"].(string)
+	r.status, _ = meta["status"].(string)
+	r.dryRun, _ = meta["dry_run"].(bool)
+	if r.workflow == "" || r.status == "" {
+		return nil, fmt.Errorf("%s: $.metadata.crystallize_run: no workflow or status", file)
+	}
+	for _, a := range t.Actions {
+		switch {
+		case a.Kind == trace.KindModelCall, a.Kind == trace.KindHumanApproval:
+		case a.Fuzzy != nil && *a.Fuzzy:
+		default:
+			r.steps++
+		}
+	}
+	if u := t.Usage; u != nil {
+		r.modelCalls = u.ModelCalls
+		r.tokens = u.InputTokens + u.OutputTokens
+	}
+	switch r.status {
+	case StatusFailed, StatusRejected, StatusCancelled:
+		msg, _ := meta["error"].(string)
+		r.failure, _ = meta["reason_code"].(string)
+		if r.failure == "" {
+			r.failure = FailureCode(r.status, msg)
+		}
+	}
+	_, err = os.Stat(filepath.Join(dir, JournalFile))
+	r.waited = err == nil || r.status == StatusPendingApproval
+
+	// The bundle the run ran: the journal's absolute target, else the
+	// directory of the workflow file when it holds a manifest.
+	var target string
+	if jdata, err := os.ReadFile(filepath.Join(dir, JournalFile)); err == nil {
+		var j struct {
+			Target string `json:"target"`
+		}
+		if json.Unmarshal(jdata, &j) == nil {
+			target = j.Target
+		}
+	}
+	if target == "" {
+		if wf, _ := meta["workflow_file"].(string); wf != "" {
+			target = filepath.Dir(filepath.FromSlash(wf))
+		}
+	}
+	if target != "" {
+		if b, err := bundle.Read(target); err == nil && b.Manifest.Savings != nil {
+			p := b.Manifest.Savings.PerRun
+			r.bundle = target
+			r.savings = &Avoided{
+				ModelCalls: p.ModelCallsAvoided, InputTokens: p.InputTokensAvoided,
+				OutputTokens: p.OutputTokensAvoided, CostUSD: p.EstimatedCostUSDAvoided, WallMS: p.WallMSAvoided,
+			}
+		}
+	}
+	return r, nil
+}
+
+// failureCodes are the stable codes of run failures, by the error each
+// failure wraps. A recorded run keeps only its error's message, which
+// starts with or contains the sentinel's message.
+var failureCodes = []struct {
+	err  error
+	code string
+}{
+	{ErrCapability, "capability_not_granted"},
+	{ErrSecret, "secret_unavailable"},
+	{ErrSecretsFile, "secrets_file_unusable"},
+	{ErrStepLimit, "step_limit_exceeded"},
+	{ErrCancelled, "cancelled"},
+	{ErrFailed, "workflow_failed"},
+	{ErrModel, "model_unavailable"},
+	{ErrMCP, "mcp_call_failed"},
+	{ErrBudget, "budget_exceeded"},
+	{ErrWorker, "unknown_worker"},
+	{ErrRejected, "approval_rejected"},
+	{ErrDrift, "receipt_drift"},
+	{ErrUnverifiable, "unverifiable"},
+	{ErrUnbound, "unbound_tool"},
+	{ErrOutsideWorkspace, "outside_workspace"},
+	{ErrOptionArgument, "option_argument"},
+	{ErrJournal, "journal_mismatch"},
+}
+
+// FailureCode returns the reason code of a run that ended with status
+// and the recorded error message msg: the code of the sentinel error whose
+// message occurs first in msg (the outermost cause a reader sees first),
+// else "approval_rejected" or "cancelled" by status, else "step_error",
+// a step that failed on its own terms (a command's exit status, a tool's
+// error).
+func FailureCode(status, msg string) string {
+	best, at := "", len(msg)+1
+	for _, f := range failureCodes {
+		if i := strings.Index(msg, f.err.Error()); i >= 0 && i < at {
+			best, at = f.code, i
+		}
+	}
+	switch {
+	case best != "":
+		return best
+	case status == StatusRejected:
+		return "approval_rejected"
+	case status == StatusCancelled:
+		return "cancelled"
+	}
+	return "step_error"
+}
