@@ -206,7 +206,7 @@ capabilities = ["mcp:notes"]
 	}
 
 	// Approval lists it, with the candidate's parameters as its schema.
-	mustRun(t, "approve", bundleDir, "--approver", "reviewer")
+	mustRun(t, "approve", bundleDir, "--approver", "reviewer", "--state-dir", t.TempDir())
 	waitChange("approval")
 	tool := listed()["add_home_note"]
 	if tool == nil {
@@ -299,7 +299,7 @@ func TestServeHTTP(t *testing.T) {
 	src, held := noteTraces(t, dir, false)
 	bundleDir := filepath.Join(dir, "bundles", "note")
 	mustRun(t, "mine", "--from", src, "--shadow-from", held, "--bundle", bundleDir, "--workflow-name", "write_note")
-	mustRun(t, "approve", bundleDir, "--approver", "reviewer")
+	mustRun(t, "approve", bundleDir, "--approver", "reviewer", "--state-dir", t.TempDir())
 	if err := os.WriteFile(filepath.Join(dir, "crystallize.toml"), []byte("[grants]\ncapabilities = [\"fs.read\", \"fs.write\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

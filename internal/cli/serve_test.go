@@ -59,7 +59,7 @@ func noteServerWith(t testing.TB, dir string, approval bool, copts *mcp.ClientOp
 	src, held := noteTraces(t, dir, approval)
 	bundleDir := filepath.Join(dir, "bundles", "note")
 	mustRun(t, "mine", "--from", src, "--shadow-from", held, "--bundle", bundleDir, "--workflow-name", "write_note")
-	mustRun(t, "approve", bundleDir, "--approver", "reviewer")
+	mustRun(t, "approve", bundleDir, "--approver", "reviewer", "--state-dir", t.TempDir())
 	cfgFile := filepath.Join(dir, "crystallize.toml")
 	if err := os.WriteFile(cfgFile, []byte("[grants]\ncapabilities = [\"fs.read\", \"fs.write\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
