@@ -387,11 +387,22 @@ func astMatch(a Assertion, output string) (bool, string) {
 
 var (
 	posType   = reflect.TypeOf(token.NoPos)
-	objType   = reflect.TypeOf((*ast.Object)(nil))
-	scopeType = reflect.TypeOf((*ast.Scope)(nil))
 	cgType    = reflect.TypeOf((*ast.CommentGroup)(nil))
 	identType = reflect.TypeOf((*ast.Ident)(nil))
 )
+
+// resolverField reports whether t is one of the parser's old identifier
+// resolution types (*ast.Object, *ast.Scope): they link nodes, they are
+// not part of the code's shape, and following them would compare
+// declarations the pattern does not contain. They are named rather than
+// referenced because the types themselves are deprecated.
+func resolverField(t reflect.Type) bool {
+	if t.Kind() != reflect.Pointer || t.Elem().PkgPath() != "go/ast" {
+		return false
+	}
+	name := t.Elem().Name()
+	return name == "Object" || name == "Scope"
+}
 
 // matchNode compares a pattern AST with a candidate structurally.
 func matchNode(p, n reflect.Value) bool {
@@ -421,7 +432,7 @@ func matchNode(p, n reflect.Value) bool {
 	case reflect.Struct:
 		for i := 0; i < p.NumField(); i++ {
 			ft := p.Type().Field(i).Type
-			if ft == posType || ft == objType || ft == scopeType || ft == cgType {
+			if ft == posType || ft == cgType || resolverField(ft) {
 				continue
 			}
 			if !matchNode(p.Field(i), n.Field(i)) {

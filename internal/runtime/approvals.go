@@ -60,7 +60,6 @@ type LedgerEntry struct {
 
 // macInput is what an entry's MAC covers: every field but the MAC.
 func (e LedgerEntry) macInput() []byte {
-	e.MAC = ""
 	return canonical(map[string]any{
 		"candidate_id": e.CandidateID, "workflow_sha256": e.WorkflowSHA256,
 		"decision": e.Decision, "actor": e.Actor, "recorded_at": e.RecordedAt, "bundle": e.Bundle,

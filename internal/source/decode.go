@@ -347,17 +347,18 @@ type sessionFile struct {
 // newSessionFile returns a sessionFile when the first record of c, the
 // first chunk of f, belongs to a session format, and nil otherwise.
 func newSessionFile(c *chunk, f file, p *trace.Parser) *sessionFile {
-	for _, r := range c.recs {
-		if r.size > 0 {
-			// The first non-blank line is over the size limit: the
-			// format cannot be told, and the line is reported.
-			return nil
-		}
-		raw := bytes.TrimPrefix(c.data[r.start:r.end], utf8BOM)
-		if a := detectFirst(p, raw, f.rel, r.line); a != nil {
-			return &sessionFile{adapter: a}
-		}
+	if len(c.recs) == 0 {
 		return nil
+	}
+	r := c.recs[0] // the first non-blank line decides the format
+	if r.size > 0 {
+		// It is over the size limit: the format cannot be told, and the
+		// line is reported.
+		return nil
+	}
+	raw := bytes.TrimPrefix(c.data[r.start:r.end], utf8BOM)
+	if a := detectFirst(p, raw, f.rel, r.line); a != nil {
+		return &sessionFile{adapter: a}
 	}
 	return nil
 }
