@@ -27,20 +27,20 @@ type Capsule struct {
 // Codes of CapsuleError, one per way a capsule is refused or stopped.
 // They are stable: scripts and tests match them, never the message.
 const (
-	CodeSyntax     = "capsule.syntax"      // the source does not parse or resolve
-	CodeImport     = "capsule.import"      // load() of a module not allowed or not provided
-	CodeEntrypoint = "capsule.entrypoint"  // no entrypoint, or not a function of one argument
-	CodeSteps      = "capsule.steps"       // Starlark step budget (time_s) exhausted
-	CodeCPU        = "capsule.cpu"         // RLIMIT_CPU (time_s) reached by the process
-	CodeMemory     = "capsule.memory"      // RLIMIT_AS (mem_mb) reached by the process
-	CodeWallClock  = "capsule.wall_clock"  // the process outlived its wall-clock allowance
-	CodeOutput     = "capsule.output"      // print() or the process's answer exceeded output_kb
-	CodeRecursion  = "capsule.recursion"   // a function called itself
-	CodeResult     = "capsule.result"      // the entrypoint's value is not a dict of numbers, strings and bools
-	CodeRuntime    = "capsule.runtime"     // any other Starlark error (fail(), a bad index, …)
-	CodeSandbox    = "capsule.sandbox"     // the capsule process could not run or answered nonsense
-	CodeInput      = "capsule.input"       // the input cannot be given to Starlark
-	CodeCancelled  = "capsule.cancelled"   // the caller cancelled the run
+	CodeSyntax     = "capsule.syntax"     // the source does not parse or resolve
+	CodeImport     = "capsule.import"     // load() of a module not allowed or not provided
+	CodeEntrypoint = "capsule.entrypoint" // no entrypoint, or not a function of one argument
+	CodeSteps      = "capsule.steps"      // Starlark step budget (time_s) exhausted
+	CodeCPU        = "capsule.cpu"        // RLIMIT_CPU (time_s) reached by the process
+	CodeMemory     = "capsule.memory"     // RLIMIT_AS (mem_mb) reached by the process
+	CodeWallClock  = "capsule.wall_clock" // the process outlived its wall-clock allowance
+	CodeOutput     = "capsule.output"     // print() or the process's answer exceeded output_kb
+	CodeRecursion  = "capsule.recursion"  // a function called itself
+	CodeResult     = "capsule.result"     // the entrypoint's value is not a dict of numbers, strings and bools
+	CodeRuntime    = "capsule.runtime"    // any other Starlark error (fail(), a bad index, …)
+	CodeSandbox    = "capsule.sandbox"    // the capsule process could not run or answered nonsense
+	CodeInput      = "capsule.input"      // the input cannot be given to Starlark
+	CodeCancelled  = "capsule.cancelled"  // the caller cancelled the run
 )
 
 // CapsuleError is how a capsule fails: which capsule, which class of
