@@ -160,6 +160,6 @@ a subcommand does the same as "crystallize mine".`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	mf.register(root.Flags())
-	root.AddCommand(newMineCmd(e), newValidateCmd(e), newShadowCmd(e), newApproveCmd(e), newEvalCmd(e), newIngestCmd(e), newImportCmd(e), newPersonaCmd(e), newRunCmd(e), newResumeCmd(e), newSessionCmd(e), newPlanCmd(e), newToonCmd(e), newVersionCmd(e))
+	root.AddCommand(newMineCmd(e), newValidateCmd(e), newShadowCmd(e), newApproveCmd(e), newEvalCmd(e), newIngestCmd(e), newImportCmd(e), newPersonaCmd(e), newRunCmd(e), newResumeCmd(e), newSessionCmd(e), newPlanCmd(e), newToonCmd(e), newSynthCmd(e), newVersionCmd(e))
 	return root
 }

@@ -189,18 +189,10 @@ type Result struct {
 // Compile checks the capsule and runs its top level (under the step
 // budget), then checks that the entrypoint is a function of one argument.
 func (c *Capsule) Compile(ctx context.Context) (*Program, error) {
-	prog, err := c.Check()
+	globals, err := c.module(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out strings.Builder
-	thread, stop := c.thread(ctx, &out)
-	defer stop()
-	globals, err := prog.Init(thread, predeclared)
-	if err != nil {
-		return nil, c.classify(thread, err)
-	}
-	globals.Freeze()
 	ep := c.entrypoint()
 	v, ok := globals[ep]
 	if !ok {
@@ -219,6 +211,63 @@ func (c *Capsule) Compile(ctx context.Context) (*Program, error) {
 		}
 	}
 	return &Program{capsule: c, fn: fn}, nil
+}
+
+// module checks the capsule and runs its top level, returning its frozen
+// globals.
+func (c *Capsule) module(ctx context.Context) (starlark.StringDict, error) {
+	prog, err := c.Check()
+	if err != nil {
+		return nil, err
+	}
+	var out strings.Builder
+	thread, stop := c.thread(ctx, &out)
+	defer stop()
+	globals, err := prog.Init(thread, predeclared)
+	if err != nil {
+		return nil, c.classify(thread, err)
+	}
+	globals.Freeze()
+	return globals, nil
+}
+
+// transformer holds the custom transforms of an experiment: the
+// top-level functions of a Starlark file. They are written by the
+// experiment's author, not synthesized, and run in this process under
+// the step budget and output cap.
+type transformer struct {
+	c       *Capsule
+	globals starlark.StringDict
+}
+
+func (t *transformer) has(name string) bool {
+	_, ok := t.globals[name].(*starlark.Function)
+	return ok
+}
+
+// apply calls the transform name on data and returns its result.
+func (t *transformer) apply(ctx context.Context, name string, data any) (any, error) {
+	c := t.c
+	fn, ok := t.globals[name].(*starlark.Function)
+	if !ok {
+		return nil, c.errorf(CodeEntrypoint, "", "no transform function named %q", name)
+	}
+	arg, err := toStarlark(data)
+	if err != nil {
+		return nil, c.errorf(CodeInput, "", "%v", err)
+	}
+	var out strings.Builder
+	thread, stop := c.thread(ctx, &out)
+	defer stop()
+	v, err := starlark.Call(thread, fn, starlark.Tuple{arg}, nil)
+	if err != nil {
+		return nil, c.classify(thread, err)
+	}
+	res, err := fromStarlark(v)
+	if err != nil {
+		return nil, c.errorf(CodeResult, "", "transform %s: %v", name, err)
+	}
+	return res, nil
 }
 
 // Exec calls the entrypoint on input. Each call gets a fresh thread, a

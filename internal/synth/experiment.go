@@ -214,6 +214,16 @@ type Experiment struct {
 	// directory relative paths in it resolve against.
 	File string `json:"-"`
 	Dir  string `json:"-"`
+
+	lines func(string) int
+}
+
+// line is the line of a key path in the experiment file, 0 when unknown.
+func (x *Experiment) line(path string) int {
+	if x.lines == nil {
+		return 0
+	}
+	return x.lines(path)
 }
 
 // LoadExperiment reads and checks an experiment file. Problems are a
@@ -237,8 +247,8 @@ func ParseExperiment(data []byte, file string) (*Experiment, error) {
 		}
 		return nil, trace.ErrorList{{File: file, Msg: err.Error()}}
 	}
-	x := &Experiment{File: file, Dir: filepath.Dir(file)}
-	d := &decoder{file: file, line: tomlLines(data)}
+	x := &Experiment{File: file, Dir: filepath.Dir(file), lines: tomlLines(data)}
+	d := &decoder{file: file, line: x.lines}
 	d.object("", doc, reflect.ValueOf(x).Elem())
 	x.check(d)
 	if len(d.errs) > 0 {
