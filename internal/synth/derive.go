@@ -25,11 +25,11 @@ type Expr interface {
 }
 
 type (
-	litExpr     struct{ s string }
-	refExpr     struct{ name string }
-	lowerExpr   struct{ x Expr }
-	upperExpr   struct{ x Expr }
-	splitExpr   struct {
+	litExpr   struct{ s string }
+	refExpr   struct{ name string }
+	lowerExpr struct{ x Expr }
+	upperExpr struct{ x Expr }
+	splitExpr struct {
 		x   Expr
 		sep string
 		i   int
@@ -253,7 +253,10 @@ func deriveAtoms(examples []map[string]string, target string, want []string) []a
 		for _, x := range level {
 			cands := []Expr{lowerExpr{x}, upperExpr{x}}
 			for _, sep := range seps {
-				for _, i := range []int{0, 1, 2, -1, -2} {
+				// -1 first: among splits that agree on the examples,
+				// the last segment is the one that generalizes (a path's
+				// base name, however deep the path).
+				for _, i := range []int{-1, 0, 1, 2, -2} {
 					cands = append(cands, splitExpr{x, sep, i})
 				}
 				for _, rep := range append([]string{""}, seps...) {
