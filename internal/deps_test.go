@@ -36,6 +36,7 @@ var allowed = map[string][]string{
 	"internal/skill":           {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
 	"internal/bundle":          {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact"},
 	"internal/tracetest":       {"internal/trace"},
+	"internal/synth":           {"internal/trace", "internal/redact"},
 	"internal/tools/gencorpus": {"internal/trace", "internal/tracetest"},
 	"internal/cli":             {"*"},
 	"cmd/crystallize":          {"internal/cli"},
