@@ -366,6 +366,10 @@ func (c *Capsule) classify(thread *starlark.Thread, err error) *CapsuleError {
 	default:
 		e = c.errorf(CodeRuntime, "", "%s", msg)
 	}
-	e.Line = line
+	// Only an error the code raised has a meaningful line; a limit can
+	// stop a thread anywhere.
+	if e.Code == CodeRuntime || e.Code == CodeRecursion {
+		e.Line = line
+	}
 	return e
 }
