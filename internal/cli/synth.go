@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/synth"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -41,7 +42,9 @@ const synthRunDoc = `run runs the experiment in EXPERIMENT (an experiment.toml):
                  [[spec.properties]] name, transform, metric, tolerance,
                  expect (equal, scaled, shifted), factor, offset
   [code]         file or source (Starlark) and entrypoint
-                 (default fit_and_eval), or model and prompt
+                 (default fit_and_eval), or model (a [models.*] key of
+                 --config) and prompt: the first fenced code block of the
+                 model's answer is the code
   [[treatments]] name, file or source: other code for meets_claim
   [data]         file (JSON, JSONL or CSV) or value
   [transforms]   file or source: Starlark functions usable as transforms
@@ -71,7 +74,7 @@ is stopped, 2 when the experiment is malformed.`
 
 func newSynthRunCmd(e *env) *cobra.Command {
 	var asJSON bool
-	var out string
+	var out, config string
 	cmd := &cobra.Command{
 		Use:   "run EXPERIMENT",
 		Short: "Run an experiment.toml and decide its hypotheses",
@@ -86,7 +89,12 @@ func newSynthRunCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep, err := synth.Run(cmd.Context(), x, synth.Options{Sandbox: sb})
+			cfg, err := loadSynthConfig(config)
+			if err != nil {
+				return err
+			}
+			model := &synthModel{cfg: cfg, getenv: e.getenv}
+			rep, err := synth.Run(cmd.Context(), x, synth.Options{Sandbox: sb, Model: model})
 			if err != nil {
 				return experimentError(err)
 			}
@@ -110,6 +118,7 @@ func newSynthRunCmd(e *env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().StringVar(&out, "out", "", "evidence bundle directory (default evidence/<claim id> beside the experiment)")
+	cmd.Flags().StringVar(&config, "config", "", "configuration with the [models.*] that code.model names (default ./"+runtime.ConfigFile+" when present)")
 	return cmd
 }
 
