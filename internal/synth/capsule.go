@@ -22,6 +22,10 @@ type Capsule struct {
 	Entrypoint     string    `json:"entrypoint"`
 	AllowedImports []string  `json:"allowed_imports"`
 	Resources      Resources `json:"resources"`
+	// ReturnsValue makes the entrypoint a function of the step's inputs
+	// that returns any value built of None, bools, numbers, strings,
+	// lists and string-keyed dicts, instead of a dict of metrics.
+	ReturnsValue bool `json:"returns_value,omitempty"`
 }
 
 // Codes of CapsuleError, one per way a capsule is refused or stopped.
@@ -180,9 +184,11 @@ type Program struct {
 	fn      *starlark.Function
 }
 
-// Result is one execution: the entrypoint's metrics and what it printed.
+// Result is one execution: the entrypoint's metrics (or, for a capsule
+// that returns values, its value) and what it printed.
 type Result struct {
-	Metrics Metrics `json:"metrics"`
+	Metrics Metrics `json:"metrics,omitempty"`
+	Value   any     `json:"value,omitempty"`
 	Output  string  `json:"output,omitempty"`
 }
 
@@ -284,6 +290,13 @@ func (p *Program) Exec(ctx context.Context, input any) (*Result, error) {
 	v, err := starlark.Call(thread, p.fn, starlark.Tuple{arg}, nil)
 	if err != nil {
 		return nil, c.classify(thread, err)
+	}
+	if c.ReturnsValue {
+		val, err := fromStarlark(v)
+		if err != nil {
+			return nil, c.errorf(CodeResult, "", "%v", err)
+		}
+		return &Result{Value: val, Output: out.String()}, nil
 	}
 	m, err := metricsFrom(v)
 	if err != nil {
