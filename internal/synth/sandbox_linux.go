@@ -56,10 +56,18 @@ func cpuKilled(state *os.ProcessState, limit float64) bool {
 	return used >= limit-0.5
 }
 
+// arenaSlack is address space allowed beyond mem_mb: the Go runtime
+// reserves heap address space in 64 MiB arenas (plus small mappings for
+// thread stacks and metadata), so a limit of exactly mem_mb could refuse
+// the runtime's first reservation while the heap is far below mem_mb.
+// The Go memory limit, set to mem_mb, keeps the heap itself near mem_mb.
+const arenaSlack = 80 << 20
+
 // applyLimits puts the running process under r for a batch of runs
 // executions. RLIMIT_AS is the address space the process already has plus
-// mem_mb, because a Go process reserves address space before it runs any
-// capsule code; the limit bounds what the capsule can make it add.
+// mem_mb and arenaSlack, because a Go process reserves address space
+// before it runs any capsule code; the limit bounds what the capsule can
+// make it add.
 func applyLimits(r Resources, runs int) error {
 	runtime.GOMAXPROCS(1)
 	vm, err := virtualSize()
@@ -74,7 +82,7 @@ func applyLimits(r Resources, runs int) error {
 		cur, max  uint64
 		component string
 	}{
-		{syscall.RLIMIT_AS, vm + mem, vm + mem, "RLIMIT_AS"},
+		{syscall.RLIMIT_AS, vm + mem + arenaSlack, vm + mem + arenaSlack, "RLIMIT_AS"},
 		{syscall.RLIMIT_CPU, cpu, cpu + 1, "RLIMIT_CPU"},
 		{syscall.RLIMIT_FSIZE, 0, 0, "RLIMIT_FSIZE"},
 		{syscall.RLIMIT_CORE, 0, 0, "RLIMIT_CORE"},
