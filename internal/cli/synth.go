@@ -30,7 +30,7 @@ func newSynthCmd(e *env) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newSynthRunCmd(e), newSynthCheckCmd(e), newSynthDeriveCmd(e), newSynthCapsuleExecCmd())
+	cmd.AddCommand(newSynthRunCmd(e), newSynthCheckCmd(e), newSynthDeriveCmd(e), newSynthStepCmd(e), newSynthCapsuleExecCmd())
 	return cmd
 }
 

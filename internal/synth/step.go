@@ -87,6 +87,14 @@ func StepPrompt(spec StepSpec) string {
 // model call that fails.
 func SynthesizeStep(ctx context.Context, m Model, sb *Sandbox, spec StepSpec) (*StepResult, error) {
 	res := &StepResult{Step: spec.Name, Checked: map[string]int{}, Failures: []StepFailure{}, Properties: []string{}}
+	// Recorded values come from trace decoders (json.Number, float64);
+	// compare and pass them in this package's value model.
+	for _, set := range [][]StepExample{spec.Examples, spec.Heldout} {
+		for i := range set {
+			in, _ := normalize(map[string]any(set[i].Inputs)).(map[string]any)
+			set[i].Inputs, set[i].Output = in, normalize(set[i].Output)
+		}
+	}
 	prompt := StepPrompt(spec)
 	res.Call = ModelCall{Step: spec.Name, Key: spec.Model, PromptSHA256: sha(prompt)}
 	if m == nil {
