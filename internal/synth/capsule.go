@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -308,7 +309,10 @@ func (p *Program) Exec(ctx context.Context, input any) (*Result, error) {
 // Local keys of a capsule thread.
 const (
 	localOutputExceeded = "synth.output_exceeded"
-	localCancelled      = "synth.cancelled"
+	// localCancelled holds an *atomic.Bool set by the goroutine that
+	// watches the context: thread locals are not safe for concurrent
+	// writes, so the watcher only stores into it.
+	localCancelled = "synth.cancelled"
 )
 
 // thread makes the Starlark thread of one execution: step budget, a
@@ -337,11 +341,13 @@ func (c *Capsule) thread(ctx context.Context, out *strings.Builder) (*starlark.T
 		}
 		return hostModules[module].Members, nil
 	}
+	cancelled := new(atomic.Bool)
+	thread.SetLocal(localCancelled, cancelled)
 	done := make(chan struct{})
 	go func() {
 		select {
 		case <-ctx.Done():
-			thread.SetLocal(localCancelled, true)
+			cancelled.Store(true)
 			thread.Cancel("cancelled")
 		case <-done:
 		}
@@ -370,7 +376,7 @@ func (c *Capsule) classify(thread *starlark.Thread, err error) *CapsuleError {
 	switch {
 	case thread.Local(localOutputExceeded) != nil:
 		e = c.errorf(CodeOutput, fmt.Sprintf("output_kb = %d", c.Resources.WithDefaults().OutputKB), "print() output exceeded the limit")
-	case thread.Local(localCancelled) != nil:
+	case thread.Local(localCancelled).(*atomic.Bool).Load():
 		e = c.errorf(CodeCancelled, "", "execution cancelled")
 	case thread.ExecutionSteps() >= steps:
 		e = c.errorf(CodeSteps, stepLimit, "step budget exhausted")

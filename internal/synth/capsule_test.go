@@ -34,6 +34,9 @@ func testSandbox(t testing.TB) *Sandbox {
 }
 
 func TestHostileCapsules(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a race-instrumented capsule process cannot run under the address-space limit; run without -race")
+	}
 	small := Resources{TimeS: 1, MemMB: 64, OutputKB: 4}
 	tests := []struct {
 		name    string
@@ -118,5 +121,21 @@ func TestSandboxWallClock(t *testing.T) {
 	var ce *CapsuleError
 	if !errors.As(err, &ce) || ce.Code != CodeWallClock {
 		t.Fatalf("Run = %v, want %s", err, CodeWallClock)
+	}
+}
+
+// Cancelling the caller's context stops an execution in this process.
+func TestExecCancelled(t *testing.T) {
+	c := &Capsule{Name: "spin.star", Source: "def fit_and_eval(data):\n    while True:\n        pass\n", Resources: Resources{TimeS: 3600}}
+	prog, err := c.Compile(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = prog.Exec(ctx, nil)
+	var ce *CapsuleError
+	if !errors.As(err, &ce) || ce.Code != CodeCancelled {
+		t.Fatalf("Exec = %v, want %s", err, CodeCancelled)
 	}
 }
