@@ -40,7 +40,9 @@ const synthRunDoc = `run runs the experiment in EXPERIMENT (an experiment.toml):
   [spec]         allowed_imports (math, json, time, stats, table),
                  resources = { time_s, mem_mb, output_kb },
                  [[spec.properties]] name, transform, metric, tolerance,
-                 expect (equal, scaled, shifted), factor, offset
+                 expect (equal, scaled, shifted), factor, offset;
+                 or model and prompt to have a model propose all but
+                 the resources
   [code]         file or source (Starlark) and entrypoint
                  (default fit_and_eval), or model (a [models.*] key of
                  --config) and prompt: the first fenced code block of the

@@ -35,6 +35,13 @@ type Spec struct {
 	// Contracts are recorded in the evidence and not interpreted.
 	Contracts []string  `key:"contracts" json:"contracts"`
 	Resources Resources `key:"resources" json:"resources"`
+
+	// Model and Prompt, in an experiment, have a model propose the
+	// allowed imports, properties and contracts (generate_spec). The
+	// resources stay the author's: a model does not choose its own
+	// bounds.
+	Model  string `key:"model" json:"-"`
+	Prompt string `key:"prompt" json:"-"`
 }
 
 // Property is one metamorphic property: run the code on Transform(data)
@@ -422,6 +429,14 @@ func checkHypothesis(d *decoder, p string, h Hypothesis, conditions map[string]b
 }
 
 func (s *Spec) check(d *decoder, root string) {
+	switch {
+	case s.Model != "" && s.Prompt == "":
+		d.errorf(root+".prompt", "a model needs a prompt")
+	case s.Model == "" && s.Prompt != "":
+		d.errorf(root+".prompt", "prompt is only read with model")
+	case s.Model != "" && (len(s.AllowedImports) > 0 || len(s.Properties) > 0 || len(s.Contracts) > 0):
+		d.errorf(root+".model", "with a model, allowed_imports, properties and contracts come from the model; set only resources")
+	}
 	for i, m := range s.AllowedImports {
 		if _, ok := hostModules[m]; !ok {
 			d.errorf(fmt.Sprintf("%s.allowed_imports[%d]", root, i), "unknown module %q; capsules can load %s", m, strings.Join(ModuleNames(), ", "))

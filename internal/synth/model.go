@@ -97,3 +97,41 @@ func synthesize(ctx context.Context, m Model, claim Claim, spec Spec, code Code)
 	}
 	return src, call, nil
 }
+
+// SpecPrompt is the prompt of generate_spec: the author's request, the
+// claim, and what a spec may contain.
+func SpecPrompt(claim Claim, spec Spec) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(spec.Prompt))
+	b.WriteString("\n\nClaim: ")
+	b.WriteString(claim.Text)
+	fmt.Fprintf(&b, "\n\nAnswer with one fenced code block of JSON: an object with \"allowed_imports\" (a subset of %s), \"properties\" (a list of objects with \"name\", \"transform\" (one of %s), \"metric\", and optionally \"tolerance\", \"expect\" (equal, scaled or shifted), \"factor\", \"offset\") and \"contracts\" (a list of strings). Nothing else.\n",
+		strings.Join(ModuleNames(), ", "), strings.Join(Transforms, ", "))
+	return b.String()
+}
+
+// generateSpec asks the model for a spec and decodes it strictly; the
+// author's resources replace whatever the model proposed.
+func generateSpec(ctx context.Context, m Model, claim Claim, spec Spec) (Spec, ModelCall, error) {
+	prompt := SpecPrompt(claim, spec)
+	call := ModelCall{Step: "generate_spec", Key: spec.Model, PromptSHA256: sha(prompt)}
+	if m == nil {
+		return spec, call, fmt.Errorf("spec.model %q: no model configured", spec.Model)
+	}
+	ans, err := m.Complete(ctx, spec.Model, prompt)
+	if err != nil {
+		return spec, call, fmt.Errorf("generating the spec: %w", err)
+	}
+	call.Model, call.ResponseSHA256 = ans.Model, sha(ans.Text)
+	call.InputTokens, call.OutputTokens = ans.InputTokens, ans.OutputTokens
+	text, ok := FirstCodeBlock(ans.Text)
+	if !ok {
+		text = ans.Text
+	}
+	got, err := DecodeSpec([]byte(text), "the model's spec")
+	if err != nil {
+		return spec, call, fmt.Errorf("generating the spec: %w", err)
+	}
+	got.Resources = spec.Resources
+	return *got, call, nil
+}

@@ -102,6 +102,17 @@ func Run(ctx context.Context, x *Experiment, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// generate_spec: a model proposes the spec when the author asks.
+	if x.Spec.Model != "" {
+		spec, call, err := generateSpec(ctx, opts.Model, rep.Claim, x.Spec)
+		rep.ModelCalls = append(rep.ModelCalls, call)
+		if err != nil {
+			return nil, err
+		}
+		y := *x
+		y.Spec = spec
+		x, rep.Spec = &y, spec
+	}
 	// bounded_synthesis: every condition's code, from a file, inline or
 	// from the model.
 	base, err := x.source(ctx, "baseline", x.Code, opts, rep)

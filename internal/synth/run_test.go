@@ -291,3 +291,57 @@ func TestLoadDataFormats(t *testing.T) {
 		t.Errorf("bad json error = %v", err)
 	}
 }
+
+// scriptedModel answers by the step named in the prompt.
+type scriptedModel map[string]string
+
+func (m scriptedModel) Complete(_ context.Context, key, prompt string) (*Answer, error) {
+	for marker, answer := range m {
+		if strings.Contains(prompt, marker) {
+			return &Answer{Text: answer, Model: "fake-2"}, nil
+		}
+	}
+	return &Answer{Text: "no idea", Model: "fake-2"}, nil
+}
+
+func TestRunGeneratedSpec(t *testing.T) {
+	files := map[string]string{
+		"experiment.toml": `[claim]
+id = "gen"
+text = "the total does not depend on row order"
+[spec]
+model = "default"
+prompt = "Propose a spec."
+resources = { time_s = 1 }
+[code]
+source = "def fit_and_eval(d):\n    return {'total': sum(d)}\n"
+[data]
+value = [1, 2, 3]
+[[hypotheses]]
+name = "m"
+verifier = "metamorphic"
+`,
+	}
+	model := scriptedModel{"fenced code block of JSON": "```json\n{\"allowed_imports\": [], \"properties\": [{\"name\": \"perm\", \"transform\": \"permute_rows\", \"metric\": \"total\"}], \"resources\": {\"time_s\": 3600}}\n```"}
+	rep := runExperiment(t, files, Options{Model: model})
+	if len(rep.ModelCalls) != 1 || rep.ModelCalls[0].Step != "generate_spec" {
+		t.Errorf("model calls = %+v", rep.ModelCalls)
+	}
+	if len(rep.Spec.Properties) != 1 || rep.Spec.Resources.TimeS != 1 {
+		t.Errorf("spec = %+v; want the model's property and the author's resources", rep.Spec)
+	}
+	if !rep.Pass() || !cmp.Equal(rep.Conditions[0].Metrics["perm_pass"], []any{true}) {
+		t.Errorf("report = %+v", rep)
+	}
+
+	// A spec the model gets wrong is refused with the path of the mistake.
+	dir := writeFiles(t, files)
+	x, err := LoadExperiment(filepath.Join(dir, "experiment.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := scriptedModel{"fenced code block of JSON": "```json\n{\"properties\": [{\"name\": \"perm\", \"transform\": \"permute_rows\", \"metrc\": \"total\"}]}\n```"}
+	if _, err := Run(context.Background(), x, Options{Model: bad}); err == nil || !strings.Contains(err.Error(), `$.properties[0].metrc: unknown key "metrc"`) {
+		t.Errorf("Run with a bad spec = %v", err)
+	}
+}
