@@ -195,7 +195,8 @@ type Hypothesis struct {
 	Expected  any      `key:"expected" json:"expected,omitempty"`
 	Tolerance *float64 `key:"tolerance" json:"tolerance,omitempty"`
 	// Treatment names the treatment meets_claim compares with the
-	// baseline; empty means the only one.
+	// baseline (empty: the only one); for the other verifiers, the
+	// condition whose metrics they read (empty: the baseline).
 	Treatment string `key:"treatment" json:"treatment,omitempty"`
 	// Direction is "lower" (the default: the metric is an error) or
 	// "higher".
@@ -389,6 +390,9 @@ func checkCode(d *decoder, p string, c Code) {
 var identPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func checkHypothesis(d *decoder, p string, h Hypothesis, conditions map[string]bool) {
+	if h.Treatment != "" && !conditions[h.Treatment] {
+		d.errorf(p+".treatment", "no condition named %q", h.Treatment)
+	}
 	switch h.Verifier {
 	case VerifierMetamorphic:
 	case VerifierWithinTolerance:
@@ -408,9 +412,6 @@ func checkHypothesis(d *decoder, p string, h Hypothesis, conditions map[string]b
 	case VerifierMeetsClaim:
 		if h.Metric == "" {
 			d.errorf(p+".metric", "meets_claim needs a metric")
-		}
-		if h.Treatment != "" && !conditions[h.Treatment] {
-			d.errorf(p+".treatment", "no treatment named %q", h.Treatment)
 		}
 		if h.Direction != "" && h.Direction != "lower" && h.Direction != "higher" {
 			d.errorf(p+".direction", "unknown direction %q; want lower or higher", h.Direction)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -171,7 +172,11 @@ func Run(ctx context.Context, x *Experiment, opts Options) (*Report, error) {
 			rep.Stopped = ce
 			return rep, nil
 		}
-		x.record(rep, cond, results)
+		if err := x.record(rep, cond, results); err != nil {
+			err.Capsule = capsule.Name
+			rep.Stopped = err
+			return rep, nil
+		}
 	}
 	samples := rep.Samples()
 	for _, h := range x.Hypotheses {
@@ -188,19 +193,31 @@ func (c *Condition) name() string {
 }
 
 // record files one condition's results: per replicate, the baseline
-// metrics and a <property>_pass for each property.
-func (x *Experiment) record(rep *Report, cond *Condition, results []*Result) {
+// metrics and a <property>_pass for each property. Every replicate must
+// return the same metric names, none of them a property's _pass name, so
+// that the i-th value of every metric is replicate i.
+func (x *Experiment) record(rep *Report, cond *Condition, results []*Result) *CapsuleError {
 	stride := 1 + len(x.Spec.Properties)
 	cond.Metrics = Samples{}
-	seen := map[string]bool{}
+	reserved := map[string]string{}
+	for _, p := range x.Spec.Properties {
+		reserved[p.Name+"_pass"] = p.Name
+	}
 	for r := 0; r < rep.Replicates; r++ {
 		orig := results[r*stride].Metrics
-		for _, k := range sortedKeys(orig) {
-			cond.Metrics[k] = append(cond.Metrics[k], orig[k])
-			if !seen[k] {
-				seen[k] = true
-				cond.Keys = append(cond.Keys, k)
+		keys := sortedKeys(orig)
+		for _, k := range keys {
+			if p, ok := reserved[k]; ok {
+				return &CapsuleError{Code: CodeResult, Msg: fmt.Sprintf("metric %q is the result of property %s; rename it", k, p)}
 			}
+		}
+		if r == 0 {
+			cond.Keys = keys
+		} else if !slices.Equal(keys, cond.Keys) {
+			return &CapsuleError{Code: CodeResult, Msg: fmt.Sprintf("replicate %d returned metrics %v, replicate 0 returned %v", r, keys, cond.Keys)}
+		}
+		for _, k := range keys {
+			cond.Metrics[k] = append(cond.Metrics[k], orig[k])
 		}
 		for i, p := range x.Spec.Properties {
 			got := results[r*stride+1+i].Metrics
@@ -228,6 +245,7 @@ func (x *Experiment) record(rep *Report, cond *Condition, results []*Result) {
 	for _, p := range x.Spec.Properties {
 		cond.Keys = append(cond.Keys, p.Name+"_pass")
 	}
+	return nil
 }
 
 // execute runs a batch in the sandbox, or in this process without one.

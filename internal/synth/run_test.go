@@ -345,3 +345,19 @@ verifier = "metamorphic"
 		t.Errorf("Run with a bad spec = %v", err)
 	}
 }
+
+func TestRunInconsistentMetrics(t *testing.T) {
+	tests := []struct{ name, code, want string }{
+		{"reserved name", "def fit_and_eval(d):\n    return {'total': sum(d), 'perm_pass': True}\n", `metric "perm_pass" is the result of property perm`},
+		{"keys vary by replicate", "def fit_and_eval(d):\n    if len(d) == 3 and d[0] == 1 and d[1] == 2:\n        return {'total': sum(d)}\n    return {'total': sum(d), 'extra': 1}\n", "replicate 1 returned metrics [extra total], replicate 0 returned [total]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			exp := strings.Replace(sumExperiment, "[data]", "[experiment]\nreplicates = 2\nresample = \"bootstrap\"\nseed = 3\n[data]", 1)
+			rep := runExperiment(t, map[string]string{"experiment.toml": exp, "fit.star": tt.code, "data.json": "[1, 2, 3]"}, Options{})
+			if rep.Stopped == nil || rep.Stopped.Code != CodeResult || rep.Stopped.Capsule != "fit.star" || !strings.Contains(rep.Stopped.Msg, tt.want) {
+				t.Errorf("Stopped = %v, want %s: %s", rep.Stopped, CodeResult, tt.want)
+			}
+		})
+	}
+}
