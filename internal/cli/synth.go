@@ -51,8 +51,14 @@ const synthRunDoc = `run runs the experiment in EXPERIMENT (an experiment.toml):
   [data]         file (JSON, JSONL or CSV) or value
   [transforms]   file or source: Starlark functions usable as transforms
   [experiment]   replicates, resample (none or bootstrap), seed
-  [[hypotheses]] name, verifier (metamorphic, meets_claim,
-                 within_tolerance, exact_match) and its parameters
+  [[hypotheses]] name, verifier and its parameters:
+                 metamorphic: every property holds in every replicate;
+                 meets_claim: metric, treatment, direction (lower or
+                 higher), min_pct, alpha (defaults from the claim's
+                 acceptance), method (welch or bootstrap);
+                 within_tolerance: metric, expected, tolerance;
+                 exact_match: metric and expected, or expected as a
+                 table of metric = value
 
 Built-in transforms: identity, permute_rows, permute_rows_aligned, scale,
 shift, duplicate_rows, drop_nulls.
