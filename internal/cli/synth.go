@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -237,20 +239,25 @@ Exit status 2 when the experiment is malformed, 1 when its code is refused.`,
 
 func newSynthDeriveCmd(e *env) *cobra.Command {
 	var target string
-	var asJSON bool
+	var asJSON, all bool
 	cmd := &cobra.Command{
-		Use:   "derive --target NAME [FILE]",
+		Use:   "derive (--target NAME | --all) [FILE]",
 		Short: "Find an expression that derives one parameter from the others",
 		Long: `derive reads examples, a JSON list of objects of string values (FILE, or
 standard input), and searches for the smallest expression over the other
 keys that gives the value of --target in every example: concatenations of
 literals and values, x.split(sep)[i], x.replace(a, b), x.lower(),
 x.upper(). It prints the expression as Starlark, or exits 1 when there is
-none. --json prints {"target", "expression", "found"}.`,
+none. --json prints {"target", "expression", "found"}.
+
+--all decides for every key at once which ones a caller need not pass:
+it prints "name = expression" for each derived key, every expression over
+the keys that are kept (--json: {"derived": {name: expression}, "kept":
+[names]}).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if target == "" {
-				return usagef("--target is required")
+			if (target == "") == !all {
+				return usagef("give one of --target and --all")
 			}
 			name, data, err := readInput(cmd.InOrStdin(), args)
 			if err != nil {
@@ -259,6 +266,9 @@ none. --json prints {"target", "expression", "found"}.`,
 			var examples []map[string]string
 			if err := json.Unmarshal(data, &examples); err != nil {
 				return usageError{&trace.Error{File: name, Path: "$", Msg: "want a list of objects of strings: " + err.Error()}}
+			}
+			if all {
+				return printDerived(e, examples, asJSON)
 			}
 			expr, ok := synth.DeriveParameter(examples, target)
 			if asJSON {
@@ -281,6 +291,39 @@ none. --json prints {"target", "expression", "found"}.`,
 		},
 	}
 	cmd.Flags().StringVar(&target, "target", "", "the key to derive")
+	cmd.Flags().BoolVar(&all, "all", false, "derive every key that can be derived from the others")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+func printDerived(e *env, examples []map[string]string, asJSON bool) error {
+	derived := synth.DeriveParameters(examples)
+	kept := []string{}
+	if len(examples) > 0 {
+		for k := range examples[0] {
+			if _, ok := derived[k]; !ok {
+				kept = append(kept, k)
+			}
+		}
+	}
+	sort.Strings(kept)
+	names := make([]string, 0, len(derived))
+	for k := range derived {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	if asJSON {
+		v := map[string]any{"derived": map[string]string{}, "kept": kept}
+		for _, k := range names {
+			v["derived"].(map[string]string)[k] = derived[k].String()
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	for _, k := range names {
+		fmt.Fprintf(e.stdout, "%s = %s\n", k, derived[k])
+	}
+	fmt.Fprintf(e.stdout, "kept: %s\n", strings.Join(kept, ", "))
+	return nil
 }

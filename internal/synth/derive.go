@@ -405,3 +405,109 @@ func boolKey(b bool) string {
 	}
 	return "A"
 }
+
+// Refs returns the parameters e reads, sorted, without duplicates.
+func Refs(e Expr) []string {
+	seen := map[string]bool{}
+	var walk func(Expr)
+	walk = func(e Expr) {
+		switch x := e.(type) {
+		case refExpr:
+			seen[x.name] = true
+		case lowerExpr:
+			walk(x.x)
+		case upperExpr:
+			walk(x.x)
+		case splitExpr:
+			walk(x.x)
+		case replaceExpr:
+			walk(x.x)
+		case concatExpr:
+			for _, p := range x.parts {
+				walk(p)
+			}
+		}
+	}
+	walk(e)
+	return sortedKeys(seen)
+}
+
+// DeriveParameters decides which parameters of a step (or a workflow) a
+// caller need not pass: it returns an expression for each parameter that
+// derives it from the parameters kept, which are the others. Every
+// expression reads only kept parameters, so the derived values can be
+// computed at the start of the workflow in any order.
+//
+// Parameters are tried longest value first (summed over the examples):
+// a composite such as a branch name is longer than its parts, and trying
+// it first keeps the parts (version, repository) as parameters rather
+// than deriving a part from the composite (version from
+// branch.split("-")[-1]). Once the kept set is chosen, every expression
+// is searched again over the kept set alone; a parameter whose expression
+// needed a parameter that is derived after all is kept, and the pass
+// repeats until nothing changes (at most once per parameter).
+func DeriveParameters(examples []map[string]string) map[string]Expr {
+	if len(examples) < 2 {
+		return map[string]Expr{}
+	}
+	var names []string
+	length := map[string]int{}
+	for k := range examples[0] {
+		names = append(names, k)
+		for _, ex := range examples {
+			length[k] += len(ex[k])
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if length[names[i]] != length[names[j]] {
+			return length[names[i]] > length[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	kept := map[string]bool{}
+	for _, k := range names {
+		kept[k] = true
+	}
+	restrict := func(target string) []map[string]string {
+		out := make([]map[string]string, len(examples))
+		for i, ex := range examples {
+			m := map[string]string{target: ex[target]}
+			for k := range kept {
+				if k != target {
+					if v, ok := ex[k]; ok {
+						m[k] = v
+					}
+				}
+			}
+			out[i] = m
+		}
+		return out
+	}
+	derived := map[string]Expr{}
+	for _, k := range names {
+		if e, ok := DeriveParameter(restrict(k), k); ok {
+			derived[k] = e
+			delete(kept, k)
+		}
+	}
+	for range names {
+		changed := false
+		for _, k := range names {
+			if _, ok := derived[k]; !ok {
+				continue
+			}
+			e, ok := DeriveParameter(restrict(k), k)
+			if ok {
+				derived[k] = e
+				continue
+			}
+			delete(derived, k)
+			kept[k] = true
+			changed = true
+		}
+		if !changed {
+			break
+		}
+	}
+	return derived
+}

@@ -158,3 +158,34 @@ func BenchmarkDeriveParameter(b *testing.B) {
 		}
 	}
 }
+
+// A branch and a title built from a version and a repository name are
+// derived; the caller passes only the version and the repository.
+func TestDeriveParameters(t *testing.T) {
+	ex := []map[string]string{
+		{"repository": "acme/widgets", "version": "1.2.0", "branch": "release/widgets-1.2.0", "title": "Release widgets 1.2.0"},
+		{"repository": "acme/gadgets", "version": "2.0.1", "branch": "release/gadgets-2.0.1", "title": "Release gadgets 2.0.1"},
+		{"repository": "tools/cli", "version": "0.9.0", "branch": "release/cli-0.9.0", "title": "Release cli 0.9.0"},
+	}
+	got := DeriveParameters(ex)
+	want := map[string]string{
+		"branch": `"release/" + repository.split("/")[-1] + "-" + version`,
+		"title":  `"Release " + repository.split("/")[-1] + " " + version`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("DeriveParameters = %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if got[k] == nil || got[k].String() != w {
+			t.Errorf("%s = %v, want %s", k, got[k], w)
+		}
+		for _, r := range Refs(got[k]) {
+			if _, derived := got[r]; derived {
+				t.Errorf("%s reads %s, which is derived too", k, r)
+			}
+		}
+	}
+	if d := DeriveParameters(ex[:1]); len(d) != 0 {
+		t.Errorf("DeriveParameters on one example = %v, want none", d)
+	}
+}
