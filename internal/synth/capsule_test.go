@@ -30,7 +30,10 @@ func testSandbox(t testing.TB) *Sandbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Sandbox{Path: exe, Args: []string{capsuleCommand}}
+	// A generous wall clock: on a loaded machine the default allowance
+	// (a few seconds) could stop a capsule before the CPU-time limit a
+	// test is about, and the test would see capsule.wall_clock.
+	return &Sandbox{Path: exe, Args: []string{capsuleCommand}, WallClock: time.Minute}
 }
 
 func TestHostileCapsules(t *testing.T) {
