@@ -34,7 +34,8 @@ type Sandbox struct {
 	Path string
 	Args []string
 	// WallClock overrides the wall-clock allowance of a batch, which is
-	// otherwise 2 × time_s × executions + 5 s.
+	// otherwise 3 × time_s × executions + 10 s: generous, because it
+	// only has to catch a process that is not using its CPU time.
 	WallClock time.Duration
 
 	// netns records whether new network namespaces work here: 0 not
@@ -95,7 +96,7 @@ func (s *Sandbox) Run(ctx context.Context, c *Capsule, inputs []any) ([]*Result,
 	runs := max(len(inputs), 1)
 	wall := s.WallClock
 	if wall == 0 {
-		wall = time.Duration(2*r.TimeS*runs)*time.Second + 5*time.Second
+		wall = time.Duration(3*r.TimeS*runs)*time.Second + 10*time.Second
 	}
 	// The answer holds every execution's printed output and metrics.
 	answerCap := int64(r.OutputKB)*1024*int64(runs) + 1<<20
