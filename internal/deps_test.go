@@ -39,6 +39,7 @@ var allowed = map[string][]string{
 	"internal/tracetest":       {"internal/trace"},
 	"internal/capture":         {"internal/trace", "internal/redact"},
 	"internal/serve":           {"internal/runtime", "internal/bundle", "internal/candidate", "internal/trace"},
+	"internal/synth":           {"internal/trace", "internal/redact"},
 	"internal/tools/gencorpus": {"internal/trace", "internal/tracetest"},
 	"internal/harness":         {"internal/trace", "internal/store"},
 	"internal/cli":             {"*"},

@@ -164,5 +164,6 @@ a subcommand does the same as "crystallize mine".`,
 	root.AddCommand(newCaptureCmd(e), newServeCmd(e), newStatsCmd(e))
 	root.AddCommand(newHarnessCmd(e))
 	root.AddCommand(newSessionsCmd(e), newStatusCmd(e))
+	root.AddCommand(newSynthCmd(e))
 	return root
 }

@@ -1,0 +1,329 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/synth"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+const synthDoc = `synth runs bounded-synthesis experiments: code (written by hand or by a
+model) runs in a sandboxed Starlark capsule, metamorphic properties are
+checked on transformed inputs, and verifiers decide the experiment's
+hypotheses across replicates. Everything an experiment needs is in one
+file, experiment.toml; see "crystallize synth run --help".`
+
+// newSynthCmd is "crystallize synth".
+func newSynthCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "synth",
+		Short: "Run bounded-synthesis experiments: sandboxed capsules, metamorphic tests, verifiers",
+		Long:  synthDoc,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newSynthRunCmd(e), newSynthCheckCmd(e), newSynthDeriveCmd(e), newSynthStepCmd(e), newSynthCapsuleExecCmd())
+	return cmd
+}
+
+const synthRunDoc = `run runs the experiment in EXPERIMENT (an experiment.toml):
+
+  [claim]        id, text, acceptance (criteria read by meets_claim)
+  [spec]         allowed_imports (math, json, time, stats, table),
+                 resources = { time_s, mem_mb, output_kb },
+                 [[spec.properties]] name, transform, metric, tolerance,
+                 expect (equal, scaled, shifted), factor, offset;
+                 or model and prompt to have a model propose all but
+                 the resources
+  [code]         file or source (Starlark) and entrypoint
+                 (default fit_and_eval), or model (a [models.*] key of
+                 --config) and prompt: the first fenced code block of the
+                 model's answer is the code
+  [[treatments]] name, file or source: other code for meets_claim
+  [data]         file (JSON, JSONL or CSV) or value
+  [transforms]   file or source: Starlark functions usable as transforms
+  [experiment]   replicates, resample (none or bootstrap), seed
+  [[hypotheses]] name, verifier and its parameters:
+                 metamorphic: every property holds in every replicate;
+                 meets_claim: metric, treatment, direction (lower or
+                 higher), min_pct, alpha (defaults from the claim's
+                 acceptance), method (welch or bootstrap);
+                 within_tolerance: metric, expected, tolerance;
+                 exact_match: metric and expected, or expected as a
+                 table of metric = value
+
+Built-in transforms: identity, permute_rows, permute_rows_aligned, scale,
+shift, duplicate_rows, drop_nulls.
+
+Each capsule runs in a separate process with its limits enforced: a
+Starlark step budget and RLIMIT_CPU for time_s, RLIMIT_AS for mem_mb, no
+file writes, a new network namespace where the system allows one, and a
+wall-clock kill. The evidence bundle (manifest.json with the code's
+sha256, the spec, model calls and per-replicate metrics; redacted) is
+written to --out, by default evidence/<claim id> beside the experiment.
+
+--json prints
+  {"metrics": {"baseline": {"<metric>": [one value per replicate],
+                            "<property>_pass": [...]}, "<treatment>": {...}},
+   "hypotheses": [{"name", "verifier", "pass", "result"}],
+   "pass": bool, "stopped": {"capsule", "code", "limit", "message"} or absent,
+   "evidence": DIR}
+
+Exit status: 0 when every hypothesis holds, 1 when one fails or a capsule
+is stopped, 2 when the experiment is malformed.`
+
+func newSynthRunCmd(e *env) *cobra.Command {
+	var asJSON bool
+	var out, config string
+	cmd := &cobra.Command{
+		Use:   "run EXPERIMENT",
+		Short: "Run an experiment.toml and decide its hypotheses",
+		Long:  synthRunDoc,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			x, err := synth.LoadExperiment(args[0])
+			if err != nil {
+				return experimentError(err)
+			}
+			sb, err := capsuleSandbox()
+			if err != nil {
+				return err
+			}
+			cfg, err := loadSynthConfig(config)
+			if err != nil {
+				return err
+			}
+			model := &synthModel{cfg: cfg, getenv: e.getenv}
+			rep, err := synth.Run(cmd.Context(), x, synth.Options{Sandbox: sb, Model: model})
+			if err != nil {
+				return experimentError(err)
+			}
+			if out == "" {
+				out = filepath.Join(x.Dir, "evidence", x.Claim.ID)
+			}
+			if err := synth.WriteEvidence(out, rep); err != nil {
+				return err
+			}
+			if err := printSynthRun(e, rep, out, asJSON); err != nil {
+				return err
+			}
+			switch {
+			case rep.Stopped != nil:
+				return exitError{exitFailure, rep.Stopped}
+			case !rep.Pass():
+				return exitError{exitFailure, errors.New("a hypothesis does not hold")}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVar(&out, "out", "", "evidence bundle directory (default evidence/<claim id> beside the experiment)")
+	cmd.Flags().StringVar(&config, "config", "", "configuration with the [models.*] that code.model names (default ./"+runtime.ConfigFile+" when present)")
+	return cmd
+}
+
+// synthRunJSON is the --json output of synth run, a contract.
+type synthRunJSON struct {
+	Metrics    map[string]synth.Samples `json:"metrics"`
+	Hypotheses []synth.Verdict          `json:"hypotheses"`
+	Pass       bool                     `json:"pass"`
+	Stopped    *synth.CapsuleError      `json:"stopped,omitempty"`
+	Evidence   string                   `json:"evidence"`
+}
+
+func printSynthRun(e *env, rep *synth.Report, out string, asJSON bool) error {
+	if asJSON {
+		v := synthRunJSON{Metrics: rep.Samples(), Hypotheses: rep.Hypotheses, Pass: rep.Pass(), Stopped: rep.Stopped, Evidence: out}
+		if v.Hypotheses == nil {
+			v.Hypotheses = []synth.Verdict{}
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "claim %s: %s\n", rep.Claim.ID, rep.Claim.Text)
+	for _, c := range rep.Conditions {
+		if c.Metrics != nil {
+			fmt.Fprintf(w, "%s: %s\n", c.Name, synth.FormatMetrics(c))
+		}
+	}
+	for _, ch := range rep.Checks {
+		if !ch.Pass {
+			fmt.Fprintf(w, "property %s failed on %s, replicate %d, metric %s: %s\n", ch.Property, ch.Condition, ch.Replicate, ch.Metric, ch.Reason)
+		}
+	}
+	for _, h := range rep.Hypotheses {
+		verdict := "holds"
+		if !h.Pass {
+			verdict = "fails"
+		}
+		fmt.Fprintf(w, "hypothesis %s (%s): %s", h.Name, h.Verifier, verdict)
+		if m, ok := h.Result["method"]; ok {
+			fmt.Fprintf(w, " [%v, p = %v]", m, h.Result["p_value"])
+		}
+		if r, ok := h.Result["reason"]; ok {
+			fmt.Fprintf(w, ": %v", r)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "evidence: %s\n", out)
+	return nil
+}
+
+// experimentError makes problems with the experiment's files usage
+// errors (exit 2); anything else, such as a failed model call, exits 1.
+func experimentError(err error) error {
+	var list trace.ErrorList
+	if errors.As(err, &list) || errors.Is(err, fs.ErrNotExist) {
+		return usageError{err}
+	}
+	return err
+}
+
+// capsuleSandbox runs capsules in this executable, started again as
+// "crystallize synth capsule-exec". argv[0] is "crystallize" whatever the
+// file is called, which is also how test binaries recognize the command.
+func capsuleSandbox() (*synth.Sandbox, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding the capsule executable: %w", err)
+	}
+	return &synth.Sandbox{Path: exe, Args: []string{"crystallize", "synth", "capsule-exec"}}, nil
+}
+
+func newSynthCapsuleExecCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "capsule-exec",
+		Short:  "Serve one capsule request on standard input (internal)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return synth.Serve(os.Stdin, os.Stdout)
+		},
+	}
+}
+
+func newSynthCheckCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check EXPERIMENT",
+		Short: "Check an experiment.toml and its code without running anything",
+		Long: `check reads EXPERIMENT strictly (unknown keys and wrong types are errors
+naming the file, line and key path), and parses its code and transforms,
+checking every load() against spec.allowed_imports. It runs nothing.
+Exit status 2 when the experiment is malformed, 1 when its code is refused.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			x, err := synth.LoadExperiment(args[0])
+			if err != nil {
+				return experimentError(err)
+			}
+			if err := synth.CheckCode(x); err != nil {
+				return experimentError(err)
+			}
+			fmt.Fprintf(e.stdout, "%s: ok\n", args[0])
+			return nil
+		},
+	}
+}
+
+func newSynthDeriveCmd(e *env) *cobra.Command {
+	var target string
+	var asJSON, all bool
+	cmd := &cobra.Command{
+		Use:   "derive (--target NAME | --all) [FILE]",
+		Short: "Find an expression that derives one parameter from the others",
+		Long: `derive reads examples, a JSON list of objects of string values (FILE, or
+standard input), and searches for the smallest expression over the other
+keys that gives the value of --target in every example: concatenations of
+literals and values, x.split(sep)[i], x.replace(a, b), x.lower(),
+x.upper(). It prints the expression as Starlark, or exits 1 when there is
+none. --json prints {"target", "expression", "found"}.
+
+--all decides for every key at once which ones a caller need not pass:
+it prints "name = expression" for each derived key, every expression over
+the keys that are kept (--json: {"derived": {name: expression}, "kept":
+[names]}).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (target == "") == !all {
+				return usagef("give one of --target and --all")
+			}
+			name, data, err := readInput(cmd.InOrStdin(), args)
+			if err != nil {
+				return err
+			}
+			var examples []map[string]string
+			if err := json.Unmarshal(data, &examples); err != nil {
+				return usageError{&trace.Error{File: name, Path: "$", Msg: "want a list of objects of strings: " + err.Error()}}
+			}
+			if all {
+				return printDerived(e, examples, asJSON)
+			}
+			expr, ok := synth.DeriveParameter(examples, target)
+			if asJSON {
+				v := map[string]any{"target": target, "found": ok, "expression": nil}
+				if ok {
+					v["expression"] = expr.String()
+				}
+				enc := json.NewEncoder(e.stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(v); err != nil {
+					return err
+				}
+			} else if ok {
+				fmt.Fprintf(e.stdout, "%s = %s\n", target, expr)
+			}
+			if !ok {
+				return exitError{exitFailure, fmt.Errorf("no expression derives %q from the other values in every example", target)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&target, "target", "", "the key to derive")
+	cmd.Flags().BoolVar(&all, "all", false, "derive every key that can be derived from the others")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func printDerived(e *env, examples []map[string]string, asJSON bool) error {
+	derived := synth.DeriveParameters(examples)
+	kept := []string{}
+	if len(examples) > 0 {
+		for k := range examples[0] {
+			if _, ok := derived[k]; !ok {
+				kept = append(kept, k)
+			}
+		}
+	}
+	sort.Strings(kept)
+	names := make([]string, 0, len(derived))
+	for k := range derived {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	if asJSON {
+		v := map[string]any{"derived": map[string]string{}, "kept": kept}
+		for _, k := range names {
+			v["derived"].(map[string]string)[k] = derived[k].String()
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	for _, k := range names {
+		fmt.Fprintf(e.stdout, "%s = %s\n", k, derived[k])
+	}
+	fmt.Fprintf(e.stdout, "kept: %s\n", strings.Join(kept, ", "))
+	return nil
+}

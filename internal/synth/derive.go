@@ -1,0 +1,513 @@
+package synth
+
+import (
+	"container/heap"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Expr is an expression of the template language that derives one
+// parameter's value from others: string literals, parameter references,
+// x.split(sep)[i], x.replace(old, new), x.lower(), x.upper(), and the
+// concatenation of these. String returns it as Starlark (and Python), so
+// it can be written into a workflow as is.
+type Expr interface {
+	// Eval computes the expression over one example's values; false
+	// when it is undefined there (a missing value, an index out of
+	// range).
+	Eval(values map[string]string) (string, bool)
+	String() string
+	// Size is the expression's cost in the search: one per literal,
+	// reference and operation.
+	Size() int
+}
+
+type (
+	litExpr   struct{ s string }
+	refExpr   struct{ name string }
+	lowerExpr struct{ x Expr }
+	upperExpr struct{ x Expr }
+	splitExpr struct {
+		x   Expr
+		sep string
+		i   int
+	}
+	replaceExpr struct {
+		x        Expr
+		old, new string
+	}
+	concatExpr struct{ parts []Expr }
+)
+
+func (e litExpr) Eval(map[string]string) (string, bool) { return e.s, true }
+func (e litExpr) String() string                        { return strconv.Quote(e.s) }
+func (e litExpr) Size() int                             { return 1 }
+
+func (e refExpr) Eval(v map[string]string) (string, bool) { s, ok := v[e.name]; return s, ok }
+func (e refExpr) String() string                          { return e.name }
+func (e refExpr) Size() int                               { return 1 }
+
+func (e lowerExpr) Eval(v map[string]string) (string, bool) {
+	s, ok := e.x.Eval(v)
+	return strings.ToLower(s), ok
+}
+func (e lowerExpr) String() string { return e.x.String() + ".lower()" }
+func (e lowerExpr) Size() int      { return 1 + e.x.Size() }
+
+func (e upperExpr) Eval(v map[string]string) (string, bool) {
+	s, ok := e.x.Eval(v)
+	return strings.ToUpper(s), ok
+}
+func (e upperExpr) String() string { return e.x.String() + ".upper()" }
+func (e upperExpr) Size() int      { return 1 + e.x.Size() }
+
+// Eval splits as Python's str.split(sep) does and indexes from the end
+// for negative i.
+func (e splitExpr) Eval(v map[string]string) (string, bool) {
+	s, ok := e.x.Eval(v)
+	if !ok {
+		return "", false
+	}
+	parts := strings.Split(s, e.sep)
+	i := e.i
+	if i < 0 {
+		i += len(parts)
+	}
+	if i < 0 || i >= len(parts) {
+		return "", false
+	}
+	return parts[i], true
+}
+func (e splitExpr) String() string {
+	return e.x.String() + ".split(" + strconv.Quote(e.sep) + ")[" + strconv.Itoa(e.i) + "]"
+}
+func (e splitExpr) Size() int { return 1 + e.x.Size() }
+
+func (e replaceExpr) Eval(v map[string]string) (string, bool) {
+	s, ok := e.x.Eval(v)
+	return strings.ReplaceAll(s, e.old, e.new), ok
+}
+func (e replaceExpr) String() string {
+	return e.x.String() + ".replace(" + strconv.Quote(e.old) + ", " + strconv.Quote(e.new) + ")"
+}
+func (e replaceExpr) Size() int { return 1 + e.x.Size() }
+
+func (e concatExpr) Eval(v map[string]string) (string, bool) {
+	var b strings.Builder
+	for _, p := range e.parts {
+		s, ok := p.Eval(v)
+		if !ok {
+			return "", false
+		}
+		b.WriteString(s)
+	}
+	return b.String(), true
+}
+func (e concatExpr) String() string {
+	s := make([]string, len(e.parts))
+	for i, p := range e.parts {
+		s[i] = p.String()
+	}
+	return strings.Join(s, " + ")
+}
+func (e concatExpr) Size() int {
+	n := 0
+	for _, p := range e.parts {
+		n += p.Size()
+	}
+	return n
+}
+
+// Bounds of the search. They keep it to milliseconds on a step's
+// parameters while covering the shapes seen in practice (a branch or a
+// title built from a version and a path).
+const (
+	deriveMaxAtomSize   = 3     // a reference under at most two operations
+	deriveMaxAtoms      = 4000  // distinct atoms kept
+	deriveMaxPieces     = 7     // parts of a concatenation
+	deriveMaxExpansions = 50000 // search states expanded
+)
+
+// deriveSeparators are the characters split and replace may use, when
+// they occur in the examples.
+const deriveSeparators = "/-_.@: "
+
+// DeriveParameter searches for the smallest expression over the other
+// keys of the examples that yields examples[i][target] in every example,
+// and reports whether it found one. It needs at least two examples in
+// which the target does not stay the same (a value that never varies is a
+// constant, not a derived parameter), and the expression must use at
+// least one other value.
+//
+// The search has two levels. Atoms are references under up to two string
+// operations, enumerated bottom-up and deduplicated by what they compute
+// on the examples (observational equivalence: of two atoms with the same
+// outputs only the smaller is kept). A concatenation is then a path that
+// consumes every example's target from left to right, each step taking an
+// atom or a literal that is a prefix of what is left in every example;
+// uniform-cost search over the per-example offsets finds the cheapest
+// path first, so the first complete expression is a smallest one. Every
+// step is checked on every example, and the result is evaluated once
+// more on all of them before it is returned.
+func DeriveParameter(examples []map[string]string, target string) (Expr, bool) {
+	if len(examples) < 2 {
+		return nil, false
+	}
+	want := make([]string, len(examples))
+	constant := true
+	for i, ex := range examples {
+		v, ok := ex[target]
+		if !ok {
+			return nil, false
+		}
+		want[i] = v
+		constant = constant && v == want[0]
+	}
+	if constant {
+		return nil, false
+	}
+	atoms := deriveAtoms(examples, target, want)
+	expr, ok := deriveConcat(atoms, want)
+	if !ok {
+		return nil, false
+	}
+	for i, ex := range examples {
+		if got, ok := expr.Eval(ex); !ok || got != want[i] {
+			return nil, false
+		}
+	}
+	return expr, true
+}
+
+type atom struct {
+	expr Expr
+	out  []string
+}
+
+// deriveAtoms enumerates atoms in order of size.
+func deriveAtoms(examples []map[string]string, target string, want []string) []atom {
+	var names []string
+	for k := range examples[0] {
+		if k == target {
+			continue
+		}
+		inAll := true
+		for _, ex := range examples[1:] {
+			if _, ok := ex[k]; !ok {
+				inAll = false
+			}
+		}
+		if inAll {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	var seps []string
+	for _, c := range deriveSeparators {
+		s := string(c)
+		for _, ex := range examples {
+			found := false
+			for _, v := range ex {
+				if strings.Contains(v, s) {
+					found = true
+					break
+				}
+			}
+			if found {
+				seps = append(seps, s)
+				break
+			}
+		}
+	}
+	seen := map[string]bool{}
+	var atoms []atom
+	add := func(e Expr) bool {
+		out := make([]string, len(examples))
+		empty := true
+		for i, ex := range examples {
+			s, ok := e.Eval(ex)
+			if !ok {
+				return false
+			}
+			out[i] = s
+			empty = empty && s == ""
+		}
+		key := strings.Join(out, "\x00")
+		if empty || seen[key] || len(atoms) >= deriveMaxAtoms {
+			return false
+		}
+		seen[key] = true
+		atoms = append(atoms, atom{e, out})
+		return true
+	}
+	level := []Expr{}
+	for _, n := range names {
+		if add(refExpr{n}) {
+			level = append(level, refExpr{n})
+		}
+	}
+	for size := 2; size <= deriveMaxAtomSize; size++ {
+		var next []Expr
+		for _, x := range level {
+			cands := []Expr{lowerExpr{x}, upperExpr{x}}
+			for _, sep := range seps {
+				// -1 first: among splits that agree on the examples,
+				// the last segment is the one that generalizes (a path's
+				// base name, however deep the path).
+				for _, i := range []int{-1, 0, 1, 2, -2} {
+					cands = append(cands, splitExpr{x, sep, i})
+				}
+				for _, rep := range append([]string{""}, seps...) {
+					if rep != sep {
+						cands = append(cands, replaceExpr{x, sep, rep})
+					}
+				}
+			}
+			for _, c := range cands {
+				if add(c) {
+					next = append(next, c)
+				}
+			}
+		}
+		level = next
+	}
+	return atoms
+}
+
+// deriveState is a node of the concatenation search.
+type deriveState struct {
+	off     []int
+	parts   []Expr
+	cost    int
+	lastLit bool
+	refs    int
+	seq     int
+}
+
+type deriveQueue []*deriveState
+
+func (q deriveQueue) Len() int { return len(q) }
+func (q deriveQueue) Less(i, j int) bool {
+	if q[i].cost != q[j].cost {
+		return q[i].cost < q[j].cost
+	}
+	if len(q[i].parts) != len(q[j].parts) {
+		return len(q[i].parts) < len(q[j].parts)
+	}
+	return q[i].seq < q[j].seq
+}
+func (q deriveQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *deriveQueue) Push(x any)   { *q = append(*q, x.(*deriveState)) }
+func (q *deriveQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+func deriveConcat(atoms []atom, want []string) (Expr, bool) {
+	seq := 0
+	q := &deriveQueue{{off: make([]int, len(want))}}
+	best := map[string]int{}
+	for expansions := 0; q.Len() > 0 && expansions < deriveMaxExpansions; expansions++ {
+		s := heap.Pop(q).(*deriveState)
+		done := true
+		for i, o := range s.off {
+			if o != len(want[i]) {
+				done = false
+				break
+			}
+		}
+		if done {
+			if s.refs == 0 {
+				continue
+			}
+			if len(s.parts) == 1 {
+				return s.parts[0], true
+			}
+			return concatExpr{s.parts}, true
+		}
+		if len(s.parts) >= deriveMaxPieces {
+			continue
+		}
+		push := func(e Expr, off []int, lit bool) {
+			key := offKey(off)
+			cost := s.cost + e.Size()
+			if c, ok := best[key+boolKey(lit)]; ok && c <= cost {
+				return
+			}
+			best[key+boolKey(lit)] = cost
+			seq++
+			refs := s.refs
+			if !lit {
+				refs++
+			}
+			heap.Push(q, &deriveState{off: off, parts: append(append([]Expr(nil), s.parts...), e), cost: cost, lastLit: lit, refs: refs, seq: seq})
+		}
+		for _, a := range atoms {
+			off := make([]int, len(want))
+			ok := true
+			for i, o := range a.out {
+				if !strings.HasPrefix(want[i][s.off[i]:], o) {
+					ok = false
+					break
+				}
+				off[i] = s.off[i] + len(o)
+			}
+			if ok {
+				push(a.expr, off, false)
+			}
+		}
+		if !s.lastLit {
+			// Literals: every common prefix of what is left.
+			rest := want[0][s.off[0]:]
+			n := len(rest)
+			for i := 1; i < len(want) && n > 0; i++ {
+				n = min(n, commonPrefix(rest, want[i][s.off[i]:]))
+			}
+			for l := 1; l <= n; l++ {
+				if l < len(rest) && !utf8.RuneStart(rest[l]) {
+					continue // never split a character
+				}
+				off := make([]int, len(want))
+				for i := range off {
+					off[i] = s.off[i] + l
+				}
+				push(litExpr{rest[:l]}, off, true)
+			}
+		}
+	}
+	return nil, false
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func offKey(off []int) string {
+	var b strings.Builder
+	for _, o := range off {
+		b.WriteString(strconv.Itoa(o))
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+func boolKey(b bool) string {
+	if b {
+		return "L"
+	}
+	return "A"
+}
+
+// Refs returns the parameters e reads, sorted, without duplicates.
+func Refs(e Expr) []string {
+	seen := map[string]bool{}
+	var walk func(Expr)
+	walk = func(e Expr) {
+		switch x := e.(type) {
+		case refExpr:
+			seen[x.name] = true
+		case lowerExpr:
+			walk(x.x)
+		case upperExpr:
+			walk(x.x)
+		case splitExpr:
+			walk(x.x)
+		case replaceExpr:
+			walk(x.x)
+		case concatExpr:
+			for _, p := range x.parts {
+				walk(p)
+			}
+		}
+	}
+	walk(e)
+	return sortedKeys(seen)
+}
+
+// DeriveParameters decides which parameters of a step (or a workflow) a
+// caller need not pass: it returns an expression for each parameter that
+// derives it from the parameters kept, which are the others. Every
+// expression reads only kept parameters, so the derived values can be
+// computed at the start of the workflow in any order.
+//
+// Parameters are tried longest value first (summed over the examples):
+// a composite such as a branch name is longer than its parts, and trying
+// it first keeps the parts (version, repository) as parameters rather
+// than deriving a part from the composite (version from
+// branch.split("-")[-1]). Once the kept set is chosen, every expression
+// is searched again over the kept set alone; a parameter whose expression
+// needed a parameter that is derived after all is kept, and the pass
+// repeats until nothing changes (at most once per parameter).
+func DeriveParameters(examples []map[string]string) map[string]Expr {
+	if len(examples) < 2 {
+		return map[string]Expr{}
+	}
+	var names []string
+	length := map[string]int{}
+	for k := range examples[0] {
+		names = append(names, k)
+		for _, ex := range examples {
+			length[k] += len(ex[k])
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if length[names[i]] != length[names[j]] {
+			return length[names[i]] > length[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	kept := map[string]bool{}
+	for _, k := range names {
+		kept[k] = true
+	}
+	restrict := func(target string) []map[string]string {
+		out := make([]map[string]string, len(examples))
+		for i, ex := range examples {
+			m := map[string]string{target: ex[target]}
+			for k := range kept {
+				if k != target {
+					if v, ok := ex[k]; ok {
+						m[k] = v
+					}
+				}
+			}
+			out[i] = m
+		}
+		return out
+	}
+	derived := map[string]Expr{}
+	for _, k := range names {
+		if e, ok := DeriveParameter(restrict(k), k); ok {
+			derived[k] = e
+			delete(kept, k)
+		}
+	}
+	for range names {
+		changed := false
+		for _, k := range names {
+			if _, ok := derived[k]; !ok {
+				continue
+			}
+			e, ok := DeriveParameter(restrict(k), k)
+			if ok {
+				derived[k] = e
+				continue
+			}
+			delete(derived, k)
+			kept[k] = true
+			changed = true
+		}
+		if !changed {
+			break
+		}
+	}
+	return derived
+}

@@ -1,0 +1,191 @@
+package synth
+
+import "testing"
+
+func TestDeriveParameter(t *testing.T) {
+	tests := []struct {
+		name     string
+		examples []map[string]string
+		target   string
+		want     string // "" when nothing should be found
+	}{
+		{
+			name: "branch from module and version",
+			examples: []map[string]string{
+				{"module": "golang.org/x/text", "version": "v0.14.0", "branch": "deps/text-v0.14.0"},
+				{"module": "github.com/spf13/cobra", "version": "v1.10.2", "branch": "deps/cobra-v1.10.2"},
+				{"module": "go.starlark.net", "version": "v0.0.1", "branch": "deps/go.starlark.net-v0.0.1"},
+			},
+			target: "branch",
+			want:   `"deps/" + module.split("/")[-1] + "-" + version`,
+		},
+		{
+			name: "title from repository and version",
+			examples: []map[string]string{
+				{"repo": "acme/widgets", "version": "1.2.0", "title": "Release widgets 1.2.0"},
+				{"repo": "acme/gadgets", "version": "2.0.1", "title": "Release gadgets 2.0.1"},
+			},
+			target: "title",
+			want:   `"Release " + repo.split("/")[-1] + " " + version`,
+		},
+		{
+			name: "tag with upper case and replace",
+			examples: []map[string]string{
+				{"name": "fix-login", "tag": "FIX_LOGIN"},
+				{"name": "add-cache", "tag": "ADD_CACHE"},
+			},
+			target: "tag",
+			want:   `name.upper().replace("-", "_")`,
+		},
+		{
+			name: "a plain copy",
+			examples: []map[string]string{
+				{"a": "x1", "b": "x1"},
+				{"a": "y2", "b": "y2"},
+			},
+			target: "b",
+			want:   `a`,
+		},
+		{
+			name: "lower case of a split",
+			examples: []map[string]string{
+				{"email": "Ann.Lee@Example.com", "user": "ann.lee"},
+				{"email": "Bo@Corp.io", "user": "bo"},
+			},
+			target: "user",
+			want:   `email.lower().split("@")[0]`,
+		},
+		{
+			name: "constant target is not derived",
+			examples: []map[string]string{
+				{"a": "x", "b": "main"},
+				{"a": "y", "b": "main"},
+			},
+			target: "b",
+		},
+		{
+			name: "unrelated values",
+			examples: []map[string]string{
+				{"a": "x", "b": "17"},
+				{"a": "y", "b": "42"},
+			},
+			target: "b",
+		},
+		{
+			name:     "one example is not evidence",
+			examples: []map[string]string{{"a": "x", "b": "x"}},
+			target:   "b",
+		},
+		{
+			name: "right on all but one example",
+			examples: []map[string]string{
+				{"v": "1.0", "tag": "v1.0"},
+				{"v": "2.0", "tag": "v2.0"},
+				{"v": "3.0", "tag": "release-3.0"},
+			},
+			target: "tag",
+		},
+		{
+			name: "missing target",
+			examples: []map[string]string{
+				{"a": "x"},
+				{"a": "y"},
+			},
+			target: "b",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, ok := DeriveParameter(tt.examples, tt.target)
+			if tt.want == "" {
+				if ok {
+					t.Fatalf("DeriveParameter = %s, want none", e)
+				}
+				return
+			}
+			if !ok {
+				t.Fatalf("DeriveParameter found nothing, want %s", tt.want)
+			}
+			if e.String() != tt.want {
+				t.Errorf("DeriveParameter = %s, want %s", e, tt.want)
+			}
+			for i, ex := range tt.examples {
+				if got, ok := e.Eval(ex); !ok || got != ex[tt.target] {
+					t.Errorf("example %d: %s = %q, want %q", i, e, got, ex[tt.target])
+				}
+			}
+		})
+	}
+}
+
+// The expression DeriveParameter prints must mean the same in Starlark.
+func TestDeriveExprIsStarlark(t *testing.T) {
+	ex := []map[string]string{
+		{"module": "golang.org/x/text", "version": "v0.14.0", "branch": "deps/text-v0.14.0"},
+		{"module": "github.com/spf13/cobra", "version": "v1.10.2", "branch": "deps/cobra-v1.10.2"},
+	}
+	e, ok := DeriveParameter(ex, "branch")
+	if !ok {
+		t.Fatal("no expression")
+	}
+	src := "def fit_and_eval(d):\n    module = d['module']\n    version = d['version']\n    return {'branch': " + e.String() + "}\n"
+	c := &Capsule{Name: "derive.star", Source: src}
+	prog, err := c.Compile(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range ex {
+		in := map[string]any{"module": x["module"], "version": x["version"]}
+		res, err := prog.Exec(t.Context(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Metrics["branch"] != x["branch"] {
+			t.Errorf("Starlark %s = %v, want %s", e, res.Metrics["branch"], x["branch"])
+		}
+	}
+}
+
+func BenchmarkDeriveParameter(b *testing.B) {
+	ex := []map[string]string{
+		{"module": "golang.org/x/text", "version": "v0.14.0", "repo": "x/text", "branch": "deps/text-v0.14.0"},
+		{"module": "github.com/spf13/cobra", "version": "v1.10.2", "repo": "spf13/cobra", "branch": "deps/cobra-v1.10.2"},
+		{"module": "go.starlark.net", "version": "v0.0.1", "repo": "google/starlark-go", "branch": "deps/go.starlark.net-v0.0.1"},
+	}
+	for b.Loop() {
+		if _, ok := DeriveParameter(ex, "branch"); !ok {
+			b.Fatal("no expression")
+		}
+	}
+}
+
+// A branch and a title built from a version and a repository name are
+// derived; the caller passes only the version and the repository.
+func TestDeriveParameters(t *testing.T) {
+	ex := []map[string]string{
+		{"repository": "acme/widgets", "version": "1.2.0", "branch": "release/widgets-1.2.0", "title": "Release widgets 1.2.0"},
+		{"repository": "acme/gadgets", "version": "2.0.1", "branch": "release/gadgets-2.0.1", "title": "Release gadgets 2.0.1"},
+		{"repository": "tools/cli", "version": "0.9.0", "branch": "release/cli-0.9.0", "title": "Release cli 0.9.0"},
+	}
+	got := DeriveParameters(ex)
+	want := map[string]string{
+		"branch": `"release/" + repository.split("/")[-1] + "-" + version`,
+		"title":  `"Release " + repository.split("/")[-1] + " " + version`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("DeriveParameters = %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if got[k] == nil || got[k].String() != w {
+			t.Errorf("%s = %v, want %s", k, got[k], w)
+		}
+		for _, r := range Refs(got[k]) {
+			if _, derived := got[r]; derived {
+				t.Errorf("%s reads %s, which is derived too", k, r)
+			}
+		}
+	}
+	if d := DeriveParameters(ex[:1]); len(d) != 0 {
+		t.Errorf("DeriveParameters on one example = %v, want none", d)
+	}
+}
