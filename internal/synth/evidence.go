@@ -147,14 +147,15 @@ func WriteEvidence(dir string, rep *Report) error {
 	}
 	files := m.Files
 	m.Files = nil
-	b, n, err := redactedJSON(m)
+	// The manifest's own redactions are counted in a first pass and the
+	// manifest encoded in a second, so the count it states is final.
+	_, n, err := redactedJSON(m)
 	if err != nil {
 		return fmt.Errorf("writing evidence: %w", err)
 	}
-	// The manifest's own redactions are counted in a second pass so the
-	// count it states is final.
 	m.Files, m.Redactions = files, m.Redactions+n
-	if b, _, err = redactedJSON(m); err != nil {
+	b, _, err := redactedJSON(m)
+	if err != nil {
 		return fmt.Errorf("writing evidence: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ManifestFile), b, 0o644); err != nil {
