@@ -10,12 +10,17 @@ import (
 	"testing"
 )
 
-// TestStarlarkFixtures lowers the shared fixture plans: the output is
-// deterministic and every node lowers to the call its kind says.
-func TestStarlarkFixtures(t *testing.T) {
-	files, _ := filepath.Glob("../../../shared/fixtures/harn/task_plan/*.json")
+// TestConformanceStarlarkFixtures lowers the shared fixture plans: the
+// output is deterministic and every node lowers to the call its kind says.
+// CRYSTALLIZE_REQUIRE_CONFORMANCE=1 makes missing fixtures a failure.
+func TestConformanceStarlarkFixtures(t *testing.T) {
+	const glob = "../../../shared/fixtures/harn/task_plan/*.json"
+	files, _ := filepath.Glob(glob)
 	if len(files) == 0 {
-		t.Skip("no shared fixtures")
+		if os.Getenv("CRYSTALLIZE_REQUIRE_CONFORMANCE") == "1" {
+			t.Fatalf("conformance fixtures %s are required (CRYSTALLIZE_REQUIRE_CONFORMANCE=1) and none were found", glob)
+		}
+		t.Skipf("conformance fixtures %s not found; set CRYSTALLIZE_REQUIRE_CONFORMANCE=1 to require them", glob)
 	}
 	for _, file := range files {
 		data, err := os.ReadFile(file)
