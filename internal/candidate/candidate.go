@@ -1,10 +1,3 @@
-// Package candidate defines the workflow-candidate IR and the mining report:
-// the contract between mining, which produces candidates, and every stage
-// after it (code generation, shadow replay, bundles, the runtime), which
-// consume them.
-//
-// Every slice in these types is kept in a documented, deterministic order so
-// that a report encodes to the same bytes for the same input.
 package candidate
 
 import "github.com/crystallize-dev/crystallize/internal/trace"

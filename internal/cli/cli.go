@@ -1,7 +1,3 @@
-// Package cli is the crystallize command tree: flags, exit codes and output
-// formatting. It is the only package that reads the environment, talks to
-// the terminal or exits; everything it does is done by the stage packages
-// it imports.
 package cli
 
 import (

@@ -168,3 +168,32 @@ func fuzzHeading(s string) string {
 	}
 	return orDefault(s, "h")
 }
+
+// FuzzParseRoute feeds ParseRoute arbitrary TOML, seeded with routes of
+// every rule kind. It must not panic, and every problem it reports names
+// the file.
+func FuzzParseRoute(f *testing.F) {
+	for _, s := range []string{
+		"",
+		"[[tiers]]\nname = \"fast\"\nmodel = \"haiku\"\n[[tiers]]\nname = \"strong\"\nmodel = \"opus\"\n",
+		"[[tiers]]\nname = \"strong\"\nmodel = \"claude-opus\"\n[[rules]]\ntier = \"strong\"\ncallout = \"error\"\n[[rules]]\ntier = \"strong\"\ntool = \"kubectl\"\n",
+		"[[rules]]\ntier = \"missing\"\n",
+		"[[tiers]]\nname = \"a\"\n[[tiers]]\nname = \"a\"\n",
+		"[[tiers]]\nname = \"a\"\nmodel = \"m\"\n[[rules]]\ntier = \"a\"\ntool = \"[\"\n",
+		"tiers = 3\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ParseRoute("route.toml", data)
+		if err != nil {
+			if !strings.Contains(err.Error(), "route.toml") {
+				t.Errorf("ParseRoute error does not name the file: %v", err)
+			}
+			return
+		}
+		if r == nil {
+			t.Error("ParseRoute returned neither a route nor an error")
+		}
+	})
+}
