@@ -276,12 +276,13 @@ type codifyFlags struct {
 	packageName  string
 	interactive  bool
 	refine       bool
+	asJSON       bool
 }
 
 func newSessionCodifyCmd(e *env) *cobra.Command {
 	f := &codifyFlags{}
 	cmd := &cobra.Command{
-		Use:   "codify FILE... --out WORKFLOW.star [--report FILE] [--bundle DIR] [--interactive] [--refine]",
+		Use:   "codify FILE... --out WORKFLOW.star [--report FILE] [--bundle DIR] [--interactive] [--refine] [--json]",
 		Short: "Turn session logs into a workflow",
 		Long: `codify turns session logs into a Starlark workflow. Each session becomes a
 trace: one action per tool call, with the phase and its callouts kept as
@@ -327,6 +328,9 @@ are renamed in the report and bundle too, and the report records the
 refinement (model, checks passed) as warning workflow_refined. With
 --interactive, the review comes first.
 
+--json prints the summary mine --json prints (selected candidate, counts,
+candidates, rejections, warnings, outputs, bundle) instead of the text.
+
 Set SOURCE_DATE_EPOCH to pin generated_at for reproducible output.
 
 Exit status: 0 when a safe candidate was written, 1 when none was (the
@@ -355,6 +359,7 @@ including --interactive without a terminal and --refine without a model.`,
 	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header")
 	fs.BoolVar(&f.interactive, "interactive", false, "review each step on the terminal (keep, drop, parameterize) before writing")
 	fs.BoolVar(&f.refine, "refine", false, "have [models.refine] (else [models.default]) rename and comment the workflow, checked to change nothing else")
+	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
 	return cmd
 }
 
@@ -450,10 +455,16 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 		return err
 	}
 	sel, manifest := report.Selected(), pub.manifest
-	mf := &mineFlags{out: f.out, report: f.report}
-	writeSummary(e.stdout, report, mf, nil)
-	if manifest != nil {
-		writeBundleSummary(e.stdout, f.bundle, manifest)
+	mf := &mineFlags{out: f.out, report: f.report, bundle: f.bundle}
+	if f.asJSON {
+		if err := writeSummaryJSON(e.stdout, report, mf, nil, manifest); err != nil {
+			return err
+		}
+	} else {
+		writeSummary(e.stdout, report, mf, nil)
+		if manifest != nil {
+			writeBundleSummary(e.stdout, f.bundle, manifest)
+		}
 	}
 	if sel == nil {
 		return exitError{code: exitFailure, err: errNoCandidate}

@@ -26,9 +26,9 @@ func openIndex(ctx context.Context, path string) (*store.DB, error) {
 
 func newSessionIndexCmd(e *env) *cobra.Command {
 	var db string
-	var asTOON bool
+	var asTOON, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "index DIR [--db FILE] [--toon]",
+		Use:   "index DIR [--db FILE] [--toon | --json]",
 		Short: "Index the session logs under a directory",
 		Long: `index keeps a derived index of the session logs (*.md) under DIR, in the
 embedded SQLite database --db (default ` + store.DefaultPath + `), for
@@ -43,12 +43,17 @@ FILE:LINE: message.
 It prints the counts: "added A, updated U, unchanged N, removed R, failed F".
 --toon prints the whole index as TOON instead: one field, sessions, a
 tabular array of {path, session_id, status, started, ended, model, tokens,
-title}, newest session first (by started, then path).
+title}, newest session first (by started, then path). --json prints the
+counts as {"added", "updated", "unchanged", "removed", "failed",
+"problems"} (problems: the FILE:LINE: message lines, [] when none).
 
 Exit status: 0 on success, 1 when a file has problems (the rest is still
 indexed) or on error, 2 on a usage error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if asTOON && asJSON {
+				return usagef("--toon and --json are two formats for the output; pass one")
+			}
 			ctx := cmd.Context()
 			d, err := openIndex(ctx, db)
 			if err != nil {
@@ -59,7 +64,18 @@ indexed) or on error, 2 on a usage error.`,
 			if err != nil {
 				return err
 			}
-			if asTOON {
+			if asJSON {
+				problems := make([]string, 0, len(r.Problems))
+				for _, p := range r.Problems {
+					problems = append(problems, fmt.Sprint(p))
+				}
+				if err := writeJSON(e.stdout, map[string]any{
+					"added": r.Added, "updated": r.Updated, "unchanged": r.Unchanged,
+					"removed": r.Removed, "failed": r.Failed, "problems": problems,
+				}); err != nil {
+					return err
+				}
+			} else if asTOON {
 				list, err := d.Sessions(ctx)
 				if err != nil {
 					return err
@@ -88,6 +104,7 @@ indexed) or on error, 2 on a usage error.`,
 	}
 	cmd.Flags().StringVar(&db, "db", store.DefaultPath, dbHelp)
 	cmd.Flags().BoolVar(&asTOON, "toon", false, "print the index as TOON instead of the counts")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the counts and problems as JSON")
 	return cmd
 }
 
