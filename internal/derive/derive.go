@@ -1,4 +1,17 @@
-package synth
+// Package derive finds, without a model, expressions that compute one
+// parameter of a workflow from others, and reads them back.
+//
+// The language is small on purpose: string literals, parameter
+// references, x.split(sep)[i], x.replace(old, new), x.lower(), x.upper()
+// and the concatenation of these. Every expression is printed as
+// Starlark (and Python) that means the same as Expr.Eval, so a workflow
+// can compute a value its caller no longer passes. The search is
+// enumerative and bounded (smallest expression first), and an
+// expression is only ever returned after it has been evaluated on every
+// example it was found on. Parse accepts exactly the printed form, so an
+// expression stored in a candidate cannot smuggle any other code into a
+// generated workflow.
+package derive
 
 import (
 	"container/heap"
@@ -134,7 +147,7 @@ const (
 // they occur in the examples.
 const deriveSeparators = "/-_.@: "
 
-// DeriveParameter searches for the smallest expression over the other
+// Parameter searches for the smallest expression over the other
 // keys of the examples that yields examples[i][target] in every example,
 // and reports whether it found one. It needs at least two examples in
 // which the target does not stay the same (a value that never varies is a
@@ -151,7 +164,7 @@ const deriveSeparators = "/-_.@: "
 // path first, so the first complete expression is a smallest one. Every
 // step is checked on every example, and the result is evaluated once
 // more on all of them before it is returned.
-func DeriveParameter(examples []map[string]string, target string) (Expr, bool) {
+func Parameter(examples []map[string]string, target string) (Expr, bool) {
 	if len(examples) < 2 {
 		return nil, false
 	}
@@ -429,10 +442,15 @@ func Refs(e Expr) []string {
 		}
 	}
 	walk(e)
-	return sortedKeys(seen)
+	names := make([]string, 0, len(seen))
+	for k := range seen {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }
 
-// DeriveParameters decides which parameters of a step (or a workflow) a
+// Parameters decides which parameters of a step (or a workflow) a
 // caller need not pass: it returns an expression for each parameter that
 // derives it from the parameters kept, which are the others. Every
 // expression reads only kept parameters, so the derived values can be
@@ -446,7 +464,7 @@ func Refs(e Expr) []string {
 // is searched again over the kept set alone; a parameter whose expression
 // needed a parameter that is derived after all is kept, and the pass
 // repeats until nothing changes (at most once per parameter).
-func DeriveParameters(examples []map[string]string) map[string]Expr {
+func Parameters(examples []map[string]string) map[string]Expr {
 	if len(examples) < 2 {
 		return map[string]Expr{}
 	}
@@ -485,7 +503,7 @@ func DeriveParameters(examples []map[string]string) map[string]Expr {
 	}
 	derived := map[string]Expr{}
 	for _, k := range names {
-		if e, ok := DeriveParameter(restrict(k), k); ok {
+		if e, ok := Parameter(restrict(k), k); ok {
 			derived[k] = e
 			delete(kept, k)
 		}
@@ -496,7 +514,7 @@ func DeriveParameters(examples []map[string]string) map[string]Expr {
 			if _, ok := derived[k]; !ok {
 				continue
 			}
-			e, ok := DeriveParameter(restrict(k), k)
+			e, ok := Parameter(restrict(k), k)
 			if ok {
 				derived[k] = e
 				continue
