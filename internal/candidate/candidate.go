@@ -45,20 +45,27 @@ const (
 	CodeScanLimit                 = "scan_limit"
 	CodeNoCandidate               = "no_candidate"
 	CodeSecretLiteral             = "secret_literal"
+	// CodeDerivationRejected is a derived parameter whose expression a
+	// held-out trace contradicted: it is a parameter again.
+	CodeDerivationRejected = "derivation_rejected"
 )
 
 // Candidate is one repeated procedure found in the traces, in the form
 // that code generation, shadow replay and review consume.
 type Candidate struct {
-	ID                string             `json:"id"`
-	Name              string             `json:"name"`
-	Confidence        float64            `json:"confidence"`
-	ConfidenceFactors ConfidenceFactors  `json:"confidence_factors"`
-	Score             int                `json:"score"`
-	Support           int                `json:"support"`
-	ClusterKey        ClusterKey         `json:"cluster_key"`
-	SequenceSignature []string           `json:"sequence_signature"`
-	Parameters        []Parameter        `json:"parameters"`
+	ID                string            `json:"id"`
+	Name              string            `json:"name"`
+	Confidence        float64           `json:"confidence"`
+	ConfidenceFactors ConfidenceFactors `json:"confidence_factors"`
+	Score             int               `json:"score"`
+	Support           int               `json:"support"`
+	ClusterKey        ClusterKey        `json:"cluster_key"`
+	SequenceSignature []string          `json:"sequence_signature"`
+	Parameters        []Parameter       `json:"parameters"`
+	// DerivedParameters are values the workflow computes from its
+	// Parameters at its start instead of asking the caller for them;
+	// empty when no parameter is derived.
+	DerivedParameters []DerivedParameter `json:"derived_parameters,omitempty"`
 	Constants         []Constant         `json:"constants"`
 	Bindings          []Binding          `json:"bindings"`
 	Steps             []Step             `json:"steps"`
@@ -124,6 +131,39 @@ type Parameter struct {
 	// array, null or mixed.
 	Type     string `json:"type"`
 	Required bool   `json:"required"`
+}
+
+// DerivedParameter is a parameter whose value, in every example, an
+// expression over the other parameters computed (package derive finds
+// it). It keeps everything a Parameter records, so that a derivation
+// that a held-out trace contradicts can be turned back into a
+// parameter; step arguments name it like any parameter, and the
+// generated workflow assigns it before the first step.
+type DerivedParameter struct {
+	Parameter
+	// Expression is the Starlark expression, in the form derive.Parse
+	// reads, such as "deps/" + module.split("/")[-1] + "-" + version.
+	Expression string `json:"expression"`
+	// Refs are the parameters the expression reads, sorted.
+	Refs []string `json:"refs"`
+	// Evidence is the expression evaluated on each source example and
+	// then each held-out trace that contains the procedure, in that
+	// order.
+	Evidence []DerivationEvidence `json:"evidence"`
+}
+
+// DerivationEvidence is one check of a derived parameter's expression.
+type DerivationEvidence struct {
+	TraceID string `json:"trace_id"`
+	// Role is RoleSource or RoleHeldout.
+	Role string `json:"role"`
+	// Inputs are the values of the parameters the expression reads.
+	Inputs map[string]string `json:"inputs"`
+	// Want is the value the trace recorded, Got what the expression
+	// computed; Match is whether they are equal.
+	Want  string `json:"want"`
+	Got   string `json:"got"`
+	Match bool   `json:"match"`
 }
 
 // Constant is a field that had the same value in every example; the
