@@ -456,11 +456,13 @@ func Refs(e Expr) []string {
 // expression reads only kept parameters, so the derived values can be
 // computed at the start of the workflow in any order.
 //
-// Parameters are tried longest value first (summed over the examples):
-// a composite such as a branch name is longer than its parts, and trying
-// it first keeps the parts (version, repository) as parameters rather
-// than deriving a part from the composite (version from
-// branch.split("-")[-1]). Once the kept set is chosen, every expression
+// A parameter is derived only from parameters whose values are shorter
+// (summed over the examples), and parameters are tried longest first: a
+// composite such as a branch name is longer than its parts, so the parts
+// (version, repository) stay parameters and the composite is derived,
+// never a part from a composite (version from branch.split("-")[-1]),
+// even when the composite itself holds something no parameter has (a
+// title that also names the previous version) and so cannot be derived. Once the kept set is chosen, every expression
 // is searched again over the kept set alone; a parameter whose expression
 // needed a parameter that is derived after all is kept, and the pass
 // repeats until nothing changes (at most once per parameter).
@@ -491,7 +493,7 @@ func Parameters(examples []map[string]string) map[string]Expr {
 		for i, ex := range examples {
 			m := map[string]string{target: ex[target]}
 			for k := range kept {
-				if k != target {
+				if k != target && length[k] < length[target] {
 					if v, ok := ex[k]; ok {
 						m[k] = v
 					}

@@ -3,6 +3,8 @@ package derive
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 )
@@ -239,5 +241,24 @@ func TestRename(t *testing.T) {
 	}
 	if got := Refs(e); len(got) != 2 || got[0] != "module" || got[1] != "version" {
 		t.Errorf("Refs = %v, want [module version]", got)
+	}
+}
+
+// A composite that holds more than the parameters (a title naming the
+// previous version too) cannot be derived, and its parts are not derived
+// from it either: a commit message is, from module and version.
+func TestParametersNeverFromComposite(t *testing.T) {
+	ex := []map[string]string{
+		{"module": "golang.org/x/net", "version": "v0.33.0", "title": "Bump golang.org/x/net from v0.31.0 to v0.33.0", "message": "deps: bump golang.org/x/net to v0.33.0"},
+		{"module": "google.golang.org/grpc", "version": "v1.64.1", "title": "Bump google.golang.org/grpc from v1.62.0 to v1.64.1", "message": "deps: bump google.golang.org/grpc to v1.64.1"},
+		{"module": "go.opentelemetry.io/otel", "version": "v1.31.0", "title": "Bump go.opentelemetry.io/otel from v1.28.0 to v1.31.0", "message": "deps: bump go.opentelemetry.io/otel to v1.31.0"},
+	}
+	got := map[string]string{}
+	for k, e := range Parameters(ex) {
+		got[k] = e.String()
+	}
+	want := map[string]string{"message": `"deps: bump " + module + " to " + version`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Parameters (-want +got):\n%s", diff)
 	}
 }
