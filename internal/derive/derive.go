@@ -143,16 +143,28 @@ const (
 	deriveMaxExpansions = 50000 // search states expanded
 )
 
+// MinValues is the fewest distinct values a parameter must take in the
+// examples to be derived. Two points fit many expressions: release-0.8.0
+// and /work/harn-0 share a trailing 0 by accident.
+const MinValues = 3
+
+// minPiece is the shortest value a piece of a parameter (a split) may
+// contribute to an expression in any example. A single character taken
+// out of a longer value (the last digit of a version) matches a counter
+// or an index by coincidence far more often than by design; a whole
+// parameter may be as short as it likes.
+const minPiece = 2
+
 // deriveSeparators are the characters split and replace may use, when
 // they occur in the examples.
 const deriveSeparators = "/-_.@: "
 
 // Parameter searches for the smallest expression over the other
 // keys of the examples that yields examples[i][target] in every example,
-// and reports whether it found one. It needs at least two examples in
-// which the target does not stay the same (a value that never varies is a
-// constant, not a derived parameter), and the expression must use at
-// least one other value.
+// and reports whether it found one. It needs the target to take at
+// least MinValues distinct values (a value that never varies is a
+// constant, and an expression fitted to two values is a guess), and the
+// expression must use at least one other value.
 //
 // The search has two levels. Atoms are references under up to two string
 // operations, enumerated bottom-up and deduplicated by what they compute
@@ -165,20 +177,20 @@ const deriveSeparators = "/-_.@: "
 // step is checked on every example, and the result is evaluated once
 // more on all of them before it is returned.
 func Parameter(examples []map[string]string, target string) (Expr, bool) {
-	if len(examples) < 2 {
+	if len(examples) < MinValues {
 		return nil, false
 	}
 	want := make([]string, len(examples))
-	constant := true
+	distinct := map[string]bool{}
 	for i, ex := range examples {
 		v, ok := ex[target]
 		if !ok {
 			return nil, false
 		}
 		want[i] = v
-		constant = constant && v == want[0]
+		distinct[v] = true
 	}
-	if constant {
+	if len(distinct) < MinValues {
 		return nil, false
 	}
 	atoms := deriveAtoms(examples, target, want)
@@ -239,9 +251,10 @@ func deriveAtoms(examples []map[string]string, target string, want []string) []a
 	add := func(e Expr) bool {
 		out := make([]string, len(examples))
 		empty := true
+		piece := hasSplit(e)
 		for i, ex := range examples {
 			s, ok := e.Eval(ex)
-			if !ok {
+			if !ok || piece && utf8.RuneCountInString(s) < minPiece {
 				return false
 			}
 			out[i] = s
@@ -287,6 +300,21 @@ func deriveAtoms(examples []map[string]string, target string, want []string) []a
 		level = next
 	}
 	return atoms
+}
+
+// hasSplit reports whether e takes a piece of a value.
+func hasSplit(e Expr) bool {
+	switch x := e.(type) {
+	case splitExpr:
+		return true
+	case lowerExpr:
+		return hasSplit(x.x)
+	case upperExpr:
+		return hasSplit(x.x)
+	case replaceExpr:
+		return hasSplit(x.x)
+	}
+	return false
 }
 
 // deriveState is a node of the concatenation search.
@@ -467,7 +495,7 @@ func Refs(e Expr) []string {
 // needed a parameter that is derived after all is kept, and the pass
 // repeats until nothing changes (at most once per parameter).
 func Parameters(examples []map[string]string) map[string]Expr {
-	if len(examples) < 2 {
+	if len(examples) < MinValues {
 		return map[string]Expr{}
 	}
 	var names []string

@@ -31,6 +31,7 @@ func TestParameter(t *testing.T) {
 			examples: []map[string]string{
 				{"repo": "acme/widgets", "version": "1.2.0", "title": "Release widgets 1.2.0"},
 				{"repo": "acme/gadgets", "version": "2.0.1", "title": "Release gadgets 2.0.1"},
+				{"repo": "tools/cli", "version": "0.9.0", "title": "Release cli 0.9.0"},
 			},
 			target: "title",
 			want:   `"Release " + repo.split("/")[-1] + " " + version`,
@@ -40,6 +41,7 @@ func TestParameter(t *testing.T) {
 			examples: []map[string]string{
 				{"name": "fix-login", "tag": "FIX_LOGIN"},
 				{"name": "add-cache", "tag": "ADD_CACHE"},
+				{"name": "drop-v1-api", "tag": "DROP_V1_API"},
 			},
 			target: "tag",
 			want:   `name.upper().replace("-", "_")`,
@@ -49,6 +51,7 @@ func TestParameter(t *testing.T) {
 			examples: []map[string]string{
 				{"a": "x1", "b": "x1"},
 				{"a": "y2", "b": "y2"},
+				{"a": "z3", "b": "z3"},
 			},
 			target: "b",
 			want:   `a`,
@@ -58,6 +61,7 @@ func TestParameter(t *testing.T) {
 			examples: []map[string]string{
 				{"email": "Ann.Lee@Example.com", "user": "ann.lee"},
 				{"email": "Bo@Corp.io", "user": "bo"},
+				{"email": "cy@example.org", "user": "cy"},
 			},
 			target: "user",
 			want:   `email.lower().split("@")[0]`,
@@ -77,6 +81,26 @@ func TestParameter(t *testing.T) {
 				{"a": "y", "b": "42"},
 			},
 			target: "b",
+		},
+		{
+			name: "two values are a guess",
+			examples: []map[string]string{
+				{"a": "x1", "b": "x1"},
+				{"a": "y2", "b": "y2"},
+				{"a": "x1", "b": "x1"},
+			},
+			target: "b",
+		},
+		{
+			// The patch level and a checkout's index agree by accident;
+			// one character out of a version is no evidence.
+			name: "a one-character piece is a coincidence",
+			examples: []map[string]string{
+				{"version": "0.8.0", "repo_path": "/work/harn-0"},
+				{"version": "0.8.1", "repo_path": "/work/harn-1"},
+				{"version": "0.8.2", "repo_path": "/work/harn-2"},
+			},
+			target: "repo_path",
 		},
 		{
 			name:     "one example is not evidence",
@@ -130,6 +154,7 @@ func TestDeriveExprIsStarlark(t *testing.T) {
 	ex := []map[string]string{
 		{"module": "golang.org/x/text", "version": "v0.14.0", "branch": "deps/text-v0.14.0"},
 		{"module": "github.com/spf13/cobra", "version": "v1.10.2", "branch": "deps/cobra-v1.10.2"},
+		{"module": "go.starlark.net", "version": "v0.0.1", "branch": "deps/go.starlark.net-v0.0.1"},
 	}
 	e, ok := Parameter(ex, "branch")
 	if !ok {
