@@ -146,9 +146,13 @@ type DerivedParameter struct {
 	Expression string `json:"expression"`
 	// Refs are the parameters the expression reads, sorted.
 	Refs []string `json:"refs"`
-	// Evidence is the expression evaluated on each source example and
-	// then each held-out trace that contains the procedure, in that
-	// order.
+	// SourceChecks and HeldoutChecks count the source examples and the
+	// held-out traces the expression was evaluated on.
+	SourceChecks  int `json:"source_checks"`
+	HeldoutChecks int `json:"heldout_checks"`
+	// Evidence is the expression evaluated on source examples and then
+	// on held-out traces that contain the procedure, in that order: the
+	// first few checks of each role and every mismatch.
 	Evidence []DerivationEvidence `json:"evidence"`
 }
 

@@ -80,10 +80,11 @@ func deriveParameters(c *candidate.Candidate, views []stepView) {
 			continue
 		}
 		d := candidate.DerivedParameter{
-			Parameter:  p,
-			Expression: e.String(),
-			Refs:       derive.Refs(e),
-			Evidence:   []candidate.DerivationEvidence{},
+			Parameter:    p,
+			Expression:   e.String(),
+			Refs:         derive.Refs(e),
+			Evidence:     []candidate.DerivationEvidence{},
+			SourceChecks: len(all),
 		}
 		match := true
 		for i, ex := range all {

@@ -10,6 +10,10 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
+// heldoutEvidence is how many matching held-out checks a derived
+// parameter keeps as evidence; every mismatch is kept.
+const heldoutEvidence = 5
+
 // checkDerived evaluates each derived parameter's expression on every
 // held-out trace that contains the procedure (an alignment with the
 // steps that read and take the parameters) and adds what it found to the
@@ -82,6 +86,10 @@ func checkDerived(c *candidate.Candidate, sh *candidate.ShadowReport, heldout []
 			ev := candidate.DerivationEvidence{TraceID: m.t.ID, Role: candidate.RoleHeldout, Inputs: values, Want: want}
 			got, defined := e.Eval(values)
 			ev.Got, ev.Match = got, defined && got == want
+			d.HeldoutChecks++
+			if ev.Match && d.HeldoutChecks > heldoutEvidence {
+				continue
+			}
 			d.Evidence = append(d.Evidence, ev)
 			if !ev.Match && refused == nil {
 				refused = &d.Evidence[len(d.Evidence)-1]
