@@ -64,3 +64,34 @@ func TestDerivedErrors(t *testing.T) {
 		}
 	}
 }
+
+// Replacing a ctx.model call by code makes the header count one model
+// call fewer and one deterministic step more.
+func TestRefreshHeader(t *testing.T) {
+	c := &candidate.Candidate{ID: "c", Name: "triage", Confidence: 0.75, Steps: []candidate.Step{
+		{Index: 1, Kind: trace.KindToolCall, Name: "get", Segment: candidate.Deterministic},
+		{Index: 2, Kind: trace.KindModelCall, Name: "classify", Segment: candidate.Fuzzy},
+	}}
+	src, err := Workflow(c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "deterministic steps: 1 of 2 · remaining model calls per run: 1") {
+		t.Fatalf("generated header:\n%s", src)
+	}
+	replaced := strings.Replace(string(src), `ctx.model("classify"`, `classify_fn("classify"`, 1)
+	replaced = strings.Replace(replaced, "def triage(", "def classify_fn(*args, **kwargs):\n    return None\n\ndef triage(", 1)
+	got, ok, err := RefreshHeader([]byte(replaced))
+	if err != nil || !ok {
+		t.Fatalf("RefreshHeader = %v, %v", ok, err)
+	}
+	if !strings.Contains(string(got), "# confidence: 0.75 · deterministic steps: 2 of 2 · remaining model calls per run: 0\n") {
+		t.Errorf("refreshed header:\n%s", got)
+	}
+	if again, _, _ := RefreshHeader(got); string(again) != string(got) {
+		t.Errorf("RefreshHeader is not idempotent:\n%s", again)
+	}
+	if _, ok, err := RefreshHeader([]byte("def f(ctx):\n    pass\n")); ok || err != nil {
+		t.Errorf("RefreshHeader of a workflow without a header = %v, %v; want false, nil", ok, err)
+	}
+}
