@@ -79,6 +79,10 @@ type Candidate struct {
 	Savings           Savings            `json:"savings"`
 	Warnings          []Problem          `json:"warnings"`
 	RejectionReasons  []Problem          `json:"rejection_reasons"`
+	// SynthesizedSteps are the fuzzy steps whose model call a verified,
+	// synthesized function replaced in a later version of the workflow,
+	// with the evidence; empty for a workflow as mined.
+	SynthesizedSteps []SynthesizedStep `json:"synthesized_steps,omitempty"`
 	// Shadow is the comparison with the source examples and the held-out
 	// traces; nil until shadow replay has run.
 	Shadow *ShadowReport `json:"shadow,omitempty"`
@@ -154,6 +158,34 @@ type DerivedParameter struct {
 	// on held-out traces that contain the procedure, in that order: the
 	// first few checks of each role and every mismatch.
 	Evidence []DerivationEvidence `json:"evidence"`
+}
+
+// SynthesizedStep is the evidence for one step whose ctx.model call was
+// replaced by a function a model wrote and the traces verified: who wrote
+// it (model, prompt and response by hash), what it is (the function's
+// name and sha256), what it was checked on, and which workflow version it
+// turned into which.
+type SynthesizedStep struct {
+	Step           int    `json:"step"`
+	Name           string `json:"name"`
+	Function       string `json:"function"`
+	FunctionSHA256 string `json:"function_sha256"`
+	Model          string `json:"model"`
+	ModelKey       string `json:"model_key"`
+	PromptSHA256   string `json:"prompt_sha256"`
+	ResponseSHA256 string `json:"response_sha256"`
+	InputTokens    int64  `json:"input_tokens"`
+	OutputTokens   int64  `json:"output_tokens"`
+	// ExamplesChecked and HeldoutChecked count the recorded runs the
+	// function reproduced, from the source and the held-out traces.
+	ExamplesChecked int `json:"examples_checked"`
+	HeldoutChecked  int `json:"heldout_checked"`
+	// Properties are the metamorphic properties it satisfied.
+	Properties []string `json:"properties"`
+	// PreviousWorkflowSHA256 and WorkflowSHA256 are the workflow before
+	// and after the replacement.
+	PreviousWorkflowSHA256 string `json:"previous_workflow_sha256"`
+	WorkflowSHA256         string `json:"workflow_sha256"`
 }
 
 // DerivationEvidence is one check of a derived parameter's expression.
