@@ -138,7 +138,7 @@ func (e concatExpr) Size() int {
 // title built from a version and a path).
 const (
 	deriveMaxAtomSize   = 3     // a reference under at most two operations
-	deriveMaxAtoms      = 4000  // distinct atoms kept
+	deriveMaxAtoms      = 1000  // distinct atoms kept per parameter
 	deriveMaxPieces     = 7     // parts of a concatenation
 	deriveMaxExpansions = 50000 // search states expanded
 )
@@ -180,6 +180,32 @@ func Parameter(examples []map[string]string, target string) (Expr, bool) {
 	if len(examples) < MinValues {
 		return nil, false
 	}
+	var names []string
+	for k := range examples[0] {
+		if k != target && inAll(examples, k) {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	return search(examples, target, enumerateAtoms(examples, names), func(string) bool { return true })
+}
+
+// inAll reports whether every example has key k.
+func inAll(examples []map[string]string, k string) bool {
+	for _, ex := range examples {
+		if _, ok := ex[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// search finds the smallest concatenation of literals and the atoms
+// whose reference allow accepts that yields target in every example.
+// Only atoms whose output occurs in the target of every example can be
+// part of it, so the others are dropped before the search, which keeps
+// its inner loop short.
+func search(examples []map[string]string, target string, atoms []atom, allow func(ref string) bool) (Expr, bool) {
 	want := make([]string, len(examples))
 	distinct := map[string]bool{}
 	for i, ex := range examples {
@@ -193,8 +219,23 @@ func Parameter(examples []map[string]string, target string) (Expr, bool) {
 	if len(distinct) < MinValues {
 		return nil, false
 	}
-	atoms := deriveAtoms(examples, target, want)
-	expr, ok := deriveConcat(atoms, want)
+	var usable []atom
+	for _, a := range atoms {
+		if a.ref == target || !allow(a.ref) {
+			continue
+		}
+		ok := true
+		for i, o := range a.out {
+			if !strings.Contains(want[i], o) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			usable = append(usable, a)
+		}
+	}
+	expr, ok := deriveConcat(usable, want)
 	if !ok {
 		return nil, false
 	}
@@ -206,29 +247,20 @@ func Parameter(examples []map[string]string, target string) (Expr, bool) {
 	return expr, true
 }
 
+// atom is a reference under string operations, with what it computes on
+// each example.
 type atom struct {
 	expr Expr
+	ref  string
 	out  []string
 }
 
-// deriveAtoms enumerates atoms in order of size.
-func deriveAtoms(examples []map[string]string, target string, want []string) []atom {
-	var names []string
-	for k := range examples[0] {
-		if k == target {
-			continue
-		}
-		inAll := true
-		for _, ex := range examples[1:] {
-			if _, ok := ex[k]; !ok {
-				inAll = false
-			}
-		}
-		if inAll {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
+// enumerateAtoms enumerates the atoms of each name, in name order and
+// then in order of size. Atoms of one name are deduplicated by what they
+// compute on the examples (of two with the same outputs only the smaller
+// is kept); atoms of different names are not, so that a search that may
+// not read one name still has the other's.
+func enumerateAtoms(examples []map[string]string, names []string) []atom {
 	var seps []string
 	for _, c := range deriveSeparators {
 		s := string(c)
@@ -246,58 +278,64 @@ func deriveAtoms(examples []map[string]string, target string, want []string) []a
 			}
 		}
 	}
-	seen := map[string]bool{}
 	var atoms []atom
-	add := func(e Expr) bool {
-		out := make([]string, len(examples))
-		empty := true
-		piece := hasSplit(e)
-		for i, ex := range examples {
-			s, ok := e.Eval(ex)
-			if !ok || piece && utf8.RuneCountInString(s) < minPiece {
+	for _, name := range names {
+		seen := map[string]bool{}
+		n := 0
+		add := func(e Expr) bool {
+			if n >= deriveMaxAtoms {
 				return false
 			}
-			out[i] = s
-			empty = empty && s == ""
-		}
-		key := strings.Join(out, "\x00")
-		if empty || seen[key] || len(atoms) >= deriveMaxAtoms {
-			return false
-		}
-		seen[key] = true
-		atoms = append(atoms, atom{e, out})
-		return true
-	}
-	level := []Expr{}
-	for _, n := range names {
-		if add(refExpr{n}) {
-			level = append(level, refExpr{n})
-		}
-	}
-	for size := 2; size <= deriveMaxAtomSize; size++ {
-		var next []Expr
-		for _, x := range level {
-			cands := []Expr{lowerExpr{x}, upperExpr{x}}
-			for _, sep := range seps {
-				// -1 first: among splits that agree on the examples,
-				// the last segment is the one that generalizes (a path's
-				// base name, however deep the path).
-				for _, i := range []int{-1, 0, 1, 2, -2} {
-					cands = append(cands, splitExpr{x, sep, i})
+			out := make([]string, len(examples))
+			empty := true
+			piece := hasSplit(e)
+			for i, ex := range examples {
+				s, ok := e.Eval(ex)
+				if !ok || piece && utf8.RuneCountInString(s) < minPiece {
+					return false
 				}
-				for _, rep := range append([]string{""}, seps...) {
-					if rep != sep {
-						cands = append(cands, replaceExpr{x, sep, rep})
+				out[i] = s
+				empty = empty && s == ""
+			}
+			key := strings.Join(out, "\x00")
+			if empty || seen[key] {
+				return false
+			}
+			seen[key] = true
+			n++
+			atoms = append(atoms, atom{e, name, out})
+			return true
+		}
+		level := []Expr{}
+		if add(refExpr{name}) {
+			level = append(level, refExpr{name})
+		}
+		for size := 2; size <= deriveMaxAtomSize; size++ {
+			var next []Expr
+			for _, x := range level {
+				cands := []Expr{lowerExpr{x}, upperExpr{x}}
+				for _, sep := range seps {
+					// -1 first: among splits that agree on the
+					// examples, the last segment is the one that
+					// generalizes (a path's base name, however deep the
+					// path).
+					for _, i := range []int{-1, 0, 1, 2, -2} {
+						cands = append(cands, splitExpr{x, sep, i})
+					}
+					for _, rep := range append([]string{""}, seps...) {
+						if rep != sep {
+							cands = append(cands, replaceExpr{x, sep, rep})
+						}
+					}
+				}
+				for _, c := range cands {
+					if add(c) {
+						next = append(next, c)
 					}
 				}
 			}
-			for _, c := range cands {
-				if add(c) {
-					next = append(next, c)
-				}
-			}
+			level = next
 		}
-		level = next
 	}
 	return atoms
 }
@@ -490,10 +528,11 @@ func Refs(e Expr) []string {
 // (version, repository) stay parameters and the composite is derived,
 // never a part from a composite (version from branch.split("-")[-1]),
 // even when the composite itself holds something no parameter has (a
-// title that also names the previous version) and so cannot be derived. Once the kept set is chosen, every expression
-// is searched again over the kept set alone; a parameter whose expression
-// needed a parameter that is derived after all is kept, and the pass
-// repeats until nothing changes (at most once per parameter).
+// title that also names the previous version) and so cannot be derived.
+// Once the kept set is chosen, an expression that reads a parameter
+// derived after all is searched again over the kept set alone; a
+// parameter for which that finds nothing is kept, and the pass repeats
+// until nothing changes (at most once per parameter).
 func Parameters(examples []map[string]string) map[string]Expr {
 	if len(examples) < MinValues {
 		return map[string]Expr{}
@@ -516,24 +555,24 @@ func Parameters(examples []map[string]string) map[string]Expr {
 	for _, k := range names {
 		kept[k] = true
 	}
-	restrict := func(target string) []map[string]string {
-		out := make([]map[string]string, len(examples))
-		for i, ex := range examples {
-			m := map[string]string{target: ex[target]}
-			for k := range kept {
-				if k != target && length[k] < length[target] {
-					if v, ok := ex[k]; ok {
-						m[k] = v
-					}
-				}
-			}
-			out[i] = m
+	// The atoms of every parameter are enumerated once; each search
+	// takes those of the parameters it may read: kept and shorter.
+	var inEvery []string
+	for _, k := range names {
+		if inAll(examples, k) {
+			inEvery = append(inEvery, k)
 		}
-		return out
+	}
+	sort.Strings(inEvery)
+	atoms := enumerateAtoms(examples, inEvery)
+	derive := func(target string) (Expr, bool) {
+		return search(examples, target, atoms, func(ref string) bool {
+			return kept[ref] && length[ref] < length[target]
+		})
 	}
 	derived := map[string]Expr{}
 	for _, k := range names {
-		if e, ok := Parameter(restrict(k), k); ok {
+		if e, ok := derive(k); ok {
 			derived[k] = e
 			delete(kept, k)
 		}
@@ -541,10 +580,14 @@ func Parameters(examples []map[string]string) map[string]Expr {
 	for range names {
 		changed := false
 		for _, k := range names {
-			if _, ok := derived[k]; !ok {
+			e, ok := derived[k]
+			if !ok || allKept(e, kept) {
+				// Its expression reads only kept parameters, so it
+				// still holds; searching again would cost as much as
+				// the first search.
 				continue
 			}
-			e, ok := Parameter(restrict(k), k)
+			e, ok = derive(k)
 			if ok {
 				derived[k] = e
 				continue
@@ -558,4 +601,14 @@ func Parameters(examples []map[string]string) map[string]Expr {
 		}
 	}
 	return derived
+}
+
+// allKept reports whether every parameter e reads is kept.
+func allKept(e Expr, kept map[string]bool) bool {
+	for _, r := range Refs(e) {
+		if !kept[r] {
+			return false
+		}
+	}
+	return true
 }

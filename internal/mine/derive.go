@@ -18,7 +18,7 @@ const (
 	deriveMaxParams = 16
 	// deriveSearchExamples is how many examples the search looks at; an
 	// expression it finds is then checked on every example.
-	deriveSearchExamples = 32
+	deriveSearchExamples = 8
 	// deriveEvidence is how many matching checks per role the report
 	// keeps as evidence; every mismatch is kept.
 	deriveEvidence = 5
