@@ -115,6 +115,9 @@ type Manifest struct {
 	Confidence         float64                 `json:"confidence"`
 	RejectionReasons   []candidate.Problem     `json:"rejection_reasons"`
 	Warnings           []candidate.Problem     `json:"warnings"`
+	// SynthesizedSteps (additive) is the evidence for each model call
+	// that ReplaceWorkflow replaced by verified code, oldest first.
+	SynthesizedSteps []candidate.SynthesizedStep `json:"synthesized_steps,omitempty"`
 }
 
 // Generator names the tool that wrote the bundle.

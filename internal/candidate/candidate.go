@@ -38,20 +38,27 @@ const (
 	CodeScanLimit                 = "scan_limit"
 	CodeNoCandidate               = "no_candidate"
 	CodeSecretLiteral             = "secret_literal"
+	// CodeDerivationRejected is a derived parameter whose expression a
+	// held-out trace contradicted: it is a parameter again.
+	CodeDerivationRejected = "derivation_rejected"
 )
 
 // Candidate is one repeated procedure found in the traces, in the form
 // that code generation, shadow replay and review consume.
 type Candidate struct {
-	ID                string             `json:"id"`
-	Name              string             `json:"name"`
-	Confidence        float64            `json:"confidence"`
-	ConfidenceFactors ConfidenceFactors  `json:"confidence_factors"`
-	Score             int                `json:"score"`
-	Support           int                `json:"support"`
-	ClusterKey        ClusterKey         `json:"cluster_key"`
-	SequenceSignature []string           `json:"sequence_signature"`
-	Parameters        []Parameter        `json:"parameters"`
+	ID                string            `json:"id"`
+	Name              string            `json:"name"`
+	Confidence        float64           `json:"confidence"`
+	ConfidenceFactors ConfidenceFactors `json:"confidence_factors"`
+	Score             int               `json:"score"`
+	Support           int               `json:"support"`
+	ClusterKey        ClusterKey        `json:"cluster_key"`
+	SequenceSignature []string          `json:"sequence_signature"`
+	Parameters        []Parameter       `json:"parameters"`
+	// DerivedParameters are values the workflow computes from its
+	// Parameters at its start instead of asking the caller for them;
+	// empty when no parameter is derived.
+	DerivedParameters []DerivedParameter `json:"derived_parameters,omitempty"`
 	Constants         []Constant         `json:"constants"`
 	Bindings          []Binding          `json:"bindings"`
 	Steps             []Step             `json:"steps"`
@@ -65,6 +72,10 @@ type Candidate struct {
 	Savings           Savings            `json:"savings"`
 	Warnings          []Problem          `json:"warnings"`
 	RejectionReasons  []Problem          `json:"rejection_reasons"`
+	// SynthesizedSteps are the fuzzy steps whose model call a verified,
+	// synthesized function replaced in a later version of the workflow,
+	// with the evidence; empty for a workflow as mined.
+	SynthesizedSteps []SynthesizedStep `json:"synthesized_steps,omitempty"`
 	// Shadow is the comparison with the source examples and the held-out
 	// traces; nil until shadow replay has run.
 	Shadow *ShadowReport `json:"shadow,omitempty"`
@@ -117,6 +128,71 @@ type Parameter struct {
 	// array, null or mixed.
 	Type     string `json:"type"`
 	Required bool   `json:"required"`
+}
+
+// DerivedParameter is a parameter whose value, in every example, an
+// expression over the other parameters computed (package derive finds
+// it). It keeps everything a Parameter records, so that a derivation
+// that a held-out trace contradicts can be turned back into a
+// parameter; step arguments name it like any parameter, and the
+// generated workflow assigns it before the first step.
+type DerivedParameter struct {
+	Parameter
+	// Expression is the Starlark expression, in the form derive.Parse
+	// reads, such as "deps/" + module.split("/")[-1] + "-" + version.
+	Expression string `json:"expression"`
+	// Refs are the parameters the expression reads, sorted.
+	Refs []string `json:"refs"`
+	// SourceChecks and HeldoutChecks count the source examples and the
+	// held-out traces the expression was evaluated on.
+	SourceChecks  int `json:"source_checks"`
+	HeldoutChecks int `json:"heldout_checks"`
+	// Evidence is the expression evaluated on source examples and then
+	// on held-out traces that contain the procedure, in that order: the
+	// first few checks of each role and every mismatch.
+	Evidence []DerivationEvidence `json:"evidence"`
+}
+
+// SynthesizedStep is the evidence for one step whose ctx.model call was
+// replaced by a function a model wrote and the traces verified: who wrote
+// it (model, prompt and response by hash), what it is (the function's
+// name and sha256), what it was checked on, and which workflow version it
+// turned into which.
+type SynthesizedStep struct {
+	Step           int    `json:"step"`
+	Name           string `json:"name"`
+	Function       string `json:"function"`
+	FunctionSHA256 string `json:"function_sha256"`
+	Model          string `json:"model"`
+	ModelKey       string `json:"model_key"`
+	PromptSHA256   string `json:"prompt_sha256"`
+	ResponseSHA256 string `json:"response_sha256"`
+	InputTokens    int64  `json:"input_tokens"`
+	OutputTokens   int64  `json:"output_tokens"`
+	// ExamplesChecked and HeldoutChecked count the recorded runs the
+	// function reproduced, from the source and the held-out traces.
+	ExamplesChecked int `json:"examples_checked"`
+	HeldoutChecked  int `json:"heldout_checked"`
+	// Properties are the metamorphic properties it satisfied.
+	Properties []string `json:"properties"`
+	// PreviousWorkflowSHA256 and WorkflowSHA256 are the workflow before
+	// and after the replacement.
+	PreviousWorkflowSHA256 string `json:"previous_workflow_sha256"`
+	WorkflowSHA256         string `json:"workflow_sha256"`
+}
+
+// DerivationEvidence is one check of a derived parameter's expression.
+type DerivationEvidence struct {
+	TraceID string `json:"trace_id"`
+	// Role is RoleSource or RoleHeldout.
+	Role string `json:"role"`
+	// Inputs are the values of the parameters the expression reads.
+	Inputs map[string]string `json:"inputs"`
+	// Want is the value the trace recorded, Got what the expression
+	// computed; Match is whether they are equal.
+	Want  string `json:"want"`
+	Got   string `json:"got"`
+	Match bool   `json:"match"`
 }
 
 // Constant is a field that had the same value in every example; the

@@ -40,14 +40,17 @@ type e2eReport struct {
 }
 
 type e2eCandidate struct {
-	ID               string         `json:"id"`
-	Name             string         `json:"name"`
-	Support          int            `json:"support"`
-	Capabilities     []string       `json:"capabilities"`
-	Steps            []e2eStep      `json:"steps"`
-	Parameters       []e2eParameter `json:"parameters"`
-	Examples         []e2eExample   `json:"examples"`
-	RejectionReasons []struct {
+	ID           string         `json:"id"`
+	Name         string         `json:"name"`
+	Support      int            `json:"support"`
+	Capabilities []string       `json:"capabilities"`
+	Steps        []e2eStep      `json:"steps"`
+	Parameters   []e2eParameter `json:"parameters"`
+	// DerivedParameters vary like parameters, but the workflow computes
+	// them; they are not passed to a run.
+	DerivedParameters []e2eParameter `json:"derived_parameters"`
+	Examples          []e2eExample   `json:"examples"`
+	RejectionReasons  []struct {
 		Code string `json:"code"`
 	} `json:"rejection_reasons"`
 }
@@ -235,7 +238,7 @@ func checkProcedureMined(t errorReporter, f tracetest.AgentFormat, p *tracetest.
 	// Every varying value is a parameter of its step: an argument of
 	// kind parameter whose workflow parameter took the planted values.
 	params := map[string][]any{}
-	for _, pm := range cand.Parameters {
+	for _, pm := range append(slices.Clone(cand.Parameters), cand.DerivedParameters...) {
 		params[pm.Name] = pm.Examples
 	}
 	for i, st := range p.Steps {

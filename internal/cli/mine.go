@@ -152,7 +152,9 @@ Set SOURCE_DATE_EPOCH to pin generated_at for reproducible output.
 --json prints a summary object on stdout:
   {"selected_candidate_id", "source_trace_count", "excluded_trace_count",
    "skipped_file_count", "candidates": [{"id", "name", "steps", "support",
-   "confidence", "parameters", "fuzzy_steps", "shadow": {"pass", "compared",
+   "confidence", "parameters", "derived_parameters" (when any: {name:
+   expression}, values the workflow computes instead of asking for),
+   "fuzzy_steps", "shadow": {"pass", "compared",
    "source_passed", "heldout_passed", "heldout_failed", "heldout_unmatched"}}],
    "rejected_candidates":
    [{"id", "name", "codes"}], "excluded_traces": [{"trace_id", "code"}],
@@ -388,6 +390,9 @@ func writeSummary(w io.Writer, r *candidate.Report, f *mineFlags, written []stri
 		if len(c.Parameters) > 0 {
 			fmt.Fprintf(w, "      parameters: %s\n", paramNames(c))
 		}
+		for _, d := range c.DerivedParameters {
+			fmt.Fprintf(w, "      derived: %s = %s (checked on %d source examples, %d held-out traces)\n", d.Name, d.Expression, d.SourceChecks, d.HeldoutChecks)
+		}
 		for _, b := range c.Bindings {
 			fmt.Fprintf(w, "      data flow: step %d %s ← step %d %s %s\n", b.Step, strings.TrimPrefix(b.Path, "parameters."), b.FromStep, b.FromField, b.FromPath)
 		}
@@ -525,14 +530,16 @@ type summaryBundle struct {
 }
 
 type summaryCandidate struct {
-	ID         string         `json:"id"`
-	Name       string         `json:"name"`
-	Steps      int            `json:"steps"`
-	Support    int            `json:"support"`
-	Confidence float64        `json:"confidence"`
-	Parameters []string       `json:"parameters"`
-	FuzzySteps int            `json:"fuzzy_steps"`
-	Shadow     *summaryShadow `json:"shadow,omitempty"`
+	ID         string   `json:"id"`
+	Name       string   `json:"name"`
+	Steps      int      `json:"steps"`
+	Support    int      `json:"support"`
+	Confidence float64  `json:"confidence"`
+	Parameters []string `json:"parameters"`
+	// DerivedParameters maps each derived parameter to its expression.
+	DerivedParameters map[string]string `json:"derived_parameters,omitempty"`
+	FuzzySteps        int               `json:"fuzzy_steps"`
+	Shadow            *summaryShadow    `json:"shadow,omitempty"`
 }
 
 type summaryShadow struct {
@@ -631,10 +638,17 @@ func writeSummaryJSON(w io.Writer, r *candidate.Report, f *mineFlags, written []
 		for _, p := range c.Parameters {
 			params = append(params, p.Name)
 		}
+		var derived map[string]string
+		for _, d := range c.DerivedParameters {
+			if derived == nil {
+				derived = map[string]string{}
+			}
+			derived[d.Name] = d.Expression
+		}
 		s.Candidates = append(s.Candidates, summaryCandidate{
 			ID: c.ID, Name: c.Name, Steps: len(c.Steps), Support: c.Support,
-			Confidence: c.Confidence, Parameters: params, FuzzySteps: countFuzzy(c),
-			Shadow: newSummaryShadow(c.Shadow),
+			Confidence: c.Confidence, Parameters: params, DerivedParameters: derived,
+			FuzzySteps: countFuzzy(c), Shadow: newSummaryShadow(c.Shadow),
 		})
 	}
 	for i := range r.RejectedCandidates {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crystallize-dev/crystallize/internal/derive"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/synth"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -270,7 +271,7 @@ the keys that are kept (--json: {"derived": {name: expression}, "kept":
 			if all {
 				return printDerived(e, examples, asJSON)
 			}
-			expr, ok := synth.DeriveParameter(examples, target)
+			expr, ok := derive.Parameter(examples, target)
 			if asJSON {
 				v := map[string]any{"target": target, "found": ok, "expression": nil}
 				if ok {
@@ -297,7 +298,7 @@ the keys that are kept (--json: {"derived": {name: expression}, "kept":
 }
 
 func printDerived(e *env, examples []map[string]string, asJSON bool) error {
-	derived := synth.DeriveParameters(examples)
+	derived := derive.Parameters(examples)
 	kept := []string{}
 	if len(examples) > 0 {
 		for k := range examples[0] {

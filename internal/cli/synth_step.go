@@ -12,7 +12,6 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
-	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/synth"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -32,13 +31,20 @@ wrong output refuses it, and the output names the run (fixture and action
 id); exit 1.
 
 An accepted function replaces the step's ctx.model call in a new version
-of the workflow, written with the evidence to --out (default
-BUNDLE.synth/step-N, beside the bundle): workflow.star, step.json (model call by hashes and
-tokens, code sha256, every check) and function.star. The bundle itself is
-not changed: rebuild or update it from the new workflow, after which its
-approval no longer matches and a person must approve again.
+of the bundle's workflow: workflow.star is rewritten (its header counts
+one model call fewer), and report.json and candidate.json record the
+evidence under synthesized_steps (model, prompt and response sha256,
+tokens, function sha256, the runs checked, the workflow sha256 before and
+after). The bundle's approval was for the old version, so validate
+reports approval_stale and run refuses the bundle until crystallize
+approve is run again. A refused function leaves the bundle unchanged.
 
---json prints step.json with "workflow" set to the new workflow's path.`
+The evidence is also written to --out (default BUNDLE.synth/step-N,
+beside the bundle): step.json (model call by hashes and tokens, code
+sha256, every check and failure) and, when accepted, function.star.
+
+--json prints step.json with "workflow" set to the bundle's workflow path
+when the bundle was updated, "" otherwise.`
 
 func newSynthStepCmd(e *env) *cobra.Command {
 	var stepN int
@@ -74,7 +80,7 @@ func newSynthStepCmd(e *env) *cobra.Command {
 			if out == "" {
 				out = filepath.Join(filepath.Clean(dir)+".synth", "step-"+strconv.Itoa(stepN))
 			}
-			var newWorkflow []byte
+			workflowPath := ""
 			if res.Accepted {
 				note := fmt.Sprintf("step %d %s: synthesized by %s (code sha256 %s), verified on %d recorded and %d held-out runs; review before promotion",
 					stepN, spec.Name, res.Call.Model, res.SHA256[:16], res.Checked["examples"], res.Checked["heldout"])
@@ -82,23 +88,22 @@ func newSynthStepCmd(e *env) *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("reading the workflow: %w", err)
 				}
-				newWorkflow, err = synth.ReplaceModelCall(src, spec.Name, res.Function, res.Source, note)
+				newWorkflow, err := synth.ReplaceModelCall(src, spec.Name, res.Function, res.Source, note)
 				if err == nil {
-					err = codegen.Check(wf.Path, newWorkflow, wf.Name)
+					_, err = bundle.ReplaceWorkflow(dir, newWorkflow, synthesizedStep(stepN, res))
 				}
 				if err != nil {
-					// Verified code that cannot live in a workflow (a load,
-					// a while loop) is refused too.
+					// Verified code that cannot live in the workflow (a
+					// load, a while loop) or a bundle that cannot take it
+					// is refused too; the bundle is unchanged.
 					res.Accepted = false
 					res.Failures = append(res.Failures, synth.StepFailure{Set: "workflow", Reason: err.Error()})
-					newWorkflow = nil
+				} else {
+					workflowPath = filepath.Join(dir, filepath.FromSlash(wf.Path))
 				}
 			}
 			files := map[string][]byte{}
-			workflowPath := ""
-			if newWorkflow != nil {
-				workflowPath = filepath.Join(out, "workflow.star")
-				files[workflowPath] = newWorkflow
+			if workflowPath != "" {
 				files[filepath.Join(out, "function.star")] = []byte(res.Source)
 			}
 			report := stepJSON{StepResult: res, Index: stepN, Workflow: workflowPath}
@@ -135,6 +140,19 @@ func newSynthStepCmd(e *env) *cobra.Command {
 	return cmd
 }
 
+// synthesizedStep is the evidence the bundle keeps for an accepted
+// function.
+func synthesizedStep(n int, res *synth.StepResult) candidate.SynthesizedStep {
+	return candidate.SynthesizedStep{
+		Step: n, Name: res.Step, Function: res.Function, FunctionSHA256: res.SHA256,
+		Model: res.Call.Model, ModelKey: res.Call.Key,
+		PromptSHA256: res.Call.PromptSHA256, ResponseSHA256: res.Call.ResponseSHA256,
+		InputTokens: res.Call.InputTokens, OutputTokens: res.Call.OutputTokens,
+		ExamplesChecked: res.Checked["examples"], HeldoutChecked: res.Checked["heldout"],
+		Properties: res.Properties,
+	}
+}
+
 // stepJSON is step.json and the --json output of synth step.
 type stepJSON struct {
 	*synth.StepResult
@@ -146,7 +164,7 @@ func printStep(e *env, r stepJSON) {
 	w := e.stdout
 	if r.Accepted {
 		fmt.Fprintf(w, "step %d %s: accepted %s (sha256 %s), verified on %d recorded and %d held-out runs\n", r.Index, r.Step, r.Function, r.SHA256, r.Checked["examples"], r.Checked["heldout"])
-		fmt.Fprintf(w, "workflow: %s (approve again after updating the bundle)\n", r.Workflow)
+		fmt.Fprintf(w, "workflow: %s is a new version; approve the bundle again before it runs\n", r.Workflow)
 		return
 	}
 	fmt.Fprintf(w, "step %d %s: refused\n", r.Index, r.Step)

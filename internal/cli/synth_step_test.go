@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
@@ -74,7 +79,15 @@ func TestSynthStep(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A correct function replaces the model call.
+	// The bundle is approved as mined; the model call is what synthesis
+	// replaces.
+	state := filepath.Join(dir, "state")
+	if code, stdout, stderr := runCLI(t, "approve", "bundle", "--approver", "lead@example.com", "--state-dir", state); code != 0 {
+		t.Fatalf("approve: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	// A correct function replaces the model call in a new version of the
+	// bundle's workflow.
 	code, stdout, stderr := runCLI(t, "synth", "step", "bundle", "--step", "2")
 	if code != 0 {
 		t.Fatalf("synth step: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
@@ -85,48 +98,100 @@ func TestSynthStep(t *testing.T) {
 	if len(*prompts) != 1 || !strings.Contains((*prompts)[0], `"title":"Search is slow"`) || strings.Contains((*prompts)[0], "Ledger") {
 		t.Errorf("the prompt must hold the recorded runs and not the held-out one: %q", *prompts)
 	}
-	wf, err := os.ReadFile("bundle.synth/step-2/workflow.star")
+	wf, err := os.ReadFile("bundle/workflow.star")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(wf), "ctx.model(") || !strings.Contains(string(wf), "classify({") {
 		t.Errorf("new workflow still calls the model or not the function:\n%s", wf)
 	}
+	if !strings.Contains(string(wf), "remaining model calls per run: 0") {
+		t.Errorf("the header still counts the model call:\n%s", wf)
+	}
 	if err := codegen.Check("workflow.star", wf, "triage"); err != nil {
 		t.Errorf("new workflow does not check: %v", err)
 	}
-	// The new workflow runs without a model: the labels come from the
-	// function.
-	w, err := runtime.Load("bundle.synth/step-2/workflow.star")
-	if err != nil {
+	// The evidence is in the bundle: report.json and candidate.json.
+	var manifest struct {
+		Workflow struct {
+			SHA256 string `json:"sha256"`
+		} `json:"workflow"`
+		Synthesized []candidate.SynthesizedStep `json:"synthesized_steps"`
+		Promotion   struct {
+			Criteria struct {
+				Status string `json:"status"`
+			} `json:"criteria"`
+		} `json:"promotion"`
+	}
+	data, _ := os.ReadFile("bundle/candidate.json")
+	if err := json.Unmarshal(data, &manifest); err != nil {
 		t.Fatal(err)
 	}
-	var labelled any
-	res, err := runtime.Run(context.Background(), w, runtime.Params{"issue_id": "T-9"}, runtime.Options{
-		Config:          &runtime.Config{Dir: dir, Grants: runtime.Grants{Capabilities: []string{"tracker.read", "tracker.write", "model.invoke"}}},
-		StateDir:        filepath.Join(dir, "state"),
-		AllowUnapproved: true,
-		Tools: map[string]runtime.Tool{
-			"tracker.get_issue": {Capabilities: []string{"tracker.read"}, Func: func(_ context.Context, args map[string]any) (any, error) {
-				return map[string]any{"title": "Payments API returns 500"}, nil
-			}},
-			"tracker.set_labels": {Capabilities: []string{"tracker.write"}, Func: func(_ context.Context, args map[string]any) (any, error) {
-				labelled = args["labels"]
-				return map[string]any{"updated": true}, nil
-			}},
-		},
-		Model: noModel{t},
-	})
-	if err != nil {
-		t.Fatal(err)
+	sum := sha256.Sum256(wf)
+	if len(manifest.Synthesized) != 1 || manifest.Workflow.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("candidate.json: workflow sha256 %s, synthesized steps %+v", manifest.Workflow.SHA256, manifest.Synthesized)
 	}
-	if res.ModelCalls != 0 || res.Error != "" || fmt.Sprint(labelled) != "[bug sev/high]" {
-		t.Errorf("run: model calls %d, error %q, labels %v; want 0, none, [bug sev/high]", res.ModelCalls, res.Error, labelled)
+	ev := manifest.Synthesized[0]
+	if ev.Step != 2 || ev.Function != "classify" || ev.Model != "local-coder-1" || len(ev.PromptSHA256) != 64 || len(ev.ResponseSHA256) != 64 ||
+		len(ev.FunctionSHA256) != 64 || ev.ExamplesChecked != 4 || ev.HeldoutChecked != 1 || ev.WorkflowSHA256 != manifest.Workflow.SHA256 ||
+		ev.PreviousWorkflowSHA256 == ev.WorkflowSHA256 {
+		t.Errorf("evidence = %+v", ev)
+	}
+	if manifest.Promotion.Criteria.Status != "needs_approval" {
+		t.Errorf("promotion status = %s, want needs_approval", manifest.Promotion.Criteria.Status)
+	}
+	rep, _ := os.ReadFile("bundle/report.json")
+	if !strings.Contains(string(rep), `"synthesized_steps"`) || !strings.Contains(string(rep), ev.FunctionSHA256) {
+		t.Errorf("report.json lacks the evidence")
 	}
 
-	after, _ := os.ReadFile("bundle/workflow.star")
-	if string(after) != string(before) {
-		t.Error("synth step changed the bundle's workflow")
+	// The approval was for the old bytes: validate says so and run
+	// refuses the bundle.
+	code, stdout, _ = runCLI(t, "validate", "bundle")
+	if code != exitFailure || !strings.Contains(stdout, "approval_stale") {
+		t.Errorf("validate: exit %d, stdout %s; want 1 and approval_stale", code, stdout)
+	}
+	tools := "[grants]\ncapabilities = [\"tracker.read\", \"tracker.write\"]\n" +
+		"[tools.\"tracker.get_issue\"]\ncommand = [\"./get.sh\", \"{issue_id}\"]\ncapability = \"tracker.read\"\n" +
+		"[tools.\"tracker.set_labels\"]\ncommand = [\"./set.sh\", \"{issue_id}\", \"{labels}\"]\ncapability = \"tracker.write\"\n" +
+		"side_effects = [{ kind = \"issue_update\", target = \"tracker/labels\", capability = \"tracker.write\", mutation = \"update\" }]\n"
+	for name, body := range map[string]string{
+		"run.toml": tools,
+		"get.sh":   "#!/bin/sh\nprintf '{\"title\": \"Payments API returns 500\"}\\n'\n",
+		"set.sh":   "#!/bin/sh\nprintf '%s\\n' \"$2\" >labels.txt\nprintf '{\"updated\": true}\\n'\n",
+	} {
+		if err := os.WriteFile(name, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runArgs := []string{"run", "bundle", "--config", "run.toml", "--state-dir", state, "--param", "issue_id=T-9", "--json"}
+	if code, _, stderr := runCLI(t, runArgs...); code == 0 || !strings.Contains(stderr, "not ready") {
+		t.Errorf("run before approval: exit %d, stderr %s; want a refusal", code, stderr)
+	}
+	if _, err := os.Stat("labels.txt"); err == nil {
+		t.Error("the refused run called a tool")
+	}
+
+	// Approved again, the bundle runs with no model call: the labels
+	// come from the function.
+	if code, stdout, stderr := runCLI(t, "approve", "bundle", "--approver", "lead@example.com", "--state-dir", state); code != 0 {
+		t.Fatalf("approve again: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI(t, runArgs...)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var ran struct {
+		Status     string `json:"status"`
+		ModelCalls int    `json:"model_calls"`
+		ToolCalls  int    `json:"tool_calls"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &ran); err != nil {
+		t.Fatalf("run --json: %v\n%s", err, stdout)
+	}
+	labels, _ := os.ReadFile("labels.txt")
+	if ran.Status != "completed" || ran.ModelCalls != 0 || ran.ToolCalls != 2 || !strings.Contains(string(labels), "sev/high") {
+		t.Errorf("run = %+v, labels %q; want completed with 0 model calls, 2 tool calls, labels bug and sev/high", ran, labels)
 	}
 	var step struct {
 		Accepted bool `json:"accepted"`
@@ -134,14 +199,23 @@ func TestSynthStep(t *testing.T) {
 			Model        string `json:"model"`
 			PromptSHA256 string `json:"prompt_sha256"`
 		} `json:"model_call"`
-		SHA256 string `json:"code_sha256"`
+		SHA256   string `json:"code_sha256"`
+		Workflow string `json:"workflow"`
 	}
-	data, _ := os.ReadFile("bundle.synth/step-2/step.json")
-	if err := json.Unmarshal(data, &step); err != nil || !step.Accepted || step.Call.Model != "local-coder-1" || len(step.SHA256) != 64 {
+	data, _ = os.ReadFile("bundle.synth/step-2/step.json")
+	if err := json.Unmarshal(data, &step); err != nil || !step.Accepted || step.Call.Model != "local-coder-1" || len(step.SHA256) != 64 || step.Workflow != filepath.Join("bundle", "workflow.star") {
 		t.Errorf("step.json = %s (%v)", data, err)
 	}
-
-	// A subtly wrong function is refused, naming the run it gets wrong.
+	// A subtly wrong function is refused, naming the run it gets wrong,
+	// and the bundle stays byte for byte as it was. The bundle as mined
+	// still has the model call to replace.
+	if err := os.RemoveAll("bundle"); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := runCLI(t, "mine", "--from", "traces", "--shadow-from", "heldout", "--workflow-name", "triage", "--bundle", "bundle"); code != 0 {
+		t.Fatalf("mine: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	mined := snapshot(t, "bundle")
 	answer = classifyWrong
 	code, stdout, stderr = runCLI(t, "synth", "step", "bundle", "--step", "2", "--out", "wrong")
 	if code != exitFailure {
@@ -151,8 +225,11 @@ func TestSynthStep(t *testing.T) {
 	if !strings.Contains(stdout, want) || strings.Count(stdout, "\n  ") != 1 {
 		t.Errorf("stdout = %s\nwant the one failing run: %s", stdout, want)
 	}
-	if _, err := os.Stat("wrong/workflow.star"); err == nil {
-		t.Error("a refused function produced a workflow")
+	if _, err := os.Stat("wrong/function.star"); err == nil {
+		t.Error("a refused function was kept")
+	}
+	if diff := cmp.Diff(mined, snapshot(t, "bundle")); diff != "" {
+		t.Errorf("a refused function changed the bundle (-before +after):\n%s", diff)
 	}
 
 	// Steps that are not model calls are refused before any model call.
@@ -160,4 +237,22 @@ func TestSynthStep(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "not a model call") {
 		t.Errorf("step 1: exit %d, stderr %s", code, stderr)
 	}
+}
+
+// snapshot reads every file under dir, by slash path.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		files[filepath.ToSlash(p)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }

@@ -63,6 +63,7 @@ func Workflow(c *candidate.Candidate, opts Options) ([]byte, error) {
 	var b strings.Builder
 	g.header(&b, opts)
 	g.signature(&b)
+	g.prologue(&b)
 	for i := range c.Steps {
 		g.step(&b, i)
 	}
@@ -85,6 +86,10 @@ type generator struct {
 	param  map[string]string
 	// optional[i] is true when params[i] gets the default None.
 	optional []bool
+	// derived are the assignments of derived parameters, in candidate
+	// order: the local's identifier and its expression over the
+	// function's parameters.
+	derived []derivedLocal
 	// result maps the index of a step whose result a later step reads to
 	// the local variable holding it.
 	result map[int]string
@@ -138,6 +143,8 @@ func (g *generator) plan() {
 		g.params = append(g.params, id)
 		g.optional = append(g.optional, !p.Required)
 	}
+
+	g.planDerived(alloc)
 
 	// A step's result gets a local, stepN, when a later step reads it;
 	// the name gives way to a parameter that already took it.

@@ -237,6 +237,7 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 		flow.add(v)
 	}
 	c.Parameters = params.list()
+	deriveParameters(c, views)
 	c.Capabilities = sortedSet(caps)
 	c.RequiredSecrets = sortedSet(secrets)
 	for _, s := range c.Steps {

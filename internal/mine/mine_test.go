@@ -82,11 +82,20 @@ func TestMineParametersConstantsBindings(t *testing.T) {
 		names = append(names, p.Name+"="+strings.Join(p.SourcePaths, "|"))
 	}
 	want := []string{
-		"name=steps[1].parameters.name",
 		"version=steps[2].parameters.version|steps[3].parameters.version",
 	}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("parameters (-want +got):\n%s", diff)
+	}
+	// The branch name is "bump-" and the version in every example, so
+	// the caller does not pass it.
+	var derived []string
+	for _, d := range sel.DerivedParameters {
+		derived = append(derived, d.Name+"="+strings.Join(d.SourcePaths, "|")+" := "+d.Expression)
+	}
+	wantDerived := []string{`name=steps[1].parameters.name := "bump-" + version`}
+	if diff := cmp.Diff(wantDerived, derived); diff != "" {
+		t.Errorf("derived parameters (-want +got):\n%s", diff)
 	}
 	wantConst := []candidate.Constant{
 		{Step: 1, Path: "parameters.repo", Value: "/srv/app"},
@@ -114,8 +123,9 @@ func TestMineSameKeyDifferentValuesGetDistinctNames(t *testing.T) {
 		id := fmt.Sprintf("t%d", i)
 		traces = append(traces, mk(id,
 			act(id+"-1", trace.KindToolCall, "a", fmt.Sprintf(`{"name":"first-%d"}`, i)),
-			act(id+"-2", trace.KindToolCall, "b", fmt.Sprintf(`{"name":"second-%d"}`, i)),
-			act(id+"-3", trace.KindToolCall, "c", fmt.Sprintf(`{"repo-path":"/r/%d"}`, i)),
+			// Unrelated to the first name, so neither is derived.
+			act(id+"-2", trace.KindToolCall, "b", fmt.Sprintf(`{"name":"second-%d"}`, i*i+5)),
+			act(id+"-3", trace.KindToolCall, "c", fmt.Sprintf(`{"repo-path":"/r/%s"}`, "xyz"[i:i+1])),
 		))
 	}
 	sel := mustMine(t, traces, Options{}).Selected()

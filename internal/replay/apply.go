@@ -27,6 +27,9 @@ import (
 //     receipt_drift reason per such trace, carrying the divergence path
 //     (such as /effect_receipts/0/sha256): the effects it would produce
 //     are not the ones recorded, which no later review can make safe;
+//   - a derived parameter whose expression a matched held-out trace
+//     contradicts is a parameter again, with a derivation_rejected
+//     warning (see checkDerived);
 //   - the selected candidate is again the first safe one.
 //
 // Apply calls nothing and changes no trace.
@@ -64,6 +67,7 @@ func Apply(r *candidate.Report, sources, heldout []*trace.Trace) {
 func shadowOne(c *candidate.Candidate, sources, heldout []*trace.Trace) {
 	sh := Shadow(c, sources, heldout)
 	c.Shadow = sh
+	checkDerived(c, sh, heldout)
 	if sh.ComparedTraces > 0 {
 		passed := 0
 		for _, t := range sh.Traces {

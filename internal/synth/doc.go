@@ -19,7 +19,6 @@
 // allowance. Every way a capsule fails is a *CapsuleError with a stable
 // code, the capsule's name and the limit that stopped it.
 //
-// DeriveParameter, the one piece that runs no code, finds by enumerative
-// search an expression that derives a parameter from others, so that a
-// workflow need not ask for a value it can compute.
+// Deriving a parameter from others, which runs no code and needs no
+// model, is package derive's.
 package synth

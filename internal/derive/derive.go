@@ -1,4 +1,17 @@
-package synth
+// Package derive finds, without a model, expressions that compute one
+// parameter of a workflow from others, and reads them back.
+//
+// The language is small on purpose: string literals, parameter
+// references, x.split(sep)[i], x.replace(old, new), x.lower(), x.upper()
+// and the concatenation of these. Every expression is printed as
+// Starlark (and Python) that means the same as Expr.Eval, so a workflow
+// can compute a value its caller no longer passes. The search is
+// enumerative and bounded (smallest expression first), and an
+// expression is only ever returned after it has been evaluated on every
+// example it was found on. Parse accepts exactly the printed form, so an
+// expression stored in a candidate cannot smuggle any other code into a
+// generated workflow.
+package derive
 
 import (
 	"container/heap"
@@ -125,21 +138,33 @@ func (e concatExpr) Size() int {
 // title built from a version and a path).
 const (
 	deriveMaxAtomSize   = 3     // a reference under at most two operations
-	deriveMaxAtoms      = 4000  // distinct atoms kept
+	deriveMaxAtoms      = 1000  // distinct atoms kept per parameter
 	deriveMaxPieces     = 7     // parts of a concatenation
 	deriveMaxExpansions = 50000 // search states expanded
 )
+
+// MinValues is the fewest distinct values a parameter must take in the
+// examples to be derived. Two points fit many expressions: release-0.8.0
+// and /work/harn-0 share a trailing 0 by accident.
+const MinValues = 3
+
+// minPiece is the shortest value a piece of a parameter (a split) may
+// contribute to an expression in any example. A single character taken
+// out of a longer value (the last digit of a version) matches a counter
+// or an index by coincidence far more often than by design; a whole
+// parameter may be as short as it likes.
+const minPiece = 2
 
 // deriveSeparators are the characters split and replace may use, when
 // they occur in the examples.
 const deriveSeparators = "/-_.@: "
 
-// DeriveParameter searches for the smallest expression over the other
+// Parameter searches for the smallest expression over the other
 // keys of the examples that yields examples[i][target] in every example,
-// and reports whether it found one. It needs at least two examples in
-// which the target does not stay the same (a value that never varies is a
-// constant, not a derived parameter), and the expression must use at
-// least one other value.
+// and reports whether it found one. It needs the target to take at
+// least MinValues distinct values (a value that never varies is a
+// constant, and an expression fitted to two values is a guess), and the
+// expression must use at least one other value.
 //
 // The search has two levels. Atoms are references under up to two string
 // operations, enumerated bottom-up and deduplicated by what they compute
@@ -151,25 +176,66 @@ const deriveSeparators = "/-_.@: "
 // path first, so the first complete expression is a smallest one. Every
 // step is checked on every example, and the result is evaluated once
 // more on all of them before it is returned.
-func DeriveParameter(examples []map[string]string, target string) (Expr, bool) {
-	if len(examples) < 2 {
+func Parameter(examples []map[string]string, target string) (Expr, bool) {
+	if len(examples) < MinValues {
 		return nil, false
 	}
+	var names []string
+	for k := range examples[0] {
+		if k != target && inAll(examples, k) {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	return search(examples, target, enumerateAtoms(examples, names), func(string) bool { return true })
+}
+
+// inAll reports whether every example has key k.
+func inAll(examples []map[string]string, k string) bool {
+	for _, ex := range examples {
+		if _, ok := ex[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// search finds the smallest concatenation of literals and the atoms
+// whose reference allow accepts that yields target in every example.
+// Only atoms whose output occurs in the target of every example can be
+// part of it, so the others are dropped before the search, which keeps
+// its inner loop short.
+func search(examples []map[string]string, target string, atoms []atom, allow func(ref string) bool) (Expr, bool) {
 	want := make([]string, len(examples))
-	constant := true
+	distinct := map[string]bool{}
 	for i, ex := range examples {
 		v, ok := ex[target]
 		if !ok {
 			return nil, false
 		}
 		want[i] = v
-		constant = constant && v == want[0]
+		distinct[v] = true
 	}
-	if constant {
+	if len(distinct) < MinValues {
 		return nil, false
 	}
-	atoms := deriveAtoms(examples, target, want)
-	expr, ok := deriveConcat(atoms, want)
+	var usable []atom
+	for _, a := range atoms {
+		if a.ref == target || !allow(a.ref) {
+			continue
+		}
+		ok := true
+		for i, o := range a.out {
+			if !strings.Contains(want[i], o) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			usable = append(usable, a)
+		}
+	}
+	expr, ok := deriveConcat(usable, want)
 	if !ok {
 		return nil, false
 	}
@@ -181,29 +247,20 @@ func DeriveParameter(examples []map[string]string, target string) (Expr, bool) {
 	return expr, true
 }
 
+// atom is a reference under string operations, with what it computes on
+// each example.
 type atom struct {
 	expr Expr
+	ref  string
 	out  []string
 }
 
-// deriveAtoms enumerates atoms in order of size.
-func deriveAtoms(examples []map[string]string, target string, want []string) []atom {
-	var names []string
-	for k := range examples[0] {
-		if k == target {
-			continue
-		}
-		inAll := true
-		for _, ex := range examples[1:] {
-			if _, ok := ex[k]; !ok {
-				inAll = false
-			}
-		}
-		if inAll {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
+// enumerateAtoms enumerates the atoms of each name, in name order and
+// then in order of size. Atoms of one name are deduplicated by what they
+// compute on the examples (of two with the same outputs only the smaller
+// is kept); atoms of different names are not, so that a search that may
+// not read one name still has the other's.
+func enumerateAtoms(examples []map[string]string, names []string) []atom {
 	var seps []string
 	for _, c := range deriveSeparators {
 		s := string(c)
@@ -221,59 +278,81 @@ func deriveAtoms(examples []map[string]string, target string, want []string) []a
 			}
 		}
 	}
-	seen := map[string]bool{}
 	var atoms []atom
-	add := func(e Expr) bool {
-		out := make([]string, len(examples))
-		empty := true
-		for i, ex := range examples {
-			s, ok := e.Eval(ex)
-			if !ok {
+	for _, name := range names {
+		seen := map[string]bool{}
+		n := 0
+		add := func(e Expr) bool {
+			if n >= deriveMaxAtoms {
 				return false
 			}
-			out[i] = s
-			empty = empty && s == ""
-		}
-		key := strings.Join(out, "\x00")
-		if empty || seen[key] || len(atoms) >= deriveMaxAtoms {
-			return false
-		}
-		seen[key] = true
-		atoms = append(atoms, atom{e, out})
-		return true
-	}
-	level := []Expr{}
-	for _, n := range names {
-		if add(refExpr{n}) {
-			level = append(level, refExpr{n})
-		}
-	}
-	for size := 2; size <= deriveMaxAtomSize; size++ {
-		var next []Expr
-		for _, x := range level {
-			cands := []Expr{lowerExpr{x}, upperExpr{x}}
-			for _, sep := range seps {
-				// -1 first: among splits that agree on the examples,
-				// the last segment is the one that generalizes (a path's
-				// base name, however deep the path).
-				for _, i := range []int{-1, 0, 1, 2, -2} {
-					cands = append(cands, splitExpr{x, sep, i})
+			out := make([]string, len(examples))
+			empty := true
+			piece := hasSplit(e)
+			for i, ex := range examples {
+				s, ok := e.Eval(ex)
+				if !ok || piece && utf8.RuneCountInString(s) < minPiece {
+					return false
 				}
-				for _, rep := range append([]string{""}, seps...) {
-					if rep != sep {
-						cands = append(cands, replaceExpr{x, sep, rep})
+				out[i] = s
+				empty = empty && s == ""
+			}
+			key := strings.Join(out, "\x00")
+			if empty || seen[key] {
+				return false
+			}
+			seen[key] = true
+			n++
+			atoms = append(atoms, atom{e, name, out})
+			return true
+		}
+		level := []Expr{}
+		if add(refExpr{name}) {
+			level = append(level, refExpr{name})
+		}
+		for size := 2; size <= deriveMaxAtomSize; size++ {
+			var next []Expr
+			for _, x := range level {
+				cands := []Expr{lowerExpr{x}, upperExpr{x}}
+				for _, sep := range seps {
+					// -1 first: among splits that agree on the
+					// examples, the last segment is the one that
+					// generalizes (a path's base name, however deep the
+					// path).
+					for _, i := range []int{-1, 0, 1, 2, -2} {
+						cands = append(cands, splitExpr{x, sep, i})
+					}
+					for _, rep := range append([]string{""}, seps...) {
+						if rep != sep {
+							cands = append(cands, replaceExpr{x, sep, rep})
+						}
+					}
+				}
+				for _, c := range cands {
+					if add(c) {
+						next = append(next, c)
 					}
 				}
 			}
-			for _, c := range cands {
-				if add(c) {
-					next = append(next, c)
-				}
-			}
+			level = next
 		}
-		level = next
 	}
 	return atoms
+}
+
+// hasSplit reports whether e takes a piece of a value.
+func hasSplit(e Expr) bool {
+	switch x := e.(type) {
+	case splitExpr:
+		return true
+	case lowerExpr:
+		return hasSplit(x.x)
+	case upperExpr:
+		return hasSplit(x.x)
+	case replaceExpr:
+		return hasSplit(x.x)
+	}
+	return false
 }
 
 // deriveState is a node of the concatenation search.
@@ -429,25 +508,33 @@ func Refs(e Expr) []string {
 		}
 	}
 	walk(e)
-	return sortedKeys(seen)
+	names := make([]string, 0, len(seen))
+	for k := range seen {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }
 
-// DeriveParameters decides which parameters of a step (or a workflow) a
+// Parameters decides which parameters of a step (or a workflow) a
 // caller need not pass: it returns an expression for each parameter that
 // derives it from the parameters kept, which are the others. Every
 // expression reads only kept parameters, so the derived values can be
 // computed at the start of the workflow in any order.
 //
-// Parameters are tried longest value first (summed over the examples):
-// a composite such as a branch name is longer than its parts, and trying
-// it first keeps the parts (version, repository) as parameters rather
-// than deriving a part from the composite (version from
-// branch.split("-")[-1]). Once the kept set is chosen, every expression
-// is searched again over the kept set alone; a parameter whose expression
-// needed a parameter that is derived after all is kept, and the pass
-// repeats until nothing changes (at most once per parameter).
-func DeriveParameters(examples []map[string]string) map[string]Expr {
-	if len(examples) < 2 {
+// A parameter is derived only from parameters whose values are shorter
+// (summed over the examples), and parameters are tried longest first: a
+// composite such as a branch name is longer than its parts, so the parts
+// (version, repository) stay parameters and the composite is derived,
+// never a part from a composite (version from branch.split("-")[-1]),
+// even when the composite itself holds something no parameter has (a
+// title that also names the previous version) and so cannot be derived.
+// Once the kept set is chosen, an expression that reads a parameter
+// derived after all is searched again over the kept set alone; a
+// parameter for which that finds nothing is kept, and the pass repeats
+// until nothing changes (at most once per parameter).
+func Parameters(examples []map[string]string) map[string]Expr {
+	if len(examples) < MinValues {
 		return map[string]Expr{}
 	}
 	var names []string
@@ -468,24 +555,24 @@ func DeriveParameters(examples []map[string]string) map[string]Expr {
 	for _, k := range names {
 		kept[k] = true
 	}
-	restrict := func(target string) []map[string]string {
-		out := make([]map[string]string, len(examples))
-		for i, ex := range examples {
-			m := map[string]string{target: ex[target]}
-			for k := range kept {
-				if k != target {
-					if v, ok := ex[k]; ok {
-						m[k] = v
-					}
-				}
-			}
-			out[i] = m
+	// The atoms of every parameter are enumerated once; each search
+	// takes those of the parameters it may read: kept and shorter.
+	var inEvery []string
+	for _, k := range names {
+		if inAll(examples, k) {
+			inEvery = append(inEvery, k)
 		}
-		return out
+	}
+	sort.Strings(inEvery)
+	atoms := enumerateAtoms(examples, inEvery)
+	derive := func(target string) (Expr, bool) {
+		return search(examples, target, atoms, func(ref string) bool {
+			return kept[ref] && length[ref] < length[target]
+		})
 	}
 	derived := map[string]Expr{}
 	for _, k := range names {
-		if e, ok := DeriveParameter(restrict(k), k); ok {
+		if e, ok := derive(k); ok {
 			derived[k] = e
 			delete(kept, k)
 		}
@@ -493,10 +580,14 @@ func DeriveParameters(examples []map[string]string) map[string]Expr {
 	for range names {
 		changed := false
 		for _, k := range names {
-			if _, ok := derived[k]; !ok {
+			e, ok := derived[k]
+			if !ok || allKept(e, kept) {
+				// Its expression reads only kept parameters, so it
+				// still holds; searching again would cost as much as
+				// the first search.
 				continue
 			}
-			e, ok := DeriveParameter(restrict(k), k)
+			e, ok = derive(k)
 			if ok {
 				derived[k] = e
 				continue
@@ -510,4 +601,14 @@ func DeriveParameters(examples []map[string]string) map[string]Expr {
 		}
 	}
 	return derived
+}
+
+// allKept reports whether every parameter e reads is kept.
+func allKept(e Expr, kept map[string]bool) bool {
+	for _, r := range Refs(e) {
+		if !kept[r] {
+			return false
+		}
+	}
+	return true
 }

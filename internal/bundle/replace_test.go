@@ -1,0 +1,113 @@
+package bundle
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+)
+
+func evidence(step int) candidate.SynthesizedStep {
+	return candidate.SynthesizedStep{
+		Step: step, Name: "release", Function: "decide", FunctionSHA256: strings.Repeat("a", 64),
+		Model: "local-coder-1", ModelKey: "default", PromptSHA256: strings.Repeat("b", 64), ResponseSHA256: strings.Repeat("c", 64),
+		ExamplesChecked: 3, HeldoutChecked: 1,
+	}
+}
+
+// files reads every file of a bundle.
+func files(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		out[p] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A new workflow version replaces the approved one: the evidence is
+// recorded, the approval goes stale, and approving again makes the
+// bundle valid and ready.
+func TestReplaceWorkflow(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, _ := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	if _, err := Approve(dir, Approval{Actor: "lead@example.com", At: "2026-04-27T09:00:00Z"}); err != nil {
+		t.Fatal(err)
+	}
+	old := mustRead(t, filepath.Join(dir, WorkflowFile))
+	src := append(append([]byte{}, old...), "# revised by synthesis\n"...)
+	m, err := ReplaceWorkflow(dir, src, evidence(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := mustRead(t, filepath.Join(dir, WorkflowFile))
+	if string(got) != string(src) || m.Workflow.SHA256 != hexSHA(src) {
+		t.Errorf("workflow.star not replaced (sha256 %s)", m.Workflow.SHA256)
+	}
+	if len(m.SynthesizedSteps) != 1 || m.SynthesizedSteps[0].PreviousWorkflowSHA256 != hexSHA(old) || m.SynthesizedSteps[0].WorkflowSHA256 != hexSHA(src) {
+		t.Errorf("synthesized_steps = %+v", m.SynthesizedSteps)
+	}
+	if m.Promotion.Criteria.Status != StatusNeedsApproval {
+		t.Errorf("status = %s, want %s", m.Promotion.Criteria.Status, StatusNeedsApproval)
+	}
+	if rep := string(mustRead(t, filepath.Join(dir, ReportFile))); !strings.Contains(rep, `"synthesized_steps"`) {
+		t.Error("report.json lacks synthesized_steps")
+	}
+	v := Validate(dir)
+	if !hasProblem(v, CodeApprovalStale, "approval_history") {
+		t.Errorf("Validate after the replacement:\n%s", describe(v))
+	}
+	if _, err := Approve(dir, Approval{Actor: "lead@example.com", At: "2026-04-27T10:00:00Z"}); err != nil {
+		t.Fatal(err)
+	}
+	if v := Validate(dir); len(v.Problems) != 0 {
+		t.Errorf("Validate after approving again:\n%s", describe(v))
+	}
+}
+
+// A refused replacement changes no byte of the bundle.
+func TestReplaceWorkflowRefused(t *testing.T) {
+	tests := []struct {
+		name   string
+		tamper bool
+		src    func(old string) string
+		step   int
+		want   string
+	}{
+		{"not a workflow", false, func(string) string { return "def other(ctx):\n    pass\n" }, 1, "function other"},
+		{"does not parse", false, func(old string) string { return old + "def (\n" }, 1, "the new workflow"},
+		{"holds a secret", false, func(old string) string { return old + "# " + fakeToken + "\n" }, 1, "secret"},
+		{"no such step", false, func(old string) string { return old + "# x\n" }, 99, "step 99"},
+		{"workflow changed since written", true, func(old string) string { return old + "# x\n" }, 1, "not the"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, h := releaseTraces(t, nil)
+			dir, _ := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+			old := string(mustRead(t, filepath.Join(dir, WorkflowFile)))
+			if tt.tamper {
+				mustWrite(t, filepath.Join(dir, WorkflowFile), []byte(old+"# edited\n"))
+			}
+			before := files(t, dir)
+			_, err := ReplaceWorkflow(dir, []byte(tt.src(old)), evidence(tt.step))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ReplaceWorkflow = %v, want an error containing %q", err, tt.want)
+			}
+			if diff := cmp.Diff(before, files(t, dir)); diff != "" {
+				t.Errorf("the bundle changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}

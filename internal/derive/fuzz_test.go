@@ -1,0 +1,29 @@
+package derive
+
+import "testing"
+
+// A derived expression always reproduces every example it was found on,
+// and Parse reads back what it prints.
+func FuzzParameter(f *testing.F) {
+	f.Add("golang.org/x/text", "v0.14.0", "deps/text-v0.14.0", "github.com/a/b", "v1.0.0", "deps/b-v1.0.0", "x/cli", "v2.0.0", "deps/cli-v2.0.0")
+	f.Add("A-b", "x", "a_b", "C-d", "y", "c_d", "E-f", "z", "e_f")
+	f.Fuzz(func(t *testing.T, a1, b1, t1, a2, b2, t2, a3, b3, t3 string) {
+		ex := []map[string]string{{"a": a1, "b": b1, "t": t1}, {"a": a2, "b": b2, "t": t2}, {"a": a3, "b": b3, "t": t3}}
+		e, ok := Parameter(ex, "t")
+		if !ok {
+			return
+		}
+		for i, x := range ex {
+			if got, ok := e.Eval(x); !ok || got != x["t"] {
+				t.Errorf("example %d: %s = %q, want %q", i, e, got, x["t"])
+			}
+		}
+		back, err := Parse(e.String())
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", e, err)
+		}
+		if back.String() != e.String() {
+			t.Errorf("Parse(%s) = %s", e, back)
+		}
+	})
+}

@@ -1,0 +1,137 @@
+package replay
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/derive"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// heldoutEvidence is how many matching held-out checks a derived
+// parameter keeps as evidence; every mismatch is kept.
+const heldoutEvidence = 5
+
+// checkDerived evaluates each derived parameter's expression on every
+// held-out trace that contains the procedure (an alignment with the
+// steps that read and take the parameters) and adds what it found to the
+// parameter's evidence. One mismatch is enough to refuse the derivation:
+// mining found it on the source examples only, and a held-out trace that
+// contradicts it is a caller who would need to pass another value. The
+// parameter goes back to c.Parameters, so the workflow asks for it again,
+// and a derivation_rejected warning names the trace.
+//
+// sh.Traces lists the held-out traces in the order of heldout, after the
+// source examples.
+func checkDerived(c *candidate.Candidate, sh *candidate.ShadowReport, heldout []*trace.Trace) {
+	if len(c.DerivedParameters) == 0 {
+		return
+	}
+	var matched []struct {
+		st *candidate.ShadowTrace
+		t  *trace.Trace
+	}
+	k := 0
+	for i := range sh.Traces {
+		st := &sh.Traces[i]
+		if st.Role != candidate.RoleHeldout {
+			continue
+		}
+		if k < len(heldout) && st.Status != candidate.StatusUnmatched {
+			matched = append(matched, struct {
+				st *candidate.ShadowTrace
+				t  *trace.Trace
+			}{st, heldout[k]})
+		}
+		k++
+	}
+	paths := map[string]string{}
+	for _, p := range c.Parameters {
+		if len(p.SourcePaths) > 0 {
+			paths[p.Name] = p.SourcePaths[0]
+		}
+	}
+	kept := c.DerivedParameters[:0:0]
+	for _, d := range c.DerivedParameters {
+		e, err := derive.Parse(d.Expression)
+		if err != nil {
+			c.Parameters = append(c.Parameters, d.Parameter)
+			c.Warnings = append(c.Warnings, candidate.Problem{
+				Code:    candidate.CodeDerivationRejected,
+				Message: fmt.Sprintf("derived parameter %s is a parameter again: %v", d.Name, err),
+				Path:    "derived_parameters." + d.Name,
+			})
+			continue
+		}
+		var refused *candidate.DerivationEvidence
+		for _, m := range matched {
+			values := map[string]string{}
+			ok := true
+			for _, r := range d.Refs {
+				v, found := stepValue(paths[r], m.st.Alignment, m.t)
+				ok = ok && found
+				values[r] = v
+			}
+			want, found := "", false
+			if len(d.SourcePaths) > 0 {
+				want, found = stepValue(d.SourcePaths[0], m.st.Alignment, m.t)
+			}
+			if !ok || !found {
+				// The trace lacks a step or a value; its alignment
+				// already fails it, and there is nothing to compare.
+				continue
+			}
+			ev := candidate.DerivationEvidence{TraceID: m.t.ID, Role: candidate.RoleHeldout, Inputs: values, Want: want}
+			got, defined := e.Eval(values)
+			ev.Got, ev.Match = got, defined && got == want
+			d.HeldoutChecks++
+			if ev.Match && d.HeldoutChecks > heldoutEvidence {
+				continue
+			}
+			d.Evidence = append(d.Evidence, ev)
+			if !ev.Match && refused == nil {
+				refused = &d.Evidence[len(d.Evidence)-1]
+			}
+		}
+		if refused != nil {
+			c.Parameters = append(c.Parameters, d.Parameter)
+			c.Warnings = append(c.Warnings, candidate.Problem{
+				Code: candidate.CodeDerivationRejected,
+				Message: fmt.Sprintf("derived parameter %s is a parameter again: held-out trace %s has %q where %s gives %q",
+					d.Name, refused.TraceID, refused.Want, d.Expression, refused.Got),
+				Path:    "derived_parameters." + d.Name,
+				TraceID: refused.TraceID,
+			})
+			continue
+		}
+		kept = append(kept, d)
+	}
+	c.DerivedParameters = kept
+}
+
+// stepValue reads the string at a parameter source path
+// ("steps[N].parameters.KEY") from the action that step N is aligned
+// with.
+func stepValue(path string, moves []candidate.Move, t *trace.Trace) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "steps[")
+	if !ok {
+		return "", false
+	}
+	idx, key, ok := strings.Cut(rest, "].parameters.")
+	if !ok {
+		return "", false
+	}
+	step, err := strconv.Atoi(idx)
+	if err != nil {
+		return "", false
+	}
+	for _, m := range moves {
+		if m.Kind == candidate.MoveSync && m.Step == step && m.ActionIndex >= 0 && m.ActionIndex < len(t.Actions) {
+			s, ok := t.Actions[m.ActionIndex].Parameters[key].(string)
+			return s, ok
+		}
+	}
+	return "", false
+}
