@@ -41,7 +41,8 @@ var allowed = map[string][]string{
 	"internal/serve":           {"internal/runtime", "internal/bundle", "internal/candidate", "internal/trace"},
 	"internal/synth":           {"internal/trace", "internal/redact"},
 	"internal/tools/gencorpus": {"internal/trace", "internal/tracetest"},
-	"internal/harness":         {"internal/trace", "internal/store"},
+	"internal/assert":          {"internal/trace"},
+	"internal/harness":         {"internal/trace", "internal/store", "internal/assert"},
 	"internal/cli":             {"*"},
 	"cmd/crystallize":          {"internal/cli"},
 }
