@@ -365,6 +365,7 @@ func FuzzParseEvalPack(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte(validPack))
+	f.Add([]byte(checkPack))
 	f.Add([]byte("version = 1\nfixtures = [1, {a = 2}]\n"))
 	f.Add([]byte("version = 9223372036854775807"))
 	f.Fuzz(func(t *testing.T, data []byte) {
