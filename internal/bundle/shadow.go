@@ -1,11 +1,13 @@
 package bundle
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/crystallize-dev/crystallize/internal/assert"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/replay"
@@ -182,7 +184,15 @@ type AssertionResult struct {
 // names their rubric. A crystallization-shadow assertion passes when
 // ReplayShadow succeeds, matches the recorded result, its pass equals the
 // expected pass, the candidate is the expected one, and every expected
-// fixture is one of the bundle's. An assertion of an unknown kind fails:
+// fixture is one of the bundle's. An assertion of the harness case format
+// (json_schema, tool_call_f1, …) is decided by the assert package's
+// engine, the one "harness run" uses, against the case's input: its
+// recorded output or output_file, its trajectory or trace (a fixture of
+// the manifest is checked against its sha256 first), and its
+// expectations. It blocks when its case is blocking and the engine's
+// defaults table says it blocks (so a metric blocks once its threshold
+// is marked calibrated; model-judged kinds, with no judge configured
+// here, fail without blocking). An assertion of an unknown kind fails:
 // an evaluator that cannot run a check must not report it as passed.
 // The error is for a bundle or eval pack that cannot be read; failing
 // assertions are in the result.
@@ -222,21 +232,41 @@ func Eval(dir string) (*EvalResult, error) {
 		ran       bool
 	)
 	res := &EvalResult{Assertions: []AssertionResult{}, Passed: true}
+	var eng assert.Engine
 	for _, cs := range pack.Cases {
 		blocking := cs.Severity == codegen.SeverityBlocking
+		// A case's evidence is read once, for its first assertion of the
+		// harness case format.
+		var (
+			ev       assert.Evidence
+			evErr    error
+			gathered bool
+		)
 		for _, rid := range cs.Rubrics {
 			for i, a := range rubrics[rid].Assertions {
 				ar := AssertionResult{ID: fmt.Sprintf("%s/%s/%d", cs.ID, rid, i), Kind: a.Kind, Blocking: blocking}
-				if a.Kind != codegen.ShadowAssertion {
+				switch {
+				case a.Check != nil:
+					if !gathered {
+						ev, evErr = caseEvidence(dir, m, cs.Input)
+						gathered = true
+					}
+					if evErr != nil {
+						ar.Message = evErr.Error()
+						break
+					}
+					r := eng.Check(context.Background(), *a.Check, ev)
+					ar.Passed, ar.Message, ar.Blocking = r.Passed, r.Message, blocking && r.Blocking
+				case a.Kind != codegen.ShadowAssertion:
 					ar.Message = fmt.Sprintf("unknown assertion kind %q", a.Kind)
-				} else {
+				default:
 					if !ran {
 						shadow, shadowErr = ReplayShadow(dir)
 						ran = true
 					}
 					ar.Passed, ar.Message = shadowAssertion(a.Expected, m, shadow, shadowErr, fixtures)
 				}
-				if blocking && !ar.Passed {
+				if ar.Blocking && !ar.Passed {
 					res.Passed = false
 				}
 				res.Assertions = append(res.Assertions, ar)
@@ -266,4 +296,58 @@ func shadowAssertion(want codegen.EvalExpected, m *Manifest, sc *ShadowCheck, er
 		return false, fmt.Sprintf("shadow replay pass=%v, expected pass=%v (compared %d)", sc.Pass, want.Pass, sc.Compared)
 	}
 	return true, fmt.Sprintf("shadow replay of %s: compared=%d pass=%v, as recorded", sc.CandidateID, sc.Compared, sc.Pass)
+}
+
+// caseEvidence reads what a case's harness-format assertions are checked
+// against from its input: the recorded output (or the bundle file
+// output_file names), the trajectory (or the actions of the trace file
+// trace names, verified against the manifest when it is one of its
+// fixtures), and the ranking. Paths stay inside the bundle.
+func caseEvidence(dir string, m *Manifest, in *codegen.EvalInput) (assert.Evidence, error) {
+	if in == nil {
+		return assert.Evidence{}, errors.New("the case has no input to check")
+	}
+	ev := assert.Evidence{Input: in.CaseInput, Retrieved: in.RetrievedDocuments, Trajectory: in.Trajectory}
+	switch {
+	case in.Output != nil:
+		ev.Output = *in.Output
+	case in.OutputFile != "":
+		data, err := readBundleFile(dir, in.OutputFile)
+		if err != nil {
+			return ev, fmt.Errorf("input.output_file: %w", err)
+		}
+		ev.Output = string(data)
+	}
+	if in.Trace != "" {
+		t, err := readEvalTrace(dir, m, in.Trace)
+		if err != nil {
+			return ev, fmt.Errorf("input.trace: %w", err)
+		}
+		ev.Trajectory = assert.TraceTrajectory(t)
+	}
+	return ev, nil
+}
+
+// readBundleFile reads a file the eval pack names, refusing a path that
+// leaves the bundle or passes through a symlink.
+func readBundleFile(dir, p string) ([]byte, error) {
+	if err := checkBundlePath(dir, p); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+}
+
+// readEvalTrace decodes a trace file of the bundle: through readFixture, with
+// its recorded hash and identity, when the manifest lists it.
+func readEvalTrace(dir string, m *Manifest, p string) (*trace.Trace, error) {
+	for _, f := range m.Fixtures {
+		if f.Path == p {
+			return readFixture(dir, f)
+		}
+	}
+	data, err := readBundleFile(dir, p)
+	if err != nil {
+		return nil, err
+	}
+	return trace.Decode(data, p, 0)
 }

@@ -192,7 +192,12 @@ func newEvalCmd(e *env) *cobra.Command {
 		Short: "Run a bundle's eval pack",
 		Long: `eval runs the assertions of the bundle's eval pack (harn.eval.toml): the
 crystallization-shadow assertion re-runs the shadow comparison on the
-bundle's fixtures. It exits 1 when any blocking assertion fails.
+bundle's fixtures, and assertions of the harness case format (exit_code
+aside: a bundle's eval runs no commands) are checked by the assertion
+engine of "harness run" against their case's input: recorded output or
+output_file, trajectory or trace, expected documents and tool calls.
+Model-judged kinds fail without blocking, since no judge is configured
+here. It exits 1 when any blocking assertion fails, naming them.
 
 --json prints {"assertions": [{"id", "kind", "blocking", "passed",
 "message"}], "passed"}.`,
@@ -216,7 +221,13 @@ bundle's fixtures. It exits 1 when any blocking assertion fails.
 				}
 			}
 			if !res.Passed {
-				return exitError{code: exitFailure, err: fmt.Errorf("eval pack of %s failed", args[0])}
+				var failed []string
+				for _, a := range res.Assertions {
+					if a.Blocking && !a.Passed {
+						failed = append(failed, a.ID)
+					}
+				}
+				return exitError{code: exitFailure, err: fmt.Errorf("eval pack of %s failed: %s", args[0], strings.Join(failed, ", "))}
 			}
 			return nil
 		},

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/serve"
 )
@@ -137,8 +138,9 @@ func runServeMCP(ctx context.Context, e *env, f *serveFlags) error {
 			Environ:  environ,
 			StateDir: f.stateDir,
 		},
-		Log:     log,
-		Version: toolVersion(),
+		Log:      log,
+		Version:  toolVersion(),
+		Register: serveRegistry(e, f.stateDir),
 	})
 	if f.list {
 		return writeServeList(e, s.Status(), f.asJSON)
@@ -197,4 +199,15 @@ func writeServeList(e *env, entries []serve.Entry, asJSON bool) error {
 		}
 	}
 	return nil
+}
+
+// serveRegistry registers each served call in the live session registry
+// of stateDir, as agent type "agent": the run is started by an agent
+// calling a tool, not by a person running a workflow or a plan, and
+// that is who "crystallize sessions" should say is behind it.
+func serveRegistry(e *env, stateDir string) func(string) serve.Registration {
+	return func(workflow string) serve.Registration {
+		l := newLive(e, stateDir, registry.TypeAgent, workflow)
+		return serve.Registration{OnStart: l.start, Inbox: l.inbox, End: l.end}
+	}
 }

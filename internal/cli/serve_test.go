@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/serve"
 )
@@ -68,9 +71,12 @@ func noteServerWith(t testing.TB, dir string, approval bool, copts *mcp.ClientOp
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server registers its calls as the command does.
+	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
 	s := serve.New(serve.Options{
-		Bundles: []string{filepath.Join(dir, "bundles")},
-		Run:     runtime.Options{Config: cfg, StateDir: filepath.Join(dir, "state")},
+		Bundles:  []string{filepath.Join(dir, "bundles")},
+		Run:      runtime.Options{Config: cfg, StateDir: filepath.Join(dir, "state")},
+		Register: serveRegistry(e, filepath.Join(dir, "state")),
 	})
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
@@ -109,11 +115,32 @@ func TestServeApprovalPending(t *testing.T) {
 		t.Fatalf("note.txt = %q, %v; the step before the boundary should have run", data, err)
 	}
 
-	// A person continues it, and the run completes.
+	// The suspended call is a live session of an agent, pending, with
+	// its approval in the inbox.
 	runID := sc["run_id"].(string)
-	out := mustRun(t, "resume", runID, "--approve", "publish", "--state-dir", filepath.Join(dir, "state"), "--config", filepath.Join(dir, "crystallize.toml"))
+	state := filepath.Join(dir, "state")
+	var live []sessionJSON
+	if err := json.Unmarshal([]byte(mustRun(t, "sessions", "--json", "--state-dir", state)), &live); err != nil {
+		t.Fatal(err)
+	}
+	if len(live) != 1 || live[0].SessionID != runID || live[0].State != registry.StatusPending || live[0].AgentType != registry.TypeAgent || live[0].Name != "write_note" {
+		t.Fatalf("sessions --json = %+v, want run %s of write_note pending as an agent session", live, runID)
+	}
+	inbox := mustRun(t, "session", "inbox", "--json", "--db", registry.Path(state))
+	if !strings.Contains(inbox, `"type": "approval_required"`) || !strings.Contains(inbox, `"boundary": "publish"`) || !strings.Contains(inbox, runID) {
+		t.Errorf("session inbox --json lacks the call's approval:\n%s", inbox)
+	}
+	if line := mustRun(t, "status", "--state-dir", state); !strings.Contains(line, "write_note pending") || !strings.Contains(line, "1 inbox") {
+		t.Errorf("status = %q", line)
+	}
+
+	// A person continues it, and the run completes and leaves the list.
+	out := mustRun(t, "resume", runID, "--approve", "publish", "--state-dir", state, "--config", filepath.Join(dir, "crystallize.toml"))
 	if !strings.Contains(out, ": completed") {
 		t.Errorf("resume printed:\n%s", out)
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "sessions", "--json", "--state-dir", state)), &live); err != nil || len(live) != 0 {
+		t.Errorf("sessions --json after resume = %+v, %v; want none active", live, err)
 	}
 }
 

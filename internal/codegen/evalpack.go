@@ -12,18 +12,30 @@ package codegen
 // string formatting, so every string is escaped by a real TOML encoder.
 // The encoder writes struct fields in declaration order (plain keys before
 // tables), which makes the output deterministic.
+//
+// Besides the shadow assertion, a rubric may hold assertions of the
+// harness case format (json_schema, tool_call_f1, … : every kind in
+// assert.Blocking), whose keys are that format's with kind for type, and
+// a case may have an input table in that format (recorded output,
+// trajectory or trace, expected documents and tool calls). They are
+// decoded into the assert package's types, so that "crystallize eval"
+// checks them with the engine "harness run" uses. Packs written here
+// hold only the shadow case; the others are written by people.
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/crystallize-dev/crystallize/internal/assert"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -120,10 +132,51 @@ type EvalRubric struct {
 	Assertions  []EvalAssertion `toml:"assertions"`
 }
 
-// EvalAssertion is one check of a rubric.
+// EvalAssertion is one check of a rubric. A crystallization-shadow
+// assertion, or one of a kind this build does not know, has Expected. An
+// assertion of the harness case format (IsCheckKind) has Check instead,
+// decoded from the table's keys, which are that format's (value, schema,
+// threshold, expected, …) with kind for type; its schema may be a table
+// or a string of JSON.
 type EvalAssertion struct {
-	Kind     string       `toml:"kind"`
-	Expected EvalExpected `toml:"expected"`
+	Kind     string            `toml:"kind"`
+	Expected EvalExpected      `toml:"expected"`
+	Check    *assert.Assertion `toml:"-"`
+}
+
+// IsCheckKind reports whether an assertion kind is one of the harness
+// case format, decided by the assert package's engine.
+func IsCheckKind(kind string) bool {
+	_, ok := assert.Blocking[kind]
+	return ok
+}
+
+// UnmarshalTOML decodes an assertion by its kind. ParseEvalPack has
+// checked the table's keys and types before this runs.
+func (a *EvalAssertion) UnmarshalTOML(v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("assertion: expected table, got %s", tomlTypeName(v))
+	}
+	a.Kind, _ = m["kind"].(string)
+	if IsCheckKind(a.Kind) {
+		var errs trace.ErrorList
+		a.Check = decodeCheck(&errs, "$", m)
+		if len(errs) > 0 {
+			return errs
+		}
+		return nil
+	}
+	e, _ := m["expected"].(map[string]any)
+	a.Expected.CandidateID, _ = e["candidate_id"].(string)
+	a.Expected.Pass, _ = e["pass"].(bool)
+	list, _ := e["fixtures"].([]any)
+	for _, f := range list {
+		if id, ok := f.(string); ok {
+			a.Expected.Fixtures = append(a.Expected.Fixtures, id)
+		}
+	}
+	return nil
 }
 
 // EvalExpected is what a crystallization-shadow assertion expects: the
@@ -135,13 +188,41 @@ type EvalExpected struct {
 	Fixtures    []string `toml:"fixtures"`
 }
 
-// EvalCase is one evaluated case: the rubrics it runs and how a failure
-// counts.
+// EvalCase is one evaluated case: the rubrics it runs, how a failure
+// counts, and the input its harness-format assertions are checked
+// against.
 type EvalCase struct {
-	ID       string   `toml:"id"`
-	Name     string   `toml:"name,omitempty"`
-	Rubrics  []string `toml:"rubrics"`
-	Severity string   `toml:"severity"`
+	ID       string     `toml:"id"`
+	Name     string     `toml:"name,omitempty"`
+	Rubrics  []string   `toml:"rubrics"`
+	Severity string     `toml:"severity"`
+	Input    *EvalInput `toml:"input,omitempty"`
+}
+
+// EvalInput is a case's input in the harness case format. A bundle's
+// eval runs no commands (a bundle is data to review, not a script to
+// trust), so command and timeout_seconds are refused: a case records its
+// output (output, or output_file inside the bundle), its trajectory
+// (trajectory, or trace: a trace file inside the bundle) and what they
+// are checked against.
+type EvalInput struct {
+	assert.CaseInput
+}
+
+// UnmarshalTOML decodes the input table; ParseEvalPack has checked it.
+func (in *EvalInput) UnmarshalTOML(v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("input: expected table, got %s", tomlTypeName(v))
+	}
+	var errs trace.ErrorList
+	if ci := decodeInput(&errs, "$", m); ci != nil {
+		in.CaseInput = *ci
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
 }
 
 // EvalMetadata records what the pack was generated from.
@@ -370,6 +451,9 @@ func (t tomlType) String() string {
 type tomlField struct {
 	typ  tomlType
 	keys map[string]tomlField
+	// check, when set, checks a table itself (reporting into errs) and
+	// returns true, or returns false to leave it to keys.
+	check func(errs *trace.ErrorList, p string, t map[string]any) bool
 }
 
 // evalPackSchema is every key an eval pack may have. It mirrors the toml
@@ -397,7 +481,7 @@ var evalPackSchema = map[string]tomlField{
 		"id":          {typ: tomlString},
 		"kind":        {typ: tomlString},
 		"description": {typ: tomlString},
-		"assertions": {typ: tomlTables, keys: map[string]tomlField{
+		"assertions": {typ: tomlTables, check: checkCheck, keys: map[string]tomlField{
 			"kind": {typ: tomlString},
 			"expected": {typ: tomlTable, keys: map[string]tomlField{
 				"candidate_id": {typ: tomlString},
@@ -411,6 +495,7 @@ var evalPackSchema = map[string]tomlField{
 		"name":     {typ: tomlString},
 		"rubrics":  {typ: tomlStrings},
 		"severity": {typ: tomlString},
+		"input":    {typ: tomlTable, check: checkInput},
 	}},
 	"metadata": {typ: tomlTable, keys: map[string]tomlField{
 		"candidate_id":      {typ: tomlString},
@@ -515,7 +600,9 @@ keys:
 				bad()
 				break
 			}
-			checkTable(errs, kp, t, f.keys)
+			if f.check == nil || !f.check(errs, kp, t) {
+				checkTable(errs, kp, t, f.keys)
+			}
 		case tomlTables:
 			var tables []map[string]any
 			switch x := v.(type) {
@@ -535,7 +622,10 @@ keys:
 				continue
 			}
 			for i, t := range tables {
-				checkTable(errs, fmt.Sprintf("%s[%d]", kp, i), t, f.keys)
+				tp := fmt.Sprintf("%s[%d]", kp, i)
+				if f.check == nil || !f.check(errs, tp, t) {
+					checkTable(errs, tp, t, f.keys)
+				}
 			}
 		}
 	}
@@ -657,4 +747,161 @@ func validateEvalPack(errs *trace.ErrorList, p *EvalManifest) {
 			add(cp+".severity", "severity %q; want %q, %q or %q", c.Severity, SeverityBlocking, SeverityWarning, SeverityInformational)
 		}
 	}
+}
+
+// checkCheck checks an assertion of the harness case format and leaves
+// the others (the shadow kind, unknown kinds) to the schema.
+func checkCheck(errs *trace.ErrorList, p string, t map[string]any) bool {
+	kind, _ := t["kind"].(string)
+	if !IsCheckKind(kind) {
+		return false
+	}
+	decodeCheck(errs, p, t)
+	return true
+}
+
+// decodeCheck decodes an assertion table of the harness case format into
+// assert.Assertion, through JSON so the field names are that format's
+// own, reporting every unknown key and wrong type at its path.
+func decodeCheck(errs *trace.ErrorList, p string, t map[string]any) *assert.Assertion {
+	m := make(map[string]any, len(t))
+	for k, v := range t {
+		m[k] = v
+	}
+	kind, _ := m["kind"].(string)
+	delete(m, "kind")
+	if _, ok := m["type"]; ok {
+		*errs = append(*errs, &trace.Error{Path: p + ".type", Msg: "unknown key (kind names the assertion type)"})
+		delete(m, "type")
+	}
+	// A schema written as a string is JSON text; as a table it is the
+	// schema itself.
+	if s, ok := m["schema"].(string); ok {
+		var doc any
+		if err := json.Unmarshal([]byte(s), &doc); err != nil {
+			*errs = append(*errs, &trace.Error{Path: p + ".schema", Msg: "schema is not JSON: " + err.Error()})
+			delete(m, "schema")
+		} else {
+			m["schema"] = json.RawMessage(s)
+		}
+	}
+	var a assert.Assertion
+	if !decodeJSON(errs, p, m, &a) {
+		return nil
+	}
+	a.Type = kind
+	if a.Threshold != nil && (*a.Threshold < 0 || *a.Threshold > 1) {
+		*errs = append(*errs, &trace.Error{Path: p + ".threshold", Msg: fmt.Sprintf("threshold %v outside [0, 1]", *a.Threshold)})
+	}
+	return &a
+}
+
+// checkInput checks a case's input table.
+func checkInput(errs *trace.ErrorList, p string, t map[string]any) bool {
+	decodeInput(errs, p, t)
+	return true
+}
+
+// decodeInput decodes a case's input table into assert.CaseInput and
+// checks what a bundle's eval allows of it.
+func decodeInput(errs *trace.ErrorList, p string, t map[string]any) *assert.CaseInput {
+	var in assert.CaseInput
+	if !decodeJSON(errs, p, t, &in) {
+		return nil
+	}
+	add := func(path, format string, args ...any) {
+		*errs = append(*errs, &trace.Error{Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	if len(in.Command) > 0 {
+		add(p+".command", "a bundle's eval runs no commands; record the output in output or output_file")
+	}
+	if in.TimeoutSeconds != 0 {
+		add(p+".timeout_seconds", "a bundle's eval runs no commands, so nothing times out")
+	}
+	if in.Output != nil && in.OutputFile != "" {
+		add(p, "both output and output_file")
+	}
+	if in.Trace != "" && len(in.Trajectory) > 0 {
+		add(p, "both trace and trajectory")
+	}
+	for _, f := range []struct{ key, path string }{{"output_file", in.OutputFile}, {"trace", in.Trace}} {
+		if f.path == "" {
+			continue
+		}
+		if msg := checkRelPath(f.path); msg != "" {
+			add(p+"."+f.key, "%s", msg)
+		}
+	}
+	return &in
+}
+
+// decodeJSON decodes a TOML table into v by way of JSON, refusing
+// unknown keys: the harness case format is defined by its JSON field
+// names, and this keeps one definition of it. Errors are reported at
+// their path under p.
+func decodeJSON(errs *trace.ErrorList, p string, t map[string]any, v any) bool {
+	// Every unknown key of the table itself is reported, not only the
+	// first one the decoder meets.
+	known := jsonFields(reflect.TypeOf(v).Elem())
+	ok := true
+	for _, k := range sortedKeys(t) {
+		if !known[k] {
+			*errs = append(*errs, &trace.Error{Path: p + "." + k, Msg: "unknown key"})
+			ok = false
+		}
+	}
+	if !ok {
+		return false
+	}
+	data, err := json.Marshal(t)
+	if err != nil {
+		*errs = append(*errs, &trace.Error{Path: p, Msg: err.Error()})
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(v)
+	if err == nil {
+		return true
+	}
+	var te *json.UnmarshalTypeError
+	switch msg := err.Error(); {
+	case errors.As(err, &te) && te.Field != "":
+		*errs = append(*errs, &trace.Error{Path: p + "." + te.Field, Msg: fmt.Sprintf("expected %s, got %s", jsonTypeName(te.Type.String()), te.Value)})
+	case strings.HasPrefix(msg, `json: unknown field "`):
+		// A key of a nested table (such as a tool call's).
+		*errs = append(*errs, &trace.Error{Path: p, Msg: "unknown key " + strings.TrimPrefix(msg, "json: unknown field ")})
+	default:
+		*errs = append(*errs, &trace.Error{Path: p, Msg: strings.TrimPrefix(msg, "json: ")})
+	}
+	return false
+}
+
+// jsonFields is the set of JSON names of a struct's fields.
+func jsonFields(t reflect.Type) map[string]bool {
+	names := map[string]bool{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+			names[name] = true
+		}
+	}
+	return names
+}
+
+// jsonTypeName names a Go type of the case format as TOML would.
+func jsonTypeName(goType string) string {
+	switch {
+	case goType == "string":
+		return "string"
+	case goType == "bool":
+		return "boolean"
+	case strings.HasPrefix(goType, "int"):
+		return "integer"
+	case strings.HasPrefix(goType, "float"):
+		return "float"
+	case strings.HasPrefix(goType, "[]"):
+		return "array"
+	}
+	return "table"
 }

@@ -309,6 +309,9 @@ func TestEvalPackSchema(t *testing.T) {
 		for i := range typ.NumField() {
 			f := typ.Field(i)
 			key := strings.Split(f.Tag.Get("toml"), ",")[0]
+			if key == "-" {
+				continue // decoded from other keys, never written
+			}
 			seen[key] = true
 			sf, ok := schema[key]
 			if !ok {
@@ -334,7 +337,9 @@ func TestEvalPackSchema(t *testing.T) {
 			if sf.typ != want {
 				t.Errorf("%s.%s: schema type %s, struct type %s", p, key, sf.typ, want)
 			}
-			if want == tomlTable || want == tomlTables {
+			// A table with its own check is the harness case format,
+			// decoded through its JSON field names rather than keys.
+			if (want == tomlTable || want == tomlTables) && !(sf.check != nil && sf.keys == nil) {
 				walk(p+"."+key, elem, sf.keys)
 			}
 		}
@@ -360,6 +365,7 @@ func FuzzParseEvalPack(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte(validPack))
+	f.Add([]byte(checkPack))
 	f.Add([]byte("version = 1\nfixtures = [1, {a = 2}]\n"))
 	f.Add([]byte("version = 9223372036854775807"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -401,4 +407,128 @@ func FuzzEvalPack(f *testing.F) {
 			t.Fatalf("ParseEvalPack: %v\n%s", err, out)
 		}
 	})
+}
+
+// checkPack is a hand-written pack whose cases use assertions of the
+// harness case format besides the shadow one.
+const checkPack = `version = 1
+id = "notes-checks"
+
+[[rubrics]]
+id = "output-shape"
+kind = "deterministic"
+
+[[rubrics.assertions]]
+kind = "json_schema"
+[rubrics.assertions.schema]
+type = "object"
+required = ["title"]
+
+[[rubrics.assertions]]
+kind = "json_schema"
+schema = '{"type": "object", "properties": {"title": {"type": "string"}}}'
+
+[[rubrics]]
+id = "tools"
+kind = "agent"
+
+[[rubrics.assertions]]
+kind = "tool_call_f1"
+threshold = 0.8
+calibrated = true
+
+[[rubrics.assertions]]
+kind = "trajectory_goal_success"
+expected = ["git checkout", "gh pr create"]
+
+[[cases]]
+id = "note-json"
+rubrics = ["output-shape"]
+severity = "blocking"
+[cases.input]
+output = '{"title": "Release 1.2"}'
+
+[[cases]]
+id = "pr-flow"
+rubrics = ["tools"]
+severity = "blocking"
+[cases.input]
+trace = "fixtures/t1.json"
+expected_tool_calls = [{name = "git checkout", arguments = {b = "fix"}}, {name = "gh pr create"}]
+`
+
+func TestParseEvalPackChecks(t *testing.T) {
+	m, err := ParseEvalPack([]byte(checkPack))
+	if err != nil {
+		t.Fatalf("ParseEvalPack: %v", err)
+	}
+	a := m.Rubrics[0].Assertions
+	if a[0].Check == nil || a[0].Check.Type != "json_schema" || string(a[0].Check.Schema) != `{"required":["title"],"type":"object"}` {
+		t.Errorf("table schema = %+v", a[0].Check)
+	}
+	if a[1].Check == nil || !strings.Contains(string(a[1].Check.Schema), `"properties"`) {
+		t.Errorf("string schema = %+v", a[1].Check)
+	}
+	tools := m.Rubrics[1].Assertions
+	if c := tools[0].Check; c == nil || c.Type != "tool_call_f1" || c.Threshold == nil || *c.Threshold != 0.8 || !c.Calibrated {
+		t.Errorf("tool_call_f1 = %+v", c)
+	}
+	if c := tools[1].Check; c == nil || !slices.Equal(c.Expected, []string{"git checkout", "gh pr create"}) {
+		t.Errorf("trajectory_goal_success = %+v", c)
+	}
+	if in := m.Cases[0].Input; in == nil || in.Output == nil || *in.Output != `{"title": "Release 1.2"}` {
+		t.Errorf("case 0 input = %+v", in)
+	}
+	in := m.Cases[1].Input
+	if in == nil || in.Trace != "fixtures/t1.json" || len(in.ExpectedToolCalls) != 2 || in.ExpectedToolCalls[0].Arguments["b"] != "fix" {
+		t.Errorf("case 1 input = %+v", in)
+	}
+
+	edit := func(pairs ...string) string {
+		for i := 0; i < len(pairs); i += 2 {
+			if !strings.Contains(checkPack, pairs[i]) {
+				t.Fatalf("check pack lacks %q", pairs[i])
+			}
+		}
+		return strings.NewReplacer(pairs...).Replace(checkPack)
+	}
+	tests := []struct {
+		name, src string
+		want      trace.ErrorList
+	}{
+		{"unknown and mistyped keys", edit("threshold = 0.8", "threshold = \"high\"\nweight = 2\ntype = \"mrr\""),
+			trace.ErrorList{
+				{Path: "$.rubrics[1].assertions[0].type", Msg: "unknown key (kind names the assertion type)"},
+				{Path: "$.rubrics[1].assertions[0].weight", Msg: "unknown key"},
+			}},
+		{"mistyped value", edit("threshold = 0.8", `threshold = "high"`),
+			trace.ErrorList{{Path: "$.rubrics[1].assertions[0].threshold", Msg: "expected float, got string"}}},
+		{"threshold range", edit("threshold = 0.8", "threshold = 1.5"),
+			trace.ErrorList{{Path: "$.rubrics[1].assertions[0].threshold", Msg: "threshold 1.5 outside [0, 1]"}}},
+		{"schema not JSON", edit(`schema = '{"type"`, `schema = '{type`),
+			trace.ErrorList{{Path: "$.rubrics[0].assertions[1].schema", Msg: "schema is not JSON: invalid character 't' looking for beginning of object key string"}}},
+		{"input", edit(`trace = "fixtures/t1.json"`, "trace = \"../t1.json\"\ntrajectory = [{name = \"x\"}]\ncommand = \"make\"\ntimeout_seconds = 3"),
+			trace.ErrorList{
+				{Path: "$.cases[1].input.command", Msg: "a bundle's eval runs no commands; record the output in output or output_file"},
+				{Path: "$.cases[1].input.timeout_seconds", Msg: "a bundle's eval runs no commands, so nothing times out"},
+				{Path: "$.cases[1].input", Msg: "both trace and trajectory"},
+				{Path: "$.cases[1].input.trace", Msg: `path "../t1.json" leaves the bundle`},
+			}},
+		{"unknown input key", edit(`output = '{"title"`, `outptu = '{"title"`),
+			trace.ErrorList{{Path: "$.cases[0].input.outptu", Msg: "unknown key"}}},
+		{"mistyped input", edit(`{name = "gh pr create"}]`, `{name = 3}]`),
+			trace.ErrorList{{Path: "$.cases[1].input.expected_tool_calls.name", Msg: "expected string, got number"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := ParseEvalPack([]byte(tt.src))
+			var got trace.ErrorList
+			if !errors.As(err, &got) {
+				t.Fatalf("ParseEvalPack = %+v, %v; want a trace.ErrorList", m, err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ParseEvalPack errors (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

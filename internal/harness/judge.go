@@ -22,11 +22,6 @@ const (
 	SplitHeldOut     = "heldout"
 )
 
-// PromptWrapperVersion names the prompt the judge's rubric is wrapped
-// in; changing the wrapper changes the judge configuration hash, which
-// invalidates every calibration made with the old one.
-const PromptWrapperVersion = "harness-judge-prompt/1"
-
 // VerdictSchema is the output schema a judge must answer in.
 const VerdictSchema = `{"type":"object","required":["pass","score","reason"],"properties":{"pass":{"type":"boolean"},"score":{"type":"number","minimum":0,"maximum":1},"reason":{"type":"string"},"best":{"type":"integer","minimum":0}}}`
 
@@ -180,26 +175,4 @@ func parseVerdict(text string) (Verdict, error) {
 		return Verdict{}, fmt.Errorf("%w: score %v outside [0, 1]", ErrSchema, v.Score)
 	}
 	return v, nil
-}
-
-// judgePrompt wraps a request in the judge prompt (PromptWrapperVersion).
-func judgePrompt(r JudgeRequest) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Assertion: %s\nRubric: %s\n", r.Type, r.Rubric)
-	if r.Input != "" {
-		fmt.Fprintf(&b, "Input:\n%s\n", r.Input)
-	}
-	if r.Reference != "" {
-		fmt.Fprintf(&b, "Reference answer:\n%s\n", r.Reference)
-	}
-	if len(r.Candidates) > 0 {
-		for i, c := range r.Candidates {
-			fmt.Fprintf(&b, "Candidate %d:\n%s\n", i, c)
-		}
-		b.WriteString("Set best to the index of the best candidate.\n")
-	} else {
-		fmt.Fprintf(&b, "Output to judge:\n%s\n", r.Output)
-	}
-	b.WriteString("Answer with JSON: pass (does the output satisfy the rubric), score in [0, 1], reason.\n")
-	return b.String()
 }

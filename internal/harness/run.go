@@ -279,7 +279,7 @@ func runCase(ctx context.Context, root string, c Case, eng *Engine) CaseResult {
 // gather produces a case's evidence.
 func gather(ctx context.Context, root string, in CaseInput) (Evidence, error) {
 	ev := Evidence{Input: in, Retrieved: in.RetrievedDocuments}
-	argv, err := in.argv()
+	argv, err := in.Argv()
 	if err != nil {
 		return ev, err
 	}

@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/crystallize-dev/crystallize/internal/assert"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -25,49 +25,6 @@ type Case struct {
 	Expected string      `json:"expected,omitempty"`
 	Critical bool        `json:"critical,omitempty"`
 	Split    string      `json:"split,omitempty"`
-}
-
-// CaseInput is a case's input. A case's output comes from exactly one
-// of Command (run from the repository root; a string runs under sh -c,
-// a list is an argv), Output (recorded text) or OutputFile.
-type CaseInput struct {
-	Query              string             `json:"query,omitempty"`
-	Prompt             string             `json:"prompt,omitempty"`
-	Goal               string             `json:"goal,omitempty"`
-	ExpectedDocuments  []string           `json:"expected_documents,omitempty"`
-	RetrievedDocuments []string           `json:"retrieved_documents,omitempty"`
-	Relevance          map[string]float64 `json:"relevance,omitempty"`
-	Command            json.RawMessage    `json:"command,omitempty"`
-	TimeoutSeconds     int                `json:"timeout_seconds,omitempty"`
-	Output             *string            `json:"output,omitempty"`
-	OutputFile         string             `json:"output_file,omitempty"`
-	Trajectory         []ToolCall         `json:"trajectory,omitempty"`
-	// Trace is a crystallize trace file whose actions are the
-	// trajectory.
-	Trace             string     `json:"trace,omitempty"`
-	ExpectedToolCalls []ToolCall `json:"expected_tool_calls,omitempty"`
-	Reference         string     `json:"reference,omitempty"`
-	Candidates        []string   `json:"candidates,omitempty"`
-	BestCandidate     *int       `json:"best_candidate,omitempty"`
-}
-
-// argv returns the command of the case: nil when it has none.
-func (in CaseInput) argv() ([]string, error) {
-	if len(in.Command) == 0 {
-		return nil, nil
-	}
-	var s string
-	if json.Unmarshal(in.Command, &s) == nil {
-		if strings.TrimSpace(s) == "" {
-			return nil, fmt.Errorf("empty command")
-		}
-		return []string{"sh", "-c", s}, nil
-	}
-	var list []string
-	if err := json.Unmarshal(in.Command, &list); err != nil || len(list) == 0 {
-		return nil, fmt.Errorf("command is neither a string nor a non-empty list of strings")
-	}
-	return list, nil
 }
 
 // maxCaseLine bounds one JSONL line.
@@ -118,7 +75,7 @@ func ParseSuite(r io.Reader, file string) ([]Case, error) {
 		sources := 0
 		if len(c.Input.Command) > 0 {
 			sources++
-			if _, err := c.Input.argv(); err != nil {
+			if _, err := c.Input.Argv(); err != nil {
 				bad("$.input.command", "%v", err)
 			}
 		}
@@ -190,15 +147,5 @@ func trajectoryOf(root string, in CaseInput) ([]ToolCall, error) {
 	if err != nil {
 		return nil, err
 	}
-	var list []ToolCall
-	for _, a := range t.Actions {
-		// A model's turn is not a tool call; everything the agent did
-		// with a tool, reads included, is.
-		if a.Kind == trace.KindModelCall {
-			continue
-		}
-		failed, _ := a.Metadata["error"].(bool)
-		list = append(list, ToolCall{Name: a.Name, Arguments: a.Parameters, Error: failed})
-	}
-	return list, nil
+	return assert.TraceTrajectory(t), nil
 }

@@ -40,6 +40,11 @@
 // decides it. A failed run, and arguments the workflow does not
 // take, are tool errors (isError), which a model can read and correct.
 //
+// With Options.Register set, each call also registers as a live session
+// while it runs (its runtime OnStart and Inbox hooks) and records how it
+// ended, so that a call waiting for a person is listed as pending with
+// its inbox item.
+//
 // # Changes
 //
 // Watch polls the bundle directories (every Options.Poll, one second by

@@ -46,6 +46,24 @@ type Options struct {
 	Poll time.Duration
 	// Version is the serverInfo version.
 	Version string
+	// Register, when set, is called with the workflow's name as each
+	// call starts, and returns the hooks that put the call in the live
+	// session registry: OnStart and Inbox become the run's
+	// runtime.Options hooks, and End is called with its result (nil when
+	// it was refused before its first step), so that a served call is
+	// listed by "crystallize sessions" while it runs or waits for a
+	// person, like a run started from the command line. The server does
+	// not open the registry itself: the caller owns how a run is shown
+	// there, and one implementation serves run, resume and serve alike.
+	Register func(workflow string) Registration
+}
+
+// Registration is one call's place in the live session registry; any
+// hook may be nil.
+type Registration struct {
+	OnStart func(runID string)
+	Inbox   func(runtime.Message)
+	End     func(*runtime.Result)
 }
 
 // Server is the MCP server of a set of bundle directories.
@@ -337,6 +355,7 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 		if err != nil {
 			return toolError(err.Error()), nil
 		}
+		var res *runtime.Result
 		if msg := checkTypes(t, params); msg != "" {
 			return toolError(msg), nil
 		}
@@ -346,7 +365,15 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 		if opts.Log == nil {
 			opts.Log = s.opts.Log
 		}
-		res, err := runtime.Run(ctx, w, params, opts)
+		if s.opts.Register != nil {
+			reg := s.opts.Register(w.Name)
+			opts.OnStart = chain(opts.OnStart, reg.OnStart)
+			opts.Inbox = chain(opts.Inbox, reg.Inbox)
+			if reg.End != nil {
+				defer func() { reg.End(res) }()
+			}
+		}
+		res, err = runtime.Run(ctx, w, params, opts)
 		if res == nil {
 			// Refused before the first step: parameters, bindings,
 			// grants. Nothing ran and nothing was recorded.
@@ -356,6 +383,18 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 		fmt.Fprintf(s.opts.Log, "serve: call of %s: run %s %s\n", t.MCP.Name, res.RunID, res.Status)
 		return result(res, s.stateDir()), nil
 	}
+}
+
+// chain calls a, then b, either of which may be nil: the template's hook
+// and the registry's both see the run.
+func chain[T any](a, b func(T)) func(T) {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(v T) { a(v); b(v) }
 }
 
 func (s *Server) stateDir() string {

@@ -1,0 +1,31 @@
+package harness
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseSuiteErrors(t *testing.T) {
+	in := `{"id":"a","kind":"k","input":{"output":"x"},"assert":[{"type":"contains","value":"x"}]}
+
+{"id":"a","kind":"k","input":{"output":"x","command":"true"},"assert":[{"type":"bleu"}]}
+{"id":"b","kind":"k","input":{},"assert":[],"extra":1}
+`
+	_, err := ParseSuite(strings.NewReader(in), "s.jsonl")
+	if err == nil {
+		t.Fatal("ParseSuite accepted a bad suite")
+	}
+	want := []string{
+		`s.jsonl:3: $.id: duplicate id "a" (first on line 1)`,
+		`s.jsonl:3: $.input: more than one of command, output and output_file`,
+		`s.jsonl:3: $.assert[0].type: unknown assertion type "bleu"`,
+		`s.jsonl:4: $: decoding case: json: unknown field "extra"`,
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("ParseSuite error lacks %q:\n%v", w, err)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
