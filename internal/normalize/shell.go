@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -144,7 +145,7 @@ func quoteArgv(argv []string) string {
 // parseScript splits a shell script into parts. A script that does not
 // parse is one unparsed part named after its first plain word.
 func (r *Rules) parseScript(src, cwd string, env map[string]any, depth int) []part {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	f, err := parseShell(src)
 	if err != nil || depth > maxShellDepth {
 		return []part{{raw: src, prog: guessProg(src), unparsed: true, cwd: cwd}}
 	}
@@ -158,6 +159,20 @@ func (r *Rules) parseScript(src, cwd string, env map[string]any, depth int) []pa
 		parts = w.parts[len(w.parts)-1:]
 	}
 	return parts
+}
+
+// shellParsers holds the shell parsers of parseShell. A syntax.Parser is
+// a large value with buffers that a parse grows; making one per command
+// cost more than parsing a short command. Parse resets it, and the File it
+// returns does not share memory with it, so one may be reused as soon as
+// Parse returns, also while the File is in use (a nested bash -c).
+var shellParsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
+
+// parseShell parses src as a bash script.
+func parseShell(src string) (*syntax.File, error) {
+	p := shellParsers.Get().(*syntax.Parser)
+	defer shellParsers.Put(p)
+	return p.Parse(strings.NewReader(src), "")
 }
 
 // guessProg names the program of a command the parser rejected: its
