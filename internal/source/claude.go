@@ -70,6 +70,40 @@ func (Claude) DetectRecord(doc map[string]any) bool {
 	return false
 }
 
+// claudeShape is what decodeClaude reads of a record; ParseShaped leaves
+// out the rest. The members a log carries most of, and that it never
+// reads, are the tool's structured output in toolUseResult (a Read's
+// file, an Edit's original file and patch, a command's stdout again), the
+// model's thinking blocks, and request and parent ids. The tool_result
+// content is kept whole: it is the action's output. A member read only for
+// its type (stdout, which tells a finished command) or presence
+// (backgroundTaskId) is kept as an empty value of its type. What is kept
+// must cover every member decodeClaudeSession, claudeToolResult and
+// holdsToolUse read, or a log would decode differently.
+var claudeShape = &trace.Shape{Only: true, Members: map[string]*trace.Shape{
+	"type": nil, "sessionId": nil, "leafUuid": nil, "summary": nil,
+	"timestamp": nil, "isSidechain": nil, "uuid": nil, "agentId": nil,
+	"cwd": nil, "gitBranch": nil, "version": nil, "costUSD": nil, "isMeta": nil,
+	"message": {Only: true, Members: map[string]*trace.Shape{
+		"id": nil, "model": nil,
+		"usage": {Only: true, Members: map[string]*trace.Shape{
+			"input_tokens": nil, "cache_creation_input_tokens": nil,
+			"cache_read_input_tokens": nil, "output_tokens": nil,
+		}},
+		"content": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{
+			"type": nil, "id": nil, "name": nil, "input": nil, "text": nil,
+			"tool_use_id": nil, "is_error": nil, "content": nil,
+		}}},
+	}},
+	"toolUseResult": {Only: true, Members: map[string]*trace.Shape{
+		"exitCode": nil, "exit_code": nil, "interrupted": nil,
+		"durationMs": nil, "totalDurationMs": nil,
+		"stdout": {Stub: true}, "backgroundTaskId": {Stub: true},
+	}},
+}}
+
+func (Claude) recordShape() *trace.Shape { return claudeShape }
+
 // claudeBookkeeping are the record types that never hold a tool call.
 var claudeBookkeeping = map[string]bool{
 	"system": true, "summary": true, "file-history-snapshot": true,

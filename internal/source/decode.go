@@ -340,6 +340,7 @@ func decodeLinesFile(ctx context.Context, f file, limit int64, rules *normalize.
 // sessionFile gathers the records of a session log.
 type sessionFile struct {
 	adapter SessionAdapter
+	shape   *trace.Shape // what the adapter reads of a record
 	recs    []Record
 	errs    trace.ErrorList // lines that are not JSON objects
 }
@@ -355,7 +356,7 @@ func newSessionFile(c *chunk, f file, p *trace.Parser) *sessionFile {
 		}
 		raw := bytes.TrimPrefix(c.data[r.start:r.end], utf8BOM)
 		if a := detectFirst(p, raw, f.rel, r.line); a != nil {
-			return &sessionFile{adapter: a}
+			return &sessionFile{adapter: a, shape: recordShape(a)}
 		}
 		return nil
 	}
@@ -376,7 +377,7 @@ func (s *sessionFile) add(c *chunk, f file, limit int64, p *trace.Parser) {
 		if r.line == 1 {
 			doc = bytes.TrimPrefix(raw, utf8BOM)
 		}
-		v, err := p.Parse(doc, f.rel, r.line)
+		v, err := p.ParseShaped(doc, f.rel, r.line, s.shape)
 		if err != nil {
 			var list trace.ErrorList
 			if errors.As(err, &list) {

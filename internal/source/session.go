@@ -61,12 +61,29 @@ func detectSession(doc map[string]any) SessionAdapter {
 	return nil
 }
 
+// shaper is implemented by the session adapters that read only part of
+// each record: the loader parses their records with trace.ParseShaped,
+// and leaves out what the shape does not keep. DecodeSessions must give
+// the same result for a record parsed whole and shaped.
+type shaper interface {
+	recordShape() *trace.Shape
+}
+
+// recordShape returns the shape of a's records, or nil to keep them whole.
+func recordShape(a SessionAdapter) *trace.Shape {
+	if s, ok := a.(shaper); ok {
+		return s.recordShape()
+	}
+	return nil
+}
+
 // Record is one JSON object of a session file.
 type Record struct {
 	// Line is the 1-based line of a JSON Lines record, or 0 for a *.json
 	// file holding one document.
 	Line int
-	// Doc is the parsed object.
+	// Doc is the parsed object. The loader leaves out of it the members
+	// its adapter does not read (see shaper).
 	Doc map[string]any
 	// Raw is the record's bytes as read, without the line ending.
 	Raw []byte
