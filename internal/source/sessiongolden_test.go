@@ -200,3 +200,30 @@ func readGolden(t *testing.T) map[string]string {
 	}
 	return want
 }
+
+// BenchmarkLoadAgents loads 300 generated sessions of 60 tool calls in
+// each agent format, as the generator lays them out (Claude Code and
+// Codex one file per session, OTLP/JSON 50 sessions per file). Its
+// allocations, unlike its time, do not depend on what else the machine
+// runs, which makes them the figure to compare.
+func BenchmarkLoadAgents(b *testing.B) {
+	c := tracetest.GenerateAgents(tracetest.AgentConfig{Sessions: 300, Seed: 1, Calls: 60})
+	for _, f := range tracetest.AgentFormats {
+		b.Run(string(f), func(b *testing.B) {
+			dir := b.TempDir()
+			if err := c.Write(dir, f); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			var res *Result
+			for b.Loop() {
+				var err error
+				res, err = Load(context.Background(), dir, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportLive(b, res)
+		})
+	}
+}
