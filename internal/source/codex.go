@@ -68,6 +68,44 @@ func (Codex) DetectRecord(doc map[string]any) bool {
 	return id && ts && instr && !actions
 }
 
+// codexPayload is what decodeCodex reads of a record's payload, whatever
+// its type: the members of session_meta, turn_context, the response
+// items and the token_count event. What it leaves out is what a rollout
+// holds most of and never reads: session_meta's instructions, the
+// reasoning items' encrypted content and summaries, the rate limits and
+// cached and reasoning token counts of token_count, the events that repeat
+// a command's output (exec_command_end's stdout, stderr and formatted
+// output) and turn_context's policies.
+var codexPayload = map[string]*trace.Shape{
+	"id": nil, "timestamp": nil, "cwd": nil, "cli_version": nil, "originator": nil,
+	"git": {Only: true, Members: map[string]*trace.Shape{
+		"branch": nil, "commit_hash": nil, "repository_url": nil,
+	}},
+	"model": nil, "approval_policy": nil,
+	"type": nil, "role": nil, "content": nil, "call_id": nil, "name": nil,
+	"arguments": nil, "input": nil, "action": nil, "output": nil, "message": nil,
+	"info": {Only: true, Members: map[string]*trace.Shape{
+		"total_token_usage": codexUsage, "last_token_usage": codexUsage,
+	}},
+}
+
+var codexUsage = &trace.Shape{Only: true, Members: map[string]*trace.Shape{"input_tokens": nil, "output_tokens": nil}}
+
+// codexShape is what decodeCodex reads of a record: the envelope and its
+// payload, or, in the older layout, the payload's members at the top.
+var codexShape = func() *trace.Shape {
+	top := map[string]*trace.Shape{
+		"payload":     {Only: true, Members: codexPayload},
+		"record_type": nil,
+	}
+	for k, v := range codexPayload {
+		top[k] = v
+	}
+	return &trace.Shape{Only: true, Members: top}
+}()
+
+func (Codex) recordShape() *trace.Shape { return codexShape }
+
 // codexRecord is a record brought to the enveloped form.
 type codexRecord struct {
 	Record
