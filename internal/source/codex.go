@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -431,6 +432,11 @@ func codexArguments(d *trace.Fields, payload map[string]any, p string) map[strin
 	case map[string]any:
 		return v
 	case string:
+		if args, ok := parseJSONText(v); ok {
+			if m, ok := args.(map[string]any); ok {
+				return m
+			}
+		}
 		dec := json.NewDecoder(strings.NewReader(v))
 		dec.UseNumber()
 		var args any
@@ -500,10 +506,17 @@ func codexOutput(d *trace.Fields, payload map[string]any, p string, c *normalize
 		// serialized as a string; other tools return plain text, which
 		// may happen to start with a brace.
 		if t := strings.TrimSpace(v); strings.HasPrefix(t, "{") {
-			dec := json.NewDecoder(strings.NewReader(t))
-			dec.UseNumber()
 			var obj map[string]any
-			if dec.Decode(&obj) == nil && !dec.More() {
+			if parsed, ok := parseJSONText(t); ok {
+				obj, _ = parsed.(map[string]any)
+			} else {
+				dec := json.NewDecoder(strings.NewReader(t))
+				dec.UseNumber()
+				if dec.Decode(&obj) != nil || dec.More() {
+					obj = nil
+				}
+			}
+			if obj != nil {
 				if out, ok := obj["output"].(string); ok {
 					text = out
 					md, _ = obj["metadata"].(map[string]any)
@@ -619,4 +632,31 @@ func codexTokens(d *trace.Fields, payload map[string]any, p string, prev **[2]in
 		*prev = &[2]int64{tin, tout}
 	}
 	return u, true
+}
+
+// jsonText is a trace.Parser for the JSON that Codex writes inside
+// strings (a function call's arguments, a shell call's output), with a
+// buffer for the string's bytes. encoding/json's Decoder, which reads
+// them otherwise, allocated as much as parsing the rollout's records did.
+type jsonText struct {
+	p   trace.Parser
+	buf []byte
+}
+
+var jsonTexts = sync.Pool{New: func() any { return new(jsonText) }}
+
+// parseJSONText parses s when it is exactly one JSON document, with no
+// two members of an object sharing a name, and reports whether it is; its
+// value is then what encoding/json's Decoder gives with UseNumber (see
+// trace.Parser). Anything else, the callers hand to encoding/json, whose
+// verdict and messages they keep.
+func parseJSONText(s string) (any, bool) {
+	jt := jsonTexts.Get().(*jsonText)
+	defer jsonTexts.Put(jt)
+	jt.buf = append(jt.buf[:0], s...)
+	v, err := jt.p.Parse(jt.buf, "", 0)
+	if cap(jt.buf) > 1<<20 {
+		jt.buf = nil // a large output is not kept for the next
+	}
+	return v, err == nil
 }
