@@ -45,6 +45,27 @@ func (OTLP) DetectRecord(doc map[string]any) bool {
 	return ok
 }
 
+// otlpShape is what readOTLP reads of an export: the resources'
+// attributes and the spans' ids, names, times, attributes, status and
+// events. It leaves out the instrumentation scopes, span kinds, flags,
+// trace states, links and dropped counts; the attributes, which are most
+// of an export, are all read.
+var otlpShape = &trace.Shape{Only: true, Members: map[string]*trace.Shape{
+	"resourceSpans": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{
+		"resource": {Only: true, Members: map[string]*trace.Shape{"attributes": nil}},
+		"scopeSpans": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{
+			"spans": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{
+				"traceId": nil, "spanId": nil, "parentSpanId": nil, "name": nil,
+				"startTimeUnixNano": nil, "endTimeUnixNano": nil,
+				"attributes": nil, "status": nil,
+				"events": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{"name": nil, "attributes": nil}}},
+			}}},
+		}}},
+	}}},
+}}
+
+func (OTLP) recordShape() *trace.Shape { return otlpShape }
+
 // Span operations of the GenAI conventions that are model turns.
 var otelModelOps = map[string]bool{"chat": true, "generate_content": true, "text_completion": true, "invoke_agent": true}
 
