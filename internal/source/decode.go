@@ -453,11 +453,15 @@ func decodeSessions(f file, a SessionAdapter, recs []Record, errs trace.ErrorLis
 		errs = append(errs, list...)
 	}
 	var out []entry
+	var fileHash string // the hash of every record, taken once per file
 	for _, t := range traces {
 		t.Origin.Path = f.rel
 		t.Source = t.Origin.String()
 		if t.SourceHash == "" {
-			t.SourceHash = HashRecords(recs)
+			if fileHash == "" {
+				fileHash = HashRecords(recs)
+			}
+			t.SourceHash = fileHash
 		}
 		trace.Normalize(t)
 		out = append(out, entry{line: t.Origin.Line, trace: t})
