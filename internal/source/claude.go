@@ -394,6 +394,7 @@ func decodeClaudeSession(s *claudeSession, file string, summaries map[string]str
 			turn.calls[i].call.Cost = c
 		}
 	}
+	var acts actionList
 	t := &trace.Trace{Version: trace.SchemaVersion, ID: s.id, StartedAt: first, FinishedAt: last, Usage: usage, Metadata: meta}
 	for _, c := range calls {
 		if !c.hasRes {
@@ -404,8 +405,9 @@ func decodeClaudeSession(s *claudeSession, file string, summaries map[string]str
 		if c.call.DurationMS != nil {
 			usage.WallMS += *c.call.DurationMS
 		}
-		t.Actions = append(t.Actions, actions(c.call)...)
+		acts.add(actions(c.call))
 	}
+	t.Actions = acts.actions()
 	if allSide {
 		meta["sidechain"] = true
 		meta["parent_session_id"] = s.id

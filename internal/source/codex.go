@@ -367,6 +367,7 @@ func decodeCodexSession(recs []codexRecord, file string, actions func(normalize.
 	if unpaired > 0 {
 		meta["unpaired_tool_results"] = unpaired
 	}
+	var acts actionList
 	t := &trace.Trace{Version: trace.SchemaVersion, ID: id, StartedAt: first, FinishedAt: last, Usage: usage, Metadata: meta}
 	for _, c := range calls {
 		if !c.hasRes {
@@ -377,8 +378,9 @@ func decodeCodexSession(recs []codexRecord, file string, actions func(normalize.
 		if c.call.DurationMS != nil {
 			usage.WallMS += *c.call.DurationMS
 		}
-		t.Actions = append(t.Actions, actions(c.call)...)
+		acts.add(actions(c.call))
 	}
+	t.Actions = acts.actions()
 	raw := make([]Record, len(recs))
 	for i, r := range recs {
 		raw[i] = r.Record

@@ -582,6 +582,7 @@ func otelTrace(id string, spans []*otelSpan, file string, rules *normalize.Rules
 		t.FinishedAt = nanoTime(maxEnd)
 	}
 
+	var acts actionList
 	var errs trace.ErrorList
 	for _, s := range tools {
 		c, err := otelCall(s, file)
@@ -592,8 +593,9 @@ func otelTrace(id string, spans []*otelSpan, file string, rules *normalize.Rules
 		if turn := turnOf[s]; turn != nil {
 			c.Cost = turnShare(turn, perTurn[turn], s)
 		}
-		t.Actions = append(t.Actions, rules.Actions(c)...)
+		acts.add(rules.Actions(c))
 	}
+	t.Actions = acts.actions()
 	if len(errs) > 0 {
 		return nil, errs
 	}
