@@ -1,6 +1,9 @@
 package trace
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // A Shape says which parts of a JSON document its reader uses, so that
 // ParseShaped can check the rest without building it. A session log
@@ -27,6 +30,11 @@ type Shape struct {
 	// looks only at its presence or type. Numbers, booleans and null are
 	// kept, being small.
 	Stub bool
+	// Unique marks a string or number that seldom repeats (an id, a
+	// timestamp, a token count): it is not looked up in or entered into
+	// the Parser's table, where it would cost a lookup and an entry and
+	// push out the values that do repeat.
+	Unique bool
 }
 
 // ParseShaped parses data as Parse does, except that the parts of the
@@ -89,6 +97,23 @@ func (p *Parser) shaped(depth int, s *Shape) (any, bool) {
 		if s.Stub {
 			_, ok := p.str()
 			return "", ok
+		}
+		if s.Unique {
+			text, ok := p.str()
+			if !ok {
+				return nil, false
+			}
+			return string(text), true
+		}
+	default:
+		if c := p.data[p.pos]; s.Unique && (c == '-' || '0' <= c && c <= '9') {
+			end, ok := p.numberEnd()
+			if !ok {
+				return nil, false
+			}
+			lit := p.data[p.pos:end]
+			p.pos = end
+			return json.Number(lit), true
 		}
 	}
 	return p.value(depth)

@@ -17,6 +17,8 @@ var testShapes = []*Shape{
 		"b": {Stub: true},
 		"c": {Elems: &Shape{Only: true, Members: map[string]*Shape{"x": nil, "y": {Stub: true}}}},
 		"d": {Members: map[string]*Shape{"z": {Only: true}}},
+		"e": {Unique: true},
+		"f": {Unique: true, Elems: &Shape{Unique: true}},
 	}},
 }
 
@@ -38,6 +40,10 @@ var shapeCases = []string{
 	`"text"`,
 	`{"e": {}, "f": [], "b": {}, "c": []}`,
 	`{"\u0065": 1, "e": 2}`,
+	`{"e": "id-1", "f": ["t", 2, -3.5e1, {"x": 1}]}`,
+	`{"e": 12, "f": "\u00e9t\u00e9"}`,
+	`{"e": -, "f": 1}`,
+	`{"e": "unterminated, "f": 1}`,
 }
 
 // FuzzParseShaped checks ParseShaped against Parse: the same errors for
@@ -96,6 +102,7 @@ func TestParseShaped(t *testing.T) {
 		"b": "",
 		"c": []any{map[string]any{"x": json.Number("1"), "y": ""}},
 		"d": map[string]any{"z": map[string]any{}, "r": json.Number("2")},
+		"e": []any{json.Number("1"), "2", true},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseShaped(%s) = %#v, want %#v", shapeCases[0], got, want)
