@@ -79,10 +79,13 @@ func (Claude) DetectRecord(doc map[string]any) bool {
 // its type (stdout, which tells a finished command) or presence
 // (backgroundTaskId) is kept as an empty value of its type. What is kept
 // must cover every member decodeClaudeSession, claudeToolResult and
-// holdsToolUse read, or a log would decode differently.
+// holdsToolUse read, or a log would decode differently. Record uuids and
+// timestamps are unique: the parser does not look for them among the
+// strings it shares. (Tool use ids are not: each comes again with its
+// result, and small token counts repeat.)
 var claudeShape = &trace.Shape{Only: true, Members: map[string]*trace.Shape{
-	"type": nil, "sessionId": nil, "leafUuid": nil, "summary": nil,
-	"timestamp": nil, "isSidechain": nil, "uuid": nil, "agentId": nil,
+	"type": nil, "sessionId": nil, "leafUuid": unique, "summary": nil,
+	"timestamp": unique, "isSidechain": nil, "uuid": unique, "agentId": nil,
 	"cwd": nil, "gitBranch": nil, "version": nil, "costUSD": nil, "isMeta": nil,
 	"message": {Only: true, Members: map[string]*trace.Shape{
 		"id": nil, "model": nil,

@@ -78,7 +78,7 @@ func (Codex) DetectRecord(doc map[string]any) bool {
 // a command's output (exec_command_end's stdout, stderr and formatted
 // output) and turn_context's policies.
 var codexPayload = map[string]*trace.Shape{
-	"id": nil, "timestamp": nil, "cwd": nil, "cli_version": nil, "originator": nil,
+	"id": nil, "timestamp": unique, "cwd": nil, "cli_version": nil, "originator": nil,
 	"git": {Only: true, Members: map[string]*trace.Shape{
 		"branch": nil, "commit_hash": nil, "repository_url": nil,
 	}},

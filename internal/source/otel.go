@@ -55,8 +55,8 @@ var otlpShape = &trace.Shape{Only: true, Members: map[string]*trace.Shape{
 		"resource": {Only: true, Members: map[string]*trace.Shape{"attributes": nil}},
 		"scopeSpans": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{
 			"spans": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{
-				"traceId": nil, "spanId": nil, "parentSpanId": nil, "name": nil,
-				"startTimeUnixNano": nil, "endTimeUnixNano": nil,
+				"traceId": nil, "spanId": unique, "parentSpanId": nil, "name": nil,
+				"startTimeUnixNano": unique, "endTimeUnixNano": unique,
 				"attributes": nil, "status": nil,
 				"events": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{"name": nil, "attributes": nil}}},
 			}}},

@@ -69,6 +69,10 @@ type shaper interface {
 	recordShape() *trace.Shape
 }
 
+// unique is the shape of a member whose value seldom repeats (see
+// trace.Shape.Unique).
+var unique = &trace.Shape{Unique: true}
+
 // recordShape returns the shape of a's records, or nil to keep them whole.
 func recordShape(a SessionAdapter) *trace.Shape {
 	if s, ok := a.(shaper); ok {
