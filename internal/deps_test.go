@@ -53,6 +53,8 @@ var allowed = map[string][]string{
 // codegen.Check is the plan lowering's oracle.
 var testOnly = map[string][]string{
 	"internal/mine": {"internal/tracetest"},
+	// Generated agent sessions pin what the session decoders make of them.
+	"internal/source": {"internal/tracetest"},
 	// Lowered plans must pass the same check as generated workflows.
 	"internal/plan": {"internal/codegen"},
 }

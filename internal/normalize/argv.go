@@ -261,8 +261,12 @@ func literal(s string) string {
 	if !strings.ContainsAny(s, "{}") {
 		return s
 	}
-	return strings.NewReplacer("{", "{{", "}", "}}").Replace(s)
+	return braces.Replace(s)
 }
+
+// braces doubles the braces of a literal. Building a Replacer costs far
+// more than replacing with it, and one is safe for concurrent use.
+var braces = strings.NewReplacer("{", "{{", "}", "}}")
 
 // isSubcommand reports whether w can be a subcommand word: a letter, then
 // letters, digits, ".", "_", ":" or "-".

@@ -132,6 +132,9 @@ type Rules struct {
 	valueFlags   map[string]map[string]bool
 	operandNames map[string][]string
 	rename       map[string]string
+	// scripts caches parsed shell scripts; it is the one part of a
+	// Rules that changes, and only as a cache: see parseShell.
+	scripts *scriptCache
 }
 
 // Default returns the built-in table.
@@ -146,6 +149,7 @@ func Default() *Rules {
 		valueFlags:   valueFlags,
 		operandNames: operandNames,
 		rename:       map[string]string{},
+		scripts:      &scriptCache{},
 	}
 }
 

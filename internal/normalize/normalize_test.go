@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/BurntSushi/toml"
@@ -795,5 +796,50 @@ terraform = ["var", "var-file"]
 	acts := r.Actions(Call{ID: "t", Tool: "mcp__term__run", Args: P{"command": "terraform workspace select -var-file prod.tfvars prod"}})
 	if len(acts) != 1 || acts[0].Name != "terraform workspace select" || acts[0].Parameters["var_file"] != "prod.tfvars" {
 		t.Errorf("Actions = %+v", acts)
+	}
+}
+
+// TestActionsCached checks that a Rules shared by concurrent decoders
+// gives every call the actions a fresh Rules gives it, although the
+// second time a script is seen its syntax tree comes from the cache
+// (run with -race to check the sharing too).
+func TestActionsCached(t *testing.T) {
+	calls := []Call{
+		shell(`cd /repo && git add go.mod go.sum && git commit -m "Bump golang.org/x/mod to v0.20.0"`),
+		shell(`go test ./... 2>&1 | grep -v '^ok' | head -40`),
+		shell(`GH_TOKEN=secret gh pr create --title 'Bump' --body 'x'`),
+		shell([]any{"bash", "-lc", "gh pr create --title 'Bump' --body 'x' --base main"}),
+		shell(`bash -c "sh -c 'go vet ./...'"`),
+		shell(`echo "unterminated`),
+		shell(`apply_patch <<'EOF'
+*** Begin Patch
+*** Update File: a.go
+@@
+-a
++b
+*** End Patch
+EOF`),
+	}
+	shared := Default()
+	var wg sync.WaitGroup
+	got := make([][][]trace.Action, 4)
+	for g := range got {
+		wg.Go(func() {
+			for range 3 {
+				got[g] = got[g][:0]
+				for _, c := range calls {
+					got[g] = append(got[g], shared.Actions(c))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, c := range calls {
+		want := Default().Actions(c)
+		for g := range got {
+			if diff := cmp.Diff(want, got[g][i]); diff != "" {
+				t.Errorf("Actions(%v) from a shared Rules (-want +got):\n%s", c.Args, diff)
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -144,7 +145,7 @@ func quoteArgv(argv []string) string {
 // parseScript splits a shell script into parts. A script that does not
 // parse is one unparsed part named after its first plain word.
 func (r *Rules) parseScript(src, cwd string, env map[string]any, depth int) []part {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	f, err := r.scripts.parse(src)
 	if err != nil || depth > maxShellDepth {
 		return []part{{raw: src, prog: guessProg(src), unparsed: true, cwd: cwd}}
 	}
@@ -158,6 +159,67 @@ func (r *Rules) parseScript(src, cwd string, env map[string]any, depth int) []pa
 		parts = w.parts[len(w.parts)-1:]
 	}
 	return parts
+}
+
+// scriptCache holds the syntax trees of the shell scripts parsed last,
+// by their text. Agents run the same commands again and again (git
+// status, go test ./..., the build), and parsing a command cost more than
+// everything else normalizing its call does. The trees are only read
+// after they are parsed, so one may be used by several decoders at once.
+//
+// The cache is bounded like the string tables of trace.Parser: when it
+// holds maxCachedScripts scripts it is emptied, and the frequent commands
+// come back within a few sessions. Long scripts (heredocs, multi-line
+// programs) rarely repeat and are not kept.
+type scriptCache struct {
+	mu      sync.Mutex
+	scripts map[string]parsedScript
+}
+
+type parsedScript struct {
+	file *syntax.File
+	err  error
+}
+
+const (
+	maxCachedScripts   = 4096
+	maxCachedScriptLen = 512
+)
+
+// parse returns the syntax tree of src, from the cache when it is there.
+// A nil cache parses every time.
+func (c *scriptCache) parse(src string) (*syntax.File, error) {
+	if c == nil || len(src) > maxCachedScriptLen {
+		return parseShell(src)
+	}
+	c.mu.Lock()
+	ps, ok := c.scripts[src]
+	c.mu.Unlock()
+	if ok {
+		return ps.file, ps.err
+	}
+	f, err := parseShell(src)
+	c.mu.Lock()
+	if c.scripts == nil || len(c.scripts) >= maxCachedScripts {
+		c.scripts = make(map[string]parsedScript)
+	}
+	c.scripts[src] = parsedScript{f, err}
+	c.mu.Unlock()
+	return f, err
+}
+
+// shellParsers holds the shell parsers of parseShell. A syntax.Parser is
+// a large value with buffers that a parse grows; making one per command
+// cost more than parsing a short command. Parse resets it, and the File it
+// returns does not share memory with it, so one may be reused as soon as
+// Parse returns, also while the File is in use (a nested bash -c).
+var shellParsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
+
+// parseShell parses src as a bash script.
+func parseShell(src string) (*syntax.File, error) {
+	p := shellParsers.Get().(*syntax.Parser)
+	defer shellParsers.Put(p)
+	return p.Parse(strings.NewReader(src), "")
 }
 
 // guessProg names the program of a command the parser rejected: its

@@ -70,6 +70,43 @@ func (Claude) DetectRecord(doc map[string]any) bool {
 	return false
 }
 
+// claudeShape is what decodeClaude reads of a record; ParseShaped leaves
+// out the rest. The members a log carries most of, and that it never
+// reads, are the tool's structured output in toolUseResult (a Read's
+// file, an Edit's original file and patch, a command's stdout again), the
+// model's thinking blocks, and request and parent ids. The tool_result
+// content is kept whole: it is the action's output. A member read only for
+// its type (stdout, which tells a finished command) or presence
+// (backgroundTaskId) is kept as an empty value of its type. What is kept
+// must cover every member decodeClaudeSession, claudeToolResult and
+// holdsToolUse read, or a log would decode differently. Record uuids and
+// timestamps are unique: the parser does not look for them among the
+// strings it shares. (Tool use ids are not: each comes again with its
+// result, and small token counts repeat.)
+var claudeShape = &trace.Shape{Only: true, Members: map[string]*trace.Shape{
+	"type": nil, "sessionId": nil, "leafUuid": unique, "summary": nil,
+	"timestamp": unique, "isSidechain": nil, "uuid": unique, "agentId": nil,
+	"cwd": nil, "gitBranch": nil, "version": nil, "costUSD": nil, "isMeta": nil,
+	"message": {Only: true, Members: map[string]*trace.Shape{
+		"id": nil, "model": nil,
+		"usage": {Only: true, Members: map[string]*trace.Shape{
+			"input_tokens": nil, "cache_creation_input_tokens": nil,
+			"cache_read_input_tokens": nil, "output_tokens": nil,
+		}},
+		"content": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{
+			"type": nil, "id": nil, "name": nil, "input": nil, "text": nil,
+			"tool_use_id": nil, "is_error": nil, "content": nil,
+		}}},
+	}},
+	"toolUseResult": {Only: true, Members: map[string]*trace.Shape{
+		"exitCode": nil, "exit_code": nil, "interrupted": nil,
+		"durationMs": nil, "totalDurationMs": nil,
+		"stdout": {Stub: true}, "backgroundTaskId": {Stub: true},
+	}},
+}}
+
+func (Claude) recordShape() *trace.Shape { return claudeShape }
+
 // claudeBookkeeping are the record types that never hold a tool call.
 var claudeBookkeeping = map[string]bool{
 	"system": true, "summary": true, "file-history-snapshot": true,
@@ -360,6 +397,7 @@ func decodeClaudeSession(s *claudeSession, file string, summaries map[string]str
 			turn.calls[i].call.Cost = c
 		}
 	}
+	var acts actionList
 	t := &trace.Trace{Version: trace.SchemaVersion, ID: s.id, StartedAt: first, FinishedAt: last, Usage: usage, Metadata: meta}
 	for _, c := range calls {
 		if !c.hasRes {
@@ -370,8 +408,9 @@ func decodeClaudeSession(s *claudeSession, file string, summaries map[string]str
 		if c.call.DurationMS != nil {
 			usage.WallMS += *c.call.DurationMS
 		}
-		t.Actions = append(t.Actions, actions(c.call)...)
+		acts.add(actions(c.call))
 	}
+	t.Actions = acts.actions()
 	if allSide {
 		meta["sidechain"] = true
 		meta["parent_session_id"] = s.id

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -67,6 +68,44 @@ func (Codex) DetectRecord(doc map[string]any) bool {
 	_, actions := doc["actions"]
 	return id && ts && instr && !actions
 }
+
+// codexPayload is what decodeCodex reads of a record's payload, whatever
+// its type: the members of session_meta, turn_context, the response
+// items and the token_count event. What it leaves out is what a rollout
+// holds most of and never reads: session_meta's instructions, the
+// reasoning items' encrypted content and summaries, the rate limits and
+// cached and reasoning token counts of token_count, the events that repeat
+// a command's output (exec_command_end's stdout, stderr and formatted
+// output) and turn_context's policies.
+var codexPayload = map[string]*trace.Shape{
+	"id": nil, "timestamp": unique, "cwd": nil, "cli_version": nil, "originator": nil,
+	"git": {Only: true, Members: map[string]*trace.Shape{
+		"branch": nil, "commit_hash": nil, "repository_url": nil,
+	}},
+	"model": nil, "approval_policy": nil,
+	"type": nil, "role": nil, "content": nil, "call_id": nil, "name": nil,
+	"arguments": nil, "input": nil, "action": nil, "output": nil, "message": nil,
+	"info": {Only: true, Members: map[string]*trace.Shape{
+		"total_token_usage": codexUsage, "last_token_usage": codexUsage,
+	}},
+}
+
+var codexUsage = &trace.Shape{Only: true, Members: map[string]*trace.Shape{"input_tokens": nil, "output_tokens": nil}}
+
+// codexShape is what decodeCodex reads of a record: the envelope and its
+// payload, or, in the older layout, the payload's members at the top.
+var codexShape = func() *trace.Shape {
+	top := map[string]*trace.Shape{
+		"payload":     {Only: true, Members: codexPayload},
+		"record_type": nil,
+	}
+	for k, v := range codexPayload {
+		top[k] = v
+	}
+	return &trace.Shape{Only: true, Members: top}
+}()
+
+func (Codex) recordShape() *trace.Shape { return codexShape }
 
 // codexRecord is a record brought to the enveloped form.
 type codexRecord struct {
@@ -328,6 +367,7 @@ func decodeCodexSession(recs []codexRecord, file string, actions func(normalize.
 	if unpaired > 0 {
 		meta["unpaired_tool_results"] = unpaired
 	}
+	var acts actionList
 	t := &trace.Trace{Version: trace.SchemaVersion, ID: id, StartedAt: first, FinishedAt: last, Usage: usage, Metadata: meta}
 	for _, c := range calls {
 		if !c.hasRes {
@@ -338,8 +378,9 @@ func decodeCodexSession(recs []codexRecord, file string, actions func(normalize.
 		if c.call.DurationMS != nil {
 			usage.WallMS += *c.call.DurationMS
 		}
-		t.Actions = append(t.Actions, actions(c.call)...)
+		acts.add(actions(c.call))
 	}
+	t.Actions = acts.actions()
 	raw := make([]Record, len(recs))
 	for i, r := range recs {
 		raw[i] = r.Record
@@ -393,6 +434,11 @@ func codexArguments(d *trace.Fields, payload map[string]any, p string) map[strin
 	case map[string]any:
 		return v
 	case string:
+		if args, ok := parseJSONText(v); ok {
+			if m, ok := args.(map[string]any); ok {
+				return m
+			}
+		}
 		dec := json.NewDecoder(strings.NewReader(v))
 		dec.UseNumber()
 		var args any
@@ -462,10 +508,17 @@ func codexOutput(d *trace.Fields, payload map[string]any, p string, c *normalize
 		// serialized as a string; other tools return plain text, which
 		// may happen to start with a brace.
 		if t := strings.TrimSpace(v); strings.HasPrefix(t, "{") {
-			dec := json.NewDecoder(strings.NewReader(t))
-			dec.UseNumber()
 			var obj map[string]any
-			if dec.Decode(&obj) == nil && !dec.More() {
+			if parsed, ok := parseJSONText(t); ok {
+				obj, _ = parsed.(map[string]any)
+			} else {
+				dec := json.NewDecoder(strings.NewReader(t))
+				dec.UseNumber()
+				if dec.Decode(&obj) != nil || dec.More() {
+					obj = nil
+				}
+			}
+			if obj != nil {
 				if out, ok := obj["output"].(string); ok {
 					text = out
 					md, _ = obj["metadata"].(map[string]any)
@@ -581,4 +634,31 @@ func codexTokens(d *trace.Fields, payload map[string]any, p string, prev **[2]in
 		*prev = &[2]int64{tin, tout}
 	}
 	return u, true
+}
+
+// jsonText is a trace.Parser for the JSON that Codex writes inside
+// strings (a function call's arguments, a shell call's output), with a
+// buffer for the string's bytes. encoding/json's Decoder, which reads
+// them otherwise, allocated as much as parsing the rollout's records did.
+type jsonText struct {
+	p   trace.Parser
+	buf []byte
+}
+
+var jsonTexts = sync.Pool{New: func() any { return new(jsonText) }}
+
+// parseJSONText parses s when it is exactly one JSON document, with no
+// two members of an object sharing a name, and reports whether it is; its
+// value is then what encoding/json's Decoder gives with UseNumber (see
+// trace.Parser). Anything else, the callers hand to encoding/json, whose
+// verdict and messages they keep.
+func parseJSONText(s string) (any, bool) {
+	jt := jsonTexts.Get().(*jsonText)
+	defer jsonTexts.Put(jt)
+	jt.buf = append(jt.buf[:0], s...)
+	v, err := jt.p.Parse(jt.buf, "", 0)
+	if cap(jt.buf) > 1<<20 {
+		jt.buf = nil // a large output is not kept for the next
+	}
+	return v, err == nil
 }

@@ -1,6 +1,8 @@
 package source
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -263,3 +265,58 @@ func TestDetectRecord(t *testing.T) {
 }
 
 func FuzzCodex(f *testing.F) { fuzzSessions(f, "testdata/agents/codex/*/*/*/*.jsonl", Codex{}) }
+
+// TestCodexJSONText checks the arguments and outputs that the fast parser
+// leaves to encoding/json: they read as encoding/json reads them.
+func TestCodexJSONText(t *testing.T) {
+	for _, tt := range []struct {
+		args string
+		want map[string]any
+		err  string
+	}{
+		{`{"cmd": ["ls"], "n": 1.50}`, map[string]any{"cmd": []any{"ls"}, "n": json.Number("1.50")}, ""},
+		{` {"a": 1, "a": 2} `, map[string]any{"a": json.Number("2")}, ""},
+		{`[1]`, nil, "f:1: $.payload.arguments: expected a JSON object in arguments, got array"},
+		{`{"a": 1} {"b": 2}`, nil, "f:1: $.payload.arguments: invalid JSON in arguments: data after the object"},
+		{`{"a": tru}`, nil, "f:1: $.payload.arguments: invalid JSON in arguments: invalid character '}' in literal true (expecting 'e')"},
+		{``, nil, "f:1: $.payload.arguments: invalid JSON in arguments: EOF"},
+	} {
+		d := &trace.Fields{File: "f", Line: 1}
+		got := codexArguments(d, map[string]any{"arguments": tt.args}, "$.payload")
+		if diff := cmp.Diff(tt.want, got); diff != "" || fmt.Sprint(d.Errs) != fmt.Sprint(errList(tt.err)) {
+			t.Errorf("codexArguments(%q) = %v, %v; want %v, %v (-want +got):\n%s", tt.args, got, d.Errs, tt.want, tt.err, diff)
+		}
+	}
+	for _, tt := range []struct {
+		output string
+		result string
+		exit   int // -1: none
+	}{
+		{`{"output": "ok\n", "metadata": {"exit_code": 0, "duration_seconds": 0.5}}`, "ok\n", 0},
+		{` {"output": "a", "output": "b", "metadata": {"exit_code": 2}} `, "b", 2},
+		{`{"output": "x", "metadata": {"exit_code": 1}} }`, "x", 1},
+		{`{"output": "x"} trailing`, `{"output": "x"} trailing`, -1},
+		{`{not json`, `{not json`, -1},
+		{`{"other": 1}`, `{"other": 1}`, -1},
+	} {
+		var d trace.Fields
+		var c normalize.Call
+		codexOutput(&d, map[string]any{"output": tt.output}, "$.payload", &c)
+		exit := -1
+		if c.ExitCode != nil {
+			exit = *c.ExitCode
+		}
+		if c.Result != tt.result || exit != tt.exit || len(d.Errs) > 0 {
+			t.Errorf("codexOutput(%q) = %q, exit %d, %v; want %q, exit %d", tt.output, c.Result, exit, d.Errs, tt.result, tt.exit)
+		}
+	}
+}
+
+func errList(msg string) trace.ErrorList {
+	if msg == "" {
+		return nil
+	}
+	file, rest, _ := strings.Cut(msg, ":1: ")
+	path, m, _ := strings.Cut(rest, ": ")
+	return trace.ErrorList{{File: file, Line: 1, Path: path, Msg: m}}
+}

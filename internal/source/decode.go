@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -308,14 +309,20 @@ func decodeLinesFile(ctx context.Context, f file, limit int64, rules *normalize.
 		return []entry{fileError(f, 0, err)}, 0
 	}
 	defer fh.Close()
-	// The file is small, but many small files make the buffers' size
-	// matter: size them to the file, within bounds.
-	lr := newLineReader(fh, limit, int(min(max(f.size+1, 512), readBufferBytes)))
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(fh)
+	defer func() {
+		br.Reset(nil)
+		readers.Put(br)
+	}()
+	lr := &lineReader{r: br, limit: limit}
 	var out []entry
 	var sess *sessionFile
+	var bufs [][]byte // the chunks' bytes, which the records of a session log point into
 	for first := true; ; first = false {
-		c := chunk{data: make([]byte, 0, min(f.size, chunkBytes+readBufferBytes))}
+		c := chunk{data: chunkBuffer(int(min(f.size, chunkBytes+readBufferBytes)))}
 		more := lr.fill(&c)
+		bufs = append(bufs, c.data)
 		if first {
 			sess = newSessionFile(&c, f, p)
 		}
@@ -333,13 +340,47 @@ func decodeLinesFile(ctx context.Context, f file, limit int64, rules *normalize.
 	}
 	if sess != nil {
 		out = decodeSessions(f, sess.adapter, sess.recs, sess.errs, rules)
+		// Nothing decoded from a session log points into its bytes: the
+		// parser copies what it keeps, and the records' hashes are taken.
+		// (A trace decoded from a line by an Adapter may keep its
+		// bytes, so the buffers of other files are not reused.) A large
+		// log is read into many buffers; the pool keeps two, what a
+		// session file of usual size takes, so that it does not hold
+		// the size of the largest file read.
+		for _, b := range bufs[:min(len(bufs), 2)] {
+			b = b[:0]
+			chunkBuffers.Put(&b)
+		}
 	}
 	return out, lr.read
+}
+
+// Session logs are many files of about a hundred kilobytes, each read by
+// one worker into buffers of its size; allocating those anew for every
+// file was a sixth of the memory a load of Claude Code logs allocated,
+// all of it to be cleared. readers and chunkBuffers hold them between
+// files.
+var (
+	readers      = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferBytes) }}
+	chunkBuffers sync.Pool // of *[]byte, empty
+)
+
+// chunkBuffer returns an empty buffer with room for n bytes, reused when
+// one is at hand.
+func chunkBuffer(n int) []byte {
+	if b, ok := chunkBuffers.Get().(*[]byte); ok {
+		if cap(*b) >= n {
+			return *b
+		}
+		chunkBuffers.Put(b)
+	}
+	return make([]byte, 0, n)
 }
 
 // sessionFile gathers the records of a session log.
 type sessionFile struct {
 	adapter SessionAdapter
+	shape   *trace.Shape // what the adapter reads of a record
 	recs    []Record
 	errs    trace.ErrorList // lines that are not JSON objects
 }
@@ -358,7 +399,7 @@ func newSessionFile(c *chunk, f file, p *trace.Parser) *sessionFile {
 	}
 	raw := bytes.TrimPrefix(c.data[r.start:r.end], utf8BOM)
 	if a := detectFirst(p, raw, f.rel, r.line); a != nil {
-		return &sessionFile{adapter: a}
+		return &sessionFile{adapter: a, shape: recordShape(a)}
 	}
 	return nil
 }
@@ -377,7 +418,7 @@ func (s *sessionFile) add(c *chunk, f file, limit int64, p *trace.Parser) {
 		if r.line == 1 {
 			doc = bytes.TrimPrefix(raw, utf8BOM)
 		}
-		v, err := p.Parse(doc, f.rel, r.line)
+		v, err := p.ParseShaped(doc, f.rel, r.line, s.shape)
 		if err != nil {
 			var list trace.ErrorList
 			if errors.As(err, &list) {
@@ -413,11 +454,15 @@ func decodeSessions(f file, a SessionAdapter, recs []Record, errs trace.ErrorLis
 		errs = append(errs, list...)
 	}
 	var out []entry
+	var fileHash string // the hash of every record, taken once per file
 	for _, t := range traces {
 		t.Origin.Path = f.rel
 		t.Source = t.Origin.String()
 		if t.SourceHash == "" {
-			t.SourceHash = HashRecords(recs)
+			if fileHash == "" {
+				fileHash = HashRecords(recs)
+			}
+			t.SourceHash = fileHash
 		}
 		trace.Normalize(t)
 		out = append(out, entry{line: t.Origin.Line, trace: t})

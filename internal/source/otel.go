@@ -45,6 +45,27 @@ func (OTLP) DetectRecord(doc map[string]any) bool {
 	return ok
 }
 
+// otlpShape is what readOTLP reads of an export: the resources'
+// attributes and the spans' ids, names, times, attributes, status and
+// events. It leaves out the instrumentation scopes, span kinds, flags,
+// trace states, links and dropped counts; the attributes, which are most
+// of an export, are all read.
+var otlpShape = &trace.Shape{Only: true, Members: map[string]*trace.Shape{
+	"resourceSpans": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{
+		"resource": {Only: true, Members: map[string]*trace.Shape{"attributes": nil}},
+		"scopeSpans": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{
+			"spans": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{
+				"traceId": nil, "spanId": unique, "parentSpanId": nil, "name": nil,
+				"startTimeUnixNano": unique, "endTimeUnixNano": unique,
+				"attributes": nil, "status": nil,
+				"events": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{"name": nil, "attributes": nil}}},
+			}}},
+		}}},
+	}}},
+}}
+
+func (OTLP) recordShape() *trace.Shape { return otlpShape }
+
 // Span operations of the GenAI conventions that are model turns.
 var otelModelOps = map[string]bool{"chat": true, "generate_content": true, "text_completion": true, "invoke_agent": true}
 
@@ -561,6 +582,7 @@ func otelTrace(id string, spans []*otelSpan, file string, rules *normalize.Rules
 		t.FinishedAt = nanoTime(maxEnd)
 	}
 
+	var acts actionList
 	var errs trace.ErrorList
 	for _, s := range tools {
 		c, err := otelCall(s, file)
@@ -571,8 +593,9 @@ func otelTrace(id string, spans []*otelSpan, file string, rules *normalize.Rules
 		if turn := turnOf[s]; turn != nil {
 			c.Cost = turnShare(turn, perTurn[turn], s)
 		}
-		t.Actions = append(t.Actions, rules.Actions(c)...)
+		acts.add(rules.Actions(c))
 	}
+	t.Actions = acts.actions()
 	if len(errs) > 0 {
 		return nil, errs
 	}

@@ -61,12 +61,33 @@ func detectSession(doc map[string]any) SessionAdapter {
 	return nil
 }
 
+// shaper is implemented by the session adapters that read only part of
+// each record: the loader parses their records with trace.ParseShaped,
+// and leaves out what the shape does not keep. DecodeSessions must give
+// the same result for a record parsed whole and shaped.
+type shaper interface {
+	recordShape() *trace.Shape
+}
+
+// unique is the shape of a member whose value seldom repeats (see
+// trace.Shape.Unique).
+var unique = &trace.Shape{Unique: true}
+
+// recordShape returns the shape of a's records, or nil to keep them whole.
+func recordShape(a SessionAdapter) *trace.Shape {
+	if s, ok := a.(shaper); ok {
+		return s.recordShape()
+	}
+	return nil
+}
+
 // Record is one JSON object of a session file.
 type Record struct {
 	// Line is the 1-based line of a JSON Lines record, or 0 for a *.json
 	// file holding one document.
 	Line int
-	// Doc is the parsed object.
+	// Doc is the parsed object. The loader leaves out of it the members
+	// its adapter does not read (see shaper).
 	Doc map[string]any
 	// Raw is the record's bytes as read, without the line ending.
 	Raw []byte
@@ -113,6 +134,33 @@ func HashRecords(recs []Record) string {
 }
 
 // Shared helpers of the session decoders.
+
+// actionList gathers the actions of a session's calls, to be made into
+// one slice of their exact length. Appended one call at a time, the
+// actions left a slice up to twice their size, and a session's actions are
+// what a load keeps: the slack was a fifth of the memory of a loaded
+// Claude Code session.
+type actionList struct {
+	parts [][]trace.Action
+	n     int
+}
+
+func (l *actionList) add(acts []trace.Action) {
+	l.parts = append(l.parts, acts)
+	l.n += len(acts)
+}
+
+// actions returns the actions added, in order, or nil when there are none.
+func (l *actionList) actions() []trace.Action {
+	if l.n == 0 {
+		return nil
+	}
+	out := make([]trace.Action, 0, l.n)
+	for _, p := range l.parts {
+		out = append(out, p...)
+	}
+	return out
+}
 
 // parseTime parses an RFC 3339 timestamp, with or without fractional
 // seconds, as agents write them.

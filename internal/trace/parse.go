@@ -74,6 +74,7 @@ type Parser struct {
 	buf     []byte
 	elems   []any
 	members []member
+	skipped [][]byte // names of the members ParseShaped drops
 	// dup is set when an object of the last document had two members
 	// of the same name; Parse then reports them with Duplicates.
 	dup bool
@@ -339,6 +340,18 @@ func (p *Parser) array(depth int) (any, bool) {
 
 // number parses the number at p.pos: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
 func (p *Parser) number() (any, bool) {
+	i, ok := p.numberEnd()
+	if !ok {
+		return nil, false
+	}
+	lit := p.data[p.pos:i]
+	p.pos = i
+	return p.boxNumber(lit), true
+}
+
+// numberEnd returns the position after the number at p.pos, and whether
+// it is one.
+func (p *Parser) numberEnd() (int, bool) {
 	data, i := p.data, p.pos
 	if data[i] == '-' {
 		i++
@@ -349,12 +362,12 @@ func (p *Parser) number() (any, bool) {
 	case i < len(data) && '1' <= data[i] && data[i] <= '9':
 		i = digits(data, i)
 	default:
-		return nil, false
+		return 0, false
 	}
 	if i < len(data) && data[i] == '.' {
 		i++
 		if i >= len(data) || !isDigit(data[i]) {
-			return nil, false
+			return 0, false
 		}
 		i = digits(data, i)
 	}
@@ -364,13 +377,11 @@ func (p *Parser) number() (any, bool) {
 			i++
 		}
 		if i >= len(data) || !isDigit(data[i]) {
-			return nil, false
+			return 0, false
 		}
 		i = digits(data, i)
 	}
-	lit := data[p.pos:i]
-	p.pos = i
-	return p.boxNumber(lit), true
+	return i, true
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
