@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -60,4 +62,27 @@ func BenchmarkWorkflow20(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/workflow")
 	})
+}
+
+// BenchmarkRunSteps is the end-to-end cost of a step: a workflow of 1,000
+// fs.read calls (a built-in tool) run by Run as the cli runs it, with
+// its records written to a state directory, reported per step.
+func BenchmarkRunSteps(b *testing.B) {
+	const steps = 1000
+	root := b.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "in.txt"), []byte("hello\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	w := workflow(b, fmt.Sprintf("# capabilities: fs.read · secrets: none\ndef wf(ctx):\n    for i in range(%d):\n        ctx.tool(\"fs.read\", path = \"in.txt\")\n", steps))
+	cfg := &Config{Dir: root, Grants: Grants{Capabilities: []string{"fs.read"}}}
+	state := b.TempDir()
+	n := 0
+	for b.Loop() {
+		n++
+		o := Options{Config: cfg, StateDir: state, RunID: fmt.Sprintf("run-%d", n)}
+		if _, err := Run(context.Background(), w, nil, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps)/1000, "µs/step")
 }
