@@ -13,7 +13,6 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -338,7 +337,7 @@ func (h *host) writeJournal(dir string) error {
 	for _, p := range phases {
 		j.Phases = append(j.Phases, JournalPhase{Title: p.title, Lines: p.lines})
 	}
-	data, err := candidate.EncodeJSON(j)
+	data, err := encodeCanonical(j)
 	if err != nil {
 		return err
 	}

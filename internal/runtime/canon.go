@@ -1,0 +1,416 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Canonical JSON without a generic round trip.
+//
+// A run's records are canonical JSON (candidate.EncodeJSON: keys sorted,
+// two-space indentation, no HTML escaping, numbers as written). That
+// function marshals, decodes into maps and encodes again, which for a
+// long run cost more than running it: at 1,000 steps the trace took
+// 35 ms to encode, most of it in the decode and re-encode. indentJSON
+// produces the same bytes from the marshalled JSON in one pass over its
+// tokens, sorting each object's members by their decoded keys, and the
+// trace's actions are encoded one by one and spliced in, so no nesting
+// level re-validates the levels below it.
+
+// encodeCanonical is candidate.EncodeJSON(v), byte for byte.
+func encodeCanonical(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	out, err := indentJSON(make([]byte, 0, len(raw)+len(raw)/2), raw, 0)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}
+
+// encodeTrace is encodeCanonical(t) for a run's trace, with each action
+// encoded on its own.
+func encodeTrace(t *trace.Trace) ([]byte, error) {
+	actions := t.Actions
+	shell := *t
+	shell.Actions = nil // encoded as []
+	head, err := encodeCanonical(&shell)
+	if err != nil {
+		return nil, err
+	}
+	if len(actions) == 0 {
+		return head, nil
+	}
+	// "actions" is a top-level member, so its line is indented by
+	// exactly two spaces: deeper lines have more, and a string cannot
+	// hold a raw newline.
+	const slot = "\n  \"actions\": []"
+	at := bytes.Index(head, []byte(slot))
+	if at < 0 {
+		return nil, errors.New("encoding trace: no actions member")
+	}
+	at += len(slot) - 1 // the ']'
+	out := make([]byte, 0, len(head)+len(actions)*1024)
+	out = append(out, head[:at]...)
+	for i, a := range actions {
+		raw, err := a.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, "\n    "...)
+		if out, err = indentJSON(out, raw, 2); err != nil {
+			return nil, err
+		}
+		if i < len(actions)-1 {
+			out = append(out, ',')
+		}
+	}
+	out = append(out, "\n  "...)
+	return append(out, head[at:]...), nil
+}
+
+var errSyntax = errors.New("canonical json: invalid input")
+
+// indentJSON appends the canonical form of the JSON value src, as
+// written at nesting depth depth (its inner lines indented by two spaces
+// per level below it).
+func indentJSON(dst, src []byte, depth int) ([]byte, error) {
+	c := canonWriter{src: src, out: dst}
+	c.space()
+	if err := c.value(depth); err != nil {
+		return nil, err
+	}
+	c.space()
+	if c.pos != len(c.src) {
+		return nil, errSyntax
+	}
+	return c.out, nil
+}
+
+type canonWriter struct {
+	src []byte
+	pos int
+	out []byte
+}
+
+func (c *canonWriter) space() {
+	for c.pos < len(c.src) {
+		switch c.src[c.pos] {
+		case ' ', '\t', '\n', '\r':
+			c.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (c *canonWriter) newline(depth int) {
+	c.out = append(c.out, '\n')
+	for range depth {
+		c.out = append(c.out, "  "...)
+	}
+}
+
+// member is one object member: its decoded key and where its value is.
+type member struct {
+	key        string
+	start, end int
+}
+
+func (c *canonWriter) value(depth int) error {
+	if c.pos >= len(c.src) {
+		return errSyntax
+	}
+	switch c.src[c.pos] {
+	case '{':
+		c.pos++
+		var members []member
+		c.space()
+		if c.pos < len(c.src) && c.src[c.pos] == '}' {
+			c.pos++
+			c.out = append(c.out, "{}"...)
+			return nil
+		}
+		for {
+			c.space()
+			start := c.pos
+			if err := c.skipString(); err != nil {
+				return err
+			}
+			key, err := decodeKey(c.src[start:c.pos])
+			if err != nil {
+				return err
+			}
+			c.space()
+			if c.pos >= len(c.src) || c.src[c.pos] != ':' {
+				return errSyntax
+			}
+			c.pos++
+			c.space()
+			vs := c.pos
+			if err := c.skip(); err != nil {
+				return err
+			}
+			members = append(members, member{key: key, start: vs, end: c.pos})
+			c.space()
+			if c.pos >= len(c.src) {
+				return errSyntax
+			}
+			if c.src[c.pos] == '}' {
+				c.pos++
+				break
+			}
+			if c.src[c.pos] != ',' {
+				return errSyntax
+			}
+			c.pos++
+		}
+		// Sorted by key; of duplicates the last wins, as when decoding
+		// into a map.
+		slices.SortStableFunc(members, func(a, b member) int {
+			switch {
+			case a.key < b.key:
+				return -1
+			case a.key > b.key:
+				return 1
+			}
+			return 0
+		})
+		end := c.pos
+		c.out = append(c.out, '{')
+		wrote := false
+		for i, m := range members {
+			if i+1 < len(members) && members[i+1].key == m.key {
+				continue
+			}
+			if wrote {
+				c.out = append(c.out, ',')
+			}
+			wrote = true
+			c.newline(depth + 1)
+			c.out = appendJSONString(c.out, m.key)
+			c.out = append(c.out, ": "...)
+			c.pos = m.start
+			if err := c.value(depth + 1); err != nil {
+				return err
+			}
+		}
+		c.newline(depth)
+		c.out = append(c.out, '}')
+		c.pos = end
+		return nil
+	case '[':
+		c.pos++
+		c.space()
+		if c.pos < len(c.src) && c.src[c.pos] == ']' {
+			c.pos++
+			c.out = append(c.out, "[]"...)
+			return nil
+		}
+		c.out = append(c.out, '[')
+		for n := 0; ; n++ {
+			if n > 0 {
+				c.out = append(c.out, ',')
+			}
+			c.newline(depth + 1)
+			c.space()
+			if err := c.value(depth + 1); err != nil {
+				return err
+			}
+			c.space()
+			if c.pos >= len(c.src) {
+				return errSyntax
+			}
+			if c.src[c.pos] == ']' {
+				c.pos++
+				break
+			}
+			if c.src[c.pos] != ',' {
+				return errSyntax
+			}
+			c.pos++
+		}
+		c.newline(depth)
+		c.out = append(c.out, ']')
+		return nil
+	case '"':
+		start := c.pos
+		if err := c.skipString(); err != nil {
+			return err
+		}
+		raw := c.src[start:c.pos]
+		if plainString(raw) {
+			c.out = append(c.out, raw...)
+			return nil
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return errSyntax
+		}
+		c.out = appendJSONString(c.out, s)
+		return nil
+	default:
+		// A number or a literal, copied as written.
+		start := c.pos
+		if err := c.skip(); err != nil {
+			return err
+		}
+		c.out = append(c.out, c.src[start:c.pos]...)
+		return nil
+	}
+}
+
+// skip moves past one value.
+func (c *canonWriter) skip() error {
+	if c.pos >= len(c.src) {
+		return errSyntax
+	}
+	switch c.src[c.pos] {
+	case '"':
+		return c.skipString()
+	case '{', '[':
+		level := 0
+		for c.pos < len(c.src) {
+			switch c.src[c.pos] {
+			case '"':
+				if err := c.skipString(); err != nil {
+					return err
+				}
+				continue
+			case '{', '[':
+				level++
+			case '}', ']':
+				level--
+				if level == 0 {
+					c.pos++
+					return nil
+				}
+			}
+			c.pos++
+		}
+		return errSyntax
+	default:
+		start := c.pos
+		for c.pos < len(c.src) {
+			switch b := c.src[c.pos]; {
+			case b >= '0' && b <= '9', b >= 'a' && b <= 'z', b == '-', b == '+', b == '.', b == 'E':
+				c.pos++
+				continue
+			}
+			break
+		}
+		if c.pos == start {
+			return errSyntax
+		}
+		return nil
+	}
+}
+
+// skipString moves past the string at c.pos, quotes included.
+func (c *canonWriter) skipString() error {
+	if c.pos >= len(c.src) || c.src[c.pos] != '"' {
+		return errSyntax
+	}
+	for i := c.pos + 1; i < len(c.src); i++ {
+		switch c.src[i] {
+		case '\\':
+			i++
+		case '"':
+			c.pos = i + 1
+			return nil
+		}
+	}
+	return errSyntax
+}
+
+// plainString reports whether a quoted string is already canonical: no
+// escapes, valid UTF-8, and no U+2028 or U+2029 (which are written
+// escaped).
+func plainString(raw []byte) bool {
+	if bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
+		return false
+	}
+	for i := 0; i+2 < len(raw); i++ {
+		if raw[i] == 0xe2 && raw[i+1] == 0x80 && (raw[i+2] == 0xa8 || raw[i+2] == 0xa9) {
+			return false
+		}
+	}
+	for _, b := range raw {
+		if b < 0x20 {
+			return false
+		}
+	}
+	return true
+}
+
+func decodeKey(raw []byte) (string, error) {
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", errSyntax
+	}
+	return s, nil
+}
+
+// appendJSONString appends s quoted as encoding/json writes it without
+// HTML escaping.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
