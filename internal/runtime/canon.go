@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -36,44 +40,146 @@ func encodeCanonical(v any) ([]byte, error) {
 }
 
 // encodeTrace is encodeCanonical(t) for a run's trace, with each action
-// encoded on its own.
+// and each receipt of its replay_run encoded on its own.
 func encodeTrace(t *trace.Trace) ([]byte, error) {
-	actions := t.Actions
 	shell := *t
 	shell.Actions = nil // encoded as []
+	var receipts []any
+	if rr := t.ReplayRun; rr != nil {
+		if l, ok := rr["effect_receipts"].([]any); ok && len(l) > 0 {
+			receipts = l
+			shell.ReplayRun = maps.Clone(rr)
+			shell.ReplayRun["effect_receipts"] = []any{}
+		}
+	}
 	head, err := encodeCanonical(&shell)
 	if err != nil {
 		return nil, err
 	}
-	if len(actions) == 0 {
-		return head, nil
-	}
-	// "actions" is a top-level member, so its line is indented by
-	// exactly two spaces: deeper lines have more, and a string cannot
-	// hold a raw newline.
-	const slot = "\n  \"actions\": []"
-	at := bytes.Index(head, []byte(slot))
-	if at < 0 {
-		return nil, errors.New("encoding trace: no actions member")
-	}
-	at += len(slot) - 1 // the ']'
-	out := make([]byte, 0, len(head)+len(actions)*1024)
-	out = append(out, head[:at]...)
-	for i, a := range actions {
-		raw, err := a.MarshalJSON()
+	out := make([]byte, 0, len(head)+len(t.Actions)*1024+len(receipts)*512)
+	// "actions" is a top-level member and "effect_receipts" the first
+	// member of one, so their lines are indented by exactly two and four
+	// spaces: a deeper line has more, and a string cannot hold a raw
+	// newline.
+	out, rest, err := splice(out, head, "\n  \"actions\": []", 1, len(t.Actions), func(dst []byte, i int) ([]byte, error) {
+		raw, err := t.Actions[i].MarshalJSON()
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, "\n    "...)
-		if out, err = indentJSON(out, raw, 2); err != nil {
-			return nil, err
+		return indentJSON(dst, raw, 2)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out, rest, err = splice(out, rest, "\n  \"replay_run\": {\n    \"effect_receipts\": []", 2, len(receipts), func(dst []byte, i int) ([]byte, error) {
+		return appendCanonical(dst, receipts[i], 3)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(out, rest...), nil
+}
+
+// splice appends src up to the empty list that ends slot, at nesting
+// depth depth, then the n elements elem writes, and returns src from the
+// list's closing bracket on.
+func splice(dst, src []byte, slot string, depth, n int, elem func(dst []byte, i int) ([]byte, error)) (out, rest []byte, err error) {
+	if n == 0 {
+		return dst, src, nil
+	}
+	at := bytes.Index(src, []byte(slot))
+	if at < 0 {
+		return nil, nil, fmt.Errorf("encoding trace: no %q", strings.TrimSpace(slot))
+	}
+	at += len(slot) - 1 // the ']'
+	dst = append(dst, src[:at]...)
+	for i := range n {
+		dst = newline(dst, depth+1)
+		if dst, err = elem(dst, i); err != nil {
+			return nil, nil, err
 		}
-		if i < len(actions)-1 {
-			out = append(out, ',')
+		if i < n-1 {
+			dst = append(dst, ',')
 		}
 	}
-	out = append(out, "\n  "...)
-	return append(out, head[at:]...), nil
+	return newline(dst, depth), src[at:], nil
+}
+
+// appendCanonical appends the canonical form of v at nesting depth depth
+// (see indentJSON), writing the generic values a run builds (maps,
+// lists, strings, integers, booleans) directly and marshalling the rest.
+func appendCanonical(dst []byte, v any, depth int) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		return strconv.AppendBool(dst, v), nil
+	case string:
+		return appendJSONString(dst, v), nil
+	case int:
+		return strconv.AppendInt(dst, int64(v), 10), nil
+	case int64:
+		return strconv.AppendInt(dst, v, 10), nil
+	case []any:
+		if len(v) == 0 {
+			return append(dst, "[]"...), nil
+		}
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = newline(dst, depth+1)
+			var err error
+			if dst, err = appendCanonical(dst, e, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(newline(dst, depth), ']'), nil
+	case map[string]any:
+		if len(v) == 0 {
+			return append(dst, "{}"...), nil
+		}
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			if !utf8.ValidString(k) {
+				return appendMarshalled(dst, v, depth) // sorted by the decoded key
+			}
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = newline(dst, depth+1)
+			dst = appendJSONString(dst, k)
+			dst = append(dst, ": "...)
+			var err error
+			if dst, err = appendCanonical(dst, v[k], depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(newline(dst, depth), '}'), nil
+	}
+	return appendMarshalled(dst, v, depth)
+}
+
+func appendMarshalled(dst []byte, v any, depth int) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return indentJSON(dst, raw, depth)
+}
+
+func newline(dst []byte, depth int) []byte {
+	dst = append(dst, '\n')
+	for range depth {
+		dst = append(dst, "  "...)
+	}
+	return dst
 }
 
 var errSyntax = errors.New("canonical json: invalid input")
@@ -111,12 +217,7 @@ func (c *canonWriter) space() {
 	}
 }
 
-func (c *canonWriter) newline(depth int) {
-	c.out = append(c.out, '\n')
-	for range depth {
-		c.out = append(c.out, "  "...)
-	}
-}
+func (c *canonWriter) newline(depth int) { c.out = newline(c.out, depth) }
 
 // member is one object member: its decoded key and where its value is.
 type member struct {
@@ -361,8 +462,10 @@ func decodeKey(raw []byte) (string, error) {
 	return s, nil
 }
 
-// appendJSONString appends s quoted as encoding/json writes it without
-// HTML escaping.
+// appendJSONString appends s quoted as the canonical encoding writes it:
+// as encoding/json does without HTML escaping, except that an invalid
+// byte becomes U+FFFD itself rather than its escape, since the canonical
+// form is re-encoded from decoded JSON.
 func appendJSONString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
@@ -397,7 +500,7 @@ func appendJSONString(dst []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
+			dst = append(dst, "\ufffd"...)
 			i += size
 			start = i
 			continue

@@ -40,6 +40,13 @@ func TestEncodeCanonical(t *testing.T) {
 		if string(got) != string(want) {
 			t.Errorf("case %d: %#v\n got %q\nwant %q", i, v, got, want)
 		}
+		direct, derr := appendCanonical(nil, v, 0)
+		if (werr != nil) != (derr != nil) {
+			t.Fatalf("case %d: errors differ: %v, %v", i, werr, derr)
+		}
+		if werr == nil && string(direct)+"\n" != string(want) {
+			t.Errorf("case %d: appendCanonical %#v\n got %q\nwant %q", i, v, direct, want)
+		}
 	}
 }
 
@@ -102,7 +109,11 @@ func TestEncodeTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := readTrace(t, res)
-	for _, tc := range []*trace.Trace{tr, {ID: "empty"}} {
+	usage := &trace.Trace{ID: "usage", ReplayRun: map[string]any{"run_id": "u", "effect_receipts": []any{
+		map[string]any{"step": 1, "duration_ms": int64(3), "side_effects": []any{}, "usage": map[string]any{"cost_usd": 1e-7, "input_tokens": int64(10), "model": "m<1>"}},
+		map[string]any{"step": 2, "side_effects": []any{map[string]any{"kind": "file_write", "target": "a&b"}}, "usage": map[string]any{"cost_usd": 0.25}},
+	}}}
+	for _, tc := range []*trace.Trace{tr, {ID: "empty"}, usage} {
 		want, err := candidate.EncodeJSON(tc)
 		if err != nil {
 			t.Fatal(err)
