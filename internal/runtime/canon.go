@@ -62,11 +62,7 @@ func encodeTrace(t *trace.Trace) ([]byte, error) {
 	// spaces: a deeper line has more, and a string cannot hold a raw
 	// newline.
 	out, rest, err := splice(out, head, "\n  \"actions\": []", 1, len(t.Actions), func(dst []byte, i int) ([]byte, error) {
-		raw, err := t.Actions[i].MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		return indentJSON(dst, raw, 2)
+		return appendAction(dst, &t.Actions[i], 2)
 	})
 	if err != nil {
 		return nil, err
@@ -78,6 +74,125 @@ func encodeTrace(t *trace.Trace) ([]byte, error) {
 		return nil, err
 	}
 	return append(out, rest...), nil
+}
+
+// appendAction appends the canonical form of a, as Action.MarshalJSON
+// and indentJSON would write it, its members in sorted key order and its
+// generic values written directly. An action with members beyond its
+// fields (Extra) takes the marshalling path. TestAppendActionFields
+// fails when trace.Action gains a field this does not know.
+func appendAction(dst []byte, a *trace.Action, depth int) ([]byte, error) {
+	if len(a.Extra) > 0 {
+		raw, err := a.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		return indentJSON(dst, raw, depth)
+	}
+	first := true
+	var err error
+	member := func(key string) {
+		if first {
+			dst = append(dst, '{')
+			first = false
+		} else {
+			dst = append(dst, ',')
+		}
+		dst = newline(dst, depth+1)
+		dst = appendJSONString(dst, key)
+		dst = append(dst, ": "...)
+	}
+	value := func(v any) {
+		if err == nil {
+			dst, err = appendCanonical(dst, v, depth+1)
+		}
+	}
+	marshalled := func(v any) {
+		if err == nil {
+			dst, err = appendMarshalled(dst, v, depth+1)
+		}
+	}
+	strs := func(l []string) {
+		if len(l) == 0 {
+			dst = append(dst, "[]"...)
+			return
+		}
+		dst = append(dst, '[')
+		for i, s := range l {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = newline(dst, depth+2)
+			dst = appendJSONString(dst, s)
+		}
+		dst = append(newline(dst, depth+1), ']')
+	}
+	if a.Approval != nil {
+		member("approval")
+		marshalled(*a.Approval)
+	}
+	if a.Capabilities != nil {
+		member("capabilities")
+		strs(a.Capabilities)
+	}
+	if a.Cost != nil {
+		member("cost")
+		marshalled(*a.Cost)
+	}
+	if a.Deterministic != nil {
+		member("deterministic")
+		dst = strconv.AppendBool(dst, *a.Deterministic)
+	}
+	if a.DurationMS != nil {
+		member("duration_ms")
+		dst = strconv.AppendInt(dst, *a.DurationMS, 10)
+	}
+	if a.Fuzzy != nil {
+		member("fuzzy")
+		dst = strconv.AppendBool(dst, *a.Fuzzy)
+	}
+	member("id")
+	dst = appendJSONString(dst, a.ID)
+	if a.Inputs != nil {
+		member("inputs")
+		value(a.Inputs)
+	}
+	member("kind")
+	dst = appendJSONString(dst, string(a.Kind))
+	if a.Metadata != nil {
+		member("metadata")
+		value(a.Metadata)
+	}
+	member("name")
+	dst = appendJSONString(dst, a.Name)
+	if a.ObservedOutput != nil {
+		member("observed_output")
+		value(a.ObservedOutput)
+	}
+	if a.Output != nil {
+		member("output")
+		value(a.Output)
+	}
+	if a.Parameters != nil {
+		member("parameters")
+		value(a.Parameters)
+	}
+	if a.RequiredSecrets != nil {
+		member("required_secrets")
+		strs(a.RequiredSecrets)
+	}
+	if a.SideEffects != nil {
+		member("side_effects")
+		marshalled(a.SideEffects)
+	}
+	if a.Timestamp != "" {
+		member("timestamp")
+		dst = appendJSONString(dst, a.Timestamp)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(newline(dst, depth), '}'), nil
 }
 
 // splice appends src up to the empty list that ends slot, at nesting
@@ -121,6 +236,9 @@ func appendCanonical(dst []byte, v any, depth int) ([]byte, error) {
 	case int64:
 		return strconv.AppendInt(dst, v, 10), nil
 	case []any:
+		if v == nil {
+			return append(dst, "null"...), nil
+		}
 		if len(v) == 0 {
 			return append(dst, "[]"...), nil
 		}
@@ -137,6 +255,9 @@ func appendCanonical(dst []byte, v any, depth int) ([]byte, error) {
 		}
 		return append(newline(dst, depth), ']'), nil
 	case map[string]any:
+		if v == nil {
+			return append(dst, "null"...), nil
+		}
 		if len(v) == 0 {
 			return append(dst, "{}"...), nil
 		}

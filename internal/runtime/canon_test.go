@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -25,6 +26,7 @@ func TestEncodeCanonical(t *testing.T) {
 		map[string]any{"b": 1, "a": []any{map[string]any{}, []any{}, "x"}, "<k>": "&", "\u2028": nil, "é": "e", "\xff": 1},
 		[]any{[]any{[]any{}}, map[string]any{"z": map[string]any{"y": []any{1, 2}}}},
 		inner{Z: "z", A: map[string]any{"c": 3, "b": inner{Z: "<>"}}},
+		[]any(nil), map[string]any(nil), map[string]any{"l": []any(nil), "m": map[string]any(nil), "s": []string{"x"}},
 		&trace.Action{ID: "a1", Kind: trace.KindToolCall, Name: "x", Parameters: map[string]any{"p": "<&>"}, Output: []any{1, "two"}},
 	}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -128,5 +130,46 @@ func TestEncodeTrace(t *testing.T) {
 	}
 	if len(tr.Actions) != 4 {
 		t.Errorf("the trace has %d actions, want 4", len(tr.Actions))
+	}
+}
+
+// TestAppendAction: appendAction writes what candidate.EncodeJSON writes
+// for actions with every field set, none, typed nils and extra members.
+func TestAppendAction(t *testing.T) {
+	ms, yes, no := int64(12), true, false
+	actions := []trace.Action{
+		{},
+		{ID: "a\xff", Kind: trace.KindModelCall, Name: "<n>", Inputs: map[string]any{"q": "&"}, Output: map[string]any(nil)},
+		{
+			ID: "a1", Kind: trace.KindToolCall, Name: "t", Timestamp: "2026-01-01T00:00:00Z",
+			Parameters: map[string]any{}, Inputs: []any{1.5, json.Number("2")}, Output: "o\u2028", ObservedOutput: []any{},
+			Capabilities: []string{}, SideEffects: []trace.SideEffect{{Kind: "file_write", Target: "<a>", Metadata: map[string]any{"z": 1}}},
+			RequiredSecrets: []string{"B", "A"}, Approval: &trace.Approval{Prompt: "ok?", Required: true},
+			Cost: &trace.Cost{Model: "m", InputTokens: 3, TotalCostUSD: 1e-7}, DurationMS: &ms, Deterministic: &yes, Fuzzy: &no,
+			Metadata: map[string]any{"argv": []any{"go", "<x>"}, "step": 1},
+		},
+		{ID: "x", Kind: trace.KindToolCall, Name: "e", Extra: map[string]any{"zz": 1, "id": "shadowed", "aa": []any{}}},
+	}
+	for i, a := range actions {
+		want, err := candidate.EncodeJSON(&a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendAction(nil, &a, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got)+"\n" != string(want) {
+			t.Errorf("action %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}
+
+// TestAppendActionFields: appendAction writes every field of
+// trace.Action; a field added there must be added to it.
+func TestAppendActionFields(t *testing.T) {
+	const known = 18 // the 17 fields of the format and Extra
+	if n := reflect.TypeFor[trace.Action]().NumField(); n != known {
+		t.Errorf("trace.Action has %d fields, appendAction knows %d: write the new ones in appendAction", n, known)
 	}
 }
