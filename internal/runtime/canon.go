@@ -22,9 +22,12 @@ import (
 // long run cost more than running it: at 1,000 steps the trace took
 // 35 ms to encode, most of it in the decode and re-encode. indentJSON
 // produces the same bytes from the marshalled JSON in one pass over its
-// tokens, sorting each object's members by their decoded keys, and the
-// trace's actions are encoded one by one and spliced in, so no nesting
-// level re-validates the levels below it.
+// tokens, sorting each object's members by their decoded keys. The bulk
+// of a trace, its actions and receipts, is not marshalled at all: each is
+// written straight from its fields and maps (appendAction,
+// appendCanonical) and spliced into the encoding of the rest, so no
+// nesting level re-validates the levels below it. Tests hold all of
+// these to candidate.EncodeJSON's bytes.
 
 // encodeCanonical is candidate.EncodeJSON(v), byte for byte.
 func encodeCanonical(v any) ([]byte, error) {
