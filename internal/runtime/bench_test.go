@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -60,4 +62,44 @@ func BenchmarkWorkflow20(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/workflow")
 	})
+}
+
+// BenchmarkRunSteps is the end-to-end cost of a step: a workflow of 1,000
+// tool calls run by Run as the cli runs it, its records written to a
+// state directory, reported per step. "builtin" calls fs.read, whose own
+// checks (the protected set, the workspace root) are part of its cost;
+// "inproc" calls a no-op in-process tool, so that what remains is the
+// interpreter, the host's checks and the recording. cpu-µs/step is the
+// process's CPU time (garbage collection included) per step, which a
+// loaded machine disturbs less than the wall clock.
+func BenchmarkRunSteps(b *testing.B) {
+	const steps = 1000
+	root := b.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "in.txt"), []byte("hello\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cfg := &Config{Dir: root, Grants: Grants{Capabilities: []string{"fs.read"}}}
+	for _, bc := range []struct {
+		name, call string
+		tools      map[string]Tool
+	}{
+		{"builtin", `ctx.tool("fs.read", path = "in.txt")`, nil},
+		{"inproc", `ctx.tool("noop", i = i, name = "x")`, map[string]Tool{"noop": {Func: func(context.Context, map[string]any) (any, error) { return map[string]any{"ok": true}, nil }}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			w := workflow(b, fmt.Sprintf("# capabilities: fs.read · secrets: none\ndef wf(ctx):\n    for i in range(%d):\n        %s\n", steps, bc.call))
+			state := b.TempDir()
+			n := 0
+			cpu := cpuTime()
+			for b.Loop() {
+				n++
+				o := Options{Config: cfg, Tools: bc.tools, StateDir: state, RunID: fmt.Sprintf("run-%d", n)}
+				if _, err := Run(context.Background(), w, nil, o); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps)/1000, "µs/step")
+			b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*steps)/1000, "cpu-µs/step")
+		})
+	}
 }

@@ -12,7 +12,9 @@
 // recorded after, successful or not. A run always leaves a record in
 // <StateDir>/runs/<run-id>/: trace.json in the crystallization trace format
 // (so mining can read runs) and session.md, a markdown session log (the format of package
-// session). Secret values resolved for the run are replaced in everything
+// session). Records are kept in memory as the run goes, one entry appended
+// per step, and written once when it ends (see canon.go for how the trace
+// is encoded without re-encoding it whole). Secret values resolved for the run are replaced in everything
 // recorded (arguments, outputs, log lines, errors, digests are taken after
 // that replacement), so no file the run writes contains one.
 //
@@ -168,7 +170,9 @@
 // ctx.approve is decided by Options.Reject, Options.Approve, a dry run or
 // Options.Prompter; with none of them the run stops in state
 // pending_approval and writes journal.json, and Resume continues it by
-// replaying the journal (see journal.go for why that is safe).
+// replaying the journal (see journal.go for why that is safe). The journal,
+// its MAC and the state key are synced to disk before Run returns; a run
+// that completes syncs nothing.
 //
 // # Steps of several calls
 //

@@ -355,10 +355,12 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	a.Metadata = meta
 	h.actions = append(h.actions, a)
 
+	// The output's canonical JSON is both digested and shown.
+	outJSON := canonical(out)
 	r := Receipt{
 		ID:   fmt.Sprintf("%s-r%02d", h.opts.RunID, step),
 		Step: step, Kind: string(kind), Tool: name, Status: status,
-		ArgumentsSHA256: digest(args), ResultSHA256: digest(out),
+		ArgumentsSHA256: digest(args), ResultSHA256: digestJSON(outJSON),
 		SideEffects: effects, DurationMS: ms,
 	}
 	if r.SideEffects == nil {
@@ -367,7 +369,7 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	h.res.Receipts = append(h.res.Receipts, r)
 
 	p := h.newPhase(fmt.Sprintf("Step %d · %s", step, name))
-	p.lines = append(p.lines, "", "**Tool calls:**", "- "+codeSpan(callLine(name, shown, argv))+" → "+codeSpan(clip(string(canonical(out)), 200))+fmt.Sprintf(" (%s, %d ms)", status, ms))
+	p.lines = append(p.lines, "", "**Tool calls:**", "- "+codeSpan(callLine(name, shown, argv))+" → "+codeSpan(clip(string(outJSON), 200))+fmt.Sprintf(" (%s, %d ms)", status, ms))
 	for _, se := range effects {
 		p.lines = append(p.lines, "- side effect: "+codeSpan(strings.TrimSpace(se.Kind+" "+se.Target)))
 	}

@@ -13,7 +13,6 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -161,6 +160,9 @@ func ReadJournal(stateDir, runID string) (*Journal, error) {
 		return nil, fmt.Errorf("%w: %w", ErrJournal, err)
 	}
 	mac, err := os.ReadFile(filepath.Join(filepath.Dir(p), journalMACFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s: journal_unauthenticated: it has no %s (the run was stopped while suspending, or the file was removed)", ErrJournal, p, journalMACFile)
+	}
 	if err != nil || !checkMAC(key, "journal", runID, data, strings.TrimSpace(string(mac))) {
 		return nil, fmt.Errorf("%w: %s: journal_unauthenticated: the journal was not written by run %s with this state directory's key (or was changed since)", ErrJournal, p, runID)
 	}
@@ -338,7 +340,7 @@ func (h *host) writeJournal(dir string) error {
 	for _, p := range phases {
 		j.Phases = append(j.Phases, JournalPhase{Title: p.title, Lines: p.lines})
 	}
-	data, err := candidate.EncodeJSON(j)
+	data, err := encodeCanonical(j)
 	if err != nil {
 		return err
 	}
@@ -346,8 +348,62 @@ func (h *host) writeJournal(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, JournalFile), data, 0o600); err != nil {
+	// Resume trusts these two files, and the run reports itself
+	// resumable as soon as Run returns: each is written whole (a
+	// temporary file renamed over it) and on disk before Run returns.
+	// A run killed between the two leaves a journal its MAC does not
+	// match, which ReadJournal refuses.
+	if err := writeDurable(filepath.Join(dir, JournalFile), data); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, journalMACFile), []byte(recordMAC(key, "journal", j.RunID, data)+"\n"), 0o600)
+	return writeDurable(filepath.Join(dir, journalMACFile), []byte(recordMAC(key, "journal", j.RunID, data)+"\n"))
+}
+
+// syncFile makes a file's contents durable; tests count the calls.
+var syncFile = (*os.File).Sync
+
+// writeDurable replaces the file p (mode 0600) with data atomically and
+// durably: written to a temporary file in the same directory, synced,
+// renamed over p, and the directory synced so the rename survives a
+// crash.
+func writeDurable(p string, data []byte) (err error) {
+	dir := filepath.Dir(p)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(p)+".*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}()
+	_, err = f.Write(data)
+	if err == nil {
+		err = syncFile(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), p); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes the entries of directory dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	// Some systems cannot sync a directory; the files themselves are on
+	// disk.
+	if err := syncFile(d); err != nil && !errors.Is(err, errors.ErrUnsupported) && !os.IsPermission(err) {
+		return err
+	}
+	return nil
 }

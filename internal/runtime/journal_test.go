@@ -369,3 +369,73 @@ def wf(ctx, branch):
 		t.Errorf("session.md logs the line before the boundary %d times, want 1", n)
 	}
 }
+
+// TestJournalCrash: a run killed while writing its journal leaves one
+// that resume refuses with a clear error, never one it half trusts; a
+// suspended run's journal is on disk before Run returns, and a run that
+// completes syncs nothing.
+func TestJournalCrash(t *testing.T) {
+	syncs := 0
+	sync := syncFile
+	syncFile = func(f *os.File) error { syncs++; return sync(f) }
+	t.Cleanup(func() { syncFile = sync })
+
+	state := t.TempDir()
+	models := 0
+	res, err := Run(context.Background(), workflow(t, approvalWorkflow), Params{"branch": "b1"}, approvalOpts(t, state, counter{}, &models))
+	if !errors.Is(err, ErrPendingApproval) {
+		t.Fatalf("Run = %v, want a pending approval", err)
+	}
+	// The new state key and its directory, the journal and its MAC and
+	// the directory holding them.
+	if syncs != 6 {
+		t.Errorf("suspending synced %d times, want 6", syncs)
+	}
+	p := filepath.Join(res.Dir, JournalFile)
+	data := readFile(t, p)
+	if _, err := ReadJournal(state, "run-test"); err != nil {
+		t.Fatalf("ReadJournal of the whole journal: %v", err)
+	}
+	// Killed part way through writing the journal: every prefix is
+	// refused (the MAC is of the whole).
+	for _, n := range []int{0, 1, len(data) / 3, len(data) / 2, len(data) - 2, len(data) - 1} {
+		if err := os.WriteFile(p, []byte(data[:n]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadJournal(state, "run-test")
+		if !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), "journal_unauthenticated") {
+			t.Errorf("journal cut at %d of %d bytes: ReadJournal = %v, want %v journal_unauthenticated", n, len(data), err, ErrJournal)
+		}
+	}
+	// Killed between the journal and its MAC.
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(res.Dir, journalMACFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadJournal(state, "run-test"); !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), "has no "+journalMACFile) {
+		t.Errorf("journal without its MAC: ReadJournal = %v, want %v saying it has no %s", err, ErrJournal, journalMACFile)
+	}
+	// No temporary file is left behind.
+	entries, err := os.ReadDir(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("the run directory holds %s", e.Name())
+		}
+	}
+
+	syncs = 0
+	w := workflow(t, "def wf(ctx):\n    ctx.tool(\"effect\", step = \"x\")\n")
+	o := opts(t, nil)
+	o.Tools = counter{}.tools()
+	if _, err := Run(context.Background(), w, nil, o); err != nil {
+		t.Fatal(err)
+	}
+	if syncs != 0 {
+		t.Errorf("a completed run synced %d times, want 0", syncs)
+	}
+}

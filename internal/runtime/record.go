@@ -29,7 +29,7 @@ func (h *host) write() error {
 	if err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
-	data, err := candidate.EncodeJSON(t)
+	data, err := encodeTrace(t)
 	if err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}

@@ -61,8 +61,15 @@ func stateKey(stateDir string, create bool) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %w", ErrStateKey, err)
 	}
 	_, werr := f.Write([]byte(hex.EncodeToString(key) + "\n"))
+	if werr == nil {
+		// Resume needs the key as much as the journal it authenticates.
+		werr = syncFile(f)
+	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
+	}
+	if werr == nil {
+		werr = syncDir(stateDir)
 	}
 	if werr != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStateKey, werr)

@@ -157,8 +157,11 @@ func canonical(v any) []byte {
 }
 
 // digest is "sha256:" and the hex SHA-256 of v's canonical JSON.
-func digest(v any) string {
-	sum := sha256.Sum256(canonical(v))
+func digest(v any) string { return digestJSON(canonical(v)) }
+
+// digestJSON is digest of a value whose canonical JSON is data.
+func digestJSON(data []byte) string {
+	sum := sha256.Sum256(data)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
