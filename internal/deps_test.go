@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"internal/codegen":         {"internal/trace", "internal/candidate"},
 	"internal/replay":          {"internal/trace", "internal/candidate"},
 	"internal/redact":          {},
-	"internal/plan":            {"internal/bundle", "internal/candidate", "internal/trace"},
+	"internal/plan":            {"internal/candidate", "internal/trace"},
 	"internal/toon":            {},
 	"internal/session":         {"internal/trace"},
 	"internal/store":           {},
