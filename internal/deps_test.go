@@ -34,6 +34,7 @@ var allowed = map[string][]string{
 	"internal/registry":        {"internal/store"},
 	"internal/runtime":         {"internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize"},
 	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
+	"internal/codify":          {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/session", "internal/runtime"},
 	"internal/skill":           {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
 	"internal/bundle":          {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact"},
 	"internal/tracetest":       {"internal/trace"},
