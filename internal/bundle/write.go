@@ -189,7 +189,7 @@ func build(in Input, opts Options) (*built, error) {
 	var skillRef *SkillRef
 	accepted, rejectedSkills := []any{}, []any{}
 	if c != nil {
-		g := codegen.NewSkillGate(c, cg, gateTraces(c.Shadow))
+		g := codegen.ShadowGate(c, cg)
 		if g.Accepted() {
 			md, err := codegen.Skill(c, g, cg)
 			if err != nil {
@@ -400,29 +400,6 @@ func findCandidate(r *candidate.Report, id string) *candidate.Candidate {
 		}
 	}
 	return nil
-}
-
-// gateTraces turns a shadow report into the traces of a skill gate.
-func gateTraces(sh *candidate.ShadowReport) []codegen.GateTrace {
-	var out []codegen.GateTrace
-	if sh == nil {
-		return out
-	}
-	for _, t := range sh.Traces {
-		status := codegen.TraceFailed
-		switch t.Status {
-		case candidate.StatusPass:
-			status = codegen.TracePassed
-		case candidate.StatusUnmatched:
-			status = codegen.TraceUnmatched
-		}
-		role := codegen.RoleSource
-		if t.Role == candidate.RoleHeldout {
-			role = codegen.RoleHeldout
-		}
-		out = append(out, codegen.GateTrace{TraceID: t.TraceID, SourceHash: t.SourceHash, Role: role, Status: status})
-	}
-	return out
 }
 
 // buildFixtures renders one redacted fixture per source example (every

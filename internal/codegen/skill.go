@@ -242,6 +242,32 @@ func NewSkillGate(c *candidate.Candidate, opts Options, traces []GateTrace) Skil
 	return g
 }
 
+// ShadowGate decides the gate for the skill of c from c's shadow report,
+// the one way every writer of a skill (a bundle, skill induction) maps
+// replay results to gate traces: a pass is passed, an unmatched trace
+// unmatched, and anything else failed; a held-out trace keeps its role and
+// every other trace is a source trace.
+func ShadowGate(c *candidate.Candidate, opts Options) SkillGate {
+	var traces []GateTrace
+	if c != nil && c.Shadow != nil {
+		for _, t := range c.Shadow.Traces {
+			status := TraceFailed
+			switch t.Status {
+			case candidate.StatusPass:
+				status = TracePassed
+			case candidate.StatusUnmatched:
+				status = TraceUnmatched
+			}
+			role := RoleSource
+			if t.Role == candidate.RoleHeldout {
+				role = RoleHeldout
+			}
+			traces = append(traces, GateTrace{TraceID: t.TraceID, SourceHash: t.SourceHash, Role: role, Status: status})
+		}
+	}
+	return NewSkillGate(c, opts, traces)
+}
+
 // compareGateTraces orders traces source first, then held-out, then any
 // other role, and within a role by trace id and source hash.
 func compareGateTraces(a, b GateTrace) int {

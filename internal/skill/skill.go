@@ -174,7 +174,7 @@ func Induce(ctx context.Context, traces, heldout []*trace.Trace, opts Options) (
 				return nil, err
 			}
 			c := &list[i]
-			g := codegen.NewSkillGate(c, cg, gateTraces(c.Shadow))
+			g := codegen.ShadowGate(c, cg)
 			if !g.Accepted() {
 				res.Rejected = append(res.Rejected, Rejected{
 					CandidateID: c.ID, ID: g.SkillID, Name: g.SkillName, Reasons: g.RejectionReasons, Gate: g,
@@ -189,29 +189,4 @@ func Induce(ctx context.Context, traces, heldout []*trace.Trace, opts Options) (
 		}
 	}
 	return res, nil
-}
-
-// gateTraces turns a candidate's shadow report into the traces of its
-// skill gate: a pass is passed, an unmatched held-out trace unmatched, and
-// anything else failed. bundle.Write maps them the same way.
-func gateTraces(sh *candidate.ShadowReport) []codegen.GateTrace {
-	if sh == nil {
-		return nil
-	}
-	out := make([]codegen.GateTrace, 0, len(sh.Traces))
-	for _, t := range sh.Traces {
-		status := codegen.TraceFailed
-		switch t.Status {
-		case candidate.StatusPass:
-			status = codegen.TracePassed
-		case candidate.StatusUnmatched:
-			status = codegen.TraceUnmatched
-		}
-		role := codegen.RoleSource
-		if t.Role == candidate.RoleHeldout {
-			role = codegen.RoleHeldout
-		}
-		out = append(out, codegen.GateTrace{TraceID: t.TraceID, SourceHash: t.SourceHash, Role: role, Status: status})
-	}
-	return out
 }
