@@ -30,4 +30,8 @@
 // input can break out of a literal or a comment. Output is deterministic:
 // the same candidate and options give the same bytes. Every SKILL.md it
 // writes passes CheckSkill, and every eval pack parses with ParseEvalPack.
+//
+// Equivalent is Check's companion for workflows this package did not
+// write: it proves that a rewritten workflow (a model's refinement) is the
+// generated one with names and comments changed, and nothing else.
 package codegen
