@@ -36,7 +36,7 @@ var allowed = map[string][]string{
 	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
 	"internal/codify":          {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/session", "internal/runtime"},
 	"internal/skill":           {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
-	"internal/bundle":          {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact"},
+	"internal/bundle":          {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact", "internal/skill"},
 	"internal/tracetest":       {"internal/trace"},
 	"internal/capture":         {"internal/trace", "internal/redact"},
 	"internal/serve":           {"internal/runtime", "internal/bundle", "internal/candidate", "internal/trace"},

@@ -19,6 +19,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/redact"
+	"github.com/crystallize-dev/crystallize/internal/skill"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -189,13 +190,13 @@ func build(in Input, opts Options) (*built, error) {
 	var skillRef *SkillRef
 	accepted, rejectedSkills := []any{}, []any{}
 	if c != nil {
-		g := codegen.ShadowGate(c, cg)
+		g := skill.ShadowGate(c, cg)
 		if g.Accepted() {
-			md, err := codegen.Skill(c, g, cg)
+			md, err := skill.Render(c, g, cg)
 			if err != nil {
 				return nil, err
 			}
-			gate, err := codegen.GateJSON(g)
+			gate, err := skill.GateJSON(g)
 			if err != nil {
 				return nil, err
 			}

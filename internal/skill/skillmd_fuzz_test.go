@@ -1,4 +1,4 @@
-package codegen
+package skill
 
 import (
 	"os"
@@ -12,13 +12,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// FuzzCheckSkill runs CheckSkill over arbitrary SKILL.md and gate.json
+// FuzzCheck runs Check over arbitrary SKILL.md and gate.json
 // bytes, seeded with the golden skills and a few hand-written
-// frontmatters. CheckSkill must not panic, must give the same answer
+// frontmatters. Check must not panic, must give the same answer
 // twice, must report only its own codes, and a problem placed on a line
 // must name a line of the document.
-func FuzzCheckSkill(f *testing.F) {
-	seeds, err := filepath.Glob("testdata/skill/*.SKILL.md")
+func FuzzCheck(f *testing.F) {
+	seeds, err := filepath.Glob("testdata/skillmd/*.SKILL.md")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -39,18 +39,18 @@ func FuzzCheckSkill(f *testing.F) {
 	f.Add([]byte("---\n? complex\n: key\n---\n"), []byte("null"))
 	f.Add([]byte("\xff---\n"), []byte(nil))
 
-	codes := []string{CodeSkillFrontmatter, CodeSkillUnknownKey, CodeSkillName, CodeSkillNameDirMismatch, CodeSkillDescription,
-		CodeSkillCompatibility, CodeSkillAllowedTools, CodeSkillMetadata, CodeSkillGateMismatch, CodeSkillGateRejected}
+	codes := []string{CodeFrontmatter, CodeUnknownKey, CodeName, CodeNameDirMismatch, CodeDescription,
+		CodeCompatibility, CodeAllowedTools, CodeMetadata, CodeGateMismatch, CodeGateRejected}
 	linePrefix := regexp.MustCompile(`^line (\d+): `)
 	f.Fuzz(func(t *testing.T, src, gate []byte) {
-		probs := CheckSkill("skill", src, gate)
-		if again := CheckSkill("skill", src, gate); !cmp.Equal(probs, again) {
-			t.Fatalf("CheckSkill is not deterministic:\n%s", cmp.Diff(probs, again))
+		probs := Check("skill", src, gate)
+		if again := Check("skill", src, gate); !cmp.Equal(probs, again) {
+			t.Fatalf("Check is not deterministic:\n%s", cmp.Diff(probs, again))
 		}
 		lines := strings.Count(string(src), "\n") + 1
 		for _, p := range probs {
 			if !slices.Contains(codes, p.Code) {
-				t.Errorf("problem %+v has a code CheckSkill does not document", p)
+				t.Errorf("problem %+v has a code Check does not document", p)
 			}
 			if p.Message == "" {
 				t.Errorf("problem %+v has no message", p)

@@ -1,4 +1,4 @@
-package codegen
+package skill
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/codegen"
 )
 
 // TestShadowGate checks the one mapping from a shadow report to gate
@@ -19,7 +20,7 @@ func TestShadowGate(t *testing.T) {
 		{TraceID: "h2", Role: candidate.RoleHeldout, Status: candidate.StatusUnmatched},
 		{TraceID: "h3", Role: candidate.RoleHeldout, Status: "diverged"},
 	}}}
-	g := ShadowGate(c, Options{})
+	g := ShadowGate(c, codegen.Options{})
 	want := []GateTrace{
 		{TraceID: "s1", SourceHash: "h", Role: RoleSource, Status: TracePassed},
 		{TraceID: "s2", Role: RoleSource, Status: TraceFailed},
@@ -38,7 +39,7 @@ func TestShadowGate(t *testing.T) {
 	}
 
 	// No shadow report: nothing was compared.
-	if g := ShadowGate(&candidate.Candidate{ID: "c"}, Options{}); len(g.ComparedTraces) != 0 || g.Accepted() {
+	if g := ShadowGate(&candidate.Candidate{ID: "c"}, codegen.Options{}); len(g.ComparedTraces) != 0 || g.Accepted() {
 		t.Errorf("ShadowGate(no shadow) = %+v, want no traces and rejected", g)
 	}
 }

@@ -1,8 +1,8 @@
-package codegen
+package skill
 
 // This file projects a candidate into a skill for agents: a SKILL.md in the
 // open Agent Skills format (agentskills.io) and the replay-gate receipt,
-// gate.json, that says whether the skill may ship. It also holds CheckSkill,
+// gate.json, that says whether the skill may ship. It also holds Check,
 // the validator for both.
 //
 // The frontmatter is YAML. The module does not depend on a YAML library,
@@ -16,8 +16,6 @@ package codegen
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -29,15 +27,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // Limits of the Agent Skills specification.
 const (
-	MaxSkillNameLen      = 64
 	MaxDescriptionLen    = 1024
 	MaxCompatibilityLen  = 500
-	skillNameFallback    = "workflow"
 	maxShortRunes        = 200
 	maxSkillMetadataList = 20
 )
@@ -46,64 +43,16 @@ const (
 // ASCII letters and digits in groups joined by single hyphens.
 var skillNamePattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
-// SkillName returns the name of the skill projected from c: the candidate
-// name as candidate.Identifier spells it (camelCase split, every run of
-// other characters one separator, ASCII lower case) with underscores turned
-// into hyphens, cut to MaxSkillNameLen at a hyphen-free end. A name with
-// no ASCII letter or digit falls back to the candidate id, then to
-// "workflow", so the result is never empty and always matches the
-// specification's pattern. The bundle stores the skill as
-// skill/<name>/SKILL.md, and CheckSkill requires the directory to match.
-func SkillName(c *candidate.Candidate) string {
-	if c == nil {
-		return skillNameFallback
-	}
-	for _, s := range []string{c.Name, c.ID} {
-		if n := slug(s); n != "" {
-			return n
-		}
-	}
-	return skillNameFallback
-}
-
-// slug reduces s to a skill name, or "" when s has no ASCII letter or
-// digit.
-func slug(s string) string {
-	hasAlnum := strings.ContainsFunc(s, func(r rune) bool {
-		return r < utf8.RuneSelf && (isASCIILetter(byte(r)) || ('0' <= r && r <= '9'))
-	})
-	if !hasAlnum {
-		return ""
-	}
-	// Identifier already collapses separators and lower-cases; its extra
-	// "_" for keywords and leading digits disappears with the trim.
-	n := strings.Trim(strings.ReplaceAll(candidate.Identifier(s), "_", "-"), "-")
-	if len(n) > MaxSkillNameLen {
-		n = strings.TrimRight(n[:MaxSkillNameLen], "-")
-	}
-	return n
-}
-
-func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
-
-// SkillID returns the stable id of the skill projected from a candidate
-// under a workflow name: "skill_" and the first 16 hex digits of
-// sha256(candidateID + ":" + workflowName).
-func SkillID(candidateID, workflowName string) string {
-	sum := sha256.Sum256([]byte(candidateID + ":" + workflowName))
-	return "skill_" + hex.EncodeToString(sum[:])[:16]
-}
-
 // Gate receipt markers, decisions, trace roles and statuses.
 const (
-	SkillGateSchema        = "crystallize.skill.gate"
-	SkillGateSchemaVersion = 1
+	GateSchema        = "crystallize.skill.gate"
+	GateSchemaVersion = 1
 
 	GateAccepted = "accepted"
 	GateRejected = "rejected"
 
-	RoleSource  = "source"
-	RoleHeldout = "heldout"
+	RoleSource  = codegen.RoleSource
+	RoleHeldout = codegen.RoleHeldout
 
 	TracePassed    = "passed"
 	TraceFailed    = "failed"
@@ -120,14 +69,14 @@ const (
 	CodeGateTraceInvalid    = "gate_trace_invalid"
 )
 
-// SkillGate is the replay-gate receipt of a skill, written as gate.json
+// Gate is the replay-gate receipt of a skill, written as gate.json
 // next to SKILL.md. A skill is accepted only when the candidate is safe,
 // every source trace replays, and at least one held-out sibling trace was
 // compared and every compared one passed. A held-out trace that does not
 // contain the sequence at all is counted as unmatched: it is reported, but
 // it is a different procedure, not a drift of this one, so it does not
 // reject the skill by itself.
-type SkillGate struct {
+type Gate struct {
 	Schema              string              `json:"schema"`
 	SchemaVersion       int                 `json:"schema_version"`
 	SkillID             string              `json:"skill_id"`
@@ -164,20 +113,20 @@ type GateTrace struct {
 }
 
 // Accepted reports whether the gate admits the skill into a bundle.
-func (g SkillGate) Accepted() bool {
+func (g Gate) Accepted() bool {
 	return g.Decision == GateAccepted && len(g.RejectionReasons) == 0
 }
 
-// NewSkillGate decides the gate for the skill of c from the shadow results
+// NewGate decides the gate for the skill of c from the shadow results
 // of its traces. The traces are sorted (source before held-out, then by
 // trace id and hash) so the receipt does not depend on the order the
-// caller compared them in. The skill id uses FuncName(c, opts) as the
+// caller compared them in. The skill id uses codegen.FuncName(c, opts) as the
 // workflow name.
-func NewSkillGate(c *candidate.Candidate, opts Options, traces []GateTrace) SkillGate {
-	g := SkillGate{
-		Schema:           SkillGateSchema,
-		SchemaVersion:    SkillGateSchemaVersion,
-		SkillName:        SkillName(c),
+func NewGate(c *candidate.Candidate, opts codegen.Options, traces []GateTrace) Gate {
+	g := Gate{
+		Schema:           GateSchema,
+		SchemaVersion:    GateSchemaVersion,
+		SkillName:        codegen.SkillName(c),
 		ComparedTraces:   slices.Clone(traces),
 		RejectionReasons: []candidate.Problem{},
 	}
@@ -185,7 +134,7 @@ func NewSkillGate(c *candidate.Candidate, opts Options, traces []GateTrace) Skil
 		g.ComparedTraces = []GateTrace{}
 	}
 	if c != nil {
-		g.SkillID = SkillID(c.ID, FuncName(c, opts))
+		g.SkillID = codegen.SkillID(c.ID, codegen.FuncName(c, opts))
 		g.WorkflowCandidateID = c.ID
 	}
 	slices.SortStableFunc(g.ComparedTraces, compareGateTraces)
@@ -198,7 +147,7 @@ func NewSkillGate(c *candidate.Candidate, opts Options, traces []GateTrace) Skil
 				codes = append(codes, p.Code)
 			}
 		}
-		reject(candidate.Problem{Code: CodeCandidateRejected, Message: "the workflow candidate is rejected (" + list(codes) + ")"})
+		reject(candidate.Problem{Code: CodeCandidateRejected, Message: "the workflow candidate is rejected (" + codegen.JoinNames(codes) + ")"})
 	}
 	for _, t := range g.ComparedTraces {
 		switch t.Role {
@@ -208,7 +157,7 @@ func NewSkillGate(c *candidate.Candidate, opts Options, traces []GateTrace) Skil
 				g.SourceReplay.Passed++
 			} else {
 				reject(candidate.Problem{Code: CodeSourceReplayFailed, TraceID: t.TraceID,
-					Message: fmt.Sprintf("source trace %s did not replay (%s)", oneLine(t.TraceID), oneLine(t.Status))})
+					Message: fmt.Sprintf("source trace %s did not replay (%s)", codegen.OneLine(t.TraceID), codegen.OneLine(t.Status))})
 			}
 		case RoleHeldout:
 			switch t.Status {
@@ -220,11 +169,11 @@ func NewSkillGate(c *candidate.Candidate, opts Options, traces []GateTrace) Skil
 			default:
 				g.HeldoutReplay.Compared++
 				reject(candidate.Problem{Code: CodeHeldoutReplayFailed, TraceID: t.TraceID,
-					Message: fmt.Sprintf("held-out trace %s drifted from the candidate (%s)", oneLine(t.TraceID), oneLine(t.Status))})
+					Message: fmt.Sprintf("held-out trace %s drifted from the candidate (%s)", codegen.OneLine(t.TraceID), codegen.OneLine(t.Status))})
 			}
 		default:
 			reject(candidate.Problem{Code: CodeGateTraceInvalid, TraceID: t.TraceID,
-				Message: fmt.Sprintf("trace %s has role %q; want %q or %q", oneLine(t.TraceID), oneLine(t.Role), RoleSource, RoleHeldout)})
+				Message: fmt.Sprintf("trace %s has role %q; want %q or %q", codegen.OneLine(t.TraceID), codegen.OneLine(t.Role), RoleSource, RoleHeldout)})
 		}
 	}
 	if g.SourceReplay.Compared == 0 {
@@ -247,7 +196,7 @@ func NewSkillGate(c *candidate.Candidate, opts Options, traces []GateTrace) Skil
 // replay results to gate traces: a pass is passed, an unmatched trace
 // unmatched, and anything else failed; a held-out trace keeps its role and
 // every other trace is a source trace.
-func ShadowGate(c *candidate.Candidate, opts Options) SkillGate {
+func ShadowGate(c *candidate.Candidate, opts codegen.Options) Gate {
 	var traces []GateTrace
 	if c != nil && c.Shadow != nil {
 		for _, t := range c.Shadow.Traces {
@@ -265,7 +214,7 @@ func ShadowGate(c *candidate.Candidate, opts Options) SkillGate {
 			traces = append(traces, GateTrace{TraceID: t.TraceID, SourceHash: t.SourceHash, Role: role, Status: status})
 		}
 	}
-	return NewSkillGate(c, opts, traces)
+	return NewGate(c, opts, traces)
 }
 
 // compareGateTraces orders traces source first, then held-out, then any
@@ -294,7 +243,7 @@ func compareGateTraces(a, b GateTrace) int {
 
 // GateJSON encodes g as gate.json: indented, fields in declaration order,
 // empty lists as [] rather than null, and a final newline.
-func GateJSON(g SkillGate) ([]byte, error) {
+func GateJSON(g Gate) ([]byte, error) {
 	if g.ComparedTraces == nil {
 		g.ComparedTraces = []GateTrace{}
 	}
@@ -318,18 +267,18 @@ func GateJSON(g SkillGate) ([]byte, error) {
 // evidence, the gate decision and generalization guidance.
 //
 // A rejected gate renders too (the report keeps rejected skills for
-// review); CheckSkill reports it as skill_gate_rejected. Skill fails when
+// review); Check reports it as skill_gate_rejected. Skill fails when
 // the gate is not the gate of this candidate: a different candidate id,
-// skill id (SkillID(c.ID, FuncName(c, opts))) or skill name. Whatever it
-// returns passes CheckSkill(SkillName(c), out, nil) apart from that one
+// skill id (codegen.SkillID(c.ID, codegen.FuncName(c, opts))) or skill name. Whatever it
+// returns passes Check(codegen.SkillName(c), out, nil) apart from that one
 // finding for a rejected gate.
-func Skill(c *candidate.Candidate, g SkillGate, opts Options) ([]byte, error) {
+func Render(c *candidate.Candidate, g Gate, opts codegen.Options) ([]byte, error) {
 	return renderSkill(c, g, opts, "")
 }
 
-// renderSkill is Skill with a license. Options has no license field yet;
+// renderSkill is Skill with a license. codegen.Options has no license field yet;
 // when it gets one, Skill passes it here.
-func renderSkill(c *candidate.Candidate, g SkillGate, opts Options, license string) ([]byte, error) {
+func renderSkill(c *candidate.Candidate, g Gate, opts codegen.Options, license string) ([]byte, error) {
 	if c == nil {
 		return nil, fmt.Errorf("no candidate")
 	}
@@ -337,16 +286,16 @@ func renderSkill(c *candidate.Candidate, g SkillGate, opts Options, license stri
 	if g.WorkflowCandidateID != c.ID {
 		errs = append(errs, fmt.Sprintf("gate is for candidate %q, not %q", g.WorkflowCandidateID, c.ID))
 	}
-	if want := SkillID(c.ID, FuncName(c, opts)); g.SkillID != want {
+	if want := codegen.SkillID(c.ID, codegen.FuncName(c, opts)); g.SkillID != want {
 		errs = append(errs, fmt.Sprintf("gate skill id %q, want %q", g.SkillID, want))
 	}
-	if want := SkillName(c); g.SkillName != want {
+	if want := codegen.SkillName(c); g.SkillName != want {
 		errs = append(errs, fmt.Sprintf("gate skill name %q, want %q", g.SkillName, want))
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("skill for candidate %s: %s", c.ID, strings.Join(errs, "; "))
 	}
-	s := &skill{c: c, g: g, opts: opts, gen: &generator{c: c}, fn: FuncName(c, opts), name: SkillName(c)}
+	s := &skill{c: c, g: g, opts: opts, fn: codegen.FuncName(c, opts), name: codegen.SkillName(c)}
 	var b strings.Builder
 	writeFrontmatter(&b, s.frontmatter(license))
 	s.body(&b)
@@ -356,11 +305,10 @@ func renderSkill(c *candidate.Candidate, g SkillGate, opts Options, license stri
 // skill holds what rendering one SKILL.md needs.
 type skill struct {
 	c    *candidate.Candidate
-	g    SkillGate
-	opts Options
-	gen  *generator // for approval(), which reads only the candidate
-	fn   string     // the workflow function name
-	name string     // the skill name
+	g    Gate
+	opts codegen.Options
+	fn   string // the workflow function name
+	name string // the skill name
 }
 
 // frontmatter is the YAML header of a SKILL.md as this package writes it.
@@ -383,7 +331,7 @@ func (s *skill) frontmatter(license string) frontmatter {
 		params = append(params, p.Name)
 	}
 
-	desc := fmt.Sprintf("Runs the %s procedure", oneLine(s.fn))
+	desc := fmt.Sprintf("Runs the %s procedure", codegen.OneLine(s.fn))
 	if len(steps) > 0 {
 		desc += " (" + sequence(steps, ", then ") + ")"
 	}
@@ -395,13 +343,13 @@ func (s *skill) frontmatter(license string) frontmatter {
 	}
 	desc = truncateRunes(desc, MaxDescriptionLen)
 
-	short := oneLine(s.fn)
+	short := codegen.OneLine(s.fn)
 	if len(steps) > 0 {
 		short += ": " + strings.Join(steps, " → ")
 	}
 	short = truncateRunes(short, maxShortRunes)
 
-	when := fmt.Sprintf("A task asks for the outcome of workflow %s", oneLine(s.fn))
+	when := fmt.Sprintf("A task asks for the outcome of workflow %s", codegen.OneLine(s.fn))
 	if len(params) > 0 {
 		when += " with its own values for " + sequence(params, " and ")
 	}
@@ -411,30 +359,30 @@ func (s *skill) frontmatter(license string) frontmatter {
 	var source, heldout []string
 	for _, t := range s.evidence() {
 		if t.Role == RoleSource {
-			source = append(source, oneLine(t.TraceID))
+			source = append(source, codegen.OneLine(t.TraceID))
 		} else {
-			heldout = append(heldout, oneLine(t.TraceID))
+			heldout = append(heldout, codegen.OneLine(t.TraceID))
 		}
 	}
 	evidence := "source: " + listOrNone(source) + "; heldout: " + listOrNone(heldout)
 
 	tools := s.tools()
 	compat := "crystallize workflow runtime; tools: " + listOrNone(tools)
-	if caps := s.gen.capabilities(); len(caps) > 0 {
-		compat += "; capabilities: " + list(caps)
+	if caps := codegen.Capabilities(s.c); len(caps) > 0 {
+		compat += "; capabilities: " + codegen.JoinNames(caps)
 	}
 	compat = truncateRunes(compat, MaxCompatibilityLen)
 
 	fm := frontmatter{
 		Name:          s.name,
 		Description:   desc,
-		License:       oneLine(license),
+		License:       codegen.OneLine(license),
 		Compatibility: compat,
 		Metadata: map[string]string{
 			"short":                 short,
 			"when_to_use":           when,
 			"evidence":              evidence,
-			"gate_decision":         oneLine(s.g.Decision),
+			"gate_decision":         codegen.OneLine(s.g.Decision),
 			"skill_id":              s.g.SkillID,
 			"workflow_candidate_id": c.ID,
 			"workflow":              s.fn,
@@ -452,7 +400,7 @@ func (s *skill) frontmatter(license string) frontmatter {
 func (s *skill) stepNames() []string {
 	var names []string
 	for _, st := range s.c.Steps {
-		names = append(names, oneLine(stepTitle(st)))
+		names = append(names, codegen.OneLine(codegen.StepTitle(st)))
 	}
 	return names
 }
@@ -464,12 +412,12 @@ func (s *skill) stepNames() []string {
 func (s *skill) tools() []string {
 	var tools []string
 	for _, st := range s.c.Steps {
-		switch callOf(st) {
-		case callTool:
+		switch codegen.StepCall(st) {
+		case codegen.CallTool:
 			if toolToken(st.Name) {
 				tools = append(tools, st.Name)
 			}
-		case callExec:
+		case codegen.CallExec:
 			// An agent runs a command step through its shell tool; the
 			// entry allows that one program (Claude Code's Bash(git:*)
 			// form), never a shell in general.
@@ -542,12 +490,12 @@ func pathKey(key string) bool {
 // commas (the metadata list separator) or spaces, and is neither absolute
 // nor a URL.
 func looksLikePath(v string) bool {
-	if v == "" || len(v) > maxTextRunes || oneLine(v) != v || strings.ContainsAny(v, ", \\") {
+	if v == "" || len(v) > codegen.MaxTextRunes || codegen.OneLine(v) != v || strings.ContainsAny(v, ", \\") {
 		return false
 	}
 	switch {
 	case strings.Contains(v, "://"), strings.HasPrefix(v, "/"), strings.HasPrefix(v, "~"),
-		len(v) >= 2 && v[1] == ':' && isASCIILetter(v[0]):
+		len(v) >= 2 && v[1] == ':' && asciiLetter(v[0]):
 		return false
 	}
 	return strings.ContainsAny(v, "/.") || strings.HasPrefix(v, "*")
@@ -671,12 +619,12 @@ func (s *skill) step(b *strings.Builder, i int, st candidate.Step) {
 		segment = "**review required**"
 	}
 	var call string
-	switch callOf(st) {
-	case callApprove:
+	switch codegen.StepCall(st) {
+	case codegen.CallApprove:
 		call = "ask for approval"
-	case callModel:
+	case codegen.CallModel:
 		call = "model call"
-	case callExec:
+	case codegen.CallExec:
 		call = "command"
 	default:
 		call = "tool call"
@@ -685,7 +633,7 @@ func (s *skill) step(b *strings.Builder, i int, st candidate.Step) {
 	detail := func(label, text string) {
 		fmt.Fprintf(b, "%s- %s: %s\n", indent, label, text)
 	}
-	if callOf(st) == callExec {
+	if codegen.StepCall(st) == codegen.CallExec {
 		// The template's {key} placeholders are the arguments below; each
 		// value is one argument, never split by a shell.
 		detail("runs", mdCode(strings.Join(st.Argv, " ")))
@@ -728,7 +676,7 @@ func (s *skill) step(b *strings.Builder, i int, st candidate.Step) {
 		}
 		detail("side effect", text)
 	}
-	if stcaps := stepCapabilities(st); len(stcaps) > 0 {
+	if stcaps := codegen.StepCapabilities(st); len(stcaps) > 0 {
 		var caps []string
 		for _, cp := range stcaps {
 			caps = append(caps, mdCode(cp))
@@ -736,7 +684,7 @@ func (s *skill) step(b *strings.Builder, i int, st candidate.Step) {
 		detail("capabilities", strings.Join(caps, ", "))
 	}
 	if st.Approval != nil || st.Kind == trace.KindHumanApproval {
-		boundary, prompt := s.gen.approval(st)
+		boundary, prompt := codegen.Approval(s.c, st)
 		req := "required"
 		if st.Approval != nil && !st.Approval.Required {
 			req = "recorded, not required"
@@ -763,7 +711,7 @@ func jsonText(v any) string {
 	if err != nil {
 		return fmt.Sprintf("%v", v)
 	}
-	return oneLine(string(data))
+	return codegen.OneLine(string(data))
 }
 
 // sequence joins names as "a, b, then c" (with last as the final
@@ -772,7 +720,7 @@ func sequence(names []string, last string) string {
 	const shown = 5
 	var s []string
 	for _, n := range names {
-		s = append(s, oneLine(n))
+		s = append(s, codegen.OneLine(n))
 	}
 	switch n := len(s); {
 	case n == 0:
@@ -830,7 +778,7 @@ func mdProblem(p candidate.Problem) string {
 // entity escaped by a backslash, which CommonMark allows before any ASCII
 // punctuation.
 func mdText(s string) string {
-	s = oneLine(s)
+	s = codegen.OneLine(s)
 	var b strings.Builder
 	for _, r := range s {
 		if strings.ContainsRune("\\`*_[]<>#|!~&", r) {
@@ -847,7 +795,7 @@ func mdText(s string) string {
 // a space (CommonMark strips one space on each side). Empty text is
 // written as `""`.
 func mdCode(s string) string {
-	s = oneLine(s)
+	s = codegen.OneLine(s)
 	if s == "" {
 		return "`\"\"`"
 	}
@@ -947,21 +895,21 @@ func yamlQuote(s string) string {
 	return b.String()
 }
 
-// Codes of the problems CheckSkill reports.
+// Codes of the problems Check reports.
 const (
-	CodeSkillFrontmatter     = "skill_frontmatter"
-	CodeSkillUnknownKey      = "skill_unknown_key"
-	CodeSkillName            = "skill_name"
-	CodeSkillNameDirMismatch = "skill_name_dir_mismatch"
-	CodeSkillDescription     = "skill_description"
-	CodeSkillCompatibility   = "skill_compatibility"
-	CodeSkillAllowedTools    = "skill_allowed_tools"
-	CodeSkillMetadata        = "skill_metadata"
-	CodeSkillGateMismatch    = "skill_gate_mismatch"
-	CodeSkillGateRejected    = "skill_gate_rejected"
+	CodeFrontmatter     = "skill_frontmatter"
+	CodeUnknownKey      = "skill_unknown_key"
+	CodeName            = "skill_name"
+	CodeNameDirMismatch = "skill_name_dir_mismatch"
+	CodeDescription     = "skill_description"
+	CodeCompatibility   = "skill_compatibility"
+	CodeAllowedTools    = "skill_allowed_tools"
+	CodeMetadata        = "skill_metadata"
+	CodeGateMismatch    = "skill_gate_mismatch"
+	CodeGateRejected    = "skill_gate_rejected"
 )
 
-// CheckSkill validates a SKILL.md against the Agent Skills specification
+// Check validates a SKILL.md against the Agent Skills specification
 // and, when gate is not nil, against its replay-gate receipt. dir is the
 // skill's directory (its base name is compared with the skill name; "" skips
 // that check). It reports every problem found, in document order, each with
@@ -986,14 +934,14 @@ const (
 //     is not "accepted".
 //
 // Lengths count characters (runes), as the specification does.
-func CheckSkill(dir string, src []byte, gate []byte) []candidate.Problem {
+func Check(dir string, src []byte, gate []byte) []candidate.Problem {
 	var probs []candidate.Problem
 	report := func(code, path, format string, args ...any) {
 		probs = append(probs, candidate.Problem{Code: code, Path: path, Message: fmt.Sprintf(format, args...)})
 	}
 	doc, err := parseFrontmatter(src)
 	if err != nil {
-		report(CodeSkillFrontmatter, "", "%v", err)
+		report(CodeFrontmatter, "", "%v", err)
 		return probs
 	}
 	fields := map[string]*yamlValue{}
@@ -1004,85 +952,85 @@ func CheckSkill(dir string, src []byte, gate []byte) []candidate.Problem {
 		switch p.key {
 		case "name", "description", "license", "compatibility", "metadata", "allowed-tools":
 		default:
-			report(CodeSkillUnknownKey, p.key, "line %d: unknown top-level key %q; the specification allows name, description, license, compatibility, metadata and allowed-tools (put other fields under metadata)", p.line, p.key)
+			report(CodeUnknownKey, p.key, "line %d: unknown top-level key %q; the specification allows name, description, license, compatibility, metadata and allowed-tools (put other fields under metadata)", p.line, p.key)
 		}
 	}
 
 	name, nameOK := "", false
 	switch v := fields["name"]; {
 	case v == nil:
-		report(CodeSkillName, "name", "missing name")
+		report(CodeName, "name", "missing name")
 	case v.typ != yamlString:
-		report(CodeSkillName, "name", "line %d: name is a %s, not a string", v.line, v.typ)
-	case utf8.RuneCountInString(v.str) > MaxSkillNameLen:
-		report(CodeSkillName, "name", "line %d: name has %d characters; at most %d are allowed", v.line, utf8.RuneCountInString(v.str), MaxSkillNameLen)
+		report(CodeName, "name", "line %d: name is a %s, not a string", v.line, v.typ)
+	case utf8.RuneCountInString(v.str) > codegen.MaxSkillNameLen:
+		report(CodeName, "name", "line %d: name has %d characters; at most %d are allowed", v.line, utf8.RuneCountInString(v.str), codegen.MaxSkillNameLen)
 	case !skillNamePattern.MatchString(v.str):
-		report(CodeSkillName, "name", "line %d: name %q is not lowercase letters and digits in groups joined by single hyphens", v.line, v.str)
+		report(CodeName, "name", "line %d: name %q is not lowercase letters and digits in groups joined by single hyphens", v.line, v.str)
 	default:
 		name, nameOK = v.str, true
 	}
 	if base := path.Base(strings.ReplaceAll(dir, `\`, "/")); nameOK && dir != "" && base != name {
-		report(CodeSkillNameDirMismatch, "name", "name %q differs from its directory %q", name, base)
+		report(CodeNameDirMismatch, "name", "name %q differs from its directory %q", name, base)
 	}
 
 	switch v := fields["description"]; {
 	case v == nil:
-		report(CodeSkillDescription, "description", "missing description")
+		report(CodeDescription, "description", "missing description")
 	case v.typ != yamlString:
-		report(CodeSkillDescription, "description", "line %d: description is a %s, not a string", v.line, v.typ)
+		report(CodeDescription, "description", "line %d: description is a %s, not a string", v.line, v.typ)
 	case strings.TrimSpace(v.str) == "":
-		report(CodeSkillDescription, "description", "line %d: description is empty", v.line)
+		report(CodeDescription, "description", "line %d: description is empty", v.line)
 	case utf8.RuneCountInString(v.str) > MaxDescriptionLen:
-		report(CodeSkillDescription, "description", "line %d: description has %d characters; at most %d are allowed", v.line, utf8.RuneCountInString(v.str), MaxDescriptionLen)
+		report(CodeDescription, "description", "line %d: description has %d characters; at most %d are allowed", v.line, utf8.RuneCountInString(v.str), MaxDescriptionLen)
 	}
 	if v := fields["license"]; v != nil && v.typ != yamlString {
-		report(CodeSkillFrontmatter, "license", "line %d: license is a %s, not a string", v.line, v.typ)
+		report(CodeFrontmatter, "license", "line %d: license is a %s, not a string", v.line, v.typ)
 	}
 	switch v := fields["compatibility"]; {
 	case v == nil:
 	case v.typ != yamlString:
-		report(CodeSkillCompatibility, "compatibility", "line %d: compatibility is a %s, not a string", v.line, v.typ)
+		report(CodeCompatibility, "compatibility", "line %d: compatibility is a %s, not a string", v.line, v.typ)
 	case v.str == "" || utf8.RuneCountInString(v.str) > MaxCompatibilityLen:
-		report(CodeSkillCompatibility, "compatibility", "line %d: compatibility has %d characters; it must have 1 to %d", v.line, utf8.RuneCountInString(v.str), MaxCompatibilityLen)
+		report(CodeCompatibility, "compatibility", "line %d: compatibility has %d characters; it must have 1 to %d", v.line, utf8.RuneCountInString(v.str), MaxCompatibilityLen)
 	}
 
 	meta := map[string]string{}
 	if v := fields["metadata"]; v != nil {
 		if v.typ != yamlMapping {
-			report(CodeSkillMetadata, "metadata", "line %d: metadata is a %s, not a mapping", v.line, v.typ)
+			report(CodeMetadata, "metadata", "line %d: metadata is a %s, not a mapping", v.line, v.typ)
 		}
 		for _, p := range v.pairs {
 			if p.val.typ != yamlString {
-				report(CodeSkillMetadata, "metadata."+p.key, "line %d: metadata value %q is a %s, not a string (quote it)", p.line, p.key, p.val.typ)
+				report(CodeMetadata, "metadata."+p.key, "line %d: metadata value %q is a %s, not a string (quote it)", p.line, p.key, p.val.typ)
 				continue
 			}
 			meta[p.key] = p.val.str
 		}
 	}
 	if v := fields["allowed-tools"]; v != nil && v.typ != yamlString {
-		report(CodeSkillAllowedTools, "allowed-tools", "line %d: allowed-tools is a %s; it must be one space-separated string", v.line, v.typ)
+		report(CodeAllowedTools, "allowed-tools", "line %d: allowed-tools is a %s; it must be one space-separated string", v.line, v.typ)
 	}
 
 	rejected := false
 	if d, ok := meta["gate_decision"]; ok && d != GateAccepted {
-		report(CodeSkillGateRejected, "metadata.gate_decision", "the skill's replay gate decision is %q, not %q", d, GateAccepted)
+		report(CodeGateRejected, "metadata.gate_decision", "the skill's replay gate decision is %q, not %q", d, GateAccepted)
 		rejected = true
 	}
 	if gate == nil {
 		return probs
 	}
-	var g SkillGate
+	var g Gate
 	if err := json.Unmarshal(gate, &g); err != nil {
-		report(CodeSkillGateMismatch, "gate.json", "gate.json: %v", err)
+		report(CodeGateMismatch, "gate.json", "gate.json: %v", err)
 		return probs
 	}
-	if g.Schema != SkillGateSchema || g.SchemaVersion != SkillGateSchemaVersion {
-		report(CodeSkillGateMismatch, "gate.json:$.schema", "gate.json is %q version %d, not %q version %d", g.Schema, g.SchemaVersion, SkillGateSchema, SkillGateSchemaVersion)
+	if g.Schema != GateSchema || g.SchemaVersion != GateSchemaVersion {
+		report(CodeGateMismatch, "gate.json:$.schema", "gate.json is %q version %d, not %q version %d", g.Schema, g.SchemaVersion, GateSchema, GateSchemaVersion)
 		return probs
 	}
 	agree := func(field, gateValue, key, skillValue string) {
 		if gateValue != skillValue {
-			report(CodeSkillGateMismatch, key, "SKILL.md %s is %q but gate.json %s is %q", key, skillValue, field, gateValue)
+			report(CodeGateMismatch, key, "SKILL.md %s is %q but gate.json %s is %q", key, skillValue, field, gateValue)
 		}
 	}
 	if nameOK {
@@ -1094,7 +1042,7 @@ func CheckSkill(dir string, src []byte, gate []byte) []candidate.Problem {
 		agree("decision", g.Decision, "metadata.gate_decision", d)
 	}
 	if !rejected && !g.Accepted() {
-		report(CodeSkillGateRejected, "gate.json:$.decision", "gate.json decision is %q with %d rejection reasons; only accepted skills ship", g.Decision, len(g.RejectionReasons))
+		report(CodeGateRejected, "gate.json:$.decision", "gate.json decision is %q with %d rejection reasons; only accepted skills ship", g.Decision, len(g.RejectionReasons))
 	}
 	return probs
 }
@@ -1552,3 +1500,5 @@ func yamlEscape(b *strings.Builder, s string) (int, error) {
 	b.WriteRune(rune(n))
 	return 1 + digits, nil
 }
+
+func asciiLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
