@@ -5,10 +5,9 @@ package skill
 // gate.json, that says whether the skill may ship. It also holds Check,
 // the validator for both.
 //
-// The frontmatter is YAML. The module does not depend on a YAML library,
-// so this file writes the small part of YAML a SKILL.md needs itself (a
-// block mapping of double-quoted strings, one level of nesting for
-// metadata) and reads back the subset hand-written skills use in practice
+// The frontmatter is YAML. This file writes the small part of YAML a
+// SKILL.md needs itself (a block mapping of double-quoted strings, one
+// level of nesting for metadata) and reads frontmatter back with yaml.v3
 // (see parseFrontmatter). Writing only double-quoted scalars, with every
 // character a YAML reader could misread escaped, is what makes hostile
 // text safe: no value can end its scalar early, start a new key, or
@@ -25,6 +24,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
@@ -915,8 +916,9 @@ const (
 // that check). It reports every problem found, in document order, each with
 // a stable code:
 //
-//   - skill_frontmatter: no frontmatter, YAML this reader cannot parse, a
-//     duplicate key, or a license that is not a string;
+//   - skill_frontmatter: no frontmatter, YAML that does not parse, a
+//     duplicate or complex key, an anchor, alias or tag, or a license that
+//     is not a string;
 //   - skill_unknown_key: a top-level key other than name, description,
 //     license, compatibility, metadata and allowed-tools;
 //   - skill_name: a name missing, not a string, longer than 64 characters
@@ -1047,15 +1049,16 @@ func Check(dir string, src []byte, gate []byte) []candidate.Problem {
 	return probs
 }
 
-// YAML subset. parseFrontmatter reads the YAML between the opening and
-// closing "---" lines of a SKILL.md: a block mapping whose values are
-// plain, single-quoted or double-quoted scalars (one line each, plain ones
-// may continue on more-indented lines), literal or folded block scalars,
-// nested block mappings, block sequences and flow collections (whose
-// contents are skipped: only their type matters here). Anchors, aliases,
-// tags, complex keys and multi-line quoted scalars are refused with a
-// positioned error rather than guessed at. Plain scalars are typed as in
-// the YAML 1.2 core schema, so that `version: 1.0` counts as a number.
+// Reading the frontmatter. parseFrontmatter reads the YAML between the
+// opening and closing "---" lines of a SKILL.md with yaml.v3's node API,
+// which keeps each value's line, its resolved tag and whether it carries
+// an anchor, an alias or an explicit tag. The checks need only the
+// top-level keys, the keys of metadata, and each value's type, text and
+// line, so the nodes are reduced to yamlPairs. Anchors, aliases and tags
+// are refused with a positioned error rather than followed: a skill is
+// read by agents that may not resolve them the same way. Plain scalars are
+// typed as yaml.v3 resolves them, so that `version: 1.0` counts as a
+// number.
 
 // yamlType is the type of a value, as reported in messages.
 type yamlType string
@@ -1083,17 +1086,6 @@ type yamlPair struct {
 	val  *yamlValue
 	line int
 }
-
-// yamlLine is one line of the frontmatter: its 1-based number in the file,
-// its indentation in spaces, and its text after the indentation.
-type yamlLine struct {
-	num    int
-	indent int
-	text   string
-}
-
-// blank reports whether the line holds nothing but a comment or spaces.
-func (l yamlLine) blank() bool { return l.text == "" || l.text[0] == '#' }
 
 // lineError is a frontmatter problem at a line of SKILL.md.
 type lineError struct {
@@ -1128,377 +1120,99 @@ func parseFrontmatter(src []byte) ([]yamlPair, error) {
 	if end < 0 {
 		return nil, &lineError{1, `frontmatter is not closed by a "---" line`}
 	}
-	var lines []yamlLine
-	for i := 1; i < end; i++ {
-		s := raw[i]
-		body := strings.TrimLeft(s, " ")
-		if strings.HasPrefix(body, "\t") && strings.TrimSpace(body) != "" {
-			return nil, &lineError{i + 1, "tab in indentation"}
-		}
-		lines = append(lines, yamlLine{num: i + 1, indent: len(s) - len(body), text: strings.TrimRight(body, " \t")})
+	// The frontmatter starts on line 2 of the file.
+	const offset = 1
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(strings.Join(raw[1:end], "\n")), &doc); err != nil {
+		return nil, yamlError(err, offset, end)
 	}
-	p := &yamlParser{lines: lines}
-	pairs, err := p.mapping(0)
+	if len(doc.Content) == 0 {
+		return nil, &lineError{1, "frontmatter is empty"}
+	}
+	root := doc.Content[0]
+	v, err := nodeValue(root, offset)
 	if err != nil {
 		return nil, err
 	}
-	if p.skipBlank(); p.i < len(p.lines) {
-		l := p.lines[p.i]
-		return nil, &lineError{l.num, "unexpected indentation"}
+	if v.typ != yamlMapping {
+		return nil, &lineError{v.line, fmt.Sprintf("frontmatter is a %s, not a mapping", v.typ)}
 	}
-	if len(pairs) == 0 {
+	if len(v.pairs) == 0 {
 		return nil, &lineError{1, "frontmatter is empty"}
 	}
-	return pairs, nil
+	return v.pairs, nil
 }
 
-// yamlParser walks the frontmatter lines.
-type yamlParser struct {
-	lines []yamlLine
-	i     int
-}
+// yamlLine finds the line in a yaml.v3 error message.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-func (p *yamlParser) skipBlank() {
-	for p.i < len(p.lines) && p.lines[p.i].blank() {
-		p.i++
+// yamlError turns a yaml.v3 error into a lineError on the line of
+// SKILL.md, at most last (the closing "---").
+func yamlError(err error, offset, last int) error {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return &lineError{min(n+offset, last), m[2]}
 	}
+	return &lineError{0, strings.TrimPrefix(msg, "yaml: ")}
 }
 
-// mapping parses the block mapping whose keys are at indent.
-func (p *yamlParser) mapping(indent int) ([]yamlPair, error) {
-	var pairs []yamlPair
-	seen := map[string]bool{}
-	for {
-		p.skipBlank()
-		if p.i >= len(p.lines) {
-			return pairs, nil
-		}
-		l := p.lines[p.i]
-		if l.indent < indent {
-			return pairs, nil
-		}
-		if l.indent > indent {
-			return nil, &lineError{l.num, "unexpected indentation"}
-		}
-		key, rest, err := splitKey(l)
-		if err != nil {
-			return nil, err
-		}
-		if seen[key] {
-			return nil, &lineError{l.num, fmt.Sprintf("duplicate key %q", key)}
-		}
-		seen[key] = true
-		p.i++
-		val, err := p.value(l, indent, rest)
-		if err != nil {
-			return nil, err
-		}
-		pairs = append(pairs, yamlPair{key: key, val: val, line: l.num})
+// nodeValue reduces n to a yamlValue whose lines are lines of SKILL.md.
+func nodeValue(n *yaml.Node, offset int) (*yamlValue, error) {
+	line := n.Line + offset
+	if n.Kind == yaml.AliasNode || n.Anchor != "" || n.Style&yaml.TaggedStyle != 0 {
+		return nil, &lineError{line, "anchors, aliases and tags are not supported"}
 	}
-}
-
-// splitKey splits a mapping line into its key and the text after ":".
-func splitKey(l yamlLine) (key, rest string, err error) {
-	s := l.text
-	switch {
-	case strings.HasPrefix(s, "- ") || s == "-":
-		return "", "", &lineError{l.num, "expected a key, found a sequence entry"}
-	case strings.HasPrefix(s, "? "):
-		return "", "", &lineError{l.num, "complex keys are not supported"}
-	case s[0] == '"' || s[0] == '\'':
-		k, n, err := quoted(s)
-		if err != nil {
-			return "", "", &lineError{l.num, err.Error()}
+	v := &yamlValue{line: line}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		v.str = n.Value
+		switch n.ShortTag() {
+		case "!!int", "!!float":
+			v.typ = yamlNumber
+		case "!!bool":
+			v.typ = yamlBool
+		case "!!null":
+			v.typ, v.str = yamlNull, ""
+		default:
+			v.typ = yamlString
 		}
-		after := s[n:]
-		if !strings.HasPrefix(after, ":") || len(after) > 1 && after[1] != ' ' {
-			return "", "", &lineError{l.num, `expected ":" after the quoted key`}
-		}
-		return k, strings.TrimSpace(after[1:]), nil
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] == ':' && (i+1 == len(s) || s[i+1] == ' ') {
-			k := strings.TrimRight(s[:i], " ")
-			if k == "" || strings.ContainsAny(k[:1], "&*!|>%@`{[") {
-				return "", "", &lineError{l.num, fmt.Sprintf("unsupported key %q", k)}
+	case yaml.SequenceNode:
+		v.typ = yamlSequence
+		for _, c := range n.Content {
+			if _, err := nodeValue(c, offset); err != nil {
+				return nil, err
 			}
-			return k, strings.TrimSpace(s[i+1:]), nil
 		}
-		if s[i] == ' ' && i+1 < len(s) && s[i+1] == '#' {
-			break
-		}
-	}
-	return "", "", &lineError{l.num, `expected "key: value"`}
-}
-
-// value parses the value of the key on line l (at indent), whose text
-// after the colon is rest.
-func (p *yamlParser) value(l yamlLine, indent int, rest string) (*yamlValue, error) {
-	v := &yamlValue{line: l.num}
-	if rest == "" || rest[0] == '#' {
-		// A nested block, or null.
-		p.skipBlank()
-		if p.i >= len(p.lines) {
-			v.typ = yamlNull
-			return v, nil
-		}
-		next := p.lines[p.i]
-		isSeq := strings.HasPrefix(next.text, "- ") || next.text == "-"
-		switch {
-		case next.indent > indent && isSeq, next.indent == indent && isSeq:
-			v.typ = yamlSequence
-			for p.i < len(p.lines) {
-				n := p.lines[p.i]
-				if !n.blank() && (n.indent < indent || n.indent == indent && !strings.HasPrefix(n.text, "-")) {
-					break
-				}
-				p.i++
+	case yaml.MappingNode:
+		v.typ = yamlMapping
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			kline := k.Line + offset
+			if k.Kind != yaml.ScalarNode {
+				return nil, &lineError{kline, "complex keys are not supported"}
 			}
-		case next.indent > indent:
-			pairs, err := p.mapping(next.indent)
+			if k.Anchor != "" || k.Style&yaml.TaggedStyle != 0 {
+				return nil, &lineError{kline, "anchors, aliases and tags are not supported"}
+			}
+			if seen[k.Value] {
+				return nil, &lineError{kline, fmt.Sprintf("duplicate key %q", k.Value)}
+			}
+			seen[k.Value] = true
+			pv, err := nodeValue(val, offset)
 			if err != nil {
 				return nil, err
 			}
-			v.typ, v.pairs = yamlMapping, pairs
-		default:
-			v.typ = yamlNull
+			// A value is placed on its key's line: a block value below
+			// the key is the key's value, and messages name the key.
+			pv.line = kline
+			v.pairs = append(v.pairs, yamlPair{key: k.Value, val: pv, line: kline})
 		}
-		return v, nil
-	}
-	switch rest[0] {
-	case '"', '\'':
-		s, n, err := quoted(rest)
-		if err != nil {
-			return nil, &lineError{l.num, err.Error()}
-		}
-		if tail := strings.TrimSpace(rest[n:]); tail != "" && tail[0] != '#' {
-			return nil, &lineError{l.num, fmt.Sprintf("unexpected text %q after a quoted value", tail)}
-		}
-		v.typ, v.str = yamlString, s
-		return v, nil
-	case '|', '>':
-		s, err := p.block(l, indent, rest)
-		if err != nil {
-			return nil, err
-		}
-		v.typ, v.str = yamlString, s
-		return v, nil
-	case '[', '{':
-		v.typ = yamlSequence
-		if rest[0] == '{' {
-			v.typ = yamlMapping
-		}
-		// Skip to the end of the collection, counting brackets outside
-		// quotes, across lines when needed.
-		depth, text := 0, rest
-		for {
-			depth += flowDepth(text)
-			if depth <= 0 || p.i >= len(p.lines) {
-				break
-			}
-			text = p.lines[p.i].text
-			p.i++
-		}
-		if depth > 0 {
-			return nil, &lineError{l.num, "flow collection is not closed"}
-		}
-		return v, nil
-	case '&', '*', '!':
-		return nil, &lineError{l.num, "anchors, aliases and tags are not supported"}
-	case '@', '`', '%':
-		return nil, &lineError{l.num, fmt.Sprintf("a plain value cannot start with %q", rest[0])}
-	}
-	// A plain scalar, possibly continued on more-indented lines.
-	s := stripComment(rest)
-	for p.i < len(p.lines) {
-		n := p.lines[p.i]
-		if n.text == "" {
-			p.i++
-			continue
-		}
-		if n.indent <= indent || n.text[0] == '#' {
-			break
-		}
-		s += " " + stripComment(n.text)
-		p.i++
-	}
-	if strings.Contains(s, ": ") || strings.HasSuffix(s, ":") {
-		return nil, &lineError{l.num, `a plain value cannot contain ": "; quote it`}
-	}
-	v.typ, v.str = plainType(s), s
-	return v, nil
-}
-
-// block reads a literal (|) or folded (>) block scalar whose header is
-// rest, on the lines after l.
-func (p *yamlParser) block(l yamlLine, indent int, rest string) (string, error) {
-	header := stripComment(rest)
-	chomp := byte(0)
-	for _, c := range []byte(header[1:]) {
-		switch {
-		case c == '-' || c == '+':
-			chomp = c
-		case '1' <= c && c <= '9':
-		default:
-			return "", &lineError{l.num, fmt.Sprintf("invalid block scalar header %q", header)}
-		}
-	}
-	var body []string
-	blockIndent := -1
-	for p.i < len(p.lines) {
-		n := p.lines[p.i]
-		if n.text != "" && n.indent <= indent {
-			break
-		}
-		if n.text != "" && blockIndent < 0 {
-			blockIndent = n.indent
-		}
-		if n.text == "" {
-			body = append(body, "")
-		} else {
-			body = append(body, strings.Repeat(" ", max(0, n.indent-blockIndent))+n.text)
-		}
-		p.i++
-	}
-	trailing := 0
-	for len(body) > 0 && body[len(body)-1] == "" {
-		body = body[:len(body)-1]
-		trailing++
-	}
-	var s string
-	if header[0] == '|' {
-		s = strings.Join(body, "\n")
-	} else {
-		var b strings.Builder
-		// Line breaks between text lines fold into spaces; each blank
-		// line stands for one newline.
-		for i, line := range body {
-			switch {
-			case i == 0:
-			case line == "":
-				b.WriteByte('\n')
-			case body[i-1] != "":
-				b.WriteByte(' ')
-			}
-			b.WriteString(line)
-		}
-		s = b.String()
-	}
-	switch {
-	case chomp == '-' || len(body) == 0:
-	case chomp == '+':
-		s += strings.Repeat("\n", trailing+1)
 	default:
-		s += "\n"
+		return nil, &lineError{line, "unsupported YAML node"}
 	}
-	return s, nil
-}
-
-// flowDepth returns the change of bracket depth over s, ignoring brackets
-// inside quotes.
-func flowDepth(s string) int {
-	depth := 0
-	var q byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case q != 0:
-			if c == '\\' && q == '"' {
-				i++
-			} else if c == q {
-				q = 0
-			}
-		case c == '"' || c == '\'':
-			q = c
-		case c == '[' || c == '{':
-			depth++
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return depth
-}
-
-// stripComment removes a " #" comment and trailing spaces from a plain
-// scalar.
-func stripComment(s string) string {
-	if i := strings.Index(s, " #"); i >= 0 {
-		s = s[:i]
-	}
-	return strings.TrimRight(s, " \t")
-}
-
-var (
-	yamlInt   = regexp.MustCompile(`^([-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$`)
-	yamlFloat = regexp.MustCompile(`^([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN))$`)
-)
-
-// plainType resolves a plain scalar by the YAML 1.2 core schema.
-func plainType(s string) yamlType {
-	switch s {
-	case "", "~", "null", "Null", "NULL":
-		return yamlNull
-	case "true", "True", "TRUE", "false", "False", "FALSE":
-		return yamlBool
-	}
-	if yamlInt.MatchString(s) || yamlFloat.MatchString(s) {
-		return yamlNumber
-	}
-	return yamlString
-}
-
-// quoted decodes the single- or double-quoted scalar at the start of s and
-// returns it with the number of bytes it took.
-func quoted(s string) (string, int, error) {
-	q := s[0]
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == q && q == '\'' && i+1 < len(s) && s[i+1] == '\'':
-			b.WriteByte('\'')
-			i++
-		case c == q:
-			return b.String(), i + 1, nil
-		case c == '\\' && q == '"':
-			if i+1 == len(s) {
-				return "", 0, fmt.Errorf("multi-line quoted values are not supported")
-			}
-			i++
-			n, err := yamlEscape(&b, s[i:])
-			if err != nil {
-				return "", 0, err
-			}
-			i += n - 1
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return "", 0, fmt.Errorf("quoted value is not closed on its line (multi-line quoted values are not supported)")
-}
-
-// yamlEscape decodes the escape sequence at the start of s (after the
-// backslash) into b and returns the bytes it took.
-func yamlEscape(b *strings.Builder, s string) (int, error) {
-	simple := map[byte]string{
-		'0': "\x00", 'a': "\a", 'b': "\b", 't': "\t", '\t': "\t", 'n': "\n", 'v': "\v",
-		'f': "\f", 'r': "\r", 'e': "\x1b", ' ': " ", '"': `"`, '/': "/", '\\': `\`,
-		'N': "\u0085", '_': "\u00a0", 'L': "\u2028", 'P': "\u2029",
-	}
-	if r, ok := simple[s[0]]; ok {
-		b.WriteString(r)
-		return 1, nil
-	}
-	digits := map[byte]int{'x': 2, 'u': 4, 'U': 8}[s[0]]
-	if digits == 0 || len(s) < 1+digits {
-		return 0, fmt.Errorf("invalid escape \\%c", s[0])
-	}
-	n, err := strconv.ParseUint(s[1:1+digits], 16, 32)
-	if err != nil || n > unicode.MaxRune || 0xD800 <= n && n <= 0xDFFF {
-		return 0, fmt.Errorf("invalid escape \\%s", s[:1+digits])
-	}
-	b.WriteRune(rune(n))
-	return 1 + digits, nil
+	return v, nil
 }
 
 func asciiLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }

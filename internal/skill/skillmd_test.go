@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -359,11 +361,21 @@ func TestCheckSkill(t *testing.T) {
 		{"not closed", "flow", "---\nname: flow\n", "-",
 			[]candidate.Problem{{Code: CodeFrontmatter, Message: `line 1: frontmatter is not closed by a "---" line`}}},
 		{"plain value with colon", "flow", edit(`description: "Runs the flow procedure. Use it when a task asks for it."`, "description: Use when: always"), "-",
-			[]candidate.Problem{{Code: CodeFrontmatter, Message: `line 3: a plain value cannot contain ": "; quote it`}}},
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: `line 3: mapping values are not allowed in this context`}}},
 		{"duplicate key", "flow", edit("allowed-tools", "name: \"flow\"\nallowed-tools"), "-",
 			[]candidate.Problem{{Code: CodeFrontmatter, Message: `line 9: duplicate key "name"`}}},
-		{"alias", "flow", edit(`name: "flow"`, "name: *flow"), "-",
+		{"anchor", "flow", edit(`name: "flow"`, `name: &n "flow"`), "-",
 			[]candidate.Problem{{Code: CodeFrontmatter, Message: "line 2: anchors, aliases and tags are not supported"}}},
+		{"alias", "flow", edit(`allowed-tools: "a.b"`, `allowed-tools: &t "a.b"`+"\nx: *t"), "-",
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: "line 9: anchors, aliases and tags are not supported"}}},
+		{"undefined alias", "flow", edit(`name: "flow"`, "name: *flow"), "-",
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: "unknown anchor 'flow' referenced"}}},
+		{"tag", "flow", edit(`name: "flow"`, `name: !!str flow`), "-",
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: "line 2: anchors, aliases and tags are not supported"}}},
+		{"complex key", "flow", edit(`allowed-tools: "a.b"`, "? [a, b]\n: c"), "-",
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: "line 9: complex keys are not supported"}}},
+		{"tab indentation", "flow", edit(`  skill_id: "skill_1"`, "\tskill_id: \"skill_1\""), "-",
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: "line 7: found character that cannot start any token"}}},
 		{"unknown key", "flow", edit("allowed-tools", "when_to_use: \"x\"\nallowed-tools"), "-",
 			[]candidate.Problem{{Code: CodeUnknownKey, Path: "when_to_use", Message: `line 9: unknown top-level key "when_to_use"; the specification allows name, description, license, compatibility, metadata and allowed-tools (put other fields under metadata)`}}},
 		{"name pattern", "Flow_1", edit(`name: "flow"`, `name: "Flow_1"`), "-",
@@ -482,6 +494,8 @@ func TestFrontmatterSubset(t *testing.T) {
 		"metadata.quoted key": "string:a\tbéA🚀\\\"",
 		"metadata.plain":      "string:continues on the next line",
 		"metadata.flow":       "mapping:",
+		"metadata.flow.a":     "number:1",
+		"metadata.flow.b":     "number:2",
 		"metadata.nothing":    "null:",
 		"allowed-tools":       "string:Read Grep",
 	}
@@ -499,13 +513,14 @@ func TestYAMLQuoteRoundTrip(t *testing.T) {
 		if strings.ContainsAny(q, "\n\r") {
 			t.Errorf("yamlQuote(%q) = %q spans lines", s, q)
 		}
-		got, n, err := quoted(q)
-		if err != nil || n != len(q) {
-			t.Errorf("quoted(yamlQuote(%q)) = %q, %d, %v; want the whole literal back", s, got, n, err)
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte("k: "+q), &doc); err != nil || len(doc.Content) == 0 || len(doc.Content[0].Content) != 2 {
+			t.Errorf("yaml.Unmarshal(k: yamlQuote(%q)) = %v; want one key back", s, err)
 			continue
 		}
+		got := doc.Content[0].Content[1].Value
 		if want := string([]rune(s)); got != want {
-			t.Errorf("quoted(yamlQuote(%q)) = %q, want %q", s, got, want)
+			t.Errorf("yaml reads yamlQuote(%q) as %q, want %q", s, got, want)
 		}
 	}
 }
