@@ -22,11 +22,11 @@ func TestShadowGate(t *testing.T) {
 	}}}
 	g := ShadowGate(c, codegen.Options{})
 	want := []GateTrace{
-		{TraceID: "s1", SourceHash: "h", Role: RoleSource, Status: TracePassed},
-		{TraceID: "s2", Role: RoleSource, Status: TraceFailed},
-		{TraceID: "h1", Role: RoleHeldout, Status: TracePassed},
-		{TraceID: "h2", Role: RoleHeldout, Status: TraceUnmatched},
-		{TraceID: "h3", Role: RoleHeldout, Status: TraceFailed},
+		{TraceID: "s1", SourceHash: "h", Role: RoleSource, Status: candidate.StatusPass},
+		{TraceID: "s2", Role: RoleSource, Status: candidate.StatusFail},
+		{TraceID: "h1", Role: RoleHeldout, Status: candidate.StatusPass},
+		{TraceID: "h2", Role: RoleHeldout, Status: candidate.StatusUnmatched},
+		{TraceID: "h3", Role: RoleHeldout, Status: candidate.StatusFail},
 	}
 	if diff := cmp.Diff(want, g.ComparedTraces); diff != "" {
 		t.Errorf("ShadowGate traces (-want +got):\n%s", diff)

@@ -54,10 +54,6 @@ const (
 
 	RoleSource  = codegen.RoleSource
 	RoleHeldout = codegen.RoleHeldout
-
-	TracePassed    = "passed"
-	TraceFailed    = "failed"
-	TraceUnmatched = "unmatched"
 )
 
 // Rejection reason codes of a skill gate.
@@ -105,7 +101,8 @@ type GateHeldout struct {
 }
 
 // GateTrace is one trace the gate looked at. Role is RoleSource or
-// RoleHeldout; Status is TracePassed, TraceFailed or TraceUnmatched.
+// RoleHeldout; Status is the shadow replay's: candidate.StatusPass,
+// candidate.StatusFail or candidate.StatusUnmatched.
 type GateTrace struct {
 	TraceID    string `json:"trace_id"`
 	SourceHash string `json:"source_hash"`
@@ -154,7 +151,7 @@ func NewGate(c *candidate.Candidate, opts codegen.Options, traces []GateTrace) G
 		switch t.Role {
 		case RoleSource:
 			g.SourceReplay.Compared++
-			if t.Status == TracePassed {
+			if t.Status == candidate.StatusPass {
 				g.SourceReplay.Passed++
 			} else {
 				reject(candidate.Problem{Code: CodeSourceReplayFailed, TraceID: t.TraceID,
@@ -162,9 +159,9 @@ func NewGate(c *candidate.Candidate, opts codegen.Options, traces []GateTrace) G
 			}
 		case RoleHeldout:
 			switch t.Status {
-			case TraceUnmatched:
+			case candidate.StatusUnmatched:
 				g.HeldoutReplay.Unmatched++
-			case TracePassed:
+			case candidate.StatusPass:
 				g.HeldoutReplay.Compared++
 				g.HeldoutReplay.Passed++
 			default:
@@ -194,19 +191,17 @@ func NewGate(c *candidate.Candidate, opts codegen.Options, traces []GateTrace) G
 
 // ShadowGate decides the gate for the skill of c from c's shadow report,
 // the one way every writer of a skill (a bundle, skill induction) maps
-// replay results to gate traces: a pass is passed, an unmatched trace
-// unmatched, and anything else failed; a held-out trace keeps its role and
-// every other trace is a source trace.
+// replay results to gate traces. A trace keeps the shadow replay's status
+// words; a status other than pass and unmatched is a failure, a held-out
+// trace keeps its role and every other trace is a source trace.
 func ShadowGate(c *candidate.Candidate, opts codegen.Options) Gate {
 	var traces []GateTrace
 	if c != nil && c.Shadow != nil {
 		for _, t := range c.Shadow.Traces {
-			status := TraceFailed
+			status := candidate.StatusFail
 			switch t.Status {
-			case candidate.StatusPass:
-				status = TracePassed
-			case candidate.StatusUnmatched:
-				status = TraceUnmatched
+			case candidate.StatusPass, candidate.StatusUnmatched:
+				status = t.Status
 			}
 			role := RoleSource
 			if t.Role == candidate.RoleHeldout {

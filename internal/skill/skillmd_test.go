@@ -173,8 +173,8 @@ func TestSkillID(t *testing.T) {
 func TestNewSkillGate(t *testing.T) {
 	safe := &candidate.Candidate{ID: "c1", Name: "flow"}
 	unsafe := &candidate.Candidate{ID: "c2", Name: "flow", RejectionReasons: []candidate.Problem{{Code: "divergent_side_effects"}}}
-	src := GateTrace{TraceID: "s", Role: RoleSource, Status: TracePassed}
-	held := GateTrace{TraceID: "h", Role: RoleHeldout, Status: TracePassed}
+	src := GateTrace{TraceID: "s", Role: RoleSource, Status: candidate.StatusPass}
+	held := GateTrace{TraceID: "h", Role: RoleHeldout, Status: candidate.StatusPass}
 	tests := []struct {
 		name   string
 		c      *candidate.Candidate
@@ -182,11 +182,11 @@ func TestNewSkillGate(t *testing.T) {
 		want   []string // rejection codes; none means accepted
 	}{
 		{"accepted", safe, []GateTrace{held, src}, nil},
-		{"unmatched heldout does not reject", safe, []GateTrace{src, held, {TraceID: "u", Role: RoleHeldout, Status: TraceUnmatched}}, nil},
+		{"unmatched heldout does not reject", safe, []GateTrace{src, held, {TraceID: "u", Role: RoleHeldout, Status: candidate.StatusUnmatched}}, nil},
 		{"no heldout", safe, []GateTrace{src}, []string{CodeHeldoutMissing}},
-		{"only unmatched heldout", safe, []GateTrace{src, {TraceID: "u", Role: RoleHeldout, Status: TraceUnmatched}}, []string{CodeHeldoutMissing}},
-		{"heldout drift", safe, []GateTrace{src, held, {TraceID: "d", Role: RoleHeldout, Status: TraceFailed}}, []string{CodeHeldoutReplayFailed}},
-		{"source fails", safe, []GateTrace{{TraceID: "s", Role: RoleSource, Status: TraceFailed}, held}, []string{CodeSourceReplayFailed}},
+		{"only unmatched heldout", safe, []GateTrace{src, {TraceID: "u", Role: RoleHeldout, Status: candidate.StatusUnmatched}}, []string{CodeHeldoutMissing}},
+		{"heldout drift", safe, []GateTrace{src, held, {TraceID: "d", Role: RoleHeldout, Status: candidate.StatusFail}}, []string{CodeHeldoutReplayFailed}},
+		{"source fails", safe, []GateTrace{{TraceID: "s", Role: RoleSource, Status: candidate.StatusFail}, held}, []string{CodeSourceReplayFailed}},
 		{"no source", safe, []GateTrace{held}, []string{CodeSourceReplayMissing}},
 		{"unsafe candidate", unsafe, []GateTrace{src, held}, []string{CodeCandidateRejected}},
 		{"bad role", safe, []GateTrace{src, held, {TraceID: "x", Role: "sibling"}}, []string{CodeGateTraceInvalid}},
@@ -212,10 +212,10 @@ func TestNewSkillGate(t *testing.T) {
 func TestSkillGateTally(t *testing.T) {
 	c := &candidate.Candidate{ID: "c", Name: "flow"}
 	g := NewGate(c, codegen.Options{WorkflowName: "Other Name"}, []GateTrace{
-		{TraceID: "h2", Role: RoleHeldout, Status: TraceUnmatched},
-		{TraceID: "h1", Role: RoleHeldout, Status: TraceFailed},
-		{TraceID: "s1", Role: RoleSource, Status: TracePassed},
-		{TraceID: "h0", Role: RoleHeldout, Status: TracePassed},
+		{TraceID: "h2", Role: RoleHeldout, Status: candidate.StatusUnmatched},
+		{TraceID: "h1", Role: RoleHeldout, Status: candidate.StatusFail},
+		{TraceID: "s1", Role: RoleSource, Status: candidate.StatusPass},
+		{TraceID: "h0", Role: RoleHeldout, Status: candidate.StatusPass},
 	})
 	if g.SourceReplay != (GateReplay{Compared: 1, Passed: 1}) || g.HeldoutReplay != (GateHeldout{Compared: 2, Passed: 1, Unmatched: 1}) {
 		t.Errorf("tallies = %+v %+v", g.SourceReplay, g.HeldoutReplay)
@@ -293,7 +293,7 @@ func TestSkillLimits(t *testing.T) {
 		params = append(params, candidate.Parameter{Name: "p" + strings.Repeat("q", i)})
 	}
 	c := &candidate.Candidate{ID: "c", Name: long, Steps: steps, Parameters: params, Capabilities: []string{long}}
-	g := NewGate(c, codegen.Options{}, []GateTrace{{TraceID: "s", Role: RoleSource, Status: TracePassed}, {TraceID: "h", Role: RoleHeldout, Status: TracePassed}})
+	g := NewGate(c, codegen.Options{}, []GateTrace{{TraceID: "s", Role: RoleSource, Status: candidate.StatusPass}, {TraceID: "h", Role: RoleHeldout, Status: candidate.StatusPass}})
 	md, err := Render(c, g, codegen.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -602,8 +602,8 @@ func FuzzSkill(f *testing.F) {
 		}
 		opts := codegen.Options{PackageName: pkg, WorkflowName: key}
 		g := NewGate(c, opts, []GateTrace{
-			{TraceID: name, SourceHash: value, Role: RoleSource, Status: TracePassed},
-			{TraceID: value, SourceHash: key, Role: RoleHeldout, Status: TracePassed},
+			{TraceID: name, SourceHash: value, Role: RoleSource, Status: candidate.StatusPass},
+			{TraceID: value, SourceHash: key, Role: RoleHeldout, Status: candidate.StatusPass},
 		})
 		if !g.Accepted() {
 			t.Fatalf("gate rejected: %v", g.RejectionReasons)
