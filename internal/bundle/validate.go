@@ -13,6 +13,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/redact"
+	"github.com/crystallize-dev/crystallize/internal/skill"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -115,7 +116,7 @@ func (x *validator) finish(skipped bool) {
 //     (report_invalid) and has no absolute provenance path (absolute_path);
 //   - eval_pack: when one is recorded, it parses (eval_pack_invalid) and
 //     its fixtures are the bundle's;
-//   - skill: when one is recorded, SKILL.md passes codegen.CheckSkill
+//   - skill: when one is recorded, SKILL.md passes skill.Check
 //     against gate.json and the manifest (skill_invalid);
 //   - fixtures: every fixture and source trace path is safe and present,
 //     each fixture's sha256 matches (fixture_hash) and it decodes as the
@@ -406,14 +407,14 @@ func (x *validator) skill(m *Manifest) {
 		x.finish(false)
 		return
 	}
-	for _, p := range codegen.CheckSkill(path.Dir(s.Path), src, gate) {
+	for _, p := range skill.Check(path.Dir(s.Path), src, gate) {
 		at := s.Path
 		if p.Path != "" {
 			at += ":" + p.Path
 		}
 		x.problem(CodeSkillInvalid, at, "%s: %s", p.Code, p.Message)
 	}
-	var g codegen.SkillGate
+	var g skill.Gate
 	if json.Unmarshal(gate, &g) == nil {
 		if g.SkillID != s.SkillCandidateID {
 			x.problem(CodeSkillInvalid, s.GateReceiptPath+":$.skill_id", "gate skill id %q differs from the manifest's %q", g.SkillID, s.SkillCandidateID)

@@ -19,6 +19,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/redact"
+	"github.com/crystallize-dev/crystallize/internal/skill"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -189,13 +190,13 @@ func build(in Input, opts Options) (*built, error) {
 	var skillRef *SkillRef
 	accepted, rejectedSkills := []any{}, []any{}
 	if c != nil {
-		g := codegen.NewSkillGate(c, cg, gateTraces(c.Shadow))
+		g := skill.ShadowGate(c, cg)
 		if g.Accepted() {
-			md, err := codegen.Skill(c, g, cg)
+			md, err := skill.Render(c, g, cg)
 			if err != nil {
 				return nil, err
 			}
-			gate, err := codegen.GateJSON(g)
+			gate, err := skill.GateJSON(g)
 			if err != nil {
 				return nil, err
 			}
@@ -400,29 +401,6 @@ func findCandidate(r *candidate.Report, id string) *candidate.Candidate {
 		}
 	}
 	return nil
-}
-
-// gateTraces turns a shadow report into the traces of a skill gate.
-func gateTraces(sh *candidate.ShadowReport) []codegen.GateTrace {
-	var out []codegen.GateTrace
-	if sh == nil {
-		return out
-	}
-	for _, t := range sh.Traces {
-		status := codegen.TraceFailed
-		switch t.Status {
-		case candidate.StatusPass:
-			status = codegen.TracePassed
-		case candidate.StatusUnmatched:
-			status = codegen.TraceUnmatched
-		}
-		role := codegen.RoleSource
-		if t.Role == candidate.RoleHeldout {
-			role = codegen.RoleHeldout
-		}
-		out = append(out, codegen.GateTrace{TraceID: t.TraceID, SourceHash: t.SourceHash, Role: role, Status: status})
-	}
-	return out
 }
 
 // buildFixtures renders one redacted fixture per source example (every

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/plan"
@@ -50,5 +51,21 @@ func TestPlanFromBundleExamples(t *testing.T) {
 	}
 	if code, stdout, _ := runCLI(t, "plan", "validate", out); code != 0 {
 		t.Errorf("plan validate = exit %d:\n%s", code, stdout)
+	}
+}
+
+// TestPlanFromBundleErrors checks that a bundle whose report lacks the
+// manifest's candidate is refused, naming the report.
+func TestPlanFromBundleErrors(t *testing.T) {
+	b := filepath.Join(t.TempDir(), "bundle")
+	if code, _, stderr := runCLI(t, "mine", "--from", "../../examples/traces", "--workflow-name", "bump_go_dependency", "--bundle", b); code != 0 {
+		t.Fatalf("mine: exit %d: %s", code, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(b, "report.json"), []byte(`{"candidates":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "plan", "from-bundle", b)
+	if want := filepath.Join(b, "report.json") + ": no candidate candidate_"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("plan from-bundle (report without the candidate) = exit %d, stderr %q, want exit 1 and %q", code, stderr, want)
 	}
 }

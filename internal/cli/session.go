@@ -16,9 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
-	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
-	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/codify"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -386,13 +385,13 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 			}
 		}
 	}
-	var ref *refiner
+	var ref *codify.Refiner
 	if f.refine {
-		if ref, err = newRefiner(cfg, e.getenv, nil); err != nil {
+		if ref, err = newRefiner(cfg, e.getenv); err != nil {
 			return err
 		}
 	}
-	var traces []*trace.Trace
+	var sources []codify.Source
 	for _, name := range files {
 		data, err := os.ReadFile(name)
 		if err != nil {
@@ -402,55 +401,38 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 		if err != nil {
 			return listError(name, err)
 		}
-		t, err := session.ToTrace(s, filepath.ToSlash(name))
-		if err != nil {
-			return err
-		}
-		if cfg != nil {
-			nameArgs(t, cfg)
-		}
-		t.Origin = trace.Origin{Path: filepath.ToSlash(name)}
-		traces = append(traces, t)
+		sources = append(sources, codify.Source{File: name, Session: s})
 	}
-	opts := mine.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt}
-	if len(traces) > 1 {
-		opts.MinExamples = len(traces)
-	}
-	remine := func(ctx context.Context, traces []*trace.Trace) (*candidate.Report, error) {
-		if len(traces) == 1 {
-			return mine.Single(ctx, traces[0], opts)
-		}
-		return mine.Mine(ctx, traces, opts)
-	}
-	report, err := remine(ctx, traces)
+	d, err := codify.Run(ctx, sources, codify.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt, Config: cfg})
 	if err != nil {
 		return err
 	}
 	if f.interactive {
-		if sel := report.Selected(); sel == nil {
+		if sel := d.Report.Selected(); sel == nil {
 			fmt.Fprintln(e.stderr, "No safe candidate to review.")
 		} else {
 			rv, err := reviewSteps(ctx, answers, e.stderr, sel)
 			if err != nil {
 				return err
 			}
-			if report, traces, err = applyReview(ctx, report, traces, rv, remine); err != nil {
+			if d, err = codify.Apply(ctx, d, rv); err != nil {
 				return err
 			}
 		}
 	}
+	report := d.Report
 	o := outputs{
 		out: f.out, report: f.report, bundle: f.bundle,
 		codegen: codegen.Options{PackageName: f.packageName},
 		bundleOptions: bundle.Options{
 			PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
-			MinExamples: max(opts.MinExamples, 1),
+			MinExamples: max(d.Mine.MinExamples, 1),
 		},
 	}
 	if ref != nil {
-		o.rewrite = ref.rewrite(f.out, o.codegen)
+		o.rewrite = ref.Rewrite(f.out, o.codegen)
 	}
-	pub, err := publish(ctx, report, traces, nil, o)
+	pub, err := publish(ctx, report, d.Traces, nil, o)
 	if err != nil {
 		return err
 	}
@@ -470,36 +452,6 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 		return exitError{code: exitFailure, err: errNoCandidate}
 	}
 	return nil
-}
-
-// nameArgs renames the positional parameters arg1, arg2, … of every
-// action whose tool cfg binds to a command, after the "{name}" words of
-// the command template that follow the program: a session written by
-// crystallize run records the command line, not the call's keywords.
-// A template word that is not one bare placeholder leaves its argument
-// positional.
-func nameArgs(t *trace.Trace, cfg *runtime.Config) {
-	for i := range t.Actions {
-		a := &t.Actions[i]
-		b, ok := cfg.Tools[a.Name]
-		if !ok || len(b.Command) < 2 {
-			continue
-		}
-		for j, w := range b.Command[1:] {
-			key := "arg" + strconv.Itoa(j+1)
-			v, ok := a.Parameters[key]
-			name, bare := strings.CutPrefix(w, "{")
-			name, closed := strings.CutSuffix(name, "}")
-			if !ok || !bare || !closed || name == "" || strings.ContainsAny(name, "{}") {
-				continue
-			}
-			if _, dup := a.Parameters[name]; dup {
-				continue
-			}
-			delete(a.Parameters, key)
-			a.Parameters[name] = v
-		}
-	}
 }
 
 func newSessionLearnCmd(e *env) *cobra.Command {

@@ -18,25 +18,20 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/codify"
 )
 
 // refineDraft is the workflow session codify writes for two sessions that
-// differ in the package built and the branch pushed (writeBuildSessions).
-const refineDraft = `# build_and_publish — crystallized from 2 traces, candidate_6f4cd89432e305ce
-# source: (trace build-a)
-# source: (trace build-b)
-# capabilities: none · secrets: none · review before promotion
-# confidence: 1.00 · deterministic steps: 3 of 3 · remaining model calls per run: 0
-def build_and_publish(ctx, arg2, arg3):
-    """Runs go, go, then git."""
-    # step 1 · tool_call go
-    ctx.tool("go", arg1 = "build", arg2 = arg2)
-    # step 2 · tool_call go
-    ctx.tool("go", arg1 = "vet", arg2 = "./...")
-    # step 3 · tool_call git
-    ctx.tool("git", arg1 = "push", arg2 = "origin", arg3 = arg3)
-    return {"status": "ok"}
-`
+// differ in the package built and the branch pushed (writeBuildSessions),
+// the draft codegen's equivalence tests refine.
+func refineDraft(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("../codegen/testdata/refine/draft.star")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
 
 // writeBuildSessions writes the two sessions refineDraft is codified from.
 func writeBuildSessions(t *testing.T, dir string) []string {
@@ -54,142 +49,16 @@ var goodRefinement = strings.NewReplacer(
 	"    # step 3 · tool_call git\n", "",
 )
 
-func TestCompareRefined(t *testing.T) {
+// TestCodifyRefineDraft checks that codify still writes refineDraft, the
+// draft of codegen's equivalence tests.
+func TestCodifyRefineDraft(t *testing.T) {
 	dir := t.TempDir()
 	code, out := codifyCLI(t, nil, append([]string{"session", "codify", "--out", filepath.Join(dir, "wf.star")}, writeBuildSessions(t, dir)...)...)
 	if code != 0 {
 		t.Fatalf("codify = %d\n%s", code, out)
 	}
-	if got, _ := os.ReadFile(filepath.Join(dir, "wf.star")); string(got) != refineDraft {
-		t.Fatalf("the draft changed; update refineDraft:\n%s", got)
-	}
-	tests := []struct {
-		name    string
-		refined string
-		renames map[string]string
-		err     string
-	}{
-		{name: "unchanged", refined: refineDraft, renames: map[string]string{}},
-		{name: "renamed and commented", refined: goodRefinement.Replace(refineDraft), renames: map[string]string{"arg2": "package_dir", "arg3": "branch"}},
-		{
-			name:    "parentheses and layout do not matter",
-			refined: strings.Replace(refineDraft, `ctx.tool("go", arg1 = "vet", arg2 = "./...")`, "ctx.tool(\n        \"go\",\n        arg1 = (\"vet\"),\n        arg2 = './...',\n    )", 1),
-			renames: map[string]string{},
-		},
-		{
-			name:    "no docstring",
-			refined: strings.Replace(refineDraft, `    """Runs go, go, then git."""`+"\n", "", 1),
-			renames: map[string]string{},
-		},
-		{
-			name:    "another tool",
-			refined: strings.Replace(refineDraft, `ctx.tool("git"`, `ctx.tool("gh"`, 1),
-			err:     `step 3: the draft calls ctx.tool("git"), the refinement ctx.tool("gh")`,
-		},
-		{
-			name:    "a model call instead of a tool",
-			refined: strings.Replace(refineDraft, `ctx.tool("go", arg1 = "vet", arg2 = "./...")`, `ctx.model("go", inputs = {"arg1": "vet", "arg2": "./..."})`, 1),
-			err:     `step 2: the draft calls ctx.tool("go"), the refinement ctx.model("go")`,
-		},
-		{
-			name:    "a step dropped",
-			refined: strings.Replace(refineDraft, `    ctx.tool("go", arg1 = "vet", arg2 = "./...")`+"\n", "", 1),
-			err:     `step 2: the draft calls ctx.tool("go"), the refinement ctx.tool("git")`,
-		},
-		{
-			name:    "the last step dropped",
-			refined: strings.Replace(refineDraft, `    ctx.tool("git", arg1 = "push", arg2 = "origin", arg3 = arg3)`+"\n", "", 1),
-			err:     `step 3 ctx.tool("git") is gone: the draft has 3 steps, the refinement 2`,
-		},
-		{
-			name:    "a step added",
-			refined: strings.Replace(refineDraft, `    return`, `    ctx.approve("push", prompt = "Push?")`+"\n    return", 1),
-			err:     `the refinement adds step 4 ctx.approve("push"): the draft has 3 steps, the refinement 4`,
-		},
-		{
-			name:    "a literal changed",
-			refined: strings.Replace(refineDraft, `"origin"`, `"upstream"`, 1),
-			err:     "step 3 ctx.tool(\"git\"): its arguments changed from `ctx.tool(\"git\", arg1 = \"push\", arg2 = \"origin\", arg3 = arg3)` to `ctx.tool(\"git\", arg1 = \"push\", arg2 = \"upstream\", arg3 = arg3)`",
-		},
-		{
-			name:    "an argument name changed",
-			refined: strings.Replace(refineDraft, `arg1 = "vet"`, `command = "vet"`, 1),
-			err:     `step 2 ctx.tool("go"): its arguments changed`,
-		},
-		{
-			name:    "parameters swapped at their uses",
-			refined: strings.NewReplacer("arg2 = arg2)", "arg2 = arg3)", "arg3 = arg3)", "arg3 = arg2)").Replace(refineDraft),
-			err:     "step 1 ctx.tool(\"go\"): its arguments changed from `ctx.tool(\"go\", arg1 = \"build\", arg2 = arg2)` to `ctx.tool(\"go\", arg1 = \"build\", arg2 = arg3)`",
-		},
-		{
-			name:    "parameters reordered",
-			refined: strings.Replace(refineDraft, "(ctx, arg2, arg3)", "(ctx, arg3, arg2)", 1),
-			err:     "parameter 2 arg2 is renamed arg3, the name of the draft's parameter 3: parameters keep their places",
-		},
-		{
-			name:    "a default added",
-			refined: strings.Replace(refineDraft, "(ctx, arg2, arg3)", "(ctx, arg2, arg3 = None)", 1),
-			err:     "parameter 3 changed from `arg3` to `arg3 = None`: a renamed parameter keeps its default",
-		},
-		{
-			name:    "a parameter added",
-			refined: strings.Replace(refineDraft, "(ctx, arg2, arg3)", "(ctx, arg2, arg3, extra = None)", 1),
-			err:     "the parameters changed from (`ctx`, `arg2`, `arg3`) to (`ctx`, `arg2`, `arg3`, `extra = None`)",
-		},
-		{
-			name:    "the return changed",
-			refined: strings.Replace(refineDraft, `{"status": "ok"}`, `{"status": "done"}`, 1),
-			err:     "the code changed from `return {\"status\": \"ok\"}` (draft line 14) to `return {\"status\": \"done\"}` (refinement line 14)",
-		},
-		{
-			name:    "a statement added",
-			refined: strings.Replace(refineDraft, "    # step 1", "    note = \"x\"\n    # step 1", 1),
-			err:     "the code changed from `ctx.tool(\"go\", arg1 = \"build\", arg2 = arg2)` (draft line 9) to `note = \"x\"` (refinement line 8)",
-		},
-		{
-			name:    "renamed in the signature only",
-			refined: strings.Replace(refineDraft, "(ctx, arg2, arg3)", "(ctx, package_dir, arg3)", 1),
-			err:     "the workflow check fails: refined workflow:9:43: undefined: arg2",
-		},
-		{
-			name:    "the function renamed",
-			refined: strings.Replace(refineDraft, "def build_and_publish(", "def build(", 1),
-			err:     "the workflow check fails: refined workflow:6:5: function build, want build_and_publish",
-		},
-		{
-			name:    "not Starlark",
-			refined: "Here is the refined workflow:\n" + refineDraft,
-			err:     "the workflow check fails: refined workflow:1:8: got is, want newline",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			renames, err := compareRefined([]byte(refineDraft), []byte(tt.refined), "build_and_publish")
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("compareRefined = %v, want an error containing %q", err, tt.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("compareRefined = %v, want nil", err)
-			}
-			if diff := cmp.Diff(tt.renames, renames); diff != "" {
-				t.Errorf("compareRefined renames (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestStripFence(t *testing.T) {
-	for in, want := range map[string]string{
-		"def f(ctx):\n    pass":                 "def f(ctx):\n    pass\n",
-		"```python\ndef f(ctx):\n    pass\n```": "def f(ctx):\n    pass\n",
-		"```\ndef f(ctx):\n    pass\n```\n\n":   "def f(ctx):\n    pass\n",
-	} {
-		if got := stripFence(in); got != want {
-			t.Errorf("stripFence(%q) = %q, want %q", in, got, want)
-		}
+	if got, _ := os.ReadFile(filepath.Join(dir, "wf.star")); string(got) != refineDraft(t) {
+		t.Fatalf("the draft changed; update ../codegen/testdata/refine/draft.star:\n%s", got)
 	}
 }
 
@@ -273,12 +142,12 @@ func TestCodifyRefineAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := goodRefinement.Replace(refineDraft); string(src) != want {
+	if want := goodRefinement.Replace(refineDraft(t)); string(src) != want {
 		t.Errorf("wf.star is not the refinement:\n%s\nwant:\n%s", src, want)
 	}
 	wantNote := filepath.ToSlash(filepath.Join(dir, "wf.star")) + " was refined by model fake-refiner-2026 ([models.refine]) and checked: " +
 		"it passes the workflow check and keeps the draft's 3 steps, arguments and data flow; parameters renamed arg2 → package_dir, arg3 → branch"
-	if !strings.Contains(out, "Warning: "+codeRefined+": "+wantNote+"\n") {
+	if !strings.Contains(out, "Warning: "+codify.CodeRefined+": "+wantNote+"\n") {
 		t.Errorf("codify --refine output lacks the refinement note %q:\n%s", wantNote, out)
 	}
 
@@ -290,7 +159,7 @@ func TestCodifyRefineAccepted(t *testing.T) {
 	if err := json.Unmarshal(data, &report); err != nil {
 		t.Fatal(err)
 	}
-	if !hasWarning(report.Warnings, codeRefined, wantNote) {
+	if !hasWarning(report.Warnings, codify.CodeRefined, wantNote) {
 		t.Errorf("report warnings %+v lack the refinement", report.Warnings)
 	}
 	sel := report.Selected()

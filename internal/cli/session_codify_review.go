@@ -2,17 +2,16 @@ package cli
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/codify"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -24,18 +23,7 @@ import (
 // or turn some of its literal arguments into workflow parameters. The
 // answers are plain lines, so the loop (reviewSteps) reads any io.Reader
 // and tests drive it with scripted answers; only the command insists on a
-// terminal.
-//
-// The decisions are applied to the sources, not patched into the
-// candidate: a dropped step's action is removed from every trace the
-// candidate was mined from, and the traces are mined again. Everything
-// derived from the steps (constants, data flow, approvals, expected
-// outputs, the signature, the examples' action ids, savings, the shadow
-// replay against the sources and the bundle's fixtures) then agrees with
-// the kept steps by construction, which editing the candidate by hand
-// could not promise. A parameter is the one change mining cannot infer
-// from one example, so it is made on the re-mined candidate: the literal
-// becomes an argument of kind parameter and the value its example.
+// terminal. The decisions are applied by codify.Apply.
 
 // reviewHelp documents the answers reviewSteps accepts.
 const reviewHelp = `Answers:
@@ -54,27 +42,6 @@ End of input stops like q.
 // the answers end before every step was decided.
 var errReviewAborted = errors.New("interactive review stopped; nothing written")
 
-// stepReview is what the person decided about a candidate's steps.
-type stepReview struct {
-	// Drop are the 1-based indexes of the dropped steps, increasing.
-	Drop []int
-	// Params are the arguments to make parameters, in step order and, in
-	// a step, in the order they were asked for. A step is in Drop or has
-	// params, not both.
-	Params []paramEdit
-}
-
-// paramEdit makes the constant argument Key of step Step (a 1-based
-// index in the reviewed candidate) the workflow parameter Name.
-type paramEdit struct {
-	Step int
-	Key  string
-	Name string
-}
-
-// empty reports whether the review changes nothing.
-func (r *stepReview) empty() bool { return len(r.Drop) == 0 && len(r.Params) == 0 }
-
 // reviewSteps asks on out, one step of c at a time, whether to keep, drop
 // or parameterize it, reading one answer per line from in (the syntax is
 // reviewHelp). An answer it cannot use is explained and the step asked
@@ -83,10 +50,10 @@ func (r *stepReview) empty() bool { return len(r.Drop) == 0 && len(r.Params) == 
 // awaited): a review cut short writes nothing. The last step standing
 // cannot be dropped, since a workflow without steps is no workflow. c is
 // not modified.
-func reviewSteps(ctx context.Context, in io.Reader, out io.Writer, c *candidate.Candidate) (*stepReview, error) {
+func reviewSteps(ctx context.Context, in io.Reader, out io.Writer, c *candidate.Candidate) (*codify.Review, error) {
 	lines, stop := readLines(in)
 	defer stop()
-	rv := &stepReview{}
+	rv := &codify.Review{}
 	// Parameters the candidate has, and the ones made so far, so that a
 	// name given twice is recognized as shared.
 	names := map[string]bool{}
@@ -95,7 +62,7 @@ func reviewSteps(ctx context.Context, in io.Reader, out io.Writer, c *candidate.
 	}
 	fmt.Fprintf(out, "Review of %s: %d steps. For each: k keep, d drop, p ARG NAME parameterize, q quit, ? help.\n", c.Name, len(c.Steps))
 	for i, st := range c.Steps {
-		var edits []paramEdit // this step's, until it is kept
+		var edits []codify.ParamEdit // this step's, until it is kept
 		showStep(out, c, i, edits)
 		for decided := false; !decided; {
 			fmt.Fprintf(out, "step %d [k/d/p ARG NAME/q/?]: ", st.Index)
@@ -148,7 +115,7 @@ func reviewSteps(ctx context.Context, in io.Reader, out io.Writer, c *candidate.
 					fmt.Fprintf(out, "  %s\n", msg)
 					continue
 				}
-				if j := slices.IndexFunc(edits, func(x paramEdit) bool { return x.Key == e.Key }); j >= 0 {
+				if j := slices.IndexFunc(edits, func(x codify.ParamEdit) bool { return x.Key == e.Key }); j >= 0 {
 					edits[j] = e
 				} else {
 					edits = append(edits, e)
@@ -207,34 +174,34 @@ func readLines(in io.Reader) (<-chan readLine, func()) {
 
 // paramAnswer checks the arguments of a p answer about step i of c and
 // returns the edit, or a message saying why it cannot be made.
-func paramAnswer(c *candidate.Candidate, i int, args []string) (paramEdit, string) {
+func paramAnswer(c *candidate.Candidate, i int, args []string) (codify.ParamEdit, string) {
 	st := c.Steps[i]
 	if len(args) == 0 || len(args) > 2 {
-		return paramEdit{}, "p takes the argument to make a parameter and, optionally, its name: p ARG NAME"
+		return codify.ParamEdit{}, "p takes the argument to make a parameter and, optionally, its name: p ARG NAME"
 	}
 	if st.Kind == trace.KindHumanApproval {
-		return paramEdit{}, fmt.Sprintf("step %d is an approval: its prompt stands for its arguments, which the workflow does not pass", st.Index)
+		return codify.ParamEdit{}, fmt.Sprintf("step %d is an approval: its prompt stands for its arguments, which the workflow does not pass", st.Index)
 	}
 	key := args[0]
 	j := slices.IndexFunc(st.Arguments, func(a candidate.Argument) bool { return a.Key == key })
 	if j < 0 {
-		return paramEdit{}, fmt.Sprintf("step %d has no argument %q (it has %s)", st.Index, key, argKeys(st))
+		return codify.ParamEdit{}, fmt.Sprintf("step %d has no argument %q (it has %s)", st.Index, key, argKeys(st))
 	}
 	if a := st.Arguments[j]; a.Kind != candidate.ArgConstant {
-		return paramEdit{}, fmt.Sprintf("%s is not a literal: it is %s", key, argSource(a))
+		return codify.ParamEdit{}, fmt.Sprintf("%s is not a literal: it is %s", key, argSource(a))
 	}
 	name := candidate.Identifier(key)
 	if len(args) == 2 {
 		name = args[1]
 	}
 	if candidate.Identifier(name) != name {
-		return paramEdit{}, fmt.Sprintf("%q cannot name a parameter (try %s)", name, candidate.Identifier(name))
+		return codify.ParamEdit{}, fmt.Sprintf("%q cannot name a parameter (try %s)", name, candidate.Identifier(name))
 	}
-	return paramEdit{Step: st.Index, Key: key, Name: name}, ""
+	return codify.ParamEdit{Step: st.Index, Key: key, Name: name}, ""
 }
 
 // showStep prints step i of c with its arguments, edits applied.
-func showStep(out io.Writer, c *candidate.Candidate, i int, edits []paramEdit) {
+func showStep(out io.Writer, c *candidate.Candidate, i int, edits []codify.ParamEdit) {
 	st := c.Steps[i]
 	var what []string
 	if st.Segment == candidate.Fuzzy {
@@ -296,175 +263,4 @@ func argKeys(st candidate.Step) string {
 		keys[i] = a.Key
 	}
 	return strings.Join(keys, ", ")
-}
-
-// remineFunc mines traces again the way the draft was mined.
-type remineFunc func(ctx context.Context, traces []*trace.Trace) (*candidate.Report, error)
-
-// applyReview applies rv to the selected candidate of r, which was mined
-// from traces: it drops the reviewed steps' actions from every example's
-// trace and mines the result again with remine, then makes the reviewed
-// arguments parameters. It returns the new report and the traces it was
-// mined from (the edited copies; the originals are not modified), or an
-// error when mining the edited traces does not give back the reviewed
-// candidate without the dropped steps. The report records the review as
-// a warning with code codeReviewed.
-func applyReview(ctx context.Context, r *candidate.Report, traces []*trace.Trace, rv *stepReview, remine remineFunc) (*candidate.Report, []*trace.Trace, error) {
-	sel := r.Selected()
-	if sel == nil || rv.empty() {
-		return r, traces, nil
-	}
-	dropped := map[int]bool{}
-	for _, s := range rv.Drop {
-		dropped[s] = true
-	}
-	var what []string
-	if len(rv.Drop) > 0 {
-		drop := map[*trace.Trace]map[string]bool{}
-		for _, ex := range sel.Examples {
-			i := slices.IndexFunc(traces, func(t *trace.Trace) bool { return t.ID == ex.TraceID && t.SourceHash == ex.SourceHash })
-			if i < 0 {
-				return nil, nil, fmt.Errorf("applying the review: example trace %s is not among the sessions", ex.TraceID)
-			}
-			ids := drop[traces[i]]
-			if ids == nil {
-				ids = map[string]bool{}
-				drop[traces[i]] = ids
-			}
-			for _, s := range rv.Drop {
-				ids[ex.ActionIDs[s-1]] = true
-			}
-		}
-		edited := make([]*trace.Trace, len(traces))
-		for i, t := range traces {
-			ids := drop[t]
-			if ids == nil {
-				edited[i] = t
-				continue
-			}
-			cp := *t
-			cp.Actions = slices.DeleteFunc(slices.Clone(t.Actions), func(a trace.Action) bool { return ids[a.ID] })
-			edited[i] = &cp
-		}
-		var want []string
-		for i, sig := range sel.SequenceSignature {
-			if !dropped[i+1] {
-				want = append(want, sig)
-			}
-		}
-		r2, err := remine(ctx, edited)
-		if err != nil {
-			return nil, nil, err
-		}
-		if s2 := r2.Selected(); s2 == nil || !slices.Equal(s2.SequenceSignature, want) {
-			return nil, nil, fmt.Errorf("applying the review: mining the sessions without the dropped steps does not give back the reviewed workflow; nothing written")
-		}
-		for _, s := range rv.Drop {
-			what = append(what, fmt.Sprintf("dropped step %d %s", s, sel.Steps[s-1].Name))
-		}
-		r, traces, sel = r2, edited, r2.Selected()
-	}
-	// Old step index → index in the re-mined candidate.
-	renumber := func(old int) int {
-		n := old
-		for _, s := range rv.Drop {
-			if s < old {
-				n--
-			}
-		}
-		return n
-	}
-	for _, e := range rv.Params {
-		if dropped[e.Step] {
-			continue
-		}
-		what = append(what, fmt.Sprintf("made %s of step %d %s the parameter %s", e.Key, e.Step, sel.Steps[renumber(e.Step)-1].Name, e.Name))
-		e.Step = renumber(e.Step)
-		if err := parameterize(sel, e); err != nil {
-			return nil, nil, fmt.Errorf("applying the review: %w", err)
-		}
-	}
-	sortParameters(sel)
-	r.Warnings = append(r.Warnings, candidate.Problem{
-		Code:    codeReviewed,
-		Message: "reviewed interactively (steps numbered as in the draft): " + strings.Join(what, "; "),
-	})
-	return r, traces, nil
-}
-
-// codeReviewed is the report warning that records an interactive review.
-const codeReviewed = "reviewed_interactively"
-
-// parameterize makes the constant argument e.Key of step e.Step of c the
-// parameter e.Name: the argument refers to it, the constant is gone, and
-// the parameter (new, or shared when c has one of that name) takes the
-// literal as an example and the argument's path as a source.
-func parameterize(c *candidate.Candidate, e paramEdit) error {
-	if e.Step < 1 || e.Step > len(c.Steps) {
-		return fmt.Errorf("no step %d", e.Step)
-	}
-	st := &c.Steps[e.Step-1]
-	j := slices.IndexFunc(st.Arguments, func(a candidate.Argument) bool { return a.Key == e.Key })
-	if j < 0 || st.Arguments[j].Kind != candidate.ArgConstant {
-		return fmt.Errorf("step %d has no literal argument %q", st.Index, e.Key)
-	}
-	a := &st.Arguments[j]
-	value := a.Value
-	*a = candidate.Argument{Key: e.Key, Kind: candidate.ArgParameter, Parameter: e.Name}
-	if !slices.Contains(st.ParameterRefs, e.Name) {
-		st.ParameterRefs = append(st.ParameterRefs, e.Name)
-	}
-	c.Constants = slices.DeleteFunc(c.Constants, func(k candidate.Constant) bool {
-		return k.Step == st.Index && k.Path == "parameters."+e.Key
-	})
-	path := fmt.Sprintf("steps[%d].parameters.%s", st.Index, e.Key)
-	if i := slices.IndexFunc(c.Parameters, func(p candidate.Parameter) bool { return p.Name == e.Name }); i >= 0 {
-		p := &c.Parameters[i]
-		p.SourcePaths = append(p.SourcePaths, path)
-		if !slices.ContainsFunc(p.Examples, func(v any) bool { return canonicalJSON(v) == canonicalJSON(value) }) && len(p.Examples) < 5 {
-			p.Examples = append(p.Examples, value)
-		}
-		if t := candidate.JSONType(value); p.Type != t {
-			p.Type = "mixed"
-		}
-		return nil
-	}
-	c.Parameters = append(c.Parameters, candidate.Parameter{
-		Name: e.Name, Key: e.Key, SourcePaths: []string{path},
-		Examples: []any{value}, Type: candidate.JSONType(value), Required: true,
-	})
-	return nil
-}
-
-// sortParameters orders c's parameters by first use, step by step and
-// argument by argument, as mining orders them, so that one made in review
-// takes its place in the function's signature.
-func sortParameters(c *candidate.Candidate) {
-	type pos struct{ step, arg int }
-	first := func(p candidate.Parameter) pos {
-		best := pos{len(c.Steps) + 1, 0}
-		for _, sp := range p.SourcePaths {
-			rest, ok := strings.CutPrefix(sp, "steps[")
-			num, key, ok2 := strings.Cut(rest, "].parameters.")
-			n, err := strconv.Atoi(num)
-			if !ok || !ok2 || err != nil || n < 1 || n > len(c.Steps) {
-				continue
-			}
-			j := slices.IndexFunc(c.Steps[n-1].Arguments, func(a candidate.Argument) bool { return a.Key == key })
-			if p := (pos{n, j}); p.step < best.step || p.step == best.step && p.arg < best.arg {
-				best = p
-			}
-		}
-		return best
-	}
-	slices.SortStableFunc(c.Parameters, func(a, b candidate.Parameter) int {
-		pa, pb := first(a), first(b)
-		return cmp.Or(cmp.Compare(pa.step, pb.step), cmp.Compare(pa.arg, pb.arg))
-	})
-}
-
-// canonicalJSON is v encoded, to compare JSON values.
-func canonicalJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/codify"
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/session"
 )
@@ -60,7 +61,7 @@ func TestReviewSteps(t *testing.T) {
 	tests := []struct {
 		name    string
 		answers string
-		want    *stepReview
+		want    *codify.Review
 		err     error
 		// output holds what the prompts must have said.
 		output []string
@@ -68,39 +69,39 @@ func TestReviewSteps(t *testing.T) {
 		{
 			name:    "keep all",
 			answers: "k\nkeep\n\nK\nk\nk\n",
-			want:    &stepReview{},
+			want:    &codify.Review{},
 		},
 		{
 			name:    "drop",
 			answers: "d\nk\ndrop\nk\nk\nk\n",
-			want:    &stepReview{Drop: []int{1, 3}},
+			want:    &codify.Review{Drop: []int{1, 3}},
 		},
 		{
 			name:    "parameterize with and without a name",
 			answers: "p arg2 target\nk\nk\nk\nk\nparam arg3\nk\nk\n",
-			want:    &stepReview{Params: []paramEdit{{1, "arg2", "target"}, {5, "arg3", "arg3"}}},
+			want:    &codify.Review{Params: []codify.ParamEdit{{Step: 1, Key: "arg2", Name: "target"}, {Step: 5, Key: "arg3", Name: "arg3"}}},
 			output:  []string{"  arg2 = parameter target (was \"./cmd/billing\")\n"},
 		},
 		{
 			name:    "a later name for the same argument wins",
 			answers: "p arg2 x\np arg2 y\nk\nk\nk\nk\nk\nk\n",
-			want:    &stepReview{Params: []paramEdit{{1, "arg2", "y"}}},
+			want:    &codify.Review{Params: []codify.ParamEdit{{Step: 1, Key: "arg2", Name: "y"}}},
 		},
 		{
 			name:    "a name given twice is shared",
 			answers: "k\np env environment\nk\np env environment\nk\nk\nk\nk\n",
-			want:    &stepReview{Params: []paramEdit{{2, "env", "environment"}, {3, "env", "environment"}}},
+			want:    &codify.Review{Params: []codify.ParamEdit{{Step: 2, Key: "env", Name: "environment"}, {Step: 3, Key: "env", Name: "environment"}}},
 			output:  []string{"  env of step 3 takes the parameter environment, shared with the steps that already do\n"},
 		},
 		{
 			name:    "a dropped step forgets its parameters",
 			answers: "p arg2 target\nd\nk\nk\nk\nk\nk\n",
-			want:    &stepReview{Drop: []int{1}},
+			want:    &codify.Review{Drop: []int{1}},
 		},
 		{
 			name:    "bad answers are explained and asked again",
 			answers: "x\np\np nope\np arg1 2bad\np arg1 a b\nk now\nd 2\nk\nk\nk\nk\nk\nk\n",
-			want:    &stepReview{},
+			want:    &codify.Review{},
 			output: []string{
 				"  unknown answer \"x\": k, d, p ARG NAME, q or ? for help\n",
 				"  p takes the argument to make a parameter and, optionally, its name: p ARG NAME\n",
@@ -113,19 +114,19 @@ func TestReviewSteps(t *testing.T) {
 		{
 			name:    "a keyword cannot name a parameter",
 			answers: "p arg1 for\nk\nk\nk\nk\nk\nk\n",
-			want:    &stepReview{},
+			want:    &codify.Review{},
 			output:  []string{"  \"for\" cannot name a parameter (try for_)\n"},
 		},
 		{
 			name:    "the last step standing cannot be dropped",
 			answers: "d\nd\nd\nd\nd\nd\nk\n",
-			want:    &stepReview{Drop: []int{1, 2, 3, 4, 5}},
+			want:    &codify.Review{Drop: []int{1, 2, 3, 4, 5}},
 			output:  []string{"  every other step is dropped; keep this one, or q to stop\n"},
 		},
 		{
 			name:    "help",
 			answers: "?\nk\nk\nk\nk\nk\nk\n",
-			want:    &stepReview{},
+			want:    &codify.Review{},
 			output:  []string{reviewHelp, "Step 6 of 6: tool_call kubectl (behind approval user_intervention)\n", "Step 3 of 6: tool_call migrate (fuzzy: stays a model call)\n"},
 		},
 		{name: "quit", answers: "k\nq\n", err: errReviewAborted},
@@ -271,7 +272,7 @@ func TestCodifyInteractive(t *testing.T) {
 	if len(sel.Examples) != 1 || len(sel.Examples[0].ActionIDs) != 5 || sel.Shadow == nil || !sel.Shadow.Pass {
 		t.Errorf("report candidate examples %+v, shadow %+v; want 5 actions replaying", sel.Examples, sel.Shadow)
 	}
-	if !hasWarning(report.Warnings, codeReviewed, "dropped step 3 migrate; made arg2 of step 1 go the parameter target; made arg4 of step 6 kubectl the parameter image") {
+	if !hasWarning(report.Warnings, codify.CodeReviewed, "dropped step 3 migrate; made arg2 of step 1 go the parameter target; made arg4 of step 6 kubectl the parameter image") {
 		t.Errorf("report warnings %+v lack the review", report.Warnings)
 	}
 

@@ -1,7 +1,9 @@
 // Package codegen turns a workflow candidate into the artifacts a reviewer
 // reads: the Starlark source of a reviewable, runnable workflow
-// (workflow.star), an Agent Skills SKILL.md with its replay-gate receipt
-// (gate.json), and an eval-pack v1 manifest (TOML).
+// (workflow.star) and an eval-pack v1 manifest (TOML). SKILL.md is package
+// skill's; it names steps and capabilities through StepCall, StepTitle and
+// the other step accessors here, so a skill describes each step as the
+// workflow calls it.
 //
 // A generated file holds a header of comments (provenance, capabilities,
 // secrets, confidence, findings) and exactly one function whose first
@@ -28,6 +30,10 @@
 // candidate.Identifier, keys that are not identifiers are passed as
 // **{"key": …}, and comments are reduced to one printable line, so no
 // input can break out of a literal or a comment. Output is deterministic:
-// the same candidate and options give the same bytes. Every SKILL.md it
-// writes passes CheckSkill, and every eval pack parses with ParseEvalPack.
+// the same candidate and options give the same bytes. Every eval pack it
+// writes parses with ParseEvalPack.
+//
+// Equivalent is Check's companion for workflows this package did not
+// write: it proves that a rewritten workflow (a model's refinement) is the
+// generated one with names and comments changed, and nothing else.
 package codegen

@@ -1,12 +1,18 @@
-// Package skill induces agent skills from traces held in memory: the
-// library form of the skill projection that `crystallize mine --bundle`
-// writes into a bundle, for callers (agent hosts, notebooks, other
-// services) that already have their traces as values rather than files.
+// Package skill owns SKILL.md, the Agent Skills projection of a workflow
+// candidate: Render writes it, the replay gate (ShadowGate, gate.json)
+// decides whether it may ship, and Check validates a SKILL.md, generated
+// or hand-written, with its gate. Every writer of a skill (bundle.Write,
+// Induce) goes through them.
+//
+// Induce induces agent skills from traces held in memory: the library
+// form of the skill projection that `crystallize mine --bundle` writes
+// into a bundle, for callers (agent hosts, notebooks, other services) that
+// already have their traces as values rather than files.
 //
 // Induce is an output adapter over the same pipeline as the command, not a
 // second implementation of it: mining (mine.Mine, or mine.Single when there
 // is one trace), shadow replay against the held-out traces (replay.Apply),
-// and the replay gate and SKILL.md of package codegen. The invariant: it
+// and the replay gate and SKILL.md of this package. The invariant: it
 // makes no model call, runs no tool, writes nothing and promotes nothing.
 // A skill it accepts is review material exactly as a bundle's is, and the
 // same inputs give the same skills, byte for byte, since nothing in the
@@ -63,9 +69,9 @@ type Skill struct {
 	Name string
 	// Markdown is the SKILL.md.
 	Markdown []byte
-	// Gate is the replay-gate receipt (gate.json is codegen.GateJSON of
+	// Gate is the replay-gate receipt (gate.json is GateJSON of
 	// it).
-	Gate codegen.SkillGate
+	Gate Gate
 }
 
 // Rejected is a skill the replay gate did not admit, with why.
@@ -74,11 +80,11 @@ type Rejected struct {
 	ID          string
 	Name        string
 	// Reasons are the gate's rejection reasons, with the stable codes of
-	// package codegen: codegen.CodeCandidateRejected,
+	// package codegen: CodeCandidateRejected,
 	// CodeSourceReplayFailed, CodeSourceReplayMissing, CodeHeldoutMissing
 	// and CodeHeldoutReplayFailed.
 	Reasons []candidate.Problem
-	Gate    codegen.SkillGate
+	Gate    Gate
 }
 
 // Result is what Induce found.
@@ -174,14 +180,14 @@ func Induce(ctx context.Context, traces, heldout []*trace.Trace, opts Options) (
 				return nil, err
 			}
 			c := &list[i]
-			g := codegen.NewSkillGate(c, cg, gateTraces(c.Shadow))
+			g := ShadowGate(c, cg)
 			if !g.Accepted() {
 				res.Rejected = append(res.Rejected, Rejected{
 					CandidateID: c.ID, ID: g.SkillID, Name: g.SkillName, Reasons: g.RejectionReasons, Gate: g,
 				})
 				continue
 			}
-			md, err := codegen.Skill(c, g, cg)
+			md, err := Render(c, g, cg)
 			if err != nil {
 				return nil, fmt.Errorf("rendering skill %s: %w", g.SkillName, err)
 			}
@@ -189,29 +195,4 @@ func Induce(ctx context.Context, traces, heldout []*trace.Trace, opts Options) (
 		}
 	}
 	return res, nil
-}
-
-// gateTraces turns a candidate's shadow report into the traces of its
-// skill gate: a pass is passed, an unmatched held-out trace unmatched, and
-// anything else failed. bundle.Write maps them the same way.
-func gateTraces(sh *candidate.ShadowReport) []codegen.GateTrace {
-	if sh == nil {
-		return nil
-	}
-	out := make([]codegen.GateTrace, 0, len(sh.Traces))
-	for _, t := range sh.Traces {
-		status := codegen.TraceFailed
-		switch t.Status {
-		case candidate.StatusPass:
-			status = codegen.TracePassed
-		case candidate.StatusUnmatched:
-			status = codegen.TraceUnmatched
-		}
-		role := codegen.RoleSource
-		if t.Role == candidate.RoleHeldout {
-			role = codegen.RoleHeldout
-		}
-		out = append(out, codegen.GateTrace{TraceID: t.TraceID, SourceHash: t.SourceHash, Role: role, Status: status})
-	}
-	return out
 }

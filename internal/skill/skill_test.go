@@ -67,17 +67,17 @@ func TestInduceAccepted(t *testing.T) {
 	if want := codegen.SkillID(sel.ID, "build_and_test"); s.ID != want {
 		t.Errorf("skill id = %s, want %s", s.ID, want)
 	}
-	if s.Name != "build-and-test" || s.Gate.Decision != codegen.GateAccepted {
+	if s.Name != "build-and-test" || s.Gate.Decision != GateAccepted {
 		t.Errorf("skill name %q decision %q, want build-and-test accepted", s.Name, s.Gate.Decision)
 	}
-	if s.Gate.SourceReplay != (codegen.GateReplay{Compared: 2, Passed: 2}) || s.Gate.HeldoutReplay != (codegen.GateHeldout{Compared: 1, Passed: 1}) {
+	if s.Gate.SourceReplay != (GateReplay{Compared: 2, Passed: 2}) || s.Gate.HeldoutReplay != (GateHeldout{Compared: 1, Passed: 1}) {
 		t.Errorf("gate replay source %+v held-out %+v, want 2/2 and 1/1", s.Gate.SourceReplay, s.Gate.HeldoutReplay)
 	}
-	gate, err := codegen.GateJSON(s.Gate)
+	gate, err := GateJSON(s.Gate)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if problems := codegen.CheckSkill(s.Name, s.Markdown, gate); len(problems) > 0 {
+	if problems := Check(s.Name, s.Markdown, gate); len(problems) > 0 {
 		t.Errorf("CheckSkill(SKILL.md) = %v, want no problems", problems)
 	}
 	if !strings.Contains(string(s.Markdown), "name: \"build-and-test\"") {
@@ -100,14 +100,14 @@ func TestInduceRejected(t *testing.T) {
 		name    string
 		heldout []*trace.Trace
 		want    []string
-		heldRep codegen.GateHeldout
+		heldRep GateHeldout
 	}{
-		{"no held-out trace", nil, []string{codegen.CodeHeldoutMissing}, codegen.GateHeldout{}},
+		{"no held-out trace", nil, []string{CodeHeldoutMissing}, GateHeldout{}},
 		{"held-out of another procedure", []*trace.Trace{{ID: "other", Actions: []trace.Action{
 			{ID: "o1", Kind: trace.KindToolCall, Name: "p"}, {ID: "o2", Kind: trace.KindToolCall, Name: "q"}}}},
-			[]string{codegen.CodeHeldoutMissing}, codegen.GateHeldout{Unmatched: 1}},
+			[]string{CodeHeldoutMissing}, GateHeldout{Unmatched: 1}},
 		{"held-out drifts", []*trace.Trace{run("h1", "fix-3", 1, "", "")},
-			[]string{codegen.CodeHeldoutReplayFailed}, codegen.GateHeldout{Compared: 1}},
+			[]string{CodeHeldoutReplayFailed}, GateHeldout{Compared: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,7 +122,7 @@ func TestInduceRejected(t *testing.T) {
 			if diff := cmp.Diff(tt.want, codes(r.Reasons)); diff != "" {
 				t.Errorf("rejection codes (-want +got):\n%s", diff)
 			}
-			if r.Gate.Decision != codegen.GateRejected || r.Gate.HeldoutReplay != tt.heldRep {
+			if r.Gate.Decision != GateRejected || r.Gate.HeldoutReplay != tt.heldRep {
 				t.Errorf("gate decision %q held-out %+v, want rejected %+v", r.Gate.Decision, r.Gate.HeldoutReplay, tt.heldRep)
 			}
 			if r.CandidateID == "" || r.ID == "" || r.Name == "" {
@@ -147,8 +147,8 @@ func TestInduceUnsafeCandidate(t *testing.T) {
 		t.Fatalf("Induce = %d accepted, %d rejected; want only rejected", len(res.Accepted), len(res.Rejected))
 	}
 	for _, r := range res.Rejected {
-		if !slices.Contains(codes(r.Reasons), codegen.CodeCandidateRejected) {
-			t.Errorf("rejected skill %s codes %v, want %s among them", r.Name, codes(r.Reasons), codegen.CodeCandidateRejected)
+		if !slices.Contains(codes(r.Reasons), CodeCandidateRejected) {
+			t.Errorf("rejected skill %s codes %v, want %s among them", r.Name, codes(r.Reasons), CodeCandidateRejected)
 		}
 	}
 }
@@ -175,8 +175,8 @@ func TestInduceSingleTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Accepted) != 0 || len(res.Rejected) != 1 || !slices.Contains(codes(res.Rejected[0].Reasons), codegen.CodeHeldoutMissing) {
-		t.Errorf("Induce(one trace, no held-out) = %d accepted, %+v rejected; want rejected with %s", len(res.Accepted), res.Rejected, codegen.CodeHeldoutMissing)
+	if len(res.Accepted) != 0 || len(res.Rejected) != 1 || !slices.Contains(codes(res.Rejected[0].Reasons), CodeHeldoutMissing) {
+		t.Errorf("Induce(one trace, no held-out) = %d accepted, %+v rejected; want rejected with %s", len(res.Accepted), res.Rejected, CodeHeldoutMissing)
 	}
 }
 
@@ -194,8 +194,8 @@ func TestInduceExcludedHeldout(t *testing.T) {
 	if diff := cmp.Diff(want, res.Report.ExcludedTraces); diff != "" {
 		t.Errorf("excluded traces (-want +got):\n%s", diff)
 	}
-	if len(res.Rejected) != 1 || !slices.Contains(codes(res.Rejected[0].Reasons), codegen.CodeHeldoutMissing) {
-		t.Errorf("rejected = %+v, want one skill rejected with %s", res.Rejected, codegen.CodeHeldoutMissing)
+	if len(res.Rejected) != 1 || !slices.Contains(codes(res.Rejected[0].Reasons), CodeHeldoutMissing) {
+		t.Errorf("rejected = %+v, want one skill rejected with %s", res.Rejected, CodeHeldoutMissing)
 	}
 }
 

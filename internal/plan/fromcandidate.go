@@ -1,31 +1,44 @@
 package plan
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
-// ShadowGateNode is the id of the final verify node FromBundle writes: the
-// bundle's shadow replay, the gate a candidate must pass to be promoted.
+// ShadowGateNode is the id of the final verify node FromCandidate writes:
+// the bundle's shadow replay, the gate a candidate must pass to be promoted.
 const ShadowGateNode = "shadow_gate"
 
-// ExtensionKey is the plan member under which FromBundle records where the
-// plan came from and what its placeholders mean. Members starting with
+// ExtensionKey is the plan member under which FromCandidate records where
+// the plan came from and what its placeholders mean. Members starting with
 // "x-" are extensions the schema allows and validation ignores.
 const ExtensionKey = "x-crystallize"
 
-// FromBundle reads the bundle in dir and returns its candidate as a task
-// plan, encoded as canonical JSON (sorted keys, see candidate.EncodeJSON).
+// Origin is the bundle a candidate lowered by FromCandidate comes from.
+// The plan package does not read bundles: the caller reads the bundle and
+// passes its candidate and these values, so a plan depends only on the
+// candidate format.
+type Origin struct {
+	// Dir is the bundle's directory, the argument of the shadow gate's
+	// "crystallize shadow DIR".
+	Dir string
+	// Manifest is the bundle's manifest file, named by an InvalidError.
+	Manifest string
+	// Title is the manifest's title, the plan's objective (the
+	// candidate's name when empty).
+	Title string
+	// Workflow is the name of the bundle's workflow.
+	Workflow string
+}
+
+// FromCandidate returns c, the candidate of the bundle o, as a task plan,
+// encoded as canonical JSON (sorted keys, see candidate.EncodeJSON).
 //
 // The lowering, step by step in the candidate's order:
 //
@@ -48,16 +61,8 @@ const ExtensionKey = "x-crystallize"
 // ids start with the zero-padded step index so that the sorted JSON keeps
 // the nodes in step order. The parameters and the placeholder syntax are
 // documented under ExtensionKey.
-func FromBundle(dir string) ([]byte, error) {
-	b, err := bundle.Read(dir)
-	if err != nil {
-		return nil, err
-	}
-	c, err := readCandidate(dir, b.Manifest.CandidateID)
-	if err != nil {
-		return nil, err
-	}
-	doc := fromCandidate(c, b.Manifest, dir)
+func FromCandidate(c *candidate.Candidate, o Origin) ([]byte, error) {
+	doc := fromCandidate(c, o)
 	data, err := candidate.EncodeJSON(doc)
 	if err != nil {
 		return nil, fmt.Errorf("encoding task plan: %w", err)
@@ -72,38 +77,13 @@ func FromBundle(dir string) ([]byte, error) {
 	if !v.Valid {
 		// A lowering bug, not bad input: report it with the whole
 		// validation rather than write a plan nothing can run.
-		return nil, &InvalidError{File: filepath.Join(dir, bundle.ManifestFile), Validation: v}
+		return nil, &InvalidError{File: o.Manifest, Validation: v}
 	}
 	return data, nil
 }
 
-// readCandidate returns the candidate with the given id from the bundle's
-// report.json, numbers decoded as json.Number so constants keep their
-// spelling.
-func readCandidate(dir, id string) (*candidate.Candidate, error) {
-	file := filepath.Join(dir, bundle.ReportFile)
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("reading bundle: %w", err)
-	}
-	var r candidate.Report
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	for _, list := range [][]candidate.Candidate{r.Candidates, r.RejectedCandidates} {
-		for i := range list {
-			if list[i].ID == id {
-				return &list[i], nil
-			}
-		}
-	}
-	return nil, fmt.Errorf("%s: no candidate %q (the manifest's candidate_id)", file, id)
-}
-
-// fromCandidate lowers c to a plan document (see FromBundle).
-func fromCandidate(c *candidate.Candidate, m *bundle.Manifest, dir string) map[string]any {
+// fromCandidate lowers c to a plan document (see FromCandidate).
+func fromCandidate(c *candidate.Candidate, o Origin) map[string]any {
 	width := 2
 	for _, s := range c.Steps {
 		width = max(width, len(strconv.Itoa(s.Index)))
@@ -169,7 +149,7 @@ func fromCandidate(c *candidate.Candidate, m *bundle.Manifest, dir string) map[s
 		"kind":    "verify",
 		"purpose": "the bundle's shadow gate: every source example and held-out trace replays",
 		"verify": map[string]any{
-			"command":       "crystallize shadow " + filepath.ToSlash(dir),
+			"command":       "crystallize shadow " + filepath.ToSlash(o.Dir),
 			"expect_status": 0,
 			"expect_text":   "pass=true",
 		},
@@ -196,7 +176,7 @@ func fromCandidate(c *candidate.Candidate, m *bundle.Manifest, dir string) map[s
 			"examples":    p.Examples,
 		})
 	}
-	objective := m.Title
+	objective := o.Title
 	if objective == "" {
 		objective = c.Name
 	}
@@ -213,7 +193,7 @@ func fromCandidate(c *candidate.Candidate, m *bundle.Manifest, dir string) map[s
 		"verification": map[string]any{"primary": ShadowGateNode},
 		ExtensionKey: map[string]any{
 			"candidate_id": c.ID,
-			"workflow":     m.Workflow.Name,
+			"workflow":     o.Workflow,
 			"parameters":   params,
 			"source_steps": sources,
 			"args": "deterministic_command args are KEY=VALUE: a constant is its value, " +
@@ -239,7 +219,7 @@ func gateNode(s candidate.Step, ap candidate.ApprovalPoint) map[string]any {
 	}
 }
 
-// args renders a step's arguments as "KEY=VALUE" strings (see FromBundle).
+// args renders a step's arguments as "KEY=VALUE" strings (see FromCandidate).
 func args(in []candidate.Argument) []string {
 	out := []string{}
 	for _, a := range in {

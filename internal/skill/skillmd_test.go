@@ -1,8 +1,9 @@
-package codegen
+package skill
 
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,13 +13,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
-// skillCase is the input of a skill golden test, testdata/skill/NAME.json:
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// skillCase is the input of a skill golden test, testdata/skillmd/NAME.json:
 // options, the gate's trace results and a candidate. The outputs are
-// testdata/skill/NAME.SKILL.md and NAME.gate.json, which the input glob
+// testdata/skillmd/NAME.SKILL.md and NAME.gate.json, which the input glob
 // skips.
 type skillCase struct {
 	Options struct {
@@ -29,7 +35,7 @@ type skillCase struct {
 	Candidate  *candidate.Candidate `json:"candidate"`
 }
 
-func readSkillCase(t *testing.T, path string) (skillCase, Options) {
+func readSkillCase(t *testing.T, path string) (skillCase, codegen.Options) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -42,7 +48,7 @@ func readSkillCase(t *testing.T, path string) (skillCase, Options) {
 	if err := dec.Decode(&sc); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	return sc, Options{PackageName: sc.Options.PackageName, WorkflowName: sc.Options.WorkflowName}
+	return sc, codegen.Options{PackageName: sc.Options.PackageName, WorkflowName: sc.Options.WorkflowName}
 }
 
 // golden compares got with the file at path, or rewrites it with -update.
@@ -64,7 +70,7 @@ func golden(t *testing.T, path string, got []byte) {
 }
 
 func TestSkillGolden(t *testing.T) {
-	inputs, err := filepath.Glob("testdata/skill/*.json")
+	inputs, err := filepath.Glob("testdata/skillmd/*.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +85,8 @@ func TestSkillGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			sc, opts := readSkillCase(t, in)
 			c := sc.Candidate
-			g := NewSkillGate(c, opts, sc.GateTraces)
-			md, err := Skill(c, g, opts)
+			g := NewGate(c, opts, sc.GateTraces)
+			md, err := Render(c, g, opts)
 			if err != nil {
 				t.Fatalf("Skill: %v", err)
 			}
@@ -88,32 +94,24 @@ func TestSkillGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("GateJSON: %v", err)
 			}
-			golden(t, filepath.Join("testdata", "skill", name+".SKILL.md"), md)
-			golden(t, filepath.Join("testdata", "skill", name+".gate.json"), gate)
+			golden(t, filepath.Join("testdata", "skillmd", name+".SKILL.md"), md)
+			golden(t, filepath.Join("testdata", "skillmd", name+".gate.json"), gate)
 
 			// A generated SKILL.md passes every specification check; the
 			// only finding, for a rejected gate, is the rejection.
 			var want []string
 			if !g.Accepted() {
-				want = []string{CodeSkillGateRejected}
+				want = []string{CodeGateRejected}
 			}
-			dir := filepath.Join("skill", SkillName(c))
-			if diff := cmp.Diff(want, codes(CheckSkill(dir, md, gate))); diff != "" {
-				t.Errorf("CheckSkill codes (-want +got):\n%s\n%v", diff, CheckSkill(dir, md, gate))
+			dir := filepath.Join("skill", codegen.SkillName(c))
+			if diff := cmp.Diff(want, codes(Check(dir, md, gate))); diff != "" {
+				t.Errorf("Check codes (-want +got):\n%s\n%v", diff, Check(dir, md, gate))
 			}
-			if diff := cmp.Diff(want, codes(CheckSkill(dir, md, nil))); diff != "" {
-				t.Errorf("CheckSkill without gate codes (-want +got):\n%s", diff)
+			if diff := cmp.Diff(want, codes(Check(dir, md, nil))); diff != "" {
+				t.Errorf("Check without gate codes (-want +got):\n%s", diff)
 			}
 		})
 	}
-}
-
-func codes(probs []candidate.Problem) []string {
-	var out []string
-	for _, p := range probs {
-		out = append(out, p.Code)
-	}
-	return out
 }
 
 // TestSkillGoldenDecisions pins which golden case is accepted, so that a
@@ -122,9 +120,9 @@ func codes(probs []candidate.Problem) []string {
 func TestSkillGoldenDecisions(t *testing.T) {
 	want := map[string]string{"accepted": GateAccepted, "hostile": GateAccepted, "rejected": GateRejected}
 	for name, decision := range want {
-		sc, opts := readSkillCase(t, filepath.Join("testdata", "skill", name+".json"))
-		if g := NewSkillGate(sc.Candidate, opts, sc.GateTraces); g.Decision != decision {
-			t.Errorf("NewSkillGate(%s).Decision = %q, want %q; reasons %v", name, g.Decision, decision, g.RejectionReasons)
+		sc, opts := readSkillCase(t, filepath.Join("testdata", "skillmd", name+".json"))
+		if g := NewGate(sc.Candidate, opts, sc.GateTraces); g.Decision != decision {
+			t.Errorf("NewGate(%s).Decision = %q, want %q; reasons %v", name, g.Decision, decision, g.RejectionReasons)
 		}
 	}
 }
@@ -150,12 +148,12 @@ func TestSkillName(t *testing.T) {
 		{&candidate.Candidate{Name: strings.Repeat("a", 63) + "_bcd"}, strings.Repeat("a", 63)},
 	}
 	for _, tt := range tests {
-		got := SkillName(tt.c)
+		got := codegen.SkillName(tt.c)
 		if got != tt.want {
-			t.Errorf("SkillName(%+v) = %q, want %q", tt.c, got, tt.want)
+			t.Errorf("codegen.SkillName(%+v) = %q, want %q", tt.c, got, tt.want)
 		}
-		if !skillNamePattern.MatchString(got) || len(got) > MaxSkillNameLen {
-			t.Errorf("SkillName(%+v) = %q, which is not a valid skill name", tt.c, got)
+		if !skillNamePattern.MatchString(got) || len(got) > codegen.MaxSkillNameLen {
+			t.Errorf("codegen.SkillName(%+v) = %q, which is not a valid skill name", tt.c, got)
 		}
 	}
 }
@@ -164,19 +162,19 @@ func TestSkillID(t *testing.T) {
 	// The value is sha256("candidate_92144cef9e215de6:release_package_maintenance"),
 	// pinned so that a change to the formula shows.
 	const want = "skill_c994ea048aa1fc7e"
-	if got := SkillID("candidate_92144cef9e215de6", "release_package_maintenance"); got != want {
+	if got := codegen.SkillID("candidate_92144cef9e215de6", "release_package_maintenance"); got != want {
 		t.Errorf("SkillID = %q, want %q", got, want)
 	}
-	if regexp.MustCompile(`^skill_[0-9a-f]{16}$`).FindString(SkillID("", "")) == "" {
-		t.Errorf("SkillID(\"\", \"\") = %q, want skill_ and 16 hex digits", SkillID("", ""))
+	if regexp.MustCompile(`^skill_[0-9a-f]{16}$`).FindString(codegen.SkillID("", "")) == "" {
+		t.Errorf("codegen.SkillID(\"\", \"\") = %q, want skill_ and 16 hex digits", codegen.SkillID("", ""))
 	}
 }
 
 func TestNewSkillGate(t *testing.T) {
 	safe := &candidate.Candidate{ID: "c1", Name: "flow"}
 	unsafe := &candidate.Candidate{ID: "c2", Name: "flow", RejectionReasons: []candidate.Problem{{Code: "divergent_side_effects"}}}
-	src := GateTrace{TraceID: "s", Role: RoleSource, Status: TracePassed}
-	held := GateTrace{TraceID: "h", Role: RoleHeldout, Status: TracePassed}
+	src := GateTrace{TraceID: "s", Role: RoleSource, Status: candidate.StatusPass}
+	held := GateTrace{TraceID: "h", Role: RoleHeldout, Status: candidate.StatusPass}
 	tests := []struct {
 		name   string
 		c      *candidate.Candidate
@@ -184,11 +182,11 @@ func TestNewSkillGate(t *testing.T) {
 		want   []string // rejection codes; none means accepted
 	}{
 		{"accepted", safe, []GateTrace{held, src}, nil},
-		{"unmatched heldout does not reject", safe, []GateTrace{src, held, {TraceID: "u", Role: RoleHeldout, Status: TraceUnmatched}}, nil},
+		{"unmatched heldout does not reject", safe, []GateTrace{src, held, {TraceID: "u", Role: RoleHeldout, Status: candidate.StatusUnmatched}}, nil},
 		{"no heldout", safe, []GateTrace{src}, []string{CodeHeldoutMissing}},
-		{"only unmatched heldout", safe, []GateTrace{src, {TraceID: "u", Role: RoleHeldout, Status: TraceUnmatched}}, []string{CodeHeldoutMissing}},
-		{"heldout drift", safe, []GateTrace{src, held, {TraceID: "d", Role: RoleHeldout, Status: TraceFailed}}, []string{CodeHeldoutReplayFailed}},
-		{"source fails", safe, []GateTrace{{TraceID: "s", Role: RoleSource, Status: TraceFailed}, held}, []string{CodeSourceReplayFailed}},
+		{"only unmatched heldout", safe, []GateTrace{src, {TraceID: "u", Role: RoleHeldout, Status: candidate.StatusUnmatched}}, []string{CodeHeldoutMissing}},
+		{"heldout drift", safe, []GateTrace{src, held, {TraceID: "d", Role: RoleHeldout, Status: candidate.StatusFail}}, []string{CodeHeldoutReplayFailed}},
+		{"source fails", safe, []GateTrace{{TraceID: "s", Role: RoleSource, Status: candidate.StatusFail}, held}, []string{CodeSourceReplayFailed}},
 		{"no source", safe, []GateTrace{held}, []string{CodeSourceReplayMissing}},
 		{"unsafe candidate", unsafe, []GateTrace{src, held}, []string{CodeCandidateRejected}},
 		{"bad role", safe, []GateTrace{src, held, {TraceID: "x", Role: "sibling"}}, []string{CodeGateTraceInvalid}},
@@ -196,7 +194,7 @@ func TestNewSkillGate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := NewSkillGate(tt.c, Options{}, tt.traces)
+			g := NewGate(tt.c, codegen.Options{}, tt.traces)
 			if diff := cmp.Diff(tt.want, codes(g.RejectionReasons)); diff != "" {
 				t.Errorf("rejection codes (-want +got):\n%s", diff)
 			}
@@ -213,11 +211,11 @@ func TestNewSkillGate(t *testing.T) {
 
 func TestSkillGateTally(t *testing.T) {
 	c := &candidate.Candidate{ID: "c", Name: "flow"}
-	g := NewSkillGate(c, Options{WorkflowName: "Other Name"}, []GateTrace{
-		{TraceID: "h2", Role: RoleHeldout, Status: TraceUnmatched},
-		{TraceID: "h1", Role: RoleHeldout, Status: TraceFailed},
-		{TraceID: "s1", Role: RoleSource, Status: TracePassed},
-		{TraceID: "h0", Role: RoleHeldout, Status: TracePassed},
+	g := NewGate(c, codegen.Options{WorkflowName: "Other Name"}, []GateTrace{
+		{TraceID: "h2", Role: RoleHeldout, Status: candidate.StatusUnmatched},
+		{TraceID: "h1", Role: RoleHeldout, Status: candidate.StatusFail},
+		{TraceID: "s1", Role: RoleSource, Status: candidate.StatusPass},
+		{TraceID: "h0", Role: RoleHeldout, Status: candidate.StatusPass},
 	})
 	if g.SourceReplay != (GateReplay{Compared: 1, Passed: 1}) || g.HeldoutReplay != (GateHeldout{Compared: 2, Passed: 1, Unmatched: 1}) {
 		t.Errorf("tallies = %+v %+v", g.SourceReplay, g.HeldoutReplay)
@@ -229,52 +227,52 @@ func TestSkillGateTally(t *testing.T) {
 	if diff := cmp.Diff([]string{"s1", "h0", "h1", "h2"}, order); diff != "" {
 		t.Errorf("compared trace order (-want +got):\n%s", diff)
 	}
-	if want := SkillID("c", "other_name"); g.SkillID != want {
+	if want := codegen.SkillID("c", "other_name"); g.SkillID != want {
 		t.Errorf("SkillID = %q, want %q (the workflow name from the options)", g.SkillID, want)
 	}
 }
 
 func TestSkillGateMismatch(t *testing.T) {
 	c := &candidate.Candidate{ID: "c1", Name: "flow"}
-	good := NewSkillGate(c, Options{}, nil)
+	good := NewGate(c, codegen.Options{}, nil)
 	tests := []struct {
 		name string
-		gate func(g SkillGate) SkillGate
+		gate func(g Gate) Gate
 		want string
 	}{
-		{"candidate", func(g SkillGate) SkillGate { g.WorkflowCandidateID = "c2"; return g },
+		{"candidate", func(g Gate) Gate { g.WorkflowCandidateID = "c2"; return g },
 			`skill for candidate c1: gate is for candidate "c2", not "c1"`},
-		{"skill id", func(g SkillGate) SkillGate { g.SkillID = "skill_x"; return g },
+		{"skill id", func(g Gate) Gate { g.SkillID = "skill_x"; return g },
 			`skill for candidate c1: gate skill id "skill_x", want "` + good.SkillID + `"`},
-		{"skill name", func(g SkillGate) SkillGate { g.SkillName = "other"; return g },
+		{"skill name", func(g Gate) Gate { g.SkillName = "other"; return g },
 			`skill for candidate c1: gate skill name "other", want "flow"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Skill(c, tt.gate(good), Options{})
+			_, err := Render(c, tt.gate(good), codegen.Options{})
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("Skill error = %v, want %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := Skill(nil, good, Options{}); err == nil || err.Error() != "no candidate" {
-		t.Errorf("Skill(nil) error = %v, want \"no candidate\"", err)
+	if _, err := Render(nil, good, codegen.Options{}); err == nil || err.Error() != "no candidate" {
+		t.Errorf("Render(nil) error = %v, want \"no candidate\"", err)
 	}
 }
 
 // TestSkillLicense covers the license key, which Skill leaves out until
-// Options has a license.
+// codegen.Options has a license.
 func TestSkillLicense(t *testing.T) {
 	c := &candidate.Candidate{ID: "c1", Name: "flow"}
-	g := NewSkillGate(c, Options{}, nil)
-	md, err := renderSkill(c, g, Options{}, "Apache-2.0\n")
+	g := NewGate(c, codegen.Options{}, nil)
+	md, err := renderSkill(c, g, codegen.Options{}, "Apache-2.0\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(md), "\nlicense: \"Apache-2.0\"\n") {
 		t.Errorf("renderSkill with a license lacks it:\n%s", md)
 	}
-	md, err = Skill(c, g, Options{})
+	md, err = Render(c, g, codegen.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,14 +293,14 @@ func TestSkillLimits(t *testing.T) {
 		params = append(params, candidate.Parameter{Name: "p" + strings.Repeat("q", i)})
 	}
 	c := &candidate.Candidate{ID: "c", Name: long, Steps: steps, Parameters: params, Capabilities: []string{long}}
-	g := NewSkillGate(c, Options{}, []GateTrace{{TraceID: "s", Role: RoleSource, Status: TracePassed}, {TraceID: "h", Role: RoleHeldout, Status: TracePassed}})
-	md, err := Skill(c, g, Options{})
+	g := NewGate(c, codegen.Options{}, []GateTrace{{TraceID: "s", Role: RoleSource, Status: candidate.StatusPass}, {TraceID: "h", Role: RoleHeldout, Status: candidate.StatusPass}})
+	md, err := Render(c, g, codegen.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	gate, _ := GateJSON(g)
-	if probs := CheckSkill(SkillName(c), md, gate); len(probs) > 0 {
-		t.Errorf("CheckSkill = %v", probs)
+	if probs := Check(codegen.SkillName(c), md, gate); len(probs) > 0 {
+		t.Errorf("Check = %v", probs)
 	}
 	fm, err := parseFrontmatter(md)
 	if err != nil {
@@ -322,7 +320,7 @@ func TestSkillLimits(t *testing.T) {
 	}
 }
 
-// accepted is a SKILL.md and gate.json that pass CheckSkill; the broken
+// accepted is a SKILL.md and gate.json that pass Check; the broken
 // cases below each change one thing.
 const acceptedSkill = `---
 name: "flow"
@@ -342,8 +340,8 @@ const acceptedGate = `{"schema": "crystallize.skill.gate", "schema_version": 1, 
  "skill_name": "flow", "workflow_candidate_id": "c1", "decision": "accepted", "rejection_reasons": []}`
 
 func TestCheckSkill(t *testing.T) {
-	if probs := CheckSkill("skills/flow", []byte(acceptedSkill), []byte(acceptedGate)); len(probs) > 0 {
-		t.Fatalf("CheckSkill(accepted) = %v", probs)
+	if probs := Check("skills/flow", []byte(acceptedSkill), []byte(acceptedGate)); len(probs) > 0 {
+		t.Fatalf("Check(accepted) = %v", probs)
 	}
 	edit := func(old, new string) string {
 		if !strings.Contains(acceptedSkill, old) {
@@ -359,62 +357,72 @@ func TestCheckSkill(t *testing.T) {
 		want []candidate.Problem
 	}{
 		{"no frontmatter", "flow", "# flow\n", "-",
-			[]candidate.Problem{{Code: CodeSkillFrontmatter, Message: `line 1: no frontmatter: SKILL.md must start with a "---" line`}}},
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: `line 1: no frontmatter: SKILL.md must start with a "---" line`}}},
 		{"not closed", "flow", "---\nname: flow\n", "-",
-			[]candidate.Problem{{Code: CodeSkillFrontmatter, Message: `line 1: frontmatter is not closed by a "---" line`}}},
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: `line 1: frontmatter is not closed by a "---" line`}}},
 		{"plain value with colon", "flow", edit(`description: "Runs the flow procedure. Use it when a task asks for it."`, "description: Use when: always"), "-",
-			[]candidate.Problem{{Code: CodeSkillFrontmatter, Message: `line 3: a plain value cannot contain ": "; quote it`}}},
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: `line 3: mapping values are not allowed in this context`}}},
 		{"duplicate key", "flow", edit("allowed-tools", "name: \"flow\"\nallowed-tools"), "-",
-			[]candidate.Problem{{Code: CodeSkillFrontmatter, Message: `line 9: duplicate key "name"`}}},
-		{"alias", "flow", edit(`name: "flow"`, "name: *flow"), "-",
-			[]candidate.Problem{{Code: CodeSkillFrontmatter, Message: "line 2: anchors, aliases and tags are not supported"}}},
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: `line 9: duplicate key "name"`}}},
+		{"anchor", "flow", edit(`name: "flow"`, `name: &n "flow"`), "-",
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: "line 2: anchors, aliases and tags are not supported"}}},
+		{"alias", "flow", edit(`allowed-tools: "a.b"`, `allowed-tools: &t "a.b"`+"\nx: *t"), "-",
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: "line 9: anchors, aliases and tags are not supported"}}},
+		{"undefined alias", "flow", edit(`name: "flow"`, "name: *flow"), "-",
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: "unknown anchor 'flow' referenced"}}},
+		{"tag", "flow", edit(`name: "flow"`, `name: !!str flow`), "-",
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: "line 2: anchors, aliases and tags are not supported"}}},
+		{"complex key", "flow", edit(`allowed-tools: "a.b"`, "? [a, b]\n: c"), "-",
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: "line 9: complex keys are not supported"}}},
+		{"tab indentation", "flow", edit(`  skill_id: "skill_1"`, "\tskill_id: \"skill_1\""), "-",
+			[]candidate.Problem{{Code: CodeFrontmatter, Message: "line 7: found character that cannot start any token"}}},
 		{"unknown key", "flow", edit("allowed-tools", "when_to_use: \"x\"\nallowed-tools"), "-",
-			[]candidate.Problem{{Code: CodeSkillUnknownKey, Path: "when_to_use", Message: `line 9: unknown top-level key "when_to_use"; the specification allows name, description, license, compatibility, metadata and allowed-tools (put other fields under metadata)`}}},
+			[]candidate.Problem{{Code: CodeUnknownKey, Path: "when_to_use", Message: `line 9: unknown top-level key "when_to_use"; the specification allows name, description, license, compatibility, metadata and allowed-tools (put other fields under metadata)`}}},
 		{"name pattern", "Flow_1", edit(`name: "flow"`, `name: "Flow_1"`), "-",
-			[]candidate.Problem{{Code: CodeSkillName, Path: "name", Message: `line 2: name "Flow_1" is not lowercase letters and digits in groups joined by single hyphens`}}},
+			[]candidate.Problem{{Code: CodeName, Path: "name", Message: `line 2: name "Flow_1" is not lowercase letters and digits in groups joined by single hyphens`}}},
 		{"name double hyphen", "a--b", edit(`name: "flow"`, `name: a--b`), "-",
-			[]candidate.Problem{{Code: CodeSkillName, Path: "name", Message: `line 2: name "a--b" is not lowercase letters and digits in groups joined by single hyphens`}}},
+			[]candidate.Problem{{Code: CodeName, Path: "name", Message: `line 2: name "a--b" is not lowercase letters and digits in groups joined by single hyphens`}}},
 		{"name too long", "", edit(`name: "flow"`, "name: "+strings.Repeat("a", 65)), "-",
-			[]candidate.Problem{{Code: CodeSkillName, Path: "name", Message: "line 2: name has 65 characters; at most 64 are allowed"}}},
+			[]candidate.Problem{{Code: CodeName, Path: "name", Message: "line 2: name has 65 characters; at most 64 are allowed"}}},
 		{"name number", "", edit(`name: "flow"`, "name: 42"), "-",
-			[]candidate.Problem{{Code: CodeSkillName, Path: "name", Message: "line 2: name is a number, not a string"}}},
+			[]candidate.Problem{{Code: CodeName, Path: "name", Message: "line 2: name is a number, not a string"}}},
 		{"name missing", "", strings.Replace(acceptedSkill, "name: \"flow\"\n", "", 1), "-",
-			[]candidate.Problem{{Code: CodeSkillName, Path: "name", Message: "missing name"}}},
+			[]candidate.Problem{{Code: CodeName, Path: "name", Message: "missing name"}}},
 		{"name dir mismatch", "skills/other", acceptedSkill, "-",
-			[]candidate.Problem{{Code: CodeSkillNameDirMismatch, Path: "name", Message: `name "flow" differs from its directory "other"`}}},
+			[]candidate.Problem{{Code: CodeNameDirMismatch, Path: "name", Message: `name "flow" differs from its directory "other"`}}},
 		{"description empty", "flow", edit(`description: "Runs the flow procedure. Use it when a task asks for it."`, `description: ""`), "-",
-			[]candidate.Problem{{Code: CodeSkillDescription, Path: "description", Message: "line 3: description is empty"}}},
+			[]candidate.Problem{{Code: CodeDescription, Path: "description", Message: "line 3: description is empty"}}},
 		{"description too long", "flow", edit(`description: "Runs the flow procedure. Use it when a task asks for it."`, "description: >\n  "+strings.Repeat("é", 1025)), "-",
-			[]candidate.Problem{{Code: CodeSkillDescription, Path: "description", Message: "line 3: description has 1026 characters; at most 1024 are allowed"}}},
+			[]candidate.Problem{{Code: CodeDescription, Path: "description", Message: "line 3: description has 1026 characters; at most 1024 are allowed"}}},
 		{"description list", "flow", edit(`description: "Runs the flow procedure. Use it when a task asks for it."`, "description:\n  - a\n  - b"), "-",
-			[]candidate.Problem{{Code: CodeSkillDescription, Path: "description", Message: "line 3: description is a sequence, not a string"}}},
+			[]candidate.Problem{{Code: CodeDescription, Path: "description", Message: "line 3: description is a sequence, not a string"}}},
 		{"compatibility too long", "flow", edit(`compatibility: "crystallize workflow runtime; tools: a.b"`, "compatibility: '"+strings.Repeat("x", 501)+"'"), "-",
-			[]candidate.Problem{{Code: CodeSkillCompatibility, Path: "compatibility", Message: "line 4: compatibility has 501 characters; it must have 1 to 500"}}},
+			[]candidate.Problem{{Code: CodeCompatibility, Path: "compatibility", Message: "line 4: compatibility has 501 characters; it must have 1 to 500"}}},
 		{"license not string", "flow", edit("allowed-tools", "license: true\nallowed-tools"), "-",
-			[]candidate.Problem{{Code: CodeSkillFrontmatter, Path: "license", Message: "line 9: license is a boolean, not a string"}}},
+			[]candidate.Problem{{Code: CodeFrontmatter, Path: "license", Message: "line 9: license is a boolean, not a string"}}},
 		{"allowed-tools list", "flow", edit(`allowed-tools: "a.b"`, "allowed-tools: [a.b, c]"), "-",
-			[]candidate.Problem{{Code: CodeSkillAllowedTools, Path: "allowed-tools", Message: "line 9: allowed-tools is a sequence; it must be one space-separated string"}}},
+			[]candidate.Problem{{Code: CodeAllowedTools, Path: "allowed-tools", Message: "line 9: allowed-tools is a sequence; it must be one space-separated string"}}},
 		{"metadata number", "flow", edit(`  skill_id: "skill_1"`, "  skill_id: \"skill_1\"\n  version: 1.0"), "-",
-			[]candidate.Problem{{Code: CodeSkillMetadata, Path: "metadata.version", Message: `line 8: metadata value "version" is a number, not a string (quote it)`}}},
+			[]candidate.Problem{{Code: CodeMetadata, Path: "metadata.version", Message: `line 8: metadata value "version" is a number, not a string (quote it)`}}},
 		{"metadata nested", "flow", edit(`  skill_id: "skill_1"`, "  skill_id: \"skill_1\"\n  paths:\n    - a"), "-",
-			[]candidate.Problem{{Code: CodeSkillMetadata, Path: "metadata.paths", Message: `line 8: metadata value "paths" is a sequence, not a string (quote it)`}}},
+			[]candidate.Problem{{Code: CodeMetadata, Path: "metadata.paths", Message: `line 8: metadata value "paths" is a sequence, not a string (quote it)`}}},
 		{"metadata scalar", "flow", "---\nname: flow\ndescription: d\nmetadata: x\n---\n", "-",
-			[]candidate.Problem{{Code: CodeSkillMetadata, Path: "metadata", Message: "line 4: metadata is a string, not a mapping"}}},
+			[]candidate.Problem{{Code: CodeMetadata, Path: "metadata", Message: "line 4: metadata is a string, not a mapping"}}},
 		{"gate other skill id", "flow", acceptedSkill, strings.Replace(acceptedGate, `"skill_id": "skill_1"`, `"skill_id": "skill_2"`, 1),
-			[]candidate.Problem{{Code: CodeSkillGateMismatch, Path: "metadata.skill_id", Message: `SKILL.md metadata.skill_id is "skill_1" but gate.json skill_id is "skill_2"`}}},
+			[]candidate.Problem{{Code: CodeGateMismatch, Path: "metadata.skill_id", Message: `SKILL.md metadata.skill_id is "skill_1" but gate.json skill_id is "skill_2"`}}},
 		{"gate other candidate", "flow", acceptedSkill, strings.Replace(acceptedGate, `"workflow_candidate_id": "c1"`, `"workflow_candidate_id": "c9"`, 1),
-			[]candidate.Problem{{Code: CodeSkillGateMismatch, Path: "metadata.workflow_candidate_id", Message: `SKILL.md metadata.workflow_candidate_id is "c1" but gate.json workflow_candidate_id is "c9"`}}},
+			[]candidate.Problem{{Code: CodeGateMismatch, Path: "metadata.workflow_candidate_id", Message: `SKILL.md metadata.workflow_candidate_id is "c1" but gate.json workflow_candidate_id is "c9"`}}},
 		{"gate not json", "flow", acceptedSkill, "{",
-			[]candidate.Problem{{Code: CodeSkillGateMismatch, Path: "gate.json", Message: "gate.json: unexpected end of JSON input"}}},
+			[]candidate.Problem{{Code: CodeGateMismatch, Path: "gate.json", Message: "gate.json: unexpected end of JSON input"}}},
 		{"gate schema", "flow", acceptedSkill, `{"schema": "x", "schema_version": 1}`,
-			[]candidate.Problem{{Code: CodeSkillGateMismatch, Path: "gate.json:$.schema", Message: `gate.json is "x" version 1, not "crystallize.skill.gate" version 1`}}},
+			[]candidate.Problem{{Code: CodeGateMismatch, Path: "gate.json:$.schema", Message: `gate.json is "x" version 1, not "crystallize.skill.gate" version 1`}}},
 		{"gate rejected", "flow", acceptedSkill, strings.Replace(acceptedGate, `"decision": "accepted"`, `"decision": "rejected"`, 1),
 			[]candidate.Problem{
-				{Code: CodeSkillGateMismatch, Path: "metadata.gate_decision", Message: `SKILL.md metadata.gate_decision is "accepted" but gate.json decision is "rejected"`},
-				{Code: CodeSkillGateRejected, Path: "gate.json:$.decision", Message: `gate.json decision is "rejected" with 0 rejection reasons; only accepted skills ship`},
+				{Code: CodeGateMismatch, Path: "metadata.gate_decision", Message: `SKILL.md metadata.gate_decision is "accepted" but gate.json decision is "rejected"`},
+				{Code: CodeGateRejected, Path: "gate.json:$.decision", Message: `gate.json decision is "rejected" with 0 rejection reasons; only accepted skills ship`},
 			}},
 		{"metadata rejected", "flow", edit(`gate_decision: "accepted"`, `gate_decision: "rejected"`), "-",
-			[]candidate.Problem{{Code: CodeSkillGateRejected, Path: "metadata.gate_decision", Message: `the skill's replay gate decision is "rejected", not "accepted"`}}},
+			[]candidate.Problem{{Code: CodeGateRejected, Path: "metadata.gate_decision", Message: `the skill's replay gate decision is "rejected", not "accepted"`}}},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
@@ -423,17 +431,17 @@ func TestCheckSkill(t *testing.T) {
 			if tt.gate != "-" {
 				gate = []byte(tt.gate)
 			}
-			got := CheckSkill(tt.dir, []byte(tt.src), gate)
+			got := Check(tt.dir, []byte(tt.src), gate)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("CheckSkill (-want +got):\n%s\nsource:\n%s", diff, tt.src)
+				t.Errorf("Check (-want +got):\n%s\nsource:\n%s", diff, tt.src)
 			}
 		})
 		for _, p := range tt.want {
 			seen[p.Code] = true
 		}
 	}
-	for _, code := range []string{CodeSkillFrontmatter, CodeSkillUnknownKey, CodeSkillName, CodeSkillNameDirMismatch,
-		CodeSkillDescription, CodeSkillCompatibility, CodeSkillAllowedTools, CodeSkillMetadata, CodeSkillGateMismatch, CodeSkillGateRejected} {
+	for _, code := range []string{CodeFrontmatter, CodeUnknownKey, CodeName, CodeNameDirMismatch,
+		CodeDescription, CodeCompatibility, CodeAllowedTools, CodeMetadata, CodeGateMismatch, CodeGateRejected} {
 		if !seen[code] {
 			t.Errorf("no broken case for code %s", code)
 		}
@@ -486,6 +494,8 @@ func TestFrontmatterSubset(t *testing.T) {
 		"metadata.quoted key": "string:a\tbéA🚀\\\"",
 		"metadata.plain":      "string:continues on the next line",
 		"metadata.flow":       "mapping:",
+		"metadata.flow.a":     "number:1",
+		"metadata.flow.b":     "number:2",
 		"metadata.nothing":    "null:",
 		"allowed-tools":       "string:Read Grep",
 	}
@@ -503,13 +513,14 @@ func TestYAMLQuoteRoundTrip(t *testing.T) {
 		if strings.ContainsAny(q, "\n\r") {
 			t.Errorf("yamlQuote(%q) = %q spans lines", s, q)
 		}
-		got, n, err := quoted(q)
-		if err != nil || n != len(q) {
-			t.Errorf("quoted(yamlQuote(%q)) = %q, %d, %v; want the whole literal back", s, got, n, err)
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte("k: "+q), &doc); err != nil || len(doc.Content) == 0 || len(doc.Content[0].Content) != 2 {
+			t.Errorf("yaml.Unmarshal(k: yamlQuote(%q)) = %v; want one key back", s, err)
 			continue
 		}
+		got := doc.Content[0].Content[1].Value
 		if want := string([]rune(s)); got != want {
-			t.Errorf("quoted(yamlQuote(%q)) = %q, want %q", s, got, want)
+			t.Errorf("yaml reads yamlQuote(%q) as %q, want %q", s, got, want)
 		}
 	}
 }
@@ -589,15 +600,15 @@ func FuzzSkill(f *testing.F) {
 			Capabilities: []string{key, value},
 			Warnings:     []candidate.Problem{{Code: key, Message: value, Step: 1}},
 		}
-		opts := Options{PackageName: pkg, WorkflowName: key}
-		g := NewSkillGate(c, opts, []GateTrace{
-			{TraceID: name, SourceHash: value, Role: RoleSource, Status: TracePassed},
-			{TraceID: value, SourceHash: key, Role: RoleHeldout, Status: TracePassed},
+		opts := codegen.Options{PackageName: pkg, WorkflowName: key}
+		g := NewGate(c, opts, []GateTrace{
+			{TraceID: name, SourceHash: value, Role: RoleSource, Status: candidate.StatusPass},
+			{TraceID: value, SourceHash: key, Role: RoleHeldout, Status: candidate.StatusPass},
 		})
 		if !g.Accepted() {
 			t.Fatalf("gate rejected: %v", g.RejectionReasons)
 		}
-		md, err := Skill(c, g, opts)
+		md, err := Render(c, g, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -605,12 +616,12 @@ func FuzzSkill(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sn := SkillName(c)
-		if !skillNamePattern.MatchString(sn) || len(sn) > MaxSkillNameLen {
-			t.Fatalf("SkillName(%q) = %q", name, sn)
+		sn := codegen.SkillName(c)
+		if !skillNamePattern.MatchString(sn) || len(sn) > codegen.MaxSkillNameLen {
+			t.Fatalf("codegen.SkillName(%q) = %q", name, sn)
 		}
-		if probs := CheckSkill("skill/"+sn, md, gate); len(probs) > 0 {
-			t.Fatalf("CheckSkill = %v\n%s", probs, md)
+		if probs := Check("skill/"+sn, md, gate); len(probs) > 0 {
+			t.Fatalf("Check = %v\n%s", probs, md)
 		}
 		// The frontmatter reads back as written: no text can end a
 		// scalar early or add a key.

@@ -1,47 +1,18 @@
 package plan
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
-// writeBundle writes the two files FromBundle reads, candidate.json and
-// report.json, for c: a release-like bundle without fixtures.
-func writeBundle(t *testing.T, c candidate.Candidate) string {
-	t.Helper()
-	dir := t.TempDir()
-	m := map[string]any{
-		"schema":         bundle.Schema,
-		"schema_version": bundle.SchemaVersion,
-		"kind":           bundle.KindCandidate,
-		"candidate_id":   c.ID,
-		"title":          "Cut a release",
-		"workflow":       map[string]any{"path": "workflow.star", "name": "cut_release"},
-	}
-	r := candidate.Report{Version: 1, Candidates: []candidate.Candidate{c}}
-	for name, v := range map[string]any{bundle.ManifestFile: m, bundle.ReportFile: r} {
-		data, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+// releaseOrigin is the bundle the test candidates come from.
+var releaseOrigin = Origin{Dir: "bundle", Manifest: "bundle/candidate.json", Title: "Cut a release", Workflow: "cut_release"}
 
 // releaseCandidate is the shape mining gives release traces, with one step
 // of every lowering: deterministic tool calls with constant, parameter,
@@ -80,15 +51,21 @@ func releaseCandidate() candidate.Candidate {
 	}
 }
 
-func TestFromBundle(t *testing.T) {
-	dir := writeBundle(t, releaseCandidate())
-	data, err := FromBundle(dir)
+func TestFromCandidate(t *testing.T) {
+	c := releaseCandidate()
+	data, err := FromCandidate(&c, releaseOrigin)
 	if err != nil {
-		t.Fatalf("FromBundle: %v", err)
+		t.Fatalf("FromCandidate: %v", err)
 	}
 	p, err := Parse(data, "plan.json")
 	if err != nil {
-		t.Fatalf("Parse(FromBundle) = %v", err)
+		t.Fatalf("Parse(FromCandidate) = %v", err)
+	}
+	if got, want := p.Objective, releaseOrigin.Title; got != want {
+		t.Errorf("FromCandidate objective = %q, want %q (the origin's title)", got, want)
+	}
+	if !strings.Contains(string(data), `"workflow": "cut_release"`) {
+		t.Errorf("FromCandidate does not record the origin's workflow:\n%s", data)
 	}
 	type node struct {
 		ID, Kind  string
@@ -114,7 +91,7 @@ func TestFromBundle(t *testing.T) {
 		{ID: ShadowGateNode, Kind: "verify"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("FromBundle nodes (-want +got):\n%s", diff)
+		t.Errorf("FromCandidate nodes (-want +got):\n%s", diff)
 	}
 	var chain []string
 	for _, e := range p.Edges {
@@ -129,48 +106,48 @@ func TestFromBundle(t *testing.T) {
 		"s05_step_github_release>shadow_gate",
 	}
 	if diff := cmp.Diff(wantChain, chain); diff != "" {
-		t.Errorf("FromBundle edges (-want +got):\n%s", diff)
+		t.Errorf("FromCandidate edges (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]any{"git.tag", "github.release", "notes.edit"}, p.Capabilities["tools"]); diff != "" {
-		t.Errorf("FromBundle capabilities.tools (-want +got):\n%s", diff)
+		t.Errorf("FromCandidate capabilities.tools (-want +got):\n%s", diff)
 	}
 	if got, want := p.Capabilities["side_effect_level"], "external"; got != want {
-		t.Errorf("FromBundle side_effect_level = %v, want %v", got, want)
+		t.Errorf("FromCandidate side_effect_level = %v, want %v", got, want)
 	}
-	if got := p.Node(ShadowGateNode).Verify["command"]; got != "crystallize shadow "+filepath.ToSlash(dir) {
-		t.Errorf("FromBundle shadow gate command = %v", got)
+	if got := p.Node(ShadowGateNode).Verify["command"]; got != "crystallize shadow bundle" {
+		t.Errorf("FromCandidate shadow gate command = %v", got)
 	}
 	if got := p.Node("s04_step_notes_edit").AgentLoop["done_sentinel"]; got != "DONE" {
-		t.Errorf("FromBundle agent_loop.done_sentinel = %v, want DONE", got)
+		t.Errorf("FromCandidate agent_loop.done_sentinel = %v, want DONE", got)
 	}
 	if !strings.Contains(string(data), `"placeholder": "{{version}}"`) {
-		t.Errorf("FromBundle does not document the parameter placeholder:\n%s", data)
+		t.Errorf("FromCandidate does not document the parameter placeholder:\n%s", data)
 	}
-	again, err := FromBundle(dir)
+	again, err := FromCandidate(&c, releaseOrigin)
 	if err != nil || string(again) != string(data) {
-		t.Errorf("FromBundle is not deterministic: %v", err)
+		t.Errorf("FromCandidate is not deterministic: %v", err)
 	}
 	if _, err := Compile(p); err != nil {
-		t.Errorf("Compile(FromBundle) = %v", err)
+		t.Errorf("Compile(FromCandidate) = %v", err)
 	}
 }
 
-// TestFromBundleLong checks that a candidate longer than the default
+// TestFromCandidateLong checks that a candidate longer than the default
 // budgets still gives a plan that validates, its budgets raised to its
 // bounds.
-func TestFromBundleLong(t *testing.T) {
+func TestFromCandidateLong(t *testing.T) {
 	c := releaseCandidate()
 	c.Steps, c.ApprovalPoints = nil, nil
 	for i := 1; i <= 40; i++ {
 		c.Steps = append(c.Steps, candidate.Step{Index: i, Kind: trace.KindToolCall, Name: fmt.Sprintf("tool%d", i), Segment: candidate.Deterministic})
 	}
-	data, err := FromBundle(writeBundle(t, c))
+	data, err := FromCandidate(&c, releaseOrigin)
 	if err != nil {
-		t.Fatalf("FromBundle: %v", err)
+		t.Fatalf("FromCandidate: %v", err)
 	}
 	p, err := Parse(data, "plan.json")
 	if err != nil {
-		t.Fatalf("Parse(FromBundle) = %v", err)
+		t.Fatalf("Parse(FromCandidate) = %v", err)
 	}
 	if got, want := p.Nodes[0].ID, "s01_step_tool1"; got != want {
 		t.Errorf("first node = %s, want %s", got, want)
@@ -180,19 +157,5 @@ func TestFromBundleLong(t *testing.T) {
 	}
 	if p.Budgets["max_nodes"] == nil || p.Budgets["max_depth"] == nil {
 		t.Errorf("budgets = %v, want max_nodes and max_depth raised", p.Budgets)
-	}
-}
-
-func TestFromBundleErrors(t *testing.T) {
-	if _, err := FromBundle(t.TempDir()); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("FromBundle(empty dir) = %v, want fs.ErrNotExist", err)
-	}
-	dir := writeBundle(t, releaseCandidate())
-	if err := os.WriteFile(filepath.Join(dir, bundle.ReportFile), []byte(`{"candidates":[]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := FromBundle(dir)
-	if err == nil || !strings.Contains(err.Error(), `no candidate "candidate_0123456789abcdef"`) {
-		t.Errorf("FromBundle(report without the candidate) = %v", err)
 	}
 }

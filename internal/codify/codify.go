@@ -1,0 +1,110 @@
+package codify
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/session"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Source is one parsed session log and the file it was read from.
+type Source struct {
+	File    string // as given; recorded with forward slashes
+	Session *session.Session
+}
+
+// Options configures Run. The zero value mines with an inferred workflow
+// name and no generated_at.
+type Options struct {
+	// WorkflowName names the workflow function (default: inferred).
+	WorkflowName string
+	// GeneratedAt is copied into the report.
+	GeneratedAt string
+	// Config, when not nil, names the positional arguments of the tools
+	// it binds to commands (see NameArgs).
+	Config *runtime.Config
+}
+
+// Draft is a mined candidate and the traces it was mined from.
+type Draft struct {
+	Report *candidate.Report
+	Traces []*trace.Trace
+	// Mine is how the traces were mined; Apply mines edited traces the
+	// same way. Its MinExamples is the number of sessions when there are
+	// several: the workflow is what they all repeat.
+	Mine mine.Options
+}
+
+// Run converts each session to a trace and mines them: one session is the
+// workflow, every tool call a step and every argument a literal (as
+// mine.Single); several are mined with MinExamples set to their number,
+// so what varies between them becomes parameters.
+func Run(ctx context.Context, sources []Source, opts Options) (*Draft, error) {
+	var traces []*trace.Trace
+	for _, src := range sources {
+		name := filepath.ToSlash(src.File)
+		t, err := session.ToTrace(src.Session, name)
+		if err != nil {
+			return nil, err
+		}
+		if opts.Config != nil {
+			NameArgs(t, opts.Config)
+		}
+		t.Origin = trace.Origin{Path: name}
+		traces = append(traces, t)
+	}
+	d := &Draft{Traces: traces, Mine: mine.Options{WorkflowName: opts.WorkflowName, GeneratedAt: opts.GeneratedAt}}
+	if len(traces) > 1 {
+		d.Mine.MinExamples = len(traces)
+	}
+	r, err := d.mine(ctx, traces)
+	if err != nil {
+		return nil, err
+	}
+	d.Report = r
+	return d, nil
+}
+
+// mine mines traces with d.Mine.
+func (d *Draft) mine(ctx context.Context, traces []*trace.Trace) (*candidate.Report, error) {
+	if len(traces) == 1 {
+		return mine.Single(ctx, traces[0], d.Mine)
+	}
+	return mine.Mine(ctx, traces, d.Mine)
+}
+
+// NameArgs renames the positional parameters arg1, arg2, … of every
+// action whose tool cfg binds to a command, after the "{name}" words of
+// the command template that follow the program: a session written by
+// crystallize run records the command line, not the call's keywords.
+// A template word that is not one bare placeholder leaves its argument
+// positional.
+func NameArgs(t *trace.Trace, cfg *runtime.Config) {
+	for i := range t.Actions {
+		a := &t.Actions[i]
+		b, ok := cfg.Tools[a.Name]
+		if !ok || len(b.Command) < 2 {
+			continue
+		}
+		for j, w := range b.Command[1:] {
+			key := "arg" + strconv.Itoa(j+1)
+			v, ok := a.Parameters[key]
+			name, bare := strings.CutPrefix(w, "{")
+			name, closed := strings.CutSuffix(name, "}")
+			if !ok || !bare || !closed || name == "" || strings.ContainsAny(name, "{}") {
+				continue
+			}
+			if _, dup := a.Parameters[name]; dup {
+				continue
+			}
+			delete(a.Parameters, key)
+			a.Parameters[name] = v
+		}
+	}
+}

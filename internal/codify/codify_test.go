@@ -1,0 +1,115 @@
+package codify
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/session"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// deploySession builds, migrates (with a recovery), restarts and sets an
+// image after a [!user] intervention.
+const deploySession = "../session/testdata/learn/deploy.md"
+
+func readSource(t *testing.T, name string) Source {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Parse(name, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Source{File: name, Session: s}
+}
+
+func TestRun(t *testing.T) {
+	d, err := Run(context.Background(), []Source{readSource(t, deploySession)}, Options{WorkflowName: "deploy", GeneratedAt: "2026-01-01T00:00:00Z"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := d.Report.Selected()
+	if sel == nil {
+		t.Fatal("Run(deploy) selected no candidate")
+	}
+	if sel.Name != "deploy" || d.Report.GeneratedAt != "2026-01-01T00:00:00Z" {
+		t.Errorf("Run(deploy) = candidate %s generated at %s, want the options' name and time", sel.Name, d.Report.GeneratedAt)
+	}
+	if len(d.Traces) != 1 || d.Traces[0].Origin.Path != deploySession {
+		t.Errorf("Run(deploy) traces = %d, origin %v", len(d.Traces), d.Traces[0].Origin)
+	}
+	// One session is the workflow: every tool call a step.
+	if d.Mine.MinExamples != 0 || len(sel.Steps) != len(sel.Examples[0].ActionIDs) {
+		t.Errorf("Run(one session) mined with MinExamples %d into %d steps", d.Mine.MinExamples, len(sel.Steps))
+	}
+}
+
+func TestApply(t *testing.T) {
+	ctx := context.Background()
+	d, err := Run(ctx, []Source{readSource(t, deploySession)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := d.Report.Selected()
+	steps := len(sel.Steps)
+	dropped := sel.Steps[2].Name
+	before := len(d.Traces[0].Actions)
+	got, err := Apply(ctx, d, &Review{Drop: []int{3}, Params: []ParamEdit{{Step: 1, Key: "arg2", Name: "target"}}})
+	if err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if len(d.Traces[0].Actions) != before {
+		t.Errorf("Apply changed the draft's trace")
+	}
+	gsel := got.Report.Selected()
+	if len(gsel.Steps) != steps-1 {
+		t.Errorf("Apply(drop 3) = %d steps, want %d", len(gsel.Steps), steps-1)
+	}
+	if len(gsel.Parameters) == 0 || gsel.Parameters[0].Name != "target" {
+		t.Errorf("Apply(p arg2 target) parameters = %+v, want target first", gsel.Parameters)
+	}
+	want := "dropped step 3 " + dropped + "; made arg2 of step 1 go the parameter target"
+	if !slices.ContainsFunc(got.Report.Warnings, func(p candidate.Problem) bool {
+		return p.Code == CodeReviewed && strings.HasSuffix(p.Message, want)
+	}) {
+		t.Errorf("Apply warnings = %+v, want %s ending %q", got.Report.Warnings, CodeReviewed, want)
+	}
+
+	if same, err := Apply(ctx, d, &Review{}); err != nil || same != d {
+		t.Errorf("Apply(empty review) = %v, %v, want the draft unchanged", same, err)
+	}
+	if _, err := Apply(ctx, d, &Review{Params: []ParamEdit{{Step: 1, Key: "nope", Name: "x"}}}); err == nil || !strings.Contains(err.Error(), `applying the review: step 1 has no literal argument "nope"`) {
+		t.Errorf("Apply(unknown argument) = %v", err)
+	}
+}
+
+func TestNameArgs(t *testing.T) {
+	cfg := &runtime.Config{Tools: map[string]runtime.ToolBinding{
+		"deploy": {Command: []string{"deploy.sh", "{env}", "--fast", "x{tag}"}},
+	}}
+	tr := &trace.Trace{Actions: []trace.Action{
+		{Name: "deploy", Parameters: map[string]any{"arg1": "prod", "arg2": "--fast", "arg3": "v1"}},
+		{Name: "other", Parameters: map[string]any{"arg1": "prod"}},
+	}}
+	NameArgs(tr, cfg)
+	if got := tr.Actions[0].Parameters; got["env"] != "prod" || got["arg1"] != nil || got["arg3"] != "v1" {
+		t.Errorf("NameArgs(deploy) = %v, want arg1 named env and arg3 (not a bare placeholder) kept", got)
+	}
+	if got := tr.Actions[1].Parameters; got["arg1"] != "prod" {
+		t.Errorf("NameArgs(unbound tool) = %v, want it unchanged", got)
+	}
+}
+
+func TestNewRefiner(t *testing.T) {
+	if _, err := NewRefiner(nil, os.Getenv, nil); !errors.Is(err, ErrNoModel) {
+		t.Errorf("NewRefiner(no config) = %v, want ErrNoModel", err)
+	}
+}

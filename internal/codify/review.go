@@ -1,0 +1,140 @@
+package codify
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Interactive review.
+//
+// A person reviews the draft candidate step by step and decides, for each
+// step, to keep it, drop it, or turn some of its literal arguments into
+// workflow parameters. The decisions are applied to the sources, not
+// patched into the candidate: a dropped step's action is removed from
+// every trace the candidate was mined from, and the traces are mined
+// again. Everything derived from the steps (constants, data flow,
+// approvals, expected outputs, the signature, the examples' action ids,
+// savings, the shadow replay against the sources and the bundle's
+// fixtures) then agrees with the kept steps by construction, which
+// editing the candidate by hand could not promise. A parameter is the one
+// change mining cannot infer from one example, so it is made on the
+// re-mined candidate (candidate.Candidate.Parameterize).
+
+// CodeReviewed is the report warning that records an interactive review.
+const CodeReviewed = "reviewed_interactively"
+
+// Review is what a person decided about a candidate's steps.
+type Review struct {
+	// Drop are the 1-based indexes of the dropped steps, increasing.
+	Drop []int
+	// Params are the arguments to make parameters, in step order and, in
+	// a step, in the order they were asked for. A step is in Drop or has
+	// params, not both.
+	Params []ParamEdit
+}
+
+// ParamEdit makes the constant argument Key of step Step (a 1-based index
+// in the reviewed candidate) the workflow parameter Name.
+type ParamEdit struct {
+	Step int
+	Key  string
+	Name string
+}
+
+// Empty reports whether the review changes nothing.
+func (r *Review) Empty() bool { return len(r.Drop) == 0 && len(r.Params) == 0 }
+
+// Apply applies rv to the selected candidate of d: it drops the reviewed
+// steps' actions from every example's trace and mines the result again
+// as d was mined, then makes the reviewed arguments parameters. It
+// returns the new draft, whose traces are the edited copies (d is not
+// modified), or an error when mining the edited traces does not give
+// back the reviewed candidate without the dropped steps. The report
+// records the review as a warning with code CodeReviewed.
+func Apply(ctx context.Context, d *Draft, rv *Review) (*Draft, error) {
+	r, traces := d.Report, d.Traces
+	sel := r.Selected()
+	if sel == nil || rv.Empty() {
+		return d, nil
+	}
+	dropped := map[int]bool{}
+	for _, s := range rv.Drop {
+		dropped[s] = true
+	}
+	var what []string
+	if len(rv.Drop) > 0 {
+		drop := map[*trace.Trace]map[string]bool{}
+		for _, ex := range sel.Examples {
+			i := slices.IndexFunc(traces, func(t *trace.Trace) bool { return t.ID == ex.TraceID && t.SourceHash == ex.SourceHash })
+			if i < 0 {
+				return nil, fmt.Errorf("applying the review: example trace %s is not among the sessions", ex.TraceID)
+			}
+			ids := drop[traces[i]]
+			if ids == nil {
+				ids = map[string]bool{}
+				drop[traces[i]] = ids
+			}
+			for _, s := range rv.Drop {
+				ids[ex.ActionIDs[s-1]] = true
+			}
+		}
+		edited := make([]*trace.Trace, len(traces))
+		for i, t := range traces {
+			ids := drop[t]
+			if ids == nil {
+				edited[i] = t
+				continue
+			}
+			cp := *t
+			cp.Actions = slices.DeleteFunc(slices.Clone(t.Actions), func(a trace.Action) bool { return ids[a.ID] })
+			edited[i] = &cp
+		}
+		var want []string
+		for i, sig := range sel.SequenceSignature {
+			if !dropped[i+1] {
+				want = append(want, sig)
+			}
+		}
+		r2, err := d.mine(ctx, edited)
+		if err != nil {
+			return nil, err
+		}
+		if s2 := r2.Selected(); s2 == nil || !slices.Equal(s2.SequenceSignature, want) {
+			return nil, fmt.Errorf("applying the review: mining the sessions without the dropped steps does not give back the reviewed workflow; nothing written")
+		}
+		for _, s := range rv.Drop {
+			what = append(what, fmt.Sprintf("dropped step %d %s", s, sel.Steps[s-1].Name))
+		}
+		r, traces, sel = r2, edited, r2.Selected()
+	}
+	// Old step index → index in the re-mined candidate.
+	renumber := func(old int) int {
+		n := old
+		for _, s := range rv.Drop {
+			if s < old {
+				n--
+			}
+		}
+		return n
+	}
+	for _, e := range rv.Params {
+		if dropped[e.Step] {
+			continue
+		}
+		what = append(what, fmt.Sprintf("made %s of step %d %s the parameter %s", e.Key, e.Step, sel.Steps[renumber(e.Step)-1].Name, e.Name))
+		if err := sel.Parameterize(renumber(e.Step), e.Key, e.Name); err != nil {
+			return nil, fmt.Errorf("applying the review: %w", err)
+		}
+	}
+	sel.SortParameters()
+	r.Warnings = append(r.Warnings, candidate.Problem{
+		Code:    CodeReviewed,
+		Message: "reviewed interactively (steps numbered as in the draft): " + strings.Join(what, "; "),
+	})
+	return &Draft{Report: r, Traces: traces, Mine: d.Mine}, nil
+}
