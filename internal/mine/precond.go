@@ -1,0 +1,142 @@
+package mine
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// stepChecks derives the machine-checkable preconditions of a step from
+// its examples (candidate.Check), adds their prose to the step's
+// preconditions, and counts the examples that needed the fallback. Only
+// what every example shows becomes a check: a state the traces do not
+// establish would fail runs the traces say are fine.
+func stepChecks(c *candidate.Candidate, s *candidate.Step, v stepView) {
+	s.Fallbacks = fallbacks(v)
+	if s.Fallbacks > 0 {
+		note := fmt.Sprintf("step %d %s needed the fallback in %d of %d examples; the world differs from the traces it was mined from, re-crystallize or review its preconditions",
+			s.Index, s.Name, s.Fallbacks, len(v.actions))
+		s.ReviewNotes = append(s.ReviewNotes, note)
+		c.Warnings = append(c.Warnings, candidate.Problem{Code: candidate.CodeFallbackNeeded, Message: note, Step: s.Index})
+	}
+	if s.Segment != candidate.Deterministic || s.Kind == trace.KindHumanApproval || s.Kind == trace.KindModelCall {
+		return
+	}
+	var out []candidate.Check
+	for _, cp := range s.Capabilities {
+		out = append(out, candidate.Check{Kind: candidate.CheckCapability, Capability: cp})
+	}
+	var inputs []string
+	for _, a := range s.Arguments {
+		if a.Kind == candidate.ArgParameter {
+			inputs = append(inputs, a.Key)
+		}
+	}
+	if len(inputs) > 0 {
+		out = append(out, candidate.Check{Kind: candidate.CheckInputsBound, Inputs: inputs})
+	}
+	if p := candidate.ArgvProgram(s.Argv); p != "" && !strings.ContainsRune(p, '/') {
+		out = append(out, candidate.Check{Kind: candidate.CheckProgramOnPath, Program: p})
+	}
+	if key := branchArgument(s); key != "" {
+		out = append(out, candidate.Check{Kind: candidate.CheckBranchAbsent, From: key})
+	}
+	if hasArgument(s, "path") && readsExisting(v) {
+		out = append(out, candidate.Check{Kind: candidate.CheckFileExists, From: "path"})
+	}
+	out = append(out, shapeChecks(c, s)...)
+	for _, ch := range out {
+		if ch.Kind != candidate.CheckCapability { // preconditions() says those already
+			s.Preconditions = append(s.Preconditions, ch.String())
+		}
+	}
+	s.Checks = out
+}
+
+// fallbacks counts the examples whose action for the step carries
+// fallback metadata: a run that failed there and went on through its
+// fallback, or whose fallback agent performed the step.
+func fallbacks(v stepView) int {
+	n := 0
+	for _, a := range v.actions {
+		if _, ok := a.Metadata[candidate.MetaFallback]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+// branchArgument returns the key of the argument naming the branch a
+// step creates: git checkout -b and git switch -c, mined from shell
+// commands. The traces show the command succeeded, so the branch did
+// not exist yet.
+func branchArgument(s *candidate.Step) string {
+	var keys []string
+	switch s.Name {
+	case "git checkout":
+		keys = []string{"b", "branch"}
+	case "git switch":
+		keys = []string{"c", "create"}
+	default:
+		return ""
+	}
+	for _, k := range keys {
+		if hasArgument(s, k) {
+			return k
+		}
+	}
+	return ""
+}
+
+func hasArgument(s *candidate.Step, key string) bool {
+	return slices.ContainsFunc(s.Arguments, func(a candidate.Argument) bool { return a.Key == key })
+}
+
+// editTools are agent tools that fail on a file that does not exist.
+var editTools = []string{"Edit", "MultiEdit", "NotebookEdit", "edit_file"}
+
+// readsExisting reports whether every example of the step read or edited
+// a file that therefore existed: the built-in fs.read, or an agent's edit
+// tool (a write may create the file, so it shows nothing).
+func readsExisting(v stepView) bool {
+	for _, a := range v.actions {
+		tool, _ := a.Metadata["agent_tool"].(string)
+		if a.Name != "fs.read" && !slices.Contains(editTools, tool) {
+			return false
+		}
+	}
+	return len(v.actions) > 0
+}
+
+// shapeChecks returns, for each earlier step a step binds to whose
+// recorded result is an object, a check that the result still has that
+// shape: the binding reads a path in it.
+func shapeChecks(c *candidate.Candidate, s *candidate.Step) []candidate.Check {
+	var from []int
+	for _, a := range s.Arguments {
+		if a.Kind == candidate.ArgBinding && a.Binding != nil && a.Binding.FromField == "output" && !slices.Contains(from, a.Binding.FromStep) {
+			from = append(from, a.Binding.FromStep)
+		}
+	}
+	sort.Ints(from)
+	var out []candidate.Check
+	for _, i := range from {
+		if i < 1 || i > len(c.Steps) {
+			continue
+		}
+		obj, ok := c.Steps[i-1].ExpectedOutput.(map[string]any)
+		if !ok || len(obj) == 0 {
+			continue
+		}
+		shape := make(map[string]string, len(obj))
+		for k, v := range obj {
+			shape[k] = candidate.JSONType(v)
+		}
+		out = append(out, candidate.Check{Kind: candidate.CheckOutputShape, Step: i, Shape: shape})
+	}
+	return out
+}
