@@ -384,6 +384,7 @@ func (g *generator) checkArgv(i int, st candidate.Step) {
 func (g *generator) step(b *strings.Builder, i int) {
 	st := g.c.Steps[i]
 	g.stepComments(b, st)
+	g.checks(b, i)
 	kind := callOf(st)
 
 	if kind != callApprove && st.Approval != nil && st.Approval.Required {
