@@ -90,7 +90,7 @@ func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host 
 	}
 	h.ctxValue = &ctxObject{h: h}
 	h.ctxValue.methods = map[string]*starlark.Builtin{
-		"tool":    starlark.NewBuiltin("tool", h.tool),
+		"tool":    starlark.NewBuiltin("tool", h.fallible(h.tool)),
 		"model":   starlark.NewBuiltin("model", h.modelCall),
 		"approve": starlark.NewBuiltin("approve", h.approve),
 		"secret":  starlark.NewBuiltin("secret", h.secret),
@@ -101,7 +101,8 @@ func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host 
 		"agent":    starlark.NewBuiltin("agent", h.agent),
 		"map":      starlark.NewBuiltin("map", h.mapModel),
 		"budget":   starlark.NewBuiltin("budget", h.budget),
-		"exec":     starlark.NewBuiltin("exec", h.execBuiltin),
+		"exec":     starlark.NewBuiltin("exec", h.fallible(h.execBuiltin)),
+		"check":    starlark.NewBuiltin("check", h.check),
 	}
 	return h
 }

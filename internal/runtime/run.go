@@ -176,6 +176,9 @@ type Options struct {
 	Environ []string
 	// MaxSteps is the Starlark step budget; 0 means DefaultMaxSteps.
 	MaxSteps uint64
+	// Fallback overrides crystallize.toml [fallback] policy: fail,
+	// agent or ask (see fallback.go); "" keeps the config's.
+	Fallback string
 	// StateDir is where the run is recorded; "" means DefaultStateDir.
 	StateDir string
 	// RunID names the run; "" means a new id from the time and 48
@@ -471,6 +474,9 @@ func (h *host) exec(params Params) (any, error) {
 		kwargs = append(kwargs, starlark.Tuple{starlark.String(k), v})
 	}
 	v, err := starlark.Call(thread, fn, starlark.Tuple{h.value()}, kwargs)
+	if out, ok := fallbackOutput(err); ok {
+		return out, nil
+	}
 	if err != nil {
 		return nil, h.classify(thread, err)
 	}
