@@ -15,7 +15,7 @@ import (
 // preconditions, and counts the examples that needed the fallback. Only
 // what every example shows becomes a check: a state the traces do not
 // establish would fail runs the traces say are fine.
-func stepChecks(c *candidate.Candidate, s *candidate.Step, v stepView) {
+func stepChecks(c *candidate.Candidate, s *candidate.Step, v stepView, views []stepView) {
 	s.Fallbacks = fallbacks(v)
 	if s.Fallbacks > 0 {
 		note := fmt.Sprintf("step %d %s needed the fallback in %d of %d examples; the world differs from the traces it was mined from, re-crystallize or review its preconditions",
@@ -48,7 +48,7 @@ func stepChecks(c *candidate.Candidate, s *candidate.Step, v stepView) {
 	if hasArgument(s, "path") && readsExisting(v) {
 		out = append(out, candidate.Check{Kind: candidate.CheckFileExists, From: "path"})
 	}
-	out = append(out, shapeChecks(c, s)...)
+	out = append(out, shapeChecks(s, views)...)
 	for _, ch := range out {
 		if ch.Kind != candidate.CheckCapability { // preconditions() says those already
 			s.Preconditions = append(s.Preconditions, ch.String())
@@ -112,10 +112,12 @@ func readsExisting(v stepView) bool {
 	return len(v.actions) > 0
 }
 
-// shapeChecks returns, for each earlier step a step binds to whose
-// recorded result is an object, a check that the result still has that
-// shape: the binding reads a path in it.
-func shapeChecks(c *candidate.Candidate, s *candidate.Step) []candidate.Check {
+// shapeChecks returns, for each earlier step a step binds to, a check
+// that its result still has the shape every example recorded: the keys
+// all of them had, each with the same JSON type in all. The binding reads
+// a path in that result, so a result of another shape would pass the
+// step a wrong value or none.
+func shapeChecks(s *candidate.Step, views []stepView) []candidate.Check {
 	var from []int
 	for _, a := range s.Arguments {
 		if a.Kind == candidate.ArgBinding && a.Binding != nil && a.Binding.FromField == "output" && !slices.Contains(from, a.Binding.FromStep) {
@@ -125,18 +127,32 @@ func shapeChecks(c *candidate.Candidate, s *candidate.Step) []candidate.Check {
 	sort.Ints(from)
 	var out []candidate.Check
 	for _, i := range from {
-		if i < 1 || i > len(c.Steps) {
+		if i < 1 || i > len(views) {
 			continue
 		}
-		obj, ok := c.Steps[i-1].ExpectedOutput.(map[string]any)
-		if !ok || len(obj) == 0 {
-			continue
+		var shape map[string]string
+		for k, a := range views[i-1].actions {
+			obj, ok := a.Output.(map[string]any)
+			if !ok {
+				shape = nil
+				break
+			}
+			if k == 0 {
+				shape = make(map[string]string, len(obj))
+				for key, v := range obj {
+					shape[key] = candidate.JSONType(v)
+				}
+				continue
+			}
+			for key, typ := range shape {
+				if v, ok := obj[key]; !ok || candidate.JSONType(v) != typ {
+					delete(shape, key)
+				}
+			}
 		}
-		shape := make(map[string]string, len(obj))
-		for k, v := range obj {
-			shape[k] = candidate.JSONType(v)
+		if len(shape) > 0 {
+			out = append(out, candidate.Check{Kind: candidate.CheckOutputShape, Step: i, Shape: shape})
 		}
-		out = append(out, candidate.Check{Kind: candidate.CheckOutputShape, Step: i, Shape: shape})
 	}
 	return out
 }
