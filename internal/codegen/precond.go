@@ -114,6 +114,9 @@ func checkChecks(f *syntax.File) error {
 			return true
 		}
 		pos, _ := call.Span()
+		if len(call.Args) > 0 {
+			pos, _ = call.Args[0].Span() // the kind is what is wrong
+		}
 		if len(call.Args) == 0 || !isString(call.Args[0]) {
 			errs = append(errs, fmt.Errorf("%s: ctx.check: the kind must be a string literal, one of %s", pos, strings.Join(candidate.CheckKinds, ", ")))
 			return true
