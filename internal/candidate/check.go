@@ -7,7 +7,9 @@ import "fmt"
 // so a run that finds it false knows the world differs from them before
 // the step acts on it.
 const (
-	// CheckCapability: the run holds Capability.
+	// CheckCapability: the run holds Capability, or, when Tool has a
+	// binding that declares what it needs, what the binding declares
+	// (the binding performs the step then, not the traces' program).
 	CheckCapability = "capability"
 	// CheckInputsBound: every one of Inputs, the step's arguments that
 	// are workflow parameters, has a value (not None, not "").
@@ -17,7 +19,8 @@ const (
 	// CheckBranchAbsent: the git branch the step's argument From names
 	// does not exist yet (git rev-parse --verify fails).
 	CheckBranchAbsent = "branch_absent"
-	// CheckProgramOnPath: Program is found on PATH.
+	// CheckProgramOnPath: Program is found on PATH, unless Tool has a
+	// binding of its own, which then runs the step instead.
 	CheckProgramOnPath = "program_on_path"
 	// CheckOutputShape: the result of the earlier step Step has Shape,
 	// a JSON object whose keys have the JSON types (JSONType) recorded.
@@ -31,8 +34,11 @@ var CheckKinds = []string{CheckCapability, CheckInputsBound, CheckFileExists, Ch
 // set depends on Kind (see the Check* constants).
 type Check struct {
 	Kind string `json:"kind"`
-	// Capability is the capability a capability check requires.
+	// Capability is the capability a capability check requires, and
+	// Tool the step's tool name, whose binding may declare its own
+	// capabilities or run another program.
 	Capability string `json:"capability,omitempty"`
+	Tool       string `json:"tool,omitempty"`
 	// Program is the program a program_on_path check looks up.
 	Program string `json:"program,omitempty"`
 	// From is the key of the step argument whose value a file_exists or
@@ -41,7 +47,8 @@ type Check struct {
 	// Inputs are the step argument keys an inputs_bound check tests.
 	Inputs []string `json:"inputs,omitempty"`
 	// Step and Shape are the earlier step and the recorded shape of its
-	// result (key → JSON type) an output_shape check tests.
+	// result (key → JSON type) an output_shape check tests: the keys the
+	// step reads from it.
 	Step  int               `json:"step,omitempty"`
 	Shape map[string]string `json:"shape,omitempty"`
 }

@@ -32,6 +32,7 @@ type runFlags struct {
 	stateDir        string
 	maxSteps        uint64
 	asJSON          bool
+	fallback        string
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -100,6 +101,21 @@ openai (any OpenAI-compatible chat-completions server), anthropic, or replay
 secret id), max_tokens, timeout and optional prices input_usd_per_mtok and
 output_usd_per_mtok; tokens and cost are recorded per call.
 
+Before a step the workflow's ctx.check calls evaluate its preconditions
+(capability, inputs_bound, file_exists, branch_absent, program_on_path,
+output_shape), which mining derives from what the traces show. When one
+fails, or a deterministic step fails, the run follows its fallback policy
+(--fallback, else crystallize.toml [fallback] policy, else fail): fail ends
+the run there (reason precondition_failed, or the step's), agent hands the
+rest of the run to the model [fallback] model names (a [models.*] key; else
+[models.fallback] or [models.default]) with the workflow's tools and
+commands, and ask suspends the run for a person like an approval, at the
+boundary precondition-<step>-<kind> or step-<step>-failed. Every fallback
+is recorded in trace.json and session.md, and counted by mine and stats.
+  [fallback]
+  policy = "agent"
+  model = "local"
+
 Every run is recorded in <state-dir>/runs/<run-id>/: trace.json (the trace
 format, readable by crystallize mine) and session.md.
 
@@ -141,10 +157,14 @@ capabilities needed), "missing_grants", "undeclared"}.`,
 	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, "directory runs are recorded under (<dir>/runs/<run-id>)")
 	fs.Uint64Var(&f.maxSteps, "max-steps", runtime.DefaultMaxSteps, "Starlark step budget of the run")
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+	fs.StringVar(&f.fallback, "fallback", "", "what a failed precondition or step does: fail, agent or ask (default crystallize.toml [fallback] policy, else fail)")
 	return cmd
 }
 
 func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
+	if f.fallback != "" && !slices.Contains(runtime.FallbackPolicies, f.fallback) {
+		return usagef("--fallback %q: want one of %s", f.fallback, strings.Join(runtime.FallbackPolicies, ", "))
+	}
 	if f.verify && f.dryRun {
 		return usagef("--verify compares the receipts of a run that executes; it cannot be combined with --dry-run")
 	}
@@ -177,6 +197,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 		MaxSteps:        f.maxSteps,
 		StateDir:        f.stateDir,
 		Log:             e.stderr,
+		Fallback:        f.fallback,
 	})
 	var pe *runtime.ParamError
 	if errors.As(err, &pe) {

@@ -30,10 +30,12 @@ const refineDraft = `# build_and_publish — crystallized from 2 traces, candida
 def build_and_publish(ctx, arg2, arg3):
     """Runs go, go, then git."""
     # step 1 · tool_call go
+    ctx.check("inputs_bound", arg2 = arg2)
     ctx.tool("go", arg1 = "build", arg2 = arg2)
     # step 2 · tool_call go
     ctx.tool("go", arg1 = "vet", arg2 = "./...")
     # step 3 · tool_call git
+    ctx.check("inputs_bound", arg3 = arg3)
     ctx.tool("git", arg1 = "push", arg2 = "origin", arg3 = arg3)
     return {"status": "ok"}
 `
@@ -118,7 +120,7 @@ func TestCompareRefined(t *testing.T) {
 		},
 		{
 			name:    "parameters swapped at their uses",
-			refined: strings.NewReplacer("arg2 = arg2)", "arg2 = arg3)", "arg3 = arg3)", "arg3 = arg2)").Replace(refineDraft),
+			refined: strings.NewReplacer(`"build", arg2 = arg2)`, `"build", arg2 = arg3)`, `"origin", arg3 = arg3)`, `"origin", arg3 = arg2)`).Replace(refineDraft),
 			err:     "step 1 ctx.tool(\"go\"): its arguments changed from `ctx.tool(\"go\", arg1 = \"build\", arg2 = arg2)` to `ctx.tool(\"go\", arg1 = \"build\", arg2 = arg3)`",
 		},
 		{
@@ -139,17 +141,17 @@ func TestCompareRefined(t *testing.T) {
 		{
 			name:    "the return changed",
 			refined: strings.Replace(refineDraft, `{"status": "ok"}`, `{"status": "done"}`, 1),
-			err:     "the code changed from `return {\"status\": \"ok\"}` (draft line 14) to `return {\"status\": \"done\"}` (refinement line 14)",
+			err:     "the code changed from `return {\"status\": \"ok\"}` (draft line 16) to `return {\"status\": \"done\"}` (refinement line 16)",
 		},
 		{
 			name:    "a statement added",
 			refined: strings.Replace(refineDraft, "    # step 1", "    note = \"x\"\n    # step 1", 1),
-			err:     "the code changed from `ctx.tool(\"go\", arg1 = \"build\", arg2 = arg2)` (draft line 9) to `note = \"x\"` (refinement line 8)",
+			err:     "the code changed from `ctx.check(\"inputs_bound\", arg2 = arg2)` (draft line 9) to `note = \"x\"` (refinement line 8)",
 		},
 		{
 			name:    "renamed in the signature only",
 			refined: strings.Replace(refineDraft, "(ctx, arg2, arg3)", "(ctx, package_dir, arg3)", 1),
-			err:     "the workflow check fails: refined workflow:9:43: undefined: arg2",
+			err:     "the workflow check fails: refined workflow:9:38: undefined: arg2",
 		},
 		{
 			name:    "the function renamed",

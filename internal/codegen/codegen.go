@@ -384,13 +384,15 @@ func (g *generator) checkArgv(i int, st candidate.Step) {
 func (g *generator) step(b *strings.Builder, i int) {
 	st := g.c.Steps[i]
 	g.stepComments(b, st)
-	g.checks(b, i)
 	kind := callOf(st)
 
 	if kind != callApprove && st.Approval != nil && st.Approval.Required {
 		boundary, prompt := g.approval(st)
 		statement(b, 1, approveCall(boundary, prompt))
 	}
+	// Checked after any approval, right before the step: a person may
+	// take a while, and the world with them.
+	g.checks(b, i)
 
 	var n *node
 	switch kind {

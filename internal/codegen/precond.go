@@ -39,8 +39,14 @@ func (g *generator) checks(b *strings.Builder, i int) {
 		switch ch.Kind {
 		case candidate.CheckCapability:
 			items = append(items, atom(quote(ch.Capability)).withPrefix("capability = "))
+			if ch.Tool != "" {
+				items = append(items, atom(quote(ch.Tool)).withPrefix("tool = "))
+			}
 		case candidate.CheckProgramOnPath:
 			items = append(items, atom(quote(ch.Program)).withPrefix("program = "))
+			if ch.Tool != "" {
+				items = append(items, atom(quote(ch.Tool)).withPrefix("tool = "))
+			}
 		case candidate.CheckFileExists, candidate.CheckBranchAbsent:
 			v := arg(ch.From)
 			if v == nil {

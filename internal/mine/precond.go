@@ -28,7 +28,7 @@ func stepChecks(c *candidate.Candidate, s *candidate.Step, v stepView, views []s
 	}
 	var out []candidate.Check
 	for _, cp := range s.Capabilities {
-		out = append(out, candidate.Check{Kind: candidate.CheckCapability, Capability: cp})
+		out = append(out, candidate.Check{Kind: candidate.CheckCapability, Capability: cp, Tool: s.Name})
 	}
 	var inputs []string
 	for _, a := range s.Arguments {
@@ -40,7 +40,7 @@ func stepChecks(c *candidate.Candidate, s *candidate.Step, v stepView, views []s
 		out = append(out, candidate.Check{Kind: candidate.CheckInputsBound, Inputs: inputs})
 	}
 	if p := candidate.ArgvProgram(s.Argv); p != "" && !strings.ContainsRune(p, '/') {
-		out = append(out, candidate.Check{Kind: candidate.CheckProgramOnPath, Program: p})
+		out = append(out, candidate.Check{Kind: candidate.CheckProgramOnPath, Program: p, Tool: s.Name})
 	}
 	if key := branchArgument(s); key != "" {
 		out = append(out, candidate.Check{Kind: candidate.CheckBranchAbsent, From: key})
@@ -113,15 +113,27 @@ func readsExisting(v stepView) bool {
 }
 
 // shapeChecks returns, for each earlier step a step binds to, a check
-// that its result still has the shape every example recorded: the keys
-// all of them had, each with the same JSON type in all. The binding reads
-// a path in that result, so a result of another shape would pass the
-// step a wrong value or none.
+// that its result still has the members the step reads from it (the
+// first key of each binding's path), with the JSON type every example
+// recorded. A result without them would pass the step a wrong value or
+// none; members the step does not read may change freely.
 func shapeChecks(s *candidate.Step, views []stepView) []candidate.Check {
+	read := map[int][]string{}
 	var from []int
 	for _, a := range s.Arguments {
-		if a.Kind == candidate.ArgBinding && a.Binding != nil && a.Binding.FromField == "output" && !slices.Contains(from, a.Binding.FromStep) {
-			from = append(from, a.Binding.FromStep)
+		b := a.Binding
+		if a.Kind != candidate.ArgBinding || b == nil || b.FromField != "output" {
+			continue
+		}
+		key := topKey(b.FromPath)
+		if key == "" {
+			continue
+		}
+		if _, ok := read[b.FromStep]; !ok {
+			from = append(from, b.FromStep)
+		}
+		if !slices.Contains(read[b.FromStep], key) {
+			read[b.FromStep] = append(read[b.FromStep], key)
 		}
 	}
 	sort.Ints(from)
@@ -130,24 +142,21 @@ func shapeChecks(s *candidate.Step, views []stepView) []candidate.Check {
 		if i < 1 || i > len(views) {
 			continue
 		}
-		var shape map[string]string
-		for k, a := range views[i-1].actions {
-			obj, ok := a.Output.(map[string]any)
-			if !ok {
-				shape = nil
-				break
-			}
-			if k == 0 {
-				shape = make(map[string]string, len(obj))
-				for key, v := range obj {
-					shape[key] = candidate.JSONType(v)
+		shape := map[string]string{}
+		for _, key := range read[i] {
+			typ := ""
+			for _, a := range views[i-1].actions {
+				obj, _ := a.Output.(map[string]any)
+				v, ok := obj[key]
+				t := candidate.JSONType(v)
+				if !ok || (typ != "" && t != typ) {
+					typ = ""
+					break
 				}
-				continue
+				typ = t
 			}
-			for key, typ := range shape {
-				if v, ok := obj[key]; !ok || candidate.JSONType(v) != typ {
-					delete(shape, key)
-				}
+			if typ != "" {
+				shape[key] = typ
 			}
 		}
 		if len(shape) > 0 {
@@ -155,4 +164,17 @@ func shapeChecks(s *candidate.Step, views []stepView) []candidate.Check {
 		}
 	}
 	return out
+}
+
+// topKey returns the first member name of a JSON path such as "$.branch"
+// or "$.items[0].id" ("branch", "items"), "" for "$" or an index.
+func topKey(path string) string {
+	rest, ok := strings.CutPrefix(path, "$.")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, ".["); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
 }

@@ -28,24 +28,24 @@ func TestMineChecks(t *testing.T) {
 	}
 	want := [][]candidate.Check{
 		{
-			{Kind: "capability", Capability: "exec:git"},
+			{Kind: "capability", Capability: "exec:git", Tool: "git checkout"},
 			{Kind: "inputs_bound", Inputs: []string{"b"}},
-			{Kind: "program_on_path", Program: "git"},
+			{Kind: "program_on_path", Program: "git", Tool: "git checkout"},
 			{Kind: "branch_absent", From: "b"},
 		},
 		{
-			{Kind: "capability", Capability: "exec:go"},
+			{Kind: "capability", Capability: "exec:go", Tool: "go get"},
 			{Kind: "inputs_bound", Inputs: []string{"version"}},
-			{Kind: "program_on_path", Program: "go"},
+			{Kind: "program_on_path", Program: "go", Tool: "go get"},
 		},
 		{
-			{Kind: "capability", Capability: "exec:git"},
+			{Kind: "capability", Capability: "exec:git", Tool: "git commit"},
 			{Kind: "inputs_bound", Inputs: []string{"m"}},
-			{Kind: "program_on_path", Program: "git"},
+			{Kind: "program_on_path", Program: "git", Tool: "git commit"},
 		},
 		{
-			{Kind: "capability", Capability: "exec:git"},
-			{Kind: "program_on_path", Program: "git"},
+			{Kind: "capability", Capability: "exec:git", Tool: "git push"},
+			{Kind: "program_on_path", Program: "git", Tool: "git push"},
 			{Kind: "output_shape", Step: 1, Shape: map[string]string{"branch": "string"}},
 		},
 		{

@@ -157,6 +157,7 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 			return nil, d.err
 		}
 		p.lines = append(p.lines, "", "> [!user]", "> "+what+"; passed over by "+codeSpan("--approve "+d.boundary)+": "+oneLine(d.reason))
+		h.passedOver = d.step
 		return starlark.True, nil
 	}
 
@@ -180,6 +181,7 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 			if d.retry != nil {
 				return d.retry()
 			}
+			h.passedOver = d.step
 			return starlark.True, nil
 		}
 		if d.check == "" {
@@ -327,6 +329,12 @@ func (h *host) fallible(fn func(*starlark.Thread, *starlark.Builtin, starlark.Tu
 	return func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		actions, refusals := len(h.actions), len(h.res.Refusals)
 		v, err := fn(th, b, args, kwargs)
+		if h.passedOver != 0 && len(h.actions) > actions {
+			// The step ran although its precondition failed: mining the
+			// run counts it as a step that needed the fallback.
+			h.mark(len(h.actions)-1, map[string]any{"policy": FallbackAsk, "step": h.passedOver})
+			h.passedOver = 0
+		}
 		if err == nil || h.opts.DryRun || fallbackPolicy(h.cfg, h.opts) == FallbackFail || len(h.res.Refusals) > refusals || len(h.actions) == actions {
 			return v, err
 		}

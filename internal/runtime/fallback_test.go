@@ -176,7 +176,7 @@ func TestPreconditionFallbackAgent(t *testing.T) {
 		t.Errorf("crystallize_run.fallbacks = %v", run["fallbacks"])
 	}
 	session := readFile(t, filepath.Join(res.Dir, SessionFile))
-	for _, want := range []string{"Step 1 · preconditions", "branch feature already exists", "Fallback policy agent"} {
+	for _, want := range []string{"Preconditions of step 1", "branch feature already exists", "Fallback policy agent"} {
 		if !strings.Contains(session, want) {
 			t.Errorf("session.md does not say %q:\n%s", want, session)
 		}
@@ -276,6 +276,11 @@ def wf(ctx, name):
 	fb, _ := checks[0].Metadata[candidate.MetaFallback].(map[string]any)
 	if fb["policy"] != FallbackAsk {
 		t.Errorf("fallback metadata %v", fb)
+	}
+	// The step the person let run is marked, so mining counts it.
+	last := tr.Actions[len(tr.Actions)-1]
+	if fb, _ := last.Metadata[candidate.MetaFallback].(map[string]any); last.Name != "fs.read" || fb["policy"] != FallbackAsk {
+		t.Errorf("last action %s %v", last.Name, last.Metadata)
 	}
 }
 

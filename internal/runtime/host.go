@@ -64,6 +64,10 @@ type host struct {
 	maxCost     float64
 	// maxToolCalls and maxModelCalls are call ceilings (0: none).
 	maxToolCalls, maxModelCalls int64
+
+	// passedOver is the step whose failed precondition a person passed
+	// over (fallback.go); the step's action is marked when it runs.
+	passedOver int
 }
 
 // phase is one "##" section of session.md.

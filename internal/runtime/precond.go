@@ -64,7 +64,15 @@ func (h *host) check(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 		return nil, fmt.Errorf("check %s: %w", kind, err)
 	}
 	a := h.recordCheck(guards, kind, callArgs, res, time.Since(start))
+	boundary := fmt.Sprintf("precondition-%d-%s", guards, kind)
 	if res.ok {
+		if j := h.journal; j != nil && j.Pending != nil && j.Pending.Boundary == boundary {
+			// The run was suspended here and a person fixed the world:
+			// the step still needed the fallback.
+			h.passedOver = guards
+			h.newPhase(fmt.Sprintf("Fallback · step %d", guards)).lines = []string{"", "> [!user]",
+				fmt.Sprintf("> precondition %s of step %d failed and the run was suspended (fallback policy ask); resumed with %s, it now holds.", kind, guards, codeSpan("--approve "+boundary))}
+		}
 		return starlark.True, nil
 	}
 	if h.opts.DryRun {
@@ -75,7 +83,7 @@ func (h *host) check(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	}
 	return h.fallback(divergence{
 		step: guards, check: kind, reason: res.reason, action: a,
-		boundary: fmt.Sprintf("precondition-%d-%s", guards, kind),
+		boundary: boundary,
 		err:      fmt.Errorf("%w: step %d: %s: %s", ErrPrecondition, guards, kind, res.reason),
 	})
 }
@@ -102,6 +110,20 @@ func (h *host) evalCheck(kind string, args map[string]any) (checkResult, error) 
 		c, err := str("capability")
 		if err != nil {
 			return checkResult{}, err
+		}
+		tool, _ := args["tool"].(string)
+		if b, ok := resolve(h.cfg, h.opts.Tools, tool); tool != "" && ok && (b.inproc != nil || b.pattern != "") && len(b.capabilities()) > 0 {
+			// The binding performs the step; it needs what it declares.
+			var missing []string
+			for _, bc := range b.capabilities() {
+				if !h.allowed[bc] {
+					missing = append(missing, bc)
+				}
+			}
+			if len(missing) > 0 {
+				return fail("tool %s is bound to what needs %s, which the run does not hold (it holds %s)", tool, strings.Join(missing, ", "), orNone(sortedKeys(h.allowed)))
+			}
+			break
 		}
 		held := h.allowed[c] || (strings.HasPrefix(c, "exec:") && h.allowed[CapShellExec])
 		if !held {
@@ -164,6 +186,9 @@ func (h *host) evalCheck(kind string, args map[string]any) (checkResult, error) 
 		p, err := str("program")
 		if err != nil {
 			return checkResult{}, err
+		}
+		if tool, _ := args["tool"].(string); tool != "" && bindingOverrides(h.cfg, h.opts.Tools, tool) {
+			break // the binding runs the step, not p
 		}
 		if _, err := exec.LookPath(p); err != nil || p == "" || strings.ContainsRune(p, '/') {
 			return fail("program %q is not on PATH", p)
@@ -247,7 +272,8 @@ func (h *host) recordCheck(guards int, kind string, args map[string]any, res che
 		Metadata:      meta,
 	})
 	line := "- " + codeSpan(callLine("check "+kind, recArgs, nil)) + " → " + status
-	title := fmt.Sprintf("Step %d · preconditions", guards)
+	// Not "Step N · …": a reference to step N must name one phase.
+	title := fmt.Sprintf("Preconditions of step %d", guards)
 	p := h.current()
 	if p.title != title {
 		p = h.newPhase(title)

@@ -13,8 +13,9 @@ func TestCheckKinds(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(repo, "go.mod"), []byte("module x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w := workflow(t, "# capabilities: exec:git, fs.read · secrets: none\ndef wf(ctx):\n    pass\n")
-	cfg := &Config{Dir: repo, Grants: Grants{Capabilities: []string{"exec:git"}}}
+	w := workflow(t, "# capabilities: exec:git, fs.read, git.write, github.write · secrets: none\ndef wf(ctx):\n    pass\n")
+	cfg := &Config{Dir: repo, Grants: Grants{Capabilities: []string{"exec:git", "git.write"}},
+		Tools: map[string]ToolBinding{"git.create_branch": {Command: []string{"true"}, Capability: "git.write"}, "gh pr create": {Command: []string{"true"}, Capability: "github.write"}}}
 	o := opts(t, cfg)
 	o.Environ = os.Environ()
 	h := newHost(context.Background(), w, cfg, o.withDefaults())
@@ -27,6 +28,9 @@ func TestCheckKinds(t *testing.T) {
 	}{
 		{"capability held", "capability", map[string]any{"capability": "exec:git"}, ""},
 		{"capability declared, not granted", "capability", map[string]any{"capability": "fs.read"}, "capability fs.read is not held"},
+		{"capability through the step's binding", "capability", map[string]any{"capability": "exec:git-create-branch.sh", "tool": "git.create_branch"}, ""},
+		{"binding's capability not granted", "capability", map[string]any{"capability": "exec:gh", "tool": "gh pr create"}, "tool gh pr create is bound to what needs github.write"},
+		{"unbound tool needs the traces' capability", "capability", map[string]any{"capability": "exec:make", "tool": "make"}, "capability exec:make is not held"},
 		{"inputs bound", "inputs_bound", map[string]any{"a": "x", "b": 0}, ""},
 		{"inputs unbound", "inputs_bound", map[string]any{"a": "", "b": nil, "c": "x"}, "inputs a, b have no value"},
 		{"file exists", "file_exists", map[string]any{"path": "go.mod"}, ""},
@@ -36,6 +40,7 @@ func TestCheckKinds(t *testing.T) {
 		{"branch exists", "branch_absent", map[string]any{"branch": "feature"}, "branch feature already exists"},
 		{"branch like an option", "branch_absent", map[string]any{"branch": "--all"}, ""},
 		{"program on PATH", "program_on_path", map[string]any{"program": "git"}, ""},
+		{"program replaced by the step's binding", "program_on_path", map[string]any{"program": "git-create-branch.sh", "tool": "git.create_branch"}, ""},
 		{"program missing", "program_on_path", map[string]any{"program": "no-such-program-xyz"}, `program "no-such-program-xyz" is not on PATH`},
 		{"shape matches", "output_shape", map[string]any{"step": 1, "value": map[string]any{"branch": "b", "count": 2, "extra": true}, "shape": shape}, ""},
 		{"shape differs", "output_shape", map[string]any{"step": 1, "value": map[string]any{"branch": 3}, "shape": shape}, "branch is number, want string; count is missing"},
