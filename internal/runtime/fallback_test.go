@@ -325,9 +325,68 @@ func TestFallbackConfig(t *testing.T) {
 	if _, err := Run(context.Background(), w, Params{"branch": "x"}, o); err == nil || !strings.Contains(err.Error(), `fallback policy "retry"`) {
 		t.Errorf("unknown policy: %v", err)
 	}
-	cfg := &Config{Fallback: FallbackConfig{Policy: "sometimes"}}
-	errs := cfg.check("crystallize.toml")
-	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "crystallize.toml: fallback.policy:") {
-		t.Errorf("config check: %v", errs)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "crystallize.toml")
+	if err := os.WriteFile(file, []byte("[fallback]\npolicy = \"agent\"\nmodel = \"local\"\nmax_iterations = 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(file)
+	if err != nil {
+		t.Fatalf("LoadConfig: %v", err)
+	}
+	if diff := cmp.Diff(FallbackConfig{Policy: "agent", Model: "local", MaxIterations: 4}, cfg.Fallback); diff != "" {
+		t.Errorf("[fallback] (-want +got):\n%s", diff)
+	}
+	if err := os.WriteFile(file, []byte("[fallback]\npolicy = \"sometimes\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfig(file); err == nil || !strings.Contains(err.Error(), `fallback.policy: "sometimes", want one of fail, agent, ask`) {
+		t.Errorf("LoadConfig with a bad policy: %v", err)
+	}
+}
+
+// TestFailedStepAsk: a step that fails under ask suspends the run at
+// that step; resumed with the approval, it runs again, and the trace
+// keeps both attempts under distinct ids.
+func TestFailedStepAsk(t *testing.T) {
+	dir := t.TempDir()
+	src := `# capabilities: fs.read, fs.write · secrets: none
+def wf(ctx):
+    ctx.tool("fs.write", path = "log.txt", content = "started")
+    return ctx.tool("fs.read", path = "in.txt")["content"]
+`
+	w := workflow(t, src)
+	o := opts(t, &Config{Dir: dir, Grants: Grants{Capabilities: []string{"fs.read", "fs.write"}}, Fallback: FallbackConfig{Policy: FallbackAsk}})
+	res, err := Run(context.Background(), w, nil, o)
+	if !errors.Is(err, ErrPendingApproval) || res.Pending == nil || res.Pending.Boundary != "step-2-failed" || res.Pending.Step != 2 {
+		t.Fatalf("err %v, pending %+v; want pending at step-2-failed", err, res.Pending)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "in.txt"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := ReadJournal(o.StateDir, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := opts(t, o.Config)
+	ro.StateDir = o.StateDir
+	ro.Approve = []string{"step-2-failed"}
+	res, err = Resume(context.Background(), w, j, ro)
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if res.Output != "hello" {
+		t.Errorf("output %v", res.Output)
+	}
+	tr := readTrace(t, res) // decodes: no duplicate action ids
+	var ids []string
+	for _, a := range tr.Actions {
+		ids = append(ids, strings.TrimPrefix(a.ID, res.RunID))
+	}
+	if diff := cmp.Diff([]string{"-a01", "-a02.failed", "-a02"}, ids); diff != "" {
+		t.Errorf("action ids (-want +got):\n%s", diff)
+	}
+	if got := readFile(t, filepath.Join(dir, "log.txt")); got != "started" {
+		t.Errorf("log.txt = %q", got)
 	}
 }
