@@ -130,7 +130,9 @@ null), "dir",
 ({"candidate_id", "passed", "expected_receipts", "receipts", "divergence"
 ({"path", "left", "right", "message"} or null), "warnings"} or null),
 "commands" ([{"step", "name", "argv", "dir", "exit_code"}], the programs
-ctx.exec ran or, in a dry run, would run), "dry_run_calls" ([{"step",
+ctx.exec ran or, in a dry run, would run), "fallbacks" ([{"step", "check",
+"tool", "reason", "policy", "boundary"}], the failed checks and steps the
+run handed to its fallback policy), "dry_run_calls" ([{"step",
 "tool", "arguments", "answer", "source"}], source expected_output,
 placeholder or nothing_recorded; empty unless --dry-run)}; with --check,
 {"workflow", "tools", "unbound", "commands" ([{"name", "argv",
@@ -388,6 +390,13 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 	for _, rf := range r.Refusals {
 		fmt.Fprintf(w, "    refused step %d %s: %s\n", rf.Step, rf.Tool, rf.Reason)
 	}
+	for _, fb := range r.Fallbacks {
+		what := "precondition " + fb.Check
+		if fb.Check == "" {
+			what = fb.Tool
+		}
+		fmt.Fprintf(w, "  fallback at step %d, %s: %s (policy %s)\n", fb.Step, what, fb.Reason, fb.Policy)
+	}
 	if r.AllowUnapproved {
 		fmt.Fprintln(w, "  ran with --allow-unapproved: the bundle is not ready")
 	}
@@ -414,6 +423,10 @@ func writeRunJSON(w io.Writer, r *runtime.Result) error {
 	if commands == nil {
 		commands = []runtime.Command{}
 	}
+	fallbacks := r.Fallbacks
+	if fallbacks == nil {
+		fallbacks = []runtime.Fallback{}
+	}
 	return writeJSON(w, map[string]any{
 		"run_id": r.RunID, "workflow": r.Workflow, "status": r.Status,
 		"steps": r.Steps, "tool_calls": r.ToolCalls, "model_calls": r.ModelCalls, "approvals": r.Approvals,
@@ -421,6 +434,7 @@ func writeRunJSON(w io.Writer, r *runtime.Result) error {
 		"tokens_used": r.TokensUsed, "cost_usd": r.CostUSD, "pending": r.Pending,
 		"dir": r.Dir, "dry_run": r.DryRun, "allow_unapproved": r.AllowUnapproved, "error": r.Error, "output": r.Output,
 		"verification": r.Verification, "commands": commands, "dry_run_calls": dryRunCalls(r),
+		"fallbacks": fallbacks,
 	})
 }
 

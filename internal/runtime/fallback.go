@@ -91,6 +91,16 @@ func fallbackPolicy(cfg *Config, opts Options) string {
 	return cmp.Or(opts.Fallback, cfg.Fallback.Policy, FallbackFail)
 }
 
+// Fallback is one failed check or step and the policy the run followed.
+type Fallback struct {
+	Step     int    `json:"step"`
+	Check    string `json:"check,omitempty"` // "" for a failed step
+	Tool     string `json:"tool,omitempty"`  // the failed step's tool
+	Reason   string `json:"reason"`
+	Policy   string `json:"policy"`
+	Boundary string `json:"boundary"`
+}
+
 // divergence is a failed check or step the fallback policy handles.
 type divergence struct {
 	step     int    // the run step guarded or failed
@@ -139,6 +149,7 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 		what = fmt.Sprintf("step %d %s failed", d.step, d.name)
 	}
 	meta := func(p string) map[string]any {
+		h.res.Fallbacks = append(h.res.Fallbacks, Fallback{Step: d.step, Check: d.check, Tool: d.name, Reason: d.reason, Policy: p, Boundary: d.boundary})
 		return map[string]any{"policy": p, "reason": d.reason, "boundary": d.boundary}
 	}
 	title := fmt.Sprintf("Fallback · step %d", d.step)

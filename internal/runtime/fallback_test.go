@@ -170,6 +170,9 @@ func TestPreconditionFallbackAgent(t *testing.T) {
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("the fallback agent's actions (-want +got):\n%s", diff)
 	}
+	if len(res.Fallbacks) != 1 || res.Fallbacks[0].Check != "branch_absent" || res.Fallbacks[0].Policy != FallbackAgent {
+		t.Errorf("Result.Fallbacks = %+v", res.Fallbacks)
+	}
 	run := tr.Metadata["crystallize_run"].(map[string]any)
 	list, _ := run["fallbacks"].([]any)
 	if len(list) != 1 || list[0].(map[string]any)["check"] != "branch_absent" {

@@ -267,6 +267,9 @@ type Result struct {
 	// DryRunCalls are, for a dry run, the tool calls in order: what each
 	// step would have received and the answer it went on with.
 	DryRunCalls []DryRunCall
+	// Fallbacks are the failed checks and steps this run (not the part
+	// before a resume) handed to its fallback policy; see fallback.go.
+	Fallbacks []Fallback
 }
 
 // Check reports every tool name w calls with a literal name that has no
