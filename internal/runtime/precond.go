@@ -28,6 +28,9 @@ import (
 // answers from its journal passed before the run was suspended and is
 // not evaluated again: the world has since moved on by the steps it
 // guarded. A failed check follows the run's fallback policy (fallback.go).
+// A dry run runs no program to check (branch_absent passes) and only logs
+// a check that fails: it changes nothing, so its world is not the one the
+// steps would find.
 
 // ErrPrecondition: a precondition of a step failed and the run's fallback
 // policy is fail.
@@ -170,6 +173,9 @@ func (h *host) evalCheck(kind string, args map[string]any) (checkResult, error) 
 		}
 		if br == "" {
 			return fail("the branch name is empty")
+		}
+		if h.opts.DryRun {
+			break // a dry run runs no program, git included
 		}
 		dir := h.cfg.abs(h.cfg.roots()[0])
 		// refs/heads/ keeps the name an operand whatever it starts with.

@@ -78,3 +78,24 @@ func TestCheckWrittenWrong(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckDryRun: a dry run runs no program for a check, and a failed
+// check is logged, not followed.
+func TestCheckDryRun(t *testing.T) {
+	w := workflow(t, `def wf(ctx):
+    ctx.check("branch_absent", branch = "x")
+    ctx.check("file_exists", path = "missing.txt")
+    return "went on"
+`)
+	o := opts(t, nil)
+	o.DryRun = true
+	var log strings.Builder
+	o.Log = &log
+	res, err := Run(context.Background(), w, nil, o)
+	if err != nil || res.Output != "went on" {
+		t.Fatalf("dry run: %v, %v", res, err)
+	}
+	if !strings.Contains(log.String(), "dry run: precondition file_exists of step 1 failed: file missing.txt does not exist") {
+		t.Errorf("log: %s", log.String())
+	}
+}
