@@ -268,6 +268,13 @@ type Step struct {
 	// Retries is the number of failed attempts of this step, over all
 	// examples, that mining folded into the attempt that succeeded.
 	Retries int `json:"retries,omitempty"`
+	// Checks are the preconditions the runtime evaluates before the
+	// step, where the traces show them (see Check); Preconditions says
+	// them, and what cannot be checked, in prose.
+	Checks []Check `json:"checks,omitempty"`
+	// Fallbacks counts the examples, runs of the workflow mined again,
+	// in which this step needed the fallback (MetaFallback).
+	Fallbacks int `json:"fallbacks,omitempty"`
 }
 
 // Example is one occurrence of the candidate sequence in a source trace.

@@ -399,6 +399,13 @@ func writeSummary(w io.Writer, r *candidate.Report, f *mineFlags, written []stri
 		if sh := c.Shadow; sh != nil {
 			fmt.Fprintf(w, "      shadow: %s\n", shadowSummary(sh))
 		}
+		for _, st := range c.Steps {
+			// Runs of the workflow among the traces that needed the
+			// fallback at this step: the world no longer matches it.
+			if st.Fallbacks > 0 {
+				fmt.Fprintf(w, "      fallback: step %d %s needed it in %d of %d traces\n", st.Index, st.Name, st.Fallbacks, c.Support)
+			}
+		}
 		fmt.Fprintf(w, "      saves per run: %.1f model calls, %.0f tokens, $%.4f; still needs %.1f model calls\n",
 			c.Savings.PerRun.ModelCallsAvoided, c.Savings.PerRun.InputTokensAvoided+c.Savings.PerRun.OutputTokensAvoided,
 			c.Savings.PerRun.EstimatedCostUSDAvoided, c.Savings.PerRun.RemainingModelCalls)

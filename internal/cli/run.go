@@ -33,6 +33,7 @@ type runFlags struct {
 	stateDir        string
 	maxSteps        uint64
 	asJSON          bool
+	fallback        string
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -104,6 +105,21 @@ openai (any OpenAI-compatible chat-completions server), anthropic, or replay
 secret id), max_tokens, timeout and optional prices input_usd_per_mtok and
 output_usd_per_mtok; tokens and cost are recorded per call.
 
+Before a step the workflow's ctx.check calls evaluate its preconditions
+(capability, inputs_bound, file_exists, branch_absent, program_on_path,
+output_shape), which mining derives from what the traces show. When one
+fails, or a deterministic step fails, the run follows its fallback policy
+(--fallback, else crystallize.toml [fallback] policy, else fail): fail ends
+the run there (reason precondition_failed, or the step's), agent hands the
+rest of the run to the model [fallback] model names (a [models.*] key; else
+[models.fallback] or [models.default]) with the workflow's tools and
+commands, and ask suspends the run for a person like an approval, at the
+boundary precondition-<step>-<kind> or step-<step>-failed. Every fallback
+is recorded in trace.json and session.md, and counted by mine and stats.
+  [fallback]
+  policy = "agent"
+  model = "local"
+
 Every run is recorded in <state-dir>/runs/<run-id>/: trace.json (the trace
 format, readable by crystallize mine) and session.md.
 
@@ -118,7 +134,9 @@ null), "dir",
 ({"candidate_id", "passed", "expected_receipts", "receipts", "divergence"
 ({"path", "left", "right", "message"} or null), "warnings"} or null),
 "commands" ([{"step", "name", "argv", "dir", "exit_code"}], the programs
-ctx.exec ran or, in a dry run, would run), "dry_run_calls" ([{"step",
+ctx.exec ran or, in a dry run, would run), "fallbacks" ([{"step", "check",
+"tool", "reason", "policy", "boundary"}], the failed checks and steps the
+run handed to its fallback policy), "dry_run_calls" ([{"step",
 "tool", "arguments", "answer", "source"}], source expected_output,
 placeholder or nothing_recorded; empty unless --dry-run)}; with --check,
 {"workflow", "tools", "unbound", "commands" ([{"name", "argv",
@@ -149,10 +167,14 @@ allow_options or the element follows a literal "--")}.`,
 	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, "directory runs are recorded under (<dir>/runs/<run-id>)")
 	fs.Uint64Var(&f.maxSteps, "max-steps", runtime.DefaultMaxSteps, "Starlark step budget of the run")
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+	fs.StringVar(&f.fallback, "fallback", "", "what a failed precondition or step does: fail, agent or ask (default crystallize.toml [fallback] policy, else fail)")
 	return cmd
 }
 
 func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
+	if f.fallback != "" && !slices.Contains(runtime.FallbackPolicies, f.fallback) {
+		return usagef("--fallback %q: want one of %s", f.fallback, strings.Join(runtime.FallbackPolicies, ", "))
+	}
 	if f.verify && f.dryRun {
 		return usagef("--verify compares the receipts of a run that executes; it cannot be combined with --dry-run")
 	}
@@ -188,6 +210,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 		Log:             e.stderr,
 		OnStart:         live.start,
 		Inbox:           live.inbox,
+		Fallback:        f.fallback,
 	})
 	live.end(res)
 	var pe *runtime.ParamError
@@ -381,6 +404,13 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 	for _, rf := range r.Refusals {
 		fmt.Fprintf(w, "    refused step %d %s: %s\n", rf.Step, rf.Tool, rf.Reason)
 	}
+	for _, fb := range r.Fallbacks {
+		what := "precondition " + fb.Check
+		if fb.Check == "" {
+			what = fb.Tool
+		}
+		fmt.Fprintf(w, "  fallback at step %d, %s: %s (policy %s)\n", fb.Step, what, fb.Reason, fb.Policy)
+	}
 	if r.AllowUnapproved {
 		fmt.Fprintln(w, "  ran with --allow-unapproved: the bundle is not ready")
 	}
@@ -407,6 +437,10 @@ func writeRunJSON(w io.Writer, r *runtime.Result) error {
 	if commands == nil {
 		commands = []runtime.Command{}
 	}
+	fallbacks := r.Fallbacks
+	if fallbacks == nil {
+		fallbacks = []runtime.Fallback{}
+	}
 	return writeJSON(w, map[string]any{
 		"run_id": r.RunID, "workflow": r.Workflow, "status": r.Status,
 		"steps": r.Steps, "tool_calls": r.ToolCalls, "model_calls": r.ModelCalls, "approvals": r.Approvals,
@@ -414,6 +448,7 @@ func writeRunJSON(w io.Writer, r *runtime.Result) error {
 		"tokens_used": r.TokensUsed, "cost_usd": r.CostUSD, "pending": r.Pending,
 		"dir": r.Dir, "dry_run": r.DryRun, "allow_unapproved": r.AllowUnapproved, "error": r.Error, "output": r.Output,
 		"verification": r.Verification, "commands": commands, "dry_run_calls": dryRunCalls(r),
+		"fallbacks": fallbacks,
 	})
 }
 

@@ -19,8 +19,10 @@ commands; not model calls or approvals), the model calls and tokens the
 runs spent, the model calls, tokens, cost and time avoided compared to the
 source traces (the candidate's per-run savings, from the bundle each run
 ran, times the completed runs; unknown for a bare .star file), the runs
-that waited for an approval, and the failures by reason code
-(capability_not_granted, mcp_call_failed, workflow_failed, step_error, …).
+that waited for an approval, the failures by reason code
+(capability_not_granted, mcp_call_failed, precondition_failed, step_error,
+…), and the fallbacks per step: each failed precondition or step that
+went to the run's fallback policy, as "step N name".
 Dry runs are counted apart and nowhere else. A run directory that cannot be
 read is listed and skipped.
 
@@ -28,7 +30,7 @@ read is listed and skipped.
 "dry_runs", "statuses", "deterministic_steps", "model_calls",
 "tokens_used", "avoided" ({"runs", "model_calls", "input_tokens",
 "output_tokens", "cost_usd", "wall_ms"} or null), "approvals_waited",
-"failures"}], "skipped": [{"dir", "error"}]}.
+"failures", "fallbacks_per_step"}], "skipped": [{"dir", "error"}]}.
 
 Exit status: 0, 1 when --runs cannot be read, 2 on a usage error.`
 
@@ -80,6 +82,9 @@ func writeStats(w io.Writer, st *runtime.Stats) {
 		fmt.Fprintf(w, "  approvals waited: %d\n", s.ApprovalsWaited)
 		if len(s.Failures) > 0 {
 			fmt.Fprintf(w, "  failures: %s\n", counts(s.Failures))
+		}
+		if len(s.Fallbacks) > 0 {
+			fmt.Fprintf(w, "  fallbacks: %s\n", counts(s.Fallbacks))
 		}
 	}
 	for _, sk := range st.Skipped {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,16 +14,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
-
-// noModel fails the test if the workflow calls a model.
-type noModel struct{ t *testing.T }
-
-func (m noModel) Complete(context.Context, runtime.ModelRequest) (*runtime.ModelResponse, error) {
-	m.t.Error("the workflow called a model")
-	return nil, fmt.Errorf("no model")
-}
 
 // triageTrace is an agent run that reads an issue, has a model classify
 // it, and sets the labels the model chose.

@@ -82,7 +82,7 @@ func Check(filename string, src []byte, want string) error {
 		pos, _ := d.Params[0].Span()
 		return fmt.Errorf("%s: first parameter of %s is not ctx", pos, d.Name.Name)
 	}
-	return checkExec(f)
+	return errors.Join(checkExec(f), checkChecks(f))
 }
 
 // checkExec reports every ctx.exec call whose command is not written out:

@@ -397,6 +397,9 @@ func (g *generator) step(b *strings.Builder, i int) {
 		boundary, prompt := g.approval(st)
 		statement(b, 1, approveCall(boundary, prompt))
 	}
+	// Checked after any approval, right before the step: a person may
+	// take a while, and the world with them.
+	g.checks(b, i)
 
 	var n *node
 	switch kind {

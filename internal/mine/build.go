@@ -222,6 +222,7 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 			secrets[k] = true
 		}
 		step.Preconditions = preconditions(step)
+		stepChecks(c, step, v, views)
 
 		out, recorded, consistent := consensusOutput(v)
 		if recorded {

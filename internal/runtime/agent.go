@@ -134,6 +134,35 @@ func (h *host) agent(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	}
 	maxIter = max(maxIter, 1)
 
+	res, err := h.agentLoop(agentSpec{
+		name: name, prompt: prompt, inputs: in, tools: allowed, modelKey: modelKey,
+		maxIter: maxIter, maxFailures: maxFailures, sentinel: sentinel,
+		call: func(tool string, args map[string]any) (any, error, error) {
+			return h.callTool(toolCall{name: tool, args: args, tolerant: true, readOnly: readOnly})
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toStarlark(res)
+}
+
+// agentSpec is one run of the agent loop: ctx.agent's, or the fallback
+// agent's (see fallback.go), which calls the workflow's commands too.
+type agentSpec struct {
+	name, prompt, sentinel, modelKey string
+	inputs                           any
+	tools                            []string
+	maxIter, maxFailures             int
+	// call runs one tool the model asked for: its output, or its failure
+	// (which goes back to the model), or an error that ends the run.
+	call func(tool string, args map[string]any) (out any, failure, err error)
+}
+
+// agentLoop runs the loop ctx.agent describes and returns its result.
+func (h *host) agentLoop(a agentSpec) (map[string]any, error) {
+	name, prompt, in, allowed, modelKey := a.name, a.prompt, a.inputs, a.tools, a.modelKey
+	maxIter, maxFailures, sentinel := max(a.maxIter, 1), a.maxFailures, a.sentinel
 	transcript := []any{}
 	var last any
 	toolCalls, failures, iter := 0, 0, 0
@@ -179,7 +208,7 @@ func (h *host) agent(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 				result = map[string]any{"error": msg}
 				failures++
 			} else {
-				out, failure, err := h.callTool(toolCall{name: tool, args: callArgs, tolerant: true, readOnly: readOnly})
+				out, failure, err := a.call(tool, callArgs)
 				if err != nil {
 					return nil, err
 				}
@@ -205,10 +234,10 @@ func (h *host) agent(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 			break
 		}
 	}
-	return toStarlark(map[string]any{
+	return map[string]any{
 		"output": last, "done": stopped == "done", "stopped": stopped,
 		"iterations": iter, "tool_calls": toolCalls, "failures": failures,
-	})
+	}, nil
 }
 
 // toolRequest reports whether a model's answer asks for a tool call.

@@ -34,6 +34,9 @@ type Config struct {
 	Models    map[string]ModelConfig  `toml:"models"`
 	Workers   map[string]WorkerConfig `toml:"workers"`
 	Grants    Grants                  `toml:"grants"`
+	// Fallback is what a run does when a precondition or a
+	// deterministic step fails; see fallback.go.
+	Fallback FallbackConfig `toml:"fallback"`
 
 	// Secrets names the file secrets are read from after the
 	// environment; see SecretsConfig.
@@ -205,6 +208,9 @@ func (c *Config) check(file string) []error {
 	var errs []error
 	bad := func(p, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s: %s", file, p, fmt.Sprintf(format, args...)))
+	}
+	if p := c.Fallback.Policy; p != "" && !slices.Contains(FallbackPolicies, p) {
+		bad("fallback.policy", "%q, want one of %s", p, strings.Join(FallbackPolicies, ", "))
 	}
 	for _, name := range sortedKeys(c.Tools) {
 		b := c.Tools[name]

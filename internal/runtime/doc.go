@@ -190,6 +190,15 @@
 // tool calls, model calls), ErrBudget when passed. See agent.go; task
 // plans (crystallize plan run) are lowered onto these.
 //
+// # Preconditions and fallback
+//
+// ctx.check(kind, **kwargs) evaluates a precondition of the next step
+// (see precond.go) and is recorded as an observation, not a step. A
+// failed check, or a ctx.tool or ctx.exec step that ran and failed,
+// follows the run's fallback policy, fail, agent or ask (see
+// fallback.go); every divergence is recorded in trace.json and
+// session.md.
+//
 // # Verification
 //
 // With Options.Verify a bundle's run is compared, when it ends, with its

@@ -64,6 +64,10 @@ type host struct {
 	maxCost     float64
 	// maxToolCalls and maxModelCalls are call ceilings (0: none).
 	maxToolCalls, maxModelCalls int64
+
+	// passedOver is the step whose failed precondition a person passed
+	// over (fallback.go); the step's action is marked when it runs.
+	passedOver int
 }
 
 // phase is one "##" section of session.md.
@@ -90,7 +94,7 @@ func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host 
 	}
 	h.ctxValue = &ctxObject{h: h}
 	h.ctxValue.methods = map[string]*starlark.Builtin{
-		"tool":    starlark.NewBuiltin("tool", h.tool),
+		"tool":    starlark.NewBuiltin("tool", h.fallible(h.tool)),
 		"model":   starlark.NewBuiltin("model", h.modelCall),
 		"approve": starlark.NewBuiltin("approve", h.approve),
 		"secret":  starlark.NewBuiltin("secret", h.secret),
@@ -101,7 +105,8 @@ func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host 
 		"agent":    starlark.NewBuiltin("agent", h.agent),
 		"map":      starlark.NewBuiltin("map", h.mapModel),
 		"budget":   starlark.NewBuiltin("budget", h.budget),
-		"exec":     starlark.NewBuiltin("exec", h.execBuiltin),
+		"exec":     starlark.NewBuiltin("exec", h.fallible(h.execBuiltin)),
+		"check":    starlark.NewBuiltin("check", h.check),
 	}
 	for name, m := range h.agentMethods() { // agentapi.go
 		h.ctxValue.methods[name] = m

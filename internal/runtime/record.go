@@ -78,6 +78,9 @@ func (h *host) trace() (*trace.Trace, error) {
 		"refusals":         refusals,
 		"steps":            r.Steps,
 	}
+	if fb := h.fallbackRecords(); len(fb) > 0 {
+		run["fallbacks"] = fb
+	}
 	if st := h.w.Status(); st != "" {
 		run["bundle_status"] = st
 	}

@@ -179,6 +179,9 @@ type Options struct {
 	// MaxMemory is the heap growth the run may cause, in bytes; 0 means
 	// DefaultMaxMemory (see budget.go).
 	MaxMemory uint64
+	// Fallback overrides crystallize.toml [fallback] policy: fail,
+	// agent or ask (see fallback.go); "" keeps the config's.
+	Fallback string
 	// StateDir is where the run is recorded; "" means DefaultStateDir.
 	StateDir string
 	// RunID names the run; "" means a new id from the time and 48
@@ -279,6 +282,9 @@ type Result struct {
 	// DryRunCalls are, for a dry run, the tool calls in order: what each
 	// step would have received and the answer it went on with.
 	DryRunCalls []DryRunCall
+	// Fallbacks are the failed checks and steps this run (not the part
+	// before a resume) handed to its fallback policy; see fallback.go.
+	Fallbacks []Fallback
 }
 
 // Check reports every tool name w calls with a literal name that has no
@@ -493,6 +499,9 @@ func (h *host) exec(params Params) (any, error) {
 		kwargs = append(kwargs, starlark.Tuple{starlark.String(k), v})
 	}
 	v, err := starlark.Call(thread, fn, starlark.Tuple{h.value()}, kwargs)
+	if out, ok := fallbackOutput(err); ok {
+		return out, nil
+	}
 	if err != nil {
 		return nil, h.classify(thread, err)
 	}

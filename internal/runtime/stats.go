@@ -61,6 +61,9 @@ type WorkflowStats struct {
 	// Failures counts failed, rejected and cancelled runs by reason
 	// code (see FailureCode).
 	Failures map[string]int `json:"failures"`
+	// Fallbacks counts, per step ("step N name"), the failed checks and
+	// steps that went to the fallback policy (see FallbackKey).
+	Fallbacks map[string]int `json:"fallbacks_per_step"`
 }
 
 // Avoided is what completed runs did not spend compared to the source
@@ -98,7 +101,7 @@ func ReadStats(runsDir string) (*Stats, error) {
 		}
 		w := by[r.workflow]
 		if w == nil {
-			w = &WorkflowStats{Workflow: r.workflow, Statuses: map[string]int{}, Failures: map[string]int{}}
+			w = &WorkflowStats{Workflow: r.workflow, Statuses: map[string]int{}, Failures: map[string]int{}, Fallbacks: map[string]int{}}
 			by[r.workflow] = w
 		}
 		w.add(r)
@@ -118,6 +121,7 @@ type run struct {
 	modelCalls, tokens        int64
 	bundle                    string
 	savings                   *Avoided // per run
+	fallbacks                 map[string]int
 }
 
 func (w *WorkflowStats) add(r *run) {
@@ -135,6 +139,9 @@ func (w *WorkflowStats) add(r *run) {
 	}
 	if r.failure != "" {
 		w.Failures[r.failure]++
+	}
+	for k, n := range r.fallbacks {
+		w.Fallbacks[k] += n
 	}
 	if r.savings != nil {
 		if w.Bundle == "" {
@@ -177,8 +184,10 @@ func readRun(dir string) (*run, error) {
 	if r.workflow == "" || r.status == "" {
 		return nil, fmt.Errorf("%s: $.metadata.crystallize_run: no workflow or status", file)
 	}
+	r.fallbacks = fallbackCounts(t.Actions)
 	for _, a := range t.Actions {
 		switch {
+		case a.Metadata["check"] != nil: // a precondition, not a step
 		case a.Kind == trace.KindModelCall, a.Kind == trace.KindHumanApproval:
 		case a.Fuzzy != nil && *a.Fuzzy:
 		default:
@@ -253,6 +262,8 @@ var failureCodes = []struct {
 	{ErrOutsideWorkspace, "outside_workspace"},
 	{ErrOptionArgument, "option_argument"},
 	{ErrJournal, "journal_mismatch"},
+	{ErrPrecondition, "precondition_failed"},
+	{ErrFallback, "fallback_incomplete"},
 }
 
 // FailureCode returns the reason code of a run that ended with status

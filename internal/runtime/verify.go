@@ -99,7 +99,7 @@ func prepare(w *Workflow, cfg *Config, opts Options) (Options, *expectation, err
 		return opts, nil, err
 	}
 	opts.Getenv = getenv
-	if err := errors.Join(checkModels(w, cfg, opts), checkBindingSecrets(w, cfg, opts), CheckExec(w, cfg, opts.Tools, opts.DryRun)); err != nil {
+	if err := errors.Join(checkModels(w, cfg, opts), checkFallback(cfg, opts), checkBindingSecrets(w, cfg, opts), CheckExec(w, cfg, opts.Tools, opts.DryRun)); err != nil {
 		return opts, nil, err
 	}
 	if !opts.Verify {
