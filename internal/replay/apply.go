@@ -31,6 +31,11 @@ import (
 //
 // Apply calls nothing and changes no trace.
 func Apply(r *candidate.Report, sources, heldout []*trace.Trace) {
+	ApplyFrom(r, IndexSources(sources), heldout)
+}
+
+// ApplyFrom is Apply with the source traces given as a Sources.
+func ApplyFrom(r *candidate.Report, sources Sources, heldout []*trace.Trace) {
 	var safe, rejected []candidate.Candidate
 	for i := range r.Candidates {
 		c := r.Candidates[i]
@@ -61,8 +66,8 @@ func Apply(r *candidate.Report, sources, heldout []*trace.Trace) {
 	}
 }
 
-func shadowOne(c *candidate.Candidate, sources, heldout []*trace.Trace) {
-	sh := Shadow(c, sources, heldout)
+func shadowOne(c *candidate.Candidate, sources Sources, heldout []*trace.Trace) {
+	sh := ShadowFrom(c, sources, heldout)
 	c.Shadow = sh
 	if sh.ComparedTraces > 0 {
 		passed := 0

@@ -46,6 +46,52 @@ const MatchThreshold = 0.5
 // beyond the report, which shares strings and JSON values with them. It
 // spreads the traces over all cores; the report does not depend on how.
 func Shadow(c *candidate.Candidate, sources, heldout []*trace.Trace) *candidate.ShadowReport {
+	if c == nil {
+		return ShadowFrom(nil, nil, heldout)
+	}
+	return ShadowFrom(c, IndexSources(sources), heldout)
+}
+
+// Sources finds the trace of a candidate's example: the source trace with
+// the example's trace id and source hash, or nil when there is none.
+type Sources interface {
+	Example(ex *candidate.Example) *trace.Trace
+}
+
+// SourceIndex is a Sources over traces in memory, keyed by trace id and
+// source hash. Building it is linear in the traces, so looking up every
+// example of every candidate is linear too; scanning the traces for each
+// example, as a list would, is the product of the two, which at a hundred
+// thousand traces took half of a mining run.
+type SourceIndex map[sourceKey]*trace.Trace
+
+type sourceKey struct{ id, hash string }
+
+// IndexSources indexes traces by id and source hash. Of two traces with
+// the same pair, the first is found, as a scan in order would find it.
+func IndexSources(traces []*trace.Trace) SourceIndex {
+	ix := make(SourceIndex, len(traces))
+	for _, t := range traces {
+		if t == nil {
+			continue
+		}
+		k := sourceKey{t.ID, t.SourceHash}
+		if _, dup := ix[k]; !dup {
+			ix[k] = t
+		}
+	}
+	return ix
+}
+
+// Example returns the trace of ex, or nil.
+func (ix SourceIndex) Example(ex *candidate.Example) *trace.Trace {
+	return ix[sourceKey{ex.TraceID, ex.SourceHash}]
+}
+
+// ShadowFrom is Shadow with the source traces given as a Sources, so that
+// a caller shadowing many candidates indexes them once, or reads only the
+// examples from disk.
+func ShadowFrom(c *candidate.Candidate, sources Sources, heldout []*trace.Trace) *candidate.ShadowReport {
 	rep := &candidate.ShadowReport{Failures: []candidate.Problem{}, Traces: []candidate.ShadowTrace{}}
 	if c == nil {
 		return rep
@@ -53,7 +99,11 @@ func Shadow(c *candidate.Candidate, sources, heldout []*trace.Trace) *candidate.
 	jobs := make([]job, 0, len(c.Examples)+len(heldout))
 	for i := range c.Examples {
 		ex := &c.Examples[i]
-		jobs = append(jobs, job{t: findExample(sources, ex), role: candidate.RoleSource, example: ex})
+		var t *trace.Trace
+		if sources != nil {
+			t = sources.Example(ex)
+		}
+		jobs = append(jobs, job{t: t, role: candidate.RoleSource, example: ex})
 	}
 	for _, t := range heldout {
 		if t != nil {
@@ -95,15 +145,6 @@ type job struct {
 	t       *trace.Trace
 	role    string
 	example *candidate.Example
-}
-
-func findExample(sources []*trace.Trace, ex *candidate.Example) *trace.Trace {
-	for _, t := range sources {
-		if t != nil && t.ID == ex.TraceID && t.SourceHash == ex.SourceHash {
-			return t
-		}
-	}
-	return nil
 }
 
 func countStatus(ts []candidate.ShadowTrace, status string) int {
