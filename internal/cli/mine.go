@@ -50,6 +50,8 @@ type mineFlags struct {
 	packageName   string
 	maxCandidates int
 	miner         string
+	passes        string
+	progress      string
 	skipInvalid   bool
 	asJSON        bool
 	config        string
@@ -75,6 +77,8 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header")
 	fs.IntVar(&f.maxCandidates, "max-candidates", mine.DefaultMaxCandidates, "most safe candidates to list in the report")
 	fs.StringVar(&f.miner, "miner", mine.ModeAuto, "miner: auto, exact (contiguous repeats) or gapped (steps with other actions between them)")
+	fs.StringVar(&f.passes, "passes", passesAuto, "auto, 1 (keep the decoded corpus in memory) or 2 (keep one symbol per action and read examples back); the report is the same")
+	fs.StringVar(&f.progress, "progress", progressAuto, "auto (a bar when stderr is a terminal), bar, json (one event per line on stderr) or none")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "load the valid traces and list each invalid file in the report instead of failing")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report summary as JSON on stdout")
 	fs.StringVar(&f.config, "config", "", configFlagHelp)
@@ -184,6 +188,16 @@ func (f *mineFlags) validate() error {
 	default:
 		return usagef("--miner must be auto, exact or gapped, got %q", f.miner)
 	}
+	switch f.passes {
+	case passesAuto, passesOne, passesTwo:
+	default:
+		return usagef("--passes must be auto, 1 or 2, got %q", f.passes)
+	}
+	switch f.progress {
+	case progressAuto, progressBar, progressJSON, progressNone:
+	default:
+		return usagef("--progress must be auto, bar, json or none, got %q", f.progress)
+	}
 	if f.out != "" && f.out == f.report {
 		return usagef("--out and --report name the same file %s", f.out)
 	}
@@ -214,37 +228,28 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 		return err
 	}
 
-	// Mining holds every decoded trace in memory at once. Without a limit
-	// the collector lets the heap grow to twice the live set while
-	// decoding; a soft limit keeps a corpus within memory at the cost of
-	// more frequent collections. GOMEMLIMIT, when set, wins.
-	found := func(int, int64) {}
-	if e.getenv("GOMEMLIMIT") == "" {
-		old := debug.SetMemoryLimit(-1)
-		defer debug.SetMemoryLimit(old)
-		found = func(_ int, bytes int64) { debug.SetMemoryLimit(memoryLimit(bytes)) }
-	}
-	prog := newProgress(e, !f.asJSON, "reading traces")
 	rules, err := agentRules(f.config)
 	if err != nil {
 		return err
 	}
-	res, err := source.Load(ctx, f.from, source.Options{SkipInvalid: f.skipInvalid, Progress: prog.update, Found: found, Rules: rules})
-	prog.done()
-	if err != nil {
-		return fmt.Errorf("reading traces from %s: %w", f.from, err)
+	// GOMEMLIMIT, when set, wins over the limit readCorpus sets.
+	if e.getenv("GOMEMLIMIT") == "" {
+		old := debug.SetMemoryLimit(-1)
+		defer debug.SetMemoryLimit(old)
 	}
-
-	report, err := mine.Mine(ctx, res.Traces, mine.Options{
+	prog := newMineProgress(e, f)
+	res, err := readCorpus(ctx, e, f, rules, mine.Options{
 		MinExamples:   f.minExamples,
 		MaxCandidates: f.maxCandidates,
 		WorkflowName:  f.workflowName,
 		GeneratedAt:   generatedAt,
 		Mode:          f.miner,
-	})
+	}, prog)
+	prog.finish()
 	if err != nil {
 		return err
 	}
+	report := res.report
 	for _, s := range res.Skipped {
 		report.SkippedFiles = append(report.SkippedFiles, candidate.SkippedFile{Path: s.Path, Line: s.Line, Errors: s.Errors})
 	}
@@ -261,7 +266,8 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 		return err
 	}
 	report.ShadowSources = append(report.ShadowSources, f.shadowFrom...)
-	pub, err := publish(ctx, report, res.Traces, heldout, outputs{
+	pub, err := publish(ctx, report, res.sources, heldout, outputs{
+		allSources: res.all,
 		out: f.out, outDir: f.outDir, report: f.report, bundle: f.bundle, evalPack: f.evalPack,
 		codegen: codegen.Options{PackageName: f.packageName},
 		bundleOptions: bundle.Options{

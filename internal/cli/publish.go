@@ -25,6 +25,11 @@ type outputs struct {
 	// --refine); it may record what it did in the report. An error
 	// writes nothing.
 	rewrite func(ctx context.Context, r *candidate.Report, sel *candidate.Candidate, draft []byte) ([]byte, error)
+	// allSources, when set, says that the sources given to publish are
+	// only the examples of the report's candidates, and loads every
+	// source trace for a bundle that has no candidate (it then holds
+	// every trace as a fixture).
+	allSources func(ctx context.Context) ([]*trace.Trace, error)
 }
 
 // published is what publish wrote.
@@ -45,6 +50,9 @@ type published struct {
 // in writeFiles). A rendering failure writes nothing. It redacts r in
 // place first, so nothing it writes holds a secret of the traces.
 func publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace.Trace, o outputs) (*published, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	replay.Apply(r, sources, heldout)
 	bundle.Promote(r, o.bundleOptions)
 	r.WorkflowPath = filepath.ToSlash(o.out)
@@ -116,8 +124,14 @@ func publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 				wf = src
 			}
 		}
+		bsrc := sources
+		if bc == nil && o.allSources != nil {
+			if bsrc, err = o.allSources(ctx); err != nil {
+				return nil, err
+			}
+		}
 		m, err := bundle.Write(ctx, o.bundle, bundle.Input{
-			Report: r, Candidate: bc, Workflow: wf, Sources: sources, Heldout: heldout,
+			Report: r, Candidate: bc, Workflow: wf, Sources: bsrc, Heldout: heldout,
 		}, bo)
 		if err != nil {
 			return nil, fmt.Errorf("writing bundle %s: %w", o.bundle, err)
@@ -130,6 +144,11 @@ func publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 			}
 			files[o.evalPack] = pack
 		}
+	}
+	// An interrupt while rendering leaves nothing behind: files are
+	// written all or none, and only when the run was not cancelled.
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if err := writeFiles(files); err != nil {
 		return nil, err
