@@ -88,6 +88,7 @@ type scannedTrace struct {
 }
 
 func scanCorpus(ctx context.Context, f *mineFlags, opts mine.Options, prog *mineProgress, setLimit bool) (*mined, error) {
+	opts.Progress = prog.build
 	s, err := mine.NewScan(opts)
 	if err != nil {
 		return nil, err
@@ -140,7 +141,6 @@ func scanCorpus(ctx context.Context, f *mineFlags, opts mine.Options, prog *mine
 		if !keep {
 			return nil, errWhole
 		}
-		opts.Progress = prog.build
 		report, err := mine.Mine(ctx, all, opts)
 		if err != nil {
 			return nil, err
@@ -167,7 +167,6 @@ func scanCorpus(ctx context.Context, f *mineFlags, opts mine.Options, prog *mine
 		return traces, nil
 	}
 	prog.startBuild()
-	opts.Progress = prog.build
 	report, err := s.Mine(ctx, fetch)
 	if err != nil {
 		return nil, err
