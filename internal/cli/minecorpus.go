@@ -174,7 +174,7 @@ func scanCorpus(ctx context.Context, f *mineFlags, opts mine.Options, prog *mine
 	if keep {
 		return &mined{report: report, sources: all, Skipped: res.Skipped}, nil
 	}
-	sources, err := s.Sources(ctx, report, fetch)
+	sources, err := s.Sources(ctx, report)
 	if err != nil {
 		return nil, err
 	}

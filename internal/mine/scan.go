@@ -90,6 +90,9 @@ type Scan struct {
 	// examples maps the id of each candidate built to the eligible
 	// indexes of its examples, for Sources.
 	examples map[string][]int32
+	// src is the second pass's cache of example traces, which Sources
+	// reads through.
+	src *fetchedTraces
 }
 
 // NewScan starts a mining run with opts, which it checks.
@@ -177,14 +180,19 @@ func (s *Scan) Mine(ctx context.Context, fetch Fetch) (*candidate.Report, error)
 	if s.Gapped() {
 		return nil, fmt.Errorf("the corpus needs the gapped miner, which reads it whole")
 	}
-	src := &fetchedTraces{fetch: fetch, seqs: s.seqs, cache: make([]*trace.Trace, len(s.seqs)), budget: s.opts.exampleCache()}
-	return s.mine(ctx, src)
+	s.src = &fetchedTraces{fetch: fetch, seqs: s.seqs, cache: make([]*trace.Trace, len(s.seqs)), budget: s.opts.exampleCache()}
+	return s.mine(ctx, s.src)
 }
 
 // Sources reads back the example traces of every candidate listed in r
 // (selected, safe and rejected), in corpus order, each once: what shadow
-// replay and the bundle need of the sources.
-func (s *Scan) Sources(ctx context.Context, r *candidate.Report, fetch Fetch) ([]*trace.Trace, error) {
+// replay and the bundle need of the sources. It reads through the cache
+// of the second pass, so the examples of the last candidates built are
+// not read again. It must be called after Mine.
+func (s *Scan) Sources(ctx context.Context, r *candidate.Report) ([]*trace.Trace, error) {
+	if s.src == nil {
+		return nil, fmt.Errorf("sources of a scan that was not mined")
+	}
 	var need []int32
 	for _, list := range [][]candidate.Candidate{r.Candidates, r.RejectedCandidates} {
 		for i := range list {
@@ -193,7 +201,15 @@ func (s *Scan) Sources(ctx context.Context, r *candidate.Report, fetch Fetch) ([
 	}
 	slices.Sort(need)
 	need = slices.Compact(need)
-	return fetch(ctx, need)
+	all, err := s.src.traces(ctx, need)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*trace.Trace, len(need))
+	for i, q := range need {
+		out[i] = all[q]
+	}
+	return out, nil
 }
 
 // All returns the indexes of every eligible trace.
