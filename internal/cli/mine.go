@@ -130,6 +130,24 @@ receipts drift from the recorded ones on any trace (a divergence under
 /effect_receipts/) is rejected with receipt_drift; with --bundle it is
 still bundled, as kind rejected, with the divergence.
 
+Large corpora are mined in two passes: the first decodes every trace
+and keeps one symbol per action and where the trace lives, the second
+reads back only the traces the candidates are built from. --passes 1
+keeps the decoded corpus in memory instead (faster on a corpus that
+fits), --passes 2 always reads back, and auto, the default, reads back
+above 256 MiB of trace files. The outputs are the same byte for byte.
+Agent session logs and corpora for the gapped miner are read whole.
+
+--progress bar draws a bar per pass on stderr (traces, bytes, their
+rates and the time left); auto, the default, does so when stderr is a
+terminal and --json is not given. --progress json writes one JSON object
+per line on stderr instead, for CI: {"event": "progress"|"done", "pass":
+"read"|"build", "traces", "bytes", "total_bytes", "done", "total",
+"traces_reread", "elapsed_seconds", "traces_per_second",
+"bytes_per_second", "eta_seconds"}, fields that do not apply left out.
+An interrupt (SIGINT) stops the run at once; nothing is written unless
+everything is.
+
 --report writes the full JSON report: every
 candidate and rejected candidate with its evidence and its promotion
 (status, reasons, sample_count, divergence_history, approval_history,
