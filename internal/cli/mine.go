@@ -286,6 +286,7 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 	report.ShadowSources = append(report.ShadowSources, f.shadowFrom...)
 	pub, err := publish(ctx, report, res.sources, heldout, outputs{
 		allSources: res.all,
+		examples:   res.examples,
 		out:        f.out, outDir: f.outDir, report: f.report, bundle: f.bundle, evalPack: f.evalPack,
 		codegen: codegen.Options{PackageName: f.packageName},
 		bundleOptions: bundle.Options{

@@ -37,7 +37,10 @@ type mined struct {
 	// all loads every trace of the corpus when sources holds only the
 	// examples (a bundle without a candidate takes every trace); nil
 	// when sources is every trace.
-	all             func(context.Context) ([]*trace.Trace, error)
+	all func(context.Context) ([]*trace.Trace, error)
+	// examples, when set, reads back the examples of one candidate;
+	// sources is then empty.
+	examples        func(context.Context, *candidate.Candidate) ([]*trace.Trace, error)
 	Skipped         []source.Skipped
 	SkippedSessions []source.SkippedSession
 }
@@ -174,11 +177,13 @@ func scanCorpus(ctx context.Context, f *mineFlags, opts mine.Options, prog *mine
 	if keep {
 		return &mined{report: report, sources: all, Skipped: res.Skipped}, nil
 	}
-	sources, err := s.Sources(ctx, report)
-	if err != nil {
-		return nil, err
+	// Shadow replay and the bundle read each candidate's examples when
+	// they get to it, so that the examples of every candidate are never
+	// decoded at once.
+	examples := func(ctx context.Context, c *candidate.Candidate) ([]*trace.Trace, error) {
+		return s.Examples(ctx, c.ID)
 	}
-	return &mined{report: report, sources: sources, Skipped: res.Skipped,
+	return &mined{report: report, examples: examples, Skipped: res.Skipped,
 		all: func(ctx context.Context) ([]*trace.Trace, error) {
 			res, err := source.Load(ctx, f.from, source.Options{SkipInvalid: f.skipInvalid})
 			if err != nil {

@@ -30,6 +30,10 @@ type outputs struct {
 	// source trace for a bundle that has no candidate (it then holds
 	// every trace as a fixture).
 	allSources func(ctx context.Context) ([]*trace.Trace, error)
+	// examples, when set, reads back the example traces of one candidate:
+	// shadow replay and the bundle then read each candidate's examples
+	// when they get to it, instead of taking them from sources.
+	examples func(ctx context.Context, c *candidate.Candidate) ([]*trace.Trace, error)
 }
 
 // published is what publish wrote.
@@ -53,7 +57,17 @@ func publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	replay.Apply(r, sources, heldout)
+	if o.examples != nil {
+		err := replay.ApplyEach(r, func(c *candidate.Candidate) (replay.Sources, error) {
+			ts, err := o.examples(ctx, c)
+			return replay.IndexSources(ts), err
+		}, heldout)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		replay.Apply(r, sources, heldout)
+	}
 	bundle.Promote(r, o.bundleOptions)
 	r.WorkflowPath = filepath.ToSlash(o.out)
 	// Names carry secrets as well as values (a tool called curl_xoxb-…,
@@ -125,10 +139,14 @@ func publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 			}
 		}
 		bsrc := sources
-		if bc == nil && o.allSources != nil {
-			if bsrc, err = o.allSources(ctx); err != nil {
-				return nil, err
-			}
+		switch {
+		case bc == nil && o.allSources != nil:
+			bsrc, err = o.allSources(ctx)
+		case bc != nil && o.examples != nil:
+			bsrc, err = o.examples(ctx, bc)
+		}
+		if err != nil {
+			return nil, err
 		}
 		m, err := bundle.Write(ctx, o.bundle, bundle.Input{
 			Report: r, Candidate: bc, Workflow: wf, Sources: bsrc, Heldout: heldout,

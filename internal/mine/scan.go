@@ -212,6 +212,28 @@ func (s *Scan) Sources(ctx context.Context, r *candidate.Report) ([]*trace.Trace
 	return out, nil
 }
 
+// Examples reads back the example traces of the candidate with id, as
+// Mine built it, in corpus order, through the second pass's cache. It
+// must be called after Mine.
+func (s *Scan) Examples(ctx context.Context, id string) ([]*trace.Trace, error) {
+	if s.src == nil {
+		return nil, fmt.Errorf("examples of a scan that was not mined")
+	}
+	need, ok := s.examples[id]
+	if !ok {
+		return nil, fmt.Errorf("candidate %s was not built by this scan", id)
+	}
+	all, err := s.src.traces(ctx, need)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*trace.Trace, len(need))
+	for i, q := range need {
+		out[i] = all[q]
+	}
+	return out, nil
+}
+
 // All returns the indexes of every eligible trace.
 func (s *Scan) All() []int32 {
 	out := make([]int32, len(s.seqs))

@@ -36,9 +36,26 @@ func Apply(r *candidate.Report, sources, heldout []*trace.Trace) {
 
 // ApplyFrom is Apply with the source traces given as a Sources.
 func ApplyFrom(r *candidate.Report, sources Sources, heldout []*trace.Trace) {
+	// Cannot fail: the function below never does.
+	_ = ApplyEach(r, func(*candidate.Candidate) (Sources, error) { return sources, nil }, heldout)
+}
+
+// ExamplesFunc returns Sources holding at least the example traces of c.
+type ExamplesFunc func(c *candidate.Candidate) (Sources, error)
+
+// ApplyEach is Apply with the source traces given per candidate: it calls
+// examples once for each candidate, in report order, just before
+// shadowing it, so an implementation may read each candidate's examples
+// when asked and let the previous candidate's go. An error from examples
+// stops Apply and is returned, with r unchanged.
+func ApplyEach(r *candidate.Report, examples ExamplesFunc, heldout []*trace.Trace) error {
 	var safe, rejected []candidate.Candidate
 	for i := range r.Candidates {
 		c := r.Candidates[i]
+		sources, err := examples(&c)
+		if err != nil {
+			return err
+		}
 		shadowOne(&c, sources, heldout)
 		if c.Safe() {
 			safe = append(safe, c)
@@ -49,6 +66,10 @@ func ApplyFrom(r *candidate.Report, sources Sources, heldout []*trace.Trace) {
 	}
 	for i := range r.RejectedCandidates {
 		c := r.RejectedCandidates[i]
+		sources, err := examples(&c)
+		if err != nil {
+			return err
+		}
 		shadowOne(&c, sources, heldout)
 		rejected = append(rejected, c)
 	}
@@ -64,6 +85,7 @@ func ApplyFrom(r *candidate.Report, sources Sources, heldout []*trace.Trace) {
 		id := safe[0].ID
 		r.SelectedCandidateID = &id
 	}
+	return nil
 }
 
 func shadowOne(c *candidate.Candidate, sources Sources, heldout []*trace.Trace) {
