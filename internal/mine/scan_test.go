@@ -155,6 +155,55 @@ func TestScanGappedAndErrors(t *testing.T) {
 	}
 }
 
+// TestScanExamples checks that Examples reads back a candidate's examples
+// in order, and refuses before Mine and for a candidate it did not build.
+func TestScanExamples(t *testing.T) {
+	corpus := tracetest.Generate(tracetest.Config{Traces: 100, Seed: 2})
+	for _, tr := range corpus.Traces {
+		trace.Normalize(tr)
+	}
+	s, err := NewScan(Options{MinExamples: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range corpus.Traces {
+		s.Add(Summarize(tr))
+	}
+	if _, err := s.Examples(context.Background(), "candidate_x"); err == nil {
+		t.Error("Examples before Mine succeeded")
+	}
+	fetch := func(_ context.Context, idx []int32) ([]*trace.Trace, error) {
+		out := make([]*trace.Trace, len(idx))
+		for i, q := range idx {
+			out[i] = corpus.Traces[q]
+		}
+		return out, nil
+	}
+	r, err := s.Mine(context.Background(), fetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Candidates) == 0 {
+		t.Fatal("no candidates")
+	}
+	c := &r.Candidates[0]
+	got, err := s.Examples(context.Background(), c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(c.Examples) {
+		t.Fatalf("%d examples read back, want %d", len(got), len(c.Examples))
+	}
+	for i, tr := range got {
+		if tr.ID != c.Examples[i].TraceID || tr.SourceHash != c.Examples[i].SourceHash {
+			t.Errorf("example %d read back as %s, want %s", i, tr.ID, c.Examples[i].TraceID)
+		}
+	}
+	if _, err := s.Examples(context.Background(), "candidate_x"); err == nil {
+		t.Error("Examples of an unknown candidate succeeded")
+	}
+}
+
 func firstDiff(a, b []byte) string {
 	n := 0
 	for n < len(a) && n < len(b) && a[n] == b[n] {
