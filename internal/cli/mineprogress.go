@@ -99,6 +99,9 @@ func (p *mineProgress) end() {
 		ev := *p.final
 		ev.Event = "done"
 		ev.ETASeconds = 0
+		if ev.Pass == "build" {
+			ev.TracesReread = p.rereadTraces
+		}
 		p.emit(ev)
 	}
 	p.final, p.pass = nil, ""
@@ -130,7 +133,8 @@ func (p *mineProgress) scan(sp source.ScanProgress) {
 	t := p.now()
 	el := t.Sub(p.start).Seconds()
 	ev := progressEvent{Event: "progress", Pass: "read", Traces: sp.Traces, Bytes: sp.Bytes, TotalBytes: sp.TotalBytes, ElapsedSeconds: round3(el)}
-	if el > 0 {
+	// Rates over less than a hundredth of a second say nothing.
+	if el >= 0.01 {
 		ev.TracesPerSec = round3(float64(sp.Traces) / el)
 		ev.BytesPerSec = round3(float64(sp.Bytes) / el)
 		if sp.Bytes > 0 {
