@@ -21,6 +21,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/normalize"
+	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -279,14 +280,20 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 		})
 	}
 	report.ExcludedTraceCount = len(report.ExcludedTraces)
-	heldout, err := loadHeldout(ctx, f, rules, report)
-	if err != nil {
+	// Held-out traces are read as a stream while shadow replay compares
+	// them, unless a bundle is written: it holds every one as a fixture.
+	var heldout []*trace.Trace
+	var stream replay.HeldoutFunc
+	if f.bundle == "" {
+		stream = streamHeldout(ctx, f, report)
+	} else if heldout, err = loadHeldout(ctx, f, rules, report); err != nil {
 		return err
 	}
 	report.ShadowSources = append(report.ShadowSources, f.shadowFrom...)
 	pub, err := publish(ctx, report, res.sources, heldout, outputs{
 		allSources: res.all,
 		examples:   res.examples,
+		heldout:    stream,
 		out:        f.out, outDir: f.outDir, report: f.report, bundle: f.bundle, evalPack: f.evalPack,
 		codegen: codegen.Options{PackageName: f.packageName},
 		bundleOptions: bundle.Options{
@@ -344,6 +351,66 @@ func loadHeldout(ctx context.Context, f *mineFlags, rules *normalize.Rules, repo
 		}
 	}
 	return out, nil
+}
+
+// heldoutBatch is how many held-out traces shadow replay compares at a
+// time when they are streamed: enough to keep every core busy.
+const heldoutBatch = 512
+
+// streamHeldout reads the --shadow-from directories as loadHeldout does,
+// but hands the traces to shadow replay in batches as they are decoded,
+// so the held-out corpus is never held whole. A directory of agent
+// session logs, which cannot be scanned, is loaded whole.
+func streamHeldout(ctx context.Context, f *mineFlags, report *candidate.Report) replay.HeldoutFunc {
+	return func(yield func([]*trace.Trace) error) error {
+		for _, dir := range f.shadowFrom {
+			var batch []*trace.Trace
+			res, err := source.Scan(ctx, dir, source.Options{SkipInvalid: f.skipInvalid},
+				func(t *trace.Trace) *trace.Trace { return t },
+				func(_ source.Location, t *trace.Trace) error {
+					if ex, ok := mine.Excluded(t); ok {
+						ex.Role = candidate.RoleHeldout
+						report.ExcludedTraces = append(report.ExcludedTraces, ex)
+						report.ExcludedTraceCount++
+						return nil
+					}
+					if batch = append(batch, t); len(batch) == heldoutBatch {
+						err := yield(batch)
+						batch = nil
+						return err
+					}
+					return nil
+				}, nil)
+			if errors.Is(err, source.ErrSessionLog) {
+				rules, rerr := agentRules(f.config)
+				if rerr != nil {
+					return rerr
+				}
+				one := *f
+				one.shadowFrom = []string{dir}
+				all, err := loadHeldout(ctx, &one, rules, report)
+				if err != nil {
+					return err
+				}
+				if err := yield(all); err != nil {
+					return err
+				}
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("reading held-out traces from %s: %w", dir, err)
+			}
+			if len(batch) > 0 {
+				if err := yield(batch); err != nil {
+					return err
+				}
+			}
+			for _, s := range res.Skipped {
+				report.SkippedFiles = append(report.SkippedFiles, candidate.SkippedFile{Path: s.Path, Line: s.Line, Errors: s.Errors})
+			}
+		}
+		return nil
+	}
 }
 
 // generatedAt is the report timestamp: SOURCE_DATE_EPOCH when set (the

@@ -34,6 +34,10 @@ type outputs struct {
 	// shadow replay and the bundle then read each candidate's examples
 	// when they get to it, instead of taking them from sources.
 	examples func(ctx context.Context, c *candidate.Candidate) ([]*trace.Trace, error)
+	// heldout, when set, streams the held-out traces to shadow replay
+	// instead of the heldout slice; there is then no bundle, which needs
+	// them all.
+	heldout replay.HeldoutFunc
 }
 
 // published is what publish wrote.
@@ -57,16 +61,28 @@ func publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if o.examples != nil {
-		err := replay.ApplyEach(r, func(c *candidate.Candidate) (replay.Sources, error) {
+	var index replay.Sources
+	examples := func(c *candidate.Candidate) (replay.Sources, error) {
+		if o.examples != nil {
 			ts, err := o.examples(ctx, c)
 			return replay.IndexSources(ts), err
-		}, heldout)
-		if err != nil {
-			return nil, err
 		}
-	} else {
-		replay.Apply(r, sources, heldout)
+		if index == nil {
+			index = replay.IndexSources(sources)
+		}
+		return index, nil
+	}
+	stream := o.heldout
+	if stream == nil {
+		stream = func(yield func([]*trace.Trace) error) error {
+			if len(heldout) == 0 {
+				return nil
+			}
+			return yield(heldout)
+		}
+	}
+	if err := replay.ApplyStream(r, examples, stream); err != nil {
+		return nil, err
 	}
 	bundle.Promote(r, o.bundleOptions)
 	r.WorkflowPath = filepath.ToSlash(o.out)

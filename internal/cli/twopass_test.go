@@ -109,3 +109,49 @@ func TestMineTwoPassSameOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestMineHeldoutStreamed checks that held-out traces streamed to shadow
+// replay in batches (without --bundle) give the report that loading them
+// whole (with --bundle, which holds them as fixtures) gives, on more
+// held-out traces than one batch.
+func TestMineHeldoutStreamed(t *testing.T) {
+	tmp := t.TempDir()
+	corpus, heldout := filepath.Join(tmp, "corpus"), filepath.Join(tmp, "heldout")
+	if err := tracetest.Generate(tracetest.Config{Traces: 200, Seed: 11}).WriteDir(corpus); err != nil {
+		t.Fatal(err)
+	}
+	h := tracetest.Generate(tracetest.Config{Traces: heldoutBatch + 40, Seed: 11})
+	for _, tr := range h.Traces {
+		tr.ID = "heldout-" + tr.ID
+	}
+	if err := os.MkdirAll(heldout, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WriteJSONL(filepath.Join(heldout, "h.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	reports := map[bool][]byte{}
+	for _, bundle := range []bool{false, true} {
+		out := filepath.Join(tmp, "out")
+		os.RemoveAll(out)
+		args := []string{"mine", "--from", corpus, "--shadow-from", heldout, "--min-examples", "3", "--report", filepath.Join(out, "report.json")}
+		if bundle {
+			args = append(args, "--bundle", filepath.Join(out, "bundle"))
+		}
+		e, _, stderr := e2eEnv()
+		if code := run(context.Background(), e, args); code > 1 {
+			t.Fatalf("mine (bundle %v): exit %d\n%s", bundle, code, stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(out, "report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reports[bundle] = b
+	}
+	if !bytes.Equal(reports[false], reports[true]) {
+		t.Error("report with streamed held-out traces differs from the one with them loaded whole")
+	}
+	if n := bytes.Count(reports[false], []byte(`"role": "heldout"`)); n < heldoutBatch {
+		t.Errorf("%d held-out traces in the report, want more than a batch (%d)", n, heldoutBatch)
+	}
+}

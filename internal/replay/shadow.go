@@ -92,11 +92,19 @@ func (ix SourceIndex) Example(ex *candidate.Example) *trace.Trace {
 // a caller shadowing many candidates indexes them once, or reads only the
 // examples from disk.
 func ShadowFrom(c *candidate.Candidate, sources Sources, heldout []*trace.Trace) *candidate.ShadowReport {
-	rep := &candidate.ShadowReport{Failures: []candidate.Problem{}, Traces: []candidate.ShadowTrace{}}
 	if c == nil {
-		return rep
+		return shadowReport(nil)
 	}
-	jobs := make([]job, 0, len(c.Examples)+len(heldout))
+	p := newPlan(c)
+	traces := p.compareSources(sources)
+	return shadowReport(append(traces, p.compareHeldout(heldout)...))
+}
+
+// compareSources compares the candidate with each of its examples, found
+// in sources, in example order.
+func (p *plan) compareSources(sources Sources) []candidate.ShadowTrace {
+	c := p.c
+	jobs := make([]job, 0, len(c.Examples))
 	for i := range c.Examples {
 		ex := &c.Examples[i]
 		var t *trace.Trace
@@ -105,15 +113,35 @@ func ShadowFrom(c *candidate.Candidate, sources Sources, heldout []*trace.Trace)
 		}
 		jobs = append(jobs, job{t: t, role: candidate.RoleSource, example: ex})
 	}
+	return p.compareAll(jobs)
+}
+
+// compareHeldout compares the candidate with each held-out trace, in
+// order.
+func (p *plan) compareHeldout(heldout []*trace.Trace) []candidate.ShadowTrace {
+	jobs := make([]job, 0, len(heldout))
 	for _, t := range heldout {
 		if t != nil {
 			jobs = append(jobs, job{t: t, role: candidate.RoleHeldout})
 		}
 	}
-	rep.Traces = make([]candidate.ShadowTrace, len(jobs))
-	p := newPlan(c)
-	run(len(jobs), func(al *aligner, i int) { rep.Traces[i] = p.compare(al, jobs[i]) }, p)
+	return p.compareAll(jobs)
+}
 
+// compareAll compares the jobs on every core; the result is in job order.
+func (p *plan) compareAll(jobs []job) []candidate.ShadowTrace {
+	out := make([]candidate.ShadowTrace, len(jobs))
+	run(len(jobs), func(al *aligner, i int) { out[i] = p.compare(al, jobs[i]) }, p)
+	return out
+}
+
+// shadowReport completes the report of the compared traces: the failures,
+// the count of compared traces and whether they all passed.
+func shadowReport(traces []candidate.ShadowTrace) *candidate.ShadowReport {
+	if traces == nil {
+		traces = []candidate.ShadowTrace{}
+	}
+	rep := &candidate.ShadowReport{Failures: []candidate.Problem{}, Traces: traces}
 	for _, st := range rep.Traces {
 		switch st.Status {
 		case candidate.StatusPass:
