@@ -83,7 +83,7 @@ func readCorpus(ctx context.Context, e *env, f *mineFlags, rules *normalize.Rule
 // errWhole says that the corpus must be loaded whole.
 var errWhole = errors.New("corpus needs the gapped miner")
 
-// scanned is what the first pass keeps of a trace: its summary, and the
+// scannedTrace is what the first pass keeps of a trace: its summary, and the
 // trace itself when the corpus is kept decoded.
 type scannedTrace struct {
 	summary mine.Summary

@@ -234,15 +234,6 @@ func (s *Scan) Examples(ctx context.Context, id string) ([]*trace.Trace, error) 
 	return out, nil
 }
 
-// All returns the indexes of every eligible trace.
-func (s *Scan) All() []int32 {
-	out := make([]int32, len(s.seqs))
-	for i := range out {
-		out[i] = int32(i)
-	}
-	return out
-}
-
 // traceSource gives the builder the traces of a batch's examples.
 type traceSource interface {
 	// traces returns a slice indexed by eligible index in which at least
