@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crystallize-dev/crystallize/internal/trace"
-	"github.com/crystallize-dev/crystallize/internal/tracetest"
 )
 
 // scanAll scans dir and reads every trace back from its location.
@@ -87,20 +86,42 @@ func TestScanMatchesLoad(t *testing.T) {
 	}
 }
 
+// genTraces returns n small crystallization traces, one JSON document
+// each, with varied sizes.
+func genTraces(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		var acts []string
+		for j := range 1 + i%9 {
+			acts = append(acts, fmt.Sprintf(`{"id": "a%d", "kind": "tool_call", "name": "tool.%d", "parameters": {"n": %d, "s": "v%d"}, "output": {"ok": true}}`, j, (i+j)%5, j, i))
+		}
+		out[i] = fmt.Sprintf(`{"id": "gen_%05d", "metadata": {"goal": "g%d"}, "actions": [%s]}`, i, i%3, strings.Join(acts, ", "))
+	}
+	return out
+}
+
+// writeGenerated writes genTraces(n) as one file per trace or as one
+// JSON Lines file.
+func writeGenerated(t *testing.T, dir string, n int, jsonl bool) {
+	t.Helper()
+	files := map[string]string{}
+	docs := genTraces(n)
+	if jsonl {
+		files["traces.jsonl"] = strings.Join(docs, "\n") + "\n"
+	} else {
+		for i, d := range docs {
+			files[fmt.Sprintf("t/%05d.json", i)] = d
+		}
+	}
+	writeTree(t, dir, files)
+}
+
 func TestScanGenerated(t *testing.T) {
-	c := tracetest.Generate(tracetest.Config{Traces: 300, Seed: 3})
 	for _, jsonl := range []bool{false, true} {
 		t.Run(fmt.Sprintf("jsonl=%v", jsonl), func(t *testing.T) {
 			dir := t.TempDir()
-			var err error
-			if jsonl {
-				err = c.WriteJSONL(filepath.Join(dir, "traces.jsonl"))
-			} else {
-				err = c.WriteDir(dir)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			// More than a batch of documents either way.
+			writeGenerated(t, dir, scanBatchUnits+500, jsonl)
 			want, err := Load(context.Background(), dir, Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -162,10 +183,7 @@ func TestReadAtChanged(t *testing.T) {
 
 func TestScanCancelled(t *testing.T) {
 	dir := t.TempDir()
-	c := tracetest.Generate(tracetest.Config{Traces: 50, Seed: 1})
-	if err := c.WriteDir(dir); err != nil {
-		t.Fatal(err)
-	}
+	writeGenerated(t, dir, 50, false)
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
 	_, err := Scan(ctx, dir, Options{}, func(*trace.Trace) int { return 0 }, func(Location, int) error {
