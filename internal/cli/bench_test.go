@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/source"
+	"github.com/crystallize-dev/crystallize/internal/trace"
 	"github.com/crystallize-dev/crystallize/internal/tracetest"
 )
 
@@ -106,31 +109,127 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 // BenchmarkMine runs "crystallize mine" end to end on the same corpus:
-// load, mine, generate every candidate's workflow, write the report.
+// load, mine, generate every candidate's workflow, write the report; with
+// the corpus kept decoded (passes=1) and read back (passes=2).
 func BenchmarkMine(b *testing.B) {
 	for _, n := range benchSizes() {
 		dir := benchCorpus(b, n)
 		out := b.TempDir()
-		b.Run(fmt.Sprintf("traces=%d", n), func(b *testing.B) {
-			e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string {
-				if k == "SOURCE_DATE_EPOCH" {
-					return sourceDateEpoch
+		for _, passes := range []string{passesOne, passesTwo} {
+			b.Run(fmt.Sprintf("traces=%d/passes=%s", n, passes), func(b *testing.B) {
+				e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string {
+					if k == "SOURCE_DATE_EPOCH" {
+						return sourceDateEpoch
+					}
+					return ""
+				}}
+				args := []string{"mine", "--from", dir, "--min-examples", "3", "--passes", passes,
+					"--out", filepath.Join(out, "w.star"), "--out-dir", filepath.Join(out, "all"),
+					"--report", filepath.Join(out, "r.json")}
+				var peak uint64
+				for b.Loop() {
+					runtime.GC()
+					peak = max(peak, peakHeap(func() {
+						if code := run(context.Background(), e, args); code != 0 {
+							b.Fatalf("exit %d", code)
+						}
+					}))
 				}
-				return ""
-			}}
-			args := []string{"mine", "--from", dir, "--min-examples", "3",
-				"--out", filepath.Join(out, "w.star"), "--out-dir", filepath.Join(out, "all"),
-				"--report", filepath.Join(out, "r.json")}
+				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+			})
+		}
+	}
+}
+
+// pass1 runs the first pass of a two-pass mining run over dir: decode,
+// summarize, intern, keep the locations of the eligible traces.
+func pass1(b *testing.B, dir string) (*mine.Scan, *source.ScanResult, []source.Location) {
+	s, err := mine.NewScan(mine.Options{MinExamples: 3})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var locs []source.Location
+	res, err := source.Scan(context.Background(), dir, source.Options{}, mine.Summarize, func(loc source.Location, sum mine.Summary) error {
+		if s.Add(sum) >= 0 {
+			locs = append(locs, loc)
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, res, locs
+}
+
+// BenchmarkScan is the first pass of a two-pass run on the BenchmarkLoad
+// corpus: BenchmarkLoad's decoding without keeping the traces.
+func BenchmarkScan(b *testing.B) {
+	for _, n := range benchSizes() {
+		dir := benchCorpus(b, n)
+		b.Run(fmt.Sprintf("traces=%d", n), func(b *testing.B) {
 			var peak uint64
 			for b.Loop() {
 				runtime.GC()
-				peak = max(peak, peakHeap(func() {
-					if code := run(context.Background(), e, args); code != 0 {
-						b.Fatalf("exit %d", code)
-					}
-				}))
+				peak = max(peak, peakHeap(func() { pass1(b, dir) }))
 			}
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+		})
+	}
+}
+
+// BenchmarkStages times the stages of a mining run after the first pass
+// (BenchmarkScan) outside internal/mine (whose BenchmarkStage times
+// interning, the suffix array and building), each on its own, so that a
+// regression shows in the stage that caused it: reread (reading back the
+// examples the second pass read), shadow (replay.Apply against the
+// report's examples) and encode (report.json).
+func BenchmarkStages(b *testing.B) {
+	for _, n := range benchSizes() {
+		dir := benchCorpus(b, n)
+		ctx := context.Background()
+		s, res, locs := pass1(b, dir)
+		var reread []source.Location
+		fetch := func(ctx context.Context, idx []int32) ([]*trace.Trace, error) {
+			want := make([]source.Location, len(idx))
+			for i, q := range idx {
+				want[i] = locs[q]
+			}
+			reread = append(reread, want...)
+			return res.Catalog.ReadAt(ctx, want)
+		}
+		report, err := s.Mine(ctx, fetch)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sources, err := s.Sources(ctx, report)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("traces=%d/stage=reread", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := res.Catalog.ReadAt(ctx, reread); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(reread)), "traces")
+		})
+		b.Run(fmt.Sprintf("traces=%d/stage=shadow", n), func(b *testing.B) {
+			for b.Loop() {
+				r := *report
+				replay.Apply(&r, sources, nil)
+			}
+		})
+		replay.Apply(report, sources, nil)
+		b.Run(fmt.Sprintf("traces=%d/stage=encode", n), func(b *testing.B) {
+			var size int
+			for b.Loop() {
+				data, err := report.Encode()
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = len(data)
+			}
+			b.ReportMetric(float64(size)/(1<<20), "report-MB")
 		})
 	}
 }

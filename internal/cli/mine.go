@@ -21,6 +21,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/normalize"
+	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -50,6 +51,8 @@ type mineFlags struct {
 	packageName   string
 	maxCandidates int
 	miner         string
+	passes        string
+	progress      string
 	skipInvalid   bool
 	asJSON        bool
 	config        string
@@ -75,6 +78,8 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header")
 	fs.IntVar(&f.maxCandidates, "max-candidates", mine.DefaultMaxCandidates, "most safe candidates to list in the report")
 	fs.StringVar(&f.miner, "miner", mine.ModeAuto, "miner: auto, exact (contiguous repeats) or gapped (steps with other actions between them)")
+	fs.StringVar(&f.passes, "passes", passesAuto, "auto, 1 (keep the decoded corpus in memory) or 2 (keep one symbol per action and read examples back); the report is the same")
+	fs.StringVar(&f.progress, "progress", progressAuto, "auto (a bar when stderr is a terminal), bar, json (one event per line on stderr) or none")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "load the valid traces and list each invalid file in the report instead of failing")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report summary as JSON on stdout")
 	fs.StringVar(&f.config, "config", "", configFlagHelp)
@@ -125,6 +130,24 @@ candidate whose own examples fail is rejected. A candidate whose effect
 receipts drift from the recorded ones on any trace (a divergence under
 /effect_receipts/) is rejected with receipt_drift; with --bundle it is
 still bundled, as kind rejected, with the divergence.
+
+Large corpora are mined in two passes: the first decodes every trace
+and keeps one symbol per action and where the trace lives, the second
+reads back only the traces the candidates are built from. --passes 1
+keeps the decoded corpus in memory instead (faster on a corpus that
+fits), --passes 2 always reads back, and auto, the default, reads back
+above 256 MiB of trace files. The outputs are the same byte for byte.
+Agent session logs and corpora for the gapped miner are read whole.
+
+--progress bar draws a bar per pass on stderr (traces, bytes, their
+rates and the time left); auto, the default, does so when stderr is a
+terminal and --json is not given. --progress json writes one JSON object
+per line on stderr instead, for CI: {"event": "progress"|"done", "pass":
+"read"|"build", "traces", "bytes", "total_bytes", "done", "total",
+"traces_reread", "elapsed_seconds", "traces_per_second",
+"bytes_per_second", "eta_seconds"}, fields that do not apply left out.
+An interrupt (SIGINT) stops the run at once; nothing is written unless
+everything is.
 
 --report writes the full JSON report: every
 candidate and rejected candidate with its evidence and its promotion
@@ -186,6 +209,16 @@ func (f *mineFlags) validate() error {
 	default:
 		return usagef("--miner must be auto, exact or gapped, got %q", f.miner)
 	}
+	switch f.passes {
+	case passesAuto, passesOne, passesTwo:
+	default:
+		return usagef("--passes must be auto, 1 or 2, got %q", f.passes)
+	}
+	switch f.progress {
+	case progressAuto, progressBar, progressJSON, progressNone:
+	default:
+		return usagef("--progress must be auto, bar, json or none, got %q", f.progress)
+	}
 	if f.out != "" && f.out == f.report {
 		return usagef("--out and --report name the same file %s", f.out)
 	}
@@ -216,37 +249,28 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 		return err
 	}
 
-	// Mining holds every decoded trace in memory at once. Without a limit
-	// the collector lets the heap grow to twice the live set while
-	// decoding; a soft limit keeps a corpus within memory at the cost of
-	// more frequent collections. GOMEMLIMIT, when set, wins.
-	found := func(int, int64) {}
-	if e.getenv("GOMEMLIMIT") == "" {
-		old := debug.SetMemoryLimit(-1)
-		defer debug.SetMemoryLimit(old)
-		found = func(_ int, bytes int64) { debug.SetMemoryLimit(memoryLimit(bytes)) }
-	}
-	prog := newProgress(e, !f.asJSON, "reading traces")
 	rules, err := agentRules(f.config)
 	if err != nil {
 		return err
 	}
-	res, err := source.Load(ctx, f.from, source.Options{SkipInvalid: f.skipInvalid, Progress: prog.update, Found: found, Rules: rules})
-	prog.done()
-	if err != nil {
-		return fmt.Errorf("reading traces from %s: %w", f.from, err)
+	// GOMEMLIMIT, when set, wins over the limit readCorpus sets.
+	if e.getenv("GOMEMLIMIT") == "" {
+		old := debug.SetMemoryLimit(-1)
+		defer debug.SetMemoryLimit(old)
 	}
-
-	report, err := mine.Mine(ctx, res.Traces, mine.Options{
+	prog := newMineProgress(e, f)
+	res, err := readCorpus(ctx, e, f, rules, mine.Options{
 		MinExamples:   f.minExamples,
 		MaxCandidates: f.maxCandidates,
 		WorkflowName:  f.workflowName,
 		GeneratedAt:   generatedAt,
 		Mode:          f.miner,
-	})
+	}, prog)
+	prog.finish()
 	if err != nil {
 		return err
 	}
+	report := res.report
 	for _, s := range res.Skipped {
 		report.SkippedFiles = append(report.SkippedFiles, candidate.SkippedFile{Path: s.Path, Line: s.Line, Errors: s.Errors})
 	}
@@ -258,13 +282,21 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 		})
 	}
 	report.ExcludedTraceCount = len(report.ExcludedTraces)
-	heldout, err := loadHeldout(ctx, f, rules, report)
-	if err != nil {
+	// Held-out traces are read as a stream while shadow replay compares
+	// them, unless a bundle is written: it holds every one as a fixture.
+	var heldout []*trace.Trace
+	var stream replay.HeldoutFunc
+	if f.bundle == "" {
+		stream = streamHeldout(ctx, f, report)
+	} else if heldout, err = loadHeldout(ctx, f, rules, report); err != nil {
 		return err
 	}
 	report.ShadowSources = append(report.ShadowSources, f.shadowFrom...)
-	pub, err := publish(ctx, report, res.Traces, heldout, outputs{
-		out: f.out, outDir: f.outDir, report: f.report, bundle: f.bundle, evalPack: f.evalPack,
+	pub, err := publish(ctx, report, res.sources, heldout, outputs{
+		allSources: res.all,
+		examples:   res.examples,
+		heldout:    stream,
+		out:        f.out, outDir: f.outDir, report: f.report, bundle: f.bundle, evalPack: f.evalPack,
 		codegen: codegen.Options{PackageName: f.packageName},
 		bundleOptions: bundle.Options{
 			PackageName: f.packageName, PackageVersion: f.packageVersion,
@@ -321,6 +353,66 @@ func loadHeldout(ctx context.Context, f *mineFlags, rules *normalize.Rules, repo
 		}
 	}
 	return out, nil
+}
+
+// heldoutBatch is how many held-out traces shadow replay compares at a
+// time when they are streamed: enough to keep every core busy.
+const heldoutBatch = 512
+
+// streamHeldout reads the --shadow-from directories as loadHeldout does,
+// but hands the traces to shadow replay in batches as they are decoded,
+// so the held-out corpus is never held whole. A directory of agent
+// session logs, which cannot be scanned, is loaded whole.
+func streamHeldout(ctx context.Context, f *mineFlags, report *candidate.Report) replay.HeldoutFunc {
+	return func(yield func([]*trace.Trace) error) error {
+		for _, dir := range f.shadowFrom {
+			var batch []*trace.Trace
+			res, err := source.Scan(ctx, dir, source.Options{SkipInvalid: f.skipInvalid},
+				func(t *trace.Trace) *trace.Trace { return t },
+				func(_ source.Location, t *trace.Trace) error {
+					if ex, ok := mine.Excluded(t); ok {
+						ex.Role = candidate.RoleHeldout
+						report.ExcludedTraces = append(report.ExcludedTraces, ex)
+						report.ExcludedTraceCount++
+						return nil
+					}
+					if batch = append(batch, t); len(batch) == heldoutBatch {
+						err := yield(batch)
+						batch = nil
+						return err
+					}
+					return nil
+				}, nil)
+			if errors.Is(err, source.ErrSessionLog) {
+				rules, rerr := agentRules(f.config)
+				if rerr != nil {
+					return rerr
+				}
+				one := *f
+				one.shadowFrom = []string{dir}
+				all, err := loadHeldout(ctx, &one, rules, report)
+				if err != nil {
+					return err
+				}
+				if err := yield(all); err != nil {
+					return err
+				}
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("reading held-out traces from %s: %w", dir, err)
+			}
+			if len(batch) > 0 {
+				if err := yield(batch); err != nil {
+					return err
+				}
+			}
+			for _, s := range res.Skipped {
+				report.SkippedFiles = append(report.SkippedFiles, candidate.SkippedFile{Path: s.Path, Line: s.Line, Errors: s.Errors})
+			}
+		}
+		return nil
+	}
 }
 
 // generatedAt is the report timestamp: SOURCE_DATE_EPOCH when set (the

@@ -25,6 +25,19 @@ type outputs struct {
 	// --refine); it may record what it did in the report. An error
 	// writes nothing.
 	rewrite func(ctx context.Context, r *candidate.Report, sel *candidate.Candidate, draft []byte) ([]byte, error)
+	// allSources, when set, says that the sources given to publish are
+	// only the examples of the report's candidates, and loads every
+	// source trace for a bundle that has no candidate (it then holds
+	// every trace as a fixture).
+	allSources func(ctx context.Context) ([]*trace.Trace, error)
+	// examples, when set, reads back the example traces of one candidate:
+	// shadow replay and the bundle then read each candidate's examples
+	// when they get to it, instead of taking them from sources.
+	examples func(ctx context.Context, c *candidate.Candidate) ([]*trace.Trace, error)
+	// heldout, when set, streams the held-out traces to shadow replay
+	// instead of the heldout slice; there is then no bundle, which needs
+	// them all.
+	heldout replay.HeldoutFunc
 }
 
 // published is what publish wrote.
@@ -45,7 +58,32 @@ type published struct {
 // in writeFiles). A rendering failure writes nothing. It redacts r in
 // place first, so nothing it writes holds a secret of the traces.
 func publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace.Trace, o outputs) (*published, error) {
-	replay.Apply(r, sources, heldout)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var index replay.Sources
+	examples := func(c *candidate.Candidate) (replay.Sources, error) {
+		if o.examples != nil {
+			ts, err := o.examples(ctx, c)
+			return replay.IndexSources(ts), err
+		}
+		if index == nil {
+			index = replay.IndexSources(sources)
+		}
+		return index, nil
+	}
+	stream := o.heldout
+	if stream == nil {
+		stream = func(yield func([]*trace.Trace) error) error {
+			if len(heldout) == 0 {
+				return nil
+			}
+			return yield(heldout)
+		}
+	}
+	if err := replay.ApplyStream(r, examples, stream); err != nil {
+		return nil, err
+	}
 	bundle.Promote(r, o.bundleOptions)
 	r.WorkflowPath = filepath.ToSlash(o.out)
 	// Names carry secrets as well as values (a tool called curl_xoxb-…,
@@ -116,8 +154,18 @@ func publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 				wf = src
 			}
 		}
+		bsrc := sources
+		switch {
+		case bc == nil && o.allSources != nil:
+			bsrc, err = o.allSources(ctx)
+		case bc != nil && o.examples != nil:
+			bsrc, err = o.examples(ctx, bc)
+		}
+		if err != nil {
+			return nil, err
+		}
 		m, err := bundle.Write(ctx, o.bundle, bundle.Input{
-			Report: r, Candidate: bc, Workflow: wf, Sources: sources, Heldout: heldout,
+			Report: r, Candidate: bc, Workflow: wf, Sources: bsrc, Heldout: heldout,
 		}, bo)
 		if err != nil {
 			return nil, fmt.Errorf("writing bundle %s: %w", o.bundle, err)
@@ -130,6 +178,11 @@ func publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 			}
 			files[o.evalPack] = pack
 		}
+	}
+	// An interrupt while rendering leaves nothing behind: files are
+	// written all or none, and only when the run was not cancelled.
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if err := writeFiles(files); err != nil {
 		return nil, err

@@ -52,6 +52,11 @@ type Options struct {
 	// SearchBudget bounds the patterns the gapped search visits; zero
 	// means DefaultSearchBudget. The report warns when it cuts the search.
 	SearchBudget int
+	// ExampleCache bounds, in actions, the decoded example traces a
+	// two-pass run (Scan.Mine) keeps between batches of candidates; zero
+	// means DefaultExampleCache. It changes the time and memory of the
+	// run, never its report.
+	ExampleCache int
 }
 
 // ErrMode is returned for an Options.Mode that is not a miner.
@@ -98,88 +103,66 @@ func (o Options) scanLimit() int {
 // modified. Mine returns an error only for invalid options or a cancelled
 // context: finding nothing is a report with no selected candidate.
 func Mine(ctx context.Context, traces []*trace.Trace, opts Options) (*candidate.Report, error) {
-	if opts.MinExamples != 0 && opts.MinExamples < 2 {
-		return nil, fmt.Errorf("%w, got %d", ErrMinExamples, opts.MinExamples)
+	s, err := NewScan(opts)
+	if err != nil {
+		return nil, err
 	}
-	switch opts.Mode {
-	case "", ModeAuto, ModeExact, ModeGapped:
-	default:
-		return nil, fmt.Errorf("%w %q: want auto, exact or gapped", ErrMode, opts.Mode)
+	if gapped, reason := chooseMiner(traces, opts.Mode); gapped {
+		eligible := make([]*trace.Trace, 0, len(traces))
+		for _, t := range traces {
+			if ex, ok := Excluded(t); ok {
+				s.report.ExcludedTraces = append(s.report.ExcludedTraces, ex)
+				continue
+			}
+			eligible = append(eligible, t)
+		}
+		s.report.SourceTraceCount = len(eligible)
+		s.report.ExcludedTraceCount = len(s.report.ExcludedTraces)
+		return mineGapped(ctx, s.report, eligible, opts, reason)
 	}
-	if opts.MaxGap < 0 {
-		return nil, fmt.Errorf("max gap must not be negative, got %d", opts.MaxGap)
-	}
-	minEx := opts.minExamples()
-	report := &candidate.Report{
-		Version:            candidate.ReportVersion,
-		GeneratedAt:        opts.GeneratedAt,
-		ExcludedTraces:     []candidate.Exclusion{},
-		SkippedFiles:       []candidate.SkippedFile{},
-		Candidates:         []candidate.Candidate{},
-		RejectedCandidates: []candidate.Candidate{},
-		Warnings:           []candidate.Problem{},
-		InputFormat:        InputFormat(),
-	}
-
 	eligible := make([]*trace.Trace, 0, len(traces))
 	for _, t := range traces {
-		if ex, ok := Excluded(t); ok {
-			report.ExcludedTraces = append(report.ExcludedTraces, ex)
-			continue
+		if s.Add(Summarize(t)) >= 0 {
+			eligible = append(eligible, t)
 		}
-		eligible = append(eligible, t)
 	}
-	report.SourceTraceCount = len(eligible)
-	report.ExcludedTraceCount = len(report.ExcludedTraces)
-	if gapped, reason := chooseMiner(traces, opts.Mode); gapped {
-		return mineGapped(ctx, report, eligible, opts, reason)
-	}
+	return s.mine(ctx, memoryTraces(eligible))
+}
 
-	// Intern signatures. Symbol ids are assigned in first-seen order over
-	// the path-sorted traces, so they are deterministic.
-	symbols := make(map[string]int32)
-	seqs := make([][]int32, len(eligible))
-	actions := 0
-	for i, t := range eligible {
-		seq := make([]int32, len(t.Actions))
-		for j := range t.Actions {
-			sig := t.Actions[j].Signature()
-			id, ok := symbols[sig]
-			if !ok {
-				id = int32(len(symbols))
-				symbols[sig] = id
-			}
-			seq[j] = id
-		}
-		seqs[i] = seq
-		actions += len(seq)
-	}
+// mine finds the repeats among the scanned symbol sequences and builds
+// them, in rank order, into candidates, reading the traces of their
+// examples through src.
+func (s *Scan) mine(ctx context.Context, src traceSource) (*candidate.Report, error) {
+	opts, report := s.opts, s.report
+	minEx := opts.minExamples()
+	report.SourceTraceCount = len(s.seqs)
+	report.ExcludedTraceCount = len(report.ExcludedTraces)
 	report.Mining = candidate.MiningSummary{
 		MinExamples:        minEx,
 		MaxCandidates:      opts.maxCandidates(),
-		EligibleTraces:     len(eligible),
-		Actions:            actions,
-		DistinctSignatures: len(symbols),
+		EligibleTraces:     len(s.seqs),
+		Actions:            s.actions,
+		DistinctSignatures: len(s.symbols),
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(eligible) < minEx {
+	if len(s.seqs) < minEx {
 		report.Warnings = append(report.Warnings, candidate.Problem{
 			Code:    candidate.CodeNoCandidate,
-			Message: fmt.Sprintf("%d eligible traces, fewer than the %d examples a candidate needs", len(eligible), minEx),
+			Message: fmt.Sprintf("%d eligible traces, fewer than the %d examples a candidate needs", len(s.seqs), minEx),
 		})
 		return report, nil
 	}
 
-	idx := NewIndex(seqs)
+	idx := NewIndex(s.seqs)
 	repeats := idx.Repeats(minEx, 2)
 	report.Mining.RepeatsFound = len(repeats)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 
-	b := builder{traces: eligible, eligible: len(eligible)}
+	b := builder{eligible: len(s.seqs)}
 	var built []builtRepeat
 	maxSafe := opts.maxCandidates()
 	limit := opts.scanLimit()
@@ -223,6 +206,17 @@ scan:
 		if opts.Progress != nil {
 			opts.Progress(scanned, min(len(repeats), limit))
 		}
+		var need []int32
+		for _, br := range batch {
+			for _, o := range br.examples {
+				need = append(need, o.Seq)
+			}
+		}
+		traces, err := src.traces(ctx, need)
+		if err != nil {
+			return nil, err
+		}
+		b.traces = traces
 		results := make([]*candidate.Candidate, len(batch))
 		var wg sync.WaitGroup
 		for i := range batch {
@@ -233,22 +227,22 @@ scan:
 			}()
 		}
 		wg.Wait()
-		for _, c := range results {
+		for i, c := range results {
 			if len(report.Candidates) >= maxSafe {
 				break scan
 			}
 			report.Mining.CandidatesBuilt++
-			if c.Safe() {
-				c.Name = uniqueName(names, c.Name)
-				report.Candidates = append(report.Candidates, *c)
-				continue
-			}
-			if len(report.RejectedCandidates) >= maxSafe {
+			if !c.Safe() && len(report.RejectedCandidates) >= maxSafe {
 				rejectedOmitted++
 				continue
 			}
 			c.Name = uniqueName(names, c.Name)
-			report.RejectedCandidates = append(report.RejectedCandidates, *c)
+			s.examples[c.ID] = exampleSeqs(batch[i].examples)
+			if c.Safe() {
+				report.Candidates = append(report.Candidates, *c)
+			} else {
+				report.RejectedCandidates = append(report.RejectedCandidates, *c)
+			}
 		}
 	}
 	finish(report, opts, names, rejectedOmitted)
@@ -311,6 +305,15 @@ func uniqueName(taken map[string]bool, name string) string {
 		out = fmt.Sprintf("%s_%d", name, i)
 	}
 	taken[out] = true
+	return out
+}
+
+// exampleSeqs returns the eligible indexes of the examples.
+func exampleSeqs(examples []Occurrence) []int32 {
+	out := make([]int32, len(examples))
+	for i, o := range examples {
+		out[i] = o.Seq
+	}
 	return out
 }
 

@@ -34,21 +34,83 @@ import (
 //
 // Apply calls nothing and changes no trace.
 func Apply(r *candidate.Report, sources, heldout []*trace.Trace) {
+	ApplyFrom(r, IndexSources(sources), heldout)
+}
+
+// ApplyFrom is Apply with the source traces given as a Sources.
+func ApplyFrom(r *candidate.Report, sources Sources, heldout []*trace.Trace) {
+	// Cannot fail: the function below never does.
+	_ = ApplyEach(r, func(*candidate.Candidate) (Sources, error) { return sources, nil }, heldout)
+}
+
+// ExamplesFunc returns Sources holding at least the example traces of c.
+type ExamplesFunc func(c *candidate.Candidate) (Sources, error)
+
+// ApplyEach is Apply with the source traces given per candidate: it calls
+// examples once for each candidate, in report order, just before
+// shadowing it, so an implementation may read each candidate's examples
+// when asked and let the previous candidate's go. An error from examples
+// stops Apply and is returned, with r unchanged.
+func ApplyEach(r *candidate.Report, examples ExamplesFunc, heldout []*trace.Trace) error {
+	return ApplyStream(r, examples, func(yield func([]*trace.Trace) error) error {
+		if len(heldout) == 0 {
+			return nil
+		}
+		return yield(heldout)
+	})
+}
+
+// HeldoutFunc hands the held-out traces to yield in batches, in order,
+// and returns yield's error or its own.
+type HeldoutFunc func(yield func(batch []*trace.Trace) error) error
+
+// ApplyStream is ApplyEach with the held-out traces read as a stream:
+// each candidate is compared with its examples first, then every
+// candidate with each batch of held-out traces as heldout hands it over,
+// so the held-out corpus is read once and never held whole. The result is
+// Apply's. An error from examples or heldout stops it and is returned,
+// with r unchanged.
+func ApplyStream(r *candidate.Report, examples ExamplesFunc, heldout HeldoutFunc) error {
+	cands := make([]candidate.Candidate, 0, len(r.Candidates)+len(r.RejectedCandidates))
+	cands = append(cands, r.Candidates...)
+	cands = append(cands, r.RejectedCandidates...)
+	plans := make([]*plan, len(cands))
+	traces := make([][]candidate.ShadowTrace, len(cands))
+	for i := range cands {
+		c := &cands[i]
+		sources, err := examples(c)
+		if err != nil {
+			return err
+		}
+		plans[i] = newPlan(c)
+		traces[i] = plans[i].compareSources(sources)
+	}
+	if heldout != nil {
+		err := heldout(func(batch []*trace.Trace) error {
+			for i, p := range plans {
+				traces[i] = append(traces[i], p.compareHeldout(batch)...)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	// Safe candidates that shadow replay rejects come before the ones
+	// mining rejected, each in rank order.
 	var safe, rejected []candidate.Candidate
-	for i := range r.Candidates {
-		c := r.Candidates[i]
-		shadowOne(&c, sources, heldout)
-		if c.Safe() {
+	for i := range cands {
+		c := cands[i]
+		fold(&c, shadowReport(traces[i]))
+		switch {
+		case i >= len(r.Candidates):
+			rejected = append(rejected, c)
+		case c.Safe():
 			safe = append(safe, c)
-		} else {
+		default:
 			c.Confidence = 0
 			rejected = append(rejected, c)
 		}
-	}
-	for i := range r.RejectedCandidates {
-		c := r.RejectedCandidates[i]
-		shadowOne(&c, sources, heldout)
-		rejected = append(rejected, c)
 	}
 	if safe == nil {
 		safe = []candidate.Candidate{}
@@ -62,10 +124,13 @@ func Apply(r *candidate.Report, sources, heldout []*trace.Trace) {
 		id := safe[0].ID
 		r.SelectedCandidateID = &id
 	}
+	return nil
 }
 
-func shadowOne(c *candidate.Candidate, sources, heldout []*trace.Trace) {
-	sh := Shadow(c, sources, heldout)
+// fold records sh as c's shadow report and applies it: the pass rate
+// scales the confidence, and receipt drift and failing source examples
+// reject.
+func fold(c *candidate.Candidate, sh *candidate.ShadowReport) {
 	c.Shadow = sh
 	checkDerived(c, sh, heldout)
 	if sh.ComparedTraces > 0 {

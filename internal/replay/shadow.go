@@ -46,24 +46,102 @@ const MatchThreshold = 0.5
 // beyond the report, which shares strings and JSON values with them. It
 // spreads the traces over all cores; the report does not depend on how.
 func Shadow(c *candidate.Candidate, sources, heldout []*trace.Trace) *candidate.ShadowReport {
-	rep := &candidate.ShadowReport{Failures: []candidate.Problem{}, Traces: []candidate.ShadowTrace{}}
 	if c == nil {
-		return rep
+		return ShadowFrom(nil, nil, heldout)
 	}
-	jobs := make([]job, 0, len(c.Examples)+len(heldout))
+	return ShadowFrom(c, IndexSources(sources), heldout)
+}
+
+// Sources finds the trace of a candidate's example: the source trace with
+// the example's trace id and source hash, or nil when there is none.
+type Sources interface {
+	Example(ex *candidate.Example) *trace.Trace
+}
+
+// SourceIndex is a Sources over traces in memory, keyed by trace id and
+// source hash. Building it is linear in the traces, so looking up every
+// example of every candidate is linear too; scanning the traces for each
+// example, as a list would, is the product of the two, which at a hundred
+// thousand traces took half of a mining run.
+type SourceIndex map[sourceKey]*trace.Trace
+
+type sourceKey struct{ id, hash string }
+
+// IndexSources indexes traces by id and source hash. Of two traces with
+// the same pair, the first is found, as a scan in order would find it.
+func IndexSources(traces []*trace.Trace) SourceIndex {
+	ix := make(SourceIndex, len(traces))
+	for _, t := range traces {
+		if t == nil {
+			continue
+		}
+		k := sourceKey{t.ID, t.SourceHash}
+		if _, dup := ix[k]; !dup {
+			ix[k] = t
+		}
+	}
+	return ix
+}
+
+// Example returns the trace of ex, or nil.
+func (ix SourceIndex) Example(ex *candidate.Example) *trace.Trace {
+	return ix[sourceKey{ex.TraceID, ex.SourceHash}]
+}
+
+// ShadowFrom is Shadow with the source traces given as a Sources, so that
+// a caller shadowing many candidates indexes them once, or reads only the
+// examples from disk.
+func ShadowFrom(c *candidate.Candidate, sources Sources, heldout []*trace.Trace) *candidate.ShadowReport {
+	if c == nil {
+		return shadowReport(nil)
+	}
+	p := newPlan(c)
+	traces := p.compareSources(sources)
+	return shadowReport(append(traces, p.compareHeldout(heldout)...))
+}
+
+// compareSources compares the candidate with each of its examples, found
+// in sources, in example order.
+func (p *plan) compareSources(sources Sources) []candidate.ShadowTrace {
+	c := p.c
+	jobs := make([]job, 0, len(c.Examples))
 	for i := range c.Examples {
 		ex := &c.Examples[i]
-		jobs = append(jobs, job{t: findExample(sources, ex), role: candidate.RoleSource, example: ex})
+		var t *trace.Trace
+		if sources != nil {
+			t = sources.Example(ex)
+		}
+		jobs = append(jobs, job{t: t, role: candidate.RoleSource, example: ex})
 	}
+	return p.compareAll(jobs)
+}
+
+// compareHeldout compares the candidate with each held-out trace, in
+// order.
+func (p *plan) compareHeldout(heldout []*trace.Trace) []candidate.ShadowTrace {
+	jobs := make([]job, 0, len(heldout))
 	for _, t := range heldout {
 		if t != nil {
 			jobs = append(jobs, job{t: t, role: candidate.RoleHeldout})
 		}
 	}
-	rep.Traces = make([]candidate.ShadowTrace, len(jobs))
-	p := newPlan(c)
-	run(len(jobs), func(al *aligner, i int) { rep.Traces[i] = p.compare(al, jobs[i]) }, p)
+	return p.compareAll(jobs)
+}
 
+// compareAll compares the jobs on every core; the result is in job order.
+func (p *plan) compareAll(jobs []job) []candidate.ShadowTrace {
+	out := make([]candidate.ShadowTrace, len(jobs))
+	run(len(jobs), func(al *aligner, i int) { out[i] = p.compare(al, jobs[i]) }, p)
+	return out
+}
+
+// shadowReport completes the report of the compared traces: the failures,
+// the count of compared traces and whether they all passed.
+func shadowReport(traces []candidate.ShadowTrace) *candidate.ShadowReport {
+	if traces == nil {
+		traces = []candidate.ShadowTrace{}
+	}
+	rep := &candidate.ShadowReport{Failures: []candidate.Problem{}, Traces: traces}
 	for _, st := range rep.Traces {
 		switch st.Status {
 		case candidate.StatusPass:
@@ -95,15 +173,6 @@ type job struct {
 	t       *trace.Trace
 	role    string
 	example *candidate.Example
-}
-
-func findExample(sources []*trace.Trace, ex *candidate.Example) *trace.Trace {
-	for _, t := range sources {
-		if t != nil && t.ID == ex.TraceID && t.SourceHash == ex.SourceHash {
-			return t
-		}
-	}
-	return nil
 }
 
 func countStatus(ts []candidate.ShadowTrace, status string) int {

@@ -1,0 +1,300 @@
+package mine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Mining in two passes.
+//
+// The exact miner needs the full actions of a trace only to build the
+// candidates it is an example of; finding the repeats needs one symbol
+// per action. So a corpus too large to hold decoded is mined in two
+// passes: the first streams it, keeping per trace its symbol sequence
+// (an int32 per action), its exclusion if it has one, and where it lives
+// (the caller keeps that); the second builds the ranked repeats into
+// candidates, reading back, batch by batch, only the traces of their
+// examples. Peak memory is then the symbol arrays, the suffix structure
+// (about 17 bytes per action) and the example traces of one batch of
+// candidates, plus a cache of decoded examples bounded by
+// Options.ExampleCache, so that candidates that share examples (the
+// usual case: a procedure and its variants) do not read them again.
+//
+// Mine itself is the same road with the traces in memory: it summarizes
+// every trace, adds it to a Scan and mines it, so the two give the same
+// report byte for byte (TestTwoPassMatchesMine).
+
+// DefaultExampleCache is the most actions of decoded example traces a
+// two-pass run keeps between batches of candidates when
+// Options.ExampleCache is zero: about half a gigabyte of decoded traces,
+// the whole of a corpus of 10,000 traces of 50 actions.
+const DefaultExampleCache = 1 << 19
+
+func (o Options) exampleCache() int {
+	if o.ExampleCache <= 0 {
+		return DefaultExampleCache
+	}
+	return o.ExampleCache
+}
+
+// Summary is what the first pass keeps of one trace. Summarize computes
+// it on any goroutine; Scan.Add takes it in corpus order.
+type Summary struct {
+	exclusion  *candidate.Exclusion
+	signatures []string
+	// agent and observation are the first evidence, if any, that auto
+	// would choose the gapped miner for a corpus with this trace.
+	agent, observation string
+}
+
+// Summarize returns what the first pass keeps of t: whether it is
+// excluded and why, and its action signatures. t must be normalized.
+func Summarize(t *trace.Trace) Summary {
+	var s Summary
+	if ex, ok := Excluded(t); ok {
+		s.exclusion = &ex
+	}
+	if agent, ok := t.Metadata["agent"]; ok {
+		s.agent = fmt.Sprintf("auto: trace %s has metadata.agent %v", t.ID, agent)
+	}
+	for i := range t.Actions {
+		if t.Actions[i].Kind == trace.KindObservation {
+			s.observation = fmt.Sprintf("auto: trace %s action %s is an observation", t.ID, t.Actions[i].ID)
+			break
+		}
+	}
+	if s.exclusion == nil {
+		s.signatures = make([]string, len(t.Actions))
+		for j := range t.Actions {
+			s.signatures[j] = t.Actions[j].Signature()
+		}
+	}
+	return s
+}
+
+// Scan is the first pass of a mining run: the symbol sequences of the
+// eligible traces, in corpus order, and the exclusions.
+type Scan struct {
+	opts    Options
+	report  *candidate.Report
+	symbols map[string]int32
+	seqs    [][]int32
+	actions int
+	// agent and observation are the first summaries' evidence for the
+	// gapped miner.
+	agent, observation string
+	// examples maps the id of each candidate built to the eligible
+	// indexes of its examples, for Sources.
+	examples map[string][]int32
+	// src is the second pass's cache of example traces, which Sources
+	// reads through.
+	src *fetchedTraces
+}
+
+// NewScan starts a mining run with opts, which it checks.
+func NewScan(opts Options) (*Scan, error) {
+	if opts.MinExamples != 0 && opts.MinExamples < 2 {
+		return nil, fmt.Errorf("%w, got %d", ErrMinExamples, opts.MinExamples)
+	}
+	switch opts.Mode {
+	case "", ModeAuto, ModeExact, ModeGapped:
+	default:
+		return nil, fmt.Errorf("%w %q: want auto, exact or gapped", ErrMode, opts.Mode)
+	}
+	if opts.MaxGap < 0 {
+		return nil, fmt.Errorf("max gap must not be negative, got %d", opts.MaxGap)
+	}
+	return &Scan{
+		opts: opts,
+		report: &candidate.Report{
+			Version:            candidate.ReportVersion,
+			GeneratedAt:        opts.GeneratedAt,
+			ExcludedTraces:     []candidate.Exclusion{},
+			SkippedFiles:       []candidate.SkippedFile{},
+			Candidates:         []candidate.Candidate{},
+			RejectedCandidates: []candidate.Candidate{},
+			Warnings:           []candidate.Problem{},
+			InputFormat:        InputFormat(),
+		},
+		symbols:  make(map[string]int32),
+		examples: map[string][]int32{},
+	}, nil
+}
+
+// Add takes the summary of the next trace of the corpus and returns its
+// index among the eligible traces, or -1 when it is excluded. Symbols are
+// assigned in first-seen order, so the sequences do not depend on how
+// the corpus was read, as long as Add sees the traces in path order.
+func (s *Scan) Add(sum Summary) int {
+	if s.agent == "" {
+		s.agent = sum.agent
+	}
+	if s.observation == "" {
+		s.observation = sum.observation
+	}
+	if sum.exclusion != nil {
+		s.report.ExcludedTraces = append(s.report.ExcludedTraces, *sum.exclusion)
+		return -1
+	}
+	seq := make([]int32, len(sum.signatures))
+	for j, sig := range sum.signatures {
+		id, ok := s.symbols[sig]
+		if !ok {
+			id = int32(len(s.symbols))
+			s.symbols[sig] = id
+		}
+		seq[j] = id
+	}
+	s.seqs = append(s.seqs, seq)
+	s.actions += len(seq)
+	return len(s.seqs) - 1
+}
+
+// Gapped reports whether the corpus scanned so far is for the gapped
+// miner (see Options.Mode), which needs every trace in memory: the
+// caller then loads the corpus and calls Mine instead.
+func (s *Scan) Gapped() bool {
+	switch s.opts.Mode {
+	case ModeExact:
+		return false
+	case ModeGapped:
+		return true
+	}
+	return s.agent != "" || s.observation != ""
+}
+
+// Fetch reads back eligible traces by their index among the eligible
+// traces (Scan.Add's result). The indexes are distinct and increasing;
+// it returns the traces in that order.
+type Fetch func(ctx context.Context, eligible []int32) ([]*trace.Trace, error)
+
+// Mine runs the second pass: it finds the repeats and builds the ranked
+// ones into candidates, reading their examples through fetch. It returns
+// the report Mine returns for the same traces. It must not be called
+// when Gapped is true.
+func (s *Scan) Mine(ctx context.Context, fetch Fetch) (*candidate.Report, error) {
+	if s.Gapped() {
+		return nil, fmt.Errorf("the corpus needs the gapped miner, which reads it whole")
+	}
+	s.src = &fetchedTraces{fetch: fetch, seqs: s.seqs, cache: make([]*trace.Trace, len(s.seqs)), budget: s.opts.exampleCache()}
+	return s.mine(ctx, s.src)
+}
+
+// Sources reads back the example traces of every candidate listed in r
+// (selected, safe and rejected), in corpus order, each once: what shadow
+// replay and the bundle need of the sources. It reads through the cache
+// of the second pass, so the examples of the last candidates built are
+// not read again. It must be called after Mine.
+func (s *Scan) Sources(ctx context.Context, r *candidate.Report) ([]*trace.Trace, error) {
+	if s.src == nil {
+		return nil, fmt.Errorf("sources of a scan that was not mined")
+	}
+	var need []int32
+	for _, list := range [][]candidate.Candidate{r.Candidates, r.RejectedCandidates} {
+		for i := range list {
+			need = append(need, s.examples[list[i].ID]...)
+		}
+	}
+	slices.Sort(need)
+	need = slices.Compact(need)
+	all, err := s.src.traces(ctx, need)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*trace.Trace, len(need))
+	for i, q := range need {
+		out[i] = all[q]
+	}
+	return out, nil
+}
+
+// Examples reads back the example traces of the candidate with id, as
+// Mine built it, in corpus order, through the second pass's cache. It
+// must be called after Mine.
+func (s *Scan) Examples(ctx context.Context, id string) ([]*trace.Trace, error) {
+	if s.src == nil {
+		return nil, fmt.Errorf("examples of a scan that was not mined")
+	}
+	need, ok := s.examples[id]
+	if !ok {
+		return nil, fmt.Errorf("candidate %s was not built by this scan", id)
+	}
+	all, err := s.src.traces(ctx, need)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*trace.Trace, len(need))
+	for i, q := range need {
+		out[i] = all[q]
+	}
+	return out, nil
+}
+
+// traceSource gives the builder the traces of a batch's examples.
+type traceSource interface {
+	// traces returns a slice indexed by eligible index in which at least
+	// the traces at need are set.
+	traces(ctx context.Context, need []int32) ([]*trace.Trace, error)
+}
+
+// memoryTraces is a traceSource over decoded traces.
+type memoryTraces []*trace.Trace
+
+func (m memoryTraces) traces(context.Context, []int32) ([]*trace.Trace, error) { return m, nil }
+
+// fetchedTraces is a traceSource that reads traces back through a Fetch
+// and keeps them while the cache holds fewer than budget actions. When a
+// batch needs more, every cached trace it does not need is let go first.
+type fetchedTraces struct {
+	fetch   Fetch
+	seqs    [][]int32
+	cache   []*trace.Trace
+	cached  []int32
+	actions int
+	budget  int
+}
+
+func (f *fetchedTraces) traces(ctx context.Context, need []int32) ([]*trace.Trace, error) {
+	need = slices.Clone(need)
+	slices.Sort(need)
+	need = slices.Compact(need)
+	var missing []int32
+	adding := 0
+	for _, q := range need {
+		if f.cache[q] == nil {
+			missing = append(missing, q)
+			adding += len(f.seqs[q])
+		}
+	}
+	if len(missing) == 0 {
+		return f.cache, nil
+	}
+	if f.actions+adding > f.budget {
+		kept := f.cached[:0]
+		f.actions = 0
+		for _, q := range f.cached {
+			if _, ok := slices.BinarySearch(need, q); ok {
+				kept = append(kept, q)
+				f.actions += len(f.seqs[q])
+				continue
+			}
+			f.cache[q] = nil
+		}
+		f.cached = kept
+	}
+	got, err := f.fetch(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	for i, q := range missing {
+		f.cache[q] = got[i]
+	}
+	f.cached = append(f.cached, missing...)
+	slices.Sort(f.cached)
+	f.actions += adding
+	return f.cache, nil
+}

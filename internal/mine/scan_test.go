@@ -1,0 +1,214 @@
+package mine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+	"github.com/crystallize-dev/crystallize/internal/tracetest"
+)
+
+// twoPass mines traces as a two-pass run does: summaries in order, then
+// the second pass reading examples back through a Fetch that copies them
+// (so the builder cannot depend on pointer identity) and counts them.
+func twoPass(t *testing.T, traces []*trace.Trace, opts Options) (*candidate.Report, int) {
+	t.Helper()
+	s, err := NewScan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eligible []*trace.Trace
+	for _, tr := range traces {
+		if s.Add(Summarize(tr)) >= 0 {
+			eligible = append(eligible, tr)
+		}
+	}
+	if s.Gapped() {
+		t.Fatal("corpus chose the gapped miner")
+	}
+	fetched := 0
+	fetch := func(_ context.Context, idx []int32) ([]*trace.Trace, error) {
+		out := make([]*trace.Trace, len(idx))
+		for i, q := range idx {
+			if i > 0 && idx[i-1] >= q {
+				return nil, fmt.Errorf("indexes not increasing: %v", idx)
+			}
+			c := *eligible[q]
+			out[i] = &c
+		}
+		fetched += len(idx)
+		return out, nil
+	}
+	r, err := s.Mine(context.Background(), fetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, fetched
+}
+
+func encode(t *testing.T, r *candidate.Report) []byte {
+	t.Helper()
+	b, err := r.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestTwoPassMatchesMine checks that the two-pass miner writes the
+// report Mine writes, byte for byte, on generated corpora of several
+// seeds and with an example cache so small that every batch reads its
+// examples again.
+func TestTwoPassMatchesMine(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3, 4} {
+		corpus := tracetest.Generate(tracetest.Config{Traces: 300, Seed: seed, Support: 0.04, FuzzyEvery: 3})
+		for _, tr := range corpus.Traces {
+			trace.Normalize(tr)
+		}
+		for _, cache := range []int{1, 0} {
+			t.Run(fmt.Sprintf("seed=%d/cache=%d", seed, cache), func(t *testing.T) {
+				opts := Options{MinExamples: 3, MaxCandidates: 12, ExampleCache: cache, GeneratedAt: "2026-01-01T00:00:00Z"}
+				want, err := Mine(context.Background(), corpus.Traces, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, fetched := twoPass(t, corpus.Traces, opts)
+				if a, b := encode(t, want), encode(t, got); !bytes.Equal(a, b) {
+					t.Errorf("two-pass report differs from Mine's:\n%s", firstDiff(a, b))
+				}
+				if len(want.Candidates) == 0 {
+					t.Error("no candidates: the comparison proves little")
+				}
+				if cache == 0 && fetched > len(corpus.Traces) {
+					t.Errorf("read back %d traces of %d with the default cache, want each at most once", fetched, len(corpus.Traces))
+				}
+			})
+		}
+	}
+}
+
+// TestTwoPassSmallCorpora runs the comparison on the hand-made corpora of
+// the other tests: exclusions, rejections, secrets, receipts.
+func TestTwoPassSmallCorpora(t *testing.T) {
+	corpora := map[string][]*trace.Trace{
+		"exclusions": {
+			mk("t1", act("a1", trace.KindToolCall, "x", ""), act("a2", trace.KindToolCall, "y", "")),
+			mk("t2", act("a1", trace.KindToolCall, "x", ""), act("a2", trace.KindToolCall, "y", "")),
+			mk("t3", act("a1", trace.KindToolCall, "x", `{"v":"1"}`), act("a2", trace.KindToolCall, "y", "")),
+		},
+		"too few": {mk("t1", act("a1", trace.KindToolCall, "x", ""))},
+	}
+	bad := mk("t4", act("a1", trace.KindToolCall, "x", ""), act("a2", trace.KindToolCall, "y", ""))
+	f := false
+	bad.Actions[0].Deterministic = &f
+	bad.Actions[0].SideEffects = []trace.SideEffect{{Kind: "file_write", Target: "a"}}
+	corpora["exclusions"] = append(corpora["exclusions"], bad)
+	for name, traces := range corpora {
+		t.Run(name, func(t *testing.T) {
+			want, err := Mine(context.Background(), traces, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := twoPass(t, traces, Options{})
+			if a, b := encode(t, want), encode(t, got); !bytes.Equal(a, b) {
+				t.Errorf("two-pass report differs from Mine's:\n%s", firstDiff(a, b))
+			}
+		})
+	}
+}
+
+func TestScanGappedAndErrors(t *testing.T) {
+	if _, err := NewScan(Options{MinExamples: 1}); !errors.Is(err, ErrMinExamples) {
+		t.Errorf("NewScan(MinExamples 1) = %v, want ErrMinExamples", err)
+	}
+	if _, err := NewScan(Options{Mode: "fuzzy"}); !errors.Is(err, ErrMode) {
+		t.Errorf("NewScan(Mode fuzzy) = %v, want ErrMode", err)
+	}
+	obs := mk("t1", act("a1", trace.KindObservation, "ls", ""))
+	for _, tc := range []struct {
+		mode string
+		tr   *trace.Trace
+		want bool
+	}{
+		{ModeAuto, obs, true},
+		{ModeExact, obs, false},
+		{ModeGapped, mk("t2", noise("a")), true},
+		{ModeAuto, mk("t3", noise("a")), false},
+	} {
+		s, err := NewScan(Options{Mode: tc.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Add(Summarize(tc.tr))
+		if got := s.Gapped(); got != tc.want {
+			t.Errorf("mode %s, trace %s: Gapped() = %v, want %v", tc.mode, tc.tr.ID, got, tc.want)
+		}
+		if tc.want {
+			if _, err := s.Mine(context.Background(), nil); err == nil {
+				t.Errorf("mode %s: Mine of a gapped scan succeeded", tc.mode)
+			}
+		}
+	}
+}
+
+// TestScanExamples checks that Examples reads back a candidate's examples
+// in order, and refuses before Mine and for a candidate it did not build.
+func TestScanExamples(t *testing.T) {
+	corpus := tracetest.Generate(tracetest.Config{Traces: 100, Seed: 2})
+	for _, tr := range corpus.Traces {
+		trace.Normalize(tr)
+	}
+	s, err := NewScan(Options{MinExamples: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range corpus.Traces {
+		s.Add(Summarize(tr))
+	}
+	if _, err := s.Examples(context.Background(), "candidate_x"); err == nil {
+		t.Error("Examples before Mine succeeded")
+	}
+	fetch := func(_ context.Context, idx []int32) ([]*trace.Trace, error) {
+		out := make([]*trace.Trace, len(idx))
+		for i, q := range idx {
+			out[i] = corpus.Traces[q]
+		}
+		return out, nil
+	}
+	r, err := s.Mine(context.Background(), fetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Candidates) == 0 {
+		t.Fatal("no candidates")
+	}
+	c := &r.Candidates[0]
+	got, err := s.Examples(context.Background(), c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(c.Examples) {
+		t.Fatalf("%d examples read back, want %d", len(got), len(c.Examples))
+	}
+	for i, tr := range got {
+		if tr.ID != c.Examples[i].TraceID || tr.SourceHash != c.Examples[i].SourceHash {
+			t.Errorf("example %d read back as %s, want %s", i, tr.ID, c.Examples[i].TraceID)
+		}
+	}
+	if _, err := s.Examples(context.Background(), "candidate_x"); err == nil {
+		t.Error("Examples of an unknown candidate succeeded")
+	}
+}
+
+func firstDiff(a, b []byte) string {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	lo := max(0, n-200)
+	return fmt.Sprintf("at byte %d:\nMine:     %q\ntwo-pass: %q", n, a[lo:min(len(a), n+200)], b[lo:min(len(b), n+200)])
+}
