@@ -85,10 +85,27 @@ func ApplyStream(r *candidate.Report, examples ExamplesFunc, heldout HeldoutFunc
 		plans[i] = newPlan(c)
 		traces[i] = plans[i].compareSources(sources)
 	}
+	// A candidate with derived parameters keeps the held-out traces that
+	// contain it, to check each expression on them at the end; the
+	// others let every batch go.
+	matched := make([][]heldoutMatch, len(cands))
 	if heldout != nil {
 		err := heldout(func(batch []*trace.Trace) error {
 			for i, p := range plans {
-				traces[i] = append(traces[i], p.compareHeldout(batch)...)
+				sts := p.compareHeldout(batch)
+				if len(cands[i].DerivedParameters) > 0 {
+					k := 0
+					for _, t := range batch {
+						if t == nil {
+							continue // compareHeldout skips it too
+						}
+						if sts[k].Status != candidate.StatusUnmatched {
+							matched[i] = append(matched[i], heldoutMatch{at: len(traces[i]) + k, t: t})
+						}
+						k++
+					}
+				}
+				traces[i] = append(traces[i], sts...)
 			}
 			return nil
 		})
@@ -101,7 +118,7 @@ func ApplyStream(r *candidate.Report, examples ExamplesFunc, heldout HeldoutFunc
 	var safe, rejected []candidate.Candidate
 	for i := range cands {
 		c := cands[i]
-		fold(&c, shadowReport(traces[i]))
+		fold(&c, shadowReport(traces[i]), matched[i])
 		switch {
 		case i >= len(r.Candidates):
 			rejected = append(rejected, c)
@@ -130,9 +147,9 @@ func ApplyStream(r *candidate.Report, examples ExamplesFunc, heldout HeldoutFunc
 // fold records sh as c's shadow report and applies it: the pass rate
 // scales the confidence, and receipt drift and failing source examples
 // reject.
-func fold(c *candidate.Candidate, sh *candidate.ShadowReport) {
+func fold(c *candidate.Candidate, sh *candidate.ShadowReport, matched []heldoutMatch) {
 	c.Shadow = sh
-	checkDerived(c, sh, heldout)
+	checkDerived(c, sh, matched)
 	if sh.ComparedTraces > 0 {
 		passed := 0
 		for _, t := range sh.Traces {

@@ -14,6 +14,13 @@ import (
 // parameter keeps as evidence; every mismatch is kept.
 const heldoutEvidence = 5
 
+// heldoutMatch is a held-out trace that contains a candidate's procedure,
+// and where its comparison is in the candidate's shadow report.
+type heldoutMatch struct {
+	at int
+	t  *trace.Trace
+}
+
 // checkDerived evaluates each derived parameter's expression on every
 // held-out trace that contains the procedure (an alignment with the
 // steps that read and take the parameters) and adds what it found to the
@@ -23,29 +30,11 @@ const heldoutEvidence = 5
 // parameter goes back to c.Parameters, so the workflow asks for it again,
 // and a derivation_rejected warning names the trace.
 //
-// sh.Traces lists the held-out traces in the order of heldout, after the
-// source examples.
-func checkDerived(c *candidate.Candidate, sh *candidate.ShadowReport, heldout []*trace.Trace) {
+// matched are the held-out traces that contain the procedure, each with
+// the index of its comparison in sh.Traces.
+func checkDerived(c *candidate.Candidate, sh *candidate.ShadowReport, matched []heldoutMatch) {
 	if len(c.DerivedParameters) == 0 {
 		return
-	}
-	var matched []struct {
-		st *candidate.ShadowTrace
-		t  *trace.Trace
-	}
-	k := 0
-	for i := range sh.Traces {
-		st := &sh.Traces[i]
-		if st.Role != candidate.RoleHeldout {
-			continue
-		}
-		if k < len(heldout) && st.Status != candidate.StatusUnmatched {
-			matched = append(matched, struct {
-				st *candidate.ShadowTrace
-				t  *trace.Trace
-			}{st, heldout[k]})
-		}
-		k++
 	}
 	paths := map[string]string{}
 	for _, p := range c.Parameters {
@@ -70,13 +59,13 @@ func checkDerived(c *candidate.Candidate, sh *candidate.ShadowReport, heldout []
 			values := map[string]string{}
 			ok := true
 			for _, r := range d.Refs {
-				v, found := stepValue(paths[r], m.st.Alignment, m.t)
+				v, found := stepValue(paths[r], sh.Traces[m.at].Alignment, m.t)
 				ok = ok && found
 				values[r] = v
 			}
 			want, found := "", false
 			if len(d.SourcePaths) > 0 {
-				want, found = stepValue(d.SourcePaths[0], m.st.Alignment, m.t)
+				want, found = stepValue(d.SourcePaths[0], sh.Traces[m.at].Alignment, m.t)
 			}
 			if !ok || !found {
 				// The trace lacks a step or a value; its alignment
