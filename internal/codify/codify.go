@@ -83,8 +83,9 @@ func (d *Draft) mine(ctx context.Context, traces []*trace.Trace) (*candidate.Rep
 // action whose tool cfg binds to a command, after the "{name}" words of
 // the command template that follow the program: a session written by
 // crystallize run records the command line, not the call's keywords.
-// A template word that is not one bare placeholder leaves its argument
-// positional.
+// A literal template word recorded as it is (the "--" before a binding's
+// operands) is the command's own and is dropped; any other word that is
+// not one bare placeholder leaves its argument positional.
 func NameArgs(t *trace.Trace, cfg *runtime.Config) {
 	for i := range t.Actions {
 		a := &t.Actions[i]
@@ -95,6 +96,12 @@ func NameArgs(t *trace.Trace, cfg *runtime.Config) {
 		for j, w := range b.Command[1:] {
 			key := "arg" + strconv.Itoa(j+1)
 			v, ok := a.Parameters[key]
+			if ok && !strings.ContainsAny(w, "{}") && v == w {
+				// A literal word of the template ("--", a subcommand)
+				// is the command's own, not an argument of the call.
+				delete(a.Parameters, key)
+				continue
+			}
 			name, bare := strings.CutPrefix(w, "{")
 			name, closed := strings.CutSuffix(name, "}")
 			if !ok || !bare || !closed || name == "" || strings.ContainsAny(name, "{}") {
