@@ -186,8 +186,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		dsn = "file:" + filepath.ToSlash(path)
 	}
 	// Foreign keys make deleting a session delete its callouts; the busy
-	// timeout lets two commands share the file instead of failing at once.
-	dsn += "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)"
+	// timeout lets commands share the file instead of failing at once. It
+	// is generous because a loaded machine running many registered runs
+	// at once (each writing heartbeats and inbox items) can hold the
+	// write lock in turn for seconds; an uncontended command never waits.
+	dsn += "?_pragma=foreign_keys(1)&_pragma=busy_timeout(20000)"
 	if path != ":memory:" {
 		// Every run writes its heartbeat here while others read the
 		// registry: write-ahead logging lets readers go on while one
