@@ -81,6 +81,15 @@
 // observation, which mining neither requires nor lets break a match. Any
 // other tool is a tool_call named after the tool, its arguments its
 // parameters.
+//
+// # Questions to the user
+//
+// AskUserQuestion with one single-select question is a human decision:
+// kind human_approval named "ask_user", the question its one parameter
+// and its approval prompt (boundary "decision"), the option labels in
+// order in metadata options, and the answer as output. Several questions
+// in one call, or one that allows several answers, stay an ordinary tool
+// call: no one choice among options stands for them.
 package normalize
 
 import (
@@ -167,6 +176,8 @@ func (r *Rules) Actions(c Call) []trace.Action {
 		acts = r.shellActions(c)
 	case r.fileTools[c.Tool]:
 		acts = r.fileActions(c)
+	case questionTools[c.Tool]:
+		acts = questionActions(c)
 	default:
 		acts = []trace.Action{r.toolAction(c)}
 	}

@@ -24,6 +24,11 @@ var fileToolPathKeys = []string{"file_path", "path", "notebook_path", "filename"
 // patchKeys are the argument keys that may hold an apply_patch patch.
 var patchKeys = []string{"input", "patch", "command"}
 
+// questionTools are the tools with which an agent asks the person it
+// works for to choose between alternatives (Claude Code's
+// AskUserQuestion): a human decision, not a tool the workflow calls.
+var questionTools = wordSet(`AskUserQuestion`)
+
 // observations are the read-only tools and command heads: they change
 // nothing, so mining treats them as noise between steps. A program listed
 // here covers all its heads (cat), a head covers only itself (git status).
