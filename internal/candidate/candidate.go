@@ -265,6 +265,12 @@ type Step struct {
 	// argv, never through a shell. Empty when the step is not a command
 	// or its examples ran different templates.
 	Argv []string `json:"argv,omitempty"`
+	// Options are the alternatives a person chose between at a
+	// human_approval step, in order, the same in every example (an
+	// agent's question to its user, metadata options); the workflow asks
+	// for a choice among them (ctx.request_decision) instead of an
+	// approval. Empty for any other step.
+	Options []string `json:"options,omitempty"`
 	// Retries is the number of failed attempts of this step, over all
 	// examples, that mining folded into the attempt that succeeded.
 	Retries int `json:"retries,omitempty"`

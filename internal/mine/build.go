@@ -148,6 +148,7 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 
 		approval, problem := stepApproval(v)
 		step.Approval = approval
+		step.Options = decisionOptions(v)
 		if problem != nil {
 			c.RejectionReasons = append(c.RejectionReasons, *problem)
 		}
