@@ -146,10 +146,12 @@ func (g *generator) plan() {
 
 	g.planDerived(alloc)
 
-	// A step's result gets a local, stepN, when a later step reads it;
-	// the name gives way to a parameter that already took it.
+	// A step's result gets a local, stepN, when a later step reads it,
+	// and so does a decision, whose choice is the step's point: a
+	// reviewer branches on it. The name gives way to a parameter that
+	// already took it.
 	for i, st := range c.Steps {
-		if st.ResultUsed && g.result[st.Index] == "" {
+		if (st.ResultUsed || callOf(st) == callDecide) && g.result[st.Index] == "" {
 			g.result[st.Index] = alloc("step" + strconv.Itoa(st.Index))
 		}
 		for j, a := range st.Arguments {
@@ -307,15 +309,19 @@ const (
 	callTool call = iota
 	callModel
 	callApprove
+	callDecide
 	callExec
 )
 
 // callOf chooses the host call for a step. An approval step asks a
-// person; a model call, or any step the examples did not agree on (a
+// person: to choose one of its options when the traces show what they
+// chose between (ctx.request_decision), else to approve; a model call, or any step the examples did not agree on (a
 // fuzzy segment), still needs a model; a step with an argv template runs
 // it (ctx.exec); everything else is a tool.
 func callOf(st candidate.Step) call {
 	switch {
+	case st.Kind == trace.KindHumanApproval && len(st.Options) > 0:
+		return callDecide
 	case st.Kind == trace.KindHumanApproval:
 		return callApprove
 	case st.Kind == trace.KindModelCall || st.Segment == candidate.Fuzzy:
@@ -393,7 +399,7 @@ func (g *generator) step(b *strings.Builder, i int) {
 	g.stepComments(b, st)
 	kind := callOf(st)
 
-	if kind != callApprove && st.Approval != nil && st.Approval.Required {
+	if kind != callApprove && kind != callDecide && st.Approval != nil && st.Approval.Required {
 		boundary, prompt := g.approval(st)
 		statement(b, 1, approveCall(boundary, prompt))
 	}
@@ -408,6 +414,23 @@ func (g *generator) step(b *strings.Builder, i int) {
 		// approved in the traces; the prompt stands for them.
 		boundary, prompt := g.approval(st)
 		n = approveCall(boundary, prompt)
+	case callDecide:
+		// The question is the approval's prompt; the runtime names the
+		// decision after it.
+		_, prompt := g.approval(st)
+		options := make([]*node, len(st.Options))
+		for j, o := range st.Options {
+			// The runtime refuses what is no choice; say so here, where
+			// the candidate can be fixed.
+			if strings.TrimSpace(o) == "" || slices.Contains(st.Options[:j], o) {
+				g.errorf(fmt.Sprintf("$.steps[%d].options[%d]", i, j), "option %s is empty or repeats an earlier one", quote(o))
+			}
+			options[j] = atom(quote(o))
+		}
+		if len(st.Options) < 2 {
+			g.errorf(fmt.Sprintf("$.steps[%d].options", i), "%d options; a decision needs at least 2", len(st.Options))
+		}
+		n = group("ctx.request_decision(", []*node{atom(quote(prompt)), group("[", options, "]")}, ")")
 	case callModel:
 		var inputs []*node
 		seen := map[string]bool{}

@@ -11,16 +11,20 @@ const (
 	CallTool    = "tool"
 	CallModel   = "model"
 	CallApprove = "approve"
+	CallDecide  = "request_decision"
 	CallExec    = "exec"
 )
 
 // StepCall returns the ctx method the workflow calls for st: CallApprove
-// for an approval step, CallModel for a model call or a fuzzy segment,
+// for an approval step, CallDecide for one whose options the traces show,
+// CallModel for a model call or a fuzzy segment,
 // CallExec for a step with an argv template, CallTool otherwise.
 func StepCall(st candidate.Step) string {
 	switch callOf(st) {
 	case callApprove:
 		return CallApprove
+	case callDecide:
+		return CallDecide
 	case callModel:
 		return CallModel
 	case callExec:

@@ -401,6 +401,8 @@ func (s *skill) step(b *strings.Builder, i int, st candidate.Step) {
 	switch codegen.StepCall(st) {
 	case codegen.CallApprove:
 		call = "ask for approval"
+	case codegen.CallDecide:
+		call = "ask for a decision"
 	case codegen.CallModel:
 		call = "model call"
 	case codegen.CallExec:
@@ -416,6 +418,13 @@ func (s *skill) step(b *strings.Builder, i int, st candidate.Step) {
 		// The template's {key} placeholders are the arguments below; each
 		// value is one argument, never split by a shell.
 		detail("runs", mdCode(strings.Join(st.Argv, " ")))
+	}
+	if codegen.StepCall(st) == codegen.CallDecide {
+		opts := make([]string, len(st.Options))
+		for i, o := range st.Options {
+			opts[i] = mdCode(o)
+		}
+		detail("options", strings.Join(opts, ", "))
 	}
 	var params, consts, flows, secrets []string
 	for _, a := range st.Arguments {
