@@ -11,8 +11,10 @@
 // parameters are the candidate's. Each step becomes a call on ctx:
 // ctx.tool for deterministic steps, ctx.exec for deterministic steps with
 // an argv template (a shell command the traces ran), ctx.model for model
-// calls and fuzzy segments, ctx.approve for approval boundaries, and
-// ctx.secret for credentials, which are never literals.
+// calls and fuzzy segments, ctx.approve for approval boundaries,
+// ctx.request_decision for an approval step whose options the traces show
+// (a person chose one of them), and ctx.secret for credentials, which are
+// never literals.
 //
 // ctx.exec("go get", ["go", "get", "{module}@{version}"], module = …,
 // version = …) takes the step's name and keyword arguments exactly as
