@@ -222,6 +222,37 @@ func TestSynthStep(t *testing.T) {
 		t.Errorf("a refused function changed the bundle (-before +after):\n%s", diff)
 	}
 
+	// --json prints step.json as written, with "workflow" empty because
+	// the bundle was not updated.
+	code, stdout, stderr = runCLI(t, "synth", "step", "bundle", "--step", "2", "--out", "wrong-json", "--json")
+	if code != exitFailure {
+		t.Fatalf("wrong function --json: exit %d, want 1\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	written, err := os.ReadFile("wrong-json/step.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout != string(written) {
+		t.Errorf("--json stdout differs from step.json:\nstdout: %s\nstep.json: %s", stdout, written)
+	}
+	var refused struct {
+		Index    int     `json:"index"`
+		Workflow *string `json:"workflow"`
+		Step     string  `json:"step"`
+		Accepted bool    `json:"accepted"`
+		Failures []struct {
+			Set     string `json:"set"`
+			Example string `json:"example"`
+		} `json:"failures"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &refused); err != nil {
+		t.Fatalf("--json stdout is not JSON: %v\n%s", err, stdout)
+	}
+	if refused.Index != 2 || refused.Step != "classify_issue" || refused.Accepted || refused.Workflow == nil || *refused.Workflow != "" ||
+		len(refused.Failures) != 1 || refused.Failures[0].Set != "examples" || refused.Failures[0].Example != "fixtures/T-3.json action T-3-a2" {
+		t.Errorf("--json = %s", stdout)
+	}
+
 	// Steps that are not model calls are refused before any model call.
 	code, _, stderr = runCLI(t, "synth", "step", "bundle", "--step", "1")
 	if code != exitUsage || !strings.Contains(stderr, "not a model call") {
