@@ -107,6 +107,22 @@ func profileAndStore(ctx context.Context, e *env, root string, db *store.DB, sta
 	return p, nil
 }
 
+// openProfiled opens the repository of dir, profiles it and stores the
+// snapshot: the first steps of profile, plan and write. The caller closes
+// db; on an error nothing is left open.
+func (f *harnessFlags) openProfiled(ctx context.Context, e *env, dir string, stamp bool) (string, *store.DB, *harness.RepoProfile, error) {
+	root, db, err := f.open(ctx, dir)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	p, err := profileAndStore(ctx, e, root, db, stamp)
+	if err != nil {
+		db.Close()
+		return "", nil, nil, err
+	}
+	return root, db, p, nil
+}
+
 // readManifest reads the repository's manifest; nil when it has none.
 func readManifest(root string) (*harness.Manifest, []byte, error) {
 	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(harness.ManifestPath)))
@@ -143,15 +159,11 @@ func newHarnessProfileCmd(e *env) *cobra.Command {
 		Long:  harnessProfileDoc,
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root, db, err := f.open(cmd.Context(), dirArg(args))
+			_, db, p, err := f.openProfiled(cmd.Context(), e, dirArg(args), createdAt)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			p, err := profileAndStore(cmd.Context(), e, root, db, createdAt)
-			if err != nil {
-				return err
-			}
 			if f.asJSON {
 				return writeJSON(e.stdout, p)
 			}
@@ -194,15 +206,11 @@ func newHarnessPlanCmd(e *env) *cobra.Command {
 		Long:  harnessPlanDoc,
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root, db, err := f.open(cmd.Context(), dirArg(args))
+			root, db, p, err := f.openProfiled(cmd.Context(), e, dirArg(args), false)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			p, err := profileAndStore(cmd.Context(), e, root, db, false)
-			if err != nil {
-				return err
-			}
 			m, _, err := readManifest(root)
 			if err != nil {
 				return err
@@ -266,15 +274,11 @@ func newHarnessWriteCmd(e *env) *cobra.Command {
 			if kit == "" {
 				return usagef("harness write: --kit is required")
 			}
-			root, db, err := f.open(cmd.Context(), dirArg(args))
+			root, db, p, err := f.openProfiled(cmd.Context(), e, dirArg(args), false)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			p, err := profileAndStore(cmd.Context(), e, root, db, false)
-			if err != nil {
-				return err
-			}
 			res, err := harness.Write(root, kit, p, apply)
 			if err != nil {
 				return err
