@@ -312,7 +312,10 @@ Exit status: 0 on success, 1 when there is no such session or on error,
 			} else if s, err = registry.Find(ctx, db, ref, all, registry.Options{}); err != nil {
 				return err
 			}
-			if err := os.WriteFile(filepath.Join(*stateDir, lastShown), []byte(s.SessionID+"\n"), 0o644); err != nil {
+			// Written whole or not at all: a "show --next" from another
+			// shell (a status bar, a second terminal) must never read a
+			// half-written id.
+			if err := writeFiles(map[string][]byte{filepath.Join(*stateDir, lastShown): []byte(s.SessionID + "\n")}); err != nil {
 				return fmt.Errorf("remembering the session shown: %w", err)
 			}
 			items, err := db.Items(ctx, s.SessionID, false)
