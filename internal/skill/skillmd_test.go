@@ -75,7 +75,7 @@ func TestSkillGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(inputs) == 0 {
-		t.Fatal("no golden inputs in testdata/skill")
+		t.Fatal("no golden inputs in testdata/skillmd")
 	}
 	for _, in := range inputs {
 		if strings.HasSuffix(in, ".gate.json") {
@@ -118,7 +118,22 @@ func TestSkillGolden(t *testing.T) {
 // change to the gate rule cannot silently turn every golden into the same
 // decision.
 func TestSkillGoldenDecisions(t *testing.T) {
-	want := map[string]string{"accepted": GateAccepted, "hostile": GateAccepted, "rejected": GateRejected}
+	want := map[string]string{
+		"accepted": GateAccepted, "hostile": GateAccepted, "rejected": GateRejected,
+		"exec": GateAccepted,
+		// Its traces are all sources: without a held-out trace the gate
+		// refuses it, and the golden shows a rejected skill's rendering.
+		"decision": GateRejected,
+	}
+	inputs, err := filepath.Glob(filepath.Join("testdata", "skillmd", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range inputs {
+		if name := strings.TrimSuffix(filepath.Base(in), ".json"); !strings.HasSuffix(in, ".gate.json") && want[name] == "" {
+			t.Errorf("golden case %s has no decision pinned here", name)
+		}
+	}
 	for name, decision := range want {
 		sc, opts := readSkillCase(t, filepath.Join("testdata", "skillmd", name+".json"))
 		if g := NewGate(sc.Candidate, opts, sc.GateTraces); g.Decision != decision {
