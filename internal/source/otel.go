@@ -817,11 +817,14 @@ func otelGoal(spans []*otelSpan, isModel func(*otelSpan) bool) string {
 // firstUserText finds the first user message's text in a list of chat
 // messages, given as a JSON string or as an already structured value.
 // Parts of type "text" with "content" (the current conventions) and a
-// plain "content" string (older ones) are read.
+// plain "content" string (older ones) are read. A string is parsed as the
+// other JSON texts inside records are (parseJSONText): one whose message
+// has two "content" members gives no goal, rather than whichever of the
+// two a decoder keeps.
 func firstUserText(v any) string {
 	if s, ok := v.(string); ok {
-		var x any
-		if json.Unmarshal([]byte(s), &x) != nil {
+		x, ok := parseJSONText(s)
+		if !ok {
 			return ""
 		}
 		v = x
