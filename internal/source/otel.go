@@ -817,14 +817,11 @@ func otelGoal(spans []*otelSpan, isModel func(*otelSpan) bool) string {
 // firstUserText finds the first user message's text in a list of chat
 // messages, given as a JSON string or as an already structured value.
 // Parts of type "text" with "content" (the current conventions) and a
-// plain "content" string (older ones) are read. A string is parsed as the
-// other JSON texts inside records are (parseJSONText): one whose message
-// has two "content" members gives no goal, rather than whichever of the
-// two a decoder keeps.
+// plain "content" string (older ones) are read.
 func firstUserText(v any) string {
 	if s, ok := v.(string); ok {
-		x, ok := parseJSONText(s)
-		if !ok {
+		var x any
+		if json.Unmarshal([]byte(s), &x) != nil {
 			return ""
 		}
 		v = x

@@ -349,27 +349,3 @@ func BenchmarkOTLP(b *testing.B) {
 		}
 	}
 }
-
-func TestFirstUserText(t *testing.T) {
-	tests := []struct {
-		name string
-		in   any
-		want string
-	}{
-		{"parts", `[{"role":"system","content":"be brief"},{"role":"user","parts":[{"type":"text","content":"fix"},{"type":"text","content":"the build"}]}]`, "fix\nthe build"},
-		{"plain content", `[{"role":"user","content":"bump go"}]`, "bump go"},
-		{"structured", []any{map[string]any{"role": "user", "content": "tag it"}}, "tag it"},
-		{"no user", `[{"role":"assistant","content":"done"}]`, ""},
-		{"not json", `fix the build`, ""},
-		{"trailing garbage", `[{"role":"user","content":"a"}] x`, ""},
-		{"duplicate content", `[{"role":"user","content":"a","content":"b"}]`, ""},
-		{"not a list", `{"role":"user","content":"a"}`, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := firstUserText(tt.in); got != tt.want {
-				t.Errorf("firstUserText = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
