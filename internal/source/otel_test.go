@@ -349,3 +349,32 @@ func BenchmarkOTLP(b *testing.B) {
 		}
 	}
 }
+
+// TestFirstUserText checks the message conventions the OTel goal is read
+// from, as a JSON string or as a structured value, and the texts that give
+// no goal.
+func TestFirstUserText(t *testing.T) {
+	tests := []struct {
+		name string
+		in   any
+		want string
+	}{
+		{"parts", `[{"role":"system","content":"be brief"},{"role":"user","parts":[{"type":"text","content":"fix"},{"type":"image","content":"x.png"},{"type":"text","content":"the build"}]}]`, "fix\nthe build"},
+		{"plain content", `[{"role":"user","content":"bump go"}]`, "bump go"},
+		{"structured", []any{map[string]any{"role": "user", "content": "tag it"}}, "tag it"},
+		{"first user wins", `[{"role":"user","content":"one"},{"role":"user","content":"two"}]`, "one"},
+		{"no user", `[{"role":"assistant","content":"done"}]`, ""},
+		{"empty user skipped", `[{"role":"user","content":""},{"role":"user","parts":[{"type":"text","content":"next"}]}]`, "next"},
+		{"not json", `fix the build`, ""},
+		{"trailing garbage", `[{"role":"user","content":"a"}] x`, ""},
+		{"not a list", `{"role":"user","content":"a"}`, ""},
+		{"not a string or list", 42, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := firstUserText(tt.in); got != tt.want {
+				t.Errorf("firstUserText = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
