@@ -165,7 +165,7 @@ func (OTLP) DecodeSessions(records []Record, file string, rules *normalize.Rules
 		}
 		if t == nil {
 			skipped = append(skipped, SkippedSession{
-				ID: id, Line: firstLine(spans), Reason: "no_tool_calls",
+				ID: id, Line: firstLine(spans), Reason: ReasonNoToolCalls,
 				Message: "trace " + id + " has no execute_tool span",
 			})
 			continue
