@@ -378,3 +378,28 @@ func TestFirstUserText(t *testing.T) {
 		})
 	}
 }
+
+// TestOTLPRedeliveredChanged checks that a span sent again with other
+// content is an error naming both copies, not a redelivery that keeps one.
+func TestOTLPRedeliveredChanged(t *testing.T) {
+	file := otelTestdata + "sessions.jsonl"
+	recs := otelRecords(t, file)
+	v, err := trace.ParseJSON(recs[1].Raw, file, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := v.(map[string]any)
+	span := doc["resourceSpans"].([]any)[0].(map[string]any)["scopeSpans"].([]any)[0].(map[string]any)["spans"].([]any)[0].(map[string]any)
+	span["name"] = span["name"].(string) + " changed"
+	again := append(append([]Record{}, recs...), Record{Line: 3, Doc: doc, Raw: recs[1].Raw})
+	traces, _, err := OTLP{}.DecodeSessions(again, file, nil)
+	want := "$.resourceSpans[0].scopeSpans[0].spans[0]: span "
+	if err == nil || !strings.Contains(err.Error(), file+":3: "+want) || !strings.Contains(err.Error(), "sent again with different content (first at line 2, $.resourceSpans[0].scopeSpans[0].spans[0])") {
+		t.Fatalf("DecodeSessions with a changed span sent again: error %v, want one at line 3 naming line 2", err)
+	}
+	for _, tr := range traces {
+		if tr.ID == span["traceId"] {
+			t.Errorf("the trace of the changed span was kept: %s", tr.ID)
+		}
+	}
+}
