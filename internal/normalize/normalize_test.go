@@ -651,9 +651,21 @@ func TestExtend(t *testing.T) {
 	if p := r.Actions(shell("mytool deploy app --target prod"))[0].Parameters; p["target"] != "prod" {
 		t.Errorf("value flag from config: parameters %v", p)
 	}
-	// The default table is unchanged.
+	// The default table is unchanged: Default shares its maps between
+	// calls, so any entry Extend wrote into them would show here.
 	if a := Default().Actions(shell("git status")); a[0].Kind != trace.KindObservation {
-		t.Error("Extend changed the default table")
+		t.Error("Extend changed the default table's tool calls")
+	}
+	if a := Default().Actions(shell("mytool deploy app --target prod")); a[0].Name != "mytool" || a[0].Parameters["target"] != true {
+		t.Errorf("Extend changed the default table's heads or value flags: %+v", a[0])
+	}
+	if a := Default().Actions(Call{Tool: "mcp__github__create_pull_request"}); a[0].Name != "mcp__github__create_pull_request" {
+		t.Errorf("Extend changed the default table's renames: %+v", a[0])
+	}
+	for _, tool := range []string{"mcp__db__describe", "mcp__fs__write", "mcp__term__run"} {
+		if a := Default().Actions(Call{Tool: tool, Args: P{"path": "a", "command": "ls"}}); a[0].Kind != trace.KindToolCall || a[0].Name != tool {
+			t.Errorf("Extend changed how the default table reads %s: %+v", tool, a[0])
+		}
 	}
 
 	_, err = Default().Extend(Config{

@@ -180,19 +180,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 	}
 
 	res := &Result{Files: len(files)}
-	var errs trace.ErrorList
-	reject := func(path string, line int, list trace.ErrorList) {
-		errs = append(errs, list...)
-		msgs := make([]string, len(list))
-		for i, e := range list {
-			msgs[i] = e.Error()
-		}
-		res.Skipped = append(res.Skipped, Skipped{Path: path, Line: line, Errors: msgs})
-	}
-	for _, e := range bad {
-		reject(e.File, 0, trace.ErrorList{e})
-	}
-	firstSeen := make(map[string]string)
+	c := newCollector(bad)
 	for i, f := range files {
 		for _, e := range results[i] {
 			if e.skipped != nil {
@@ -200,32 +188,18 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 				continue
 			}
 			if e.errs != nil {
-				reject(f.display, e.line, e.errs)
+				c.reject(f.display, e.line, e.errs)
 				continue
 			}
-			where := trace.Origin{Path: f.display, Line: e.line}.String()
-			if first, dup := firstSeen[e.trace.ID]; dup {
-				reject(f.display, e.line, trace.ErrorList{{
-					File: f.display, Line: e.line, Path: "$.id",
-					Msg: fmt.Sprintf("duplicate trace id %q (first in %s)", e.trace.ID, first),
-				}})
-				continue
+			if c.admit(f.display, e.line, e.trace.ID) {
+				res.Traces = append(res.Traces, e.trace)
 			}
-			firstSeen[e.trace.ID] = where
-			res.Traces = append(res.Traces, e.trace)
 		}
 	}
-	if len(errs) > 0 && !opts.SkipInvalid {
-		errs.Sort()
-		return nil, errs
+	if res.Skipped, err = c.finish(opts.SkipInvalid); err != nil {
+		return nil, err
 	}
-	if !opts.SkipInvalid {
-		res.Skipped = nil
-	}
-	slices.SortStableFunc(res.Skipped, func(a, b Skipped) int {
-		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
-	})
-	if len(res.Traces) == 0 && len(errs) == 0 {
+	if len(res.Traces) == 0 && len(c.errs) == 0 {
 		if n := len(res.SkippedSessions); n > 0 {
 			return nil, fmt.Errorf("no traces in the *.json or *.jsonl files under %s: %d agent sessions, none with a tool call", dir, n)
 		}
@@ -373,4 +347,64 @@ func unwrapPathError(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// collector gathers what Load and Scan make of the documents, in load
+// order: the problems of each rejected file or line, and the ids of the
+// traces kept, so that a second trace with an id is rejected as a
+// duplicate naming where the first was.
+type collector struct {
+	errs      trace.ErrorList
+	skipped   []Skipped
+	firstSeen map[string]string
+}
+
+// newCollector returns a collector that starts with the problems find
+// reported about the files themselves.
+func newCollector(bad []*trace.Error) *collector {
+	c := &collector{firstSeen: make(map[string]string)}
+	for _, e := range bad {
+		c.reject(e.File, 0, trace.ErrorList{e})
+	}
+	return c
+}
+
+// reject records the problems of the document at path:line.
+func (c *collector) reject(path string, line int, list trace.ErrorList) {
+	c.errs = append(c.errs, list...)
+	msgs := make([]string, len(list))
+	for i, e := range list {
+		msgs[i] = e.Error()
+	}
+	c.skipped = append(c.skipped, Skipped{Path: path, Line: line, Errors: msgs})
+}
+
+// admit reports whether the trace with id at path:line is kept; a second
+// trace with an id already seen is rejected.
+func (c *collector) admit(path string, line int, id string) bool {
+	if first, dup := c.firstSeen[id]; dup {
+		c.reject(path, line, trace.ErrorList{{
+			File: path, Line: line, Path: "$.id",
+			Msg: fmt.Sprintf("duplicate trace id %q (first in %s)", id, first),
+		}})
+		return false
+	}
+	c.firstSeen[id] = trace.Origin{Path: path, Line: line}.String()
+	return true
+}
+
+// finish returns every problem, sorted, unless skipInvalid is set; then
+// it returns the rejected documents ordered by path, then line.
+func (c *collector) finish(skipInvalid bool) ([]Skipped, error) {
+	if !skipInvalid {
+		if len(c.errs) > 0 {
+			c.errs.Sort()
+			return nil, c.errs
+		}
+		return nil, nil
+	}
+	slices.SortStableFunc(c.skipped, func(a, b Skipped) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
+	})
+	return c.skipped, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,19 +125,24 @@ func (OTLP) DecodeSessions(records []Record, file string, rules *normalize.Rules
 	var errs trace.ErrorList
 	byTrace := map[string][]*otelSpan{}
 	var order []string
-	bad := map[string]bool{}  // traces with a problem
-	seen := map[string]bool{} // trace/span ids read so far
+	bad := map[string]bool{}       // traces with a problem
+	seen := map[string]*otelSpan{} // the spans read so far by trace/span id
 	for _, rec := range records {
 		d := &trace.Fields{File: file, Line: rec.Line}
 		spans := readOTLP(d, rec.Doc, rec.Line)
 		for _, s := range spans {
 			// Exporters deliver at least once: a span sent again after a
-			// failed export is the same span, not a second tool call.
+			// failed export is the same span, not a second tool call. One
+			// sent again with other content is not a redelivery, and
+			// keeping either copy would hide the other.
 			key := s.traceID + "/" + s.spanID
-			if seen[key] {
+			if first := seen[key]; first != nil {
+				if !sameSpan(first, s) {
+					d.Errorf(s.path, "span %s of trace %s sent again with different content (first at line %d, %s)", s.spanID, s.traceID, first.line, first.path)
+				}
 				continue
 			}
-			seen[key] = true
+			seen[key] = s
 			if _, ok := byTrace[s.traceID]; !ok {
 				order = append(order, s.traceID)
 			}
@@ -165,7 +171,7 @@ func (OTLP) DecodeSessions(records []Record, file string, rules *normalize.Rules
 		}
 		if t == nil {
 			skipped = append(skipped, SkippedSession{
-				ID: id, Line: firstLine(spans), Reason: "no_tool_calls",
+				ID: id, Line: firstLine(spans), Reason: ReasonNoToolCalls,
 				Message: "trace " + id + " has no execute_tool span",
 			})
 			continue
@@ -174,6 +180,15 @@ func (OTLP) DecodeSessions(records []Record, file string, rules *normalize.Rules
 	}
 	errs.Sort()
 	return traces, skipped, errs.Err()
+}
+
+// sameSpan reports whether a and b, two spans with the same ids, say the
+// same thing, wherever each was read.
+func sameSpan(a, b *otelSpan) bool {
+	x, y := *a, *b
+	x.line, x.path, x.rawAttrs = 0, "", nil
+	y.line, y.path, y.rawAttrs = 0, "", nil
+	return reflect.DeepEqual(x, y)
 }
 
 // readOTLP reads the spans of one export request, reporting problems in d.

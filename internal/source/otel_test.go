@@ -349,3 +349,57 @@ func BenchmarkOTLP(b *testing.B) {
 		}
 	}
 }
+
+// TestFirstUserText checks the message conventions the OTel goal is read
+// from, as a JSON string or as a structured value, and the texts that give
+// no goal.
+func TestFirstUserText(t *testing.T) {
+	tests := []struct {
+		name string
+		in   any
+		want string
+	}{
+		{"parts", `[{"role":"system","content":"be brief"},{"role":"user","parts":[{"type":"text","content":"fix"},{"type":"image","content":"x.png"},{"type":"text","content":"the build"}]}]`, "fix\nthe build"},
+		{"plain content", `[{"role":"user","content":"bump go"}]`, "bump go"},
+		{"structured", []any{map[string]any{"role": "user", "content": "tag it"}}, "tag it"},
+		{"first user wins", `[{"role":"user","content":"one"},{"role":"user","content":"two"}]`, "one"},
+		{"no user", `[{"role":"assistant","content":"done"}]`, ""},
+		{"empty user skipped", `[{"role":"user","content":""},{"role":"user","parts":[{"type":"text","content":"next"}]}]`, "next"},
+		{"not json", `fix the build`, ""},
+		{"trailing garbage", `[{"role":"user","content":"a"}] x`, ""},
+		{"not a list", `{"role":"user","content":"a"}`, ""},
+		{"not a string or list", 42, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := firstUserText(tt.in); got != tt.want {
+				t.Errorf("firstUserText = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestOTLPRedeliveredChanged checks that a span sent again with other
+// content is an error naming both copies, not a redelivery that keeps one.
+func TestOTLPRedeliveredChanged(t *testing.T) {
+	file := otelTestdata + "sessions.jsonl"
+	recs := otelRecords(t, file)
+	v, err := trace.ParseJSON(recs[1].Raw, file, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := v.(map[string]any)
+	span := doc["resourceSpans"].([]any)[0].(map[string]any)["scopeSpans"].([]any)[0].(map[string]any)["spans"].([]any)[0].(map[string]any)
+	span["name"] = span["name"].(string) + " changed"
+	again := append(append([]Record{}, recs...), Record{Line: 3, Doc: doc, Raw: recs[1].Raw})
+	traces, _, err := OTLP{}.DecodeSessions(again, file, nil)
+	want := "$.resourceSpans[0].scopeSpans[0].spans[0]: span "
+	if err == nil || !strings.Contains(err.Error(), file+":3: "+want) || !strings.Contains(err.Error(), "sent again with different content (first at line 2, $.resourceSpans[0].scopeSpans[0].spans[0])") {
+		t.Fatalf("DecodeSessions with a changed span sent again: error %v, want one at line 3 naming line 2", err)
+	}
+	for _, tr := range traces {
+		if tr.ID == span["traceId"] {
+			t.Errorf("the trace of the changed span was kept: %s", tr.ID)
+		}
+	}
+}

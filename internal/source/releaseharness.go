@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -225,7 +224,7 @@ func LoadReleaseHarness(dir string) (*trace.Trace, *ReleaseHarness, error) {
 		case st.Size() > maxHarnessFile:
 			return nil, p, fmt.Errorf("%s: %d bytes, more than the %d a fixture file may hold", p, st.Size(), maxHarnessFile)
 		}
-		b, err := readRegular(open, maxHarnessFile)
+		b, err := readLimited(open, maxHarnessFile)
 		if err != nil {
 			return nil, p, fmt.Errorf("%s: %w", p, err)
 		}
@@ -840,26 +839,4 @@ func (rh *ReleaseHarness) Recovery() Recovery {
 		r.Representation = "No shell/tool failure was observed and no recovery loop ran: the release ran end to end on the deterministic path."
 	}
 	return r
-}
-
-// readRegular reads the file p, which must still be a regular file once
-// opened (it may have been replaced since it was checked), and at most max
-// bytes long.
-func readRegular(p string, max int64) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, errors.New(unwrapPathError(err))
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("more than the %d bytes a fixture file may hold", max)
-	}
-	return b, nil
 }

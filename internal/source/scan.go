@@ -2,14 +2,12 @@ package source
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -72,10 +70,10 @@ func (c *Catalog) Path(loc Location) string { return c.files[loc.file].display }
 type ScanResult struct {
 	// Catalog reads the scanned traces again.
 	Catalog *Catalog
-	// Skipped, SkippedSessions and Files are as in Result.
-	Skipped         []Skipped
-	SkippedSessions []SkippedSession
-	Files           int
+	// Skipped and Files are as in Result. A scan reads no session log
+	// (ErrSessionLog), so it has no skipped sessions.
+	Skipped []Skipped
+	Files   int
 	// Traces is the number of traces handed to visit, Bytes the size of
 	// the files read.
 	Traces int
@@ -149,21 +147,9 @@ func Scan[T any](ctx context.Context, dir string, opts Options, summarize func(*
 	defer cancel()
 
 	res := &ScanResult{Catalog: &Catalog{files: files, limit: limit}, Files: len(files), Bytes: total}
-	var errs trace.ErrorList
-	reject := func(path string, line int, list trace.ErrorList) {
-		errs = append(errs, list...)
-		msgs := make([]string, len(list))
-		for i, e := range list {
-			msgs[i] = e.Error()
-		}
-		res.Skipped = append(res.Skipped, Skipped{Path: path, Line: line, Errors: msgs})
-	}
-	for _, e := range bad {
-		reject(e.File, 0, trace.ErrorList{e})
-	}
+	c := newCollector(bad)
 	workers := runtime.GOMAXPROCS(0)
 	parsers := make([]trace.Parser, workers)
-	firstSeen := make(map[string]string)
 	var read int64
 	for b := range batches {
 		if err := ctx.Err(); err != nil {
@@ -194,18 +180,12 @@ func Scan[T any](ctx context.Context, dir string, opts Options, summarize func(*
 				return nil, fmt.Errorf("%s: %w", f.display, ErrSessionLog)
 			}
 			if o.errs != nil {
-				reject(f.display, u.line, o.errs)
+				c.reject(f.display, u.line, o.errs)
 				continue
 			}
-			where := trace.Origin{Path: f.display, Line: u.line}.String()
-			if first, dup := firstSeen[o.id]; dup {
-				reject(f.display, u.line, trace.ErrorList{{
-					File: f.display, Line: u.line, Path: "$.id",
-					Msg: fmt.Sprintf("duplicate trace id %q (first in %s)", o.id, first),
-				}})
+			if !c.admit(f.display, u.line, o.id) {
 				continue
 			}
-			firstSeen[o.id] = where
 			res.Traces++
 			loc := Location{file: int32(u.file), Line: u.line, Offset: u.offset, Length: u.length, SourceHash: o.hash}
 			if err := visit(loc, o.summary); err != nil {
@@ -220,17 +200,10 @@ func Scan[T any](ctx context.Context, dir string, opts Options, summarize func(*
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("loading traces: %w", err)
 	}
-	if len(errs) > 0 && !opts.SkipInvalid {
-		errs.Sort()
-		return nil, errs
+	if res.Skipped, err = c.finish(opts.SkipInvalid); err != nil {
+		return nil, err
 	}
-	if !opts.SkipInvalid {
-		res.Skipped = nil
-	}
-	slices.SortStableFunc(res.Skipped, func(a, b Skipped) int {
-		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
-	})
-	if res.Traces == 0 && len(errs) == 0 {
+	if res.Traces == 0 && len(c.errs) == 0 {
 		return nil, fmt.Errorf("no traces in the *.json or *.jsonl files under %s", dir)
 	}
 	return res, nil

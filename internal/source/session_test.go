@@ -409,3 +409,64 @@ func TestLoadSessionLineLimit(t *testing.T) {
 		t.Fatalf("Load = %+v, %v; want the session and line 3 skipped", res, err)
 	}
 }
+
+// TestSplitCost checks what splitCost promises: the shares sum exactly to
+// the turn, the first call carries the model call and the remainders, and
+// every share names the turn's model.
+func TestSplitCost(t *testing.T) {
+	for _, tt := range []struct {
+		u turnUsage
+		n int
+	}{
+		{turnUsage{model: "m", input: 10, output: 3, wallMS: 7}, 1},
+		{turnUsage{model: "m", input: 10, output: 3, wallMS: 7}, 3},
+		{turnUsage{model: "m", input: 1001, output: 2, wallMS: 999}, 4},
+		{turnUsage{model: "", input: 0, output: 0, wallMS: 0}, 2},
+		{turnUsage{model: "m", input: 5, output: 5, wallMS: 5}, 7},
+	} {
+		shares := splitCost(tt.u, tt.n)
+		if len(shares) != tt.n {
+			t.Fatalf("splitCost(%+v, %d) gave %d shares", tt.u, tt.n, len(shares))
+		}
+		var in, out, wall int64
+		var calls int64
+		for i, c := range shares {
+			in, out, wall = in+c.InputTokens, out+c.OutputTokens, wall+c.WallMS
+			calls += c.ModelCalls
+			if c.Model != tt.u.model {
+				t.Errorf("splitCost(%+v, %d)[%d].Model = %q", tt.u, tt.n, i, c.Model)
+			}
+			if want := map[bool]int64{true: 1, false: 0}[i == 0]; c.ModelCalls != want {
+				t.Errorf("splitCost(%+v, %d)[%d].ModelCalls = %d, want %d", tt.u, tt.n, i, c.ModelCalls, want)
+			}
+			if i > 0 && (c.InputTokens > shares[0].InputTokens || c.OutputTokens > shares[0].OutputTokens || c.WallMS > shares[0].WallMS) {
+				t.Errorf("splitCost(%+v, %d)[%d] = %+v is more than the first share %+v", tt.u, tt.n, i, c, shares[0])
+			}
+		}
+		if in != tt.u.input || out != tt.u.output || wall != tt.u.wallMS || calls != 1 {
+			t.Errorf("splitCost(%+v, %d) sums to in %d, out %d, wall %d, calls %d", tt.u, tt.n, in, out, wall, calls)
+		}
+	}
+}
+
+// TestTextOf checks which message contents read as text.
+func TestTextOf(t *testing.T) {
+	for _, tt := range []struct {
+		content any
+		text    string
+		ok      bool
+	}{
+		{"plain", "plain", true},
+		{[]any{map[string]any{"type": "text", "text": "a"}, map[string]any{"type": "input_text", "text": "b"}, map[string]any{"type": "output_text", "text": "c"}}, "a\nb\nc", true},
+		{[]any{}, "", true},
+		{[]any{map[string]any{"type": "text", "text": "a"}, map[string]any{"type": "image"}}, "", false},
+		{[]any{"not a block"}, "", false},
+		{map[string]any{"type": "text", "text": "a"}, "", false},
+		{nil, "", false},
+	} {
+		text, ok := textOf(tt.content)
+		if text != tt.text || ok != tt.ok {
+			t.Errorf("textOf(%v) = %q, %v; want %q, %v", tt.content, text, ok, tt.text, tt.ok)
+		}
+	}
+}

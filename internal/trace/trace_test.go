@@ -40,6 +40,40 @@ func TestSignature(t *testing.T) {
 	}
 }
 
+// TestFailed pins what Action.Failed counts as a failure: mining folds a
+// failed attempt and its retry into one step on this answer, so an
+// exit_code of any numeric type the decoders give must be read.
+func TestFailed(t *testing.T) {
+	tests := []struct {
+		name string
+		meta map[string]any
+		want bool
+	}{
+		{"no metadata", nil, false},
+		{"error true", map[string]any{"error": true}, true},
+		{"error false", map[string]any{"error": false}, false},
+		{"error not a bool", map[string]any{"error": "yes"}, false},
+		{"json.Number non-zero", map[string]any{"exit_code": json.Number("2")}, true},
+		{"json.Number zero", map[string]any{"exit_code": json.Number("0")}, false},
+		{"json.Number not a number", map[string]any{"exit_code": json.Number("x")}, false},
+		{"float64 non-zero", map[string]any{"exit_code": float64(1)}, true},
+		{"float64 zero", map[string]any{"exit_code": float64(0)}, false},
+		{"int non-zero", map[string]any{"exit_code": -1}, true},
+		{"int zero", map[string]any{"exit_code": 0}, false},
+		{"int64 non-zero", map[string]any{"exit_code": int64(127)}, true},
+		{"exit_code a string", map[string]any{"exit_code": "1"}, false},
+		{"zero exit but error", map[string]any{"exit_code": 0, "error": true}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &Action{Metadata: tt.meta}
+			if got := a.Failed(); got != tt.want {
+				t.Errorf("Failed() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestNormalize(t *testing.T) {
 	tr := &Trace{
 		Actions: []Action{
