@@ -99,6 +99,7 @@ func TestApplyDerivedHostile(t *testing.T) {
 		{"not the expression language", func(d *candidate.DerivedParameter) { d.Expression = `__import__("os")` }},
 		{"index far out of range", func(d *candidate.DerivedParameter) { d.Expression = `version.split(".")[99999999999]` }},
 		{"name not among the refs", func(d *candidate.DerivedParameter) { d.Expression = `"release-" + nope` }},
+		{"reads no parameter", func(d *candidate.DerivedParameter) { d.Expression, d.Refs = `"release-" + nope`, []string{"nope"} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
