@@ -61,6 +61,29 @@ func TestShadowGapped(t *testing.T) {
 			edit:       func(tr *trace.Trace) { write(tr, 1) },
 			wantStatus: candidate.StatusFail,
 		},
+		// Positions come from report.json and may have been edited: any
+		// that do not name the steps in order are not trusted, and the
+		// trace is aligned as if it recorded none.
+		{
+			name: "positions past the end fall back", actions: "A read B lint C", positions: []int{0, 2, 99},
+			edit:       func(tr *trace.Trace) { observe(tr, 1) },
+			wantStatus: candidate.StatusPass, wantInterleaved: 2,
+		},
+		{
+			name: "negative positions fall back", actions: "A read B lint C", positions: []int{-1, 2, 4},
+			edit:       func(tr *trace.Trace) { observe(tr, 1) },
+			wantStatus: candidate.StatusPass, wantInterleaved: 2,
+		},
+		{
+			name: "positions out of order fall back", actions: "A read B lint C", positions: []int{4, 2, 0},
+			edit:       func(tr *trace.Trace) { observe(tr, 1) },
+			wantStatus: candidate.StatusPass, wantInterleaved: 2,
+		},
+		{
+			name: "too few positions fall back", actions: "A read B lint C", positions: []int{0, 2},
+			edit:       func(tr *trace.Trace) { observe(tr, 1) },
+			wantStatus: candidate.StatusPass, wantInterleaved: 2,
+		},
 		{
 			name: "step that only failed is missing", actions: "A B C",
 			edit:       func(tr *trace.Trace) { fail(tr, 1) },
