@@ -610,3 +610,33 @@ func TestGappedCancelled(t *testing.T) {
 		t.Errorf("Mine(cancelled) error = %v, want context.Canceled", err)
 	}
 }
+
+// A procedure longer than the search grows is cut at gapMaxLength steps,
+// and the report says so with a search_bound warning rather than listing
+// the prefix as if it were the whole procedure.
+func TestGappedSearchBoundLength(t *testing.T) {
+	steps := gapMaxLength + 4
+	var traces []*trace.Trace
+	for i := range 3 {
+		var actions []trace.Action
+		for k := range steps {
+			actions = append(actions, cmd("", fmt.Sprintf("step%d run", k), `{}`))
+		}
+		traces = append(traces, session(fmt.Sprintf("s%d", i), actions...))
+	}
+	rep := mustMine(t, traces, Options{Mode: ModeGapped, SearchBudget: 2000})
+	var found bool
+	for _, w := range rep.Warnings {
+		if w.Code == CodeSearchBound && strings.Contains(w.Message, fmt.Sprintf("reached %d steps", gapMaxLength)) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("warnings = %+v, want %s for the length", rep.Warnings, CodeSearchBound)
+	}
+	for _, c := range rep.Candidates {
+		if len(c.Steps) > gapMaxLength {
+			t.Errorf("candidate %s has %d steps, more than the %d the search grows", c.Name, len(c.Steps), gapMaxLength)
+		}
+	}
+}
