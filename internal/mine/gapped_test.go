@@ -640,3 +640,33 @@ func TestGappedSearchBoundLength(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareRetryWindow checks the bound on how far back a success looks
+// for the failures it retries: a failure retryWindow items back, past
+// retryWindow-1 edits, is folded; one item further it is not, and stays
+// a failed action of its own.
+func TestPrepareRetryWindow(t *testing.T) {
+	for _, tc := range []struct {
+		edits   int
+		retries int32
+	}{{retryWindow - 1, 1}, {retryWindow, 0}} {
+		t.Run(fmt.Sprintf("edits=%d", tc.edits), func(t *testing.T) {
+			actions := []trace.Action{failing(cmd("", "go test", ""))}
+			for k := range tc.edits {
+				actions = append(actions, edit("", fmt.Sprintf("f%d.go", k)))
+			}
+			actions = append(actions, cmd("", "go test", ""))
+			p := prepare([]*trace.Trace{session("s", actions...)}, map[string]int32{})
+			s := p.seqs[0]
+			if got := s.retries[len(s.retries)-1]; got != tc.retries || int32(p.retries) != tc.retries {
+				t.Errorf("success retries %d, total %d; want %d", got, p.retries, tc.retries)
+			}
+			if tc.retries == 0 && s.pos[0] != 0 {
+				t.Errorf("first item at %d, want the unfolded failure at 0", s.pos[0])
+			}
+			if tc.retries > 0 && len(s.items) != 1 {
+				t.Errorf("%d items, want the success alone (failure and edits folded)", len(s.items))
+			}
+		})
+	}
+}
