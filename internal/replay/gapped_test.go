@@ -43,8 +43,16 @@ func TestShadowGapped(t *testing.T) {
 		},
 		{
 			name: "retried step pairs with its success", actions: "A B edit B C",
-			edit:       func(tr *trace.Trace) { fail(tr, 1); write(tr, 2) },
+			edit:       func(tr *trace.Trace) { fail(tr, 1); write(tr, 2); tr.Actions[2].Kind = trace.KindFileMutation },
 			wantStatus: candidate.StatusPass, wantInterleaved: 2,
+		},
+		{
+			// Only the repair edits of a retry are tolerated, as mining
+			// folds only those: another write in the window is
+			// something the workflow would not do.
+			name: "write that is no edit inside a retry fails", actions: "A B deploy B C",
+			edit:       func(tr *trace.Trace) { fail(tr, 1); write(tr, 2) },
+			wantStatus: candidate.StatusFail, wantInterleaved: 1,
 		},
 		{
 			name: "interleaved write fails", actions: "A B edit C",
