@@ -670,3 +670,28 @@ func TestPrepareRetryWindow(t *testing.T) {
 		})
 	}
 }
+
+// TestGappedSearchBoundWork checks the second bound: the positions a
+// search scans are limited to gapWorkPerNode per pattern of budget, and
+// reaching it is reported like the other bounds.
+func TestGappedSearchBoundWork(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	var traces []*trace.Trace
+	// Enough traces that the first extension alone scans more than
+	// one pattern's share.
+	for i := range 400 {
+		actions, _ := noisy(r, bumpSteps(i))
+		traces = append(traces, session(fmt.Sprintf("s%02d", i), actions...))
+	}
+	rep := mustMine(t, traces, Options{SearchBudget: 1})
+	want := fmt.Sprintf("scanned its budget of %d projected positions", gapWorkPerNode)
+	var found bool
+	for _, w := range rep.Warnings {
+		if w.Code == CodeSearchBound && strings.Contains(w.Message, want) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("warnings = %+v, want %s %q", rep.Warnings, CodeSearchBound, want)
+	}
+}
