@@ -27,3 +27,29 @@ func FuzzParameter(f *testing.F) {
 		}
 	})
 }
+
+// Parse reads expressions from report.json, which anyone may edit: it
+// must refuse what it cannot read rather than panic, and whatever it
+// accepts must evaluate without panicking and print back to itself.
+func FuzzParse(f *testing.F) {
+	f.Add(`a.split("/")[-1] + "-" + b.lower()`)
+	f.Add(`a.split("")[99999999999999999999]`)
+	f.Add(`a.replace("", "x").upper()`)
+	f.Add(`"\x`)
+	f.Add(`a.split("/")[`)
+	f.Fuzz(func(t *testing.T, src string) {
+		e, err := Parse(src)
+		if err != nil {
+			return
+		}
+		e.Eval(map[string]string{"a": "x/y-z", "b": "Q"})
+		e.Eval(map[string]string{})
+		back, err := Parse(e.String())
+		if err != nil {
+			t.Fatalf("Parse(%q) = %s, which does not parse: %v", src, e, err)
+		}
+		if back.String() != e.String() {
+			t.Errorf("Parse(%q) = %s, read back as %s", src, e, back)
+		}
+	})
+}

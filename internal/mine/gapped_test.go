@@ -610,3 +610,88 @@ func TestGappedCancelled(t *testing.T) {
 		t.Errorf("Mine(cancelled) error = %v, want context.Canceled", err)
 	}
 }
+
+// A procedure longer than the search grows is cut at gapMaxLength steps,
+// and the report says so with a search_bound warning rather than listing
+// the prefix as if it were the whole procedure.
+func TestGappedSearchBoundLength(t *testing.T) {
+	steps := gapMaxLength + 4
+	var traces []*trace.Trace
+	for i := range 3 {
+		var actions []trace.Action
+		for k := range steps {
+			actions = append(actions, cmd("", fmt.Sprintf("step%d run", k), `{}`))
+		}
+		traces = append(traces, session(fmt.Sprintf("s%d", i), actions...))
+	}
+	rep := mustMine(t, traces, Options{Mode: ModeGapped, SearchBudget: 2000})
+	var found bool
+	for _, w := range rep.Warnings {
+		if w.Code == CodeSearchBound && strings.Contains(w.Message, fmt.Sprintf("reached %d steps", gapMaxLength)) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("warnings = %+v, want %s for the length", rep.Warnings, CodeSearchBound)
+	}
+	for _, c := range rep.Candidates {
+		if len(c.Steps) > gapMaxLength {
+			t.Errorf("candidate %s has %d steps, more than the %d the search grows", c.Name, len(c.Steps), gapMaxLength)
+		}
+	}
+}
+
+// TestPrepareRetryWindow checks the bound on how far back a success looks
+// for the failures it retries: a failure retryWindow items back, past
+// retryWindow-1 edits, is folded; one item further it is not, and stays
+// a failed action of its own.
+func TestPrepareRetryWindow(t *testing.T) {
+	for _, tc := range []struct {
+		edits   int
+		retries int32
+	}{{retryWindow - 1, 1}, {retryWindow, 0}} {
+		t.Run(fmt.Sprintf("edits=%d", tc.edits), func(t *testing.T) {
+			actions := []trace.Action{failing(cmd("", "go test", ""))}
+			for k := range tc.edits {
+				actions = append(actions, edit("", fmt.Sprintf("f%d.go", k)))
+			}
+			actions = append(actions, cmd("", "go test", ""))
+			p := prepare([]*trace.Trace{session("s", actions...)}, map[string]int32{})
+			s := p.seqs[0]
+			if got := s.retries[len(s.retries)-1]; got != tc.retries || int32(p.retries) != tc.retries {
+				t.Errorf("success retries %d, total %d; want %d", got, p.retries, tc.retries)
+			}
+			if tc.retries == 0 && s.pos[0] != 0 {
+				t.Errorf("first item at %d, want the unfolded failure at 0", s.pos[0])
+			}
+			if tc.retries > 0 && len(s.items) != 1 {
+				t.Errorf("%d items, want the success alone (failure and edits folded)", len(s.items))
+			}
+		})
+	}
+}
+
+// TestGappedSearchBoundWork checks the second bound: the positions a
+// search scans are limited to gapWorkPerNode per pattern of budget, and
+// reaching it is reported like the other bounds.
+func TestGappedSearchBoundWork(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	var traces []*trace.Trace
+	// Enough traces that the first extension alone scans more than
+	// one pattern's share.
+	for i := range 400 {
+		actions, _ := noisy(r, bumpSteps(i))
+		traces = append(traces, session(fmt.Sprintf("s%02d", i), actions...))
+	}
+	rep := mustMine(t, traces, Options{SearchBudget: 1})
+	want := fmt.Sprintf("scanned its budget of %d projected positions", gapWorkPerNode)
+	var found bool
+	for _, w := range rep.Warnings {
+		if w.Code == CodeSearchBound && strings.Contains(w.Message, want) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("warnings = %+v, want %s %q", rep.Warnings, CodeSearchBound, want)
+	}
+}

@@ -290,6 +290,22 @@ func (f *fetchedTraces) traces(ctx context.Context, need []int32) ([]*trace.Trac
 	if err != nil {
 		return nil, err
 	}
+	// The builder indexes a trace's actions by the positions the first
+	// pass found, so a trace read back that is not the one scanned
+	// (missing, or with another number of actions) must stop the run
+	// here rather than index past its end.
+	if len(got) != len(missing) {
+		return nil, fmt.Errorf("read back %d traces, asked for %d", len(got), len(missing))
+	}
+	for i, q := range missing {
+		if got[i] == nil || len(got[i].Actions) != len(f.seqs[q]) {
+			n := -1
+			if got[i] != nil {
+				n = len(got[i].Actions)
+			}
+			return nil, fmt.Errorf("eligible trace %d read back with %d actions, scanned with %d: it changed between the passes", q, n, len(f.seqs[q]))
+		}
+	}
 	for i, q := range missing {
 		f.cache[q] = got[i]
 	}

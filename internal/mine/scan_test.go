@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
@@ -211,4 +212,49 @@ func firstDiff(a, b []byte) string {
 	}
 	lo := max(0, n-200)
 	return fmt.Sprintf("at byte %d:\nMine:     %q\ntwo-pass: %q", n, a[lo:min(len(a), n+200)], b[lo:min(len(b), n+200)])
+}
+
+// TestScanFetchMismatch checks that a second pass whose Fetch hands back
+// the wrong number of traces, or a trace that changed since the scan,
+// stops with an error instead of building from it.
+func TestScanFetchMismatch(t *testing.T) {
+	traces := []*trace.Trace{
+		mk("t1", act("a1", trace.KindToolCall, "x", ""), act("a2", trace.KindToolCall, "y", "")),
+		mk("t2", act("a1", trace.KindToolCall, "x", ""), act("a2", trace.KindToolCall, "y", "")),
+	}
+	for _, tc := range []struct {
+		name  string
+		fetch Fetch
+		want  string
+	}{
+		{"too few", func(_ context.Context, idx []int32) ([]*trace.Trace, error) {
+			return []*trace.Trace{traces[0]}[:min(1, len(idx)-1)], nil
+		}, "read back"},
+		{"shorter trace", func(_ context.Context, idx []int32) ([]*trace.Trace, error) {
+			out := make([]*trace.Trace, len(idx))
+			for i, q := range idx {
+				c := *traces[q]
+				c.Actions = c.Actions[:1]
+				out[i] = &c
+			}
+			return out, nil
+		}, "changed between the passes"},
+		{"nil trace", func(_ context.Context, idx []int32) ([]*trace.Trace, error) {
+			return make([]*trace.Trace, len(idx)), nil
+		}, "changed between the passes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := NewScan(Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tr := range traces {
+				s.Add(Summarize(tr))
+			}
+			_, err = s.Mine(context.Background(), tc.fetch)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Mine = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
 }

@@ -251,7 +251,10 @@ func (al *aligner) intern(t *trace.Trace) {
 		inside += al.depth[j]
 		a := &t.Actions[j]
 		needsPerson := a.Approval != nil && a.Approval.Required
-		al.tol[j] = !needsPerson && (a.Kind == trace.KindObservation || a.Failed() || inside > 0 ||
+		// Inside a retry window only the repair edits are tolerated,
+		// the items mining folds into the retried step; any other
+		// action there is judged as anywhere else.
+		al.tol[j] = !needsPerson && (a.Kind == trace.KindObservation || a.Failed() || (inside > 0 && a.Kind == trace.KindFileMutation) ||
 			(len(a.SideEffects) == 0 && a.Kind != trace.KindHumanApproval))
 	}
 }

@@ -54,11 +54,25 @@ func checkDerived(c *candidate.Candidate, sh *candidate.ShadowReport, matched []
 			})
 			continue
 		}
+		// The names come from the expression itself, not from the
+		// report's refs, which may have been edited to disagree with it;
+		// a name that is no parameter of the candidate has no value in
+		// any trace, and would otherwise pass every check by skipping it.
+		refs := derive.Refs(e)
+		if r, ok := unknownRef(refs, paths); ok {
+			c.Parameters = append(c.Parameters, d.Parameter)
+			c.Warnings = append(c.Warnings, candidate.Problem{
+				Code:    candidate.CodeDerivationRejected,
+				Message: fmt.Sprintf("derived parameter %s is a parameter again: %s reads %s, which is not a parameter", d.Name, d.Expression, r),
+				Path:    "derived_parameters." + d.Name,
+			})
+			continue
+		}
 		var refused *candidate.DerivationEvidence
 		for _, m := range matched {
 			values := map[string]string{}
 			ok := true
-			for _, r := range d.Refs {
+			for _, r := range refs {
 				v, found := stepValue(paths[r], sh.Traces[m.at].Alignment, m.t)
 				ok = ok && found
 				values[r] = v
@@ -98,6 +112,17 @@ func checkDerived(c *candidate.Candidate, sh *candidate.ShadowReport, matched []
 		kept = append(kept, d)
 	}
 	c.DerivedParameters = kept
+}
+
+// unknownRef returns the first of refs that is not a parameter with a
+// source path.
+func unknownRef(refs []string, paths map[string]string) (string, bool) {
+	for _, r := range refs {
+		if _, ok := paths[r]; !ok {
+			return r, true
+		}
+	}
+	return "", false
 }
 
 // stepValue reads the string at a parameter source path

@@ -84,3 +84,45 @@ func TestApplyChecksDerivedParameters(t *testing.T) {
 		})
 	}
 }
+
+// A report may be edited by hand: a derived parameter whose expression
+// does not parse, or that reads a name the held-out trace has no value
+// for, goes back to being a parameter with a warning naming it, and
+// nothing panics.
+func TestApplyDerivedHostile(t *testing.T) {
+	sources := []*trace.Trace{tagged("s1", "1.0", "release-1.0"), tagged("s2", "1.1", "release-1.1")}
+	tests := []struct {
+		name string
+		edit func(*candidate.DerivedParameter)
+	}{
+		{"unparseable expression", func(d *candidate.DerivedParameter) { d.Expression = `"release-" + version.split(` }},
+		{"not the expression language", func(d *candidate.DerivedParameter) { d.Expression = `__import__("os")` }},
+		{"index far out of range", func(d *candidate.DerivedParameter) { d.Expression = `version.split(".")[99999999999]` }},
+		{"name not among the refs", func(d *candidate.DerivedParameter) { d.Expression = `"release-" + nope` }},
+		{"reads no parameter", func(d *candidate.DerivedParameter) { d.Expression, d.Refs = `"release-" + nope`, []string{"nope"} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := derivedCandidate(sources)
+			tt.edit(&c.DerivedParameters[0])
+			r := &candidate.Report{Candidates: []candidate.Candidate{*c}}
+			Apply(r, sources, []*trace.Trace{tagged("h1", "2.0", "release-2.0")})
+			if len(r.Candidates) != 1 {
+				t.Fatalf("%d safe candidates, want 1: %+v", len(r.Candidates), r.RejectedCandidates)
+			}
+			got := r.Candidates[0]
+			if len(got.DerivedParameters) != 0 || len(got.Parameters) != 2 || got.Parameters[1].Name != "branch" {
+				t.Errorf("derived %+v, parameters %+v; want branch a parameter again", got.DerivedParameters, got.Parameters)
+			}
+			var rejected []candidate.Problem
+			for _, w := range got.Warnings {
+				if w.Code == candidate.CodeDerivationRejected {
+					rejected = append(rejected, w)
+				}
+			}
+			if len(rejected) != 1 || rejected[0].Path != "derived_parameters.branch" {
+				t.Errorf("derivation_rejected warnings = %+v, want one at derived_parameters.branch", rejected)
+			}
+		})
+	}
+}

@@ -43,8 +43,16 @@ func TestShadowGapped(t *testing.T) {
 		},
 		{
 			name: "retried step pairs with its success", actions: "A B edit B C",
-			edit:       func(tr *trace.Trace) { fail(tr, 1); write(tr, 2) },
+			edit:       func(tr *trace.Trace) { fail(tr, 1); write(tr, 2); tr.Actions[2].Kind = trace.KindFileMutation },
 			wantStatus: candidate.StatusPass, wantInterleaved: 2,
+		},
+		{
+			// Only the repair edits of a retry are tolerated, as mining
+			// folds only those: another write in the window is
+			// something the workflow would not do.
+			name: "write that is no edit inside a retry fails", actions: "A B deploy B C",
+			edit:       func(tr *trace.Trace) { fail(tr, 1); write(tr, 2) },
+			wantStatus: candidate.StatusFail, wantInterleaved: 1,
 		},
 		{
 			name: "interleaved write fails", actions: "A B edit C",
@@ -60,6 +68,29 @@ func TestShadowGapped(t *testing.T) {
 			name: "source whose gap holds a write falls back and fails", actions: "A edit B C", positions: []int{0, 2, 3},
 			edit:       func(tr *trace.Trace) { write(tr, 1) },
 			wantStatus: candidate.StatusFail,
+		},
+		// Positions come from report.json and may have been edited: any
+		// that do not name the steps in order are not trusted, and the
+		// trace is aligned as if it recorded none.
+		{
+			name: "positions past the end fall back", actions: "A read B lint C", positions: []int{0, 2, 99},
+			edit:       func(tr *trace.Trace) { observe(tr, 1) },
+			wantStatus: candidate.StatusPass, wantInterleaved: 2,
+		},
+		{
+			name: "negative positions fall back", actions: "A read B lint C", positions: []int{-1, 2, 4},
+			edit:       func(tr *trace.Trace) { observe(tr, 1) },
+			wantStatus: candidate.StatusPass, wantInterleaved: 2,
+		},
+		{
+			name: "positions out of order fall back", actions: "A read B lint C", positions: []int{4, 2, 0},
+			edit:       func(tr *trace.Trace) { observe(tr, 1) },
+			wantStatus: candidate.StatusPass, wantInterleaved: 2,
+		},
+		{
+			name: "too few positions fall back", actions: "A read B lint C", positions: []int{0, 2},
+			edit:       func(tr *trace.Trace) { observe(tr, 1) },
+			wantStatus: candidate.StatusPass, wantInterleaved: 2,
 		},
 		{
 			name: "step that only failed is missing", actions: "A B C",
