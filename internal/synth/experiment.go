@@ -3,7 +3,6 @@ package synth
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -291,12 +290,13 @@ func DecodeSpec(data []byte, file string) (*Spec, error) {
 	return s, d.errs.Err()
 }
 
+// decodeJSON parses with trace.ParseJSON rather than a json.Decoder: a
+// Decoder stops after the first value, so a claim or spec followed by
+// anything else was accepted, and its syntax errors had no line.
 func decodeJSON(d *decoder, data []byte, dst any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return trace.ErrorList{{File: d.file, Path: "$", Msg: "malformed JSON: " + err.Error()}}
+	doc, err := trace.ParseJSON(data, d.file, 1)
+	if err != nil {
+		return err
 	}
 	m, ok := doc.(map[string]any)
 	if !ok {

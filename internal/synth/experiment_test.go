@@ -120,6 +120,12 @@ func TestDecodeSpec(t *testing.T) {
 	if _, err := DecodeClaim([]byte(`{"id": "c", "text": "t", "acceptance": {"min_pct": 5}, "extra": true}`), "claim.json"); err == nil || err.Error() != `claim.json: $.extra: unknown key "extra"` {
 		t.Errorf("DecodeClaim error = %v", err)
 	}
+	if _, err := DecodeClaim([]byte("{\"id\": \"c\"}\n{\"id\": \"d\"}"), "claim.json"); err == nil || err.Error() != "claim.json:2:1: invalid JSON: unexpected data after top-level value" {
+		t.Errorf("DecodeClaim of two documents: error = %v", err)
+	}
+	if _, err := DecodeSpec([]byte("{\n  \"allowed_imports\": [\"math\",]\n}"), "spec.json"); err == nil || !strings.HasPrefix(err.Error(), "spec.json:2:30: invalid JSON: ") {
+		t.Errorf("DecodeSpec of malformed JSON: error = %v", err)
+	}
 	if _, err := DecodeClaim([]byte(`[1]`), "claim.json"); err == nil || err.Error() != "claim.json: $: expected object, got array" {
 		t.Errorf("DecodeClaim error = %v", err)
 	}
