@@ -99,6 +99,12 @@ var idRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
 // ParseManifest decodes and checks a manifest, reporting every problem
 // with the file and JSON path.
 func ParseManifest(data []byte, file string) (*Manifest, error) {
+	// trace.ParseJSON first: the Decoder below stops after one value, so
+	// it would accept text after the manifest, and its syntax errors have
+	// no line and column.
+	if _, err := trace.ParseJSON(data, file, 1); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m Manifest
