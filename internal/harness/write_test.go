@@ -1,0 +1,39 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestWriteUndoesAFailedApply fails the manifest write, the last one, and
+// checks that the gates written before it are gone: left behind without
+// their manifest entries they would be files Write does not own.
+func TestWriteUndoesAFailedApply(t *testing.T) {
+	dir := makeRepo(t, repos[0])
+	p, err := Profile(context.Background(), dir, ProfileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing := errors.New("disk full")
+	writeFile = func(path string, data []byte, mode fs.FileMode) error {
+		if filepath.ToSlash(path) == filepath.ToSlash(filepath.Join(dir, ManifestPath)) {
+			return failing
+		}
+		return writeAtomic(path, data, mode)
+	}
+	defer func() { writeFile = writeAtomic }()
+	if _, err := Write(dir, "go-service", p, true); !errors.Is(err, failing) {
+		t.Fatalf("Write with a failing manifest write: %v, want %v", err, failing)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gates/go-test.sh")); !os.IsNotExist(err) {
+		t.Errorf("a failed apply left gates/go-test.sh: %v", err)
+	}
+	writeFile = writeAtomic
+	if _, err := Write(dir, "go-service", p, true); err != nil {
+		t.Errorf("Write after a failed apply: %v", err)
+	}
+}
