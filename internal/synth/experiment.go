@@ -393,6 +393,11 @@ func checkHypothesis(d *decoder, p string, h Hypothesis, conditions map[string]b
 	if h.Treatment != "" && !conditions[h.Treatment] {
 		d.errorf(p+".treatment", "no condition named %q", h.Treatment)
 	}
+	// A negative tolerance would make within_tolerance fail whatever the
+	// code computes, as a property's would.
+	if h.Tolerance != nil && *h.Tolerance < 0 {
+		d.errorf(p+".tolerance", "tolerance must not be negative")
+	}
 	switch h.Verifier {
 	case VerifierMetamorphic:
 	case VerifierWithinTolerance:

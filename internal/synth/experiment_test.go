@@ -74,6 +74,9 @@ func TestParseExperimentErrors(t *testing.T) {
 			`x.toml:21: hypotheses[1].metric: meets_claim needs a metric`,
 			`x.toml:22: hypotheses[1].name: duplicate hypothesis "metamorphic_check"`,
 		}},
+		{"negative hypothesis tolerance", [2]string{`verifier = "metamorphic"`, `verifier = "within_tolerance"` + "\nmetric = \"total\"\nexpected = 6\ntolerance = -1"}, []string{
+			"x.toml:23: hypotheses[0].tolerance: tolerance must not be negative",
+		}},
 		{"no code", [2]string{"source = ", "sorce = "}, []string{
 			"x.toml:12: code: set exactly one of file, source and model",
 			`x.toml:13: code.sorce: unknown key "sorce"`,
