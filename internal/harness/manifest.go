@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -167,7 +168,7 @@ func ParseManifest(data []byte, file string) (*Manifest, error) {
 		if err := checkRel(f.Path); err != nil {
 			bad(p+".path", "%v", err)
 		}
-		if len(f.SHA256) != 64 {
+		if _, err := hex.DecodeString(f.SHA256); err != nil || len(f.SHA256) != 64 {
 			bad(p+".sha256", "not a hex sha256")
 		}
 	}
