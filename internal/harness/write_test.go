@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -35,5 +36,29 @@ func TestWriteUndoesAFailedApply(t *testing.T) {
 	writeFile = writeAtomic
 	if _, err := Write(dir, "go-service", p, true); err != nil {
 		t.Errorf("Write after a failed apply: %v", err)
+	}
+}
+
+// TestKitsAreValid checks every kit against the parsers that read what
+// it writes: a kit whose manifest entries or eval suite the parsers
+// refuse would write a harness that `harness run` cannot load.
+func TestKitsAreValid(t *testing.T) {
+	for _, k := range Kits() {
+		t.Run(k.ID, func(t *testing.T) {
+			res, err := Write(t.TempDir(), k.ID, &RepoProfile{}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ParseManifest(res.Manifest.Encode(), ManifestPath); err != nil {
+				t.Errorf("the kit's manifest does not parse:\n%v", err)
+			}
+			for _, w := range k.Writes {
+				if strings.HasSuffix(w.Path, ".jsonl") {
+					if _, err := ParseSuite(strings.NewReader(w.Content), w.Path); err != nil {
+						t.Errorf("the kit's suite does not parse:\n%v", err)
+					}
+				}
+			}
+		})
 	}
 }
