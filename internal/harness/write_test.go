@@ -62,3 +62,31 @@ func TestKitsAreValid(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteLeavesAnEditedGate: a gate the kit wrote is the tool's only
+// while it keeps the hash the manifest records; once edited it is the
+// user's, and writing the kit again refuses to replace it.
+func TestWriteLeavesAnEditedGate(t *testing.T) {
+	dir := makeRepo(t, repos[0])
+	p, err := Profile(context.Background(), dir, ProfileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(dir, "go-service", p, true); err != nil {
+		t.Fatal(err)
+	}
+	gate := filepath.Join(dir, "gates/go-test.sh")
+	if err := os.WriteFile(gate, []byte("go test -short ./...\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest, _ := os.ReadFile(filepath.Join(dir, ManifestPath))
+	if _, err := Write(dir, "go-service", p, true); !errors.Is(err, ErrNotOwned) || !strings.Contains(err.Error(), "gates/go-test.sh") {
+		t.Fatalf("Write over an edited gate: %v, want ErrNotOwned naming gates/go-test.sh", err)
+	}
+	if data, _ := os.ReadFile(gate); string(data) != "go test -short ./...\n" {
+		t.Errorf("the edited gate was rewritten: %q", data)
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, ManifestPath)); string(now) != string(manifest) {
+		t.Errorf("a refused write changed the manifest")
+	}
+}
