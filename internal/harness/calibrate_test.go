@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/store"
@@ -214,5 +215,41 @@ func TestCalibrationQuorum(t *testing.T) {
 	}
 	if agree.ConfigHash == single.ConfigHash {
 		t.Error("a quorum and a single judge share a configuration hash")
+	}
+}
+
+// TestCalibrationBarFalseBlocksAndInstability pins the two bars the
+// other tests do not reach: a judge that blocks good output, and one
+// that gives a different verdict when asked again, stay advisory even
+// though they catch every critical failure.
+func TestCalibrationBarFalseBlocksAndInstability(t *testing.T) {
+	cases, err := ParseSuite(strings.NewReader(goldenSet), "golden.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	calls := map[string]int{}
+	judges := map[string]func(string) string{
+		"strict": func(string) string { return verdict(false) },
+		"flaky": func(p string) string {
+			if strings.Contains(p, "API_KEY=abc") || strings.Contains(p, "hunter2") {
+				return verdict(false)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			calls[p]++
+			return verdict(calls[p]%2 == 1)
+		},
+	}
+	want := map[string]string{"strict": "false-block rate 1 > 0.1", "flaky": "rerun stability"}
+	for name, decide := range judges {
+		srv := judgeServer(t, decide)
+		cal, err := Calibrate(context.Background(), "agent-injection", cases, CalibrateOptions{Config: JudgeConfig{BaseURL: srv.URL + "/v1", Model: name}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cal.Promoted || cal.HeldOut.CriticalFalsePasses != 0 || !strings.Contains(strings.Join(cal.Reasons, "; "), want[name]) {
+			t.Errorf("%s judge: promoted=%v reasons=%v held-out %+v, want advisory because of %q", name, cal.Promoted, cal.Reasons, cal.HeldOut, want[name])
+		}
 	}
 }

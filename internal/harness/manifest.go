@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -99,6 +100,12 @@ var idRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
 // ParseManifest decodes and checks a manifest, reporting every problem
 // with the file and JSON path.
 func ParseManifest(data []byte, file string) (*Manifest, error) {
+	// trace.ParseJSON first: the Decoder below stops after one value, so
+	// it would accept text after the manifest, and its syntax errors have
+	// no line and column.
+	if _, err := trace.ParseJSON(data, file, 1); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m Manifest
@@ -161,7 +168,7 @@ func ParseManifest(data []byte, file string) (*Manifest, error) {
 		if err := checkRel(f.Path); err != nil {
 			bad(p+".path", "%v", err)
 		}
-		if len(f.SHA256) != 64 {
+		if _, err := hex.DecodeString(f.SHA256); err != nil || len(f.SHA256) != 64 {
 			bad(p+".sha256", "not a hex sha256")
 		}
 	}

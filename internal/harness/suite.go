@@ -58,6 +58,12 @@ func ParseSuite(r io.Reader, file string) ([]Case, error) {
 		bad := func(p, format string, args ...any) {
 			errs = append(errs, &trace.Error{File: file, Line: line, Path: p, Msg: fmt.Sprintf(format, args...)})
 		}
+		// trace.ParseJSON first, as for a manifest: the Decoder stops
+		// after one value, so a second case on the line was dropped.
+		if _, err := trace.ParseJSON(text, file, line); err != nil {
+			errs = append(errs, err.(trace.ErrorList)...)
+			continue
+		}
 		dec := json.NewDecoder(bytes.NewReader(text))
 		dec.DisallowUnknownFields()
 		var c Case

@@ -10,6 +10,8 @@ func TestParseSuiteErrors(t *testing.T) {
 
 {"id":"a","kind":"k","input":{"output":"x","command":"true"},"assert":[{"type":"bleu"}]}
 {"id":"b","kind":"k","input":{},"assert":[],"extra":1}
+{"id":"c","kind":"k","input":{"output":"x"},"assert":[{"type":"contains","value":"x"}]} {"id":"d"}
+{"id":"e",
 `
 	_, err := ParseSuite(strings.NewReader(in), "s.jsonl")
 	if err == nil {
@@ -20,6 +22,8 @@ func TestParseSuiteErrors(t *testing.T) {
 		`s.jsonl:3: $.input: more than one of command, output and output_file`,
 		`s.jsonl:3: $.assert[0].type: unknown assertion type "bleu"`,
 		`s.jsonl:4: $: decoding case: json: unknown field "extra"`,
+		`s.jsonl:5:89: invalid JSON: unexpected data after top-level value`,
+		`s.jsonl:6:11: invalid JSON: unexpected end of input`,
 	}
 	for _, w := range want {
 		if !strings.Contains(err.Error(), w) {

@@ -161,16 +161,43 @@ func Write(root, id string, p *RepoProfile, apply bool) (*WriteResult, error) {
 	if !apply {
 		return res, nil
 	}
+	// The manifest is written last, and a failed write undoes the files
+	// written before it: a gate left on disk without its manifest entry
+	// would not be owned, and every later Write would refuse it.
+	var written []FileChange
 	for _, fc := range res.Files {
 		if fc.Action == "unchanged" {
 			continue
 		}
-		if err := writeAtomic(filepath.Join(root, filepath.FromSlash(fc.Path)), fc.data, fs.FileMode(fc.Mode)); err != nil {
-			return nil, err
+		if err := writeFile(filepath.Join(root, filepath.FromSlash(fc.Path)), fc.data, fs.FileMode(fc.Mode)); err != nil {
+			return nil, errors.Join(err, undo(root, written))
 		}
+		written = append(written, fc)
 	}
 	res.Applied = true
 	return res, nil
+}
+
+// writeFile is writeAtomic; tests replace it to make a write fail.
+var writeFile = writeAtomic
+
+// undo restores the files of an interrupted Write: a created file is
+// removed, an updated one gets its old content back.
+func undo(root string, written []FileChange) error {
+	var errs []error
+	for _, fc := range slices.Backward(written) {
+		p := filepath.Join(root, filepath.FromSlash(fc.Path))
+		var err error
+		if fc.Action == "create" {
+			err = os.Remove(p)
+		} else {
+			err = writeAtomic(p, fc.old, fs.FileMode(fc.Mode))
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("undoing %s: %w", fc.Path, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // writeAtomic writes data beside path and renames it into place, so an

@@ -3,7 +3,9 @@ package synth
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -61,7 +63,14 @@ type EvidenceCapsule struct {
 // metrics.json and code/<condition>.star. Every file is redacted like a
 // crystallization bundle; the directory appears complete or not at all
 // (it is written beside dir and renamed).
+//
+// Only an empty directory or an earlier evidence bundle is replaced: dir
+// comes from --out, and removing whatever a mistyped path names would
+// delete files the user never gave the tool.
 func WriteEvidence(dir string, rep *Report) error {
+	if err := replaceable(dir); err != nil {
+		return fmt.Errorf("writing evidence: %w", err)
+	}
 	parent := filepath.Dir(filepath.Clean(dir))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("writing evidence: %w", err)
@@ -168,6 +177,35 @@ func WriteEvidence(dir string, rep *Report) error {
 		return fmt.Errorf("writing evidence: %w", err)
 	}
 	return nil
+}
+
+// replaceable reports whether WriteEvidence may replace dir: it does not
+// exist, is an empty directory, or holds an evidence manifest.
+func replaceable(dir string) error {
+	fi, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s exists and is not a directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	var m struct {
+		Schema string `json:"schema"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err == nil && json.Unmarshal(data, &m) == nil && m.Schema == EvidenceSchema {
+		return nil
+	}
+	return fmt.Errorf("%s is not empty and not an evidence bundle; refusing to replace it", dir)
 }
 
 // redactedJSON encodes v, redacts it and indents it for reading.

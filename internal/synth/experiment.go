@@ -3,7 +3,6 @@ package synth
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -291,12 +290,13 @@ func DecodeSpec(data []byte, file string) (*Spec, error) {
 	return s, d.errs.Err()
 }
 
+// decodeJSON parses with trace.ParseJSON rather than a json.Decoder: a
+// Decoder stops after the first value, so a claim or spec followed by
+// anything else was accepted, and its syntax errors had no line.
 func decodeJSON(d *decoder, data []byte, dst any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return trace.ErrorList{{File: d.file, Path: "$", Msg: "malformed JSON: " + err.Error()}}
+	doc, err := trace.ParseJSON(data, d.file, 1)
+	if err != nil {
+		return err
 	}
 	m, ok := doc.(map[string]any)
 	if !ok {
@@ -392,6 +392,11 @@ var identPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func checkHypothesis(d *decoder, p string, h Hypothesis, conditions map[string]bool) {
 	if h.Treatment != "" && !conditions[h.Treatment] {
 		d.errorf(p+".treatment", "no condition named %q", h.Treatment)
+	}
+	// A negative tolerance would make within_tolerance fail whatever the
+	// code computes, as a property's would.
+	if h.Tolerance != nil && *h.Tolerance < 0 {
+		d.errorf(p+".tolerance", "tolerance must not be negative")
 	}
 	switch h.Verifier {
 	case VerifierMetamorphic:

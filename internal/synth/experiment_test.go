@@ -74,6 +74,9 @@ func TestParseExperimentErrors(t *testing.T) {
 			`x.toml:21: hypotheses[1].metric: meets_claim needs a metric`,
 			`x.toml:22: hypotheses[1].name: duplicate hypothesis "metamorphic_check"`,
 		}},
+		{"negative hypothesis tolerance", [2]string{`verifier = "metamorphic"`, `verifier = "within_tolerance"` + "\nmetric = \"total\"\nexpected = 6\ntolerance = -1"}, []string{
+			"x.toml:23: hypotheses[0].tolerance: tolerance must not be negative",
+		}},
 		{"no code", [2]string{"source = ", "sorce = "}, []string{
 			"x.toml:12: code: set exactly one of file, source and model",
 			`x.toml:13: code.sorce: unknown key "sorce"`,
@@ -119,6 +122,12 @@ func TestDecodeSpec(t *testing.T) {
 	}
 	if _, err := DecodeClaim([]byte(`{"id": "c", "text": "t", "acceptance": {"min_pct": 5}, "extra": true}`), "claim.json"); err == nil || err.Error() != `claim.json: $.extra: unknown key "extra"` {
 		t.Errorf("DecodeClaim error = %v", err)
+	}
+	if _, err := DecodeClaim([]byte("{\"id\": \"c\"}\n{\"id\": \"d\"}"), "claim.json"); err == nil || err.Error() != "claim.json:2:1: invalid JSON: unexpected data after top-level value" {
+		t.Errorf("DecodeClaim of two documents: error = %v", err)
+	}
+	if _, err := DecodeSpec([]byte("{\n  \"allowed_imports\": [\"math\",]\n}"), "spec.json"); err == nil || !strings.HasPrefix(err.Error(), "spec.json:2:30: invalid JSON: ") {
+		t.Errorf("DecodeSpec of malformed JSON: error = %v", err)
 	}
 	if _, err := DecodeClaim([]byte(`[1]`), "claim.json"); err == nil || err.Error() != "claim.json: $: expected object, got array" {
 		t.Errorf("DecodeClaim error = %v", err)

@@ -256,6 +256,13 @@ verifier = "metamorphic"
 	if err := WriteEvidence(out, rep); err != nil {
 		t.Fatal(err)
 	}
+	// A directory that is not evidence is never replaced.
+	if err := WriteEvidence(dir, rep); err == nil || !strings.Contains(err.Error(), "not an evidence bundle") {
+		t.Errorf("WriteEvidence over the experiment's directory: %v, want a refusal", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, ManifestFile)); err != nil {
+		t.Errorf("a refused write removed files: %v", err)
+	}
 }
 
 func TestRunStopped(t *testing.T) {

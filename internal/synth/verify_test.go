@@ -32,6 +32,17 @@ func TestWelch(t *testing.T) {
 	if math.Abs(tt-(-1/math.Sqrt(5.0/3))) > 1e-12 || math.Abs(df-50.0/17) > 1e-12 {
 		t.Errorf("welch t, df = %v, %v; want %v, %v", tt, df, -1/math.Sqrt(5.0/3), 50.0/17)
 	}
+	// Equal variances and sizes give df = 4, where Student's t has the
+	// closed form F(t) = 1/2 + 3/8·u·(1 − t²/(12(1 + t²/4))), u = t/√(1 + t²/4):
+	// t = −1/√(2/3) = −1.2247449, F(t) = 0.1439321, p = P(T > t) = 0.8560679.
+	// With the direction reversed the same difference is an improvement.
+	tt, df, p := welch([]float64{1, 2, 3}, []float64{2, 3, 4}, 1)
+	if math.Abs(tt+1.224744871391589) > 1e-12 || math.Abs(df-4) > 1e-12 || math.Abs(p-0.8560679326366547) > 1e-9 {
+		t.Errorf("welch = %v, %v, %v; want -1.2247449, 4, 0.8560679", tt, df, p)
+	}
+	if _, _, p := welch([]float64{1, 2, 3}, []float64{2, 3, 4}, -1); math.Abs(p-0.14393206736334535) > 1e-9 {
+		t.Errorf("welch p with sign -1 = %v, want 0.1439321", p)
+	}
 }
 
 func f64(v float64) *float64 { return &v }
