@@ -80,7 +80,11 @@ func newSynthStepCmd(e *env) *cobra.Command {
 			if out == "" {
 				out = filepath.Join(filepath.Clean(dir)+".synth", "step-"+strconv.Itoa(stepN))
 			}
-			workflowPath := ""
+			// The evidence is written before the bundle changes, so a
+			// bundle never holds a synthesized step whose step.json is
+			// missing; if the bundle then refuses the workflow, the
+			// evidence is written again as a refusal.
+			var newWorkflow []byte
 			if res.Accepted {
 				note := fmt.Sprintf("step %d %s: synthesized by %s (code sha256 %s), verified on %d recorded and %d held-out runs; review before promotion",
 					stepN, spec.Name, res.Call.Model, res.SHA256[:16], res.Checked["examples"], res.Checked["heldout"])
@@ -88,43 +92,61 @@ func newSynthStepCmd(e *env) *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("reading the workflow: %w", err)
 				}
-				newWorkflow, err := synth.ReplaceModelCall(src, spec.Name, res.Function, res.Source, note)
-				if err == nil {
-					_, err = bundle.ReplaceWorkflow(dir, newWorkflow, synthesizedStep(stepN, res))
-				}
+				newWorkflow, err = synth.ReplaceModelCall(src, spec.Name, res.Function, res.Source, note)
 				if err != nil {
 					// Verified code that cannot live in the workflow (a
-					// load, a while loop) or a bundle that cannot take it
-					// is refused too; the bundle is unchanged.
+					// load, a while loop) is refused too.
 					res.Accepted = false
 					res.Failures = append(res.Failures, synth.StepFailure{Set: "workflow", Reason: err.Error()})
-				} else {
-					workflowPath = filepath.Join(dir, filepath.FromSlash(wf.Path))
 				}
 			}
-			files := map[string][]byte{}
-			if workflowPath != "" {
-				files[filepath.Join(out, "function.star")] = []byte(res.Source)
+			function := filepath.Join(out, "function.star")
+			writeEvidence := func() ([]byte, error) {
+				files := map[string][]byte{}
+				workflowPath := ""
+				if res.Accepted {
+					workflowPath = filepath.Join(dir, filepath.FromSlash(wf.Path))
+					files[function] = []byte(res.Source)
+				} else if err := os.Remove(function); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return nil, err
+				}
+				report := stepJSON{StepResult: res, Index: stepN, Workflow: workflowPath}
+				data, err := json.MarshalIndent(report, "", "  ")
+				if err != nil {
+					return nil, err
+				}
+				data = append(data, '\n')
+				files[filepath.Join(out, "step.json")] = data
+				if err := os.MkdirAll(out, 0o755); err != nil {
+					return nil, err
+				}
+				return data, writeFiles(files)
 			}
-			report := stepJSON{StepResult: res, Index: stepN, Workflow: workflowPath}
-			data, err := json.MarshalIndent(report, "", "  ")
+			data, err := writeEvidence()
 			if err != nil {
 				return err
 			}
-			data = append(data, '\n')
-			files[filepath.Join(out, "step.json")] = data
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return err
-			}
-			if err := writeFiles(files); err != nil {
-				return err
+			if res.Accepted {
+				if _, err := bundle.ReplaceWorkflow(dir, newWorkflow, synthesizedStep(stepN, res)); err != nil {
+					// A bundle that cannot take it leaves the bundle
+					// unchanged, and the step refused.
+					res.Accepted = false
+					res.Failures = append(res.Failures, synth.StepFailure{Set: "workflow", Reason: err.Error()})
+					if data, err = writeEvidence(); err != nil {
+						return err
+					}
+				}
 			}
 			if asJSON {
 				if _, err := e.stdout.Write(data); err != nil {
 					return err
 				}
 			} else {
-				printStep(e, report)
+				workflowPath := ""
+				if res.Accepted {
+					workflowPath = filepath.Join(dir, filepath.FromSlash(wf.Path))
+				}
+				printStep(e, stepJSON{StepResult: res, Index: stepN, Workflow: workflowPath})
 			}
 			if !res.Accepted {
 				return exitError{exitFailure, fmt.Errorf("step %d %s: the synthesized function is refused", stepN, spec.Name)}
