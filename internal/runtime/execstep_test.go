@@ -448,3 +448,32 @@ func TestBindingOptionPosition(t *testing.T) {
 		t.Errorf("OptionWarnings = %+v, want ref at argv[2]", ws)
 	}
 }
+
+// TestCappedBuffer: a command's output is kept up to the cap, across
+// writes of any size, and the text says how much was dropped.
+func TestCappedBuffer(t *testing.T) {
+	tests := []struct {
+		writes []string
+		want   string
+	}{
+		{[]string{"ab", "c"}, "abc"},
+		{[]string{"abcd"}, "abcd"},
+		{[]string{"abcdef"}, "abcd\n[2 more bytes not kept]"},
+		{[]string{"ab", "cdef", "gh"}, "abcd\n[4 more bytes not kept]"},
+		{[]string{"abcd", "", "e"}, "abcd\n[1 more bytes not kept]"},
+	}
+	for _, tt := range tests {
+		b := &cappedBuffer{max: 4}
+		for _, w := range tt.writes {
+			if n, err := b.Write([]byte(w)); n != len(w) || err != nil {
+				t.Fatalf("Write(%q) = %d, %v; a capped command must not see a short write", w, n, err)
+			}
+		}
+		if got := b.String(); got != tt.want {
+			t.Errorf("writes %q: String() = %q, want %q", tt.writes, got, tt.want)
+		}
+	}
+	if maxExecOutput != 1<<20 {
+		t.Errorf("maxExecOutput = %d; the documentation promises 1 MiB per stream", maxExecOutput)
+	}
+}
