@@ -173,7 +173,9 @@ func ReadJournal(stateDir, runID string) (*Journal, error) {
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.UseNumber()
 	if err := dec.Decode(j); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
+		// Authenticated but not a journal this version reads: still a
+		// run that cannot be resumed, as callers test with ErrJournal.
+		return nil, fmt.Errorf("%w: %s: %w", ErrJournal, p, err)
 	}
 	if j.RunID != runID {
 		return nil, fmt.Errorf("%w: %s: journal_unauthenticated: the journal is run %s's, not %s's", ErrJournal, p, j.RunID, runID)
