@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -475,5 +476,18 @@ func TestCappedBuffer(t *testing.T) {
 	}
 	if maxExecOutput != 1<<20 {
 		t.Errorf("maxExecOutput = %d; the documentation promises 1 MiB per stream", maxExecOutput)
+	}
+}
+
+// TestStderrTail: a failing command's error quotes the end of its stderr,
+// never splitting a character.
+func TestStderrTail(t *testing.T) {
+	if got := stderrTail("  short\n"); got != "short" {
+		t.Errorf("stderrTail(short) = %q", got)
+	}
+	long := "é" + strings.Repeat("x", maxStderr-4) + "end" // the cut falls inside é
+	got := stderrTail(long)
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "end") || len(got) > len("…")+maxStderr {
+		t.Errorf("stderrTail of %d bytes = %q…, %d bytes, valid UTF-8 %v", len(long), got[:10], len(got), utf8.ValidString(got))
 	}
 }
