@@ -129,12 +129,16 @@ func ReplaceWorkflow(dir string, src []byte, ev candidate.SynthesizedStep) (*Man
 		name string
 		data []byte
 	}{{wfPath, src}, {repPath, report}, {filepath.Join(dir, ManifestFile), manifest}} {
-		if err := replaceFile(w.name, w.data); err != nil {
+		if err := replaceBundleFile(w.name, w.data); err != nil {
 			return fail(err)
 		}
 	}
 	return m, nil
 }
+
+// replaceBundleFile is replaceFile; tests make it fail part way through a
+// replacement.
+var replaceBundleFile = replaceFile
 
 // setRemaining records that a run of the workflow makes n model calls;
 // the rest of the savings stay as mined.

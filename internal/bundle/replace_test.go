@@ -111,3 +111,39 @@ func TestReplaceWorkflowRefused(t *testing.T) {
 		})
 	}
 }
+
+// A replacement that fails after the new workflow is written leaves a
+// bundle that validate reports and that is not ready to run, never one
+// that looks approved with bytes no one approved.
+func TestReplaceWorkflowInterrupted(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, _ := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	if _, err := Approve(dir, Approval{Actor: "lead@example.com", At: "2026-04-27T09:00:00Z"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := Ready(dir); !r.OK() {
+		t.Fatalf("approved bundle not ready: %v", r.Err())
+	}
+	calls := 0
+	replaceBundleFile = func(name string, data []byte) error {
+		if calls++; calls == 2 {
+			return os.ErrPermission
+		}
+		return replaceFile(name, data)
+	}
+	t.Cleanup(func() { replaceBundleFile = replaceFile })
+	old := mustRead(t, filepath.Join(dir, WorkflowFile))
+	src := append(append([]byte{}, old...), "# revised by synthesis\n"...)
+	if _, err := ReplaceWorkflow(dir, src, evidence(1)); err == nil {
+		t.Fatal("ReplaceWorkflow succeeded although writing report.json failed")
+	}
+	if got := mustRead(t, filepath.Join(dir, WorkflowFile)); string(got) != string(src) {
+		t.Fatal("the interruption was not after the workflow was written")
+	}
+	if v := Validate(dir); !hasProblem(v, CodeWorkflowHash, "") {
+		t.Errorf("Validate of the interrupted bundle:\n%s", describe(v))
+	}
+	if r := Ready(dir); r.OK() {
+		t.Error("the interrupted bundle is ready to run")
+	}
+}

@@ -106,7 +106,7 @@ func (e *encoder) value(depth int) error {
 			e.out = append(e.out, s...)
 			e.out = append(e.out, '"')
 		} else {
-			e.out = appendString(e.out, r)
+			e.out = AppendJSONString(e.out, r)
 		}
 		return nil
 	case c == '-' || '0' <= c && c <= '9':
@@ -169,7 +169,7 @@ func (e *encoder) object(depth int) error {
 			e.out = append(e.out, key...)
 			e.out = append(e.out, '"', ':')
 		} else {
-			e.out = append(appendString(e.out, key), ':')
+			e.out = append(AppendJSONString(e.out, key), ':')
 		}
 		mark := len(e.out)
 		if err := e.value(depth); err != nil {
@@ -506,10 +506,12 @@ func quoteChar(c byte) string {
 	return fmt.Sprintf("byte 0x%02x", c)
 }
 
-// appendString appends s as a JSON string, escaped as encoding/json escapes
-// with SetEscapeHTML(false): '"', '\\' and control bytes, U+2028 and U+2029,
-// and invalid UTF-8 as U+FFFD.
-func appendString(dst []byte, s string) []byte {
+// AppendJSONString appends s as a JSON string, escaped as encoding/json
+// escapes with SetEscapeHTML(false): '"', '\\' and control bytes, U+2028
+// and U+2029, and each invalid UTF-8 byte as \ufffd. It is the one JSON
+// string encoder of the module: the candidate and runtime encoders call it
+// so that every file they write quotes strings the same way.
+func AppendJSONString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0

@@ -86,6 +86,11 @@ func RecordApproval(stateDir string, e LedgerEntry) error {
 		return err
 	}
 	_, werr := f.Write(append(line, '\n'))
+	if werr == nil {
+		// An approval the user was told is recorded must survive a
+		// crash, as the journal and the state key do.
+		werr = syncFile(f)
+	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}

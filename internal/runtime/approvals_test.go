@@ -60,3 +60,26 @@ func TestApprovalLedger(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordApprovalSyncs: an approval is on disk when RecordApproval
+// returns, so a crash right after approving does not lose it.
+func TestRecordApprovalSyncs(t *testing.T) {
+	state := t.TempDir()
+	if _, err := stateKey(state, true); err != nil {
+		t.Fatal(err)
+	}
+	var synced []string
+	sync := syncFile
+	syncFile = func(f *os.File) error { synced = append(synced, filepath.Base(f.Name())); return sync(f) }
+	t.Cleanup(func() { syncFile = sync })
+	e := LedgerEntry{CandidateID: "cand_1", WorkflowSHA256: "sha1", Decision: bundle.DecisionApproved, Actor: "lead", RecordedAt: "2026-01-01T00:00:00Z", Bundle: "b"}
+	if err := RecordApproval(state, e); err != nil {
+		t.Fatal(err)
+	}
+	if len(synced) != 1 || synced[0] != ApprovalLedgerFile {
+		t.Errorf("RecordApproval synced %q, want [%s]", synced, ApprovalLedgerFile)
+	}
+	if err := checkLedger(state, "cand_1", "sha1"); err != nil {
+		t.Errorf("checkLedger after RecordApproval: %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/crystallize-dev/crystallize/internal/redact"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -591,53 +592,10 @@ func decodeKey(raw []byte) (string, error) {
 // byte becomes U+FFFD itself rather than its escape, since the canonical
 // form is re-encoded from decoded JSON.
 func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\ufffd"...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
+	if !utf8.ValidString(s) {
+		// strings.Map replaces each invalid byte with U+FFFD, one for
+		// one, as a JSON decoder does.
+		s = strings.Map(func(r rune) rune { return r }, s)
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return redact.AppendJSONString(dst, s)
 }

@@ -173,3 +173,14 @@ func TestAppendActionFields(t *testing.T) {
 		t.Errorf("trace.Action has %d fields, appendAction knows %d: write the new ones in appendAction", n, known)
 	}
 }
+
+// The canonical form differs from encoding/json in one place: an invalid
+// byte is written as U+FFFD itself, one for each byte, as decoding the
+// JSON first would leave it.
+func TestAppendJSONStringInvalidUTF8(t *testing.T) {
+	got := string(appendJSONString(nil, "a\xffb\xe2\x80c\u2028\n"))
+	want := "\"a\uFFFDb\uFFFD\uFFFDc\\u2028\\n\""
+	if got != want {
+		t.Errorf("appendJSONString = %q, want %q", got, want)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // ErrToolNotLiteral is returned for a call of a tool whose name the
@@ -43,6 +44,21 @@ var ErrOutsideWorkspace = errors.New("path outside the workspace")
 
 // maxStderr is how much of a failing command's stderr its error quotes.
 const maxStderr = 2000
+
+// stderrTail is the end of a failing command's stderr that its error
+// quotes: at most maxStderr bytes, cut at a character boundary so the
+// message stays valid UTF-8.
+func stderrTail(stderr string) string {
+	msg := strings.TrimSpace(stderr)
+	if len(msg) <= maxStderr {
+		return msg
+	}
+	cut := len(msg) - maxStderr
+	for cut < len(msg) && !utf8.RuneStart(msg[cut]) {
+		cut++
+	}
+	return "…" + msg[cut:]
+}
 
 // execute runs one bound tool call for real. It returns, for the
 // record, the argv of a command binding or the request of an http one.
@@ -381,10 +397,7 @@ func (h *host) command(t *ToolBinding, args map[string]any) (any, []string, erro
 		if h.ctx.Err() != nil {
 			return nil, argv, h.ctx.Err()
 		}
-		msg := strings.TrimSpace(stderr.String())
-		if len(msg) > maxStderr {
-			msg = "…" + msg[len(msg)-maxStderr:]
-		}
+		msg := stderrTail(stderr.String())
 		if msg != "" {
 			return nil, argv, fmt.Errorf("%s: %w: %s", argv[0], err, msg)
 		}

@@ -318,10 +318,7 @@ func (h *host) runArgv(argv []string, dir string) (out any, exitCode *int, err e
 	code := cmd.ProcessState.ExitCode()
 	res := map[string]any{"stdout": stdout.String(), "stderr": stderr.String(), "exit_code": code}
 	if code != 0 {
-		msg := strings.TrimSpace(stderr.String())
-		if len(msg) > maxStderr {
-			msg = "…" + msg[len(msg)-maxStderr:]
-		}
+		msg := stderrTail(stderr.String())
 		if msg != "" {
 			return res, &code, fmt.Errorf("%s: exit status %d: %s", argv[0], code, msg)
 		}

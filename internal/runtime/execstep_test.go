@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -446,5 +447,47 @@ func TestBindingOptionPosition(t *testing.T) {
 	}
 	if ws := OptionWarnings(w, cfg, nil); len(ws) != 1 || ws[0].Parameter != "ref" || ws[0].Index != 2 {
 		t.Errorf("OptionWarnings = %+v, want ref at argv[2]", ws)
+	}
+}
+
+// TestCappedBuffer: a command's output is kept up to the cap, across
+// writes of any size, and the text says how much was dropped.
+func TestCappedBuffer(t *testing.T) {
+	tests := []struct {
+		writes []string
+		want   string
+	}{
+		{[]string{"ab", "c"}, "abc"},
+		{[]string{"abcd"}, "abcd"},
+		{[]string{"abcdef"}, "abcd\n[2 more bytes not kept]"},
+		{[]string{"ab", "cdef", "gh"}, "abcd\n[4 more bytes not kept]"},
+		{[]string{"abcd", "", "e"}, "abcd\n[1 more bytes not kept]"},
+	}
+	for _, tt := range tests {
+		b := &cappedBuffer{max: 4}
+		for _, w := range tt.writes {
+			if n, err := b.Write([]byte(w)); n != len(w) || err != nil {
+				t.Fatalf("Write(%q) = %d, %v; a capped command must not see a short write", w, n, err)
+			}
+		}
+		if got := b.String(); got != tt.want {
+			t.Errorf("writes %q: String() = %q, want %q", tt.writes, got, tt.want)
+		}
+	}
+	if maxExecOutput != 1<<20 {
+		t.Errorf("maxExecOutput = %d; the documentation promises 1 MiB per stream", maxExecOutput)
+	}
+}
+
+// TestStderrTail: a failing command's error quotes the end of its stderr,
+// never splitting a character.
+func TestStderrTail(t *testing.T) {
+	if got := stderrTail("  short\n"); got != "short" {
+		t.Errorf("stderrTail(short) = %q", got)
+	}
+	long := "é" + strings.Repeat("x", maxStderr-4) + "end" // the cut falls inside é
+	got := stderrTail(long)
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "end") || len(got) > len("…")+maxStderr {
+		t.Errorf("stderrTail of %d bytes = %q…, %d bytes, valid UTF-8 %v", len(long), got[:10], len(got), utf8.ValidString(got))
 	}
 }

@@ -72,3 +72,36 @@ func TestFSFIFO(t *testing.T) {
 		}
 	}
 }
+
+// TestReadJournalFIFO: a journal or journal MAC that is a FIFO is refused
+// instead of blocking resume.
+func TestReadJournalFIFO(t *testing.T) {
+	for _, name := range []string{JournalFile, journalMACFile} {
+		state := t.TempDir()
+		if _, err := stateKey(state, true); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(state, "runs", "r1")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, JournalFile), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		os.Remove(p)
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skip("no FIFOs here:", err)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := ReadJournal(state, "r1"); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("ReadJournal with a FIFO %s succeeded", name)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("ReadJournal blocked on a FIFO %s", name)
+		}
+	}
+}

@@ -140,7 +140,9 @@ func ReadJournal(stateDir, runID string) (*Journal, error) {
 		return nil, fmt.Errorf("%w: %q is not a run id", ErrJournal, runID)
 	}
 	p := filepath.Join(stateDir, "runs", runID, JournalFile)
-	data, err := os.ReadFile(p)
+	// Regular files only, like every other input: a FIFO in the state
+	// directory would block resume.
+	data, err := readRegular(p)
 	if errors.Is(err, os.ErrNotExist) {
 		if _, serr := os.Stat(filepath.Dir(p)); serr != nil {
 			return nil, fmt.Errorf("%w: no run %s in %s", ErrJournal, runID, filepath.Join(stateDir, "runs"))
@@ -159,7 +161,7 @@ func ReadJournal(stateDir, runID string) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrJournal, err)
 	}
-	mac, err := os.ReadFile(filepath.Join(filepath.Dir(p), journalMACFile))
+	mac, err := readRegular(filepath.Join(filepath.Dir(p), journalMACFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s: journal_unauthenticated: it has no %s (the run was stopped while suspending, or the file was removed)", ErrJournal, p, journalMACFile)
 	}
@@ -173,7 +175,9 @@ func ReadJournal(stateDir, runID string) (*Journal, error) {
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.UseNumber()
 	if err := dec.Decode(j); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
+		// Authenticated but not a journal this version reads: still a
+		// run that cannot be resumed, as callers test with ErrJournal.
+		return nil, fmt.Errorf("%w: %s: %w", ErrJournal, p, err)
 	}
 	if j.RunID != runID {
 		return nil, fmt.Errorf("%w: %s: journal_unauthenticated: the journal is run %s's, not %s's", ErrJournal, p, j.RunID, runID)

@@ -439,3 +439,28 @@ func TestJournalCrash(t *testing.T) {
 		t.Errorf("a completed run synced %d times, want 0", syncs)
 	}
 }
+
+// TestReadJournalWrongShape: an authenticated journal that does not decode
+// is refused as a run that cannot be resumed, naming the file.
+func TestReadJournalWrongShape(t *testing.T) {
+	state := t.TempDir()
+	key, err := stateKey(state, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(state, "runs", "r1")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(`{"run_id": 5}`)
+	if err := writeDurable(filepath.Join(dir, JournalFile), data); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeDurable(filepath.Join(dir, journalMACFile), []byte(recordMAC(key, "journal", "r1", data)+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadJournal(state, "r1")
+	if !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), filepath.Join(dir, JournalFile)) {
+		t.Errorf("ReadJournal = %v, want ErrJournal naming %s", err, JournalFile)
+	}
+}

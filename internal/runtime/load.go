@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -286,7 +287,9 @@ func Load(target string) (*Workflow, error) {
 }
 
 // readRegular reads the file p only when it is a regular file: a FIFO
-// would block the load and a device never end.
+// would block the load and a device never end. It is checked before
+// opening (opening a FIFO blocks) and again on the opened file, in case
+// it was replaced between.
 func readRegular(p string) ([]byte, error) {
 	st, err := os.Stat(p)
 	if err != nil {
@@ -295,7 +298,15 @@ func readRegular(p string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", p)
 	}
-	return os.ReadFile(p)
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	return io.ReadAll(f)
 }
 
 // parse checks src and reads the function's signature and tool names.

@@ -51,15 +51,16 @@ func stateKey(stateDir string, create bool) ([]byte, error) {
 	if _, err := io.ReadFull(rand.Reader, key); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStateKey, err)
 	}
-	// O_EXCL: two runs starting at once must not each write a key and
-	// keep a different one; the loser reads the winner's.
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return readStateKey(p)
-	}
+	// The key is written whole to a temporary file and then linked into
+	// place, which fails if a key is already there: two runs starting at
+	// once keep one key (the loser reads the winner's), and no run, nor a
+	// crash, ever leaves or reads a half-written key file.
+	f, err := os.CreateTemp(stateDir, "."+StateKeyFile+".*")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStateKey, err)
 	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
 	_, werr := f.Write([]byte(hex.EncodeToString(key) + "\n"))
 	if werr == nil {
 		// Resume needs the key as much as the journal it authenticates.
@@ -68,11 +69,16 @@ func stateKey(stateDir string, create bool) ([]byte, error) {
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
-	if werr == nil {
-		werr = syncDir(stateDir)
-	}
 	if werr != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStateKey, werr)
+	}
+	if err := os.Link(tmp, p); errors.Is(err, os.ErrExist) {
+		return readStateKey(p)
+	} else if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStateKey, err)
+	}
+	if err := syncDir(stateDir); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStateKey, err)
 	}
 	return key, nil
 }
