@@ -67,7 +67,9 @@ type HeldoutFunc func(yield func(batch []*trace.Trace) error) error
 // ApplyStream is ApplyEach with the held-out traces read as a stream:
 // each candidate is compared with its examples first, then every
 // candidate with each batch of held-out traces as heldout hands it over,
-// so the held-out corpus is read once and never held whole. The result is
+// so the held-out corpus is read once and never held whole (a candidate
+// with derived parameters keeps the held-out traces that contain it, for
+// checkDerived). The result is
 // Apply's. An error from examples or heldout stops it and is returned,
 // with r unchanged.
 func ApplyStream(r *candidate.Report, examples ExamplesFunc, heldout HeldoutFunc) error {
