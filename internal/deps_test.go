@@ -44,7 +44,7 @@ var allowed = map[string][]string{
 	"internal/derive":          {},
 	"internal/tools/gencorpus": {"internal/trace", "internal/tracetest"},
 	"internal/assert":          {"internal/trace"},
-	"internal/harness":         {"internal/trace", "internal/store", "internal/assert"},
+	"internal/harness":         {"internal/trace", "internal/store", "internal/assert", "internal/redact"},
 	"internal/cli":             {"*"},
 	"cmd/crystallize":          {"internal/cli"},
 }

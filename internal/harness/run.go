@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"github.com/crystallize-dev/crystallize/internal/redact"
+
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -168,12 +170,16 @@ func runGate(ctx context.Context, root, dir string, c Command) GateResult {
 	out, code, timedOut, d := execute(ctx, root, []string{"sh", "-c", c.Command}, timeout)
 	g.ExitCode, g.TimedOut, g.DurationMS = code, timedOut, d.Milliseconds()
 	g.Passed = code == 0 && !timedOut
-	if err := os.WriteFile(g.OutputPath, out, 0o644); err != nil {
+	// A gate prints what its commands print, tokens included; the log,
+	// the report and the ledger keep it redacted like every other record.
+	red, _ := redact.Value(string(out))
+	text, _ := red.(string)
+	if err := os.WriteFile(g.OutputPath, []byte(text), 0o644); err != nil {
 		g.Passed = false
 		g.Tail = "writing log: " + err.Error()
 		return g
 	}
-	g.Tail = tail(string(out), tailLines)
+	g.Tail = tail(text, tailLines)
 	return g
 }
 

@@ -159,3 +159,21 @@ func TestThisRepository(t *testing.T) {
 		}
 	}
 }
+
+// TestGateOutputRedacted checks that a token a gate prints reaches
+// neither its log file nor the tail the report and ledger keep.
+func TestGateOutputRedacted(t *testing.T) {
+	dir := t.TempDir()
+	const token = "ghp_" + "Aa1Bb2Cc3Dd4Ee5Ff6Gg7Hh8Ii9Jj0KkLlMm"
+	g := runGate(context.Background(), dir, dir, Command{ID: "leak", Command: "echo token=" + token})
+	log, err := os.ReadFile(g.OutputPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(log), token) || strings.Contains(g.Tail, token) {
+		t.Errorf("gate output keeps the token:\nlog: %s\ntail: %s", log, g.Tail)
+	}
+	if !g.Passed {
+		t.Errorf("gate failed: %+v", g)
+	}
+}
