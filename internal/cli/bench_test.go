@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -115,7 +116,7 @@ func BenchmarkMine(b *testing.B) {
 	for _, n := range benchSizes() {
 		dir := benchCorpus(b, n)
 		out := b.TempDir()
-		for _, passes := range []string{passesOne, passesTwo} {
+		for _, passes := range []string{pipeline.PassesOne, pipeline.PassesTwo} {
 			b.Run(fmt.Sprintf("traces=%d/passes=%s", n, passes), func(b *testing.B) {
 				e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string {
 					if k == "SOURCE_DATE_EPOCH" {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -194,7 +195,7 @@ func runImport(ctx context.Context, e *env, f *importFlags) error {
 	for _, name := range slices.Sorted(maps.Keys(formats)) {
 		sum.Formats = append(sum.Formats, *formats[name])
 	}
-	if err := writeFiles(files); err != nil {
+	if err := atomicfile.WriteAll(files, 0o644); err != nil {
 		return err
 	}
 	if f.asJSON {

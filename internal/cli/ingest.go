@@ -14,6 +14,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -127,7 +128,7 @@ func runIngest(ctx context.Context, e *env, f *ingestFlags) error {
 	if err != nil {
 		return fmt.Errorf("reading release-harness fixture %s: %w", f.from, err)
 	}
-	report, err := mine.Single(ctx, t, mine.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt})
+	report, err := pipeline.MineTraces(ctx, []*trace.Trace{t}, mine.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt})
 	if err != nil {
 		return err
 	}
@@ -158,15 +159,15 @@ func runIngest(ctx context.Context, e *env, f *ingestFlags) error {
 	for i := range report.RejectedCandidates {
 		addReviewNotes(&report.RejectedCandidates[i], t)
 	}
-	pub, err := publish(ctx, report, []*trace.Trace{t}, nil, outputs{
-		out: f.out, report: f.report, bundle: f.bundle,
-		codegen:       codegen.Options{PackageName: f.packageName},
-		bundleOptions: bundle.Options{PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion()},
+	pub, err := pipeline.Publish(ctx, report, []*trace.Trace{t}, nil, pipeline.Outputs{
+		Out: f.out, Report: f.report, Bundle: f.bundle,
+		Codegen:       codegen.Options{PackageName: f.packageName},
+		BundleOptions: bundle.Options{PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion()},
 	})
 	if err != nil {
 		return err
 	}
-	sel, manifest := report.Selected(), pub.manifest
+	sel, manifest := report.Selected(), pub.Manifest
 	var sc *bundle.ShadowCheck
 	if f.shadow && sel != nil {
 		sc, err = bundle.ReplayShadow(f.bundle)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,21 +19,8 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
-	"github.com/crystallize-dev/crystallize/internal/normalize"
-	"github.com/crystallize-dev/crystallize/internal/replay"
-	"github.com/crystallize-dev/crystallize/internal/source"
-	"github.com/crystallize-dev/crystallize/internal/trace"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 )
-
-// memoryLimit is the soft memory limit a mining run sets, when GOMEMLIMIT
-// is not set, for inputBytes of trace JSON. Decoded traces take about 2.5
-// times their JSON size; the limit leaves room for that plus the garbage of
-// decoding, and never goes below 896 MiB, where small corpora never reach
-// it. A limit below the live heap would make the collector run without
-// pause, so it grows with the input instead of being fixed.
-func memoryLimit(inputBytes int64) int64 {
-	return max(896<<20, 4*inputBytes)
-}
 
 // errNoCandidate is the failure of a mining run that found nothing safe to
 // propose. The report and a workflow that says so are still written.
@@ -78,7 +64,7 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header")
 	fs.IntVar(&f.maxCandidates, "max-candidates", mine.DefaultMaxCandidates, "most safe candidates to list in the report")
 	fs.StringVar(&f.miner, "miner", mine.ModeAuto, "miner: auto, exact (contiguous repeats) or gapped (steps with other actions between them)")
-	fs.StringVar(&f.passes, "passes", passesAuto, "auto, 1 (keep the decoded corpus in memory) or 2 (keep one symbol per action and read examples back); the report is the same")
+	fs.StringVar(&f.passes, "passes", pipeline.PassesAuto, "auto, 1 (keep the decoded corpus in memory) or 2 (keep one symbol per action and read examples back); the report is the same")
 	fs.StringVar(&f.progress, "progress", progressAuto, "auto (a bar when stderr is a terminal), bar, json (one event per line on stderr) or none")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "load the valid traces and list each invalid file in the report instead of failing")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report summary as JSON on stdout")
@@ -210,7 +196,7 @@ func (f *mineFlags) validate() error {
 		return usagef("--miner must be auto, exact or gapped, got %q", f.miner)
 	}
 	switch f.passes {
-	case passesAuto, passesOne, passesTwo:
+	case pipeline.PassesAuto, pipeline.PassesOne, pipeline.PassesTwo:
 	default:
 		return usagef("--passes must be auto, 1 or 2, got %q", f.passes)
 	}
@@ -253,62 +239,38 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 	if err != nil {
 		return err
 	}
-	// GOMEMLIMIT, when set, wins over the limit readCorpus sets.
-	if e.getenv("GOMEMLIMIT") == "" {
-		old := debug.SetMemoryLimit(-1)
-		defer debug.SetMemoryLimit(old)
-	}
 	prog := newMineProgress(e, f)
-	res, err := readCorpus(ctx, e, f, rules, mine.Options{
-		MinExamples:   f.minExamples,
-		MaxCandidates: f.maxCandidates,
-		WorkflowName:  f.workflowName,
-		GeneratedAt:   generatedAt,
-		Mode:          f.miner,
-	}, prog)
-	prog.finish()
-	if err != nil {
-		return err
-	}
-	report := res.report
-	for _, s := range res.Skipped {
-		report.SkippedFiles = append(report.SkippedFiles, candidate.SkippedFile{Path: s.Path, Line: s.Line, Errors: s.Errors})
-	}
-	// A session without a tool call is not an error: it is listed with
-	// the traces left out, with its reason code.
-	for _, s := range res.SkippedSessions {
-		report.ExcludedTraces = append(report.ExcludedTraces, candidate.Exclusion{
-			TraceID: s.ID, Source: trace.Origin{Path: s.Path, Line: s.Line}.String(), Code: s.Reason, Message: s.Message,
-		})
-	}
-	report.ExcludedTraceCount = len(report.ExcludedTraces)
-	// Held-out traces are read as a stream while shadow replay compares
-	// them, unless a bundle is written: it holds every one as a fixture.
-	var heldout []*trace.Trace
-	var stream replay.HeldoutFunc
-	if f.bundle == "" {
-		stream = streamHeldout(ctx, f, report)
-	} else if heldout, err = loadHeldout(ctx, f, rules, report); err != nil {
-		return err
-	}
-	report.ShadowSources = append(report.ShadowSources, f.shadowFrom...)
-	pub, err := publish(ctx, report, res.sources, heldout, outputs{
-		allSources: res.all,
-		examples:   res.examples,
-		heldout:    stream,
-		out:        f.out, outDir: f.outDir, report: f.report, bundle: f.bundle, evalPack: f.evalPack,
-		codegen: codegen.Options{PackageName: f.packageName},
-		bundleOptions: bundle.Options{
-			PackageName: f.packageName, PackageVersion: f.packageVersion,
-			Author: f.author, Approver: f.approver, Team: f.team, Repo: f.repo,
-			GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
-			MinConfidence: f.minConfidence, MinExamples: f.minExamples,
+	report, pub, err := pipeline.MineDir(ctx, pipeline.MineDirOptions{
+		Corpus: pipeline.CorpusOptions{
+			Dir: f.from, Passes: f.passes, SkipInvalid: f.skipInvalid, Rules: rules,
+			Mine: mine.Options{
+				MinExamples:   f.minExamples,
+				MaxCandidates: f.maxCandidates,
+				WorkflowName:  f.workflowName,
+				GeneratedAt:   generatedAt,
+				Mode:          f.miner,
+			},
+			// GOMEMLIMIT, when set, wins over the limit sized to the
+			// corpus.
+			MemoryLimit: e.getenv("GOMEMLIMIT") == "",
+			Progress:    prog.hooks(),
+		},
+		Heldout: pipeline.HeldoutOptions{Dirs: f.shadowFrom, SkipInvalid: f.skipInvalid, Rules: rules},
+		Outputs: pipeline.Outputs{
+			Out: f.out, OutDir: f.outDir, Report: f.report, Bundle: f.bundle, EvalPack: f.evalPack,
+			Codegen: codegen.Options{PackageName: f.packageName},
+			BundleOptions: bundle.Options{
+				PackageName: f.packageName, PackageVersion: f.packageVersion,
+				Author: f.author, Approver: f.approver, Team: f.team, Repo: f.repo,
+				GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
+				MinConfidence: f.minConfidence, MinExamples: f.minExamples,
+			},
 		},
 	})
 	if err != nil {
 		return err
 	}
-	sel, written, manifest := report.Selected(), pub.workflows, pub.manifest
+	sel, written, manifest := report.Selected(), pub.Workflows, pub.Manifest
 
 	if f.asJSON {
 		if err := writeSummaryJSON(e.stdout, report, f, written, manifest); err != nil {
@@ -327,92 +289,6 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 		return exitError{code: exitFailure, err: errNoCandidate}
 	}
 	return nil
-}
-
-// loadHeldout reads every --shadow-from directory. Held-out traces are
-// never mined; the ones mining would exclude are left out of the
-// comparison too and listed in the report with role "heldout".
-func loadHeldout(ctx context.Context, f *mineFlags, rules *normalize.Rules, report *candidate.Report) ([]*trace.Trace, error) {
-	var out []*trace.Trace
-	for _, dir := range f.shadowFrom {
-		res, err := source.Load(ctx, dir, source.Options{SkipInvalid: f.skipInvalid, Rules: rules})
-		if err != nil {
-			return nil, fmt.Errorf("reading held-out traces from %s: %w", dir, err)
-		}
-		for _, s := range res.Skipped {
-			report.SkippedFiles = append(report.SkippedFiles, candidate.SkippedFile{Path: s.Path, Line: s.Line, Errors: s.Errors})
-		}
-		for _, t := range res.Traces {
-			if ex, ok := mine.Excluded(t); ok {
-				ex.Role = candidate.RoleHeldout
-				report.ExcludedTraces = append(report.ExcludedTraces, ex)
-				report.ExcludedTraceCount++
-				continue
-			}
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-// heldoutBatch is how many held-out traces shadow replay compares at a
-// time when they are streamed: enough to keep every core busy.
-const heldoutBatch = 512
-
-// streamHeldout reads the --shadow-from directories as loadHeldout does,
-// but hands the traces to shadow replay in batches as they are decoded,
-// so the held-out corpus is never held whole. A directory of agent
-// session logs, which cannot be scanned, is loaded whole.
-func streamHeldout(ctx context.Context, f *mineFlags, report *candidate.Report) replay.HeldoutFunc {
-	return func(yield func([]*trace.Trace) error) error {
-		for _, dir := range f.shadowFrom {
-			var batch []*trace.Trace
-			res, err := source.Scan(ctx, dir, source.Options{SkipInvalid: f.skipInvalid},
-				func(t *trace.Trace) *trace.Trace { return t },
-				func(_ source.Location, t *trace.Trace) error {
-					if ex, ok := mine.Excluded(t); ok {
-						ex.Role = candidate.RoleHeldout
-						report.ExcludedTraces = append(report.ExcludedTraces, ex)
-						report.ExcludedTraceCount++
-						return nil
-					}
-					if batch = append(batch, t); len(batch) == heldoutBatch {
-						err := yield(batch)
-						batch = nil
-						return err
-					}
-					return nil
-				}, nil)
-			if errors.Is(err, source.ErrSessionLog) {
-				rules, rerr := agentRules(f.config)
-				if rerr != nil {
-					return rerr
-				}
-				one := *f
-				one.shadowFrom = []string{dir}
-				all, err := loadHeldout(ctx, &one, rules, report)
-				if err != nil {
-					return err
-				}
-				if err := yield(all); err != nil {
-					return err
-				}
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("reading held-out traces from %s: %w", dir, err)
-			}
-			if len(batch) > 0 {
-				if err := yield(batch); err != nil {
-					return err
-				}
-			}
-			for _, s := range res.Skipped {
-				report.SkippedFiles = append(report.SkippedFiles, candidate.SkippedFile{Path: s.Path, Line: s.Line, Errors: s.Errors})
-			}
-		}
-		return nil
-	}
 }
 
 // generatedAt is the report timestamp: SOURCE_DATE_EPOCH when set (the

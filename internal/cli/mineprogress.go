@@ -7,6 +7,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/source"
 )
 
@@ -235,5 +236,10 @@ func (p *mineProgress) count(label string, done, total int, ev progressEvent, t 
 
 // finish ends the last pass.
 func (p *mineProgress) finish() { p.end() }
+
+// hooks are the pipeline's progress reports, drawn or written by p.
+func (p *mineProgress) hooks() pipeline.Progress {
+	return pipeline.Progress{Scan: p.scan, Load: p.load, StartBuild: p.startBuild, Build: p.build, Reread: p.reread, Done: p.finish}
+}
 
 func round3(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/tracetest"
 )
 
@@ -51,7 +52,7 @@ func genCorpus(t *testing.T, n int, jsonl bool) string {
 // per line on stderr, a "done" event per pass, and nothing on stdout.
 func TestMineProgressJSON(t *testing.T) {
 	dir := genCorpus(t, 300, false)
-	for _, passes := range []string{passesOne, passesTwo} {
+	for _, passes := range []string{pipeline.PassesOne, pipeline.PassesTwo} {
 		t.Run("passes="+passes, func(t *testing.T) {
 			e, stdout, stderr := e2eEnv()
 			code := run(context.Background(), e, []string{"mine", "--from", dir, "--min-examples", "3", "--passes", passes, "--progress", "json"})
@@ -98,10 +99,10 @@ func TestMineCancelledWritesNothing(t *testing.T) {
 		name, passes, trigger string
 		jsonl                 bool
 	}{
-		{"reading files", passesOne, `"pass":"read"`, false},
-		{"reading json lines", passesTwo, `"pass":"read"`, true},
-		{"building", passesTwo, `"pass":"build"`, false},
-		{"building in memory", passesOne, `"pass":"build"`, false},
+		{"reading files", pipeline.PassesOne, `"pass":"read"`, false},
+		{"reading json lines", pipeline.PassesTwo, `"pass":"read"`, true},
+		{"building", pipeline.PassesTwo, `"pass":"build"`, false},
+		{"building in memory", pipeline.PassesOne, `"pass":"build"`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := genCorpus(t, 400, tc.jsonl)

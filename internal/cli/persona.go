@@ -15,6 +15,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/persona"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 )
 
 type personaFlags struct {
@@ -170,14 +171,14 @@ func runPersona(ctx context.Context, e *env, f *personaFlags) error {
 	}
 	var m *bundle.Manifest
 	if p := res.Proposal; p != nil && f.bundle != "" {
-		m, err = bundle.Write(ctx, f.bundle, bundle.Input{
+		m, err = pipeline.WriteBundle(ctx, f.bundle, bundle.Input{
 			Report: p.Report, Candidate: p.Candidate, Workflow: p.Workflow, Sources: p.Traces,
 		}, bundle.Options{
 			PackageName: f.packageName, Approver: f.approver, GeneratedAt: generatedAt,
 			GeneratorVersion: toolVersion(), MinExamples: res.MinExamples,
 		})
 		if err != nil {
-			return fmt.Errorf("writing bundle %s: %w", f.bundle, err)
+			return err
 		}
 	}
 	if f.asJSON {

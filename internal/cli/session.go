@@ -15,9 +15,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/codify"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -421,22 +423,22 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 		}
 	}
 	report := d.Report
-	o := outputs{
-		out: f.out, report: f.report, bundle: f.bundle,
-		codegen: codegen.Options{PackageName: f.packageName},
-		bundleOptions: bundle.Options{
+	o := pipeline.Outputs{
+		Out: f.out, Report: f.report, Bundle: f.bundle,
+		Codegen: codegen.Options{PackageName: f.packageName},
+		BundleOptions: bundle.Options{
 			PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
 			MinExamples: max(d.Mine.MinExamples, 1),
 		},
 	}
 	if ref != nil {
-		o.rewrite = ref.Rewrite(f.out, o.codegen)
+		o.Rewrite = ref.Rewrite(f.out, o.Codegen)
 	}
-	pub, err := publish(ctx, report, d.Traces, nil, o)
+	pub, err := pipeline.Publish(ctx, report, d.Traces, nil, o)
 	if err != nil {
 		return err
 	}
-	sel, manifest := report.Selected(), pub.manifest
+	sel, manifest := report.Selected(), pub.Manifest
 	mf := &mineFlags{out: f.out, report: f.report, bundle: f.bundle}
 	if f.asJSON {
 		if err := writeSummaryJSON(e.stdout, report, mf, nil, manifest); err != nil {
@@ -505,7 +507,7 @@ cannot be read, 2 on a usage error.`,
 				}
 			}
 			if out != "" {
-				return writeFiles(map[string][]byte{out: buf.Bytes()})
+				return atomicfile.WriteAll(map[string][]byte{out: buf.Bytes()}, 0o644)
 			}
 			_, err := e.stdout.Write(buf.Bytes())
 			return err

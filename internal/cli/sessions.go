@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/store"
@@ -315,7 +316,7 @@ Exit status: 0 on success, 1 when there is no such session or on error,
 			// Written whole or not at all: a "show --next" from another
 			// shell (a status bar, a second terminal) must never read a
 			// half-written id.
-			if err := writeFiles(map[string][]byte{filepath.Join(*stateDir, lastShown): []byte(s.SessionID + "\n")}); err != nil {
+			if err := atomicfile.WriteAll(map[string][]byte{filepath.Join(*stateDir, lastShown): []byte(s.SessionID + "\n")}, 0o644); err != nil {
 				return fmt.Errorf("remembering the session shown: %w", err)
 			}
 			items, err := db.Items(ctx, s.SessionID, false)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/synth"
@@ -120,7 +121,7 @@ func newSynthStepCmd(e *env) *cobra.Command {
 				if err := os.MkdirAll(out, 0o755); err != nil {
 					return nil, err
 				}
-				return data, writeFiles(files)
+				return data, atomicfile.WriteAll(files, 0o644)
 			}
 			data, err := writeEvidence()
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/tracetest"
 )
 
@@ -85,8 +86,8 @@ func TestMineTwoPassSameOutput(t *testing.T) {
 	for _, c := range corpora {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			one, code1, stdout1 := minePasses(t, out, c.dir, passesOne, c.extra...)
-			two, code2, stdout2 := minePasses(t, out, c.dir, passesTwo, c.extra...)
+			one, code1, stdout1 := minePasses(t, out, c.dir, pipeline.PassesOne, c.extra...)
+			two, code2, stdout2 := minePasses(t, out, c.dir, pipeline.PassesTwo, c.extra...)
 			if code1 != code2 {
 				t.Errorf("exit %d with one pass, %d with two", code1, code2)
 			}
@@ -120,7 +121,7 @@ func TestMineHeldoutStreamed(t *testing.T) {
 	if err := tracetest.Generate(tracetest.Config{Traces: 200, Seed: 11}).WriteDir(corpus); err != nil {
 		t.Fatal(err)
 	}
-	h := tracetest.Generate(tracetest.Config{Traces: heldoutBatch + 40, Seed: 11})
+	h := tracetest.Generate(tracetest.Config{Traces: pipeline.HeldoutBatch + 40, Seed: 11})
 	for _, tr := range h.Traces {
 		tr.ID = "heldout-" + tr.ID
 	}
@@ -151,7 +152,7 @@ func TestMineHeldoutStreamed(t *testing.T) {
 	if !bytes.Equal(reports[false], reports[true]) {
 		t.Error("report with streamed held-out traces differs from the one with them loaded whole")
 	}
-	if n := bytes.Count(reports[false], []byte(`"role": "heldout"`)); n < heldoutBatch {
-		t.Errorf("%d held-out traces in the report, want more than a batch (%d)", n, heldoutBatch)
+	if n := bytes.Count(reports[false], []byte(`"role": "heldout"`)); n < pipeline.HeldoutBatch {
+		t.Errorf("%d held-out traces in the report, want more than a batch (%d)", n, pipeline.HeldoutBatch)
 	}
 }

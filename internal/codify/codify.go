@@ -8,6 +8,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -71,12 +72,10 @@ func Run(ctx context.Context, sources []Source, opts Options) (*Draft, error) {
 	return d, nil
 }
 
-// mine mines traces with d.Mine.
+// mine mines traces with d.Mine, on the pipeline's road: one trace is
+// the workflow (mine.Single), several are mined for what they repeat.
 func (d *Draft) mine(ctx context.Context, traces []*trace.Trace) (*candidate.Report, error) {
-	if len(traces) == 1 {
-		return mine.Single(ctx, traces[0], d.Mine)
-	}
-	return mine.Mine(ctx, traces, d.Mine)
+	return pipeline.MineTraces(ctx, traces, d.Mine)
 }
 
 // NameArgs renames the positional parameters arg1, arg2, … of every

@@ -682,3 +682,11 @@ func dropMissing(keys []string, want string) []string {
 	}
 	return append(keys, want)
 }
+
+func codes(ps []candidate.Problem) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Code)
+	}
+	return out
+}

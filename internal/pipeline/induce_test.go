@@ -1,4 +1,4 @@
-package skill
+package pipeline
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/skill"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -52,7 +53,7 @@ func codes(ps []candidate.Problem) []string {
 func TestInduceAccepted(t *testing.T) {
 	sources := []*trace.Trace{run("r1", "fix-1", 0, "plan", ""), run("r2", "fix-2", 0, "", "notify")}
 	heldout := []*trace.Trace{run("h1", "fix-3", 0, "", "")}
-	res, err := Induce(context.Background(), sources, heldout, Options{WorkflowName: "build_and_test", PackageName: "ci-workflows"})
+	res, err := Induce(context.Background(), sources, heldout, InduceOptions{WorkflowName: "build_and_test", PackageName: "ci-workflows"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,17 +68,17 @@ func TestInduceAccepted(t *testing.T) {
 	if want := codegen.SkillID(sel.ID, "build_and_test"); s.ID != want {
 		t.Errorf("skill id = %s, want %s", s.ID, want)
 	}
-	if s.Name != "build-and-test" || s.Gate.Decision != GateAccepted {
+	if s.Name != "build-and-test" || s.Gate.Decision != skill.GateAccepted {
 		t.Errorf("skill name %q decision %q, want build-and-test accepted", s.Name, s.Gate.Decision)
 	}
-	if s.Gate.SourceReplay != (GateReplay{Compared: 2, Passed: 2}) || s.Gate.HeldoutReplay != (GateHeldout{Compared: 1, Passed: 1}) {
+	if s.Gate.SourceReplay != (skill.GateReplay{Compared: 2, Passed: 2}) || s.Gate.HeldoutReplay != (skill.GateHeldout{Compared: 1, Passed: 1}) {
 		t.Errorf("gate replay source %+v held-out %+v, want 2/2 and 1/1", s.Gate.SourceReplay, s.Gate.HeldoutReplay)
 	}
-	gate, err := GateJSON(s.Gate)
+	gate, err := skill.GateJSON(s.Gate)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if problems := Check(s.Name, s.Markdown, gate); len(problems) > 0 {
+	if problems := skill.Check(s.Name, s.Markdown, gate); len(problems) > 0 {
 		t.Errorf("CheckSkill(SKILL.md) = %v, want no problems", problems)
 	}
 	if !strings.Contains(string(s.Markdown), "name: \"build-and-test\"") {
@@ -85,7 +86,7 @@ func TestInduceAccepted(t *testing.T) {
 	}
 
 	// The same inputs give the same skill, byte for byte.
-	again, err := Induce(context.Background(), sources, heldout, Options{WorkflowName: "build_and_test", PackageName: "ci-workflows"})
+	again, err := Induce(context.Background(), sources, heldout, InduceOptions{WorkflowName: "build_and_test", PackageName: "ci-workflows"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,18 +101,18 @@ func TestInduceRejected(t *testing.T) {
 		name    string
 		heldout []*trace.Trace
 		want    []string
-		heldRep GateHeldout
+		heldRep skill.GateHeldout
 	}{
-		{"no held-out trace", nil, []string{CodeHeldoutMissing}, GateHeldout{}},
+		{"no held-out trace", nil, []string{skill.CodeHeldoutMissing}, skill.GateHeldout{}},
 		{"held-out of another procedure", []*trace.Trace{{ID: "other", Actions: []trace.Action{
 			{ID: "o1", Kind: trace.KindToolCall, Name: "p"}, {ID: "o2", Kind: trace.KindToolCall, Name: "q"}}}},
-			[]string{CodeHeldoutMissing}, GateHeldout{Unmatched: 1}},
+			[]string{skill.CodeHeldoutMissing}, skill.GateHeldout{Unmatched: 1}},
 		{"held-out drifts", []*trace.Trace{run("h1", "fix-3", 1, "", "")},
-			[]string{CodeHeldoutReplayFailed}, GateHeldout{Compared: 1}},
+			[]string{skill.CodeHeldoutReplayFailed}, skill.GateHeldout{Compared: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := Induce(context.Background(), sources, tt.heldout, Options{})
+			res, err := Induce(context.Background(), sources, tt.heldout, InduceOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +123,7 @@ func TestInduceRejected(t *testing.T) {
 			if diff := cmp.Diff(tt.want, codes(r.Reasons)); diff != "" {
 				t.Errorf("rejection codes (-want +got):\n%s", diff)
 			}
-			if r.Gate.Decision != GateRejected || r.Gate.HeldoutReplay != tt.heldRep {
+			if r.Gate.Decision != skill.GateRejected || r.Gate.HeldoutReplay != tt.heldRep {
 				t.Errorf("gate decision %q held-out %+v, want rejected %+v", r.Gate.Decision, r.Gate.HeldoutReplay, tt.heldRep)
 			}
 			if r.CandidateID == "" || r.ID == "" || r.Name == "" {
@@ -139,7 +140,7 @@ func TestInduceUnsafeCandidate(t *testing.T) {
 	// The build writes elsewhere in the second run: side effects that
 	// differ between examples reject the candidate.
 	r2.Actions[1].SideEffects = []trace.SideEffect{{Kind: "file_write", Target: "bin/other", Capability: "fs.write"}}
-	res, err := Induce(context.Background(), []*trace.Trace{r1, r2}, []*trace.Trace{run("h1", "fix-3", 0, "", "")}, Options{})
+	res, err := Induce(context.Background(), []*trace.Trace{r1, r2}, []*trace.Trace{run("h1", "fix-3", 0, "", "")}, InduceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,15 +148,15 @@ func TestInduceUnsafeCandidate(t *testing.T) {
 		t.Fatalf("Induce = %d accepted, %d rejected; want only rejected", len(res.Accepted), len(res.Rejected))
 	}
 	for _, r := range res.Rejected {
-		if !slices.Contains(codes(r.Reasons), CodeCandidateRejected) {
-			t.Errorf("rejected skill %s codes %v, want %s among them", r.Name, codes(r.Reasons), CodeCandidateRejected)
+		if !slices.Contains(codes(r.Reasons), skill.CodeCandidateRejected) {
+			t.Errorf("rejected skill %s codes %v, want %s among them", r.Name, codes(r.Reasons), skill.CodeCandidateRejected)
 		}
 	}
 }
 
 func TestInduceSingleTrace(t *testing.T) {
 	src := run("r1", "fix-1", 0, "", "")
-	res, err := Induce(context.Background(), []*trace.Trace{src}, []*trace.Trace{run("h1", "fix-1", 0, "", "")}, Options{WorkflowName: "build_and_test"})
+	res, err := Induce(context.Background(), []*trace.Trace{src}, []*trace.Trace{run("h1", "fix-1", 0, "", "")}, InduceOptions{WorkflowName: "build_and_test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,12 +172,12 @@ func TestInduceSingleTrace(t *testing.T) {
 	}
 
 	// Without a held-out trace the single trace's skill is rejected too.
-	res, err = Induce(context.Background(), []*trace.Trace{src}, nil, Options{})
+	res, err = Induce(context.Background(), []*trace.Trace{src}, nil, InduceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Accepted) != 0 || len(res.Rejected) != 1 || !slices.Contains(codes(res.Rejected[0].Reasons), CodeHeldoutMissing) {
-		t.Errorf("Induce(one trace, no held-out) = %d accepted, %+v rejected; want rejected with %s", len(res.Accepted), res.Rejected, CodeHeldoutMissing)
+	if len(res.Accepted) != 0 || len(res.Rejected) != 1 || !slices.Contains(codes(res.Rejected[0].Reasons), skill.CodeHeldoutMissing) {
+		t.Errorf("Induce(one trace, no held-out) = %d accepted, %+v rejected; want rejected with %s", len(res.Accepted), res.Rejected, skill.CodeHeldoutMissing)
 	}
 }
 
@@ -185,7 +186,7 @@ func TestInduceSingleTrace(t *testing.T) {
 func TestInduceExcludedHeldout(t *testing.T) {
 	bad := run("h-bad", "fix-3", 0, "", "")
 	bad.Metadata["unresolved_policy_violation"] = true
-	res, err := Induce(context.Background(), []*trace.Trace{run("r1", "a", 0, "", ""), run("r2", "b", 0, "", "")}, []*trace.Trace{bad}, Options{})
+	res, err := Induce(context.Background(), []*trace.Trace{run("r1", "a", 0, "", ""), run("r2", "b", 0, "", "")}, []*trace.Trace{bad}, InduceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,8 +195,8 @@ func TestInduceExcludedHeldout(t *testing.T) {
 	if diff := cmp.Diff(want, res.Report.ExcludedTraces); diff != "" {
 		t.Errorf("excluded traces (-want +got):\n%s", diff)
 	}
-	if len(res.Rejected) != 1 || !slices.Contains(codes(res.Rejected[0].Reasons), CodeHeldoutMissing) {
-		t.Errorf("rejected = %+v, want one skill rejected with %s", res.Rejected, CodeHeldoutMissing)
+	if len(res.Rejected) != 1 || !slices.Contains(codes(res.Rejected[0].Reasons), skill.CodeHeldoutMissing) {
+		t.Errorf("rejected = %+v, want one skill rejected with %s", res.Rejected, skill.CodeHeldoutMissing)
 	}
 }
 
@@ -207,16 +208,16 @@ func TestInduceErrors(t *testing.T) {
 		name            string
 		ctx             context.Context
 		traces, heldout []*trace.Trace
-		opts            Options
+		opts            InduceOptions
 		want            error
 	}{
-		{"no traces", context.Background(), nil, nil, Options{}, ErrNoTraces},
-		{"empty traces", context.Background(), []*trace.Trace{}, []*trace.Trace{r1}, Options{}, ErrNoTraces},
-		{"nil trace", context.Background(), []*trace.Trace{r1, nil}, nil, Options{}, ErrNilTrace},
-		{"nil held-out trace", context.Background(), []*trace.Trace{r1}, []*trace.Trace{nil}, Options{}, ErrNilTrace},
-		{"min examples", context.Background(), []*trace.Trace{r1, run("r2", "b", 0, "", "")}, nil, Options{MinExamples: 1}, mine.ErrMinExamples},
-		{"cancelled", cancelled, []*trace.Trace{r1, run("r2", "b", 0, "", "")}, nil, Options{}, context.Canceled},
-		{"empty single trace", context.Background(), []*trace.Trace{{ID: "e"}}, nil, Options{}, mine.ErrEmptyTrace},
+		{"no traces", context.Background(), nil, nil, InduceOptions{}, ErrNoTraces},
+		{"empty traces", context.Background(), []*trace.Trace{}, []*trace.Trace{r1}, InduceOptions{}, ErrNoTraces},
+		{"nil trace", context.Background(), []*trace.Trace{r1, nil}, nil, InduceOptions{}, ErrNilTrace},
+		{"nil held-out trace", context.Background(), []*trace.Trace{r1}, []*trace.Trace{nil}, InduceOptions{}, ErrNilTrace},
+		{"min examples", context.Background(), []*trace.Trace{r1, run("r2", "b", 0, "", "")}, nil, InduceOptions{MinExamples: 1}, mine.ErrMinExamples},
+		{"cancelled", cancelled, []*trace.Trace{r1, run("r2", "b", 0, "", "")}, nil, InduceOptions{}, context.Canceled},
+		{"empty single trace", context.Background(), []*trace.Trace{{ID: "e"}}, nil, InduceOptions{}, mine.ErrEmptyTrace},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

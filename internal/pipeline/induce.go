@@ -1,23 +1,4 @@
-// Package skill owns SKILL.md, the Agent Skills projection of a workflow
-// candidate: Render writes it, the replay gate (ShadowGate, gate.json)
-// decides whether it may ship, and Check validates a SKILL.md, generated
-// or hand-written, with its gate. Every writer of a skill (bundle.Write,
-// Induce) goes through them.
-//
-// Induce induces agent skills from traces held in memory: the library
-// form of the skill projection that `crystallize mine --bundle` writes
-// into a bundle, for callers (agent hosts, notebooks, other services) that
-// already have their traces as values rather than files.
-//
-// Induce is an output adapter over the same pipeline as the command, not a
-// second implementation of it: mining (mine.Mine, or mine.Single when there
-// is one trace), shadow replay against the held-out traces (replay.Apply),
-// and the replay gate and SKILL.md of this package. The invariant: it
-// makes no model call, runs no tool, writes nothing and promotes nothing.
-// A skill it accepts is review material exactly as a bundle's is, and the
-// same inputs give the same skills, byte for byte, since nothing in the
-// pipeline reads the clock.
-package skill
+package pipeline
 
 import (
 	"context"
@@ -28,6 +9,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/replay"
+	"github.com/crystallize-dev/crystallize/internal/skill"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -38,9 +20,9 @@ var ErrNoTraces = errors.New("no traces to induce skills from")
 // entry in the source or held-out traces.
 var ErrNilTrace = errors.New("nil trace")
 
-// Options controls Induce. The zero value mines with the defaults of
+// InduceOptions controls Induce. The zero value mines with the defaults of
 // package mine and names candidates after their traces.
-type Options struct {
+type InduceOptions struct {
 	// MinExamples is the number of distinct traces a procedure must occur
 	// in when there are several traces; zero means mine.DefaultMinExamples
 	// (2). Values below 2 are an error (mine.ErrMinExamples). It does not
@@ -70,31 +52,31 @@ type Skill struct {
 	// Markdown is the SKILL.md.
 	Markdown []byte
 	// Gate is the replay-gate receipt (gate.json is GateJSON of
-	// it).
-	Gate Gate
+	// it, skill.GateJSON).
+	Gate skill.Gate
 }
 
-// Rejected is a skill the replay gate did not admit, with why.
-type Rejected struct {
+// RejectedSkill is a skill the replay gate did not admit, with why.
+type RejectedSkill struct {
 	CandidateID string
 	ID          string
 	Name        string
 	// Reasons are the gate's rejection reasons, with the stable codes of
-	// package codegen: CodeCandidateRejected,
-	// CodeSourceReplayFailed, CodeSourceReplayMissing, CodeHeldoutMissing
-	// and CodeHeldoutReplayFailed.
+	// package skill: CodeCandidateRejected, CodeSourceReplayFailed,
+	// CodeSourceReplayMissing, CodeHeldoutMissing and
+	// CodeHeldoutReplayFailed.
 	Reasons []candidate.Problem
-	Gate    Gate
+	Gate    skill.Gate
 }
 
-// Result is what Induce found.
-type Result struct {
+// Induced is what Induce found.
+type Induced struct {
 	// Accepted are the skills the replay gate admitted, in candidate rank
 	// order.
 	Accepted []Skill
 	// Rejected are the skills it did not: those of the safe candidates in
 	// rank order, then those of the rejected candidates.
-	Rejected []Rejected
+	Rejected []RejectedSkill
 	// Report is the mining and shadow report the skills were decided
 	// from, for a caller that wants the evidence: every candidate with its
 	// shadow comparison, the excluded traces (held-out ones with role
@@ -121,7 +103,7 @@ type Result struct {
 // report says why. Induce fails for no traces (ErrNoTraces), a nil trace
 // (ErrNilTrace), invalid options, a cancelled context, or a skill that
 // cannot be rendered.
-func Induce(ctx context.Context, traces, heldout []*trace.Trace, opts Options) (*Result, error) {
+func Induce(ctx context.Context, traces, heldout []*trace.Trace, opts InduceOptions) (*Induced, error) {
 	if len(traces) == 0 {
 		return nil, ErrNoTraces
 	}
@@ -136,33 +118,18 @@ func Induce(ctx context.Context, traces, heldout []*trace.Trace, opts Options) (
 		}
 	}
 
-	var report *candidate.Report
-	var err error
-	if len(traces) == 1 {
-		report, err = mine.Single(ctx, traces[0], mine.Options{WorkflowName: opts.WorkflowName})
-	} else {
-		report, err = mine.Mine(ctx, traces, mine.Options{
-			MinExamples:   opts.MinExamples,
-			MaxCandidates: opts.MaxCandidates,
-			WorkflowName:  opts.WorkflowName,
-		})
-	}
+	report, err := MineTraces(ctx, traces, mine.Options{
+		MinExamples:   opts.MinExamples,
+		MaxCandidates: opts.MaxCandidates,
+		WorkflowName:  opts.WorkflowName,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("mining: %w", err)
 	}
 
-	// Held-out evidence is screened as the command screens it: a run that
-	// broke policy proves nothing about the procedure.
-	compared := make([]*trace.Trace, 0, len(heldout))
-	for _, t := range heldout {
-		if ex, excluded := mine.Excluded(t); excluded {
-			ex.Role = candidate.RoleHeldout
-			report.ExcludedTraces = append(report.ExcludedTraces, ex)
-			report.ExcludedTraceCount++
-			continue
-		}
-		compared = append(compared, t)
-	}
+	// Held-out evidence is screened as every command screens it: a run
+	// that broke policy proves nothing about the procedure.
+	compared := Screen(report, heldout)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -173,21 +140,21 @@ func Induce(ctx context.Context, traces, heldout []*trace.Trace, opts Options) (
 	// already set from Options.WorkflowName for the best candidate. That
 	// is how bundle.Write names the same skill.
 	cg := codegen.Options{PackageName: opts.PackageName}
-	res := &Result{Accepted: []Skill{}, Rejected: []Rejected{}, Report: report}
+	res := &Induced{Accepted: []Skill{}, Rejected: []RejectedSkill{}, Report: report}
 	for _, list := range [][]candidate.Candidate{report.Candidates, report.RejectedCandidates} {
 		for i := range list {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 			c := &list[i]
-			g := ShadowGate(c, cg)
+			g := skill.ShadowGate(c, cg)
 			if !g.Accepted() {
-				res.Rejected = append(res.Rejected, Rejected{
+				res.Rejected = append(res.Rejected, RejectedSkill{
 					CandidateID: c.ID, ID: g.SkillID, Name: g.SkillName, Reasons: g.RejectionReasons, Gate: g,
 				})
 				continue
 			}
-			md, err := Render(c, g, cg)
+			md, err := skill.Render(c, g, cg)
 			if err != nil {
 				return nil, fmt.Errorf("rendering skill %s: %w", g.SkillName, err)
 			}

@@ -1,0 +1,350 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/normalize"
+	"github.com/crystallize-dev/crystallize/internal/replay"
+	"github.com/crystallize-dev/crystallize/internal/source"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Values of CorpusOptions.Passes.
+const (
+	PassesAuto = "auto"
+	PassesOne  = "1"
+	PassesTwo  = "2"
+)
+
+// TwoPassBytes is the corpus size above which ReadCorpus, with
+// PassesAuto, keeps no decoded trace after reading it: the report is the
+// same either way, but held decoded a corpus takes about four times its
+// JSON size (905 MiB of peak RSS for 210 MB at 10,000 traces), while read
+// back it takes the symbol arrays, the suffix structure and the examples
+// being built. Below it, reading the examples back would only cost time.
+const TwoPassBytes = 256 << 20
+
+// HeldoutBatch is how many held-out traces shadow replay compares at a
+// time when they are streamed: enough to keep every core busy.
+const HeldoutBatch = 512
+
+// Progress reports how reading and mining a corpus advances. Any field
+// may be nil.
+type Progress struct {
+	// Scan reports the first pass over a corpus that is scanned.
+	Scan func(source.ScanProgress)
+	// Load reports a whole-corpus load, in source.Load's units of work.
+	Load func(done, total int)
+	// StartBuild says the pass that builds candidates begins.
+	StartBuild func()
+	// Build reports candidate building: done of total ranked repeats.
+	Build func(done, total int)
+	// Reread counts traces read a second time, to build candidates.
+	Reread func(n int)
+	// Done says the corpus is read and mined, before shadow replay.
+	Done func()
+}
+
+// CorpusOptions says how ReadCorpus reads and mines a directory.
+type CorpusOptions struct {
+	// Dir is the directory of traces (*.json, *.jsonl; recursive).
+	Dir string
+	// Passes is PassesAuto (the default when empty), PassesOne or
+	// PassesTwo.
+	Passes string
+	// SkipInvalid loads the valid traces and lists each invalid file
+	// instead of failing.
+	SkipInvalid bool
+	// Rules extend the normalization of agent sessions.
+	Rules *normalize.Rules
+	// Mine configures the miner; Mine.Mode chooses it.
+	Mine mine.Options
+	// MemoryLimit sets a soft memory limit (debug.SetMemoryLimit) sized
+	// to the corpus once its size is known. A caller that sets it should
+	// restore the old limit when the run ends (see LimitMemory).
+	MemoryLimit bool
+	Progress    Progress
+}
+
+// Corpus is what ReadCorpus found: the report, the source traces that
+// Publish needs (at least every example of every listed candidate), and
+// what the load left out.
+type Corpus struct {
+	Report  *candidate.Report
+	Sources []*trace.Trace
+	// All loads every trace of the corpus when Sources holds only the
+	// examples (a bundle without a candidate takes every trace); nil
+	// when Sources is every trace.
+	All func(context.Context) ([]*trace.Trace, error)
+	// Examples, when set, reads back the examples of one candidate;
+	// Sources is then empty.
+	Examples        func(context.Context, *candidate.Candidate) ([]*trace.Trace, error)
+	Skipped         []source.Skipped
+	SkippedSessions []source.SkippedSession
+}
+
+// MemoryLimit is the soft memory limit of a mining run that keeps its
+// corpus decoded, for inputBytes of trace JSON. Decoded traces take about
+// 2.5 times their JSON size; the limit leaves room for that plus the
+// garbage of decoding, and never goes below 896 MiB, where small corpora
+// never reach it. A limit below the live heap would make the collector
+// run without pause, so it grows with the input instead of being fixed.
+func MemoryLimit(inputBytes int64) int64 {
+	return max(896<<20, 4*inputBytes)
+}
+
+// TwoPassMemoryLimit is the soft memory limit of a mining run that does
+// not keep the corpus decoded: the example cache (half a gigabyte at most)
+// and room for the symbol arrays and the suffix structure, about 48 bytes
+// per action, estimated at one action per 400 bytes of JSON.
+func TwoPassMemoryLimit(inputBytes int64) int64 {
+	return max(896<<20, 1<<30+48*(inputBytes/400))
+}
+
+// LimitMemory lets a run set its own soft memory limit and returns the
+// function that restores the limit in force before it.
+func LimitMemory() (restore func()) {
+	old := debug.SetMemoryLimit(-1)
+	return func() { debug.SetMemoryLimit(old) }
+}
+
+// ReadCorpus reads and mines the traces under o.Dir.
+//
+// The first pass scans the corpus (source.Scan), keeping of each trace its
+// symbol sequence and its location; the miner then reads back the traces
+// it builds candidates from. Whether the decoded traces are also kept, so
+// that nothing is read twice, is o.Passes: PassesOne keeps them,
+// PassesTwo does not, PassesAuto keeps them when the corpus is at most
+// TwoPassBytes. The report is the same in every case. A corpus with agent
+// session logs, or one the gapped miner mines (mode gapped, or auto
+// finding agent traces), is loaded whole with source.Load and mined with
+// mine.Mine: the gapped miner reads every trace.
+func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
+	if o.Passes == "" {
+		o.Passes = PassesAuto
+	}
+	if o.Mine.Mode != mine.ModeGapped {
+		c, err := scanCorpus(ctx, o)
+		if err == nil || !errors.Is(err, errWhole) {
+			return c, err
+		}
+	}
+	found := func(int, int64) {}
+	if o.MemoryLimit {
+		found = func(_ int, bytes int64) { debug.SetMemoryLimit(MemoryLimit(bytes)) }
+	}
+	res, err := source.Load(ctx, o.Dir, source.Options{SkipInvalid: o.SkipInvalid, Progress: o.Progress.Load, Found: found, Rules: o.Rules})
+	if err != nil {
+		return nil, fmt.Errorf("reading traces from %s: %w", o.Dir, err)
+	}
+	opts := o.Mine
+	opts.Progress = o.Progress.Build
+	report, err := mine.Mine(ctx, res.Traces, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Corpus{Report: report, Sources: res.Traces, Skipped: res.Skipped, SkippedSessions: res.SkippedSessions}, nil
+}
+
+// errWhole says that the corpus must be loaded whole.
+var errWhole = errors.New("corpus needs the gapped miner")
+
+// scannedTrace is what the first pass keeps of a trace: its summary, and the
+// trace itself when the corpus is kept decoded.
+type scannedTrace struct {
+	summary mine.Summary
+	trace   *trace.Trace
+}
+
+func scanCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
+	opts := o.Mine
+	opts.Progress = o.Progress.Build
+	s, err := mine.NewScan(opts)
+	if err != nil {
+		return nil, err
+	}
+	keep := o.Passes == PassesOne
+	found := func(_ int, bytes int64) {
+		if o.Passes == PassesAuto {
+			keep = bytes <= TwoPassBytes
+		}
+		if o.MemoryLimit {
+			if keep {
+				debug.SetMemoryLimit(MemoryLimit(bytes))
+			} else {
+				debug.SetMemoryLimit(TwoPassMemoryLimit(bytes))
+			}
+		}
+	}
+	var (
+		locs     []source.Location // of the eligible traces
+		all      []*trace.Trace    // every trace, when kept
+		eligible []*trace.Trace    // the eligible ones, when kept
+	)
+	res, err := source.Scan(ctx, o.Dir, source.Options{SkipInvalid: o.SkipInvalid, Found: found},
+		func(t *trace.Trace) scannedTrace {
+			st := scannedTrace{summary: mine.Summarize(t)}
+			if keep {
+				st.trace = t
+			}
+			return st
+		},
+		func(loc source.Location, st scannedTrace) error {
+			if keep {
+				all = append(all, st.trace)
+			}
+			if s.Add(st.summary) >= 0 {
+				locs = append(locs, loc)
+				if keep {
+					eligible = append(eligible, st.trace)
+				}
+			}
+			return nil
+		}, o.Progress.Scan)
+	switch {
+	case errors.Is(err, source.ErrSessionLog):
+		return nil, errWhole
+	case err != nil:
+		return nil, fmt.Errorf("reading traces from %s: %w", o.Dir, err)
+	}
+	if s.Gapped() {
+		if !keep {
+			return nil, errWhole
+		}
+		report, err := mine.Mine(ctx, all, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &Corpus{Report: report, Sources: all, Skipped: res.Skipped}, nil
+	}
+	fetch := func(ctx context.Context, idx []int32) ([]*trace.Trace, error) {
+		if keep {
+			out := make([]*trace.Trace, len(idx))
+			for i, q := range idx {
+				out[i] = eligible[q]
+			}
+			return out, nil
+		}
+		want := make([]source.Location, len(idx))
+		for i, q := range idx {
+			want[i] = locs[q]
+		}
+		traces, err := res.Catalog.ReadAt(ctx, want)
+		if err != nil {
+			return nil, fmt.Errorf("reading traces from %s again: %w", o.Dir, err)
+		}
+		if o.Progress.Reread != nil {
+			o.Progress.Reread(len(traces))
+		}
+		return traces, nil
+	}
+	if o.Progress.StartBuild != nil {
+		o.Progress.StartBuild()
+	}
+	report, err := s.Mine(ctx, fetch)
+	if err != nil {
+		return nil, err
+	}
+	if keep {
+		return &Corpus{Report: report, Sources: all, Skipped: res.Skipped}, nil
+	}
+	// Shadow replay and the bundle read each candidate's examples when
+	// they get to it, so that the examples of every candidate are never
+	// decoded at once.
+	examples := func(ctx context.Context, c *candidate.Candidate) ([]*trace.Trace, error) {
+		return s.Examples(ctx, c.ID)
+	}
+	return &Corpus{Report: report, Examples: examples, Skipped: res.Skipped,
+		All: func(ctx context.Context) ([]*trace.Trace, error) {
+			res, err := source.Load(ctx, o.Dir, source.Options{SkipInvalid: o.SkipInvalid})
+			if err != nil {
+				return nil, fmt.Errorf("reading traces from %s: %w", o.Dir, err)
+			}
+			return res.Traces, nil
+		}}, nil
+}
+
+// HeldoutOptions says how the held-out directories are read.
+type HeldoutOptions struct {
+	// Dirs are the held-out trace directories, read in order; their
+	// traces are never mined.
+	Dirs        []string
+	SkipInvalid bool
+	// Rules extend the normalization of agent sessions.
+	Rules *normalize.Rules
+}
+
+// LoadHeldout reads every held-out directory whole. The traces Screen
+// leaves out are listed in r's excluded traces with role "heldout", and
+// the invalid files skipped with o.SkipInvalid in its skipped files.
+func LoadHeldout(ctx context.Context, r *candidate.Report, o HeldoutOptions) ([]*trace.Trace, error) {
+	var out []*trace.Trace
+	for _, dir := range o.Dirs {
+		res, err := source.Load(ctx, dir, source.Options{SkipInvalid: o.SkipInvalid, Rules: o.Rules})
+		if err != nil {
+			return nil, fmt.Errorf("reading held-out traces from %s: %w", dir, err)
+		}
+		addSkipped(r, res.Skipped)
+		out = append(out, Screen(r, res.Traces)...)
+	}
+	return out, nil
+}
+
+// StreamHeldout reads the held-out directories as LoadHeldout does, but
+// hands the traces to shadow replay in batches of HeldoutBatch as they are
+// decoded, so the held-out corpus is never held whole. A directory of
+// agent session logs, which cannot be scanned, is loaded whole.
+func StreamHeldout(ctx context.Context, r *candidate.Report, o HeldoutOptions) replay.HeldoutFunc {
+	return func(yield func([]*trace.Trace) error) error {
+		for _, dir := range o.Dirs {
+			var batch []*trace.Trace
+			res, err := source.Scan(ctx, dir, source.Options{SkipInvalid: o.SkipInvalid},
+				func(t *trace.Trace) *trace.Trace { return t },
+				func(_ source.Location, t *trace.Trace) error {
+					if screenOut(r, t) {
+						return nil
+					}
+					if batch = append(batch, t); len(batch) == HeldoutBatch {
+						err := yield(batch)
+						batch = nil
+						return err
+					}
+					return nil
+				}, nil)
+			if errors.Is(err, source.ErrSessionLog) {
+				one := o
+				one.Dirs = []string{dir}
+				all, err := LoadHeldout(ctx, r, one)
+				if err != nil {
+					return err
+				}
+				if err := yield(all); err != nil {
+					return err
+				}
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("reading held-out traces from %s: %w", dir, err)
+			}
+			if len(batch) > 0 {
+				if err := yield(batch); err != nil {
+					return err
+				}
+			}
+			addSkipped(r, res.Skipped)
+		}
+		return nil
+	}
+}
+
+// addSkipped lists the invalid files a load skipped in r.
+func addSkipped(r *candidate.Report, skipped []source.Skipped) {
+	for _, s := range skipped {
+		r.SkippedFiles = append(r.SkippedFiles, candidate.SkippedFile{Path: s.Path, Line: s.Line, Errors: s.Errors})
+	}
+}

@@ -1,0 +1,266 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
+	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/replay"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Outputs is what Publish writes: the selected workflow, every safe
+// candidate's workflow, the report, the review bundle and its eval pack.
+// Empty paths are not written.
+type Outputs struct {
+	// Out is the selected workflow (or the one saying none was found).
+	Out string
+	// OutDir receives every safe candidate as <name>.star.
+	OutDir string
+	// Report is the JSON report.
+	Report string
+	// Bundle is the review bundle's directory.
+	Bundle string
+	// EvalPack is a copy of the bundle's eval pack; it needs Bundle.
+	EvalPack      string
+	Codegen       codegen.Options
+	BundleOptions bundle.Options
+	// Rewrite, when set, replaces the selected candidate's generated
+	// workflow before anything is rendered from it (a model's refinement
+	// of a codified session); it may record what it did in the report.
+	// An error writes nothing.
+	Rewrite func(ctx context.Context, r *candidate.Report, sel *candidate.Candidate, draft []byte) ([]byte, error)
+	// AllSources, when set, says that the sources given to Publish are
+	// only the examples of the report's candidates, and loads every
+	// source trace for a bundle that has no candidate (it then holds
+	// every trace as a fixture).
+	AllSources func(ctx context.Context) ([]*trace.Trace, error)
+	// Examples, when set, reads back the example traces of one
+	// candidate: shadow replay and the bundle then read each candidate's
+	// examples when they get to it, instead of taking them from sources.
+	Examples func(ctx context.Context, c *candidate.Candidate) ([]*trace.Trace, error)
+	// Heldout, when set, streams the held-out traces to shadow replay
+	// instead of the heldout slice; there is then no bundle, which needs
+	// them all.
+	Heldout replay.HeldoutFunc
+}
+
+// Published is what Publish wrote.
+type Published struct {
+	// Workflow is the selected candidate's source, or the workflow that
+	// says no safe candidate was found.
+	Workflow []byte
+	// Workflows are the OutDir files, slash paths in candidate order.
+	Workflows []string
+	// Manifest is the bundle's, or nil without a bundle.
+	Manifest *bundle.Manifest
+}
+
+// Publish is the one road from a mining report to files: it shadow-replays
+// every candidate against sources and heldout, decides promotion, renders
+// every output in memory, writes the bundle (atomically, in bundle.Write),
+// and then the other files (all or none, through atomicfile.WriteAll). A
+// rendering failure writes nothing. It redacts r in place first, so
+// nothing it writes holds a secret of the traces, and neither does a
+// summary the caller prints from r.
+func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace.Trace, o Outputs) (*Published, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var index replay.Sources
+	examples := func(c *candidate.Candidate) (replay.Sources, error) {
+		if o.Examples != nil {
+			ts, err := o.Examples(ctx, c)
+			return replay.IndexSources(ts), err
+		}
+		if index == nil {
+			index = replay.IndexSources(sources)
+		}
+		return index, nil
+	}
+	stream := o.Heldout
+	if stream == nil {
+		stream = func(yield func([]*trace.Trace) error) error {
+			if len(heldout) == 0 {
+				return nil
+			}
+			return yield(heldout)
+		}
+	}
+	if err := replay.ApplyStream(r, examples, stream); err != nil {
+		return nil, err
+	}
+	bundle.Promote(r, o.BundleOptions)
+	r.WorkflowPath = filepath.ToSlash(o.Out)
+	// Names carry secrets as well as values (a tool called curl_xoxb-…,
+	// a trace id, a goal turned into the function name): every output,
+	// with or without a bundle, renders the redacted report, and so does
+	// the caller's summary, which reads r.
+	red, _, err := bundle.RedactReport(r)
+	if err != nil {
+		return nil, err
+	}
+	*r = *red
+
+	p := &Published{}
+	files := map[string][]byte{}
+	sel := r.Selected()
+	if sel != nil {
+		src, err := codegen.Workflow(sel, o.Codegen)
+		if err != nil {
+			return nil, fmt.Errorf("generating workflow %s: %w", sel.Name, err)
+		}
+		if o.Rewrite != nil {
+			if src, err = o.Rewrite(ctx, r, sel, src); err != nil {
+				return nil, err
+			}
+		}
+		p.Workflow = src
+	} else {
+		p.Workflow = codegen.NoCandidate(r, o.Codegen)
+	}
+	if o.Out != "" {
+		files[o.Out] = p.Workflow
+	}
+	if o.OutDir != "" {
+		for i := range r.Candidates {
+			c := &r.Candidates[i]
+			src, err := codegen.Workflow(c, o.Codegen)
+			if err != nil {
+				return nil, fmt.Errorf("generating workflow %s: %w", c.Name, err)
+			}
+			path := filepath.Join(o.OutDir, c.Name+".star")
+			if _, dup := files[path]; dup {
+				return nil, fmt.Errorf("generating workflows: %s would be written twice", path)
+			}
+			files[path] = src
+			p.Workflows = append(p.Workflows, filepath.ToSlash(path))
+		}
+	}
+	if o.Report != "" {
+		b, err := r.Encode()
+		if err != nil {
+			return nil, fmt.Errorf("encoding report: %w", err)
+		}
+		files[o.Report] = b
+	}
+	if o.Bundle != "" {
+		bo := o.BundleOptions
+		bo.EvalPack = bo.EvalPack || o.EvalPack != ""
+		// With nothing selected, the bundle still holds the candidate
+		// that receipt drift rejected, as kind rejected, so its review
+		// shows what was attempted and where the receipts diverged.
+		bc, wf := sel, p.Workflow
+		if bc == nil {
+			if bc = bundle.Attempted(r); bc != nil {
+				src, err := codegen.Workflow(bc, o.Codegen)
+				if err != nil {
+					return nil, fmt.Errorf("generating workflow %s: %w", bc.Name, err)
+				}
+				wf = src
+			}
+		}
+		bsrc := sources
+		switch {
+		case bc == nil && o.AllSources != nil:
+			bsrc, err = o.AllSources(ctx)
+		case bc != nil && o.Examples != nil:
+			bsrc, err = o.Examples(ctx, bc)
+		}
+		if err != nil {
+			return nil, err
+		}
+		m, err := WriteBundle(ctx, o.Bundle, bundle.Input{
+			Report: r, Candidate: bc, Workflow: wf, Sources: bsrc, Heldout: heldout,
+		}, bo)
+		if err != nil {
+			return nil, err
+		}
+		p.Manifest = m
+		if o.EvalPack != "" {
+			pack, err := os.ReadFile(filepath.Join(o.Bundle, bundle.EvalPackFile))
+			if err != nil {
+				return nil, fmt.Errorf("reading the bundle's eval pack: %w", err)
+			}
+			files[o.EvalPack] = pack
+		}
+	}
+	// An interrupt while rendering leaves nothing behind: files are
+	// written all or none, and only when the run was not cancelled.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteAll(files, 0o644); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// WriteBundle writes the review bundle of in into dir (bundle.Write),
+// naming dir in its error. Publish writes its bundle through it, and so
+// does a stage that decided its candidate itself (a persona's repair).
+func WriteBundle(ctx context.Context, dir string, in bundle.Input, o bundle.Options) (*bundle.Manifest, error) {
+	m, err := bundle.Write(ctx, dir, in, o)
+	if err != nil {
+		return nil, fmt.Errorf("writing bundle %s: %w", dir, err)
+	}
+	return m, nil
+}
+
+// MineDirOptions configures MineDir.
+type MineDirOptions struct {
+	Corpus  CorpusOptions
+	Heldout HeldoutOptions
+	Outputs Outputs
+}
+
+// MineDir is the whole road for a directory of traces: it reads and mines
+// the corpus (ReadCorpus), lists the files and sessions the load left
+// out in the report, reads the held-out directories (streamed unless a
+// bundle, which holds every held-out trace as a fixture, is written) and
+// publishes the result (Publish). With o.Corpus.MemoryLimit it sets a soft
+// memory limit sized to the corpus for the run, and restores the old one
+// when it returns.
+func MineDir(ctx context.Context, o MineDirOptions) (*candidate.Report, *Published, error) {
+	if o.Corpus.MemoryLimit {
+		defer LimitMemory()()
+	}
+	c, err := ReadCorpus(ctx, o.Corpus)
+	if o.Corpus.Progress.Done != nil {
+		o.Corpus.Progress.Done()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	report := c.Report
+	addSkipped(report, c.Skipped)
+	// A session without a tool call is not an error: it is listed with
+	// the traces left out, with its reason code.
+	for _, s := range c.SkippedSessions {
+		report.ExcludedTraces = append(report.ExcludedTraces, candidate.Exclusion{
+			TraceID: s.ID, Source: trace.Origin{Path: s.Path, Line: s.Line}.String(), Code: s.Reason, Message: s.Message,
+		})
+	}
+	report.ExcludedTraceCount = len(report.ExcludedTraces)
+	// Held-out traces are read as a stream while shadow replay compares
+	// them, unless a bundle is written: it holds every one as a fixture.
+	var heldout []*trace.Trace
+	out := o.Outputs
+	if out.Bundle == "" {
+		out.Heldout = StreamHeldout(ctx, report, o.Heldout)
+	} else if heldout, err = LoadHeldout(ctx, report, o.Heldout); err != nil {
+		return nil, nil, err
+	}
+	report.ShadowSources = append(report.ShadowSources, o.Heldout.Dirs...)
+	out.AllSources, out.Examples = c.All, c.Examples
+	pub, err := Publish(ctx, report, c.Sources, heldout, out)
+	if err != nil {
+		return nil, nil, err
+	}
+	return report, pub, nil
+}
