@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"internal/skill":           {"internal/trace", "internal/candidate", "internal/codegen"},
 	"internal/pipeline":        {"internal/trace", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/atomicfile"},
 	"internal/atomicfile":      {},
-	"internal/bundle":          {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact", "internal/assert", "internal/skill"},
+	"internal/bundle":          {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact", "internal/assert", "internal/skill", "internal/atomicfile"},
 	"internal/tracetest":       {"internal/trace"},
 	"internal/capture":         {"internal/trace", "internal/redact"},
 	"internal/serve":           {"internal/runtime", "internal/bundle", "internal/candidate", "internal/trace"},

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 )
 
 // Approval is a human decision on a bundle's candidate.
@@ -104,23 +106,9 @@ func checkBundlePath(dir, p string) error {
 	return nil
 }
 
-// replaceFile writes data to a temporary file beside name and renames it
-// over name, so a reader sees the old or the new file, never a mix.
+// replaceFile replaces name with data (mode 0644) through
+// atomicfile.Write, so a reader sees the old or the new file, never a
+// mix, and the new one survives a crash once it is in place.
 func replaceFile(name string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp, 0o644)); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return atomicfile.Write(name, data, 0o644)
 }
