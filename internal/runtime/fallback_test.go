@@ -228,6 +228,7 @@ func TestPreconditionFallbackFail(t *testing.T) {
 	if fb["policy"] != FallbackFail {
 		t.Errorf("fallback metadata %v", fb)
 	}
+	checkSessionLog(t, res)
 	session := readFile(t, filepath.Join(res.Dir, SessionFile))
 	if !strings.Contains(session, "Fallback policy fail") {
 		t.Errorf("session.md:\n%s", session)

@@ -275,6 +275,5 @@ func parseResponse(contentType string, data []byte) any {
 func (h *host) recordRequest(r *httpRequest) {
 	line := r.method + " " + h.secrets.string(r.url)
 	h.actions[len(h.actions)-1].Metadata["request"] = line
-	p := &h.phases[len(h.phases)-1]
-	p.lines = slices.Insert(p.lines, 2, "- request: "+codeSpan(line))
+	h.phases[len(h.phases)-1].noteAfterCalls("Request: " + codeSpan(line))
 }

@@ -98,6 +98,7 @@ func TestHTTPBinding(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run = %v", err)
 	}
+	checkSessionLog(t, res)
 	want := request{
 		Method: "POST", Path: "/repos/acme%2Fpay%20ments/pulls", RawQuery: "draft=false",
 		Auth: "Bearer " + token, ContentType: "application/json",

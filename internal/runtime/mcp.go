@@ -27,7 +27,6 @@ import (
 	"io"
 	"net/url"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -284,7 +283,7 @@ func (h *host) recordMCP(b *binding, name string) {
 	}
 	server, tool := b.tool.MCP, mcpToolName(b.pattern, b.tool, name)
 	m := map[string]any{"server": server, "tool": tool}
-	line := "- MCP server " + codeSpan(server) + ", tool " + codeSpan(tool)
+	line := "MCP server " + codeSpan(server) + ", tool " + codeSpan(tool)
 	if s := h.servers[server]; s != nil && s.tools[tool] != nil {
 		ann := annotations(s.tools[tool])
 		m["annotations"] = ann
@@ -297,13 +296,7 @@ func (h *host) recordMCP(b *binding, name string) {
 		line += ": " + strings.Join(hints, ", ")
 	}
 	h.actions[len(h.actions)-1].Metadata["mcp"] = m
-	p := &h.phases[len(h.phases)-1]
-	// After the tool-call line, before the receipt.
-	at := slices.Index(p.lines, "**Tool calls:**") + 2
-	if at < 2 || at > len(p.lines) {
-		at = len(p.lines)
-	}
-	p.lines = slices.Insert(p.lines, at, line)
+	h.phases[len(h.phases)-1].noteAfterCalls(line)
 }
 
 // annotations returns a tool's hints as recorded: every hint, with the

@@ -192,10 +192,11 @@ func testDocsRun(t *testing.T, cfg *Config) {
 	if p := tr.Actions[1].Parameters["path"]; p != "docs/retries.md" {
 		t.Errorf("step 2 path = %v, want step 1's docs/retries.md", p)
 	}
+	checkSessionLog(t, res)
 	session := readFile(t, filepath.Join(res.Dir, SessionFile))
 	for _, line := range []string{
-		"- MCP server `docs`, tool `search`: destructiveHint=true, idempotentHint=true, openWorldHint=false, readOnlyHint=true",
-		"- MCP server `docs`, tool `archive`: destructiveHint=true, idempotentHint=false, openWorldHint=true, readOnlyHint=false",
+		"MCP server `docs`, tool `search`: destructiveHint=true, idempotentHint=true, openWorldHint=false, readOnlyHint=true",
+		"MCP server `docs`, tool `archive`: destructiveHint=true, idempotentHint=false, openWorldHint=true, readOnlyHint=false",
 	} {
 		if !strings.Contains(session, line+"\n") {
 			t.Errorf("session.md lacks %q:\n%s", line, session)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -39,7 +40,11 @@ func (h *host) write() error {
 	if err := os.WriteFile(filepath.Join(dir, TraceFile), data, 0o644); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, SessionFile), []byte(h.session()), 0o644); err != nil {
+	md, err := h.session()
+	if err != nil {
+		return fmt.Errorf("recording run: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, SessionFile), md, 0o644); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
 	if err := h.writeJournal(dir); err != nil {
@@ -138,31 +143,37 @@ func (h *host) trace() (*trace.Trace, error) {
 	}, nil
 }
 
-// session renders session.md in the session log format: frontmatter, then
-// one "##" phase per step with its tool calls and callouts.
-func (h *host) session() string {
+// session renders session.md: a session.Session whose frontmatter is the
+// run's record and whose body is the run's phases, one "##" phase per step
+// with its tool calls and callouts, written by session.Format. The body is
+// read with session.ParseBody, so that session.md is by construction what
+// session.Parse (and so crystallize session resume) reads back; a body
+// the format cannot hold is an error rather than a log resume misreads.
+func (h *host) session() ([]byte, error) {
 	r := h.res
-	var b strings.Builder
 	model := h.model
 	if model == "" {
 		model = "none"
 	}
-	resume := "none"
+	resume := session.NoResumePoint
 	if r.Status != StatusCompleted {
 		resume = "step-" + strconv.Itoa(h.step)
 	}
 	if r.Pending != nil {
 		resume = "step-" + strconv.Itoa(r.Pending.Step)
 	}
-	fmt.Fprintf(&b, "---\ntype: session\nsession_id: %s\nworkflow: %s\nstarted: %s\nended: %s\nstatus: %s\nmodel: %s\ntokens_used: %d\nresume_point: %s\n",
-		r.RunID, h.w.Name, r.Started.UTC().Format(time.RFC3339), r.Ended.UTC().Format(time.RFC3339), r.Status, model, r.TokensUsed, resume)
+	s := &session.Session{Meta: session.Meta{
+		SessionID: r.RunID, Started: r.Started.UTC().Format(time.RFC3339), Ended: r.Ended.UTC().Format(time.RFC3339),
+		Status: string(r.Status), Model: model, TokensUsed: r.TokensUsed, ResumePoint: resume,
+		Extra: []session.Field{{Key: "workflow", Value: session.StringValue(h.w.Name)}},
+	}}
 	if r.DryRun {
-		b.WriteString("dry_run: true\n")
+		s.Meta.Extra = append(s.Meta.Extra, session.Field{Key: "dry_run", Value: "true"})
 	}
 	if r.AllowUnapproved {
-		b.WriteString("allow_unapproved: true\n")
+		s.Meta.Extra = append(s.Meta.Extra, session.Field{Key: "allow_unapproved", Value: "true"})
 	}
-	b.WriteString("---\n\n")
+	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", h.w.Name)
 	fmt.Fprintf(&b, "Run of %s (sha256 %s)", codeSpan(filepath.ToSlash(h.w.File)), h.w.SHA256)
 	if st := h.w.Status(); st != "" {
@@ -184,7 +195,50 @@ func (h *host) session() string {
 	}
 	fmt.Fprintf(&b, "\n---\n\nSteps: %d (%d tool calls, %d model calls, %d approvals); receipts: %d; refusals: %d; status: %s.\n",
 		r.Steps, r.ToolCalls, r.ModelCalls, r.Approvals, len(r.Receipts), len(r.Refusals), r.Status)
-	return b.String()
+	if err := session.ParseBody(SessionFile, b.String(), s); err != nil {
+		return nil, err
+	}
+	s.Meta.ResumePoint = resumePhase(s, resume)
+	return session.Format(s)
+}
+
+// resumePhase is the phase id resume_point names for the run's step
+// reference want ("step-3"): want itself when it finds one phase, else the
+// last phase for that step (a run resumed at a step logs it again, and a
+// fallback logs its own phase for it), else the last phase, where the run
+// stopped. A resume_point that names no phase would make the log
+// unreadable.
+func resumePhase(s *session.Session, want string) string {
+	if want == session.NoResumePoint || s.FindPhase(want) >= 0 {
+		return want
+	}
+	ids := s.PhaseIDs()
+	for i := len(ids) - 1; i >= 0; i-- {
+		if strings.HasPrefix(ids[i], want+"-") {
+			return ids[i]
+		}
+	}
+	if len(ids) == 0 {
+		return session.NoResumePoint
+	}
+	return ids[len(ids)-1]
+}
+
+// noteAfterCalls adds line to p as a paragraph right after its tool call
+// list, before the receipt, or at its end when it has none: a detail of
+// the call (the HTTP request, the MCP server and tool) that the session
+// format's tool call items, a call and its side effects, cannot hold.
+func (p *phase) noteAfterCalls(line string) {
+	at := slices.Index(p.lines, session.ToolCallsMarker)
+	if at < 0 {
+		p.lines = append(p.lines, "", line)
+		return
+	}
+	end := at + 1
+	for end < len(p.lines) && p.lines[end] != "" {
+		end++
+	}
+	p.lines = slices.Insert(p.lines, end, "", line)
 }
 
 // replayRun returns the run's replay_run: its run id and its receipts as

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -66,5 +68,27 @@ def wf(ctx, file):
 	a = readTrace(t, res).Actions[0]
 	if a.Kind != trace.KindToolCall || !cmp.Equal(a.Capabilities, []string{"notes.write"}) || len(a.SideEffects) != 1 || a.SideEffects[0].Target != "journal" {
 		t.Errorf("recorded kind %s, capabilities %v, side effects %+v; want the binding's", a.Kind, a.Capabilities, a.SideEffects)
+	}
+}
+
+// checkSessionLog checks that the run's session.md is what session.Parse
+// reads without a problem, and that writing what it read gives the same
+// bytes: crystallize session resume reads exactly what the run wrote.
+func checkSessionLog(t *testing.T, res *Result) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(res.Dir, SessionFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Parse(SessionFile, data)
+	if err != nil {
+		t.Fatalf("session.md does not parse: %v\n%s", err, data)
+	}
+	again, err := session.Format(s)
+	if err != nil {
+		t.Fatalf("session.md parses but does not write back: %v", err)
+	}
+	if diff := cmp.Diff(string(data), string(again)); diff != "" {
+		t.Errorf("session.md is not in the canonical form session.Write writes (-run +rewritten):\n%s", diff)
 	}
 }

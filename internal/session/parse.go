@@ -53,6 +53,30 @@ func Parse(name string, data []byte) (*Session, error) {
 	return s, p.errs.Err()
 }
 
+// ParseBody reads md, the markdown body of a session log (what follows
+// the frontmatter), into s's Title, Blocks and Phases as Parse reads them,
+// leaving s.Meta alone. A writer that renders its own markdown (the run
+// log crystallize run keeps) fills in the rest of s and writes it with
+// Write, so that what it writes is what Parse reads back. Errors carry
+// name and the line within md, as a trace.ErrorList.
+func ParseBody(name, md string, s *Session) error {
+	p := &parse{file: name}
+	lines := strings.Split(md, "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		if !utf8.ValidString(l) {
+			p.errorf(i+1, "invalid UTF-8")
+			lines[i] = strings.ToValidUTF8(l, "\uFFFD")
+		}
+	}
+	s.Title, s.Blocks, s.Phases = "", nil, nil
+	p.body(s, lines, 0)
+	p.errs.Sort()
+	return p.errs.Err()
+}
+
 // MaxFileBytes bounds a session log ReadFile reads.
 const MaxFileBytes = 16 << 20
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -488,4 +489,15 @@ func (v *validator) prose(path, md string, first, afterCalls, last bool) {
 			}
 		}
 	}
+}
+
+// StringValue is s as a Field.Value: a YAML string, quoted only where a
+// plain scalar would read back as something else (true, 12, a timestamp).
+func StringValue(s string) string {
+	v, err := encodeValue(strNode(s))
+	if err != nil {
+		// A string scalar always encodes; the fallback quotes it.
+		return strconv.Quote(s)
+	}
+	return v
 }
