@@ -23,12 +23,7 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-func newValidateCmd(e *env) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "validate BUNDLE",
-		Short: "Check a crystallization bundle before anyone trusts it",
-		Long: `validate reads a bundle written by "crystallize mine --bundle" and checks
+const validateDoc = `validate reads a bundle written by "crystallize mine --bundle" and checks
 every claim it makes instead of trusting it:
 
   manifest   the schema marker is harn.crystallization.candidate.bundle and
@@ -45,8 +40,15 @@ every claim it makes instead of trusting it:
 
 It lists every problem with a stable code and exits 1 when there is any.
 --json prints {"bundle", "checks": [{"name", "status"}], "problems":
-[{"code", "message", "path"}], "ok"}.`,
-		Args: cobra.ExactArgs(1),
+[{"code", "message", "path"}], "ok"}.`
+
+func newValidateCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "validate BUNDLE",
+		Short: "Check a crystallization bundle before anyone trusts it",
+		Long:  validateDoc,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := bundle.Validate(args[0])
 			if asJSON {
@@ -81,18 +83,20 @@ It lists every problem with a stable code and exits 1 when there is any.
 	return cmd
 }
 
+const shadowDoc = `shadow re-runs the shadow comparison in-process against the bundle's
+redacted fixtures, calling nothing, and exits 1 when the result differs from
+the shadow result recorded in the bundle: use it in CI to prove a bundle
+stays self-consistent across upgrades.
+
+--json prints {"candidate_id", "compared", "pass", "matches", "differences"}.`
+
 func newShadowCmd(e *env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "shadow BUNDLE",
 		Short: "Re-run the shadow comparison on a bundle's fixtures",
-		Long: `shadow re-runs the shadow comparison in-process against the bundle's
-redacted fixtures, calling nothing, and exits 1 when the result differs from
-the shadow result recorded in the bundle: use it in CI to prove a bundle
-stays self-consistent across upgrades.
-
---json prints {"candidate_id", "compared", "pass", "matches", "differences"}.`,
-		Args: cobra.ExactArgs(1),
+		Long:  shadowDoc,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sc, err := bundle.ReplayShadow(args[0])
 			if err != nil {
@@ -119,15 +123,7 @@ stays self-consistent across upgrades.
 	return cmd
 }
 
-func newApproveCmd(e *env) *cobra.Command {
-	var (
-		approver, reason, stateDir string
-		reject, asJSON             bool
-	)
-	cmd := &cobra.Command{
-		Use:   "approve BUNDLE --approver NAME [--reason TEXT] [--reject]",
-		Short: "Record a person's decision on a bundle",
-		Long: `approve records a human decision on a crystallized workflow: who, when,
+const approveDoc = `approve records a human decision on a crystallized workflow: who, when,
 why, for which candidate, and the sha256 of the workflow file approved.
 It appends to promotion.approval_history in candidate.json and turns a
 needs_approval candidate into ready. A blocked candidate cannot be
@@ -145,8 +141,18 @@ into candidate.json by hand is not enough.
 --approver on "crystallize mine" only names who is expected to approve;
 this command is the approval.
 
---json prints the updated promotion block.`,
-		Args: cobra.ExactArgs(1),
+--json prints the updated promotion block.`
+
+func newApproveCmd(e *env) *cobra.Command {
+	var (
+		approver, reason, stateDir string
+		reject, asJSON             bool
+	)
+	cmd := &cobra.Command{
+		Use:   "approve BUNDLE --approver NAME [--reason TEXT] [--reject]",
+		Short: "Record a person's decision on a bundle",
+		Long:  approveDoc,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(approver) == "" {
 				return usagef("--approver is required: the person making the decision")
@@ -185,12 +191,7 @@ this command is the approval.
 	return cmd
 }
 
-func newEvalCmd(e *env) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "eval BUNDLE",
-		Short: "Run a bundle's eval pack",
-		Long: `eval runs the assertions of the bundle's eval pack (harn.eval.toml): the
+const evalDoc = `eval runs the assertions of the bundle's eval pack (harn.eval.toml): the
 crystallization-shadow assertion re-runs the shadow comparison on the
 bundle's fixtures, and assertions of the harness case format (exit_code
 aside: a bundle's eval runs no commands) are checked by the assertion
@@ -200,8 +201,15 @@ Model-judged kinds fail without blocking, since no judge is configured
 here. It exits 1 when any blocking assertion fails, naming them.
 
 --json prints {"assertions": [{"id", "kind", "blocking", "passed",
-"message"}], "passed"}.`,
-		Args: cobra.ExactArgs(1),
+"message"}], "passed"}.`
+
+func newEvalCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "eval BUNDLE",
+		Short: "Run a bundle's eval pack",
+		Long:  evalDoc,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := bundle.Eval(args[0])
 			if err != nil {

@@ -86,6 +86,7 @@ func run(ctx context.Context, e *env, args []string) int {
 // printed one per line after a count, each already prefixed with its file,
 // line and JSON path, so editors and grep can jump to them.
 func printError(w io.Writer, err error) {
+	err = withHints(err)
 	var list trace.ErrorList
 	if errors.As(err, &list) && len(list) > 1 {
 		head := strings.TrimSuffix(err.Error(), list.Error())
@@ -129,12 +130,7 @@ func toolVersion() string {
 	return "devel"
 }
 
-func newRoot(e *env) *cobra.Command {
-	mf := &mineFlags{}
-	root := &cobra.Command{
-		Use:   "crystallize",
-		Short: "Turn repeated agent traces into reviewed, replay-gated workflows",
-		Long: `crystallize reads the traces your agents leave behind, finds the procedures
+const rootDoc = `crystallize reads the traces your agents leave behind, finds the procedures
 they repeat, and writes each one as a readable Starlark workflow with a
 machine-readable report, so the stable part runs on CPU and only the truly
 ambiguous steps still need a model or a person.
@@ -143,7 +139,14 @@ Start with:
   crystallize mine --from traces/ --out workflow.star --report report.json
 
 For compatibility, "crystallize --from DIR --out FILE --report FILE" without
-a subcommand does the same as "crystallize mine".`,
+a subcommand does the same as "crystallize mine".`
+
+func newRoot(e *env) *cobra.Command {
+	mf := &mineFlags{}
+	root := &cobra.Command{
+		Use:           "crystallize",
+		Short:         "Turn repeated agent traces into reviewed, replay-gated workflows",
+		Long:          rootDoc,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,

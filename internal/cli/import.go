@@ -2,21 +2,14 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strings"
 
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/spf13/cobra"
-
-	"github.com/crystallize-dev/crystallize/internal/atomicfile"
-	"github.com/crystallize-dev/crystallize/internal/source"
-	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 const importDoc = `import reads the session logs that coding agents write, and any traces,
@@ -92,29 +85,13 @@ func newImportCmd(e *env) *cobra.Command {
 
 // importSummary is the --json output; its shape is documented in importDoc.
 type importSummary struct {
-	From           string           `json:"from"`
-	Out            string           `json:"out"`
-	Traces         int              `json:"traces"`
-	Formats        []importFormat   `json:"formats"`
-	Files          []importFile     `json:"files"`
-	SkippedSession []importSkipped  `json:"skipped_sessions"`
-	SkippedInvalid []importRejected `json:"skipped_invalid"`
-}
-
-type importFormat struct {
-	Format          string `json:"format"`
-	Sessions        int    `json:"sessions"`
-	Actions         int    `json:"actions"`
-	Observations    int    `json:"observations"`
-	SkippedSessions int    `json:"skipped_sessions"`
-}
-
-type importFile struct {
-	Path    string `json:"path"`
-	TraceID string `json:"trace_id"`
-	Format  string `json:"format"`
-	Source  string `json:"source"`
-	Actions int    `json:"actions"`
+	From           string                    `json:"from"`
+	Out            string                    `json:"out"`
+	Traces         int                       `json:"traces"`
+	Formats        []pipeline.ImportedFormat `json:"formats"`
+	Files          []pipeline.ImportedTrace  `json:"files"`
+	SkippedSession []importSkipped           `json:"skipped_sessions"`
+	SkippedInvalid []importRejected          `json:"skipped_invalid"`
 }
 
 type importSkipped struct {
@@ -147,56 +124,18 @@ func runImport(ctx context.Context, e *env, f *importFlags) error {
 		return err
 	}
 	prog := newProgress(e, !f.asJSON, "reading sessions")
-	res, err := source.Load(ctx, f.from, source.Options{SkipInvalid: f.skipInvalid, Progress: prog.update, Rules: rules})
+	im, err := pipeline.Import(ctx, pipeline.ImportOptions{From: f.from, Out: f.out, SkipInvalid: f.skipInvalid, Rules: rules, Progress: prog.update})
 	prog.done()
 	if err != nil {
-		return fmt.Errorf("reading sessions from %s: %w", f.from, err)
+		return err
 	}
-
-	sum := importSummary{From: f.from, Out: f.out, Traces: len(res.Traces), Files: []importFile{}, SkippedSession: []importSkipped{}, SkippedInvalid: []importRejected{}}
-	formats := map[string]*importFormat{}
-	format := func(name string) *importFormat {
-		if formats[name] == nil {
-			formats[name] = &importFormat{Format: name}
-		}
-		return formats[name]
-	}
-	files := make(map[string][]byte, len(res.Traces))
-	used := map[string]bool{}
-	for _, tr := range res.Traces {
-		agent, _ := tr.Metadata["agent"].(string)
-		if agent == "" {
-			agent = "trace"
-		}
-		name := traceFileName(agent, tr.ID, used)
-		data, err := json.MarshalIndent(tr, "", "  ")
-		if err != nil {
-			return fmt.Errorf("encoding trace %s: %w", tr.ID, err)
-		}
-		path := filepath.Join(f.out, name)
-		files[path] = append(data, '\n')
-		fm := format(agent)
-		fm.Sessions++
-		fm.Actions += len(tr.Actions)
-		for _, a := range tr.Actions {
-			if a.Kind == trace.KindObservation {
-				fm.Observations++
-			}
-		}
-		sum.Files = append(sum.Files, importFile{Path: path, TraceID: tr.ID, Format: agent, Source: filepath.Join(f.from, filepath.FromSlash(tr.Origin.Path)) + lineSuffix(tr.Origin.Line), Actions: len(tr.Actions)})
-	}
-	for _, s := range res.SkippedSessions {
-		format(s.Format).SkippedSessions++
+	sum := importSummary{From: f.from, Out: f.out, Traces: len(im.Traces), Formats: im.Formats, Files: im.Files,
+		SkippedSession: []importSkipped{}, SkippedInvalid: []importRejected{}}
+	for _, s := range im.SkippedSessions {
 		sum.SkippedSession = append(sum.SkippedSession, importSkipped{Path: s.Path, Line: s.Line, Format: s.Format, ID: s.ID, Reason: s.Reason, Message: s.Message})
 	}
-	for _, s := range res.Skipped {
+	for _, s := range im.Skipped {
 		sum.SkippedInvalid = append(sum.SkippedInvalid, importRejected{Path: s.Path, Line: s.Line, Errors: s.Errors})
-	}
-	for _, name := range slices.Sorted(maps.Keys(formats)) {
-		sum.Formats = append(sum.Formats, *formats[name])
-	}
-	if err := atomicfile.WriteAll(files, 0o644); err != nil {
-		return err
 	}
 	if f.asJSON {
 		enc := json.NewEncoder(e.stdout)
@@ -227,41 +166,6 @@ func lineSuffix(line int) string {
 		return fmt.Sprintf(":%d", line)
 	}
 	return ""
-}
-
-// maxNameBytes bounds a trace file name, well under the 255 bytes file
-// systems allow, leaving room for a disambiguating suffix.
-const maxNameBytes = 160
-
-// traceFileName returns the file name of a trace: "<agent>-<id>.json" with
-// every character outside [A-Za-z0-9._-] replaced by "_", so that an id
-// cannot name a directory, escape --out or hide as a dot file. A name
-// shortened to maxNameBytes ends with a hash of the id, and a name already
-// used in this import (two ids that differ only in replaced characters)
-// gets "-2", "-3"…, so that no trace overwrites another.
-func traceFileName(agent, id string, used map[string]bool) string {
-	clean := func(s string) string {
-		return strings.Map(func(r rune) rune {
-			switch {
-			case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
-				return r
-			}
-			return '_'
-		}, s)
-	}
-	base := clean(agent) + "-" + clean(id)
-	if len(base) > maxNameBytes {
-		sum := sha256.Sum256([]byte(id))
-		base = base[:maxNameBytes-17] + "-" + hex.EncodeToString(sum[:8])
-	}
-	name := base + ".json"
-	for n := 2; used[strings.ToLower(name)]; n++ {
-		name = fmt.Sprintf("%s-%d.json", base, n)
-	}
-	// Compared case-blind: on a case-insensitive file system two names
-	// that differ only in case are one file.
-	used[strings.ToLower(name)] = true
-	return name
 }
 
 // inside reports whether dir is sub, or lies below it.

@@ -16,7 +16,6 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/source"
-	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 type ingestFlags struct {
@@ -41,12 +40,7 @@ func (f *ingestFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
 }
 
-func newIngestCmd(e *env) *cobra.Command {
-	f := &ingestFlags{}
-	cmd := &cobra.Command{
-		Use:   "ingest --from DIR --bundle OUT [--shadow] [flags]",
-		Short: "Turn one release-harness run into a reviewed workflow bundle",
-		Long: `ingest reads one release-harness fixture directory (manifest.json with schema
+const ingestDoc = `ingest reads one release-harness fixture directory (manifest.json with schema
 release_harn.crystallization_input.v1 or .v3, an optional release-run.json,
 and the streams deterministic-events.jsonl, agent-events.jsonl and
 tool-observations.jsonl, each optional) and turns it into a review bundle
@@ -93,7 +87,14 @@ usage error.
    "recovery": {"shell_failures", "recovery_runs", "fed_into_agent",
    "failed_steps"}, "shadow": {"candidate_id", "compared", "pass",
    "matches"} (with --shadow), "outputs": {"workflow", "report"},
-   "warnings": [{"code", "message"}]}`,
+   "warnings": [{"code", "message"}]}`
+
+func newIngestCmd(e *env) *cobra.Command {
+	f := &ingestFlags{}
+	cmd := &cobra.Command{
+		Use:     "ingest --from DIR --bundle OUT [--shadow] [flags]",
+		Short:   "Turn one release-harness run into a reviewed workflow bundle",
+		Long:    ingestDoc,
 		Example: `  crystallize ingest --from crystallization-input --bundle bundles/release --shadow`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -124,57 +125,20 @@ func runIngest(ctx context.Context, e *env, f *ingestFlags) error {
 	if err != nil {
 		return err
 	}
-	t, rh, err := source.LoadReleaseHarness(f.from)
-	if err != nil {
-		return fmt.Errorf("reading release-harness fixture %s: %w", f.from, err)
-	}
-	report, err := pipeline.MineTraces(ctx, []*trace.Trace{t}, mine.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt})
-	if err != nil {
-		return err
-	}
-	seg, rec := rh.Segments(), rh.Recovery()
-	report.SegmentSummary = &candidate.SegmentSummary{
-		DeterministicCount: len(seg.SafeToAutomate), AgenticCount: len(seg.RequiresHumanReview),
-		SafeToAutomate: seg.SafeToAutomate, RequiresHumanReview: seg.RequiresHumanReview,
-		PlainLanguage: seg.PlainLanguage,
-	}
-	report.RecoverySummary = &candidate.RecoverySummary{
-		ShellFailuresSeen: rec.ShellFailures, RecoveryAdviceRuns: rec.RecoveryRuns,
-		FailuresFedIntoAgent: rec.FedIntoAgent, FailedSteps: rec.FailedSteps,
-		Representation: rec.Representation,
-	}
-	// An optional file the manifest promised but the directory lacks is
-	// a warning on the report and on each candidate (so the bundle's
-	// manifest carries it too), naming the file.
-	for _, m := range rh.Missing {
-		w := candidate.Problem{Code: source.CodeMissingOptionalFile, Message: m.String(), Path: m.Path}
-		report.Warnings = append(report.Warnings, w)
-		for i := range report.Candidates {
-			report.Candidates[i].Warnings = append(report.Candidates[i].Warnings, w)
-		}
-	}
-	for i := range report.Candidates {
-		addReviewNotes(&report.Candidates[i], t)
-	}
-	for i := range report.RejectedCandidates {
-		addReviewNotes(&report.RejectedCandidates[i], t)
-	}
-	pub, err := pipeline.Publish(ctx, report, []*trace.Trace{t}, nil, pipeline.Outputs{
-		Out: f.out, Report: f.report, Bundle: f.bundle,
-		Codegen:       codegen.Options{PackageName: f.packageName},
-		BundleOptions: bundle.Options{PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion()},
+	in, err := pipeline.Ingest(ctx, pipeline.IngestOptions{
+		From: f.from, Shadow: f.shadow,
+		Mine: mine.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt},
+		Outputs: pipeline.Outputs{
+			Out: f.out, Report: f.report, Bundle: f.bundle,
+			Codegen:       codegen.Options{PackageName: f.packageName},
+			BundleOptions: bundle.Options{PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion()},
+		},
 	})
 	if err != nil {
 		return err
 	}
-	sel, manifest := report.Selected(), pub.Manifest
-	var sc *bundle.ShadowCheck
-	if f.shadow && sel != nil {
-		sc, err = bundle.ReplayShadow(f.bundle)
-		if err != nil {
-			return err
-		}
-	}
+	rh, report, manifest, sc := in.Harness, in.Report, in.Published.Manifest, in.Shadow
+	sel := report.Selected()
 
 	if f.asJSON {
 		err = writeIngestJSON(e.stdout, f, rh, report, manifest, sc)
@@ -192,25 +156,6 @@ func runIngest(ctx context.Context, e *env, f *ingestFlags) error {
 		return exitError{code: exitFailure, err: fmt.Errorf("shadow replay of %s differs from the recorded one: %s", f.bundle, strings.Join(sc.Differences, "; "))}
 	}
 	return nil
-}
-
-// addReviewNotes copies each action's review_notes metadata, which the
-// importer writes for agent-authored, failed and re-run steps and for
-// steps whose side effects are unknown, into the
-// review notes of the candidate step it became. The candidate covers the
-// whole trace, so step i is action i.
-func addReviewNotes(c *candidate.Candidate, t *trace.Trace) {
-	for i := range c.Steps {
-		if i >= len(t.Actions) {
-			return
-		}
-		notes, _ := t.Actions[i].Metadata["review_notes"].([]any)
-		for _, n := range notes {
-			if s, ok := n.(string); ok && s != "" {
-				c.Steps[i].ReviewNotes = append(c.Steps[i].ReviewNotes, s)
-			}
-		}
-	}
 }
 
 func writeIngestSummary(w io.Writer, f *ingestFlags, rh *source.ReleaseHarness, r *candidate.Report, m *bundle.Manifest, sc *bundle.ShadowCheck) {

@@ -79,12 +79,7 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.minConfidence, "promotion-min-confidence", 0.8, "confidence a candidate needs before it can be promoted")
 }
 
-func newMineCmd(e *env) *cobra.Command {
-	f := &mineFlags{}
-	cmd := &cobra.Command{
-		Use:   "mine --from DIR [--out FILE] [--report FILE] [flags]",
-		Short: "Find the procedures agents repeat and write them as workflows",
-		Long: `mine reads every trace under --from, finds every contiguous sequence of two
+const mineDoc = `mine reads every trace under --from, finds every contiguous sequence of two
 or more actions that occurs in at least --min-examples distinct traces, and
 ranks them by supporting traces × length. For each candidate it works out
 which fields vary (parameters), which never do (constants), and which always
@@ -168,7 +163,14 @@ Set SOURCE_DATE_EPOCH to pin generated_at for reproducible output.
    "rejected_candidates":
    [{"id", "name", "codes"}], "excluded_traces": [{"trace_id", "code"}],
    "warnings": [{"code", "message"}], "outputs": {"workflow", "report",
-   "workflows"}}`,
+   "workflows"}}`
+
+func newMineCmd(e *env) *cobra.Command {
+	f := &mineFlags{}
+	cmd := &cobra.Command{
+		Use:   "mine --from DIR [--out FILE] [--report FILE] [flags]",
+		Short: "Find the procedures agents repeat and write them as workflows",
+		Long:  mineDoc,
 		Example: `  crystallize mine --from examples/traces --out workflow.star --report report.json
   crystallize mine --from runs/ --min-examples 5 --out-dir workflows/ --json`,
 		Args: cobra.NoArgs,

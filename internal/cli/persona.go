@@ -45,12 +45,7 @@ func (f *personaFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.asJSON, "json", false, "print the decision as JSON on stdout")
 }
 
-func newPersonaCmd(e *env) *cobra.Command {
-	f := &personaFlags{}
-	cmd := &cobra.Command{
-		Use:   "persona --history FILE --persona NAME [--bundle OUT] [flags]",
-		Short: "Propose a deterministic step for a persona's recurring repair-worker calls",
-		Long: `persona reads a persona's repair-worker history (JSON Lines of records
+const personaDoc = `persona reads a persona's repair-worker history (JSON Lines of records
 {persona, worker, status, validation_errors, bundle, result,
 downstream_action, agent_loop, finished_at}) and decides whether one
 persona's calls of its repair worker recur exactly, so the worker's model
@@ -107,7 +102,14 @@ FILE:LINE: $.path: message.
    "candidate_id", "step", "savings" (candidate savings, with per_run),
    "shadow": {"compared", "passed", "pass"}, "bundle": {"path", "kind",
    "risk_level", "promotion_status", "promotion_reasons"}}
-  where the candidate fields are null unless the decision is proposed.`,
+  where the candidate fields are null unless the decision is proposed.`
+
+func newPersonaCmd(e *env) *cobra.Command {
+	f := &personaFlags{}
+	cmd := &cobra.Command{
+		Use:     "persona --history FILE --persona NAME [--bundle OUT] [flags]",
+		Short:   "Propose a deterministic step for a persona's recurring repair-worker calls",
+		Long:    personaDoc,
 		Example: `  crystallize persona --history examples/persona/history.jsonl --persona merge_captain --bundle bundles/merge-captain`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -17,30 +16,27 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
+const planDoc = `A task plan is a small JSON graph of typed steps (read_fact, search,
+context_pack, agent_loop, sub_agent, workflow_map, verify, human_gate,
+deterministic_command, join, compact) with edges, budgets, capabilities and
+policies. "plan schema" prints its JSON Schema; "plan validate" checks every
+rule with a stable code and JSON path; "plan compile" lowers a valid plan to
+the workflow graph the runtime executes; "plan mermaid" draws it.`
+
 // newPlanCmd is "crystallize plan": the typed task-plan IR.
 func newPlanCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "Validate, compile and render typed task plans",
-		Long: `A task plan is a small JSON graph of typed steps (read_fact, search,
-context_pack, agent_loop, sub_agent, workflow_map, verify, human_gate,
-deterministic_command, join, compact) with edges, budgets, capabilities and
-policies. "plan schema" prints its JSON Schema; "plan validate" checks every
-rule with a stable code and JSON path; "plan compile" lowers a valid plan to
-the workflow graph the runtime executes; "plan mermaid" draws it.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		Long:  planDoc,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newPlanValidateCmd(e), newPlanCompileCmd(e), newPlanMermaidCmd(e), newPlanSchemaCmd(e), newPlanFromBundleCmd(e), newPlanRunCmd(e))
 	return cmd
 }
 
-func newPlanValidateCmd(e *env) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "validate FILE",
-		Short: "Check a task plan and list every problem",
-		Long: `validate checks FILE as a task plan: its shape against the JSON Schema
+const planValidateDoc = `validate checks FILE as a task plan: its shape against the JSON Schema
 ("crystallize plan schema"), then references, the contract of each kind,
 cycles without a branch edge, and every budget (max_nodes 32, max_depth 8,
 max_tool_calls 128, max_model_calls 64 and max_steps 32 unless the plan sets
@@ -53,7 +49,14 @@ errors or FILE cannot be read, 2 on a usage error.
 --json prints {"valid", "schema_version", "errors": [{"code", "path",
 "message"}], "warnings": [...], "graph_stats": {"node_count", "edge_count",
 "reachable_count", "max_depth", "kind_counts"}, "capability_summary",
-"budget_summary", "promotion_summary"}.`,
+"budget_summary", "promotion_summary"}.`
+
+func newPlanValidateCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check a task plan and list every problem",
+		Long:  planValidateDoc,
 		Example: `  crystallize plan validate plan.json
   crystallize plan validate plan.json --json`,
 		Args: cobra.ExactArgs(1),
@@ -80,18 +83,20 @@ errors or FILE cannot be read, 2 on a usage error.
 	return cmd
 }
 
-func newPlanCompileCmd(e *env) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "compile FILE",
-		Short: "Lower a task plan to a workflow graph (JSON)",
-		Long: `compile validates FILE and lowers it to the workflow graph the runtime
+const planCompileDoc = `compile validates FILE and lowers it to the workflow graph the runtime
 executes, as the IR's lowering table says (kind, mode and the metadata
 each kind carries; lowering_overrides merged last; capability and model
 policies; budgets and policies under metadata.task_plan). The graph is
 printed as JSON with sorted keys: the same plan always gives the same bytes.
 
 Warnings are printed on stderr. On an invalid plan it prints the validation
-as JSON (as "plan validate --json" does) and exits 1.`,
+as JSON (as "plan validate --json" does) and exits 1.`
+
+func newPlanCompileCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "compile FILE",
+		Short:   "Lower a task plan to a workflow graph (JSON)",
+		Long:    planCompileDoc,
 		Example: `  crystallize plan compile plan.json > workflow.json`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -109,18 +114,20 @@ as JSON (as "plan validate --json" does) and exits 1.`,
 	return cmd
 }
 
-func newPlanMermaidCmd(e *env) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "mermaid FILE",
-		Short: "Render a task plan as a Mermaid flowchart",
-		Long: `mermaid validates FILE and prints it as a Mermaid "flowchart TD" for review:
+const planMermaidDoc = `mermaid validates FILE and prints it as a Mermaid "flowchart TD" for review:
 nodes in file order, shaped by kind (verify {{ }}, human_gate (( )), join
 ([ ]), deterministic_command [/ /], others [ ]), edges labelled with their
 branch, the entry outlined. Labels are quoted and escaped, so no purpose can
 break the chart.
 
 Warnings are printed on stderr. On an invalid plan it prints the validation
-as JSON and exits 1.`,
+as JSON and exits 1.`
+
+func newPlanMermaidCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "mermaid FILE",
+		Short:   "Render a task plan as a Mermaid flowchart",
+		Long:    planMermaidDoc,
 		Example: `  crystallize plan mermaid plan.json > plan.mmd`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -135,14 +142,16 @@ as JSON and exits 1.`,
 	return cmd
 }
 
+const planSchemaDoc = `schema prints the JSON Schema (draft 2020-12) of a task plan, the same bytes
+as schemas/task-plan.v1.json. The schema checks shape only; "plan validate"
+applies it and every rule it cannot express.`
+
 func newPlanSchemaCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "schema",
 		Short: "Print the task-plan JSON Schema (draft 2020-12)",
-		Long: `schema prints the JSON Schema (draft 2020-12) of a task plan, the same bytes
-as schemas/task-plan.v1.json. The schema checks shape only; "plan validate"
-applies it and every rule it cannot express.`,
-		Args: cobra.NoArgs,
+		Long:  planSchemaDoc,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := e.stdout.Write(plan.Schema())
 			return err
@@ -150,12 +159,7 @@ applies it and every rule it cannot express.`,
 	}
 }
 
-func newPlanFromBundleCmd(e *env) *cobra.Command {
-	var out string
-	cmd := &cobra.Command{
-		Use:   "from-bundle BUNDLE [--out FILE]",
-		Short: "Write a bundle's candidate as a task plan",
-		Long: `from-bundle writes the candidate of the bundle in BUNDLE as a task plan, so
+const planFromBundleDoc = `from-bundle writes the candidate of the bundle in BUNDLE as a task plan, so
 the same candidate can be reviewed as a graph ("plan mermaid") and run
 ("plan run"). Steps are lowered in order: a deterministic step becomes a
 deterministic_command of its tool with args "KEY=VALUE" (a constant as its
@@ -167,7 +171,14 @@ running "crystallize shadow BUNDLE". The parameters are listed under
 "x-crystallize" in the plan. The plan always validates with no errors.
 
 The plan is printed as JSON with sorted keys, or written to --out: the same
-bundle always gives the same bytes.`,
+bundle always gives the same bytes.`
+
+func newPlanFromBundleCmd(e *env) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "from-bundle BUNDLE [--out FILE]",
+		Short: "Write a bundle's candidate as a task plan",
+		Long:  planFromBundleDoc,
 		Example: `  crystallize plan from-bundle bundle > plan.json
   crystallize plan from-bundle bundle --out plan.json && crystallize plan mermaid plan.json`,
 		Args: cobra.ExactArgs(1),
@@ -268,12 +279,7 @@ func writeValidation(w io.Writer, file string, v *plan.Validation) {
 	}
 }
 
-func newPlanRunCmd(e *env) *cobra.Command {
-	f := &runFlags{}
-	cmd := &cobra.Command{
-		Use:   "run FILE [--approve ID]... [--config crystallize.toml] [--dry-run] [--param k=v]...",
-		Short: "Run a task plan on the workflow runtime",
-		Long: `run validates FILE, lowers it to a Starlark workflow and runs that with the
+const planRunDoc = `run validates FILE, lowers it to a Starlark workflow and runs that with the
 runtime of "crystallize run": the same tool bindings (crystallize.toml),
 capability policy, model providers, approvals, receipts, trace.json and
 session.md. The generated workflow is written to
@@ -322,7 +328,14 @@ verify nodes take their pass branch.
 
 Exit status: 0 when the plan completed, 1 when it is invalid, failed or is
 pending, 2 on a usage error. --json prints the summary of "crystallize run
---json"; its output holds each node's output, branch and visit count.`,
+--json"; its output holds each node's output, branch and visit count.`
+
+func newPlanRunCmd(e *env) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run FILE [--approve ID]... [--config crystallize.toml] [--dry-run] [--param k=v]...",
+		Short: "Run a task plan on the workflow runtime",
+		Long:  planRunDoc,
 		Example: `  crystallize plan run plan.json
   crystallize resume 20260101T120000Z-0123456789ab --approve ship
   crystallize plan run plan.json --approve ship --param rev=v1.2.0
@@ -343,10 +356,8 @@ pending, 2 on a usage error. --json prints the summary of "crystallize run
 	return cmd
 }
 
-// runPlan lowers a plan to Starlark and runs it. The workflow is written
-// under the state directory, named by the plan and the hash of its
-// source, rather than to a temporary file: the run's trace and journal
-// name it, so it must outlive the run.
+// runPlan lowers a plan to Starlark, saves it under the state directory
+// (plan.SaveStarlark) and runs it.
 func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 	p, err := parsePlan(e, file)
 	if err != nil {
@@ -364,18 +375,10 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 	if err != nil {
 		return err
 	}
-	src, err := plan.Starlark(p, params)
+	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	star, err := plan.SaveStarlark(p, params, f.stateDir, name)
 	if err != nil {
 		return err
-	}
-	sum := sha256.Sum256(src)
-	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-	star := filepath.Join(f.stateDir, "plans", fmt.Sprintf("%s-%x.star", name, sum[:6]))
-	if err := os.MkdirAll(filepath.Dir(star), 0o755); err != nil {
-		return fmt.Errorf("writing plan workflow: %w", err)
-	}
-	if err := os.WriteFile(star, src, 0o644); err != nil {
-		return fmt.Errorf("writing plan workflow: %w", err)
 	}
 	w, err := runtime.Load(star)
 	if err != nil {
@@ -394,10 +397,10 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 		MaxSteps: f.maxSteps,
 		StateDir: f.stateDir,
 		Log:      e.stderr,
-		OnStart:  live.start,
-		Inbox:    live.inbox,
+		OnStart:  live.Start,
+		Inbox:    live.Inbox,
 	})
-	live.end(res)
+	live.End(res)
 	if res == nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -23,12 +24,7 @@ type resumeFlags struct {
 	reason string
 }
 
-func newResumeCmd(e *env) *cobra.Command {
-	f := &resumeFlags{}
-	cmd := &cobra.Command{
-		Use:   "resume RUN-ID [--approve NAME | --reject NAME]... [--decide OPTION] [flags]",
-		Short: "Continue a run suspended at an approval or a decision",
-		Long: `resume continues the run RUN-ID, suspended in state pending_approval by
+const resumeDoc = `resume continues the run RUN-ID, suspended in state pending_approval by
 crystallize run when it reached an approval boundary nobody had decided. It
 reads <state-dir>/runs/RUN-ID/journal.json, loads the same workflow (it must
 be byte for byte the one that ran) with the same parameters and options, and
@@ -56,7 +52,14 @@ rewritten to cover the whole run.
 Exit status: 0 when the workflow completed, 1 when it failed, was rejected,
 is still pending or cannot be resumed, 2 on a usage error.
 
---json prints the same object as crystallize run --json.`,
+--json prints the same object as crystallize run --json.`
+
+func newResumeCmd(e *env) *cobra.Command {
+	f := &resumeFlags{}
+	cmd := &cobra.Command{
+		Use:   "resume RUN-ID [--approve NAME | --reject NAME]... [--decide OPTION] [flags]",
+		Short: "Continue a run suspended at an approval or a decision",
+		Long:  resumeDoc,
 		Example: `  crystallize resume 20250101T120000Z-0123456789ab --approve merge
   crystallize resume 20250101T120000Z-0123456789ab --reject merge --json
   crystallize resume 20250101T120000Z-0123456789ab --decide JWT`,
@@ -116,11 +119,11 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 		StateDir: f.stateDir,
 		Log:      e.stderr,
 		Decide:   f.decide,
-		OnStart:  live.start,
-		Inbox:    live.inbox,
+		OnStart:  live.Start,
+		Inbox:    live.Inbox,
 	})
-	live.answered(j, res, resumeAnswer(j, f))
-	live.end(res)
+	live.Answered(j, res, resumeAnswer(j, f))
+	live.End(res)
 	if res == nil {
 		return err
 	}
@@ -135,22 +138,14 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 }
 
 // checkDecide refuses, as a usage error, a --decide that does not answer
-// what run j waits for: before anything runs, so that a typo does not
-// fail a run whose earlier steps had side effects.
+// what run j waits for (runtime.Journal.CheckDecision).
 func checkDecide(j *runtime.Journal, decide string) error {
-	p := j.Pending
-	if decide == "" {
-		return nil
-	}
-	if p == nil || p.Kind != runtime.PendingDecision {
-		what := "nothing"
-		if p != nil {
-			what = "approval of boundary " + p.Boundary
+	var de *runtime.DecisionError
+	if err := j.CheckDecision(decide); errors.As(err, &de) {
+		if de.Waiting != "" {
+			return usagef("--decide %q: run %s waits for %s, not for a decision", de.Decide, de.RunID, de.Waiting)
 		}
-		return usagef("--decide %q: run %s waits for %s, not for a decision", decide, j.RunID, what)
-	}
-	if !slices.Contains(p.Options, decide) {
-		return usagef("--decide %q: not an option of decision %s (options: %s)", decide, p.Boundary, strings.Join(p.Options, ", "))
+		return usagef("--decide %q: not an option of decision %s (options: %s)", de.Decide, de.Decision, strings.Join(de.Options, ", "))
 	}
 	return nil
 }

@@ -36,12 +36,7 @@ type runFlags struct {
 	fallback        string
 }
 
-func newRunCmd(e *env) *cobra.Command {
-	f := &runFlags{}
-	cmd := &cobra.Command{
-		Use:   "run TARGET [--param k=v]... [--params FILE.json] [--dry-run] [--approve NAME]... [--verify] [flags]",
-		Short: "Run a crystallized workflow",
-		Long: `run loads the workflow TARGET (a bundle directory or a .star file), checks that
+const runDoc = `run loads the workflow TARGET (a bundle directory or a .star file), checks that
 every parameter is given and every tool it calls is bound, and calls the
 workflow function with a ctx host object. Tools are bound in crystallize.toml
 (--config, default ./crystallize.toml when it exists): command templates run
@@ -145,7 +140,14 @@ capabilities needed), "missing_grants", "undeclared", "option_positions"
 ([{"tool", "binding", "index", "element", "parameter"}], the command
 template elements where a parameter could be read as an option: a value
 starting with "-" is refused there unless the binding lists it in
-allow_options or the element follows a literal "--")}.`,
+allow_options or the element follows a literal "--")}.`
+
+func newRunCmd(e *env) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run TARGET [--param k=v]... [--params FILE.json] [--dry-run] [--approve NAME]... [--verify] [flags]",
+		Short: "Run a crystallized workflow",
+		Long:  runDoc,
 		Example: `  crystallize run bump.star --param branch=deps/x --param module=golang.org/x/net \
       --param version=v0.33.0 --param message='bump x/net' --param title='Bump x/net'
   crystallize run bundle/ --params params.json --dry-run --json
@@ -208,11 +210,11 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 		MaxSteps:        f.maxSteps,
 		StateDir:        f.stateDir,
 		Log:             e.stderr,
-		OnStart:         live.start,
-		Inbox:           live.inbox,
+		OnStart:         live.Start,
+		Inbox:           live.Inbox,
 		Fallback:        f.fallback,
 	})
-	live.end(res)
+	live.End(res)
 	var pe *runtime.ParamError
 	if errors.As(err, &pe) {
 		return usageError{err}

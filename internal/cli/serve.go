@@ -16,11 +16,13 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/serve"
 )
 
+const serveDoc = "serve hands approved workflows back to agents, so they call the workflow instead of repeating its steps."
+
 func newServeCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve approved workflows to agents",
-		Long:  "serve hands approved workflows back to agents, so they call the workflow instead of repeating its steps.",
+		Long:  serveDoc,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usagef("serve needs a subcommand: crystallize serve mcp")
@@ -208,6 +210,6 @@ func writeServeList(e *env, entries []serve.Entry, asJSON bool) error {
 func serveRegistry(e *env, stateDir string) func(string) serve.Registration {
 	return func(workflow string) serve.Registration {
 		l := newLive(e, stateDir, registry.TypeAgent, workflow)
-		return serve.Registration{OnStart: l.start, Inbox: l.inbox, End: l.end}
+		return serve.Registration{OnStart: l.Start, Inbox: l.Inbox, End: l.End}
 	}
 }

@@ -25,19 +25,21 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
+const sessionDoc = `session works on session logs: markdown files with YAML frontmatter
+(type: session, session_id, status, resume_point, …), one "## Phase @agent
+#channel" heading per resumable phase, "**Tool calls:**" lists and callouts
+such as [!decision], [!error], [!user] and [!subagent]. crystallize run
+writes one for every run, as <state-dir>/runs/<run-id>/session.md.`
+
 // newSessionCmd is "crystallize session": session logs, the markdown
 // record of an agent session.
 func newSessionCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "session",
 		Short: "Check and resume session logs (markdown records of agent sessions)",
-		Long: `session works on session logs: markdown files with YAML frontmatter
-(type: session, session_id, status, resume_point, …), one "## Phase @agent
-#channel" heading per resumable phase, "**Tool calls:**" lists and callouts
-such as [!decision], [!error], [!user] and [!subagent]. crystallize run
-writes one for every run, as <state-dir>/runs/<run-id>/session.md.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		Long:  sessionDoc,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newSessionLintCmd(e), newSessionResumeCmd(e), newSessionCodifyCmd(e), newSessionLearnCmd(e))
 	cmd.AddCommand(newSessionIndexCmd(e), newSessionListCmd(e), newSessionSearchCmd(e), newSessionInboxCmd(e))
@@ -60,12 +62,7 @@ type lintProblem struct {
 	Message string `json:"message"`
 }
 
-func newSessionLintCmd(e *env) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "lint FILE...",
-		Short: "Report every problem in session logs",
-		Long: `lint parses each session log and reports every problem it finds, one per
+const sessionLintDoc = `lint parses each session log and reports every problem it finds, one per
 line as FILE:LINE: message on stderr: frontmatter that is missing or not
 YAML, a missing session_id or status, a status or task status outside its
 values, a time that is not RFC 3339, a resume_point that names no phase, a
@@ -77,8 +74,15 @@ so on. It prints nothing when every file is clean.
 stdout, one entry per FILE in the order given, problems sorted by line.
 
 Exit status: 0 when every file is clean, 1 when any has a problem or cannot
-be read, 2 on a usage error.`,
-		Args: cobra.MinimumNArgs(1),
+be read, 2 on a usage error.`
+
+func newSessionLintCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "lint FILE...",
+		Short: "Report every problem in session logs",
+		Long:  sessionLintDoc,
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var all trace.ErrorList
 			report := lintReport{Files: []lintFile{}}
@@ -135,13 +139,7 @@ func lintFileProblems(name string) (trace.ErrorList, error) {
 	return list, nil
 }
 
-func newSessionResumeCmd(e *env) *cobra.Command {
-	var phase string
-	rf := &resumeFlags{}
-	cmd := &cobra.Command{
-		Use:   "resume FILE [--phase ID] [--approve NAME | --reject NAME]... [--json]",
-		Short: "Resume a session from its log, or continue a suspended workflow run",
-		Long: `resume reads a session log and prints the context an agent needs to
+const sessionResumeDoc = `resume reads a session log and prints the context an agent needs to
 continue it: the objective, the completed phases with their tool calls, the
 phase to resume at, the decisions, the errors and what handled each (the
 next tool call, decision or user intervention after it), the user
@@ -188,7 +186,15 @@ Exit status: 0 on success (for a run: it completed), 1 when the log has
 problems (see session lint) or cannot be read, or the run failed, was
 rejected, is still pending or has nothing to resume, 2 on a usage error,
 including a --phase that names no phase, --phase for a run it continues,
-and --approve or --reject for a log that is not a suspended run's.`,
+and --approve or --reject for a log that is not a suspended run's.`
+
+func newSessionResumeCmd(e *env) *cobra.Command {
+	var phase string
+	rf := &resumeFlags{}
+	cmd := &cobra.Command{
+		Use:   "resume FILE [--phase ID] [--approve NAME | --reject NAME]... [--json]",
+		Short: "Resume a session from its log, or continue a suspended workflow run",
+		Long:  sessionResumeDoc,
 		Example: `  crystallize session resume sessions/2026-01-12-release-notes.md --phase phase-2
   crystallize session resume .crystallize/runs/20250101T120000Z-0123456789ab/session.md --approve merge`,
 		Args: cobra.ExactArgs(1),
@@ -280,12 +286,7 @@ type codifyFlags struct {
 	asJSON       bool
 }
 
-func newSessionCodifyCmd(e *env) *cobra.Command {
-	f := &codifyFlags{}
-	cmd := &cobra.Command{
-		Use:   "codify FILE... --out WORKFLOW.star [--report FILE] [--bundle DIR] [--interactive] [--refine] [--json]",
-		Short: "Turn session logs into a workflow",
-		Long: `codify turns session logs into a Starlark workflow. Each session becomes a
+const sessionCodifyDoc = `codify turns session logs into a Starlark workflow. Each session becomes a
 trace: one action per tool call, with the phase and its callouts kept as
 metadata; a [!user] intervention makes the next tool call an approval
 boundary, and the tool call after an [!error] is a recovery, a fuzzy step
@@ -337,8 +338,15 @@ Set SOURCE_DATE_EPOCH to pin generated_at for reproducible output.
 Exit status: 0 when a safe candidate was written, 1 when none was (the
 report and a workflow saying so are still written), on error, when the
 review was stopped or the refinement refused, 2 on a usage error,
-including --interactive without a terminal and --refine without a model.`,
-		Args: cobra.MinimumNArgs(1),
+including --interactive without a terminal and --refine without a model.`
+
+func newSessionCodifyCmd(e *env) *cobra.Command {
+	f := &codifyFlags{}
+	cmd := &cobra.Command{
+		Use:   "codify FILE... --out WORKFLOW.star [--report FILE] [--bundle DIR] [--interactive] [--refine] [--json]",
+		Short: "Turn session logs into a workflow",
+		Long:  sessionCodifyDoc,
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var answers io.Reader
 			if f.interactive {
@@ -456,12 +464,7 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 	return nil
 }
 
-func newSessionLearnCmd(e *env) *cobra.Command {
-	var typ, out string
-	cmd := &cobra.Command{
-		Use:   "learn FILE... --type puzzle [--out FILE.jsonl]",
-		Short: "Extract learning cases from session logs",
-		Long: `learn extracts learning cases from session logs, for prompt examples or
+const sessionLearnDoc = `learn extracts learning cases from session logs, for prompt examples or
 fine-tuning data: one per [!error] callout (kind "failure") and one per
 [!user] callout after a tool call in its phase (kind "correction"). Each
 case holds its context (the objective, the phases before, the decisions so
@@ -481,8 +484,15 @@ documents the object: {"schema": "crystallize.learning-case.v1", "type",
 fix out) is the only one.
 
 Exit status: 0 on success, 1 when a log has problems (see session lint) or
-cannot be read, 2 on a usage error.`,
-		Args: cobra.MinimumNArgs(1),
+cannot be read, 2 on a usage error.`
+
+func newSessionLearnCmd(e *env) *cobra.Command {
+	var typ, out string
+	cmd := &cobra.Command{
+		Use:   "learn FILE... --type puzzle [--out FILE.jsonl]",
+		Short: "Extract learning cases from session logs",
+		Long:  sessionLearnDoc,
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if typ != session.CaseTypePuzzle {
 				return usagef("--type %q: want %s", typ, session.CaseTypePuzzle)
@@ -518,14 +528,7 @@ cannot be read, 2 on a usage error.`,
 	return cmd
 }
 
-func newSessionSplitCmd(e *env) *cobra.Command {
-	var maxTokens int
-	var routeFile string
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "split FILE --max-tokens N [--route FILE.toml] [--json]",
-		Short: "Split a session into phase groups for delegation, each with a model tier",
-		Long: `split plans token-aware delegation of a session: it estimates the tokens
+const sessionSplitDoc = `split plans token-aware delegation of a session: it estimates the tokens
 of each phase, groups consecutive phases so that each group holds at most
 --max-tokens, and routes each group to a model tier.
 
@@ -562,8 +565,17 @@ ids], "tokens", "tier", "model"?, "reasons": ["PHASE: why → tier" or
 "routine"], "over_limit"}]}.
 
 Exit status: 0 on success, 1 when the log or the route file has problems
-or cannot be read, 2 on a usage error.`,
-		Args: cobra.ExactArgs(1),
+or cannot be read, 2 on a usage error.`
+
+func newSessionSplitCmd(e *env) *cobra.Command {
+	var maxTokens int
+	var routeFile string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "split FILE --max-tokens N [--route FILE.toml] [--json]",
+		Short: "Split a session into phase groups for delegation, each with a model tier",
+		Long:  sessionSplitDoc,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if maxTokens <= 0 {
 				return usagef("--max-tokens must be a positive number of tokens")

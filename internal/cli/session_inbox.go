@@ -54,13 +54,7 @@ func parseItem(s string) (int64, error) {
 	return n, nil
 }
 
-func newSessionInboxAnswerCmd(e *env, db *string) *cobra.Command {
-	var a registry.Answer
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "answer ITEM (--decide OPTION | --approve | --reject | --dismiss) [--reason TEXT]",
-		Short: "Answer an inbox item, resuming the run that asked",
-		Long: `answer answers the inbox item ITEM (its id, as session inbox prints it)
+const sessionInboxAnswerDoc = `answer answers the inbox item ITEM (its id, as session inbox prints it)
 and resumes the run that asked, as crystallize resume would:
 
   a [!decision_needed] item takes --decide OPTION, one of its options
@@ -78,7 +72,15 @@ that asked; the run's output is printed as crystallize resume prints it
 
 Exit status: as crystallize resume: 0 when the run completed (or the
 item was dismissed), 1 when it failed, was rejected or waits again, 2 on
-a usage error.`,
+a usage error.`
+
+func newSessionInboxAnswerCmd(e *env, db *string) *cobra.Command {
+	var a registry.Answer
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "answer ITEM (--decide OPTION | --approve | --reject | --dismiss) [--reason TEXT]",
+		Short: "Answer an inbox item, resuming the run that asked",
+		Long:  sessionInboxAnswerDoc,
 		Example: `  crystallize session inbox answer 3 --decide JWT
   crystallize session inbox answer 4 --reject --reason "not before the freeze"`,
 		Args: cobra.ExactArgs(1),
@@ -134,18 +136,20 @@ a usage error.`,
 	return cmd
 }
 
-func newSessionInboxPurgeCmd(e *env, db *string) *cobra.Command {
-	return &cobra.Command{
-		Use:   "purge SESSION",
-		Short: "Remove a session's answered inbox items",
-		Long: `purge deletes the answered inbox items of SESSION (a session id, or a
+const sessionInboxPurgeDoc = `purge deletes the answered inbox items of SESSION (a session id, or a
 number of crystallize sessions --all) and prints how many it deleted.
 Unanswered items stay, and so does the session's log, which keeps every
 callout: the inbox is a view, the log the history.
 
 Exit status: 0 on success, 1 when there is no such session or on error,
-2 on a usage error.`,
-		Args: cobra.ExactArgs(1),
+2 on a usage error.`
+
+func newSessionInboxPurgeCmd(e *env, db *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "purge SESSION",
+		Short: "Remove a session's answered inbox items",
+		Long:  sessionInboxPurgeDoc,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			d, err := openIndex(ctx, *db)

@@ -24,13 +24,7 @@ func openIndex(ctx context.Context, path string) (*store.DB, error) {
 	return store.Open(ctx, path)
 }
 
-func newSessionIndexCmd(e *env) *cobra.Command {
-	var db string
-	var asTOON, asJSON bool
-	cmd := &cobra.Command{
-		Use:   "index DIR [--db FILE] [--toon | --json]",
-		Short: "Index the session logs under a directory",
-		Long: `index keeps a derived index of the session logs (*.md) under DIR, in the
+const sessionIndexDoc = `index keeps a derived index of the session logs (*.md) under DIR, in the
 embedded SQLite database --db (default ` + store.DefaultPath + `), for
 session list, search and inbox. Paths are recorded relative to DIR.
 
@@ -48,8 +42,16 @@ counts as {"added", "updated", "unchanged", "removed", "failed",
 "problems"} (problems: the FILE:LINE: message lines, [] when none).
 
 Exit status: 0 on success, 1 when a file has problems (the rest is still
-indexed) or on error, 2 on a usage error.`,
-		Args: cobra.ExactArgs(1),
+indexed) or on error, 2 on a usage error.`
+
+func newSessionIndexCmd(e *env) *cobra.Command {
+	var db string
+	var asTOON, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "index DIR [--db FILE] [--toon | --json]",
+		Short: "Index the session logs under a directory",
+		Long:  sessionIndexDoc,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asTOON && asJSON {
 				return usagef("--toon and --json are two formats for the output; pass one")
@@ -108,13 +110,7 @@ indexed) or on error, 2 on a usage error.`,
 	return cmd
 }
 
-func newSessionListCmd(e *env) *cobra.Command {
-	var db string
-	var asJSON, asTOON bool
-	cmd := &cobra.Command{
-		Use:   "list [--db FILE] [--json|--toon]",
-		Short: "List the indexed sessions",
-		Long: `list prints the sessions in the index (see session index), newest first
+const sessionListDoc = `list prints the sessions in the index (see session index), newest first
 (by started, then path): one line each with the session id, status,
 start time, path and title.
 
@@ -122,8 +118,16 @@ start time, path and title.
 "session_id", "status", "started", "ended", "model", "tokens", "title"};
 --toon prints the TOON of session index --toon.
 
-Exit status: 0 on success, 1 on error, 2 on a usage error.`,
-		Args: cobra.NoArgs,
+Exit status: 0 on success, 1 on error, 2 on a usage error.`
+
+func newSessionListCmd(e *env) *cobra.Command {
+	var db string
+	var asJSON, asTOON bool
+	cmd := &cobra.Command{
+		Use:   "list [--db FILE] [--json|--toon]",
+		Short: "List the indexed sessions",
+		Long:  sessionListDoc,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && asTOON {
 				return usagef("--json and --toon exclude each other")
@@ -175,21 +179,23 @@ func dash(s string) string {
 	return s
 }
 
-func newSessionSearchCmd(e *env) *cobra.Command {
-	var db string
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "search QUERY [--db FILE] [--json]",
-		Short: "Find indexed sessions by text",
-		Long: `search prints the indexed sessions whose session id or title, or the title
+const sessionSearchDoc = `search prints the indexed sessions whose session id or title, or the title
 or body of one of whose callouts, contains QUERY, ignoring ASCII case;
 newest first, as session list prints them.
 
 --json prints them as session list --json does.
 
 Exit status: 0 on success, even when nothing matches; 1 on error, 2 on a
-usage error.`,
-		Args: cobra.ExactArgs(1),
+usage error.`
+
+func newSessionSearchCmd(e *env) *cobra.Command {
+	var db string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "search QUERY [--db FILE] [--json]",
+		Short: "Find indexed sessions by text",
+		Long:  sessionSearchDoc,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			d, err := openIndex(ctx, db)
@@ -234,13 +240,7 @@ type inboxItem struct {
 	Reason   string   `json:"reason,omitempty"`
 }
 
-func newSessionInboxCmd(e *env) *cobra.Command {
-	var db string
-	var asJSON, all bool
-	cmd := &cobra.Command{
-		Use:   "inbox [--db FILE] [--json] [--all]",
-		Short: "Gather what sessions ask or tell a person",
-		Long: `inbox prints what sessions ask or tell a person, in two parts.
+var sessionInboxDoc = `inbox prints what sessions ask or tell a person, in two parts.
 
 First the unanswered items the runs of the registry posted (crystallize
 sessions; the registry lives in the same database): the decisions,
@@ -263,8 +263,16 @@ preamble), [!type] and the callout's title.
 fields left out), then the callouts as {"session_id", "path", "started",
 "phase", "type", "title", "body"}.
 
-Exit status: 0 on success, 1 on error, 2 on a usage error.`,
-		Args: cobra.NoArgs,
+Exit status: 0 on success, 1 on error, 2 on a usage error.`
+
+func newSessionInboxCmd(e *env) *cobra.Command {
+	var db string
+	var asJSON, all bool
+	cmd := &cobra.Command{
+		Use:   "inbox [--db FILE] [--json] [--all]",
+		Short: "Gather what sessions ask or tell a person",
+		Long:  sessionInboxDoc,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			d, err := openIndex(ctx, db)

@@ -24,24 +24,6 @@ import (
 // it stays the answer for a run that failed or was cancelled; a run that
 // completed or was rejected has nothing left to resume.
 
-// runRecord reports whether s, read from name, is the session log of a
-// workflow run: its frontmatter has workflow:, and name is
-// <state-dir>/runs/<session_id>/session.md. It returns the run id and the
-// state directory.
-func runRecord(name string, s *session.Session) (runID, stateDir string, ok bool) {
-	workflow := false
-	for _, f := range s.Meta.Extra {
-		workflow = workflow || f.Key == "workflow"
-	}
-	runDir := filepath.Dir(filepath.Clean(name))
-	runs := filepath.Dir(runDir)
-	id := s.Meta.SessionID
-	if !workflow || filepath.Base(name) != "session.md" || filepath.Base(runDir) != id || filepath.Base(runs) != "runs" {
-		return "", "", false
-	}
-	return id, filepath.Dir(runs), true
-}
-
 // resumeRun continues the run whose session log s, read from name, is,
 // when it is one that can be continued or has ended for good. handled is
 // false when the log is to be answered with a context pack instead: it is
@@ -50,7 +32,7 @@ func runRecord(name string, s *session.Session) (runID, stateDir string, ok bool
 // its --phase, which only a context pack can honour.
 func resumeRun(cmd *cobra.Command, e *env, f *resumeFlags, name string, s *session.Session, phase string) (handled bool, err error) {
 	decided := len(f.approve)+len(f.reject) > 0
-	id, stateDir, ok := runRecord(name, s)
+	id, stateDir, ok := runtime.RunRecord(name, s)
 	if !ok {
 		if decided {
 			return true, usagef("--approve and --reject decide the approval a crystallize run waits for; %s is not the session.md of a run (<state-dir>/runs/<run-id>/session.md)", name)

@@ -20,108 +20,12 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
-// liveRun is a run's entry in the registry of its state directory, kept
-// for as long as the command runs it. It registers when the runtime
-// starts the run (runtime.Options.OnStart), not before: a run refused
-// before its first step records nothing, not even a registry row or a
-// state directory. Registration is best effort: a registry that cannot
-// be written (a read-only state directory, a database locked past the
-// busy timeout) is reported on stderr and the run goes on, since refusing
-// to do the work because it cannot be shown would be worse.
-type liveRun struct {
-	e                   *env
-	stateDir, typ, name string
-	db                  *store.DB
-	h                   *registry.Handle
-	id                  string
-}
-
-// newLive prepares the registration of a run of the given agent type and
-// name in the registry of stateDir; its start method is the run's
-// OnStart.
-func newLive(e *env, stateDir, agentType, name string) *liveRun {
-	return &liveRun{e: e, stateDir: stateDir, typ: agentType, name: name}
-}
-
-// start registers run id.
-func (l *liveRun) start(id string) {
-	l.id = id
-	ctx := context.Background()
-	db, err := store.Open(ctx, registry.Path(l.stateDir))
-	if err != nil {
-		fmt.Fprintf(l.e.stderr, "crystallize: registry: %v\n", err)
-		return
-	}
-	h, err := registry.Register(ctx, db, registry.Start{ID: id, StateDir: l.stateDir, AgentType: l.typ, Name: l.name}, registry.Options{})
-	if err != nil {
-		db.Close()
-		fmt.Fprintf(l.e.stderr, "crystallize: registry: %v\n", err)
-		return
-	}
-	l.db, l.h = db, h
-}
-
-// inbox stores a message of the agent API in the inbox; it is
-// runtime.Options.Inbox.
-func (l *liveRun) inbox(m runtime.Message) {
-	if l.db == nil {
-		return
-	}
-	_, err := registry.Post(context.Background(), l.db, store.InboxItem{
-		SessionID: l.id, Type: m.Type, Step: m.Step, Boundary: m.Boundary, Text: m.Text, Options: m.Options,
-	}, registry.Options{})
-	if err != nil {
-		fmt.Fprintf(l.e.stderr, "crystallize: registry: %v\n", err)
-	}
-}
-
-// end records how the run ended. A run suspended at a plain ctx.approve
-// has not told the inbox (only the agent API does); its pending approval
-// is posted here, so that every run waiting for a person is in the inbox.
-func (l *liveRun) end(res *runtime.Result) {
-	if l.db == nil {
-		return // never started, or not registered
-	}
-	defer l.db.Close()
-	ctx := context.Background()
-	if res == nil {
-		res = &runtime.Result{Status: runtime.StatusFailed}
-	}
-	status := registry.StatusFailed
-	switch res.Status {
-	case runtime.StatusCompleted:
-		status = registry.StatusCompleted
-	case runtime.StatusCancelled:
-		status = registry.StatusCancelled
-	case runtime.StatusRejected:
-		status = registry.StatusRejected
-	case runtime.StatusPendingApproval:
-		status = registry.StatusPending
-	}
-	if p := res.Pending; p != nil && p.Kind == "" {
-		text := p.Prompt
-		if text == "" {
-			text = "Approve " + p.Boundary
-		}
-		l.inbox(runtime.Message{Type: runtime.MessageApprovalRequired, Step: p.Step, Boundary: p.Boundary, Text: text})
-	}
-	if err := l.h.End(ctx, status); err != nil {
-		fmt.Fprintf(l.e.stderr, "crystallize: registry: %v\n", err)
-	}
-}
-
-// answered marks the inbox items of the run's pending step answered when
-// the resumed run got past that step.
-func (l *liveRun) answered(j *runtime.Journal, res *runtime.Result, a registry.Answer) {
-	if l.db == nil || res == nil || j.Pending == nil {
-		return
-	}
-	if res.Pending != nil && res.Pending.Step == j.Pending.Step {
-		return // still waiting there
-	}
-	if err := registry.MarkAnswered(context.Background(), l.db, l.id, j.Pending.Step, a, registry.Options{}); err != nil {
-		fmt.Fprintf(l.e.stderr, "crystallize: registry: %v\n", err)
-	}
+// newLive prepares the registration of a run in the registry of
+// stateDir (registry.Live), reporting what cannot be recorded on stderr.
+func newLive(e *env, stateDir, agentType, name string) *registry.Live {
+	return registry.NewLive(stateDir, agentType, name, func(err error) {
+		fmt.Fprintf(e.stderr, "crystallize: registry: %v\n", err)
+	})
 }
 
 // openRegistry opens the registry of stateDir for reading. ok is false,
@@ -249,13 +153,7 @@ func writeLive(w io.Writer, list []registry.Entry) error {
 // session sessions show printed last, for --next and --prev.
 const lastShown = "sessions.last"
 
-func newSessionsShowCmd(e *env, stateDir *string) *cobra.Command {
-	var all, next, prev bool
-	var lines int
-	cmd := &cobra.Command{
-		Use:   "show (N|ID | --next | --prev) [--all] [--lines N]",
-		Short: "Show a session's log tail and pending inbox items",
-		Long: `show prints one session of the registry: a header line (number, state,
+const sessionsShowDoc = `show prints one session of the registry: a header line (number, state,
 name, session id, workspace), the last --lines lines (default 20) of its
 session log (<state-dir>/runs/<id>/session.md, written when the run ends
 or suspends), and its unanswered inbox items, newest first, as session
@@ -269,8 +167,16 @@ around the listing; with none shown yet, or the last one gone from the
 listing, --next starts at the first and --prev at the last.
 
 Exit status: 0 on success, 1 when there is no such session or on error,
-2 on a usage error.`,
-		Args: cobra.MaximumNArgs(1),
+2 on a usage error.`
+
+func newSessionsShowCmd(e *env, stateDir *string) *cobra.Command {
+	var all, next, prev bool
+	var lines int
+	cmd := &cobra.Command{
+		Use:   "show (N|ID | --next | --prev) [--all] [--lines N]",
+		Short: "Show a session's log tail and pending inbox items",
+		Long:  sessionsShowDoc,
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if lines < 0 {
 				return usagef("--lines %d: want a count of lines, 0 or more", lines)
@@ -360,12 +266,7 @@ func tail(s string, n int) []string {
 	return l
 }
 
-func newSessionsPruneCmd(e *env, stateDir *string) *cobra.Command {
-	var finished, asJSON bool
-	cmd := &cobra.Command{
-		Use:   "prune [--finished] [--json]",
-		Short: "Remove stale sessions from the registry",
-		Long: `prune removes the stale sessions from the registry (those registered as
+const sessionsPruneDoc = `prune removes the stale sessions from the registry (those registered as
 running whose process is gone or whose heartbeat stopped) with their
 inbox items, and prints one line per session removed, as sessions does.
 --finished removes the ended sessions too (completed, failed, rejected,
@@ -374,8 +275,15 @@ Session logs and run records are not touched.
 
 --json prints the removed sessions as sessions --json does.
 
-Exit status: 0 on success, 1 on error, 2 on a usage error.`,
-		Args: cobra.NoArgs,
+Exit status: 0 on success, 1 on error, 2 on a usage error.`
+
+func newSessionsPruneCmd(e *env, stateDir *string) *cobra.Command {
+	var finished, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "prune [--finished] [--json]",
+		Short: "Remove stale sessions from the registry",
+		Long:  sessionsPruneDoc,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			db, ok, err := openRegistry(ctx, *stateDir)

@@ -16,13 +16,7 @@ type statusJSON struct {
 	Line     string        `json:"line"`
 }
 
-func newStatusCmd(e *env) *cobra.Command {
-	var stateDir string
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "status [--json] [--state-dir DIR]",
-		Short: "Print one status line: active sessions and the inbox count",
-		Long: `status prints one line for a shell prompt or a tmux status bar: the
+var statusDoc = `status prints one line for a shell prompt or a tmux status bar: the
 active sessions of the state directory's registry, numbered as
 crystallize sessions numbers them, with their state, then the number of
 unanswered inbox items:
@@ -38,7 +32,15 @@ sessions registered.
 --json prints {"sessions": [...], "inbox": N, "line": "..."}, each
 session as sessions --json prints it.
 
-Exit status: 0 on success, 1 on error, 2 on a usage error.`,
+Exit status: 0 on success, 1 on error, 2 on a usage error.`
+
+func newStatusCmd(e *env) *cobra.Command {
+	var stateDir string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [--json] [--state-dir DIR]",
+		Short: "Print one status line: active sessions and the inbox count",
+		Long:  statusDoc,
 		Example: `  PS1='$(crystallize status 2>/dev/null) \$ '
   set -g status-right '#(crystallize status)'`,
 		Args: cobra.NoArgs,

@@ -215,15 +215,17 @@ func newSynthCapsuleExecCmd() *cobra.Command {
 	}
 }
 
+const synthCheckDoc = `check reads EXPERIMENT strictly (unknown keys and wrong types are errors
+naming the file, line and key path), and parses its code and transforms,
+checking every load() against spec.allowed_imports. It runs nothing.
+Exit status 2 when the experiment is malformed, 1 when its code is refused.`
+
 func newSynthCheckCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "check EXPERIMENT",
 		Short: "Check an experiment.toml and its code without running anything",
-		Long: `check reads EXPERIMENT strictly (unknown keys and wrong types are errors
-naming the file, line and key path), and parses its code and transforms,
-checking every load() against spec.allowed_imports. It runs nothing.
-Exit status 2 when the experiment is malformed, 1 when its code is refused.`,
-		Args: cobra.ExactArgs(1),
+		Long:  synthCheckDoc,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			x, err := synth.LoadExperiment(args[0])
 			if err != nil {
@@ -238,13 +240,7 @@ Exit status 2 when the experiment is malformed, 1 when its code is refused.`,
 	}
 }
 
-func newSynthDeriveCmd(e *env) *cobra.Command {
-	var target string
-	var asJSON, all bool
-	cmd := &cobra.Command{
-		Use:   "derive (--target NAME | --all) [FILE]",
-		Short: "Find an expression that derives one parameter from the others",
-		Long: `derive reads examples, a JSON list of objects of string values (FILE, or
+const synthDeriveDoc = `derive reads examples, a JSON list of objects of string values (FILE, or
 standard input), and searches for the smallest expression over the other
 keys that gives the value of --target in every example: concatenations of
 literals and values, x.split(sep)[i], x.replace(a, b), x.lower(),
@@ -254,8 +250,16 @@ none. --json prints {"target", "expression", "found"}.
 --all decides for every key at once which ones a caller need not pass:
 it prints "name = expression" for each derived key, every expression over
 the keys that are kept (--json: {"derived": {name: expression}, "kept":
-[names]}).`,
-		Args: cobra.MaximumNArgs(1),
+[names]}).`
+
+func newSynthDeriveCmd(e *env) *cobra.Command {
+	var target string
+	var asJSON, all bool
+	cmd := &cobra.Command{
+		Use:   "derive (--target NAME | --all) [FILE]",
+		Short: "Find an expression that derives one parameter from the others",
+		Long:  synthDeriveDoc,
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (target == "") == !all {
 				return usagef("give one of --target and --all")

@@ -12,21 +12,28 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
+const toonDoc = `toon converts JSON to TOON and back. Both subcommands read FILE, or
+standard input when FILE is absent or "-", and write to standard output.
+Key order is kept in both directions.`
+
 // newToonCmd is "crystallize toon": JSON ↔ TOON conversion, the format the
 // session index prints (toon-spec 4.0).
 func newToonCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "toon",
 		Short: "Convert between JSON and TOON (Token-Oriented Object Notation, spec 4.0)",
-		Long: `toon converts JSON to TOON and back. Both subcommands read FILE, or
-standard input when FILE is absent or "-", and write to standard output.
-Key order is kept in both directions.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		Long:  toonDoc,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newToonEncodeCmd(e), newToonDecodeCmd(e))
 	return cmd
 }
+
+const toonEncodeDoc = `encode reads one JSON value and prints it as TOON, followed by a newline.
+--delimiter chooses the separator of array values and table cells (comma,
+tab or pipe); --document-delimiter the one object field values are quoted
+against (default comma).`
 
 func newToonEncodeCmd(e *env) *cobra.Command {
 	var delim, docDelim string
@@ -34,11 +41,8 @@ func newToonEncodeCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "encode [FILE]",
 		Short: "Convert JSON to TOON",
-		Long: `encode reads one JSON value and prints it as TOON, followed by a newline.
---delimiter chooses the separator of array values and table cells (comma,
-tab or pipe); --document-delimiter the one object field values are quoted
-against (default comma).`,
-		Args: cobra.MaximumNArgs(1),
+		Long:  toonEncodeDoc,
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := toon.EncodeOptions{Indent: indent}
 			var err error
@@ -69,19 +73,21 @@ against (default comma).`,
 	return cmd
 }
 
+const toonDecodeDoc = `decode reads a TOON document and prints it as JSON indented by two spaces,
+followed by a newline. Decoding is strict by default: declared lengths,
+row widths, indentation, blank lines inside arrays, duplicate keys and
+escapes are checked, and every problem is reported as FILE:LINE: message
+(exit 1). --non-strict accepts what strict mode rejects where the spec
+allows it.`
+
 func newToonDecodeCmd(e *env) *cobra.Command {
 	var nonStrict bool
 	var indent int
 	cmd := &cobra.Command{
 		Use:   "decode [FILE]",
 		Short: "Convert TOON to JSON",
-		Long: `decode reads a TOON document and prints it as JSON indented by two spaces,
-followed by a newline. Decoding is strict by default: declared lengths,
-row widths, indentation, blank lines inside arrays, duplicate keys and
-escapes are checked, and every problem is reported as FILE:LINE: message
-(exit 1). --non-strict accepts what strict mode rejects where the spec
-allows it.`,
-		Args: cobra.MaximumNArgs(1),
+		Long:  toonDecodeDoc,
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if indent < 1 {
 				return usagef("--indent must be at least 1, got %d", indent)

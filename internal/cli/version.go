@@ -8,15 +8,17 @@ import (
 	"github.com/spf13/cobra"
 )
 
+const versionDoc = `Print the crystallize version and the Go toolchain it was built with.
+
+With --json it prints {"version": "...", "go": "..."}.`
+
 func newVersionCmd(e *env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the crystallize version",
-		Long: `Print the crystallize version and the Go toolchain it was built with.
-
-With --json it prints {"version": "...", "go": "..."}.`,
-		Args: cobra.NoArgs,
+		Long:  versionDoc,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON {
 				b, _ := json.Marshal(map[string]string{"version": toolVersion(), "go": runtime.Version()})

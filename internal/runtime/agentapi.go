@@ -163,7 +163,7 @@ func (h *host) requestDecision(_ *starlark.Thread, b *starlark.Builtin, args sta
 		p.lines = append(p.lines, "> Options: "+codeList(options))
 		p.lines = append(p.lines, "> Continue with "+codeSpan(ResumeCommand(h.opts.StateDir, h.opts.RunID)+" --decide OPTION"))
 		h.message(Message{Type: MessageDecisionNeeded, Step: step, Boundary: name, Text: question, Options: options})
-		return nil, &decisionPending{resume: ResumeCommand(h.opts.StateDir, h.opts.RunID), name: name, options: options}
+		return nil, &PendingDecisionError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Name: name, Options: options}
 	}
 	h.res.Steps++
 	h.res.Approvals++
@@ -231,7 +231,7 @@ func (h *host) requestApproval(thread *starlark.Thread, b *starlark.Builtin, arg
 	}
 	approve := h.ctxValue.methods["approve"]
 	v, err := h.approve(thread, approve, starlark.Tuple{starlark.String(boundary), starlark.String(text)}, nil)
-	var pe *pendingError
+	var pe *PendingApprovalError
 	if errors.As(err, &pe) && h.pendingPhase >= 0 {
 		// The pending phase approve wrote opens with its callout line;
 		// this call asks for an approval, and says so.
@@ -247,17 +247,19 @@ func (h *host) requestApproval(thread *starlark.Thread, b *starlark.Builtin, arg
 	return v, err
 }
 
-// decisionPending stops a run at an undecided ctx.request_decision.
-type decisionPending struct {
-	resume, name string
-	options      []string
+// PendingDecisionError stops a run at an undecided
+// ctx.request_decision named Name: Resume with one of Options decided
+// continues run RunID under StateDir. It wraps ErrPendingApproval.
+type PendingDecisionError struct {
+	StateDir, RunID, Name string
+	Options               []string
 }
 
-func (e *decisionPending) Error() string {
-	return fmt.Sprintf("decision pending: %s (options %s); continue with %s --decide OPTION", e.name, quoteList(e.options), e.resume)
+func (e *PendingDecisionError) Error() string {
+	return fmt.Sprintf("decision pending: %s (options %s)", e.Name, quoteList(e.Options))
 }
 
-func (e *decisionPending) Unwrap() error { return ErrPendingApproval }
+func (e *PendingDecisionError) Unwrap() error { return ErrPendingApproval }
 
 // boundarySlug names a decision or approval after its text: lowercase
 // letters and digits, other runs of characters as one "_", at most 40

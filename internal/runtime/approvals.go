@@ -104,7 +104,7 @@ func RecordApproval(stateDir string, e LedgerEntry) error {
 func checkLedger(stateDir, candidateID, sha string) error {
 	p := filepath.Join(stateDir, ApprovalLedgerFile)
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%w: approval_unauthenticated: %s; approve the bundle with crystallize approve --state-dir %s", ErrApprovalUnauthenticated, fmt.Sprintf(format, args...), stateDir)
+		return withRemedy(fmt.Errorf("%w: approval_unauthenticated: %s", ErrApprovalUnauthenticated, fmt.Sprintf(format, args...)), RemedyApprove, stateDir)
 	}
 	key, err := stateKey(stateDir, false)
 	if errors.Is(err, os.ErrNotExist) {

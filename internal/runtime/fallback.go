@@ -213,7 +213,7 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 		resume := ResumeCommand(h.opts.StateDir, h.opts.RunID)
 		p.lines = append(p.lines, "", "> [!decision]", "> "+what+": "+oneLine(d.reason)+". Fallback policy ask: "+
 			codeSpan(resume+" --approve "+d.boundary)+" or "+codeSpan("--reject "+d.boundary))
-		return nil, &pendingError{resume: resume, boundary: d.boundary}
+		return nil, &PendingApprovalError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Boundary: d.boundary}
 	default:
 		h.mark(d.action, meta(FallbackFail))
 		p := h.newPhase(title)

@@ -13,6 +13,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/crystallize-dev/crystallize/internal/mdtext"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -604,7 +605,7 @@ func (h *host) modelFor(name string) (m Model, replay bool, err error) {
 	}
 	key, mc, ok := h.cfg.model(name)
 	if !ok {
-		return nil, false, fmt.Errorf("%w: model step %s has no provider; configure [models.default] or [models.%s] in crystallize.toml, or use --dry-run", ErrModel, name, name)
+		return nil, false, withRemedy(fmt.Errorf("%w: model step %s has no provider; configure [models.default] or [models.%s] in crystallize.toml", ErrModel, name, name), RemedyDryRun, "")
 	}
 	if mc.Provider == ProviderReplay {
 		return nil, true, nil
@@ -679,7 +680,7 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		if prompt != "" {
 			p.lines = append(p.lines, "> Prompt: "+oneLine(h.secrets.string(prompt)))
 		}
-		return nil, &pendingError{resume: ResumeCommand(h.opts.StateDir, h.opts.RunID), boundary: boundary}
+		return nil, &PendingApprovalError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Boundary: boundary}
 	}
 	h.res.Steps++
 	h.res.Approvals++
@@ -715,11 +716,13 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	return starlark.True, nil
 }
 
-// pendingError stops a run at an undecided approval.
-type pendingError struct{ resume, boundary string }
+// PendingApprovalError stops a run at an undecided approval of
+// Boundary: Resume with a decision for it continues run RunID under
+// StateDir. It wraps ErrPendingApproval.
+type PendingApprovalError struct{ StateDir, RunID, Boundary string }
 
-func (e *pendingError) Error() string {
-	return fmt.Sprintf("approval pending: boundary %s; continue with %s --approve %s (or --reject %s)", e.boundary, e.resume, e.boundary, e.boundary)
+func (e *PendingApprovalError) Error() string {
+	return "approval pending: boundary " + e.Boundary
 }
 
 // ResumeCommand is the command that continues the suspended run runID
@@ -732,7 +735,7 @@ func ResumeCommand(stateDir, runID string) string {
 	}
 	return cmd
 }
-func (e *pendingError) Unwrap() error { return ErrPendingApproval }
+func (e *PendingApprovalError) Unwrap() error { return ErrPendingApproval }
 
 // secret implements ctx.secret(id).
 func (h *host) secret(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -860,25 +863,8 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// codeSpan renders s as a markdown code span, with a fence longer than
-// any run of backticks in it.
-func codeSpan(s string) string {
-	s = oneLine(s)
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", longest+1)
-	if longest > 0 {
-		return fence + " " + s + " " + fence
-	}
-	return fence + s + fence
-}
+// codeSpan renders s, made one line, as a markdown code span.
+func codeSpan(s string) string { return mdtext.CodeSpan(oneLine(s)) }
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")

@@ -179,7 +179,7 @@ func admit(w *Workflow, opts Options) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("%w; approve it (crystallize approve), rehearse it with --dry-run, or pass --allow-unapproved", r.Err())
+	return &RemedyError{Err: r.Err(), Remedy: RemedyAdmit}
 }
 
 // Load loads the workflow at target: a bundle directory (its

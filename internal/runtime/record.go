@@ -370,3 +370,21 @@ func (h *host) callSideEffects(step int, name string, b *binding, args map[strin
 	}
 	return out
 }
+
+// RunRecord reports whether s, read from name, is the session log of a
+// workflow run as Run records it: its frontmatter has workflow:, and name
+// is <state-dir>/runs/<session_id>/session.md. It returns the run id and
+// the state directory.
+func RunRecord(name string, s *session.Session) (runID, stateDir string, ok bool) {
+	workflow := false
+	for _, f := range s.Meta.Extra {
+		workflow = workflow || f.Key == "workflow"
+	}
+	runDir := filepath.Dir(filepath.Clean(name))
+	runs := filepath.Dir(runDir)
+	id := s.Meta.SessionID
+	if !workflow || filepath.Base(name) != SessionFile || filepath.Base(runDir) != id || filepath.Base(runs) != "runs" {
+		return "", "", false
+	}
+	return id, filepath.Dir(runs), true
+}

@@ -402,7 +402,7 @@ func checkModels(w *Workflow, cfg *Config, opts Options) error {
 		}
 	}
 	if len(none) > 0 {
-		errs = append([]error{fmt.Errorf("%w: model steps %s have no provider; configure [models.default] (or [models.<step>]) in crystallize.toml, or use --dry-run", ErrModel, quoteList(none))}, errs...)
+		errs = append([]error{withRemedy(fmt.Errorf("%w: model steps %s have no provider; configure [models.default] (or [models.<step>]) in crystallize.toml", ErrModel, quoteList(none)), RemedyDryRun, "")}, errs...)
 	}
 	return errors.Join(errs...)
 }

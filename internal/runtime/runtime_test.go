@@ -438,8 +438,9 @@ func TestApprovals(t *testing.T) {
 	w := workflow(t, "def wf(ctx):\n    ctx.approve(\"merge\", prompt = \"Merge?\")\n    return \"merged\"\n")
 	o := opts(t, nil)
 	_, err := Run(context.Background(), w, nil, o)
-	if !errors.Is(err, ErrPendingApproval) || !strings.Contains(err.Error(), "--approve merge") {
-		t.Fatalf("Run = %v, want ErrPendingApproval naming the boundary", err)
+	var pe *PendingApprovalError
+	if !errors.Is(err, ErrPendingApproval) || !errors.As(err, &pe) || pe.Boundary != "merge" || pe.RunID != o.RunID || strings.Contains(err.Error(), "--") {
+		t.Fatalf("Run = %v, want a PendingApprovalError for boundary merge that names no flag", err)
 	}
 	o = opts(t, nil)
 	o.Approve = []string{"merge"}

@@ -15,6 +15,7 @@ import (
 	"github.com/yuin/goldmark/text"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/crystallize-dev/crystallize/internal/mdtext"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -116,26 +117,9 @@ func appendBlocks(parts []string, blocks []Block) []string {
 	return parts
 }
 
-// renderCode renders s as a code span with a fence longer than any run of
-// backticks in it, padded with spaces when s holds a backtick (as
-// crystallize run writes them; the padding is needed when s starts or
-// ends with one).
-func renderCode(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", longest+1)
-	if longest > 0 {
-		return fence + " " + s + " " + fence
-	}
-	return fence + s + fence
-}
+// renderCode renders s as a code span (mdtext.CodeSpan), as crystallize
+// run writes them.
+func renderCode(s string) string { return mdtext.CodeSpan(s) }
 
 // frontmatter renders m as YAML indented by two spaces.
 func frontmatter(m *Meta) (string, error) {

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+)
+
+// withHints returns err with each runtime remedy in it worded as the
+// flags and commands that apply it: the runtime says what would get past
+// an error (runtime.RemedyError) or which run waits for what
+// (runtime.PendingApprovalError, runtime.PendingDecisionError), the
+// command line says how to go on. The hint
+// follows the message of the error it belongs to, wherever that stands in
+// err (wrapped, or one of several joined); errors.Is and errors.As see
+// err as before.
+func withHints(err error) error {
+	msg := err.Error()
+	for _, h := range hints(err) {
+		if i := strings.Index(msg, h.after); i >= 0 {
+			at := i + len(h.after)
+			msg = msg[:at] + h.text + msg[at:]
+		}
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &hintedError{msg: msg, err: err}
+}
+
+// hint is what the command line adds to an error's message: text, right
+// after the message after.
+type hint struct{ after, text string }
+
+// remedyHint is the command line's wording of re's remedy.
+func remedyHint(re *runtime.RemedyError) string {
+	switch re.Remedy {
+	case runtime.RemedyAdmit:
+		return "; approve it (crystallize approve), rehearse it with --dry-run, or pass --allow-unapproved"
+	case runtime.RemedyDryRun:
+		return ", or use --dry-run"
+	case runtime.RemedyApprove:
+		return "; approve the bundle with crystallize approve --state-dir " + re.StateDir
+	}
+	return ""
+}
+
+// hints lists the hints for the errors in err's tree, depth first: the
+// remedies of runtime.RemedyError, and the command that continues a run
+// suspended at an approval or a decision.
+func hints(err error) []hint {
+	var out []hint
+	var walk func(error)
+	walk = func(err error) {
+		if err == nil {
+			return
+		}
+		switch e := err.(type) {
+		case *runtime.RemedyError:
+			out = append(out, hint{e.Error(), remedyHint(e)})
+		case *runtime.PendingApprovalError:
+			out = append(out, hint{e.Error(), fmt.Sprintf("; continue with %s --approve %s (or --reject %s)", runtime.ResumeCommand(e.StateDir, e.RunID), e.Boundary, e.Boundary)})
+		case *runtime.PendingDecisionError:
+			out = append(out, hint{e.Error(), "; continue with " + runtime.ResumeCommand(e.StateDir, e.RunID) + " --decide OPTION"})
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
+
+// hintedError is an error with the command line's hints in its message.
+type hintedError struct {
+	msg string
+	err error
+}
+
+func (e *hintedError) Error() string { return e.msg }
+func (e *hintedError) Unwrap() error { return e.err }

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+)
+
+// TestRuntimeHints: the runtime's errors say what is wrong and which
+// remedy applies, never a flag; the command line words the remedy as its
+// flags, right after the message it belongs to, on the line it prints.
+func TestRuntimeHints(t *testing.T) {
+	dir := t.TempDir()
+	star := filepath.Join(dir, "classify.star")
+	src := "def classify(ctx, ticket):\n    return ctx.model(\"classify\", inputs = {\"ticket\": ticket})\n"
+	if err := os.WriteFile(star, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "crystallize.toml")
+	if err := os.WriteFile(cfg, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCmd(t, nil, star, "--state-dir", filepath.Join(dir, "state"), "--config", cfg, "--param", "ticket=t1")
+	want := `model steps "classify" have no provider; configure [models.default] (or [models.<step>]) in crystallize.toml, or use --dry-run`
+	if code != exitFailure || !strings.Contains(stderr, want) {
+		t.Errorf("run without a model provider = %d, stderr %q; want the --dry-run hint after the message: %s", code, stderr, want)
+	}
+
+	_, err := runtime.Run(context.Background(), mustLoad(t, star), runtime.Params{"ticket": "t1"}, runtime.Options{StateDir: filepath.Join(dir, "state"), RunID: "r1"})
+	if err == nil || strings.Contains(err.Error(), "--") {
+		t.Errorf("runtime error %v; want one that names no flag", err)
+	}
+}
+
+// TestWithHints: a hint follows its own error's message, wherever that
+// stands in a wrapped or joined error, and the chain is kept.
+func TestWithHints(t *testing.T) {
+	notReady := &runtime.RemedyError{Err: fmt.Errorf("%w: status needs_approval", runtime.ErrNotReady), Remedy: runtime.RemedyAdmit}
+	ledger := &runtime.RemedyError{Err: errors.New("approval not authenticated: no key"), Remedy: runtime.RemedyApprove, StateDir: "st"}
+	err := fmt.Errorf("running wf: %w", errors.Join(notReady, errors.New("other problem"), ledger))
+	got := withHints(err)
+	want := "running wf: bundle is not ready to run: status needs_approval; approve it (crystallize approve), rehearse it with --dry-run, or pass --allow-unapproved\n" +
+		"other problem\napproval not authenticated: no key; approve the bundle with crystallize approve --state-dir st"
+	if got.Error() != want {
+		t.Errorf("withHints =\n%s\nwant\n%s", got, want)
+	}
+	if !errors.Is(got, runtime.ErrNotReady) {
+		t.Error("the hinted error lost its chain")
+	}
+	plain := errors.New("plain")
+	if withHints(plain) != plain {
+		t.Error("an error without a remedy was changed")
+	}
+}
+
+func mustLoad(t *testing.T, target string) *runtime.Workflow {
+	t.Helper()
+	w, err := runtime.Load(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}

@@ -1,0 +1,156 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
+	"github.com/crystallize-dev/crystallize/internal/normalize"
+	"github.com/crystallize-dev/crystallize/internal/source"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// ImportOptions says what Import reads and where it writes.
+type ImportOptions struct {
+	// From is the directory of session logs and traces.
+	From string
+	// Out is the directory each trace is written into.
+	Out string
+	// SkipInvalid imports the valid sessions and lists the invalid files.
+	SkipInvalid bool
+	// Rules extend the normalization of agent sessions.
+	Rules *normalize.Rules
+	// Progress reports the load in source.Load's units of work.
+	Progress func(done, total int)
+}
+
+// ImportedTrace is one trace Import wrote.
+type ImportedTrace struct {
+	Path    string `json:"path"`
+	TraceID string `json:"trace_id"`
+	Format  string `json:"format"`
+	// Source is the file (and line) the session was read from.
+	Source  string `json:"source"`
+	Actions int    `json:"actions"`
+}
+
+// ImportedFormat counts what Import read of one format (an agent, or
+// "trace" for documents that were traces already).
+type ImportedFormat struct {
+	Format          string `json:"format"`
+	Sessions        int    `json:"sessions"`
+	Actions         int    `json:"actions"`
+	Observations    int    `json:"observations"`
+	SkippedSessions int    `json:"skipped_sessions"`
+}
+
+// Imported is what Import read and wrote.
+type Imported struct {
+	// Traces are the normalized traces, in load order.
+	Traces []*trace.Trace
+	// Files are the traces written, in the order of Traces.
+	Files []ImportedTrace
+	// Formats count each format, sorted by name.
+	Formats         []ImportedFormat
+	SkippedSessions []source.SkippedSession
+	Skipped         []source.Skipped
+}
+
+// Import reads every session log and trace under o.From and writes each
+// as a normalized trace file into o.Out, all files or none: the traces
+// mine would see, in a form a person can read and diff. Each file is
+// named by TraceFileName.
+func Import(ctx context.Context, o ImportOptions) (*Imported, error) {
+	res, err := source.Load(ctx, o.From, source.Options{SkipInvalid: o.SkipInvalid, Progress: o.Progress, Rules: o.Rules})
+	if err != nil {
+		return nil, fmt.Errorf("reading sessions from %s: %w", o.From, err)
+	}
+	im := &Imported{Traces: res.Traces, Files: []ImportedTrace{}, SkippedSessions: res.SkippedSessions, Skipped: res.Skipped}
+	formats := map[string]*ImportedFormat{}
+	format := func(name string) *ImportedFormat {
+		if formats[name] == nil {
+			formats[name] = &ImportedFormat{Format: name}
+		}
+		return formats[name]
+	}
+	files := make(map[string][]byte, len(res.Traces))
+	used := map[string]bool{}
+	for _, tr := range res.Traces {
+		agent, _ := tr.Metadata["agent"].(string)
+		if agent == "" {
+			agent = "trace"
+		}
+		data, err := json.MarshalIndent(tr, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("encoding trace %s: %w", tr.ID, err)
+		}
+		path := filepath.Join(o.Out, TraceFileName(agent, tr.ID, used))
+		files[path] = append(data, '\n')
+		fm := format(agent)
+		fm.Sessions++
+		fm.Actions += len(tr.Actions)
+		for _, a := range tr.Actions {
+			if a.Kind == trace.KindObservation {
+				fm.Observations++
+			}
+		}
+		src := filepath.Join(o.From, filepath.FromSlash(tr.Origin.Path))
+		if tr.Origin.Line > 0 {
+			src += fmt.Sprintf(":%d", tr.Origin.Line)
+		}
+		im.Files = append(im.Files, ImportedTrace{Path: path, TraceID: tr.ID, Format: agent, Source: src, Actions: len(tr.Actions)})
+	}
+	for _, s := range res.SkippedSessions {
+		format(s.Format).SkippedSessions++
+	}
+	for _, name := range slices.Sorted(maps.Keys(formats)) {
+		im.Formats = append(im.Formats, *formats[name])
+	}
+	if err := atomicfile.WriteAll(files, 0o644); err != nil {
+		return nil, err
+	}
+	return im, nil
+}
+
+// maxNameBytes bounds a trace file name, well under the 255 bytes file
+// systems allow, leaving room for a disambiguating suffix.
+const maxNameBytes = 160
+
+// TraceFileName returns the file name of a trace: "<agent>-<id>.json" with
+// every character outside [A-Za-z0-9._-] replaced by "_", so that an id
+// cannot name a directory, escape the output directory or hide as a dot
+// file. A name shortened to maxNameBytes ends with a hash of the id, and a
+// name already in used (two ids that differ only in replaced characters,
+// or in case) gets "-2", "-3"…, so that no trace overwrites another; the
+// name returned is added to used.
+func TraceFileName(agent, id string, used map[string]bool) string {
+	clean := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			switch {
+			case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+				return r
+			}
+			return '_'
+		}, s)
+	}
+	base := clean(agent) + "-" + clean(id)
+	if len(base) > maxNameBytes {
+		sum := sha256.Sum256([]byte(id))
+		base = base[:maxNameBytes-17] + "-" + hex.EncodeToString(sum[:8])
+	}
+	name := base + ".json"
+	for n := 2; used[strings.ToLower(name)]; n++ {
+		name = fmt.Sprintf("%s-%d.json", base, n)
+	}
+	// Compared case-blind: on a case-insensitive file system two names
+	// that differ only in case are one file.
+	used[strings.ToLower(name)] = true
+	return name
+}

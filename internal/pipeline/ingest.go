@@ -1,0 +1,107 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/source"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// IngestOptions says what Ingest reads and writes.
+type IngestOptions struct {
+	// From is the release-harness fixture directory.
+	From string
+	// Mine configures the single-trace mining (its WorkflowName and
+	// GeneratedAt).
+	Mine    mine.Options
+	Outputs Outputs
+	// Shadow replays the written bundle from its own fixtures when a
+	// candidate was selected (bundle.ReplayShadow).
+	Shadow bool
+}
+
+// Ingested is what Ingest read, decided and wrote.
+type Ingested struct {
+	Harness   *source.ReleaseHarness
+	Report    *candidate.Report
+	Published *Published
+	// Shadow is the bundle's own shadow replay, or nil when it was not
+	// asked for or nothing was selected.
+	Shadow *bundle.ShadowCheck
+}
+
+// Ingest turns one release-harness fixture directory into a review
+// bundle: the run is one trace, mined as the workflow (MineTraces), whose
+// report carries the harness's segment and recovery summaries, a warning
+// for each optional file the manifest promised but the directory lacks
+// (on the report and on every candidate, so the bundle's manifest carries
+// it too), and each step's review notes; it is then published (Publish)
+// and, with o.Shadow, the bundle is replayed from its own fixtures.
+func Ingest(ctx context.Context, o IngestOptions) (*Ingested, error) {
+	t, rh, err := source.LoadReleaseHarness(o.From)
+	if err != nil {
+		return nil, fmt.Errorf("reading release-harness fixture %s: %w", o.From, err)
+	}
+	report, err := MineTraces(ctx, []*trace.Trace{t}, o.Mine)
+	if err != nil {
+		return nil, err
+	}
+	seg, rec := rh.Segments(), rh.Recovery()
+	report.SegmentSummary = &candidate.SegmentSummary{
+		DeterministicCount: len(seg.SafeToAutomate), AgenticCount: len(seg.RequiresHumanReview),
+		SafeToAutomate: seg.SafeToAutomate, RequiresHumanReview: seg.RequiresHumanReview,
+		PlainLanguage: seg.PlainLanguage,
+	}
+	report.RecoverySummary = &candidate.RecoverySummary{
+		ShellFailuresSeen: rec.ShellFailures, RecoveryAdviceRuns: rec.RecoveryRuns,
+		FailuresFedIntoAgent: rec.FedIntoAgent, FailedSteps: rec.FailedSteps,
+		Representation: rec.Representation,
+	}
+	for _, m := range rh.Missing {
+		w := candidate.Problem{Code: source.CodeMissingOptionalFile, Message: m.String(), Path: m.Path}
+		report.Warnings = append(report.Warnings, w)
+		for i := range report.Candidates {
+			report.Candidates[i].Warnings = append(report.Candidates[i].Warnings, w)
+		}
+	}
+	for i := range report.Candidates {
+		addReviewNotes(&report.Candidates[i], t)
+	}
+	for i := range report.RejectedCandidates {
+		addReviewNotes(&report.RejectedCandidates[i], t)
+	}
+	pub, err := Publish(ctx, report, []*trace.Trace{t}, nil, o.Outputs)
+	if err != nil {
+		return nil, err
+	}
+	in := &Ingested{Harness: rh, Report: report, Published: pub}
+	if o.Shadow && report.Selected() != nil {
+		if in.Shadow, err = bundle.ReplayShadow(o.Outputs.Bundle); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// addReviewNotes copies each action's review_notes metadata, which the
+// importer writes for agent-authored, failed and re-run steps and for
+// steps whose side effects are unknown, into the review notes of the
+// candidate step it became. The candidate covers the whole trace, so step
+// i is action i.
+func addReviewNotes(c *candidate.Candidate, t *trace.Trace) {
+	for i := range c.Steps {
+		if i >= len(t.Actions) {
+			return
+		}
+		notes, _ := t.Actions[i].Metadata["review_notes"].([]any)
+		for _, n := range notes {
+			if s, ok := n.(string); ok && s != "" {
+				c.Steps[i].ReviewNotes = append(c.Steps[i].ReviewNotes, s)
+			}
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package registry
+
+import (
+	"context"
+
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/store"
+)
+
+// Live is a run's entry in the registry of its state directory, kept for
+// as long as the caller runs it: its Start, Inbox and End are the
+// runtime's hooks (runtime.Options.OnStart and Inbox, and the result Run
+// or Resume returns). It registers when the runtime starts the run, not
+// before: a run refused before its first step records nothing, not even
+// a registry row or a state directory.
+//
+// Registration is best effort: a registry that cannot be written (a
+// read-only state directory, a database locked past the busy timeout) is
+// reported to OnError and the run goes on, since refusing to do the work
+// because it cannot be shown would be worse.
+type Live struct {
+	stateDir, typ, name string
+	onError             func(error)
+	db                  *store.DB
+	h                   *Handle
+	id                  string
+}
+
+// NewLive prepares the registration of a run of agentType (TypeWorkflow,
+// TypePlan, TypeAgent) named name in the registry of stateDir. onError
+// receives what could not be recorded; it may be nil.
+func NewLive(stateDir, agentType, name string, onError func(error)) *Live {
+	if onError == nil {
+		onError = func(error) {}
+	}
+	return &Live{stateDir: stateDir, typ: agentType, name: name, onError: onError}
+}
+
+// Start registers run id; it is runtime.Options.OnStart.
+func (l *Live) Start(id string) {
+	l.id = id
+	ctx := context.Background()
+	db, err := store.Open(ctx, Path(l.stateDir))
+	if err != nil {
+		l.onError(err)
+		return
+	}
+	h, err := Register(ctx, db, Start{ID: id, StateDir: l.stateDir, AgentType: l.typ, Name: l.name}, Options{})
+	if err != nil {
+		db.Close()
+		l.onError(err)
+		return
+	}
+	l.db, l.h = db, h
+}
+
+// Inbox stores a message of the agent API in the inbox; it is
+// runtime.Options.Inbox.
+func (l *Live) Inbox(m runtime.Message) {
+	if l.db == nil {
+		return
+	}
+	_, err := Post(context.Background(), l.db, store.InboxItem{
+		SessionID: l.id, Type: m.Type, Step: m.Step, Boundary: m.Boundary, Text: m.Text, Options: m.Options,
+	}, Options{})
+	if err != nil {
+		l.onError(err)
+	}
+}
+
+// RunStatus is the registry status of a run that ended with status s
+// (runtime.Status…): a run suspended at an approval is pending, and any
+// status the registry does not know is a failure.
+func RunStatus(s string) string {
+	switch s {
+	case runtime.StatusCompleted:
+		return StatusCompleted
+	case runtime.StatusCancelled:
+		return StatusCancelled
+	case runtime.StatusRejected:
+		return StatusRejected
+	case runtime.StatusPendingApproval:
+		return StatusPending
+	}
+	return StatusFailed
+}
+
+// End records how the run ended; res nil is a run that failed before it
+// had a result. A run suspended at a plain ctx.approve has not told the
+// inbox (only the agent API does); its pending approval is posted here,
+// so that every run waiting for a person is in the inbox.
+func (l *Live) End(res *runtime.Result) {
+	if l.db == nil {
+		return // never started, or not registered
+	}
+	defer l.db.Close()
+	if res == nil {
+		res = &runtime.Result{Status: runtime.StatusFailed}
+	}
+	if p := res.Pending; p != nil && p.Kind == "" {
+		text := p.Prompt
+		if text == "" {
+			text = "Approve " + p.Boundary
+		}
+		l.Inbox(runtime.Message{Type: runtime.MessageApprovalRequired, Step: p.Step, Boundary: p.Boundary, Text: text})
+	}
+	if err := l.h.End(context.Background(), RunStatus(string(res.Status))); err != nil {
+		l.onError(err)
+	}
+}
+
+// Answered marks the inbox items of the step a resumed run was waiting
+// at (j.Pending) answered by a, once the run got past that step.
+func (l *Live) Answered(j *runtime.Journal, res *runtime.Result, a Answer) {
+	if l.db == nil || res == nil || j.Pending == nil {
+		return
+	}
+	if res.Pending != nil && res.Pending.Step == j.Pending.Step {
+		return // still waiting there
+	}
+	if err := MarkAnswered(context.Background(), l.db, l.id, j.Pending.Step, a, Options{}); err != nil {
+		l.onError(err)
+	}
+}
