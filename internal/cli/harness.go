@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -76,16 +75,7 @@ func dirArg(args []string) string {
 
 // harnessNow is the time stamped on stored rows: SOURCE_DATE_EPOCH when
 // set, else the current time.
-func harnessNow(e *env) (time.Time, error) {
-	if s := e.getenv("SOURCE_DATE_EPOCH"); s != "" {
-		sec, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || sec < 0 {
-			return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q: not a non-negative integer number of seconds", s)
-		}
-		return time.Unix(sec, 0).UTC(), nil
-	}
-	return time.Now().UTC(), nil
-}
+func harnessNow(e *env) (time.Time, error) { return sourceDate(e.getenv) }
 
 // profileAndStore profiles root and stores the snapshot.
 func profileAndStore(ctx context.Context, e *env, root string, db *store.DB, stamp bool) (*harness.RepoProfile, error) {

@@ -293,17 +293,26 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 	return nil
 }
 
-// generatedAt is the report timestamp: SOURCE_DATE_EPOCH when set (the
-// reproducible-builds convention), else the current time, in UTC.
+// generatedAt is the report timestamp: sourceDate in RFC 3339.
 func generatedAt(getenv func(string) string) (string, error) {
+	t, err := sourceDate(getenv)
+	if err != nil {
+		return "", err
+	}
+	return t.Format(time.RFC3339), nil
+}
+
+// sourceDate is SOURCE_DATE_EPOCH when set (the reproducible-builds
+// convention), else the current time, in UTC.
+func sourceDate(getenv func(string) string) (time.Time, error) {
 	if s := getenv("SOURCE_DATE_EPOCH"); s != "" {
 		sec, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || sec < 0 {
-			return "", fmt.Errorf("SOURCE_DATE_EPOCH=%q: not a non-negative integer number of seconds", s)
+			return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q: not a non-negative integer number of seconds", s)
 		}
-		return time.Unix(sec, 0).UTC().Format(time.RFC3339), nil
+		return time.Unix(sec, 0).UTC(), nil
 	}
-	return time.Now().UTC().Format(time.RFC3339), nil
+	return time.Now().UTC(), nil
 }
 
 func unwrapPathError(err error) error {

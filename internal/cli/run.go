@@ -299,21 +299,7 @@ func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg
 	// The commands the workflow runs, and the grants they need: the same
 	// check a real run makes before its first step.
 	commands := runtime.ExecCommands(w, cfg, tools)
-	grants, missing, undeclared := []string{}, []string{}, []string{}
-	for _, c := range commands {
-		switch {
-		case c.Binding != "":
-			continue
-		case !c.Declared:
-			undeclared = addGrant(undeclared, c.Capability)
-		case !c.Granted:
-			missing = addGrant(missing, c.Capability)
-		}
-		grants = addGrant(grants, c.Capability)
-	}
-	slices.Sort(grants)
-	slices.Sort(missing)
-	slices.Sort(undeclared)
+	grants, missing, undeclared := runtime.ExecGrants(commands)
 	gerr := runtime.CheckExec(w, cfg, tools, false)
 	options := runtime.OptionWarnings(w, cfg, tools)
 	if f.asJSON {
@@ -355,13 +341,6 @@ func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg
 		fmt.Fprintf(e.stdout, "  warning: %s\n", o)
 	}
 	return errors.Join(err, gerr)
-}
-
-func addGrant(list []string, s string) []string {
-	if slices.Contains(list, s) {
-		return list
-	}
-	return append(list, s)
 }
 
 func grantList(s []string) string {

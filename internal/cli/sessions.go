@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/store"
@@ -26,22 +24,6 @@ func newLive(e *env, stateDir, agentType, name string) *registry.Live {
 	return registry.NewLive(stateDir, agentType, name, func(err error) {
 		fmt.Fprintf(e.stderr, "crystallize: registry: %v\n", err)
 	})
-}
-
-// openRegistry opens the registry of stateDir for reading. ok is false,
-// without an error, when there is none yet: listing sessions in a
-// directory where nothing ever ran must not create a database there
-// (crystallize status runs on every shell prompt, in every directory).
-func openRegistry(ctx context.Context, stateDir string) (db *store.DB, ok bool, err error) {
-	p := registry.Path(stateDir)
-	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
-	db, err = store.Open(ctx, p)
-	if err != nil {
-		return nil, false, err
-	}
-	return db, true, nil
 }
 
 // sessionJSON is one session of sessions --json: the registry row with
@@ -110,7 +92,7 @@ func newSessionsCmd(e *env) *cobra.Command {
 		Long:  sessionsDoc,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			list, err := listSessions(cmd.Context(), stateDir, all)
+			list, err := registry.ListDir(cmd.Context(), stateDir, all)
 			if err != nil {
 				return err
 			}
@@ -131,15 +113,6 @@ func newSessionsCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func listSessions(ctx context.Context, stateDir string, all bool) ([]registry.Entry, error) {
-	db, ok, err := openRegistry(ctx, stateDir)
-	if err != nil || !ok {
-		return []registry.Entry{}, err
-	}
-	defer db.Close()
-	return registry.List(ctx, db, all, registry.Options{})
-}
-
 // writeLive prints sessions as an aligned table.
 func writeLive(w io.Writer, list []registry.Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
@@ -148,10 +121,6 @@ func writeLive(w io.Writer, list []registry.Entry) error {
 	}
 	return tw.Flush()
 }
-
-// lastShown is the file in the state directory that remembers the
-// session sessions show printed last, for --next and --prev.
-const lastShown = "sessions.last"
 
 const sessionsShowDoc = `show prints one session of the registry: a header line (number, state,
 name, session id, workspace), the last --lines lines (default 20) of its
@@ -162,7 +131,7 @@ inbox prints them.
 N is the session's number in the listing of crystallize sessions (with
 --all, of crystallize sessions --all); ID is a session id, or a prefix
 of exactly one. --next and --prev show the session after or before the
-one shown last (remembered in <state-dir>/` + lastShown + `), wrapping
+one shown last (remembered in <state-dir>/` + registry.LastShownFile + `), wrapping
 around the listing; with none shown yet, or the last one gone from the
 listing, --next starts at the first and --prev at the last.
 
@@ -198,7 +167,7 @@ func newSessionsShowCmd(e *env, stateDir *string) *cobra.Command {
 				ref = args[0]
 			}
 			ctx := cmd.Context()
-			db, ok, err := openRegistry(ctx, *stateDir)
+			db, ok, err := registry.OpenExisting(ctx, *stateDir)
 			if err != nil {
 				return err
 			}
@@ -206,24 +175,9 @@ func newSessionsShowCmd(e *env, stateDir *string) *cobra.Command {
 				return fmt.Errorf("session %s: %w (no registry in %s)", ref, store.ErrNoSession, *stateDir)
 			}
 			defer db.Close()
-			var s registry.Entry
-			if delta != 0 {
-				list, err := registry.List(ctx, db, all, registry.Options{})
-				if err != nil {
-					return err
-				}
-				last, _ := os.ReadFile(filepath.Join(*stateDir, lastShown)) // none yet: start at an end
-				if s, ok = registry.Rotate(list, strings.TrimSpace(string(last)), delta); !ok {
-					return fmt.Errorf("no session to show: %w", store.ErrNoSession)
-				}
-			} else if s, err = registry.Find(ctx, db, ref, all, registry.Options{}); err != nil {
+			s, err := registry.Show(ctx, db, *stateDir, ref, delta, all)
+			if err != nil {
 				return err
-			}
-			// Written whole or not at all: a "show --next" from another
-			// shell (a status bar, a second terminal) must never read a
-			// half-written id.
-			if err := atomicfile.WriteAll(map[string][]byte{filepath.Join(*stateDir, lastShown): []byte(s.SessionID + "\n")}, 0o644); err != nil {
-				return fmt.Errorf("remembering the session shown: %w", err)
 			}
 			items, err := db.Items(ctx, s.SessionID, false)
 			if err != nil {
@@ -286,7 +240,7 @@ func newSessionsPruneCmd(e *env, stateDir *string) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			db, ok, err := openRegistry(ctx, *stateDir)
+			db, ok, err := registry.OpenExisting(ctx, *stateDir)
 			if err != nil {
 				return err
 			}

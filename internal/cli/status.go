@@ -47,7 +47,7 @@ func newStatusCmd(e *env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			var line registry.Line
-			db, ok, err := openRegistry(ctx, stateDir)
+			db, ok, err := registry.OpenExisting(ctx, stateDir)
 			if err != nil {
 				return err
 			}

@@ -64,3 +64,46 @@ func TestRunStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestShow: --next and --prev walk the sessions from the one shown last,
+// which Show remembers in the state directory; a registry that does not
+// exist is not created by listing it.
+func TestShow(t *testing.T) {
+	state := t.TempDir()
+	if list, err := ListDir(context.Background(), state, true); err != nil || len(list) != 0 {
+		t.Fatalf("ListDir of no registry = %v, %v", list, err)
+	}
+	if _, err := os.Stat(Path(state)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("listing created the registry")
+	}
+	for _, id := range []string{"run-a", "run-b"} {
+		l := NewLive(state, TypeWorkflow, id, func(err error) { t.Error(err) })
+		l.Start(id)
+		l.End(&runtime.Result{Status: runtime.StatusCompleted})
+	}
+	ctx := context.Background()
+	db, ok, err := OpenExisting(ctx, state)
+	if err != nil || !ok {
+		t.Fatalf("OpenExisting = %v, %v", ok, err)
+	}
+	defer db.Close()
+	var seen []string
+	for range 3 {
+		s, err := Show(ctx, db, state, "", 1, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, s.SessionID)
+	}
+	if seen[0] == seen[1] || seen[2] != seen[0] {
+		t.Errorf("--next three times showed %v; want the two sessions in turn", seen)
+	}
+	s, err := Show(ctx, db, state, "run-b", 0, true)
+	if err != nil || s.SessionID != "run-b" {
+		t.Fatalf("Show(run-b) = %v, %v", s.SessionID, err)
+	}
+	last, _ := os.ReadFile(filepath.Join(state, LastShownFile))
+	if string(last) != "run-b\n" {
+		t.Errorf("%s = %q, want run-b", LastShownFile, last)
+	}
+}
