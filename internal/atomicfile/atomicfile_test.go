@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -80,5 +81,35 @@ func TestWriteDurable(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("a failed write left %d entries, want only the file", len(entries))
+	}
+}
+
+// BenchmarkWriteAll writes what a mining run writes (a workflow, a report
+// and a few candidate workflows), synced, to measure what durability
+// costs a run.
+func BenchmarkWriteAll(b *testing.B) {
+	b.Run("synced", func(b *testing.B) { benchmarkWriteAll(b) })
+	// Without the syncs: what the command line's writer did before.
+	b.Run("unsynced", func(b *testing.B) {
+		sync := SyncFile
+		b.Cleanup(func() { SyncFile = sync })
+		SyncFile = func(*os.File) error { return nil }
+		benchmarkWriteAll(b)
+	})
+}
+
+func benchmarkWriteAll(b *testing.B) {
+	dir := b.TempDir()
+	files := map[string][]byte{
+		filepath.Join(dir, "workflow.star"): make([]byte, 4<<10),
+		filepath.Join(dir, "report.json"):   make([]byte, 256<<10),
+	}
+	for i := range 4 {
+		files[filepath.Join(dir, "wf", fmt.Sprintf("c%d.star", i))] = make([]byte, 4<<10)
+	}
+	for b.Loop() {
+		if err := WriteAll(files, 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
