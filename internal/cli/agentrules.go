@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
@@ -19,12 +18,9 @@ const configFlagHelp = "project configuration whose [normalize] section extends 
 // ./crystallize.toml when config is empty and that file exists. Errors
 // name the file and the TOML key path of each bad entry.
 func agentRules(config string) (*normalize.Rules, error) {
-	file := config
+	file := runtime.ConfigPath(config)
 	if file == "" {
-		if _, err := os.Stat(runtime.ConfigFile); errors.Is(err, os.ErrNotExist) {
-			return normalize.Default(), nil
-		}
-		file = runtime.ConfigFile
+		return normalize.Default(), nil
 	}
 	cfg, err := runtime.LoadConfig(file)
 	if err != nil {

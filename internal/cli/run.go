@@ -260,12 +260,9 @@ func (f *runFlags) readParams() (runtime.Params, error) {
 // workflow whose commands need nothing granted, and refuses the rest
 // with the binding or grant to add.
 func (f *runFlags) loadConfig() (*runtime.Config, error) {
-	file := f.config
+	file := runtime.ConfigPath(f.config)
 	if file == "" {
-		if _, err := os.Stat(runtime.ConfigFile); errors.Is(err, os.ErrNotExist) {
-			return &runtime.Config{Dir: "."}, nil
-		}
-		file = runtime.ConfigFile
+		return &runtime.Config{Dir: "."}, nil
 	}
 	return runtime.LoadConfig(file)
 }

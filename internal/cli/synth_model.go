@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/synth"
@@ -58,11 +57,8 @@ func (m *synthModel) Complete(ctx context.Context, key, prompt string) (*synth.A
 // loadSynthConfig reads --config, or crystallize.toml in the current
 // directory when it exists; no file is no configuration.
 func loadSynthConfig(file string) (*runtime.Config, error) {
-	if file == "" {
-		if _, err := os.Stat(runtime.ConfigFile); err != nil {
-			return nil, nil
-		}
-		file = runtime.ConfigFile
+	if file = runtime.ConfigPath(file); file == "" {
+		return nil, nil
 	}
 	cfg, err := runtime.LoadConfig(file)
 	if err != nil {
