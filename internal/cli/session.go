@@ -383,16 +383,9 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 		return err
 	}
 	var cfg *runtime.Config
-	switch {
-	case f.config != "":
-		if cfg, err = runtime.LoadConfig(f.config); err != nil {
+	if file := runtime.ConfigPath(f.config); file != "" {
+		if cfg, err = runtime.LoadConfig(file); err != nil {
 			return err
-		}
-	default:
-		if _, err := os.Stat(runtime.ConfigFile); err == nil {
-			if cfg, err = runtime.LoadConfig(runtime.ConfigFile); err != nil {
-				return err
-			}
 		}
 	}
 	var ref *codify.Refiner
@@ -617,7 +610,7 @@ func newSessionSplitCmd(e *env) *cobra.Command {
 }
 
 // splitTable is plan as an aligned table, one row per group.
-func splitTable(plan *session.Plan) string {
+func splitTable(plan *session.SplitPlan) string {
 	rows := [][]string{{"GROUP", "TOKENS", "TIER", "MODEL", "PHASES", "REASONS"}}
 	for i, g := range plan.Groups {
 		tokens := strconv.Itoa(g.Tokens)

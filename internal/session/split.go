@@ -13,7 +13,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
-// Estimator names the token estimate EstimateTokens makes, as Plan
+// Estimator names the token estimate EstimateTokens makes, as SplitPlan
 // records it. Four bytes a token is the usual rule of thumb for English
 // text and code with BPE tokenizers; it overestimates dense prose a little
 // and underestimates non-Latin scripts. A real tokenizer was rejected:
@@ -253,9 +253,9 @@ type SplitOptions struct {
 	Route *Route
 }
 
-// Plan is a session split for delegation, Split's result and the --json
+// SplitPlan is a session split for delegation, Split's result and the --json
 // output of session split.
-type Plan struct {
+type SplitPlan struct {
 	Estimator string  `json:"estimator"`
 	MaxTokens int     `json:"max_tokens"`
 	Groups    []Group `json:"groups"`
@@ -290,7 +290,7 @@ var ErrMaxTokens = errors.New("max tokens must be positive")
 // Each phase gets the strongest tier of the rules that match it, or the
 // route's default tier; each group the strongest tier of its phases,
 // since one model must handle all of them.
-func Split(s *Session, opts SplitOptions) (*Plan, error) {
+func Split(s *Session, opts SplitOptions) (*SplitPlan, error) {
 	if opts.MaxTokens <= 0 {
 		return nil, ErrMaxTokens
 	}
@@ -310,7 +310,7 @@ func Split(s *Session, opts SplitOptions) (*Plan, error) {
 		def = r.Tiers[0].Name
 	}
 	ids := s.PhaseIDs()
-	plan := &Plan{Estimator: Estimator, MaxTokens: opts.MaxTokens, Groups: []Group{}}
+	plan := &SplitPlan{Estimator: Estimator, MaxTokens: opts.MaxTokens, Groups: []Group{}}
 	var cur *Group
 	for i, p := range s.Phases {
 		tokens := EstimateTokens(p)

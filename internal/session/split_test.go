@@ -60,7 +60,7 @@ func TestSplitGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	gTokens := EstimateTokens(s.Phases[6])
-	want := &Plan{Estimator: Estimator, MaxTokens: 100, Groups: []Group{
+	want := &SplitPlan{Estimator: Estimator, MaxTokens: 100, Groups: []Group{
 		{Phases: []string{"a", "b"}, Tokens: 100, Tier: "fast", Reasons: []string{"routine"}},
 		{Phases: []string{"c"}, Tokens: 10, Tier: "fast", Reasons: []string{"routine"}},
 		{Phases: []string{"d"}, Tokens: 250, Tier: "strong", Reasons: []string{"d: [!error] → strong"}, OverLimit: true},
