@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"internal/store":           {},
 	"internal/sessionindex":    {"internal/session", "internal/store", "internal/toon", "internal/trace"},
 	"internal/registry":        {"internal/store", "internal/runtime", "internal/atomicfile"},
-	"internal/runtime":         {"internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext"},
+	"internal/runtime":         {"internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile"},
 	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
 	"internal/codify":          {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/session", "internal/runtime", "internal/pipeline"},
 	"internal/skill":           {"internal/trace", "internal/candidate", "internal/codegen", "internal/mdtext"},

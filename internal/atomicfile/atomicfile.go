@@ -26,7 +26,14 @@ var SyncFile = (*os.File).Sync
 // mode perm. The directory must exist. On failure the destination is
 // unchanged and no temporary file is left behind.
 func Write(name string, data []byte, perm os.FileMode) error {
-	tmp, err := writeTemp(name, data, perm)
+	return WriteSync(name, data, perm, SyncFile)
+}
+
+// WriteSync is Write making the file and its directory durable with sync
+// instead of SyncFile, for a package that routes its syncs through its
+// own hook.
+func WriteSync(name string, data []byte, perm os.FileMode, sync func(*os.File) error) error {
+	tmp, err := writeTemp(name, data, perm, sync)
 	if err != nil {
 		return err
 	}
@@ -34,7 +41,7 @@ func Write(name string, data []byte, perm os.FileMode) error {
 		os.Remove(tmp)
 		return err
 	}
-	return SyncDir(filepath.Dir(name))
+	return syncDir(filepath.Dir(name), sync)
 }
 
 // WriteAll writes every file or none, each with mode perm, creating the
@@ -62,7 +69,7 @@ func WriteAll(files map[string][]byte, perm os.FileMode) error {
 			cleanup()
 			return fmt.Errorf("writing %s: %w", p, err)
 		}
-		tmp, err := writeTemp(p, files[p], perm)
+		tmp, err := writeTemp(p, files[p], perm, SyncFile)
 		if err != nil {
 			cleanup()
 			return fmt.Errorf("writing %s: %w", p, err)
@@ -93,7 +100,7 @@ func WriteAll(files map[string][]byte, perm os.FileMode) error {
 
 // writeTemp writes data to a new temporary file beside name, with mode
 // perm, synced, and returns its path. On failure nothing is left behind.
-func writeTemp(name string, data []byte, perm os.FileMode) (string, error) {
+func writeTemp(name string, data []byte, perm os.FileMode, sync func(*os.File) error) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
 	if err != nil {
 		return "", err
@@ -104,7 +111,7 @@ func writeTemp(name string, data []byte, perm os.FileMode) (string, error) {
 		err = f.Chmod(perm)
 	}
 	if err == nil {
-		err = SyncFile(f)
+		err = sync(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -119,13 +126,15 @@ func writeTemp(name string, data []byte, perm os.FileMode) (string, error) {
 // SyncDir makes the entries of directory dir durable, so that a file
 // created or renamed in it survives a crash. A system that cannot sync a
 // directory is not an error: the files themselves are on disk.
-func SyncDir(dir string) error {
+func SyncDir(dir string) error { return syncDir(dir, SyncFile) }
+
+func syncDir(dir string, sync func(*os.File) error) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	if err := SyncFile(d); err != nil && !errors.Is(err, errors.ErrUnsupported) && !os.IsPermission(err) {
+	if err := sync(d); err != nil && !errors.Is(err, errors.ErrUnsupported) && !os.IsPermission(err) {
 		return err
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -367,34 +368,9 @@ func (h *host) writeJournal(dir string) error {
 var syncFile = (*os.File).Sync
 
 // writeDurable replaces the file p (mode 0600) with data atomically and
-// durably: written to a temporary file in the same directory, synced,
-// renamed over p, and the directory synced so the rename survives a
-// crash.
-func writeDurable(p string, data []byte) (err error) {
-	dir := filepath.Dir(p)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(p)+".*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}()
-	_, err = f.Write(data)
-	if err == nil {
-		err = syncFile(f)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), p); err != nil {
-		return err
-	}
-	return syncDir(dir)
+// durably (atomicfile), its syncs made through syncFile.
+func writeDurable(p string, data []byte) error {
+	return atomicfile.WriteSync(p, data, 0o600, syncFile)
 }
 
 // syncDir makes the entries of directory dir durable.
