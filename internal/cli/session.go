@@ -88,7 +88,7 @@ func newSessionLintCmd(e *env) *cobra.Command {
 			report := lintReport{Files: []lintFile{}}
 			for _, name := range args {
 				lf := lintFile{File: name, Problems: []lintProblem{}}
-				list, err := lintFileProblems(name)
+				list, err := session.Lint(name)
 				if err != nil {
 					return err
 				}
@@ -122,21 +122,6 @@ func newSessionLintCmd(e *env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the problems as JSON on stdout")
 	return cmd
-}
-
-// lintFileProblems parses one file and returns its problems; err is only
-// for a file that cannot be read.
-func lintFileProblems(name string) (trace.ErrorList, error) {
-	data, err := session.ReadFile(name)
-	if err != nil {
-		return nil, err
-	}
-	_, err = session.Parse(name, data)
-	var list trace.ErrorList
-	if err != nil && !errors.As(err, &list) {
-		return nil, err
-	}
-	return list, nil
 }
 
 const sessionResumeDoc = `resume reads a session log and prints the context an agent needs to

@@ -80,6 +80,22 @@ func ParseBody(name, md string, s *Session) error {
 // MaxFileBytes bounds a session log ReadFile reads.
 const MaxFileBytes = 16 << 20
 
+// Lint reads the session log in file name (ReadFile) and returns the
+// problems Parse finds in it, none for a good log; the error is only for
+// a file that cannot be read.
+func Lint(name string) (trace.ErrorList, error) {
+	data, err := ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	_, err = Parse(name, data)
+	var list trace.ErrorList
+	if err != nil && !errors.As(err, &list) {
+		return nil, err
+	}
+	return list, nil
+}
+
 // ReadFile reads a session log: a regular file (a FIFO would block the
 // read, a device never end it; a symlink is followed to what it names) of
 // at most MaxFileBytes.

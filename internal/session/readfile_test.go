@@ -40,3 +40,24 @@ func TestReadFileLimit(t *testing.T) {
 		t.Errorf("ReadFile(directory) = nil error, want it refused")
 	}
 }
+
+func TestLint(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.md")
+	bad := filepath.Join(dir, "bad.md")
+	if err := os.WriteFile(good, []byte("---\ntype: session\nsession_id: s1\nstatus: completed\ntokens_used: 0\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("---\ntype: session\nstatus: finished\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := Lint(good); err != nil || len(list) != 0 {
+		t.Errorf("Lint(good) = %v, %v; want no problems", list, err)
+	}
+	if list, err := Lint(bad); err != nil || len(list) < 2 {
+		t.Errorf("Lint(bad) = %v, %v; want the missing session_id and the unknown status", list, err)
+	}
+	if _, err := Lint(filepath.Join(dir, "missing.md")); err == nil {
+		t.Error("Lint of a missing file succeeded")
+	}
+}
