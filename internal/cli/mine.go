@@ -423,23 +423,8 @@ func writeSummary(w io.Writer, r *candidate.Report, f *mineFlags, written []stri
 // shadowSummary says in one line how the candidate fared against its
 // source examples and the held-out traces.
 func shadowSummary(sh *candidate.ShadowReport) string {
-	var srcPass, src, hoPass, ho, unmatched int
-	for _, t := range sh.Traces {
-		switch {
-		case t.Role == candidate.RoleSource:
-			src++
-			if t.Status == candidate.StatusPass {
-				srcPass++
-			}
-		case t.Status == candidate.StatusUnmatched:
-			unmatched++
-		default:
-			ho++
-			if t.Status == candidate.StatusPass {
-				hoPass++
-			}
-		}
-	}
+	t := sh.Tally()
+	srcPass, src, hoPass, ho, unmatched := t.SourcePassed, t.Source, t.HeldoutPassed, t.Heldout, t.HeldoutUnmatched
 	s := fmt.Sprintf("%d/%d source examples replay", srcPass, src)
 	switch {
 	case ho == 0 && unmatched == 0:
@@ -541,20 +526,9 @@ func newSummaryShadow(sh *candidate.ShadowReport) *summaryShadow {
 	if sh == nil {
 		return nil
 	}
-	out := &summaryShadow{Pass: sh.Pass, Compared: sh.ComparedTraces}
-	for _, t := range sh.Traces {
-		switch {
-		case t.Role == candidate.RoleSource && t.Status == candidate.StatusPass:
-			out.SourcePassed++
-		case t.Role == candidate.RoleSource:
-		case t.Status == candidate.StatusPass:
-			out.HeldoutPassed++
-		case t.Status == candidate.StatusUnmatched:
-			out.HeldoutUnmatched++
-		default:
-			out.HeldoutFailed++
-		}
-	}
+	t := sh.Tally()
+	out := &summaryShadow{Pass: sh.Pass, Compared: sh.ComparedTraces, SourcePassed: t.SourcePassed,
+		HeldoutPassed: t.HeldoutPassed, HeldoutFailed: t.HeldoutFailed, HeldoutUnmatched: t.HeldoutUnmatched}
 	return out
 }
 

@@ -256,12 +256,7 @@ func shadowCounts(sh *candidate.ShadowReport) (passed, compared int) {
 	if sh == nil {
 		return 0, 0
 	}
-	for _, t := range sh.Traces {
-		if t.Status == candidate.StatusPass {
-			passed++
-		}
-	}
-	return passed, sh.ComparedTraces
+	return sh.Tally().Passed(), sh.ComparedTraces
 }
 
 // personaSummary is the --json output of persona: a stable contract.
