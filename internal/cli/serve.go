@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -153,37 +152,24 @@ func runServeMCP(ctx context.Context, e *env, f *serveFlags) error {
 	if f.httpAddr == "" {
 		return s.MCP().Run(ctx, &mcp.StdioTransport{})
 	}
-	ln, err := net.Listen("tcp", f.httpAddr)
+	err = s.ListenHTTP(ctx, f.httpAddr, func(a net.Addr) { fmt.Fprintf(e.stderr, "serve: listening on http://%s\n", a) })
 	if err != nil {
-		return fmt.Errorf("serve mcp: %w", err)
-	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.MCP() }, nil)
-	hs := &http.Server{Handler: h}
-	fmt.Fprintf(e.stderr, "serve: listening on http://%s\n", ln.Addr())
-	go func() {
-		<-ctx.Done()
-		hs.Close()
-	}()
-	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve mcp: %w", err)
 	}
 	return nil
 }
 
 // checkLoopback refuses an --http address off the loopback interface
-// unless allowed: "" (every interface) counts as remote.
+// unless allowed (serve.CheckLoopback), worded as its flags.
 func checkLoopback(addr string, allow bool) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
+	err := serve.CheckLoopback(addr, allow)
+	switch {
+	case errors.Is(err, serve.ErrRemote):
+		return usagef("--http %q is not a loopback address; anyone who can reach it can run the served workflows with this project's grants (pass --allow-remote to serve it anyway)", addr)
+	case err != nil:
 		return usagef("--http %q: want host:port, such as 127.0.0.1:8931", addr)
 	}
-	if allow || host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	return usagef("--http %q is not a loopback address; anyone who can reach it can run the served workflows with this project's grants (pass --allow-remote to serve it anyway)", addr)
+	return nil
 }
 
 func writeServeList(e *env, entries []serve.Entry, asJSON bool) error {
