@@ -85,3 +85,12 @@ type hintedError struct {
 
 func (e *hintedError) Error() string { return e.msg }
 func (e *hintedError) Unwrap() error { return e.err }
+
+// hintRunError gives the error a run's summary shows the command line's
+// hints, as the error printed on stderr has them, when err is the error
+// the run recorded.
+func hintRunError(res *runtime.Result, err error) {
+	if err != nil && res != nil && res.Error == err.Error() {
+		res.Error = withHints(err).Error()
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -66,4 +67,31 @@ func mustLoad(t *testing.T, target string) *runtime.Workflow {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// TestRunJSONHints: the error of a run's --json summary carries the same
+// hint as the line on stderr, as it did when the runtime wrote it.
+func TestRunJSONHints(t *testing.T) {
+	dir := t.TempDir()
+	star := filepath.Join(dir, "wf.star")
+	if err := os.WriteFile(star, []byte("def wf(ctx):\n    ctx.approve(\"merge\", prompt = \"Merge?\")\n    return \"merged\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "crystallize.toml")
+	if err := os.WriteFile(cfg, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state")
+	code, stdout, stderr := runCmd(t, nil, star, "--state-dir", state, "--config", cfg, "--json")
+	var sum struct {
+		RunID string `json:"run_id"`
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("run --json = %d: %v\n%s%s", code, err, stdout, stderr)
+	}
+	want := "approval pending: boundary merge; continue with crystallize resume " + sum.RunID + " --state-dir " + state + " --approve merge (or --reject merge)"
+	if code != exitFailure || sum.Error != want || !strings.Contains(stderr, want) {
+		t.Errorf("run --json = %d, error %q, stderr %q; want %q in both", code, sum.Error, stderr, want)
+	}
 }

@@ -405,6 +405,7 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 		return err
 	}
 	if f.asJSON {
+		hintRunError(res, err)
 		if jerr := writeRunJSON(e.stdout, res); jerr != nil {
 			return jerr
 		}

@@ -128,6 +128,7 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 		return err
 	}
 	if f.asJSON {
+		hintRunError(res, err)
 		if jerr := writeRunJSON(e.stdout, res); jerr != nil {
 			return jerr
 		}

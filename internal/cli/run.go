@@ -223,6 +223,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 		return err
 	}
 	if f.asJSON {
+		hintRunError(res, err)
 		if jerr := writeRunJSON(e.stdout, res); jerr != nil {
 			return jerr
 		}
