@@ -38,6 +38,11 @@ const (
 	reconnectGrowth   = 1.5
 	reconnectMaxDelay = 30 * time.Second
 	reconnectAttempts = 5
+	// healthyStream is how long a stream that brought no event must have
+	// been open to count as working: an idle session's stream closed by
+	// a proxy's timeout is reopened without end, one the server closes
+	// at once is not.
+	healthyStream = 10 * time.Second
 )
 
 // HTTPUpstream is the transport to a streamable HTTP server. Its
@@ -355,6 +360,12 @@ func (c *upstreamConn) listen(session, version string, lastID *string, first boo
 		c.warnf("the server answered the standalone stream with Content-Type %q, not text/event-stream; messages it sends outside a request are not relayed", ct)
 		return false, 0, errNoStream
 	}
+	opened := time.Now()
+	defer func() {
+		if time.Since(opened) >= healthyStream {
+			progressed = true
+		}
+	}()
 	var broken error
 	err = readEvents(resp.Body, maxEventSize, func(ev event) error {
 		if ev.hasID {

@@ -50,7 +50,7 @@ func (f *flushSignal) Flush() {
 	f.once.Do(func() { f.opened <- struct{}{} })
 }
 
-func newUpstreamServer(t *testing.T, opts *mcp.ServerOptions, httpOpts *mcp.StreamableHTTPOptions, refuse int) *upstreamServer {
+func newUpstreamServer(t testing.TB, opts *mcp.ServerOptions, httpOpts *mcp.StreamableHTTPOptions, refuse int) *upstreamServer {
 	t.Helper()
 	u := &upstreamServer{opened: make(chan struct{}, 16), refuse: refuse}
 	u.server = mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, opts)
