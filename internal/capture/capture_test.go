@@ -111,7 +111,7 @@ func TestRunRecordsSession(t *testing.T) {
 			t.Errorf("list_notes lost its readOnlyHint through the proxy: %+v", tl.Annotations)
 		}
 	}
-	if diff := cmp.Diff([]string{"add_note", "list_notes", "open_notebook", "wait"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"add_note", "announce", "list_notes", "open_notebook", "wait"}, names); diff != "" {
 		t.Errorf("tools through the proxy (-want +got):\n%s", diff)
 	}
 
