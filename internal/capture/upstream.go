@@ -80,11 +80,12 @@ func (t *HTTPUpstream) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	c := &upstreamConn{
 		endpoint: t.Endpoint,
-		get:      base,
 		warn:     t.Warn,
 		in:       make(chan readResult),
 		closed:   make(chan struct{}),
 	}
+	// One client for the SDK's requests and the stream's, so both carry
+	// the version.
 	withVersion := *base
 	withVersion.Transport = &versionTransport{base: rt, conn: c}
 	inner, err := (&mcp.StreamableClientTransport{
