@@ -282,7 +282,7 @@ func TestRunUpstreamHTTP(t *testing.T) {
 	var file string
 	go func() {
 		var err error
-		file, err = Run(ctx, proxySide, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, Options{Out: out, ID: "http"})
+		file, err = Run(ctx, proxySide, &HTTPUpstream{Endpoint: "http://" + addr + "/mcp"}, Options{Out: out, ID: "http"})
 		done <- err
 	}()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil).Connect(ctx, clientSide, nil)
