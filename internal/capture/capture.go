@@ -16,7 +16,8 @@ const flushInterval = 250 * time.Millisecond
 
 // Run relays one client session between the transports client (facing
 // the MCP client, usually &mcp.StdioTransport{}) and server (the real
-// server: an *mcp.CommandTransport or an *mcp.StreamableClientTransport),
+// server: an *mcp.CommandTransport, or an *HTTPUpstream for a streamable
+// HTTP server, which relays its standalone stream too),
 // recording it with a Recorder built from opts. It returns when either
 // side ends the session or ctx is cancelled, after writing the trace; the
 // returned path is the trace's file, "" when the session made no tool

@@ -111,7 +111,7 @@ func TestRunRecordsSession(t *testing.T) {
 			t.Errorf("list_notes lost its readOnlyHint through the proxy: %+v", tl.Annotations)
 		}
 	}
-	if diff := cmp.Diff([]string{"add_note", "list_notes", "open_notebook", "wait"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"add_note", "announce", "list_notes", "open_notebook", "wait"}, names); diff != "" {
 		t.Errorf("tools through the proxy (-want +got):\n%s", diff)
 	}
 
@@ -282,7 +282,7 @@ func TestRunUpstreamHTTP(t *testing.T) {
 	var file string
 	go func() {
 		var err error
-		file, err = Run(ctx, proxySide, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, Options{Out: out, ID: "http"})
+		file, err = Run(ctx, proxySide, &HTTPUpstream{Endpoint: "http://" + addr + "/mcp"}, Options{Out: out, ID: "http"})
 		done <- err
 	}()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil).Connect(ctx, clientSide, nil)

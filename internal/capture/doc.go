@@ -17,6 +17,13 @@
 // one goroutine that reads a message and writes it before reading the
 // next, so order within a direction is kept by construction.
 //
+// Towards a streamable HTTP server (HTTPUpstream) the SDK's connection is
+// likewise used below its session layer, so the connection adds what that
+// layer would: the negotiated protocol version on each request, and the
+// standalone GET stream of protocol versions before 2026-07-28, whose
+// messages (what the server sends outside a request) are read from the
+// same connection as the rest and so relayed like them.
+//
 // # What a session records
 //
 // A tools/call request is remembered by its JSON-RPC id, and the response

@@ -60,8 +60,13 @@ and for a streamable HTTP server
   "notes": {"command": "crystallize", "args": ["capture", "mcp", "--upstream", "http://127.0.0.1:8931/mcp"]}
 Then mine the captures: crystallize mine --from /abs/captures ...
 
-With --upstream, messages the server sends outside a request's response
-stream (the optional standalone stream) are not relayed.
+With --upstream and a server speaking a protocol version before 2026-07-28,
+the proxy also opens the server's standalone stream (an HTTP GET with the
+session's id) and relays what the server sends outside a request
+(notifications/tools/list_changed, log messages, progress) to the client in
+order; a server that offers none (405) is relayed without it, and one that
+refuses it otherwise is named on stderr. A broken stream is reopened with
+Last-Event-ID, so a server that keeps its events replays what was missed.
 
 Exit status: 0 when the session ended (the client closed its input), 1 when
 the server could not be started or the relay failed, 2 on a usage error.`
@@ -95,7 +100,9 @@ func runCaptureMCP(cmd *cobra.Command, e *env, out, upstream string, args []stri
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return usagef("capture mcp: --upstream %q is not an http or https URL", upstream)
 		}
-		server = &mcp.StreamableClientTransport{Endpoint: upstream}
+		server = &capture.HTTPUpstream{Endpoint: upstream, Warn: func(msg string) {
+			fmt.Fprintf(e.stderr, "crystallize: capture mcp: %s\n", msg)
+		}}
 		name = u.Hostname()
 	case len(args) == 0:
 		return usagef("capture mcp: no server; give its command after --, or --upstream URL")

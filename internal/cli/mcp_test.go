@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -372,5 +373,81 @@ func TestServeHTTP(t *testing.T) {
 	}
 	if tools, err := cs.ListTools(ctx, nil); err != nil || len(tools.Tools) != 0 {
 		t.Errorf("after the edit ListTools = %+v, %v; want none", tools, err)
+	}
+}
+
+// TestCaptureUpstreamStandalone: through `capture mcp --upstream`, a
+// client of a streamable HTTP server speaking a protocol version before
+// 2026-07-28 receives what the server sends outside any request, on the
+// standalone stream: a changed tool list and a log message.
+func TestCaptureUpstreamStandalone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs processes")
+	}
+	bin, err := mcpBinaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	srv := exec.Command(filepath.Join(bin, "notesserver"), "-http", addr)
+	srv.Env = append(os.Environ(), "NOTES_DIR="+t.TempDir())
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if i == 100 {
+			t.Fatalf("the notes server does not listen: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.Command(filepath.Join(bin, "crystallize"), "capture", "mcp", "--out", t.TempDir(), "--upstream", "http://"+addr+"/mcp")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	events := make(chan string, 16)
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { events <- "tools/list_changed" },
+		//lint:ignore SA1019 logging is what servers before 2026-07-28 send outside a request
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) { events <- fmt.Sprint("log ", req.Params.Data) },
+	})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting through capture mcp --upstream: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v >= "2026-07-28" {
+		t.Fatalf("negotiated %s; the test needs a version with a standalone stream", v)
+	}
+	//lint:ignore SA1019 logging is what servers before 2026-07-28 send outside a request
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "announce", Arguments: map[string]any{"message": "hello from outside"}}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for len(got) < 2 {
+		select {
+		case e := <-events:
+			got = append(got, e)
+		case <-ctx.Done():
+			t.Fatalf("the client received %q; stderr:\n%s", got, stderr.String())
+		}
+	}
+	if got[0] != "tools/list_changed" || got[1] != "log hello from outside" {
+		t.Errorf("messages outside a request: %q", got)
 	}
 }

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 )
@@ -81,11 +79,14 @@ func RecordApproval(stateDir string, e LedgerEntry) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(stateDir, ApprovalLedgerFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(filepath.Join(stateDir, ApprovalLedgerFile), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
-	_, werr := f.Write(append(line, '\n'))
+	werr := endTornLine(f, key)
+	if werr == nil {
+		_, werr = f.Write(append(line, '\n'))
+	}
 	if werr == nil {
 		// An approval the user was told is recorded must survive a
 		// crash, as the journal and the state key do.
@@ -97,11 +98,48 @@ func RecordApproval(stateDir string, e LedgerEntry) error {
 	return werr
 }
 
+// endTornLine makes the ledger f end with a whole line before an entry is
+// appended. An entry is written as one line with its newline in one write,
+// so a ledger that does not end with a newline holds the start of an
+// entry whose write was cut short (a crash, a full disk): nobody was told
+// it was recorded. When what was written is a whole authenticated entry
+// missing only its newline, the newline is added; otherwise the torn bytes
+// are cut off, since appending after them would turn them into a broken
+// line in the middle of the ledger, which checkLedger refuses as
+// tampering.
+func endTornLine(f *os.File, key []byte) error {
+	data, err := io.ReadAll(io.LimitReader(f, maxLedger+1))
+	if err != nil || len(data) == 0 || data[len(data)-1] == '\n' || len(data) > maxLedger {
+		return err
+	}
+	start := bytes.LastIndexByte(data, '\n') + 1
+	if _, ok := ledgerLine(key, data[start:]); ok {
+		_, err = f.Write([]byte("\n"))
+		return err
+	}
+	return f.Truncate(int64(start))
+}
+
+// ledgerLine decodes one line of the ledger and checks its MAC.
+func ledgerLine(key, line []byte) (LedgerEntry, bool) {
+	var e LedgerEntry
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil || dec.More() || !checkMAC(key, "approval", e.CandidateID, e.macInput(), e.MAC) {
+		return e, false
+	}
+	return e, true
+}
+
 // checkLedger refuses a bundle whose candidate id and workflow sha256 the
 // ledger under stateDir holds no authenticated approval for as its latest
 // authenticated decision. A line whose MAC fails is refused outright: the
-// ledger was tampered with.
-func checkLedger(stateDir, candidateID, sha string) error {
+// ledger was tampered with. The one exception is a last line without its
+// newline that is not an entry: the torn end of an append that was cut
+// short (see endTornLine). It is ignored with a warning to log, as it
+// never was a decision anybody was told is recorded; a broken line that
+// ends with its newline, or one before others, is not torn and is refused.
+func checkLedger(stateDir, candidateID, sha string, log io.Writer) error {
 	p := filepath.Join(stateDir, ApprovalLedgerFile)
 	fail := func(format string, args ...any) error {
 		return withRemedy(fmt.Errorf("%w: approval_unauthenticated: %s", ErrApprovalUnauthenticated, fmt.Sprintf(format, args...)), RemedyApprove, stateDir)
@@ -136,16 +174,20 @@ func checkLedger(stateDir, candidateID, sha string) error {
 		return fail("%s is larger than %d bytes", p, maxLedger)
 	}
 	latest := ""
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, maxLedger)
-	for n := 1; sc.Scan(); n++ {
-		if strings.TrimSpace(sc.Text()) == "" {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for i, raw := range lines {
+		n := i + 1
+		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
-		var e LedgerEntry
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&e); err != nil || !checkMAC(key, "approval", e.CandidateID, e.macInput(), e.MAC) {
+		e, ok := ledgerLine(key, raw)
+		if !ok && i == len(lines)-1 && !bytes.HasSuffix(raw, []byte("\n")) {
+			if log != nil {
+				fmt.Fprintf(log, "warning: %s:%d: the last line is the torn end of an approval whose write was cut short; it is ignored, and the next crystallize approve removes it\n", p, n)
+			}
+			continue
+		}
+		if !ok {
 			return fail("%s:%d is not an approval this state directory's key recorded", p, n)
 		}
 		if e.CandidateID == candidateID && e.WorkflowSHA256 == sha {
@@ -168,5 +210,5 @@ func checkApprovalLedger(w *Workflow, opts Options) error {
 	if stateDir == "" {
 		stateDir = DefaultStateDir
 	}
-	return checkLedger(stateDir, w.Bundle.Manifest.CandidateID, w.SHA256)
+	return checkLedger(stateDir, w.Bundle.Manifest.CandidateID, w.SHA256, opts.Log)
 }

@@ -50,7 +50,7 @@ func TestApprovalLedger(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			state := t.TempDir()
 			tt.setup(t, state)
-			err := checkLedger(state, "cand_1", "sha1")
+			err := checkLedger(state, "cand_1", "sha1", nil)
 			switch {
 			case tt.want == "" && err != nil:
 				t.Errorf("checkLedger = %v, want admitted", err)
@@ -79,7 +79,96 @@ func TestRecordApprovalSyncs(t *testing.T) {
 	if len(synced) != 1 || synced[0] != ApprovalLedgerFile {
 		t.Errorf("RecordApproval synced %q, want [%s]", synced, ApprovalLedgerFile)
 	}
-	if err := checkLedger(state, "cand_1", "sha1"); err != nil {
+	if err := checkLedger(state, "cand_1", "sha1", nil); err != nil {
 		t.Errorf("checkLedger after RecordApproval: %v", err)
+	}
+}
+
+// TestLedgerTornLastLine: an append cut short leaves the start of an entry
+// without its newline at the end of the ledger. Exactly that is tolerated,
+// with a warning naming the line: the decisions before it still count, and
+// the next approval removes it (or completes it, when only the newline was
+// lost). A broken line that is not the torn end is still refused.
+func TestLedgerTornLastLine(t *testing.T) {
+	entry := func(decision, sha string) LedgerEntry {
+		return LedgerEntry{CandidateID: "cand_1", WorkflowSHA256: sha, Decision: decision, Actor: "lead", RecordedAt: "2026-01-01T00:00:00Z", Bundle: "b"}
+	}
+	setup := func(t *testing.T) (state, ledger, whole string) {
+		state = t.TempDir()
+		if err := RecordApproval(state, entry(bundle.DecisionApproved, "sha1")); err != nil {
+			t.Fatal(err)
+		}
+		if err := RecordApproval(state, entry(bundle.DecisionApproved, "sha2")); err != nil {
+			t.Fatal(err)
+		}
+		ledger = filepath.Join(state, ApprovalLedgerFile)
+		return state, ledger, readFile(t, ledger)
+	}
+	state, ledger, whole := setup(t)
+	first := whole[:strings.IndexByte(whole, '\n')+1]
+	second := whole[len(first):]
+
+	// Every cut of the second entry, newline excluded.
+	for cut := 1; cut < len(second)-1; cut++ {
+		if err := os.WriteFile(ledger, []byte(first+second[:cut]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var log strings.Builder
+		if err := checkLedger(state, "cand_1", "sha1", &log); err != nil {
+			t.Fatalf("cut at %d: checkLedger = %v, want the first approval admitted", cut, err)
+		}
+		if !strings.Contains(log.String(), "approvals.jsonl:2: the last line is the torn end of an approval") {
+			t.Fatalf("cut at %d: warning = %q", cut, log.String())
+		}
+		if err := checkLedger(state, "cand_1", "sha2", nil); !errors.Is(err, ErrApprovalUnauthenticated) {
+			t.Fatalf("cut at %d: the torn approval counts: %v", cut, err)
+		}
+	}
+
+	// The next approval cuts the torn end off, and the ledger is whole.
+	if err := RecordApproval(state, entry(bundle.DecisionApproved, "sha3")); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	for _, sha := range []string{"sha1", "sha3"} {
+		if err := checkLedger(state, "cand_1", sha, &log); err != nil {
+			t.Errorf("after the next approval: checkLedger(%s) = %v", sha, err)
+		}
+	}
+	if log.Len() != 0 || strings.Count(readFile(t, ledger), "\n") != 2 {
+		t.Errorf("after the next approval: warning %q, ledger:\n%s", log.String(), readFile(t, ledger))
+	}
+
+	// Only the newline lost: the entry is whole and authenticated, so it
+	// counts, and the next approval keeps it.
+	state, ledger, whole = setup(t)
+	if err := os.WriteFile(ledger, []byte(strings.TrimSuffix(whole, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkLedger(state, "cand_1", "sha2", nil); err != nil {
+		t.Errorf("entry without its newline: checkLedger = %v", err)
+	}
+	if err := RecordApproval(state, entry(bundle.DecisionApproved, "sha3")); err != nil {
+		t.Fatal(err)
+	}
+	for _, sha := range []string{"sha1", "sha2", "sha3"} {
+		if err := checkLedger(state, "cand_1", sha, nil); err != nil {
+			t.Errorf("entry without its newline, then another: checkLedger(%s) = %v", sha, err)
+		}
+	}
+
+	// Not torn: a broken line before others, or a broken last line that
+	// ends with its newline, is refused.
+	for name, content := range map[string]string{
+		"broken earlier line":       first[:len(first)/2] + "\n" + second,
+		"broken last line, newline": first + second[:len(second)/2] + "\n",
+	} {
+		state, ledger, _ = setup(t)
+		if err := os.WriteFile(ledger, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkLedger(state, "cand_1", "sha1", nil); !errors.Is(err, ErrApprovalUnauthenticated) || !strings.Contains(err.Error(), "is not an approval this state directory's key recorded") {
+			t.Errorf("%s: checkLedger = %v, want a refusal", name, err)
+		}
 	}
 }

@@ -164,9 +164,9 @@ func ReadJournal(stateDir, runID string) (*Journal, error) {
 	}
 	mac, err := readRegular(filepath.Join(filepath.Dir(p), journalMACFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s: journal_unauthenticated: it has no %s (the run was stopped while suspending, or the file was removed)", ErrJournal, p, journalMACFile)
+		return nil, fmt.Errorf("%w: %s: journal_unauthenticated: it has no %s (the file was removed: a run writes it before its journal)", ErrJournal, p, journalMACFile)
 	}
-	if err != nil || !checkMAC(key, "journal", runID, data, strings.TrimSpace(string(mac))) {
+	if err != nil || !anyMAC(key, runID, data, mac) {
 		return nil, fmt.Errorf("%w: %s: journal_unauthenticated: the journal was not written by run %s with this state directory's key (or was changed since)", ErrJournal, p, runID)
 	}
 	if errs := trace.Duplicates(data, p, 1); len(errs) > 0 {
@@ -353,15 +353,81 @@ func (h *host) writeJournal(dir string) error {
 	if err != nil {
 		return err
 	}
-	// Resume trusts these two files, and the run reports itself
-	// resumable as soon as Run returns: each is written whole (a
-	// temporary file renamed over it) and on disk before Run returns.
-	// A run killed between the two leaves a journal its MAC does not
-	// match, which ReadJournal refuses.
-	if err := writeDurable(filepath.Join(dir, JournalFile), data); err != nil {
+	return writeJournalPair(dir, key, j.RunID, data)
+}
+
+// journalWriteStep is called between the writes of writeJournalPair; a
+// test makes it fail to stand for a crash at that point.
+var journalWriteStep = func(step string) error { return nil }
+
+// writeJournalPair replaces the run's journal with data and its MAC so that
+// a crash at any point leaves a pair ReadJournal accepts: the journal as it
+// was, or the new one. Each file is written whole and durably (a temporary
+// file synced and renamed over it, see writeDurable), but two renames are
+// not one, so the order carries the proof. journal.mac may hold several
+// MACs, one a line, and a journal is authentic when one of them is its MAC:
+//
+//  1. journal.mac gets the new journal's MAC and, when the journal on disk
+//     is authentic, that journal's MAC too;
+//  2. journal.json is replaced by the new journal;
+//  3. journal.mac is left with the new journal's MAC alone.
+//
+// Before 1 and after 1 the old journal is on disk with its MAC; after 2
+// and after 3 the new one is with its own. The old MAC is kept only for a
+// journal that the old file authenticates, so a journal changed by anyone
+// but its run is never blessed by its rewrite, and it is gone once the
+// rewrite is complete: the journal of a resumed run that has ended, which
+// says it can no longer be resumed, is the only one accepted. A crash in
+// step 1 or 2 of that rewrite leaves the run resumable, as a crash before
+// the rewrite would.
+func writeJournalPair(dir string, key []byte, runID string, data []byte) error {
+	jp, mp := filepath.Join(dir, JournalFile), filepath.Join(dir, journalMACFile)
+	mac := recordMAC(key, "journal", runID, data)
+	macs := mac + "\n"
+	if old := currentJournalMAC(jp, mp, key, runID); old != "" && old != mac {
+		macs += old + "\n"
+	}
+	if err := writeDurable(mp, []byte(macs)); err != nil {
 		return err
 	}
-	return writeDurable(filepath.Join(dir, journalMACFile), []byte(recordMAC(key, "journal", j.RunID, data)+"\n"))
+	if err := journalWriteStep("mac"); err != nil {
+		return err
+	}
+	if err := writeDurable(jp, data); err != nil {
+		return err
+	}
+	if err := journalWriteStep("journal"); err != nil {
+		return err
+	}
+	if macs == mac+"\n" {
+		return nil
+	}
+	return writeDurable(mp, []byte(mac+"\n"))
+}
+
+// currentJournalMAC returns the MAC of the journal on disk when
+// journal.mac authenticates it, else "".
+func currentJournalMAC(journalPath, macPath string, key []byte, runID string) string {
+	data, err := readRegular(journalPath)
+	if err != nil {
+		return ""
+	}
+	macs, err := readRegular(macPath)
+	if err != nil || !anyMAC(key, runID, data, macs) {
+		return ""
+	}
+	return recordMAC(key, "journal", runID, data)
+}
+
+// anyMAC reports whether one of the lines of macs is the journal MAC of
+// data; see writeJournalPair for why there may be more than one.
+func anyMAC(key []byte, runID string, data, macs []byte) bool {
+	for _, line := range strings.Split(string(macs), "\n") {
+		if line = strings.TrimSpace(line); line != "" && checkMAC(key, "journal", runID, data, line) {
+			return true
+		}
+	}
+	return false
 }
 
 // syncFile makes a file's contents durable; tests count the calls.

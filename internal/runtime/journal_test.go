@@ -464,3 +464,121 @@ func TestReadJournalWrongShape(t *testing.T) {
 		t.Errorf("ReadJournal = %v, want ErrJournal naming %s", err, JournalFile)
 	}
 }
+
+// TestJournalCrashBetweenWrites: the journal and its MAC are two files, so
+// rewriting them is two renames. A run killed between them (the write hook
+// failing stands for the kill) leaves a pair ReadJournal accepts, the old
+// journal or the new one, and never a refusal that reads like tampering.
+func TestJournalCrashBetweenWrites(t *testing.T) {
+	state := t.TempDir()
+	w := workflow(t, approvalWorkflow)
+	models := 0
+	res, err := Run(context.Background(), w, Params{"branch": "b1"}, approvalOpts(t, state, counter{}, &models))
+	if !errors.Is(err, ErrPendingApproval) {
+		t.Fatalf("Run = %v, want a pending approval", err)
+	}
+	macPath := filepath.Join(res.Dir, journalMACFile)
+	if n := strings.Count(readFile(t, macPath), "\n"); n != 1 {
+		t.Fatalf("journal.mac holds %d lines after a whole write, want 1", n)
+	}
+	crashAt := func(at string) {
+		journalWriteStep = func(step string) error {
+			if step == at {
+				return errors.New("killed")
+			}
+			return nil
+		}
+	}
+	t.Cleanup(func() { journalWriteStep = func(string) error { return nil } })
+	resume := func(approve string) (*Result, error) {
+		j, err := ReadJournal(state, "run-test")
+		if err != nil {
+			t.Fatalf("ReadJournal = %v", err)
+		}
+		o := approvalOpts(t, state, counter{}, &models)
+		o.Approve = []string{approve}
+		return Resume(context.Background(), w, j, o)
+	}
+	pendingAt := func(want string) {
+		t.Helper()
+		j, err := ReadJournal(state, "run-test")
+		if err != nil {
+			t.Fatalf("ReadJournal = %v, want the journal pending at %s", err, want)
+		}
+		if j.Status != StatusPendingApproval || j.Pending == nil || j.Pending.Boundary != want {
+			t.Fatalf("journal is %s pending %+v, want pending at %s", j.Status, j.Pending, want)
+		}
+	}
+
+	// Killed after the MAC file, before the journal: the old journal
+	// (pending at merge) is still the run's.
+	crashAt("mac")
+	if _, err := resume("merge"); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("Resume = %v, want the kill", err)
+	}
+	pendingAt("merge")
+
+	// Killed after the journal, before the MAC file is trimmed: the new
+	// journal (pending at release) is the run's.
+	crashAt("journal")
+	if _, err := resume("merge"); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("Resume = %v, want the kill", err)
+	}
+	pendingAt("release")
+
+	// Completed: the journal says so and only its MAC is left, so the
+	// journal pending at release, should anyone keep a copy, is refused.
+	pending := readFile(t, filepath.Join(res.Dir, JournalFile))
+	crashAt("")
+	if res, err := resume("release"); err != nil || res.Status != StatusCompleted {
+		t.Fatalf("Resume = %v, want completed", err)
+	}
+	if n := strings.Count(readFile(t, macPath), "\n"); n != 1 {
+		t.Errorf("journal.mac holds %d lines after a whole write, want 1", n)
+	}
+	j, err := ReadJournal(state, "run-test")
+	if err != nil || j.Status != StatusCompleted {
+		t.Fatalf("ReadJournal = %v, %v; want the completed journal", j, err)
+	}
+	if err := os.WriteFile(filepath.Join(res.Dir, JournalFile), []byte(pending), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadJournal(state, "run-test"); !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), "journal_unauthenticated") {
+		t.Errorf("an earlier journal put back: ReadJournal = %v, want journal_unauthenticated", err)
+	}
+}
+
+// TestJournalRewriteKeepsNoForgery: a rewrite keeps the old journal's MAC
+// only when the old journal is authentic, so a journal changed on disk is
+// not made valid by a rewrite killed part way.
+func TestJournalRewriteKeepsNoForgery(t *testing.T) {
+	state := t.TempDir()
+	key, err := stateKey(state, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(state, "runs", "r1")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJournalPair(dir, key, "r1", []byte(`{"run_id": "r1", "status": "pending_approval"}`)); err != nil {
+		t.Fatal(err)
+	}
+	forged := []byte(`{"run_id": "r1", "status": "pending_approval", "allow_unapproved": true}`)
+	if err := os.WriteFile(filepath.Join(dir, JournalFile), forged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	journalWriteStep = func(step string) error {
+		if step == "mac" {
+			return errors.New("killed")
+		}
+		return nil
+	}
+	t.Cleanup(func() { journalWriteStep = func(string) error { return nil } })
+	if err := writeJournalPair(dir, key, "r1", []byte(`{"run_id": "r1", "status": "completed"}`)); err == nil {
+		t.Fatal("the kill was not reported")
+	}
+	if _, err := ReadJournal(state, "r1"); !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), "journal_unauthenticated") {
+		t.Errorf("a changed journal after a killed rewrite: ReadJournal = %v, want journal_unauthenticated", err)
+	}
+}

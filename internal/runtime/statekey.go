@@ -30,7 +30,9 @@ import (
 // StateKeyFile is the name of the state key under the state directory.
 const StateKeyFile = "state.key"
 
-// journalMACFile holds the hex HMAC-SHA256 of journal.json, next to it.
+// journalMACFile holds the hex HMAC-SHA256 of journal.json, next to it,
+// one a line; while the journal is rewritten it holds the old journal's
+// too (see writeJournalPair).
 const journalMACFile = "journal.mac"
 
 // ErrStateKey is returned for a state key that cannot be used.

@@ -454,6 +454,12 @@ func codexArguments(d *trace.Fields, payload map[string]any, p string) map[strin
 		if !ok {
 			d.Errorf(ap, "expected a JSON object in arguments, got %s", trace.TypeName(args))
 		}
+		// parseJSONText refuses what has a duplicate key; encoding/json
+		// keeps the last one.
+		if dups := textDuplicates(v, d.File, d.Line, ap); len(dups) > 0 {
+			d.Errs = append(d.Errs, dups...)
+			return nil
+		}
 		return m
 	case nil:
 		if _, present := payload["arguments"]; !present {
@@ -516,6 +522,16 @@ func codexOutput(d *trace.Fields, payload map[string]any, p string, c *normalize
 				dec.UseNumber()
 				if dec.Decode(&obj) != nil || dec.More() {
 					obj = nil
+				}
+				// A shell call's output object is read for its
+				// output and metadata, and encoding/json keeps the
+				// last of two members with one name; plain text that
+				// is not such an object is kept as written.
+				if _, wrapped := obj["output"].(string); wrapped {
+					if dups := textDuplicates(t, d.File, d.Line, op); len(dups) > 0 {
+						d.Errs = append(d.Errs, dups...)
+						return
+					}
 				}
 			}
 			if obj != nil {

@@ -267,7 +267,9 @@ func TestDetectRecord(t *testing.T) {
 func FuzzCodex(f *testing.F) { fuzzSessions(f, "testdata/agents/codex/*/*/*/*.jsonl", Codex{}) }
 
 // TestCodexJSONText checks the arguments and outputs that the fast parser
-// leaves to encoding/json: they read as encoding/json reads them.
+// leaves to encoding/json: they read as encoding/json reads them, except
+// that a duplicate key, which encoding/json would resolve by keeping the
+// last member, is refused at the text's path, naming the member.
 func TestCodexJSONText(t *testing.T) {
 	for _, tt := range []struct {
 		args string
@@ -275,7 +277,8 @@ func TestCodexJSONText(t *testing.T) {
 		err  string
 	}{
 		{`{"cmd": ["ls"], "n": 1.50}`, map[string]any{"cmd": []any{"ls"}, "n": json.Number("1.50")}, ""},
-		{` {"a": 1, "a": 2} `, map[string]any{"a": json.Number("2")}, ""},
+		{` {"a": 1, "a": 2} `, nil, `f:1: $.payload.arguments: JSON text $.a: duplicate key "a"`},
+		{`{"a": {"b": 1, "c": [{"b": 2, "b": 3}]}}`, nil, `f:1: $.payload.arguments: JSON text $.a.c[0].b: duplicate key "b"`},
 		{`[1]`, nil, "f:1: $.payload.arguments: expected a JSON object in arguments, got array"},
 		{`{"a": 1} {"b": 2}`, nil, "f:1: $.payload.arguments: invalid JSON in arguments: data after the object"},
 		{`{"a": tru}`, nil, "f:1: $.payload.arguments: invalid JSON in arguments: invalid character '}' in literal true (expecting 'e')"},
@@ -293,7 +296,6 @@ func TestCodexJSONText(t *testing.T) {
 		exit   int // -1: none
 	}{
 		{`{"output": "ok\n", "metadata": {"exit_code": 0, "duration_seconds": 0.5}}`, "ok\n", 0},
-		{` {"output": "a", "output": "b", "metadata": {"exit_code": 2}} `, "b", 2},
 		{`{"output": "x", "metadata": {"exit_code": 1}} }`, "x", 1},
 		{`{"output": "x"} trailing`, `{"output": "x"} trailing`, -1},
 		{`{not json`, `{not json`, -1},
@@ -310,6 +312,30 @@ func TestCodexJSONText(t *testing.T) {
 			t.Errorf("codexOutput(%q) = %q, exit %d, %v; want %q, exit %d", tt.output, c.Result, exit, d.Errs, tt.result, tt.exit)
 		}
 	}
+	// A shell call's output object with a duplicate key is refused; text
+	// that is not such an object is kept as written, duplicates and all.
+	for _, tt := range []struct{ output, err string }{
+		{` {"output": "a", "output": "b", "metadata": {"exit_code": 2}} `, `f:4: $.payload.output: JSON text $.output: duplicate key "output"`},
+		{`{"output": "a", "metadata": {"exit_code": 0, "exit_code": 1}}`, `f:4: $.payload.output: JSON text $.metadata.exit_code: duplicate key "exit_code"`},
+		{`{"other": 1, "other": 2}`, ``},
+	} {
+		d := trace.Fields{File: "f", Line: 4}
+		var c normalize.Call
+		codexOutput(&d, map[string]any{"output": tt.output}, "$.payload", &c)
+		if got := fmt.Sprint(d.Errs); got != fmt.Sprint(errList4(tt.err)) {
+			t.Errorf("codexOutput(%q): errors %s, want %q", tt.output, got, tt.err)
+		}
+	}
+}
+
+// errList4 is errList for a record on line 4.
+func errList4(msg string) trace.ErrorList {
+	if msg == "" {
+		return nil
+	}
+	file, rest, _ := strings.Cut(msg, ":4: ")
+	path, m, _ := strings.Cut(rest, ": ")
+	return trace.ErrorList{{File: file, Line: 4, Path: path, Msg: m}}
 }
 
 func errList(msg string) trace.ErrorList {

@@ -265,6 +265,9 @@ func find(dir string) ([]file, []*trace.Error, error) {
 		lines, isTrace := traceExt(d.Name())
 		f := file{rel: filepath.ToSlash(rel), display: display, open: p, lines: lines}
 		switch {
+		case isTrace && isRunJournal(p, d.Name()):
+			// A suspended run's resume state, not a record of what
+			// happened: its actions are the run's trace.json's too.
 		case d.Type()&fs.ModeSymlink != 0:
 			target, size, problem := checkSymlink(root, p, dir)
 			switch {
@@ -295,6 +298,26 @@ func find(dir string) ([]file, []*trace.Error, error) {
 	}
 	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.rel, b.rel) })
 	return files, bad, nil
+}
+
+// The files of a run directory (<state-dir>/runs/<id>/): the run's trace,
+// and, once the run was suspended at an approval, its journal.
+const (
+	runTraceFile   = "trace.json"
+	runJournalFile = "journal.json"
+)
+
+// isRunJournal reports whether the file p named name is the journal of a
+// run directory: journal.json beside that run's trace.json. The journal
+// carries the run's actions so far to the run resumed from it, which
+// writes them into trace.json again; read as a trace of its own, a
+// resumed run would count twice (its fallbacks among them).
+func isRunJournal(p, name string) bool {
+	if name != runJournalFile {
+		return false
+	}
+	info, err := os.Stat(filepath.Join(filepath.Dir(p), runTraceFile))
+	return err == nil && info.Mode().IsRegular()
 }
 
 func traceExt(name string) (lines, ok bool) {

@@ -781,3 +781,37 @@ func TestLoadFound(t *testing.T) {
 		t.Errorf("Found called %d times with (%d, %d), want once with (2, %d)", calls, gotFiles, gotBytes, want)
 	}
 }
+
+// A run directory's journal.json carries the actions of the suspended run
+// into the resumed one, whose trace.json records them again: it is not
+// read as a trace, so a resumed run counts once. A journal.json anywhere
+// else is an ordinary file of the directory.
+func TestLoadSkipsRunJournal(t *testing.T) {
+	dir := t.TempDir()
+	journal := `{"run_id": "r1", "status": "pending_approval", "calls": [], "actions": [{"kind": "tool_call", "name": "ticket.read"}]}`
+	writeTree(t, dir, map[string]string{
+		"runs/r1/trace.json":     fmt.Sprintf(okTrace, "r1"),
+		"runs/r1/journal.json":   journal,
+		"runs/r2/trace.json":     fmt.Sprintf(okTrace, "r2"),
+		"elsewhere/journal.json": strings.Replace(journal, `"run_id"`, `"id": "lone", "run_id"`, 1),
+	})
+	res, err := Load(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, tr := range res.Traces {
+		ids = append(ids, tr.ID)
+	}
+	if diff := cmp.Diff([]string{"lone", "r1", "r2"}, ids); diff != "" {
+		t.Errorf("Load traces (-want +got):\n%s", diff)
+	}
+	n := 0
+	if _, err := Scan(context.Background(), dir, Options{}, func(*trace.Trace) string { return "" },
+		func(Location, string) error { n++; return nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Errorf("Scan visited %d traces, want 3", n)
+	}
+}

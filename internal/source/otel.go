@@ -585,7 +585,8 @@ func otelTrace(id string, spans []*otelSpan, file string, rules *normalize.Rules
 	if svc, _ := spans[0].resource["service.name"].(string); svc != "" {
 		md["service"] = svc
 	}
-	if g := otelGoal(spans, isModel); g != "" {
+	g, goalErrs := otelGoal(spans, isModel, file)
+	if g != "" {
 		md["goal"] = g
 	}
 	t.Metadata = md
@@ -598,11 +599,11 @@ func otelTrace(id string, spans []*otelSpan, file string, rules *normalize.Rules
 	}
 
 	var acts actionList
-	var errs trace.ErrorList
+	errs := goalErrs
 	for _, s := range tools {
-		c, err := otelCall(s, file)
-		if err != nil {
-			errs = append(errs, err)
+		c, cerrs := otelCall(s, file)
+		if len(cerrs) > 0 {
+			errs = append(errs, cerrs...)
 			continue
 		}
 		if turn := turnOf[s]; turn != nil {
@@ -675,7 +676,7 @@ func turnShare(turn *otelSpan, tools []*otelSpan, s *otelSpan) *trace.Cost {
 
 // otelCall converts an execute_tool span into the normalization table's
 // Call.
-func otelCall(s *otelSpan, file string) (normalize.Call, *trace.Error) {
+func otelCall(s *otelSpan, file string) (normalize.Call, trace.ErrorList) {
 	c := normalize.Call{
 		ID:       s.str("gen_ai.tool.call.id"),
 		Tool:     s.str("gen_ai.tool.name"),
@@ -689,7 +690,7 @@ func otelCall(s *otelSpan, file string) (normalize.Call, *trace.Error) {
 		c.Tool = strings.TrimSpace(strings.TrimPrefix(s.name, "execute_tool"))
 	}
 	if c.Tool == "" {
-		return c, &trace.Error{File: file, Line: s.line, Path: s.path + ".attributes", Msg: "execute_tool span names no tool (gen_ai.tool.name)"}
+		return c, trace.ErrorList{{File: file, Line: s.line, Path: s.path + ".attributes", Msg: "execute_tool span names no tool (gen_ai.tool.name)"}}
 	}
 	if s.start != 0 {
 		c.Timestamp = nanoTime(s.start)
@@ -707,12 +708,18 @@ func otelCall(s *otelSpan, file string) (normalize.Call, *trace.Error) {
 	case map[string]any:
 		c.Args = generic(a).(map[string]any)
 	case string:
-		var v any
-		dec := json.NewDecoder(strings.NewReader(a))
-		dec.UseNumber()
-		if err := dec.Decode(&v); err != nil || dec.More() {
-			return c, &trace.Error{File: file, Line: s.line, Path: s.attrPath("gen_ai.tool.call.arguments"),
-				Msg: "gen_ai.tool.call.arguments is not JSON"}
+		v, ok := parseJSONText(a)
+		if !ok {
+			dec := json.NewDecoder(strings.NewReader(a))
+			dec.UseNumber()
+			if err := dec.Decode(&v); err != nil || dec.More() {
+				return c, trace.ErrorList{{File: file, Line: s.line, Path: s.attrPath("gen_ai.tool.call.arguments"),
+					Msg: "gen_ai.tool.call.arguments is not JSON"}}
+			}
+			// Valid JSON parseJSONText refused has a duplicate key.
+			if dups := textDuplicates(a, file, s.line, s.attrPath("gen_ai.tool.call.arguments")); len(dups) > 0 {
+				return c, dups
+			}
 		}
 		if m, ok := v.(map[string]any); ok {
 			c.Args = m
@@ -720,8 +727,8 @@ func otelCall(s *otelSpan, file string) (normalize.Call, *trace.Error) {
 			c.Args = map[string]any{"input": v}
 		}
 	default:
-		return c, &trace.Error{File: file, Line: s.line, Path: s.attrPath("gen_ai.tool.call.arguments"),
-			Msg: "expected a JSON string or a key-value list, got " + trace.TypeName(a)}
+		return c, trace.ErrorList{{File: file, Line: s.line, Path: s.attrPath("gen_ai.tool.call.arguments"),
+			Msg: "expected a JSON string or a key-value list, got " + trace.TypeName(a)}}
 	}
 	if r, ok := s.attrs["gen_ai.tool.call.result"]; ok {
 		c.Result = generic(r)
@@ -781,7 +788,7 @@ func generic(v any) any {
 // a gen_ai.user.message event, or the flattened gen_ai.prompt.0.content.
 // Agent spans are asked first, since the goal is what the agent was
 // invoked with; then the model spans in start order.
-func otelGoal(spans []*otelSpan, isModel func(*otelSpan) bool) string {
+func otelGoal(spans []*otelSpan, isModel func(*otelSpan) bool, file string) (string, trace.ErrorList) {
 	var ordered []*otelSpan
 	for _, s := range spans {
 		if s.op() == "invoke_agent" {
@@ -794,25 +801,26 @@ func otelGoal(spans []*otelSpan, isModel func(*otelSpan) bool) string {
 		}
 	}
 	for _, s := range ordered {
-		if g := firstUserText(s.attrs["gen_ai.input.messages"]); g != "" {
-			return g
+		if g, errs := firstUserText(s.attrs["gen_ai.input.messages"], file, s.line, s.attrPath("gen_ai.input.messages")); g != "" || errs != nil {
+			return g, errs
 		}
-		for _, ev := range s.events {
-			if g := firstUserText(ev.attrs["gen_ai.input.messages"]); g != "" {
-				return g
+		for i, ev := range s.events {
+			at := trace.Member(trace.Element(trace.Member(s.path, "events"), i), "attributes")
+			if g, errs := firstUserText(ev.attrs["gen_ai.input.messages"], file, s.line, at); g != "" || errs != nil {
+				return g, errs
 			}
 			if ev.name == "gen_ai.user.message" {
 				if c, _ := ev.attrs["content"].(string); c != "" {
-					return c
+					return c, nil
 				}
 			}
 		}
 		if p, ok := s.attrs["gen_ai.prompt"]; ok {
-			if g := firstUserText(p); g != "" {
-				return g
+			if g, errs := firstUserText(p, file, s.line, s.attrPath("gen_ai.prompt")); g != "" || errs != nil {
+				return g, errs
 			}
 			if text, ok := p.(string); ok && !strings.HasPrefix(strings.TrimSpace(text), "[") {
-				return text
+				return text, nil
 			}
 		}
 		for i := 0; ; i++ {
@@ -822,28 +830,36 @@ func otelGoal(spans []*otelSpan, isModel func(*otelSpan) bool) string {
 				break
 			}
 			if c, _ := s.attrs[k+".content"].(string); role == "user" && c != "" {
-				return c
+				return c, nil
 			}
 		}
 	}
-	return ""
+	return "", nil
 }
 
 // firstUserText finds the first user message's text in a list of chat
 // messages, given as a JSON string or as an already structured value.
 // Parts of type "text" with "content" (the current conventions) and a
 // plain "content" string (older ones) are read.
-func firstUserText(v any) string {
+//
+// A JSON string is read from path of file at line; one whose objects
+// repeat a member name is refused, naming where (see textDuplicates).
+func firstUserText(v any, file string, line int, path string) (string, trace.ErrorList) {
 	if s, ok := v.(string); ok {
-		var x any
-		if json.Unmarshal([]byte(s), &x) != nil {
-			return ""
+		x, ok := parseJSONText(s)
+		if !ok {
+			if json.Unmarshal([]byte(s), &x) != nil {
+				return "", nil
+			}
+			if dups := textDuplicates(s, file, line, path); len(dups) > 0 {
+				return "", dups
+			}
 		}
 		v = x
 	}
 	msgs, ok := v.([]any)
 	if !ok {
-		return ""
+		return "", nil
 	}
 	for _, m := range msgs {
 		mm, ok := m.(map[string]any)
@@ -851,7 +867,7 @@ func firstUserText(v any) string {
 			continue
 		}
 		if c, ok := mm["content"].(string); ok && c != "" {
-			return c
+			return c, nil
 		}
 		parts, _ := mm["parts"].([]any)
 		var texts []string
@@ -864,8 +880,8 @@ func firstUserText(v any) string {
 			}
 		}
 		if len(texts) > 0 {
-			return strings.Join(texts, "\n")
+			return strings.Join(texts, "\n"), nil
 		}
 	}
-	return ""
+	return "", nil
 }

@@ -372,8 +372,8 @@ func TestFirstUserText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := firstUserText(tt.in); got != tt.want {
-				t.Errorf("firstUserText = %q, want %q", got, tt.want)
+			if got, errs := firstUserText(tt.in, "f.jsonl", 3, "$.x"); got != tt.want || errs != nil {
+				t.Errorf("firstUserText = %q, %v; want %q", got, errs, tt.want)
 			}
 		})
 	}
@@ -401,5 +401,53 @@ func TestOTLPRedeliveredChanged(t *testing.T) {
 		if tr.ID == span["traceId"] {
 			t.Errorf("the trace of the changed span was kept: %s", tr.ID)
 		}
+	}
+}
+
+// TestOTLPDuplicateKeysInText: tool-call arguments and message lists
+// written as JSON strings are refused when an object in them repeats a
+// member name (encoding/json would keep the last one), naming the
+// attribute and the member inside the text.
+func TestOTLPDuplicateKeysInText(t *testing.T) {
+	const file = "export.jsonl"
+	span := func(traceID, attrs string) string {
+		return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"` + traceID + `","spanId":"a000000000000001",` +
+			`"name":"execute_tool run_shell","attributes":[{"key":"gen_ai.tool.name","value":{"stringValue":"run_shell"}}` + attrs + `]}]}]}]}`
+	}
+	agent := func(traceID, attrs, events string) string {
+		return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"` + traceID + `","spanId":"b000000000000001",` +
+			`"name":"invoke_agent","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"invoke_agent"}}` + attrs + `],"events":[` + events + `]},` +
+			`{"traceId":"` + traceID + `","spanId":"b000000000000002","parentSpanId":"b000000000000001","name":"execute_tool ls",` +
+			`"attributes":[{"key":"gen_ai.tool.name","value":{"stringValue":"ls"}}]}]}]}]}`
+	}
+	lines := []string{
+		span("11111111111111111111111111111111", `,{"key":"gen_ai.tool.call.arguments","value":{"stringValue":"{\"command\":\"ls\",\"command\":\"rm -rf /\"}"}}`),
+		agent("22222222222222222222222222222222", `,{"key":"gen_ai.input.messages","value":{"stringValue":"[{\"role\":\"user\",\"content\":\"a\",\"content\":\"b\"}]"}}`, ``),
+		agent("33333333333333333333333333333333", ``, `{"name":"gen_ai.client.inference.operation.details","attributes":[{"key":"gen_ai.input.messages","value":{"stringValue":"[{\"role\":\"user\",\"role\":\"system\",\"content\":\"c\"}]"}}]}`),
+		span("44444444444444444444444444444444", `,{"key":"gen_ai.tool.call.arguments","value":{"stringValue":"{\"command\":\"ls\"}"}}`),
+	}
+	var recs []Record
+	for i, l := range lines {
+		recs = append(recs, otelRecord(t, []byte(l), file, i+1))
+	}
+	traces, _, err := OTLP{}.DecodeSessions(recs, file, nil)
+	want := []string{
+		`export.jsonl:1: $.resourceSpans[0].scopeSpans[0].spans[0].attributes[1].value: JSON text $.command: duplicate key "command"`,
+		`export.jsonl:2: $.resourceSpans[0].scopeSpans[0].spans[0].attributes[1].value: JSON text $[0].content: duplicate key "content"`,
+		`export.jsonl:3: $.resourceSpans[0].scopeSpans[0].spans[0].events[0].attributes: JSON text $[0].role: duplicate key "role"`,
+	}
+	var list trace.ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("DecodeSessions error = %v, want a trace.ErrorList", err)
+	}
+	var got []string
+	for _, e := range list {
+		got = append(got, e.Error())
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+	if len(traces) != 1 || traces[0].ID != "44444444444444444444444444444444" {
+		t.Errorf("traces = %v, want the one good trace", traces)
 	}
 }

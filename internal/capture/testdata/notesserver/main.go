@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -139,6 +140,30 @@ func main() {
 		<-ctx.Done()
 		os.WriteFile(filepath.Join(dir, "cancelled.txt"), []byte("cancelled\n"), 0o644)
 		return nil, struct{}{}, ctx.Err()
+	})
+	// announce answers at once, then, outside any request, adds a tool
+	// (the server sends notifications/tools/list_changed) and logs a
+	// message to every session: over HTTP, before protocol 2026-07-28,
+	// both travel on the standalone stream.
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "announce",
+		Description: "Add a tool and log a message, after answering",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no},
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+		Message string `json:"message"`
+	}) (*mcp.CallToolResult, struct{}, error) {
+		go func() {
+			time.Sleep(50 * time.Millisecond)
+			s.AddTool(&mcp.Tool{Name: "announced", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
+			time.Sleep(50 * time.Millisecond)
+			for ss := range s.Sessions() {
+				//lint:ignore SA1019 logging is what servers before 2026-07-28 send outside a request
+				ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Data: in.Message})
+			}
+		}()
+		return nil, struct{}{}, nil
 	})
 	if len(os.Args) > 2 && os.Args[1] == "-http" {
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)

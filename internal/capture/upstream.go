@@ -1,0 +1,445 @@
+package capture
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Header names of the streamable HTTP transport.
+const (
+	sessionIDHeader       = "Mcp-Session-Id"
+	protocolVersionHeader = "Mcp-Protocol-Version"
+	lastEventIDHeader     = "Last-Event-ID"
+)
+
+// standaloneUntil is the first protocol version without the standalone
+// stream: from it on, server messages outside a request travel on
+// subscriptions/listen, a request the client makes and the relay forwards
+// like any other.
+const standaloneUntil = "2026-07-28"
+
+// Reconnection of the standalone stream. The server may name its own
+// delay with a retry field; without one the first attempt waits
+// reconnectDelay, and each attempt that brings no new event waits
+// reconnectGrowth times longer, up to reconnectMaxDelay, giving up after
+// reconnectAttempts such attempts in a row.
+const (
+	reconnectDelay    = 500 * time.Millisecond
+	reconnectGrowth   = 1.5
+	reconnectMaxDelay = 30 * time.Second
+	reconnectAttempts = 5
+	// healthyStream is how long a stream that brought no event must have
+	// been open to count as working: an idle session's stream closed by
+	// a proxy's timeout is reopened without end, one the server closes
+	// at once is not.
+	healthyStream = 10 * time.Second
+)
+
+// HTTPUpstream is the transport to a streamable HTTP server. Its
+// connection is the SDK's (mcp.StreamableClientTransport) used below the
+// SDK's session layer, plus what that layer would otherwise add and a
+// message relay needs: the negotiated protocol version on every request
+// after initialize, and, for servers speaking a protocol version before
+// 2026-07-28, the standalone GET stream on which the server sends what is
+// not part of a request's response (notifications/tools/list_changed,
+// logging, progress and requests of its own). Its messages are read from
+// the connection like any other server message, so the relay forwards
+// them to the client in the order the server sent them.
+type HTTPUpstream struct {
+	// Endpoint is the server's MCP URL.
+	Endpoint string
+	// HTTPClient is used for every request; nil means
+	// http.DefaultClient. A Timeout on it would cut the standalone
+	// stream, which is long-lived.
+	HTTPClient *http.Client
+	// Warn, when set, is told why the standalone stream could not be
+	// kept (a server that refuses it with a status other than 405 Method
+	// Not Allowed, which is its documented way of offering none).
+	Warn func(msg string)
+}
+
+// Connect implements mcp.Transport.
+func (t *HTTPUpstream) Connect(ctx context.Context) (mcp.Connection, error) {
+	base := t.HTTPClient
+	if base == nil {
+		base = http.DefaultClient
+	}
+	rt := base.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c := &upstreamConn{
+		endpoint: t.Endpoint,
+		warn:     t.Warn,
+		in:       make(chan readResult),
+		closed:   make(chan struct{}),
+	}
+	// One client for the SDK's requests and the stream's, so both carry
+	// the version.
+	withVersion := *base
+	withVersion.Transport = &versionTransport{base: rt, conn: c}
+	inner, err := (&mcp.StreamableClientTransport{
+		Endpoint:   t.Endpoint,
+		HTTPClient: &withVersion,
+		// The SDK opens it only for its own client sessions; this
+		// connection opens its own (see upstreamConn.standalone).
+		DisableStandaloneSSE: true,
+	}).Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.inner = inner
+	c.get = &withVersion
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.wg.Add(1)
+	go c.pumpInner()
+	return c, nil
+}
+
+// versionTransport adds the negotiated protocol version to requests that
+// carry none: the SDK's connection learns it from its session layer, which
+// a relay does not use, and a server that sees no version assumes
+// 2025-03-26.
+type versionTransport struct {
+	base http.RoundTripper
+	conn *upstreamConn
+}
+
+func (v *versionTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if version := v.conn.protocol(); version != "" && req.Header.Get(protocolVersionHeader) == "" {
+		req = req.Clone(req.Context())
+		req.Header.Set(protocolVersionHeader, version)
+	}
+	return v.base.RoundTrip(req)
+}
+
+type readResult struct {
+	msg jsonrpc.Message
+	err error
+}
+
+// upstreamConn merges two sources of server messages, the SDK
+// connection's (responses and what travels with them) and the standalone
+// stream's, into one Read. Each source is one goroutine that hands its
+// messages over one at a time, so each source's order is kept.
+type upstreamConn struct {
+	endpoint string
+	inner    mcp.Connection
+	get      *http.Client
+	warn     func(string)
+
+	ctx    context.Context // ends the goroutines; cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	in     chan readResult
+	closed chan struct{}
+
+	mu        sync.Mutex
+	initID    jsonrpc.ID // the client's initialize request
+	version   string     // the negotiated protocol version
+	streaming bool       // the standalone stream was started
+	err       error      // the first error Read returned, returned again
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func (c *upstreamConn) protocol() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
+}
+
+// SessionID implements mcp.Connection.
+func (c *upstreamConn) SessionID() string { return c.inner.SessionID() }
+
+// Write implements mcp.Connection: messages go to the server unchanged,
+// the client's initialize request remembered so its response can start
+// the standalone stream.
+func (c *upstreamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" && req.ID.IsValid() {
+		c.mu.Lock()
+		c.initID = req.ID
+		c.mu.Unlock()
+	}
+	err := c.inner.Write(ctx, msg)
+	// A server may answer a request with a JSON-RPC error in the body of
+	// an HTTP error (a version it does not speak, a method it refuses).
+	// The SDK's connection returns it as the write's error, for its own
+	// session layer to hand to the caller; here the caller is the client
+	// at the other end, so it gets the server's answer as a response.
+	var rpcErr *jsonrpc.Error
+	if req, ok := msg.(*jsonrpc.Request); ok && err != nil && req.ID.IsValid() && errors.As(err, &rpcErr) {
+		c.deliver(readResult{msg: &jsonrpc.Response{ID: req.ID, Error: rpcErr}})
+		return nil
+	}
+	return err
+}
+
+// Read implements mcp.Connection.
+func (c *upstreamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	c.mu.Lock()
+	err := c.err
+	c.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-c.in:
+		if r.err != nil {
+			c.mu.Lock()
+			if c.err == nil {
+				c.err = r.err
+			}
+			c.mu.Unlock()
+		}
+		return r.msg, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, mcp.ErrConnectionClosed
+	}
+}
+
+// Close implements mcp.Connection: the standalone stream is closed first,
+// then the SDK connection, which ends the session on the server.
+func (c *upstreamConn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.cancel()
+		c.closeErr = c.inner.Close()
+		c.wg.Wait()
+	})
+	return c.closeErr
+}
+
+// deliver hands r to Read; false when the connection was closed first.
+func (c *upstreamConn) deliver(r readResult) bool {
+	select {
+	case c.in <- r:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+// pumpInner reads the SDK connection until it ends. The response to
+// initialize is delivered before the standalone stream is opened, so
+// nothing the server sends on that stream reaches the client before the
+// client knows the session.
+func (c *upstreamConn) pumpInner() {
+	defer c.wg.Done()
+	for {
+		msg, err := c.inner.Read(c.ctx)
+		if err != nil && c.ctx.Err() != nil {
+			return
+		}
+		if !c.deliver(readResult{msg, err}) || err != nil {
+			return
+		}
+		if resp, ok := msg.(*jsonrpc.Response); ok {
+			c.initialized(resp)
+		}
+	}
+}
+
+// initialized starts the standalone stream when resp answers the client's
+// initialize request with a protocol version that has one.
+func (c *upstreamConn) initialized(resp *jsonrpc.Response) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.initID.IsValid() || resp.ID != c.initID || resp.Error != nil || c.streaming {
+		return
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(resp.Result, &res) != nil || res.ProtocolVersion == "" {
+		return
+	}
+	c.version = res.ProtocolVersion
+	if res.ProtocolVersion >= standaloneUntil {
+		return
+	}
+	c.streaming = true
+	c.wg.Add(1)
+	go c.standalone(c.inner.SessionID(), res.ProtocolVersion)
+}
+
+// errNoStream says the server offers no standalone stream, or no longer
+// has the session: nothing to relay, and nothing wrong with the relay.
+var errNoStream = errors.New("no standalone stream")
+
+// standalone keeps the standalone stream open for the session's life:
+// it relays each event's message, and when the stream ends it reconnects
+// with the id of the last event it saw, so a server that stores events
+// replays what was sent in between. A server that answers 405 offers no
+// stream; one that answers 404 has ended the session (the next request
+// tells the client). A stream that cannot be reopened ends the
+// connection with an error, as a lost server message would otherwise go
+// unnoticed.
+func (c *upstreamConn) standalone(session, version string) {
+	defer c.wg.Done()
+	var lastID string
+	delay := reconnectDelay
+	failures := 0
+	for first := true; ; first = false {
+		progressed, retry, err := c.listen(session, version, &lastID, first)
+		if c.ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, errNoStream) {
+			return
+		}
+		if progressed {
+			failures = 0
+			delay = reconnectDelay
+		} else {
+			failures++
+			if failures > reconnectAttempts {
+				c.deliver(readResult{err: fmt.Errorf("standalone stream of session %q: %d attempts without an event: %w", session, failures, err)})
+				return
+			}
+		}
+		wait := delay
+		if retry > 0 {
+			wait = retry
+		} else if !progressed {
+			delay = min(time.Duration(float64(delay)*reconnectGrowth), reconnectMaxDelay)
+		}
+		select {
+		case <-time.After(wait):
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+// listen opens the stream once and relays its events until it ends. It
+// reports whether an event arrived, the reconnection delay the server
+// asked for (0 if none), and why the stream ended.
+func (c *upstreamConn) listen(session, version string, lastID *string, first bool) (progressed bool, retry time.Duration, err error) {
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.endpoint, nil)
+	if err != nil {
+		return false, 0, fmt.Errorf("%w: %v", errNoStream, err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(protocolVersionHeader, version)
+	if session != "" {
+		req.Header.Set(sessionIDHeader, session)
+	}
+	if *lastID != "" {
+		req.Header.Set(lastEventIDHeader, *lastID)
+	}
+	resp, err := c.get.Do(req)
+	if err != nil {
+		return false, 0, err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusMethodNotAllowed:
+		return false, 0, errNoStream
+	case resp.StatusCode == http.StatusNotFound && !first:
+		return false, 0, errNoStream // the session ended
+	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
+		return false, 0, fmt.Errorf("GET %s: %s", c.endpoint, resp.Status)
+	case resp.StatusCode != http.StatusOK:
+		c.warnf("the server refused the standalone stream (GET %s: %s); messages it sends outside a request are not relayed", c.endpoint, resp.Status)
+		return false, 0, errNoStream
+	}
+	if ct := resp.Header.Get("Content-Type"); mediaType(ct) != "text/event-stream" {
+		c.warnf("the server answered the standalone stream with Content-Type %q, not text/event-stream; messages it sends outside a request are not relayed", ct)
+		return false, 0, errNoStream
+	}
+	opened := time.Now()
+	defer func() {
+		if time.Since(opened) >= healthyStream {
+			progressed = true
+		}
+	}()
+	var broken error
+	err = readEvents(resp.Body, maxEventSize, func(ev event) error {
+		if ev.hasID {
+			*lastID = ev.id
+			progressed = true
+		}
+		if ev.retry >= 0 {
+			retry = time.Duration(ev.retry) * time.Millisecond
+		}
+		if (ev.name != "" && ev.name != "message") || len(ev.data) == 0 {
+			// A close event (its retry field says when to
+			// reconnect) or a priming event: no message.
+			return nil
+		}
+		msg, err := jsonrpc.DecodeMessage(ev.data)
+		if err != nil {
+			broken = fmt.Errorf("standalone stream of session %q: event %q: %w", session, ev.id, err)
+			return broken
+		}
+		progressed = true
+		if !c.deliver(readResult{msg: msg}) {
+			return mcp.ErrConnectionClosed
+		}
+		return nil
+	})
+	if errors.Is(err, errEventTooLarge) {
+		broken = fmt.Errorf("standalone stream of session %q: %w", session, err)
+	}
+	if broken != nil {
+		// A message that cannot be read is not dropped in silence:
+		// the relay stops with the reason.
+		c.deliver(readResult{err: broken})
+		return progressed, retry, errNoStream
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	return progressed, retry, err
+}
+
+func (c *upstreamConn) warnf(format string, args ...any) {
+	if c.warn != nil {
+		c.warn(fmt.Sprintf(format, args...))
+	}
+}
+
+// mediaType is the media type of a Content-Type value, without parameters.
+func mediaType(ct string) string {
+	for i := 0; i < len(ct); i++ {
+		if ct[i] == ';' {
+			ct = ct[:i]
+			break
+		}
+	}
+	for len(ct) > 0 && ct[len(ct)-1] == ' ' {
+		ct = ct[:len(ct)-1]
+	}
+	return ct
+}
+
+// retryMillis parses an SSE retry field: ASCII digits only, else -1.
+func retryMillis(v string) int64 {
+	if v == "" {
+		return -1
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return -1
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
