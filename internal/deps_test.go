@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"internal/store":           {},
 	"internal/sessionindex":    {"internal/session", "internal/store", "internal/toon", "internal/trace"},
 	"internal/registry":        {"internal/store"},
+	"internal/tracestore":      {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
 	"internal/runtime":         {"internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize"},
 	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
 	"internal/codify":          {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/session", "internal/runtime"},
@@ -54,6 +55,8 @@ var allowed = map[string][]string{
 // codegen.Check is the plan lowering's oracle.
 var testOnly = map[string][]string{
 	"internal/mine": {"internal/tracetest"},
+	// The trace store is tested on generated corpora too.
+	"internal/tracestore": {"internal/tracetest"},
 	// Generated agent sessions pin what the session decoders make of them.
 	"internal/source": {"internal/tracetest"},
 	// Lowered plans must pass the same check as generated workflows.
