@@ -161,5 +161,6 @@ a subcommand does the same as "crystallize mine".`,
 	root.AddCommand(newHarnessCmd(e))
 	root.AddCommand(newSessionsCmd(e), newStatusCmd(e))
 	root.AddCommand(newSynthCmd(e))
+	root.AddCommand(newStoreCmd(e))
 	return root
 }

@@ -43,6 +43,9 @@ type mined struct {
 	examples        func(context.Context, *candidate.Candidate) ([]*trace.Trace, error)
 	Skipped         []source.Skipped
 	SkippedSessions []source.SkippedSession
+	// close, when set, is called once the outputs are written: a store
+	// the examples are read from stays open until then.
+	close func() error
 }
 
 // readCorpus reads and mines the traces under f.from.
@@ -57,6 +60,9 @@ type mined struct {
 // loaded whole with source.Load and mined with mine.Mine: the gapped
 // miner reads every trace.
 func readCorpus(ctx context.Context, e *env, f *mineFlags, rules *normalize.Rules, opts mine.Options, prog *mineProgress) (*mined, error) {
+	if f.store {
+		return storeCorpus(ctx, e, f, opts, prog)
+	}
 	setLimit := e.getenv("GOMEMLIMIT") == ""
 	if f.miner != mine.ModeGapped {
 		m, err := scanCorpus(ctx, f, opts, prog, setLimit)

@@ -195,7 +195,17 @@ var migrations = []string{
 		replaced    INTEGER NOT NULL,
 		UNIQUE (source_hash, trace_id)
 	);
-	CREATE INDEX traces_import ON traces(import_id);`,
+	CREATE INDEX traces_import ON traces(import_id);
+	CREATE TABLE trace_skipped_sessions (
+		path       TEXT NOT NULL,
+		line       INTEGER NOT NULL,
+		format     TEXT NOT NULL,
+		session_id TEXT NOT NULL,
+		reason     TEXT NOT NULL,
+		message    TEXT NOT NULL,
+		import_id  INTEGER NOT NULL REFERENCES trace_imports(id),
+		PRIMARY KEY (path, session_id)
+	);`,
 }
 
 // Version is the schema version Open brings a database to.

@@ -90,8 +90,8 @@ type PutResult struct {
 // already stored from another origin: two different traces with one id.
 var ErrTraceConflict = errors.New("trace id already stored from another source")
 
-// BeginTraceImport records the start of an import of root at now (RFC
-// 3339) and returns its id.
+// BeginTraceImport records the start of an import of root (the imported
+// directory, its absolute path) at now (RFC 3339) and returns its id.
 func (s *DB) BeginTraceImport(ctx context.Context, root, now string) (int64, error) {
 	res, err := s.db.ExecContext(ctx, `INSERT INTO trace_imports (root, started_at, status) VALUES (?, ?, ?)`, root, now, ImportRunning)
 	if err != nil {
@@ -107,6 +107,9 @@ func (s *DB) FinishTraceImport(ctx context.Context, id int64, status, now string
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if status == ImportFailed {
 			if err := deleteTraces(ctx, tx, `import_id = ?`, id); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM trace_skipped_sessions WHERE import_id = ?`, id); err != nil {
 				return err
 			}
 		}
@@ -205,7 +208,13 @@ func (s *DB) PutTraces(ctx context.Context, importID int64, batch []StoredTrace)
 			return err
 		}
 		defer byHash.Close()
-		byID, err := tx.PrepareContext(ctx, `SELECT seq, origin_path, origin_line FROM traces WHERE trace_id = ?`)
+		// An origin is a path relative to the imported directory: the
+		// same path under another directory is another place.
+		var root string
+		if err := tx.QueryRowContext(ctx, `SELECT root FROM trace_imports WHERE id = ?`, importID).Scan(&root); err != nil {
+			return fmt.Errorf("import %d: %w", importID, err)
+		}
+		byID, err := tx.PrepareContext(ctx, `SELECT t.seq, t.origin_path, t.origin_line, i.root FROM traces t JOIN trace_imports i ON i.id = t.import_id WHERE t.trace_id = ?`)
 		if err != nil {
 			return err
 		}
@@ -234,12 +243,12 @@ func (s *DB) PutTraces(ctx context.Context, importID int64, batch []StoredTrace)
 			}
 			replaced := 0
 			var seq int64
-			var path string
+			var path, otherRoot string
 			var line int
-			switch err := byID.QueryRowContext(ctx, t.TraceID).Scan(&seq, &path, &line); {
+			switch err := byID.QueryRowContext(ctx, t.TraceID).Scan(&seq, &path, &line, &otherRoot); {
 			case err == nil:
-				if path != t.OriginPath || line != t.OriginLine {
-					return fmt.Errorf("%s: trace %s: %w (%s)", originString(t.OriginPath, t.OriginLine), t.TraceID, ErrTraceConflict, originString(path, line))
+				if path != t.OriginPath || line != t.OriginLine || otherRoot != root {
+					return fmt.Errorf("%s: trace %s: %w (%s in %s)", originString(t.OriginPath, t.OriginLine), t.TraceID, ErrTraceConflict, originString(path, line), otherRoot)
 				}
 				if err := deleteTraces(ctx, tx, `seq = ?`, seq); err != nil {
 					return err
@@ -265,6 +274,14 @@ func (s *DB) PutTraces(ctx context.Context, importID int64, batch []StoredTrace)
 			}
 			bodyID, err := r.LastInsertId()
 			if err != nil {
+				return err
+			}
+			// A session once skipped (no tool call yet) that is now a
+			// trace is no longer skipped.
+			// Its path is the file as the import named it, which ends
+			// with the trace's origin path.
+			if _, err := tx.ExecContext(ctx, `DELETE FROM trace_skipped_sessions WHERE session_id = ?1
+				AND (path = ?2 OR substr(path, -length(?2) - 1) = '/' || ?2)`, t.TraceID, t.OriginPath); err != nil {
 				return err
 			}
 			if _, err := insertTrace.ExecContext(ctx, t.TraceID, t.SourceHash, t.OriginPath, t.OriginLine, t.Actions,
@@ -582,7 +599,8 @@ func (s *DB) GCTraces(ctx context.Context) (*TraceGC, error) {
 		}
 		n, _ := r.RowsAffected()
 		gc.Bodies = int(n)
-		r, err = tx.ExecContext(ctx, `DELETE FROM trace_imports WHERE status != ? AND id NOT IN (SELECT import_id FROM traces)`, ImportComplete)
+		r, err = tx.ExecContext(ctx, `DELETE FROM trace_imports WHERE status != ? AND id NOT IN (SELECT import_id FROM traces)
+			AND id NOT IN (SELECT import_id FROM trace_skipped_sessions)`, ImportComplete)
 		if err != nil {
 			return err
 		}
@@ -640,4 +658,56 @@ func (s *DB) IntegrityCheck(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("integrity check: %w", err)
 	}
 	return strings.Join(lines, "\n"), nil
+}
+
+// SkippedSession is a session of an agent's log that an import read but
+// that did not become a trace (it made no tool call), as the import
+// listed it. Path is the file as the import named it.
+type SkippedSession struct {
+	Path      string
+	Line      int
+	Format    string
+	SessionID string
+	Reason    string
+	Message   string
+}
+
+// PutSkippedSessions records the sessions import importID skipped, in
+// one transaction, each replacing what an earlier import recorded of the
+// same session of the same file.
+func (s *DB) PutSkippedSessions(ctx context.Context, importID int64, list []SkippedSession) error {
+	if len(list) == 0 {
+		return nil
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		for _, k := range list {
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO trace_skipped_sessions (path, line, format, session_id, reason, message, import_id)
+				VALUES (?, ?, ?, ?, ?, ?, ?)`, k.Path, k.Line, k.Format, k.SessionID, k.Reason, k.Message, importID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("storing skipped sessions: %w", err)
+	}
+	return nil
+}
+
+// SkippedSessions returns every recorded skipped session.
+func (s *DB) SkippedSessions(ctx context.Context) ([]SkippedSession, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT path, line, format, session_id, reason, message FROM trace_skipped_sessions`)
+	if err != nil {
+		return nil, fmt.Errorf("reading skipped sessions: %w", err)
+	}
+	defer rows.Close()
+	var list []SkippedSession
+	for rows.Next() {
+		var k SkippedSession
+		if err := rows.Scan(&k.Path, &k.Line, &k.Format, &k.SessionID, &k.Reason, &k.Message); err != nil {
+			return nil, fmt.Errorf("reading skipped sessions: %w", err)
+		}
+		list = append(list, k)
+	}
+	return list, rows.Err()
 }

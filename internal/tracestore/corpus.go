@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/store"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -178,6 +180,9 @@ type Mined struct {
 	Examples func(ctx context.Context, c *candidate.Candidate) ([]*trace.Trace, error)
 	// All decodes every stored trace.
 	All func(ctx context.Context) ([]*trace.Trace, error)
+	// SkippedSessions are the sessions imports read that did not become
+	// traces, in the order a load of their files lists them.
+	SkippedSessions []source.SkippedSession
 }
 
 // Mine mines the stored traces as mine.Mine mines the same traces read
@@ -187,6 +192,10 @@ type Mined struct {
 // mine.Options.Mode), which reads every trace, is decoded whole.
 // progress, when not nil, is told of each chunk of traces read back.
 func (c *Corpus) Mine(ctx context.Context, opts mine.Options, reread func(traces int)) (*Mined, error) {
+	skipped, err := c.skippedSessions(ctx)
+	if err != nil {
+		return nil, err
+	}
 	s, err := mine.NewScan(opts)
 	if err != nil {
 		return nil, err
@@ -210,7 +219,7 @@ func (c *Corpus) Mine(ctx context.Context, opts mine.Options, reread func(traces
 		if err != nil {
 			return nil, err
 		}
-		return &Mined{Report: report, Sources: all, All: c.All}, nil
+		return &Mined{Report: report, Sources: all, All: c.All, SkippedSessions: skipped}, nil
 	}
 	fetch := func(ctx context.Context, q []int32) ([]*trace.Trace, error) {
 		idx := make([]int, len(q))
@@ -235,6 +244,25 @@ func (c *Corpus) Mine(ctx context.Context, opts mine.Options, reread func(traces
 		Examples: func(ctx context.Context, cand *candidate.Candidate) ([]*trace.Trace, error) {
 			return s.Examples(ctx, cand.ID)
 		},
-		All: c.All,
+		All:             c.All,
+		SkippedSessions: skipped,
 	}, nil
+}
+
+func (c *Corpus) skippedSessions(ctx context.Context) ([]source.SkippedSession, error) {
+	list, err := c.db.SkippedSessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(list, func(a, b store.SkippedSession) int {
+		if c := comparePaths(filepath.ToSlash(a.Path), filepath.ToSlash(b.Path)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Line, b.Line)
+	})
+	out := make([]source.SkippedSession, len(list))
+	for i, k := range list {
+		out[i] = source.SkippedSession{Path: k.Path, Format: k.Format, ID: k.SessionID, Line: k.Line, Reason: k.Reason, Message: k.Message}
+	}
+	return out, nil
 }

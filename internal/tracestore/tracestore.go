@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -172,7 +173,13 @@ func Import(ctx context.Context, db *store.DB, dir string, opts ImportOptions) (
 	if err != nil {
 		return nil, err
 	}
-	id, err := db.BeginTraceImport(ctx, dir, now())
+	// The directory is recorded by its absolute path: traces' origins are
+	// relative to it, and the same directory named two ways is one place.
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("importing traces from %s: %w", dir, err)
+	}
+	id, err := db.BeginTraceImport(ctx, root, now())
 	if err != nil {
 		return nil, err
 	}
@@ -282,8 +289,13 @@ func Import(ctx context.Context, db *store.DB, dir string, opts ImportOptions) (
 		}
 		return nil, fmt.Errorf("importing traces from %s: %w", dir, err)
 	}
-	for _, s := range res.SkippedSessions {
+	skipped := make([]store.SkippedSession, len(res.SkippedSessions))
+	for i, s := range res.SkippedSessions {
 		format(s.Format).SkippedSessions++
+		skipped[i] = store.SkippedSession{Path: s.Path, Line: s.Line, Format: s.Format, SessionID: s.ID, Reason: s.Reason, Message: s.Message}
+	}
+	if err := db.PutSkippedSessions(ctx, id, skipped); err != nil {
+		return nil, err
 	}
 	for _, name := range sortedKeys(formats) {
 		res.Formats = append(res.Formats, *formats[name])
