@@ -167,8 +167,8 @@ crystallize import --store keeps in the state directory's database
 (<state-dir>/state.db, SQLite, the database of the registry of runs), and
 that crystallize mine --store mines.
 
-What it holds, per trace: the normalized trace document (trace v1, as
-crystallize import --out writes it), where it was read from (the path
+What it holds, per trace: the normalized trace document (trace v1, compact;
+store export writes it as crystallize import --out does), where it was read from (the path
 relative to the imported directory, and the line of a JSON Lines record),
 its source hash (the sha256 of those bytes) and what the first pass of
 mining keeps of it: whether it is excluded, and its action signatures, as
@@ -392,9 +392,13 @@ It prints the number of traces and bytes written; --json prints {"store",
 			}
 			used := map[string]bool{}
 			err = c.Each(ctx, func(row *store.TraceRow, format string, body []byte) error {
+				doc, err := tracestore.Indent(body)
+				if err != nil {
+					return fmt.Errorf("stored trace %s: %w", row.TraceID, err)
+				}
 				sum.Traces++
-				sum.Bytes += int64(len(body))
-				return w.add(traceFileName(format, row.TraceID, used), body)
+				sum.Bytes += int64(len(doc))
+				return w.add(traceFileName(format, row.TraceID, used), doc)
 			})
 			if err == nil {
 				err = w.commit()

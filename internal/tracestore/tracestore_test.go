@@ -3,6 +3,7 @@ package tracestore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -319,8 +320,10 @@ func TestDecodeRoundTrip(t *testing.T) {
 				t.Fatalf("store holds %d traces, the directory %d", len(got), len(res.Traces))
 			}
 			for i, want := range res.Traces {
-				wb, _ := Encode(want)
+				wb, _ := json.MarshalIndent(want, "", "  ")
 				gb, _ := Encode(got[i])
+				gb, _ = Indent(gb)
+				wb = append(wb, '\n')
 				if !bytes.Equal(gb, wb) || got[i].Origin != want.Origin {
 					t.Errorf("trace %d (%s at %v) decodes from the store as %s at %v", i, want.ID, want.Origin, got[i].ID, got[i].Origin)
 				}
