@@ -231,6 +231,10 @@ func (s *DB) PutTraces(ctx context.Context, importID int64, batch []StoredTrace)
 			return err
 		}
 		defer insertTrace.Close()
+		var anySkipped bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM trace_skipped_sessions)`).Scan(&anySkipped); err != nil {
+			return err
+		}
 		for i := range batch {
 			t := &batch[i]
 			var one int
@@ -277,12 +281,13 @@ func (s *DB) PutTraces(ctx context.Context, importID int64, batch []StoredTrace)
 				return err
 			}
 			// A session once skipped (no tool call yet) that is now a
-			// trace is no longer skipped.
-			// Its path is the file as the import named it, which ends
-			// with the trace's origin path.
-			if _, err := tx.ExecContext(ctx, `DELETE FROM trace_skipped_sessions WHERE session_id = ?1
-				AND (path = ?2 OR substr(path, -length(?2) - 1) = '/' || ?2)`, t.TraceID, t.OriginPath); err != nil {
-				return err
+			// trace is no longer skipped. Its path is the file as the
+			// import named it, which ends with the trace's origin path.
+			if anySkipped {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM trace_skipped_sessions WHERE session_id = ?1
+					AND (path = ?2 OR substr(path, -length(?2) - 1) = '/' || ?2)`, t.TraceID, t.OriginPath); err != nil {
+					return err
+				}
 			}
 			if _, err := insertTrace.ExecContext(ctx, t.TraceID, t.SourceHash, t.OriginPath, t.OriginLine, t.Actions,
 				len(t.Body), t.Excluded, t.Summary, symbols, bodyID, importID, replaced); err != nil {
