@@ -47,16 +47,17 @@ func incrementalCorpus(b *testing.B, n int, support float64) (base, more string)
 // BenchmarkIncrementalMine measures the trace store's promise: import n
 // traces and mine them, add 1 % more, and mine again. Each iteration
 // starts from an empty store and a copy of the base corpus, and reports
-// in seconds of wall clock (and, as *-cpu-s, of the process's CPU time,
-// steadier on a shared machine), one iteration:
+// seconds of wall clock and, as *-cpu-s, of the process's CPU time
+// (steadier on a shared machine), of one iteration:
 //
-//   - from-s: mine --from DIR --passes 2 on the grown corpus, the cost
-//     without a store (a cold mine of every trace);
-//   - first-s: import --store of the n traces plus mine --store, the
-//     first mine of a store;
-//   - second-s: import --store of the grown directory (only the new
-//     traces are decoded) plus mine --store, the mine after adding 1 %;
-//   - second/first and second/from: the ratios.
+//   - import: import --store of the n traces (every one decoded);
+//   - mine: mine --store of them;
+//   - add: import --store of the grown directory (only the new traces
+//     are decoded, the others only hashed);
+//   - remine: mine --store of the grown store;
+//   - from: mine --from DIR --passes 2 on the grown directory, what a
+//     mine costs without the store;
+//   - second/first: (add + remine) / (import + mine), and remine/from.
 //
 // Run it with -benchtime=1x; CRYSTALLIZE_BENCH_TRACES picks the sizes.
 //
@@ -83,41 +84,42 @@ func BenchmarkIncrementalMine(b *testing.B) {
 				}
 				return ""
 			}}
-			var from, first, second, fromCPU, firstCPU, secondCPU time.Duration
+			type phase struct{ wall, cpu time.Duration }
+			var imp, mine, add, remine, from phase
 			for b.Loop() {
 				work := b.TempDir()
 				corpus, state, out := filepath.Join(work, "corpus"), filepath.Join(work, "state"), filepath.Join(work, "out")
 				copyTree(b, base, corpus)
 				mineArgs := []string{"--min-examples", "3", "--report", filepath.Join(out, "r.json"), "--out-dir", filepath.Join(out, "all")}
-				timed := func(args ...[]string) (time.Duration, time.Duration) {
+				timed := func(args ...string) phase {
 					runtime.GC()
 					start, cpu := time.Now(), processCPU()
-					for _, a := range args {
-						if code := run(context.Background(), e, a); code != 0 {
-							b.Fatalf("%v: exit %d", a, code)
-						}
+					if code := run(context.Background(), e, args); code != 0 {
+						b.Fatalf("%v: exit %d", args, code)
 					}
-					return time.Since(start), processCPU() - cpu
+					return phase{time.Since(start), processCPU() - cpu}
 				}
-				first, firstCPU = timed([]string{"import", "--from", corpus, "--store", "--state-dir", state},
-					append([]string{"mine", "--store", "--state-dir", state}, mineArgs...))
+				importArgs := []string{"import", "--from", corpus, "--store", "--state-dir", state}
+				storeArgs := append([]string{"mine", "--store", "--state-dir", state}, mineArgs...)
+				imp = timed(importArgs...)
+				mine = timed(storeArgs...)
 				copyTree(b, more, corpus)
-				second, secondCPU = timed([]string{"import", "--from", corpus, "--store", "--state-dir", state},
-					append([]string{"mine", "--store", "--state-dir", state}, mineArgs...))
-				from, fromCPU = timed(append([]string{"mine", "--from", corpus, "--passes", "2"}, mineArgs...))
+				add = timed(importArgs...)
+				remine = timed(storeArgs...)
+				from = timed(append([]string{"mine", "--from", corpus, "--passes", "2"}, mineArgs...)...)
 			}
-			b.ReportMetric(from.Seconds(), "from-s")
-			b.ReportMetric(first.Seconds(), "first-s")
-			b.ReportMetric(second.Seconds(), "second-s")
-			b.ReportMetric(second.Seconds()/first.Seconds(), "second/first")
-			b.ReportMetric(second.Seconds()/from.Seconds(), "second/from")
-			b.ReportMetric(fromCPU.Seconds(), "from-cpu-s")
-			b.ReportMetric(firstCPU.Seconds(), "first-cpu-s")
-			b.ReportMetric(secondCPU.Seconds(), "second-cpu-s")
-			if firstCPU > 0 {
-				b.ReportMetric(secondCPU.Seconds()/firstCPU.Seconds(), "second/first-cpu")
-				b.ReportMetric(secondCPU.Seconds()/fromCPU.Seconds(), "second/from-cpu")
+			for _, m := range []struct {
+				name string
+				p    phase
+			}{{"import", imp}, {"mine", mine}, {"add", add}, {"remine", remine}, {"from", from}} {
+				b.ReportMetric(m.p.wall.Seconds(), m.name+"-s")
+				b.ReportMetric(m.p.cpu.Seconds(), m.name+"-cpu-s")
 			}
+			ratio := func(a, b time.Duration) float64 { return a.Seconds() / max(b.Seconds(), 1e-9) }
+			b.ReportMetric(ratio(add.wall+remine.wall, imp.wall+mine.wall), "second/first")
+			b.ReportMetric(ratio(add.cpu+remine.cpu, imp.cpu+mine.cpu), "second/first-cpu")
+			b.ReportMetric(ratio(remine.wall, from.wall), "remine/from")
+			b.ReportMetric(ratio(remine.cpu, from.cpu), "remine/from-cpu")
 		})
 	}
 }
