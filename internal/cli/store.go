@@ -179,9 +179,11 @@ repeats, not a decode of the whole corpus. The report is the one crystallize
 mine --from gives on the imported directory, byte for byte.
 
 Importing a directory again reads only what is new: a trace document whose
-source hash is stored is not decoded; a trace whose id is stored from the
-same place but whose bytes changed (a session log that grew) replaces the
-stored one. Two different traces with one id are an error.
+source hash is stored is not decoded (it keeps the place it was first stored
+from); a trace whose id is stored from the same place but whose bytes changed
+(a session log that grew) replaces the stored one. Two different traces with
+one id are an error. Files skipped as invalid (--skip-invalid) are not
+stored.
 
 Every write is a transaction (SQLite's write-ahead log). An import stores
 its traces in batches: interrupted, it keeps the batches it committed, and
