@@ -22,8 +22,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -314,7 +316,7 @@ func Import(ctx context.Context, db *store.DB, dir string, opts ImportOptions) (
 	if err := db.PutSkippedSessions(ctx, id, skipped); err != nil {
 		return nil, err
 	}
-	for _, name := range sortedKeys(formats) {
+	for _, name := range slices.Sorted(maps.Keys(formats)) {
 		res.Formats = append(res.Formats, *formats[name])
 	}
 	if err := db.FinishTraceImport(ctx, id, store.ImportComplete, now(), res.Known); err != nil {
