@@ -190,7 +190,7 @@ type Mined struct {
 // decoded), the second builds the candidates from their examples, read
 // back from the store. A corpus for the gapped miner (see
 // mine.Options.Mode), which reads every trace, is decoded whole.
-// progress, when not nil, is told of each chunk of traces read back.
+// reread, when not nil, is told how many traces each read back decoded.
 func (c *Corpus) Mine(ctx context.Context, opts mine.Options, reread func(traces int)) (*Mined, error) {
 	skipped, err := c.skippedSessions(ctx)
 	if err != nil {

@@ -405,7 +405,7 @@ func key(t *store.StoredTrace) store.TraceKey {
 // rowSummary rebuilds the miner's summary of a stored trace.
 func rowSummary(row *store.TraceRow, signatures []string) (mine.Summary, string, error) {
 	var s summary
-	if err := json.NewDecoder(bytes.NewReader([]byte(row.Summary))).Decode(&s); err != nil {
+	if err := json.Unmarshal([]byte(row.Summary), &s); err != nil {
 		return mine.Summary{}, "", fmt.Errorf("stored trace %s: summary: %w", row.TraceID, err)
 	}
 	var sigs []string
