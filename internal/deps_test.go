@@ -33,10 +33,11 @@ var allowed = map[string][]string{
 	"internal/sessionindex":    {"internal/session", "internal/store", "internal/toon", "internal/trace"},
 	"internal/registry":        {"internal/store", "internal/runtime", "internal/atomicfile"},
 	"internal/runtime":         {"internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile"},
+	"internal/tracestore":      {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
 	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
 	"internal/codify":          {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/session", "internal/runtime", "internal/pipeline"},
 	"internal/skill":           {"internal/trace", "internal/candidate", "internal/codegen", "internal/mdtext"},
-	"internal/pipeline":        {"internal/trace", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/synth", "internal/atomicfile"},
+	"internal/pipeline":        {"internal/trace", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/synth", "internal/atomicfile", "internal/tracestore"},
 	"internal/atomicfile":      {},
 	"internal/mdtext":          {},
 	"internal/bundle":          {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact", "internal/assert", "internal/skill", "internal/atomicfile"},
@@ -57,6 +58,8 @@ var allowed = map[string][]string{
 // codegen.Check is the plan lowering's oracle.
 var testOnly = map[string][]string{
 	"internal/mine": {"internal/tracetest"},
+	// The trace store is tested on generated corpora too.
+	"internal/tracestore": {"internal/tracetest"},
 	// Generated agent sessions pin what the session decoders make of them.
 	"internal/source": {"internal/tracetest"},
 	// Lowered plans must pass the same check as generated workflows.

@@ -164,5 +164,6 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(newHarnessCmd(e))
 	root.AddCommand(newSessionsCmd(e), newStatusCmd(e))
 	root.AddCommand(newSynthCmd(e))
+	root.AddCommand(newStoreCmd(e))
 	return root
 }

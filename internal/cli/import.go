@@ -10,6 +10,8 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
 const importDoc = `import reads the session logs that coding agents write, and any traces,
@@ -45,6 +47,14 @@ A-Z a-z 0-9 . _ - replaced by _), all files or none. Files of earlier imports
 with the same names are replaced; nothing is written outside --out, and --out
 may not lie inside --from, where the next import would read it back.
 
+--store keeps the traces in the trace store (<state-dir>/state.db, --state-dir
+default .crystallize) instead of writing files, for crystallize mine --store:
+importing a directory again decodes only the traces not stored yet. See
+crystallize store --help for what is stored and how to export it. With
+--json it prints {"from", "store", "added", "replaced", "already_stored",
+"duplicates", "formats": [{"format", "traces", "actions", "observations",
+"skipped_sessions"}], "skipped_sessions", "skipped_invalid"}.
+
 Exit status: 0 on success, 1 on invalid input or an error, 2 on a usage error.
 
 --json prints instead:
@@ -59,6 +69,9 @@ type importFlags struct {
 	asJSON      bool
 	skipInvalid bool
 	config      string
+	// store and stateDir: import --store (store.go).
+	store    bool
+	stateDir string
 }
 
 func newImportCmd(e *env) *cobra.Command {
@@ -68,7 +81,8 @@ func newImportCmd(e *env) *cobra.Command {
 		Short: "Turn agent session logs into normalized traces, one file per session",
 		Long:  importDoc,
 		Example: `  crystallize import --from ~/.claude/projects/-home-me-shop --out traces/
-  crystallize import --from ~/.codex/sessions --out traces/ --json`,
+  crystallize import --from ~/.codex/sessions --out traces/ --json
+  crystallize import --from runs/ --store`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runImport(cmd.Context(), e, f)
@@ -80,6 +94,8 @@ func newImportCmd(e *env) *cobra.Command {
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "import the valid sessions and list each invalid file and line instead of failing")
 	fs.StringVar(&f.config, "config", "", configFlagHelp)
+	fs.BoolVar(&f.store, "store", false, storeFlagHelp)
+	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, stateDirStoreHelp)
 	return cmd
 }
 
@@ -113,6 +129,8 @@ func runImport(ctx context.Context, e *env, f *importFlags) error {
 	switch {
 	case f.from == "":
 		return usagef("--from is required: the directory of session logs to import")
+	case f.store:
+		return runImportStore(ctx, e, f)
 	case f.out == "":
 		return usagef("--out is required: the directory to write the traces into")
 	}

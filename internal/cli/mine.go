@@ -20,6 +20,8 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
 
 // errNoCandidate is the failure of a mining run that found nothing safe to
@@ -42,6 +44,9 @@ type mineFlags struct {
 	skipInvalid   bool
 	asJSON        bool
 	config        string
+	// store and stateDir: mine --store (store.go).
+	store    bool
+	stateDir string
 
 	bundle         string
 	evalPack       string
@@ -69,6 +74,8 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "load the valid traces and list each invalid file in the report instead of failing")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report summary as JSON on stdout")
 	fs.StringVar(&f.config, "config", "", configFlagHelp)
+	fs.BoolVar(&f.store, "store", false, "mine the traces of the trace store (<state-dir>/state.db; see crystallize store) instead of --from")
+	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, stateDirStoreHelp)
 	fs.StringVar(&f.bundle, "bundle", "", "write a portable, redacted review bundle for the selected candidate into this directory")
 	fs.StringVar(&f.evalPack, "eval-pack", "", "also write the bundle's eval pack (TOML) to this file; needs --bundle")
 	fs.StringVar(&f.approver, "approver", "", "who is expected to approve the bundle (recorded; not an approval: see crystallize approve)")
@@ -151,6 +158,14 @@ Exit status: 0 when a safe candidate was selected, 1 when none was (every
 candidate rejected, receipt drift included; the report and a workflow
 saying so are still written) or on error, 2 on a usage error.
 
+--store mines the traces crystallize import --store kept in the trace store
+of --state-dir (default .crystallize) instead of --from: the first pass reads
+each trace's stored signatures, decoding nothing, and only the candidates'
+examples are decoded, so mining again after importing a few more traces costs
+about their import and the search for repeats. The outputs are those of mine
+--from on the imported directory, byte for byte. --passes, --config and
+--skip-invalid apply to the import, not here.
+
 Set SOURCE_DATE_EPOCH to pin generated_at for reproducible output.
 
 --json prints a summary object on stdout:
@@ -172,7 +187,8 @@ func newMineCmd(e *env) *cobra.Command {
 		Short: "Find the procedures agents repeat and write them as workflows",
 		Long:  mineDoc,
 		Example: `  crystallize mine --from examples/traces --out workflow.star --report report.json
-  crystallize mine --from runs/ --min-examples 5 --out-dir workflows/ --json`,
+  crystallize mine --from runs/ --min-examples 5 --out-dir workflows/ --json
+  crystallize mine --store --out-dir workflows/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMine(cmd.Context(), e, f, cmd.Flags())
@@ -183,7 +199,10 @@ func newMineCmd(e *env) *cobra.Command {
 }
 
 func (f *mineFlags) validate() error {
-	if f.from == "" {
+	switch {
+	case f.store && f.from != "":
+		return usagef("--from and --store: pass one (crystallize import --from DIR --store adds a directory to the store)")
+	case f.from == "" && !f.store:
 		return usagef("--from is required: the directory of traces to mine")
 	}
 	if f.minExamples < 2 {
@@ -241,10 +260,19 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 	if err != nil {
 		return err
 	}
+	var stored *tracestore.Corpus
+	if f.store {
+		c, closeStore, err := openStoreCorpus(ctx, f.stateDir)
+		if err != nil {
+			return err
+		}
+		defer closeStore()
+		stored = c
+	}
 	prog := newMineProgress(e, f)
 	report, pub, err := pipeline.MineDir(ctx, pipeline.MineDirOptions{
 		Corpus: pipeline.CorpusOptions{
-			Dir: f.from, Passes: f.passes, SkipInvalid: f.skipInvalid, Rules: rules,
+			Dir: f.from, Store: stored, Passes: f.passes, SkipInvalid: f.skipInvalid, Rules: rules,
 			Mine: mine.Options{
 				MinExamples:   f.minExamples,
 				MaxCandidates: f.maxCandidates,

@@ -76,6 +76,32 @@ func Summarize(t *trace.Trace) Summary {
 	return s
 }
 
+// NewSummary rebuilds a Summary from its parts (see Exclusion, Evidence
+// and Signatures), so that a trace store that kept them can mine its
+// traces again without decoding them. Given the parts of Summarize(t), it
+// returns a Summary equal to Summarize(t).
+func NewSummary(exclusion *candidate.Exclusion, agent, observation string, signatures []string) Summary {
+	s := Summary{exclusion: exclusion, agent: agent, observation: observation}
+	if exclusion == nil {
+		s.signatures = signatures
+		if s.signatures == nil {
+			s.signatures = []string{}
+		}
+	}
+	return s
+}
+
+// Exclusion is why the trace is not mined, or nil when it is eligible.
+func (s Summary) Exclusion() *candidate.Exclusion { return s.exclusion }
+
+// Evidence is what would make auto choose the gapped miner for a corpus
+// with the trace: its metadata.agent, its first observation; "" for none.
+func (s Summary) Evidence() (agent, observation string) { return s.agent, s.observation }
+
+// Signatures are the action signatures of an eligible trace, one per
+// action; nil for an excluded one.
+func (s Summary) Signatures() []string { return s.signatures }
+
 // Scan is the first pass of a mining run: the symbol sequences of the
 // eligible traces, in corpus order, and the exclusions.
 type Scan struct {

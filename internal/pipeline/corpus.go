@@ -12,6 +12,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/trace"
+	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
 
 // Values of CorpusOptions.Passes.
@@ -69,6 +70,11 @@ type CorpusOptions struct {
 	// restore the old limit when the run ends (see LimitMemory).
 	MemoryLimit bool
 	Progress    Progress
+	// Store, when set, is the corpus instead of Dir: the traces of the
+	// trace store, mined from their stored symbols, with only the
+	// candidates' examples decoded (see tracestore.Corpus.Mine). The
+	// store must stay open until the outputs are written.
+	Store *tracestore.Corpus
 }
 
 // Corpus is what ReadCorpus found: the report, the source traces that
@@ -128,6 +134,9 @@ func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	if o.Passes == "" {
 		o.Passes = PassesAuto
 	}
+	if o.Store != nil {
+		return storeCorpus(ctx, o)
+	}
 	if o.Mine.Mode != mine.ModeGapped {
 		c, err := scanCorpus(ctx, o)
 		if err == nil || !errors.Is(err, errWhole) {
@@ -149,6 +158,32 @@ func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 		return nil, err
 	}
 	return &Corpus{Report: report, Sources: res.Traces, Skipped: res.Skipped, SkippedSessions: res.SkippedSessions}, nil
+}
+
+// storeCorpus mines the traces of the trace store o.Store.
+func storeCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
+	c := o.Store
+	if o.MemoryLimit {
+		var bytes int64
+		for i := range c.Len() {
+			bytes += c.Row(i).Bytes
+		}
+		debug.SetMemoryLimit(TwoPassMemoryLimit(bytes))
+	}
+	opts := o.Mine
+	opts.Progress = o.Progress.Build
+	if o.Progress.StartBuild != nil {
+		o.Progress.StartBuild()
+	}
+	m, err := c.Mine(ctx, opts, o.Progress.Reread)
+	if err != nil {
+		return nil, err
+	}
+	res := &Corpus{Report: m.Report, Sources: m.Sources, All: m.All, SkippedSessions: m.SkippedSessions}
+	if m.Sources == nil {
+		res.Examples = m.Examples
+	}
+	return res, nil
 }
 
 // errWhole says that the corpus must be loaded whole.

@@ -51,6 +51,12 @@ type Options struct {
 	// Rules is the normalization table that turns the tool calls of agent
 	// session logs into actions. Nil means normalize.Default().
 	Rules *normalize.Rules
+	// Known, if not nil, is asked by Scan for the source hash of each
+	// crystallization trace document before it is decoded; a document it
+	// reports as known is neither decoded nor visited, only counted in
+	// ScanResult.Known. A trace store uses it to read only what it does
+	// not hold yet. It is called concurrently. Load does not use it.
+	Known func(sourceHash string) bool
 }
 
 // Result is what Load found.

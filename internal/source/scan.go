@@ -78,6 +78,9 @@ type ScanResult struct {
 	// the files read.
 	Traces int
 	Bytes  int64
+	// Known is the number of documents Options.Known reported as known,
+	// which were neither decoded nor visited.
+	Known int
 }
 
 // ScanProgress is how far a scan is: the traces and the bytes of input
@@ -165,7 +168,7 @@ func Scan[T any](ctx context.Context, dir string, opts Options, summarize func(*
 					if i >= len(b.units) || ctx.Err() != nil {
 						return
 					}
-					out[i] = scanUnit(files, &b.units[i], limit, &parsers[w], summarize)
+					out[i] = scanUnit(files, &b.units[i], limit, &parsers[w], opts.Known, summarize)
 				}
 			})
 		}
@@ -178,6 +181,10 @@ func Scan[T any](ctx context.Context, dir string, opts Options, summarize func(*
 			f := files[u.file]
 			if o.session {
 				return nil, fmt.Errorf("%s: %w", f.display, ErrSessionLog)
+			}
+			if o.known {
+				res.Known++
+				continue
 			}
 			if o.errs != nil {
 				c.reject(f.display, u.line, o.errs)
@@ -203,7 +210,7 @@ func Scan[T any](ctx context.Context, dir string, opts Options, summarize func(*
 	if res.Skipped, err = c.finish(opts.SkipInvalid); err != nil {
 		return nil, err
 	}
-	if res.Traces == 0 && len(c.errs) == 0 {
+	if res.Traces == 0 && res.Known == 0 && len(c.errs) == 0 {
 		return nil, fmt.Errorf("no traces in the *.json or *.jsonl files under %s", dir)
 	}
 	return res, nil
@@ -231,9 +238,10 @@ type scanned[T any] struct {
 	id, hash string
 	errs     trace.ErrorList
 	session  bool // a *.json document of a session format
+	known    bool // Options.Known knew its source hash: not decoded
 }
 
-func scanUnit[T any](files []file, u *scanUnitIn, limit int64, p *trace.Parser, summarize func(*trace.Trace) T) scanned[T] {
+func scanUnit[T any](files []file, u *scanUnitIn, limit int64, p *trace.Parser, known func(string) bool, summarize func(*trace.Trace) T) scanned[T] {
 	if u.err != nil {
 		return scanned[T]{errs: u.err}
 	}
@@ -245,12 +253,18 @@ func scanUnit[T any](files []file, u *scanUnitIn, limit int64, p *trace.Parser, 
 			return scanned[T]{errs: fileError(f, 0, err).errs}
 		}
 		u.length = int64(len(data))
+		if known != nil && known(trace.HashBytes(data)) {
+			return scanned[T]{known: true}
+		}
 		v, err := p.Parse(bytes.TrimPrefix(data, utf8BOM), f.rel, 0)
 		if doc, ok := v.(map[string]any); ok && err == nil && detectSession(doc) != nil {
 			return scanned[T]{session: true}
 		}
 		e = completeTrace(f, data, 0, v, err)
 	} else {
+		if known != nil && known(trace.HashBytes(u.data)) {
+			return scanned[T]{known: true}
+		}
 		doc := u.data
 		if u.line == 1 {
 			doc = bytes.TrimPrefix(doc, utf8BOM)

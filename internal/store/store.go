@@ -158,6 +158,54 @@ var migrations = []string{
 	);
 	CREATE INDEX inbox_open ON inbox(answered, id);
 	CREATE INDEX inbox_session ON inbox(session_id);`,
+	// 4: the trace store (see traces.go): imports, the signature table,
+	// one small row per trace and the trace documents apart, so that
+	// reading every trace's symbols does not read the documents.
+	`CREATE TABLE trace_imports (
+		id          INTEGER PRIMARY KEY AUTOINCREMENT,
+		root        TEXT NOT NULL,
+		started_at  TEXT NOT NULL,
+		finished_at TEXT NOT NULL DEFAULT '',
+		status      TEXT NOT NULL,
+		added       INTEGER NOT NULL DEFAULT 0,
+		replaced    INTEGER NOT NULL DEFAULT 0,
+		known       INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE TABLE trace_signatures (
+		id        INTEGER PRIMARY KEY,
+		signature TEXT NOT NULL UNIQUE
+	);
+	CREATE TABLE trace_bodies (
+		id   INTEGER PRIMARY KEY,
+		body BLOB NOT NULL
+	);
+	CREATE TABLE traces (
+		seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+		trace_id    TEXT NOT NULL UNIQUE,
+		source_hash TEXT NOT NULL,
+		origin_path TEXT NOT NULL,
+		origin_line INTEGER NOT NULL,
+		actions     INTEGER NOT NULL,
+		bytes       INTEGER NOT NULL,
+		excluded    INTEGER NOT NULL,
+		summary     TEXT NOT NULL,
+		symbols     BLOB NOT NULL,
+		body_id     INTEGER NOT NULL REFERENCES trace_bodies(id),
+		import_id   INTEGER NOT NULL REFERENCES trace_imports(id),
+		replaced    INTEGER NOT NULL,
+		UNIQUE (source_hash, trace_id)
+	);
+	CREATE INDEX traces_import ON traces(import_id);
+	CREATE TABLE trace_skipped_sessions (
+		path       TEXT NOT NULL,
+		line       INTEGER NOT NULL,
+		format     TEXT NOT NULL,
+		session_id TEXT NOT NULL,
+		reason     TEXT NOT NULL,
+		message    TEXT NOT NULL,
+		import_id  INTEGER NOT NULL REFERENCES trace_imports(id),
+		PRIMARY KEY (path, session_id)
+	);`,
 }
 
 // Version is the schema version Open brings a database to.

@@ -1,0 +1,457 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
+	"github.com/crystallize-dev/crystallize/internal/registry"
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/source"
+	"github.com/crystallize-dev/crystallize/internal/store"
+	"github.com/crystallize-dev/crystallize/internal/tracestore"
+)
+
+// The trace store: crystallize import --store, crystallize mine --store
+// and crystallize store stats|gc|export. The store is the state
+// directory's database (<state-dir>/state.db), the one the registry of
+// runs uses.
+
+const storeFlagHelp = "keep the traces in the trace store, <state-dir>/" + registry.DBFile + ", instead of writing files (see crystallize store)"
+
+const stateDirStoreHelp = "state directory whose trace store to use (<dir>/" + registry.DBFile + ")"
+
+// openTraceStore opens the trace store of stateDir. Unless create is set,
+// a store that does not exist is an error that says how to make one,
+// rather than an empty database left behind.
+func openTraceStore(ctx context.Context, stateDir string, create bool) (*store.DB, string, error) {
+	if stateDir == "" {
+		return nil, "", usagef("--state-dir: empty path")
+	}
+	path := registry.Path(stateDir)
+	if !create {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, path, fmt.Errorf("no trace store at %s: store traces first with crystallize import --from DIR --store", path)
+		}
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, path, err
+	}
+	return db, path, nil
+}
+
+// importStoreSummary is import --store's --json output; importDoc
+// documents it.
+type importStoreSummary struct {
+	From           string                   `json:"from"`
+	Store          string                   `json:"store"`
+	Added          int                      `json:"added"`
+	Replaced       int                      `json:"replaced"`
+	AlreadyStored  int                      `json:"already_stored"`
+	Duplicates     int                      `json:"duplicates"`
+	Formats        []tracestore.FormatCount `json:"formats"`
+	SkippedSession []importSkipped          `json:"skipped_sessions"`
+	SkippedInvalid []importRejected         `json:"skipped_invalid"`
+}
+
+// runImportStore is import --store: the traces under --from go into the
+// trace store instead of files.
+func runImportStore(ctx context.Context, e *env, f *importFlags) error {
+	if f.out != "" {
+		return usagef("--out and --store: pass one (crystallize store export writes the stored traces as files)")
+	}
+	rules, err := agentRules(f.config)
+	if err != nil {
+		return err
+	}
+	now, err := harnessNow(e)
+	if err != nil {
+		return err
+	}
+	stamp := now.Format("2006-01-02T15:04:05Z07:00")
+	db, path, err := openTraceStore(ctx, f.stateDir, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	prog := newProgress(e, !f.asJSON, "storing traces")
+	res, err := tracestore.Import(ctx, db, f.from, tracestore.ImportOptions{
+		SkipInvalid: f.skipInvalid, Rules: rules,
+		Now:      func() string { return stamp },
+		Progress: func(p source.ScanProgress) { prog.update(int(p.Bytes>>10), int(p.TotalBytes>>10)) },
+	})
+	prog.done()
+	if err != nil {
+		return err
+	}
+	sum := importStoreSummary{From: f.from, Store: path, Added: res.Added, Replaced: res.Replaced, AlreadyStored: res.Known, Duplicates: res.Duplicates,
+		Formats: res.Formats, SkippedSession: []importSkipped{}, SkippedInvalid: []importRejected{}}
+	if sum.Formats == nil {
+		sum.Formats = []tracestore.FormatCount{}
+	}
+	for _, s := range res.SkippedSessions {
+		sum.SkippedSession = append(sum.SkippedSession, importSkipped{Path: s.Path, Line: s.Line, Format: s.Format, ID: s.ID, Reason: s.Reason, Message: s.Message})
+	}
+	for _, s := range res.Skipped {
+		sum.SkippedInvalid = append(sum.SkippedInvalid, importRejected{Path: s.Path, Line: s.Line, Errors: s.Errors})
+	}
+	if f.asJSON {
+		return writeJSON(e.stdout, sum)
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "Stored %d traces from %s in %s (%d new, %d replaced; %d already stored, %d duplicates)\n",
+		res.Added+res.Replaced, f.from, path, res.Added, res.Replaced, res.Known, res.Duplicates)
+	for _, fm := range res.Formats {
+		fmt.Fprintf(w, "  %s: %d traces, %d actions (%d observations), %d sessions skipped\n", fm.Format, fm.Traces, fm.Actions, fm.Observations, fm.SkippedSessions)
+	}
+	for _, sk := range sum.SkippedSession {
+		fmt.Fprintf(w, "  skipped session %s%s: %s: %s\n", sk.Path, lineSuffix(sk.Line), sk.Reason, sk.Message)
+	}
+	for _, sk := range sum.SkippedInvalid {
+		for _, msg := range sk.Errors {
+			fmt.Fprintf(w, "  skipped %s\n", msg)
+		}
+	}
+	return nil
+}
+
+// openStoreCorpus opens the trace store of stateDir for mine --store
+// (pipeline.CorpusOptions.Store). The returned close must run once the
+// outputs are written: examples are read back from the store while they
+// are.
+func openStoreCorpus(ctx context.Context, stateDir string) (*tracestore.Corpus, func() error, error) {
+	db, _, err := openTraceStore(ctx, stateDir, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := tracestore.Open(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	if c.Len() == 0 {
+		db.Close()
+		return nil, nil, fmt.Errorf("the trace store %s holds no trace: store traces first with crystallize import --from DIR --store", registry.Path(stateDir))
+	}
+	return c, db.Close, nil
+}
+
+const storeDoc = `store looks after the trace store: the normalized traces that
+crystallize import --store keeps in the state directory's database
+(<state-dir>/state.db, SQLite, the database of the registry of runs), and
+that crystallize mine --store mines.
+
+What it holds, per trace: the normalized trace document (trace v1, compact;
+store export writes it as crystallize import --out does), where it was read from (the path
+relative to the imported directory, and the line of a JSON Lines record),
+its source hash (the sha256 of those bytes) and what the first pass of
+mining keeps of it: whether it is excluded, and its action signatures, as
+ids into one table of signatures. Mining the store reads these, not the
+documents, and decodes only the traces the candidates are built from: after
+adding a few traces, mining again costs their decoding plus the search for
+repeats, not a decode of the whole corpus. The report is the one crystallize
+mine --from gives on the imported directory, byte for byte.
+
+Importing a directory again reads only what is new: a trace document whose
+source hash is stored is not decoded (it keeps the place it was first stored
+from); a trace whose id is stored from the same place but whose bytes changed
+(a session log that grew) replaces the stored one. Two different traces with
+one id are an error. Files skipped as invalid (--skip-invalid) are not
+stored.
+
+Every write is a transaction (SQLite's write-ahead log). An import stores
+its traces in batches: interrupted, it keeps the batches it committed, and
+importing the same directory again stores the rest. An import that fails on
+invalid input removes what it stored.
+
+  store stats    counts: traces (eligible, excluded), actions, signatures,
+                 the bytes of the documents and of the database, the
+                 directories traces came from, and the last import
+  store gc       removes what no stored trace needs (documents no trace
+                 refers to, signatures no trace uses, records of imports
+                 that did not complete and left no trace), then gives the
+                 space of deleted rows back to the file system
+                 (checkpoint of the write-ahead log, VACUUM)
+  store export   writes every stored trace to --out as
+                 <format>-<id>.json, the bytes crystallize import --out
+                 writes for it
+
+Exit status: 0 on success, 1 on an error (no store, an unreadable one),
+2 on a usage error.`
+
+func newStoreCmd(e *env) *cobra.Command {
+	var stateDir string
+	cmd := &cobra.Command{
+		Use:   "store stats|gc|export [--state-dir DIR] [--json]",
+		Short: "Look after the trace store that import --store fills and mine --store mines",
+		Long:  storeDoc,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown store command %q: want stats, gc or export", args[0])
+			}
+			return usagef("store needs a command: stats, gc or export (crystallize store --help)")
+		},
+	}
+	cmd.PersistentFlags().StringVar(&stateDir, "state-dir", runtime.DefaultStateDir, stateDirStoreHelp)
+	cmd.AddCommand(newStoreStatsCmd(e, &stateDir), newStoreGCCmd(e, &stateDir), newStoreExportCmd(e, &stateDir))
+	return cmd
+}
+
+// storeStats is store stats --json.
+type storeStats struct {
+	Store string `json:"store"`
+	*store.TraceStats
+}
+
+func newStoreStatsCmd(e *env, stateDir *string) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stats [--state-dir DIR] [--json]",
+		Short: "Count what the trace store holds",
+		Long: `stats counts what the trace store holds: traces (eligible for mining and
+excluded), their actions, distinct action signatures, the bytes of the trace
+documents, the database's size and the part of it free (what store gc gives
+back), the directories the traces were imported from, and the last import
+(its status is complete, failed, interrupted or, for an import that was
+killed or is still going, running).
+
+--json prints {"store", "traces", "eligible", "excluded", "actions",
+"signatures", "body_bytes", "file_bytes", "free_bytes", "imports",
+"sources": [{"root", "traces", "bytes"}], "last_import": {"id", "root",
+"started_at", "finished_at", "status", "added", "replaced",
+"already_stored"} or null}.`,
+		Example: `  crystallize store stats
+  crystallize store stats --state-dir ci/.crystallize --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			db, path, err := openTraceStore(ctx, *stateDir, false)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			st, err := db.TraceStats(ctx)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(e.stdout, storeStats{Store: path, TraceStats: st})
+			}
+			w := e.stdout
+			fmt.Fprintf(w, "Store: %s\n", path)
+			fmt.Fprintf(w, "Traces: %d (%d eligible, %d excluded), %d actions, %d distinct signatures\n", st.Traces, st.Eligible, st.Excluded, st.Actions, st.Signatures)
+			fmt.Fprintf(w, "Bytes: %d of trace documents; database %d, of which %d free\n", st.BodyBytes, st.FileBytes, st.FreeBytes)
+			for _, s := range st.Sources {
+				fmt.Fprintf(w, "  from %s: %d traces, %d bytes\n", s.Root, s.Traces, s.Bytes)
+			}
+			if l := st.LastImport; l != nil {
+				fmt.Fprintf(w, "Last import: from %s, started %s, finished %s, %s: %d new, %d replaced, %d already stored\n",
+					l.Root, orDash(l.StartedAt), orDash(l.FinishedAt), l.Status, l.Added, l.Replaced, l.Known)
+			} else {
+				fmt.Fprintln(w, "Last import: none")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the counts as JSON")
+	return cmd
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// storeGC is store gc --json.
+type storeGC struct {
+	Store string `json:"store"`
+	*store.TraceGC
+}
+
+func newStoreGCCmd(e *env, stateDir *string) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "gc [--state-dir DIR] [--json]",
+		Short: "Remove what no stored trace needs and give the space back",
+		Long: `gc removes, in one transaction, what no stored trace needs: trace documents
+no trace refers to, action signatures no stored trace uses (left by traces
+that were replaced), and the records of imports that did not complete and
+left no trace. It then checkpoints the write-ahead log and rebuilds the
+database file (VACUUM), which gives the space of everything deleted
+(replaced traces, failed imports) back to the file system. Stored traces,
+their summaries and the history of completed imports are kept.
+
+gc needs the database to itself for a moment: while another crystallize
+process writes to it, gc waits, then fails with nothing lost.
+
+It prints what it removed and the database's size before and after; --json
+prints {"store", "bodies", "signatures", "imports", "bytes_before",
+"bytes_after"}.`,
+		Example: `  crystallize store gc
+  crystallize store gc --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			db, path, err := openTraceStore(ctx, *stateDir, false)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			gc, err := db.GCTraces(ctx)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(e.stdout, storeGC{Store: path, TraceGC: gc})
+			}
+			fmt.Fprintf(e.stdout, "Removed %d unreferenced trace documents, %d unused signatures, %d records of incomplete imports\n", gc.Bodies, gc.Signatures, gc.Imports)
+			fmt.Fprintf(e.stdout, "Database %s: %d bytes before, %d after\n", path, gc.BytesBefore, gc.BytesAfter)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// storeExport is store export --json.
+type storeExport struct {
+	Store  string `json:"store"`
+	Out    string `json:"out"`
+	Traces int    `json:"traces"`
+	Bytes  int64  `json:"bytes"`
+}
+
+func newStoreExportCmd(e *env, stateDir *string) *cobra.Command {
+	var out string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "export --out DIR [--state-dir DIR] [--json]",
+		Short: "Write every stored trace back as a file",
+		Long: `export writes every stored trace into --out as <format>-<id>.json (format:
+the agent of a session, or trace; characters outside A-Z a-z 0-9 . _ -
+replaced by _), holding exactly the bytes crystallize import --out writes for
+it: the normalized trace v1 document. Exporting what import --store stored
+from a directory gives the files import --out writes from it, byte for
+byte. mine --from on the exported files finds the procedures mine --store
+finds; only the traces' paths (source) differ.
+
+All files or none: each is written beside its destination first, and they
+are renamed into place when every one is complete. Files of the same names
+are replaced; nothing else in --out is touched.
+
+It prints the number of traces and bytes written; --json prints {"store",
+"out", "traces", "bytes"}.`,
+		Example: `  crystallize store export --out traces/
+  crystallize store export --out /tmp/backup --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usagef("--out is required: the directory to write the traces into")
+			}
+			ctx := cmd.Context()
+			db, path, err := openTraceStore(ctx, *stateDir, false)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			c, err := tracestore.Open(ctx, db)
+			if err != nil {
+				return err
+			}
+			sum := storeExport{Store: path, Out: out}
+			w, err := newExportWriter(out)
+			if err != nil {
+				return err
+			}
+			used := map[string]bool{}
+			err = c.Each(ctx, func(row *store.TraceRow, format string, body []byte) error {
+				doc, err := tracestore.Indent(body)
+				if err != nil {
+					return fmt.Errorf("stored trace %s: %w", row.TraceID, err)
+				}
+				sum.Traces++
+				sum.Bytes += int64(len(doc))
+				return w.add(pipeline.TraceFileName(format, row.TraceID, used), doc)
+			})
+			if err == nil {
+				err = w.commit()
+			}
+			if err != nil {
+				w.abort()
+				return err
+			}
+			if asJSON {
+				return writeJSON(e.stdout, sum)
+			}
+			fmt.Fprintf(e.stdout, "Exported %d traces (%d bytes) from %s into %s\n", sum.Traces, sum.Bytes, path, out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "directory to write one trace file per stored trace into")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// exportWriter writes many files all or none, as writeFiles does, without
+// holding their contents: each goes to a temporary file as it comes, and
+// commit renames them all into place.
+type exportWriter struct {
+	dir   string
+	names []string
+	temps []string
+}
+
+func newExportWriter(dir string) (*exportWriter, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", dir, err)
+	}
+	return &exportWriter{dir: dir}, nil
+}
+
+func (w *exportWriter) add(name string, data []byte) error {
+	p := filepath.Join(w.dir, name)
+	f, err := os.CreateTemp(w.dir, "."+name+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", p, err)
+	}
+	w.temps = append(w.temps, f.Name())
+	w.names = append(w.names, p)
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(f.Name(), 0o644)
+	}
+	if werr != nil {
+		return fmt.Errorf("writing %s: %w", p, werr)
+	}
+	return nil
+}
+
+func (w *exportWriter) commit() error {
+	for i, p := range w.names {
+		if err := os.Rename(w.temps[i], p); err != nil {
+			w.temps = w.temps[i:]
+			return fmt.Errorf("writing %s: %w", p, err)
+		}
+	}
+	w.temps = nil
+	return nil
+}
+
+func (w *exportWriter) abort() {
+	for _, t := range w.temps {
+		os.Remove(t)
+	}
+}

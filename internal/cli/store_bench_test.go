@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/crystallize-dev/crystallize/internal/tracetest"
+)
+
+// incrementalCorpus writes (once, cached in the system temp directory)
+// a corpus of n traces in base and the n/100 traces that follow it, of
+// the same generated corpus, in more.
+func incrementalCorpus(b *testing.B, n int, support float64) (base, more string) {
+	b.Helper()
+	corpusMu.Lock()
+	defer corpusMu.Unlock()
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("crystallize-bench-incremental-%d-support%g-seed1", n, support))
+	base, more = filepath.Join(dir, "base"), filepath.Join(dir, "more")
+	done := filepath.Join(dir, ".complete")
+	if _, err := os.Stat(done); err == nil {
+		return base, more
+	}
+	os.RemoveAll(dir)
+	c := tracetest.Generate(tracetest.Config{Traces: n + n/100, Seed: 1, Support: support})
+	all := c.Traces
+	c.Traces = all[:n]
+	if err := c.WriteDir(base); err != nil {
+		b.Fatal(err)
+	}
+	c.Traces = all[n:]
+	if err := c.WriteDir(more); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(done, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return base, more
+}
+
+// BenchmarkIncrementalMine measures the trace store's promise: import n
+// traces and mine them, add 1 % more, and mine again. Each iteration
+// starts from an empty store and a copy of the base corpus, and reports
+// seconds of wall clock and, as *-cpu-s, of the process's CPU time
+// (steadier on a shared machine), of one iteration:
+//
+//   - import: import --store of the n traces (every one decoded);
+//   - mine: mine --store of them;
+//   - add: import --store of the grown directory (only the new traces
+//     are decoded, the others only hashed);
+//   - remine: mine --store of the grown store;
+//   - from: mine --from DIR --passes 2 on the grown directory, what a
+//     mine costs without the store;
+//   - second/first: (add + remine) / (import + mine), and remine/from.
+//
+// Run it with -benchtime=1x; CRYSTALLIZE_BENCH_TRACES picks the sizes.
+//
+// Mining again decodes the examples of every candidate it builds, so
+// its cost follows the share of traces that are examples: the generated
+// corpora plant 8 procedures, each in a share "support" of the traces,
+// 0.05 by default (40 % of the traces are examples of something);
+// CRYSTALLIZE_BENCH_SUPPORT sets another share, e.g. 0.005.
+func BenchmarkIncrementalMine(b *testing.B) {
+	support := 0.05
+	if s := os.Getenv("CRYSTALLIZE_BENCH_SUPPORT"); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v <= 0 || v > 1 {
+			b.Fatalf("CRYSTALLIZE_BENCH_SUPPORT=%q: want a share between 0 and 1", s)
+		}
+		support = v
+	}
+	for _, n := range benchSizes() {
+		base, more := incrementalCorpus(b, n, support)
+		b.Run(fmt.Sprintf("traces=%d/support=%g", n, support), func(b *testing.B) {
+			e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string {
+				if k == "SOURCE_DATE_EPOCH" {
+					return sourceDateEpoch
+				}
+				return ""
+			}}
+			type phase struct{ wall, cpu time.Duration }
+			var imp, mine, add, remine, from phase
+			for b.Loop() {
+				work := b.TempDir()
+				corpus, state, out := filepath.Join(work, "corpus"), filepath.Join(work, "state"), filepath.Join(work, "out")
+				copyTree(b, base, corpus)
+				mineArgs := []string{"--min-examples", "3", "--report", filepath.Join(out, "r.json"), "--out-dir", filepath.Join(out, "all")}
+				timed := func(args ...string) phase {
+					runtime.GC()
+					start, cpu := time.Now(), processCPU()
+					if code := run(context.Background(), e, args); code != 0 {
+						b.Fatalf("%v: exit %d", args, code)
+					}
+					return phase{time.Since(start), processCPU() - cpu}
+				}
+				importArgs := []string{"import", "--from", corpus, "--store", "--state-dir", state}
+				storeArgs := append([]string{"mine", "--store", "--state-dir", state}, mineArgs...)
+				imp = timed(importArgs...)
+				mine = timed(storeArgs...)
+				copyTree(b, more, corpus)
+				add = timed(importArgs...)
+				remine = timed(storeArgs...)
+				from = timed(append([]string{"mine", "--from", corpus, "--passes", "2"}, mineArgs...)...)
+			}
+			for _, m := range []struct {
+				name string
+				p    phase
+			}{{"import", imp}, {"mine", mine}, {"add", add}, {"remine", remine}, {"from", from}} {
+				b.ReportMetric(m.p.wall.Seconds(), m.name+"-s")
+				b.ReportMetric(m.p.cpu.Seconds(), m.name+"-cpu-s")
+			}
+			ratio := func(a, b time.Duration) float64 { return a.Seconds() / max(b.Seconds(), 1e-9) }
+			b.ReportMetric(ratio(add.wall+remine.wall, imp.wall+mine.wall), "second/first")
+			b.ReportMetric(ratio(add.cpu+remine.cpu, imp.cpu+mine.cpu), "second/first-cpu")
+			b.ReportMetric(ratio(remine.wall, from.wall), "remine/from")
+			b.ReportMetric(ratio(remine.cpu, from.cpu), "remine/from-cpu")
+		})
+	}
+}
+
+// copyTree copies the files of src (one level) into dst, as hard links
+// when it can: the corpus is read, never written.
+func copyTree(b *testing.B, src, dst string) {
+	b.Helper()
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range entries {
+		s, d := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
+		if os.Link(s, d) == nil {
+			continue
+		}
+		data, err := os.ReadFile(s)
+		if err == nil {
+			err = os.WriteFile(d, data, 0o644)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+)
+
+func storedTrace(id, hash, path string, sigs ...string) StoredTrace {
+	return StoredTrace{TraceID: id, SourceHash: hash, OriginPath: path, Actions: len(sigs), Summary: "{}", Signatures: sigs, Body: []byte(`{"id":"` + id + `"}`)}
+}
+
+// TestPutTracesKeys checks the store's identity rules: a trace already
+// stored is a duplicate, a changed one from the same place replaces it
+// (and its document), and one id from two places is a conflict that
+// stores nothing of its batch.
+func TestPutTracesKeys(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	imp, err := db.BeginTraceImport(ctx, "/corpus", "2026-01-01T00:00:00Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.PutTraces(ctx, imp, []StoredTrace{
+		storedTrace("a", "h1", "a.json", "x", "y"),
+		storedTrace("b", "h2", "b.json", "y", "z"),
+		storedTrace("a", "h1", "a.json", "x", "y"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res != (PutResult{Added: 2, Duplicates: 1}) {
+		t.Errorf("first batch: %+v", res)
+	}
+	res, err = db.PutTraces(ctx, imp, []StoredTrace{storedTrace("b", "h3", "b.json", "z")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res != (PutResult{Replaced: 1}) {
+		t.Errorf("changed trace: %+v", res)
+	}
+	_, err = db.PutTraces(ctx, imp, []StoredTrace{storedTrace("c", "h4", "c.json"), storedTrace("a", "h5", "other.json")})
+	if !errors.Is(err, ErrTraceConflict) {
+		t.Fatalf("one id from two places: err = %v, want ErrTraceConflict", err)
+	}
+	idx, err := db.TraceIndex(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(idx.Traces) != 2 || idx.Traces[0].TraceID != "a" || idx.Traces[1].SourceHash != "h3" {
+		t.Fatalf("stored traces: %+v", idx.Traces)
+	}
+	var sigs []string
+	for _, s := range idx.Traces[1].Symbols {
+		sigs = append(sigs, idx.Signatures[s])
+	}
+	if len(sigs) != 1 || sigs[0] != "z" {
+		t.Errorf("replaced trace's signatures = %v, want [z]", sigs)
+	}
+	var bodies int
+	if err := db.db.QueryRow(`SELECT count(*) FROM trace_bodies`).Scan(&bodies); err != nil || bodies != 2 {
+		t.Errorf("bodies = %d, %v; the replaced trace's document must go with it", bodies, err)
+	}
+}
+
+// TestGCTraces leaves an unreferenced document, an unused signature and a
+// failed import behind, and checks that gc removes exactly those.
+func TestGCTraces(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	imp, _ := db.BeginTraceImport(ctx, "/corpus", "")
+	if _, err := db.PutTraces(ctx, imp, []StoredTrace{storedTrace("a", "h1", "a.json", "x", "y")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.FinishTraceImport(ctx, imp, ImportComplete, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	failed, _ := db.BeginTraceImport(ctx, "/other", "")
+	if _, err := db.PutTraces(ctx, failed, []StoredTrace{storedTrace("b", "h2", "b.json", "z")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.FinishTraceImport(ctx, failed, ImportFailed, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	// A document no trace refers to, as a hand-edited database might
+	// hold.
+	if _, err := db.db.Exec(`INSERT INTO trace_bodies (body) VALUES ('{}')`); err != nil {
+		t.Fatal(err)
+	}
+	gc, err := db.GCTraces(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gc.Bodies != 1 || gc.Signatures != 1 || gc.Imports != 1 {
+		t.Errorf("gc removed %d bodies, %d signatures, %d imports; want 1, 1 (z), 1 (the failed import)", gc.Bodies, gc.Signatures, gc.Imports)
+	}
+	st, err := db.TraceStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Traces != 1 || st.Signatures != 2 || st.Imports != 1 {
+		t.Errorf("after gc: %+v", st)
+	}
+	if ok, err := db.IntegrityCheck(ctx); ok != "ok" || err != nil {
+		t.Errorf("integrity check: %q, %v", ok, err)
+	}
+}
