@@ -52,17 +52,15 @@ type mined struct {
 // it builds candidates from. Whether the decoded traces are also kept, so
 // that nothing is read twice, is --passes: 1 keeps them, 2 does not, auto
 // keeps them when the corpus is at most twoPassBytes. The report is the
-// same in every case. A corpus with agent session logs, or one the
-// gapped miner mines (--miner gapped, or auto finding agent traces), is
-// loaded whole with source.Load and mined with mine.Mine: the gapped
-// miner reads every trace.
+// same in every case, with either miner. A corpus with agent session
+// logs is loaded whole with source.Load and mined with mine.Mine: a
+// session is put together from many records and cannot be read back by
+// location.
 func readCorpus(ctx context.Context, e *env, f *mineFlags, rules *normalize.Rules, opts mine.Options, prog *mineProgress) (*mined, error) {
 	setLimit := e.getenv("GOMEMLIMIT") == ""
-	if f.miner != mine.ModeGapped {
-		m, err := scanCorpus(ctx, f, opts, prog, setLimit)
-		if err == nil || !errors.Is(err, errWhole) {
-			return m, err
-		}
+	m, err := scanCorpus(ctx, f, opts, prog, setLimit)
+	if err == nil || !errors.Is(err, errWhole) {
+		return m, err
 	}
 	found := func(int, int64) {}
 	if setLimit {
@@ -81,7 +79,7 @@ func readCorpus(ctx context.Context, e *env, f *mineFlags, rules *normalize.Rule
 }
 
 // errWhole says that the corpus must be loaded whole.
-var errWhole = errors.New("corpus needs the gapped miner")
+var errWhole = errors.New("corpus of agent session logs")
 
 // scannedTrace is what the first pass keeps of a trace: its summary, and the
 // trace itself when the corpus is kept decoded.
@@ -139,16 +137,6 @@ func scanCorpus(ctx context.Context, f *mineFlags, opts mine.Options, prog *mine
 		return nil, errWhole
 	case err != nil:
 		return nil, fmt.Errorf("reading traces from %s: %w", f.from, err)
-	}
-	if s.Gapped() {
-		if !keep {
-			return nil, errWhole
-		}
-		report, err := mine.Mine(ctx, all, opts)
-		if err != nil {
-			return nil, err
-		}
-		return &mined{report: report, sources: all, Skipped: res.Skipped}, nil
 	}
 	fetch := func(ctx context.Context, idx []int32) ([]*trace.Trace, error) {
 		if keep {

@@ -113,24 +113,14 @@ func Mine(ctx context.Context, traces []*trace.Trace, opts Options) (*candidate.
 	if err != nil {
 		return nil, err
 	}
-	if gapped, reason := chooseMiner(traces, opts.Mode); gapped {
-		eligible := make([]*trace.Trace, 0, len(traces))
-		for _, t := range traces {
-			if ex, ok := Excluded(t); ok {
-				s.report.ExcludedTraces = append(s.report.ExcludedTraces, ex)
-				continue
-			}
-			eligible = append(eligible, t)
-		}
-		s.report.SourceTraceCount = len(eligible)
-		s.report.ExcludedTraceCount = len(s.report.ExcludedTraces)
-		return mineGapped(ctx, s.report, eligible, opts, reason)
-	}
 	eligible := make([]*trace.Trace, 0, len(traces))
 	for _, t := range traces {
 		if s.Add(Summarize(t)) >= 0 {
 			eligible = append(eligible, t)
 		}
+	}
+	if gapped, reason := s.gapped(); gapped {
+		return s.mineGapped(ctx, memoryTraces(eligible), reason)
 	}
 	return s.mine(ctx, memoryTraces(eligible))
 }
