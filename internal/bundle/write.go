@@ -12,7 +12,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -330,15 +329,28 @@ func newManifest(rep *candidate.Report, c *candidate.Candidate, name string, wor
 	}
 	m.CandidateID = c.ID
 	m.Title = fmt.Sprintf("%s (%d steps)", name, len(c.Steps))
+	// Each source trace's URL is its last example's with a source; both
+	// lookups are indexed, since a candidate may have thousands of
+	// examples and as many fixtures.
+	type traceKey struct{ id, hash string }
+	sourceTraces := map[traceKey][]int{}
+	for i, st := range m.SourceTraces {
+		if st.Role == candidate.RoleSource {
+			k := traceKey{st.TraceID, st.SourceHash}
+			sourceTraces[k] = append(sourceTraces[k], i)
+		}
+	}
+	hashes := map[string]bool{}
 	for _, e := range c.Examples {
-		if !slices.Contains(m.SourceTraceHashes, e.SourceHash) {
+		if !hashes[e.SourceHash] {
+			hashes[e.SourceHash] = true
 			m.SourceTraceHashes = append(m.SourceTraceHashes, e.SourceHash)
 		}
-		for i := range m.SourceTraces {
-			st := &m.SourceTraces[i]
-			if st.Role == candidate.RoleSource && st.TraceID == e.TraceID && st.SourceHash == e.SourceHash && e.Source != "" {
-				st.SourceURL = strPtr(e.Source)
-			}
+		if e.Source == "" {
+			continue
+		}
+		for _, i := range sourceTraces[traceKey{e.TraceID, e.SourceHash}] {
+			m.SourceTraces[i].SourceURL = strPtr(e.Source)
 		}
 	}
 	for _, s := range c.Steps {
@@ -414,17 +426,27 @@ func buildFixtures(in Input, c *candidate.Candidate) ([]Fixture, [][]byte, int, 
 	}
 	var entries []entry
 	if c != nil {
+		// The candidate comes from the redacted report, where a trace id
+		// holding a secret is redacted; the traces are not yet, so they
+		// are indexed by their redacted ids. The first of two traces
+		// with one key wins, as a scan in order would find it.
+		type key struct{ id, hash string }
+		index := make(map[key]*trace.Trace, len(in.Sources))
+		for _, t := range in.Sources {
+			if t == nil {
+				continue
+			}
+			k := key{redactID(t.ID), t.SourceHash}
+			if _, ok := index[k]; !ok {
+				index[k] = t
+			}
+		}
 		for _, ex := range c.Examples {
-			// The candidate comes from the redacted report, where a
-			// trace id holding a secret is redacted; the traces are
-			// not yet, so they are compared redacted too.
-			i := slices.IndexFunc(in.Sources, func(t *trace.Trace) bool {
-				return t != nil && redactID(t.ID) == redactID(ex.TraceID) && t.SourceHash == ex.SourceHash
-			})
-			if i < 0 {
+			t := index[key{redactID(ex.TraceID), ex.SourceHash}]
+			if t == nil {
 				return nil, nil, 0, fmt.Errorf("candidate %s: example trace %s (%s) is not among the source traces", c.ID, ex.TraceID, ex.SourceHash)
 			}
-			entries = append(entries, entry{in.Sources[i], candidate.RoleSource})
+			entries = append(entries, entry{t, candidate.RoleSource})
 		}
 	} else {
 		for _, t := range in.Sources {
@@ -489,18 +511,12 @@ var ErrSecretInWorkflow = errors.New("workflow source holds a secret")
 // so what it writes carries no secret of the traces. Paths are left as
 // they are: making them relative is for bundles, which Write does.
 func RedactReport(r *candidate.Report) (*candidate.Report, int, error) {
-	raw, err := candidate.EncodeJSON(r)
+	// The typed copy is what encoding the report, redacting the generic
+	// JSON and decoding it again would give, without the maps and
+	// interfaces that round trip builds for every example.
+	red, n, err := redact.Copy(r)
 	if err != nil {
-		return nil, 0, fmt.Errorf("encoding report: %w", err)
-	}
-	v, err := decodeGeneric(raw)
-	if err != nil {
-		return nil, 0, err
-	}
-	out, n := redact.Value(v)
-	var red candidate.Report
-	if err := remarshal(out, &red); err != nil {
-		return nil, 0, fmt.Errorf("decoding redacted report: %w", err)
+		return nil, 0, fmt.Errorf("redacting report: %w", err)
 	}
 	// A secret argument names its logical id under the key "secret",
 	// which redaction treats as sensitive; the id (CRATES_IO_TOKEN) is a
@@ -522,7 +538,7 @@ func RedactReport(r *candidate.Report) (*candidate.Report, int, error) {
 	}
 	keepIDs(r.Candidates, red.Candidates)
 	keepIDs(r.RejectedCandidates, red.RejectedCandidates)
-	return &red, n, nil
+	return red, n, nil
 }
 
 // redactTrace renders t as a fixture: its JSON with provenance paths made

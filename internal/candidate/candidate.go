@@ -36,8 +36,14 @@ const (
 	CodeReceiptsMissing           = "receipts_missing"
 	CodeOutputDisagreement        = "output_disagreement"
 	CodeScanLimit                 = "scan_limit"
-	CodeNoCandidate               = "no_candidate"
-	CodeSecretLiteral             = "secret_literal"
+	// CodeExampleSample warns that a candidate was built from a sample
+	// of its examples and the others were checked against it.
+	CodeExampleSample = "example_sample"
+	// CodeSampleDisagreement rejects a candidate one of whose examples
+	// outside the sample disagrees with what the sample decided.
+	CodeSampleDisagreement = "sample_disagreement"
+	CodeNoCandidate        = "no_candidate"
+	CodeSecretLiteral      = "secret_literal"
 	// CodeDerivationRejected is a derived parameter whose expression a
 	// held-out trace contradicted: it is a parameter again.
 	CodeDerivationRejected = "derivation_rejected"

@@ -3,10 +3,15 @@ package candidate
 import (
 	"bufio"
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -26,33 +31,335 @@ func EncodeJSON(v any) ([]byte, error) {
 
 // WriteJSON writes v to w as canonical JSON, as EncodeJSON returns it.
 //
-// Go structs encode their fields in declaration order, so v is encoded
-// once with encoding/json (which runs every MarshalJSON method and applies
-// the field tags) and that compact text is then rewritten as it is read:
-// each object's members are sorted by their decoded names, strings are
-// re-escaped without HTML escaping, and numbers are copied as written.
-// The output is the same as decoding the text into generic values and
-// encoding them again with sorted keys, but it never builds those values:
-// a report of tens of megabytes costs its compact text and one slice of
-// member offsets per open object, not a map per object and an interface
-// per value. A name given twice in one object keeps its last value, as
-// decoding would.
+// The output is the same as encoding v with encoding/json, decoding the
+// text into generic values and encoding them again with sorted keys, but
+// neither those values nor the whole compact text are built: v is walked
+// by reflection and written as it is walked, with struct fields by their
+// JSON names, sorted, and map keys sorted. What the walk does not write
+// itself (a value with its own MarshalJSON or MarshalText, a number that
+// is not an integer, a json.Number, a []byte, a struct with a ",string"
+// field, a map whose keys are not plain strings or not valid UTF-8) is
+// encoded with encoding/json, one value at a time, and that compact text
+// rewritten as it is read: each object's members sorted by their decoded
+// names, strings re-escaped without HTML escaping, numbers copied as
+// written, a name given twice in one object keeping its last value. A
+// report of hundreds of megabytes then costs its output and one value's
+// compact text at a time, not a second copy of itself.
 func WriteJSON(w io.Writer, v any) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	c := canonWriter{w: bw}
+	if err := c.typed(reflect.ValueOf(v), 0); err != nil {
+		return err
+	}
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+// writeCompact encodes v with encoding/json and writes that text
+// canonically at depth.
+func (c *canonWriter) writeCompact(v any, depth int) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	c := canonWriter{w: bw}
-	i, err := c.value(raw, skipSpace(raw, 0), 0)
+	i, err := c.value(raw, skipSpace(raw, 0), depth)
 	if err != nil {
 		return err
 	}
 	if skipSpace(raw, i) != len(raw) {
 		return errors.New("canonical json: trailing data after the value")
 	}
-	bw.WriteByte('\n')
-	return bw.Flush()
+	return nil
+}
+
+var (
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	numberType        = reflect.TypeFor[json.Number]()
+)
+
+// typed writes v at depth.
+func (c *canonWriter) typed(v reflect.Value, depth int) error {
+	if !v.IsValid() {
+		c.w.WriteString("null")
+		return nil
+	}
+	t := v.Type()
+	if selfEncoding(t) {
+		if v.CanAddr() {
+			return c.writeCompact(v.Addr().Interface(), depth)
+		}
+		return c.writeCompact(v.Interface(), depth)
+	}
+	switch v.Kind() {
+	case reflect.String:
+		s := v.String()
+		if !utf8.ValidString(s) {
+			s = validUTF8(s)
+		}
+		c.scratch = redact.AppendJSONString(c.scratch[:0], s)
+		c.w.Write(c.scratch)
+	case reflect.Bool:
+		if v.Bool() {
+			c.w.WriteString("true")
+		} else {
+			c.w.WriteString("false")
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		c.scratch = strconv.AppendInt(c.scratch[:0], v.Int(), 10)
+		c.w.Write(c.scratch)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		c.scratch = strconv.AppendUint(c.scratch[:0], v.Uint(), 10)
+		c.w.Write(c.scratch)
+	case reflect.Float32, reflect.Float64:
+		return c.writeCompact(v.Interface(), depth)
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			c.w.WriteString("null")
+			return nil
+		}
+		return c.typed(v.Elem(), depth)
+	case reflect.Slice:
+		if v.IsNil() {
+			c.w.WriteString("null")
+			return nil
+		}
+		return c.typedArray(v, depth)
+	case reflect.Array:
+		return c.typedArray(v, depth)
+	case reflect.Map:
+		if v.IsNil() {
+			c.w.WriteString("null")
+			return nil
+		}
+		return c.typedMap(v, depth)
+	case reflect.Struct:
+		return c.typedStruct(v, depth)
+	default:
+		return c.writeCompact(v.Interface(), depth)
+	}
+	return nil
+}
+
+// selfEncoding reports whether values of t are left to encoding/json.
+func selfEncoding(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		return false
+	}
+	if t == numberType {
+		return true
+	}
+	pt := reflect.PointerTo(t)
+	if t.Implements(marshalerType) || pt.Implements(marshalerType) || t.Implements(textMarshalerType) || pt.Implements(textMarshalerType) {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Slice:
+		return t.Elem().Kind() == reflect.Uint8
+	case reflect.Map:
+		return t.Key().Kind() != reflect.String
+	case reflect.Struct:
+		return encodePlan(t).compact
+	}
+	return false
+}
+
+func (c *canonWriter) typedArray(v reflect.Value, depth int) error {
+	if v.Len() == 0 {
+		c.w.WriteString("[]")
+		return nil
+	}
+	c.w.WriteByte('[')
+	for i := range v.Len() {
+		if i > 0 {
+			c.w.WriteByte(',')
+		}
+		c.indent(depth + 1)
+		if err := c.typed(v.Index(i), depth+1); err != nil {
+			return err
+		}
+	}
+	c.indent(depth)
+	c.w.WriteByte(']')
+	return nil
+}
+
+func (c *canonWriter) typedMap(v reflect.Value, depth int) error {
+	keys := make([]string, 0, v.Len())
+	for it := v.MapRange(); it.Next(); {
+		k := it.Key().String()
+		if !utf8.ValidString(k) {
+			// Keys that become equal once repaired are settled by the
+			// compact road, as a decode would settle them.
+			return c.writeCompact(v.Interface(), depth)
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		c.w.WriteString("{}")
+		return nil
+	}
+	slices.Sort(keys)
+	c.w.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			c.w.WriteByte(',')
+		}
+		c.indent(depth + 1)
+		c.scratch = redact.AppendJSONString(c.scratch[:0], k)
+		c.w.Write(c.scratch)
+		c.w.WriteString(": ")
+		if err := c.typed(v.MapIndex(reflect.ValueOf(k).Convert(v.Type().Key())), depth+1); err != nil {
+			return err
+		}
+	}
+	c.indent(depth)
+	c.w.WriteByte('}')
+	return nil
+}
+
+func (c *canonWriter) typedStruct(v reflect.Value, depth int) error {
+	written := false
+	for _, f := range encodePlan(v.Type()).fields {
+		fv, ok := fieldByIndex(v, f.index)
+		if !ok || f.omitEmpty && isEmptyValue(fv) {
+			continue
+		}
+		if written {
+			c.w.WriteByte(',')
+		} else {
+			c.w.WriteByte('{')
+		}
+		written = true
+		c.indent(depth + 1)
+		c.w.Write(f.key)
+		if err := c.typed(fv, depth+1); err != nil {
+			return err
+		}
+	}
+	if !written {
+		c.w.WriteString("{}")
+		return nil
+	}
+	c.indent(depth)
+	c.w.WriteByte('}')
+	return nil
+}
+
+// structEncoding is what WriteJSON needs of a struct type: its JSON
+// fields sorted by name, each with its quoted name and ": ", or that it
+// is left to encoding/json.
+type structEncoding struct {
+	fields  []encodeField
+	compact bool
+}
+
+type encodeField struct {
+	index     []int
+	name      string
+	key       []byte
+	omitEmpty bool
+}
+
+var encodePlans sync.Map // reflect.Type → *structEncoding
+
+func encodePlan(t reflect.Type) *structEncoding {
+	if p, ok := encodePlans.Load(t); ok {
+		return p.(*structEncoding)
+	}
+	p := &structEncoding{}
+	seen := map[string]bool{}
+	var walk func(t reflect.Type, index []int)
+	walk = func(t reflect.Type, index []int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			idx := append(slices.Clone(index), i)
+			tag := f.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			if f.Anonymous && name == "" {
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if ft.Kind() == reflect.Struct {
+					walk(ft, idx)
+					continue
+				}
+			}
+			if !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			omit := false
+			for o := range strings.SplitSeq(opts, ",") {
+				switch o {
+				case "omitempty":
+					omit = true
+				case "string", "omitzero", "inline":
+					p.compact = true
+				}
+			}
+			if seen[name] {
+				// Fields that share a name follow Go's visibility rules
+				// in encoding/json, which the compact road applies.
+				p.compact = true
+			}
+			seen[name] = true
+			key := append(redact.AppendJSONString(nil, name), ": "...)
+			p.fields = append(p.fields, encodeField{index: idx, name: name, key: key, omitEmpty: omit})
+		}
+	}
+	walk(t, nil)
+	slices.SortStableFunc(p.fields, func(a, b encodeField) int { return strings.Compare(a.name, b.name) })
+	encodePlans.Store(t, p)
+	return p
+}
+
+// fieldByIndex is v.FieldByIndex that reports a nil embedded pointer on
+// the way (the field is then left out, as encoding/json leaves it out)
+// instead of panicking.
+func fieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return reflect.Value{}, false
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v, true
+}
+
+// isEmptyValue is encoding/json's test for omitempty.
+func isEmptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64,
+		reflect.Interface, reflect.Pointer:
+		return v.IsZero()
+	}
+	return false
+}
+
+// validUTF8 returns s with each byte that is not valid UTF-8 replaced by
+// U+FFFD, as encoding/json's output decodes.
+func validUTF8(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // canonWriter rewrites compact JSON text as canonical JSON.

@@ -1,11 +1,15 @@
 package candidate
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // roundTrip is the definition WriteJSON must agree with: encode, decode
@@ -170,5 +174,65 @@ func BenchmarkEncodeJSON(b *testing.B) {
 		if _, err := r.Encode(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// compactRoad is how WriteJSON encoded before it walked values: the
+// whole value through encoding/json, then that text rewritten.
+func compactRoad(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	bw := bufio.NewWriter(&buf)
+	c := canonWriter{w: bw}
+	if err := c.writeCompact(v, 0); err != nil {
+		return nil, err
+	}
+	bw.WriteByte('\n')
+	bw.Flush()
+	return buf.Bytes(), nil
+}
+
+// TestEncodeJSONTypedMatchesCompact: walking a report gives the bytes
+// encoding it whole gave, with embedded structs, types that encode
+// themselves, omitted and empty fields, numbers of every kind inside
+// interface values, strings that need escaping or repair, and an error
+// where encoding/json has one.
+func TestEncodeJSONTypedMatchesCompact(t *testing.T) {
+	conf := 0.75
+	r := &Report{Version: ReportVersion, GeneratedAt: "2026-01-01T00:00:00Z", ExcludedTraces: []Exclusion{}, SkippedFiles: nil,
+		Warnings: []Problem{{Code: "x", Message: "a <b> & \"c\" \u2028 \x01 bad\xff\xfe end"}}}
+	c := Candidate{
+		ID: "candidate_1", Name: "deploy", Confidence: 0.1 + 0.2, Support: 3,
+		ConfidenceFactors: ConfidenceFactors{Support: 1e-7, Determinism: 1e21, ShadowPassRate: &conf},
+		SequenceSignature: []string{"tool_call:a", "tool_call:b"},
+		Parameters:        []Parameter{{Name: "p", Key: "k", Examples: []any{"x", json.Number("1.50"), 2.5, 3, int64(-4), nil, true, map[string]any{"z": 1.0, "a": []any{}, "é": "<"}, []string{"s"}}, Type: "string"}},
+		DerivedParameters: []DerivedParameter{{Parameter: Parameter{Name: "d", Key: "k2"}, Expression: "p.lower()", Refs: []string{"p"}, Evidence: []DerivationEvidence{{Inputs: map[string]string{"p": "X", "a\x00b": "y"}}}}},
+		Steps: []Step{{Index: 1, Kind: trace.KindToolCall, Name: "fs.write", Segment: Deterministic,
+			Arguments:      []Argument{{Key: "mode", Kind: ArgConstant, Value: "0644"}, {Key: "b", Kind: ArgBinding, Binding: &Binding{Step: 1, FromStep: 0}}},
+			SideEffects:    []trace.SideEffect{{Kind: "file_write", Target: "a", Metadata: map[string]any{"n": 1}, Extra: map[string]any{"zz": "extra", "aa": []any{1}}}},
+			Approval:       &trace.Approval{Required: true, Boundary: "b", Extra: map[string]any{"note": "<x>"}},
+			ExpectedOutput: map[string]any{"ok": true},
+		}},
+		Examples:         []Example{{TraceID: "t1", SourceHash: "h", ActionIDs: []string{"a"}, Positions: []int{}}},
+		ExpectedReceipts: []any{},
+		Shadow:           &ShadowReport{Traces: []ShadowTrace{{TraceID: "t1", ReplayOracle: &OracleReport{FirstRunCounts: map[string]int{"b": 2, "a": 1}}}}},
+	}
+	r.Candidates = []Candidate{c, {}}
+	got, err := EncodeJSON(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := compactRoad(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("walked:\n%s\nwhole:\n%s", got, want)
+	}
+	if rt, err := roundTrip(r); err != nil || !bytes.Equal(got, rt) {
+		t.Errorf("walked report differs from the round trip (%v)", err)
+	}
+	r.Candidates[1].Confidence = math.NaN()
+	if _, err := EncodeJSON(r); err == nil {
+		t.Error("a NaN confidence encoded")
 	}
 }

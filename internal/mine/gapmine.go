@@ -4,41 +4,14 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
-	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // CodeSearchBound is the warning of a gapped search that a bound cut
 // short: what it lists is the best of what it visited.
 const CodeSearchBound = "search_bound"
-
-// chooseMiner decides between the miners for mode, and says why the
-// gapped one was chosen. Auto looks for what only agent sessions have: the
-// agent named in the trace metadata, or observation actions. Traces the
-// crystallization runtime records have neither, and their procedures are
-// contiguous, which the exact miner finds completely and fast.
-func chooseMiner(traces []*trace.Trace, mode string) (bool, string) {
-	switch mode {
-	case ModeExact:
-		return false, ""
-	case ModeGapped:
-		return true, "requested"
-	}
-	for _, t := range traces {
-		if agent, ok := t.Metadata["agent"]; ok {
-			return true, fmt.Sprintf("auto: trace %s has metadata.agent %v", t.ID, agent)
-		}
-	}
-	for _, t := range traces {
-		for i := range t.Actions {
-			if t.Actions[i].Kind == trace.KindObservation {
-				return true, fmt.Sprintf("auto: trace %s action %s is an observation", t.ID, t.Actions[i].ID)
-			}
-		}
-	}
-	return false, ""
-}
 
 // gapBuilt is a gapped candidate already built, for subsumption.
 type gapBuilt struct {
@@ -50,21 +23,24 @@ type gapBuilt struct {
 // build the ranked patterns, after the noise rule, into candidates until
 // enough safe ones are found. Selection runs in rank order on one
 // goroutine, so the report does not depend on the number of cores.
-func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace.Trace, opts Options, reason string) (*candidate.Report, error) {
+//
+// It works on what the first pass keeps (symbol sequences and action
+// flags) and reads a candidate's examples through src only to build it,
+// so it runs in one pass and in two alike.
+func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (*candidate.Report, error) {
+	opts, report := s.opts, s.report
+	report.SourceTraceCount = len(s.seqs)
+	report.ExcludedTraceCount = len(report.ExcludedTraces)
 	minEx := opts.minExamples()
 	gap := opts.maxGap()
-	symbols := map[string]int32{}
-	prep := prepare(eligible, symbols)
-	actions := 0
-	for _, t := range eligible {
-		actions += len(t.Actions)
-	}
+	prep := prepareSeqs(s.seqs, s.flags, len(s.symbols))
+	eligible := len(s.seqs)
 	report.Mining = candidate.MiningSummary{
 		MinExamples:         minEx,
 		MaxCandidates:       opts.maxCandidates(),
-		EligibleTraces:      len(eligible),
-		Actions:             actions,
-		DistinctSignatures:  len(symbols),
+		EligibleTraces:      eligible,
+		Actions:             s.actions,
+		DistinctSignatures:  len(s.symbols),
 		Miner:               ModeGapped,
 		MinerReason:         reason,
 		MaxGap:              int(gap),
@@ -74,15 +50,15 @@ func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(eligible) < minEx {
+	if eligible < minEx {
 		report.Warnings = append(report.Warnings, candidate.Problem{
 			Code:    candidate.CodeNoCandidate,
-			Message: fmt.Sprintf("%d eligible traces, fewer than the %d examples a candidate needs", len(eligible), minEx),
+			Message: fmt.Sprintf("%d eligible traces, fewer than the %d examples a candidate needs", eligible, minEx),
 		})
 		return report, nil
 	}
 
-	nsym := len(symbols)
+	nsym := len(s.symbols)
 	budget := opts.searchBudget()
 	g := &gapSearch{
 		ctx:  ctx,
@@ -112,7 +88,7 @@ func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace
 		return nil, err
 	}
 
-	b := builder{traces: eligible, eligible: len(eligible), positions: true}
+	b := builder{eligible: eligible, positions: true}
 	maxSafe := opts.maxCandidates()
 	limit := opts.scanLimit()
 	rejectedOmitted := 0
@@ -180,10 +156,16 @@ func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace
 			continue
 		}
 		built = append(built, gapBuilt{syms: syms, traces: tr})
+		traces, err := src.traces(ctx, tr)
+		if err != nil {
+			return nil, err
+		}
+		b.traces = traces
 		c := b.build(prep.examples(matches), len(syms))
 		report.Mining.CandidatesBuilt++
 		if c.Safe() {
 			c.Name = uniqueName(names, c.Name)
+			s.examples[c.ID] = sortedSeqs(tr)
 			report.Candidates = append(report.Candidates, *c)
 			continue
 		}
@@ -192,6 +174,7 @@ func mineGapped(ctx context.Context, report *candidate.Report, eligible []*trace
 			continue
 		}
 		c.Name = uniqueName(names, c.Name)
+		s.examples[c.ID] = sortedSeqs(tr)
 		report.RejectedCandidates = append(report.RejectedCandidates, *c)
 	}
 	finish(report, opts, names, rejectedOmitted)
@@ -278,4 +261,11 @@ func subsetInts(sub, super []int32) bool {
 		}
 	}
 	return true
+}
+
+// sortedSeqs returns the distinct trace indexes of seqs in corpus order.
+func sortedSeqs(seqs []int32) []int32 {
+	out := slices.Clone(seqs)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -136,7 +136,55 @@ type prepared struct {
 // that is never followed by a success of the same signature stays as it
 // is, and so does an edit before the first failed attempt.
 func prepare(traces []*trace.Trace, symbols map[string]int32) *prepared {
-	p := &prepared{seqs: make([]gseq, len(traces))}
+	seqs := make([][]int32, len(traces))
+	flags := make([][]uint8, len(traces))
+	for i, t := range traces {
+		seqs[i] = make([]int32, len(t.Actions))
+		flags[i] = actionFlags(t)
+		for j := range t.Actions {
+			sig := t.Actions[j].Signature()
+			id, ok := symbols[sig]
+			if !ok {
+				id = int32(len(symbols))
+				symbols[sig] = id
+			}
+			seqs[i][j] = id
+		}
+	}
+	return prepareSeqs(seqs, flags, len(symbols))
+}
+
+// What prepare needs to know of an action besides its symbol, one bit
+// each: the first pass keeps these per action, so the gapped miner can
+// search a corpus it does not hold.
+const (
+	flagObservation uint8 = 1 << iota
+	flagFailed
+	flagEdit
+)
+
+// actionFlags returns the flags of each action of t.
+func actionFlags(t *trace.Trace) []uint8 {
+	out := make([]uint8, len(t.Actions))
+	for j := range t.Actions {
+		a := &t.Actions[j]
+		if a.Kind == trace.KindObservation {
+			out[j] |= flagObservation
+		}
+		if a.Failed() {
+			out[j] |= flagFailed
+		}
+		if a.Kind == trace.KindFileMutation {
+			out[j] |= flagEdit
+		}
+	}
+	return out
+}
+
+// prepareSeqs is prepare over symbol sequences and action flags, with
+// nsym distinct symbols.
+func prepareSeqs(seqs [][]int32, flags [][]uint8, nsym int) *prepared {
+	p := &prepared{seqs: make([]gseq, len(seqs))}
 	type item struct {
 		sym     int32
 		pos     int32
@@ -146,21 +194,15 @@ func prepare(traces []*trace.Trace, symbols map[string]int32) *prepared {
 	}
 	var buf []item
 	var chain []int
-	for i, t := range traces {
+	for i, seq := range seqs {
 		buf = buf[:0]
-		for j := range t.Actions {
-			a := &t.Actions[j]
-			sig := a.Signature()
-			id, ok := symbols[sig]
-			if !ok {
-				id = int32(len(symbols))
-				symbols[sig] = id
-			}
-			if a.Kind == trace.KindObservation {
+		for j, id := range seq {
+			f := flags[i][j]
+			if f&flagObservation != 0 {
 				p.observations++
 				continue
 			}
-			it := item{sym: id, pos: int32(j), failed: a.Failed(), edit: a.Kind == trace.KindFileMutation}
+			it := item{sym: id, pos: int32(j), failed: f&flagFailed != 0, edit: f&flagEdit != 0}
 			// Collect the failed attempts this action would retry.
 			chain = chain[:0]
 			for k := len(buf) - 1; k >= 0 && k >= len(buf)-retryWindow; k-- {
@@ -191,8 +233,8 @@ func prepare(traces []*trace.Trace, symbols map[string]int32) *prepared {
 		s.index()
 		p.seqs[i] = s
 	}
-	p.count = make([]int64, len(symbols))
-	p.traces = make([][]int32, len(symbols))
+	p.count = make([]int64, nsym)
+	p.traces = make([][]int32, nsym)
 	for i, s := range p.seqs {
 		for _, y := range s.items {
 			p.count[y]++

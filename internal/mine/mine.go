@@ -57,6 +57,12 @@ type Options struct {
 	// means DefaultExampleCache. It changes the time and memory of the
 	// run, never its report.
 	ExampleCache int
+	// ExampleSample bounds the examples a candidate of the exact miner is
+	// built from: above it, the candidate is built from a deterministic
+	// sample of that many and the other examples are checked against it
+	// (see sample.go). Zero means DefaultExampleSample; a negative value
+	// builds every candidate from all its examples.
+	ExampleSample int
 }
 
 // ErrMode is returned for an Options.Mode that is not a miner.
@@ -107,24 +113,14 @@ func Mine(ctx context.Context, traces []*trace.Trace, opts Options) (*candidate.
 	if err != nil {
 		return nil, err
 	}
-	if gapped, reason := chooseMiner(traces, opts.Mode); gapped {
-		eligible := make([]*trace.Trace, 0, len(traces))
-		for _, t := range traces {
-			if ex, ok := Excluded(t); ok {
-				s.report.ExcludedTraces = append(s.report.ExcludedTraces, ex)
-				continue
-			}
-			eligible = append(eligible, t)
-		}
-		s.report.SourceTraceCount = len(eligible)
-		s.report.ExcludedTraceCount = len(s.report.ExcludedTraces)
-		return mineGapped(ctx, s.report, eligible, opts, reason)
-	}
 	eligible := make([]*trace.Trace, 0, len(traces))
 	for _, t := range traces {
 		if s.Add(Summarize(t)) >= 0 {
 			eligible = append(eligible, t)
 		}
+	}
+	if gapped, reason := s.gapped(); gapped {
+		return s.mineGapped(ctx, memoryTraces(eligible), reason)
 	}
 	return s.mine(ctx, memoryTraces(eligible))
 }
@@ -206,10 +202,17 @@ scan:
 		if opts.Progress != nil {
 			opts.Progress(scanned, min(len(repeats), limit))
 		}
+		// A candidate with more examples than the bound is built from a
+		// sample; only the sample's traces are read for the batch.
+		matches := make([][]match, len(batch))
+		samples := make([][]match, len(batch))
+		picked := make([][]int, len(batch))
 		var need []int32
-		for _, br := range batch {
-			for _, o := range br.examples {
-				need = append(need, o.Seq)
+		for i, br := range batch {
+			matches[i] = contiguous(br.examples, len(br.symbols))
+			samples[i], picked[i] = sampled(matches[i], opts.exampleSample())
+			for _, m := range samples[i] {
+				need = append(need, m.seq)
 			}
 		}
 		traces, err := src.traces(ctx, need)
@@ -223,10 +226,19 @@ scan:
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results[i] = b.build(contiguous(batch[i].examples, len(batch[i].symbols)), len(batch[i].symbols))
+				results[i] = b.build(samples[i], len(batch[i].symbols))
 			}()
 		}
 		wg.Wait()
+		// The builds are done with the batch's traces, so reading the
+		// rest of the sampled candidates' examples may evict them.
+		for i, c := range results {
+			if picked[i] != nil {
+				if err := checkRest(ctx, src, c, matches[i], picked[i], len(s.seqs)); err != nil {
+					return nil, err
+				}
+			}
+		}
 		for i, c := range results {
 			if len(report.Candidates) >= maxSafe {
 				break scan

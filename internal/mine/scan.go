@@ -46,6 +46,9 @@ func (o Options) exampleCache() int {
 type Summary struct {
 	exclusion  *candidate.Exclusion
 	signatures []string
+	// flags are what the gapped miner needs of each action besides its
+	// signature (actionFlags).
+	flags []uint8
 	// agent and observation are the first evidence, if any, that auto
 	// would choose the gapped miner for a corpus with this trace.
 	agent, observation string
@@ -72,6 +75,7 @@ func Summarize(t *trace.Trace) Summary {
 		for j := range t.Actions {
 			s.signatures[j] = t.Actions[j].Signature()
 		}
+		s.flags = actionFlags(t)
 	}
 	return s
 }
@@ -110,6 +114,9 @@ type Scan struct {
 	symbols map[string]int32
 	seqs    [][]int32
 	actions int
+	// flags holds each eligible trace's action flags, for the gapped
+	// miner; an exact run does not keep them.
+	flags [][]uint8
 	// agent and observation are the first summaries' evidence for the
 	// gapped miner.
 	agent, observation string
@@ -176,21 +183,39 @@ func (s *Scan) Add(sum Summary) int {
 		seq[j] = id
 	}
 	s.seqs = append(s.seqs, seq)
+	if s.opts.Mode != ModeExact {
+		s.flags = append(s.flags, sum.flags)
+	}
 	s.actions += len(seq)
 	return len(s.seqs) - 1
 }
 
 // Gapped reports whether the corpus scanned so far is for the gapped
-// miner (see Options.Mode), which needs every trace in memory: the
-// caller then loads the corpus and calls Mine instead.
+// miner (see Options.Mode). Both miners read their examples back: the
+// gapped one searches the symbol sequences and the action flags the scan
+// keeps, and reads a candidate's examples only to build it.
 func (s *Scan) Gapped() bool {
+	gapped, _ := s.gapped()
+	return gapped
+}
+
+// gapped is Gapped with the reason the report gives for the choice: the
+// first trace naming an agent, or else the first observation, as
+// chooseMiner finds them.
+func (s *Scan) gapped() (bool, string) {
 	switch s.opts.Mode {
 	case ModeExact:
-		return false
+		return false, ""
 	case ModeGapped:
-		return true
+		return true, "requested"
 	}
-	return s.agent != "" || s.observation != ""
+	if s.agent != "" {
+		return true, s.agent
+	}
+	if s.observation != "" {
+		return true, s.observation
+	}
+	return false, ""
 }
 
 // Fetch reads back eligible traces by their index among the eligible
@@ -200,13 +225,12 @@ type Fetch func(ctx context.Context, eligible []int32) ([]*trace.Trace, error)
 
 // Mine runs the second pass: it finds the repeats and builds the ranked
 // ones into candidates, reading their examples through fetch. It returns
-// the report Mine returns for the same traces. It must not be called
-// when Gapped is true.
+// the report Mine returns for the same traces, with either miner.
 func (s *Scan) Mine(ctx context.Context, fetch Fetch) (*candidate.Report, error) {
-	if s.Gapped() {
-		return nil, fmt.Errorf("the corpus needs the gapped miner, which reads it whole")
-	}
 	s.src = &fetchedTraces{fetch: fetch, seqs: s.seqs, cache: make([]*trace.Trace, len(s.seqs)), budget: s.opts.exampleCache()}
+	if gapped, reason := s.gapped(); gapped {
+		return s.mineGapped(ctx, s.src, reason)
+	}
 	return s.mine(ctx, s.src)
 }
 

@@ -126,10 +126,10 @@ func LimitMemory() (restore func()) {
 // it builds candidates from. Whether the decoded traces are also kept, so
 // that nothing is read twice, is o.Passes: PassesOne keeps them,
 // PassesTwo does not, PassesAuto keeps them when the corpus is at most
-// TwoPassBytes. The report is the same in every case. A corpus with agent
-// session logs, or one the gapped miner mines (mode gapped, or auto
-// finding agent traces), is loaded whole with source.Load and mined with
-// mine.Mine: the gapped miner reads every trace.
+// TwoPassBytes. The report is the same in every case, with either miner.
+// A corpus with agent session logs is loaded whole with source.Load and
+// mined with mine.Mine: a session is put together from many records and
+// cannot be read back by location.
 func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	if o.Passes == "" {
 		o.Passes = PassesAuto
@@ -137,11 +137,9 @@ func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	if o.Store != nil {
 		return storeCorpus(ctx, o)
 	}
-	if o.Mine.Mode != mine.ModeGapped {
-		c, err := scanCorpus(ctx, o)
-		if err == nil || !errors.Is(err, errWhole) {
-			return c, err
-		}
+	c, err := scanCorpus(ctx, o)
+	if err == nil || !errors.Is(err, errWhole) {
+		return c, err
 	}
 	found := func(int, int64) {}
 	if o.MemoryLimit {
@@ -187,7 +185,7 @@ func storeCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 }
 
 // errWhole says that the corpus must be loaded whole.
-var errWhole = errors.New("corpus needs the gapped miner")
+var errWhole = errors.New("corpus of agent session logs")
 
 // scannedTrace is what the first pass keeps of a trace: its summary, and the
 // trace itself when the corpus is kept decoded.
@@ -246,16 +244,6 @@ func scanCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 		return nil, errWhole
 	case err != nil:
 		return nil, fmt.Errorf("reading traces from %s: %w", o.Dir, err)
-	}
-	if s.Gapped() {
-		if !keep {
-			return nil, errWhole
-		}
-		report, err := mine.Mine(ctx, all, opts)
-		if err != nil {
-			return nil, err
-		}
-		return &Corpus{Report: report, Sources: all, Skipped: res.Skipped}, nil
 	}
 	fetch := func(ctx context.Context, idx []int32) ([]*trace.Trace, error) {
 		if keep {

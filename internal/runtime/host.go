@@ -56,6 +56,9 @@ type host struct {
 	// protected is the protected set of the file built-ins, computed on
 	// first use (see guards).
 	protected []guard
+	// rootChecks caches, per workspace root, what protect needs of the
+	// root and the directories above it (see protect).
+	rootChecks rootCache
 
 	// cancel ends the run's context; ctx.budget's wall clock calls it
 	// with an ErrBudget cause. maxCost is the cost ceiling (0: none).

@@ -3,10 +3,12 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // ErrProtected is returned (as a *ProtectedError) by the built-in fs
@@ -141,37 +143,50 @@ func (h *host) program(argv0 string) string {
 // (os.SameFile) after resolving symlinks, so neither another spelling
 // on a case-insensitive file system, nor a symlink or hard link inside
 // the workspace, reaches a protected file.
+//
+// A file built-in is checked twice per call (as policy before the call,
+// and where it opens the file), so the check is kept to a few system
+// calls: the root's real path, and which guards cover the root or a
+// directory above it, are found once per run (rootChecks), and the path
+// is resolved from the real root one name at a time, so only the
+// directories inside the workspace are looked at per call.
 func (h *host) protect(tool, p, root, rel string) error {
 	refuse := func(rule, why string) error {
 		return &ProtectedError{Tool: tool, Path: p, Rule: rule, Why: why}
 	}
-	full := realPath(filepath.Join(root, rel))
+	gs := h.guards()
+	rc := h.rootChecks.get(root, gs)
+	full := realPathUnder(rc.real, root, rel)
 	target, _ := os.Stat(full)
-	for _, g := range h.guards() {
+	// inside lists full's ancestors below the real root, nearest first,
+	// when full lies under it; the root and what is above it are rc's.
+	inside, under := ancestorsBelow(full, rc.real)
+	for i, g := range gs {
 		if full == g.path || target != nil && g.info != nil && os.SameFile(target, g.info) {
 			return refuse(g.rule, g.why)
 		}
 		if !g.dir {
 			continue
 		}
-		for a := filepath.Dir(full); ; a = filepath.Dir(a) {
-			if a == g.path {
+		if !under {
+			if coversAncestor(g, full) {
 				return refuse(g.rule, g.why)
 			}
-			if g.info != nil {
-				if ai, err := os.Stat(a); err == nil && os.SameFile(ai, g.info) {
-					return refuse(g.rule, g.why)
-				}
+			continue
+		}
+		for _, a := range inside {
+			if a.path == g.path || g.info != nil && a.info != nil && os.SameFile(a.info, g.info) {
+				return refuse(g.rule, g.why)
 			}
-			if a == filepath.Dir(a) {
-				break
-			}
+		}
+		if rc.covered[i] {
+			return refuse(g.rule, g.why)
 		}
 	}
 	// The rules by name come last, so that a path both rules and the set
 	// cover is reported as what the set says it is.
 	names := strings.Split(filepath.ToSlash(rel), "/")
-	if r, err := filepath.Rel(realPath(root), full); err == nil {
+	if r, err := filepath.Rel(rc.real, full); err == nil {
 		names = append(names, strings.Split(filepath.ToSlash(r), "/")...)
 	}
 	for _, n := range names {
@@ -186,6 +201,129 @@ func (h *host) protect(tool, p, root, rel string) error {
 		return refuse(RuleConfig, "a "+ConfigFile+" a later run could load")
 	}
 	return nil
+}
+
+// coversAncestor reports whether the directory guard g is an ancestor of
+// full, by name or by identity: the walk protect makes for a path outside
+// its root's real path.
+func coversAncestor(g guard, full string) bool {
+	for a := filepath.Dir(full); ; a = filepath.Dir(a) {
+		if a == g.path {
+			return true
+		}
+		if g.info != nil {
+			if ai, err := os.Stat(a); err == nil && os.SameFile(ai, g.info) {
+				return true
+			}
+		}
+		if a == filepath.Dir(a) {
+			return false
+		}
+	}
+}
+
+// dirInfo is a directory and its file info (nil when it cannot be
+// read).
+type dirInfo struct {
+	path string
+	info os.FileInfo
+}
+
+// ancestorsBelow returns the ancestors of full strictly below real,
+// nearest first, with their file info, and whether full lies under real
+// at all.
+func ancestorsBelow(full, real string) ([]dirInfo, bool) {
+	prefix := real
+	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+		prefix += string(filepath.Separator)
+	}
+	if !strings.HasPrefix(full, prefix) {
+		return nil, false
+	}
+	var out []dirInfo
+	for a := filepath.Dir(full); a != real && len(a) > len(real); a = filepath.Dir(a) {
+		info, _ := os.Stat(a)
+		out = append(out, dirInfo{a, info})
+	}
+	return out, true
+}
+
+// rootCache holds a rootCheck per workspace root. The file built-ins run
+// on their own goroutine (withTimeout), so it is locked.
+type rootCache struct {
+	mu     sync.Mutex
+	checks map[string]*rootCheck
+}
+
+// rootCheck is what protect needs of a workspace root: its real path,
+// and for each guard whether it is a directory guard that holds the root
+// itself or a directory above it (then every path under the root is
+// protected by it).
+type rootCheck struct {
+	real    string
+	covered []bool
+}
+
+func (c *rootCache) get(root string, gs []guard) *rootCheck {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rc, ok := c.checks[root]; ok {
+		return rc
+	}
+	rc := &rootCheck{real: realPath(root), covered: make([]bool, len(gs))}
+	var chain []dirInfo
+	for a := rc.real; ; a = filepath.Dir(a) {
+		info, _ := os.Stat(a)
+		chain = append(chain, dirInfo{a, info})
+		if a == filepath.Dir(a) {
+			break
+		}
+	}
+	for i, g := range gs {
+		if !g.dir {
+			continue
+		}
+		for _, a := range chain {
+			if a.path == g.path || g.info != nil && a.info != nil && os.SameFile(a.info, g.info) {
+				rc.covered[i] = true
+				break
+			}
+		}
+	}
+	if c.checks == nil {
+		c.checks = map[string]*rootCheck{}
+	}
+	c.checks[root] = rc
+	return rc
+}
+
+// realPathUnder is realPath(filepath.Join(root, rel)) for a root whose
+// real path is real: the names of rel are resolved from real one at a
+// time, and at the first symlink (or anything but a plain directory or
+// a missing name) it falls back to realPath.
+func realPathUnder(real, root, rel string) string {
+	rel = filepath.Clean(rel)
+	if rel == "." {
+		return real
+	}
+	names := strings.Split(rel, string(filepath.Separator))
+	cur := real
+	for i, n := range names {
+		next := filepath.Join(cur, n)
+		info, err := os.Lstat(next)
+		switch {
+		case err != nil && errors.Is(err, fs.ErrNotExist) && i == len(names)-1:
+			return next
+		case err != nil:
+			return realPath(filepath.Join(root, rel))
+		case info.Mode()&fs.ModeSymlink != 0:
+			return realPath(filepath.Join(root, rel))
+		case i < len(names)-1 && !info.IsDir():
+			return realPath(filepath.Join(root, rel))
+		}
+		cur = next
+	}
+	return cur
 }
 
 // realPath resolves the symlinks of p's longest existing prefix and

@@ -130,3 +130,104 @@ func TestFSProtectedRootProgram(t *testing.T) {
 		t.Errorf("fs.write(other.txt) = %v, want success", err)
 	}
 }
+
+// protectWalk is protect as it was before it cached the roots: every
+// ancestor of the resolved path looked at for every directory guard. It
+// is the reference the cached check must agree with.
+func protectWalk(h *host, tool, p, root, rel string) error {
+	refuse := func(rule, why string) error {
+		return &ProtectedError{Tool: tool, Path: p, Rule: rule, Why: why}
+	}
+	full := realPath(filepath.Join(root, rel))
+	target, _ := os.Stat(full)
+	for _, g := range h.guards() {
+		if full == g.path || target != nil && g.info != nil && os.SameFile(target, g.info) {
+			return refuse(g.rule, g.why)
+		}
+		if g.dir && coversAncestor(g, full) {
+			return refuse(g.rule, g.why)
+		}
+	}
+	names := strings.Split(filepath.ToSlash(rel), "/")
+	if r, err := filepath.Rel(realPath(root), full); err == nil {
+		names = append(names, strings.Split(filepath.ToSlash(r), "/")...)
+	}
+	for _, n := range names {
+		switch {
+		case strings.EqualFold(n, ".git"):
+			return refuse(RuleGit, "inside a .git directory")
+		case strings.EqualFold(n, DefaultStateDir):
+			return refuse(RuleState, "inside a "+DefaultStateDir+" directory")
+		}
+	}
+	if strings.EqualFold(filepath.Base(full), ConfigFile) || strings.EqualFold(filepath.Base(rel), ConfigFile) {
+		return refuse(RuleConfig, "a "+ConfigFile+" a later run could load")
+	}
+	return nil
+}
+
+// TestProtectMatchesWalk: the cached check refuses exactly what the full
+// walk refuses, with the same rule, for paths through symlinked roots and
+// directories, into and out of the workspace, existing or not, and with
+// the state directory inside the workspace and above it.
+func TestProtectMatchesWalk(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "real")
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{"real/tools", "real/src/deep/er", "real/state/runs", "outside/bin"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"real/tools/run.sh", "real/src/main.go", "real/src/deep/er/x.txt", "outside/bin/tool", "real/crystallize.toml"} {
+		if err := os.WriteFile(filepath.Join(base, f), []byte("x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if os.Symlink(real, filepath.Join(base, "link")) != nil {
+		t.Skip("no symlinks here")
+	}
+	os.Symlink(filepath.Join(real, "tools"), filepath.Join(real, "src", "alias"))
+	os.Symlink(outside, filepath.Join(real, "src", "out"))
+	os.Symlink(filepath.Join(real, "tools", "run.sh"), filepath.Join(real, "src", "run-link"))
+	paths := []string{
+		"tools/run.sh", "tools/new.sh", "src/main.go", "src/deep/er/x.txt", "src/deep/er/missing/y.txt",
+		"src/alias/run.sh", "src/alias/new.sh", "src/out/bin/tool", "src/out/bin/new", "src/run-link",
+		"state/runs/x.json", "state", ".", "src/main.go/child", "Crystallize.toml", "src/.git/config",
+		"src/deep/../main.go", filepath.Join(base, "link", "tools", "run.sh"),
+	}
+	refused, allowed := 0, 0
+	for _, stateDir := range []string{filepath.Join(real, "state"), base} {
+		for _, dir := range []string{real, filepath.Join(base, "link")} {
+			cfg := &Config{
+				Dir:    dir,
+				File:   filepath.Join(dir, "crystallize.toml"),
+				Tools:  map[string]ToolBinding{"run": {Command: []string{"./tools/run.sh"}}, "ext": {Command: []string{filepath.Join(outside, "bin", "tool")}}},
+				Grants: Grants{Capabilities: []string{"fs.read", "fs.write"}},
+			}
+			o := Options{Config: cfg, StateDir: stateDir, RunID: "run-test"}.withDefaults()
+			h := newHost(context.Background(), workflow(t, "def wf(ctx):\n    return 1\n"), o.Config, o)
+			for _, p := range paths {
+				root, rel, err := h.locate(p)
+				if err != nil {
+					continue
+				}
+				got, want := h.protect("fs.write", p, root, rel), protectWalk(h, "fs.write", p, root, rel)
+				var gp, wp *ProtectedError
+				errors.As(got, &gp)
+				errors.As(want, &wp)
+				if (gp == nil) != (wp == nil) || gp != nil && gp.Rule != wp.Rule {
+					t.Errorf("dir %s, state %s, path %s: protect = %v, the full walk = %v", dir, stateDir, p, got, want)
+				}
+				if gp != nil {
+					refused++
+				} else {
+					allowed++
+				}
+			}
+		}
+	}
+	if refused < 20 || allowed < 10 {
+		t.Errorf("%d paths refused and %d allowed: the comparison proves little", refused, allowed)
+	}
+}

@@ -210,6 +210,9 @@ func (c *Corpus) Mine(ctx context.Context, opts mine.Options, reread func(traces
 			eligible = append(eligible, i)
 		}
 	}
+	// The gapped miner also needs each action's flags (observation,
+	// failed, edit), which the store does not keep: it decodes the
+	// corpus whole.
 	if s.Gapped() {
 		all, err := c.All(ctx)
 		if err != nil {

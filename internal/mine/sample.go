@@ -1,0 +1,315 @@
+package mine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/derive"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// Building a candidate from a sample of its examples.
+//
+// The builder looks at every example of a candidate at once (a step's
+// actions side by side), so a candidate of a hundred thousand examples
+// would hold a hundred thousand decoded traces. Above
+// Options.ExampleSample examples, the candidate is built from a
+// deterministic sample of them, evenly spaced in corpus order, and every
+// other example is then read back in batches of the same size and checked
+// against what the sample decided: each constant holds the same value,
+// each binding finds the same value in the earlier step's result, no
+// constant, parameter or binding holds a credential, approval, fuzziness
+// and the kinds of side effects agree, and each derived parameter's
+// expression computes its value. An example that disagrees rejects the
+// candidate with CodeSampleDisagreement, naming the example and the
+// step; nothing it disagreed on reaches a workflow. The report lists
+// every example, and support, score, confidence and the candidate id
+// count all of them. What the sample alone decides, and a warning says
+// so: the example values and types of parameters, expected outputs and
+// receipts, savings (per run, over the sample's runs), the name, the
+// cluster key and the derivation evidence.
+//
+// At or below the bound nothing changes: the candidate is built from
+// every example, as before.
+
+// DefaultExampleSample is the most examples a candidate is built from
+// when Options.ExampleSample is zero.
+const DefaultExampleSample = 1000
+
+func (o Options) exampleSample() int {
+	switch {
+	case o.ExampleSample < 0:
+		return 0
+	case o.ExampleSample == 0:
+		return DefaultExampleSample
+	}
+	return max(o.ExampleSample, o.minExamples())
+}
+
+// sampleIndexes returns k indexes of n examples (k < n), evenly spaced
+// and increasing, the first and the last example among them.
+func sampleIndexes(n, k int) []int {
+	out := make([]int, k)
+	for i := range k {
+		if k == 1 {
+			break
+		}
+		out[i] = int(int64(i) * int64(n-1) / int64(k-1))
+	}
+	return out
+}
+
+// sampled splits the matches of a candidate into the sample it is built
+// from and, when there is a sample, the indexes it took.
+func sampled(all []match, bound int) ([]match, []int) {
+	if bound <= 0 || len(all) <= bound {
+		return all, nil
+	}
+	picked := sampleIndexes(len(all), bound)
+	out := make([]match, len(picked))
+	for i, p := range picked {
+		out[i] = all[p]
+	}
+	return out, picked
+}
+
+// checkRest completes c, built from the matches at picked of all, with
+// the other examples: it reads them back through src in batches of
+// len(picked), checks each against c and lists it among c's examples.
+func checkRest(ctx context.Context, src traceSource, c *candidate.Candidate, all []match, picked []int, eligible int) error {
+	length := len(c.Steps)
+	rows := make([]candidate.Example, len(all))
+	inSample := make([]bool, len(all))
+	for i, p := range picked {
+		rows[p] = c.Examples[i]
+		inSample[p] = true
+	}
+	chk := newSampleCheck(c, len(picked), len(all))
+	var rest []int
+	for e := range all {
+		if !inSample[e] {
+			rest = append(rest, e)
+		}
+	}
+	for len(rest) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		chunk := rest[:min(len(rest), len(picked))]
+		rest = rest[len(chunk):]
+		need := make([]int32, len(chunk))
+		for i, e := range chunk {
+			need[i] = all[e].seq
+		}
+		traces, err := src.traces(ctx, need)
+		if err != nil {
+			return err
+		}
+		for _, e := range chunk {
+			m := all[e]
+			t := traces[m.seq]
+			ids := make([]string, length)
+			for j := range length {
+				ids[j] = t.Actions[m.pos[j]].ID
+			}
+			rows[e] = candidate.Example{TraceID: t.ID, Source: t.Source, SourceHash: t.SourceHash, StartIndex: int(m.pos[0]), ActionIDs: ids}
+			if c.Examples[0].Positions != nil {
+				rows[e].Positions = ints(m.pos)
+			}
+			if m.retries != nil {
+				rows[e].Retries = ints(m.retries)
+			}
+			chk.example(t, m)
+		}
+	}
+	c.Examples = rows
+	c.Support = len(all)
+	c.Score = len(all) * length
+	c.ID = candidateID(c.SequenceSignature, c.Examples)
+	for i := range c.DerivedParameters {
+		c.DerivedParameters[i].SourceChecks = len(all)
+	}
+	c.Warnings = append(c.Warnings, candidate.Problem{
+		Code: candidate.CodeExampleSample,
+		Message: fmt.Sprintf("built from a sample of %d of its %d examples; the other %d were checked against its constants, bindings, credentials, approvals, side effects and derived parameters, and its parameter examples, expected outputs, receipts and savings are the sample's",
+			len(picked), len(all), len(all)-len(picked)),
+	})
+	c.RejectionReasons = append(c.RejectionReasons, chk.problems...)
+	c.ConfidenceFactors.Support = round4(float64(len(all)) / float64(max(eligible, 1)))
+	c.Confidence = 0
+	if c.Safe() {
+		c.Confidence = Confidence(c.ConfidenceFactors)
+	}
+	return nil
+}
+
+// sampleCheck checks examples outside the sample against the candidate
+// built from it, and collects one problem per disagreement found (the
+// first example that shows it).
+type sampleCheck struct {
+	c               *candidate.Candidate
+	sample, total   int
+	problems        []candidate.Problem
+	seen            map[string]bool
+	derived         []derivedCheck
+	paramPaths      map[string]string // parameter name → source path
+	approval, fuzzy []bool
+	shapes          [][]string
+}
+
+type derivedCheck struct {
+	name string
+	expr derive.Expr
+	refs []string
+}
+
+func newSampleCheck(c *candidate.Candidate, sample, total int) *sampleCheck {
+	k := &sampleCheck{c: c, sample: sample, total: total, seen: map[string]bool{}, paramPaths: map[string]string{}}
+	for _, p := range c.Parameters {
+		if len(p.SourcePaths) > 0 {
+			k.paramPaths[p.Name] = p.SourcePaths[0]
+		}
+	}
+	for _, d := range c.DerivedParameters {
+		if len(d.SourcePaths) > 0 {
+			k.paramPaths[d.Name] = d.SourcePaths[0]
+		}
+		// The expression was printed by the search the sample ran; it
+		// always parses back.
+		if e, err := derive.Parse(d.Expression); err == nil {
+			k.derived = append(k.derived, derivedCheck{name: d.Name, expr: e, refs: d.Refs})
+		}
+	}
+	for _, s := range c.Steps {
+		k.approval = append(k.approval, s.Approval != nil && s.Approval.Required)
+		k.fuzzy = append(k.fuzzy, s.Segment == candidate.Fuzzy)
+		var shapes []string
+		for _, se := range s.SideEffects {
+			shapes = append(shapes, shapeKey(se))
+		}
+		slices.Sort(shapes)
+		k.shapes = append(k.shapes, shapes)
+	}
+	return k
+}
+
+// disagree records that example t disagrees on what, at step (1-based,
+// 0 for the candidate as a whole); the key dedupes repeats.
+func (k *sampleCheck) disagree(key string, t *trace.Trace, step int, what string) {
+	if k.seen[key] {
+		return
+	}
+	k.seen[key] = true
+	k.problems = append(k.problems, candidate.Problem{
+		Code:    candidate.CodeSampleDisagreement,
+		Message: fmt.Sprintf("example trace %s (%s), outside the sample of %d of %d examples the candidate was built from, %s", t.ID, t.SourceHash, k.sample, k.total, what),
+		Step:    step,
+		TraceID: t.ID,
+	})
+}
+
+func (k *sampleCheck) example(t *trace.Trace, m match) {
+	for j := range k.c.Steps {
+		step := &k.c.Steps[j]
+		a := &t.Actions[m.pos[j]]
+		required := a.Approval != nil && a.Approval.Required || a.Approval == nil && a.Kind == trace.KindHumanApproval
+		if required != k.approval[j] {
+			k.disagree(fmt.Sprintf("approval %d", j), t, step.Index, fmt.Sprintf("differs on whether step %d needs human approval", step.Index))
+		}
+		if !k.fuzzy[j] && (a.Kind == trace.KindModelCall || a.Fuzzy != nil && *a.Fuzzy) {
+			k.disagree(fmt.Sprintf("fuzzy %d", j), t, step.Index, fmt.Sprintf("marks step %d fuzzy, which the sample runs as code", step.Index))
+		}
+		shapes := make([]string, 0, len(a.SideEffects))
+		for _, se := range a.SideEffects {
+			shapes = append(shapes, shapeKey(se))
+		}
+		slices.Sort(shapes)
+		if !slices.Equal(shapes, k.shapes[j]) {
+			k.disagree(fmt.Sprintf("effects %d", j), t, step.Index, fmt.Sprintf("has other side effects at step %d", step.Index))
+		}
+		for _, arg := range step.Arguments {
+			v, ok := a.Parameters[arg.Key]
+			field := fmt.Sprintf("step %d parameters.%s", step.Index, arg.Key)
+			if arg.Kind == candidate.ArgSecret {
+				continue
+			}
+			if !ok {
+				k.disagree("missing "+field, t, step.Index, "has no "+field)
+				continue
+			}
+			if anySecret([]any{v}) {
+				k.disagree("secret "+field, t, step.Index, "holds a credential in "+field)
+				continue
+			}
+			switch arg.Kind {
+			case candidate.ArgConstant:
+				if canonical(v) != canonical(arg.Value) {
+					k.disagree("constant "+field, t, step.Index, "has another value in "+field+", which the sample holds constant")
+				}
+			case candidate.ArgBinding:
+				b := arg.Binding
+				got, found := resultValue(&t.Actions[m.pos[b.FromStep-1]], b.FromField, b.FromPath)
+				if !found || got != canonical(v) {
+					k.disagree("binding "+field, t, step.Index, fmt.Sprintf("does not pass %s from step %d %s %s, as the sample does", field, b.FromStep, b.FromField, b.FromPath))
+				}
+			}
+		}
+	}
+	for _, d := range k.derived {
+		values := map[string]string{}
+		ok := true
+		for _, name := range append([]string{d.name}, d.refs...) {
+			s, found := stringAt(t, m, k.paramPaths[name])
+			ok = ok && found
+			values[name] = s
+		}
+		got, evaluated := d.expr.Eval(values)
+		if !ok || !evaluated || got != values[d.name] {
+			k.disagree("derived "+d.name, t, 0, fmt.Sprintf("does not give parameter %s the value its expression %s computes", d.name, d.expr))
+		}
+	}
+}
+
+// resultValue returns the canonical value at path of an action's output
+// or observed output, as the flow index sees it.
+func resultValue(a *trace.Action, field, path string) (string, bool) {
+	val := a.Output
+	if field == "observed_output" {
+		val = a.ObservedOutput
+	}
+	if val == nil {
+		return "", false
+	}
+	var out string
+	found := false
+	nodes := 0
+	flatten(val, "$", 0, &nodes, func(p string, x any) {
+		if !found && p == path {
+			out, found = canonical(x), true
+		}
+	})
+	return out, found
+}
+
+// stringAt reads the string at a parameter's source path
+// ("steps[N].parameters.KEY") in one example.
+func stringAt(t *trace.Trace, m match, path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "steps[")
+	if !ok {
+		return "", false
+	}
+	idx, key, ok := strings.Cut(rest, "].parameters.")
+	if !ok {
+		return "", false
+	}
+	step, err := strconv.Atoi(idx)
+	if err != nil || step < 1 || step > len(m.pos) {
+		return "", false
+	}
+	s, ok := t.Actions[m.pos[step-1]].Parameters[key].(string)
+	return s, ok
+}
