@@ -222,8 +222,8 @@ func (c *canonWriter) typedMap(v reflect.Value, depth int) error {
 func (c *canonWriter) typedStruct(v reflect.Value, depth int) error {
 	written := false
 	for _, f := range encodePlan(v.Type()).fields {
-		fv, ok := fieldByIndex(v, f.index)
-		if !ok || f.omitEmpty && isEmptyValue(fv) {
+		fv, ok := redact.FieldByIndex(v, f.Index)
+		if !ok || f.OmitEmpty && redact.IsEmptyJSONValue(fv) {
 			continue
 		}
 		if written {
@@ -248,18 +248,16 @@ func (c *canonWriter) typedStruct(v reflect.Value, depth int) error {
 }
 
 // structEncoding is what WriteJSON needs of a struct type: its JSON
-// fields sorted by name, each with its quoted name and ": ", or that it
-// is left to encoding/json.
+// fields (redact.JSONFields) sorted by name, each with its quoted name and
+// ": ", or that it is left to encoding/json.
 type structEncoding struct {
 	fields  []encodeField
 	compact bool
 }
 
 type encodeField struct {
-	index     []int
-	name      string
-	key       []byte
-	omitEmpty bool
+	redact.JSONField
+	key []byte
 }
 
 var encodePlans sync.Map // reflect.Type → *structEncoding
@@ -268,88 +266,15 @@ func encodePlan(t reflect.Type) *structEncoding {
 	if p, ok := encodePlans.Load(t); ok {
 		return p.(*structEncoding)
 	}
-	p := &structEncoding{}
-	seen := map[string]bool{}
-	var walk func(t reflect.Type, index []int)
-	walk = func(t reflect.Type, index []int) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			idx := append(slices.Clone(index), i)
-			tag := f.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, opts, _ := strings.Cut(tag, ",")
-			if f.Anonymous && name == "" {
-				ft := f.Type
-				if ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if ft.Kind() == reflect.Struct {
-					walk(ft, idx)
-					continue
-				}
-			}
-			if !f.IsExported() {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			omit := false
-			for o := range strings.SplitSeq(opts, ",") {
-				switch o {
-				case "omitempty":
-					omit = true
-				case "string", "omitzero", "inline":
-					p.compact = true
-				}
-			}
-			if seen[name] {
-				// Fields that share a name follow Go's visibility rules
-				// in encoding/json, which the compact road applies.
-				p.compact = true
-			}
-			seen[name] = true
-			key := append(redact.AppendJSONString(nil, name), ": "...)
-			p.fields = append(p.fields, encodeField{index: idx, name: name, key: key, omitEmpty: omit})
-		}
+	fields, unusual := redact.JSONFields(t)
+	p := &structEncoding{compact: unusual}
+	for _, f := range fields {
+		key := append(redact.AppendJSONString(nil, f.Name), ": "...)
+		p.fields = append(p.fields, encodeField{JSONField: f, key: key})
 	}
-	walk(t, nil)
-	slices.SortStableFunc(p.fields, func(a, b encodeField) int { return strings.Compare(a.name, b.name) })
+	slices.SortStableFunc(p.fields, func(a, b encodeField) int { return strings.Compare(a.Name, b.Name) })
 	encodePlans.Store(t, p)
 	return p
-}
-
-// fieldByIndex is v.FieldByIndex that reports a nil embedded pointer on
-// the way (the field is then left out, as encoding/json leaves it out)
-// instead of panicking.
-func fieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
-	for i, x := range index {
-		if i > 0 && v.Kind() == reflect.Pointer {
-			if v.IsNil() {
-				return reflect.Value{}, false
-			}
-			v = v.Elem()
-		}
-		v = v.Field(x)
-	}
-	return v, true
-}
-
-// isEmptyValue is encoding/json's test for omitempty.
-func isEmptyValue(v reflect.Value) bool {
-	switch v.Kind() {
-	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
-		return v.Len() == 0
-	case reflect.Bool,
-		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64,
-		reflect.Interface, reflect.Pointer:
-		return v.IsZero()
-	}
-	return false
 }
 
 // validUTF8 returns s with each byte that is not valid UTF-8 replaced by

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -209,7 +208,8 @@ func selfEncoding(t reflect.Type) bool {
 	case reflect.Map:
 		return t.Key().Kind() != reflect.String || reflect.PointerTo(t.Key()).Implements(textUnmarshalerType)
 	case reflect.Struct:
-		return structPlan(t).roundTrip
+		_, unusual := JSONFields(t)
+		return unusual
 	}
 	return false
 }
@@ -228,17 +228,18 @@ func (w *walker) copyElems(dst, src reflect.Value) error {
 }
 
 func (w *walker) copyStruct(dst, src reflect.Value) error {
-	for _, f := range structPlan(src.Type()).fields {
-		sv, ok := fieldByIndex(src, f.index)
-		if !ok || (f.omitEmpty && isEmptyValue(sv)) {
+	fields, _ := JSONFields(src.Type())
+	for _, f := range fields {
+		sv, ok := FieldByIndex(src, f.Index)
+		if !ok || (f.OmitEmpty && IsEmptyJSONValue(sv)) {
 			continue
 		}
-		dv := fieldByIndexAlloc(dst, f.index)
+		dv := fieldByIndexAlloc(dst, f.Index)
 		if !dv.CanSet() {
-			return &pathError{path: []string{f.name}, msg: "the field is reached through an unexported embedded struct"}
+			return &pathError{path: []string{f.Name}, msg: "the field is reached through an unexported embedded struct"}
 		}
-		if err := w.copy(dv, sv, f.sensitive); err != nil {
-			return at(err, f.name)
+		if err := w.copy(dv, sv, f.Sensitive); err != nil {
+			return at(err, f.Name)
 		}
 	}
 	return nil
@@ -405,93 +406,6 @@ func validString(s string) string {
 	return b.String()
 }
 
-// A typePlan is what Copy needs of a struct type: its JSON fields, or that
-// it takes the round trip.
-type typePlan struct {
-	fields    []fieldPlan
-	roundTrip bool
-}
-
-type fieldPlan struct {
-	index     []int
-	name      string
-	omitEmpty bool
-	sensitive bool
-}
-
-var plans sync.Map // reflect.Type → *typePlan
-
-func structPlan(t reflect.Type) *typePlan {
-	if p, ok := plans.Load(t); ok {
-		return p.(*typePlan)
-	}
-	p := &typePlan{}
-	seen := map[string]bool{}
-	var walk func(t reflect.Type, index []int)
-	walk = func(t reflect.Type, index []int) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			idx := append(slices.Clone(index), i)
-			tag := f.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, opts, _ := strings.Cut(tag, ",")
-			if f.Anonymous && name == "" {
-				ft := f.Type
-				if ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if ft.Kind() == reflect.Struct {
-					walk(ft, idx)
-					continue
-				}
-			}
-			if !f.IsExported() {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			omit := false
-			for o := range strings.SplitSeq(opts, ",") {
-				switch o {
-				case "omitempty":
-					omit = true
-				case "string", "omitzero", "inline":
-					p.roundTrip = true
-				}
-			}
-			if seen[name] {
-				// Embedded fields that share a name follow Go's
-				// visibility rules in encoding/json; the round trip
-				// applies them.
-				p.roundTrip = true
-			}
-			seen[name] = true
-			p.fields = append(p.fields, fieldPlan{index: idx, name: name, omitEmpty: omit, sensitive: SensitiveKey(name)})
-		}
-	}
-	walk(t, nil)
-	plans.Store(t, p)
-	return p
-}
-
-// fieldByIndex is v.FieldByIndex that reports a nil embedded pointer on
-// the way instead of panicking.
-func fieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
-	for i, x := range index {
-		if i > 0 && v.Kind() == reflect.Pointer {
-			if v.IsNil() {
-				return reflect.Value{}, false
-			}
-			v = v.Elem()
-		}
-		v = v.Field(x)
-	}
-	return v, true
-}
-
 // fieldByIndexAlloc is v.FieldByIndex that allocates nil embedded
 // pointers on the way.
 func fieldByIndexAlloc(v reflect.Value, index []int) reflect.Value {
@@ -505,19 +419,4 @@ func fieldByIndexAlloc(v reflect.Value, index []int) reflect.Value {
 		v = v.Field(x)
 	}
 	return v
-}
-
-// isEmptyValue is encoding/json's test for omitempty.
-func isEmptyValue(v reflect.Value) bool {
-	switch v.Kind() {
-	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
-		return v.Len() == 0
-	case reflect.Bool,
-		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64,
-		reflect.Interface, reflect.Pointer:
-		return v.IsZero()
-	}
-	return false
 }
