@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // Edits a reviewer makes to a mined candidate. Mining infers parameters
@@ -40,7 +38,7 @@ func (c *Candidate) Parameterize(step int, key, name string) error {
 	c.Constants = slices.DeleteFunc(c.Constants, func(k Constant) bool {
 		return k.Step == st.Index && k.Path == "parameters."+key
 	})
-	path := fmt.Sprintf("steps[%d].parameters.%s", st.Index, key)
+	path := ParameterPath(st.Index, key)
 	if i := slices.IndexFunc(c.Parameters, func(p Parameter) bool { return p.Name == name }); i >= 0 {
 		p := &c.Parameters[i]
 		p.SourcePaths = append(p.SourcePaths, path)
@@ -105,10 +103,8 @@ func (c *Candidate) SortParameters() {
 	first := func(p Parameter) pos {
 		best := pos{len(c.Steps) + 1, 0}
 		for _, sp := range p.SourcePaths {
-			rest, ok := strings.CutPrefix(sp, "steps[")
-			num, key, ok2 := strings.Cut(rest, "].parameters.")
-			n, err := strconv.Atoi(num)
-			if !ok || !ok2 || err != nil || n < 1 || n > len(c.Steps) {
+			n, key, ok := ParseParameterPath(sp)
+			if !ok || n > len(c.Steps) {
 				continue
 			}
 			j := slices.IndexFunc(c.Steps[n-1].Arguments, func(a Argument) bool { return a.Key == key })

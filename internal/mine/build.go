@@ -171,7 +171,7 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 				values[e] = a.Parameters[key]
 				canon[e] = canonical(values[e])
 			}
-			srcPath := fmt.Sprintf("steps[%d].parameters.%s", v.index, key)
+			srcPath := candidate.ParameterPath(v.index, key)
 			arg := candidate.Argument{Key: key}
 			switch {
 			case redact.SensitiveKey(key) || anySecret(values):

@@ -1,9 +1,6 @@
 package mine
 
 import (
-	"strconv"
-	"strings"
-
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/derive"
 )
@@ -111,16 +108,8 @@ func deriveParameters(c *candidate.Candidate, views []stepView) {
 // exampleValues reads the string value at a source path
 // ("steps[N].parameters.KEY") in each example.
 func exampleValues(path string, views []stepView, n int) ([]string, bool) {
-	rest, ok := strings.CutPrefix(path, "steps[")
-	if !ok {
-		return nil, false
-	}
-	idx, key, ok := strings.Cut(rest, "].parameters.")
-	if !ok {
-		return nil, false
-	}
-	step, err := strconv.Atoi(idx)
-	if err != nil || step < 1 || step > len(views) {
+	step, key, ok := candidate.ParseParameterPath(path)
+	if !ok || step > len(views) {
 		return nil, false
 	}
 	out := make([]string, n)

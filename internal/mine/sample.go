@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/derive"
@@ -298,16 +296,8 @@ func resultValue(a *trace.Action, field, path string) (string, bool) {
 // stringAt reads the string at a parameter's source path
 // ("steps[N].parameters.KEY") in one example.
 func stringAt(t *trace.Trace, m match, path string) (string, bool) {
-	rest, ok := strings.CutPrefix(path, "steps[")
-	if !ok {
-		return "", false
-	}
-	idx, key, ok := strings.Cut(rest, "].parameters.")
-	if !ok {
-		return "", false
-	}
-	step, err := strconv.Atoi(idx)
-	if err != nil || step < 1 || step > len(m.pos) {
+	step, key, ok := candidate.ParseParameterPath(path)
+	if !ok || step > len(m.pos) {
 		return "", false
 	}
 	s, ok := t.Actions[m.pos[step-1]].Parameters[key].(string)

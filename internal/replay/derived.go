@@ -2,8 +2,6 @@ package replay
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/derive"
@@ -129,16 +127,8 @@ func unknownRef(refs []string, paths map[string]string) (string, bool) {
 // ("steps[N].parameters.KEY") from the action that step N is aligned
 // with.
 func stepValue(path string, moves []candidate.Move, t *trace.Trace) (string, bool) {
-	rest, ok := strings.CutPrefix(path, "steps[")
+	step, key, ok := candidate.ParseParameterPath(path)
 	if !ok {
-		return "", false
-	}
-	idx, key, ok := strings.Cut(rest, "].parameters.")
-	if !ok {
-		return "", false
-	}
-	step, err := strconv.Atoi(idx)
-	if err != nil {
 		return "", false
 	}
 	for _, m := range moves {
