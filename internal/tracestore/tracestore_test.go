@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -447,5 +448,22 @@ func TestMineStoreGapped(t *testing.T) {
 	}
 	if n, err := c.FillFlags(ctx); err != nil || n != 0 {
 		t.Errorf("FillFlags after the flags were recorded: decoded %d, err %v; want 0", n, err)
+	}
+
+	// Flags that do not match the trace's actions stop the run, naming
+	// the trace, rather than misleading the miner.
+	var id string
+	if err := raw.QueryRowContext(ctx, `SELECT trace_id FROM traces WHERE excluded = 0 AND actions > 1 ORDER BY seq LIMIT 1`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.ExecContext(ctx, `UPDATE traces SET flags = x'00' WHERE trace_id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = Open(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Mine(ctx, opts, nil)
+	if err == nil || !strings.Contains(err.Error(), "stored trace "+id+": 1 action flags for") {
+		t.Errorf("mining with a trace's flags cut short: err = %v, want one naming trace %s", err, id)
 	}
 }
