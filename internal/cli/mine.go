@@ -160,9 +160,12 @@ saying so are still written) or on error, 2 on a usage error.
 
 --store mines the traces crystallize import --store kept in the trace store
 of --state-dir (default .crystallize) instead of --from: the first pass reads
-each trace's stored signatures, decoding nothing, and only the candidates'
-examples are decoded, so mining again after importing a few more traces costs
-about their import and the search for repeats. The outputs are those of mine
+each trace's stored signatures (and action flags, for the gapped miner),
+decoding nothing, and only the candidates' examples are decoded, so mining
+again after importing a few more traces costs their import, the search for
+repeats and the candidates' examples, not a decode of the corpus. Traces
+stored by an older crystallize have no flags: the first gapped mine decodes
+them once and stores their flags. The outputs are those of mine
 --from on the imported directory, byte for byte. --passes, --config and
 --skip-invalid apply to the import, not here.
 

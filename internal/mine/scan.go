@@ -80,16 +80,20 @@ func Summarize(t *trace.Trace) Summary {
 	return s
 }
 
-// NewSummary rebuilds a Summary from its parts (see Exclusion, Evidence
-// and Signatures), so that a trace store that kept them can mine its
-// traces again without decoding them. Given the parts of Summarize(t), it
-// returns a Summary equal to Summarize(t).
-func NewSummary(exclusion *candidate.Exclusion, agent, observation string, signatures []string) Summary {
+// NewSummary rebuilds a Summary from its parts (see Exclusion, Evidence,
+// Signatures and Flags), so that a trace store that kept them can mine
+// its traces again without decoding them. Given the parts of
+// Summarize(t), it returns a Summary equal to Summarize(t).
+func NewSummary(exclusion *candidate.Exclusion, agent, observation string, signatures []string, flags []uint8) Summary {
 	s := Summary{exclusion: exclusion, agent: agent, observation: observation}
 	if exclusion == nil {
 		s.signatures = signatures
 		if s.signatures == nil {
 			s.signatures = []string{}
+		}
+		s.flags = flags
+		if s.flags == nil {
+			s.flags = []uint8{}
 		}
 	}
 	return s
@@ -105,6 +109,12 @@ func (s Summary) Evidence() (agent, observation string) { return s.agent, s.obse
 // Signatures are the action signatures of an eligible trace, one per
 // action; nil for an excluded one.
 func (s Summary) Signatures() []string { return s.signatures }
+
+// Flags are what the gapped miner needs of each action of an eligible
+// trace besides its signature (whether it is an observation, failed, an
+// edit), one byte per action; nil for an excluded one. Their bits are
+// this package's: a caller keeps them and gives them back to NewSummary.
+func (s Summary) Flags() []uint8 { return s.flags }
 
 // Scan is the first pass of a mining run: the symbol sequences of the
 // eligible traces, in corpus order, and the exclusions.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -282,5 +284,82 @@ func TestGappedTwoPassMatchesMine(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestNewSummaryRebuildsSummarize checks that a summary rebuilt from the
+// parts a store keeps (exclusion, evidence, signatures, action flags) is
+// the summary Summarize computes, for eligible and excluded traces, agent
+// sessions whose actions carry flags, and a trace with no action; and that
+// the gapped miner fed the rebuilt summaries writes Mine's report.
+func TestNewSummaryRebuildsSummarize(t *testing.T) {
+	corpus := sessionCorpus(200, 3)
+	synthetic := tracetest.Generate(tracetest.Config{Traces: 60, Seed: 4, FuzzyEvery: 3})
+	for _, tr := range synthetic.Traces {
+		trace.Normalize(tr)
+	}
+	empty := &trace.Trace{ID: "empty", Source: "empty.json", Metadata: map[string]any{}}
+	violating := *corpus[0]
+	violating.ID = "violating"
+	violating.Metadata = map[string]any{"policy_violation": true}
+	all := append(append(slices.Clone(corpus), synthetic.Traces...), empty, &violating)
+	var excluded, flagged int
+	for _, tr := range all {
+		want := Summarize(tr)
+		agent, observation := want.Evidence()
+		got := NewSummary(want.Exclusion(), agent, observation, want.Signatures(), want.Flags())
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("trace %s: NewSummary of Summarize's parts = %+v, want %+v", tr.ID, got, want)
+		}
+		if want.Exclusion() != nil {
+			excluded++
+			if want.Flags() != nil {
+				t.Errorf("trace %s: excluded, yet flags %v", tr.ID, want.Flags())
+			}
+			continue
+		}
+		if len(want.Flags()) != len(tr.Actions) {
+			t.Errorf("trace %s: %d flags for %d actions", tr.ID, len(want.Flags()), len(tr.Actions))
+		}
+		for _, f := range want.Flags() {
+			if f != 0 {
+				flagged++
+			}
+		}
+	}
+	if excluded == 0 || flagged == 0 {
+		t.Fatalf("%d excluded traces, %d flagged actions: the comparison proves little", excluded, flagged)
+	}
+
+	opts := Options{MinExamples: 3, GeneratedAt: "2026-01-01T00:00:00Z"}
+	want, err := Mine(context.Background(), corpus, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewScan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range corpus {
+		sum := Summarize(tr)
+		agent, observation := sum.Evidence()
+		// Copies, so that the rebuilt summary shares nothing with the trace's.
+		s.Add(NewSummary(sum.Exclusion(), agent, observation, slices.Clone(sum.Signatures()), slices.Clone(sum.Flags())))
+	}
+	got, err := s.Mine(context.Background(), func(_ context.Context, idx []int32) ([]*trace.Trace, error) {
+		out := make([]*trace.Trace, len(idx))
+		for i, q := range idx {
+			out[i] = corpus[q]
+		}
+		return out, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Mining.Miner != ModeGapped || len(want.Candidates) == 0 {
+		t.Fatalf("miner %q, %d candidates: the comparison proves little", want.Mining.Miner, len(want.Candidates))
+	}
+	if a, b := encode(t, want), encode(t, got); !bytes.Equal(a, b) {
+		t.Errorf("gapped report from rebuilt summaries differs from Mine's:\n%s", firstDiff(a, b))
 	}
 }

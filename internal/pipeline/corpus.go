@@ -177,11 +177,7 @@ func storeCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Corpus{Report: m.Report, Sources: m.Sources, All: m.All, SkippedSessions: m.SkippedSessions}
-	if m.Sources == nil {
-		res.Examples = m.Examples
-	}
-	return res, nil
+	return &Corpus{Report: m.Report, Examples: m.Examples, All: m.All, SkippedSessions: m.SkippedSessions}, nil
 }
 
 // errWhole says that the corpus must be loaded whole.

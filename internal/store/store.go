@@ -206,6 +206,12 @@ var migrations = []string{
 		import_id  INTEGER NOT NULL REFERENCES trace_imports(id),
 		PRIMARY KEY (path, session_id)
 	);`,
+	// 5: each trace's action flags (what the gapped miner needs of an
+	// action besides its signature, one byte per action), so that the
+	// gapped miner, like the exact one, mines the store without decoding
+	// it. NULL for the traces stored before: tracestore computes theirs
+	// once, the first time it mines them (SetTraceFlags).
+	`ALTER TABLE traces ADD COLUMN flags BLOB;`,
 }
 
 // Version is the schema version Open brings a database to.

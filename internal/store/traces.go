@@ -51,6 +51,9 @@ type StoredTrace struct {
 	// Signatures are the action signatures of an eligible trace, nil for
 	// an excluded one; PutTraces keeps them as ids.
 	Signatures []string
+	// Flags are the miner's flags of each action, opaque here: one byte
+	// per action of an eligible trace, none for an excluded one.
+	Flags []byte
 	// Body is the normalized trace document.
 	Body []byte
 }
@@ -67,8 +70,13 @@ type TraceRow struct {
 	Summary    string
 	// Symbols are ids into the signature table (TraceIndex.Signatures).
 	Symbols []int32
-	BodyID  int64
-	Import  int64
+	// Flags are as StoredTrace's; HasFlags is false for a trace stored
+	// before the store kept them, whose flags are not known yet (see
+	// SetTraceFlags).
+	Flags    []byte
+	HasFlags bool
+	BodyID   int64
+	Import   int64
 }
 
 // TraceIndex is every stored trace without its body, in the order they
@@ -225,8 +233,8 @@ func (s *DB) PutTraces(ctx context.Context, importID int64, batch []StoredTrace)
 		}
 		defer insertBody.Close()
 		insertTrace, err := tx.PrepareContext(ctx, `INSERT INTO traces
-			(trace_id, source_hash, origin_path, origin_line, actions, bytes, excluded, summary, symbols, body_id, import_id, replaced)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			(trace_id, source_hash, origin_path, origin_line, actions, bytes, excluded, summary, symbols, body_id, import_id, replaced, flags)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, x''))`)
 		if err != nil {
 			return err
 		}
@@ -290,7 +298,7 @@ func (s *DB) PutTraces(ctx context.Context, importID int64, batch []StoredTrace)
 				}
 			}
 			if _, err := insertTrace.ExecContext(ctx, t.TraceID, t.SourceHash, t.OriginPath, t.OriginLine, t.Actions,
-				len(t.Body), t.Excluded, t.Summary, symbols, bodyID, importID, replaced); err != nil {
+				len(t.Body), t.Excluded, t.Summary, symbols, bodyID, importID, replaced, t.Flags); err != nil {
 				return err
 			}
 		}
@@ -333,7 +341,8 @@ func (s *DB) TraceIndex(ctx context.Context) (*TraceIndex, error) {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT seq, trace_id, source_hash, origin_path, origin_line, actions, bytes, summary, symbols, body_id, import_id
+		rows, err = tx.QueryContext(ctx, `SELECT seq, trace_id, source_hash, origin_path, origin_line, actions, bytes, summary, symbols, body_id, import_id,
+			coalesce(flags, x''), flags IS NOT NULL
 			FROM traces ORDER BY seq`)
 		if err != nil {
 			return err
@@ -342,7 +351,7 @@ func (s *DB) TraceIndex(ctx context.Context) (*TraceIndex, error) {
 		for rows.Next() {
 			var r TraceRow
 			var symbols []byte
-			if err := rows.Scan(&r.Seq, &r.TraceID, &r.SourceHash, &r.OriginPath, &r.OriginLine, &r.Actions, &r.Bytes, &r.Summary, &symbols, &r.BodyID, &r.Import); err != nil {
+			if err := rows.Scan(&r.Seq, &r.TraceID, &r.SourceHash, &r.OriginPath, &r.OriginLine, &r.Actions, &r.Bytes, &r.Summary, &symbols, &r.BodyID, &r.Import, &r.Flags, &r.HasFlags); err != nil {
 				return err
 			}
 			if len(symbols)%4 != 0 {
@@ -364,6 +373,33 @@ func (s *DB) TraceIndex(ctx context.Context) (*TraceIndex, error) {
 		return nil, fmt.Errorf("reading stored traces: %w", err)
 	}
 	return idx, nil
+}
+
+// SetTraceFlags records the action flags of stored traces, by their seq,
+// in one transaction: all of them or, on an error, none. A trace that is
+// no longer stored (replaced or gone since the caller read it) is
+// skipped.
+func (s *DB) SetTraceFlags(ctx context.Context, flags map[int64][]byte) error {
+	if len(flags) == 0 {
+		return nil
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		update, err := tx.PrepareContext(ctx, `UPDATE traces SET flags = coalesce(?, x'') WHERE seq = ?`)
+		if err != nil {
+			return err
+		}
+		defer update.Close()
+		for seq, f := range flags {
+			if _, err := update.ExecContext(ctx, f, seq); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("storing action flags: %w", err)
+	}
+	return nil
 }
 
 // bodyBatch is how many bodies one query reads: few enough for SQLite's

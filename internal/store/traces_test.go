@@ -114,3 +114,75 @@ func TestGCTraces(t *testing.T) {
 		t.Errorf("integrity check: %q, %v", ok, err)
 	}
 }
+
+// TestTraceFlags checks that the action flags a batch gives are read
+// back, that a trace stored before the store kept flags (migration 5
+// leaves them NULL) reads back without them, and that SetTraceFlags
+// records them.
+func TestTraceFlags(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	// A database at schema 4, holding a trace, as a crystallize from
+	// before migration 5 left it.
+	released := migrations
+	migrations = migrations[:4]
+	old, err := Open(ctx, path)
+	migrations = released
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.db.ExecContext(ctx, `INSERT INTO trace_imports (root, started_at, status) VALUES ('/corpus', '', 'complete');
+		INSERT INTO trace_bodies (id, body) VALUES (1, '{"id":"old"}');
+		INSERT INTO traces (trace_id, source_hash, origin_path, origin_line, actions, bytes, excluded, summary, symbols, body_id, import_id, replaced)
+		VALUES ('old', 'h0', 'old.json', 0, 0, 12, 0, '{}', x'', 1, 1, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	imp, err := db.BeginTraceImport(ctx, "/corpus", "2026-01-01T00:00:00Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flagged := storedTrace("a", "h1", "a.json", "x", "y", "z")
+	flagged.Flags = []byte{1, 0, 6}
+	excluded := storedTrace("b", "h2", "b.json")
+	excluded.Excluded = true
+	if _, err := db.PutTraces(ctx, imp, []StoredTrace{flagged, excluded}); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := db.TraceIndex(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]TraceRow{}
+	for _, r := range idx.Traces {
+		byID[r.TraceID] = r
+	}
+	if r := byID["old"]; r.HasFlags || len(r.Flags) != 0 {
+		t.Errorf("trace stored before flags: HasFlags %v, flags %v", r.HasFlags, r.Flags)
+	}
+	if r := byID["a"]; !r.HasFlags || string(r.Flags) != "\x01\x00\x06" {
+		t.Errorf("flagged trace: HasFlags %v, flags %v", r.HasFlags, r.Flags)
+	}
+	if r := byID["b"]; !r.HasFlags || len(r.Flags) != 0 {
+		t.Errorf("excluded trace: HasFlags %v, flags %v", r.HasFlags, r.Flags)
+	}
+
+	if err := db.SetTraceFlags(ctx, map[int64][]byte{byID["old"].Seq: {}, 999: {1}}); err != nil {
+		t.Fatal(err)
+	}
+	idx, err = db.TraceIndex(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range idx.Traces {
+		if !r.HasFlags {
+			t.Errorf("trace %s: no flags after SetTraceFlags", r.TraceID)
+		}
+	}
+}

@@ -173,9 +173,6 @@ func (c *Corpus) Each(ctx context.Context, f func(row *store.TraceRow, format st
 // traces publishing needs.
 type Mined struct {
 	Report *candidate.Report
-	// Sources holds every trace when the gapped miner ran (it reads them
-	// all); nil otherwise, when Examples reads each candidate's.
-	Sources []*trace.Trace
 	// Examples reads back the examples of a candidate the run built.
 	Examples func(ctx context.Context, c *candidate.Candidate) ([]*trace.Trace, error)
 	// All decodes every stored trace.
@@ -188,41 +185,28 @@ type Mined struct {
 // Mine mines the stored traces as mine.Mine mines the same traces read
 // from files: the first pass is the stored summaries (no document is
 // decoded), the second builds the candidates from their examples, read
-// back from the store. A corpus for the gapped miner (see
-// mine.Options.Mode), which reads every trace, is decoded whole.
+// back from the store, with either miner (see mine.Options.Mode).
 // reread, when not nil, is told how many traces each read back decoded.
+//
+// The gapped miner also needs each action's flags, which a store keeps
+// only from schema 5 on: when it runs over traces stored before, Mine
+// first decodes those traces once and records their flags (FillFlags).
 func (c *Corpus) Mine(ctx context.Context, opts mine.Options, reread func(traces int)) (*Mined, error) {
 	skipped, err := c.skippedSessions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s, err := mine.NewScan(opts)
+	s, eligible, err := c.scan(opts)
 	if err != nil {
 		return nil, err
 	}
-	var eligible []int
-	for i := range c.rows {
-		sum, err := c.Summary(i)
-		if err != nil {
+	if s.Gapped() && c.missingFlags(eligible) {
+		if _, err := c.FillFlags(ctx); err != nil {
 			return nil, err
 		}
-		if s.Add(sum) >= 0 {
-			eligible = append(eligible, i)
-		}
-	}
-	// The gapped miner also needs each action's flags (observation,
-	// failed, edit), which the store does not keep: it decodes the
-	// corpus whole.
-	if s.Gapped() {
-		all, err := c.All(ctx)
-		if err != nil {
+		if s, eligible, err = c.scan(opts); err != nil {
 			return nil, err
 		}
-		report, err := mine.Mine(ctx, all, opts)
-		if err != nil {
-			return nil, err
-		}
-		return &Mined{Report: report, Sources: all, All: c.All, SkippedSessions: skipped}, nil
 	}
 	fetch := func(ctx context.Context, q []int32) ([]*trace.Trace, error) {
 		idx := make([]int, len(q))
@@ -250,6 +234,75 @@ func (c *Corpus) Mine(ctx context.Context, opts mine.Options, reread func(traces
 		All:             c.All,
 		SkippedSessions: skipped,
 	}, nil
+}
+
+// scan is the first pass of Mine: every stored summary, in corpus order.
+// It returns the scan and the corpus index of each eligible trace.
+func (c *Corpus) scan(opts mine.Options) (*mine.Scan, []int, error) {
+	s, err := mine.NewScan(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	var eligible []int
+	for i := range c.rows {
+		sum, err := c.Summary(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		if s.Add(sum) >= 0 {
+			eligible = append(eligible, i)
+		}
+	}
+	return s, eligible, nil
+}
+
+// missingFlags reports whether a trace at one of the corpus indexes idx
+// was stored without its action flags.
+func (c *Corpus) missingFlags(idx []int) bool {
+	for _, i := range idx {
+		if !c.rows[i].HasFlags {
+			return true
+		}
+	}
+	return false
+}
+
+// FillFlags computes the action flags of the traces stored without them
+// (before schema 5) by decoding those traces, and records them in one
+// transaction, so that it is done once. It returns how many traces it
+// decoded.
+func (c *Corpus) FillFlags(ctx context.Context) (int, error) {
+	var idx []int
+	for i := range c.rows {
+		if !c.rows[i].HasFlags {
+			idx = append(idx, i)
+		}
+	}
+	flags := make(map[int64][]byte, len(idx))
+	for start := 0; start < len(idx); start += readChunk {
+		part := idx[start:min(start+readChunk, len(idx))]
+		traces, err := c.Read(ctx, part)
+		if err != nil {
+			return 0, err
+		}
+		for k, t := range traces {
+			row := &c.rows[part[k]]
+			f := mine.Summarize(t).Flags()
+			if f == nil {
+				f = []byte{}
+			} else if len(f) != len(row.Symbols) {
+				return 0, fmt.Errorf("stored trace %s: its document has %d actions, its row %d", row.TraceID, len(f), len(row.Symbols))
+			}
+			flags[row.Seq] = f
+		}
+	}
+	if err := c.db.SetTraceFlags(ctx, flags); err != nil {
+		return 0, err
+	}
+	for _, i := range idx {
+		c.rows[i].Flags, c.rows[i].HasFlags = flags[c.rows[i].Seq], true
+	}
+	return len(idx), nil
 }
 
 func (c *Corpus) skippedSessions(ctx context.Context) ([]source.SkippedSession, error) {

@@ -4,7 +4,7 @@
 // the sha256 of the bytes a trace was read from) and keeps, besides each
 // trace's normalized document, what the first pass of mining computes of
 // it (mine.Summary: its exclusion, its action signatures as ids into one
-// signature table). Mining the store then reads those rows, not the
+// signature table, its actions' flags for the gapped miner). Mining the store then reads those rows, not the
 // documents, and decodes only the examples of the candidates it builds,
 // as a two-pass run over files does; the report is the one mining the
 // same files gives, byte for byte.
@@ -119,7 +119,7 @@ func prepare(t *trace.Trace) (prepared, error) {
 		row: store.StoredTrace{
 			TraceID: t.ID, SourceHash: t.SourceHash, OriginPath: t.Origin.Path, OriginLine: t.Origin.Line,
 			Actions: len(t.Actions), Excluded: sum.Exclusion() != nil, Summary: string(js),
-			Signatures: sum.Signatures(), Body: body,
+			Signatures: sum.Signatures(), Flags: sum.Flags(), Body: body,
 		},
 		format:       Format(t),
 		observations: observations,
@@ -409,11 +409,20 @@ func rowSummary(row *store.TraceRow, signatures []string) (mine.Summary, string,
 		return mine.Summary{}, "", fmt.Errorf("stored trace %s: summary: %w", row.TraceID, err)
 	}
 	var sigs []string
+	var flags []uint8
 	if s.Exclusion == nil {
 		sigs = make([]string, len(row.Symbols))
 		for j, id := range row.Symbols {
 			sigs[j] = signatures[id]
 		}
+		// A trace stored before the store kept flags has none until
+		// Corpus.Mine computes them; only the gapped miner reads them.
+		if row.HasFlags {
+			if len(row.Flags) != len(row.Symbols) {
+				return mine.Summary{}, "", fmt.Errorf("stored trace %s: %d action flags for %d actions", row.TraceID, len(row.Flags), len(row.Symbols))
+			}
+			flags = row.Flags
+		}
 	}
-	return mine.NewSummary(s.Exclusion, s.Agent, s.Observation, sigs), s.Format, nil
+	return mine.NewSummary(s.Exclusion, s.Agent, s.Observation, sigs, flags), s.Format, nil
 }

@@ -3,11 +3,13 @@ package tracestore
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -363,5 +365,105 @@ func TestComparePaths(t *testing.T) {
 		if got := comparePaths(c.a, c.b); got != c.want {
 			t.Errorf("comparePaths(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
 		}
+	}
+}
+
+// TestMineStoreGapped checks that the gapped miner mines the store from
+// the stored summaries and flags, decoding only its candidates' examples,
+// into the report mining the sessions' files gives; and that over traces
+// stored before the store kept flags (NULL, as migration 5 leaves them)
+// it computes their flags once, records them, and gives the same report.
+func TestMineStoreGapped(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "claude")
+	ac := tracetest.GenerateAgents(tracetest.AgentConfig{Sessions: 60, Seed: 3})
+	if err := ac.Write(dir, tracetest.AgentFormats[0]); err != nil {
+		t.Fatal(err)
+	}
+	want := mineDir(t, dir)
+	if !bytes.Contains(want, []byte(`"miner": "gapped"`)) || !bytes.Contains(want, []byte(`"actions"`)) {
+		t.Fatalf("the sessions are not mined by the gapped miner into candidates: the comparison proves little")
+	}
+	path := filepath.Join(tmp, "state.db")
+	db := openDB(t, path)
+	res, err := Import(ctx, db, dir, ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := res.Added
+
+	mineCounting := func() ([]byte, int) {
+		t.Helper()
+		c, err := Open(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decoded := 0
+		m, err := c.Mine(ctx, opts, func(n int) { decoded += n })
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := m.Report.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b, decoded
+	}
+	got, decoded := mineCounting()
+	if !bytes.Equal(got, want) {
+		t.Errorf("gapped report from the store differs from the report from %s:\n%s", dir, firstDiff(got, want))
+	}
+	if decoded == 0 || decoded >= stored {
+		t.Errorf("the gapped miner decoded %d of %d stored traces, want its examples only", decoded, stored)
+	}
+
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.ExecContext(ctx, `UPDATE traces SET flags = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Row(0).HasFlags {
+		t.Fatalf("flags still set after clearing them")
+	}
+	got, _ = mineCounting()
+	if !bytes.Equal(got, want) {
+		t.Errorf("gapped report over traces stored without flags differs:\n%s", firstDiff(got, want))
+	}
+	c, err = Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Len() {
+		if !c.Row(i).HasFlags {
+			t.Fatalf("trace %s: flags not recorded by the mine that computed them", c.Row(i).TraceID)
+		}
+	}
+	if n, err := c.FillFlags(ctx); err != nil || n != 0 {
+		t.Errorf("FillFlags after the flags were recorded: decoded %d, err %v; want 0", n, err)
+	}
+
+	// Flags that do not match the trace's actions stop the run, naming
+	// the trace, rather than misleading the miner.
+	var id string
+	if err := raw.QueryRowContext(ctx, `SELECT trace_id FROM traces WHERE excluded = 0 AND actions > 1 ORDER BY seq LIMIT 1`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.ExecContext(ctx, `UPDATE traces SET flags = x'00' WHERE trace_id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = Open(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Mine(ctx, opts, nil)
+	if err == nil || !strings.Contains(err.Error(), "stored trace "+id+": 1 action flags for") {
+		t.Errorf("mining with a trace's flags cut short: err = %v, want one naming trace %s", err, id)
 	}
 }
