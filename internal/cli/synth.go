@@ -303,15 +303,7 @@ func newSynthDeriveCmd(e *env) *cobra.Command {
 
 func printDerived(e *env, examples []map[string]string, asJSON bool) error {
 	derived := derive.Parameters(examples)
-	kept := []string{}
-	if len(examples) > 0 {
-		for k := range examples[0] {
-			if _, ok := derived[k]; !ok {
-				kept = append(kept, k)
-			}
-		}
-	}
-	sort.Strings(kept)
+	kept := derive.Kept(examples, derived)
 	names := make([]string, 0, len(derived))
 	for k := range derived {
 		names = append(names, k)
