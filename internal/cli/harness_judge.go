@@ -9,10 +9,18 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/harness"
 )
 
+const harnessJudgeDoc = `judge holds what decides whether a model judge may block a harness run.
+A judged assertion (llm_rubric, factuality) is advisory until its judge,
+pinned by provider, model, temperature, prompt and rubric, has been
+calibrated on a golden set of the repository and promoted: "judge
+calibrate" measures it and stores the verdict, which "harness run
+--judge-url" reads.`
+
 func newHarnessJudgeCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "judge",
 		Short: "Calibrate model judges before they may block",
+		Long:  harnessJudgeDoc,
 		Args:  cobra.NoArgs,
 	}
 	cmd.AddCommand(newHarnessCalibrateCmd(e))
