@@ -34,7 +34,7 @@ var allowed = map[string][]string{
 	"internal/registry":        {"internal/store", "internal/runtime", "internal/atomicfile"},
 	"internal/runtime":         {"internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile"},
 	"internal/tracestore":      {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
-	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
+	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/bundle", "internal/pipeline"},
 	"internal/codify":          {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/session", "internal/runtime", "internal/pipeline"},
 	"internal/skill":           {"internal/trace", "internal/candidate", "internal/codegen", "internal/mdtext"},
 	"internal/pipeline":        {"internal/trace", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/synth", "internal/atomicfile", "internal/tracestore", "internal/runtime"},
@@ -62,6 +62,9 @@ var testOnly = map[string][]string{
 	"internal/tracestore": {"internal/tracetest"},
 	// Generated agent sessions pin what the session decoders make of them.
 	"internal/source": {"internal/tracetest"},
+	// The persona tests compare a proposal with the shadow comparison's
+	// own verdict.
+	"internal/persona": {"internal/replay"},
 	// Lowered plans must pass the same check as generated workflows.
 	"internal/plan": {"internal/codegen"},
 }
