@@ -90,3 +90,22 @@ func TestOpenRunLog(t *testing.T) {
 		t.Errorf("OpenRunLog(completed) = %v; want nothing to resume", err)
 	}
 }
+
+// TestJournalLoadConfig checks which configuration a resumed run loads:
+// the caller's, else the run's own, else none.
+func TestJournalLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, ConfigFile)
+	if err := os.WriteFile(file, []byte("[grants]\ncapabilities = [\"fs.read\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := (&Journal{}).LoadConfig(""); err != nil || cfg.Dir != "." || cfg.File != "" {
+		t.Errorf("no configuration = %+v, %v", cfg, err)
+	}
+	if cfg, err := (&Journal{Config: file}).LoadConfig(""); err != nil || cfg.File != file {
+		t.Errorf("the run's configuration = %+v, %v", cfg, err)
+	}
+	if _, err := (&Journal{Config: file}).LoadConfig(filepath.Join(dir, "other.toml")); err == nil {
+		t.Error("the caller's missing configuration was not the one loaded")
+	}
+}
