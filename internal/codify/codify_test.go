@@ -113,3 +113,52 @@ func TestNewRefiner(t *testing.T) {
 		t.Errorf("NewRefiner(no config) = %v, want ErrNoModel", err)
 	}
 }
+
+// TestNewParamEdit checks what a reviewer may make a parameter: a literal
+// argument, named after its key unless named; not a missing argument,
+// not a name that is no identifier; and that a review keeps one step.
+func TestNewParamEdit(t *testing.T) {
+	d, err := Run(context.Background(), []Source{readSource(t, deploySession)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := d.Report.Selected()
+	if e, err := NewParamEdit(c, 0, "arg2", ""); err != nil || e != (ParamEdit{Step: 1, Key: "arg2", Name: "arg2"}) {
+		t.Errorf("NewParamEdit(arg2) = %+v, %v", e, err)
+	}
+	if e, err := NewParamEdit(c, 0, "arg2", "target"); err != nil || e.Name != "target" {
+		t.Errorf("NewParamEdit(arg2 target) = %+v, %v", e, err)
+	}
+	for _, tc := range []struct{ key, name, want string }{
+		{"nope", "", `step 1 has no argument "nope" (it has `},
+		{"arg2", "not-a-name", `"not-a-name" cannot name a parameter (try not_a_name)`},
+	} {
+		if _, err := NewParamEdit(c, 0, tc.key, tc.name); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("NewParamEdit(%s, %q) = %v, want %q", tc.key, tc.name, err, tc.want)
+		}
+	}
+	for i, st := range c.Steps {
+		if st.Kind == trace.KindHumanApproval {
+			if _, err := NewParamEdit(c, i, "prompt", ""); err == nil || !strings.Contains(err.Error(), "is an approval") {
+				t.Errorf("NewParamEdit(approval step %d) = %v", st.Index, err)
+			}
+		}
+	}
+	rv := &Review{}
+	for range len(c.Steps) - 1 {
+		if !rv.CanDrop(c) {
+			t.Fatalf("CanDrop refused with %d of %d steps dropped", len(rv.Drop), len(c.Steps))
+		}
+		rv.Drop = append(rv.Drop, len(rv.Drop)+1)
+	}
+	if rv.CanDrop(c) {
+		t.Error("CanDrop allows dropping the last step")
+	}
+	if got := ArgumentSource(candidate.Argument{Kind: candidate.ArgParameter, Parameter: "env"}); got != "parameter env" {
+		t.Errorf("ArgumentSource(parameter) = %q", got)
+	}
+	long := strings.Repeat("x", 100)
+	if got := ArgumentSource(candidate.Argument{Kind: candidate.ArgConstant, Value: long}); len([]rune(got)) != 72 || !strings.HasSuffix(got, "…") {
+		t.Errorf("ArgumentSource(long literal) = %q, want 72 characters ending in …", got)
+	}
+}
