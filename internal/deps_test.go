@@ -65,6 +65,8 @@ var testOnly = map[string][]string{
 	// The persona tests compare a proposal with the shadow comparison's
 	// own verdict.
 	"internal/persona": {"internal/replay"},
+	// A codified draft is published with the bundle's options.
+	"internal/codify": {"internal/bundle"},
 	// Lowered plans must pass the same check as generated workflows.
 	"internal/plan": {"internal/codegen"},
 }

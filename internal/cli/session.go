@@ -343,13 +343,9 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 			return err
 		}
 	}
-	var sources []codify.Source
-	for _, name := range files {
-		s, err := session.Open(name)
-		if err != nil {
-			return listError(err)
-		}
-		sources = append(sources, codify.Source{File: name, Session: s})
+	sources, err := codify.ReadSources(files)
+	if err != nil {
+		return listError(err)
 	}
 	d, err := codify.Run(ctx, sources, codify.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt, Config: cfg})
 	if err != nil {
@@ -369,18 +365,11 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 		}
 	}
 	report := d.Report
-	o := pipeline.Outputs{
+	pub, err := d.Publish(ctx, pipeline.Outputs{
 		Out: f.out, Report: f.report, Bundle: f.bundle,
-		Codegen: codegen.Options{PackageName: f.packageName},
-		BundleOptions: bundle.Options{
-			PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
-			MinExamples: max(d.Mine.MinExamples, 1),
-		},
-	}
-	if ref != nil {
-		o.Rewrite = ref.Rewrite(f.out, o.Codegen)
-	}
-	pub, err := pipeline.Publish(ctx, report, d.Traces, nil, o)
+		Codegen:       codegen.Options{PackageName: f.packageName},
+		BundleOptions: bundle.Options{PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion()},
+	}, ref)
 	if err != nil {
 		return err
 	}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -160,5 +163,50 @@ func TestNewParamEdit(t *testing.T) {
 	long := strings.Repeat("x", 100)
 	if got := ArgumentSource(candidate.Argument{Kind: candidate.ArgConstant, Value: long}); len([]rune(got)) != 72 || !strings.HasSuffix(got, "…") {
 		t.Errorf("ArgumentSource(long literal) = %q, want 72 characters ending in …", got)
+	}
+}
+
+// TestReadSourcesAndPublish reads a session log, codifies it and
+// publishes the draft: the workflow and report are written, the report
+// has been shadow-replayed against the session, and a bundle asks for one
+// example; a log with problems is the error.
+func TestReadSourcesAndPublish(t *testing.T) {
+	ctx := context.Background()
+	sources, err := ReadSources([]string{deploySession})
+	if err != nil || len(sources) != 1 || sources[0].File != deploySession {
+		t.Fatalf("ReadSources = %+v, %v", sources, err)
+	}
+	d, err := Run(ctx, sources, Options{WorkflowName: "deploy", GeneratedAt: "2026-01-01T00:00:00Z"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	o := pipeline.Outputs{
+		Out: filepath.Join(dir, "deploy.star"), Report: filepath.Join(dir, "report.json"), Bundle: filepath.Join(dir, "bundle"),
+		BundleOptions: bundle.Options{GeneratedAt: "2026-01-01T00:00:00Z"},
+	}
+	pub, err := d.Publish(ctx, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{o.Out, o.Report} {
+		if _, err := os.Stat(f); err != nil {
+			t.Error(err)
+		}
+	}
+	if sel := d.Report.Selected(); sel == nil || sel.Shadow == nil {
+		t.Errorf("the published report was not shadow-replayed: %+v", sel)
+	}
+	if pub.Manifest == nil || pub.Manifest.Promotion.Criteria.MinExamples != 1 {
+		t.Errorf("bundle manifest = %+v; want promotion asking for one example", pub.Manifest)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.md")
+	if err := os.WriteFile(bad, []byte("no frontmatter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var list trace.ErrorList
+	if _, err := ReadSources([]string{deploySession, bad}); !errors.As(err, &list) || list[0].File != bad {
+		t.Errorf("ReadSources with a bad log = %v; want its problems", err)
 	}
 }
