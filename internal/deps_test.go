@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"internal/store":           {},
 	"internal/sessionindex":    {"internal/session", "internal/store", "internal/toon", "internal/trace"},
 	"internal/registry":        {"internal/store", "internal/runtime", "internal/atomicfile"},
-	"internal/runtime":         {"internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile"},
+	"internal/runtime":         {"internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
 	"internal/tracestore":      {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
 	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/bundle", "internal/pipeline"},
 	"internal/codify":          {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/session", "internal/runtime", "internal/pipeline"},

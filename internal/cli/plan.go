@@ -371,7 +371,7 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 	live := newLive(e, f.stateDir, registry.TypePlan, name)
 	res, err := runtime.Run(cmd.Context(), w, nil, runtime.Options{
 		Config:   cfg,
-		Tools:    inprocTools(cfg, environ),
+		Tools:    runtime.InprocTools(cfg, environ),
 		Prompter: stdinPrompter(cmd, e),
 		DryRun:   f.dryRun,
 		Approve:  f.approve,

@@ -104,7 +104,7 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 	live := newLive(e, f.stateDir, registry.TypeWorkflow, j.Workflow)
 	res, err := runtime.Resume(cmd.Context(), w, j, runtime.Options{
 		Config:   cfg,
-		Tools:    inprocTools(cfg, environ),
+		Tools:    runtime.InprocTools(cfg, environ),
 		Approve:  f.approve,
 		Reject:   f.reject,
 		Prompter: stdinPrompter(cmd, e),

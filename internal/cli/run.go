@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crystallize-dev/crystallize/internal/plan"
 	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
@@ -199,7 +198,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	live := newLive(e, f.stateDir, registry.TypeWorkflow, w.Name)
 	res, err := runtime.Run(cmd.Context(), w, params, runtime.Options{
 		Config:          cfg,
-		Tools:           inprocTools(cfg, environ),
+		Tools:           runtime.InprocTools(cfg, environ),
 		DryRun:          f.dryRun,
 		AllowUnapproved: f.allowUnapproved,
 		Verify:          f.verify,
@@ -268,24 +267,13 @@ func (f *runFlags) loadConfig() (*runtime.Config, error) {
 	return runtime.LoadConfig(file)
 }
 
-// inprocTools are the tools the cli implements itself, bound for every
-// run: plan.verify, which the workflows plan run generates call for their
-// verify nodes (it still needs its capability granted). Binding it for
-// run and resume too means a plan's workflow can be run, checked and
-// resumed like any other.
-func inprocTools(cfg *runtime.Config, environ []string) map[string]runtime.Tool {
-	return map[string]runtime.Tool{
-		plan.VerifyTool: {Func: plan.Verifier(cfg.Dir, environ), Capabilities: []string{plan.VerifyCapability}},
-	}
-}
-
 // runCheck reports whether every tool the workflow calls is bound. MCP
 // servers are started and asked which tools they declare, so a name bound
 // to a server that lacks it, or to a server that cannot start, is
 // reported too.
 func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg *runtime.Config) error {
 	environ := os.Environ()
-	r, err := runtime.Preflight(ctx, w, cfg, inprocTools(cfg, environ), environ)
+	r, err := runtime.Preflight(ctx, w, cfg, runtime.InprocTools(cfg, environ), environ)
 	if err != nil {
 		return err
 	}

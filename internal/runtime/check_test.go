@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/plan"
 )
 
 // TestPreflight checks the report of a workflow whose command is not
@@ -45,5 +46,15 @@ func TestPreflight(t *testing.T) {
 	r, err = Preflight(context.Background(), w, &Config{Dir: dir, Grants: Grants{Capabilities: []string{"exec:show"}}}, nil, os.Environ())
 	if err != nil || r.Err() != nil || len(r.MissingGrants) != 0 || len(r.Commands) != 1 {
 		t.Errorf("granted: %+v, %v, verdict %v; want one command and no error", r, err, r.Err())
+	}
+}
+
+// TestInprocTools checks that a plan's verify tool is bound, behind its
+// capability, so that Preflight finds a lowered plan's workflow bound.
+func TestInprocTools(t *testing.T) {
+	tools := InprocTools(&Config{Dir: t.TempDir()}, os.Environ())
+	v, ok := tools[plan.VerifyTool]
+	if !ok || v.Func == nil || len(v.Capabilities) != 1 || v.Capabilities[0] != plan.VerifyCapability {
+		t.Fatalf("InprocTools = %+v; want %s behind %s", tools, plan.VerifyTool, plan.VerifyCapability)
 	}
 }
