@@ -32,12 +32,12 @@ var allowed = map[string][]string{
 	"internal/store":           {},
 	"internal/sessionindex":    {"internal/session", "internal/store", "internal/toon", "internal/trace"},
 	"internal/registry":        {"internal/store", "internal/runtime", "internal/atomicfile"},
-	"internal/runtime":         {"internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile"},
+	"internal/runtime":         {"internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
 	"internal/tracestore":      {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
-	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/replay", "internal/codegen"},
+	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/bundle", "internal/pipeline"},
 	"internal/codify":          {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/session", "internal/runtime", "internal/pipeline"},
 	"internal/skill":           {"internal/trace", "internal/candidate", "internal/codegen", "internal/mdtext"},
-	"internal/pipeline":        {"internal/trace", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/synth", "internal/atomicfile", "internal/tracestore"},
+	"internal/pipeline":        {"internal/trace", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/synth", "internal/atomicfile", "internal/tracestore", "internal/runtime", "internal/plan"},
 	"internal/atomicfile":      {},
 	"internal/mdtext":          {},
 	"internal/bundle":          {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact", "internal/assert", "internal/skill", "internal/atomicfile"},
@@ -62,6 +62,11 @@ var testOnly = map[string][]string{
 	"internal/tracestore": {"internal/tracetest"},
 	// Generated agent sessions pin what the session decoders make of them.
 	"internal/source": {"internal/tracetest"},
+	// The persona tests compare a proposal with the shadow comparison's
+	// own verdict.
+	"internal/persona": {"internal/replay"},
+	// A codified draft is published with the bundle's options.
+	"internal/codify": {"internal/bundle"},
 	// Lowered plans must pass the same check as generated workflows.
 	"internal/plan": {"internal/codegen"},
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -161,16 +160,9 @@ func newApproveCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, err := bundle.Approve(args[0], bundle.Approval{Actor: approver, Reason: reason, Reject: reject, At: at})
+			m, err := runtime.ApproveBundle(args[0], stateDir, bundle.Approval{Actor: approver, Reason: reason, Reject: reject, At: at})
 			if err != nil {
 				return err
-			}
-			last := m.Promotion.ApprovalHistory[len(m.Promotion.ApprovalHistory)-1]
-			if err := runtime.RecordApproval(stateDir, runtime.LedgerEntry{
-				CandidateID: last.CandidateID, WorkflowSHA256: last.WorkflowSHA256, Decision: last.Decision,
-				Actor: last.Actor, RecordedAt: last.RecordedAt, Bundle: args[0],
-			}); err != nil {
-				return fmt.Errorf("the decision is in %s but not in the approval ledger: %w", filepath.Join(args[0], bundle.ManifestFile), err)
 			}
 			if asJSON {
 				return writeJSON(e.stdout, m.Promotion)

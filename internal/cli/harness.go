@@ -2,11 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -39,19 +35,7 @@ func (f *harnessFlags) register(cmd *cobra.Command) {
 
 // open resolves the repository root of dir and opens its database.
 func (f *harnessFlags) open(ctx context.Context, dir string) (string, *store.DB, error) {
-	root, err := harness.Root(ctx, dir)
-	if err != nil {
-		return "", nil, err
-	}
-	path := f.db
-	if path == "" {
-		path = filepath.Join(root, filepath.FromSlash(store.DefaultPath))
-	}
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		return "", nil, err
-	}
-	return root, db, nil
+	return harness.OpenRepo(ctx, dir, f.db)
 }
 
 func newHarnessCmd(e *env) *cobra.Command {
@@ -77,26 +61,6 @@ func dirArg(args []string) string {
 // set, else the current time.
 func harnessNow(e *env) (time.Time, error) { return sourceDate(e.getenv) }
 
-// profileAndStore profiles root and stores the snapshot.
-func profileAndStore(ctx context.Context, e *env, root string, db *store.DB, stamp bool) (*harness.RepoProfile, error) {
-	now, err := harnessNow(e)
-	if err != nil {
-		return nil, err
-	}
-	var opts harness.ProfileOptions
-	if stamp {
-		opts.Now = now
-	}
-	p, err := harness.Profile(ctx, root, opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := harness.Snapshot(ctx, db, p, now); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
 // openProfiled opens the repository of dir, profiles it and stores the
 // snapshot: the first steps of profile, plan and write. The caller closes
 // db; on an error nothing is left open.
@@ -105,28 +69,16 @@ func (f *harnessFlags) openProfiled(ctx context.Context, e *env, dir string, sta
 	if err != nil {
 		return "", nil, nil, err
 	}
-	p, err := profileAndStore(ctx, e, root, db, stamp)
+	now, err := harnessNow(e)
+	var p *harness.RepoProfile
+	if err == nil {
+		p, err = harness.ProfileStored(ctx, root, db, now, stamp)
+	}
 	if err != nil {
 		db.Close()
 		return "", nil, nil, err
 	}
 	return root, db, p, nil
-}
-
-// readManifest reads the repository's manifest; nil when it has none.
-func readManifest(root string) (*harness.Manifest, []byte, error) {
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(harness.ManifestPath)))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := harness.ParseManifest(data, harness.ManifestPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, data, nil
 }
 
 const harnessProfileDoc = `profile reads the repository containing DIR (default ".") and prints its
@@ -201,15 +153,10 @@ func newHarnessPlanCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			m, _, err := readManifest(root)
+			pl, err := harness.PlanStored(cmd.Context(), root, db, p)
 			if err != nil {
 				return err
 			}
-			passed, err := db.Passed(cmd.Context(), p.ProjectHash)
-			if err != nil {
-				return err
-			}
-			pl := harness.MakePlan(root, p, m, passed)
 			if f.asJSON {
 				return writeJSON(e.stdout, pl)
 			}
@@ -276,11 +223,11 @@ func newHarnessWriteCmd(e *env) *cobra.Command {
 			if apply {
 				// The tree with the kit written is the baseline drift is
 				// measured against.
-				after, err := profileAndStore(cmd.Context(), e, root, db, false)
+				now, err := harnessNow(e)
 				if err != nil {
 					return err
 				}
-				if err := db.AcceptProfile(cmd.Context(), after.ProjectHash, after.ProfileID); err != nil {
+				if err := harness.Accept(cmd.Context(), root, db, now); err != nil {
 					return err
 				}
 			}
@@ -356,31 +303,12 @@ func newHarnessRunCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			m, data, err := readManifest(root)
+			now, err := harnessNow(e)
 			if err != nil {
 				return err
 			}
-			if m == nil {
-				return fmt.Errorf("%s: no harness manifest; see \"crystallize harness plan\" and \"harness write\"", harness.ManifestPath)
-			}
-			p, err := profileAndStore(ctx, e, root, db, false)
+			rep, err := harness.RunRecorded(ctx, root, db, now, jf.config(e), harness.RunOptions{Phase: phase})
 			if err != nil {
-				return err
-			}
-			opts := harness.RunOptions{Phase: phase}
-			if cfg := jf.config(e); cfg != nil {
-				opts.Judge = &harness.HTTPJudge{Config: *cfg}
-				opts.Promoted = harness.PromotedFor(ctx, db, root, m, *cfg)
-			}
-			rep, err := harness.Run(ctx, root, m, harness.ManifestHash(data), p.ProfileID, opts)
-			if err != nil {
-				return err
-			}
-			seq, err := harness.Record(ctx, db, p.ProjectHash, rep)
-			if err != nil {
-				return err
-			}
-			if err := harness.Retain(ctx, harness.StoreMemory{DB: db}, p.ProjectHash, seq, rep); err != nil {
 				return err
 			}
 			if f.asJSON {

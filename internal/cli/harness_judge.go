@@ -1,22 +1,26 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"path/filepath"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/harness"
 )
 
+const harnessJudgeDoc = `judge holds what decides whether a model judge may block a harness run.
+A judged assertion (llm_rubric, factuality) is advisory until its judge,
+pinned by provider, model, temperature, prompt and rubric, has been
+calibrated on a golden set of the repository and promoted: "judge
+calibrate" measures it and stores the verdict, which "harness run
+--judge-url" reads.`
+
 func newHarnessJudgeCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "judge",
 		Short: "Calibrate model judges before they may block",
+		Long:  harnessJudgeDoc,
 		Args:  cobra.NoArgs,
 	}
 	cmd.AddCommand(newHarnessCalibrateCmd(e))
@@ -63,35 +67,13 @@ func newHarnessCalibrateCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			suiteID, path := args[0], args[0]
-			m, _, err := readManifest(root)
-			if err != nil {
-				return err
-			}
-			if m != nil {
-				if i := slices.IndexFunc(m.EvalSuites, func(s harness.EvalSuite) bool { return s.ID == args[0] }); i >= 0 {
-					path = filepath.Join(root, filepath.FromSlash(m.EvalSuites[i].Path))
-				}
-			}
-			cases, err := harness.LoadSuite(path)
-			if err != nil {
-				return err
-			}
-			opts := harness.CalibrateOptions{Config: *cfg, Root: root}
-			for _, q := range quorum {
-				c := *cfg
-				c.Model = q
-				opts.Quorum = append(opts.Quorum, c)
-			}
-			cal, err := harness.Calibrate(ctx, suiteID, cases, opts)
-			if err != nil {
-				return err
-			}
+			suiteID := args[0]
 			now, err := harnessNow(e)
 			if err != nil {
 				return err
 			}
-			if err := harness.SaveCalibration(ctx, db, cal, now.Format(time.RFC3339)); err != nil {
+			cal, err := harness.CalibrateStored(ctx, root, db, suiteID, *cfg, quorum, now)
+			if err != nil {
 				return err
 			}
 			if f.asJSON {
@@ -145,32 +127,12 @@ func newHarnessDriftCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			p, err := harness.Profile(ctx, root, harness.ProfileOptions{})
-			if err != nil {
-				return err
-			}
-			var baseline *harness.RepoProfile
-			if row, ok, err := db.LastProfile(ctx, p.ProjectHash, true); err != nil {
-				return err
-			} else if ok {
-				baseline = &harness.RepoProfile{}
-				if err := json.Unmarshal([]byte(row.Body), baseline); err != nil {
-					return fmt.Errorf("reading accepted profile %s: %w", row.ProfileID, err)
-				}
-			}
-			m, _, err := readManifest(root)
-			if err != nil {
-				return err
-			}
 			now, err := harnessNow(e)
 			if err != nil {
 				return err
 			}
-			if err := harness.Snapshot(ctx, db, p, now); err != nil {
-				return err
-			}
-			r := harness.Drift(root, p, baseline, m)
-			if err := harness.RecordDrift(ctx, db, p.ProjectHash, r, now); err != nil {
+			r, err := harness.DriftNow(ctx, root, db, now)
+			if err != nil {
 				return err
 			}
 			if f.asJSON {

@@ -15,7 +15,6 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/persona"
-	"github.com/crystallize-dev/crystallize/internal/pipeline"
 )
 
 type personaFlags struct {
@@ -172,12 +171,10 @@ func runPersona(ctx context.Context, e *env, f *personaFlags) error {
 		return err
 	}
 	var m *bundle.Manifest
-	if p := res.Proposal; p != nil && f.bundle != "" {
-		m, err = pipeline.WriteBundle(ctx, f.bundle, bundle.Input{
-			Report: p.Report, Candidate: p.Candidate, Workflow: p.Workflow, Sources: p.Traces,
-		}, bundle.Options{
+	if res.Proposal != nil && f.bundle != "" {
+		m, err = res.WriteBundle(ctx, f.bundle, bundle.Options{
 			PackageName: f.packageName, Approver: f.approver, GeneratedAt: generatedAt,
-			GeneratorVersion: toolVersion(), MinExamples: res.MinExamples,
+			GeneratorVersion: toolVersion(),
 		})
 		if err != nil {
 			return err

@@ -10,7 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/plan"
 	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
@@ -183,7 +184,7 @@ func newPlanFromBundleCmd(e *env) *cobra.Command {
   crystallize plan from-bundle bundle --out plan.json && crystallize plan mermaid plan.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := planFromBundle(args[0])
+			data, err := pipeline.PlanFromBundle(args[0])
 			if err != nil {
 				return err
 			}
@@ -191,7 +192,7 @@ func newPlanFromBundleCmd(e *env) *cobra.Command {
 				_, err = e.stdout.Write(data)
 				return err
 			}
-			if err := os.WriteFile(out, data, 0o644); err != nil {
+			if err := atomicfile.WriteAll(map[string][]byte{out: data}, 0o644); err != nil {
 				return fmt.Errorf("writing task plan: %w", err)
 			}
 			return nil
@@ -199,24 +200,6 @@ func newPlanFromBundleCmd(e *env) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write the plan to FILE instead of stdout")
 	return cmd
-}
-
-// planFromBundle reads the bundle in dir and lowers its candidate to a
-// task plan.
-func planFromBundle(dir string) ([]byte, error) {
-	b, err := bundle.Read(dir)
-	if err != nil {
-		return nil, err
-	}
-	c, err := b.Candidate()
-	if err != nil {
-		return nil, err
-	}
-	manifest := filepath.Join(dir, bundle.ManifestFile)
-	if c == nil {
-		return nil, fmt.Errorf("%s: candidate_id: the bundle holds no candidate", manifest)
-	}
-	return plan.FromCandidate(c, plan.Origin{Dir: dir, Manifest: manifest, Title: b.Manifest.Title, Workflow: b.Manifest.Workflow.Name})
 }
 
 // readPlan reads a plan file; a file that cannot be read is a failure
@@ -388,7 +371,7 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 	live := newLive(e, f.stateDir, registry.TypePlan, name)
 	res, err := runtime.Run(cmd.Context(), w, nil, runtime.Options{
 		Config:   cfg,
-		Tools:    inprocTools(cfg, environ),
+		Tools:    runtime.InprocTools(cfg, environ),
 		Prompter: stdinPrompter(cmd, e),
 		DryRun:   f.dryRun,
 		Approve:  f.approve,

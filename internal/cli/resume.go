@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -93,14 +92,9 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 	if err := checkDecide(j, f.decide); err != nil {
 		return err
 	}
-	cfg := &runtime.Config{Dir: "."}
-	if file := f.config; file != "" || j.Config != "" {
-		if file == "" {
-			file = j.Config
-		}
-		if cfg, err = runtime.LoadConfig(file); err != nil {
-			return err
-		}
+	cfg, err := j.LoadConfig(f.config)
+	if err != nil {
+		return err
 	}
 	w, err := runtime.Load(j.Target)
 	if err != nil {
@@ -110,7 +104,7 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 	live := newLive(e, f.stateDir, registry.TypeWorkflow, j.Workflow)
 	res, err := runtime.Resume(cmd.Context(), w, j, runtime.Options{
 		Config:   cfg,
-		Tools:    inprocTools(cfg, environ),
+		Tools:    runtime.InprocTools(cfg, environ),
 		Approve:  f.approve,
 		Reject:   f.reject,
 		Prompter: stdinPrompter(cmd, e),
@@ -122,7 +116,7 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 		OnStart:  live.Start,
 		Inbox:    live.Inbox,
 	})
-	live.Answered(j, res, resumeAnswer(j, f))
+	live.Answered(j, res, registry.ResumeAnswer(j, f.approve, f.reject, f.decide, f.reason))
 	live.End(res)
 	if res == nil {
 		return err
@@ -149,14 +143,4 @@ func checkDecide(j *runtime.Journal, decide string) error {
 		return usagef("--decide %q: not an option of decision %s (options: %s)", de.Decide, de.Decision, strings.Join(de.Options, ", "))
 	}
 	return nil
-}
-
-// resumeAnswer is what answered the pending step, for the inbox.
-func resumeAnswer(j *runtime.Journal, f *resumeFlags) registry.Answer {
-	a := registry.Answer{Decide: f.decide, Reason: f.reason}
-	if p := j.Pending; p != nil {
-		a.Approve = slices.Contains(f.approve, p.Boundary)
-		a.Reject = slices.Contains(f.reject, p.Boundary)
-	}
-	return a
 }

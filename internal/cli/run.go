@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crystallize-dev/crystallize/internal/plan"
 	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
@@ -199,7 +198,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	live := newLive(e, f.stateDir, registry.TypeWorkflow, w.Name)
 	res, err := runtime.Run(cmd.Context(), w, params, runtime.Options{
 		Config:          cfg,
-		Tools:           inprocTools(cfg, environ),
+		Tools:           runtime.InprocTools(cfg, environ),
 		DryRun:          f.dryRun,
 		AllowUnapproved: f.allowUnapproved,
 		Verify:          f.verify,
@@ -268,59 +267,26 @@ func (f *runFlags) loadConfig() (*runtime.Config, error) {
 	return runtime.LoadConfig(file)
 }
 
-// inprocTools are the tools the cli implements itself, bound for every
-// run: plan.verify, which the workflows plan run generates call for their
-// verify nodes (it still needs its capability granted). Binding it for
-// run and resume too means a plan's workflow can be run, checked and
-// resumed like any other.
-func inprocTools(cfg *runtime.Config, environ []string) map[string]runtime.Tool {
-	return map[string]runtime.Tool{
-		plan.VerifyTool: {Func: plan.Verifier(cfg.Dir, environ), Capabilities: []string{plan.VerifyCapability}},
-	}
-}
-
 // runCheck reports whether every tool the workflow calls is bound. MCP
 // servers are started and asked which tools they declare, so a name bound
 // to a server that lacks it, or to a server that cannot start, is
 // reported too.
 func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg *runtime.Config) error {
-	tools := inprocTools(cfg, os.Environ())
-	err := runtime.CheckMCP(ctx, w, cfg, runtime.Options{Environ: os.Environ(), Tools: tools})
-	var ue *runtime.UnboundError
-	if err != nil && !errors.As(err, &ue) {
+	environ := os.Environ()
+	r, err := runtime.Preflight(ctx, w, cfg, runtime.InprocTools(cfg, environ), environ)
+	if err != nil {
 		return err
 	}
-	unbound := []string{}
-	if ue != nil {
-		unbound = ue.Names
-	}
-	// The commands the workflow runs, and the grants they need: the same
-	// check a real run makes before its first step.
-	commands := runtime.ExecCommands(w, cfg, tools)
-	grants, missing, undeclared := runtime.ExecGrants(commands)
-	gerr := runtime.CheckExec(w, cfg, tools, false)
-	options := runtime.OptionWarnings(w, cfg, tools)
 	if f.asJSON {
-		names := w.Tools
-		if names == nil {
-			names = []string{}
-		}
-		if commands == nil {
-			commands = []runtime.ExecCommand{}
-		}
-		if jerr := writeJSON(e.stdout, map[string]any{
-			"workflow": w.Name, "tools": names, "unbound": unbound,
-			"commands": commands, "grants": grants, "missing_grants": missing, "undeclared": undeclared,
-			"option_positions": options,
-		}); jerr != nil {
+		if jerr := writeJSON(e.stdout, r); jerr != nil {
 			return jerr
 		}
-		return errors.Join(err, gerr)
+		return r.Err()
 	}
-	if err == nil {
+	if r.Bound() {
 		fmt.Fprintf(e.stdout, "%s: all %d tools bound\n", w.Name, len(w.Tools))
 	}
-	for _, c := range commands {
+	for _, c := range r.Commands {
 		state := "granted"
 		switch {
 		case c.Binding != "":
@@ -332,13 +298,13 @@ func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg
 		}
 		fmt.Fprintf(e.stdout, "  %s runs %s: %s %s\n", c.Name, runtime.QuoteArgv(c.Argv), c.Capability, state)
 	}
-	if len(commands) > 0 {
-		fmt.Fprintf(e.stdout, "%s: grants needed: %s; missing: %s\n", w.Name, grantList(grants), grantList(append(undeclared, missing...)))
+	if len(r.Commands) > 0 {
+		fmt.Fprintf(e.stdout, "%s: grants needed: %s; missing: %s\n", w.Name, grantList(r.Grants), grantList(append(r.Undeclared, r.MissingGrants...)))
 	}
-	for _, o := range options {
+	for _, o := range r.OptionPositions {
 		fmt.Fprintf(e.stdout, "  warning: %s\n", o)
 	}
-	return errors.Join(err, gerr)
+	return r.Err()
 }
 
 func grantList(s []string) string {

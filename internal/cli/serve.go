@@ -134,7 +134,7 @@ func runServeMCP(ctx context.Context, e *env, f *serveFlags) error {
 		Bundles: f.bundles,
 		Run: runtime.Options{
 			Config:   cfg,
-			Tools:    inprocTools(cfg, environ),
+			Tools:    runtime.InprocTools(cfg, environ),
 			Getenv:   e.getenv,
 			Environ:  environ,
 			StateDir: f.stateDir,

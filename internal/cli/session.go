@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -185,40 +182,15 @@ func newSessionResumeCmd(e *env) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			data, err := os.ReadFile(name)
+			s, err := session.Open(name)
 			if err != nil {
-				return err
-			}
-			s, err := session.Parse(name, data)
-			if err != nil {
-				return listError(name, err)
+				return listError(err)
 			}
 			if handled, err := resumeRun(cmd, e, rf, name, s, phase); handled {
 				return err
 			}
 			asJSON := rf.asJSON
-			dir := filepath.Dir(name)
-			pack, err := session.Resume(s, session.ResumeOptions{
-				Phase: phase,
-				Load: func(id string) (*session.Session, error) {
-					if !filepath.IsLocal(id) {
-						return nil, nil
-					}
-					file := filepath.Join(dir, id+".md")
-					data, err := os.ReadFile(file)
-					if errors.Is(err, fs.ErrNotExist) {
-						return nil, nil
-					}
-					if err != nil {
-						return nil, err
-					}
-					nested, err := session.Parse(file, data)
-					if err != nil {
-						return nil, fmt.Errorf("%s: %d problems (see session lint)", file, problemCount(err))
-					}
-					return nested, nil
-				},
-			})
+			pack, err := session.Resume(s, session.ResumeOptions{Phase: phase, Load: session.DirLoader(filepath.Dir(name))})
 			if errors.Is(err, session.ErrNoPhase) {
 				// Parse has checked resume_point: only --phase gets here.
 				return usagef("--phase: %v", err)
@@ -242,21 +214,13 @@ func newSessionResumeCmd(e *env) *cobra.Command {
 }
 
 // listError returns a parse error as printError shows it best: a single
-// problem bare, several under "reading FILE".
-func listError(name string, err error) error {
+// problem bare, several under "reading FILE" (the file the first names).
+func listError(err error) error {
 	var list trace.ErrorList
 	if errors.As(err, &list) && len(list) > 1 {
-		return fmt.Errorf("reading %s: %w", name, err)
+		return fmt.Errorf("reading %s: %w", list[0].File, err)
 	}
 	return err
-}
-
-func problemCount(err error) int {
-	var list trace.ErrorList
-	if errors.As(err, &list) {
-		return len(list)
-	}
-	return 1
 }
 
 type codifyFlags struct {
@@ -379,17 +343,9 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 			return err
 		}
 	}
-	var sources []codify.Source
-	for _, name := range files {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		s, err := session.Parse(name, data)
-		if err != nil {
-			return listError(name, err)
-		}
-		sources = append(sources, codify.Source{File: name, Session: s})
+	sources, err := codify.ReadSources(files)
+	if err != nil {
+		return listError(err)
 	}
 	d, err := codify.Run(ctx, sources, codify.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt, Config: cfg})
 	if err != nil {
@@ -409,18 +365,11 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 		}
 	}
 	report := d.Report
-	o := pipeline.Outputs{
+	pub, err := d.Publish(ctx, pipeline.Outputs{
 		Out: f.out, Report: f.report, Bundle: f.bundle,
-		Codegen: codegen.Options{PackageName: f.packageName},
-		BundleOptions: bundle.Options{
-			PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
-			MinExamples: max(d.Mine.MinExamples, 1),
-		},
-	}
-	if ref != nil {
-		o.Rewrite = ref.Rewrite(f.out, o.Codegen)
-	}
-	pub, err := pipeline.Publish(ctx, report, d.Traces, nil, o)
+		Codegen:       codegen.Options{PackageName: f.packageName},
+		BundleOptions: bundle.Options{PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion()},
+	}, ref)
 	if err != nil {
 		return err
 	}
@@ -475,29 +424,14 @@ func newSessionLearnCmd(e *env) *cobra.Command {
 			if typ != session.CaseTypePuzzle {
 				return usagef("--type %q: want %s", typ, session.CaseTypePuzzle)
 			}
-			var buf bytes.Buffer
-			for _, name := range args {
-				data, err := os.ReadFile(name)
-				if err != nil {
-					return err
-				}
-				s, err := session.Parse(name, data)
-				if err != nil {
-					return listError(name, err)
-				}
-				for _, c := range session.Learn(s, filepath.ToSlash(name)) {
-					b, err := json.Marshal(c)
-					if err != nil {
-						return fmt.Errorf("encoding learning case %s: %w", c.ID, err)
-					}
-					buf.Write(b)
-					buf.WriteByte('\n')
-				}
+			cases, err := session.LearnFiles(args)
+			if err != nil {
+				return listError(err)
 			}
 			if out != "" {
-				return atomicfile.WriteAll(map[string][]byte{out: buf.Bytes()}, 0o644)
+				return atomicfile.WriteAll(map[string][]byte{out: cases}, 0o644)
 			}
-			_, err := e.stdout.Write(buf.Bytes())
+			_, err = e.stdout.Write(cases)
 			return err
 		},
 	}
@@ -560,22 +494,14 @@ func newSessionSplitCmd(e *env) *cobra.Command {
 			}
 			var route *session.Route
 			if routeFile != "" {
-				data, err := os.ReadFile(routeFile)
-				if err != nil {
-					return err
-				}
-				if route, err = session.ParseRoute(routeFile, data); err != nil {
-					return listError(routeFile, err)
+				var err error
+				if route, err = session.OpenRoute(routeFile); err != nil {
+					return listError(err)
 				}
 			}
-			name := args[0]
-			data, err := os.ReadFile(name)
+			s, err := session.Open(args[0])
 			if err != nil {
-				return err
-			}
-			s, err := session.Parse(name, data)
-			if err != nil {
-				return listError(name, err)
+				return listError(err)
 			}
 			plan, err := session.Split(s, session.SplitOptions{MaxTokens: maxTokens, Route: route})
 			if err != nil {

@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codify"
-	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // Interactive review (session codify --interactive).
@@ -100,7 +98,7 @@ func reviewSteps(ctx context.Context, in io.Reader, out io.Writer, c *candidate.
 					fmt.Fprintf(out, "  %s takes no arguments\n", verb)
 					continue
 				}
-				if len(rv.Drop) == len(c.Steps)-1 {
+				if !rv.CanDrop(c) {
 					fmt.Fprintln(out, "  every other step is dropped; keep this one, or q to stop")
 					continue
 				}
@@ -175,29 +173,18 @@ func readLines(in io.Reader) (<-chan readLine, func()) {
 // paramAnswer checks the arguments of a p answer about step i of c and
 // returns the edit, or a message saying why it cannot be made.
 func paramAnswer(c *candidate.Candidate, i int, args []string) (codify.ParamEdit, string) {
-	st := c.Steps[i]
 	if len(args) == 0 || len(args) > 2 {
 		return codify.ParamEdit{}, "p takes the argument to make a parameter and, optionally, its name: p ARG NAME"
 	}
-	if st.Kind == trace.KindHumanApproval {
-		return codify.ParamEdit{}, fmt.Sprintf("step %d is an approval: its prompt stands for its arguments, which the workflow does not pass", st.Index)
-	}
-	key := args[0]
-	j := slices.IndexFunc(st.Arguments, func(a candidate.Argument) bool { return a.Key == key })
-	if j < 0 {
-		return codify.ParamEdit{}, fmt.Sprintf("step %d has no argument %q (it has %s)", st.Index, key, argKeys(st))
-	}
-	if a := st.Arguments[j]; a.Kind != candidate.ArgConstant {
-		return codify.ParamEdit{}, fmt.Sprintf("%s is not a literal: it is %s", key, argSource(a))
-	}
-	name := candidate.Identifier(key)
+	name := ""
 	if len(args) == 2 {
 		name = args[1]
 	}
-	if candidate.Identifier(name) != name {
-		return codify.ParamEdit{}, fmt.Sprintf("%q cannot name a parameter (try %s)", name, candidate.Identifier(name))
+	e, err := codify.NewParamEdit(c, i, args[0], name)
+	if err != nil {
+		return codify.ParamEdit{}, err.Error()
 	}
-	return codify.ParamEdit{Step: st.Index, Key: key, Name: name}, ""
+	return e, ""
 }
 
 // showStep prints step i of c with its arguments, edits applied.
@@ -219,7 +206,7 @@ func showStep(out io.Writer, c *candidate.Candidate, i int, edits []codify.Param
 	}
 	fmt.Fprintf(out, "Step %d of %d: %s %s%s\n", st.Index, len(c.Steps), st.Kind, st.Name, note)
 	for _, a := range st.Arguments {
-		src := argSource(a)
+		src := codify.ArgumentSource(a)
 		for _, e := range edits {
 			if e.Key == a.Key {
 				src = "parameter " + e.Name + " (was " + src + ")"
@@ -227,40 +214,4 @@ func showStep(out io.Writer, c *candidate.Candidate, i int, edits []codify.Param
 		}
 		fmt.Fprintf(out, "  %s = %s\n", a.Key, src)
 	}
-}
-
-// argSource says where an argument's value comes from, for people.
-func argSource(a candidate.Argument) string {
-	switch a.Kind {
-	case candidate.ArgConstant:
-		b, err := json.Marshal(a.Value)
-		if err != nil {
-			return "a literal"
-		}
-		s := string(b)
-		if r := []rune(s); len(r) > 72 {
-			s = string(r[:71]) + "…"
-		}
-		return s
-	case candidate.ArgParameter:
-		return "parameter " + a.Parameter
-	case candidate.ArgBinding:
-		if a.Binding != nil {
-			return fmt.Sprintf("the result of step %d at %s", a.Binding.FromStep, a.Binding.FromPath)
-		}
-	case candidate.ArgSecret:
-		return "secret " + a.Secret
-	}
-	return string(a.Kind)
-}
-
-func argKeys(st candidate.Step) string {
-	if len(st.Arguments) == 0 {
-		return "none"
-	}
-	keys := make([]string, len(st.Arguments))
-	for i, a := range st.Arguments {
-		keys[i] = a.Key
-	}
-	return strings.Join(keys, ", ")
 }

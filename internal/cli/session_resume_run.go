@@ -1,12 +1,6 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/runtime"
@@ -32,37 +26,25 @@ import (
 // its --phase, which only a context pack can honour.
 func resumeRun(cmd *cobra.Command, e *env, f *resumeFlags, name string, s *session.Session, phase string) (handled bool, err error) {
 	decided := len(f.approve)+len(f.reject) > 0
-	id, stateDir, ok := runtime.RunRecord(name, s)
-	if !ok {
+	r, err := runtime.OpenRunLog(name, s)
+	switch {
+	case err != nil:
+		return true, err
+	case r == nil:
 		if decided {
 			return true, usagef("--approve and --reject decide the approval a crystallize run waits for; %s is not the session.md of a run (<state-dir>/runs/<run-id>/session.md)", name)
 		}
 		return false, nil
-	}
-	_, err = os.Stat(filepath.Join(filepath.Dir(name), runtime.JournalFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		// Never suspended: its status is the log's.
-		if st := s.Meta.Status; st == runtime.StatusCompleted || st == runtime.StatusRejected {
-			return true, fmt.Errorf("run %s already %s; nothing to resume", id, st)
-		}
+	case r.Journal == nil:
 		if decided {
-			return true, usagef("run %s is %s and was never suspended at an approval; there is nothing to --approve or --reject", id, s.Meta.Status)
+			return true, usagef("run %s is %s and was never suspended at an approval; there is nothing to --approve or --reject", r.RunID, r.Status)
 		}
 		return false, nil
-	case err != nil:
-		return true, err
 	}
-	j, err := runtime.ReadJournal(stateDir, id)
-	if err != nil {
-		return true, err
-	}
-	if j.Status != runtime.StatusPendingApproval {
-		return true, fmt.Errorf("run %s already %s; nothing to resume", id, j.Status)
-	}
+	id := r.RunID
 	if phase != "" {
 		return true, usagef("--phase chooses where a context pack resumes; run %s continues at its pending approval", id)
 	}
-	f.stateDir = stateDir
+	f.stateDir = r.StateDir
 	return true, runResume(cmd, e, f, id)
 }

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -184,8 +181,7 @@ func newSessionsShowCmd(e *env, stateDir *string) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "[%d] %s %s %s  %s\n", s.Number, s.State, s.Name, s.SessionID, s.Workspace)
-			log := filepath.Join(s.StateDir, "runs", s.SessionID, runtime.SessionFile)
-			data, err := os.ReadFile(log)
+			log, tail, err := registry.LogTail(s, lines)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
 				fmt.Fprintf(e.stdout, "\nno session log yet: %s is written when the run ends or suspends\n", log)
@@ -193,7 +189,7 @@ func newSessionsShowCmd(e *env, stateDir *string) *cobra.Command {
 				return err
 			default:
 				fmt.Fprintf(e.stdout, "\n%s\n", log)
-				for _, l := range tail(string(data), lines) {
+				for _, l := range tail {
 					fmt.Fprintf(e.stdout, "  %s\n", l)
 				}
 			}
@@ -209,15 +205,6 @@ func newSessionsShowCmd(e *env, stateDir *string) *cobra.Command {
 	cmd.Flags().BoolVar(&prev, "prev", false, "show the session before the one shown last")
 	cmd.Flags().IntVar(&lines, "lines", 20, "how many lines of the log to print")
 	return cmd
-}
-
-// tail returns the last n lines of s.
-func tail(s string, n int) []string {
-	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return l
 }
 
 const sessionsPruneDoc = `prune removes the stale sessions from the registry (those registered as

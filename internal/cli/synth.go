@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/derive"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/synth"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -104,13 +104,13 @@ func newSynthRunCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			model := &synthModel{cfg: cfg, getenv: e.getenv}
+			model := &pipeline.ConfigModel{Config: cfg, Getenv: e.getenv}
 			rep, err := synth.Run(cmd.Context(), x, synth.Options{Sandbox: sb, Model: model})
 			if err != nil {
 				return experimentError(err)
 			}
 			if out == "" {
-				out = filepath.Join(x.Dir, "evidence", x.Claim.ID)
+				out = x.EvidenceDir()
 			}
 			if err := synth.WriteEvidence(out, rep); err != nil {
 				return err
@@ -203,10 +203,17 @@ func capsuleSandbox() (*synth.Sandbox, error) {
 	return &synth.Sandbox{Path: exe, Args: []string{"crystallize", "synth", "capsule-exec"}}, nil
 }
 
+const synthCapsuleExecDoc = `capsule-exec is the sandboxed process a capsule runs in: synth run and
+synth step start the crystallize executable again with these words, write
+one capsule request (a batch of Starlark calls and the resource limits
+they run under) to its standard input and read the answer from its standard
+output. It is not meant to be called by hand.`
+
 func newSynthCapsuleExecCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:    "capsule-exec",
 		Short:  "Serve one capsule request on standard input (internal)",
+		Long:   synthCapsuleExecDoc,
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -303,15 +310,7 @@ func newSynthDeriveCmd(e *env) *cobra.Command {
 
 func printDerived(e *env, examples []map[string]string, asJSON bool) error {
 	derived := derive.Parameters(examples)
-	kept := []string{}
-	if len(examples) > 0 {
-		for k := range examples[0] {
-			if _, ok := derived[k]; !ok {
-				kept = append(kept, k)
-			}
-		}
-	}
-	sort.Strings(kept)
+	kept := derive.Kept(examples, derived)
 	names := make([]string, 0, len(derived))
 	for k := range derived {
 		names = append(names, k)
@@ -331,4 +330,17 @@ func printDerived(e *env, examples []map[string]string, asJSON bool) error {
 	}
 	fmt.Fprintf(e.stdout, "kept: %s\n", strings.Join(kept, ", "))
 	return nil
+}
+
+// loadSynthConfig reads --config, or crystallize.toml in the current
+// directory when it exists; no file is no configuration.
+func loadSynthConfig(file string) (*runtime.Config, error) {
+	if file = runtime.ConfigPath(file); file == "" {
+		return nil, nil
+	}
+	cfg, err := runtime.LoadConfig(file)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return cfg, nil
 }

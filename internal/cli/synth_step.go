@@ -68,7 +68,7 @@ func newSynthStepCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := step.Synthesize(cmd.Context(), &synthModel{cfg: cfg, getenv: e.getenv}, model, sb, out)
+			st, err := step.Synthesize(cmd.Context(), &pipeline.ConfigModel{Config: cfg, Getenv: e.getenv}, model, sb, out)
 			if err != nil {
 				return err
 			}

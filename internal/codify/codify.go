@@ -114,3 +114,31 @@ func NameArgs(t *trace.Trace, cfg *runtime.Config) {
 		}
 	}
 }
+
+// ReadSources reads and parses the session logs in files (session.Open),
+// in order. The first that cannot be read or has problems is the error.
+func ReadSources(files []string) ([]Source, error) {
+	sources := make([]Source, 0, len(files))
+	for _, name := range files {
+		s, err := session.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		sources = append(sources, Source{File: name, Session: s})
+	}
+	return sources, nil
+}
+
+// Publish writes the draft on the pipeline's road (pipeline.Publish):
+// its report shadow-replayed against the sessions' traces, then the
+// files o names. The bundle's promotion asks for as many examples as the
+// draft was mined from (one for a single session). With ref set, the
+// model's refinement replaces the generated workflow, accepted only as
+// Refiner.Rewrite accepts it.
+func (d *Draft) Publish(ctx context.Context, o pipeline.Outputs, ref *Refiner) (*pipeline.Published, error) {
+	o.BundleOptions.MinExamples = max(d.Mine.MinExamples, 1)
+	if ref != nil {
+		o.Rewrite = ref.Rewrite(o.Out, o.Codegen)
+	}
+	return pipeline.Publish(ctx, d.Report, d.Traces, nil, o)
+}

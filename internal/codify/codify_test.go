@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -111,5 +114,99 @@ func TestNameArgs(t *testing.T) {
 func TestNewRefiner(t *testing.T) {
 	if _, err := NewRefiner(nil, os.Getenv, nil); !errors.Is(err, ErrNoModel) {
 		t.Errorf("NewRefiner(no config) = %v, want ErrNoModel", err)
+	}
+}
+
+// TestNewParamEdit checks what a reviewer may make a parameter: a literal
+// argument, named after its key unless named; not a missing argument,
+// not a name that is no identifier; and that a review keeps one step.
+func TestNewParamEdit(t *testing.T) {
+	d, err := Run(context.Background(), []Source{readSource(t, deploySession)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := d.Report.Selected()
+	if e, err := NewParamEdit(c, 0, "arg2", ""); err != nil || e != (ParamEdit{Step: 1, Key: "arg2", Name: "arg2"}) {
+		t.Errorf("NewParamEdit(arg2) = %+v, %v", e, err)
+	}
+	if e, err := NewParamEdit(c, 0, "arg2", "target"); err != nil || e.Name != "target" {
+		t.Errorf("NewParamEdit(arg2 target) = %+v, %v", e, err)
+	}
+	for _, tc := range []struct{ key, name, want string }{
+		{"nope", "", `step 1 has no argument "nope" (it has `},
+		{"arg2", "not-a-name", `"not-a-name" cannot name a parameter (try not_a_name)`},
+	} {
+		if _, err := NewParamEdit(c, 0, tc.key, tc.name); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("NewParamEdit(%s, %q) = %v, want %q", tc.key, tc.name, err, tc.want)
+		}
+	}
+	for i, st := range c.Steps {
+		if st.Kind == trace.KindHumanApproval {
+			if _, err := NewParamEdit(c, i, "prompt", ""); err == nil || !strings.Contains(err.Error(), "is an approval") {
+				t.Errorf("NewParamEdit(approval step %d) = %v", st.Index, err)
+			}
+		}
+	}
+	rv := &Review{}
+	for range len(c.Steps) - 1 {
+		if !rv.CanDrop(c) {
+			t.Fatalf("CanDrop refused with %d of %d steps dropped", len(rv.Drop), len(c.Steps))
+		}
+		rv.Drop = append(rv.Drop, len(rv.Drop)+1)
+	}
+	if rv.CanDrop(c) {
+		t.Error("CanDrop allows dropping the last step")
+	}
+	if got := ArgumentSource(candidate.Argument{Kind: candidate.ArgParameter, Parameter: "env"}); got != "parameter env" {
+		t.Errorf("ArgumentSource(parameter) = %q", got)
+	}
+	long := strings.Repeat("x", 100)
+	if got := ArgumentSource(candidate.Argument{Kind: candidate.ArgConstant, Value: long}); len([]rune(got)) != 72 || !strings.HasSuffix(got, "…") {
+		t.Errorf("ArgumentSource(long literal) = %q, want 72 characters ending in …", got)
+	}
+}
+
+// TestReadSourcesAndPublish reads a session log, codifies it and
+// publishes the draft: the workflow and report are written, the report
+// has been shadow-replayed against the session, and a bundle asks for one
+// example; a log with problems is the error.
+func TestReadSourcesAndPublish(t *testing.T) {
+	ctx := context.Background()
+	sources, err := ReadSources([]string{deploySession})
+	if err != nil || len(sources) != 1 || sources[0].File != deploySession {
+		t.Fatalf("ReadSources = %+v, %v", sources, err)
+	}
+	d, err := Run(ctx, sources, Options{WorkflowName: "deploy", GeneratedAt: "2026-01-01T00:00:00Z"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	o := pipeline.Outputs{
+		Out: filepath.Join(dir, "deploy.star"), Report: filepath.Join(dir, "report.json"), Bundle: filepath.Join(dir, "bundle"),
+		BundleOptions: bundle.Options{GeneratedAt: "2026-01-01T00:00:00Z"},
+	}
+	pub, err := d.Publish(ctx, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{o.Out, o.Report} {
+		if _, err := os.Stat(f); err != nil {
+			t.Error(err)
+		}
+	}
+	if sel := d.Report.Selected(); sel == nil || sel.Shadow == nil {
+		t.Errorf("the published report was not shadow-replayed: %+v", sel)
+	}
+	if pub.Manifest == nil || pub.Manifest.Promotion.Criteria.MinExamples != 1 {
+		t.Errorf("bundle manifest = %+v; want promotion asking for one example", pub.Manifest)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.md")
+	if err := os.WriteFile(bad, []byte("no frontmatter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var list trace.ErrorList
+	if _, err := ReadSources([]string{deploySession, bad}); !errors.As(err, &list) || list[0].File != bad {
+		t.Errorf("ReadSources with a bad log = %v; want its problems", err)
 	}
 }

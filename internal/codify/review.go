@@ -2,6 +2,7 @@ package codify
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -137,4 +138,73 @@ func Apply(ctx context.Context, d *Draft, rv *Review) (*Draft, error) {
 		Message: "reviewed interactively (steps numbered as in the draft): " + strings.Join(what, "; "),
 	})
 	return &Draft{Report: r, Traces: traces, Mine: d.Mine}, nil
+}
+
+// CanDrop reports whether the review may drop one more step of c: a
+// workflow keeps at least one step.
+func (r *Review) CanDrop(c *candidate.Candidate) bool { return len(r.Drop) < len(c.Steps)-1 }
+
+// NewParamEdit checks that the argument key of step i (0-based) of c can
+// become a workflow parameter and returns the edit: name, or key as an
+// identifier when name is empty. Only a literal argument of a step that
+// passes its arguments can; the error says why another cannot, in words
+// a reviewer can act on.
+func NewParamEdit(c *candidate.Candidate, i int, key, name string) (ParamEdit, error) {
+	st := c.Steps[i]
+	if st.Kind == trace.KindHumanApproval {
+		return ParamEdit{}, fmt.Errorf("step %d is an approval: its prompt stands for its arguments, which the workflow does not pass", st.Index)
+	}
+	j := slices.IndexFunc(st.Arguments, func(a candidate.Argument) bool { return a.Key == key })
+	if j < 0 {
+		return ParamEdit{}, fmt.Errorf("step %d has no argument %q (it has %s)", st.Index, key, argKeys(st))
+	}
+	if a := st.Arguments[j]; a.Kind != candidate.ArgConstant {
+		return ParamEdit{}, fmt.Errorf("%s is not a literal: it is %s", key, ArgumentSource(a))
+	}
+	if name == "" {
+		name = candidate.Identifier(key)
+	}
+	if candidate.Identifier(name) != name {
+		return ParamEdit{}, fmt.Errorf("%q cannot name a parameter (try %s)", name, candidate.Identifier(name))
+	}
+	return ParamEdit{Step: st.Index, Key: key, Name: name}, nil
+}
+
+// ArgumentSource says where a step's argument comes from, as a reviewer
+// reads it: a literal (its JSON, cut at 72 characters), a parameter, the
+// result of an earlier step, or a secret.
+func ArgumentSource(a candidate.Argument) string {
+	switch a.Kind {
+	case candidate.ArgConstant:
+		b, err := json.Marshal(a.Value)
+		if err != nil {
+			return "a literal"
+		}
+		s := string(b)
+		if r := []rune(s); len(r) > 72 {
+			s = string(r[:71]) + "…"
+		}
+		return s
+	case candidate.ArgParameter:
+		return "parameter " + a.Parameter
+	case candidate.ArgBinding:
+		if a.Binding != nil {
+			return fmt.Sprintf("the result of step %d at %s", a.Binding.FromStep, a.Binding.FromPath)
+		}
+	case candidate.ArgSecret:
+		return "secret " + a.Secret
+	}
+	return string(a.Kind)
+}
+
+// argKeys lists the argument keys of st, "none" without any.
+func argKeys(st candidate.Step) string {
+	if len(st.Arguments) == 0 {
+		return "none"
+	}
+	keys := make([]string, len(st.Arguments))
+	for i, a := range st.Arguments {
+		keys[i] = a.Key
+	}
+	return strings.Join(keys, ", ")
 }

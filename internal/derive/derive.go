@@ -612,3 +612,19 @@ func allKept(e Expr, kept map[string]bool) bool {
 	}
 	return true
 }
+
+// Kept lists, sorted, the keys of the examples that derived (the result
+// of Parameters) does not derive: the parameters a caller still has to
+// give. It is empty without examples.
+func Kept(examples []map[string]string, derived map[string]Expr) []string {
+	kept := []string{}
+	if len(examples) > 0 {
+		for k := range examples[0] {
+			if _, ok := derived[k]; !ok {
+				kept = append(kept, k)
+			}
+		}
+	}
+	sort.Strings(kept)
+	return kept
+}

@@ -1,6 +1,7 @@
 package derive
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -217,6 +218,12 @@ func TestParameters(t *testing.T) {
 	}
 	if d := Parameters(ex[:1]); len(d) != 0 {
 		t.Errorf("Parameters on one example = %v, want none", d)
+	}
+	if kept := Kept(ex, got); strings.Join(kept, ",") != "repository,version" {
+		t.Errorf("Kept = %v, want repository and version", kept)
+	}
+	if kept := Kept(nil, nil); kept == nil || len(kept) != 0 {
+		t.Errorf("Kept without examples = %#v, want an empty list", kept)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
+	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/replay"
@@ -570,5 +572,30 @@ func TestPatchNoResult(t *testing.T) {
 	}
 	if src := string(res.Proposal.Workflow); !strings.Contains(src, "    return None\n") {
 		t.Errorf("patch of records without a result does not return None:\n%s", src)
+	}
+}
+
+// TestWriteBundle writes a proposal as a review bundle that validates,
+// with the result's minimum of examples as the promotion's, and refuses
+// a result without one.
+func TestWriteBundle(t *testing.T) {
+	res := crystallize(t, recurring(), Options{GeneratedAt: "2026-06-01T00:00:00Z"})
+	if res.Proposal == nil {
+		t.Fatalf("Decision = %s %v, want proposed", res.Decision, res.Reasons)
+	}
+	dir := filepath.Join(t.TempDir(), "bundle")
+	m, err := res.WriteBundle(context.Background(), dir, bundle.Options{GeneratedAt: "2026-06-01T00:00:00Z", GeneratorVersion: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.CandidateID != res.Proposal.Candidate.ID {
+		t.Errorf("manifest candidate %s, want %s", m.CandidateID, res.Proposal.Candidate.ID)
+	}
+	if v := bundle.Validate(dir); !v.OK {
+		t.Errorf("the bundle does not validate: %+v", v.Problems)
+	}
+	gated := crystallize(t, recurring()[:2], Options{MinExamples: 3})
+	if _, err := gated.WriteBundle(context.Background(), filepath.Join(t.TempDir(), "none"), bundle.Options{}); err == nil || gated.Proposal != nil {
+		t.Errorf("WriteBundle of a %s result = %v; want an error", gated.Decision, err)
 	}
 }

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/mine"
-	"github.com/crystallize-dev/crystallize/internal/replay"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -40,9 +41,10 @@ const (
 const unknownSideEffects = "unknown_side_effects"
 
 // Crystallize runs Evaluate and, when the decision is Proposed, builds the
-// proposal: the matched records become traces (Trace), mine.Mine builds
-// their candidate with every record as an example, replay.Apply compares
-// it with every record, and the patch (Patch) becomes its workflow. A
+// proposal on the road every stage takes from traces to artifacts: the
+// matched records become traces (Trace), pipeline.MineTraces mines their
+// candidate with every record as an example, pipeline.Shadow compares it
+// with every record, and the patch (Patch) becomes its workflow. A
 // candidate that mining or the comparison rejects turns the decision into
 // Rejected with reason candidate_rejected followed by the candidate's own
 // reasons, so nothing that did not hold is proposed. It fails only for
@@ -58,7 +60,10 @@ func Crystallize(ctx context.Context, records []*Record, opts Options) (*Result,
 	for i, r := range res.matched {
 		traces[i] = Trace(r)
 	}
-	report, err := mine.Mine(ctx, traces, mine.Options{
+	// Evaluate proposes only groups of at least two records (MinExamples
+	// is at least 2), so MineTraces mines them rather than taking one
+	// trace as the workflow.
+	report, err := pipeline.MineTraces(ctx, traces, mine.Options{
 		MinExamples:   len(traces),
 		MaxCandidates: 1,
 		WorkflowName:  fn,
@@ -71,7 +76,9 @@ func Crystallize(ctx context.Context, records []*Record, opts Options) (*Result,
 		reject(res, report, "mining found no safe candidate covering every step of every matched record")
 		return res, nil
 	}
-	replay.Apply(report, traces, nil)
+	if err := pipeline.Shadow(ctx, report, traces, nil, pipeline.Outputs{}); err != nil {
+		return nil, err
+	}
 	sel := report.Selected()
 	if sel == nil {
 		reject(res, report, "the candidate failed the shadow comparison with the matched records")
@@ -213,4 +220,20 @@ func unknown(target, why string) trace.SideEffect {
 		Target:   target,
 		Metadata: map[string]any{"side_effects_known": false, "reason": why},
 	}
+}
+
+// WriteBundle writes the proposal of res as a review bundle into dir
+// (pipeline.WriteBundle): its report, candidate, patch and matched
+// records, with res's minimum of examples as the promotion's. o says
+// who and what the bundle is for. A result without a proposal has no
+// bundle to write.
+func (res *Result) WriteBundle(ctx context.Context, dir string, o bundle.Options) (*bundle.Manifest, error) {
+	p := res.Proposal
+	if p == nil {
+		return nil, fmt.Errorf("persona %s is %s: no proposal to write as a bundle", res.Persona, res.Decision)
+	}
+	o.MinExamples = res.MinExamples
+	return pipeline.WriteBundle(ctx, dir, bundle.Input{
+		Report: p.Report, Candidate: p.Candidate, Workflow: p.Workflow, Sources: p.Traces,
+	}, o)
 }

@@ -72,27 +72,7 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var index replay.Sources
-	examples := func(c *candidate.Candidate) (replay.Sources, error) {
-		if o.Examples != nil {
-			ts, err := o.Examples(ctx, c)
-			return replay.IndexSources(ts), err
-		}
-		if index == nil {
-			index = replay.IndexSources(sources)
-		}
-		return index, nil
-	}
-	stream := o.Heldout
-	if stream == nil {
-		stream = func(yield func([]*trace.Trace) error) error {
-			if len(heldout) == 0 {
-				return nil
-			}
-			return yield(heldout)
-		}
-	}
-	if err := replay.ApplyStream(r, examples, stream); err != nil {
+	if err := Shadow(ctx, r, sources, heldout, o); err != nil {
 		return nil, err
 	}
 	bundle.Promote(r, o.BundleOptions)
@@ -199,6 +179,36 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 		return nil, err
 	}
 	return p, nil
+}
+
+// Shadow is the shadow-replay step of Publish, for a caller that decides
+// on the compared report before anything is written (a persona's repair
+// is rejected when its candidate fails the comparison): every candidate
+// of r is compared with its examples in sources (or those o.Examples
+// reads back) and with heldout (or what o.Heldout streams), and r gets
+// the results.
+func Shadow(ctx context.Context, r *candidate.Report, sources, heldout []*trace.Trace, o Outputs) error {
+	var index replay.Sources
+	examples := func(c *candidate.Candidate) (replay.Sources, error) {
+		if o.Examples != nil {
+			ts, err := o.Examples(ctx, c)
+			return replay.IndexSources(ts), err
+		}
+		if index == nil {
+			index = replay.IndexSources(sources)
+		}
+		return index, nil
+	}
+	stream := o.Heldout
+	if stream == nil {
+		stream = func(yield func([]*trace.Trace) error) error {
+			if len(heldout) == 0 {
+				return nil
+			}
+			return yield(heldout)
+		}
+	}
+	return replay.ApplyStream(r, examples, stream)
 }
 
 // WriteBundle writes the review bundle of in into dir (bundle.Write),

@@ -2,6 +2,10 @@ package registry
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/store"
@@ -121,4 +125,32 @@ func (l *Live) Answered(j *runtime.Journal, res *runtime.Result, a Answer) {
 	if err := MarkAnswered(context.Background(), l.db, l.id, j.Pending.Step, a, Options{}); err != nil {
 		l.onError(err)
 	}
+}
+
+// ResumeAnswer is the answer a resume of the run of j gives its pending
+// item, for Answered: decide, and whether the boundary it waits at is
+// among approve or reject.
+func ResumeAnswer(j *runtime.Journal, approve, reject []string, decide, reason string) Answer {
+	a := Answer{Decide: decide, Reason: reason}
+	if p := j.Pending; p != nil {
+		a.Approve = slices.Contains(approve, p.Boundary)
+		a.Reject = slices.Contains(reject, p.Boundary)
+	}
+	return a
+}
+
+// LogTail returns the session log of the run of e and its last n lines.
+// A run writes its log when it ends or suspends: before that the error
+// wraps fs.ErrNotExist, and file still names where it will be.
+func LogTail(e Entry, n int) (file string, lines []string, err error) {
+	file = filepath.Join(e.StateDir, "runs", e.SessionID, runtime.SessionFile)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return file, nil, err
+	}
+	lines = strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return file, lines, nil
 }

@@ -107,3 +107,40 @@ func TestShow(t *testing.T) {
 		t.Errorf("%s = %q, want run-b", LastShownFile, last)
 	}
 }
+
+// TestResumeAnswer checks that only the boundary the run waits at counts
+// as approved or rejected.
+func TestResumeAnswer(t *testing.T) {
+	j := &runtime.Journal{Pending: &runtime.Pending{Boundary: "merge"}}
+	a := ResumeAnswer(j, []string{"deploy", "merge"}, []string{"tag"}, "", "ok")
+	if !a.Approve || a.Reject || a.Reason != "ok" || a.String() != "approve" {
+		t.Errorf("ResumeAnswer = %+v", a)
+	}
+	a = ResumeAnswer(&runtime.Journal{}, []string{"merge"}, nil, "JWT", "")
+	if a.Approve || a.String() != "decide JWT" {
+		t.Errorf("ResumeAnswer without a pending step = %+v", a)
+	}
+}
+
+// TestLogTail reads the last lines of a run's session log, and names the
+// log a run has not written yet.
+func TestLogTail(t *testing.T) {
+	state := t.TempDir()
+	e := Entry{LiveSession: store.LiveSession{SessionID: "run-1", StateDir: state}}
+	file, _, err := LogTail(e, 2)
+	if !errors.Is(err, os.ErrNotExist) || file != filepath.Join(state, "runs", "run-1", runtime.SessionFile) {
+		t.Fatalf("LogTail before the log = %s, %v", file, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("a\nb\nc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, lines, err := LogTail(e, 2); err != nil || len(lines) != 2 || lines[0] != "b" || lines[1] != "c" {
+		t.Errorf("LogTail = %q, %v; want b, c", lines, err)
+	}
+	if _, lines, err := LogTail(e, 0); err != nil || len(lines) != 0 {
+		t.Errorf("LogTail(0) = %q, %v; want none", lines, err)
+	}
+}

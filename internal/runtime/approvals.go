@@ -212,3 +212,22 @@ func checkApprovalLedger(w *Workflow, opts Options) error {
 	}
 	return checkLedger(stateDir, w.Bundle.Manifest.CandidateID, w.SHA256, opts.Log)
 }
+
+// ApproveBundle records a person's decision on the bundle in dir
+// (bundle.Approve) and appends it to the approval ledger under stateDir,
+// which a run checks the bundle's approval against. A decision that
+// reached the manifest but not the ledger is an error saying so.
+func ApproveBundle(dir, stateDir string, a bundle.Approval) (*bundle.Manifest, error) {
+	m, err := bundle.Approve(dir, a)
+	if err != nil {
+		return nil, err
+	}
+	last := m.Promotion.ApprovalHistory[len(m.Promotion.ApprovalHistory)-1]
+	if err := RecordApproval(stateDir, LedgerEntry{
+		CandidateID: last.CandidateID, WorkflowSHA256: last.WorkflowSHA256, Decision: last.Decision,
+		Actor: last.Actor, RecordedAt: last.RecordedAt, Bundle: dir,
+	}); err != nil {
+		return nil, fmt.Errorf("the decision is in %s but not in the approval ledger: %w", filepath.Join(dir, bundle.ManifestFile), err)
+	}
+	return m, nil
+}

@@ -453,3 +453,16 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
+
+// LoadConfig loads the configuration a resumed run uses: file when the
+// caller names one, else the one the run was started with (Config), else
+// none, which is the empty configuration of the current directory.
+func (j *Journal) LoadConfig(file string) (*Config, error) {
+	if file == "" {
+		file = j.Config
+	}
+	if file == "" {
+		return &Config{Dir: "."}, nil
+	}
+	return LoadConfig(file)
+}

@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -387,4 +389,55 @@ func RunRecord(name string, s *session.Session) (runID, stateDir string, ok bool
 		return "", "", false
 	}
 	return id, filepath.Dir(runs), true
+}
+
+// NothingToResumeError is the answer for the session log of a run that
+// has ended: completed or rejected, or no longer waiting at an approval.
+type NothingToResumeError struct {
+	RunID, Status string
+}
+
+func (e *NothingToResumeError) Error() string {
+	return fmt.Sprintf("run %s already %s; nothing to resume", e.RunID, e.Status)
+}
+
+// RunLog is what the session log of a run is to a caller that would
+// continue it.
+type RunLog struct {
+	RunID, StateDir string
+	// Status is the status the log records.
+	Status string
+	// Journal is the journal of the run waiting at an approval; nil when
+	// the run was never suspended (there is no journal beside the log), so
+	// only its context can be resumed.
+	Journal *Journal
+}
+
+// OpenRunLog says what the session log s, read from name, is to a caller
+// that would continue it: nil when it is not a run's log (RunRecord); a
+// *NothingToResumeError for a run that has ended (completed or rejected,
+// or no longer waiting at an approval).
+func OpenRunLog(name string, s *session.Session) (*RunLog, error) {
+	id, stateDir, ok := RunRecord(name, s)
+	if !ok {
+		return nil, nil
+	}
+	r := &RunLog{RunID: id, StateDir: stateDir, Status: s.Meta.Status}
+	_, err := os.Stat(filepath.Join(filepath.Dir(name), JournalFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if r.Status == StatusCompleted || r.Status == StatusRejected {
+			return nil, &NothingToResumeError{RunID: id, Status: r.Status}
+		}
+		return r, nil
+	case err != nil:
+		return nil, err
+	}
+	if r.Journal, err = ReadJournal(stateDir, id); err != nil {
+		return nil, err
+	}
+	if r.Journal.Status != StatusPendingApproval {
+		return nil, &NothingToResumeError{RunID: id, Status: r.Journal.Status}
+	}
+	return r, nil
 }

@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,5 +51,61 @@ func TestRunRecord(t *testing.T) {
 	}
 	if _, _, ok := RunRecord(filepath.Join("st", "runs", "run-1", SessionFile), &session.Session{Meta: session.Meta{SessionID: "run-1"}}); ok {
 		t.Error("a log without workflow: is a run's log")
+	}
+}
+
+// TestOpenRunLog checks what a run's session log is to a caller that
+// would continue it: suspended (with its journal), ended for good, or
+// only a context to resume.
+func TestOpenRunLog(t *testing.T) {
+	state := t.TempDir()
+	c := counter{}
+	models := 0
+	res, err := Run(context.Background(), workflow(t, approvalWorkflow), Params{"branch": "b1"}, approvalOpts(t, state, c, &models))
+	if !errors.Is(err, ErrPendingApproval) {
+		t.Fatalf("Run = %v, want a pending approval", err)
+	}
+	name := filepath.Join(res.Dir, SessionFile)
+	s, err := session.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenRunLog(name, s)
+	if err != nil || r == nil || r.Journal == nil || r.RunID != res.RunID || r.StateDir != state {
+		t.Fatalf("OpenRunLog(suspended) = %+v, %v; want its journal", r, err)
+	}
+
+	if r, err := OpenRunLog("notes.md", s); r != nil || err != nil {
+		t.Errorf("OpenRunLog(not a run's log) = %+v, %v; want nil", r, err)
+	}
+	if err := os.Remove(filepath.Join(res.Dir, JournalFile)); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := OpenRunLog(name, s); err != nil || r == nil || r.Journal != nil {
+		t.Errorf("OpenRunLog(never suspended, %s) = %+v, %v; want no journal", s.Meta.Status, r, err)
+	}
+	s.Meta.Status = StatusCompleted
+	var ended *NothingToResumeError
+	if _, err := OpenRunLog(name, s); !errors.As(err, &ended) || ended.Status != StatusCompleted {
+		t.Errorf("OpenRunLog(completed) = %v; want nothing to resume", err)
+	}
+}
+
+// TestJournalLoadConfig checks which configuration a resumed run loads:
+// the caller's, else the run's own, else none.
+func TestJournalLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, ConfigFile)
+	if err := os.WriteFile(file, []byte("[grants]\ncapabilities = [\"fs.read\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := (&Journal{}).LoadConfig(""); err != nil || cfg.Dir != "." || cfg.File != "" {
+		t.Errorf("no configuration = %+v, %v", cfg, err)
+	}
+	if cfg, err := (&Journal{Config: file}).LoadConfig(""); err != nil || cfg.File != file {
+		t.Errorf("the run's configuration = %+v, %v", cfg, err)
+	}
+	if _, err := (&Journal{Config: file}).LoadConfig(filepath.Join(dir, "other.toml")); err == nil {
+		t.Error("the caller's missing configuration was not the one loaded")
 	}
 }

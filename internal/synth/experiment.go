@@ -225,6 +225,12 @@ type Experiment struct {
 	lines func(string) int
 }
 
+// EvidenceDir is where the evidence of the experiment goes unless its
+// caller says otherwise: evidence/<claim id> beside the experiment file.
+func (x *Experiment) EvidenceDir() string {
+	return filepath.Join(x.Dir, "evidence", x.Claim.ID)
+}
+
 // line is the line of a key path in the experiment file, 0 when unknown.
 func (x *Experiment) line(path string) int {
 	if x.lines == nil {

@@ -2,6 +2,7 @@ package synth
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -39,6 +40,9 @@ func TestParseExperiment(t *testing.T) {
 	}
 	if x.Claim.ID != "sum-invariant" || x.Dir != "dir" || x.Settings.Replicates != 2 {
 		t.Errorf("ParseExperiment = %+v", x)
+	}
+	if got, want := x.EvidenceDir(), filepath.Join("dir", "evidence", "sum-invariant"); got != want {
+		t.Errorf("EvidenceDir = %s, want %s", got, want)
 	}
 	if diff := cmp.Diff([]any{int64(1), int64(2), int64(3)}, x.Data.Value); diff != "" {
 		t.Errorf("data value (-want +got):\n%s", diff)

@@ -1,4 +1,4 @@
-package cli
+package pipeline
 
 import (
 	"context"
@@ -10,30 +10,36 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/synth"
 )
 
-// synthModel answers synthesis prompts with the [models.*] entries of the
-// runtime configuration: the experiment's code.model names the entry.
-type synthModel struct {
-	cfg    *runtime.Config
-	getenv func(string) string
-	client *http.Client
+// ConfigModel answers synthesis prompts with the [models.*] entries of a
+// runtime configuration: an experiment's code.model, or a synthesized
+// step's model, names the entry. Its api_key secret is read as a run
+// reads it, through Getenv.
+type ConfigModel struct {
+	// Config is the configuration; nil when there is none, which every
+	// prompt is refused for.
+	Config *runtime.Config
+	Getenv func(string) string
+	// Client is the HTTP client of the providers; nil is their default.
+	Client *http.Client
 }
 
-func (m *synthModel) Complete(ctx context.Context, key, prompt string) (*synth.Answer, error) {
-	if m.cfg == nil {
+// Complete implements synth.Model.
+func (m *ConfigModel) Complete(ctx context.Context, key, prompt string) (*synth.Answer, error) {
+	if m.Config == nil {
 		return nil, fmt.Errorf("model %q: no configuration; name one with --config or create %s", key, runtime.ConfigFile)
 	}
-	mc, ok := m.cfg.Models[key]
+	mc, ok := m.Config.Models[key]
 	if !ok {
-		return nil, fmt.Errorf("model %q: no [models.%s] in %s", key, key, m.cfg.File)
+		return nil, fmt.Errorf("model %q: no [models.%s] in %s", key, key, m.Config.File)
 	}
 	apiKey := ""
 	if mc.APIKey != "" {
 		var err error
-		if apiKey, err = m.cfg.Secret(mc.APIKey, m.getenv); err != nil {
+		if apiKey, err = m.Config.Secret(mc.APIKey, m.Getenv); err != nil {
 			return nil, fmt.Errorf("models.%s.api_key: %w", key, err)
 		}
 	}
-	p, err := runtime.NewProvider(mc, apiKey, m.client)
+	p, err := runtime.NewProvider(mc, apiKey, m.Client)
 	if err != nil {
 		return nil, fmt.Errorf("models.%s: %w", key, err)
 	}
@@ -52,17 +58,4 @@ func (m *synthModel) Complete(ctx context.Context, key, prompt string) (*synth.A
 		text = string(b)
 	}
 	return &synth.Answer{Text: text, Model: resp.Model, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens}, nil
-}
-
-// loadSynthConfig reads --config, or crystallize.toml in the current
-// directory when it exists; no file is no configuration.
-func loadSynthConfig(file string) (*runtime.Config, error) {
-	if file = runtime.ConfigPath(file); file == "" {
-		return nil, nil
-	}
-	cfg, err := runtime.LoadConfig(file)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return cfg, nil
 }
