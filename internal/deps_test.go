@@ -60,6 +60,9 @@ var testOnly = map[string][]string{
 	"internal/mine": {"internal/tracetest"},
 	// The trace store is tested on generated corpora too.
 	"internal/tracestore": {"internal/tracetest"},
+	// Publishing is tested and benchmarked on generated corpora mined in
+	// two passes.
+	"internal/pipeline": {"internal/tracetest"},
 	// Generated agent sessions pin what the session decoders make of them.
 	"internal/source": {"internal/tracetest"},
 	// The persona tests compare a proposal with the shadow comparison's

@@ -7,12 +7,15 @@
 // A file is written to a temporary file in its own directory, synced,
 // given its mode and renamed over the destination, and the directory is
 // synced so that the rename survives a crash. WriteAll does the same for
-// several files at once and renames none of them until all are complete.
+// several files at once and renames none of them until all are complete;
+// a Batch does it for files whose contents are streamed as they are
+// written, such as a report of gigabytes, instead of held in memory.
 package atomicfile
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -33,7 +36,10 @@ func Write(name string, data []byte, perm os.FileMode) error {
 // instead of SyncFile, for a package that routes its syncs through its
 // own hook.
 func WriteSync(name string, data []byte, perm os.FileMode, sync func(*os.File) error) error {
-	tmp, err := writeTemp(name, data, perm, sync)
+	tmp, err := writeTemp(name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, perm, sync)
 	if err != nil {
 		return err
 	}
@@ -58,31 +64,83 @@ func WriteAll(files map[string][]byte, perm os.FileMode) error {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	temps := make(map[string]string, len(paths))
-	cleanup := func() {
-		for _, t := range temps {
-			os.Remove(t)
-		}
-	}
+	b := NewBatch(perm)
 	for _, p := range paths {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			cleanup()
-			return fmt.Errorf("writing %s: %w", p, err)
+		if err := b.AddBytes(p, files[p]); err != nil {
+			return err
 		}
-		tmp, err := writeTemp(p, files[p], perm, SyncFile)
-		if err != nil {
-			cleanup()
-			return fmt.Errorf("writing %s: %w", p, err)
-		}
-		temps[p] = tmp
 	}
+	return b.Commit()
+}
+
+// Batch writes files all or none, as WriteAll does, for contents too
+// large to hold in memory: Add streams each file into its temporary file
+// as it is added, and Commit renames them all into place. Until Commit,
+// no destination changes; a failed Add, or Discard, removes every
+// temporary file of the batch, after which Add and Commit fail. A Batch
+// is used from one goroutine.
+type Batch struct {
+	perm  os.FileMode
+	temps map[string]string // destination → temporary file
+	err   error             // why the batch was given up
+	done  bool
+}
+
+// NewBatch returns an empty batch whose files get mode perm.
+func NewBatch(perm os.FileMode) *Batch {
+	return &Batch{perm: perm, temps: map[string]string{}}
+}
+
+// AddBytes adds the file name with contents data.
+func (b *Batch) AddBytes(name string, data []byte) error {
+	return b.Add(name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// Add adds the file name, creating the directories it needs (mode 0755),
+// and has write write its contents into the temporary file, which is
+// then synced. write's writer is not buffered. A name added twice is an
+// error. Errors name the destination; any error gives up the batch.
+func (b *Batch) Add(name string, write func(w io.Writer) error) error {
+	if err := b.usable(); err != nil {
+		return err
+	}
+	if _, dup := b.temps[name]; dup {
+		return b.fail(fmt.Errorf("writing %s: added twice", name))
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return b.fail(fmt.Errorf("writing %s: %w", name, err))
+	}
+	tmp, err := writeTemp(name, write, b.perm, SyncFile)
+	if err != nil {
+		return b.fail(fmt.Errorf("writing %s: %w", name, err))
+	}
+	b.temps[name] = tmp
+	return nil
+}
+
+// Commit renames every file of the batch into place, in path order, and
+// syncs their directories. A failed rename removes the temporary files
+// not yet renamed; the ones renamed before it stay.
+func (b *Batch) Commit() error {
+	if err := b.usable(); err != nil {
+		return err
+	}
+	b.done = true
+	paths := make([]string, 0, len(b.temps))
+	for p := range b.temps {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
 	dirs := map[string]bool{}
 	for _, p := range paths {
-		if err := os.Rename(temps[p], p); err != nil {
-			cleanup()
+		if err := os.Rename(b.temps[p], p); err != nil {
+			b.removeTemps()
 			return fmt.Errorf("writing %s: %w", p, err)
 		}
-		delete(temps, p)
+		delete(b.temps, p)
 		dirs[filepath.Dir(p)] = true
 	}
 	names := make([]string, 0, len(dirs))
@@ -98,15 +156,50 @@ func WriteAll(files map[string][]byte, perm os.FileMode) error {
 	return nil
 }
 
-// writeTemp writes data to a new temporary file beside name, with mode
-// perm, synced, and returns its path. On failure nothing is left behind.
-func writeTemp(name string, data []byte, perm os.FileMode, sync func(*os.File) error) (string, error) {
+// Discard removes the temporary files of a batch not committed, leaving
+// every destination as it was. After Commit it does nothing, so a caller
+// can defer it.
+func (b *Batch) Discard() {
+	if b.done {
+		return
+	}
+	b.done = true
+	b.removeTemps()
+}
+
+func (b *Batch) usable() error {
+	switch {
+	case b.err != nil:
+		return fmt.Errorf("batch given up: %w", b.err)
+	case b.done:
+		return errors.New("batch already committed or discarded")
+	}
+	return nil
+}
+
+func (b *Batch) fail(err error) error {
+	b.err = err
+	b.removeTemps()
+	return err
+}
+
+func (b *Batch) removeTemps() {
+	for p, t := range b.temps {
+		os.Remove(t)
+		delete(b.temps, p)
+	}
+}
+
+// writeTemp writes a new temporary file beside name with write, with
+// mode perm, synced, and returns its path. On failure nothing is left
+// behind.
+func writeTemp(name string, write func(io.Writer) error, perm os.FileMode, sync func(*os.File) error) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
 	if err != nil {
 		return "", err
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	err = write(f)
 	if err == nil {
 		err = f.Chmod(perm)
 	}

@@ -3,8 +3,10 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -110,6 +112,143 @@ func benchmarkWriteAll(b *testing.B) {
 	for b.Loop() {
 		if err := WriteAll(files, 0o644); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestBatch streams two files into a batch over old versions of them and
+// checks that nothing changes before Commit, that Commit puts both in
+// place, and that no temporary file is left.
+func TestBatch(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "report.json")
+	workflow := filepath.Join(dir, "sub", "w.star")
+	if err := os.WriteFile(report, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := NewBatch(0o600)
+	defer b.Discard()
+	err := b.Add(report, func(w io.Writer) error {
+		for i := range 3 {
+			if _, err := fmt.Fprintf(w, "part %d\n", i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddBytes(workflow, []byte("w")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddBytes(workflow, []byte("again")); err == nil {
+		t.Error("a file added twice was accepted")
+	}
+	// The duplicate gave the batch up: nothing was written.
+	if got := readFile(t, report); got != "old" {
+		t.Errorf("report before Commit = %q, want the old one", got)
+	}
+	if err := b.Commit(); err == nil {
+		t.Error("Commit of a batch given up succeeded")
+	}
+	assertNoTemps(t, dir)
+
+	b = NewBatch(0o600)
+	if err := b.Add(report, func(w io.Writer) error { _, err := io.WriteString(w, "new\n"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddBytes(workflow, []byte("w")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, report); got != "old" {
+		t.Errorf("report before Commit = %q, want the old one", got)
+	}
+	if _, err := os.Stat(workflow); !os.IsNotExist(err) {
+		t.Errorf("workflow exists before Commit: %v", err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.Discard() // after Commit: nothing to do
+	if got := readFile(t, report); got != "new\n" {
+		t.Errorf("report = %q, want the new one", got)
+	}
+	if got := readFile(t, workflow); got != "w" {
+		t.Errorf("workflow = %q", got)
+	}
+	if fi, err := os.Stat(report); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("report mode = %v, %v; want 0600", fi.Mode(), err)
+	}
+	assertNoTemps(t, dir)
+	assertNoTemps(t, filepath.Dir(workflow))
+	if err := b.AddBytes(report, nil); err == nil {
+		t.Error("Add after Commit succeeded")
+	}
+}
+
+// TestBatchFailedWrite fails a stream halfway and checks that the error
+// names the file and keeps its cause, and that no file of the batch, not
+// even one added before, is written or left as a temporary file.
+func TestBatchFailedWrite(t *testing.T) {
+	dir := t.TempDir()
+	first := filepath.Join(dir, "a.star")
+	report := filepath.Join(dir, "report.json")
+	boom := errors.New("encoder failed")
+	b := NewBatch(0o644)
+	defer b.Discard()
+	if err := b.AddBytes(first, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	err := b.Add(report, func(w io.Writer) error {
+		if _, err := io.WriteString(w, `{"half":`); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), report) {
+		t.Fatalf("Add = %v, want %v naming %s", err, boom, report)
+	}
+	if err := b.Commit(); err == nil {
+		t.Error("Commit after a failed Add succeeded")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Errorf("a failed batch left %v", entries)
+	}
+
+	// Discard removes what was added.
+	b = NewBatch(0o644)
+	if err := b.AddBytes(first, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	b.Discard()
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a discarded batch left %v", entries)
+	}
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func assertNoTemps(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("temporary file %s left in %s", e.Name(), dir)
 		}
 	}
 }

@@ -294,6 +294,43 @@ func (s *Scan) Examples(ctx context.Context, id string) ([]*trace.Trace, error) 
 	return out, nil
 }
 
+// ExampleBatches hands the example traces of the candidate with id to
+// yield, in the order Examples returns them, in batches of at most the
+// example cache's size in actions (a larger trace comes alone), each read
+// through the cache once yield returned from the one before: a candidate
+// with tens of thousands of examples is never decoded at once. It stops
+// at yield's first error and returns it. It must be called after Mine.
+func (s *Scan) ExampleBatches(ctx context.Context, id string, yield func(batch []*trace.Trace) error) error {
+	if s.src == nil {
+		return fmt.Errorf("examples of a scan that was not mined")
+	}
+	need, ok := s.examples[id]
+	if !ok {
+		return fmt.Errorf("candidate %s was not built by this scan", id)
+	}
+	budget := s.opts.exampleCache()
+	for start := 0; start < len(need); {
+		end, actions := start, 0
+		for end < len(need) && (end == start || actions+len(s.seqs[need[end]]) <= budget) {
+			actions += len(s.seqs[need[end]])
+			end++
+		}
+		all, err := s.src.traces(ctx, need[start:end])
+		if err != nil {
+			return err
+		}
+		batch := make([]*trace.Trace, end-start)
+		for i, q := range need[start:end] {
+			batch[i] = all[q]
+		}
+		if err := yield(batch); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
 // traceSource gives the builder the traces of a batch's examples.
 type traceSource interface {
 	// traces returns a slice indexed by eligible index in which at least

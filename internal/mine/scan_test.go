@@ -363,3 +363,80 @@ func TestNewSummaryRebuildsSummarize(t *testing.T) {
 		t.Errorf("gapped report from rebuilt summaries differs from Mine's:\n%s", firstDiff(a, b))
 	}
 }
+
+// TestScanExampleBatches checks that ExampleBatches hands over Examples'
+// traces, in order, in batches that fit the example cache, and stops at
+// yield's error.
+func TestScanExampleBatches(t *testing.T) {
+	corpus := tracetest.Generate(tracetest.Config{Traces: 100, Seed: 2})
+	for _, tr := range corpus.Traces {
+		trace.Normalize(tr)
+	}
+	longest := 0
+	for _, tr := range corpus.Traces {
+		longest = max(longest, len(tr.Actions))
+	}
+	budget := 3 * longest
+	s, err := NewScan(Options{MinExamples: 3, ExampleCache: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range corpus.Traces {
+		s.Add(Summarize(tr))
+	}
+	ctx := context.Background()
+	if err := s.ExampleBatches(ctx, "candidate_x", func([]*trace.Trace) error { return nil }); err == nil {
+		t.Error("ExampleBatches before Mine succeeded")
+	}
+	fetch := func(_ context.Context, idx []int32) ([]*trace.Trace, error) {
+		out := make([]*trace.Trace, len(idx))
+		for i, q := range idx {
+			out[i] = corpus.Traces[q]
+		}
+		return out, nil
+	}
+	r, err := s.Mine(ctx, fetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Candidates) == 0 {
+		t.Fatal("no candidates")
+	}
+	c := &r.Candidates[0]
+	want, err := s.Examples(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []*trace.Trace
+	batches := 0
+	err = s.ExampleBatches(ctx, c.ID, func(batch []*trace.Trace) error {
+		batches++
+		actions := 0
+		for _, tr := range batch {
+			actions += len(tr.Actions)
+		}
+		if actions > budget && len(batch) > 1 {
+			t.Errorf("batch of %d traces holds %d actions, more than the cache's %d", len(batch), actions, budget)
+		}
+		got = append(got, batch...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if batches < 2 {
+		t.Errorf("%d examples came in %d batch(es), want several with a cache of %d actions", len(want), batches, budget)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ExampleBatches handed over %d traces, not Examples' %d in order", len(got), len(want))
+	}
+	boom := errors.New("stop")
+	calls := 0
+	err = s.ExampleBatches(ctx, c.ID, func([]*trace.Trace) error { calls++; return boom })
+	if !errors.Is(err, boom) || calls != 1 {
+		t.Errorf("ExampleBatches = %v after %d calls, want %v after one", err, calls, boom)
+	}
+	if err := s.ExampleBatches(ctx, "candidate_x", func([]*trace.Trace) error { return nil }); err == nil {
+		t.Error("ExampleBatches of an unknown candidate succeeded")
+	}
+}

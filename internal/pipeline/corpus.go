@@ -89,7 +89,10 @@ type Corpus struct {
 	All func(context.Context) ([]*trace.Trace, error)
 	// Examples, when set, reads back the examples of one candidate;
 	// Sources is then empty.
-	Examples        func(context.Context, *candidate.Candidate) ([]*trace.Trace, error)
+	Examples func(context.Context, *candidate.Candidate) ([]*trace.Trace, error)
+	// ExampleBatches, set with Examples, hands the same traces over in
+	// batches of bounded size, for shadow replay.
+	ExampleBatches  func(context.Context, *candidate.Candidate, func([]*trace.Trace) error) error
 	Skipped         []source.Skipped
 	SkippedSessions []source.SkippedSession
 }
@@ -177,7 +180,7 @@ func storeCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Corpus{Report: m.Report, Examples: m.Examples, All: m.All, SkippedSessions: m.SkippedSessions}, nil
+	return &Corpus{Report: m.Report, Examples: m.Examples, ExampleBatches: m.ExampleBatches, All: m.All, SkippedSessions: m.SkippedSessions}, nil
 }
 
 // errWhole says that the corpus must be loaded whole.
@@ -278,7 +281,10 @@ func scanCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	examples := func(ctx context.Context, c *candidate.Candidate) ([]*trace.Trace, error) {
 		return s.Examples(ctx, c.ID)
 	}
-	return &Corpus{Report: report, Examples: examples, Skipped: res.Skipped,
+	batches := func(ctx context.Context, c *candidate.Candidate, yield func([]*trace.Trace) error) error {
+		return s.ExampleBatches(ctx, c.ID, yield)
+	}
+	return &Corpus{Report: report, Examples: examples, ExampleBatches: batches, Skipped: res.Skipped,
 		All: func(ctx context.Context) ([]*trace.Trace, error) {
 			res, err := source.Load(ctx, o.Dir, source.Options{SkipInvalid: o.SkipInvalid})
 			if err != nil {

@@ -3,8 +3,10 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/bundle"
@@ -44,6 +46,14 @@ type Outputs struct {
 	// candidate: shadow replay and the bundle then read each candidate's
 	// examples when they get to it, instead of taking them from sources.
 	Examples func(ctx context.Context, c *candidate.Candidate) ([]*trace.Trace, error)
+	// ExampleBatches, when set, hands the example traces of one
+	// candidate to yield in batches of bounded size: shadow replay then
+	// compares each batch and lets it go before the next is read, so it
+	// never holds every example of a candidate with tens of thousands of
+	// them. It takes precedence over Examples for shadow replay; the
+	// bundle, which holds its candidate's examples as fixtures, still
+	// reads them through Examples.
+	ExampleBatches func(ctx context.Context, c *candidate.Candidate, yield func(batch []*trace.Trace) error) error
 	// Heldout, when set, streams the held-out traces to shadow replay
 	// instead of the heldout slice; there is then no bundle, which needs
 	// them all.
@@ -63,11 +73,12 @@ type Published struct {
 
 // Publish is the one road from a mining report to files: it shadow-replays
 // every candidate against sources and heldout, decides promotion, renders
-// every output in memory, writes the bundle (atomically, in bundle.Write),
-// and then the other files (all or none, through atomicfile.WriteAll). A
-// rendering failure writes nothing. It redacts r in place first, so
-// nothing it writes holds a secret of the traces, and neither does a
-// summary the caller prints from r.
+// the workflows in memory and the report, which may be gigabytes, as a
+// stream into its temporary file, writes the bundle (atomically, in
+// bundle.Write), and then puts the other files in place (all or none,
+// through an atomicfile.Batch). A rendering failure writes nothing. It
+// redacts r in place first, so nothing it writes holds a secret of the
+// traces, and neither does a summary the caller prints from r.
 func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace.Trace, o Outputs) (*Published, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -88,6 +99,10 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 	*r = *red
 
 	p := &Published{}
+	// The workflows are rendered before anything is written; the report
+	// is written straight into its temporary file. Nothing is put in
+	// place before the bundle is written and the run is known not to be
+	// cancelled.
 	files := map[string][]byte{}
 	sel := r.Selected()
 	if sel != nil {
@@ -122,12 +137,18 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 			p.Workflows = append(p.Workflows, filepath.ToSlash(path))
 		}
 	}
+	batch := atomicfile.NewBatch(0o644)
+	defer batch.Discard()
 	if o.Report != "" {
-		b, err := r.Encode()
+		err := batch.Add(o.Report, func(w io.Writer) error {
+			if err := candidate.WriteJSON(w, r); err != nil {
+				return fmt.Errorf("encoding report: %w", err)
+			}
+			return nil
+		})
 		if err != nil {
-			return nil, fmt.Errorf("encoding report: %w", err)
+			return nil, err
 		}
-		files[o.Report] = b
 	}
 	if o.Bundle != "" {
 		bo := o.BundleOptions
@@ -175,7 +196,17 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := atomicfile.WriteAll(files, 0o644); err != nil {
+	paths := make([]string, 0, len(files))
+	for path := range files {
+		paths = append(paths, path)
+	}
+	slices.Sort(paths)
+	for _, path := range paths {
+		if err := batch.AddBytes(path, files[path]); err != nil {
+			return nil, err
+		}
+	}
+	if err := batch.Commit(); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -185,19 +216,22 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 // on the compared report before anything is written (a persona's repair
 // is rejected when its candidate fails the comparison): every candidate
 // of r is compared with its examples in sources (or those o.Examples
-// reads back) and with heldout (or what o.Heldout streams), and r gets
-// the results.
+// reads back, or the batches o.ExampleBatches reads, one batch held at a
+// time) and with heldout (or what o.Heldout streams), and r gets the
+// results.
 func Shadow(ctx context.Context, r *candidate.Report, sources, heldout []*trace.Trace, o Outputs) error {
-	var index replay.Sources
-	examples := func(c *candidate.Candidate) (replay.Sources, error) {
-		if o.Examples != nil {
+	examples := func(c *candidate.Candidate, yield func([]*trace.Trace) error) error {
+		switch {
+		case o.ExampleBatches != nil:
+			return o.ExampleBatches(ctx, c, yield)
+		case o.Examples != nil:
 			ts, err := o.Examples(ctx, c)
-			return replay.IndexSources(ts), err
+			if err != nil {
+				return err
+			}
+			return yield(ts)
 		}
-		if index == nil {
-			index = replay.IndexSources(sources)
-		}
-		return index, nil
+		return nil
 	}
 	stream := o.Heldout
 	if stream == nil {
@@ -208,7 +242,12 @@ func Shadow(ctx context.Context, r *candidate.Report, sources, heldout []*trace.
 			return yield(heldout)
 		}
 	}
-	return replay.ApplyStream(r, examples, stream)
+	if o.ExampleBatches != nil || o.Examples != nil {
+		return replay.ApplyBatches(r, examples, stream)
+	}
+	// Every candidate looks its examples up in one index of the sources.
+	index := replay.IndexSources(sources)
+	return replay.ApplyStream(r, func(*candidate.Candidate) (replay.Sources, error) { return index, nil }, stream)
 }
 
 // WriteBundle writes the review bundle of in into dir (bundle.Write),
@@ -267,7 +306,7 @@ func MineDir(ctx context.Context, o MineDirOptions) (*candidate.Report, *Publish
 		return nil, nil, err
 	}
 	report.ShadowSources = append(report.ShadowSources, o.Heldout.Dirs...)
-	out.AllSources, out.Examples = c.All, c.Examples
+	out.AllSources, out.Examples, out.ExampleBatches = c.All, c.Examples, c.ExampleBatches
 	pub, err := Publish(ctx, report, c.Sources, heldout, out)
 	if err != nil {
 		return nil, nil, err

@@ -73,19 +73,52 @@ type HeldoutFunc func(yield func(batch []*trace.Trace) error) error
 // Apply's. An error from examples or heldout stops it and is returned,
 // with r unchanged.
 func ApplyStream(r *candidate.Report, examples ExamplesFunc, heldout HeldoutFunc) error {
+	return applyStream(r, func(p *plan) ([]candidate.ShadowTrace, error) {
+		sources, err := examples(p.c)
+		if err != nil {
+			return nil, err
+		}
+		return p.compareSources(sources), nil
+	}, heldout)
+}
+
+// ExampleBatchesFunc hands traces holding the example traces of c to
+// yield in batches, and returns yield's error or its own. A batch may
+// hold traces that are not examples of c (they are ignored) and an
+// example's trace may come in any batch; an example whose trace comes in
+// none fails with code example_missing, as with a Sources that lacks it.
+// Of two traces with an example's trace id and source hash, the first
+// handed over is compared, as IndexSources would find it.
+type ExampleBatchesFunc func(c *candidate.Candidate, yield func(batch []*trace.Trace) error) error
+
+// ApplyBatches is ApplyStream with each candidate's source examples read
+// as a stream too: every batch examples hands over is compared and let
+// go before the next is asked for, so no more than one batch of a
+// candidate's examples is held at a time, however many examples it has.
+// The result is Apply's.
+func ApplyBatches(r *candidate.Report, examples ExampleBatchesFunc, heldout HeldoutFunc) error {
+	return applyStream(r, func(p *plan) ([]candidate.ShadowTrace, error) {
+		return p.compareSourceBatches(func(yield func([]*trace.Trace) error) error {
+			return examples(p.c, yield)
+		})
+	}, heldout)
+}
+
+// applyStream is ApplyStream with each candidate compared with its
+// source examples by compareSources.
+func applyStream(r *candidate.Report, compareSources func(p *plan) ([]candidate.ShadowTrace, error), heldout HeldoutFunc) error {
 	cands := make([]candidate.Candidate, 0, len(r.Candidates)+len(r.RejectedCandidates))
 	cands = append(cands, r.Candidates...)
 	cands = append(cands, r.RejectedCandidates...)
 	plans := make([]*plan, len(cands))
 	traces := make([][]candidate.ShadowTrace, len(cands))
 	for i := range cands {
-		c := &cands[i]
-		sources, err := examples(c)
+		plans[i] = newPlan(&cands[i])
+		sts, err := compareSources(plans[i])
 		if err != nil {
 			return err
 		}
-		plans[i] = newPlan(c)
-		traces[i] = plans[i].compareSources(sources)
+		traces[i] = sts
 	}
 	// A candidate with derived parameters keeps the held-out traces that
 	// contain it, to check each expression on them at the end; the

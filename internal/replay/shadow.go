@@ -116,6 +116,63 @@ func (p *plan) compareSources(sources Sources) []candidate.ShadowTrace {
 	return p.compareAll(jobs)
 }
 
+// compareSourceBatches compares the candidate with each of its examples,
+// whose traces batches hands over (see ExampleBatchesFunc); the result is
+// in example order and is compareSources' over the batches' traces.
+func (p *plan) compareSourceBatches(batches func(yield func([]*trace.Trace) error) error) ([]candidate.ShadowTrace, error) {
+	c := p.c
+	// The examples not yet found, by trace id and source hash; two
+	// examples of one trace are both found with it.
+	pending := make(map[sourceKey][]int, len(c.Examples))
+	for i := range c.Examples {
+		ex := &c.Examples[i]
+		k := sourceKey{ex.TraceID, ex.SourceHash}
+		pending[k] = append(pending[k], i)
+	}
+	out := make([]candidate.ShadowTrace, len(c.Examples))
+	found := make([]bool, len(c.Examples))
+	var (
+		jobs []job
+		at   []int
+	)
+	err := batches(func(batch []*trace.Trace) error {
+		jobs, at = jobs[:0], at[:0]
+		for _, t := range batch {
+			if t == nil {
+				continue
+			}
+			k := sourceKey{t.ID, t.SourceHash}
+			for _, i := range pending[k] {
+				jobs = append(jobs, job{t: t, role: candidate.RoleSource, example: &c.Examples[i]})
+				at = append(at, i)
+			}
+			delete(pending, k)
+		}
+		for n, st := range p.compareAll(jobs) {
+			out[at[n]], found[at[n]] = st, true
+		}
+		// The jobs hold the batch's traces: clear them so that the
+		// batch can go before the next one is read.
+		clear(jobs)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var missing []job
+	at = at[:0]
+	for i := range c.Examples {
+		if !found[i] {
+			missing = append(missing, job{role: candidate.RoleSource, example: &c.Examples[i]})
+			at = append(at, i)
+		}
+	}
+	for n, st := range p.compareAll(missing) {
+		out[at[n]] = st
+	}
+	return out, nil
+}
+
 // compareHeldout compares the candidate with each held-out trace, in
 // order.
 func (p *plan) compareHeldout(heldout []*trace.Trace) []candidate.ShadowTrace {

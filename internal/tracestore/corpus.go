@@ -175,6 +175,9 @@ type Mined struct {
 	Report *candidate.Report
 	// Examples reads back the examples of a candidate the run built.
 	Examples func(ctx context.Context, c *candidate.Candidate) ([]*trace.Trace, error)
+	// ExampleBatches hands them to yield in batches the example cache
+	// holds (mine.Scan.ExampleBatches), for shadow replay.
+	ExampleBatches func(ctx context.Context, c *candidate.Candidate, yield func([]*trace.Trace) error) error
 	// All decodes every stored trace.
 	All func(ctx context.Context) ([]*trace.Trace, error)
 	// SkippedSessions are the sessions imports read that did not become
@@ -230,6 +233,9 @@ func (c *Corpus) Mine(ctx context.Context, opts mine.Options, reread func(traces
 		Report: report,
 		Examples: func(ctx context.Context, cand *candidate.Candidate) ([]*trace.Trace, error) {
 			return s.Examples(ctx, cand.ID)
+		},
+		ExampleBatches: func(ctx context.Context, cand *candidate.Candidate, yield func([]*trace.Trace) error) error {
+			return s.ExampleBatches(ctx, cand.ID, yield)
 		},
 		All:             c.All,
 		SkippedSessions: skipped,
