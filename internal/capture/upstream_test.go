@@ -122,6 +122,28 @@ type upstreamClient struct {
 	events chan string
 	done   chan error
 	warns  *strings.Builder
+	wmu    sync.Mutex // guards warns, written by the proxy's goroutines
+}
+
+// warnings returns what the proxy has warned about so far.
+func (c *upstreamClient) warnings() string {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.warns.String()
+}
+
+// waitWarning waits until the proxy has warned with a message containing
+// want: the standalone stream is opened in the background, so its refusal
+// can come after the client's first requests have been answered.
+func (c *upstreamClient) waitWarning(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(c.warnings(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("warnings = %q, want one containing %q", c.warnings(), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // connectThrough runs the proxy between an SDK client and u, the client
@@ -130,12 +152,11 @@ func connectThrough(t *testing.T, u *upstreamServer, version string) *upstreamCl
 	t.Helper()
 	ctx := context.Background()
 	c := &upstreamClient{events: make(chan string, 64), done: make(chan error, 1), warns: &strings.Builder{}}
-	var wmu sync.Mutex
 	proxySide, clientSide := mcp.NewInMemoryTransports()
 	up := &HTTPUpstream{Endpoint: u.http.URL, Warn: func(m string) {
-		wmu.Lock()
+		c.wmu.Lock()
 		c.warns.WriteString(m + "\n")
-		wmu.Unlock()
+		c.wmu.Unlock()
 	}}
 	go func() {
 		_, err := Run(ctx, proxySide, up, Options{Out: t.TempDir(), ID: "standalone"})
@@ -243,8 +264,8 @@ func TestUpstreamStandaloneStream(t *testing.T) {
 				}
 			}
 			waitClosed(t, u)
-			if c.warns.Len() > 0 {
-				t.Errorf("warnings: %s", c.warns)
+			if w := c.warnings(); w != "" {
+				t.Errorf("warnings: %s", w)
 			}
 		})
 	}
@@ -271,14 +292,28 @@ func TestUpstreamNoStandaloneStream(t *testing.T) {
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "still" {
 		t.Fatalf("a call through the proxy: %v, %v", res, err)
 	}
+	// The stream is opened in the background: wait for its request, and
+	// give a retry, which must not come, the time to come.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		u.mu.Lock()
+		n := len(u.gets)
+		u.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy did not ask for the standalone stream")
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
 	c.close(t)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if len(u.gets) != 1 {
 		t.Errorf("%d GET requests after a 405, want 1 (no retry)", len(u.gets))
 	}
-	if c.warns.Len() > 0 {
-		t.Errorf("a 405 was reported: %s", c.warns)
+	if w := c.warnings(); w != "" {
+		t.Errorf("a 405 was reported: %s", w)
 	}
 }
 
@@ -290,10 +325,8 @@ func TestUpstreamStandaloneRefused(t *testing.T) {
 	if _, err := c.cs.ListTools(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
+	c.waitWarning(t, "403")
 	c.close(t)
-	if !strings.Contains(c.warns.String(), "403") {
-		t.Errorf("warnings = %q, want the refusal", c.warns)
-	}
 }
 
 // When the standalone stream breaks, the proxy reconnects with the id of
