@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -448,7 +449,7 @@ func (p *parse) body(s *Session, lines []string, offset int) {
 		}
 		return max(i, 0)
 	}
-	doc := markdown().Parse(text.NewReader(src))
+	doc := parseMarkdown(src)
 
 	// Top-level blocks and their first lines. A block runs to the line
 	// before the next one's first line, less trailing blank lines: at the
@@ -872,15 +873,24 @@ func (c Callout) problems() []string {
 	return nil
 }
 
-// markdown returns a CommonMark block parser. Parsers keep state while
-// parsing, so each document gets its own.
-func markdown() parser.Parser {
+// parseMarkdown parses src as CommonMark. Building a goldmark parser
+// costs more than parsing a short block (the writer checks every prose
+// block of a run's log on its own), so parsers are reused. A parser keeps
+// state while it parses but starts each Parse afresh, as goldmark's own
+// Convert relies on; the pool gives each goroutine its own.
+func parseMarkdown(src []byte) ast.Node {
+	p := markdownParsers.Get().(parser.Parser)
+	defer markdownParsers.Put(p)
+	return p.Parse(text.NewReader(src))
+}
+
+var markdownParsers = sync.Pool{New: func() any {
 	return parser.NewParser(
 		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
 		parser.WithInlineParsers(parser.DefaultInlineParsers()...),
 		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
 	)
-}
+}}
 
 // check validates what needs the whole session: the resume point.
 func (p *parse) check(s *Session) {

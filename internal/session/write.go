@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/text"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/crystallize-dev/crystallize/internal/mdtext"
@@ -430,7 +429,7 @@ func (v *validator) prose(path, md string, first, afterCalls, last bool) {
 		v.errorf(path, "indented prose after a tool call list would continue the list")
 	}
 	src := []byte(md + "\n\nz\n")
-	doc := markdown().Parse(text.NewReader(src))
+	doc := parseMarkdown(src)
 	end := doc.LastChild()
 	// end is the paragraph z, which the loop below leaves out; when md
 	// swallowed it, every node is md's.
