@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,61 +42,20 @@ func mineStoreOutputs(t *testing.T, out, from string, extra ...string) (map[stri
 // without a candidate, on generated corpora as files and as JSON Lines,
 // and on agents' session logs, which the gapped miner mines whole.
 func TestMineStoreSameOutput(t *testing.T) {
-	type corpus struct {
-		name, dir string
-		extra     []string
-	}
-	corpora := []corpus{
-		{"examples", "../../examples/traces", []string{"--shadow-from", "../../examples/heldout", "--min-examples", "2"}},
-		{"examples/no-candidate", "../../examples/traces", []string{"--min-examples", "50"}},
-	}
-	tmp := t.TempDir()
-	for _, seed := range []uint64{1, 5} {
-		c := tracetest.Generate(tracetest.Config{Traces: 200, Seed: seed, Support: 0.05, FuzzyEvery: 3})
-		dir := filepath.Join(tmp, fmt.Sprintf("files-%d", seed))
-		if err := c.WriteDir(dir); err != nil {
-			t.Fatal(err)
-		}
-		corpora = append(corpora, corpus{fmt.Sprintf("files/seed=%d", seed), dir, []string{"--min-examples", "3"}})
-		dir = filepath.Join(tmp, fmt.Sprintf("jsonl-%d", seed))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.WriteJSONL(filepath.Join(dir, "traces.jsonl")); err != nil {
-			t.Fatal(err)
-		}
-		corpora = append(corpora, corpus{fmt.Sprintf("jsonl/seed=%d", seed), dir, []string{"--min-examples", "3"}})
-	}
-	agents := filepath.Join(tmp, "claude")
+	corpora := sameOutputCorpora(t, 1, 5)
+	agents := filepath.Join(t.TempDir(), "claude")
 	ac := tracetest.GenerateAgents(tracetest.AgentConfig{Sessions: 40, Seed: 1})
 	if err := ac.Write(agents, tracetest.AgentFormats[0]); err != nil {
 		t.Fatal(err)
 	}
-	corpora = append(corpora, corpus{"agents", agents, nil})
+	corpora = append(corpora, sameOutputCorpus{"agents", agents, nil})
 	for _, c := range corpora {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			want, code1, stdout1 := minePasses(t, out, c.dir, pipeline.PassesTwo, c.extra...)
-			got, code2, stdout2 := mineStoreOutputs(t, out, c.dir, c.extra...)
-			if code1 != code2 {
-				t.Errorf("exit %d from --from, %d from --store", code1, code2)
-			}
-			if !bytes.Contains(want["report.json"], []byte(`"candidates"`)) {
-				t.Fatalf("no report written")
-			}
-			for name, b := range want {
-				if !bytes.Equal(b, got[name]) {
-					t.Errorf("%s differs between --from and --store", name)
-				}
-			}
-			for name := range got {
-				if _, ok := want[name]; !ok {
-					t.Errorf("--store wrote %s, --from did not", name)
-				}
-			}
-			if stdout1 != stdout2 {
-				t.Errorf("summaries differ:\n%s\n---\n%s", stdout1, stdout2)
-			}
+			var from, stored mineRun
+			from.files, from.code, from.stdout = minePasses(t, out, c.dir, pipeline.PassesTwo, c.extra...)
+			stored.files, stored.code, stored.stdout = mineStoreOutputs(t, out, c.dir, c.extra...)
+			sameOutput(t, "from --from", from, "from --store", stored)
 		})
 	}
 }

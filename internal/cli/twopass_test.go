@@ -52,28 +52,30 @@ func minePasses(t *testing.T, out, from, passes string, extra ...string) (map[st
 	return readTree(t, out), code, stdout.String()
 }
 
-// TestMineTwoPassSameOutput checks that mining in two passes writes the
-// same files, byte for byte, as mining with the corpus in memory: on the
-// examples (with held-out traces) and on generated corpora of several
-// seeds, as one file per trace and as JSON Lines.
-func TestMineTwoPassSameOutput(t *testing.T) {
-	type corpus struct {
-		name, dir string
-		extra     []string
-	}
-	corpora := []corpus{
+// sameOutputCorpus is a corpus two ways of mining must write the same
+// files for, with the flags both get.
+type sameOutputCorpus struct {
+	name, dir string
+	extra     []string
+}
+
+// sameOutputCorpora returns the examples (with held-out traces, and with
+// nothing to propose, when the bundle holds every trace) and generated
+// corpora of the given seeds, as one file per trace and as JSON Lines.
+func sameOutputCorpora(t *testing.T, seeds ...uint64) []sameOutputCorpus {
+	t.Helper()
+	corpora := []sameOutputCorpus{
 		{"examples", "../../examples/traces", []string{"--shadow-from", "../../examples/heldout", "--min-examples", "2"}},
-		// Nothing to propose: the bundle then holds every trace.
 		{"examples/no-candidate", "../../examples/traces", []string{"--min-examples", "50"}},
 	}
 	tmp := t.TempDir()
-	for _, seed := range []uint64{1, 2, 5} {
+	for _, seed := range seeds {
 		c := tracetest.Generate(tracetest.Config{Traces: 200, Seed: seed, Support: 0.05, FuzzyEvery: 3})
 		dir := filepath.Join(tmp, fmt.Sprintf("files-%d", seed))
 		if err := c.WriteDir(dir); err != nil {
 			t.Fatal(err)
 		}
-		corpora = append(corpora, corpus{fmt.Sprintf("files/seed=%d", seed), dir, []string{"--min-examples", "3"}})
+		corpora = append(corpora, sameOutputCorpus{fmt.Sprintf("files/seed=%d", seed), dir, []string{"--min-examples", "3"}})
 		dir = filepath.Join(tmp, fmt.Sprintf("jsonl-%d", seed))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -81,32 +83,57 @@ func TestMineTwoPassSameOutput(t *testing.T) {
 		if err := c.WriteJSONL(filepath.Join(dir, "traces.jsonl")); err != nil {
 			t.Fatal(err)
 		}
-		corpora = append(corpora, corpus{fmt.Sprintf("jsonl/seed=%d", seed), dir, []string{"--min-examples", "3"}})
+		corpora = append(corpora, sameOutputCorpus{fmt.Sprintf("jsonl/seed=%d", seed), dir, []string{"--min-examples", "3"}})
 	}
-	for _, c := range corpora {
+	return corpora
+}
+
+// mineRun is what one mining run left: every file it wrote, its exit code
+// and its stdout.
+type mineRun struct {
+	files  map[string][]byte
+	code   int
+	stdout string
+}
+
+// sameOutput fails t unless runs a and b (named by how they mined) wrote
+// the same files byte for byte, exited alike and printed the same
+// summary, and a wrote a report.
+func sameOutput(t *testing.T, aName string, a mineRun, bName string, b mineRun) {
+	t.Helper()
+	if a.code != b.code {
+		t.Errorf("exit %d %s, %d %s", a.code, aName, b.code, bName)
+	}
+	if !bytes.Contains(a.files["report.json"], []byte(`"candidates"`)) {
+		t.Fatalf("no report written %s", aName)
+	}
+	for name, data := range a.files {
+		if !bytes.Equal(data, b.files[name]) {
+			t.Errorf("%s differs between %s and %s", name, aName, bName)
+		}
+	}
+	for name := range b.files {
+		if _, ok := a.files[name]; !ok {
+			t.Errorf("%s wrote %s, %s did not", bName, name, aName)
+		}
+	}
+	if a.stdout != b.stdout {
+		t.Errorf("summaries differ:\n%s\n---\n%s", a.stdout, b.stdout)
+	}
+}
+
+// TestMineTwoPassSameOutput checks that mining in two passes writes the
+// same files, byte for byte, as mining with the corpus in memory: on the
+// examples (with held-out traces) and on generated corpora of several
+// seeds, as one file per trace and as JSON Lines.
+func TestMineTwoPassSameOutput(t *testing.T) {
+	for _, c := range sameOutputCorpora(t, 1, 2, 5) {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			one, code1, stdout1 := minePasses(t, out, c.dir, pipeline.PassesOne, c.extra...)
-			two, code2, stdout2 := minePasses(t, out, c.dir, pipeline.PassesTwo, c.extra...)
-			if code1 != code2 {
-				t.Errorf("exit %d with one pass, %d with two", code1, code2)
-			}
-			if !bytes.Contains(one["report.json"], []byte(`"candidates"`)) {
-				t.Fatalf("no report written")
-			}
-			for name, b := range one {
-				if !bytes.Equal(b, two[name]) {
-					t.Errorf("%s differs between one and two passes", name)
-				}
-			}
-			for name := range two {
-				if _, ok := one[name]; !ok {
-					t.Errorf("two passes wrote %s, one pass did not", name)
-				}
-			}
-			if stdout1 != stdout2 {
-				t.Errorf("summaries differ:\n%s\n---\n%s", stdout1, stdout2)
-			}
+			var one, two mineRun
+			one.files, one.code, one.stdout = minePasses(t, out, c.dir, pipeline.PassesOne, c.extra...)
+			two.files, two.code, two.stdout = minePasses(t, out, c.dir, pipeline.PassesTwo, c.extra...)
+			sameOutput(t, "with one pass", one, "with two", two)
 		})
 	}
 }
