@@ -169,7 +169,8 @@ stored.
 Every write is a transaction (SQLite's write-ahead log). An import stores
 its traces in batches: interrupted, it keeps the batches it committed, and
 importing the same directory again stores the rest. An import that fails on
-invalid input removes what it stored.
+invalid input removes the traces it added; a trace it replaced (a session log
+that grew) keeps its new version.
 
   store stats    counts: traces (eligible, excluded), actions, signatures,
                  the bytes of the documents and of the database, the

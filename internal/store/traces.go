@@ -109,12 +109,14 @@ func (s *DB) BeginTraceImport(ctx context.Context, root, now string) (int64, err
 }
 
 // FinishTraceImport records how an import ended. With status
-// ImportFailed the traces it stored are removed first, in the same
-// transaction: an import that fails stores nothing.
+// ImportFailed the traces it added are removed first, in the same
+// transaction. A trace it replaced (same id and place, new bytes) keeps
+// its new version: the old one went with the batch that replaced it, and
+// removing the new one would lose the trace.
 func (s *DB) FinishTraceImport(ctx context.Context, id int64, status, now string, known int) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if status == ImportFailed {
-			if err := deleteTraces(ctx, tx, `import_id = ?`, id); err != nil {
+			if err := deleteTraces(ctx, tx, `import_id = ? AND replaced = 0`, id); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM trace_skipped_sessions WHERE import_id = ?`, id); err != nil {
@@ -640,8 +642,10 @@ func (s *DB) GCTraces(ctx context.Context) (*TraceGC, error) {
 		}
 		n, _ := r.RowsAffected()
 		gc.Bodies = int(n)
-		r, err = tx.ExecContext(ctx, `DELETE FROM trace_imports WHERE status != ? AND id NOT IN (SELECT import_id FROM traces)
-			AND id NOT IN (SELECT import_id FROM trace_skipped_sessions)`, ImportComplete)
+		// Only imports that ended: a running one may not have committed
+		// its first batch yet, and removing its record would fail it.
+		r, err = tx.ExecContext(ctx, `DELETE FROM trace_imports WHERE status NOT IN (?, ?) AND id NOT IN (SELECT import_id FROM traces)
+			AND id NOT IN (SELECT import_id FROM trace_skipped_sessions)`, ImportComplete, ImportRunning)
 		if err != nil {
 			return err
 		}

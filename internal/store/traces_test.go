@@ -186,3 +186,76 @@ func TestTraceFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestGCSparesRunningImport checks that gc does not remove the record of
+// an import that has not committed its first batch yet: the import goes
+// on and completes.
+func TestGCSparesRunningImport(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	imp, err := db.BeginTraceImport(ctx, "/corpus", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc, err := db.GCTraces(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gc.Imports != 0 {
+		t.Errorf("gc removed %d imports while one was running", gc.Imports)
+	}
+	if _, err := db.PutTraces(ctx, imp, []StoredTrace{storedTrace("a", "h1", "a.json", "x")}); err != nil {
+		t.Fatalf("the running import after gc: %v", err)
+	}
+	if err := db.FinishTraceImport(ctx, imp, ImportComplete, "", 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFailedImportKeepsReplacement checks that a failed import removes the
+// traces it added but keeps the new version of a trace it replaced, whose
+// old version its batch already removed.
+func TestFailedImportKeepsReplacement(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	first, _ := db.BeginTraceImport(ctx, "/corpus", "")
+	if _, err := db.PutTraces(ctx, first, []StoredTrace{storedTrace("a", "h1", "a.json", "x")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.FinishTraceImport(ctx, first, ImportComplete, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := db.BeginTraceImport(ctx, "/corpus", "")
+	res, err := db.PutTraces(ctx, second, []StoredTrace{
+		storedTrace("a", "h1-grown", "a.json", "x", "y"),
+		storedTrace("b", "h2", "b.json", "z"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Replaced != 1 || res.Added != 1 {
+		t.Fatalf("put: %+v, want 1 replaced, 1 added", res)
+	}
+	if err := db.FinishTraceImport(ctx, second, ImportFailed, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	var hash string
+	if err := db.db.QueryRow(`SELECT source_hash FROM traces WHERE trace_id = 'a'`).Scan(&hash); err != nil {
+		t.Fatalf("trace a after the failed import: %v", err)
+	}
+	if hash != "h1-grown" {
+		t.Errorf("trace a has source hash %s, want the replacement's h1-grown", hash)
+	}
+	var n int
+	if err := db.db.QueryRow(`SELECT count(*) FROM traces WHERE trace_id = 'b'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("trace b, which the failed import added: %d rows (%v), want 0", n, err)
+	}
+}

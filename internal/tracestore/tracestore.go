@@ -12,8 +12,8 @@
 // Writes are transactions of at most a batch of traces, under SQLite's
 // write-ahead log: an import that is interrupted keeps the batches it
 // committed, whole, and a later import of the same directory skips them
-// and stores the rest. An import that fails on invalid input removes what
-// it stored.
+// and stores the rest. An import that fails on invalid input removes the
+// traces it added; a trace it replaced keeps its new version.
 package tracestore
 
 import (
@@ -304,7 +304,7 @@ func Import(ctx context.Context, db *store.DB, dir string, opts ImportOptions) (
 			status = StatusInterrupted
 		}
 		if ferr := db.FinishTraceImport(end, id, status, now(), res.Known); ferr != nil {
-			return nil, errors.Join(err, ferr)
+			return nil, fmt.Errorf("importing traces from %s: %w", dir, errors.Join(err, ferr))
 		}
 		return nil, fmt.Errorf("importing traces from %s: %w", dir, err)
 	}
@@ -313,13 +313,16 @@ func Import(ctx context.Context, db *store.DB, dir string, opts ImportOptions) (
 		format(s.Format).SkippedSessions++
 		skipped[i] = store.SkippedSession{Path: s.Path, Line: s.Line, Format: s.Format, SessionID: s.ID, Reason: s.Reason, Message: s.Message}
 	}
-	if err := db.PutSkippedSessions(ctx, id, skipped); err != nil {
+	// Every trace is committed: the bookkeeping that ends the import is
+	// done whatever happens to ctx now, so that it is not left "running".
+	end := context.WithoutCancel(ctx)
+	if err := db.PutSkippedSessions(end, id, skipped); err != nil {
 		return nil, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(formats)) {
 		res.Formats = append(res.Formats, *formats[name])
 	}
-	if err := db.FinishTraceImport(ctx, id, store.ImportComplete, now(), res.Known); err != nil {
+	if err := db.FinishTraceImport(end, id, store.ImportComplete, now(), res.Known); err != nil {
 		return nil, err
 	}
 	return res, nil
