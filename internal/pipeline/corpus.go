@@ -328,6 +328,19 @@ func StreamHeldout(ctx context.Context, r *candidate.Report, o HeldoutOptions) r
 	return func(yield func([]*trace.Trace) error) error {
 		for _, dir := range o.Dirs {
 			var batch []*trace.Trace
+			// A session log is found only when the scan reaches its
+			// file, after earlier files' traces may have been handed on:
+			// what was handed on is remembered so that the whole load
+			// that follows hands on only the rest, and the exclusions
+			// screened so far are screened again by that load.
+			handed := map[string]bool{}
+			excluded, excludedCount := len(r.ExcludedTraces), r.ExcludedTraceCount
+			send := func(ts []*trace.Trace) error {
+				for _, t := range ts {
+					handed[heldoutKey(t)] = true
+				}
+				return yield(ts)
+			}
 			res, err := source.Scan(ctx, dir, source.Options{SkipInvalid: o.SkipInvalid},
 				func(t *trace.Trace) *trace.Trace { return t },
 				func(_ source.Location, t *trace.Trace) error {
@@ -335,20 +348,27 @@ func StreamHeldout(ctx context.Context, r *candidate.Report, o HeldoutOptions) r
 						return nil
 					}
 					if batch = append(batch, t); len(batch) == HeldoutBatch {
-						err := yield(batch)
+						err := send(batch)
 						batch = nil
 						return err
 					}
 					return nil
 				}, nil)
 			if errors.Is(err, source.ErrSessionLog) {
+				r.ExcludedTraces, r.ExcludedTraceCount = r.ExcludedTraces[:excluded], excludedCount
 				one := o
 				one.Dirs = []string{dir}
 				all, err := LoadHeldout(ctx, r, one)
 				if err != nil {
 					return err
 				}
-				if err := yield(all); err != nil {
+				rest := all[:0]
+				for _, t := range all {
+					if !handed[heldoutKey(t)] {
+						rest = append(rest, t)
+					}
+				}
+				if err := yield(rest); err != nil {
 					return err
 				}
 				continue
@@ -366,6 +386,9 @@ func StreamHeldout(ctx context.Context, r *candidate.Report, o HeldoutOptions) r
 		return nil
 	}
 }
+
+// heldoutKey names a held-out trace by its id and where it was read.
+func heldoutKey(t *trace.Trace) string { return t.ID + "\x00" + t.Source }
 
 // addSkipped lists the invalid files a load skipped in r.
 func addSkipped(r *candidate.Report, skipped []source.Skipped) {
