@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
@@ -346,8 +347,8 @@ from a directory gives the files import --out writes from it, byte for
 byte. mine --from on the exported files finds the procedures mine --store
 finds; only the traces' paths (source) differ.
 
-All files or none: each is written beside its destination first, and they
-are renamed into place when every one is complete. Files of the same names
+All files or none: each is written and synced beside its destination first,
+and they are renamed into place when every one is complete. Files of the same names
 are replaced; nothing else in --out is touched.
 
 It prints the number of traces and bytes written; --json prints {"store",
@@ -370,10 +371,10 @@ It prints the number of traces and bytes written; --json prints {"store",
 				return err
 			}
 			sum := storeExport{Store: path, Out: out}
-			w, err := newExportWriter(out)
-			if err != nil {
-				return err
-			}
+			// All or none, without holding the documents: each goes to a
+			// temporary file as it comes.
+			w := atomicfile.NewBatch(0o644)
+			defer w.Discard()
 			used := map[string]bool{}
 			err = c.Each(ctx, func(row *store.TraceRow, format string, body []byte) error {
 				doc, err := tracestore.Indent(body)
@@ -382,13 +383,12 @@ It prints the number of traces and bytes written; --json prints {"store",
 				}
 				sum.Traces++
 				sum.Bytes += int64(len(doc))
-				return w.add(pipeline.TraceFileName(format, row.TraceID, used), doc)
+				return w.AddBytes(filepath.Join(out, pipeline.TraceFileName(format, row.TraceID, used)), doc)
 			})
 			if err == nil {
-				err = w.commit()
+				err = w.Commit()
 			}
 			if err != nil {
-				w.abort()
 				return err
 			}
 			if asJSON {
@@ -401,58 +401,4 @@ It prints the number of traces and bytes written; --json prints {"store",
 	cmd.Flags().StringVar(&out, "out", "", "directory to write one trace file per stored trace into")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
-}
-
-// exportWriter writes many files all or none, as writeFiles does, without
-// holding their contents: each goes to a temporary file as it comes, and
-// commit renames them all into place.
-type exportWriter struct {
-	dir   string
-	names []string
-	temps []string
-}
-
-func newExportWriter(dir string) (*exportWriter, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", dir, err)
-	}
-	return &exportWriter{dir: dir}, nil
-}
-
-func (w *exportWriter) add(name string, data []byte) error {
-	p := filepath.Join(w.dir, name)
-	f, err := os.CreateTemp(w.dir, "."+name+".tmp*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", p, err)
-	}
-	w.temps = append(w.temps, f.Name())
-	w.names = append(w.names, p)
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(f.Name(), 0o644)
-	}
-	if werr != nil {
-		return fmt.Errorf("writing %s: %w", p, werr)
-	}
-	return nil
-}
-
-func (w *exportWriter) commit() error {
-	for i, p := range w.names {
-		if err := os.Rename(w.temps[i], p); err != nil {
-			w.temps = w.temps[i:]
-			return fmt.Errorf("writing %s: %w", p, err)
-		}
-	}
-	w.temps = nil
-	return nil
-}
-
-func (w *exportWriter) abort() {
-	for _, t := range w.temps {
-		os.Remove(t)
-	}
 }

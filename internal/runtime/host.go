@@ -873,9 +873,15 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
+// clip shortens s to at most n bytes and an ellipsis, cutting between
+// characters, never inside one: what it returns goes into session.md,
+// which must be valid UTF-8.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 { // a continuation byte: inside a character
+		n--
 	}
 	return s[:n] + "…"
 }

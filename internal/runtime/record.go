@@ -42,14 +42,21 @@ func (h *host) write() error {
 	if err := os.WriteFile(filepath.Join(dir, TraceFile), data, 0o644); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
+	// The journal, what a resume needs, is written before the log, so
+	// that nothing in the log can keep a suspended run from resuming.
+	if err := h.writeJournal(dir); err != nil {
+		return fmt.Errorf("recording run: %w", err)
+	}
 	md, err := h.session()
 	if err != nil {
-		return fmt.Errorf("recording run: %w", err)
+		// What a workflow logged (a notification nested deeper than the
+		// format holds) must not cost the run its record: the log says
+		// why it holds no phases, and trace.json holds the run.
+		if md, err = h.plainSession(err); err != nil {
+			return fmt.Errorf("recording run: %w", err)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, SessionFile), md, 0o644); err != nil {
-		return fmt.Errorf("recording run: %w", err)
-	}
-	if err := h.writeJournal(dir); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
 	return nil
@@ -152,6 +159,57 @@ func (h *host) trace() (*trace.Trace, error) {
 // session.Parse (and so crystallize session resume) reads back; a body
 // the format cannot hold is an error rather than a log resume misreads.
 func (h *host) session() ([]byte, error) {
+	s := h.sessionMeta()
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", h.w.Name)
+	fmt.Fprintf(&b, "Run of %s (sha256 %s)", codeSpan(filepath.ToSlash(h.w.File)), h.w.SHA256)
+	if st := h.w.Status(); st != "" {
+		fmt.Fprintf(&b, ", a bundle with promotion status %s", st)
+	}
+	b.WriteString(".\n")
+	if h.res.AllowUnapproved {
+		b.WriteString("\n> [!decision]\n> Run with --allow-unapproved although the bundle is not ready.\n")
+	}
+	for i, p := range h.phases {
+		if i > 0 {
+			b.WriteString("\n---\n")
+		}
+		fmt.Fprintf(&b, "\n## %s\n", p.title)
+		for _, l := range p.lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	r := h.res
+	fmt.Fprintf(&b, "\n---\n\nSteps: %d (%d tool calls, %d model calls, %d approvals); receipts: %d; refusals: %d; status: %s.\n",
+		r.Steps, r.ToolCalls, r.ModelCalls, r.Approvals, len(r.Receipts), len(r.Refusals), r.Status)
+	// Recorded text (a tool's output, a notification) may hold bytes
+	// that are not UTF-8; the format holds only UTF-8.
+	if err := session.ParseBody(SessionFile, strings.ToValidUTF8(b.String(), "\uFFFD"), s); err != nil {
+		return nil, err
+	}
+	s.Meta.ResumePoint = resumePhase(s, s.Meta.ResumePoint)
+	return session.Format(s)
+}
+
+// plainSession is session.md for a run whose log the session format
+// cannot hold (why): the run's frontmatter and a paragraph saying so.
+func (h *host) plainSession(why error) ([]byte, error) {
+	s := h.sessionMeta()
+	s.Meta.ResumePoint = session.NoResumePoint
+	reason := strings.Join(strings.Fields(strings.ToValidUTF8(why.Error(), "\uFFFD")), " ")
+	md := fmt.Sprintf("# %s\n\nThe log of this run could not be written in the session format (%s); trace.json in this directory holds every step.\n",
+		h.w.Name, codeSpan(reason))
+	if err := session.ParseBody(SessionFile, md, s); err != nil {
+		return nil, err
+	}
+	return session.Format(s)
+}
+
+// sessionMeta is the session.md frontmatter of the run: its record, and
+// in ResumePoint the step reference a resume continues at ("step-3"),
+// which session turns into the phase id.
+func (h *host) sessionMeta() *session.Session {
 	r := h.res
 	model := h.model
 	if model == "" {
@@ -175,33 +233,7 @@ func (h *host) session() ([]byte, error) {
 	if r.AllowUnapproved {
 		s.Meta.Extra = append(s.Meta.Extra, session.Field{Key: "allow_unapproved", Value: "true"})
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", h.w.Name)
-	fmt.Fprintf(&b, "Run of %s (sha256 %s)", codeSpan(filepath.ToSlash(h.w.File)), h.w.SHA256)
-	if st := h.w.Status(); st != "" {
-		fmt.Fprintf(&b, ", a bundle with promotion status %s", st)
-	}
-	b.WriteString(".\n")
-	if r.AllowUnapproved {
-		b.WriteString("\n> [!decision]\n> Run with --allow-unapproved although the bundle is not ready.\n")
-	}
-	for i, p := range h.phases {
-		if i > 0 {
-			b.WriteString("\n---\n")
-		}
-		fmt.Fprintf(&b, "\n## %s\n", p.title)
-		for _, l := range p.lines {
-			b.WriteString(l)
-			b.WriteByte('\n')
-		}
-	}
-	fmt.Fprintf(&b, "\n---\n\nSteps: %d (%d tool calls, %d model calls, %d approvals); receipts: %d; refusals: %d; status: %s.\n",
-		r.Steps, r.ToolCalls, r.ModelCalls, r.Approvals, len(r.Receipts), len(r.Refusals), r.Status)
-	if err := session.ParseBody(SessionFile, b.String(), s); err != nil {
-		return nil, err
-	}
-	s.Meta.ResumePoint = resumePhase(s, resume)
-	return session.Format(s)
+	return s
 }
 
 // resumePhase is the phase id resume_point names for the run's step
