@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -101,4 +103,21 @@ func FuzzReadEvents(f *testing.F) {
 			t.Fatalf("%q (-want +got):\n%s", b.String(), diff)
 		}
 	})
+}
+
+// TestRetryMillis checks that a retry field is digits only, and that a
+// huge one is held to what a time.Duration of milliseconds can hold.
+func TestRetryMillis(t *testing.T) {
+	for in, want := range map[string]int64{
+		"": -1, "x": -1, "-5": -1, "1.5": -1, "3000": 3000, "0": 0,
+		"99999999999999999999999": -1,
+		"9999999999999999":        int64(math.MaxInt64 / time.Millisecond),
+	} {
+		if got := retryMillis(in); got != want {
+			t.Errorf("retryMillis(%q) = %d, want %d", in, got, want)
+		}
+		if got := retryMillis(in); got > 0 && time.Duration(got)*time.Millisecond < 0 {
+			t.Errorf("retryMillis(%q) overflows a duration", in)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -313,7 +314,10 @@ func (c *upstreamConn) standalone(session, version string) {
 		}
 		wait := delay
 		if retry > 0 {
-			wait = retry
+			// A server's retry is honoured up to the longest wait of our
+			// own: a larger one would stop relaying while the session
+			// looks alive.
+			wait = min(retry, reconnectMaxDelay)
 		} else if !progressed {
 			delay = min(time.Duration(float64(delay)*reconnectGrowth), reconnectMaxDelay)
 		}
@@ -441,5 +445,6 @@ func retryMillis(v string) int64 {
 	if err != nil {
 		return -1
 	}
-	return n
+	// As milliseconds it must fit a time.Duration.
+	return min(n, int64(math.MaxInt64/time.Millisecond))
 }

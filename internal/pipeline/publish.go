@@ -137,6 +137,13 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 			p.Workflows = append(p.Workflows, filepath.ToSlash(path))
 		}
 	}
+	// The eval pack is copied in only once the bundle is written: a path
+	// it shares with another output is refused before anything is.
+	if o.EvalPack != "" {
+		if _, dup := files[o.EvalPack]; dup || o.EvalPack == o.Report {
+			return nil, fmt.Errorf("writing outputs: %s would be written twice (the eval pack and another output)", o.EvalPack)
+		}
+	}
 	batch := atomicfile.NewBatch(0o644)
 	defer batch.Discard()
 	if o.Report != "" {

@@ -144,8 +144,9 @@ func (h *host) program(argv0 string) string {
 // on a case-insensitive file system, nor a symlink or hard link inside
 // the workspace, reaches a protected file.
 //
-// A file built-in is checked twice per call (as policy before the call,
-// and where it opens the file), so the check is kept to a few system
+// A file built-in is checked once per call, as policy in callTool before
+// the call (the file built-ins are reached only through it, and open the
+// file without checking again), so the check is kept to a few system
 // calls: the root's real path, and which guards cover the root or a
 // directory above it, are found once per run (rootChecks), and the path
 // is resolved from the real root one name at a time, so only the
