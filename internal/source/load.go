@@ -311,6 +311,7 @@ func find(dir string) ([]file, []*trace.Error, error) {
 const (
 	runTraceFile   = "trace.json"
 	runJournalFile = "journal.json"
+	runJournalMAC  = "journal.mac"
 )
 
 // isRunJournal reports whether the file p named name is the journal of a
@@ -322,8 +323,16 @@ func isRunJournal(p, name string) bool {
 	if name != runJournalFile {
 		return false
 	}
-	info, err := os.Stat(filepath.Join(filepath.Dir(p), runTraceFile))
-	return err == nil && info.Mode().IsRegular()
+	// A run directory holds the journal's MAC beside it, written before
+	// the journal: a user's own trace named journal.json next to a
+	// trace.json has none, and is read.
+	for _, sibling := range []string{runTraceFile, runJournalMAC} {
+		info, err := os.Stat(filepath.Join(filepath.Dir(p), sibling))
+		if err != nil || !info.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
 }
 
 func traceExt(name string) (lines, ok bool) {

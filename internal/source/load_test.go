@@ -792,8 +792,13 @@ func TestLoadSkipsRunJournal(t *testing.T) {
 	writeTree(t, dir, map[string]string{
 		"runs/r1/trace.json":     fmt.Sprintf(okTrace, "r1"),
 		"runs/r1/journal.json":   journal,
+		"runs/r1/journal.mac":    "0123\n",
 		"runs/r2/trace.json":     fmt.Sprintf(okTrace, "r2"),
 		"elsewhere/journal.json": strings.Replace(journal, `"run_id"`, `"id": "lone", "run_id"`, 1),
+		// A user's traces that happen to be named like a run's files,
+		// without the journal's MAC: both are read.
+		"mine/trace.json":   fmt.Sprintf(okTrace, "mine-t"),
+		"mine/journal.json": fmt.Sprintf(okTrace, "mine-j"),
 	})
 	res, err := Load(context.Background(), dir, Options{})
 	if err != nil {
@@ -803,7 +808,7 @@ func TestLoadSkipsRunJournal(t *testing.T) {
 	for _, tr := range res.Traces {
 		ids = append(ids, tr.ID)
 	}
-	if diff := cmp.Diff([]string{"lone", "r1", "r2"}, ids); diff != "" {
+	if diff := cmp.Diff([]string{"lone", "mine-j", "mine-t", "r1", "r2"}, ids); diff != "" {
 		t.Errorf("Load traces (-want +got):\n%s", diff)
 	}
 	n := 0
@@ -811,7 +816,7 @@ func TestLoadSkipsRunJournal(t *testing.T) {
 		func(Location, string) error { n++; return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
-	if n != 3 {
-		t.Errorf("Scan visited %d traces, want 3", n)
+	if n != 5 {
+		t.Errorf("Scan visited %d traces, want 5", n)
 	}
 }
