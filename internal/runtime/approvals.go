@@ -83,14 +83,18 @@ func RecordApproval(stateDir string, e LedgerEntry) error {
 	if err != nil {
 		return err
 	}
-	werr := endTornLine(f, key)
+	unlock, werr := lockFile(f)
 	if werr == nil {
-		_, werr = f.Write(append(line, '\n'))
-	}
-	if werr == nil {
-		// An approval the user was told is recorded must survive a
-		// crash, as the journal and the state key do.
-		werr = syncFile(f)
+		werr = endTornLine(f, key)
+		if werr == nil {
+			_, werr = f.Write(append(line, '\n'))
+		}
+		if werr == nil {
+			// An approval the user was told is recorded must survive a
+			// crash, as the journal and the state key do.
+			werr = syncFile(f)
+		}
+		unlock()
 	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
