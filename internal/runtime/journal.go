@@ -169,6 +169,14 @@ func ReadJournal(stateDir, runID string) (*Journal, error) {
 	if err != nil || !anyMAC(key, runID, data, mac) {
 		return nil, fmt.Errorf("%w: %s: journal_unauthenticated: the journal was not written by run %s with this state directory's key (or was changed since)", ErrJournal, p, runID)
 	}
+	// More than one MAC is a rewrite cut short after its journal was in
+	// place (see writeJournalPair): finish it, so that the journal it
+	// replaced, should a copy be put back, is no longer accepted. Where
+	// the file cannot be written the journal is still read: it is
+	// authentic, and nothing else of the run can be written there either.
+	if own := recordMAC(key, "journal", runID, data) + "\n"; string(mac) != own {
+		_ = writeDurable(filepath.Join(filepath.Dir(p), journalMACFile), []byte(own))
+	}
 	if errs := trace.Duplicates(data, p, 1); len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrJournal, errs)
 	}

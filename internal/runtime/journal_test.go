@@ -524,7 +524,15 @@ func TestJournalCrashBetweenWrites(t *testing.T) {
 	if _, err := resume("merge"); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Fatalf("Resume = %v, want the kill", err)
 	}
+	if n := strings.Count(readFile(t, macPath), "\n"); n != 2 {
+		t.Fatalf("journal.mac holds %d lines after a rewrite killed before its trim, want 2", n)
+	}
 	pendingAt("release")
+	// Reading it finished the rewrite: only the new journal's MAC is
+	// left, so the journal pending at merge is refused if put back.
+	if n := strings.Count(readFile(t, macPath), "\n"); n != 1 {
+		t.Errorf("journal.mac holds %d lines after the journal was read, want 1", n)
+	}
 
 	// Completed: the journal says so and only its MAC is left, so the
 	// journal pending at release, should anyone keep a copy, is refused.
