@@ -77,13 +77,14 @@ func WriteAll(files map[string][]byte, perm os.FileMode) error {
 // large to hold in memory: Add streams each file into its temporary file
 // as it is added, and Commit renames them all into place. Until Commit,
 // no destination changes; a failed Add, or Discard, removes every
-// temporary file of the batch, after which Add and Commit fail. A Batch
-// is used from one goroutine.
+// temporary file of the batch and the directories the batch created,
+// after which Add and Commit fail. A Batch is used from one goroutine.
 type Batch struct {
-	perm  os.FileMode
-	temps map[string]string // destination → temporary file
-	err   error             // why the batch was given up
-	done  bool
+	perm    os.FileMode
+	temps   map[string]string // destination → temporary file
+	created []string          // directories Add created, parents first
+	err     error             // why the batch was given up
+	done    bool
 }
 
 // NewBatch returns an empty batch whose files get mode perm.
@@ -110,7 +111,7 @@ func (b *Batch) Add(name string, write func(w io.Writer) error) error {
 	if _, dup := b.temps[name]; dup {
 		return b.fail(fmt.Errorf("writing %s: added twice", name))
 	}
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+	if err := b.mkdirAll(filepath.Dir(name)); err != nil {
 		return b.fail(fmt.Errorf("writing %s: %w", name, err))
 	}
 	tmp, err := writeTemp(name, write, b.perm, SyncFile)
@@ -138,6 +139,7 @@ func (b *Batch) Commit() error {
 	for _, p := range paths {
 		if err := os.Rename(b.temps[p], p); err != nil {
 			b.removeTemps()
+			b.removeCreated()
 			return fmt.Errorf("writing %s: %w", p, err)
 		}
 		delete(b.temps, p)
@@ -165,6 +167,7 @@ func (b *Batch) Discard() {
 	}
 	b.done = true
 	b.removeTemps()
+	b.removeCreated()
 }
 
 func (b *Batch) usable() error {
@@ -180,7 +183,44 @@ func (b *Batch) usable() error {
 func (b *Batch) fail(err error) error {
 	b.err = err
 	b.removeTemps()
+	b.removeCreated()
 	return err
+}
+
+// mkdirAll creates dir and its missing parents, as os.MkdirAll does, and
+// records the ones it created, so that a batch given up leaves the tree
+// as it found it: a discarded run must not leave an empty out/workflows/
+// that the next run, or a reviewer, takes for a result.
+func (b *Batch) mkdirAll(dir string) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if parent := filepath.Dir(d); parent == d {
+			break
+		}
+	}
+	err := os.MkdirAll(dir, 0o755)
+	// Record what exists now even on failure: MkdirAll may have created
+	// the upper part of the path before it failed.
+	for i := len(missing) - 1; i >= 0; i-- {
+		if _, statErr := os.Lstat(missing[i]); statErr == nil {
+			b.created = append(b.created, missing[i])
+		}
+	}
+	return err
+}
+
+// removeCreated removes the directories the batch created, deepest
+// first. A directory that is not empty (something else wrote into it
+// meanwhile) stays.
+func (b *Batch) removeCreated() {
+	for i := len(b.created) - 1; i >= 0; i-- {
+		os.Remove(b.created[i])
+	}
+	b.created = nil
 }
 
 func (b *Batch) removeTemps() {

@@ -231,6 +231,95 @@ func TestBatchFailedWrite(t *testing.T) {
 	}
 }
 
+// TestBatchDiscardRemovesCreatedDirs: directories a batch created for
+// its files go when the batch is discarded or fails, deepest first, while
+// a directory that existed before, or that something else wrote into,
+// stays.
+func TestBatchDiscardRemovesCreatedDirs(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "out")
+	if err := os.Mkdir(existing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := NewBatch(0o644)
+	for _, name := range []string{
+		filepath.Join(existing, "report.json"),
+		filepath.Join(existing, "workflows", "a", "workflow.star"),
+		filepath.Join(existing, "workflows", "b", "workflow.star"),
+		filepath.Join(dir, "evals", "pack.toml"),
+	} {
+		if err := b.AddBytes(name, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Discard()
+	if got := tree(t, dir); got != "out/" {
+		t.Errorf("after Discard the tree is %q, want only the directory that existed: out/", got)
+	}
+
+	// A directory someone else wrote into meanwhile is kept, with what
+	// they wrote.
+	b = NewBatch(0o644)
+	if err := b.AddBytes(filepath.Join(existing, "workflows", "a", "workflow.star"), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(existing, "workflows", "notes.txt")
+	if err := os.WriteFile(other, []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.Discard()
+	if got, want := tree(t, dir), "out/ out/workflows/ out/workflows/notes.txt"; got != want {
+		t.Errorf("after Discard the tree is %q, want %q", got, want)
+	}
+
+	// A failed Add removes the directories too.
+	b = NewBatch(0o644)
+	boom := errors.New("encoder failed")
+	if err := b.Add(filepath.Join(dir, "new", "deep", "report.json"), func(io.Writer) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("Add = %v, want %v", err, boom)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); !os.IsNotExist(err) {
+		t.Errorf("a failed Add left the directory it created: %v", err)
+	}
+
+	// Commit keeps them.
+	b = NewBatch(0o644)
+	kept := filepath.Join(dir, "made", "here.json")
+	if err := b.AddBytes(kept, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.Discard()
+	if got := readFile(t, kept); got != "x" {
+		t.Errorf("committed file = %q, want x", got)
+	}
+}
+
+// tree lists the paths under dir, relative and slash-separated,
+// directories with a trailing slash, in walk order.
+func tree(t *testing.T, dir string) string {
+	t.Helper()
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			rel += "/"
+		}
+		paths = append(paths, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(paths, " ")
+}
+
 func readFile(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(name)
