@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/runtime"
@@ -15,18 +16,58 @@ import (
 // follows the message of the error it belongs to, wherever that stands in
 // err (wrapped, or one of several joined); errors.Is and errors.As see
 // err as before.
+//
+// Two errors with the same message (the same refusal joined twice) each
+// get their hint after their own occurrence: the n-th error of a message
+// in the tree's depth-first order is the n-th occurrence of that message
+// in err's text, which is the order errors.Join and %w print them in.
+// Positions are taken in the original text, so an inserted hint is never
+// mistaken for a message.
 func withHints(err error) error {
 	msg := err.Error()
+	type insertion struct {
+		at   int
+		text string
+	}
+	var ins []insertion
+	seen := map[string]int{} // message → occurrences already given a hint
 	for _, h := range hints(err) {
-		if i := strings.Index(msg, h.after); i >= 0 {
-			at := i + len(h.after)
-			msg = msg[:at] + h.text + msg[at:]
+		if at := nthEnd(msg, h.after, seen[h.after]); at >= 0 {
+			ins = append(ins, insertion{at, h.text})
+			seen[h.after]++
 		}
 	}
-	if msg == err.Error() {
+	if len(ins) == 0 {
 		return err
 	}
-	return &hintedError{msg: msg, err: err}
+	sort.SliceStable(ins, func(i, j int) bool { return ins[i].at < ins[j].at })
+	var b strings.Builder
+	last := 0
+	for _, in := range ins {
+		b.WriteString(msg[last:in.at])
+		b.WriteString(in.text)
+		last = in.at
+	}
+	b.WriteString(msg[last:])
+	return &hintedError{msg: b.String(), err: err}
+}
+
+// nthEnd is the index just after the occurrence of sub in s that follows
+// n earlier ones (n counts from 0), or -1 when there are not that many.
+func nthEnd(s, sub string, n int) int {
+	from := 0
+	for {
+		i := strings.Index(s[from:], sub)
+		if i < 0 {
+			return -1
+		}
+		end := from + i + len(sub)
+		if n == 0 {
+			return end
+		}
+		n--
+		from = end
+	}
 }
 
 // hint is what the command line adds to an error's message: text, right

@@ -60,6 +60,26 @@ func TestWithHints(t *testing.T) {
 	}
 }
 
+// TestWithHintsRepeated: when the same refusal is joined twice, each
+// occurrence of its message gets its own hint, rather than the first
+// getting both.
+func TestWithHintsRepeated(t *testing.T) {
+	refusal := func() error {
+		return &runtime.RemedyError{Err: errors.New("approval not authenticated: no key"), Remedy: runtime.RemedyApprove, StateDir: "st"}
+	}
+	err := errors.Join(refusal(), errors.New("between"), refusal())
+	hint := "; approve the bundle with crystallize approve --state-dir st"
+	want := "approval not authenticated: no key" + hint + "\nbetween\napproval not authenticated: no key" + hint
+	if got := withHints(err).Error(); got != want {
+		t.Errorf("withHints =\n%s\nwant\n%s", got, want)
+	}
+	wrapped := fmt.Errorf("step 2: %w", errors.Join(refusal(), refusal()))
+	want = "step 2: approval not authenticated: no key" + hint + "\napproval not authenticated: no key" + hint
+	if got := withHints(wrapped).Error(); got != want {
+		t.Errorf("withHints(wrapped) =\n%s\nwant\n%s", got, want)
+	}
+}
+
 func mustLoad(t *testing.T, target string) *runtime.Workflow {
 	t.Helper()
 	w, err := runtime.Load(target)
