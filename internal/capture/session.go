@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/redact"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -576,31 +577,11 @@ func (r *Recorder) Flush() error {
 	return nil
 }
 
-// writeAtomic writes data to a temporary file in name's directory and
-// renames it over name, so a reader sees the old trace or the new one,
-// never part of one.
+// writeAtomic writes data through atomicfile, creating name's directory,
+// so a reader sees the old trace or the new one, never part of one.
 func writeAtomic(name string, data []byte) error {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".capture-*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return atomicfile.Write(name, data, 0o644)
 }

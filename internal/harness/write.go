@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 )
 
 // ErrNotOwned is returned by Write when a kit would replace a file the
@@ -200,29 +202,14 @@ func undo(root string, written []FileChange) error {
 	return errors.Join(errs...)
 }
 
-// writeAtomic writes data beside path and renames it into place, so an
-// interrupted write never leaves half a gate script.
+// writeAtomic writes data through atomicfile, creating the directories
+// it needs, so an interrupted write never leaves half a gate script.
 func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
+	if err := atomicfile.Write(path, data, mode); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(f.Name(), mode)
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("writing %s: %w", path, werr)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/redact"
 )
 
@@ -108,13 +109,13 @@ func WriteEvidence(dir string, rep *Report) error {
 		}
 		m.Replicates = append(m.Replicates, row)
 	}
+	// The files are collected and written by atomicfile.WriteAll, which
+	// syncs each, so the directory renamed into place holds durable files.
+	contents := map[string][]byte{}
 	write := func(name string, data []byte) error {
-		p := filepath.Join(tmp, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
 		m.Files[name] = sha(string(data))
-		return os.WriteFile(p, data, 0o644)
+		contents[filepath.Join(tmp, filepath.FromSlash(name))] = data
+		return nil
 	}
 	writeJSON := func(name string, v any) ([]byte, error) {
 		b, n, err := redactedJSON(v)
@@ -167,13 +168,17 @@ func WriteEvidence(dir string, rep *Report) error {
 	if err != nil {
 		return fmt.Errorf("writing evidence: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(tmp, ManifestFile), b, 0o644); err != nil {
+	contents[filepath.Join(tmp, ManifestFile)] = b
+	if err := atomicfile.WriteAll(contents, 0o644); err != nil {
 		return fmt.Errorf("writing evidence: %w", err)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("writing evidence: %w", err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("writing evidence: %w", err)
+	}
+	if err := atomicfile.SyncDir(parent); err != nil {
 		return fmt.Errorf("writing evidence: %w", err)
 	}
 	return nil
