@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -20,6 +21,16 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	_, err = w.Write(b)
 	return err
+}
+
+// writeIndentedJSON prints v as encoding/json writes it, indented by two
+// spaces, for the summaries whose --json has always been that encoding
+// (fields in declaration order, HTML characters escaped) rather than the
+// canonical one of writeJSON.
+func writeIndentedJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 const validateDoc = `validate reads a bundle written by "crystallize mine --bundle" and checks

@@ -2,10 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"net/url"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -96,21 +93,17 @@ func runCaptureMCP(cmd *cobra.Command, e *env, out, upstream string, args []stri
 	case upstream != "" && len(args) > 0:
 		return usagef("capture mcp: give a server command or --upstream, not both")
 	case upstream != "":
-		u, err := url.Parse(upstream)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		up, host, err := capture.NewHTTPUpstream(upstream, func(msg string) {
+			fmt.Fprintf(e.stderr, "crystallize: capture mcp: %s\n", msg)
+		})
+		if err != nil {
 			return usagef("capture mcp: --upstream %q is not an http or https URL", upstream)
 		}
-		server = &capture.HTTPUpstream{Endpoint: upstream, Warn: func(msg string) {
-			fmt.Fprintf(e.stderr, "crystallize: capture mcp: %s\n", msg)
-		}}
-		name = u.Hostname()
+		server, name = up, host
 	case len(args) == 0:
 		return usagef("capture mcp: no server; give its command after --, or --upstream URL")
 	default:
-		c := exec.Command(args[0], args[1:]...)
-		c.Stderr = e.stderr
-		server = &mcp.CommandTransport{Command: c}
-		name = filepath.Base(args[0])
+		server, name = capture.NewCommand(args, e.stderr)
 	}
 	// A client usually stops a server with SIGTERM once it has closed
 	// its input; the session is written either way.

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -346,19 +344,15 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 	if err != nil {
 		return err
 	}
-	params := map[string]string{}
-	for _, kv := range f.params {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return usagef("--param %q: want name=value", kv)
-		}
-		params[k] = v
+	params, err := paramPairs(f.params)
+	if err != nil {
+		return err
 	}
 	cfg, err := f.loadConfig()
 	if err != nil {
 		return err
 	}
-	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	name := plan.WorkflowName(file)
 	star, err := plan.SaveStarlark(p, params, f.stateDir, name)
 	if err != nil {
 		return err
@@ -384,16 +378,5 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 		Inbox:    live.Inbox,
 	})
 	live.End(res)
-	if res == nil {
-		return err
-	}
-	if f.asJSON {
-		hintRunError(res, err)
-		if jerr := writeRunJSON(e.stdout, res); jerr != nil {
-			return jerr
-		}
-	} else {
-		writeRunSummary(e.stdout, res)
-	}
-	return err
+	return printRunResult(e, res, err, f.asJSON)
 }

@@ -118,18 +118,7 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 	})
 	live.Answered(j, res, registry.ResumeAnswer(j, f.approve, f.reject, f.decide, f.reason))
 	live.End(res)
-	if res == nil {
-		return err
-	}
-	if f.asJSON {
-		hintRunError(res, err)
-		if jerr := writeRunJSON(e.stdout, res); jerr != nil {
-			return jerr
-		}
-	} else {
-		writeRunSummary(e.stdout, res)
-	}
-	return err
+	return printRunResult(e, res, err, f.asJSON)
 }
 
 // checkDecide refuses, as a usage error, a --decide that does not answer

@@ -218,10 +218,18 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	if errors.As(err, &pe) {
 		return usageError{err}
 	}
+	return printRunResult(e, res, err, f.asJSON)
+}
+
+// printRunResult prints what a run (run, plan run, resume) produced, as
+// its summary or, with --json, as JSON whose error carries the same hints
+// as the line on stderr, and returns the run's error. A run that never
+// started (res nil) prints nothing.
+func printRunResult(e *env, res *runtime.Result, err error, asJSON bool) error {
 	if res == nil {
 		return err
 	}
-	if f.asJSON {
+	if asJSON {
 		hintRunError(res, err)
 		if jerr := writeRunJSON(e.stdout, res); jerr != nil {
 			return jerr
@@ -244,14 +252,28 @@ func (f *runFlags) readParams() (runtime.Params, error) {
 			params[k] = v
 		}
 	}
-	for _, p := range f.params {
+	pairs, err := paramPairs(f.params)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range pairs {
+		params[k] = v
+	}
+	return params, nil
+}
+
+// paramPairs reads --param NAME=VALUE flags; one without a name or an =
+// is a usage error.
+func paramPairs(flags []string) (map[string]string, error) {
+	pairs := map[string]string{}
+	for _, p := range flags {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok || k == "" {
 			return nil, usagef("--param %q: want name=value", p)
 		}
-		params[k] = v
+		pairs[k] = v
 	}
-	return params, nil
+	return pairs, nil
 }
 
 // loadConfig reads --config, or ./crystallize.toml when it exists. With

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -148,9 +147,7 @@ func printSynthRun(e *env, rep *synth.Report, out string, asJSON bool) error {
 		if v.Hypotheses == nil {
 			v.Hypotheses = []synth.Verdict{}
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return writeIndentedJSON(e.stdout, v)
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "claim %s: %s\n", rep.Claim.ID, rep.Claim.Text)
@@ -275,9 +272,9 @@ func newSynthDeriveCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var examples []map[string]string
-			if err := json.Unmarshal(data, &examples); err != nil {
-				return usageError{&trace.Error{File: name, Path: "$", Msg: "want a list of objects of strings: " + err.Error()}}
+			examples, err := derive.DecodeExamples(data)
+			if err != nil {
+				return usageError{&trace.Error{File: name, Path: "$", Msg: err.Error()}}
 			}
 			if all {
 				return printDerived(e, examples, asJSON)
@@ -288,9 +285,7 @@ func newSynthDeriveCmd(e *env) *cobra.Command {
 				if ok {
 					v["expression"] = expr.String()
 				}
-				enc := json.NewEncoder(e.stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(v); err != nil {
+				if err := writeIndentedJSON(e.stdout, v); err != nil {
 					return err
 				}
 			} else if ok {
@@ -321,9 +316,7 @@ func printDerived(e *env, examples []map[string]string, asJSON bool) error {
 		for _, k := range names {
 			v["derived"].(map[string]string)[k] = derived[k].String()
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return writeIndentedJSON(e.stdout, v)
 	}
 	for _, k := range names {
 		fmt.Fprintf(e.stdout, "%s = %s\n", k, derived[k])

@@ -5,9 +5,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 )
+
+// WorkflowName is the name a plan read from file runs under: the file's
+// base name without its extension ("deploy" for plans/deploy.json). The
+// saved workflow, the run's registration and its trace all carry it, so
+// a plan run is found by the name of the file that holds the plan.
+func WorkflowName(file string) string {
+	base := filepath.Base(file)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
 
 // SaveStarlark lowers p with params (Starlark) and writes the workflow
 // under stateDir as plans/<name>-<hash>.star, named by the plan and the

@@ -37,3 +37,18 @@ func TestSaveStarlark(t *testing.T) {
 		t.Errorf("saving again = %s, %v; want %s", again, err, path)
 	}
 }
+
+// TestWorkflowName: a plan runs under its file's base name without the
+// extension, whatever directory it is in.
+func TestWorkflowName(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"plan.json", "plan"},
+		{filepath.Join("plans", "deploy.json"), "deploy"},
+		{"release.v2.json", "release.v2"},
+		{"noext", "noext"},
+	} {
+		if got := WorkflowName(tc.file); got != tc.want {
+			t.Errorf("WorkflowName(%q) = %q, want %q", tc.file, got, tc.want)
+		}
+	}
+}
