@@ -1,8 +1,13 @@
 package serve
 
 import (
+	"context"
 	"errors"
+	"net"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestCheckLoopback(t *testing.T) {
@@ -27,5 +32,84 @@ func TestCheckLoopback(t *testing.T) {
 		case tt.bad != (err != nil && !errors.Is(err, ErrRemote)):
 			t.Errorf("CheckLoopback(%q, %v) = %v; malformed %v", tt.addr, tt.allow, err, tt.bad)
 		}
+	}
+}
+
+// TestListenHTTP serves a server over a real listener and talks to it
+// with the SDK's own streamable HTTP client: the address reported is the
+// one listened on, the client is initialized with the server's name and
+// capabilities, a tool that is not served is refused, and cancelling the
+// context closes the listener and returns nil.
+func TestListenHTTP(t *testing.T) {
+	s := New(Options{Bundles: []string{t.TempDir()}, Version: "test"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrs := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- s.ListenHTTP(ctx, "127.0.0.1:0", func(a net.Addr) { addrs <- a }) }()
+	var addr net.Addr
+	select {
+	case addr = <-addrs:
+	case err := <-done:
+		t.Fatalf("ListenHTTP returned before listening: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("ListenHTTP did not report its address")
+	}
+	if tcp, ok := addr.(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() || tcp.Port == 0 {
+		t.Fatalf("listening on %v, want a loopback address with the chosen port", addr)
+	}
+
+	callCtx, stop := context.WithTimeout(ctx, 30*time.Second)
+	defer stop()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).
+		Connect(callCtx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr.String() + "/mcp"}, nil)
+	if err != nil {
+		t.Fatalf("connecting: %v", err)
+	}
+	init := cs.InitializeResult()
+	if init.ServerInfo.Name != Name || init.ServerInfo.Version != "test" {
+		t.Errorf("server info = %+v, want %s test", init.ServerInfo, Name)
+	}
+	if init.Capabilities.Tools == nil || !init.Capabilities.Tools.ListChanged {
+		t.Errorf("capabilities = %+v, want tools with listChanged", init.Capabilities)
+	}
+	tools, err := cs.ListTools(callCtx, nil)
+	if err != nil || len(tools.Tools) != 0 {
+		t.Errorf("ListTools = %+v, %v; want no tools from an empty directory", tools, err)
+	}
+	res, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "not_served", Arguments: map[string]any{}})
+	if err == nil && !res.IsError {
+		t.Errorf("CallTool of a tool not served = %+v, want a refusal", res)
+	}
+	cs.Close()
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("ListenHTTP after cancel = %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ListenHTTP did not return after its context was cancelled")
+	}
+	if c, err := net.DialTimeout("tcp", addr.String(), time.Second); err == nil {
+		c.Close()
+		t.Errorf("%s still accepts connections after ListenHTTP returned", addr)
+	}
+}
+
+// TestListenHTTPBusy: an address that cannot be listened on is an error,
+// returned before anything is reported as listening.
+func TestListenHTTPBusy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	s := New(Options{Bundles: []string{t.TempDir()}})
+	called := false
+	err = s.ListenHTTP(context.Background(), ln.Addr().String(), func(net.Addr) { called = true })
+	if err == nil || called {
+		t.Errorf("ListenHTTP on a busy address = %v (listening reported: %v), want an error", err, called)
 	}
 }
