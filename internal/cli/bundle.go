@@ -129,7 +129,7 @@ func newShadowCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	resultJSONFlag(cmd.Flags(), &asJSON)
 	return cmd
 }
 
@@ -243,7 +243,7 @@ func newEvalCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	resultJSONFlag(cmd.Flags(), &asJSON)
 	return cmd
 }
 

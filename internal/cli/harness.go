@@ -30,7 +30,7 @@ type harnessFlags struct {
 
 func (f *harnessFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.db, "db", "", "database path (default: .crystallize/state.db in the repository)")
-	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the result as JSON")
+	resultJSONFlag(cmd.Flags(), &f.asJSON)
 }
 
 // open resolves the repository root of dir and opens its database.

@@ -8,8 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )

@@ -37,7 +37,7 @@ func (f *ingestFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.report, "report", "", "also write the JSON report to this file")
 	fs.StringVar(&f.workflowName, "workflow-name", "", "name of the workflow function (default: inferred from the release mode)")
 	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header and the bundle")
-	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+	summaryJSONFlag(fs, &f.asJSON)
 }
 
 const ingestDoc = `ingest reads one release-harness fixture directory (manifest.json with schema
@@ -174,10 +174,7 @@ func writeIngestSummary(w io.Writer, f *ingestFlags, rh *source.ReleaseHarness, 
 	if sc != nil {
 		fmt.Fprintf(w, "Shadow replay: candidate_id=%s compared=%d pass=%t\n", sc.CandidateID, sc.Compared, sc.Pass)
 	}
-	var codes []string
-	for _, rs := range m.Promotion.Criteria.Reasons {
-		codes = append(codes, rs.Code)
-	}
+	codes := promotionCodes(m)
 	fmt.Fprintf(w, "Promotion: %s", m.Promotion.Criteria.Status)
 	if len(codes) > 0 {
 		fmt.Fprintf(w, " (%s)", strings.Join(codes, ", "))
@@ -253,7 +250,7 @@ func writeIngestJSON(w io.Writer, f *ingestFlags, rh *source.ReleaseHarness, r *
 		Bundle: ingestBundle{
 			Path: filepath.ToSlash(f.bundle), Kind: m.Kind, SchemaVersion: m.SchemaVersion,
 			Fixtures: len(m.Fixtures), RiskLevel: m.RiskLevel,
-			PromotionStatus: m.Promotion.Criteria.Status, PromotionReasons: []string{},
+			PromotionStatus: m.Promotion.Criteria.Status, PromotionReasons: promotionCodes(m),
 		},
 		Segments: ingestSegments{
 			Deterministic: r.SegmentSummary.DeterministicCount, Agentic: r.SegmentSummary.AgenticCount,
@@ -269,16 +266,8 @@ func writeIngestJSON(w io.Writer, f *ingestFlags, rh *source.ReleaseHarness, r *
 	for _, mf := range rh.Missing {
 		s.Warnings = append(s.Warnings, summaryWarning{Code: source.CodeMissingOptionalFile, Message: mf.String()})
 	}
-	for _, rs := range m.Promotion.Criteria.Reasons {
-		s.Bundle.PromotionReasons = append(s.Bundle.PromotionReasons, rs.Code)
-	}
 	if sc != nil {
 		s.Shadow = &ingestShadow{CandidateID: sc.CandidateID, Compared: sc.Compared, Pass: sc.Pass, Matches: sc.Matches}
 	}
-	b, err := candidate.EncodeJSON(s)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
-	return err
+	return writeJSON(w, s)
 }

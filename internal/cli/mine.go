@@ -303,8 +303,18 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 	if err != nil {
 		return err
 	}
-	sel, written, manifest := report.Selected(), pub.Workflows, pub.Manifest
+	err = printMined(e, report, f, pub.Workflows, pub.Manifest)
+	var ee exitError
+	if (err == nil || errors.As(err, &ee)) && f.out == "" && f.outDir == "" && f.report == "" && pub.Manifest == nil {
+		fmt.Fprintln(e.stderr, "crystallize: nothing written; pass --out, --report, --out-dir or --bundle to save the results")
+	}
+	return err
+}
 
+// printMined prints what mining wrote (mine, session codify): the
+// summary, or with --json its JSON, and the bundle's; no candidate
+// selected exits 1, after the summary says why.
+func printMined(e *env, report *candidate.Report, f *mineFlags, written []string, manifest *bundle.Manifest) error {
 	if f.asJSON {
 		if err := writeSummaryJSON(e.stdout, report, f, written, manifest); err != nil {
 			return err
@@ -315,10 +325,7 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 			writeBundleSummary(e.stdout, f.bundle, manifest)
 		}
 	}
-	if f.out == "" && f.outDir == "" && f.report == "" && manifest == nil {
-		fmt.Fprintln(e.stderr, "crystallize: nothing written; pass --out, --report, --out-dir or --bundle to save the results")
-	}
-	if sel == nil {
+	if report.Selected() == nil {
 		return exitError{code: exitFailure, err: errNoCandidate}
 	}
 	return nil
@@ -595,11 +602,7 @@ func writeBundleSummary(w io.Writer, dir string, m *bundle.Manifest) {
 	}
 	fmt.Fprintf(w, "Skill: %s\n", skill)
 	fmt.Fprintf(w, "Promotion: %s", m.Promotion.Criteria.Status)
-	var codes []string
-	for _, r := range m.Promotion.Criteria.Reasons {
-		codes = append(codes, r.Code)
-	}
-	if len(codes) > 0 {
+	if codes := promotionCodes(m); len(codes) > 0 {
 		fmt.Fprintf(w, " (%s)", strings.Join(codes, ", "))
 	}
 	fmt.Fprintln(w)
@@ -609,6 +612,16 @@ func writeBundleSummary(w io.Writer, dir string, m *bundle.Manifest) {
 	if m.Promotion.Criteria.Status == bundle.StatusNeedsApproval {
 		fmt.Fprintf(w, "Next: review the bundle, then crystallize approve %s --approver NAME\n", dir)
 	}
+}
+
+// promotionCodes lists the codes of the reasons m's promotion status
+// gives, in their order; never nil, so --json prints [] for none.
+func promotionCodes(m *bundle.Manifest) []string {
+	codes := []string{}
+	for _, r := range m.Promotion.Criteria.Reasons {
+		codes = append(codes, r.Code)
+	}
+	return codes
 }
 
 func writeSummaryJSON(w io.Writer, r *candidate.Report, f *mineFlags, written []string, m *bundle.Manifest) error {
@@ -663,18 +676,10 @@ func writeSummaryJSON(w io.Writer, r *candidate.Report, f *mineFlags, written []
 	}
 	if m != nil {
 		b := &summaryBundle{Path: filepath.ToSlash(f.bundle), Kind: m.Kind, RiskLevel: m.RiskLevel, Fixtures: len(m.Fixtures),
-			SkillAccepted: m.Skill != nil, PromotionStatus: m.Promotion.Criteria.Status, PromotionReasons: []string{}}
-		for _, r := range m.Promotion.Criteria.Reasons {
-			b.PromotionReasons = append(b.PromotionReasons, r.Code)
-		}
+			SkillAccepted: m.Skill != nil, PromotionStatus: m.Promotion.Criteria.Status, PromotionReasons: promotionCodes(m)}
 		s.Bundle = b
 	}
-	b, err := candidate.EncodeJSON(s)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
-	return err
+	return writeJSON(w, s)
 }
 
 // sortedCodes returns the keys of counts in order.

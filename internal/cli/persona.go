@@ -235,10 +235,7 @@ func writePersonaSummary(w io.Writer, f *personaFlags, res *persona.Result, m *b
 		s.ModelCallsAvoided, s.InputTokensAvoided, s.OutputTokensAvoided, s.EstimatedCostUSDAvoided, s.WallMSAvoided,
 		s.PerRun.ModelCallsAvoided, s.PerRun.InputTokensAvoided, s.PerRun.OutputTokensAvoided, s.PerRun.EstimatedCostUSDAvoided, s.PerRun.WallMSAvoided)
 	if m != nil {
-		var codes []string
-		for _, r := range m.Promotion.Criteria.Reasons {
-			codes = append(codes, r.Code)
-		}
+		codes := promotionCodes(m)
 		fmt.Fprintf(w, "Bundle: %s (kind=%s risk=%s promotion=%s", f.bundle, m.Kind, m.RiskLevel, m.Promotion.Criteria.Status)
 		if len(codes) > 0 {
 			fmt.Fprintf(w, ": %s", strings.Join(codes, ", "))
@@ -291,16 +288,8 @@ func writePersonaJSON(w io.Writer, f *personaFlags, res *persona.Result, m *bund
 	if m != nil {
 		s.Bundle = &personaBundle{
 			Path: filepath.ToSlash(f.bundle), Kind: m.Kind, RiskLevel: m.RiskLevel,
-			PromotionStatus: m.Promotion.Criteria.Status, PromotionReasons: []string{},
-		}
-		for _, r := range m.Promotion.Criteria.Reasons {
-			s.Bundle.PromotionReasons = append(s.Bundle.PromotionReasons, r.Code)
+			PromotionStatus: m.Promotion.Criteria.Status, PromotionReasons: promotionCodes(m),
 		}
 	}
-	b, err := candidate.EncodeJSON(s)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
-	return err
+	return writeJSON(w, s)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -330,10 +329,10 @@ func newPlanRunCmd(e *env) *cobra.Command {
 	fs.StringArrayVar(&f.params, "param", nil, "replace {{NAME}} in command arguments, as NAME=VALUE (repeatable)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "execute nothing; tool and model calls return None and approvals pass")
 	fs.StringArrayVar(&f.approve, "approve", nil, "approve the human gate ID in advance (repeatable)")
-	fs.StringVar(&f.config, "config", "", "project configuration (default ./"+runtime.ConfigFile+" when it exists)")
-	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, "directory runs are recorded under (<dir>/runs/<run-id>)")
+	configFlag(fs, &f.config)
+	runStateDirFlag(fs, &f.stateDir)
 	fs.Uint64Var(&f.maxSteps, "max-steps", runtime.DefaultMaxSteps, "Starlark step budget of the run")
-	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+	summaryJSONFlag(fs, &f.asJSON)
 	return cmd
 }
 
@@ -361,22 +360,10 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 	if err != nil {
 		return err
 	}
-	environ := os.Environ()
 	live := newLive(e, f.stateDir, registry.TypePlan, name)
-	res, err := runtime.Run(cmd.Context(), w, nil, runtime.Options{
-		Config:   cfg,
-		Tools:    runtime.InprocTools(cfg, environ),
-		Prompter: stdinPrompter(cmd, e),
-		DryRun:   f.dryRun,
-		Approve:  f.approve,
-		Getenv:   e.getenv,
-		Environ:  environ,
-		MaxSteps: f.maxSteps,
-		StateDir: f.stateDir,
-		Log:      e.stderr,
-		OnStart:  live.Start,
-		Inbox:    live.Inbox,
-	})
+	opts := runOptions(cmd, e, cfg, f.stateDir, live)
+	opts.DryRun, opts.Approve, opts.MaxSteps = f.dryRun, f.approve, f.maxSteps
+	res, err := runtime.Run(cmd.Context(), w, nil, opts)
 	live.End(res)
 	return printRunResult(e, res, err, f.asJSON)
 }

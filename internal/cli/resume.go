@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -71,8 +70,8 @@ func newResumeCmd(e *env) *cobra.Command {
 	fs.StringArrayVar(&f.approve, "approve", nil, "approve the boundary NAME (repeatable)")
 	fs.StringArrayVar(&f.reject, "reject", nil, "reject the boundary NAME (repeatable)")
 	fs.StringVar(&f.config, "config", "", "project configuration (default: the one the run used)")
-	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, "directory runs are recorded under (<dir>/runs/<run-id>)")
-	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+	runStateDirFlag(fs, &f.stateDir)
+	summaryJSONFlag(fs, &f.asJSON)
 	fs.StringVar(&f.decide, "decide", "", "answer a pending decision with OPTION")
 	return cmd
 }
@@ -100,22 +99,10 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 	if err != nil {
 		return err
 	}
-	environ := os.Environ()
 	live := newLive(e, f.stateDir, registry.TypeWorkflow, j.Workflow)
-	res, err := runtime.Resume(cmd.Context(), w, j, runtime.Options{
-		Config:   cfg,
-		Tools:    runtime.InprocTools(cfg, environ),
-		Approve:  f.approve,
-		Reject:   f.reject,
-		Prompter: stdinPrompter(cmd, e),
-		Getenv:   e.getenv,
-		Environ:  environ,
-		StateDir: f.stateDir,
-		Log:      e.stderr,
-		Decide:   f.decide,
-		OnStart:  live.Start,
-		Inbox:    live.Inbox,
-	})
+	opts := runOptions(cmd, e, cfg, f.stateDir, live)
+	opts.Approve, opts.Reject, opts.Decide = f.approve, f.reject, f.decide
+	res, err := runtime.Resume(cmd.Context(), w, j, opts)
 	live.Answered(j, res, registry.ResumeAnswer(j, f.approve, f.reject, f.decide, f.reason))
 	live.End(res)
 	return printRunResult(e, res, err, f.asJSON)

@@ -163,11 +163,11 @@ func newRunCmd(e *env) *cobra.Command {
 	fs.StringArrayVar(&f.approve, "approve", nil, "approve the boundary NAME in advance (repeatable)")
 	fs.BoolVar(&f.allowUnapproved, "allow-unapproved", false, "run a bundle that is not ready (recorded in the run)")
 	fs.BoolVar(&f.verify, "verify", false, "compare the run's receipts with the candidate's expected receipts; drift fails the run")
-	fs.StringVar(&f.config, "config", "", "project configuration (default ./"+runtime.ConfigFile+" when it exists)")
+	configFlag(fs, &f.config)
 	fs.BoolVar(&f.check, "check", false, "only check that every tool the workflow calls is bound")
-	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, "directory runs are recorded under (<dir>/runs/<run-id>)")
+	runStateDirFlag(fs, &f.stateDir)
 	fs.Uint64Var(&f.maxSteps, "max-steps", runtime.DefaultMaxSteps, "Starlark step budget of the run")
-	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+	summaryJSONFlag(fs, &f.asJSON)
 	fs.StringVar(&f.fallback, "fallback", "", "what a failed precondition or step does: fail, agent or ask (default crystallize.toml [fallback] policy, else fail)")
 	return cmd
 }
@@ -194,25 +194,11 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	if f.check {
 		return runCheck(cmd.Context(), e, f, w, cfg)
 	}
-	environ := os.Environ()
 	live := newLive(e, f.stateDir, registry.TypeWorkflow, w.Name)
-	res, err := runtime.Run(cmd.Context(), w, params, runtime.Options{
-		Config:          cfg,
-		Tools:           runtime.InprocTools(cfg, environ),
-		DryRun:          f.dryRun,
-		AllowUnapproved: f.allowUnapproved,
-		Verify:          f.verify,
-		Approve:         f.approve,
-		Prompter:        stdinPrompter(cmd, e),
-		Getenv:          e.getenv,
-		Environ:         environ,
-		MaxSteps:        f.maxSteps,
-		StateDir:        f.stateDir,
-		Log:             e.stderr,
-		OnStart:         live.Start,
-		Inbox:           live.Inbox,
-		Fallback:        f.fallback,
-	})
+	opts := runOptions(cmd, e, cfg, f.stateDir, live)
+	opts.DryRun, opts.AllowUnapproved, opts.Verify = f.dryRun, f.allowUnapproved, f.verify
+	opts.Approve, opts.MaxSteps, opts.Fallback = f.approve, f.maxSteps, f.fallback
+	res, err := runtime.Run(cmd.Context(), w, params, opts)
 	live.End(res)
 	var pe *runtime.ParamError
 	if errors.As(err, &pe) {
@@ -282,9 +268,20 @@ func paramPairs(flags []string) (map[string]string, error) {
 // workflow whose commands need nothing granted, and refuses the rest
 // with the binding or grant to add.
 func (f *runFlags) loadConfig() (*runtime.Config, error) {
-	file := runtime.ConfigPath(f.config)
+	cfg, err := projectConfig(f.config)
+	if cfg == nil && err == nil {
+		cfg = &runtime.Config{Dir: "."}
+	}
+	return cfg, err
+}
+
+// projectConfig reads the project configuration a --config flag names,
+// or ./crystallize.toml when the flag is empty and the file exists;
+// with neither it returns nil and no error.
+func projectConfig(flag string) (*runtime.Config, error) {
+	file := runtime.ConfigPath(flag)
 	if file == "" {
-		return &runtime.Config{Dir: "."}, nil
+		return nil, nil
 	}
 	return runtime.LoadConfig(file)
 }

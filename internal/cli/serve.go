@@ -100,10 +100,10 @@ func newServeMCPCmd(e *env) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringArrayVar(&f.bundles, "bundles", []string{"."}, "a bundle directory or a directory of bundles (repeatable)")
-	fs.StringVar(&f.config, "config", "", "project configuration (default ./"+runtime.ConfigFile+" when it exists)")
+	configFlag(fs, &f.config)
 	fs.StringVar(&f.httpAddr, "http", "", "serve streamable HTTP at this host:port instead of stdio")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow --http on an address that is not loopback")
-	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, "directory runs are recorded under (<dir>/runs/<run-id>)")
+	runStateDirFlag(fs, &f.stateDir)
 	fs.BoolVar(&f.list, "list", false, "print which bundles would be served and exit")
 	fs.BoolVar(&f.asJSON, "json", false, "with --list, print JSON")
 	return cmd

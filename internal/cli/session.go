@@ -317,7 +317,7 @@ func newSessionCodifyCmd(e *env) *cobra.Command {
 	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header")
 	fs.BoolVar(&f.interactive, "interactive", false, "review each step on the terminal (keep, drop, parameterize) before writing")
 	fs.BoolVar(&f.refine, "refine", false, "have [models.refine] (else [models.default]) rename and comment the workflow, checked to change nothing else")
-	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+	summaryJSONFlag(fs, &f.asJSON)
 	return cmd
 }
 
@@ -331,11 +331,9 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 	if err != nil {
 		return err
 	}
-	var cfg *runtime.Config
-	if file := runtime.ConfigPath(f.config); file != "" {
-		if cfg, err = runtime.LoadConfig(file); err != nil {
-			return err
-		}
+	cfg, err := projectConfig(f.config)
+	if err != nil {
+		return err
 	}
 	var ref *codify.Refiner
 	if f.refine {
@@ -373,22 +371,7 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 	if err != nil {
 		return err
 	}
-	sel, manifest := report.Selected(), pub.Manifest
-	mf := &mineFlags{out: f.out, report: f.report, bundle: f.bundle}
-	if f.asJSON {
-		if err := writeSummaryJSON(e.stdout, report, mf, nil, manifest); err != nil {
-			return err
-		}
-	} else {
-		writeSummary(e.stdout, report, mf, nil)
-		if manifest != nil {
-			writeBundleSummary(e.stdout, f.bundle, manifest)
-		}
-	}
-	if sel == nil {
-		return exitError{code: exitFailure, err: errNoCandidate}
-	}
-	return nil
+	return printMined(e, report, &mineFlags{out: f.out, report: f.report, bundle: f.bundle, asJSON: f.asJSON}, nil, pub.Manifest)
 }
 
 const sessionLearnDoc = `learn extracts learning cases from session logs, for prompt examples or

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -103,7 +102,7 @@ func newSessionsCmd(e *env) *cobra.Command {
 			return writeLive(e.stdout, list)
 		},
 	}
-	cmd.PersistentFlags().StringVar(&stateDir, "state-dir", runtime.DefaultStateDir, "the state directory whose registry to read (<dir>/"+registry.DBFile+")")
+	registryStateDirFlag(cmd.PersistentFlags(), &stateDir)
 	cmd.Flags().BoolVar(&all, "all", false, "list ended and stale sessions too")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sessions as JSON")
 	cmd.AddCommand(newSessionsShowCmd(e, &stateDir), newSessionsPruneCmd(e, &stateDir))

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
 // statusJSON is the object of status --json.
@@ -68,7 +67,7 @@ func newStatusCmd(e *env) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&stateDir, "state-dir", runtime.DefaultStateDir, "the state directory whose registry to read (<dir>/"+registry.DBFile+")")
+	registryStateDirFlag(cmd.Flags(), &stateDir)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
 	return cmd
 }

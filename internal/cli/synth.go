@@ -126,7 +126,7 @@ func newSynthRunCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	resultJSONFlag(cmd.Flags(), &asJSON)
 	cmd.Flags().StringVar(&out, "out", "", "evidence bundle directory (default evidence/<claim id> beside the experiment)")
 	cmd.Flags().StringVar(&config, "config", "", "configuration with the [models.*] that code.model names (default ./"+runtime.ConfigFile+" when present)")
 	return cmd
@@ -299,7 +299,7 @@ func newSynthDeriveCmd(e *env) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&target, "target", "", "the key to derive")
 	cmd.Flags().BoolVar(&all, "all", false, "derive every key that can be derived from the others")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	resultJSONFlag(cmd.Flags(), &asJSON)
 	return cmd
 }
 
@@ -326,12 +326,10 @@ func printDerived(e *env, examples []map[string]string, asJSON bool) error {
 }
 
 // loadSynthConfig reads --config, or crystallize.toml in the current
-// directory when it exists; no file is no configuration.
+// directory when it exists; no file is no configuration. A configuration
+// that does not load is a usage error.
 func loadSynthConfig(file string) (*runtime.Config, error) {
-	if file = runtime.ConfigPath(file); file == "" {
-		return nil, nil
-	}
-	cfg, err := runtime.LoadConfig(file)
+	cfg, err := projectConfig(file)
 	if err != nil {
 		return nil, usageError{err}
 	}

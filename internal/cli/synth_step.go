@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 )
 
 const synthStepDoc = `step asks a model to write a fuzzy step of a bundle's workflow as code,
@@ -89,7 +90,7 @@ func newSynthStepCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&model, "model", "default", "the [models.*] entry that writes the function")
 	cmd.Flags().StringVar(&config, "config", "", "configuration with the model (default ./crystallize.toml when present)")
 	cmd.Flags().StringVar(&out, "out", "", "directory for the new workflow and the evidence (default BUNDLE.synth/step-N)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	resultJSONFlag(cmd.Flags(), &asJSON)
 	return cmd
 }
 

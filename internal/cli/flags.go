@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/crystallize-dev/crystallize/internal/registry"
+	"github.com/crystallize-dev/crystallize/internal/runtime"
+)
+
+// The flags several commands share, registered in one place so that a
+// flag means, defaults to and is described the same wherever it appears.
+
+// runStateDirFlag registers --state-dir for the commands that record
+// runs (run, plan run, resume, serve mcp).
+func runStateDirFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "state-dir", runtime.DefaultStateDir, "directory runs are recorded under (<dir>/runs/<run-id>)")
+}
+
+// registryStateDirFlag registers --state-dir for the commands that read
+// the registry of live sessions (sessions, status).
+func registryStateDirFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "state-dir", runtime.DefaultStateDir, "the state directory whose registry to read (<dir>/"+registry.DBFile+")")
+}
+
+// configFlag registers --config, the project configuration, defaulting
+// to ./crystallize.toml (projectConfig reads it).
+func configFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "config", "", "project configuration (default ./"+runtime.ConfigFile+" when it exists)")
+}
+
+// summaryJSONFlag registers --json for a command that prints a summary
+// of what it did.
+func summaryJSONFlag(fs *pflag.FlagSet, p *bool) {
+	fs.BoolVar(p, "json", false, "print the summary as JSON on stdout")
+}
+
+// resultJSONFlag registers --json for a command that prints a result.
+func resultJSONFlag(fs *pflag.FlagSet, p *bool) {
+	fs.BoolVar(p, "json", false, "print the result as JSON")
+}
+
+// runOptions are the runtime options every command that runs a workflow
+// on behalf of a person shares (run, plan run, resume): the project's
+// configuration and tools, the terminal for approvals, the process's
+// environment, the state directory, the run log on stderr and the live
+// registration. The caller adds what is its own.
+func runOptions(cmd *cobra.Command, e *env, cfg *runtime.Config, stateDir string, live *registry.Live) runtime.Options {
+	environ := os.Environ()
+	return runtime.Options{
+		Config:   cfg,
+		Tools:    runtime.InprocTools(cfg, environ),
+		Prompter: stdinPrompter(cmd, e),
+		Getenv:   e.getenv,
+		Environ:  environ,
+		StateDir: stateDir,
+		Log:      e.stderr,
+		OnStart:  live.Start,
+		Inbox:    live.Inbox,
+	}
+}
