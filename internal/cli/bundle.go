@@ -247,9 +247,11 @@ func newEvalCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func nonNil(s []string) []string {
+// nonNil returns s, or an empty slice for nil, so --json prints [] and
+// never null for a list.
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }

@@ -393,26 +393,14 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 }
 
 func writeRunJSON(w io.Writer, r *runtime.Result) error {
-	refusals := r.Refusals
-	if refusals == nil {
-		refusals = []runtime.Refusal{}
-	}
-	commands := r.Commands
-	if commands == nil {
-		commands = []runtime.Command{}
-	}
-	fallbacks := r.Fallbacks
-	if fallbacks == nil {
-		fallbacks = []runtime.Fallback{}
-	}
 	return writeJSON(w, map[string]any{
 		"run_id": r.RunID, "workflow": r.Workflow, "status": r.Status,
 		"steps": r.Steps, "tool_calls": r.ToolCalls, "model_calls": r.ModelCalls, "approvals": r.Approvals,
-		"receipts": len(r.Receipts), "refusals": refusals, "duration_ms": r.Duration.Milliseconds(),
+		"receipts": len(r.Receipts), "refusals": nonNil(r.Refusals), "duration_ms": r.Duration.Milliseconds(),
 		"tokens_used": r.TokensUsed, "cost_usd": r.CostUSD, "pending": r.Pending,
 		"dir": r.Dir, "dry_run": r.DryRun, "allow_unapproved": r.AllowUnapproved, "error": r.Error, "output": r.Output,
-		"verification": r.Verification, "commands": commands, "dry_run_calls": dryRunCalls(r),
-		"fallbacks": fallbacks,
+		"verification": r.Verification, "commands": nonNil(r.Commands), "dry_run_calls": dryRunCalls(r),
+		"fallbacks": nonNil(r.Fallbacks),
 	})
 }
 

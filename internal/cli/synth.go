@@ -143,10 +143,7 @@ type synthRunJSON struct {
 
 func printSynthRun(e *env, rep *synth.Report, out string, asJSON bool) error {
 	if asJSON {
-		v := synthRunJSON{Metrics: rep.Samples(), Hypotheses: rep.Hypotheses, Pass: rep.Pass(), Stopped: rep.Stopped, Evidence: out}
-		if v.Hypotheses == nil {
-			v.Hypotheses = []synth.Verdict{}
-		}
+		v := synthRunJSON{Metrics: rep.Samples(), Hypotheses: nonNil(rep.Hypotheses), Pass: rep.Pass(), Stopped: rep.Stopped, Evidence: out}
 		return writeIndentedJSON(e.stdout, v)
 	}
 	w := e.stdout
