@@ -216,20 +216,13 @@ func newHarnessWriteCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			res, err := harness.Write(root, kit, p, apply)
+			now, err := harnessNow(e)
 			if err != nil {
 				return err
 			}
-			if apply {
-				// The tree with the kit written is the baseline drift is
-				// measured against.
-				now, err := harnessNow(e)
-				if err != nil {
-					return err
-				}
-				if err := harness.Accept(cmd.Context(), root, db, now); err != nil {
-					return err
-				}
+			res, err := harness.WriteStored(cmd.Context(), root, db, kit, p, apply, now)
+			if err != nil {
+				return err
 			}
 			if f.asJSON {
 				return writeJSON(e.stdout, res)

@@ -172,11 +172,7 @@ func newHarnessMemoryCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			p, err := harness.Profile(ctx, root, harness.ProfileOptions{})
-			if err != nil {
-				return err
-			}
-			lessons, err := harness.StoreMemory{DB: db}.Lessons(ctx, p.ProjectHash)
+			lessons, err := harness.LessonsStored(ctx, root, db)
 			if err != nil {
 				return err
 			}

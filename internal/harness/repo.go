@@ -79,6 +79,33 @@ func Accept(ctx context.Context, root string, db *store.DB, now time.Time) error
 	return db.AcceptProfile(ctx, p.ProjectHash, p.ProfileID)
 }
 
+// WriteStored writes the kit into root for the profile p (Write) and,
+// when apply wrote it, accepts the tree with the kit written as the
+// baseline drift is measured against (Accept), stamped now. Without apply
+// it only reports what would change.
+func WriteStored(ctx context.Context, root string, db *store.DB, kit string, p *RepoProfile, apply bool, now time.Time) (*WriteResult, error) {
+	res, err := Write(root, kit, p, apply)
+	if err != nil {
+		return nil, err
+	}
+	if apply {
+		if err := Accept(ctx, root, db, now); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// LessonsStored lists the lessons retained from the recorded runs of the
+// repository at root: those of the project its profile names.
+func LessonsStored(ctx context.Context, root string, db *store.DB) ([]Lesson, error) {
+	p, err := Profile(ctx, root, ProfileOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return StoreMemory{DB: db}.Lessons(ctx, p.ProjectHash)
+}
+
 // AcceptedProfile returns the last accepted profile of project, or nil
 // when none was accepted yet.
 func AcceptedProfile(ctx context.Context, db *store.DB, project string) (*RepoProfile, error) {

@@ -43,11 +43,19 @@ func TestRepoFlow(t *testing.T) {
 	if err != nil || len(pl.Proposed) == 0 {
 		t.Fatalf("PlanStored = %+v, %v; want a proposed kit", pl, err)
 	}
-	if _, err := Write(root, "go-service", p, true); err != nil {
-		t.Fatal(err)
+	// A dry write changes nothing and accepts nothing.
+	dry, err := WriteStored(ctx, root, db, "go-service", p, false, now)
+	if err != nil || dry.Applied || len(dry.Files) == 0 {
+		t.Fatalf("WriteStored without apply = %+v, %v; want the files it would write", dry, err)
 	}
-	if err := Accept(ctx, root, db, now); err != nil {
-		t.Fatal(err)
+	if m, _, _ := LoadManifest(root); m != nil {
+		t.Fatal("WriteStored without apply wrote the manifest")
+	}
+	if a, err := AcceptedProfile(ctx, db, p.ProjectHash); a != nil || err != nil {
+		t.Fatalf("WriteStored without apply accepted a profile: %+v, %v", a, err)
+	}
+	if res, err := WriteStored(ctx, root, db, "go-service", p, true, now); err != nil || !res.Applied {
+		t.Fatalf("WriteStored = %+v, %v", res, err)
 	}
 	accepted, err := AcceptedProfile(ctx, db, p.ProjectHash)
 	if err != nil || accepted == nil || accepted.ProjectHash != p.ProjectHash {
@@ -61,6 +69,17 @@ func TestRepoFlow(t *testing.T) {
 	runs, err := db.Runs(ctx, p.ProjectHash)
 	if err != nil || len(runs) != 1 || runs[0].RunID != rep.RunID {
 		t.Fatalf("recorded runs = %+v, %v; want the run", runs, err)
+	}
+	lessons, err := LessonsStored(ctx, root, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := StoreMemory{DB: db}.Lessons(ctx, p.ProjectHash)
+	if err != nil || len(direct) == 0 || len(lessons) != len(direct) {
+		t.Errorf("LessonsStored = %d lessons, the project's memory holds %d (%v)", len(lessons), len(direct), err)
+	}
+	if other, err := LessonsStored(ctx, makeRepo(t, repos[0]), db); err != nil || len(other) != 0 {
+		t.Errorf("LessonsStored of another repository = %+v, %v; want none", other, err)
 	}
 
 	r, err := DriftNow(ctx, root, db, now)
