@@ -84,7 +84,7 @@ func newValidateCmd(e *env) *cobra.Command {
 				}
 			}
 			if !v.OK {
-				return exitError{code: exitFailure, err: fmt.Errorf("bundle %s is not valid: %d problems", args[0], len(v.Problems))}
+				return failuref("bundle %s is not valid: %d problems", args[0], len(v.Problems))
 			}
 			return nil
 		},
@@ -124,7 +124,7 @@ func newShadowCmd(e *env) *cobra.Command {
 				}
 			}
 			if !sc.Matches {
-				return exitError{code: exitFailure, err: fmt.Errorf("shadow replay of %s differs from the recorded result", args[0])}
+				return failuref("shadow replay of %s differs from the recorded result", args[0])
 			}
 			return nil
 		},
@@ -238,7 +238,7 @@ func newEvalCmd(e *env) *cobra.Command {
 						failed = append(failed, a.ID)
 					}
 				}
-				return exitError{code: exitFailure, err: fmt.Errorf("eval pack of %s failed: %s", args[0], strings.Join(failed, ", "))}
+				return failuref("eval pack of %s failed: %s", args[0], strings.Join(failed, ", "))
 			}
 			return nil
 		},

@@ -40,6 +40,13 @@ type exitError struct {
 func (e exitError) Error() string { return e.err.Error() }
 func (e exitError) Unwrap() error { return e.err }
 
+// failure marks err, whose cause the command has already printed (an
+// invalid bundle, no candidate, a failed gate), as a failure: exit 1.
+func failure(err error) error { return exitError{code: exitFailure, err: err} }
+
+// failuref is failure with a formatted error.
+func failuref(format string, args ...any) error { return failure(fmt.Errorf(format, args...)) }
+
 // env is what a command may know about the process it runs in. Main fills
 // it from the real process; tests can fill it themselves.
 type env struct {

@@ -312,7 +312,7 @@ func newHarnessRunCmd(e *env) *cobra.Command {
 				printRun(e, rep)
 			}
 			if !rep.Passed {
-				return exitError{code: exitFailure, err: fmt.Errorf("harness run %s: a blocking gate failed", rep.RunID)}
+				return failuref("harness run %s: a blocking gate failed", rep.RunID)
 			}
 			return nil
 		},

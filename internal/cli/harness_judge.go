@@ -92,7 +92,7 @@ func newHarnessCalibrateCmd(e *env) *cobra.Command {
 				}
 			}
 			if !cal.Promoted {
-				return exitError{code: exitFailure, err: fmt.Errorf("judge stays advisory for %s", suiteID)}
+				return failuref("judge stays advisory for %s", suiteID)
 			}
 			return nil
 		},

@@ -149,11 +149,11 @@ func runIngest(ctx context.Context, e *env, f *ingestFlags) error {
 	case err != nil:
 		return err
 	case sel == nil:
-		return exitError{code: exitFailure, err: errNoCandidate}
+		return failure(errNoCandidate)
 	case sc != nil && !sc.Pass:
-		return exitError{code: exitFailure, err: fmt.Errorf("shadow replay of %s did not pass", f.bundle)}
+		return failuref("shadow replay of %s did not pass", f.bundle)
 	case sc != nil && !sc.Matches:
-		return exitError{code: exitFailure, err: fmt.Errorf("shadow replay of %s differs from the recorded one: %s", f.bundle, strings.Join(sc.Differences, "; "))}
+		return failuref("shadow replay of %s differs from the recorded one: %s", f.bundle, strings.Join(sc.Differences, "; "))
 	}
 	return nil
 }

@@ -326,7 +326,7 @@ func printMined(e *env, report *candidate.Report, f *mineFlags, written []string
 		}
 	}
 	if report.Selected() == nil {
-		return exitError{code: exitFailure, err: errNoCandidate}
+		return failure(errNoCandidate)
 	}
 	return nil
 }

@@ -189,7 +189,7 @@ func runPersona(ctx context.Context, e *env, f *personaFlags) error {
 	case err != nil:
 		return err
 	case res.Decision != persona.Proposed:
-		return exitError{code: exitFailure, err: fmt.Errorf("%w: persona %s is %s", errNotProposed, res.Persona, res.Decision)}
+		return failuref("%w: persona %s is %s", errNotProposed, res.Persona, res.Decision)
 	}
 	return nil
 }

@@ -72,7 +72,7 @@ func newPlanValidateCmd(e *env) *cobra.Command {
 				writeValidation(e.stdout, args[0], v)
 			}
 			if !v.Valid {
-				return exitError{code: exitFailure, err: fmt.Errorf("%s: invalid task plan: %d errors", args[0], len(v.Errors))}
+				return failuref("%s: invalid task plan: %d errors", args[0], len(v.Errors))
 			}
 			return nil
 		},
@@ -224,7 +224,7 @@ func parsePlan(e *env, file string) (*plan.Plan, error) {
 		if werr := writeJSON(e.stdout, inv.Validation); werr != nil {
 			return nil, werr
 		}
-		return nil, exitError{code: exitFailure, err: fmt.Errorf("%s: invalid task plan: %d errors", file, len(inv.Validation.Errors))}
+		return nil, failuref("%s: invalid task plan: %d errors", file, len(inv.Validation.Errors))
 	}
 	if err != nil {
 		return nil, err

@@ -104,7 +104,7 @@ func newSessionLintCmd(e *env) *cobra.Command {
 					if len(all) == 1 {
 						noun = "problem"
 					}
-					return exitError{code: exitFailure, err: fmt.Errorf("session lint: %d %s", len(all), noun)}
+					return failuref("session lint: %d %s", len(all), noun)
 				}
 				return nil
 			}

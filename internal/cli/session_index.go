@@ -99,7 +99,7 @@ func newSessionIndexCmd(e *env) *cobra.Command {
 				if r.Failed == 1 {
 					noun = "file"
 				}
-				return exitError{code: exitFailure, err: fmt.Errorf("session index: %d %s with problems, not indexed", r.Failed, noun)}
+				return failuref("session index: %d %s with problems, not indexed", r.Failed, noun)
 			}
 			return nil
 		},

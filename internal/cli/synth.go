@@ -119,9 +119,9 @@ func newSynthRunCmd(e *env) *cobra.Command {
 			}
 			switch {
 			case rep.Stopped != nil:
-				return exitError{exitFailure, rep.Stopped}
+				return failure(rep.Stopped)
 			case !rep.Pass():
-				return exitError{exitFailure, errors.New("a hypothesis does not hold")}
+				return failure(errors.New("a hypothesis does not hold"))
 			}
 			return nil
 		},
@@ -289,7 +289,7 @@ func newSynthDeriveCmd(e *env) *cobra.Command {
 				fmt.Fprintf(e.stdout, "%s = %s\n", target, expr)
 			}
 			if !ok {
-				return exitError{exitFailure, fmt.Errorf("no expression derives %q from the other values in every example", target)}
+				return failuref("no expression derives %q from the other values in every example", target)
 			}
 			return nil
 		},

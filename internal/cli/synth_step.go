@@ -81,7 +81,7 @@ func newSynthStepCmd(e *env) *cobra.Command {
 				printStep(e, st.Report)
 			}
 			if r := st.Report; !r.Accepted {
-				return exitError{exitFailure, fmt.Errorf("step %d %s: the synthesized function is refused", r.Index, r.Step)}
+				return failuref("step %d %s: the synthesized function is refused", r.Index, r.Step)
 			}
 			return nil
 		},
