@@ -8,9 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
+	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
