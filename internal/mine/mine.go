@@ -153,6 +153,7 @@ func (s *Scan) mine(ctx context.Context, src traceSource) (*candidate.Report, er
 
 	idx := NewIndex(s.seqs)
 	repeats := idx.Repeats(minEx, 2)
+	idx.Release()
 	report.Mining.RepeatsFound = len(repeats)
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -46,6 +46,10 @@ type Index struct {
 	// belongs to the sequence it ends). It turns a suffix into its "colour"
 	// for counting distinct sequences.
 	seq []int32
+
+	// released says Release dropped lcp and seq: Repeats then returns
+	// nothing, and occurrences are found by binary search on start.
+	released bool
 }
 
 // Occurrence is a position: sequence number and start offset within it.
@@ -231,7 +235,7 @@ type frame struct {
 // cost is O(n log d) for stack depth d <= n plus O(r log r) to sort the r
 // results; the extra memory is one int32 per sequence and the stack.
 func (x *Index) Repeats(minSupport, minLength int) []Repeat {
-	if x == nil || len(x.sa) == 0 {
+	if x == nil || len(x.sa) == 0 || x.released {
 		return nil
 	}
 	minSupport = max(minSupport, 1)
@@ -369,9 +373,33 @@ func (x *Index) valid(r Repeat) bool {
 		r.first >= 0 && r.Length >= 0 && int(r.first)+r.Length <= len(x.text)
 }
 
+// Release lets go of what only Repeats needs, the LCP array and each
+// position's sequence: half of the index, two int32 per symbol. Examples,
+// Symbols and First keep working, finding a position's sequence by binary
+// search over the sequence starts (O(log m) instead of O(1)); Repeats
+// returns nothing afterwards. A miner that has ranked its repeats calls it
+// before building candidates, where the memory goes to the example traces.
+func (x *Index) Release() {
+	if x == nil {
+		return
+	}
+	x.lcp, x.seq, x.released = nil, nil, true
+}
+
 // occurrence converts text position p into a sequence and offset.
 func (x *Index) occurrence(p int32) Occurrence {
-	k := x.seq[p]
+	var k int32
+	if x.seq != nil {
+		k = x.seq[p]
+	} else {
+		// The last start <= p; start[0] is 0 <= p, and a separator
+		// belongs to the sequence it ends, which this also gives.
+		i, found := slices.BinarySearch(x.start, p)
+		if !found {
+			i--
+		}
+		k = int32(i)
+	}
 	return Occurrence{Seq: k, Start: p - x.start[k]}
 }
 

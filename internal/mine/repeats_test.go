@@ -2,6 +2,7 @@ package mine
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -565,4 +566,37 @@ func FuzzRepeats(f *testing.F) {
 		seqs, minSupport, minLength := fuzzSeqs(data)
 		checkOracle(t, seqs, minSupport, minLength)
 	})
+}
+
+// TestIndexRelease checks that an index that let go of its LCP array and
+// position colours answers Examples, Symbols and First as before, for
+// every repeat, including sequences that are empty.
+func TestIndexRelease(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 300 {
+		seqs := randomSeqs(r, 1+r.IntN(9), 15, 2+r.IntN(3), symbolSets[r.IntN(len(symbolSets))])
+		x := NewIndex(seqs)
+		repeats := x.Repeats(1, 1)
+		type answer struct {
+			examples []Occurrence
+			symbols  []int32
+			first    Occurrence
+		}
+		before := make([]answer, len(repeats))
+		for i, rep := range repeats {
+			before[i] = answer{x.Examples(rep), x.Symbols(rep), x.First(rep)}
+		}
+		x.Release()
+		if got := x.Repeats(1, 1); got != nil {
+			t.Fatalf("Repeats after Release = %v, want nil", got)
+		}
+		for i, rep := range repeats {
+			after := answer{x.Examples(rep), x.Symbols(rep), x.First(rep)}
+			if !reflect.DeepEqual(after, before[i]) {
+				t.Fatalf("seqs %v repeat %d: after Release %+v, before %+v", seqs, i, after, before[i])
+			}
+		}
+	}
+	var nilIndex *Index
+	nilIndex.Release()
 }

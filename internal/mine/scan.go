@@ -241,6 +241,9 @@ func (s *Scan) Mine(ctx context.Context, fetch Fetch) (*candidate.Report, error)
 	if gapped, reason := s.gapped(); gapped {
 		return s.mineGapped(ctx, s.src, reason)
 	}
+	// The exact miner has no use for the action flags auto kept in case
+	// the corpus turned out to be an agent's.
+	s.flags = nil
 	return s.mine(ctx, s.src)
 }
 

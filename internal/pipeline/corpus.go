@@ -108,11 +108,19 @@ func MemoryLimit(inputBytes int64) int64 {
 }
 
 // TwoPassMemoryLimit is the soft memory limit of a mining run that does
-// not keep the corpus decoded: the example cache (half a gigabyte at most)
-// and room for the symbol arrays and the suffix structure, about 48 bytes
-// per action, estimated at one action per 400 bytes of JSON.
+// not keep the corpus decoded, for inputBytes of trace JSON, estimated at
+// one action per 400 bytes. What such a run holds grows with the actions:
+// about 10 bytes each that the scan keeps (the symbol, and the trace's
+// source hash and location spread over its actions) and, while the suffix
+// structure is built, about 17 more, of which 8 are let go before any
+// candidate is built, when the example cache (at most half a gigabyte)
+// and the candidates fill up. 768 MiB plus 20 bytes an action covers both
+// peaks up to a few million traces, and keeps the collector working near
+// the live set instead of letting the heap double; at a million traces of
+// 50 actions it is 1.7 GiB. It never goes below 896 MiB, where small
+// corpora never reach it.
 func TwoPassMemoryLimit(inputBytes int64) int64 {
-	return max(896<<20, 1<<30+48*(inputBytes/400))
+	return max(896<<20, 768<<20+20*(inputBytes/400))
 }
 
 // LimitMemory lets a run set its own soft memory limit and returns the
