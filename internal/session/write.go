@@ -43,6 +43,20 @@ func Format(s *Session) ([]byte, error) {
 	b.WriteString("---\n")
 	b.WriteString(fm)
 	b.WriteString("---\n")
+	if body := FormatBody(s); body != "" {
+		b.WriteString("\n")
+		b.WriteString(body)
+	}
+	return b.Bytes(), nil
+}
+
+// FormatBody returns the markdown body Format writes for s, after the
+// frontmatter and the blank line that follows it: the title, the
+// preamble and the phases, one blank line between blocks, with a final
+// newline; "" for a session without any. It does not validate s, so
+// that a writer that holds the body it meant to write can check that s
+// is that body before formatting it.
+func FormatBody(s *Session) string {
 	var parts []string
 	if s.Title != "" {
 		parts = append(parts, "# "+s.Title)
@@ -52,12 +66,10 @@ func Format(s *Session) ([]byte, error) {
 		parts = append(parts, "## "+heading(p))
 		parts = appendBlocks(parts, p.Blocks)
 	}
-	if len(parts) > 0 {
-		b.WriteString("\n")
-		b.WriteString(strings.Join(parts, "\n\n"))
-		b.WriteString("\n")
+	if len(parts) == 0 {
+		return ""
 	}
-	return b.Bytes(), nil
+	return strings.Join(parts, "\n\n") + "\n"
 }
 
 func heading(p Phase) string {
@@ -303,7 +315,7 @@ func Validate(s *Session) error {
 	}
 	v.blocks("blocks", s.Blocks, s.Title == "", len(s.Phases) == 0)
 	for i, p := range s.Phases {
-		path := fmt.Sprintf("phases[%d]", i)
+		path := "phases[" + strconv.Itoa(i) + "]"
 		v.heading(path+".name", p.Name)
 		if w := lastWord(p.Name); isTag(w) {
 			v.errorf(path+".name", "name ends with %q, which would read as an agent or channel", w)
@@ -326,6 +338,9 @@ func (v *validator) errorf(path, format string, args ...any) {
 
 // text checks a single-line field.
 func (v *validator) text(path, s string, required bool) {
+	if lineOK(s, required) {
+		return
+	}
 	switch {
 	case s == "" && required:
 		v.errorf(path, "empty")
@@ -348,6 +363,12 @@ func (v *validator) heading(path, s string) {
 	}
 }
 
+// lineOK reports whether text passes, without building the path
+// an error would name: a run's log holds thousands of fields.
+func lineOK(s string, required bool) bool {
+	return (s != "" || !required) && utf8.ValidString(s) && !strings.ContainsAny(s, "\n\r")
+}
+
 func lastWord(s string) string {
 	return s[strings.LastIndexFunc(s, unicode.IsSpace)+1:]
 }
@@ -359,20 +380,26 @@ func isTag(w string) bool { return len(w) >= 2 && (w[0] == '@' || w[0] == '#') }
 func (v *validator) blocks(path string, blocks []Block, first, last bool) {
 	var prev Block
 	for i, bl := range blocks {
-		at := fmt.Sprintf("%s[%d]", path, i)
+		at := func() string { return path + "[" + strconv.Itoa(i) + "]" }
 		switch bl := bl.(type) {
 		case Prose:
 			if _, ok := prev.(Prose); ok {
-				v.errorf(at, "prose after prose: Parse would merge them")
+				v.errorf(at(), "prose after prose: Parse would merge them")
 			}
 			_, afterCalls := prev.(ToolCalls)
-			v.prose(at, bl.Text, first && i == 0, afterCalls, last && i == len(blocks)-1)
+			if !plainProse(bl.Text) {
+				v.prose(at(), bl.Text, first && i == 0, afterCalls, last && i == len(blocks)-1)
+			}
 		case ToolCalls:
 			if len(bl.Calls) == 0 {
-				v.errorf(at, "tool call list without calls")
+				v.errorf(at(), "tool call list without calls")
 			}
 			for j, c := range bl.Calls {
-				cp := fmt.Sprintf("%s.calls[%d]", at, j)
+				if lineOK(c.Tool, true) && strings.IndexFunc(c.Tool, unicode.IsSpace) < 0 && lineOK(c.Args, false) && lineOK(c.Result, false) &&
+					!slices.ContainsFunc(c.SideEffects, func(se string) bool { return !lineOK(se, false) }) {
+					continue
+				}
+				cp := fmt.Sprintf("%s.calls[%d]", at(), j)
 				v.text(cp+".tool", c.Tool, true)
 				if strings.IndexFunc(c.Tool, unicode.IsSpace) >= 0 {
 					v.errorf(cp+".tool", "%q is not one word", c.Tool)
@@ -385,24 +412,64 @@ func (v *validator) blocks(path string, blocks []Block, first, last bool) {
 			}
 		case Callout:
 			if !calloutTypeRE.MatchString(bl.Type) {
-				v.errorf(at+".type", "%q is not a callout type", bl.Type)
+				v.errorf(at()+".type", "%q is not a callout type", bl.Type)
 			}
 			if bl.Fold != "" && bl.Fold != "+" && bl.Fold != "-" {
-				v.errorf(at+".fold", "%q is not +, - or empty", bl.Fold)
+				v.errorf(at()+".fold", "%q is not +, - or empty", bl.Fold)
 			}
-			v.text(at+".title", bl.Title, false)
+			v.text(at()+".title", bl.Title, false)
 			for j, l := range bl.Body {
-				v.text(fmt.Sprintf("%s.body[%d]", at, j), l, false)
+				if !lineOK(l, false) {
+					v.text(fmt.Sprintf("%s.body[%d]", at(), j), l, false)
+				}
 			}
 			for _, msg := range bl.problems() {
-				v.errorf(at, "%s", msg)
+				v.errorf(at(), "%s", msg)
 			}
 		default:
-			v.errorf(at, "unknown block type %T", bl)
+			v.errorf(at(), "unknown block type %T", bl)
 		}
 		prev = bl
 	}
 }
+
+// plainProse reports whether md is, by the shape of its lines alone,
+// prose that reads back as itself wherever it stands, so that it needs
+// no parse: paragraphs whose every line starts with an ASCII letter
+// (which no CommonMark block but a paragraph can start with, and which
+// no line can turn into a heading), separated by blank lines, and
+// thematic breaks ("---") with a blank line on each side. It is how a
+// run's log, thousands of one-line paragraphs, is validated in time
+// proportional to its length rather than a parse per block; anything
+// else it leaves to prose.
+func plainProse(md string) bool {
+	if md == "" || !utf8.ValidString(md) {
+		return false
+	}
+	prevBlank := false
+	for i, rest := 0, md; ; i++ {
+		line, more, found := strings.Cut(rest, "\n")
+		switch {
+		case line == "":
+			if i == 0 || !found {
+				return false
+			}
+		case line == "---":
+			if !prevBlank || found && !strings.HasPrefix(more, "\n") {
+				return false
+			}
+		case !asciiLetter(line[0]) || strings.ContainsRune(line, '\r'):
+			return false
+		}
+		prevBlank = line == ""
+		if !found {
+			return true
+		}
+		rest = more
+	}
+}
+
+func asciiLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // prose checks that text reads back as the same prose block where it
 // stands: first when it opens a body without a title, afterCalls when a
