@@ -422,6 +422,9 @@ func (v *validator) blocks(path string, blocks []Block, first, last bool) {
 				if !lineOK(l, false) {
 					v.text(fmt.Sprintf("%s.body[%d]", at(), j), l, false)
 				}
+				if l != "" && !asciiLetter(l[0]) {
+					v.nesting(fmt.Sprintf("%s.body[%d]", at(), j), "> "+l)
+				}
 			}
 			for _, msg := range bl.problems() {
 				v.errorf(at(), "%s", msg)
@@ -430,6 +433,14 @@ func (v *validator) blocks(path string, blocks []Block, first, last bool) {
 			v.errorf(at(), "unknown block type %T", bl)
 		}
 		prev = bl
+	}
+}
+
+// nesting checks that line, as written, nests no deeper than Parse
+// reads (see limitNesting).
+func (v *validator) nesting(path, line string) {
+	if markers, indent := nesting(line); markers > maxMarkers || indent > maxIndent {
+		v.errorf(path, "a line nests deeper than a session log can (%d block quote or list markers, %d columns of indentation; at most %d and %d)", markers, indent, maxMarkers, maxIndent)
 	}
 }
 
@@ -491,6 +502,9 @@ func (v *validator) prose(path, md string, first, afterCalls, last bool) {
 	if strings.TrimSpace(lines[0]) == "" || strings.TrimSpace(lines[len(lines)-1]) == "" {
 		v.errorf(path, "leading or trailing blank line")
 		return
+	}
+	for _, l := range lines {
+		v.nesting(path, l)
 	}
 	if afterCalls && (strings.HasPrefix(lines[0], "  ") || strings.HasPrefix(strings.TrimLeft(lines[0], " "), "\t")) {
 		v.errorf(path, "indented prose after a tool call list would continue the list")
