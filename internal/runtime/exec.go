@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -445,21 +447,76 @@ func (h *host) guardPath(tool string, args map[string]any) error {
 	return h.protect(tool, p, root, rel)
 }
 
-// openRoot opens the root holding p. The protected set is not
-// checked again here: the file built-ins run only through callTool,
-// which refuses a protected path as policy (guardPath) before it
-// executes the call, with the same arguments. Checking twice cost a
-// step as much as the rest of reading a small file.
+// openRoot returns the root holding p, open for the rest of the run
+// (openRoots). The protected set is not checked again here: the file
+// built-ins run only through callTool, which refuses a protected path as
+// policy (guardPath) before it executes the call, with the same
+// arguments. Checking twice cost a step as much as the rest of reading
+// a small file.
 func (h *host) openRoot(p string) (*os.Root, string, error) {
 	dir, rel, err := h.locate(p)
 	if err != nil {
 		return nil, "", err
 	}
-	r, err := os.OpenRoot(dir)
+	r, err := h.roots.get(dir)
 	if err != nil {
 		return nil, "", err
 	}
 	return r, rel, nil
+}
+
+// openRoots keeps each workspace root a file built-in opened, so that a
+// call does not open and close its directory again: a run's file
+// built-ins cost a few system calls each. Before a root is used it is
+// checked to still be the directory at its path (one stat), and opened
+// again when another directory took its place, so a call goes where
+// opening the path would have gone.
+type openRoots struct {
+	mu   sync.Mutex
+	open map[string]openRoot
+}
+
+type openRoot struct {
+	root *os.Root
+	info fs.FileInfo
+}
+
+func (o *openRoots) get(dir string) (*os.Root, error) {
+	info, statErr := os.Stat(dir)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if c, ok := o.open[dir]; ok && statErr == nil && os.SameFile(c.info, info) {
+		return c.root, nil
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	rinfo, err := r.Stat(".")
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	if c, ok := o.open[dir]; ok {
+		// A call of a timed-out built-in may still hold it; os.Root
+		// closes the directory when that call is done with it.
+		c.root.Close()
+	}
+	if o.open == nil {
+		o.open = map[string]openRoot{}
+	}
+	o.open[dir] = openRoot{root: r, info: rinfo}
+	return r, nil
+}
+
+// close closes every root, when the run is over.
+func (o *openRoots) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for dir, c := range o.open {
+		c.root.Close()
+		delete(o.open, dir)
+	}
 }
 
 // fsRead is the built-in fs.read(path=…): {"path", "content", "bytes"}.
@@ -469,7 +526,6 @@ func (h *host) fsRead(args map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
 	// Only a regular file is read, and only up to MaxFileBytes: a FIFO
 	// would block the run and a device (or a file that grows) fill its
 	// memory. Stat before opening, since opening a FIFO blocks; the
@@ -477,7 +533,7 @@ func (h *host) fsRead(args map[string]any) (any, error) {
 	if err := regularFile(r, rel, p); err != nil {
 		return nil, err
 	}
-	f, err := r.Open(rel)
+	f, err := r.OpenFile(rel, os.O_RDONLY|openNonBlocking, 0)
 	if err != nil {
 		return nil, confine(err)
 	}
@@ -542,7 +598,6 @@ func (h *host) fsWrite(args map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
 	if err := regularFile(r, rel, p); err != nil {
 		return nil, err
 	}

@@ -61,6 +61,8 @@ type host struct {
 	// rootChecks caches, per workspace root, what protect needs of the
 	// root and the directories above it (see protect).
 	rootChecks rootCache
+	// roots holds the workspace roots the file built-ins opened.
+	roots openRoots
 
 	// cancel ends the run's context; ctx.budget's wall clock calls it
 	// with an ErrBudget cause. maxCost is the cost ceiling (0: none).
