@@ -162,7 +162,7 @@ func (h *host) trace() (*trace.Trace, error) {
 //
 // The body is the markdown of the phases' lines. The session is built
 // from the phases' blocks when they are that body exactly (what
-// session.FormatBody writes for them) and session.Format accepts them;
+// session.FormatAs checks) and session.Format accepts them;
 // else, and for a run whose phases came back from a journal as lines, it
 // is read from the markdown with session.ParseBody. Both give the same
 // session.md: Format(s) reads back as s, so the markdown that is s's body
@@ -180,6 +180,14 @@ func (h *host) session() ([]byte, error) {
 // between them, and the footer.
 func (h *host) sessionBody() string {
 	var b strings.Builder
+	n := len(h.w.Name) + len(h.w.File) + 256
+	for _, p := range h.phases {
+		n += len(p.title) + 10
+		for _, l := range p.lines {
+			n += len(l) + 1
+		}
+	}
+	b.Grow(n)
 	b.WriteString("# " + h.w.Name + "\n\n" + h.preamble() + "\n")
 	if h.res.AllowUnapproved {
 		b.WriteString("\n> [!decision]\n> " + allowUnapprovedNote + "\n")
@@ -225,12 +233,9 @@ func (h *host) builtSession(body string) ([]byte, bool) {
 		*last = appendProse(*last, "---")
 	}
 	*last = appendProse(*last, h.footer())
-	if session.FormatBody(s) != body {
-		return nil, false
-	}
 	s.Meta.ResumePoint = resumePhase(s, s.Meta.ResumePoint)
-	md, err := session.Format(s)
-	return md, err == nil
+	md, ok, err := session.FormatAs(s, body)
+	return md, ok && err == nil
 }
 
 // parsedSession is session.md with the session read from body.

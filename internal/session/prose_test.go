@@ -101,7 +101,7 @@ func TestPlainProse(t *testing.T) {
 }
 
 // TestFormatBody checks that FormatBody is what Format writes after the
-// frontmatter.
+// frontmatter, and that FormatAs formats only the session of the body.
 func TestFormatBody(t *testing.T) {
 	s := &Session{
 		Meta:   Meta{SessionID: "s", Status: "completed"},
@@ -123,5 +123,16 @@ func TestFormatBody(t *testing.T) {
 	}
 	if got := FormatBody(&Session{Meta: s.Meta}); got != "" {
 		t.Fatalf("FormatBody of an empty body = %q", got)
+	}
+	if as, ok, err := FormatAs(s, want); !ok || err != nil || string(as) != string(data) {
+		t.Fatalf("FormatAs(s, its body) = %q, %v, %v", as, ok, err)
+	}
+	if _, ok, err := FormatAs(s, want+"\nmore\n"); ok || err != nil {
+		t.Fatalf("FormatAs(s, another body) = %v, %v; want false", ok, err)
+	}
+	bad := *s
+	bad.Meta.Status = "x"
+	if _, ok, err := FormatAs(&bad, want); !ok || err == nil {
+		t.Fatalf("FormatAs of an invalid session = %v, %v; want its problems", ok, err)
 	}
 }

@@ -32,18 +32,36 @@ func Write(w io.Writer, s *Session) error {
 
 // Format returns s in canonical form, or the problems Validate finds.
 func Format(s *Session) ([]byte, error) {
+	return format(s, FormatBody(s))
+}
+
+// FormatAs is Format for a writer that built s to say the markdown body
+// it holds: it returns s in canonical form when body is the body Format
+// writes for s (FormatBody), and false, without validating s, when it is
+// not. The body is rendered once.
+func FormatAs(s *Session, body string) (data []byte, ok bool, err error) {
+	if FormatBody(s) != body {
+		return nil, false, nil
+	}
+	data, err = format(s, body)
+	return data, true, err
+}
+
+// format writes s whose body is body.
+func format(s *Session, body string) ([]byte, error) {
 	if err := Validate(s); err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
 	fm, err := frontmatter(&s.Meta)
 	if err != nil {
 		return nil, fmt.Errorf("writing frontmatter: %w", err)
 	}
+	var b bytes.Buffer
+	b.Grow(len(fm) + len(body) + 9)
 	b.WriteString("---\n")
 	b.WriteString(fm)
 	b.WriteString("---\n")
-	if body := FormatBody(s); body != "" {
+	if body != "" {
 		b.WriteString("\n")
 		b.WriteString(body)
 	}
@@ -53,23 +71,118 @@ func Format(s *Session) ([]byte, error) {
 // FormatBody returns the markdown body Format writes for s, after the
 // frontmatter and the blank line that follows it: the title, the
 // preamble and the phases, one blank line between blocks, with a final
-// newline; "" for a session without any. It does not validate s, so
-// that a writer that holds the body it meant to write can check that s
-// is that body before formatting it.
+// newline; "" for a session without any. It does not validate s.
 func FormatBody(s *Session) string {
-	var parts []string
+	var w bodyWriter
+	w.b.Grow(bodySize(s))
 	if s.Title != "" {
-		parts = append(parts, "# "+s.Title)
+		w.part("# ", s.Title)
 	}
-	parts = appendBlocks(parts, s.Blocks)
+	w.blocks(s.Blocks)
 	for _, p := range s.Phases {
-		parts = append(parts, "## "+heading(p))
-		parts = appendBlocks(parts, p.Blocks)
+		w.part("## ", heading(p))
+		w.blocks(p.Blocks)
 	}
-	if len(parts) == 0 {
+	if w.b.Len() == 0 {
 		return ""
 	}
-	return strings.Join(parts, "\n\n") + "\n"
+	w.b.WriteByte('\n')
+	return w.b.String()
+}
+
+// bodySize is about the length of s's body, to size the buffer once.
+func bodySize(s *Session) int {
+	n := len(s.Title) + 4
+	size := func(blocks []Block) {
+		for _, bl := range blocks {
+			switch bl := bl.(type) {
+			case Prose:
+				n += len(bl.Text) + 2
+			case ToolCalls:
+				for _, c := range bl.Calls {
+					n += len(c.Tool) + len(c.Args) + len(c.Result) + 32
+					for _, se := range c.SideEffects {
+						n += len(se) + 16
+					}
+				}
+			case Callout:
+				n += len(bl.Type) + len(bl.Title) + 8
+				for _, l := range bl.Body {
+					n += len(l) + 3
+				}
+			}
+		}
+	}
+	size(s.Blocks)
+	for _, p := range s.Phases {
+		n += len(p.Name) + len(p.Agent) + len(p.Channel) + 8
+		size(p.Blocks)
+	}
+	return n
+}
+
+// bodyWriter writes a body's parts (a heading or a block), a blank line
+// between two.
+type bodyWriter struct{ b strings.Builder }
+
+// start begins a part.
+func (w *bodyWriter) start() {
+	if w.b.Len() > 0 {
+		w.b.WriteString("\n\n")
+	}
+}
+
+func (w *bodyWriter) part(prefix, text string) {
+	w.start()
+	w.b.WriteString(prefix)
+	w.b.WriteString(text)
+}
+
+func (w *bodyWriter) blocks(blocks []Block) {
+	for _, bl := range blocks {
+		w.start()
+		b := &w.b
+		switch bl := bl.(type) {
+		case Prose:
+			b.WriteString(bl.Text)
+		case ToolCalls:
+			b.WriteString(ToolCallsMarker)
+			for _, c := range bl.Calls {
+				code := c.Tool
+				if c.Args != "" {
+					code += " " + c.Args
+				}
+				b.WriteString("\n- ")
+				b.WriteString(renderCode(code))
+				b.WriteString(" →")
+				if c.Result != "" {
+					b.WriteString(" ")
+					b.WriteString(c.Result)
+				}
+				for _, se := range c.SideEffects {
+					b.WriteString("\n- " + sideEffectPrefix)
+					if se != "" {
+						b.WriteString(" ")
+						b.WriteString(se)
+					}
+				}
+			}
+		case Callout:
+			b.WriteString("> [!" + bl.Type + "]" + bl.Fold)
+			if bl.Title != "" {
+				b.WriteString(" ")
+				b.WriteString(bl.Title)
+			}
+			for _, l := range bl.Body {
+				if l == "" {
+					b.WriteString("\n>")
+				} else {
+					b.WriteString("\n> ")
+					b.WriteString(l)
+				}
+			}
+		}
+	}
 }
 
 func heading(p Phase) string {
@@ -81,51 +194,6 @@ func heading(p Phase) string {
 		h += " #" + p.Channel
 	}
 	return h
-}
-
-func appendBlocks(parts []string, blocks []Block) []string {
-	for _, bl := range blocks {
-		switch bl := bl.(type) {
-		case Prose:
-			parts = append(parts, bl.Text)
-		case ToolCalls:
-			lines := []string{ToolCallsMarker}
-			for _, c := range bl.Calls {
-				code := c.Tool
-				if c.Args != "" {
-					code += " " + c.Args
-				}
-				item := "- " + renderCode(code) + " →"
-				if c.Result != "" {
-					item += " " + c.Result
-				}
-				lines = append(lines, item)
-				for _, se := range c.SideEffects {
-					item := "- " + sideEffectPrefix
-					if se != "" {
-						item += " " + se
-					}
-					lines = append(lines, item)
-				}
-			}
-			parts = append(parts, strings.Join(lines, "\n"))
-		case Callout:
-			first := "> [!" + bl.Type + "]" + bl.Fold
-			if bl.Title != "" {
-				first += " " + bl.Title
-			}
-			lines := []string{first}
-			for _, l := range bl.Body {
-				if l == "" {
-					lines = append(lines, ">")
-				} else {
-					lines = append(lines, "> "+l)
-				}
-			}
-			parts = append(parts, strings.Join(lines, "\n"))
-		}
-	}
-	return parts
 }
 
 // renderCode renders s as a code span (mdtext.CodeSpan), as crystallize
