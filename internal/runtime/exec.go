@@ -77,7 +77,7 @@ func (h *host) execute(name string, b *binding, args map[string]any) (out any, a
 		}
 		return out, nil, nil, err
 	case b.builtin == ToolFSRead:
-		out, err = h.withTimeout(name, func() (any, error) { return h.fsRead(args) })
+		out, err = h.fsRead(name, args)
 		return out, nil, nil, err
 	case b.builtin == ToolFSWrite:
 		out, err = h.withTimeout(name, func() (any, error) { return h.fsWrite(args) })
@@ -96,6 +96,9 @@ func (h *host) execute(name string, b *binding, args map[string]any) (out any, a
 // builtinTimeout bounds a file built-in. They open only regular files,
 // but a file swapped for a FIFO between the check and the open, or a
 // stalled network file system, would otherwise hold the run forever.
+// fs.read of a file on its root's own local file system, which a FIFO
+// cannot stall either (openNonBlocking), is not bounded: the goroutine
+// and timer that bound a call cost a step more than the read.
 var builtinTimeout = 30 * time.Second
 
 // withTimeout runs f, giving up after builtinTimeout or when the run is
@@ -453,7 +456,7 @@ func (h *host) guardPath(tool string, args map[string]any) error {
 // policy (guardPath) before it executes the call, with the same
 // arguments. Checking twice cost a step as much as the rest of reading
 // a small file.
-func (h *host) openRoot(p string) (*os.Root, string, error) {
+func (h *host) openRoot(p string) (*openRoot, string, error) {
 	dir, rel, err := h.locate(p)
 	if err != nil {
 		return nil, "", err
@@ -473,20 +476,29 @@ func (h *host) openRoot(p string) (*os.Root, string, error) {
 // opening the path would have gone.
 type openRoots struct {
 	mu   sync.Mutex
-	open map[string]openRoot
+	open map[string]*openRoot
 }
 
+// openRoot is an open workspace root: what it is, and whether it is on a
+// local file system (localFileSystem), whose reads cannot stall.
 type openRoot struct {
-	root *os.Root
-	info fs.FileInfo
+	root  *os.Root
+	info  fs.FileInfo
+	local bool
 }
 
-func (o *openRoots) get(dir string) (*os.Root, error) {
+// readsInline reports whether the file info, found under c, is read
+// without a bound: a file on c's own local file system.
+func (c *openRoot) readsInline(info fs.FileInfo) bool {
+	return info != nil && c.local && sameDevice(info, c.info)
+}
+
+func (o *openRoots) get(dir string) (*openRoot, error) {
 	info, statErr := os.Stat(dir)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if c, ok := o.open[dir]; ok && statErr == nil && os.SameFile(c.info, info) {
-		return c.root, nil
+		return c, nil
 	}
 	r, err := os.OpenRoot(dir)
 	if err != nil {
@@ -503,10 +515,17 @@ func (o *openRoots) get(dir string) (*os.Root, error) {
 		c.root.Close()
 	}
 	if o.open == nil {
-		o.open = map[string]openRoot{}
+		o.open = map[string]*openRoot{}
 	}
-	o.open[dir] = openRoot{root: r, info: rinfo}
-	return r, nil
+	// The file system statfs names is the root's only when the path
+	// still leads to the directory opened.
+	local := localFileSystem(dir)
+	if after, err := os.Stat(dir); err != nil || !os.SameFile(after, rinfo) {
+		local = false
+	}
+	c := &openRoot{root: r, info: rinfo, local: local}
+	o.open[dir] = c
+	return c, nil
 }
 
 // close closes every root, when the run is over.
@@ -519,20 +538,34 @@ func (o *openRoots) close() {
 	}
 }
 
-// fsRead is the built-in fs.read(path=…): {"path", "content", "bytes"}.
-func (h *host) fsRead(args map[string]any) (any, error) {
+// fsRead is the built-in fs.read(path=…): {"path", "content", "bytes"},
+// named name. The root and the file are looked at on the run's
+// goroutine, as the protected-set check has just done; the file is
+// opened and read there too when it is on the root's local file system,
+// and bounded by builtinTimeout when not.
+func (h *host) fsRead(name string, args map[string]any) (any, error) {
 	p := argString(args["path"])
-	r, rel, err := h.openRoot(p)
+	c, rel, err := h.openRoot(p)
 	if err != nil {
 		return nil, err
 	}
 	// Only a regular file is read, and only up to MaxFileBytes: a FIFO
 	// would block the run and a device (or a file that grows) fill its
-	// memory. Stat before opening, since opening a FIFO blocks; the
-	// opened file is checked again, in case it was replaced between.
-	if err := regularFile(r, rel, p); err != nil {
+	// memory. Stat before opening, since opening a device may do
+	// anything; the opened file is checked again, in case it was
+	// replaced between.
+	info, err := regularFile(c.root, rel, p)
+	if err != nil {
 		return nil, err
 	}
+	if c.readsInline(info) {
+		return readFileIn(c.root, rel, p)
+	}
+	return h.withTimeout(name, func() (any, error) { return readFileIn(c.root, rel, p) })
+}
+
+// readFileIn reads the regular file rel of r, p as the workflow wrote it.
+func readFileIn(r *os.Root, rel, p string) (any, error) {
 	f, err := r.OpenFile(rel, os.O_RDONLY|openNonBlocking, 0)
 	if err != nil {
 		return nil, confine(err)
@@ -556,19 +589,20 @@ func (h *host) fsRead(args map[string]any) (any, error) {
 var ErrNotRegular = errors.New("not a regular file")
 
 // regularFile refuses rel (p as the workflow wrote it) when it exists in
-// r and is not a regular file. A missing file is left to the caller.
-func regularFile(r *os.Root, rel, p string) error {
+// r and is not a regular file, and returns what it is. A missing file is
+// left to the caller (nil, nil).
+func regularFile(r *os.Root, rel, p string) (fs.FileInfo, error) {
 	st, err := r.Stat(rel)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil
+			return nil, nil
 		}
-		return confine(err)
+		return nil, confine(err)
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%w: not_regular_file: %s is a %s, not a regular file", ErrNotRegular, p, fileKind(st.Mode()))
+		return nil, fmt.Errorf("%w: not_regular_file: %s is a %s, not a regular file", ErrNotRegular, p, fileKind(st.Mode()))
 	}
-	return nil
+	return st, nil
 }
 
 // fileKind names a file's type for messages.
@@ -594,11 +628,12 @@ func (h *host) fsWrite(args map[string]any) (any, error) {
 	if len(content) > MaxFileBytes {
 		return nil, fmt.Errorf("%w: file_too_large: the content for %s is %d bytes, more than %d, the most fs.write writes", ErrTooLarge, p, len(content), MaxFileBytes)
 	}
-	r, rel, err := h.openRoot(p)
+	c, rel, err := h.openRoot(p)
 	if err != nil {
 		return nil, err
 	}
-	if err := regularFile(r, rel, p); err != nil {
+	r := c.root
+	if _, err := regularFile(r, rel, p); err != nil {
 		return nil, err
 	}
 	if d := filepath.Dir(rel); d != "." {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"testing"
 )
 
@@ -46,5 +47,57 @@ def wf(ctx):
 	}
 	if data, err := os.ReadFile(filepath.Join(parent, "old", "a.txt")); err != nil || string(data) != "old" {
 		t.Errorf("a.txt in the old root = %q, %v", data, err)
+	}
+}
+
+// TestFSReadInline: fs.read reads a file without the goroutine and
+// timer that bound a call only when the file is on its root's own local
+// file system; a file on another file system, or under a root that is
+// not local, is bounded.
+func TestFSReadInline(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var roots openRoots
+	defer roots.close()
+	c, err := roots.get(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if goruntime.GOOS != "linux" {
+		if c.local {
+			t.Fatal("a root is local where the file system is not known")
+		}
+		return
+	}
+	if !localFileSystem(dir) {
+		t.Skip("the temporary directory is not on a file system known to be local")
+	}
+	if !c.local {
+		t.Fatal("the root on a local file system is not local")
+	}
+	f, err := c.root.Stat("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.readsInline(f) {
+		t.Error("a file of a local root is not read inline")
+	}
+	if c.readsInline(nil) {
+		t.Error("a missing file is read inline")
+	}
+	if proc, err := os.Stat("/proc/self/status"); err == nil {
+		if c.readsInline(proc) {
+			t.Error("a file on another file system is read inline")
+		}
+		if localFileSystem("/proc") {
+			t.Error("procfs is taken for a local file system")
+		}
+	}
+	remote := *c
+	remote.local = false
+	if remote.readsInline(f) {
+		t.Error("a file under a root that is not local is read inline")
 	}
 }
