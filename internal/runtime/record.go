@@ -33,7 +33,7 @@ func (h *host) write() error {
 	if err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
-	data, err := encodeTrace(t)
+	data, err := encodeTrace(t, h.res.Receipts)
 	if err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
@@ -66,7 +66,10 @@ func (h *host) write() error {
 // trace builds the run's trace: one action per executed call, and a
 // replay_run whose effect_receipts are the receipts, so that the replay
 // oracle and mining read runs as they read recorded traces. Receipt ids,
-// durations and the run id change on every run and are allowlisted.
+// durations and the run id change on every run and are allowlisted. The
+// receipts themselves are left out of the value (effect_receipts is
+// empty): encodeTrace writes them from h.res.Receipts, without building
+// a map of each.
 func (h *host) trace() (*trace.Trace, error) {
 	r := h.res
 	usage := false
@@ -146,7 +149,7 @@ func (h *host) trace() (*trace.Trace, error) {
 		StartedAt:       r.Started.UTC().Format(time.RFC3339Nano),
 		FinishedAt:      r.Ended.UTC().Format(time.RFC3339Nano),
 		Actions:         actions,
-		ReplayRun:       h.replayRun(),
+		ReplayRun:       map[string]any{"run_id": r.RunID, "effect_receipts": []any{}},
 		ReplayAllowlist: allow,
 		Usage:           &total,
 		Metadata:        map[string]any{"crystallize_run": run},
@@ -448,29 +451,34 @@ func elem(blocks []session.Block, i int) session.Block {
 func (h *host) replayRun() map[string]any {
 	r := h.res
 	receipts := make([]any, len(r.Receipts))
-	for i, rc := range r.Receipts {
-		effects := make([]any, len(rc.SideEffects))
-		for j, se := range rc.SideEffects {
-			m := map[string]any{"kind": se.Kind, "target": se.Target}
-			if se.Capability != "" {
-				m["capability"] = se.Capability
-			}
-			if se.Mutation != "" {
-				m["mutation"] = se.Mutation
-			}
-			effects[j] = m
-		}
-		m := map[string]any{
-			"receipt_id": rc.ID, "step": rc.Step, "kind": rc.Kind, "tool": rc.Tool, "status": rc.Status,
-			"arguments_sha256": rc.ArgumentsSHA256, "result_sha256": rc.ResultSHA256,
-			"side_effects": effects, "duration_ms": rc.DurationMS,
-		}
-		if u := rc.Usage; u != nil {
-			m["usage"] = map[string]any{"model": u.Model, "input_tokens": u.InputTokens, "output_tokens": u.OutputTokens, "cost_usd": u.CostUSD}
-		}
-		receipts[i] = m
+	for i := range r.Receipts {
+		receipts[i] = receiptValue(&r.Receipts[i])
 	}
 	return map[string]any{"run_id": r.RunID, "effect_receipts": receipts}
+}
+
+// receiptValue is rc as generic JSON, as replay_run holds it.
+func receiptValue(rc *Receipt) map[string]any {
+	effects := make([]any, len(rc.SideEffects))
+	for j, se := range rc.SideEffects {
+		m := map[string]any{"kind": se.Kind, "target": se.Target}
+		if se.Capability != "" {
+			m["capability"] = se.Capability
+		}
+		if se.Mutation != "" {
+			m["mutation"] = se.Mutation
+		}
+		effects[j] = m
+	}
+	m := map[string]any{
+		"receipt_id": rc.ID, "step": rc.Step, "kind": rc.Kind, "tool": rc.Tool, "status": rc.Status,
+		"arguments_sha256": rc.ArgumentsSHA256, "result_sha256": rc.ResultSHA256,
+		"side_effects": effects, "duration_ms": rc.DurationMS,
+	}
+	if u := rc.Usage; u != nil {
+		m["usage"] = map[string]any{"model": u.Model, "input_tokens": u.InputTokens, "output_tokens": u.OutputTokens, "cost_usd": u.CostUSD}
+	}
+	return m
 }
 
 // candidateStep returns the step of the workflow's candidate that a call
