@@ -8,7 +8,7 @@ import (
 // localFileSystems are the statfs f_type magic numbers of the file
 // systems on local disks or in memory (linux/magic.h), whose reads do not
 // stall the way a network file system's (NFS, SMB, FUSE, 9P) can.
-var localFileSystems = map[int64]bool{
+var localFileSystems = map[uint32]bool{
 	0xEF53:     true, // ext2, ext3, ext4
 	0x58465342: true, // xfs
 	0x9123683E: true, // btrfs
@@ -32,7 +32,7 @@ func localFileSystem(dir string) bool {
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return false
 	}
-	return localFileSystems[int64(st.Type)]
+	return localFileSystems[uint32(st.Type)] // a 32-bit magic, whatever the field's type
 }
 
 // sameDevice reports whether a and b are on the same file system.
