@@ -9,6 +9,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -112,11 +113,11 @@ func (h *host) notify(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 		typ = MessageInfo
 	}
 	text = h.secrets.string(text)
-	p := h.current()
-	p.lines = append(p.lines, "", "> [!"+typ+"]")
+	var body []string
 	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
-		p.lines = append(p.lines, strings.TrimRight("> "+l, " "))
+		body = append(body, strings.TrimRight(l, " "))
 	}
+	h.current().message(typ, body)
 	h.message(Message{Type: typ, Step: h.step, Text: text})
 	return starlark.None, nil
 }
@@ -159,9 +160,8 @@ func (h *host) requestDecision(_ *starlark.Thread, b *starlark.Builtin, args sta
 		h.res.Pending = &Pending{Step: step, Boundary: name, Prompt: question, Kind: PendingDecision, Options: options}
 		h.pendingPhase = len(h.phases)
 		p := h.newPhase(fmt.Sprintf("Step %d · decide %s (pending)", step, name))
-		p.lines = append(p.lines, "", "> [!decision_needed] "+oneLine(question))
-		p.lines = append(p.lines, "> Options: "+codeList(options))
-		p.lines = append(p.lines, "> Continue with "+codeSpan(ResumeCommand(h.opts.StateDir, h.opts.RunID)+" --decide OPTION"))
+		p.callout(session.CalloutDecisionNeeded, oneLine(question), "Options: "+codeList(options),
+			"Continue with "+codeSpan(ResumeCommand(h.opts.StateDir, h.opts.RunID)+" --decide OPTION"))
 		h.message(Message{Type: MessageDecisionNeeded, Step: step, Boundary: name, Text: question, Options: options})
 		return nil, &PendingDecisionError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Name: name, Options: options}
 	}
@@ -183,12 +183,12 @@ func (h *host) requestDecision(_ *starlark.Thread, b *starlark.Builtin, args sta
 	// The log keeps the question with its answer: the pending phase is
 	// rewritten on resume, and this is what replaces it.
 	p := h.newPhase(fmt.Sprintf("Step %d · decide %s", step, name))
-	p.lines = append(p.lines, "", "> [!decision_needed] "+oneLine(question), "> Options: "+codeList(options))
-	callout := "> [!decision]"
+	p.callout(session.CalloutDecisionNeeded, oneLine(question), "Options: "+codeList(options))
+	callout := session.CalloutDecision
 	if approver == "--decide" {
-		callout = "> [!user]" // a person answered on resume
+		callout = session.CalloutUser // a person answered on resume
 	}
-	p.lines = append(p.lines, "", callout, "> Decided "+codeSpan(name)+": "+codeSpan(chosen)+" ("+approver+")")
+	p.callout(callout, "", "Decided "+codeSpan(name)+": "+codeSpan(chosen)+" ("+approver+")")
 	h.journalCall(step, "decision", name, argsDigest, chosen)
 	return starlark.String(chosen), nil
 }
@@ -235,13 +235,7 @@ func (h *host) requestApproval(thread *starlark.Thread, b *starlark.Builtin, arg
 	if errors.As(err, &pe) && h.pendingPhase >= 0 {
 		// The pending phase approve wrote opens with its callout line;
 		// this call asks for an approval, and says so.
-		p := &h.phases[h.pendingPhase]
-		for i, l := range p.lines {
-			if l == "> [!decision]" {
-				p.lines[i] = "> [!approval_required] " + oneLine(h.secrets.string(text))
-				break
-			}
-		}
+		h.phases[h.pendingPhase].retitle(session.CalloutDecision, session.CalloutApprovalRequired, oneLine(h.secrets.string(text)))
 		h.message(Message{Type: MessageApprovalRequired, Step: h.res.Pending.Step, Boundary: boundary, Text: h.secrets.string(text)})
 	}
 	return v, err

@@ -45,7 +45,7 @@ func encodeCanonical(v any) ([]byte, error) {
 
 // encodeTrace is encodeCanonical(t) for a run's trace, with each action
 // and each receipt of its replay_run encoded on its own.
-func encodeTrace(t *trace.Trace) ([]byte, error) {
+func encodeTrace(t *trace.Trace, typed []Receipt) ([]byte, error) {
 	shell := *t
 	shell.Actions = nil // encoded as []
 	var receipts []any
@@ -56,11 +56,12 @@ func encodeTrace(t *trace.Trace) ([]byte, error) {
 			shell.ReplayRun["effect_receipts"] = []any{}
 		}
 	}
+	generic := len(receipts)
 	head, err := encodeCanonical(&shell)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(head)+len(t.Actions)*1024+len(receipts)*512)
+	out := make([]byte, 0, len(head)+len(t.Actions)*1024+(generic+len(typed))*512)
 	// "actions" is a top-level member and "effect_receipts" the first
 	// member of one, so their lines are indented by exactly two and four
 	// spaces: a deeper line has more, and a string cannot hold a raw
@@ -71,13 +72,76 @@ func encodeTrace(t *trace.Trace) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, rest, err = splice(out, rest, "\n  \"replay_run\": {\n    \"effect_receipts\": []", 2, len(receipts), func(dst []byte, i int) ([]byte, error) {
-		return appendCanonical(dst, receipts[i], 3)
+	out, rest, err = splice(out, rest, "\n  \"replay_run\": {\n    \"effect_receipts\": []", 2, generic+len(typed), func(dst []byte, i int) ([]byte, error) {
+		if i < generic {
+			return appendCanonical(dst, receipts[i], 3)
+		}
+		return appendReceipt(dst, &typed[i-generic], 3)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return append(out, rest...), nil
+}
+
+// appendReceipt appends the canonical form of rc as replay_run holds it
+// (receiptValue), written from its fields; a receipt with usage, whose
+// cost is a float, is written from its value.
+func appendReceipt(dst []byte, rc *Receipt, depth int) ([]byte, error) {
+	if rc.Usage != nil {
+		return appendCanonical(dst, receiptValue(rc), depth)
+	}
+	str := func(key, v string, first bool) {
+		if !first {
+			dst = append(dst, ',')
+		}
+		dst = newline(dst, depth+1)
+		dst = append(dst, key...)
+		dst = appendJSONString(dst, v)
+	}
+	dst = append(dst, '{')
+	str(`"arguments_sha256": `, rc.ArgumentsSHA256, true)
+	dst = append(newline(append(dst, ','), depth+1), `"duration_ms": `...)
+	dst = strconv.AppendInt(dst, rc.DurationMS, 10)
+	str(`"kind": `, rc.Kind, false)
+	str(`"receipt_id": `, rc.ID, false)
+	str(`"result_sha256": `, rc.ResultSHA256, false)
+	dst = append(newline(append(dst, ','), depth+1), `"side_effects": `...)
+	if len(rc.SideEffects) == 0 {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i, se := range rc.SideEffects {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(newline(dst, depth+2), '{')
+			first := true
+			field := func(key, v string) {
+				if !first {
+					dst = append(dst, ',')
+				}
+				first = false
+				dst = append(newline(dst, depth+3), key...)
+				dst = appendJSONString(dst, v)
+			}
+			if se.Capability != "" {
+				field(`"capability": `, se.Capability)
+			}
+			field(`"kind": `, se.Kind)
+			if se.Mutation != "" {
+				field(`"mutation": `, se.Mutation)
+			}
+			field(`"target": `, se.Target)
+			dst = append(newline(dst, depth+2), '}')
+		}
+		dst = append(newline(dst, depth+1), ']')
+	}
+	str(`"status": `, rc.Status, false)
+	dst = append(newline(append(dst, ','), depth+1), `"step": `...)
+	dst = strconv.AppendInt(dst, int64(rc.Step), 10)
+	str(`"tool": `, rc.Tool, false)
+	return append(newline(dst, depth), '}'), nil
 }
 
 // appendAction appends the canonical form of a, as Action.MarshalJSON

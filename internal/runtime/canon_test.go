@@ -120,7 +120,7 @@ func TestEncodeTrace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := encodeTrace(tc)
+		got, err := encodeTrace(tc, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,5 +182,48 @@ func TestAppendJSONStringInvalidUTF8(t *testing.T) {
 	want := "\"a\uFFFDb\uFFFD\uFFFDc\\u2028\\n\""
 	if got != want {
 		t.Errorf("appendJSONString = %q, want %q", got, want)
+	}
+}
+
+// TestAppendReceipt: a receipt written from its fields is the canonical
+// form of the generic value replay_run holds for it, for receipts with
+// and without side effects, optional members, usage and hostile text;
+// and a trace whose receipts are written from their fields is the trace
+// that holds them as values.
+func TestAppendReceipt(t *testing.T) {
+	receipts := []Receipt{
+		{ID: "r-01", Step: 1, Kind: "tool_call", Tool: "fs.read", Status: "ok", ArgumentsSHA256: "sha256:a", ResultSHA256: "sha256:b", DurationMS: 3},
+		{ID: "r-02\u2028", Step: 12, Kind: "tool_call", Tool: "t<&>\"\\", Status: "error", ArgumentsSHA256: "", ResultSHA256: "\x00\xff",
+			SideEffects: []trace.SideEffect{{Kind: "file_write", Target: "a.txt", Capability: "fs.write"}, {Kind: "http", Target: ""}, {Kind: "db", Target: "t", Mutation: "insert"}}, DurationMS: -1},
+		{ID: "r-03", Step: 3, Kind: "model_call", Tool: "m", Status: "ok", SideEffects: []trace.SideEffect{}, Usage: &ModelUsage{Model: "x", InputTokens: 5, OutputTokens: 7, CostUSD: 1.5e-7}},
+	}
+	generic := make([]any, len(receipts))
+	for i := range receipts {
+		rc := &receipts[i]
+		generic[i] = receiptValue(rc)
+		want, err := appendCanonical(nil, receiptValue(rc), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendReceipt(nil, rc, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("receipt %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+	values := &trace.Trace{ID: "t", ReplayRun: map[string]any{"run_id": "t", "effect_receipts": generic}}
+	fields := &trace.Trace{ID: "t", ReplayRun: map[string]any{"run_id": "t", "effect_receipts": []any{}}}
+	want, err := candidate.EncodeJSON(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := encodeTrace(fields, receipts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("trace with receipts from their fields:\n got %s\nwant %s", got, want)
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -75,7 +77,7 @@ func (h *host) execute(name string, b *binding, args map[string]any) (out any, a
 		}
 		return out, nil, nil, err
 	case b.builtin == ToolFSRead:
-		out, err = h.withTimeout(name, func() (any, error) { return h.fsRead(args) })
+		out, err = h.fsRead(name, args)
 		return out, nil, nil, err
 	case b.builtin == ToolFSWrite:
 		out, err = h.withTimeout(name, func() (any, error) { return h.fsWrite(args) })
@@ -94,6 +96,9 @@ func (h *host) execute(name string, b *binding, args map[string]any) (out any, a
 // builtinTimeout bounds a file built-in. They open only regular files,
 // but a file swapped for a FIFO between the check and the open, or a
 // stalled network file system, would otherwise hold the run forever.
+// fs.read of a file on its root's own local file system, which a FIFO
+// cannot stall either (openNonBlocking), is not bounded: the goroutine
+// and timer that bound a call cost a step more than the read.
 var builtinTimeout = 30 * time.Second
 
 // withTimeout runs f, giving up after builtinTimeout or when the run is
@@ -445,39 +450,123 @@ func (h *host) guardPath(tool string, args map[string]any) error {
 	return h.protect(tool, p, root, rel)
 }
 
-// openRoot opens the root holding p. The protected set is not
-// checked again here: the file built-ins run only through callTool,
-// which refuses a protected path as policy (guardPath) before it
-// executes the call, with the same arguments. Checking twice cost a
-// step as much as the rest of reading a small file.
-func (h *host) openRoot(p string) (*os.Root, string, error) {
+// openRoot returns the root holding p, open for the rest of the run
+// (openRoots). The protected set is not checked again here: the file
+// built-ins run only through callTool, which refuses a protected path as
+// policy (guardPath) before it executes the call, with the same
+// arguments. Checking twice cost a step as much as the rest of reading
+// a small file.
+func (h *host) openRoot(p string) (*openRoot, string, error) {
 	dir, rel, err := h.locate(p)
 	if err != nil {
 		return nil, "", err
 	}
-	r, err := os.OpenRoot(dir)
+	r, err := h.roots.get(dir)
 	if err != nil {
 		return nil, "", err
 	}
 	return r, rel, nil
 }
 
-// fsRead is the built-in fs.read(path=…): {"path", "content", "bytes"}.
-func (h *host) fsRead(args map[string]any) (any, error) {
-	p := argString(args["path"])
-	r, rel, err := h.openRoot(p)
+// openRoots keeps each workspace root a file built-in opened, so that a
+// call does not open and close its directory again: a run's file
+// built-ins cost a few system calls each. Before a root is used it is
+// checked to still be the directory at its path (one stat), and opened
+// again when another directory took its place, so a call goes where
+// opening the path would have gone.
+type openRoots struct {
+	mu   sync.Mutex
+	open map[string]*openRoot
+}
+
+// openRoot is an open workspace root: what it is, and whether it is on a
+// local file system (localFileSystem), whose reads cannot stall.
+type openRoot struct {
+	root  *os.Root
+	info  fs.FileInfo
+	local bool
+}
+
+// readsInline reports whether the file info, found under c, is read
+// without a bound: a file on c's own local file system.
+func (c *openRoot) readsInline(info fs.FileInfo) bool {
+	return info != nil && c.local && sameDevice(info, c.info)
+}
+
+func (o *openRoots) get(dir string) (*openRoot, error) {
+	info, statErr := os.Stat(dir)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if c, ok := o.open[dir]; ok && statErr == nil && os.SameFile(c.info, info) {
+		return c, nil
+	}
+	r, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	// Only a regular file is read, and only up to MaxFileBytes: a FIFO
-	// would block the run and a device (or a file that grows) fill its
-	// memory. Stat before opening, since opening a FIFO blocks; the
-	// opened file is checked again, in case it was replaced between.
-	if err := regularFile(r, rel, p); err != nil {
+	rinfo, err := r.Stat(".")
+	if err != nil {
+		r.Close()
 		return nil, err
 	}
-	f, err := r.Open(rel)
+	if c, ok := o.open[dir]; ok {
+		// A call of a timed-out built-in may still hold it; os.Root
+		// closes the directory when that call is done with it.
+		c.root.Close()
+	}
+	if o.open == nil {
+		o.open = map[string]*openRoot{}
+	}
+	// The file system statfs names is the root's only when the path
+	// still leads to the directory opened.
+	local := localFileSystem(dir)
+	if after, err := os.Stat(dir); err != nil || !os.SameFile(after, rinfo) {
+		local = false
+	}
+	c := &openRoot{root: r, info: rinfo, local: local}
+	o.open[dir] = c
+	return c, nil
+}
+
+// close closes every root, when the run is over.
+func (o *openRoots) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for dir, c := range o.open {
+		c.root.Close()
+		delete(o.open, dir)
+	}
+}
+
+// fsRead is the built-in fs.read(path=…): {"path", "content", "bytes"},
+// named name. The root and the file are looked at on the run's
+// goroutine, as the protected-set check has just done; the file is
+// opened and read there too when it is on the root's local file system,
+// and bounded by builtinTimeout when not.
+func (h *host) fsRead(name string, args map[string]any) (any, error) {
+	p := argString(args["path"])
+	c, rel, err := h.openRoot(p)
+	if err != nil {
+		return nil, err
+	}
+	// Only a regular file is read, and only up to MaxFileBytes: a FIFO
+	// would block the run and a device (or a file that grows) fill its
+	// memory. Stat before opening, since opening a device may do
+	// anything; the opened file is checked again, in case it was
+	// replaced between.
+	info, err := regularFile(c.root, rel, p)
+	if err != nil {
+		return nil, err
+	}
+	if c.readsInline(info) {
+		return readFileIn(c.root, rel, p)
+	}
+	return h.withTimeout(name, func() (any, error) { return readFileIn(c.root, rel, p) })
+}
+
+// readFileIn reads the regular file rel of r, p as the workflow wrote it.
+func readFileIn(r *os.Root, rel, p string) (any, error) {
+	f, err := r.OpenFile(rel, os.O_RDONLY|openNonBlocking, 0)
 	if err != nil {
 		return nil, confine(err)
 	}
@@ -500,19 +589,20 @@ func (h *host) fsRead(args map[string]any) (any, error) {
 var ErrNotRegular = errors.New("not a regular file")
 
 // regularFile refuses rel (p as the workflow wrote it) when it exists in
-// r and is not a regular file. A missing file is left to the caller.
-func regularFile(r *os.Root, rel, p string) error {
+// r and is not a regular file, and returns what it is. A missing file is
+// left to the caller (nil, nil).
+func regularFile(r *os.Root, rel, p string) (fs.FileInfo, error) {
 	st, err := r.Stat(rel)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil
+			return nil, nil
 		}
-		return confine(err)
+		return nil, confine(err)
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%w: not_regular_file: %s is a %s, not a regular file", ErrNotRegular, p, fileKind(st.Mode()))
+		return nil, fmt.Errorf("%w: not_regular_file: %s is a %s, not a regular file", ErrNotRegular, p, fileKind(st.Mode()))
 	}
-	return nil
+	return st, nil
 }
 
 // fileKind names a file's type for messages.
@@ -538,12 +628,12 @@ func (h *host) fsWrite(args map[string]any) (any, error) {
 	if len(content) > MaxFileBytes {
 		return nil, fmt.Errorf("%w: file_too_large: the content for %s is %d bytes, more than %d, the most fs.write writes", ErrTooLarge, p, len(content), MaxFileBytes)
 	}
-	r, rel, err := h.openRoot(p)
+	c, rel, err := h.openRoot(p)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	if err := regularFile(r, rel, p); err != nil {
+	r := c.root
+	if _, err := regularFile(r, rel, p); err != nil {
 		return nil, err
 	}
 	if d := filepath.Dir(rel); d != "." {

@@ -9,6 +9,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -164,10 +165,10 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 		h.mark(d.action, meta(FallbackAsk))
 		p := h.newPhase(title)
 		if d.check == "" {
-			p.lines = append(p.lines, "", "> [!error]", "> "+what+" again after "+codeSpan("--approve "+d.boundary)+": "+oneLine(d.reason))
+			p.callout(session.CalloutError, "", what+" again after "+codeSpan("--approve "+d.boundary)+": "+oneLine(d.reason))
 			return nil, d.err
 		}
-		p.lines = append(p.lines, "", "> [!user]", "> "+what+"; passed over by "+codeSpan("--approve "+d.boundary)+": "+oneLine(d.reason))
+		p.callout(session.CalloutUser, "", what+"; passed over by "+codeSpan("--approve "+d.boundary)+": "+oneLine(d.reason))
 		h.passedOver = d.step
 		return starlark.True, nil
 	}
@@ -185,10 +186,10 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 			}
 			p := h.newPhase(title)
 			if !ok {
-				p.lines = append(p.lines, "", "> [!user]", "> "+what+"; rejected: "+oneLine(d.reason))
+				p.callout(session.CalloutUser, "", what+"; rejected: "+oneLine(d.reason))
 				return nil, fmt.Errorf("%w: boundary %s (interactive): %s", ErrRejected, d.boundary, d.reason)
 			}
-			p.lines = append(p.lines, "", "> [!user]", "> "+what+"; approved: "+oneLine(d.reason))
+			p.callout(session.CalloutUser, "", what+"; approved: "+oneLine(d.reason))
 			if d.retry != nil {
 				return d.retry()
 			}
@@ -211,13 +212,12 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 		h.pendingPhase = len(h.phases)
 		p := h.newPhase(title + " (pending)")
 		resume := ResumeCommand(h.opts.StateDir, h.opts.RunID)
-		p.lines = append(p.lines, "", "> [!decision]", "> "+what+": "+oneLine(d.reason)+". Fallback policy ask: "+
+		p.callout(session.CalloutDecision, "", what+": "+oneLine(d.reason)+". Fallback policy ask: "+
 			codeSpan(resume+" --approve "+d.boundary)+" or "+codeSpan("--reject "+d.boundary))
 		return nil, &PendingApprovalError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Boundary: d.boundary}
 	default:
 		h.mark(d.action, meta(FallbackFail))
-		p := h.newPhase(title)
-		p.lines = append(p.lines, "", "> [!error]", "> "+what+": "+oneLine(d.reason)+". Fallback policy fail: nothing after it runs.")
+		h.newPhase(title).callout(session.CalloutError, "", what+": "+oneLine(d.reason)+". Fallback policy fail: nothing after it runs.")
 		return nil, d.err
 	}
 }
@@ -250,7 +250,7 @@ func (h *host) agentFallback(d divergence, what string) (starlark.Value, error) 
 	}
 	model := cmp.Or(h.cfg.Fallback.Model, "fallback")
 	p := h.newPhase(fmt.Sprintf("Fallback · step %d · agent", d.step))
-	p.lines = append(p.lines, "", "> [!warning]", "> "+what+": "+oneLine(d.reason)+". Fallback policy agent: the rest of the run goes to model "+codeSpan(model)+" with tools "+codeSpan(orNone(names))+".")
+	p.callout("warning", "", what+": "+oneLine(d.reason)+". Fallback policy agent: the rest of the run goes to model "+codeSpan(model)+" with tools "+codeSpan(orNone(names))+".")
 
 	before := len(h.actions)
 	res, err := h.agentLoop(agentSpec{
@@ -271,7 +271,7 @@ func (h *host) agentFallback(d divergence, what string) (starlark.Value, error) 
 	}
 	if res["stopped"] != "done" {
 		msg := fmt.Sprintf("%s: the fallback agent stopped (%v) after %v turns before it was done", what, res["stopped"], res["iterations"])
-		h.newPhase("Fallback · incomplete").lines = []string{"", "> [!error]", "> " + msg}
+		h.newPhase("Fallback · incomplete").callout(session.CalloutError, "", msg)
 		return nil, fmt.Errorf("%w: %s", ErrFallback, msg)
 	}
 	h.logLine(fmt.Sprintf("The fallback agent completed the run after %v turns and %v tool calls.", res["iterations"], res["tool_calls"]))

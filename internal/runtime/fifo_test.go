@@ -105,3 +105,38 @@ func TestReadJournalFIFO(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenNonBlockingFIFO: fs.read's open of a FIFO, which the check
+// before it refuses unless one is swapped in between, does not wait for
+// a writer, so the check after it refuses it.
+func TestOpenNonBlockingFIFO(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	done := make(chan error, 1)
+	go func() {
+		f, err := r.OpenFile("pipe", os.O_RDONLY|openNonBlocking, 0)
+		if err == nil {
+			st, serr := f.Stat()
+			if serr == nil && st.Mode().IsRegular() {
+				t.Error("a FIFO stats as a regular file")
+			}
+			f.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("opening a FIFO blocked")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/crystallize-dev/crystallize/internal/mdtext"
+	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -59,6 +61,8 @@ type host struct {
 	// rootChecks caches, per workspace root, what protect needs of the
 	// root and the directories above it (see protect).
 	rootChecks rootCache
+	// roots holds the workspace roots the file built-ins opened.
+	roots openRoots
 
 	// cancel ends the run's context; ctx.budget's wall clock calls it
 	// with an ErrBudget cause. maxCost is the cost ceiling (0: none).
@@ -74,10 +78,18 @@ type host struct {
 	passedOver int
 }
 
-// phase is one "##" section of session.md.
+// phase is one "##" section of session.md. lines are its markdown, the
+// lines after the heading as session.md and the journal hold them;
+// blocks are the same content as the session format's values, kept as
+// each line is added (the methods in record.go), so that the log is
+// built without parsing the markdown it writes. loose says that lines
+// hold what blocks do not (a phase restored from a journal): the log is
+// then read back from the lines.
 type phase struct {
-	title string
-	lines []string
+	title  string
+	lines  []string
+	blocks []session.Block
+	loose  bool
 }
 
 func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host {
@@ -161,8 +173,7 @@ func (h *host) logLine(msg string) {
 		return
 	}
 	msg = h.secrets.string(msg)
-	p := h.current()
-	p.lines = append(p.lines, "", msg)
+	h.current().paragraph(msg)
 	if h.opts.Log != nil {
 		fmt.Fprintf(h.opts.Log, "%s\n", msg)
 	}
@@ -377,14 +388,16 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	}
 	h.res.Receipts = append(h.res.Receipts, r)
 
-	p := h.newPhase(fmt.Sprintf("Step %d · %s", step, name))
-	p.lines = append(p.lines, "", "**Tool calls:**", "- "+codeSpan(callLine(name, shown, argv))+" → "+codeSpan(clip(string(outJSON), 200))+fmt.Sprintf(" (%s, %d ms)", status, ms))
+	p := h.newPhase("Step " + strconv.Itoa(step) + " · " + name)
+	call := session.ToolCall{Result: codeSpan(clip(string(outJSON), 200)) + " (" + string(status) + ", " + strconv.FormatInt(ms, 10) + " ms)"}
+	call.Tool, call.Args, _ = strings.Cut(oneLine(callLine(name, shown, argv)), " ")
 	for _, se := range effects {
-		p.lines = append(p.lines, "- side effect: "+codeSpan(strings.TrimSpace(se.Kind+" "+se.Target)))
+		call.SideEffects = append(call.SideEffects, codeSpan(strings.TrimSpace(se.Kind+" "+se.Target)))
 	}
-	p.lines = append(p.lines, "", fmt.Sprintf("Receipt `%s`: arguments %s, result %s.", r.ID, r.ArgumentsSHA256, r.ResultSHA256))
+	p.toolCall(call)
+	p.paragraph("Receipt `" + r.ID + "`: arguments " + r.ArgumentsSHA256 + ", result " + r.ResultSHA256 + ".")
 	if callErr != nil {
-		p.lines = append(p.lines, "", "> [!error]", "> "+oneLine(h.secrets.string(callErr.Error())))
+		p.callout(session.CalloutError, "", oneLine(h.secrets.string(callErr.Error())))
 	}
 }
 
@@ -401,7 +414,7 @@ func (h *host) refuse(step int, name, reason string, missing []string) {
 	reason = h.secrets.string(reason)
 	h.res.Refusals = append(h.res.Refusals, Refusal{Step: step, Tool: name, Reason: reason, Missing: missing})
 	p := h.newPhase(fmt.Sprintf("Step %d · %s (refused)", step, name))
-	p.lines = append(p.lines, "", "> [!error]", "> Refused before it ran: "+oneLine(reason))
+	p.callout(session.CalloutError, "", "Refused before it ran: "+oneLine(reason))
 }
 
 // fixture returns the output the bundle's fixtures recorded for a call:
@@ -570,7 +583,7 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 		u := &ModelUsage{Model: resp.Model, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, CostUSD: resp.CostUSD}
 		h.res.Receipts[len(h.res.Receipts)-1].Usage = u
 		p := &h.phases[len(h.phases)-1]
-		p.lines = append(p.lines, "", fmt.Sprintf("Model %s: %d input + %d output tokens, $%.6f.", codeSpan(cmp.Or(resp.Model, "none")), u.InputTokens, u.OutputTokens, u.CostUSD))
+		p.paragraph(fmt.Sprintf("Model %s: %d input + %d output tokens, $%.6f.", codeSpan(cmp.Or(resp.Model, "none")), u.InputTokens, u.OutputTokens, u.CostUSD))
 		if resp.Model != "" {
 			h.model = resp.Model
 		}
@@ -678,11 +691,12 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		h.res.Pending = &Pending{Step: step, Boundary: boundary, Prompt: h.secrets.string(prompt)}
 		h.pendingPhase = len(h.phases)
 		p := h.newPhase(fmt.Sprintf("Step %d · approve %s (pending)", step, boundary))
-		p.lines = append(p.lines, "", "> [!decision]", "> Waiting for approval of boundary "+codeSpan(boundary)+": "+
-			codeSpan(ResumeCommand(h.opts.StateDir, h.opts.RunID)+" --approve "+boundary)+" or "+codeSpan("--reject "+boundary))
+		body := []string{"Waiting for approval of boundary " + codeSpan(boundary) + ": " +
+			codeSpan(ResumeCommand(h.opts.StateDir, h.opts.RunID)+" --approve "+boundary) + " or " + codeSpan("--reject "+boundary)}
 		if prompt != "" {
-			p.lines = append(p.lines, "> Prompt: "+oneLine(h.secrets.string(prompt)))
+			body = append(body, "Prompt: "+oneLine(h.secrets.string(prompt)))
 		}
+		p.callout(session.CalloutDecision, "", body...)
 		return nil, &PendingApprovalError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Boundary: boundary}
 	}
 	h.res.Steps++
@@ -701,17 +715,18 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		Metadata:   map[string]any{"step": step, "status": ReceiptOK},
 	})
 	p := h.newPhase(fmt.Sprintf("Step %d · approve %s", step, boundary))
-	callout, verb := "> [!decision]", "Approved"
+	callout, verb := session.CalloutDecision, "Approved"
 	if approver == "interactive" || step == h.replayUntil {
-		callout = "> [!user]" // a person answered, now or on resume
+		callout = session.CalloutUser // a person answered, now or on resume
 	}
 	if !approved {
 		verb = "Rejected"
 	}
-	p.lines = append(p.lines, "", callout, "> "+verb+" boundary "+codeSpan(boundary)+" ("+approver+")")
+	body := []string{verb + " boundary " + codeSpan(boundary) + " (" + approver + ")"}
 	if prompt != "" {
-		p.lines = append(p.lines, "> Prompt: "+oneLine(h.secrets.string(prompt)))
+		body = append(body, "Prompt: "+oneLine(h.secrets.string(prompt)))
 	}
+	p.callout(callout, "", body...)
 	if !approved {
 		return nil, fmt.Errorf("%w: boundary %s (%s)", ErrRejected, boundary, approver)
 	}
@@ -815,8 +830,7 @@ func (h *host) finish(out any, err error) {
 		case StatusRejected:
 			title = "Rejected"
 		}
-		p := h.newPhase(title)
-		p.lines = append(p.lines, "", "> [!error]", "> "+oneLine(h.res.Error))
+		h.newPhase(title).callout(session.CalloutError, "", oneLine(h.res.Error))
 	}
 }
 

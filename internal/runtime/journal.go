@@ -249,7 +249,7 @@ func Resume(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Result
 	h.actions = j.Actions
 	h.res.Receipts = j.Receipts
 	for _, p := range j.Phases {
-		h.phases = append(h.phases, phase{title: p.Title, lines: p.Lines})
+		h.phases = append(h.phases, phase{title: p.Title, lines: p.Lines, loose: true})
 	}
 	c := j.Counts
 	h.res.Steps, h.res.ToolCalls, h.res.ModelCalls, h.res.Approvals = c.Steps, c.ToolCalls, c.ModelCalls, c.Approvals

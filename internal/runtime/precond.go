@@ -13,6 +13,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -73,8 +74,8 @@ func (h *host) check(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 			// The run was suspended here and a person fixed the world:
 			// the step still needed the fallback.
 			h.passedOver = guards
-			h.newPhase(fmt.Sprintf("Fallback · step %d", guards)).lines = []string{"", "> [!user]",
-				fmt.Sprintf("> precondition %s of step %d failed and the run was suspended (fallback policy ask); resumed with %s, it now holds.", kind, guards, codeSpan("--approve "+boundary))}
+			h.newPhase(fmt.Sprintf("Fallback · step %d", guards)).callout(session.CalloutUser, "",
+				fmt.Sprintf("precondition %s of step %d failed and the run was suspended (fallback policy ask); resumed with %s, it now holds.", kind, guards, codeSpan("--approve "+boundary)))
 		}
 		return starlark.True, nil
 	}
@@ -287,6 +288,6 @@ func (h *host) recordCheck(guards int, kind string, args map[string]any, res che
 	if !res.ok {
 		line += ": " + oneLine(res.reason)
 	}
-	p.lines = append(p.lines, "", line)
+	p.paragraph(line)
 	return len(h.actions) - 1
 }

@@ -157,8 +157,10 @@ func (h *host) protect(tool, p, root, rel string) error {
 	}
 	gs := h.guards()
 	rc := h.rootChecks.get(root, gs)
-	full := realPathUnder(rc.real, root, rel)
-	target, _ := os.Stat(full)
+	full, target := realPathUnder(rc.real, root, rel)
+	if target == nil {
+		target, _ = os.Stat(full)
+	}
 	// inside lists full's ancestors below the real root, nearest first,
 	// when full lies under it; the root and what is above it are rc's.
 	inside, under := ancestorsBelow(full, rc.real)
@@ -301,30 +303,33 @@ func (c *rootCache) get(root string, gs []guard) *rootCheck {
 // realPathUnder is realPath(filepath.Join(root, rel)) for a root whose
 // real path is real: the names of rel are resolved from real one at a
 // time, and at the first symlink (or anything but a plain directory or
-// a missing name) it falls back to realPath.
-func realPathUnder(real, root, rel string) string {
+// a missing name) it falls back to realPath. When it resolved every name
+// itself, it also returns what the last one is: not a symlink, so what
+// os.Stat of the path would say, without asking again.
+func realPathUnder(real, root, rel string) (string, fs.FileInfo) {
 	rel = filepath.Clean(rel)
 	if rel == "." {
-		return real
+		return real, nil
 	}
 	names := strings.Split(rel, string(filepath.Separator))
 	cur := real
+	var last fs.FileInfo
 	for i, n := range names {
 		next := filepath.Join(cur, n)
 		info, err := os.Lstat(next)
 		switch {
 		case err != nil && errors.Is(err, fs.ErrNotExist) && i == len(names)-1:
-			return next
+			return next, nil
 		case err != nil:
-			return realPath(filepath.Join(root, rel))
+			return realPath(filepath.Join(root, rel)), nil
 		case info.Mode()&fs.ModeSymlink != 0:
-			return realPath(filepath.Join(root, rel))
+			return realPath(filepath.Join(root, rel)), nil
 		case i < len(names)-1 && !info.IsDir():
-			return realPath(filepath.Join(root, rel))
+			return realPath(filepath.Join(root, rel)), nil
 		}
-		cur = next
+		cur, last = next, info
 	}
-	return cur
+	return cur, last
 }
 
 // realPath resolves the symlinks of p's longest existing prefix and

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/mdtext"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -32,7 +33,7 @@ func (h *host) write() error {
 	if err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
-	data, err := encodeTrace(t)
+	data, err := encodeTrace(t, h.res.Receipts)
 	if err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
@@ -65,7 +66,10 @@ func (h *host) write() error {
 // trace builds the run's trace: one action per executed call, and a
 // replay_run whose effect_receipts are the receipts, so that the replay
 // oracle and mining read runs as they read recorded traces. Receipt ids,
-// durations and the run id change on every run and are allowlisted.
+// durations and the run id change on every run and are allowlisted. The
+// receipts themselves are left out of the value (effect_receipts is
+// empty): encodeTrace writes them from h.res.Receipts, without building
+// a map of each.
 func (h *host) trace() (*trace.Trace, error) {
 	r := h.res
 	usage := false
@@ -145,7 +149,7 @@ func (h *host) trace() (*trace.Trace, error) {
 		StartedAt:       r.Started.UTC().Format(time.RFC3339Nano),
 		FinishedAt:      r.Ended.UTC().Format(time.RFC3339Nano),
 		Actions:         actions,
-		ReplayRun:       h.replayRun(),
+		ReplayRun:       map[string]any{"run_id": r.RunID, "effect_receipts": []any{}},
 		ReplayAllowlist: allow,
 		Usage:           &total,
 		Metadata:        map[string]any{"crystallize_run": run},
@@ -154,42 +158,115 @@ func (h *host) trace() (*trace.Trace, error) {
 
 // session renders session.md: a session.Session whose frontmatter is the
 // run's record and whose body is the run's phases, one "##" phase per step
-// with its tool calls and callouts, written by session.Format. The body is
-// read with session.ParseBody, so that session.md is by construction what
-// session.Parse (and so crystallize session resume) reads back; a body
-// the format cannot hold is an error rather than a log resume misreads.
+// with its tool calls and callouts, written by session.Format, so that
+// session.md is by construction what session.Parse (and so crystallize
+// session resume) reads back; a body the format cannot hold is an error
+// rather than a log resume misreads.
+//
+// The body is the markdown of the phases' lines. The session is built
+// from the phases' blocks when they are that body exactly (what
+// session.FormatAs checks) and session.Format accepts them;
+// else, and for a run whose phases came back from a journal as lines, it
+// is read from the markdown with session.ParseBody. Both give the same
+// session.md: Format(s) reads back as s, so the markdown that is s's body
+// reads as s. Parsing costs a run's log more than the run itself.
 func (h *host) session() ([]byte, error) {
-	s := h.sessionMeta()
-	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", h.w.Name)
-	fmt.Fprintf(&b, "Run of %s (sha256 %s)", codeSpan(filepath.ToSlash(h.w.File)), h.w.SHA256)
-	if st := h.w.Status(); st != "" {
-		fmt.Fprintf(&b, ", a bundle with promotion status %s", st)
+	body := h.sessionBody()
+	if md, ok := h.builtSession(body); ok {
+		return md, nil
 	}
-	b.WriteString(".\n")
+	return h.parsedSession(body)
+}
+
+// sessionBody is the markdown body of session.md: the title, the
+// preamble, the phases' lines under their headings with a thematic break
+// between them, and the footer.
+func (h *host) sessionBody() string {
+	var b strings.Builder
+	n := len(h.w.Name) + len(h.w.File) + 256
+	for _, p := range h.phases {
+		n += len(p.title) + 10
+		for _, l := range p.lines {
+			n += len(l) + 1
+		}
+	}
+	b.Grow(n)
+	b.WriteString("# " + h.w.Name + "\n\n" + h.preamble() + "\n")
 	if h.res.AllowUnapproved {
-		b.WriteString("\n> [!decision]\n> Run with --allow-unapproved although the bundle is not ready.\n")
+		b.WriteString("\n> [!decision]\n> " + allowUnapprovedNote + "\n")
 	}
 	for i, p := range h.phases {
 		if i > 0 {
 			b.WriteString("\n---\n")
 		}
-		fmt.Fprintf(&b, "\n## %s\n", p.title)
+		b.WriteString("\n## " + p.title + "\n")
 		for _, l := range p.lines {
 			b.WriteString(l)
 			b.WriteByte('\n')
 		}
 	}
-	r := h.res
-	fmt.Fprintf(&b, "\n---\n\nSteps: %d (%d tool calls, %d model calls, %d approvals); receipts: %d; refusals: %d; status: %s.\n",
-		r.Steps, r.ToolCalls, r.ModelCalls, r.Approvals, len(r.Receipts), len(r.Refusals), r.Status)
+	b.WriteString("\n---\n\n" + h.footer() + "\n")
+	return b.String()
+}
+
+const allowUnapprovedNote = "Run with --allow-unapproved although the bundle is not ready."
+
+// builtSession is session.md built from the phases' blocks, with false
+// when a phase holds lines without their blocks, when the blocks are not
+// body, or when session.Format refuses them.
+func (h *host) builtSession(body string) ([]byte, bool) {
+	s := h.sessionMeta()
+	s.Title = h.w.Name
+	s.Blocks = []session.Block{session.Prose{Text: h.preamble()}}
+	if h.res.AllowUnapproved {
+		s.Blocks = append(s.Blocks, session.Callout{Type: session.CalloutDecision, Body: []string{allowUnapprovedNote}})
+	}
+	s.Phases = make([]session.Phase, len(h.phases))
+	for i, p := range h.phases {
+		if p.loose {
+			return nil, false
+		}
+		// Cloned: the break joins the phase's last paragraph.
+		s.Phases[i] = session.Phase{Name: p.title, Blocks: appendProse(slices.Clone(p.blocks), "---")}
+	}
+	last := &s.Blocks
+	if n := len(s.Phases); n > 0 {
+		last = &s.Phases[n-1].Blocks
+	} else {
+		*last = appendProse(*last, "---")
+	}
+	*last = appendProse(*last, h.footer())
+	s.Meta.ResumePoint = resumePhase(s, s.Meta.ResumePoint)
+	md, ok, err := session.FormatAs(s, body)
+	return md, ok && err == nil
+}
+
+// parsedSession is session.md with the session read from body.
+func (h *host) parsedSession(body string) ([]byte, error) {
+	s := h.sessionMeta()
 	// Recorded text (a tool's output, a notification) may hold bytes
 	// that are not UTF-8; the format holds only UTF-8.
-	if err := session.ParseBody(SessionFile, strings.ToValidUTF8(b.String(), "\uFFFD"), s); err != nil {
+	if err := session.ParseBody(SessionFile, strings.ToValidUTF8(body, "\uFFFD"), s); err != nil {
 		return nil, err
 	}
 	s.Meta.ResumePoint = resumePhase(s, s.Meta.ResumePoint)
 	return session.Format(s)
+}
+
+// preamble is the paragraph that opens session.md: what ran.
+func (h *host) preamble() string {
+	p := "Run of " + codeSpan(filepath.ToSlash(h.w.File)) + " (sha256 " + h.w.SHA256 + ")"
+	if st := h.w.Status(); st != "" {
+		p += ", a bundle with promotion status " + st
+	}
+	return p + "."
+}
+
+// footer is the paragraph that closes session.md: the run's counts.
+func (h *host) footer() string {
+	r := h.res
+	return fmt.Sprintf("Steps: %d (%d tool calls, %d model calls, %d approvals); receipts: %d; refusals: %d; status: %s.",
+		r.Steps, r.ToolCalls, r.ModelCalls, r.Approvals, len(r.Receipts), len(r.Refusals), r.Status)
 }
 
 // plainSession is session.md for a run whose log the session format
@@ -258,6 +335,83 @@ func resumePhase(s *session.Session, want string) string {
 	return ids[len(ids)-1]
 }
 
+// The methods below add to a phase of the log: each appends the lines
+// session.md holds and the session block they read as. Consecutive
+// paragraphs are one block (session.Parse merges prose), so a paragraph
+// after prose joins it.
+
+// paragraph adds text, markdown, as its own paragraph.
+func (p *phase) paragraph(text string) {
+	p.lines = append(p.lines, "", text)
+	p.blocks = appendProse(p.blocks, text)
+}
+
+func appendProse(blocks []session.Block, text string) []session.Block {
+	if n := len(blocks); n > 0 {
+		if prev, ok := blocks[n-1].(session.Prose); ok {
+			blocks[n-1] = session.Prose{Text: prev.Text + "\n\n" + text}
+			return blocks
+		}
+	}
+	return append(blocks, session.Prose{Text: text})
+}
+
+// toolCall adds a "**Tool calls:**" list of one call.
+func (p *phase) toolCall(c session.ToolCall) {
+	code := c.Tool
+	if c.Args != "" {
+		code += " " + c.Args
+	}
+	p.lines = append(p.lines, "", session.ToolCallsMarker, "- "+mdtext.CodeSpan(code)+" → "+c.Result)
+	for _, se := range c.SideEffects {
+		p.lines = append(p.lines, "- side effect: "+se)
+	}
+	p.blocks = append(p.blocks, session.ToolCalls{Calls: []session.ToolCall{c}})
+}
+
+// callout adds a callout of type typ: "> [!typ] title", then each line
+// of body after "> ".
+func (p *phase) callout(typ, title string, body ...string) {
+	first := "> [!" + typ + "]"
+	if title != "" {
+		first += " " + title
+	}
+	p.lines = append(p.lines, "", first)
+	for _, l := range body {
+		p.lines = append(p.lines, "> "+l)
+	}
+	p.blocks = append(p.blocks, session.Callout{Type: typ, Title: title, Body: body})
+}
+
+// message adds a callout of type typ whose body is lines, a message of
+// the workflow: an empty line is written ">".
+func (p *phase) message(typ string, lines []string) {
+	p.lines = append(p.lines, "", "> [!"+typ+"]")
+	for _, l := range lines {
+		p.lines = append(p.lines, strings.TrimRight("> "+l, " "))
+	}
+	p.blocks = append(p.blocks, session.Callout{Type: typ, Body: lines})
+}
+
+// retitle turns p's first callout of type from without a title into one
+// of type to with title: what a pending step asks, once known.
+func (p *phase) retitle(from, to, title string) {
+	old := "> [!" + from + "]"
+	i := slices.Index(p.lines, old)
+	if i < 0 {
+		return
+	}
+	p.lines[i] = "> [!" + to + "] " + title
+	for j, b := range p.blocks {
+		if c, ok := b.(session.Callout); ok && c.Type == from && c.Fold == "" && c.Title == "" {
+			c.Type, c.Title = to, title
+			p.blocks[j] = c
+			return
+		}
+	}
+	p.loose = true
+}
+
 // noteAfterCalls adds line to p as a paragraph right after its tool call
 // list, before the receipt, or at its end when it has none: a detail of
 // the call (the HTTP request, the MCP server and tool) that the session
@@ -265,7 +419,7 @@ func resumePhase(s *session.Session, want string) string {
 func (p *phase) noteAfterCalls(line string) {
 	at := slices.Index(p.lines, session.ToolCallsMarker)
 	if at < 0 {
-		p.lines = append(p.lines, "", line)
+		p.paragraph(line)
 		return
 	}
 	end := at + 1
@@ -273,6 +427,23 @@ func (p *phase) noteAfterCalls(line string) {
 		end++
 	}
 	p.lines = slices.Insert(p.lines, end, "", line)
+	calls := slices.IndexFunc(p.blocks, func(b session.Block) bool { _, ok := b.(session.ToolCalls); return ok })
+	if calls < 0 {
+		p.loose = true
+		return
+	}
+	if next, ok := elem(p.blocks, calls+1).(session.Prose); ok {
+		p.blocks[calls+1] = session.Prose{Text: line + "\n\n" + next.Text}
+		return
+	}
+	p.blocks = slices.Insert(p.blocks, calls+1, session.Block(session.Prose{Text: line}))
+}
+
+func elem(blocks []session.Block, i int) session.Block {
+	if i < len(blocks) {
+		return blocks[i]
+	}
+	return nil
 }
 
 // replayRun returns the run's replay_run: its run id and its receipts as
@@ -280,29 +451,34 @@ func (p *phase) noteAfterCalls(line string) {
 func (h *host) replayRun() map[string]any {
 	r := h.res
 	receipts := make([]any, len(r.Receipts))
-	for i, rc := range r.Receipts {
-		effects := make([]any, len(rc.SideEffects))
-		for j, se := range rc.SideEffects {
-			m := map[string]any{"kind": se.Kind, "target": se.Target}
-			if se.Capability != "" {
-				m["capability"] = se.Capability
-			}
-			if se.Mutation != "" {
-				m["mutation"] = se.Mutation
-			}
-			effects[j] = m
-		}
-		m := map[string]any{
-			"receipt_id": rc.ID, "step": rc.Step, "kind": rc.Kind, "tool": rc.Tool, "status": rc.Status,
-			"arguments_sha256": rc.ArgumentsSHA256, "result_sha256": rc.ResultSHA256,
-			"side_effects": effects, "duration_ms": rc.DurationMS,
-		}
-		if u := rc.Usage; u != nil {
-			m["usage"] = map[string]any{"model": u.Model, "input_tokens": u.InputTokens, "output_tokens": u.OutputTokens, "cost_usd": u.CostUSD}
-		}
-		receipts[i] = m
+	for i := range r.Receipts {
+		receipts[i] = receiptValue(&r.Receipts[i])
 	}
 	return map[string]any{"run_id": r.RunID, "effect_receipts": receipts}
+}
+
+// receiptValue is rc as generic JSON, as replay_run holds it.
+func receiptValue(rc *Receipt) map[string]any {
+	effects := make([]any, len(rc.SideEffects))
+	for j, se := range rc.SideEffects {
+		m := map[string]any{"kind": se.Kind, "target": se.Target}
+		if se.Capability != "" {
+			m["capability"] = se.Capability
+		}
+		if se.Mutation != "" {
+			m["mutation"] = se.Mutation
+		}
+		effects[j] = m
+	}
+	m := map[string]any{
+		"receipt_id": rc.ID, "step": rc.Step, "kind": rc.Kind, "tool": rc.Tool, "status": rc.Status,
+		"arguments_sha256": rc.ArgumentsSHA256, "result_sha256": rc.ResultSHA256,
+		"side_effects": effects, "duration_ms": rc.DurationMS,
+	}
+	if u := rc.Usage; u != nil {
+		m["usage"] = map[string]any{"model": u.Model, "input_tokens": u.InputTokens, "output_tokens": u.OutputTokens, "cost_usd": u.CostUSD}
+	}
+	return m
 }
 
 // candidateStep returns the step of the workflow's candidate that a call

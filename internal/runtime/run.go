@@ -340,6 +340,7 @@ func (h *host) run(params Params) (*Result, error) {
 		h.opts.OnStart(h.opts.RunID)
 	}
 	out, err := h.exec(params)
+	h.roots.close()
 	if h.budgetTimer != nil {
 		h.budgetTimer.Stop()
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/replay"
+	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -221,7 +222,7 @@ func (h *host) verify() error {
 	h.res.Verification = v
 	p := h.newPhase("Verify")
 	if v.Passed {
-		p.lines = append(p.lines, "", fmt.Sprintf("The %d receipts match the %d expected by candidate %s.", v.Actual, v.Expected, codeSpan(v.CandidateID)))
+		p.paragraph(fmt.Sprintf("The %d receipts match the %d expected by candidate %s.", v.Actual, v.Expected, codeSpan(v.CandidateID)))
 		return nil
 	}
 	err := &DriftError{Divergence: *rep.Divergence}
@@ -231,6 +232,6 @@ func (h *host) verify() error {
 			err.Step, err.Tool = h.res.Receipts[i].Step, h.res.Receipts[i].Tool
 		}
 	}
-	p.lines = append(p.lines, "", "> [!error]", "> "+oneLine(h.secrets.string(err.Error())))
+	p.callout(session.CalloutError, "", oneLine(h.secrets.string(err.Error())))
 	return err
 }

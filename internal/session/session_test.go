@@ -366,6 +366,12 @@ func TestValidate(t *testing.T) {
 		{"tool word", func(s *Session) { s.Blocks = []Block{ToolCalls{Calls: []ToolCall{{Tool: "a b"}}}} }, `blocks[0].calls[0].tool: "a b" is not one word`},
 		{"callout type", func(s *Session) { s.Blocks = []Block{Callout{Type: "a b", Title: "x"}} }, `blocks[0].type: "a b" is not a callout type`},
 		{"callout problems", func(s *Session) { s.Blocks = []Block{Callout{Type: "error"}} }, "blocks[0]: empty error callout"},
+		{"prose deep", func(s *Session) { s.Blocks = []Block{Prose{"a\n\n" + strings.Repeat(">", 33) + " x"}} },
+			"blocks[0]: a line nests deeper than a session log can (33 block quote or list markers, 1 columns of indentation; at most 32 and 256)"},
+		{"callout deep", func(s *Session) {
+			s.Blocks = []Block{Callout{Type: "info", Body: []string{strings.Repeat("> ", 32) + "x"}}}
+		},
+			"blocks[0].body[0]: a line nests deeper than a session log can (33 block quote or list markers, 1 columns of indentation; at most 32 and 256)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

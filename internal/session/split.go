@@ -31,8 +31,11 @@ func EstimateTokens(p Phase) int {
 
 // renderPhase is p in canonical form, as Format writes it inside a session.
 func renderPhase(p Phase) string {
-	parts := appendBlocks([]string{"## " + heading(p)}, p.Blocks)
-	return strings.Join(parts, "\n\n") + "\n"
+	var w bodyWriter
+	w.part("## ", heading(p))
+	w.blocks(p.Blocks)
+	w.b.WriteByte('\n')
+	return w.b.String()
 }
 
 // Route is a set of routing rules: which model tier a phase needs. Its

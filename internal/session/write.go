@@ -32,32 +32,157 @@ func Write(w io.Writer, s *Session) error {
 
 // Format returns s in canonical form, or the problems Validate finds.
 func Format(s *Session) ([]byte, error) {
+	return format(s, FormatBody(s))
+}
+
+// FormatAs is Format for a writer that built s to say the markdown body
+// it holds: it returns s in canonical form when body is the body Format
+// writes for s (FormatBody), and false, without validating s, when it is
+// not. The body is rendered once.
+func FormatAs(s *Session, body string) (data []byte, ok bool, err error) {
+	if FormatBody(s) != body {
+		return nil, false, nil
+	}
+	data, err = format(s, body)
+	return data, true, err
+}
+
+// format writes s whose body is body.
+func format(s *Session, body string) ([]byte, error) {
 	if err := Validate(s); err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
 	fm, err := frontmatter(&s.Meta)
 	if err != nil {
 		return nil, fmt.Errorf("writing frontmatter: %w", err)
 	}
+	var b bytes.Buffer
+	b.Grow(len(fm) + len(body) + 9)
 	b.WriteString("---\n")
 	b.WriteString(fm)
 	b.WriteString("---\n")
-	var parts []string
-	if s.Title != "" {
-		parts = append(parts, "# "+s.Title)
-	}
-	parts = appendBlocks(parts, s.Blocks)
-	for _, p := range s.Phases {
-		parts = append(parts, "## "+heading(p))
-		parts = appendBlocks(parts, p.Blocks)
-	}
-	if len(parts) > 0 {
+	if body != "" {
 		b.WriteString("\n")
-		b.WriteString(strings.Join(parts, "\n\n"))
-		b.WriteString("\n")
+		b.WriteString(body)
 	}
 	return b.Bytes(), nil
+}
+
+// FormatBody returns the markdown body Format writes for s, after the
+// frontmatter and the blank line that follows it: the title, the
+// preamble and the phases, one blank line between blocks, with a final
+// newline; "" for a session without any. It does not validate s.
+func FormatBody(s *Session) string {
+	var w bodyWriter
+	w.b.Grow(bodySize(s))
+	if s.Title != "" {
+		w.part("# ", s.Title)
+	}
+	w.blocks(s.Blocks)
+	for _, p := range s.Phases {
+		w.part("## ", heading(p))
+		w.blocks(p.Blocks)
+	}
+	if w.b.Len() == 0 {
+		return ""
+	}
+	w.b.WriteByte('\n')
+	return w.b.String()
+}
+
+// bodySize is about the length of s's body, to size the buffer once.
+func bodySize(s *Session) int {
+	n := len(s.Title) + 4
+	size := func(blocks []Block) {
+		for _, bl := range blocks {
+			switch bl := bl.(type) {
+			case Prose:
+				n += len(bl.Text) + 2
+			case ToolCalls:
+				for _, c := range bl.Calls {
+					n += len(c.Tool) + len(c.Args) + len(c.Result) + 32
+					for _, se := range c.SideEffects {
+						n += len(se) + 16
+					}
+				}
+			case Callout:
+				n += len(bl.Type) + len(bl.Title) + 8
+				for _, l := range bl.Body {
+					n += len(l) + 3
+				}
+			}
+		}
+	}
+	size(s.Blocks)
+	for _, p := range s.Phases {
+		n += len(p.Name) + len(p.Agent) + len(p.Channel) + 8
+		size(p.Blocks)
+	}
+	return n
+}
+
+// bodyWriter writes a body's parts (a heading or a block), a blank line
+// between two.
+type bodyWriter struct{ b strings.Builder }
+
+// start begins a part.
+func (w *bodyWriter) start() {
+	if w.b.Len() > 0 {
+		w.b.WriteString("\n\n")
+	}
+}
+
+func (w *bodyWriter) part(prefix, text string) {
+	w.start()
+	w.b.WriteString(prefix)
+	w.b.WriteString(text)
+}
+
+func (w *bodyWriter) blocks(blocks []Block) {
+	for _, bl := range blocks {
+		w.start()
+		b := &w.b
+		switch bl := bl.(type) {
+		case Prose:
+			b.WriteString(bl.Text)
+		case ToolCalls:
+			b.WriteString(ToolCallsMarker)
+			for _, c := range bl.Calls {
+				code := c.Tool
+				if c.Args != "" {
+					code += " " + c.Args
+				}
+				b.WriteString("\n- ")
+				b.WriteString(renderCode(code))
+				b.WriteString(" →")
+				if c.Result != "" {
+					b.WriteString(" ")
+					b.WriteString(c.Result)
+				}
+				for _, se := range c.SideEffects {
+					b.WriteString("\n- " + sideEffectPrefix)
+					if se != "" {
+						b.WriteString(" ")
+						b.WriteString(se)
+					}
+				}
+			}
+		case Callout:
+			b.WriteString("> [!" + bl.Type + "]" + bl.Fold)
+			if bl.Title != "" {
+				b.WriteString(" ")
+				b.WriteString(bl.Title)
+			}
+			for _, l := range bl.Body {
+				if l == "" {
+					b.WriteString("\n>")
+				} else {
+					b.WriteString("\n> ")
+					b.WriteString(l)
+				}
+			}
+		}
+	}
 }
 
 func heading(p Phase) string {
@@ -69,51 +194,6 @@ func heading(p Phase) string {
 		h += " #" + p.Channel
 	}
 	return h
-}
-
-func appendBlocks(parts []string, blocks []Block) []string {
-	for _, bl := range blocks {
-		switch bl := bl.(type) {
-		case Prose:
-			parts = append(parts, bl.Text)
-		case ToolCalls:
-			lines := []string{ToolCallsMarker}
-			for _, c := range bl.Calls {
-				code := c.Tool
-				if c.Args != "" {
-					code += " " + c.Args
-				}
-				item := "- " + renderCode(code) + " →"
-				if c.Result != "" {
-					item += " " + c.Result
-				}
-				lines = append(lines, item)
-				for _, se := range c.SideEffects {
-					item := "- " + sideEffectPrefix
-					if se != "" {
-						item += " " + se
-					}
-					lines = append(lines, item)
-				}
-			}
-			parts = append(parts, strings.Join(lines, "\n"))
-		case Callout:
-			first := "> [!" + bl.Type + "]" + bl.Fold
-			if bl.Title != "" {
-				first += " " + bl.Title
-			}
-			lines := []string{first}
-			for _, l := range bl.Body {
-				if l == "" {
-					lines = append(lines, ">")
-				} else {
-					lines = append(lines, "> "+l)
-				}
-			}
-			parts = append(parts, strings.Join(lines, "\n"))
-		}
-	}
-	return parts
 }
 
 // renderCode renders s as a code span (mdtext.CodeSpan), as crystallize
@@ -303,7 +383,7 @@ func Validate(s *Session) error {
 	}
 	v.blocks("blocks", s.Blocks, s.Title == "", len(s.Phases) == 0)
 	for i, p := range s.Phases {
-		path := fmt.Sprintf("phases[%d]", i)
+		path := "phases[" + strconv.Itoa(i) + "]"
 		v.heading(path+".name", p.Name)
 		if w := lastWord(p.Name); isTag(w) {
 			v.errorf(path+".name", "name ends with %q, which would read as an agent or channel", w)
@@ -326,6 +406,9 @@ func (v *validator) errorf(path, format string, args ...any) {
 
 // text checks a single-line field.
 func (v *validator) text(path, s string, required bool) {
+	if lineOK(s, required) {
+		return
+	}
 	switch {
 	case s == "" && required:
 		v.errorf(path, "empty")
@@ -348,6 +431,12 @@ func (v *validator) heading(path, s string) {
 	}
 }
 
+// lineOK reports whether text passes, without building the path
+// an error would name: a run's log holds thousands of fields.
+func lineOK(s string, required bool) bool {
+	return (s != "" || !required) && utf8.ValidString(s) && !strings.ContainsAny(s, "\n\r")
+}
+
 func lastWord(s string) string {
 	return s[strings.LastIndexFunc(s, unicode.IsSpace)+1:]
 }
@@ -359,20 +448,26 @@ func isTag(w string) bool { return len(w) >= 2 && (w[0] == '@' || w[0] == '#') }
 func (v *validator) blocks(path string, blocks []Block, first, last bool) {
 	var prev Block
 	for i, bl := range blocks {
-		at := fmt.Sprintf("%s[%d]", path, i)
+		at := func() string { return path + "[" + strconv.Itoa(i) + "]" }
 		switch bl := bl.(type) {
 		case Prose:
 			if _, ok := prev.(Prose); ok {
-				v.errorf(at, "prose after prose: Parse would merge them")
+				v.errorf(at(), "prose after prose: Parse would merge them")
 			}
 			_, afterCalls := prev.(ToolCalls)
-			v.prose(at, bl.Text, first && i == 0, afterCalls, last && i == len(blocks)-1)
+			if !plainProse(bl.Text) {
+				v.prose(at(), bl.Text, first && i == 0, afterCalls, last && i == len(blocks)-1)
+			}
 		case ToolCalls:
 			if len(bl.Calls) == 0 {
-				v.errorf(at, "tool call list without calls")
+				v.errorf(at(), "tool call list without calls")
 			}
 			for j, c := range bl.Calls {
-				cp := fmt.Sprintf("%s.calls[%d]", at, j)
+				if lineOK(c.Tool, true) && strings.IndexFunc(c.Tool, unicode.IsSpace) < 0 && lineOK(c.Args, false) && lineOK(c.Result, false) &&
+					!slices.ContainsFunc(c.SideEffects, func(se string) bool { return !lineOK(se, false) }) {
+					continue
+				}
+				cp := fmt.Sprintf("%s.calls[%d]", at(), j)
 				v.text(cp+".tool", c.Tool, true)
 				if strings.IndexFunc(c.Tool, unicode.IsSpace) >= 0 {
 					v.errorf(cp+".tool", "%q is not one word", c.Tool)
@@ -385,24 +480,75 @@ func (v *validator) blocks(path string, blocks []Block, first, last bool) {
 			}
 		case Callout:
 			if !calloutTypeRE.MatchString(bl.Type) {
-				v.errorf(at+".type", "%q is not a callout type", bl.Type)
+				v.errorf(at()+".type", "%q is not a callout type", bl.Type)
 			}
 			if bl.Fold != "" && bl.Fold != "+" && bl.Fold != "-" {
-				v.errorf(at+".fold", "%q is not +, - or empty", bl.Fold)
+				v.errorf(at()+".fold", "%q is not +, - or empty", bl.Fold)
 			}
-			v.text(at+".title", bl.Title, false)
+			v.text(at()+".title", bl.Title, false)
 			for j, l := range bl.Body {
-				v.text(fmt.Sprintf("%s.body[%d]", at, j), l, false)
+				if !lineOK(l, false) {
+					v.text(fmt.Sprintf("%s.body[%d]", at(), j), l, false)
+				}
+				if l != "" && !asciiLetter(l[0]) {
+					v.nesting(fmt.Sprintf("%s.body[%d]", at(), j), "> "+l)
+				}
 			}
 			for _, msg := range bl.problems() {
-				v.errorf(at, "%s", msg)
+				v.errorf(at(), "%s", msg)
 			}
 		default:
-			v.errorf(at, "unknown block type %T", bl)
+			v.errorf(at(), "unknown block type %T", bl)
 		}
 		prev = bl
 	}
 }
+
+// nesting checks that line, as written, nests no deeper than Parse
+// reads (see limitNesting).
+func (v *validator) nesting(path, line string) {
+	if markers, indent := nesting(line); markers > maxMarkers || indent > maxIndent {
+		v.errorf(path, "a line nests deeper than a session log can (%d block quote or list markers, %d columns of indentation; at most %d and %d)", markers, indent, maxMarkers, maxIndent)
+	}
+}
+
+// plainProse reports whether md is, by the shape of its lines alone,
+// prose that reads back as itself wherever it stands, so that it needs
+// no parse: paragraphs whose every line starts with an ASCII letter
+// (which no CommonMark block but a paragraph can start with, and which
+// no line can turn into a heading), separated by blank lines, and
+// thematic breaks ("---") with a blank line on each side. It is how a
+// run's log, thousands of one-line paragraphs, is validated in time
+// proportional to its length rather than a parse per block; anything
+// else it leaves to prose.
+func plainProse(md string) bool {
+	if md == "" || !utf8.ValidString(md) {
+		return false
+	}
+	prevBlank := false
+	for i, rest := 0, md; ; i++ {
+		line, more, found := strings.Cut(rest, "\n")
+		switch {
+		case line == "":
+			if i == 0 || !found {
+				return false
+			}
+		case line == "---":
+			if !prevBlank || found && !strings.HasPrefix(more, "\n") {
+				return false
+			}
+		case !asciiLetter(line[0]) || strings.ContainsRune(line, '\r'):
+			return false
+		}
+		prevBlank = line == ""
+		if !found {
+			return true
+		}
+		rest = more
+	}
+}
+
+func asciiLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // prose checks that text reads back as the same prose block where it
 // stands: first when it opens a body without a title, afterCalls when a
@@ -424,6 +570,9 @@ func (v *validator) prose(path, md string, first, afterCalls, last bool) {
 	if strings.TrimSpace(lines[0]) == "" || strings.TrimSpace(lines[len(lines)-1]) == "" {
 		v.errorf(path, "leading or trailing blank line")
 		return
+	}
+	for _, l := range lines {
+		v.nesting(path, l)
 	}
 	if afterCalls && (strings.HasPrefix(lines[0], "  ") || strings.HasPrefix(strings.TrimLeft(lines[0], " "), "\t")) {
 		v.errorf(path, "indented prose after a tool call list would continue the list")

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package runtime
+
+// openNonBlocking: see openflag_unix.go.
+const openNonBlocking = 0
