@@ -102,7 +102,9 @@ func (p *Parser) Skim(data []byte, file string, line int) (s *Skim, ok bool) {
 	p.members = p.members[:0]
 	clear(p.skipped)
 	p.skipped = p.skipped[:0]
-	clear(p.params)
+	// Each action starts its parameter names over, so names of earlier
+	// actions may lie past the end.
+	clear(p.params[:cap(p.params)])
 	p.params = p.params[:0]
 	clear(p.ids)
 	if !ok {

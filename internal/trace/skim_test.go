@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -199,5 +200,58 @@ func FuzzSkim(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, line int) {
 		line = max(0, line%1000)
 		checkSkim(t, &p, data, "runs/"+strings.Repeat("x", line%3)+"a.json", line)
+	})
+}
+
+// benchDocument is a trace document shaped like a generated corpus's:
+// 50 actions with parameters, outputs, capabilities, side effects and
+// costs, about 20 KB.
+func benchDocument() []byte {
+	var b strings.Builder
+	b.WriteString(`{"version":1,"id":"trace-000001","started_at":"2025-03-03T09:03:26.000Z","flow":{"agent_run_id":"run-000001"},"actions":[`)
+	for i := range 50 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":"t000001-a%03d","kind":"file_mutation","name":"proc%02d.step%02d_update","timestamp":"2025-03-03T09:03:29.273Z",`+
+			`"parameters":{"message":"proc%02d: change %d","replicas":%d,"timeout_s":30,"repo":"acme/svc-p08-%04d"},`+
+			`"output":{"status":"applied","request_id":"req-f2fc7b4b6f%02d","lines":["a","b","c"]},"capabilities":["fs.write"],`+
+			`"side_effects":[{"kind":"file_write","target":"config/proc08/step%02d.yaml","capability":"fs.write"}],`+
+			`"cost":{"model":"example-agent-llm","model_calls":1,"input_tokens":%d,"output_tokens":97,"total_cost_usd":0.008016,"wall_ms":1024},`+
+			`"duration_ms":172,"deterministic":true}`, i, i%8, i, i%8, i, i%4, i, i, i, 1000+i)
+	}
+	b.WriteString(`],"usage":{"model_calls":50,"input_tokens":60000,"output_tokens":4000,"total_cost_usd":0.5,"wall_ms":90000},"metadata":{"goal":"release"}}`)
+	return []byte(b.String())
+}
+
+// BenchmarkSkim compares skimming a trace document (read=skim) with
+// decoding it (read=decode: Parse and FromValue), one core.
+func BenchmarkSkim(b *testing.B) {
+	doc := benchDocument()
+	var p Parser
+	if _, ok := p.Skim(doc, "a.json", 0); !ok {
+		b.Fatal("the benchmark document is declined")
+	}
+	b.Run("read=skim", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := p.Skim(doc, "a.json", 0); !ok {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("read=decode", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		b.ReportAllocs()
+		for b.Loop() {
+			v, err := p.Parse(doc, "a.json", 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := FromValue(v.(map[string]any), "a.json", 0); err != nil {
+				b.Fatal(err)
+			}
+		}
 	})
 }
