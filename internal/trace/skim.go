@@ -100,10 +100,10 @@ func (p *Parser) Skim(data []byte, file string, line int) (s *Skim, ok bool) {
 	p.elems = p.elems[:0]
 	clear(p.members)
 	p.members = p.members[:0]
-	clear(p.skipped)
+	// Each object drops its member names when it ends, and each action
+	// starts its parameter names over, so names may lie past the end.
+	clear(p.skipped[:cap(p.skipped)])
 	p.skipped = p.skipped[:0]
-	// Each action starts its parameter names over, so names of earlier
-	// actions may lie past the end.
 	clear(p.params[:cap(p.params)])
 	p.params = p.params[:0]
 	clear(p.ids)
