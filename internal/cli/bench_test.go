@@ -144,13 +144,19 @@ func BenchmarkMine(b *testing.B) {
 
 // pass1 runs the first pass of a two-pass mining run over dir: decode,
 // summarize, intern, keep the locations of the eligible traces.
-func pass1(b *testing.B, dir string) (*mine.Scan, *source.ScanResult, []source.Location) {
+// pass1 is the first pass of a two-pass run over dir: skimming the
+// traces as mine --passes 2 does, or, with decode, decoding each whole.
+func pass1(b *testing.B, dir string, decode bool) (*mine.Scan, *source.ScanResult, []source.Location) {
 	s, err := mine.NewScan(mine.Options{MinExamples: 3})
 	if err != nil {
 		b.Fatal(err)
 	}
+	sum := source.Summarizer[mine.Summary]{Trace: mine.Summarize}
+	if !decode {
+		sum.Skim = mine.SummarizeSkim
+	}
 	var locs []source.Location
-	res, err := source.Scan(context.Background(), dir, source.Options{}, mine.Summarize, func(loc source.Location, sum mine.Summary) error {
+	res, err := source.ScanWith(context.Background(), dir, source.Options{}, sum, func(loc source.Location, sum mine.Summary) error {
 		if s.Add(sum) >= 0 {
 			locs = append(locs, loc)
 		}
@@ -163,18 +169,31 @@ func pass1(b *testing.B, dir string) (*mine.Scan, *source.ScanResult, []source.L
 }
 
 // BenchmarkScan is the first pass of a two-pass run on the BenchmarkLoad
-// corpus: BenchmarkLoad's decoding without keeping the traces.
+// corpus: read=skim as mine --passes 2 reads it (trace.Parser.Skim),
+// read=decode with every trace decoded whole, BenchmarkLoad's decoding
+// without keeping the traces.
 func BenchmarkScan(b *testing.B) {
 	for _, n := range benchSizes() {
 		dir := benchCorpus(b, n)
-		b.Run(fmt.Sprintf("traces=%d", n), func(b *testing.B) {
-			var peak uint64
-			for b.Loop() {
-				runtime.GC()
-				peak = max(peak, peakHeap(func() { pass1(b, dir) }))
+		for _, decode := range []bool{true, false} {
+			read := "skim"
+			if decode {
+				read = "decode"
 			}
-			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
-		})
+			b.Run(fmt.Sprintf("traces=%d/read=%s", n, read), func(b *testing.B) {
+				var peak uint64
+				var cpu time.Duration
+				for b.Loop() {
+					runtime.GC()
+					start := processCPU()
+					peak = max(peak, peakHeap(func() { pass1(b, dir, decode) }))
+					cpu += processCPU() - start
+				}
+				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+				// On a shared machine CPU time is steadier than wall time.
+				b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+			})
+		}
 	}
 }
 
@@ -188,7 +207,7 @@ func BenchmarkStages(b *testing.B) {
 	for _, n := range benchSizes() {
 		dir := benchCorpus(b, n)
 		ctx := context.Background()
-		s, res, locs := pass1(b, dir)
+		s, res, locs := pass1(b, dir, false)
 		var reread []source.Location
 		fetch := func(ctx context.Context, idx []int32) ([]*trace.Trace, error) {
 			want := make([]source.Location, len(idx))

@@ -80,6 +80,76 @@ func Summarize(t *trace.Trace) Summary {
 	return s
 }
 
+// SummarizeSkim is Summarize for a trace read by trace.Parser.Skim, whose
+// Source and SourceHash the loader set: given the skim of a document,
+// it returns what Summarize returns for the document decoded and
+// normalized, without the trace ever being built.
+func SummarizeSkim(t *trace.Skim) Summary {
+	var s Summary
+	if ex, ok := excludedSkim(t); ok {
+		s.exclusion = &ex
+	}
+	if t.HasAgent {
+		s.agent = fmt.Sprintf("auto: trace %s has metadata.agent %v", t.ID, t.Agent)
+	}
+	for i := range t.Actions {
+		if t.Actions[i].Kind == trace.KindObservation {
+			s.observation = fmt.Sprintf("auto: trace %s action %s is an observation", t.ID, t.Actions[i].ID)
+			break
+		}
+	}
+	if s.exclusion == nil {
+		s.signatures = make([]string, len(t.Actions))
+		s.flags = make([]uint8, len(t.Actions))
+		for j := range t.Actions {
+			a := &t.Actions[j]
+			s.signatures[j] = a.Signature
+			s.flags[j] = skimFlags(a)
+		}
+	}
+	return s
+}
+
+// excludedSkim is Excluded for a skimmed trace, with the same messages.
+func excludedSkim(t *trace.Skim) (candidate.Exclusion, bool) {
+	ex := candidate.Exclusion{TraceID: t.ID, Source: t.Source, SourceHash: t.SourceHash}
+	if actionID, ok := t.PolicyViolation(); ok {
+		ex.Code = candidate.CodeUnresolvedPolicyViolation
+		ex.ActionID = actionID
+		if actionID != "" {
+			ex.Message = fmt.Sprintf("action %s carries an unresolved policy violation", actionID)
+		} else {
+			ex.Message = "trace metadata carries an unresolved policy violation"
+		}
+		return ex, true
+	}
+	for i := range t.Actions {
+		a := &t.Actions[i]
+		if a.NondeterministicSideEffect {
+			ex.Code = candidate.CodeNondeterministicEffect
+			ex.ActionID = a.ID
+			ex.Message = fmt.Sprintf("action %s (%s) has side effects but is fuzzy or nondeterministic, so its effects cannot be replayed", a.ID, a.Name)
+			return ex, true
+		}
+	}
+	return ex, false
+}
+
+// skimFlags is actionFlags for an action of a skimmed trace.
+func skimFlags(a *trace.SkimAction) uint8 {
+	var f uint8
+	if a.Kind == trace.KindObservation {
+		f |= flagObservation
+	}
+	if a.Failed {
+		f |= flagFailed
+	}
+	if a.Kind == trace.KindFileMutation {
+		f |= flagEdit
+	}
+	return f
+}
+
 // NewSummary rebuilds a Summary from its parts (see Exclusion, Evidence,
 // Signatures and Flags), so that a trace store that kept them can mine
 // its traces again without decoding them. Given the parts of

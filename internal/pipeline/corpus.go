@@ -226,14 +226,20 @@ func scanCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 		all      []*trace.Trace    // every trace, when kept
 		eligible []*trace.Trace    // the eligible ones, when kept
 	)
-	res, err := source.Scan(ctx, o.Dir, source.Options{SkipInvalid: o.SkipInvalid, Found: found},
-		func(t *trace.Trace) scannedTrace {
+	// A trace that is not kept is summarized from its skim, without
+	// decoding it (see mine.SummarizeSkim); the summary is the same.
+	summarize := source.Summarizer[scannedTrace]{
+		Trace: func(t *trace.Trace) scannedTrace {
 			st := scannedTrace{summary: mine.Summarize(t)}
 			if keep {
 				st.trace = t
 			}
 			return st
 		},
+		Skim:    func(t *trace.Skim) scannedTrace { return scannedTrace{summary: mine.SummarizeSkim(t)} },
+		UseSkim: func() bool { return !keep },
+	}
+	res, err := source.ScanWith(ctx, o.Dir, source.Options{SkipInvalid: o.SkipInvalid, Found: found}, summarize,
 		func(loc source.Location, st scannedTrace) error {
 			if keep {
 				all = append(all, st.trace)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -110,6 +111,34 @@ type ScanProgress struct {
 // traces and bytes. Cancelling ctx stops the scan and returns ctx's
 // error.
 func Scan[T any](ctx context.Context, dir string, opts Options, summarize func(*trace.Trace) T, visit func(Location, T) error, progress func(ScanProgress)) (*ScanResult, error) {
+	return ScanWith(ctx, dir, opts, Summarizer[T]{Trace: summarize}, visit, progress)
+}
+
+// Summarizer is what a scan makes of each valid trace.
+type Summarizer[T any] struct {
+	// Trace summarizes a decoded trace.
+	Trace func(*trace.Trace) T
+	// Skim, when not nil, summarizes a trace document from what
+	// trace.Parser.Skim reads of it, its Source and SourceHash set as
+	// on a decoded trace, and must give what Trace gives for the same
+	// document decoded. The scan skims each document of the trace
+	// format first and decodes it whole only when Skim declines it:
+	// for an invalid document, whose errors are then the decoder's,
+	// and for one in a form Skim leaves to the decoder. A document of
+	// another format (a run record, a composition report) is always
+	// decoded.
+	Skim func(*trace.Skim) T
+	// UseSkim, when not nil, is asked once, after Options.Found, whether
+	// this scan skims: a caller that keeps the decoded traces of a
+	// small corpus decides it by the corpus's size.
+	UseSkim func() bool
+}
+
+// ScanWith is Scan with a Summarizer, which may summarize the traces
+// from what trace.Parser.Skim reads of them instead of decoding them.
+// Everything else (the files, order, checks, errors, locations and
+// source hashes) is Scan's.
+func ScanWith[T any](ctx context.Context, dir string, opts Options, summarize Summarizer[T], visit func(Location, T) error, progress func(ScanProgress)) (*ScanResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("loading traces: %w", err)
 	}
@@ -131,6 +160,9 @@ func Scan[T any](ctx context.Context, dir string, opts Options, summarize func(*
 	}
 	if opts.Found != nil {
 		opts.Found(len(files), total)
+	}
+	if summarize.UseSkim != nil && !summarize.UseSkim() {
+		summarize.Skim = nil
 	}
 	var p trace.Parser
 	for _, f := range files {
@@ -168,7 +200,7 @@ func Scan[T any](ctx context.Context, dir string, opts Options, summarize func(*
 					if i >= len(b.units) || ctx.Err() != nil {
 						return
 					}
-					out[i] = scanUnit(files, &b.units[i], limit, &parsers[w], opts.Known, summarize)
+					out[i] = scanUnit(files, &b.units[i], limit, &parsers[w], opts.Known, &summarize)
 				}
 			})
 		}
@@ -241,40 +273,129 @@ type scanned[T any] struct {
 	known    bool // Options.Known knew its source hash: not decoded
 }
 
-func scanUnit[T any](files []file, u *scanUnitIn, limit int64, p *trace.Parser, known func(string) bool, summarize func(*trace.Trace) T) scanned[T] {
+func scanUnit[T any](files []file, u *scanUnitIn, limit int64, p *trace.Parser, known func(string) bool, summarize *Summarizer[T]) scanned[T] {
 	if u.err != nil {
 		return scanned[T]{errs: u.err}
 	}
 	f := files[u.file]
 	var e entry
 	if !f.lines {
-		data, err := readLimited(f.open, limit)
+		// A skimmed document keeps nothing of its bytes, so its buffer
+		// is used again for the next file; a decoded one may (a run
+		// record keeps its raw bytes), so the buffer then goes with it.
+		buf := scanBuffers.Get().(*[]byte)
+		data, err := readLimitedInto((*buf)[:0], f.open, limit)
+		release := func() {
+			if cap(data) <= maxScanBuffer {
+				*buf = data[:0]
+				scanBuffers.Put(buf)
+			}
+		}
 		if err != nil {
+			release()
 			return scanned[T]{errs: fileError(f, 0, err).errs}
 		}
 		u.length = int64(len(data))
-		if known != nil && known(trace.HashBytes(data)) {
-			return scanned[T]{known: true}
+		var hash string
+		if known != nil {
+			if hash = trace.HashBytes(data); known(hash) {
+				release()
+				return scanned[T]{known: true}
+			}
 		}
-		v, err := p.Parse(bytes.TrimPrefix(data, utf8BOM), f.rel, 0)
+		doc := bytes.TrimPrefix(data, utf8BOM)
+		if s, ok := skim(summarize, p, f, data, doc, 0, hash); ok {
+			release()
+			return s
+		}
+		v, err := p.Parse(doc, f.rel, 0)
 		if doc, ok := v.(map[string]any); ok && err == nil && detectSession(doc) != nil {
 			return scanned[T]{session: true}
 		}
 		e = completeTrace(f, data, 0, v, err)
 	} else {
-		if known != nil && known(trace.HashBytes(u.data)) {
-			return scanned[T]{known: true}
+		var hash string
+		if known != nil {
+			if hash = trace.HashBytes(u.data); known(hash) {
+				return scanned[T]{known: true}
+			}
 		}
 		doc := u.data
 		if u.line == 1 {
 			doc = bytes.TrimPrefix(doc, utf8BOM)
+		}
+		if s, ok := skim(summarize, p, f, u.data, doc, u.line, hash); ok {
+			return s
 		}
 		e = decodeOne(f, u.data, doc, u.line, p)
 	}
 	if e.errs != nil {
 		return scanned[T]{errs: e.errs}
 	}
-	return scanned[T]{summary: summarize(e.trace), id: e.trace.ID, hash: e.trace.SourceHash}
+	return scanned[T]{summary: summarize.Trace(e.trace), id: e.trace.ID, hash: e.trace.SourceHash}
+}
+
+// skim summarizes the document doc (hashed, the bytes its source hash
+// covers; hash, that hash when already taken) from its skim, as
+// completeTrace would complete the decoded trace, when the scan skims and
+// Skim is sure of the document; ok is false otherwise. A skimmed
+// document is never an agent session record (Skim declines the members
+// detectSession looks for), so it is a trace of the first adapter.
+func skim[T any](summarize *Summarizer[T], p *trace.Parser, f file, hashed, doc []byte, line int, hash string) (scanned[T], bool) {
+	if summarize.Skim == nil {
+		return scanned[T]{}, false
+	}
+	s, ok := p.Skim(doc, f.rel, line)
+	if !ok {
+		return scanned[T]{}, false
+	}
+	if hash == "" {
+		hash = trace.HashBytes(hashed)
+	}
+	s.Source = trace.Origin{Path: f.rel, Line: line}.String()
+	s.SourceHash = hash
+	return scanned[T]{summary: summarize.Skim(s), id: s.ID, hash: hash}, true
+}
+
+// scanBuffers holds the buffers *.json files are read into by a scan,
+// for the files whose bytes nothing keeps: reading every file into a new
+// buffer, grown as it is read, was a third of the cost of skimming them.
+var scanBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxScanBuffer is the largest buffer scanBuffers keeps, so that one
+// large file does not hold its size for the rest of the scan.
+const maxScanBuffer = 1 << 20
+
+// readLimitedInto is readLimited reading into buf, grown to the file's
+// size at once.
+func readLimitedInto(buf []byte, path string, limit int64) ([]byte, error) {
+	fh, size, err := openRegular(path)
+	if err != nil {
+		return buf, err
+	}
+	defer fh.Close()
+	if size > limit {
+		return buf, fmt.Errorf("file is %d bytes, over the %d-byte limit", size, limit)
+	}
+	// One byte more than the size, so that the read ends with io.EOF
+	// without growing the buffer when the file did not grow.
+	buf = slices.Grow(buf[:0], int(size)+1)
+	for {
+		n, err := fh.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return buf, fmt.Errorf("file is over the %d-byte limit", limit)
+		}
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, fmt.Errorf("reading file: %s", unwrapPathError(err))
+		}
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 4096)
+		}
+	}
 }
 
 // feedScan cuts the files into batches and sends them in order, until

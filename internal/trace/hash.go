@@ -36,20 +36,34 @@ func (a *Action) Signature() string {
 // this way (see package normalize); a retried step is a failed attempt
 // followed by a successful one with the same signature.
 func (a *Action) Failed() bool {
-	if e, ok := a.Metadata["error"].(bool); ok && e {
-		return true
-	}
-	switch c := a.Metadata["exit_code"].(type) {
-	case json.Number:
-		if f, err := c.Float64(); err == nil {
-			return f != 0
+	for _, key := range [...]string{"error", "exit_code"} {
+		if v, ok := a.Metadata[key]; ok && failureMarker(key, v) {
+			return true
 		}
-	case float64:
-		return c != 0
-	case int:
-		return c != 0
-	case int64:
-		return c != 0
+	}
+	return false
+}
+
+// failureMarker reports whether the metadata member key: v records a
+// failure (see Action.Failed).
+func failureMarker(key string, v any) bool {
+	switch key {
+	case "error":
+		e, ok := v.(bool)
+		return ok && e
+	case "exit_code":
+		switch c := v.(type) {
+		case json.Number:
+			if f, err := c.Float64(); err == nil {
+				return f != 0
+			}
+		case float64:
+			return c != 0
+		case int:
+			return c != 0
+		case int64:
+			return c != 0
+		}
 	}
 	return false
 }

@@ -75,6 +75,13 @@ type Parser struct {
 	elems   []any
 	members []member
 	skipped [][]byte // names of the members ParseShaped drops
+	// Scratch space of Skim: the parameter names of the current
+	// action, the action ids of the current trace, the signature being
+	// built, and the signatures seen, shared like strings.
+	params [][]byte
+	ids    map[string]struct{}
+	sig    []byte
+	sigs   map[string]string
 	// dup is set when an object of the last document had two members
 	// of the same name; Parse then reports them with Duplicates.
 	dup bool

@@ -36,28 +36,50 @@ func (t *Trace) PolicyViolation() (actionID string, ok bool) {
 
 func unresolvedPolicyViolation(md map[string]any) bool {
 	for key, v := range md {
-		k := strings.ToLower(key)
-		if strings.Contains(k, "unresolved_policy_violation") || k == "policy_violation_unresolved" || k == "policy_violation" {
-			switch x := v.(type) {
-			case bool:
-				if x {
-					return true
-				}
-			case string:
-				if strings.EqualFold(x, "unresolved") {
-					return true
-				}
-			case []any:
-				if len(x) > 0 {
-					return true
-				}
-			}
+		if policyMarker(key, v) {
+			return true
 		}
-		if k == "policy_status" {
-			if s, ok := v.(string); ok && strings.EqualFold(s, "unresolved") {
-				return true
-			}
+	}
+	return false
+}
+
+// policyKey is what a metadata member's name says about a policy
+// violation: nothing, a violation marker, or the policy status.
+type policyKey int
+
+const (
+	notPolicyKey policyKey = iota
+	violationKey
+	statusKey
+)
+
+func policyKeyOf(key string) policyKey {
+	k := strings.ToLower(key)
+	switch {
+	case strings.Contains(k, "unresolved_policy_violation") || k == "policy_violation_unresolved" || k == "policy_violation":
+		return violationKey
+	case k == "policy_status":
+		return statusKey
+	}
+	return notPolicyKey
+}
+
+// policyMarker reports whether the metadata member key: v marks an
+// unresolved policy violation (see Trace.PolicyViolation).
+func policyMarker(key string, v any) bool {
+	switch policyKeyOf(key) {
+	case violationKey:
+		switch x := v.(type) {
+		case bool:
+			return x
+		case string:
+			return strings.EqualFold(x, "unresolved")
+		case []any:
+			return len(x) > 0
 		}
+	case statusKey:
+		s, ok := v.(string)
+		return ok && strings.EqualFold(s, "unresolved")
 	}
 	return false
 }
