@@ -154,17 +154,13 @@ func build(in Input, opts Options) (*built, error) {
 
 	// Everything below is built from the redacted report, so no private
 	// payload of the caller's report reaches any file.
-	red, replaced, err := redactReport(in.Report)
+	rep, replaced, err := bundleReport(in.Report)
 	if err != nil {
 		return nil, err
 	}
-	var rep candidate.Report
-	if err := remarshal(red, &rep); err != nil {
-		return nil, fmt.Errorf("decoding redacted report: %w", err)
-	}
 	var c *candidate.Candidate
 	if in.Candidate != nil {
-		c = findCandidate(&rep, in.Candidate.ID)
+		c = findCandidate(rep, in.Candidate.ID)
 		if c == nil {
 			return nil, fmt.Errorf("candidate %s is not in the report", in.Candidate.ID)
 		}
@@ -218,9 +214,7 @@ func build(in Input, opts Options) (*built, error) {
 			})
 		}
 	}
-	red["skill_candidates"] = accepted
-	red["rejected_skill_candidates"] = rejectedSkills
-	reportJSON, err := candidate.EncodeJSON(red)
+	reportJSON, err := candidate.EncodeJSON(reportFile{Report: rep, SkillCandidates: accepted, RejectedSkillCandidates: rejectedSkills})
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", ReportFile, err)
 	}
@@ -244,7 +238,7 @@ func build(in Input, opts Options) (*built, error) {
 		evalPath = strPtr(EvalPackFile)
 	}
 
-	m := newManifest(&rep, c, name, in.Workflow, fixtures, opts)
+	m := newManifest(rep, c, name, in.Workflow, fixtures, opts)
 	m.EvalPack.Path = evalPath
 	m.Skill = skillRef
 	m.Redaction.Replacements = replaced
@@ -562,53 +556,6 @@ func redactTrace(t *trace.Trace) ([]byte, int, error) {
 	out, h := anonymizeHomes(out)
 	b, err := candidate.EncodeJSON(out)
 	return b, n + h, err
-}
-
-// redactReport returns the report as a generic JSON object with
-// provenance paths made relative and every private payload redacted, and
-// the number of redactions.
-func redactReport(r *candidate.Report) (map[string]any, int, error) {
-	raw, err := candidate.EncodeJSON(r)
-	if err != nil {
-		return nil, 0, fmt.Errorf("encoding report: %w", err)
-	}
-	v, err := decodeGeneric(raw)
-	if err != nil {
-		return nil, 0, err
-	}
-	doc := v.(map[string]any)
-	relativize(doc, "workflow_path")
-	if ss, ok := doc["shadow_sources"].([]any); ok {
-		for i, s := range ss {
-			if s, ok := s.(string); ok {
-				ss[i] = localPath(s)
-			}
-		}
-	}
-	for _, sf := range objects(doc["skipped_files"]) {
-		old, _ := sf["path"].(string)
-		relativize(sf, "path")
-		if errs, ok := sf["errors"].([]any); ok && old != "" {
-			for i, e := range errs {
-				if e, ok := e.(string); ok {
-					errs[i] = strings.ReplaceAll(e, old, localPath(old))
-				}
-			}
-		}
-	}
-	for _, ex := range objects(doc["excluded_traces"]) {
-		relativize(ex, "source")
-	}
-	for _, key := range []string{"candidates", "rejected_candidates"} {
-		for _, c := range objects(doc[key]) {
-			for _, ex := range objects(c["examples"]) {
-				relativize(ex, "source")
-			}
-		}
-	}
-	out, n := redact.Value(doc)
-	out, h := anonymizeHomes(out)
-	return out.(map[string]any), n + h, nil
 }
 
 // objects returns the objects in a JSON array value.
