@@ -57,7 +57,7 @@ type Options struct {
 	// means DefaultExampleCache. It changes the time and memory of the
 	// run, never its report.
 	ExampleCache int
-	// ExampleSample bounds the examples a candidate of the exact miner is
+	// ExampleSample bounds the examples a candidate of either miner is
 	// built from: above it, the candidate is built from a deterministic
 	// sample of that many and the other examples are checked against it
 	// (see sample.go). Zero means DefaultExampleSample; a negative value

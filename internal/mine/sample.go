@@ -185,10 +185,15 @@ func checkRest(ctx context.Context, src traceSource, c *candidate.Candidate, all
 	for i := range c.DerivedParameters {
 		c.DerivedParameters[i].SourceChecks = len(all)
 	}
+	sampleDecides := "its parameter examples, expected outputs, receipts and savings are the sample's"
+	if c.Examples[0].Positions != nil {
+		// A gapped candidate also counts its steps' retries.
+		sampleDecides = "its parameter examples, expected outputs, receipts, retries and savings are the sample's"
+	}
 	c.Warnings = append(c.Warnings, candidate.Problem{
 		Code: candidate.CodeExampleSample,
-		Message: fmt.Sprintf("built from a sample of %d of its %d examples; the other %d were checked against its constants, bindings, credentials, approvals, side effects and derived parameters, and its parameter examples, expected outputs, receipts and savings are the sample's",
-			len(picked), len(all), len(all)-len(picked)),
+		Message: fmt.Sprintf("built from a sample of %d of its %d examples; the other %d were checked against its constants, bindings, credentials, approvals, side effects and derived parameters, and %s",
+			len(picked), len(all), len(all)-len(picked), sampleDecides),
 	})
 	c.RejectionReasons = append(c.RejectionReasons, chk.problems...)
 	c.ConfidenceFactors.Support = round4(float64(len(all)) / float64(max(eligible, 1)))

@@ -174,3 +174,52 @@ func TestVerifyInSampleRead(t *testing.T) {
 		t.Errorf("second run verified %v, first %v", s2.Verified(c.ID), verified)
 	}
 }
+
+// TestGappedSampled mines agent sessions with the gapped miner above the
+// example bound: a candidate built from a sample says so, lists every
+// example and counts them all in its support, one pass and two give the
+// same report, and the ids and supports are those of the unsampled run.
+func TestGappedSampled(t *testing.T) {
+	corpus := sessionCorpus(300, 1)
+	opts := Options{MinExamples: 3, ExampleSample: 5, ExampleCache: 1, GeneratedAt: "2026-01-01T00:00:00Z"}
+	want, err := Mine(context.Background(), corpus, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Mining.Miner != ModeGapped {
+		t.Fatalf("miner %q, want gapped", want.Mining.Miner)
+	}
+	got, _ := twoPass(t, corpus, opts)
+	if a, b := encode(t, want), encode(t, got); !bytes.Equal(a, b) {
+		t.Errorf("two-pass sampled gapped report differs from Mine's:\n%s", firstDiff(a, b))
+	}
+	full, err := Mine(context.Background(), corpus, Options{MinExamples: 3, ExampleSample: -1, GeneratedAt: "2026-01-01T00:00:00Z"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(r *candidate.Report) []string {
+		var out []string
+		for _, c := range append(slices.Clone(r.Candidates), r.RejectedCandidates...) {
+			out = append(out, fmt.Sprintf("%s %d %d", c.ID, c.Support, len(c.Examples)))
+		}
+		slices.Sort(out)
+		return out
+	}
+	if a, b := ids(want), ids(full); !slices.Equal(a, b) {
+		t.Errorf("sampled candidates %v\nunsampled %v", a, b)
+	}
+	sampledOnes := 0
+	for _, c := range want.Candidates {
+		for _, w := range c.Warnings {
+			if w.Code == candidate.CodeExampleSample {
+				sampledOnes++
+				if len(c.Examples) <= 5 || c.Examples[len(c.Examples)-1].Positions == nil {
+					t.Errorf("candidate %s: sample warning with %d examples, positions %v", c.Name, len(c.Examples), c.Examples[len(c.Examples)-1].Positions)
+				}
+			}
+		}
+	}
+	if sampledOnes == 0 {
+		t.Fatal("no candidate was built from a sample: the test proves nothing")
+	}
+}
