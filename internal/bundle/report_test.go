@@ -2,8 +2,11 @@ package bundle
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -159,4 +162,23 @@ func BenchmarkBundleReport(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestWriteReportEncodingFails gives Write a report that cannot be
+// encoded (a parameter example that is not a valid JSON number): it fails
+// naming the report, and leaves neither the bundle nor a temporary
+// directory behind.
+func TestWriteReportEncodingFails(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	in := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.input(t)
+	c := &in.Report.Candidates[0]
+	c.Parameters[0].Examples = append(c.Parameters[0].Examples, json.Number("not a number"))
+	parent := t.TempDir()
+	_, err := Write(context.Background(), filepath.Join(parent, "bundle"), in, opts())
+	if err == nil || !strings.Contains(err.Error(), "encoding "+ReportFile) {
+		t.Fatalf("Write = %v, want an error naming the report", err)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+		t.Errorf("a failed Write left %v", ents)
+	}
 }

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -87,6 +89,10 @@ var ErrNotBundle = errors.New("not a bundle directory")
 type file struct {
 	name string // bundle path, slash-separated
 	data []byte
+	// write, when set, renders the file straight into it instead of
+	// data: report.json, which holds every example of every candidate,
+	// is never held encoded.
+	write func(w io.Writer) error
 }
 
 // Write writes the bundle of in into dir and returns its manifest. See
@@ -175,9 +181,9 @@ func build(in Input, opts Options) (*built, error) {
 	replaced += n
 
 	var files []file
-	files = append(files, file{WorkflowFile, in.Workflow})
+	files = append(files, file{name: WorkflowFile, data: in.Workflow})
 	for i, f := range fixtures {
-		files = append(files, file{f.Path, fixtureFiles[i]})
+		files = append(files, file{name: f.Path, data: fixtureFiles[i]})
 	}
 
 	// The skill: its gate is decided from the candidate's shadow report;
@@ -202,7 +208,7 @@ func build(in Input, opts Options) (*built, error) {
 				SkillCandidateID:    g.SkillID,
 				WorkflowCandidateID: c.ID,
 			}
-			files = append(files, file{skillRef.Path, md}, file{skillRef.GateReceiptPath, gate})
+			files = append(files, file{name: skillRef.Path, data: md}, file{name: skillRef.GateReceiptPath, data: gate})
 			accepted = append(accepted, map[string]any{
 				"skill_id": g.SkillID, "name": g.SkillName, "workflow_candidate_id": c.ID,
 				"path": skillRef.Path, "gate": g,
@@ -214,11 +220,13 @@ func build(in Input, opts Options) (*built, error) {
 			})
 		}
 	}
-	reportJSON, err := candidate.EncodeJSON(reportFile{Report: rep, SkillCandidates: accepted, RejectedSkillCandidates: rejectedSkills})
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", ReportFile, err)
-	}
-	files = append(files, file{ReportFile, reportJSON})
+	report := reportFile{Report: rep, SkillCandidates: accepted, RejectedSkillCandidates: rejectedSkills}
+	files = append(files, file{name: ReportFile, write: func(w io.Writer) error {
+		if err := candidate.WriteJSON(w, report); err != nil {
+			return fmt.Errorf("encoding %s: %w", ReportFile, err)
+		}
+		return nil
+	}})
 
 	var evalPath *string
 	if opts.EvalPack && c != nil {
@@ -234,7 +242,7 @@ func build(in Input, opts Options) (*built, error) {
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, file{EvalPackFile, pack})
+		files = append(files, file{name: EvalPackFile, data: pack})
 		evalPath = strPtr(EvalPackFile)
 	}
 
@@ -246,7 +254,7 @@ func build(in Input, opts Options) (*built, error) {
 	if err != nil {
 		return nil, err
 	}
-	files = append(files, file{ManifestFile, mb})
+	files = append(files, file{name: ManifestFile, data: mb})
 	return &built{manifest: m, files: files}, nil
 }
 
@@ -675,6 +683,23 @@ func checkTarget(dir string) error {
 	return nil
 }
 
+// writeStream creates the file p and has write render it, buffered.
+func writeStream(p string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<16)
+	err = write(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // writeDir writes files into a temporary directory beside dir and renames
 // it into place; an existing bundle at dir is moved aside first and
 // removed once the new one is in place. On any failure the temporary
@@ -709,7 +734,12 @@ func writeDir(ctx context.Context, dir string, files []file, hook func(string) e
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(p, f.data, 0o644); err != nil {
+		if f.write != nil {
+			err = writeStream(p, f.write)
+		} else {
+			err = os.WriteFile(p, f.data, 0o644)
+		}
+		if err != nil {
 			return err
 		}
 	}
