@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -87,6 +89,10 @@ var ErrNotBundle = errors.New("not a bundle directory")
 type file struct {
 	name string // bundle path, slash-separated
 	data []byte
+	// write, when set, renders the file straight into it instead of
+	// data: report.json, which holds every example of every candidate,
+	// is never held encoded.
+	write func(w io.Writer) error
 }
 
 // Write writes the bundle of in into dir and returns its manifest. See
@@ -154,17 +160,13 @@ func build(in Input, opts Options) (*built, error) {
 
 	// Everything below is built from the redacted report, so no private
 	// payload of the caller's report reaches any file.
-	red, replaced, err := redactReport(in.Report)
+	rep, replaced, err := bundleReport(in.Report)
 	if err != nil {
 		return nil, err
 	}
-	var rep candidate.Report
-	if err := remarshal(red, &rep); err != nil {
-		return nil, fmt.Errorf("decoding redacted report: %w", err)
-	}
 	var c *candidate.Candidate
 	if in.Candidate != nil {
-		c = findCandidate(&rep, in.Candidate.ID)
+		c = findCandidate(rep, in.Candidate.ID)
 		if c == nil {
 			return nil, fmt.Errorf("candidate %s is not in the report", in.Candidate.ID)
 		}
@@ -179,9 +181,9 @@ func build(in Input, opts Options) (*built, error) {
 	replaced += n
 
 	var files []file
-	files = append(files, file{WorkflowFile, in.Workflow})
+	files = append(files, file{name: WorkflowFile, data: in.Workflow})
 	for i, f := range fixtures {
-		files = append(files, file{f.Path, fixtureFiles[i]})
+		files = append(files, file{name: f.Path, data: fixtureFiles[i]})
 	}
 
 	// The skill: its gate is decided from the candidate's shadow report;
@@ -206,7 +208,7 @@ func build(in Input, opts Options) (*built, error) {
 				SkillCandidateID:    g.SkillID,
 				WorkflowCandidateID: c.ID,
 			}
-			files = append(files, file{skillRef.Path, md}, file{skillRef.GateReceiptPath, gate})
+			files = append(files, file{name: skillRef.Path, data: md}, file{name: skillRef.GateReceiptPath, data: gate})
 			accepted = append(accepted, map[string]any{
 				"skill_id": g.SkillID, "name": g.SkillName, "workflow_candidate_id": c.ID,
 				"path": skillRef.Path, "gate": g,
@@ -218,13 +220,13 @@ func build(in Input, opts Options) (*built, error) {
 			})
 		}
 	}
-	red["skill_candidates"] = accepted
-	red["rejected_skill_candidates"] = rejectedSkills
-	reportJSON, err := candidate.EncodeJSON(red)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", ReportFile, err)
-	}
-	files = append(files, file{ReportFile, reportJSON})
+	report := reportFile{Report: rep, SkillCandidates: accepted, RejectedSkillCandidates: rejectedSkills}
+	files = append(files, file{name: ReportFile, write: func(w io.Writer) error {
+		if err := candidate.WriteJSON(w, report); err != nil {
+			return fmt.Errorf("encoding %s: %w", ReportFile, err)
+		}
+		return nil
+	}})
 
 	var evalPath *string
 	if opts.EvalPack && c != nil {
@@ -240,11 +242,11 @@ func build(in Input, opts Options) (*built, error) {
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, file{EvalPackFile, pack})
+		files = append(files, file{name: EvalPackFile, data: pack})
 		evalPath = strPtr(EvalPackFile)
 	}
 
-	m := newManifest(&rep, c, name, in.Workflow, fixtures, opts)
+	m := newManifest(rep, c, name, in.Workflow, fixtures, opts)
 	m.EvalPack.Path = evalPath
 	m.Skill = skillRef
 	m.Redaction.Replacements = replaced
@@ -252,7 +254,7 @@ func build(in Input, opts Options) (*built, error) {
 	if err != nil {
 		return nil, err
 	}
-	files = append(files, file{ManifestFile, mb})
+	files = append(files, file{name: ManifestFile, data: mb})
 	return &built{manifest: m, files: files}, nil
 }
 
@@ -564,53 +566,6 @@ func redactTrace(t *trace.Trace) ([]byte, int, error) {
 	return b, n + h, err
 }
 
-// redactReport returns the report as a generic JSON object with
-// provenance paths made relative and every private payload redacted, and
-// the number of redactions.
-func redactReport(r *candidate.Report) (map[string]any, int, error) {
-	raw, err := candidate.EncodeJSON(r)
-	if err != nil {
-		return nil, 0, fmt.Errorf("encoding report: %w", err)
-	}
-	v, err := decodeGeneric(raw)
-	if err != nil {
-		return nil, 0, err
-	}
-	doc := v.(map[string]any)
-	relativize(doc, "workflow_path")
-	if ss, ok := doc["shadow_sources"].([]any); ok {
-		for i, s := range ss {
-			if s, ok := s.(string); ok {
-				ss[i] = localPath(s)
-			}
-		}
-	}
-	for _, sf := range objects(doc["skipped_files"]) {
-		old, _ := sf["path"].(string)
-		relativize(sf, "path")
-		if errs, ok := sf["errors"].([]any); ok && old != "" {
-			for i, e := range errs {
-				if e, ok := e.(string); ok {
-					errs[i] = strings.ReplaceAll(e, old, localPath(old))
-				}
-			}
-		}
-	}
-	for _, ex := range objects(doc["excluded_traces"]) {
-		relativize(ex, "source")
-	}
-	for _, key := range []string{"candidates", "rejected_candidates"} {
-		for _, c := range objects(doc[key]) {
-			for _, ex := range objects(c["examples"]) {
-				relativize(ex, "source")
-			}
-		}
-	}
-	out, n := redact.Value(doc)
-	out, h := anonymizeHomes(out)
-	return out.(map[string]any), n + h, nil
-}
-
 // objects returns the objects in a JSON array value.
 func objects(v any) []map[string]any {
 	arr, _ := v.([]any)
@@ -728,6 +683,23 @@ func checkTarget(dir string) error {
 	return nil
 }
 
+// writeStream creates the file p and has write render it, buffered.
+func writeStream(p string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<16)
+	err = write(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // writeDir writes files into a temporary directory beside dir and renames
 // it into place; an existing bundle at dir is moved aside first and
 // removed once the new one is in place. On any failure the temporary
@@ -762,7 +734,12 @@ func writeDir(ctx context.Context, dir string, files []file, hook func(string) e
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(p, f.data, 0o644); err != nil {
+		if f.write != nil {
+			err = writeStream(p, f.write)
+		} else {
+			err = os.WriteFile(p, f.data, 0o644)
+		}
+		if err != nil {
 			return err
 		}
 	}

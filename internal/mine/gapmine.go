@@ -156,26 +156,42 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 			continue
 		}
 		built = append(built, gapBuilt{syms: syms, traces: tr})
-		traces, err := src.traces(ctx, tr)
+		// As the exact miner does, a pattern with more examples than the
+		// bound is built from an evenly spaced sample of them and the
+		// others are checked against it (sample.go).
+		all := prep.examples(matches)
+		sample, picked := sampled(all, opts.exampleSample())
+		need := tr
+		if picked != nil {
+			need = matchSeqs(sample)
+		}
+		traces, err := src.traces(ctx, need)
 		if err != nil {
 			return nil, err
 		}
 		b.traces = traces
-		c := b.build(prep.examples(matches), len(syms))
-		report.Mining.CandidatesBuilt++
-		if c.Safe() {
-			c.Name = uniqueName(names, c.Name)
-			s.examples[c.ID] = sortedSeqs(tr)
-			report.Candidates = append(report.Candidates, *c)
-			continue
+		c := b.build(sample, len(syms))
+		var verified []bool
+		if picked != nil {
+			if verified, err = checkRest(ctx, src, c, all, picked, eligible, opts); err != nil {
+				return nil, err
+			}
 		}
-		if len(report.RejectedCandidates) >= maxSafe {
+		report.Mining.CandidatesBuilt++
+		if !c.Safe() && len(report.RejectedCandidates) >= maxSafe {
 			rejectedOmitted++
 			continue
 		}
 		c.Name = uniqueName(names, c.Name)
 		s.examples[c.ID] = sortedSeqs(tr)
-		report.RejectedCandidates = append(report.RejectedCandidates, *c)
+		if verified != nil {
+			s.verified[c.ID] = verifiedExamples{seqs: matchSeqs(all), verified: verified}
+		}
+		if c.Safe() {
+			report.Candidates = append(report.Candidates, *c)
+		} else {
+			report.RejectedCandidates = append(report.RejectedCandidates, *c)
+		}
 	}
 	finish(report, opts, names, rejectedOmitted)
 	return report, nil

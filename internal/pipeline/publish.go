@@ -12,6 +12,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -58,6 +59,9 @@ type Outputs struct {
 	// instead of the heldout slice; there is then no bundle, which needs
 	// them all.
 	Heldout replay.HeldoutFunc
+	// Shadow tunes shadow replay: how many passing source examples of a
+	// candidate the report lists (replay.Options.ListPassing).
+	Shadow replay.Options
 }
 
 // Published is what Publish wrote.
@@ -250,12 +254,15 @@ func Shadow(ctx context.Context, r *candidate.Report, sources, heldout []*trace.
 		}
 	}
 	if o.ExampleBatches != nil || o.Examples != nil {
-		return replay.ApplyBatches(r, examples, stream)
+		return replay.ApplyBatches(r, o.Shadow, examples, stream)
 	}
 	// Every candidate looks its examples up in one index of the sources.
 	index := replay.IndexSources(sources)
-	return replay.ApplyStream(r, func(*candidate.Candidate) (replay.Sources, error) { return index, nil }, stream)
+	return replay.ApplyStream(r, o.Shadow, func(*candidate.Candidate) (replay.Sources, error) { return index, nil }, stream)
 }
+
+// A Verifier is how mining judges examples for shadow replay.
+var _ mine.ExampleVerifier = replay.Verifier{}
 
 // WriteBundle writes the review bundle of in into dir (bundle.Write),
 // naming dir in its error. Publish writes its bundle through it, and so
@@ -286,6 +293,14 @@ func MineDir(ctx context.Context, o MineDirOptions) (*candidate.Report, *Publish
 	if o.Corpus.MemoryLimit {
 		defer LimitMemory()()
 	}
+	// Mining's sample check reads every example of a sampled candidate
+	// but its sample; it judges them for shadow replay in that read, so
+	// that shadow replay need not read them again. The trace store's road
+	// does not hand shadow replay what was verified (Corpus.Verified), so
+	// judging there would only double the work.
+	if o.Corpus.Mine.Verify == nil && o.Corpus.Store == nil {
+		o.Corpus.Mine.Verify = replay.NewVerifier(o.Outputs.Shadow)
+	}
 	c, err := ReadCorpus(ctx, o.Corpus)
 	if o.Corpus.Progress.Done != nil {
 		o.Corpus.Progress.Done()
@@ -314,6 +329,7 @@ func MineDir(ctx context.Context, o MineDirOptions) (*candidate.Report, *Publish
 	}
 	report.ShadowSources = append(report.ShadowSources, o.Heldout.Dirs...)
 	out.AllSources, out.Examples, out.ExampleBatches = c.All, c.Examples, c.ExampleBatches
+	out.Shadow.Verified = c.Verified
 	pub, err := Publish(ctx, report, c.Sources, heldout, out)
 	if err != nil {
 		return nil, nil, err
