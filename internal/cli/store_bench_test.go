@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"testing"
 	"time"
@@ -65,6 +66,9 @@ func incrementalCorpus(b *testing.B, n int, support float64) (base, more string)
 //     mine's decode, so it flatters second/first); and remine/from.
 //
 // Run it with -benchtime=1x; CRYSTALLIZE_BENCH_TRACES picks the sizes.
+// CRYSTALLIZE_BENCH_PROFILE=DIR writes a CPU profile of each phase,
+// DIR/<phase>.pprof, so that each can be read on its own (a -cpuprofile
+// of the benchmark mixes them).
 //
 // Mining again decodes the examples of every candidate it builds, so
 // its cost follows the share of traces that are examples: the generated
@@ -91,13 +95,18 @@ func BenchmarkIncrementalMine(b *testing.B) {
 			}}
 			type phase struct{ wall, cpu time.Duration }
 			var imp, mine, add, remine, from phase
+			profiles := os.Getenv("CRYSTALLIZE_BENCH_PROFILE")
 			for b.Loop() {
 				work := b.TempDir()
 				corpus, state, out := filepath.Join(work, "corpus"), filepath.Join(work, "state"), filepath.Join(work, "out")
 				copyTree(b, base, corpus)
 				mineArgs := []string{"--min-examples", "3", "--report", filepath.Join(out, "r.json"), "--out-dir", filepath.Join(out, "all")}
-				timed := func(args ...string) phase {
+				timed := func(name string, args ...string) phase {
 					runtime.GC()
+					if profiles != "" {
+						stop := profilePhase(b, filepath.Join(profiles, name+".pprof"))
+						defer stop()
+					}
 					start, cpu := time.Now(), processCPU()
 					if code := run(context.Background(), e, args); code != 0 {
 						b.Fatalf("%v: exit %d", args, code)
@@ -106,12 +115,12 @@ func BenchmarkIncrementalMine(b *testing.B) {
 				}
 				importArgs := []string{"import", "--from", corpus, "--store", "--state-dir", state}
 				storeArgs := append([]string{"mine", "--store", "--state-dir", state}, mineArgs...)
-				imp = timed(importArgs...)
-				mine = timed(storeArgs...)
+				imp = timed("import", importArgs...)
+				mine = timed("mine", storeArgs...)
 				copyTree(b, more, corpus)
-				add = timed(importArgs...)
-				remine = timed(storeArgs...)
-				from = timed(append([]string{"mine", "--from", corpus}, mineArgs...)...)
+				add = timed("add", importArgs...)
+				remine = timed("remine", storeArgs...)
+				from = timed("from", append([]string{"mine", "--from", corpus}, mineArgs...)...)
 			}
 			for _, m := range []struct {
 				name string
@@ -128,6 +137,28 @@ func BenchmarkIncrementalMine(b *testing.B) {
 			b.ReportMetric(ratio(remine.wall, from.wall), "remine/from")
 			b.ReportMetric(ratio(remine.cpu, from.cpu), "remine/from-cpu")
 		})
+	}
+}
+
+// profilePhase starts a CPU profile into path and returns what stops it.
+func profilePhase(b *testing.B, path string) func() {
+	b.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
