@@ -81,6 +81,9 @@ type ScanResult struct {
 	// Known is the number of documents Options.Known reported as known,
 	// which were neither decoded nor visited.
 	Known int
+	// Read and Unchanged are as in Result.
+	Read      []FileStat
+	Unchanged int
 }
 
 // ScanProgress is how far a scan is: the traces and the bytes of input
@@ -125,6 +128,7 @@ func Scan[T any](ctx context.Context, dir string, opts Options, summarize func(*
 	if len(files) == 0 && len(bad) == 0 {
 		return nil, fmt.Errorf("no *.json or *.jsonl trace files under %s", dir)
 	}
+	files, unchanged := skipUnchanged(files, opts.Unchanged)
 	var total int64
 	for _, f := range files {
 		total += f.size
@@ -149,7 +153,7 @@ func Scan[T any](ctx context.Context, dir string, opts Options, summarize func(*
 	defer feeder.Wait()
 	defer cancel()
 
-	res := &ScanResult{Catalog: &Catalog{files: files, limit: limit}, Files: len(files), Bytes: total}
+	res := &ScanResult{Catalog: &Catalog{files: files, limit: limit}, Files: len(files), Bytes: total, Read: stats(files), Unchanged: unchanged}
 	c := newCollector(bad)
 	workers := runtime.GOMAXPROCS(0)
 	parsers := make([]trace.Parser, workers)
@@ -182,6 +186,9 @@ func Scan[T any](ctx context.Context, dir string, opts Options, summarize func(*
 			if o.session {
 				return nil, fmt.Errorf("%s: %w", f.display, ErrSessionLog)
 			}
+			if !f.lines {
+				res.Read[u.file].SourceHash = o.hash
+			}
 			if o.known {
 				res.Known++
 				continue
@@ -210,7 +217,7 @@ func Scan[T any](ctx context.Context, dir string, opts Options, summarize func(*
 	if res.Skipped, err = c.finish(opts.SkipInvalid); err != nil {
 		return nil, err
 	}
-	if res.Traces == 0 && res.Known == 0 && len(c.errs) == 0 {
+	if res.Traces == 0 && res.Known == 0 && len(c.errs) == 0 && unchanged == 0 {
 		return nil, fmt.Errorf("no traces in the *.json or *.jsonl files under %s", dir)
 	}
 	return res, nil
@@ -253,8 +260,8 @@ func scanUnit[T any](files []file, u *scanUnitIn, limit int64, p *trace.Parser, 
 			return scanned[T]{errs: fileError(f, 0, err).errs}
 		}
 		u.length = int64(len(data))
-		if known != nil && known(trace.HashBytes(data)) {
-			return scanned[T]{known: true}
+		if hash := trace.HashBytes(data); known != nil && known(hash) {
+			return scanned[T]{known: true, hash: hash}
 		}
 		v, err := p.Parse(bytes.TrimPrefix(data, utf8BOM), f.rel, 0)
 		if doc, ok := v.(map[string]any); ok && err == nil && detectSession(doc) != nil {
