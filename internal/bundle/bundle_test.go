@@ -14,6 +14,8 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/redact"
+	"github.com/crystallize-dev/crystallize/internal/replay"
+	"github.com/crystallize-dev/crystallize/internal/skill"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -666,5 +668,48 @@ func TestPromoteReport(t *testing.T) {
 	if p.Status != m.Promotion.Criteria.Status || !slices.Equal(reasonCodes(p.Reasons), reasonCodes(m.Promotion.Criteria.Reasons)) ||
 		p.SampleCount != m.Promotion.SampleCount || len(p.ApprovalHistory) != 0 || p.Criteria.MinConfidence != m.Promotion.Criteria.MinConfidence {
 		t.Errorf("report promotion = %+v, manifest promotion = %+v; want the same verdict", p, m.Promotion)
+	}
+}
+
+// TestBundleShadowNotListed writes the bundle of a candidate whose shadow
+// report lists one of its three passing source examples and counts the
+// other two: the manifest's counts, the skill's gate and a shadow replay
+// of the bundle (which lists all three) count them all, and the bundle
+// validates.
+func TestBundleShadowNotListed(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, m := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts(), shadow: replay.Options{ListPassing: 1}}.write(t)
+	if m.Shadow.PassedNotListed != 2 || len(m.Shadow.Traces) != 2 || m.Shadow.ComparedTraces != 4 || !m.Shadow.Pass {
+		t.Fatalf("shadow: %d listed, %d not listed, %d compared, pass %v; want 2, 2, 4, true", len(m.Shadow.Traces), m.Shadow.PassedNotListed, m.Shadow.ComparedTraces, m.Shadow.Pass)
+	}
+	if p := m.Promotion; p.ShadowSuccessCount != 4 || p.ShadowFailureCount != 0 {
+		t.Errorf("promotion counts %d passed, %d failed; want 4 and 0", p.ShadowSuccessCount, p.ShadowFailureCount)
+	}
+	if m.Skill == nil {
+		t.Fatal("no skill: the gate refused a candidate whose every trace passed")
+	}
+	var g skill.Gate
+	if err := json.Unmarshal(mustRead(t, filepath.Join(dir, m.Skill.GateReceiptPath)), &g); err != nil {
+		t.Fatal(err)
+	}
+	if g.SourceReplay != (skill.GateReplay{Compared: 3, Passed: 3, PassedNotListed: 2}) || len(g.ComparedTraces) != 2 || !g.Accepted() {
+		t.Errorf("gate source replay %+v with %d traces listed, accepted %v; want 3 compared, 3 passed, 2 not listed, 2 listed, accepted", g.SourceReplay, len(g.ComparedTraces), g.Accepted())
+	}
+	sc, err := ReplayShadow(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sc.Matches || sc.Compared != 4 {
+		t.Errorf("ReplayShadow: matches %v, compared %d, differences %v; want a match of 4", sc.Matches, sc.Compared, sc.Differences)
+	}
+	if v := Validate(dir); !v.OK {
+		t.Errorf("Validate: %s", describe(v))
+	}
+	// A recorded count that differs is a difference.
+	rewriteManifest(t, dir, func(doc map[string]any) {
+		doc["shadow"].(map[string]any)["passed_not_listed"] = 1
+	})
+	if sc, err := ReplayShadow(dir); err != nil || sc.Matches {
+		t.Errorf("ReplayShadow after editing the count: %v, %v; want a difference", err, sc)
 	}
 }

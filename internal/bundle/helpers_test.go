@@ -180,6 +180,9 @@ type scenario struct {
 	build            func([]*trace.Trace) candidate.Candidate
 	noCandidate      bool
 	opts             Options
+	// shadow bounds the passing source examples the shadow report lists
+	// (replay.Options); zero is replay.Apply's default.
+	shadow replay.Options
 }
 
 // input shadow-replays the scenario's candidate as mining does
@@ -202,7 +205,12 @@ func (s scenario) input(t *testing.T) Input {
 	if !s.noCandidate {
 		rep.Candidates = append(rep.Candidates, s.build(s.sources))
 	}
-	replay.Apply(rep, s.sources, s.heldout)
+	index := replay.IndexSources(s.sources)
+	err := replay.ApplyStream(rep, s.shadow, func(*candidate.Candidate) (replay.Sources, error) { return index, nil },
+		func(yield func([]*trace.Trace) error) error { return yield(s.heldout) })
+	if err != nil {
+		t.Fatal(err)
+	}
 	in := Input{Report: rep, Sources: s.sources, Heldout: s.heldout}
 	opts := codegen.Options{PackageName: s.opts.PackageName}
 	if sel := Attempted(rep); sel != nil {

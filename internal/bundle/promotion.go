@@ -131,9 +131,13 @@ func blockers(c *candidate.Candidate, samples int, divergences []DivergenceRecor
 }
 
 // countStatus counts the shadow traces with the given status, of the
-// given role or of any role when role is "".
+// given role or of any role when role is "", the passing source examples
+// the report counts without listing them included.
 func countStatus(sh *candidate.ShadowReport, role, status string) int {
 	n := 0
+	if status == candidate.StatusPass && (role == "" || role == candidate.RoleSource) {
+		n = sh.PassedNotListed
+	}
 	for _, t := range sh.Traces {
 		if (role == "" || t.Role == role) && t.Status == status {
 			n++

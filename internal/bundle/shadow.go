@@ -89,6 +89,16 @@ func diffShadow(rec, cur *candidate.ShadowReport) []string {
 	if rec.ComparedTraces != cur.ComparedTraces {
 		d = append(d, fmt.Sprintf("compared: recorded %d, now %d", rec.ComparedTraces, cur.ComparedTraces))
 	}
+	if rt, ct := rec.Tally(), cur.Tally(); rt.SourcePassed != ct.SourcePassed {
+		d = append(d, fmt.Sprintf("source examples passed: recorded %d, now %d", rt.SourcePassed, ct.SourcePassed))
+	}
+	// A passing source example that one side counts without listing it
+	// (a report lists a bounded selection of them, and the bound the
+	// bundle was written with may not be the one used now) is no
+	// difference; the passing counts above are compared instead.
+	unlisted := func(sh *candidate.ShadowReport, t candidate.ShadowTrace) bool {
+		return sh.PassedNotListed > 0 && t.Role == candidate.RoleSource && t.Status == candidate.StatusPass
+	}
 	type key struct{ id, role string }
 	now := map[key]string{}
 	for _, t := range cur.Traces {
@@ -99,6 +109,7 @@ func diffShadow(rec, cur *candidate.ShadowReport) []string {
 		k := key{t.TraceID, t.Role}
 		seen[k] = true
 		switch st, ok := now[k]; {
+		case !ok && unlisted(cur, t):
 		case !ok:
 			d = append(d, fmt.Sprintf("%s trace %s: recorded %s, now not compared", t.Role, t.TraceID, t.Status))
 		case st != t.Status:
@@ -106,7 +117,7 @@ func diffShadow(rec, cur *candidate.ShadowReport) []string {
 		}
 	}
 	for _, t := range cur.Traces {
-		if !seen[key{t.TraceID, t.Role}] {
+		if !seen[key{t.TraceID, t.Role}] && !unlisted(rec, t) {
 			d = append(d, fmt.Sprintf("%s trace %s: not recorded, now %s", t.Role, t.TraceID, t.Status))
 		}
 	}

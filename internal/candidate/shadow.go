@@ -90,8 +90,16 @@ type ShadowReport struct {
 	// order, with code CodeShadowFailed or CodeHeldoutUnmatched.
 	Failures []Problem `json:"failures"`
 	// Traces lists the source examples in the candidate's Examples order,
-	// then the held-out traces in the order given.
+	// then the held-out traces in the order given. Of a candidate with
+	// more examples than shadow replay lists (replay.DefaultListPassing,
+	// 1,000), it lists every source example that failed and, of those that
+	// passed, only the ones at an evenly spaced selection of the examples;
+	// the other passing ones are counted in PassedNotListed.
 	Traces []ShadowTrace `json:"traces"`
+	// PassedNotListed counts the source examples that were compared and
+	// passed but are not listed in Traces. They count in ComparedTraces
+	// and in Pass like the listed ones.
+	PassedNotListed int `json:"passed_not_listed,omitempty"`
 }
 
 // ShadowTrace is the comparison of the candidate with one trace.

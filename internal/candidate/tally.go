@@ -4,8 +4,10 @@ package candidate
 // what a summary of the comparison says.
 type ShadowTally struct {
 	// Source and SourcePassed count the source examples compared and
-	// those that replayed.
-	Source, SourcePassed int
+	// those that replayed, listed in the report or not; SourceNotListed
+	// is how many of the passing ones the report counts without listing
+	// (ShadowReport.PassedNotListed).
+	Source, SourcePassed, SourceNotListed int
 	// Heldout counts the held-out traces compared (passed or failed);
 	// HeldoutUnmatched those that do not contain the procedure, which
 	// are not compared.
@@ -15,12 +17,14 @@ type ShadowTally struct {
 // Passed counts every compared trace that passed, source or held-out.
 func (t ShadowTally) Passed() int { return t.SourcePassed + t.HeldoutPassed }
 
-// Tally counts r's traces; a nil report counts nothing.
+// Tally counts r's traces, the listed ones and those counted in
+// PassedNotListed; a nil report counts nothing.
 func (r *ShadowReport) Tally() ShadowTally {
 	var t ShadowTally
 	if r == nil {
 		return t
 	}
+	t.Source, t.SourcePassed, t.SourceNotListed = r.PassedNotListed, r.PassedNotListed, r.PassedNotListed
 	for _, tr := range r.Traces {
 		switch {
 		case tr.Role == RoleSource:

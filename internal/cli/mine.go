@@ -457,6 +457,9 @@ func shadowSummary(sh *candidate.ShadowReport) string {
 	t := sh.Tally()
 	srcPass, src, hoPass, ho, unmatched := t.SourcePassed, t.Source, t.HeldoutPassed, t.Heldout, t.HeldoutUnmatched
 	s := fmt.Sprintf("%d/%d source examples replay", srcPass, src)
+	if t.SourceNotListed > 0 {
+		s += fmt.Sprintf(" (%d of them counted, not listed, in the report)", t.SourceNotListed)
+	}
 	switch {
 	case ho == 0 && unmatched == 0:
 		s += "; no held-out trace (pass --shadow-from)"
@@ -551,6 +554,9 @@ type summaryShadow struct {
 	HeldoutPassed    int  `json:"heldout_passed"`
 	HeldoutFailed    int  `json:"heldout_failed"`
 	HeldoutUnmatched int  `json:"heldout_unmatched"`
+	// SourcePassedNotListed counts, of SourcePassed, the source examples
+	// the report counts without listing them.
+	SourcePassedNotListed int `json:"source_passed_not_listed,omitempty"`
 }
 
 func newSummaryShadow(sh *candidate.ShadowReport) *summaryShadow {
@@ -559,7 +565,8 @@ func newSummaryShadow(sh *candidate.ShadowReport) *summaryShadow {
 	}
 	t := sh.Tally()
 	out := &summaryShadow{Pass: sh.Pass, Compared: sh.ComparedTraces, SourcePassed: t.SourcePassed,
-		HeldoutPassed: t.HeldoutPassed, HeldoutFailed: t.HeldoutFailed, HeldoutUnmatched: t.HeldoutUnmatched}
+		HeldoutPassed: t.HeldoutPassed, HeldoutFailed: t.HeldoutFailed, HeldoutUnmatched: t.HeldoutUnmatched,
+		SourcePassedNotListed: t.SourceNotListed}
 	return out
 }
 

@@ -58,6 +58,9 @@ type Outputs struct {
 	// instead of the heldout slice; there is then no bundle, which needs
 	// them all.
 	Heldout replay.HeldoutFunc
+	// Shadow tunes shadow replay: how many passing source examples of a
+	// candidate the report lists (replay.Options.ListPassing).
+	Shadow replay.Options
 }
 
 // Published is what Publish wrote.
@@ -250,11 +253,11 @@ func Shadow(ctx context.Context, r *candidate.Report, sources, heldout []*trace.
 		}
 	}
 	if o.ExampleBatches != nil || o.Examples != nil {
-		return replay.ApplyBatches(r, examples, stream)
+		return replay.ApplyBatches(r, o.Shadow, examples, stream)
 	}
 	// Every candidate looks its examples up in one index of the sources.
 	index := replay.IndexSources(sources)
-	return replay.ApplyStream(r, func(*candidate.Candidate) (replay.Sources, error) { return index, nil }, stream)
+	return replay.ApplyStream(r, o.Shadow, func(*candidate.Candidate) (replay.Sources, error) { return index, nil }, stream)
 }
 
 // WriteBundle writes the review bundle of in into dir (bundle.Write),

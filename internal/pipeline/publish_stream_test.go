@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 	"github.com/crystallize-dev/crystallize/internal/tracetest"
 )
@@ -19,8 +21,16 @@ import (
 // TestPublishExampleBatches mines a generated corpus with the traces in
 // memory and in two passes with an example cache of a few traces, so that
 // shadow replay reads every candidate's examples in many small batches,
-// and checks that Publish writes the same files byte for byte.
+// and checks that Publish writes the same files byte for byte, with
+// every passing source example listed and with a bound of three (every
+// candidate then lists three and counts the rest).
 func TestPublishExampleBatches(t *testing.T) {
+	for _, list := range []int{0, 3} {
+		t.Run(fmt.Sprintf("list %d", list), func(t *testing.T) { testPublishExampleBatches(t, list) })
+	}
+}
+
+func testPublishExampleBatches(t *testing.T, listPassing int) {
 	dir := t.TempDir()
 	corpus := tracetest.Generate(tracetest.Config{Traces: 300, Seed: 5})
 	if err := corpus.WriteJSONL(filepath.Join(dir, "corpus.jsonl")); err != nil {
@@ -40,7 +50,7 @@ func TestPublishExampleBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		o := Outputs{Out: filepath.Join(out, "w.star"), OutDir: filepath.Join(out, "all"), Report: filepath.Join(out, "report.json"),
-			AllSources: c.All, Examples: c.Examples}
+			AllSources: c.All, Examples: c.Examples, Shadow: replay.Options{ListPassing: listPassing}}
 		batches := 0
 		if c.ExampleBatches != nil {
 			o.ExampleBatches = func(ctx context.Context, cand *candidate.Candidate, yield func([]*trace.Trace) error) error {
@@ -63,6 +73,15 @@ func TestPublishExampleBatches(t *testing.T) {
 		}
 		if len(r.Candidates) == 0 {
 			t.Fatal("no candidates")
+		}
+		for _, c := range r.Candidates {
+			sh := c.Shadow
+			switch {
+			case listPassing == 0 && sh.PassedNotListed != 0:
+				t.Errorf("candidate %s: %d passing examples not listed, with no bound", c.Name, sh.PassedNotListed)
+			case listPassing > 0 && len(c.Examples) > listPassing && (sh.PassedNotListed == 0 || sh.ComparedTraces != len(c.Examples) || sh.PassedNotListed+len(sh.Traces) != len(c.Examples)):
+				t.Errorf("candidate %s of %d examples: %d listed, %d counted, %d compared", c.Name, len(c.Examples), len(sh.Traces), sh.PassedNotListed, sh.ComparedTraces)
+			}
 		}
 		return readFiles(t, out), batches
 	}

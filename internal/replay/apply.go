@@ -52,7 +52,7 @@ type ExamplesFunc func(c *candidate.Candidate) (Sources, error)
 // when asked and let the previous candidate's go. An error from examples
 // stops Apply and is returned, with r unchanged.
 func ApplyEach(r *candidate.Report, examples ExamplesFunc, heldout []*trace.Trace) error {
-	return ApplyStream(r, examples, func(yield func([]*trace.Trace) error) error {
+	return ApplyStream(r, Options{}, examples, func(yield func([]*trace.Trace) error) error {
 		if len(heldout) == 0 {
 			return nil
 		}
@@ -70,15 +70,17 @@ type HeldoutFunc func(yield func(batch []*trace.Trace) error) error
 // so the held-out corpus is read once and never held whole (a candidate
 // with derived parameters keeps the held-out traces that contain it, for
 // checkDerived). The result is
-// Apply's. An error from examples or heldout stops it and is returned,
-// with r unchanged.
-func ApplyStream(r *candidate.Report, examples ExamplesFunc, heldout HeldoutFunc) error {
-	return applyStream(r, func(p *plan) ([]candidate.ShadowTrace, error) {
+// Apply's, with o's bound on the passing source examples listed. An
+// error from examples or heldout stops it and is returned, with r
+// unchanged.
+func ApplyStream(r *candidate.Report, o Options, examples ExamplesFunc, heldout HeldoutFunc) error {
+	return applyStream(r, o, func(p *plan) ([]candidate.ShadowTrace, int, error) {
 		sources, err := examples(p.c)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		return p.compareSources(sources), nil
+		out, notListed := p.compareSources(sources)
+		return out, notListed, nil
 	}, heldout)
 }
 
@@ -95,9 +97,9 @@ type ExampleBatchesFunc func(c *candidate.Candidate, yield func(batch []*trace.T
 // as a stream too: every batch examples hands over is compared and let
 // go before the next is asked for, so no more than one batch of a
 // candidate's examples is held at a time, however many examples it has.
-// The result is Apply's.
-func ApplyBatches(r *candidate.Report, examples ExampleBatchesFunc, heldout HeldoutFunc) error {
-	return applyStream(r, func(p *plan) ([]candidate.ShadowTrace, error) {
+// The result is ApplyStream's.
+func ApplyBatches(r *candidate.Report, o Options, examples ExampleBatchesFunc, heldout HeldoutFunc) error {
+	return applyStream(r, o, func(p *plan) ([]candidate.ShadowTrace, int, error) {
 		return p.compareSourceBatches(func(yield func([]*trace.Trace) error) error {
 			return examples(p.c, yield)
 		})
@@ -106,19 +108,21 @@ func ApplyBatches(r *candidate.Report, examples ExampleBatchesFunc, heldout Held
 
 // applyStream is ApplyStream with each candidate compared with its
 // source examples by compareSources.
-func applyStream(r *candidate.Report, compareSources func(p *plan) ([]candidate.ShadowTrace, error), heldout HeldoutFunc) error {
+func applyStream(r *candidate.Report, o Options, compareSources func(p *plan) ([]candidate.ShadowTrace, int, error), heldout HeldoutFunc) error {
 	cands := make([]candidate.Candidate, 0, len(r.Candidates)+len(r.RejectedCandidates))
 	cands = append(cands, r.Candidates...)
 	cands = append(cands, r.RejectedCandidates...)
 	plans := make([]*plan, len(cands))
 	traces := make([][]candidate.ShadowTrace, len(cands))
+	notListed := make([]int, len(cands))
 	for i := range cands {
 		plans[i] = newPlan(&cands[i])
-		sts, err := compareSources(plans[i])
+		plans[i].limitListed(o)
+		sts, n, err := compareSources(plans[i])
 		if err != nil {
 			return err
 		}
-		traces[i] = sts
+		traces[i], notListed[i] = sts, n
 	}
 	// A candidate with derived parameters keeps the held-out traces that
 	// contain it, to check each expression on them at the end; the
@@ -153,7 +157,7 @@ func applyStream(r *candidate.Report, compareSources func(p *plan) ([]candidate.
 	var safe, rejected []candidate.Candidate
 	for i := range cands {
 		c := cands[i]
-		fold(&c, shadowReport(traces[i]), matched[i])
+		fold(&c, shadowReport(traces[i], notListed[i]), matched[i])
 		switch {
 		case i >= len(r.Candidates):
 			rejected = append(rejected, c)
@@ -186,7 +190,7 @@ func fold(c *candidate.Candidate, sh *candidate.ShadowReport, matched []heldoutM
 	c.Shadow = sh
 	checkDerived(c, sh, matched)
 	if sh.ComparedTraces > 0 {
-		passed := 0
+		passed := sh.PassedNotListed
 		for _, t := range sh.Traces {
 			if t.Status == candidate.StatusPass {
 				passed++

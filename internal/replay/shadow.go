@@ -93,16 +93,78 @@ func (ix SourceIndex) Example(ex *candidate.Example) *trace.Trace {
 // examples from disk.
 func ShadowFrom(c *candidate.Candidate, sources Sources, heldout []*trace.Trace) *candidate.ShadowReport {
 	if c == nil {
-		return shadowReport(nil)
+		return shadowReport(nil, 0)
 	}
 	p := newPlan(c)
-	traces := p.compareSources(sources)
-	return shadowReport(append(traces, p.compareHeldout(heldout)...))
+	p.limitListed(Options{})
+	traces, notListed := p.compareSources(sources)
+	return shadowReport(append(traces, p.compareHeldout(heldout)...), notListed)
+}
+
+// DefaultListPassing is how many of a candidate's passing source examples
+// a shadow report lists, with their alignments, when
+// Options.ListPassing is zero. A reviewer reads a few hundred alignments,
+// not fifty thousand, and at a million traces listing every one made the
+// report 2.65 GB; failures are listed however many there are.
+const DefaultListPassing = 1000
+
+// Options tunes how shadow replay reports a candidate's source examples.
+// The zero value is the default.
+type Options struct {
+	// ListPassing bounds the passing source examples a shadow report
+	// lists. A candidate with more examples than the bound lists those at
+	// an evenly spaced selection of ListPassing of its examples (the first
+	// and the last among them, as mining's example sample), plus every
+	// example that did not pass; the others are counted in
+	// ShadowReport.PassedNotListed. Which examples are selected depends
+	// only on how many there are, so it is known before any is read. Zero
+	// means DefaultListPassing; a negative value lists every example.
+	ListPassing int
+}
+
+func (o Options) listPassing() int {
+	switch {
+	case o.ListPassing < 0:
+		return 0
+	case o.ListPassing == 0:
+		return DefaultListPassing
+	}
+	return o.ListPassing
+}
+
+// ListedExamples returns, for a candidate with n examples, which of them
+// a shadow report lists even when they pass (see Options.ListPassing), or
+// nil when it lists every one.
+func ListedExamples(n int, o Options) []bool {
+	bound := o.listPassing()
+	if bound <= 0 || n <= bound {
+		return nil
+	}
+	listed := make([]bool, n)
+	for i := range bound {
+		// Evenly spaced and increasing, the first and the last example
+		// among them; a bound of one lists the first.
+		at := 0
+		if bound > 1 {
+			at = int(int64(i) * int64(n-1) / int64(bound-1))
+		}
+		listed[at] = true
+	}
+	return listed
+}
+
+// limitListed makes p list only the passing source examples o selects.
+func (p *plan) limitListed(o Options) { p.listed = ListedExamples(len(p.c.Examples), o) }
+
+// keeps reports whether the comparison st of example i is listed.
+func (p *plan) keeps(i int, st *candidate.ShadowTrace) bool {
+	return p.listed == nil || p.listed[i] || st.Status != candidate.StatusPass
 }
 
 // compareSources compares the candidate with each of its examples, found
-// in sources, in example order.
-func (p *plan) compareSources(sources Sources) []candidate.ShadowTrace {
+// in sources, and returns the listed comparisons in example order and how
+// many passing ones it did not list.
+func (p *plan) compareSources(sources Sources) ([]candidate.ShadowTrace, int) {
 	c := p.c
 	jobs := make([]job, 0, len(c.Examples))
 	for i := range c.Examples {
@@ -113,13 +175,25 @@ func (p *plan) compareSources(sources Sources) []candidate.ShadowTrace {
 		}
 		jobs = append(jobs, job{t: t, role: candidate.RoleSource, example: ex})
 	}
-	return p.compareAll(jobs)
+	all := p.compareAll(jobs)
+	out, notListed := all[:0], 0
+	for i := range all {
+		if p.keeps(i, &all[i]) {
+			out = append(out, all[i])
+		} else {
+			notListed++
+		}
+	}
+	clear(all[len(out):])
+	return out, notListed
 }
 
 // compareSourceBatches compares the candidate with each of its examples,
 // whose traces batches hands over (see ExampleBatchesFunc); the result is
-// in example order and is compareSources' over the batches' traces.
-func (p *plan) compareSourceBatches(batches func(yield func([]*trace.Trace) error) error) ([]candidate.ShadowTrace, error) {
+// in example order and is compareSources' over the batches' traces. A
+// passing comparison that is not listed is counted and let go with its
+// batch.
+func (p *plan) compareSourceBatches(batches func(yield func([]*trace.Trace) error) error) ([]candidate.ShadowTrace, int, error) {
 	c := p.c
 	// The examples not yet found, by trace id and source hash; two
 	// examples of one trace are both found with it.
@@ -131,6 +205,8 @@ func (p *plan) compareSourceBatches(batches func(yield func([]*trace.Trace) erro
 	}
 	out := make([]candidate.ShadowTrace, len(c.Examples))
 	found := make([]bool, len(c.Examples))
+	skipped := make([]bool, len(c.Examples))
+	notListed := 0
 	var (
 		jobs []job
 		at   []int
@@ -149,7 +225,13 @@ func (p *plan) compareSourceBatches(batches func(yield func([]*trace.Trace) erro
 			delete(pending, k)
 		}
 		for n, st := range p.compareAll(jobs) {
-			out[at[n]], found[at[n]] = st, true
+			found[at[n]] = true
+			if p.keeps(at[n], &st) {
+				out[at[n]] = st
+			} else {
+				notListed++
+				skipped[at[n]] = true
+			}
 		}
 		// The jobs hold the batch's traces: clear them so that the
 		// batch can go before the next one is read.
@@ -157,7 +239,7 @@ func (p *plan) compareSourceBatches(batches func(yield func([]*trace.Trace) erro
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var missing []job
 	at = at[:0]
@@ -170,7 +252,16 @@ func (p *plan) compareSourceBatches(batches func(yield func([]*trace.Trace) erro
 	for n, st := range p.compareAll(missing) {
 		out[at[n]] = st
 	}
-	return out, nil
+	if notListed > 0 {
+		kept := out[:0]
+		for i := range out {
+			if !skipped[i] {
+				kept = append(kept, out[i])
+			}
+		}
+		out = kept
+	}
+	return out, notListed, nil
 }
 
 // compareHeldout compares the candidate with each held-out trace, in
@@ -194,11 +285,11 @@ func (p *plan) compareAll(jobs []job) []candidate.ShadowTrace {
 
 // shadowReport completes the report of the compared traces: the failures,
 // the count of compared traces and whether they all passed.
-func shadowReport(traces []candidate.ShadowTrace) *candidate.ShadowReport {
+func shadowReport(traces []candidate.ShadowTrace, passedNotListed int) *candidate.ShadowReport {
 	if traces == nil {
 		traces = []candidate.ShadowTrace{}
 	}
-	rep := &candidate.ShadowReport{Failures: []candidate.Problem{}, Traces: traces}
+	rep := &candidate.ShadowReport{Failures: []candidate.Problem{}, Traces: traces, PassedNotListed: passedNotListed, ComparedTraces: passedNotListed}
 	for _, st := range rep.Traces {
 		switch st.Status {
 		case candidate.StatusPass:
@@ -220,7 +311,7 @@ func shadowReport(traces []candidate.ShadowTrace) *candidate.ShadowReport {
 		}
 	}
 	// An empty comparison proves nothing, so it does not pass.
-	rep.Pass = rep.ComparedTraces > 0 && rep.ComparedTraces == countStatus(rep.Traces, candidate.StatusPass)
+	rep.Pass = rep.ComparedTraces > 0 && rep.ComparedTraces == passedNotListed+countStatus(rep.Traces, candidate.StatusPass)
 	return rep
 }
 
@@ -298,6 +389,9 @@ type plan struct {
 	// steps (its examples record the matched positions): the alignment
 	// then tolerates the interleaved actions mining tolerated.
 	gapped bool
+	// listed marks the examples whose comparison is listed even when it
+	// passes; nil lists every one (see Options.ListPassing).
+	listed []bool
 }
 
 // effect is a side effect reduced to what shadow compares. param is the

@@ -104,7 +104,7 @@ func TestApplyBatches(t *testing.T) {
 		t.Run(fmt.Sprintf("batches of %d", size), func(t *testing.T) {
 			got := build()
 			var asked []string
-			err := ApplyBatches(got, func(c *candidate.Candidate, yield func([]*trace.Trace) error) error {
+			err := ApplyBatches(got, Options{}, func(c *candidate.Candidate, yield func([]*trace.Trace) error) error {
 				asked = append(asked, c.ID)
 				// Backwards, so that batches do not follow example order.
 				all := append(slices.Clone(src), dup)
@@ -144,7 +144,7 @@ func TestApplyBatches(t *testing.T) {
 
 	failed := build()
 	boom := errors.New("disk gone")
-	err = ApplyBatches(failed, func(c *candidate.Candidate, yield func([]*trace.Trace) error) error {
+	err = ApplyBatches(failed, Options{}, func(c *candidate.Candidate, yield func([]*trace.Trace) error) error {
 		if err := yield(src[:1]); err != nil {
 			return err
 		}

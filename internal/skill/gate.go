@@ -55,10 +55,14 @@ type Gate struct {
 	RejectionReasons    []candidate.Problem `json:"rejection_reasons"`
 }
 
-// GateReplay counts the source traces the gate compared and how many passed.
+// GateReplay counts the source traces the gate compared and how many
+// passed. PassedNotListed, of those, passed but are not among
+// ComparedTraces: the shadow report counted them without listing them
+// (candidate.ShadowReport.PassedNotListed).
 type GateReplay struct {
-	Compared int `json:"compared"`
-	Passed   int `json:"passed"`
+	Compared        int `json:"compared"`
+	Passed          int `json:"passed"`
+	PassedNotListed int `json:"passed_not_listed,omitempty"`
 }
 
 // GateHeldout counts the held-out traces: compared (they contain the
@@ -179,7 +183,21 @@ func ShadowGate(c *candidate.Candidate, opts codegen.Options) Gate {
 			traces = append(traces, GateTrace{TraceID: t.TraceID, SourceHash: t.SourceHash, Role: role, Status: status})
 		}
 	}
-	return NewGate(c, opts, traces)
+	g := NewGate(c, opts, traces)
+	if c != nil && c.Shadow != nil && c.Shadow.PassedNotListed > 0 {
+		n := c.Shadow.PassedNotListed
+		g.SourceReplay.Compared += n
+		g.SourceReplay.Passed += n
+		g.SourceReplay.PassedNotListed = n
+		// Only the listed traces could be missing: a source replay with
+		// unlisted passes did compare source traces.
+		g.RejectionReasons = slices.DeleteFunc(g.RejectionReasons, func(p candidate.Problem) bool { return p.Code == CodeSourceReplayMissing })
+		g.Decision = GateAccepted
+		if len(g.RejectionReasons) > 0 {
+			g.Decision = GateRejected
+		}
+	}
+	return g
 }
 
 // compareGateTraces orders traces source first, then held-out, then any
