@@ -301,8 +301,9 @@ func newStoreGCCmd(e *env, stateDir *string) *cobra.Command {
 		Short: "Remove what no stored trace needs and give the space back",
 		Long: `gc removes, in one transaction, what no stored trace needs: trace documents
 no trace refers to, action signatures no stored trace uses (left by traces
-that were replaced), and the records of imports that did not complete and
-left no trace. It then checkpoints the write-ahead log and rebuilds the
+that were replaced), the records of imports that did not complete and left
+no trace, and the verdicts mine --store remembered of examples whose trace
+is no longer stored. It then checkpoints the write-ahead log and rebuilds the
 database file (VACUUM), which gives the space of everything deleted
 (replaced traces, failed imports) back to the file system. Stored traces,
 their summaries and the history of completed imports are kept.
@@ -311,8 +312,8 @@ gc needs the database to itself for a moment: while another crystallize
 process writes to it, gc waits, then fails with nothing lost.
 
 It prints what it removed and the database's size before and after; --json
-prints {"store", "bodies", "signatures", "imports", "bytes_before",
-"bytes_after"}.`,
+prints {"store", "bodies", "signatures", "imports", "verdicts",
+"bytes_before", "bytes_after"}.`,
 		Example: `  crystallize store gc
   crystallize store gc --json`,
 		Args: cobra.NoArgs,
@@ -331,6 +332,9 @@ prints {"store", "bodies", "signatures", "imports", "bytes_before",
 				return writeJSON(e.stdout, storeGC{Store: path, TraceGC: gc})
 			}
 			fmt.Fprintf(e.stdout, "Removed %d unreferenced trace documents, %d unused signatures, %d records of incomplete imports\n", gc.Bodies, gc.Signatures, gc.Imports)
+			if gc.Verdicts > 0 {
+				fmt.Fprintf(e.stdout, "Removed %d remembered verdicts of examples no longer stored\n", gc.Verdicts)
+			}
 			fmt.Fprintf(e.stdout, "Database %s: %d bytes before, %d after\n", path, gc.BytesBefore, gc.BytesAfter)
 			return nil
 		},

@@ -243,6 +243,21 @@ var migrations = []string{
 	INSERT INTO trace_skipped_sessions_6 SELECT path, path, line, format, session_id, reason, message, import_id FROM trace_skipped_sessions;
 	DROP TABLE trace_skipped_sessions;
 	ALTER TABLE trace_skipped_sessions_6 RENAME TO trace_skipped_sessions;`,
+	// 7: per-example verdicts kept across mines (see verdicts.go): the
+	// example of a candidate, by the candidate's content fingerprint, the
+	// example trace's source hash and where the example starts in it;
+	// whether it passed, and the example as the report lists it (opaque
+	// here). Looked up a candidate at a time; removed by source hash when
+	// the trace goes.
+	`CREATE TABLE trace_verdicts (
+		candidate   TEXT NOT NULL,
+		source_hash TEXT NOT NULL,
+		start_index INTEGER NOT NULL,
+		passed      INTEGER NOT NULL,
+		example     BLOB NOT NULL,
+		PRIMARY KEY (candidate, source_hash, start_index)
+	) WITHOUT ROWID;
+	CREATE INDEX trace_verdicts_source ON trace_verdicts(source_hash);`,
 }
 
 // Version is the schema version Open brings a database to.

@@ -708,11 +708,14 @@ func (s *DB) TraceStats(ctx context.Context) (*TraceStats, error) {
 
 // TraceGC is what GCTraces removed and gave back.
 type TraceGC struct {
-	// Bodies no trace refers to, signatures no stored trace uses, and
-	// records of imports that did not complete and left no trace.
+	// Bodies no trace refers to, signatures no stored trace uses,
+	// records of imports that did not complete and left no trace, and
+	// verdicts of examples whose trace is no longer stored.
 	Bodies     int `json:"bodies"`
 	Signatures int `json:"signatures"`
 	Imports    int `json:"imports"`
+	// Verdicts of examples whose trace is no longer stored.
+	Verdicts int `json:"verdicts"`
 	// BytesBefore and BytesAfter are the database's size (and its
 	// write-ahead log's) before and after.
 	BytesBefore int64 `json:"bytes_before"`
@@ -793,6 +796,14 @@ func (s *DB) GCTraces(ctx context.Context) (*TraceGC, error) {
 		}
 		n, _ = r.RowsAffected()
 		gc.Imports = int(n)
+		// A verdict is about a trace's bytes: once no stored trace has
+		// them (replaced by a grown session log), it cannot be asked for.
+		r, err = tx.ExecContext(ctx, `DELETE FROM trace_verdicts WHERE source_hash NOT IN (SELECT source_hash FROM traces)`)
+		if err != nil {
+			return err
+		}
+		n, _ = r.RowsAffected()
+		gc.Verdicts = int(n)
 		return nil
 	})
 	if err != nil {
