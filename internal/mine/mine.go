@@ -63,6 +63,21 @@ type Options struct {
 	// (see sample.go). Zero means DefaultExampleSample; a negative value
 	// builds every candidate from all its examples.
 	ExampleSample int
+	// Verify, when set, judges each example of a sampled candidate the
+	// way shadow replay will, in the same read that checks it against the
+	// sample (see verify.go), so that a two-pass run reads those examples
+	// once; Scan.Verified then says which of them shadow replay need not
+	// read again. It changes what is read, never the report.
+	Verify ExampleVerifier
+	// Verdicts, when set with Verify and SourceHash, remembers examples
+	// verified by an earlier run (see candidate.ExampleVerdicts): an
+	// example it recorded as passing against a candidate with the same
+	// content, which the shadow report does not list, is not read again.
+	Verdicts candidate.ExampleVerdicts
+	// SourceHash returns the source hash of an eligible trace by the
+	// index Scan.Add gave it, without reading it: the key Verdicts needs
+	// before an example is read.
+	SourceHash func(eligible int32) string
 }
 
 // ErrMode is returned for an Options.Mode that is not a miner.
@@ -232,11 +247,14 @@ scan:
 		wg.Wait()
 		// The builds are done with the batch's traces, so reading the
 		// rest of the sampled candidates' examples may evict them.
+		verified := make([][]bool, len(batch))
 		for i, c := range results {
 			if picked[i] != nil {
-				if err := checkRest(ctx, src, c, matches[i], picked[i], len(s.seqs)); err != nil {
+				v, err := checkRest(ctx, src, c, matches[i], picked[i], len(s.seqs), opts)
+				if err != nil {
 					return nil, err
 				}
+				verified[i] = v
 			}
 		}
 		for i, c := range results {
@@ -250,6 +268,9 @@ scan:
 			}
 			c.Name = uniqueName(names, c.Name)
 			s.examples[c.ID] = exampleSeqs(batch[i].examples)
+			if verified[i] != nil {
+				s.verified[c.ID] = verifiedExamples{seqs: matchSeqs(matches[i]), verified: verified[i]}
+			}
 			if c.Safe() {
 				report.Candidates = append(report.Candidates, *c)
 			} else {

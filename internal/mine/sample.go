@@ -78,7 +78,10 @@ func sampled(all []match, bound int) ([]match, []int) {
 // checkRest completes c, built from the matches at picked of all, with
 // the other examples: it reads them back through src in batches of
 // len(picked), checks each against c and lists it among c's examples.
-func checkRest(ctx context.Context, src traceSource, c *candidate.Candidate, all []match, picked []int, eligible int) error {
+// With opts.Verify it also asks shadow replay's verdict on each example
+// read and returns which examples it verified (see verify.go); with
+// opts.Verdicts it first skips the examples an earlier run verified.
+func checkRest(ctx context.Context, src traceSource, c *candidate.Candidate, all []match, picked []int, eligible int, opts Options) ([]bool, error) {
 	length := len(c.Steps)
 	rows := make([]candidate.Example, len(all))
 	inSample := make([]bool, len(all))
@@ -93,21 +96,51 @@ func checkRest(ctx context.Context, src traceSource, c *candidate.Candidate, all
 			rest = append(rest, e)
 		}
 	}
+	var (
+		verify   func([]*candidate.Example, []*trace.Trace) []bool
+		listed   []bool
+		verified []bool
+	)
+	if opts.Verify != nil {
+		verify = opts.Verify.Check(c)
+		listed = opts.Verify.Listed(len(all))
+		verified = make([]bool, len(all))
+	}
+	// Remembered verdicts are only of use for examples the shadow report
+	// does not list, and only when both checks run.
+	cache := verify != nil && listed != nil && opts.Verdicts != nil && opts.SourceHash != nil
+	var fingerprint string
+	if cache {
+		var err error
+		if fingerprint, err = candidate.Fingerprint(c); err != nil {
+			return nil, fmt.Errorf("fingerprinting candidate %s: %w", c.Name, err)
+		}
+	}
+	key := func(e int) candidate.VerdictKey {
+		return candidate.VerdictKey{Candidate: fingerprint, SourceHash: opts.SourceHash(all[e].seq), StartIndex: int(all[e].pos[0])}
+	}
 	for len(rest) > 0 {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		chunk := rest[:min(len(rest), len(picked))]
 		rest = rest[len(chunk):]
+		if cache {
+			var err error
+			if chunk, err = skipRemembered(ctx, opts.Verdicts, chunk, listed, key, length, rows, verified); err != nil {
+				return nil, err
+			}
+		}
 		need := make([]int32, len(chunk))
 		for i, e := range chunk {
 			need[i] = all[e].seq
 		}
 		traces, err := src.traces(ctx, need)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		for _, e := range chunk {
+		agreed := make([]bool, len(chunk))
+		for i, e := range chunk {
 			m := all[e]
 			t := traces[m.seq]
 			ids := make([]string, length)
@@ -121,7 +154,28 @@ func checkRest(ctx context.Context, src traceSource, c *candidate.Candidate, all
 			if m.retries != nil {
 				rows[e].Retries = ints(m.retries)
 			}
-			chk.example(t, m)
+			agreed[i] = chk.example(t, m)
+		}
+		if verify == nil {
+			continue
+		}
+		exs := make([]*candidate.Example, len(chunk))
+		ts := make([]*trace.Trace, len(chunk))
+		for i, e := range chunk {
+			exs[i], ts[i] = &rows[e], traces[all[e].seq]
+		}
+		passed := verify(exs, ts)
+		var verdicts []candidate.Verdict
+		for i, e := range chunk {
+			verified[e] = passed[i] && listed != nil && !listed[e]
+			if cache {
+				verdicts = append(verdicts, candidate.Verdict{Key: key(e), Example: rows[e], Passed: passed[i] && agreed[i]})
+			}
+		}
+		if len(verdicts) > 0 {
+			if err := opts.Verdicts.Record(ctx, verdicts); err != nil {
+				return nil, fmt.Errorf("recording example verdicts: %w", err)
+			}
 		}
 	}
 	c.Examples = rows
@@ -142,7 +196,53 @@ func checkRest(ctx context.Context, src traceSource, c *candidate.Candidate, all
 	if c.Safe() {
 		c.Confidence = Confidence(c.ConfidenceFactors)
 	}
-	return nil
+	return verified, nil
+}
+
+// skipRemembered asks verdicts about the examples of chunk that the
+// shadow report does not list, fills in the row of each that an earlier
+// run verified and marks it verified, and returns the examples that must
+// still be read. A remembered row that does not fit the example (another
+// start or number of actions) is not trusted: that example is read.
+func skipRemembered(ctx context.Context, verdicts candidate.ExampleVerdicts, chunk []int, listed []bool, key func(int) candidate.VerdictKey, length int, rows []candidate.Example, verified []bool) ([]int, error) {
+	var (
+		keys []candidate.VerdictKey
+		at   []int
+	)
+	for _, e := range chunk {
+		if !listed[e] {
+			keys = append(keys, key(e))
+			at = append(at, e)
+		}
+	}
+	if len(keys) == 0 {
+		return chunk, nil
+	}
+	got, err := verdicts.Passed(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("reading example verdicts: %w", err)
+	}
+	if len(got) != len(keys) {
+		return nil, fmt.Errorf("reading example verdicts: %d answers for %d examples", len(got), len(keys))
+	}
+	known := map[int]bool{}
+	for k, ex := range got {
+		if ex == nil || ex.SourceHash != keys[k].SourceHash || ex.StartIndex != keys[k].StartIndex || len(ex.ActionIDs) != length {
+			continue
+		}
+		e := at[k]
+		rows[e], verified[e], known[e] = *ex, true, true
+	}
+	if len(known) == 0 {
+		return chunk, nil
+	}
+	read := make([]int, 0, len(chunk)-len(known))
+	for _, e := range chunk {
+		if !known[e] {
+			read = append(read, e)
+		}
+	}
+	return read, nil
 }
 
 // sampleCheck checks examples outside the sample against the candidate
@@ -157,6 +257,9 @@ type sampleCheck struct {
 	paramPaths      map[string]string // parameter name → source path
 	approval, fuzzy []bool
 	shapes          [][]string
+	// disagreed is set while checking an example that disagreed on
+	// anything, listed or not.
+	disagreed bool
 }
 
 type derivedCheck struct {
@@ -198,6 +301,7 @@ func newSampleCheck(c *candidate.Candidate, sample, total int) *sampleCheck {
 // disagree records that example t disagrees on what, at step (1-based,
 // 0 for the candidate as a whole); the key dedupes repeats.
 func (k *sampleCheck) disagree(key string, t *trace.Trace, step int, what string) {
+	k.disagreed = true
 	if k.seen[key] {
 		return
 	}
@@ -210,7 +314,10 @@ func (k *sampleCheck) disagree(key string, t *trace.Trace, step int, what string
 	})
 }
 
-func (k *sampleCheck) example(t *trace.Trace, m match) {
+// example checks one example and reports whether it agreed with the
+// sample on everything.
+func (k *sampleCheck) example(t *trace.Trace, m match) bool {
+	k.disagreed = false
 	for j := range k.c.Steps {
 		step := &k.c.Steps[j]
 		a := &t.Actions[m.pos[j]]
@@ -270,6 +377,7 @@ func (k *sampleCheck) example(t *trace.Trace, m match) {
 			k.disagree("derived "+d.name, t, 0, fmt.Sprintf("does not give parameter %s the value its expression %s computes", d.name, d.expr))
 		}
 	}
+	return !k.disagreed
 }
 
 // resultValue returns the canonical value at path of an action's output

@@ -133,6 +133,9 @@ type Scan struct {
 	// examples maps the id of each candidate built to the eligible
 	// indexes of its examples, for Sources.
 	examples map[string][]int32
+	// verified maps the id of a sampled candidate to the examples its
+	// sample check also verified for shadow replay (Options.Verify).
+	verified map[string]verifiedExamples
 	// src is the second pass's cache of example traces, which Sources
 	// reads through.
 	src *fetchedTraces
@@ -165,6 +168,7 @@ func NewScan(opts Options) (*Scan, error) {
 		},
 		symbols:  make(map[string]int32),
 		examples: map[string][]int32{},
+		verified: map[string]verifiedExamples{},
 	}, nil
 }
 
@@ -308,6 +312,29 @@ func (s *Scan) ExampleBatches(ctx context.Context, id string, yield func(batch [
 	if !ok {
 		return fmt.Errorf("candidate %s was not built by this scan", id)
 	}
+	return s.exampleBatches(ctx, need, yield)
+}
+
+// UnverifiedExampleBatches is ExampleBatches without the traces whose
+// every example the sample check verified for shadow replay (Verified):
+// what shadow replay needs to read when it is given Verified.
+func (s *Scan) UnverifiedExampleBatches(ctx context.Context, id string, yield func(batch []*trace.Trace) error) error {
+	if s.src == nil {
+		return fmt.Errorf("examples of a scan that was not mined")
+	}
+	need, ok := s.examples[id]
+	if !ok {
+		return fmt.Errorf("candidate %s was not built by this scan", id)
+	}
+	if v, ok := s.verified[id]; ok {
+		need = v.unverified()
+	}
+	return s.exampleBatches(ctx, need, yield)
+}
+
+// exampleBatches hands the traces at need to yield in batches of at most
+// the example cache's size.
+func (s *Scan) exampleBatches(ctx context.Context, need []int32, yield func(batch []*trace.Trace) error) error {
 	budget := s.opts.exampleCache()
 	for start := 0; start < len(need); {
 		end, actions := start, 0

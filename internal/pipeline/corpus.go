@@ -92,7 +92,12 @@ type Corpus struct {
 	Examples func(context.Context, *candidate.Candidate) ([]*trace.Trace, error)
 	// ExampleBatches, set with Examples, hands the same traces over in
 	// batches of bounded size, for shadow replay.
-	ExampleBatches  func(context.Context, *candidate.Candidate, func([]*trace.Trace) error) error
+	ExampleBatches func(context.Context, *candidate.Candidate, func([]*trace.Trace) error) error
+	// Verified, when set, says which examples of a candidate mining
+	// verified for shadow replay (mine.Options.Verify): shadow replay
+	// takes it as replay.Options.Verified, and ExampleBatches then leaves
+	// out the traces of those examples.
+	Verified        func(*candidate.Candidate) []bool
 	Skipped         []source.Skipped
 	SkippedSessions []source.SkippedSession
 }
@@ -272,8 +277,9 @@ func scanCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
+	verified := func(c *candidate.Candidate) []bool { return s.Verified(c.ID) }
 	if keep {
-		return &Corpus{Report: report, Sources: all, Skipped: res.Skipped}, nil
+		return &Corpus{Report: report, Sources: all, Verified: verified, Skipped: res.Skipped}, nil
 	}
 	// Shadow replay and the bundle read each candidate's examples when
 	// they get to it, so that the examples of every candidate are never
@@ -281,10 +287,12 @@ func scanCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	examples := func(ctx context.Context, c *candidate.Candidate) ([]*trace.Trace, error) {
 		return s.Examples(ctx, c.ID)
 	}
+	// The sample check verified examples for shadow replay as it read
+	// them (mine.Options.Verify); shadow replay reads the others.
 	batches := func(ctx context.Context, c *candidate.Candidate, yield func([]*trace.Trace) error) error {
-		return s.ExampleBatches(ctx, c.ID, yield)
+		return s.UnverifiedExampleBatches(ctx, c.ID, yield)
 	}
-	return &Corpus{Report: report, Examples: examples, ExampleBatches: batches, Skipped: res.Skipped,
+	return &Corpus{Report: report, Examples: examples, ExampleBatches: batches, Verified: verified, Skipped: res.Skipped,
 		All: func(ctx context.Context) ([]*trace.Trace, error) {
 			res, err := source.Load(ctx, o.Dir, source.Options{SkipInvalid: o.SkipInvalid})
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -260,6 +261,9 @@ func Shadow(ctx context.Context, r *candidate.Report, sources, heldout []*trace.
 	return replay.ApplyStream(r, o.Shadow, func(*candidate.Candidate) (replay.Sources, error) { return index, nil }, stream)
 }
 
+// A Verifier is how mining judges examples for shadow replay.
+var _ mine.ExampleVerifier = replay.Verifier{}
+
 // WriteBundle writes the review bundle of in into dir (bundle.Write),
 // naming dir in its error. Publish writes its bundle through it, and so
 // does a stage that decided its candidate itself (a persona's repair).
@@ -289,6 +293,12 @@ func MineDir(ctx context.Context, o MineDirOptions) (*candidate.Report, *Publish
 	if o.Corpus.MemoryLimit {
 		defer LimitMemory()()
 	}
+	// Mining's sample check reads every example of a sampled candidate
+	// but its sample; it judges them for shadow replay in that read, so
+	// that shadow replay need not read them again.
+	if o.Corpus.Mine.Verify == nil {
+		o.Corpus.Mine.Verify = replay.NewVerifier(o.Outputs.Shadow)
+	}
 	c, err := ReadCorpus(ctx, o.Corpus)
 	if o.Corpus.Progress.Done != nil {
 		o.Corpus.Progress.Done()
@@ -317,6 +327,7 @@ func MineDir(ctx context.Context, o MineDirOptions) (*candidate.Report, *Publish
 	}
 	report.ShadowSources = append(report.ShadowSources, o.Heldout.Dirs...)
 	out.AllSources, out.Examples, out.ExampleBatches = c.All, c.Examples, c.ExampleBatches
+	out.Shadow.Verified = c.Verified
 	pub, err := Publish(ctx, report, c.Sources, heldout, out)
 	if err != nil {
 		return nil, nil, err

@@ -120,6 +120,47 @@ type Options struct {
 	// only on how many there are, so it is known before any is read. Zero
 	// means DefaultListPassing; a negative value lists every example.
 	ListPassing int
+	// Verified, when set, returns which examples of c (in its Examples
+	// order) were already compared with c and passed, in the read that
+	// checked them against mining's sample (see Verifier), or nil. Such an
+	// example that the report does not list is counted in
+	// PassedNotListed without its trace being looked for; one it lists
+	// is compared as any other. The report is the same as without.
+	Verified func(c *candidate.Candidate) []bool
+}
+
+// Verifier judges examples the way shadow replay does, for a reader that
+// has them in hand before shadow replay runs (mining's sample check,
+// through mine.Options.Verify): its verdicts are the Options.Verified of
+// a later Apply with the same Options.
+type Verifier struct{ o Options }
+
+// NewVerifier returns the Verifier of shadow replay with o.
+func NewVerifier(o Options) Verifier { return Verifier{o} }
+
+// Listed returns which of n examples a report lists even when they pass,
+// or nil when it lists every one (ListedExamples).
+func (v Verifier) Listed(n int) []bool { return ListedExamples(n, v.o) }
+
+// Check returns a function that reports, for each example of c and its
+// trace, whether shadow replay passes it. The verdict depends on c's
+// steps, signature and expected receipts and on the example's start or
+// positions, not on c's id or its other examples, so c may be checked
+// before its examples are all known. The function compares its examples
+// on every core.
+func (v Verifier) Check(c *candidate.Candidate) func(examples []*candidate.Example, traces []*trace.Trace) []bool {
+	p := newPlan(c)
+	return func(examples []*candidate.Example, traces []*trace.Trace) []bool {
+		jobs := make([]job, len(examples))
+		for i := range examples {
+			jobs[i] = job{t: traces[i], role: candidate.RoleSource, example: examples[i]}
+		}
+		out := make([]bool, len(jobs))
+		for i, st := range p.compareAll(jobs) {
+			out[i] = st.Status == candidate.StatusPass
+		}
+		return out
+	}
 }
 
 func (o Options) listPassing() int {
@@ -154,7 +195,20 @@ func ListedExamples(n int, o Options) []bool {
 }
 
 // limitListed makes p list only the passing source examples o selects.
-func (p *plan) limitListed(o Options) { p.listed = ListedExamples(len(p.c.Examples), o) }
+func (p *plan) limitListed(o Options) {
+	p.listed = ListedExamples(len(p.c.Examples), o)
+	if p.listed != nil && o.Verified != nil {
+		if v := o.Verified(p.c); len(v) == len(p.c.Examples) {
+			p.verified = v
+		}
+	}
+}
+
+// counted reports whether example i was verified before and is not
+// listed: it is counted, and its trace not looked for.
+func (p *plan) counted(i int) bool {
+	return p.verified != nil && p.verified[i] && !p.listed[i]
+}
 
 // keeps reports whether the comparison st of example i is listed.
 func (p *plan) keeps(i int, st *candidate.ShadowTrace) bool {
@@ -167,19 +221,26 @@ func (p *plan) keeps(i int, st *candidate.ShadowTrace) bool {
 func (p *plan) compareSources(sources Sources) ([]candidate.ShadowTrace, int) {
 	c := p.c
 	jobs := make([]job, 0, len(c.Examples))
+	var at []int
+	notListed := 0
 	for i := range c.Examples {
+		if p.counted(i) {
+			notListed++
+			continue
+		}
 		ex := &c.Examples[i]
 		var t *trace.Trace
 		if sources != nil {
 			t = sources.Example(ex)
 		}
 		jobs = append(jobs, job{t: t, role: candidate.RoleSource, example: ex})
+		at = append(at, i)
 	}
 	all := p.compareAll(jobs)
-	out, notListed := all[:0], 0
-	for i := range all {
-		if p.keeps(i, &all[i]) {
-			out = append(out, all[i])
+	out := all[:0]
+	for n := range all {
+		if p.keeps(at[n], &all[n]) {
+			out = append(out, all[n])
 		} else {
 			notListed++
 		}
@@ -198,15 +259,20 @@ func (p *plan) compareSourceBatches(batches func(yield func([]*trace.Trace) erro
 	// The examples not yet found, by trace id and source hash; two
 	// examples of one trace are both found with it.
 	pending := make(map[sourceKey][]int, len(c.Examples))
-	for i := range c.Examples {
-		ex := &c.Examples[i]
-		k := sourceKey{ex.TraceID, ex.SourceHash}
-		pending[k] = append(pending[k], i)
-	}
 	out := make([]candidate.ShadowTrace, len(c.Examples))
 	found := make([]bool, len(c.Examples))
 	skipped := make([]bool, len(c.Examples))
 	notListed := 0
+	for i := range c.Examples {
+		if p.counted(i) {
+			found[i], skipped[i] = true, true
+			notListed++
+			continue
+		}
+		ex := &c.Examples[i]
+		k := sourceKey{ex.TraceID, ex.SourceHash}
+		pending[k] = append(pending[k], i)
+	}
 	var (
 		jobs []job
 		at   []int
@@ -392,6 +458,9 @@ type plan struct {
 	// listed marks the examples whose comparison is listed even when it
 	// passes; nil lists every one (see Options.ListPassing).
 	listed []bool
+	// verified marks the examples compared and passed before
+	// (Options.Verified); only set with listed.
+	verified []bool
 }
 
 // effect is a side effect reduced to what shadow compares. param is the
