@@ -66,7 +66,9 @@ func incrementalCorpus(b *testing.B, n int, support float64) (base, more string)
 //     mine's decode, so it flatters second/first); and remine/from.
 //
 // Run it with -benchtime=1x; CRYSTALLIZE_BENCH_TRACES picks the sizes.
-// CRYSTALLIZE_BENCH_PROFILE=DIR writes a CPU profile of each phase,
+// CRYSTALLIZE_BENCH_FROM=0 leaves out the mine --from phase (and the
+// ratios against it), which at 100,000 traces costs about as much as the
+// import. CRYSTALLIZE_BENCH_PROFILE=DIR writes a CPU profile of each phase,
 // DIR/<phase>.pprof, so that each can be read on its own (a -cpuprofile
 // of the benchmark mixes them).
 //
@@ -96,6 +98,7 @@ func BenchmarkIncrementalMine(b *testing.B) {
 			type phase struct{ wall, cpu time.Duration }
 			var imp, mine, add, remine, from phase
 			profiles := os.Getenv("CRYSTALLIZE_BENCH_PROFILE")
+			skipFrom := os.Getenv("CRYSTALLIZE_BENCH_FROM") == "0"
 			for b.Loop() {
 				work := b.TempDir()
 				corpus, state, out := filepath.Join(work, "corpus"), filepath.Join(work, "state"), filepath.Join(work, "out")
@@ -120,18 +123,27 @@ func BenchmarkIncrementalMine(b *testing.B) {
 				copyTree(b, more, corpus)
 				add = timed("add", importArgs...)
 				remine = timed("remine", storeArgs...)
+				if skipFrom {
+					continue
+				}
 				from = timed("from", append([]string{"mine", "--from", corpus}, mineArgs...)...)
 			}
 			for _, m := range []struct {
 				name string
 				p    phase
 			}{{"import", imp}, {"mine", mine}, {"add", add}, {"remine", remine}, {"from", from}} {
+				if m.name == "from" && skipFrom {
+					continue
+				}
 				b.ReportMetric(m.p.wall.Seconds(), m.name+"-s")
 				b.ReportMetric(m.p.cpu.Seconds(), m.name+"-cpu-s")
 			}
 			ratio := func(a, b time.Duration) float64 { return a.Seconds() / max(b.Seconds(), 1e-9) }
 			b.ReportMetric(ratio(add.wall+remine.wall, imp.wall+mine.wall), "second/first")
 			b.ReportMetric(ratio(add.cpu+remine.cpu, imp.cpu+mine.cpu), "second/first-cpu")
+			if skipFrom {
+				return
+			}
 			b.ReportMetric(ratio(add.wall+remine.wall, from.wall), "second/from")
 			b.ReportMetric(ratio(add.cpu+remine.cpu, from.cpu), "second/from-cpu")
 			b.ReportMetric(ratio(remine.wall, from.wall), "remine/from")
