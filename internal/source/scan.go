@@ -260,8 +260,10 @@ func scanUnit[T any](files []file, u *scanUnitIn, limit int64, p *trace.Parser, 
 			return scanned[T]{errs: fileError(f, 0, err).errs}
 		}
 		u.length = int64(len(data))
-		if hash := trace.HashBytes(data); known != nil && known(hash) {
-			return scanned[T]{known: true, hash: hash}
+		if known != nil {
+			if hash := trace.HashBytes(data); known(hash) {
+				return scanned[T]{known: true, hash: hash}
+			}
 		}
 		v, err := p.Parse(bytes.TrimPrefix(data, utf8BOM), f.rel, 0)
 		if doc, ok := v.(map[string]any); ok && err == nil && detectSession(doc) != nil {
