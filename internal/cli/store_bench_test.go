@@ -54,7 +54,7 @@ func incrementalCorpus(b *testing.B, n int, support float64) (base, more string)
 //   - import: import --store of the n traces (every one decoded);
 //   - mine: mine --store of them;
 //   - add: import --store of the grown directory (only the new traces
-//     are decoded, the others only hashed);
+//     are read: the others' files are unchanged since the import);
 //   - remine: mine --store of the grown store;
 //   - from: mine --from DIR on the grown directory, what a mine costs
 //     without the store, with the passes it would choose (one, the
