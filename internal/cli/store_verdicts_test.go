@@ -1,4 +1,4 @@
-package pipeline
+package cli
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/store"
 	"github.com/crystallize-dev/crystallize/internal/tracestore"
@@ -49,22 +50,22 @@ func TestMineStoreRemembersVerdicts(t *testing.T) {
 	defer db.Close()
 	out := filepath.Join(tmp, "out")
 	opts := mine.Options{MinExamples: 2, GeneratedAt: "2026-01-01T00:00:00Z", ExampleSample: 4}
-	mineInto := func(co CorpusOptions) (map[string][]byte, int) {
+	mineInto := func(co pipeline.CorpusOptions) (map[string][]byte, int) {
 		t.Helper()
 		if err := os.RemoveAll(out); err != nil {
 			t.Fatal(err)
 		}
 		reread := 0
-		co.Progress = Progress{Reread: func(n int) { reread += n }}
-		_, _, err := MineDir(ctx, MineDirOptions{
+		co.Progress = pipeline.Progress{Reread: func(n int) { reread += n }}
+		_, _, err := pipeline.MineDir(ctx, pipeline.MineDirOptions{
 			Corpus: co,
-			Outputs: Outputs{Out: filepath.Join(out, "w.star"), OutDir: filepath.Join(out, "all"), Report: filepath.Join(out, "report.json"),
+			Outputs: pipeline.Outputs{Out: filepath.Join(out, "w.star"), OutDir: filepath.Join(out, "all"), Report: filepath.Join(out, "report.json"),
 				Shadow: replay.Options{ListPassing: 4}},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return readFiles(t, out), reread
+		return readTree(t, out), reread
 	}
 	fromStore := func(verdicts candidate.ExampleVerdicts) (map[string][]byte, int) {
 		t.Helper()
@@ -74,7 +75,7 @@ func TestMineStoreRemembersVerdicts(t *testing.T) {
 		}
 		o := opts
 		o.Verdicts = verdicts
-		return mineInto(CorpusOptions{Store: corpus, Mine: o})
+		return mineInto(pipeline.CorpusOptions{Store: corpus, Mine: o})
 	}
 	same := func(what string, got, want map[string][]byte) {
 		t.Helper()
@@ -95,7 +96,7 @@ func TestMineStoreRemembersVerdicts(t *testing.T) {
 	}
 
 	importDir()
-	want, _ := mineInto(CorpusOptions{Dir: dir, Passes: PassesTwo, Mine: opts})
+	want, _ := mineInto(pipeline.CorpusOptions{Dir: dir, Passes: pipeline.PassesTwo, Mine: opts})
 	if !bytes.Contains(want["report.json"], []byte(`"passed_not_listed"`)) {
 		t.Fatal("no candidate counts unlisted examples: the corpus does not exercise the bounds")
 	}
@@ -133,7 +134,7 @@ func TestMineStoreRemembersVerdicts(t *testing.T) {
 		}
 	}
 	importDir()
-	want, _ = mineInto(CorpusOptions{Dir: dir, Passes: PassesTwo, Mine: opts})
+	want, _ = mineInto(pipeline.CorpusOptions{Dir: dir, Passes: pipeline.PassesTwo, Mine: opts})
 	grown, read3 := fromStore(nil)
 	same("mining the grown store", grown, want)
 	without, read3Without := fromStore(forgetful{})
