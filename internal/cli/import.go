@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/spf13/cobra"
@@ -49,10 +47,14 @@ may not lie inside --from, where the next import would read it back.
 
 --store keeps the traces in the trace store (<state-dir>/state.db, --state-dir
 default .crystallize) instead of writing files, for crystallize mine --store:
-importing a directory again decodes only the traces not stored yet. See
-crystallize store --help for what is stored and how to export it. With
---json it prints {"from", "store", "added", "replaced", "already_stored",
-"duplicates", "formats": [{"format", "traces", "actions", "observations",
+importing a directory again decodes only the traces not stored yet, and does
+not open a file an earlier import read that kept its size and modification
+time (unchanged_files). --rehash reads every file again, for files changed
+by a tool that restores their modification time; a file whose size changed
+(a session log that grew) is always read. See crystallize store --help for
+what is stored and how to export it. With --json it prints {"from", "store",
+"added", "replaced", "already_stored", "duplicates", "unchanged_files",
+"formats": [{"format", "traces", "actions", "observations",
 "skipped_sessions"}], "skipped_sessions", "skipped_invalid"}.
 
 Exit status: 0 on success, 1 on invalid input or an error, 2 on a usage error.
@@ -72,6 +74,7 @@ type importFlags struct {
 	// store and stateDir: import --store (store.go).
 	store    bool
 	stateDir string
+	rehash   bool
 }
 
 func newImportCmd(e *env) *cobra.Command {
@@ -96,6 +99,7 @@ func newImportCmd(e *env) *cobra.Command {
 	fs.StringVar(&f.config, "config", "", configFlagHelp)
 	fs.BoolVar(&f.store, "store", false, storeFlagHelp)
 	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, stateDirStoreHelp)
+	fs.BoolVar(&f.rehash, "rehash", false, "with --store, read every file again, also those unchanged in size and modification time since an earlier import")
 	return cmd
 }
 
@@ -131,10 +135,12 @@ func runImport(ctx context.Context, e *env, f *importFlags) error {
 		return usagef("--from is required: the directory of session logs to import")
 	case f.store:
 		return runImportStore(ctx, e, f)
+	case f.rehash:
+		return usagef("--rehash is for --store: an import into --out reads every file")
 	case f.out == "":
 		return usagef("--out is required: the directory to write the traces into")
 	}
-	if inside(f.out, f.from) {
+	if pipeline.Within(f.out, f.from) {
 		return usagef("--out %s is inside --from %s: the next import would read the traces back", f.out, f.from)
 	}
 	rules, err := agentRules(f.config)
@@ -184,15 +190,4 @@ func lineSuffix(line int) string {
 		return fmt.Sprintf(":%d", line)
 	}
 	return ""
-}
-
-// inside reports whether dir is sub, or lies below it.
-func inside(dir, sub string) bool {
-	a, err1 := filepath.Abs(dir)
-	b, err2 := filepath.Abs(sub)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	rel, err := filepath.Rel(b, a)
-	return err == nil && (rel == "." || rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
 }

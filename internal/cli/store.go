@@ -57,6 +57,7 @@ type importStoreSummary struct {
 	Replaced       int                      `json:"replaced"`
 	AlreadyStored  int                      `json:"already_stored"`
 	Duplicates     int                      `json:"duplicates"`
+	UnchangedFiles int                      `json:"unchanged_files"`
 	Formats        []tracestore.FormatCount `json:"formats"`
 	SkippedSession []importSkipped          `json:"skipped_sessions"`
 	SkippedInvalid []importRejected         `json:"skipped_invalid"`
@@ -84,7 +85,7 @@ func runImportStore(ctx context.Context, e *env, f *importFlags) error {
 	defer db.Close()
 	prog := newProgress(e, !f.asJSON, "storing traces")
 	res, err := tracestore.Import(ctx, db, f.from, tracestore.ImportOptions{
-		SkipInvalid: f.skipInvalid, Rules: rules,
+		SkipInvalid: f.skipInvalid, Rules: rules, Rehash: f.rehash,
 		Now:      func() string { return stamp },
 		Progress: func(p source.ScanProgress) { prog.update(int(p.Bytes>>10), int(p.TotalBytes>>10)) },
 	})
@@ -93,7 +94,7 @@ func runImportStore(ctx context.Context, e *env, f *importFlags) error {
 		return err
 	}
 	sum := importStoreSummary{From: f.from, Store: path, Added: res.Added, Replaced: res.Replaced, AlreadyStored: res.Known, Duplicates: res.Duplicates,
-		Formats: res.Formats, SkippedSession: []importSkipped{}, SkippedInvalid: []importRejected{}}
+		UnchangedFiles: res.Unchanged, Formats: res.Formats, SkippedSession: []importSkipped{}, SkippedInvalid: []importRejected{}}
 	if sum.Formats == nil {
 		sum.Formats = []tracestore.FormatCount{}
 	}
@@ -109,6 +110,9 @@ func runImportStore(ctx context.Context, e *env, f *importFlags) error {
 	w := e.stdout
 	fmt.Fprintf(w, "Stored %d traces from %s in %s (%d new, %d replaced; %d already stored, %d duplicates)\n",
 		res.Added+res.Replaced, f.from, path, res.Added, res.Replaced, res.Known, res.Duplicates)
+	if res.Unchanged > 0 {
+		fmt.Fprintf(w, "  %d files unchanged since an earlier import, not read (--rehash reads them)\n", res.Unchanged)
+	}
 	for _, fm := range res.Formats {
 		fmt.Fprintf(w, "  %s: %d traces, %d actions (%d observations), %d sessions skipped\n", fm.Format, fm.Traces, fm.Actions, fm.Observations, fm.SkippedSessions)
 	}
@@ -160,9 +164,11 @@ adding a few traces, mining again costs their decoding plus the search for
 repeats, not a decode of the whole corpus. The report is the one crystallize
 mine --from gives on the imported directory, byte for byte.
 
-Importing a directory again reads only what is new: a trace document whose
-source hash is stored is not decoded (it keeps the place it was first stored
-from); a trace whose id is stored from the same place but whose bytes changed
+Importing a directory again reads only what is new: a file an earlier import
+read that has the same size and modification time is not opened (import
+--rehash reads it all the same); a trace document whose source hash is
+stored is not decoded (it keeps the place it was first stored from); a trace
+whose id is stored from the same place but whose bytes changed
 (a session log that grew) replaces the stored one. Two different traces with
 one id are an error. Files skipped as invalid (--skip-invalid) are not
 stored.
@@ -222,8 +228,9 @@ func newStoreStatsCmd(e *env, stateDir *string) *cobra.Command {
 excluded), their actions, distinct action signatures, the bytes of the trace
 documents, the database's size and the part of it free (what store gc gives
 back), the directories the traces were imported from, and the last import
-(its status is complete, failed, interrupted or, for an import that was
-killed or is still going, running).
+(its status is complete, failed, interrupted, or running while it goes on;
+an import whose process was killed is recorded as interrupted by the next
+import or store stats).
 
 --json prints {"store", "traces", "eligible", "excluded", "actions",
 "signatures", "body_bytes", "file_bytes", "free_bytes", "imports",
@@ -240,6 +247,13 @@ killed or is still going, running).
 				return err
 			}
 			defer db.Close()
+			now, err := harnessNow(e)
+			if err != nil {
+				return err
+			}
+			if _, err := db.InterruptStaleTraceImports(ctx, now.Format("2006-01-02T15:04:05Z07:00")); err != nil {
+				return err
+			}
 			st, err := db.TraceStats(ctx)
 			if err != nil {
 				return err
@@ -287,8 +301,9 @@ func newStoreGCCmd(e *env, stateDir *string) *cobra.Command {
 		Short: "Remove what no stored trace needs and give the space back",
 		Long: `gc removes, in one transaction, what no stored trace needs: trace documents
 no trace refers to, action signatures no stored trace uses (left by traces
-that were replaced), and the records of imports that did not complete and
-left no trace. It then checkpoints the write-ahead log and rebuilds the
+that were replaced), the records of imports that did not complete and left
+no trace, and the verdicts mine --store remembered of examples whose trace
+is no longer stored. It then checkpoints the write-ahead log and rebuilds the
 database file (VACUUM), which gives the space of everything deleted
 (replaced traces, failed imports) back to the file system. Stored traces,
 their summaries and the history of completed imports are kept.
@@ -297,8 +312,8 @@ gc needs the database to itself for a moment: while another crystallize
 process writes to it, gc waits, then fails with nothing lost.
 
 It prints what it removed and the database's size before and after; --json
-prints {"store", "bodies", "signatures", "imports", "bytes_before",
-"bytes_after"}.`,
+prints {"store", "bodies", "signatures", "imports", "verdicts",
+"bytes_before", "bytes_after"}.`,
 		Example: `  crystallize store gc
   crystallize store gc --json`,
 		Args: cobra.NoArgs,
@@ -317,6 +332,9 @@ prints {"store", "bodies", "signatures", "imports", "bytes_before",
 				return writeJSON(e.stdout, storeGC{Store: path, TraceGC: gc})
 			}
 			fmt.Fprintf(e.stdout, "Removed %d unreferenced trace documents, %d unused signatures, %d records of incomplete imports\n", gc.Bodies, gc.Signatures, gc.Imports)
+			if gc.Verdicts > 0 {
+				fmt.Fprintf(e.stdout, "Removed %d remembered verdicts of examples no longer stored\n", gc.Verdicts)
+			}
 			fmt.Fprintf(e.stdout, "Database %s: %d bytes before, %d after\n", path, gc.BytesBefore, gc.BytesAfter)
 			return nil
 		},

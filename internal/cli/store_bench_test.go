@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func incrementalCorpus(b *testing.B, n int, support float64) (base, more string)
 //   - import: import --store of the n traces (every one decoded);
 //   - mine: mine --store of them;
 //   - add: import --store of the grown directory (only the new traces
-//     are decoded, the others only hashed);
+//     are read: the others' files are unchanged since the import);
 //   - remine: mine --store of the grown store;
 //   - from: mine --from DIR on the grown directory, what a mine costs
 //     without the store, with the passes it would choose (one, the
@@ -65,6 +66,11 @@ func incrementalCorpus(b *testing.B, n int, support float64) (base, more string)
 //     mine's decode, so it flatters second/first); and remine/from.
 //
 // Run it with -benchtime=1x; CRYSTALLIZE_BENCH_TRACES picks the sizes.
+// CRYSTALLIZE_BENCH_FROM=0 leaves out the mine --from phase (and the
+// ratios against it), which at 100,000 traces costs about as much as the
+// import. CRYSTALLIZE_BENCH_PROFILE=DIR writes a CPU profile of each phase,
+// DIR/<phase>.pprof, so that each can be read on its own (a -cpuprofile
+// of the benchmark mixes them).
 //
 // Mining again decodes the examples of every candidate it builds, so
 // its cost follows the share of traces that are examples: the generated
@@ -91,13 +97,19 @@ func BenchmarkIncrementalMine(b *testing.B) {
 			}}
 			type phase struct{ wall, cpu time.Duration }
 			var imp, mine, add, remine, from phase
+			profiles := os.Getenv("CRYSTALLIZE_BENCH_PROFILE")
+			skipFrom := os.Getenv("CRYSTALLIZE_BENCH_FROM") == "0"
 			for b.Loop() {
 				work := b.TempDir()
 				corpus, state, out := filepath.Join(work, "corpus"), filepath.Join(work, "state"), filepath.Join(work, "out")
 				copyTree(b, base, corpus)
 				mineArgs := []string{"--min-examples", "3", "--report", filepath.Join(out, "r.json"), "--out-dir", filepath.Join(out, "all")}
-				timed := func(args ...string) phase {
+				timed := func(name string, args ...string) phase {
 					runtime.GC()
+					if profiles != "" {
+						stop := profilePhase(b, filepath.Join(profiles, name+".pprof"))
+						defer stop()
+					}
 					start, cpu := time.Now(), processCPU()
 					if code := run(context.Background(), e, args); code != 0 {
 						b.Fatalf("%v: exit %d", args, code)
@@ -106,28 +118,59 @@ func BenchmarkIncrementalMine(b *testing.B) {
 				}
 				importArgs := []string{"import", "--from", corpus, "--store", "--state-dir", state}
 				storeArgs := append([]string{"mine", "--store", "--state-dir", state}, mineArgs...)
-				imp = timed(importArgs...)
-				mine = timed(storeArgs...)
+				imp = timed("import", importArgs...)
+				mine = timed("mine", storeArgs...)
 				copyTree(b, more, corpus)
-				add = timed(importArgs...)
-				remine = timed(storeArgs...)
-				from = timed(append([]string{"mine", "--from", corpus}, mineArgs...)...)
+				add = timed("add", importArgs...)
+				remine = timed("remine", storeArgs...)
+				if skipFrom {
+					continue
+				}
+				from = timed("from", append([]string{"mine", "--from", corpus}, mineArgs...)...)
 			}
 			for _, m := range []struct {
 				name string
 				p    phase
 			}{{"import", imp}, {"mine", mine}, {"add", add}, {"remine", remine}, {"from", from}} {
+				if m.name == "from" && skipFrom {
+					continue
+				}
 				b.ReportMetric(m.p.wall.Seconds(), m.name+"-s")
 				b.ReportMetric(m.p.cpu.Seconds(), m.name+"-cpu-s")
 			}
 			ratio := func(a, b time.Duration) float64 { return a.Seconds() / max(b.Seconds(), 1e-9) }
 			b.ReportMetric(ratio(add.wall+remine.wall, imp.wall+mine.wall), "second/first")
 			b.ReportMetric(ratio(add.cpu+remine.cpu, imp.cpu+mine.cpu), "second/first-cpu")
+			if skipFrom {
+				return
+			}
 			b.ReportMetric(ratio(add.wall+remine.wall, from.wall), "second/from")
 			b.ReportMetric(ratio(add.cpu+remine.cpu, from.cpu), "second/from-cpu")
 			b.ReportMetric(ratio(remine.wall, from.wall), "remine/from")
 			b.ReportMetric(ratio(remine.cpu, from.cpu), "remine/from-cpu")
 		})
+	}
+}
+
+// profilePhase starts a CPU profile into path and returns what stops it.
+func profilePhase(b *testing.B, path string) func() {
+	b.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -186,6 +186,11 @@ func storeCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	}
 	opts := o.Mine
 	opts.Progress = o.Progress.Build
+	// Verdicts of examples are kept in the store across mines: mining it
+	// again after adding traces does not read the examples verified before.
+	if opts.Verdicts == nil {
+		opts.Verdicts = c.Verdicts()
+	}
 	if o.Progress.StartBuild != nil {
 		o.Progress.StartBuild()
 	}
@@ -193,7 +198,7 @@ func storeCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Corpus{Report: m.Report, Examples: m.Examples, ExampleBatches: m.ExampleBatches, All: m.All, SkippedSessions: m.SkippedSessions}, nil
+	return &Corpus{Report: m.Report, Examples: m.Examples, ExampleBatches: m.ExampleBatches, Verified: m.Verified, All: m.All, SkippedSessions: m.SkippedSessions}, nil
 }
 
 // errWhole says that the corpus must be loaded whole.

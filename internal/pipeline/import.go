@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -67,7 +68,19 @@ type Imported struct {
 // as a normalized trace file into o.Out, all files or none: the traces
 // mine would see, in a form a person can read and diff. Each file is
 // named by TraceFileName.
+//
+// Out must be given, and must not lie inside From, where the next import
+// would read the written traces back as sessions of their own.
 func Import(ctx context.Context, o ImportOptions) (*Imported, error) {
+	if o.Out == "" {
+		return nil, errors.New("importing sessions: no output directory (ImportOptions.Out)")
+	}
+	if o.From == "" {
+		return nil, errors.New("importing sessions: no directory to read (ImportOptions.From)")
+	}
+	if Within(o.Out, o.From) {
+		return nil, fmt.Errorf("importing sessions: output directory %s is inside %s, where the next import would read the traces back", o.Out, o.From)
+	}
 	res, err := source.Load(ctx, o.From, source.Options{SkipInvalid: o.SkipInvalid, Progress: o.Progress, Rules: o.Rules})
 	if err != nil {
 		return nil, fmt.Errorf("reading sessions from %s: %w", o.From, err)
@@ -117,6 +130,40 @@ func Import(ctx context.Context, o ImportOptions) (*Imported, error) {
 		return nil, err
 	}
 	return im, nil
+}
+
+// Within reports whether dir is root or lies below it, comparing absolute
+// paths with their symlinks resolved as far as they exist (so that a
+// directory not created yet, below a symlink to root, is inside too).
+func Within(dir, root string) bool {
+	a, err1 := resolve(dir)
+	b, err2 := resolve(root)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(b, a)
+	return err == nil && (rel == "." || rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
+}
+
+// resolve returns the absolute form of p with the symlinks of its longest
+// existing prefix resolved.
+func resolve(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for cur := abs; ; {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
 }
 
 // maxNameBytes bounds a trace file name, well under the 255 bytes file

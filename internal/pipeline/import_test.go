@@ -58,3 +58,61 @@ func TestImport(t *testing.T) {
 		t.Errorf("%d entries in the output directory, want %d", len(entries), len(im.Files))
 	}
 }
+
+// TestImportRefusesOut: no output directory, or one inside the directory
+// read (named directly, through "..", or through a symlink to it), is an
+// error naming both, and nothing is written.
+func TestImportRefusesOut(t *testing.T) {
+	ctx := context.Background()
+	if _, err := Import(ctx, ImportOptions{From: "../../examples/traces"}); err == nil || !strings.Contains(err.Error(), "no output directory") {
+		t.Errorf("no Out: err = %v, want one saying there is no output directory", err)
+	}
+	tmp := t.TempDir()
+	from := filepath.Join(tmp, "logs")
+	if err := os.MkdirAll(from, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../../examples/traces/" + firstTrace(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(from, "t.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(tmp, "link")
+	if err := os.Symlink(from, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{from, filepath.Join(from, "traces"), filepath.Join(tmp, "x", "..", "logs", "out"), filepath.Join(link, "out")} {
+		_, err := Import(ctx, ImportOptions{From: from, Out: out})
+		if err == nil || !strings.Contains(err.Error(), "output directory "+out+" is inside "+from) {
+			t.Errorf("Out %s: err = %v, want it named inside %s", out, err, from)
+		}
+	}
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Errorf("%s holds %d entries after the refused imports, want its one trace", from, len(entries))
+	}
+	// Beside it is fine.
+	if _, err := Import(ctx, ImportOptions{From: from, Out: filepath.Join(tmp, "logs-out")}); err != nil {
+		t.Errorf("Out beside From: %v", err)
+	}
+}
+
+func firstTrace(t *testing.T) string {
+	t.Helper()
+	entries, err := os.ReadDir("../../examples/traces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".json") {
+			return e.Name()
+		}
+	}
+	t.Fatal("no trace in ../../examples/traces")
+	return ""
+}

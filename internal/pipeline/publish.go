@@ -295,10 +295,9 @@ func MineDir(ctx context.Context, o MineDirOptions) (*candidate.Report, *Publish
 	}
 	// Mining's sample check reads every example of a sampled candidate
 	// but its sample; it judges them for shadow replay in that read, so
-	// that shadow replay need not read them again. The trace store's road
-	// does not hand shadow replay what was verified (Corpus.Verified), so
-	// judging there would only double the work.
-	if o.Corpus.Mine.Verify == nil && o.Corpus.Store == nil {
+	// that shadow replay need not read them again (Corpus.Verified), and,
+	// on the trace store's road, so that the store can remember them.
+	if o.Corpus.Mine.Verify == nil {
 		o.Corpus.Mine.Verify = replay.NewVerifier(o.Outputs.Shadow)
 	}
 	c, err := ReadCorpus(ctx, o.Corpus)

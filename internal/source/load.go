@@ -57,6 +57,13 @@ type Options struct {
 	// ScanResult.Known. A trace store uses it to read only what it does
 	// not hold yet. It is called concurrently. Load does not use it.
 	Known func(sourceHash string) bool
+	// Unchanged, if not nil, is asked by Load and Scan for each trace
+	// file the walk finds, with its size and modification time, before
+	// anything is read: a file it reports unchanged is not opened, only
+	// counted in Result.Unchanged (ScanResult.Unchanged). A trace store
+	// uses it to skip the files an earlier import read. It is called on
+	// the goroutine that called Load or Scan.
+	Unchanged func(FileStat) bool
 }
 
 // Result is what Load found.
@@ -73,6 +80,10 @@ type Result struct {
 	SkippedSessions []SkippedSession
 	// Files is the number of *.json and *.jsonl files read.
 	Files int
+	// Read are those files, in path order; Unchanged counts the files
+	// Options.Unchanged left out.
+	Read      []FileStat
+	Unchanged int
 }
 
 // Skipped is a file, or one line of a JSON Lines file, that Load left out
@@ -95,6 +106,8 @@ type file struct {
 	open    string // the path to read; for a symlink, its resolved target
 	lines   bool   // JSON Lines: one trace per non-blank line
 	size    int64  // the size when found; for JSON Lines it decides how the file is read
+	path    string // the walked path: the resolved directory joined with rel
+	mtime   int64  // the modification time when found, Unix nanoseconds
 }
 
 // entry is the outcome for one document or session: a trace, its errors,
@@ -169,6 +182,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if len(files) == 0 && len(bad) == 0 {
 		return nil, fmt.Errorf("no *.json or *.jsonl trace files under %s", dir)
 	}
+	files, unchanged := skipUnchanged(files, opts.Unchanged)
 	if opts.Found != nil {
 		var total int64
 		for _, f := range files {
@@ -185,10 +199,13 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 
-	res := &Result{Files: len(files)}
+	res := &Result{Files: len(files), Read: stats(files), Unchanged: unchanged}
 	c := newCollector(bad)
 	for i, f := range files {
 		for _, e := range results[i] {
+			if e.trace != nil && !f.lines {
+				res.Read[i].SourceHash = e.trace.SourceHash
+			}
 			if e.skipped != nil {
 				res.SkippedSessions = append(res.SkippedSessions, *e.skipped)
 				continue
@@ -205,7 +222,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if res.Skipped, err = c.finish(opts.SkipInvalid); err != nil {
 		return nil, err
 	}
-	if len(res.Traces) == 0 && len(c.errs) == 0 {
+	if len(res.Traces) == 0 && len(c.errs) == 0 && unchanged == 0 {
 		if n := len(res.SkippedSessions); n > 0 {
 			return nil, fmt.Errorf("no traces in the *.json or *.jsonl files under %s: %d agent sessions, none with a tool call", dir, n)
 		}
@@ -269,7 +286,7 @@ func find(dir string) ([]file, []*trace.Error, error) {
 			return nil
 		}
 		lines, isTrace := traceExt(d.Name())
-		f := file{rel: filepath.ToSlash(rel), display: display, open: p, lines: lines}
+		f := file{rel: filepath.ToSlash(rel), display: display, open: p, lines: lines, path: p}
 		switch {
 		case isTrace && isRunJournal(p, d.Name()):
 			// A suspended run's resume state, not a record of what
@@ -280,6 +297,9 @@ func find(dir string) ([]file, []*trace.Error, error) {
 			case problem == "" && isTrace:
 				f.open = target
 				f.size = size
+				if info, err := os.Stat(target); err == nil {
+					f.mtime = info.ModTime().UnixNano()
+				}
 				files = append(files, f)
 			case problem != "" && (isTrace || problem == errDirSymlink):
 				bad = append(bad, &trace.Error{File: display, Msg: problem})
@@ -293,7 +313,7 @@ func find(dir string) ([]file, []*trace.Error, error) {
 			// a size of 0 only means a JSON Lines file is read by one
 			// worker and is not counted in Options.Found.
 			if info, err := d.Info(); err == nil {
-				f.size = info.Size()
+				f.size, f.mtime = info.Size(), info.ModTime().UnixNano()
 			}
 			files = append(files, f)
 		}

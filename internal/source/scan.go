@@ -82,6 +82,9 @@ type ScanResult struct {
 	// Known is the number of documents Options.Known reported as known,
 	// which were neither decoded nor visited.
 	Known int
+	// Read and Unchanged are as in Result.
+	Read      []FileStat
+	Unchanged int
 }
 
 // ScanProgress is how far a scan is: the traces and the bytes of input
@@ -154,6 +157,7 @@ func ScanWith[T any](ctx context.Context, dir string, opts Options, summarize Su
 	if len(files) == 0 && len(bad) == 0 {
 		return nil, fmt.Errorf("no *.json or *.jsonl trace files under %s", dir)
 	}
+	files, unchanged := skipUnchanged(files, opts.Unchanged)
 	var total int64
 	for _, f := range files {
 		total += f.size
@@ -181,7 +185,7 @@ func ScanWith[T any](ctx context.Context, dir string, opts Options, summarize Su
 	defer feeder.Wait()
 	defer cancel()
 
-	res := &ScanResult{Catalog: &Catalog{files: files, limit: limit}, Files: len(files), Bytes: total}
+	res := &ScanResult{Catalog: &Catalog{files: files, limit: limit}, Files: len(files), Bytes: total, Read: stats(files), Unchanged: unchanged}
 	c := newCollector(bad)
 	workers := runtime.GOMAXPROCS(0)
 	parsers := make([]trace.Parser, workers)
@@ -214,6 +218,9 @@ func ScanWith[T any](ctx context.Context, dir string, opts Options, summarize Su
 			if o.session {
 				return nil, fmt.Errorf("%s: %w", f.display, ErrSessionLog)
 			}
+			if !f.lines {
+				res.Read[u.file].SourceHash = o.hash
+			}
 			if o.known {
 				res.Known++
 				continue
@@ -242,7 +249,7 @@ func ScanWith[T any](ctx context.Context, dir string, opts Options, summarize Su
 	if res.Skipped, err = c.finish(opts.SkipInvalid); err != nil {
 		return nil, err
 	}
-	if res.Traces == 0 && res.Known == 0 && len(c.errs) == 0 {
+	if res.Traces == 0 && res.Known == 0 && len(c.errs) == 0 && unchanged == 0 {
 		return nil, fmt.Errorf("no traces in the *.json or *.jsonl files under %s", dir)
 	}
 	return res, nil
@@ -300,7 +307,7 @@ func scanUnit[T any](files []file, u *scanUnitIn, limit int64, p *trace.Parser, 
 		if known != nil {
 			if hash = trace.HashBytes(data); known(hash) {
 				release()
-				return scanned[T]{known: true}
+				return scanned[T]{known: true, hash: hash}
 			}
 		}
 		doc := bytes.TrimPrefix(data, utf8BOM)

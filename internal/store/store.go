@@ -212,6 +212,52 @@ var migrations = []string{
 	// it. NULL for the traces stored before: tracestore computes theirs
 	// once, the first time it mines them (SetTraceFlags).
 	`ALTER TABLE traces ADD COLUMN flags BLOB;`,
+	// 6: the files imports read (trace_files: size and modification time,
+	// so that an import skips a file that did not change without reading
+	// it), the process of each import (pid, so that one whose process is
+	// gone is not left running), and skipped sessions keyed by their
+	// file's absolute path (file) rather than the path as an import named
+	// it, which two spellings of one directory made two rows. Rows kept
+	// from before are keyed by the path they were stored under.
+	`CREATE TABLE trace_files (
+		path        TEXT PRIMARY KEY,
+		root        TEXT NOT NULL,
+		rel         TEXT NOT NULL,
+		size        INTEGER NOT NULL,
+		mtime       INTEGER NOT NULL,
+		source_hash TEXT NOT NULL,
+		import_id   INTEGER NOT NULL REFERENCES trace_imports(id)
+	);
+	ALTER TABLE trace_imports ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
+	CREATE TABLE trace_skipped_sessions_6 (
+		file       TEXT NOT NULL,
+		path       TEXT NOT NULL,
+		line       INTEGER NOT NULL,
+		format     TEXT NOT NULL,
+		session_id TEXT NOT NULL,
+		reason     TEXT NOT NULL,
+		message    TEXT NOT NULL,
+		import_id  INTEGER NOT NULL REFERENCES trace_imports(id),
+		PRIMARY KEY (file, session_id)
+	);
+	INSERT INTO trace_skipped_sessions_6 SELECT path, path, line, format, session_id, reason, message, import_id FROM trace_skipped_sessions;
+	DROP TABLE trace_skipped_sessions;
+	ALTER TABLE trace_skipped_sessions_6 RENAME TO trace_skipped_sessions;`,
+	// 7: per-example verdicts kept across mines (see verdicts.go): the
+	// example of a candidate, by the candidate's content fingerprint, the
+	// example trace's source hash and where the example starts in it;
+	// whether it passed, and the example as the report lists it (opaque
+	// here). Looked up a candidate at a time; removed by source hash when
+	// the trace goes.
+	`CREATE TABLE trace_verdicts (
+		candidate   TEXT NOT NULL,
+		source_hash TEXT NOT NULL,
+		start_index INTEGER NOT NULL,
+		passed      INTEGER NOT NULL,
+		example     BLOB NOT NULL,
+		PRIMARY KEY (candidate, source_hash, start_index)
+	) WITHOUT ROWID;
+	CREATE INDEX trace_verdicts_source ON trace_verdicts(source_hash);`,
 }
 
 // Version is the schema version Open brings a database to.

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -26,11 +27,15 @@ import (
 // This package only keeps bytes and ids; what they mean (the trace format,
 // the miner's summary) is package tracestore's.
 
-// Import statuses.
+// Import statuses. An import is interrupted when its context was
+// cancelled, or when its process ended without recording its end (killed)
+// and a later import or a look at the store found it gone
+// (InterruptStaleTraceImports).
 const (
-	ImportRunning  = "running"
-	ImportComplete = "complete"
-	ImportFailed   = "failed"
+	ImportRunning     = "running"
+	ImportComplete    = "complete"
+	ImportFailed      = "failed"
+	ImportInterrupted = "interrupted"
 )
 
 // StoredTrace is a trace as PutTraces stores it.
@@ -99,13 +104,129 @@ type PutResult struct {
 var ErrTraceConflict = errors.New("trace id already stored from another source")
 
 // BeginTraceImport records the start of an import of root (the imported
-// directory, its absolute path) at now (RFC 3339) and returns its id.
+// directory, its absolute path) at now (RFC 3339), by this process, and
+// returns its id.
 func (s *DB) BeginTraceImport(ctx context.Context, root, now string) (int64, error) {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO trace_imports (root, started_at, status) VALUES (?, ?, ?)`, root, now, ImportRunning)
+	res, err := s.db.ExecContext(ctx, `INSERT INTO trace_imports (root, started_at, status, pid) VALUES (?, ?, ?, ?)`, root, now, ImportRunning, os.Getpid())
 	if err != nil {
 		return 0, fmt.Errorf("recording import of %s: %w", root, err)
 	}
 	return res.LastInsertId()
+}
+
+// InterruptStaleTraceImports records as interrupted, at now, every
+// running import whose process is gone: one killed before it could
+// record its end. What it committed is kept, whole (each batch is a
+// transaction), as for an import whose context was cancelled. An import
+// recorded before the store kept processes (pid 0) counts as gone: its
+// process was an older crystallize. It returns how many it marked.
+//
+// A process id can be reused by an unrelated process, which keeps the
+// import running until that one ends; the state directory is assumed to
+// be used from one machine, whose processes these are.
+func (s *DB) InterruptStaleTraceImports(ctx context.Context, now string) (int, error) {
+	marked := 0
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id, pid FROM trace_imports WHERE status = ?`, ImportRunning)
+		if err != nil {
+			return err
+		}
+		var stale []int64
+		for rows.Next() {
+			var id int64
+			var pid int
+			if err := rows.Scan(&id, &pid); err != nil {
+				rows.Close()
+				return err
+			}
+			if !processAlive(pid) {
+				stale = append(stale, id)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, id := range stale {
+			if _, err := tx.ExecContext(ctx, `UPDATE trace_imports SET status = ?1, finished_at = ?2,
+				added = (SELECT count(*) FROM traces WHERE import_id = ?3 AND replaced = 0),
+				replaced = (SELECT count(*) FROM traces WHERE import_id = ?3 AND replaced = 1)
+				WHERE id = ?3`, ImportInterrupted, now, id); err != nil {
+				return err
+			}
+		}
+		marked = len(stale)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("recording interrupted imports: %w", err)
+	}
+	return marked, nil
+}
+
+// TraceFile is a file an import read, as it was then: what tells the
+// next import, without reading it, that it did not change.
+type TraceFile struct {
+	// Path is the file's absolute, cleaned path; Root the directory the
+	// import was given, as given, and Rel the path below it.
+	Path, Root, Rel string
+	// Size and ModTime (Unix nanoseconds) are the file's when read.
+	Size, ModTime int64
+	// SourceHash is its document's source hash, "" for a JSON Lines
+	// file (each record has its own).
+	SourceHash string
+}
+
+// TraceFiles returns the files imports read, by path.
+func (s *DB) TraceFiles(ctx context.Context) (map[string]TraceFile, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT path, root, rel, size, mtime, source_hash FROM trace_files`)
+	if err != nil {
+		return nil, fmt.Errorf("reading imported files: %w", err)
+	}
+	defer rows.Close()
+	m := map[string]TraceFile{}
+	for rows.Next() {
+		var f TraceFile
+		if err := rows.Scan(&f.Path, &f.Root, &f.Rel, &f.Size, &f.ModTime, &f.SourceHash); err != nil {
+			return nil, fmt.Errorf("reading imported files: %w", err)
+		}
+		m[f.Path] = f
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading imported files: %w", err)
+	}
+	return m, nil
+}
+
+// PutTraceFiles records the files import importID read, in one
+// transaction, each replacing what an earlier import recorded of it; the
+// files of forget, read but not to be trusted next time, are removed.
+func (s *DB) PutTraceFiles(ctx context.Context, importID int64, files []TraceFile, forget []string) error {
+	if len(files) == 0 && len(forget) == 0 {
+		return nil
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		put, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO trace_files (path, root, rel, size, mtime, source_hash, import_id) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer put.Close()
+		for _, f := range files {
+			if _, err := put.ExecContext(ctx, f.Path, f.Root, f.Rel, f.Size, f.ModTime, f.SourceHash, importID); err != nil {
+				return err
+			}
+		}
+		for _, p := range forget {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM trace_files WHERE path = ?`, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("recording imported files: %w", err)
+	}
+	return nil
 }
 
 // FinishTraceImport records how an import ended. With status
@@ -478,6 +599,27 @@ type TraceImport struct {
 	Known      int    `json:"already_stored"`
 }
 
+// TraceImports returns every recorded import, oldest first.
+func (s *DB) TraceImports(ctx context.Context) ([]TraceImport, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, root, started_at, finished_at, status, added, replaced, known FROM trace_imports ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("reading imports: %w", err)
+	}
+	defer rows.Close()
+	var list []TraceImport
+	for rows.Next() {
+		var im TraceImport
+		if err := rows.Scan(&im.ID, &im.Root, &im.StartedAt, &im.FinishedAt, &im.Status, &im.Added, &im.Replaced, &im.Known); err != nil {
+			return nil, fmt.Errorf("reading imports: %w", err)
+		}
+		list = append(list, im)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading imports: %w", err)
+	}
+	return list, nil
+}
+
 // TraceSource is a directory traces were imported from, with how many of
 // the stored traces came from it.
 type TraceSource struct {
@@ -566,11 +708,14 @@ func (s *DB) TraceStats(ctx context.Context) (*TraceStats, error) {
 
 // TraceGC is what GCTraces removed and gave back.
 type TraceGC struct {
-	// Bodies no trace refers to, signatures no stored trace uses, and
-	// records of imports that did not complete and left no trace.
+	// Bodies no trace refers to, signatures no stored trace uses,
+	// records of imports that did not complete and left no trace, and
+	// verdicts of examples whose trace is no longer stored.
 	Bodies     int `json:"bodies"`
 	Signatures int `json:"signatures"`
 	Imports    int `json:"imports"`
+	// Verdicts of examples whose trace is no longer stored.
+	Verdicts int `json:"verdicts"`
 	// BytesBefore and BytesAfter are the database's size (and its
 	// write-ahead log's) before and after.
 	BytesBefore int64 `json:"bytes_before"`
@@ -645,12 +790,20 @@ func (s *DB) GCTraces(ctx context.Context) (*TraceGC, error) {
 		// Only imports that ended: a running one may not have committed
 		// its first batch yet, and removing its record would fail it.
 		r, err = tx.ExecContext(ctx, `DELETE FROM trace_imports WHERE status NOT IN (?, ?) AND id NOT IN (SELECT import_id FROM traces)
-			AND id NOT IN (SELECT import_id FROM trace_skipped_sessions)`, ImportComplete, ImportRunning)
+			AND id NOT IN (SELECT import_id FROM trace_skipped_sessions) AND id NOT IN (SELECT import_id FROM trace_files)`, ImportComplete, ImportRunning)
 		if err != nil {
 			return err
 		}
 		n, _ = r.RowsAffected()
 		gc.Imports = int(n)
+		// A verdict is about a trace's bytes: once no stored trace has
+		// them (replaced by a grown session log), it cannot be asked for.
+		r, err = tx.ExecContext(ctx, `DELETE FROM trace_verdicts WHERE source_hash NOT IN (SELECT source_hash FROM traces)`)
+		if err != nil {
+			return err
+		}
+		n, _ = r.RowsAffected()
+		gc.Verdicts = int(n)
 		return nil
 	})
 	if err != nil {
@@ -707,8 +860,10 @@ func (s *DB) IntegrityCheck(ctx context.Context) (string, error) {
 
 // SkippedSession is a session of an agent's log that an import read but
 // that did not become a trace (it made no tool call), as the import
-// listed it. Path is the file as the import named it.
+// listed it. Path is the file as the import named it; File is its
+// absolute, cleaned path, which identifies it whatever the spelling.
 type SkippedSession struct {
+	File      string
 	Path      string
 	Line      int
 	Format    string
@@ -719,15 +874,22 @@ type SkippedSession struct {
 
 // PutSkippedSessions records the sessions import importID skipped, in
 // one transaction, each replacing what an earlier import recorded of the
-// same session of the same file.
+// same session of the same file (by File, or, for a row stored before
+// schema 6, by the path it was stored under).
 func (s *DB) PutSkippedSessions(ctx context.Context, importID int64, list []SkippedSession) error {
 	if len(list) == 0 {
 		return nil
 	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		for _, k := range list {
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO trace_skipped_sessions (path, line, format, session_id, reason, message, import_id)
-				VALUES (?, ?, ?, ?, ?, ?, ?)`, k.Path, k.Line, k.Format, k.SessionID, k.Reason, k.Message, importID); err != nil {
+			if k.File == "" {
+				return fmt.Errorf("skipped session %s of %s: no absolute path", k.SessionID, k.Path)
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM trace_skipped_sessions WHERE file = ? AND session_id = ?`, k.Path, k.SessionID); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO trace_skipped_sessions (file, path, line, format, session_id, reason, message, import_id)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, k.File, k.Path, k.Line, k.Format, k.SessionID, k.Reason, k.Message, importID); err != nil {
 				return err
 			}
 		}
@@ -741,7 +903,7 @@ func (s *DB) PutSkippedSessions(ctx context.Context, importID int64, list []Skip
 
 // SkippedSessions returns every recorded skipped session.
 func (s *DB) SkippedSessions(ctx context.Context) ([]SkippedSession, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT path, line, format, session_id, reason, message FROM trace_skipped_sessions`)
+	rows, err := s.db.QueryContext(ctx, `SELECT file, path, line, format, session_id, reason, message FROM trace_skipped_sessions`)
 	if err != nil {
 		return nil, fmt.Errorf("reading skipped sessions: %w", err)
 	}
@@ -749,7 +911,7 @@ func (s *DB) SkippedSessions(ctx context.Context) ([]SkippedSession, error) {
 	var list []SkippedSession
 	for rows.Next() {
 		var k SkippedSession
-		if err := rows.Scan(&k.Path, &k.Line, &k.Format, &k.SessionID, &k.Reason, &k.Message); err != nil {
+		if err := rows.Scan(&k.File, &k.Path, &k.Line, &k.Format, &k.SessionID, &k.Reason, &k.Message); err != nil {
 			return nil, fmt.Errorf("reading skipped sessions: %w", err)
 		}
 		list = append(list, k)

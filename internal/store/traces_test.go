@@ -3,6 +3,10 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -257,5 +261,124 @@ func TestFailedImportKeepsReplacement(t *testing.T) {
 	var n int
 	if err := db.db.QueryRow(`SELECT count(*) FROM traces WHERE trace_id = 'b'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("trace b, which the failed import added: %d rows (%v), want 0", n, err)
+	}
+}
+
+// TestStaleTraceImports: an import whose process is gone (killed before
+// it recorded its end), or recorded before the store kept processes, is
+// marked interrupted with the traces it committed counted; one whose
+// process lives stays running.
+func TestStaleTraceImports(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	// A database at schema 5 with a running import: pid 0 once migrated.
+	released := migrations
+	migrations = migrations[:5]
+	old, err := Open(ctx, path)
+	migrations = released
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.db.ExecContext(ctx, `INSERT INTO trace_imports (root, started_at, status) VALUES ('/old', '', 'running')`); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	if _, err := db.BeginTraceImport(ctx, "/live", ""); err != nil {
+		t.Fatal(err)
+	}
+	dead, err := db.BeginTraceImport(ctx, "/dead", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.PutTraces(ctx, dead, []StoredTrace{storedTrace("a", "h1", "a.json", "x")}); err != nil {
+		t.Fatal(err)
+	}
+	// A process that has ended: its id names nothing now.
+	exited := exec.Command(os.Args[0], "-test.run=^$")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.db.ExecContext(ctx, `UPDATE trace_imports SET pid = ? WHERE id = ?`, exited.Process.Pid, dead); err != nil {
+		t.Fatal(err)
+	}
+	n, err := db.InterruptStaleTraceImports(ctx, "2026-01-02T00:00:00Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := db.TraceImports(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, im := range list {
+		got[im.Root] = fmt.Sprintf("%s %d %s", im.Status, im.Added, im.FinishedAt)
+	}
+	want := map[string]string{
+		"/old":  "interrupted 0 2026-01-02T00:00:00Z",
+		"/live": "running 0 ",
+		"/dead": "interrupted 1 2026-01-02T00:00:00Z",
+	}
+	if n != 2 || !maps.Equal(got, want) {
+		t.Errorf("marked %d: imports %v, want 2: %v", n, got, want)
+	}
+}
+
+// TestSkippedSessionsKeyedByFile: a skipped session is one row per file
+// and session whatever path names the file, and a row stored before
+// schema 6 (keyed by its path) is replaced by the same path's next
+// import.
+func TestSkippedSessionsKeyedByFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	released := migrations
+	migrations = migrations[:5]
+	old, err := Open(ctx, path)
+	migrations = released
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.db.ExecContext(ctx, `INSERT INTO trace_imports (root, started_at, status) VALUES ('/w/logs', '', 'complete');
+		INSERT INTO trace_skipped_sessions (path, line, format, session_id, reason, message, import_id)
+		VALUES ('logs/q.jsonl', 1, 'claude', 'q1', 'no_tool_calls', 'old', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	list, err := db.SkippedSessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].File != "logs/q.jsonl" || list[0].Path != "logs/q.jsonl" {
+		t.Fatalf("migrated skipped sessions: %+v", list)
+	}
+	imp, err := db.BeginTraceImport(ctx, "/w/logs", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"logs/q.jsonl", "./logs/q.jsonl", "/w/logs/q.jsonl"} {
+		k := SkippedSession{File: "/w/logs/q.jsonl", Path: p, Line: 1, Format: "claude", SessionID: "q1", Reason: "no_tool_calls", Message: "new"}
+		if err := db.PutSkippedSessions(ctx, imp, []SkippedSession{k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err = db.SkippedSessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].File != "/w/logs/q.jsonl" || list[0].Path != "/w/logs/q.jsonl" || list[0].Message != "new" {
+		t.Errorf("skipped sessions: %+v, want the one of the last import", list)
+	}
+	if err := db.PutSkippedSessions(ctx, imp, []SkippedSession{{Path: "q.jsonl", SessionID: "q1"}}); err == nil {
+		t.Error("a skipped session without its absolute path was stored")
 	}
 }

@@ -72,6 +72,10 @@ func comparePaths(a, b string) int {
 	}
 }
 
+// Verdicts returns the verdicts of examples the store keeps across
+// mines, for mine.Options.Verdicts.
+func (c *Corpus) Verdicts() *Verdicts { return NewVerdicts(c.db) }
+
 // Len is the number of stored traces.
 func (c *Corpus) Len() int { return len(c.rows) }
 
@@ -175,9 +179,13 @@ type Mined struct {
 	Report *candidate.Report
 	// Examples reads back the examples of a candidate the run built.
 	Examples func(ctx context.Context, c *candidate.Candidate) ([]*trace.Trace, error)
-	// ExampleBatches hands them to yield in batches the example cache
-	// holds (mine.Scan.ExampleBatches), for shadow replay.
+	// ExampleBatches hands to yield, in batches the example cache holds,
+	// the examples shadow replay still has to read: those Verified does
+	// not mark (mine.Scan.UnverifiedExampleBatches).
 	ExampleBatches func(ctx context.Context, c *candidate.Candidate, yield func([]*trace.Trace) error) error
+	// Verified says which examples of a candidate the run verified for
+	// shadow replay without shadow replay (replay.Options.Verified).
+	Verified func(c *candidate.Candidate) []bool
 	// All decodes every stored trace.
 	All func(ctx context.Context) ([]*trace.Trace, error)
 	// SkippedSessions are the sessions imports read that did not become
@@ -190,6 +198,10 @@ type Mined struct {
 // decoded), the second builds the candidates from their examples, read
 // back from the store, with either miner (see mine.Options.Mode).
 // reread, when not nil, is told how many traces each read back decoded.
+// With opts.Verdicts (the store's are Corpus.Verdicts), an example that
+// passed against a candidate of the same content in an earlier mine is
+// not read again (see candidate.ExampleVerdicts); opts.SourceHash is set
+// here.
 //
 // The gapped miner also needs each action's flags, which a store keeps
 // only from schema 5 on: when it runs over traces stored before, Mine
@@ -199,6 +211,11 @@ func (c *Corpus) Mine(ctx context.Context, opts mine.Options, reread func(traces
 	if err != nil {
 		return nil, err
 	}
+	// The key of a remembered verdict (opts.Verdicts) is the trace's
+	// source hash, which its row holds: an example an earlier mine
+	// verified is then not read at all.
+	var eligible []int
+	opts.SourceHash = func(e int32) string { return c.rows[eligible[e]].SourceHash }
 	s, eligible, err := c.scan(opts)
 	if err != nil {
 		return nil, err
@@ -234,9 +251,13 @@ func (c *Corpus) Mine(ctx context.Context, opts mine.Options, reread func(traces
 		Examples: func(ctx context.Context, cand *candidate.Candidate) ([]*trace.Trace, error) {
 			return s.Examples(ctx, cand.ID)
 		},
+		// The examples the sample check verified for shadow replay as it
+		// read them (or found verified by an earlier mine) are left out:
+		// shadow replay reads only the others.
 		ExampleBatches: func(ctx context.Context, cand *candidate.Candidate, yield func([]*trace.Trace) error) error {
-			return s.ExampleBatches(ctx, cand.ID, yield)
+			return s.UnverifiedExampleBatches(ctx, cand.ID, yield)
 		},
+		Verified:        func(cand *candidate.Candidate) []bool { return s.Verified(cand.ID) },
 		All:             c.All,
 		SkippedSessions: skipped,
 	}, nil

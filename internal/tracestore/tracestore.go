@@ -28,6 +28,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/mine"
@@ -38,9 +39,17 @@ import (
 )
 
 // StatusInterrupted is the status of an import whose context was
-// cancelled: what it committed is kept, and importing the directory again
-// stores the rest.
-const StatusInterrupted = "interrupted"
+// cancelled, or whose process was killed: what it committed is kept, and
+// importing the directory again stores the rest.
+const StatusInterrupted = store.ImportInterrupted
+
+// racyWindow is how recent a file's modification time may be, against
+// the start of the import that reads it, for the import to trust it next
+// time. A file written again within its file system's timestamp
+// granularity of being read (up to 2 s, FAT's) could keep its size and
+// modification time with other bytes; such a file is read again by the
+// next import, which then trusts it (as git treats a racily clean file).
+const racyWindow = 2 * time.Second
 
 // Batch bounds of one import transaction: large enough that a commit
 // (an fsync of the write-ahead log) costs little per trace, small enough
@@ -150,6 +159,10 @@ type ImportOptions struct {
 	// Committed, if not nil, is called after each batch is committed,
 	// with the traces stored so far by this import.
 	Committed func(stored int)
+	// Rehash reads every file, also those an earlier import read that
+	// kept their size and modification time (which are otherwise not
+	// opened): for a file changed by a tool that restores its time.
+	Rehash bool
 }
 
 // FormatCount counts the traces of one format an import stored.
@@ -170,6 +183,9 @@ type ImportResult struct {
 	// Known documents were already stored and were not decoded;
 	// Duplicates were decoded and found stored (or read twice).
 	Known, Duplicates int
+	// Unchanged files were read by an earlier import and have its size
+	// and modification time: they were not opened.
+	Unchanged int
 	// Formats count the stored traces per format, in format order.
 	Formats         []FormatCount
 	Skipped         []source.Skipped
@@ -188,7 +204,16 @@ func Import(ctx context.Context, db *store.DB, dir string, opts ImportOptions) (
 	if batchTraces <= 0 {
 		batchTraces = DefaultBatchTraces
 	}
+	// An import killed before it recorded its end is over: say so before
+	// this one is recorded, so that the store's history is true.
+	if _, err := db.InterruptStaleTraceImports(ctx, now()); err != nil {
+		return nil, err
+	}
 	known, err := db.TraceKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	read, err := db.TraceFiles(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +222,14 @@ func Import(ctx context.Context, db *store.DB, dir string, opts ImportOptions) (
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("importing traces from %s: %w", dir, err)
+	}
+	started := time.Now()
+	var unchanged func(source.FileStat) bool
+	if !opts.Rehash {
+		unchanged = func(f source.FileStat) bool {
+			r, ok := read[f.Path]
+			return ok && f.ModTime != 0 && r.Size == f.Size && r.ModTime == f.ModTime
+		}
 	}
 	id, err := db.BeginTraceImport(ctx, root, now())
 	if err != nil {
@@ -271,7 +304,8 @@ func Import(ctx context.Context, db *store.DB, dir string, opts ImportOptions) (
 		docs[k.SourceHash] = true
 		before[k] = true
 	}
-	scan, err := source.Scan(ctx, dir, source.Options{SkipInvalid: opts.SkipInvalid, Known: func(h string) bool { return docs[h] }},
+	var files []source.FileStat
+	scan, err := source.Scan(ctx, dir, source.Options{SkipInvalid: opts.SkipInvalid, Known: func(h string) bool { return docs[h] }, Unchanged: unchanged},
 		func(t *trace.Trace) prepared {
 			p, err := prepare(t)
 			p.err = err
@@ -284,13 +318,13 @@ func Import(ctx context.Context, db *store.DB, dir string, opts ImportOptions) (
 		// so they are read whole and stored as a scan's traces are.
 		pending, pendingBytes = pending[:0], 0
 		var all *source.Result
-		all, err = source.Load(ctx, dir, source.Options{SkipInvalid: opts.SkipInvalid, Rules: opts.Rules})
+		all, err = source.Load(ctx, dir, source.Options{SkipInvalid: opts.SkipInvalid, Rules: opts.Rules, Unchanged: unchanged})
 		if err == nil {
-			res.Skipped, res.SkippedSessions = all.Skipped, all.SkippedSessions
+			res.Skipped, res.SkippedSessions, res.Unchanged, files = all.Skipped, all.SkippedSessions, all.Unchanged, all.Read
 			err = addAll(ctx, all.Traces, known, before, &res.Known, add)
 		}
 	} else if err == nil {
-		res.Skipped, res.Known = scan.Skipped, scan.Known
+		res.Skipped, res.Known, res.Unchanged, files = scan.Skipped, scan.Known, scan.Unchanged, scan.Read
 	}
 	if err == nil {
 		err = flush()
@@ -311,12 +345,22 @@ func Import(ctx context.Context, db *store.DB, dir string, opts ImportOptions) (
 	skipped := make([]store.SkippedSession, len(res.SkippedSessions))
 	for i, s := range res.SkippedSessions {
 		format(s.Format).SkippedSessions++
-		skipped[i] = store.SkippedSession{Path: s.Path, Line: s.Line, Format: s.Format, SessionID: s.ID, Reason: s.Reason, Message: s.Message}
+		// Keyed by the file's absolute path: a directory imported under
+		// two spellings lists a session once.
+		abs, err := filepath.Abs(s.Path)
+		if err != nil {
+			return nil, fmt.Errorf("importing traces from %s: %w", dir, err)
+		}
+		skipped[i] = store.SkippedSession{File: abs, Path: s.Path, Line: s.Line, Format: s.Format, SessionID: s.ID, Reason: s.Reason, Message: s.Message}
 	}
 	// Every trace is committed: the bookkeeping that ends the import is
 	// done whatever happens to ctx now, so that it is not left "running".
 	end := context.WithoutCancel(ctx)
 	if err := db.PutSkippedSessions(end, id, skipped); err != nil {
+		return nil, err
+	}
+	trusted, forget := readFiles(dir, files, res.Skipped, started)
+	if err := db.PutTraceFiles(end, id, trusted, forget); err != nil {
 		return nil, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(formats)) {
@@ -326,6 +370,27 @@ func Import(ctx context.Context, db *store.DB, dir string, opts ImportOptions) (
 		return nil, err
 	}
 	return res, nil
+}
+
+// readFiles sorts the files an import read into those the next import may
+// skip while they keep their size and modification time, and those it
+// must read again: a file with invalid input (listed in skipped, so that
+// the next import lists it too) and one modified within racyWindow of
+// started.
+func readFiles(dir string, files []source.FileStat, skipped []source.Skipped, started time.Time) (trusted []store.TraceFile, forget []string) {
+	invalid := make(map[string]bool, len(skipped))
+	for _, s := range skipped {
+		invalid[s.Path] = true
+	}
+	racy := started.Add(-racyWindow).UnixNano()
+	for _, f := range files {
+		if invalid[filepath.Join(dir, filepath.FromSlash(f.Rel))] || f.ModTime == 0 || f.ModTime >= racy {
+			forget = append(forget, f.Path)
+			continue
+		}
+		trusted = append(trusted, store.TraceFile{Path: f.Path, Root: dir, Rel: f.Rel, Size: f.Size, ModTime: f.ModTime, SourceHash: f.SourceHash})
+	}
+	return trusted, forget
 }
 
 // addAll prepares the traces of a whole load on every core and adds the

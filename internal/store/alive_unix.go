@@ -1,0 +1,19 @@
+//go:build unix
+
+package store
+
+import (
+	"errors"
+	"syscall"
+)
+
+// processAlive reports whether pid names a process: signal 0 checks
+// without sending anything. EPERM means it exists but belongs to another
+// user, which is still alive.
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -1,0 +1,54 @@
+package tracestore
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+)
+
+// TestVerdictsRoundTrip: the store gives back the example row of a
+// passing verdict as it was recorded, nothing for a failing or unknown
+// one, and a later verdict replaces an earlier, in the run that records
+// it and in the next.
+func TestVerdictsRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	db := openDB(t, path)
+	v := NewVerdicts(db)
+	pass := candidate.VerdictKey{Candidate: "sha256:c", SourceHash: "sha256:1", StartIndex: 2}
+	fail := candidate.VerdictKey{Candidate: "sha256:c", SourceHash: "sha256:2", StartIndex: 0}
+	unknown := candidate.VerdictKey{Candidate: "sha256:d", SourceHash: "sha256:1", StartIndex: 2}
+	ex := candidate.Example{TraceID: "t1", Source: "a/t1.json", SourceHash: "sha256:1", StartIndex: 2, ActionIDs: []string{"a3", "a5"}, Positions: []int{2, 4}, Retries: []int{0, 1}}
+	// Asked first, so that the candidate's verdicts are held in memory
+	// when they are recorded.
+	if got, err := v.Passed(ctx, []candidate.VerdictKey{pass}); err != nil || got[0] != nil {
+		t.Fatalf("before any record: %v, %v", got, err)
+	}
+	if err := v.Record(ctx, []candidate.Verdict{{Key: pass, Example: ex, Passed: true}, {Key: fail, Example: candidate.Example{TraceID: "t2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(v *Verdicts, wantPass bool) {
+		t.Helper()
+		got, err := v.Passed(ctx, []candidate.VerdictKey{pass, fail, unknown})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wantPass && (got[0] == nil || !reflect.DeepEqual(*got[0], ex)) || !wantPass && got[0] != nil {
+			t.Errorf("passing example: %+v, want passed=%v with %+v", got[0], wantPass, ex)
+		}
+		if got[1] != nil || got[2] != nil {
+			t.Errorf("failing and unknown examples: %+v, %+v; want none", got[1], got[2])
+		}
+	}
+	check(v, true)
+	check(NewVerdicts(db), true)
+	if err := v.Record(ctx, []candidate.Verdict{{Key: pass, Example: ex, Passed: false}}); err != nil {
+		t.Fatal(err)
+	}
+	check(v, false)
+	db.Close()
+	check(NewVerdicts(openDB(t, path)), false)
+}
