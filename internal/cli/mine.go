@@ -119,12 +119,12 @@ receipts drift from the recorded ones on any trace (a divergence under
 /effect_receipts/) is rejected with receipt_drift; with --bundle it is
 still bundled, as kind rejected, with the divergence.
 
-Large corpora are mined in two passes: the first decodes every trace
-and keeps one symbol per action and where the trace lives, the second
-reads back only the traces the candidates are built from. --passes 1
-keeps the decoded corpus in memory instead (faster on a corpus that
-fits), --passes 2 always reads back, and auto, the default, reads back
-above 256 MiB of trace files. The outputs are the same byte for byte.
+Trace files are mined in two passes: the first skims every trace (its
+JSON is checked, its values are not built) and keeps one symbol per
+action and where the trace lives, the second reads back only the traces
+the candidates are built from. --passes 1 decodes and keeps the whole
+corpus in memory instead, which costs more time and memory; auto, the
+default, and 2 read back. The outputs are the same byte for byte.
 Agent session logs and corpora for the gapped miner are read whole.
 
 --progress bar draws a bar per pass on stderr (traces, bytes, their

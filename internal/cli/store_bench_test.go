@@ -57,8 +57,7 @@ func incrementalCorpus(b *testing.B, n int, support float64) (base, more string)
 //     are read: the others' files are unchanged since the import);
 //   - remine: mine --store of the grown store;
 //   - from: mine --from DIR on the grown directory, what a mine costs
-//     without the store, with the passes it would choose (one, the
-//     traces held decoded, up to pipeline.TwoPassBytes; two above);
+//     without the store, with the passes it chooses (two);
 //   - second/first: (add + remine) / (import + mine), the store's second
 //     mine against its first; second/from: (add + remine) / from, the
 //     store's second mine against a mine without the store, which is the
