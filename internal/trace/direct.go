@@ -148,10 +148,10 @@ func (p *Parser) directActions(depth int, t *Trace) bool {
 	if p.ids == nil {
 		p.ids = make(map[string]struct{})
 	}
-	t.Actions = []Action{}
-	return p.skimArray(depth, func(i int) bool {
-		t.Actions = append(t.Actions, Action{})
-		a := &t.Actions[len(t.Actions)-1]
+	p.actions = p.actions[:0]
+	ok := p.skimArray(depth, func(i int) bool {
+		p.actions = append(p.actions, Action{})
+		a := &p.actions[len(p.actions)-1]
 		if !p.directAction(depth+2, i, a) {
 			return false
 		}
@@ -161,6 +161,9 @@ func (p *Parser) directActions(depth int, t *Trace) bool {
 		p.ids[a.ID] = struct{}{}
 		return true
 	})
+	t.Actions = make([]Action, len(p.actions))
+	copy(t.Actions, p.actions)
+	return ok
 }
 
 // directAction reads the action object at p.pos, the i-th of its trace;

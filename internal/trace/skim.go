@@ -122,6 +122,8 @@ func (p *Parser) release() {
 	clear(p.params[:cap(p.params)])
 	p.params = p.params[:0]
 	clear(p.ids)
+	clear(p.actions)
+	p.actions = p.actions[:0]
 }
 
 // skimTrace reads the trace object at p.pos.
