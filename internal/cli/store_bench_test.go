@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/tracestore"
 	"github.com/crystallize-dev/crystallize/internal/tracetest"
 )
 
@@ -94,7 +95,10 @@ func BenchmarkIncrementalMine(b *testing.B) {
 				}
 				return ""
 			}}
-			type phase struct{ wall, cpu time.Duration }
+			type phase struct {
+				wall, cpu time.Duration
+				decoded   int64 // stored traces read back
+			}
 			var imp, mine, add, remine, from phase
 			profiles := os.Getenv("CRYSTALLIZE_BENCH_PROFILE")
 			skipFrom := os.Getenv("CRYSTALLIZE_BENCH_FROM") == "0"
@@ -109,11 +113,11 @@ func BenchmarkIncrementalMine(b *testing.B) {
 						stop := profilePhase(b, filepath.Join(profiles, name+".pprof"))
 						defer stop()
 					}
-					start, cpu := time.Now(), processCPU()
+					start, cpu, decoded := time.Now(), processCPU(), tracestore.Decoded()
 					if code := run(context.Background(), e, args); code != 0 {
 						b.Fatalf("%v: exit %d", args, code)
 					}
-					return phase{time.Since(start), processCPU() - cpu}
+					return phase{time.Since(start), processCPU() - cpu, tracestore.Decoded() - decoded}
 				}
 				importArgs := []string{"import", "--from", corpus, "--store", "--state-dir", state}
 				storeArgs := append([]string{"mine", "--store", "--state-dir", state}, mineArgs...)
@@ -137,6 +141,8 @@ func BenchmarkIncrementalMine(b *testing.B) {
 				b.ReportMetric(m.p.wall.Seconds(), m.name+"-s")
 				b.ReportMetric(m.p.cpu.Seconds(), m.name+"-cpu-s")
 			}
+			b.ReportMetric(float64(mine.decoded), "mine-decoded")
+			b.ReportMetric(float64(remine.decoded), "remine-decoded")
 			ratio := func(a, b time.Duration) float64 { return a.Seconds() / max(b.Seconds(), 1e-9) }
 			b.ReportMetric(ratio(add.wall+remine.wall, imp.wall+mine.wall), "second/first")
 			b.ReportMetric(ratio(add.cpu+remine.cpu, imp.cpu+mine.cpu), "second/first-cpu")

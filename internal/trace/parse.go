@@ -82,6 +82,9 @@ type Parser struct {
 	ids    map[string]struct{}
 	sig    []byte
 	sigs   map[string]string
+	// actions collects the actions of the trace DecodeDirect reads, so
+	// that the trace's slice is allocated once, at its final size.
+	actions []Action
 	// dup is set when an object of the last document had two members
 	// of the same name; Parse then reports them with Duplicates.
 	dup bool

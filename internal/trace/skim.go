@@ -95,6 +95,21 @@ func (p *Parser) Skim(data []byte, file string, line int) (s *Skim, ok bool) {
 		p.skipSpace()
 		ok = p.pos == len(data) && !p.dup
 	}
+	p.release()
+	if !ok {
+		return nil, false
+	}
+	if s.ID == "" {
+		s.ID = DeriveID(file, line)
+	}
+	return s, true
+}
+
+// release drops what the scratch space holds of the last document, so
+// that a Parser kept between documents does not keep it alive, and
+// leaves the stacks empty for the next one, also after a declined
+// document.
+func (p *Parser) release() {
 	p.data = nil
 	clear(p.elems)
 	p.elems = p.elems[:0]
@@ -107,13 +122,8 @@ func (p *Parser) Skim(data []byte, file string, line int) (s *Skim, ok bool) {
 	clear(p.params[:cap(p.params)])
 	p.params = p.params[:0]
 	clear(p.ids)
-	if !ok {
-		return nil, false
-	}
-	if s.ID == "" {
-		s.ID = DeriveID(file, line)
-	}
-	return s, true
+	clear(p.actions)
+	p.actions = p.actions[:0]
 }
 
 // skimTrace reads the trace object at p.pos.

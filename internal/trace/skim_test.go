@@ -225,7 +225,8 @@ func benchDocument() []byte {
 }
 
 // BenchmarkSkim compares skimming a trace document (read=skim) with
-// decoding it (read=decode: Parse and FromValue), one core.
+// decoding it straight into a Trace (read=direct) and through generic
+// values (read=decode: Parse and FromValue), one core.
 func BenchmarkSkim(b *testing.B) {
 	doc := benchDocument()
 	var p Parser
@@ -237,6 +238,15 @@ func BenchmarkSkim(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, ok := p.Skim(doc, "a.json", 0); !ok {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("read=direct", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := p.DecodeDirect(doc, "a.json", 0); !ok {
 				b.Fatal("declined")
 			}
 		}

@@ -1,0 +1,474 @@
+package trace
+
+import (
+	"strconv"
+)
+
+// DecodeDirect decodes data, a trace document, into the Trace that Decode
+// returns for it (with file and line for the derived id), reading the
+// document's own structure (the trace, its actions, side effects, costs,
+// flow, allowlist) straight into the typed fields instead of building a
+// generic map of the whole document and converting it with FromValue.
+// Only the values a Trace keeps as generic values (parameters, inputs,
+// outputs, metadata, replay runs, unknown members) are built as such.
+// Reading back stored traces, where every document is known to be valid,
+// spent a third of its time in that conversion and much of the rest in
+// maps built only to be read once.
+//
+// Like Skim, it is sure or it declines: ok is true only when Decode would
+// decode data without an error, and then the trace equals Decode's (as by
+// reflect.DeepEqual; FuzzDecodeDirect checks it). A document with any
+// problem, or written in a rarer form than DecodeDirect checks (a count
+// written as 1e3 or -0, a version written as 1.0, ...), is declined, and
+// the caller decodes it with Decode, which gives the same trace or the
+// error. Values are checked to be valid JSON with no member named twice,
+// as Parse checks them.
+func (p *Parser) DecodeDirect(data []byte, file string, line int) (t *Trace, ok bool) {
+	p.data, p.pos, p.dup = data, 0, false
+	t = &Trace{Version: SchemaVersion}
+	ok = p.directTrace(t)
+	if ok {
+		p.skipSpace()
+		ok = p.pos == len(data) && !p.dup
+	}
+	p.release()
+	if !ok {
+		return nil, false
+	}
+	if t.ID == "" {
+		t.ID = DeriveID(file, line)
+	}
+	return t, true
+}
+
+// directTrace reads the trace object at p.pos into t.
+func (p *Parser) directTrace(t *Trace) bool {
+	const depth = 1 // of the trace's members
+	actions := false
+	return p.skimObject(0, func(name []byte) bool {
+		switch string(name) {
+		case "version":
+			// Versions 0 and 1 both read as SchemaVersion; other
+			// forms are errors or rare, left to Decode.
+			if p.skipNull() {
+				return true
+			}
+			end, ok := p.numberAt()
+			if !ok || end != p.pos+1 || p.data[p.pos] != '0' && p.data[p.pos] != '1' {
+				return false
+			}
+			p.pos = end
+			return true
+		case "id":
+			return p.directString(&t.ID)
+		case "source":
+			return p.directString(&t.Source)
+		case "source_hash":
+			return p.directString(&t.SourceHash)
+		case "workflow_id":
+			return p.directString(&t.WorkflowID)
+		case "started_at":
+			return p.directString(&t.StartedAt)
+		case "finished_at":
+			return p.directString(&t.FinishedAt)
+		case "flow":
+			if p.skipNull() {
+				return true
+			}
+			t.Flow = &Flow{}
+			return p.directFlow(depth, t.Flow)
+		case "actions":
+			actions = true
+			return p.directActions(depth, t)
+		case "replay_run":
+			m, ok := p.directObject(depth)
+			t.ReplayRun = m
+			return ok
+		case "replay_allowlist":
+			if p.skipNull() {
+				return true
+			}
+			t.ReplayAllowlist = []AllowlistRule{}
+			return p.skimArray(depth, func(int) bool {
+				t.ReplayAllowlist = append(t.ReplayAllowlist, AllowlistRule{})
+				return p.directAllowlistRule(depth+2, &t.ReplayAllowlist[len(t.ReplayAllowlist)-1])
+			})
+		case "usage":
+			if p.skipNull() {
+				return true
+			}
+			u := &Usage{}
+			t.Usage = u
+			return p.skimObject(depth, func(name []byte) bool {
+				switch string(name) {
+				case "model_calls":
+					return p.directCount(&u.ModelCalls)
+				case "input_tokens":
+					return p.directCount(&u.InputTokens)
+				case "output_tokens":
+					return p.directCount(&u.OutputTokens)
+				case "total_cost_usd":
+					return p.directAmount(&u.TotalCostUSD)
+				case "wall_ms":
+					return p.directCount(&u.WallMS)
+				}
+				return p.directExtra(&u.Extra, name, depth+1)
+			})
+		case "metadata":
+			m, ok := p.directObject(depth)
+			t.Metadata = m
+			return ok
+		}
+		return p.directExtra(&t.Extra, name, depth)
+	}) && actions
+}
+
+// directFlow reads the flow object at p.pos, whose own depth is depth+1.
+func (p *Parser) directFlow(depth int, f *Flow) bool {
+	return p.skimObject(depth, func(name []byte) bool {
+		switch string(name) {
+		case "trace_id":
+			return p.directString(&f.TraceID)
+		case "agent_run_id":
+			return p.directString(&f.AgentRunID)
+		case "transcript_ref":
+			return p.directString(&f.TranscriptRef)
+		case "atom_ids":
+			return p.directStrings(depth+1, &f.AtomIDs)
+		case "slice_ids":
+			return p.directStrings(depth+1, &f.SliceIDs)
+		}
+		return p.directExtra(&f.Extra, name, depth+1)
+	})
+}
+
+// directActions reads the actions array, whose own depth is depth+1,
+// checking that action ids, given or defaulted, are unique.
+func (p *Parser) directActions(depth int, t *Trace) bool {
+	if p.ids == nil {
+		p.ids = make(map[string]struct{})
+	}
+	p.actions = p.actions[:0]
+	ok := p.skimArray(depth, func(i int) bool {
+		p.actions = append(p.actions, Action{})
+		a := &p.actions[len(p.actions)-1]
+		if !p.directAction(depth+2, i, a) {
+			return false
+		}
+		if _, dup := p.ids[a.ID]; dup {
+			return false
+		}
+		p.ids[a.ID] = struct{}{}
+		return true
+	})
+	t.Actions = make([]Action, len(p.actions))
+	copy(t.Actions, p.actions)
+	return ok
+}
+
+// directAction reads the action object at p.pos, the i-th of its trace;
+// depth is that of its members.
+func (p *Parser) directAction(depth, i int, a *Action) bool {
+	var kind, name bool
+	ok := p.skimObject(depth-1, func(member []byte) bool {
+		switch string(member) {
+		case "id":
+			return p.directString(&a.ID)
+		case "kind":
+			text, ok := p.reqString()
+			if ok {
+				a.Kind, kind = Kind(p.key(text)), true
+			}
+			return ok
+		case "name":
+			text, ok := p.reqString()
+			if ok {
+				a.Name, name = p.key(text), true
+			}
+			return ok
+		case "timestamp":
+			return p.directString(&a.Timestamp)
+		case "parameters":
+			m, ok := p.directObject(depth)
+			a.Parameters = m
+			return ok
+		case "inputs":
+			v, ok := p.value(depth)
+			a.Inputs = v
+			return ok
+		case "output":
+			v, ok := p.value(depth)
+			a.Output = v
+			return ok
+		case "observed_output":
+			v, ok := p.value(depth)
+			a.ObservedOutput = v
+			return ok
+		case "capabilities":
+			return p.directStrings(depth, &a.Capabilities)
+		case "required_secrets":
+			return p.directStrings(depth, &a.RequiredSecrets)
+		case "side_effects":
+			if p.skipNull() {
+				return true
+			}
+			a.SideEffects = []SideEffect{}
+			return p.skimArray(depth, func(int) bool {
+				a.SideEffects = append(a.SideEffects, SideEffect{})
+				return p.directSideEffect(depth+2, &a.SideEffects[len(a.SideEffects)-1])
+			})
+		case "approval":
+			if p.skipNull() {
+				return true
+			}
+			ap := &Approval{}
+			a.Approval = ap
+			return p.skimObject(depth, func(member []byte) bool {
+				switch string(member) {
+				case "prompt":
+					return p.directString(&ap.Prompt)
+				case "approver":
+					return p.directString(&ap.Approver)
+				case "boundary":
+					return p.directString(&ap.Boundary)
+				case "required":
+					b, ok := p.optBool()
+					ap.Required = b == 1
+					return ok
+				}
+				return p.directExtra(&ap.Extra, member, depth+1)
+			})
+		case "cost":
+			if p.skipNull() {
+				return true
+			}
+			c := &Cost{}
+			a.Cost = c
+			return p.skimObject(depth, func(member []byte) bool {
+				switch string(member) {
+				case "model":
+					text, ok := p.optString()
+					if ok && text != nil {
+						c.Model = p.key(text)
+					}
+					return ok
+				case "model_calls":
+					return p.directCount(&c.ModelCalls)
+				case "input_tokens":
+					return p.directCount(&c.InputTokens)
+				case "output_tokens":
+					return p.directCount(&c.OutputTokens)
+				case "total_cost_usd":
+					return p.directAmount(&c.TotalCostUSD)
+				case "wall_ms":
+					return p.directCount(&c.WallMS)
+				}
+				return p.directExtra(&c.Extra, member, depth+1)
+			})
+		case "duration_ms":
+			if p.skipNull() {
+				return true
+			}
+			var n int64
+			if !p.directCount(&n) {
+				return false
+			}
+			a.DurationMS = &n
+			return true
+		case "deterministic":
+			return p.directBool(&a.Deterministic)
+		case "fuzzy":
+			return p.directBool(&a.Fuzzy)
+		case "metadata":
+			m, ok := p.directObject(depth)
+			a.Metadata = m
+			return ok
+		}
+		return p.directExtra(&a.Extra, member, depth)
+	})
+	if !ok || !kind || !name {
+		return false
+	}
+	if a.ID == "" {
+		a.ID = "action_" + strconv.Itoa(i+1)
+	}
+	return true
+}
+
+// directSideEffect reads the side effect object at p.pos; depth is that
+// of its members.
+func (p *Parser) directSideEffect(depth int, s *SideEffect) bool {
+	kind := false
+	return p.skimObject(depth-1, func(member []byte) bool {
+		switch string(member) {
+		case "kind":
+			text, ok := p.reqString()
+			if ok {
+				s.Kind, kind = p.key(text), true
+			}
+			return ok
+		case "target":
+			return p.directString(&s.Target)
+		case "capability":
+			text, ok := p.optString()
+			if ok && text != nil {
+				s.Capability = p.key(text)
+			}
+			return ok
+		case "mutation":
+			text, ok := p.optString()
+			if ok && text != nil {
+				s.Mutation = p.key(text)
+			}
+			return ok
+		case "metadata":
+			m, ok := p.directObject(depth)
+			s.Metadata = m
+			return ok
+		}
+		return p.directExtra(&s.Extra, member, depth)
+	}) && kind
+}
+
+// directAllowlistRule reads a replay allowlist rule whose members are at
+// depth, checking its path as Decode does.
+func (p *Parser) directAllowlistRule(depth int, r *AllowlistRule) bool {
+	var path, reason bool
+	return p.skimObject(depth-1, func(member []byte) bool {
+		switch string(member) {
+		case "path":
+			text, ok := p.reqString()
+			if !ok {
+				return false
+			}
+			r.Path = string(text)
+			_, err := CompilePattern(r.Path)
+			path = err == nil
+			return path
+		case "reason":
+			text, ok := p.reqString()
+			r.Reason, reason = string(text), ok
+			return ok
+		case "replacement":
+			v, ok := p.value(depth)
+			r.Replacement = v
+			return ok
+		}
+		return p.directExtra(&r.Extra, member, depth)
+	}) && path && reason
+}
+
+// directString reads an optional string member into dst; null leaves it
+// unset.
+func (p *Parser) directString(dst *string) bool {
+	text, ok := p.optString()
+	if ok && text != nil {
+		*dst = string(text)
+	}
+	return ok
+}
+
+// directStrings reads an optional array of strings, whose elements are at
+// depth+1, into dst: nil for null, a non-nil slice for an array, as
+// Fields.OptStrings gives. Each string is shared like a member name:
+// capabilities and secrets repeat in every action.
+func (p *Parser) directStrings(depth int, dst *[]string) bool {
+	if p.skipNull() {
+		return true
+	}
+	out := []string{}
+	ok := p.skimArray(depth, func(int) bool {
+		if !p.peek('"') {
+			return false
+		}
+		text, ok := p.str()
+		if ok {
+			out = append(out, p.key(text))
+		}
+		return ok
+	})
+	*dst = out
+	return ok
+}
+
+// directObject reads an optional object member, whose value is at depth,
+// as the generic value Parse gives; null is nil.
+func (p *Parser) directObject(depth int) (map[string]any, bool) {
+	if p.skipNull() {
+		return nil, true
+	}
+	if !p.peek('{') {
+		return nil, false
+	}
+	v, ok := p.value(depth)
+	if !ok {
+		return nil, false
+	}
+	return v.(map[string]any), true
+}
+
+// directBool reads an optional boolean member into dst; null leaves it
+// nil.
+func (p *Parser) directBool(dst **bool) bool {
+	b, ok := p.optBool()
+	if ok && b >= 0 {
+		v := b == 1
+		*dst = &v
+	}
+	return ok
+}
+
+// directCount reads a count member written as a plain non-negative
+// integer literal; null leaves dst 0. Other forms Decode accepts (1e3,
+// 30.0, -0) are declined.
+func (p *Parser) directCount(dst *int64) bool {
+	if p.skipNull() {
+		return true
+	}
+	p.skipSpace()
+	start := p.pos
+	if !p.count() {
+		return false
+	}
+	var n int64
+	for _, c := range p.data[start:p.pos] {
+		n = n*10 + int64(c-'0')
+	}
+	*dst = n
+	return true
+}
+
+// directAmount reads an amount member written as a non-negative number
+// without an exponent; null leaves dst 0. The value is strconv's, as in
+// Fields.Amount.
+func (p *Parser) directAmount(dst *float64) bool {
+	if p.skipNull() {
+		return true
+	}
+	p.skipSpace()
+	start := p.pos
+	if !p.amount() {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(p.data[start:p.pos]), 64)
+	if err != nil || f < 0 {
+		return false
+	}
+	*dst = f
+	return true
+}
+
+// directExtra reads the value of a member the format does not name, at
+// depth, into *extra, as FromValue keeps it.
+func (p *Parser) directExtra(extra *map[string]any, name []byte, depth int) bool {
+	key := p.key(name)
+	v, ok := p.value(depth)
+	if !ok {
+		return false
+	}
+	if *extra == nil {
+		*extra = make(map[string]any)
+	}
+	(*extra)[key] = v
+	return true
+}
