@@ -531,6 +531,20 @@ func decodeOne(f file, hashed, doc []byte, line int, p *trace.Parser) entry {
 	return completeTrace(f, hashed, line, v, err)
 }
 
+// decodeBack decodes a document read back by location: one the first pass
+// of a scan accepted, whose source hash the caller compares again. It
+// reads it with Parser.DecodeDirect, which builds the typed trace without
+// a generic map of the document and which either gives the trace
+// decodeOne would or declines; a declined document goes through
+// decodeOne, which gives the trace or the error. A second pass decodes
+// every example it reads back, so this halves what that costs per trace.
+func decodeBack(f file, hashed, doc []byte, line int, p *trace.Parser) entry {
+	if tr, ok := p.DecodeDirect(doc, f.rel, line); ok {
+		return finishTrace(f, hashed, line, tr)
+	}
+	return decodeOne(f, hashed, doc, line, p)
+}
+
 // completeTrace decodes the parsed document v (or reports parseErr) and
 // completes the trace; hashed is the bytes the source hash covers.
 func completeTrace(f file, hashed []byte, line int, v any, parseErr error) entry {
@@ -549,6 +563,11 @@ func completeTrace(f file, hashed []byte, line int, v any, parseErr error) entry
 		}
 		return entry{line: line, errs: list}
 	}
+	return finishTrace(f, hashed, line, tr)
+}
+
+// finishTrace sets where the decoded trace tr came from and normalizes it.
+func finishTrace(f file, hashed []byte, line int, tr *trace.Trace) entry {
 	tr.Origin = trace.Origin{Path: f.rel, Line: line}
 	tr.Source = tr.Origin.String()
 	tr.SourceHash = trace.HashBytes(hashed)

@@ -522,7 +522,7 @@ func (c *Catalog) readOne(loc Location, p *trace.Parser) (*trace.Trace, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		e = decodeOne(f, data, bytes.TrimPrefix(data, utf8BOM), 0, p)
+		e = decodeBack(f, data, bytes.TrimPrefix(data, utf8BOM), 0, p)
 	} else {
 		fh, _, err := openRegular(f.open)
 		if err != nil {
@@ -538,7 +538,7 @@ func (c *Catalog) readOne(loc Location, p *trace.Parser) (*trace.Trace, error) {
 		if loc.Line == 1 {
 			doc = bytes.TrimPrefix(doc, utf8BOM)
 		}
-		e = decodeOne(f, data, doc, loc.Line, p)
+		e = decodeBack(f, data, doc, loc.Line, p)
 	}
 	if e.errs != nil {
 		return nil, e.errs

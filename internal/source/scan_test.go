@@ -196,3 +196,28 @@ func TestScanCancelled(t *testing.T) {
 		t.Fatalf("Scan error = %v, want context.Canceled", err)
 	}
 }
+
+// TestReadBackMatchesLoad checks that traces read back by location, which
+// the second pass decodes with Parser.DecodeDirect, equal the traces Load
+// decodes, on the project's own example and test traces.
+func TestReadBackMatchesLoad(t *testing.T) {
+	for _, dir := range []string{"../../examples/traces", "../../examples/heldout", "../trace/testdata/valid"} {
+		t.Run(dir, func(t *testing.T) {
+			opts := Options{SkipInvalid: true}
+			want, err := Load(context.Background(), dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want.Traces) == 0 {
+				t.Fatalf("no traces under %s", dir)
+			}
+			got, _, err := scanAll(t, dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.Traces, got); diff != "" {
+				t.Errorf("traces (-Load +read back):\n%s", diff)
+			}
+		})
+	}
+}
