@@ -21,6 +21,12 @@ import (
 // passed, and listed among the candidate's examples with the row the
 // cache recorded. A nil ExampleVerdicts remembers nothing.
 
+// VerdictRules numbers the rules that decide an example's verdict: mining's
+// sample check and shadow replay's comparison of a source example. It is
+// part of every Fingerprint; a change to either check must increase it,
+// so that remembered verdicts reached under the old rules are not reused.
+const VerdictRules = 1
+
 // VerdictKey names one example of a candidate, stably across runs: the
 // candidate's content (Fingerprint), the example's trace (its source hash)
 // and where the procedure starts in it.
@@ -64,7 +70,13 @@ type ExampleVerdicts interface {
 // which traces are examples, so it survives adding traces to a corpus;
 // it does change when a re-drawn sample gives a parameter other example
 // values, which only costs the remembered verdicts.
-func Fingerprint(c *Candidate) (string, error) {
+//
+// It also covers VerdictRules, so that verdicts a store remembered from a
+// build whose checks differed are never taken for this build's.
+func Fingerprint(c *Candidate) (string, error) { return fingerprint(c, VerdictRules) }
+
+// fingerprint is Fingerprint under the given rules.
+func fingerprint(c *Candidate, rules int) (string, error) {
 	type param struct {
 		Name        string   `json:"name"`
 		SourcePaths []string `json:"source_paths"`
@@ -76,13 +88,14 @@ func Fingerprint(c *Candidate) (string, error) {
 		Refs        []string `json:"refs"`
 	}
 	content := struct {
+		Rules             int       `json:"rules"`
 		SequenceSignature []string  `json:"sequence_signature"`
 		Steps             []Step    `json:"steps"`
 		ExpectedReceipts  []any     `json:"expected_receipts"`
 		Parameters        []param   `json:"parameters"`
 		Derived           []derived `json:"derived"`
 		Gapped            bool      `json:"gapped"`
-	}{SequenceSignature: c.SequenceSignature, Steps: c.Steps, ExpectedReceipts: c.ExpectedReceipts}
+	}{Rules: rules, SequenceSignature: c.SequenceSignature, Steps: c.Steps, ExpectedReceipts: c.ExpectedReceipts}
 	for _, p := range c.Parameters {
 		content.Parameters = append(content.Parameters, param{p.Name, p.SourcePaths})
 	}

@@ -89,3 +89,23 @@ func TestFingerprint(t *testing.T) {
 		t.Errorf("Passed = %v, want only the first key's example", got)
 	}
 }
+
+// TestFingerprintCoversRules checks that verdicts remembered under other
+// verdict rules cannot match: the rules are part of the fingerprint.
+func TestFingerprintCoversRules(t *testing.T) {
+	c := &Candidate{SequenceSignature: []string{"a", "b"}, Steps: []Step{{Index: 1}, {Index: 2}}}
+	now, err := fingerprint(c, VerdictRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := Fingerprint(c); got != now {
+		t.Fatalf("Fingerprint = %s, fingerprint under VerdictRules = %s", got, now)
+	}
+	other, err := fingerprint(c, VerdictRules+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other == now {
+		t.Fatalf("fingerprints under rules %d and %d are both %s", VerdictRules, VerdictRules+1, now)
+	}
+}
