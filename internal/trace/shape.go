@@ -279,62 +279,84 @@ func (p *Parser) skipObject(depth int) bool {
 	if depth > maxDepth {
 		return false
 	}
-	p.pos++ // {
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		p.pos++
-		return true
-	}
-	base := len(p.skipped)
-	for {
-		p.skipSpace()
-		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-			return false
-		}
-		start := p.pos
-		k, ok := p.str()
-		if !ok {
-			return false
-		}
-		p.skipped = append(p.skipped, p.skippedName(start, k))
-		p.skipSpace()
-		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return false
-		}
-		p.pos++
-		if !p.skip(depth) {
-			return false
-		}
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return false
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
-			p.dup = p.dup || hasDuplicate(p.skipped[base:])
-			p.skipped = p.skipped[:base]
-			return true
-		default:
-			return false
-		}
-	}
+	dup, ok := p.objectMembers(func([]byte) bool { return p.skip(depth) })
+	p.dup = p.dup || dup
+	return ok
 }
 
 func (p *Parser) skipArray(depth int) bool {
 	if depth > maxDepth {
 		return false
 	}
+	return p.arrayElems(func(int) bool { return p.skip(depth) })
+}
+
+// objectMembers reads the object whose '{' is at p.pos, calling member
+// for each member with its name once p.pos is at its value; member reads
+// the value and returns false to stop. The names are collected on
+// p.skipped to tell whether one comes twice, which dup reports. ok is
+// false when the object is not valid JSON or member stopped. Skipping a
+// value (skipObject) and reading one member by member (skimObject) share
+// it.
+func (p *Parser) objectMembers(member func(name []byte) bool) (dup, ok bool) {
+	p.pos++ // {
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+		p.pos++
+		return false, true
+	}
+	base := len(p.skipped)
+	for {
+		p.skipSpace()
+		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+			return false, false
+		}
+		start := p.pos
+		k, ok := p.str()
+		if !ok {
+			return false, false
+		}
+		name := p.skippedName(start, k)
+		p.skipped = append(p.skipped, name)
+		p.skipSpace()
+		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+			return false, false
+		}
+		p.pos++
+		if !member(name) {
+			return false, false
+		}
+		p.skipSpace()
+		if p.pos >= len(p.data) {
+			return false, false
+		}
+		switch p.data[p.pos] {
+		case ',':
+			p.pos++
+		case '}':
+			p.pos++
+			dup = hasDuplicate(p.skipped[base:])
+			p.skipped = p.skipped[:base]
+			return dup, true
+		default:
+			return false, false
+		}
+	}
+}
+
+// arrayElems reads the array whose '[' is at p.pos, calling elem for each
+// element with its index once p.pos is at it (after white space); elem
+// reads the element and returns false to stop.
+func (p *Parser) arrayElems(elem func(i int) bool) bool {
 	p.pos++ // [
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
 		return true
 	}
-	for {
-		if !p.skip(depth) {
+	for i := 0; ; i++ {
+		p.skipSpace()
+		if !elem(i) {
 			return false
 		}
 		p.skipSpace()

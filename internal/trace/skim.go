@@ -426,49 +426,8 @@ func (p *Parser) skimObject(depth int, member func(name []byte) bool) bool {
 	if !p.peek('{') || depth+1 > maxDepth {
 		return false
 	}
-	p.pos++
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		p.pos++
-		return true
-	}
-	base := len(p.skipped)
-	for {
-		p.skipSpace()
-		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-			return false
-		}
-		start := p.pos
-		k, ok := p.str()
-		if !ok {
-			return false
-		}
-		name := p.skippedName(start, k)
-		p.skipped = append(p.skipped, name)
-		p.skipSpace()
-		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return false
-		}
-		p.pos++
-		if !member(name) {
-			return false
-		}
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return false
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
-			dup := hasDuplicate(p.skipped[base:])
-			p.skipped = p.skipped[:base]
-			return !dup
-		default:
-			return false
-		}
-	}
+	dup, ok := p.objectMembers(member)
+	return ok && !dup
 }
 
 // skimArray reads the array at p.pos (after white space), calling elem
@@ -478,31 +437,7 @@ func (p *Parser) skimArray(depth int, elem func(i int) bool) bool {
 	if !p.peek('[') || depth+1 > maxDepth {
 		return false
 	}
-	p.pos++
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
-		return true
-	}
-	for i := 0; ; i++ {
-		p.skipSpace()
-		if !elem(i) {
-			return false
-		}
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return false
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
-			return true
-		default:
-			return false
-		}
-	}
+	return p.arrayElems(elem)
 }
 
 // peek skips white space and reports whether the next byte is c.
