@@ -48,17 +48,7 @@ func (p *Parser) directTrace(t *Trace) bool {
 	return p.skimObject(0, func(name []byte) bool {
 		switch string(name) {
 		case "version":
-			// Versions 0 and 1 both read as SchemaVersion; other
-			// forms are errors or rare, left to Decode.
-			if p.skipNull() {
-				return true
-			}
-			end, ok := p.numberAt()
-			if !ok || end != p.pos+1 || p.data[p.pos] != '0' && p.data[p.pos] != '1' {
-				return false
-			}
-			p.pos = end
-			return true
+			return p.skimVersion()
 		case "id":
 			return p.directString(&t.ID)
 		case "source":

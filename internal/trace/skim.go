@@ -133,17 +133,7 @@ func (p *Parser) skimTrace(s *Skim) bool {
 	return p.skimObject(0, func(name []byte) bool {
 		switch string(name) {
 		case "version":
-			// Versions 0 and 1 read as 1; every other form is
-			// either an error or rare enough to decode whole.
-			if p.skipNull() {
-				return true
-			}
-			end, ok := p.numberAt()
-			if !ok || end != p.pos+1 || p.data[p.pos] != '0' && p.data[p.pos] != '1' {
-				return false
-			}
-			p.pos = end
-			return true
+			return p.skimVersion()
 		case "id":
 			text, ok := p.optString()
 			if ok && text != nil {
@@ -438,6 +428,21 @@ func (p *Parser) skimArray(depth int, elem func(i int) bool) bool {
 		return false
 	}
 	return p.arrayElems(elem)
+}
+
+// skimVersion reads a trace's version: null, 0 and 1 all read as
+// SchemaVersion. Every other form is an error or rare enough (1.0, 1e0)
+// to be left to the full decoder, so it declines.
+func (p *Parser) skimVersion() bool {
+	if p.skipNull() {
+		return true
+	}
+	end, ok := p.numberAt()
+	if !ok || end != p.pos+1 || p.data[p.pos] != '0' && p.data[p.pos] != '1' {
+		return false
+	}
+	p.pos = end
+	return true
 }
 
 // peek skips white space and reports whether the next byte is c.
