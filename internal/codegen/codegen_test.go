@@ -322,7 +322,7 @@ func FuzzWorkflow(f *testing.F) {
 		// so the fuzzer exercises rendering rather than validation:
 		// a malformed number becomes a string, a malformed path "$".
 		var numValue any = num
-		if isJSONNumber(num) {
+		if trace.IsNumber(num) {
 			numValue = json.Number(num)
 		}
 		if _, err := selector(path); err != nil {

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.starlark.net/syntax"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // maxDepth bounds the nesting of a constant written as a literal. The
@@ -129,7 +131,9 @@ func literalDepth(v any, depth int, roundTrip bool) (*node, error) {
 // their digits (Starlark integers are unbounded); other numbers become
 // floats, written in Go's shortest round-trip form.
 func number(s string) (string, error) {
-	if !isJSONNumber(s) {
+	// The JSON number grammar also rules out the forms Starlark reads
+	// differently (leading zeros, hex, underscores).
+	if !trace.IsNumber(s) {
 		return "", fmt.Errorf("invalid number %q", s)
 	}
 	if !strings.ContainsAny(s, ".eE") {
@@ -161,45 +165,6 @@ func float(f float64) string {
 		s += ".0"
 	}
 	return s
-}
-
-// isJSONNumber reports whether s matches the JSON number grammar,
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, which also rules out the
-// forms Starlark reads differently (leading zeros, hex, underscores).
-func isJSONNumber(s string) bool {
-	i := 0
-	digits := func() bool {
-		start := i
-		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-			i++
-		}
-		return i > start
-	}
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case !digits():
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if !digits() {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 // selector returns the Starlark index expression suffix for a JSON path
@@ -281,7 +246,7 @@ func bracket(s string) (string, int, error) {
 			return "", 0, errors.New("unterminated [")
 		}
 		n, err := strconv.ParseInt(s[1:end], 10, 64)
-		if err != nil || !isJSONNumber(s[1:end]) {
+		if err != nil || !trace.IsNumber(s[1:end]) {
 			return "", 0, fmt.Errorf("index %q is not an integer", s[1:end])
 		}
 		return strconv.FormatInt(n, 10), end + 1, nil

@@ -14,6 +14,8 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/crystallize-dev/crystallize/internal/trace"
+
 	"github.com/crystallize-dev/crystallize/internal/redact"
 )
 
@@ -175,7 +177,7 @@ func appendCompact(dst []byte, v any) ([]byte, bool) {
 		if v == "" {
 			return append(dst, '0'), true
 		}
-		if !jsonNumber(string(v)) {
+		if !trace.IsNumber(string(v)) {
 			return dst, false
 		}
 		return append(dst, v...), true
@@ -218,43 +220,6 @@ func appendCompact(dst []byte, v any) ([]byte, bool) {
 		return append(dst, '}'), true
 	}
 	return dst, false
-}
-
-// jsonNumber reports whether s is a JSON number literal.
-func jsonNumber(s string) bool {
-	i := 0
-	digits := func() bool {
-		start := i
-		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-			i++
-		}
-		return i > start
-	}
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case !digits():
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if !digits() {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 // canonicalJSON is canonical through encoding/json.

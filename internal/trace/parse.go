@@ -361,9 +361,21 @@ func (p *Parser) number() (any, bool) {
 
 // numberEnd returns the position after the number at p.pos, and whether
 // it is one.
-func (p *Parser) numberEnd() (int, bool) {
-	data, i := p.data, p.pos
-	if data[i] == '-' {
+func (p *Parser) numberEnd() (int, bool) { return numberEnd(p.data, p.pos) }
+
+// IsNumber reports whether s is exactly one JSON number literal,
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, as the parser reads
+// them: no leading zeros, no hex, no underscores, no white space.
+func IsNumber(s string) bool {
+	end, ok := numberEnd(s, 0)
+	return ok && end == len(s)
+}
+
+// numberEnd returns the position after the JSON number that starts at i
+// in data, and whether there is one. It serves documents being parsed and
+// strings checked on their own (IsNumber) alike.
+func numberEnd[T ~string | ~[]byte](data T, i int) (int, bool) {
+	if i < len(data) && data[i] == '-' {
 		i++
 	}
 	switch {
@@ -397,7 +409,7 @@ func (p *Parser) numberEnd() (int, bool) {
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // digits returns the position after the run of digits at i.
-func digits(data []byte, i int) int {
+func digits[T ~string | ~[]byte](data T, i int) int {
 	for i < len(data) && isDigit(data[i]) {
 		i++
 	}

@@ -190,3 +190,18 @@ func TestDuplicates(t *testing.T) {
 		t.Errorf("ParseJSON(record on line 7) = %v", err)
 	}
 }
+
+// TestIsNumber checks the JSON number grammar on strings, as the parser
+// reads numbers in documents.
+func TestIsNumber(t *testing.T) {
+	for _, s := range []string{"0", "-0", "7", "-12", "3.25", "1e5", "1E+5", "2.5e-3", "10"} {
+		if !IsNumber(s) {
+			t.Errorf("IsNumber(%q) = false, want true", s)
+		}
+	}
+	for _, s := range []string{"", "-", "01", "+1", "1.", ".5", "1e", "1e+", "0x10", "1_000", " 1", "1 ", "NaN", "Infinity", "1.5.2", "--1"} {
+		if IsNumber(s) {
+			t.Errorf("IsNumber(%q) = true, want false", s)
+		}
+	}
+}
