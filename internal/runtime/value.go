@@ -14,9 +14,8 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
-	"github.com/crystallize-dev/crystallize/internal/trace"
-
 	"github.com/crystallize-dev/crystallize/internal/redact"
+	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // toGo converts a Starlark value to the generic JSON value encoding/json
