@@ -24,15 +24,8 @@ import (
 // error. Values are checked to be valid JSON with no member named twice,
 // as Parse checks them.
 func (p *Parser) DecodeDirect(data []byte, file string, line int) (t *Trace, ok bool) {
-	p.data, p.pos, p.dup = data, 0, false
 	t = &Trace{Version: SchemaVersion}
-	ok = p.directTrace(t)
-	if ok {
-		p.skipSpace()
-		ok = p.pos == len(data) && !p.dup
-	}
-	p.release()
-	if !ok {
+	if !p.readWhole(data, func() bool { return p.directTrace(t) }) {
 		return nil, false
 	}
 	if t.ID == "" {

@@ -88,21 +88,29 @@ const (
 // the user sees. Every value Skim skips is still checked to be valid
 // JSON with no member named twice, as Parse checks it.
 func (p *Parser) Skim(data []byte, file string, line int) (s *Skim, ok bool) {
-	p.data, p.pos, p.dup = data, 0, false
 	s = &Skim{}
-	ok = p.skimTrace(s)
-	if ok {
-		p.skipSpace()
-		ok = p.pos == len(data) && !p.dup
-	}
-	p.release()
-	if !ok {
+	if !p.readWhole(data, func() bool { return p.skimTrace(s) }) {
 		return nil, false
 	}
 	if s.ID == "" {
 		s.ID = DeriveID(file, line)
 	}
 	return s, true
+}
+
+// readWhole reads data with read, which reads one value from p.pos, and
+// reports whether read accepted it, nothing but white space follows, and
+// no object in it names a member twice. The scratch space is released
+// either way.
+func (p *Parser) readWhole(data []byte, read func() bool) bool {
+	p.data, p.pos, p.dup = data, 0, false
+	ok := read()
+	if ok {
+		p.skipSpace()
+		ok = p.pos == len(data) && !p.dup
+	}
+	p.release()
+	return ok
 }
 
 // release drops what the scratch space holds of the last document, so
