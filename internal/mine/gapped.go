@@ -167,16 +167,7 @@ const (
 func actionFlags(t *trace.Trace) []uint8 {
 	out := make([]uint8, len(t.Actions))
 	for j := range t.Actions {
-		a := &t.Actions[j]
-		if a.Kind == trace.KindObservation {
-			out[j] |= flagObservation
-		}
-		if a.Failed() {
-			out[j] |= flagFailed
-		}
-		if a.Kind == trace.KindFileMutation {
-			out[j] |= flagEdit
-		}
+		out[j] = flagsOf(decodedFacts(&t.Actions[j]))
 	}
 	return out
 }

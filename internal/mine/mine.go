@@ -428,26 +428,7 @@ outer:
 // with side effects that is fuzzy or nondeterministic.
 func Excluded(t *trace.Trace) (candidate.Exclusion, bool) {
 	ex := candidate.Exclusion{TraceID: t.ID, Source: t.Source, SourceHash: t.SourceHash}
-	if actionID, ok := t.PolicyViolation(); ok {
-		ex.Code = candidate.CodeUnresolvedPolicyViolation
-		ex.ActionID = actionID
-		if actionID != "" {
-			ex.Message = fmt.Sprintf("action %s carries an unresolved policy violation", actionID)
-		} else {
-			ex.Message = "trace metadata carries an unresolved policy violation"
-		}
-		return ex, true
-	}
-	for i := range t.Actions {
-		a := &t.Actions[i]
-		if a.NondeterministicSideEffect() {
-			ex.Code = candidate.CodeNondeterministicEffect
-			ex.ActionID = a.ID
-			ex.Message = fmt.Sprintf("action %s (%s) has side effects but is fuzzy or nondeterministic, so its effects cannot be replayed", a.ID, a.Name)
-			return ex, true
-		}
-	}
-	return ex, false
+	return exclusionOf(ex, t.PolicyViolation, len(t.Actions), func(i int) actionFacts { return decodedFacts(&t.Actions[i]) })
 }
 
 // InputFormat describes the trace format mining reads.

@@ -57,27 +57,14 @@ type Summary struct {
 // Summarize returns what the first pass keeps of t: whether it is
 // excluded and why, and its action signatures. t must be normalized.
 func Summarize(t *trace.Trace) Summary {
-	var s Summary
+	var exclusion *candidate.Exclusion
 	if ex, ok := Excluded(t); ok {
-		s.exclusion = &ex
+		exclusion = &ex
 	}
-	if agent, ok := t.Metadata["agent"]; ok {
-		s.agent = fmt.Sprintf("auto: trace %s has metadata.agent %v", t.ID, agent)
-	}
-	for i := range t.Actions {
-		if t.Actions[i].Kind == trace.KindObservation {
-			s.observation = fmt.Sprintf("auto: trace %s action %s is an observation", t.ID, t.Actions[i].ID)
-			break
-		}
-	}
-	if s.exclusion == nil {
-		s.signatures = make([]string, len(t.Actions))
-		for j := range t.Actions {
-			s.signatures[j] = t.Actions[j].Signature()
-		}
-		s.flags = actionFlags(t)
-	}
-	return s
+	agent, hasAgent := t.Metadata["agent"]
+	return summaryOf(exclusion, t.ID, agent, hasAgent, len(t.Actions),
+		func(i int) actionFacts { return decodedFacts(&t.Actions[i]) },
+		func(i int) string { return t.Actions[i].Signature() })
 }
 
 // SummarizeSkim is Summarize for a trace read by trace.Parser.Skim, whose
@@ -85,26 +72,53 @@ func Summarize(t *trace.Trace) Summary {
 // it returns what Summarize returns for the document decoded and
 // normalized, without the trace ever being built.
 func SummarizeSkim(t *trace.Skim) Summary {
-	var s Summary
+	var exclusion *candidate.Exclusion
 	if ex, ok := excludedSkim(t); ok {
-		s.exclusion = &ex
+		exclusion = &ex
 	}
-	if t.HasAgent {
-		s.agent = fmt.Sprintf("auto: trace %s has metadata.agent %v", t.ID, t.Agent)
+	return summaryOf(exclusion, t.ID, t.Agent, t.HasAgent, len(t.Actions),
+		func(i int) actionFacts { return skimFacts(&t.Actions[i]) },
+		func(i int) string { return t.Actions[i].Signature })
+}
+
+// actionFacts is what the first pass's rules read of an action, whether
+// its trace was decoded or skimmed, so that one set of rules serves both.
+type actionFacts struct {
+	id, name string
+	kind     trace.Kind
+	failed   bool
+	// nondeterministicEffect: the action has side effects but is fuzzy
+	// or nondeterministic.
+	nondeterministicEffect bool
+}
+
+func decodedFacts(a *trace.Action) actionFacts {
+	return actionFacts{id: a.ID, name: a.Name, kind: a.Kind, failed: a.Failed(), nondeterministicEffect: a.NondeterministicSideEffect()}
+}
+
+func skimFacts(a *trace.SkimAction) actionFacts {
+	return actionFacts{id: a.ID, name: a.Name, kind: a.Kind, failed: a.Failed, nondeterministicEffect: a.NondeterministicSideEffect}
+}
+
+// summaryOf is Summarize over a trace's id, its metadata.agent, and its n
+// actions read through at and signature; exclusion is what Excluded found.
+func summaryOf(exclusion *candidate.Exclusion, id string, agent any, hasAgent bool, n int, at func(int) actionFacts, signature func(int) string) Summary {
+	s := Summary{exclusion: exclusion}
+	if hasAgent {
+		s.agent = fmt.Sprintf("auto: trace %s has metadata.agent %v", id, agent)
 	}
-	for i := range t.Actions {
-		if t.Actions[i].Kind == trace.KindObservation {
-			s.observation = fmt.Sprintf("auto: trace %s action %s is an observation", t.ID, t.Actions[i].ID)
+	for i := range n {
+		if f := at(i); f.kind == trace.KindObservation {
+			s.observation = fmt.Sprintf("auto: trace %s action %s is an observation", id, f.id)
 			break
 		}
 	}
-	if s.exclusion == nil {
-		s.signatures = make([]string, len(t.Actions))
-		s.flags = make([]uint8, len(t.Actions))
-		for j := range t.Actions {
-			a := &t.Actions[j]
-			s.signatures[j] = a.Signature
-			s.flags[j] = skimFlags(a)
+	if exclusion == nil {
+		s.signatures = make([]string, n)
+		s.flags = make([]uint8, n)
+		for j := range n {
+			s.signatures[j] = signature(j)
+			s.flags[j] = flagsOf(at(j))
 		}
 	}
 	return s
@@ -113,7 +127,13 @@ func SummarizeSkim(t *trace.Skim) Summary {
 // excludedSkim is Excluded for a skimmed trace, with the same messages.
 func excludedSkim(t *trace.Skim) (candidate.Exclusion, bool) {
 	ex := candidate.Exclusion{TraceID: t.ID, Source: t.Source, SourceHash: t.SourceHash}
-	if actionID, ok := t.PolicyViolation(); ok {
+	return exclusionOf(ex, t.PolicyViolation, len(t.Actions), func(i int) actionFacts { return skimFacts(&t.Actions[i]) })
+}
+
+// exclusionOf is Excluded over a trace's policy violation and its n
+// actions read through at; ex names the trace.
+func exclusionOf(ex candidate.Exclusion, policyViolation func() (string, bool), n int, at func(int) actionFacts) (candidate.Exclusion, bool) {
+	if actionID, ok := policyViolation(); ok {
 		ex.Code = candidate.CodeUnresolvedPolicyViolation
 		ex.ActionID = actionID
 		if actionID != "" {
@@ -123,31 +143,31 @@ func excludedSkim(t *trace.Skim) (candidate.Exclusion, bool) {
 		}
 		return ex, true
 	}
-	for i := range t.Actions {
-		a := &t.Actions[i]
-		if a.NondeterministicSideEffect {
+	for i := range n {
+		if f := at(i); f.nondeterministicEffect {
 			ex.Code = candidate.CodeNondeterministicEffect
-			ex.ActionID = a.ID
-			ex.Message = fmt.Sprintf("action %s (%s) has side effects but is fuzzy or nondeterministic, so its effects cannot be replayed", a.ID, a.Name)
+			ex.ActionID = f.id
+			ex.Message = fmt.Sprintf("action %s (%s) has side effects but is fuzzy or nondeterministic, so its effects cannot be replayed", f.id, f.name)
 			return ex, true
 		}
 	}
 	return ex, false
 }
 
-// skimFlags is actionFlags for an action of a skimmed trace.
-func skimFlags(a *trace.SkimAction) uint8 {
-	var f uint8
-	if a.Kind == trace.KindObservation {
-		f |= flagObservation
+// flagsOf is what the gapped miner needs of an action besides its
+// signature.
+func flagsOf(f actionFacts) uint8 {
+	var flags uint8
+	if f.kind == trace.KindObservation {
+		flags |= flagObservation
 	}
-	if a.Failed {
-		f |= flagFailed
+	if f.failed {
+		flags |= flagFailed
 	}
-	if a.Kind == trace.KindFileMutation {
-		f |= flagEdit
+	if f.kind == trace.KindFileMutation {
+		flags |= flagEdit
 	}
-	return f
+	return flags
 }
 
 // NewSummary rebuilds a Summary from its parts (see Exclusion, Evidence,
