@@ -4,9 +4,11 @@ import (
 	"context"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
 // TestVerdictsRoundTrip: the store gives back the example row of a
@@ -51,4 +53,25 @@ func TestVerdictsRoundTrip(t *testing.T) {
 	check(v, false)
 	db.Close()
 	check(NewVerdicts(openDB(t, path)), false)
+}
+
+// TestVerdictsCorruptRow: a stored example row that is not JSON stops the
+// mine with an error naming the candidate, the trace and the start,
+// instead of being taken for a pass or skipped.
+func TestVerdictsCorruptRow(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, filepath.Join(t.TempDir(), "state.db"))
+	key := candidate.VerdictKey{Candidate: "sha256:c", SourceHash: "sha256:1", StartIndex: 2}
+	if err := db.PutVerdicts(ctx, []store.StoredVerdict{{Candidate: key.Candidate, SourceHash: key.SourceHash, StartIndex: key.StartIndex, Passed: true, Example: []byte(`{"trace_id":`)}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := NewVerdicts(db).Passed(ctx, []candidate.VerdictKey{key})
+	if err == nil {
+		t.Fatalf("Passed = %v, want an error", got)
+	}
+	for _, want := range []string{"sha256:c", "sha256:1", "at 2"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
 }
