@@ -116,6 +116,10 @@ func checkRest(ctx context.Context, src traceSource, c *candidate.Candidate, all
 			return nil, fmt.Errorf("fingerprinting candidate %s: %w", c.Name, err)
 		}
 	}
+	// A gapped candidate's examples are judged on the whole trace: shadow
+	// replay's tolerance of the actions between its steps depends on
+	// retries that may start before the first step.
+	gapped := c.Examples[0].Positions != nil
 	key := func(e int) candidate.VerdictKey {
 		return candidate.VerdictKey{Candidate: fingerprint, SourceHash: opts.SourceHash(all[e].seq), StartIndex: int(all[e].pos[0])}
 	}
@@ -131,40 +135,33 @@ func checkRest(ctx context.Context, src traceSource, c *candidate.Candidate, all
 				return nil, err
 			}
 		}
-		need := make([]int32, len(chunk))
-		for i, e := range chunk {
-			need[i] = all[e].seq
-		}
-		traces, err := src.traces(ctx, need)
+		traces, at, err := readChunk(ctx, src, all, chunk, gapped)
 		if err != nil {
 			return nil, err
 		}
 		agreed := make([]bool, len(chunk))
 		for i, e := range chunk {
-			m := all[e]
-			t := traces[m.seq]
+			m, t := all[e], traces[i]
 			ids := make([]string, length)
 			for j := range length {
-				ids[j] = t.Actions[m.pos[j]].ID
+				ids[j] = t.Actions[at[i].pos[j]].ID
 			}
 			rows[e] = candidate.Example{TraceID: t.ID, Source: t.Source, SourceHash: t.SourceHash, StartIndex: int(m.pos[0]), ActionIDs: ids}
-			if c.Examples[0].Positions != nil {
+			if gapped {
 				rows[e].Positions = ints(m.pos)
 			}
 			if m.retries != nil {
 				rows[e].Retries = ints(m.retries)
 			}
-			agreed[i] = chk.example(t, m)
+			agreed[i] = chk.example(t, at[i])
 		}
 		if verify == nil {
 			continue
 		}
-		exs := make([]*candidate.Example, len(chunk))
-		ts := make([]*trace.Trace, len(chunk))
-		for i, e := range chunk {
-			exs[i], ts[i] = &rows[e], traces[all[e].seq]
+		passed, err := verifyChunk(ctx, src, verify, all, chunk, rows, traces, gapped)
+		if err != nil {
+			return nil, err
 		}
-		passed := verify(exs, ts)
 		var verdicts []candidate.Verdict
 		for i, e := range chunk {
 			verified[e] = passed[i] && listed != nil && !listed[e]
@@ -202,6 +199,94 @@ func checkRest(ctx context.Context, src traceSource, c *candidate.Candidate, all
 		c.Confidence = Confidence(c.ConfidenceFactors)
 	}
 	return verified, nil
+}
+
+// readChunk reads the traces of the examples at chunk of all, in chunk
+// order, with each example's match as it indexes the trace returned. A
+// contiguous candidate's examples are read as windows of their steps'
+// actions, the match moved to the window's start, since nothing checked
+// here looks beyond them; a gapped one's are read whole.
+func readChunk(ctx context.Context, src traceSource, all []match, chunk []int, gapped bool) ([]*trace.Trace, []match, error) {
+	need := make([]int32, len(chunk))
+	for i, e := range chunk {
+		need[i] = all[e].seq
+	}
+	out := make([]*trace.Trace, len(chunk))
+	at := make([]match, len(chunk))
+	if gapped {
+		traces, err := src.traces(ctx, need)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, e := range chunk {
+			out[i], at[i] = traces[all[e].seq], all[e]
+		}
+		return out, at, nil
+	}
+	windows := make([]trace.Window, len(chunk))
+	for i, e := range chunk {
+		m := all[e]
+		lo := m.pos[0]
+		windows[i] = trace.Window{Lo: int(lo), Hi: int(m.pos[len(m.pos)-1]) + 1}
+		pos := make([]int32, len(m.pos))
+		for j, p := range m.pos {
+			pos[j] = p - lo
+		}
+		at[i] = match{seq: m.seq, pos: pos}
+	}
+	out, err := src.windows(ctx, need, windows)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, at, nil
+}
+
+// verifyChunk asks shadow replay's verdict on the examples at chunk of
+// all, whose rows are filled in and whose traces readChunk read. A
+// window passes exactly when its whole trace does: the alignment pinned
+// at the example's start, which is all a passing source example needs,
+// sees the same actions in both. An example whose window fails is judged
+// again on its whole trace, where shadow replay may find the procedure
+// elsewhere.
+func verifyChunk(ctx context.Context, src traceSource, verify func([]*candidate.Example, []*trace.Trace) []bool, all []match, chunk []int, rows []candidate.Example, traces []*trace.Trace, gapped bool) ([]bool, error) {
+	exs := make([]*candidate.Example, len(chunk))
+	for i, e := range chunk {
+		exs[i] = &rows[e]
+		if !gapped {
+			ex := rows[e]
+			ex.StartIndex -= int(all[e].pos[0])
+			exs[i] = &ex
+		}
+	}
+	passed := verify(exs, traces)
+	if gapped {
+		return passed, nil
+	}
+	var (
+		again []int
+		need  []int32
+	)
+	for i, e := range chunk {
+		if !passed[i] {
+			again = append(again, i)
+			need = append(need, all[e].seq)
+		}
+	}
+	if len(again) == 0 {
+		return passed, nil
+	}
+	whole, err := src.traces(ctx, need)
+	if err != nil {
+		return nil, err
+	}
+	exs, ts := make([]*candidate.Example, len(again)), make([]*trace.Trace, len(again))
+	for k, i := range again {
+		exs[k], ts[k] = &rows[chunk[i]], whole[all[chunk[i]].seq]
+	}
+	for k, ok := range verify(exs, ts) {
+		passed[again[k]] = ok
+	}
+	return passed, nil
 }
 
 // skipRemembered asks verdicts about the examples of chunk that the

@@ -327,11 +327,25 @@ func (s *Scan) gapped() (bool, string) {
 // it returns the traces in that order.
 type Fetch func(ctx context.Context, eligible []int32) ([]*trace.Trace, error)
 
+// FetchWindows reads back the actions windows[i] of the eligible trace
+// eligible[i], as trace.Trace.Window cuts them, and returns them in that
+// order; an index may repeat, with another window.
+type FetchWindows func(ctx context.Context, eligible []int32, windows []trace.Window) ([]*trace.Trace, error)
+
 // Mine runs the second pass: it finds the repeats and builds the ranked
 // ones into candidates, reading their examples through fetch. It returns
 // the report Mine returns for the same traces, with either miner.
 func (s *Scan) Mine(ctx context.Context, fetch Fetch) (*candidate.Report, error) {
-	s.src = &fetchedTraces{fetch: fetch, seqs: s.seqs, cache: make([]*trace.Trace, len(s.seqs)), budget: s.opts.exampleCache()}
+	return s.MineWindows(ctx, fetch, nil)
+}
+
+// MineWindows is Mine with the examples that complete a sampled candidate
+// (the ones outside its sample, checked against it) read through windows,
+// which decodes only the candidate's actions of each: most of a large
+// corpus's second pass is reading those examples. With windows nil they
+// are read whole through fetch and cut.
+func (s *Scan) MineWindows(ctx context.Context, fetch Fetch, windows FetchWindows) (*candidate.Report, error) {
+	s.src = &fetchedTraces{fetch: fetch, fetchWindows: windows, seqs: s.seqs, cache: make([]*trace.Trace, len(s.seqs)), budget: s.opts.exampleCache()}
 	if gapped, reason := s.gapped(); gapped {
 		return s.mineGapped(ctx, s.src, reason)
 	}
@@ -456,6 +470,9 @@ type traceSource interface {
 	// traces returns a slice indexed by eligible index in which at least
 	// the traces at need are set.
 	traces(ctx context.Context, need []int32) ([]*trace.Trace, error)
+	// windows returns the actions windows[i] of the trace at need[i], in
+	// that order (trace.Trace.Window).
+	windows(ctx context.Context, need []int32, windows []trace.Window) ([]*trace.Trace, error)
 }
 
 // memoryTraces is a traceSource over decoded traces.
@@ -463,16 +480,25 @@ type memoryTraces []*trace.Trace
 
 func (m memoryTraces) traces(context.Context, []int32) ([]*trace.Trace, error) { return m, nil }
 
+func (m memoryTraces) windows(_ context.Context, need []int32, windows []trace.Window) ([]*trace.Trace, error) {
+	out := make([]*trace.Trace, len(need))
+	for i, q := range need {
+		out[i] = m[q].Window(windows[i])
+	}
+	return out, nil
+}
+
 // fetchedTraces is a traceSource that reads traces back through a Fetch
 // and keeps them while the cache holds fewer than budget actions. When a
 // batch needs more, every cached trace it does not need is let go first.
 type fetchedTraces struct {
-	fetch   Fetch
-	seqs    [][]int32
-	cache   []*trace.Trace
-	cached  []int32
-	actions int
-	budget  int
+	fetch        Fetch
+	fetchWindows FetchWindows // nil: windows are read whole and cut
+	seqs         [][]int32
+	cache        []*trace.Trace
+	cached       []int32
+	actions      int
+	budget       int
 }
 
 func (f *fetchedTraces) traces(ctx context.Context, need []int32) ([]*trace.Trace, error) {
@@ -530,4 +556,53 @@ func (f *fetchedTraces) traces(ctx context.Context, need []int32) ([]*trace.Trac
 	slices.Sort(f.cached)
 	f.actions += adding
 	return f.cache, nil
+}
+
+// windows reads windows of traces back without keeping them: the examples
+// that complete a candidate are each checked once. A trace the cache
+// holds is cut from it instead.
+func (f *fetchedTraces) windows(ctx context.Context, need []int32, windows []trace.Window) ([]*trace.Trace, error) {
+	out := make([]*trace.Trace, len(need))
+	var (
+		read []int32
+		at   []int
+		wins []trace.Window
+	)
+	for i, q := range need {
+		if w := windows[i]; w.Lo < 0 || w.Hi < w.Lo || w.Hi > len(f.seqs[q]) {
+			return nil, fmt.Errorf("eligible trace %d has %d actions, asked for actions %d to %d", q, len(f.seqs[q]), w.Lo, w.Hi)
+		}
+		if t := f.cache[q]; t != nil {
+			out[i] = t.Window(windows[i])
+			continue
+		}
+		read, at, wins = append(read, q), append(at, i), append(wins, windows[i])
+	}
+	if len(read) == 0 {
+		return out, nil
+	}
+	if f.fetchWindows == nil {
+		all, err := f.traces(ctx, read)
+		if err != nil {
+			return nil, err
+		}
+		for k, i := range at {
+			out[i] = all[read[k]].Window(wins[k])
+		}
+		return out, nil
+	}
+	got, err := f.fetchWindows(ctx, read, wins)
+	if err != nil {
+		return nil, err
+	}
+	if len(got) != len(read) {
+		return nil, fmt.Errorf("read back %d windows, asked for %d", len(got), len(read))
+	}
+	for k, i := range at {
+		if got[k] == nil || len(got[k].Actions) != wins[k].Hi-wins[k].Lo {
+			return nil, fmt.Errorf("eligible trace %d read back without actions %d to %d: it changed between the passes", read[k], wins[k].Lo, wins[k].Hi)
+		}
+		out[i] = got[k]
+	}
+	return out, nil
 }

@@ -120,11 +120,22 @@ func TestVerifyInSampleRead(t *testing.T) {
 	if !bytes.Equal(encode(t, got), encode(t, want)) {
 		t.Fatalf("report with verification differs:\n%s", firstDiff(encode(t, got), encode(t, want)))
 	}
-	if checked != n-bound {
-		t.Errorf("judged %d examples, want the %d outside the sample", checked, n-bound)
-	}
 	c := got.Candidates[0]
 	picked := sampleIndexes(n, bound)
+	// An example that fails on the window of its steps is judged again
+	// on its whole trace.
+	failedOutside := 0
+	for e, ex := range c.Examples {
+		if v.fail[ex.TraceID] && !slices.Contains(picked, e) {
+			failedOutside++
+		}
+	}
+	if failedOutside == 0 {
+		t.Fatal("no failing example outside the sample: the test checks nothing of the second judgement")
+	}
+	if checked != n-bound+failedOutside {
+		t.Errorf("judged %d examples, want the %d outside the sample and the %d that failed again", checked, n-bound, failedOutside)
+	}
 	listed := v.Listed(n)
 	verified := s.Verified(c.ID)
 	var wantUnverified []string
@@ -167,7 +178,7 @@ func TestVerifyInSampleRead(t *testing.T) {
 			skipped++
 		}
 	}
-	if fetched-fetchedAgain != skipped || checked != n-bound-skipped {
+	if fetched-fetchedAgain != skipped || checked != n-bound-skipped+failedOutside {
 		t.Errorf("second run read %d traces and judged %d, first %d and %d; want %d fewer", fetchedAgain, checked, fetched, n-bound, skipped)
 	}
 	if !slices.Equal(s2.Verified(c.ID), verified) {

@@ -282,10 +282,27 @@ func scanCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 		}
 		return traces, nil
 	}
+	var windows mine.FetchWindows
+	if !keep {
+		windows = func(ctx context.Context, idx []int32, w []trace.Window) ([]*trace.Trace, error) {
+			want := make([]source.Location, len(idx))
+			for i, q := range idx {
+				want[i] = locs[q]
+			}
+			traces, err := res.Catalog.ReadWindows(ctx, want, w)
+			if err != nil {
+				return nil, fmt.Errorf("reading traces from %s again: %w", o.Dir, err)
+			}
+			if o.Progress.Reread != nil {
+				o.Progress.Reread(len(traces))
+			}
+			return traces, nil
+		}
+	}
 	if o.Progress.StartBuild != nil {
 		o.Progress.StartBuild()
 	}
-	report, err := s.Mine(ctx, fetch)
+	report, err := s.MineWindows(ctx, fetch, windows)
 	if err != nil {
 		return nil, err
 	}

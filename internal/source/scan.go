@@ -486,6 +486,19 @@ func feedScan(ctx context.Context, files []file, limit int64, out chan<- *scanBa
 // scan (its source hash differs) is an error naming its file and line, and
 // so is a file that can no longer be read.
 func (c *Catalog) ReadAt(ctx context.Context, locs []Location) ([]*trace.Trace, error) {
+	return c.ReadWindows(ctx, locs, nil)
+}
+
+// ReadWindows is ReadAt for the actions of windows[i] of the trace at
+// locs[i] (trace.Trace.Window): it checks the source hash before it
+// decodes, and then builds only the window's actions (trace.Parser.DecodeWindow),
+// which is most of the cost of reading back a trace when a few of its
+// actions are wanted. A window past the trace's last action is an error.
+// With windows nil it is ReadAt.
+func (c *Catalog) ReadWindows(ctx context.Context, locs []Location, windows []trace.Window) ([]*trace.Trace, error) {
+	if windows != nil && len(windows) != len(locs) {
+		return nil, fmt.Errorf("reading traces: %d windows for %d traces", len(windows), len(locs))
+	}
 	out := make([]*trace.Trace, len(locs))
 	errs := make([]error, len(locs))
 	workers := min(runtime.GOMAXPROCS(0), len(locs))
@@ -499,7 +512,11 @@ func (c *Catalog) ReadAt(ctx context.Context, locs []Location) ([]*trace.Trace, 
 				if i >= len(locs) || ctx.Err() != nil {
 					return
 				}
-				out[i], errs[i] = c.readOne(locs[i], &p)
+				var w *trace.Window
+				if windows != nil {
+					w = &windows[i]
+				}
+				out[i], errs[i] = c.readOne(locs[i], w, &p)
 			}
 		})
 	}
@@ -513,7 +530,7 @@ func (c *Catalog) ReadAt(ctx context.Context, locs []Location) ([]*trace.Trace, 
 	return out, nil
 }
 
-func (c *Catalog) readOne(loc Location, p *trace.Parser) (*trace.Trace, error) {
+func (c *Catalog) readOne(loc Location, w *trace.Window, p *trace.Parser) (*trace.Trace, error) {
 	f := c.files[loc.file]
 	where := trace.Origin{Path: f.display, Line: loc.Line}.String()
 	var e entry
@@ -521,6 +538,9 @@ func (c *Catalog) readOne(loc Location, p *trace.Parser) (*trace.Trace, error) {
 		data, err := readLimited(f.open, c.limit)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if w != nil {
+			return decodeWindow(f, data, bytes.TrimPrefix(data, utf8BOM), loc, *w, where, p)
 		}
 		e = decodeBack(f, data, bytes.TrimPrefix(data, utf8BOM), 0, p)
 	} else {
@@ -538,6 +558,9 @@ func (c *Catalog) readOne(loc Location, p *trace.Parser) (*trace.Trace, error) {
 		if loc.Line == 1 {
 			doc = bytes.TrimPrefix(doc, utf8BOM)
 		}
+		if w != nil {
+			return decodeWindow(f, data, doc, loc, *w, where, p)
+		}
 		e = decodeBack(f, data, doc, loc.Line, p)
 	}
 	if e.errs != nil {
@@ -547,4 +570,30 @@ func (c *Catalog) readOne(loc Location, p *trace.Parser) (*trace.Trace, error) {
 		return nil, fmt.Errorf("%s: changed while it was being mined (source hash %s, was %s)", where, e.trace.SourceHash, loc.SourceHash)
 	}
 	return e.trace, nil
+}
+
+// decodeWindow decodes the actions of w of the trace document doc, read
+// back from loc (hashed is the bytes its source hash covers). The hash is
+// checked first: DecodeWindow trusts the actions it skips, which it may
+// only do for the bytes the first pass decoded. A document it declines is
+// decoded whole and cut.
+func decodeWindow(f file, hashed, doc []byte, loc Location, w trace.Window, where string, p *trace.Parser) (*trace.Trace, error) {
+	if h := trace.HashBytes(hashed); h != loc.SourceHash {
+		return nil, fmt.Errorf("%s: changed while it was being mined (source hash %s, was %s)", where, h, loc.SourceHash)
+	}
+	tr, ok := p.DecodeWindow(doc, f.rel, loc.Line, w)
+	if !ok {
+		e := decodeOne(f, hashed, doc, loc.Line, p)
+		if e.errs != nil {
+			return nil, e.errs
+		}
+		if w.Lo < 0 || w.Hi < w.Lo || w.Hi > len(e.trace.Actions) {
+			return nil, fmt.Errorf("%s: has %d actions, read back for actions %d to %d", where, len(e.trace.Actions), w.Lo, w.Hi)
+		}
+		return e.trace.Window(w), nil
+	}
+	tr.Origin = trace.Origin{Path: f.rel, Line: loc.Line}
+	tr.Source = tr.Origin.String()
+	tr.SourceHash = loc.SourceHash
+	return tr, nil
 }

@@ -221,3 +221,64 @@ func TestReadBackMatchesLoad(t *testing.T) {
 		})
 	}
 }
+
+// TestReadWindowsMatchesReadAt checks that reading a window of each trace
+// back gives the trace ReadAt gives, cut to the window, for files and
+// JSON Lines (with a byte order mark), and that a window past a trace's
+// last action or a file changed since the scan is an error.
+func TestReadWindowsMatchesReadAt(t *testing.T) {
+	for _, dir := range []string{"../../examples/traces", "../trace/testdata/valid"} {
+		t.Run(dir, func(t *testing.T) {
+			var locs []Location
+			res, err := Scan(context.Background(), dir, Options{SkipInvalid: true}, func(*trace.Trace) int { return 0 },
+				func(l Location, _ int) error { locs = append(locs, l); return nil }, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err := res.Catalog.ReadAt(context.Background(), locs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			windows := make([]trace.Window, len(locs))
+			for i, tr := range whole {
+				n := len(tr.Actions)
+				windows[i] = trace.Window{Lo: n / 3, Hi: n/3 + min(2, n-n/3)}
+			}
+			got, err := res.Catalog.ReadWindows(context.Background(), locs, windows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, tr := range whole {
+				if diff := cmp.Diff(tr.Window(windows[i]), got[i]); diff != "" {
+					t.Errorf("%s window %v (-ReadAt cut +ReadWindows):\n%s", tr.Source, windows[i], diff)
+				}
+			}
+		})
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.jsonl": "\ufeff" + fmt.Sprintf(okTrace, "a") + "\n" + fmt.Sprintf(okTrace, "b") + "\n"})
+	var locs []Location
+	res, err := Scan(context.Background(), dir, Options{}, func(*trace.Trace) int { return 0 },
+		func(l Location, _ int) error { locs = append(locs, l); return nil }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := res.Catalog.ReadWindows(context.Background(), locs, []trace.Window{{Lo: 0, Hi: 1}, {Lo: 1, Hi: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].ID != "a" || len(got[0].Actions) != 1 || got[1].ID != "b" || len(got[1].Actions) != 0 || got[0].Source != "a.jsonl:1" {
+		t.Fatalf("windows read back as %+v, %+v", got[0], got[1])
+	}
+	_, err = res.Catalog.ReadWindows(context.Background(), locs, []trace.Window{{Lo: 0, Hi: 1}, {Lo: 0, Hi: 9}})
+	if err == nil || !strings.Contains(err.Error(), "a.jsonl:2: has 1 actions, read back for actions 0 to 9") {
+		t.Fatalf("window past the end: error = %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.jsonl"), []byte("\ufeff"+fmt.Sprintf(okTrace, "c")+"\n"+fmt.Sprintf(okTrace, "b")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = res.Catalog.ReadWindows(context.Background(), locs, []trace.Window{{Lo: 0, Hi: 1}, {Lo: 0, Hi: 1}})
+	if err == nil || !strings.Contains(err.Error(), "a.jsonl:1: changed while it was being mined") {
+		t.Fatalf("changed file: error = %v", err)
+	}
+}

@@ -132,7 +132,12 @@ func (p *Parser) directActions(depth int, t *Trace) bool {
 		p.ids = make(map[string]struct{})
 	}
 	p.actions = p.actions[:0]
+	n := 0
 	ok := p.skimArray(depth, func(i int) bool {
+		n++
+		if !p.inWindow(i) {
+			return p.skipTrusted()
+		}
 		p.actions = append(p.actions, Action{})
 		a := &p.actions[len(p.actions)-1]
 		if !p.directAction(depth+2, i, a) {
@@ -146,7 +151,7 @@ func (p *Parser) directActions(depth int, t *Trace) bool {
 	})
 	t.Actions = make([]Action, len(p.actions))
 	copy(t.Actions, p.actions)
-	return ok
+	return ok && (p.window == nil || n >= p.window.Hi)
 }
 
 // directAction reads the action object at p.pos, the i-th of its trace;

@@ -28,18 +28,7 @@ import (
 //     work that no action records.
 func Normalize(t *Trace) {
 	for i := range t.Actions {
-		a := &t.Actions[i]
-		a.Capabilities = sortedSet(a.Capabilities)
-		a.RequiredSecrets = sortedSet(a.RequiredSecrets)
-		slices.SortStableFunc(a.SideEffects, compareSideEffects)
-		if a.Kind == KindModelCall {
-			if a.Cost == nil {
-				a.Cost = &Cost{}
-			}
-			if a.Cost.ModelCalls == 0 {
-				a.Cost.ModelCalls = 1
-			}
-		}
+		normalizeAction(&t.Actions[i])
 	}
 	if t.Usage == nil {
 		u := &Usage{}
@@ -75,4 +64,19 @@ func compareSideEffects(a, b SideEffect) int {
 		cmp.Compare(a.Capability, b.Capability),
 		cmp.Compare(a.Mutation, b.Mutation),
 	)
+}
+
+// normalizeAction is Normalize for one action.
+func normalizeAction(a *Action) {
+	a.Capabilities = sortedSet(a.Capabilities)
+	a.RequiredSecrets = sortedSet(a.RequiredSecrets)
+	slices.SortStableFunc(a.SideEffects, compareSideEffects)
+	if a.Kind == KindModelCall {
+		if a.Cost == nil {
+			a.Cost = &Cost{}
+		}
+		if a.Cost.ModelCalls == 0 {
+			a.Cost.ModelCalls = 1
+		}
+	}
 }

@@ -85,6 +85,8 @@ type Parser struct {
 	// actions collects the actions of the trace DecodeDirect reads, so
 	// that the trace's slice is allocated once, at its final size.
 	actions []Action
+	// window, set while DecodeWindow runs, is which actions it builds.
+	window *Window
 	// dup is set when an object of the last document had two members
 	// of the same name; Parse then reports them with Duplicates.
 	dup bool

@@ -1,0 +1,119 @@
+package trace
+
+import "bytes"
+
+// A Window is the actions [Lo, Hi) of a trace: what checking one example
+// of a procedure needs of the trace that holds it.
+type Window struct{ Lo, Hi int }
+
+// Window returns the trace t cut to the actions of w: a shallow copy that
+// shares t's values, with Usage unset (a window's actions do not add up
+// to the trace's usage, and nothing that reads a window uses it). It is
+// what DecodeWindow returns for t's document.
+func (t *Trace) Window(w Window) *Trace {
+	sub := *t
+	sub.Actions = t.Actions[w.Lo:w.Hi:w.Hi]
+	sub.Usage = nil
+	return &sub
+}
+
+// DecodeWindow decodes the actions of w and the trace's own members (id,
+// metadata, replay run and allowlist, ...) of data, and only finds the
+// ends of the other actions: a second pass that checks one example of a
+// procedure against each of many traces reads a few of their fifty
+// actions, and building the others' parameters and outputs was most of
+// its time and nearly all of its garbage. The result equals
+// DecodeDirect's trace cut by Window (FuzzDecodeWindow checks it), with
+// the actions normalized as Normalize does; ok is false when DecodeDirect
+// would decline, or the document has fewer than w.Hi actions, and the
+// caller then decodes the document whole.
+//
+// DecodeWindow checks what it decodes as DecodeDirect does, but trusts
+// the actions outside the window: call it only on bytes known to decode,
+// such as a document whose source hash equals that of one decoded before.
+func (p *Parser) DecodeWindow(data []byte, file string, line int, w Window) (t *Trace, ok bool) {
+	if w.Lo < 0 || w.Hi < w.Lo {
+		return nil, false
+	}
+	p.window = &w
+	defer func() { p.window = nil }()
+	t, ok = p.DecodeDirect(data, file, line)
+	if !ok {
+		return nil, false
+	}
+	t.Usage = nil
+	for i := range t.Actions {
+		normalizeAction(&t.Actions[i])
+	}
+	return t, true
+}
+
+// inWindow reports whether the i-th action of the document is built: all
+// of them outside DecodeWindow.
+func (p *Parser) inWindow(i int) bool {
+	return p.window == nil || i >= p.window.Lo && i < p.window.Hi
+}
+
+// skipTrusted moves p.pos past the JSON value there, which it does not
+// check: only its strings and brackets are followed. The document must be
+// known to be valid (see DecodeWindow).
+func (p *Parser) skipTrusted() bool {
+	p.skipSpace()
+	depth := 0
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case '"':
+			if !p.skipTrustedString() {
+				return false
+			}
+			if depth == 0 {
+				return true
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return true
+			}
+			depth--
+			if depth == 0 {
+				p.pos++
+				return true
+			}
+		case ',':
+			if depth == 0 {
+				return true
+			}
+		case ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return true
+			}
+		}
+		p.pos++
+	}
+	return depth == 0
+}
+
+// skipTrustedString moves p.pos past the string starting there.
+func (p *Parser) skipTrustedString() bool {
+	i := p.pos + 1
+	for {
+		j := bytes.IndexByte(p.data[i:], '"')
+		if j < 0 {
+			return false
+		}
+		i += j
+		// The quote ends the string unless an odd number of backslashes
+		// escapes it.
+		k := i
+		for k > p.pos && p.data[k-1] == '\\' {
+			k--
+		}
+		i++
+		if (i-1-k)%2 == 0 {
+			p.pos = i
+			return true
+		}
+	}
+}
