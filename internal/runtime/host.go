@@ -63,6 +63,9 @@ type host struct {
 	rootChecks rootCache
 	// roots holds the workspace roots the file built-ins opened.
 	roots openRoots
+	// checked is what the protected-set check found of the path of the
+	// file built-in call about to run (see guardPath).
+	checked checkedPath
 
 	// cancel ends the run's context; ctx.budget's wall clock calls it
 	// with an ErrBudget cause. maxCost is the cost ceiling (0: none).

@@ -152,12 +152,22 @@ func (h *host) program(argv0 string) string {
 // is resolved from the real root one name at a time, so only the
 // directories inside the workspace are looked at per call.
 func (h *host) protect(tool, p, root, rel string) error {
-	refuse := func(rule, why string) error {
-		return &ProtectedError{Tool: tool, Path: p, Rule: rule, Why: why}
+	_, err := h.protectFile(tool, p, root, rel)
+	return err
+}
+
+// protectFile is protect, returning also, when the path was resolved
+// name by name without a symlink, the lstat of its last name: the file
+// the check is about, which a read then opens by identity
+// (fsReadChecked).
+func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, error) {
+	refuse := func(rule, why string) (fs.FileInfo, error) {
+		return nil, &ProtectedError{Tool: tool, Path: p, Rule: rule, Why: why}
 	}
 	gs := h.guards()
 	rc := h.rootChecks.get(root, gs)
 	full, target := realPathUnder(rc.real, root, rel)
+	resolved := target
 	if target == nil {
 		target, _ = os.Stat(full)
 	}
@@ -203,7 +213,7 @@ func (h *host) protect(tool, p, root, rel string) error {
 	if strings.EqualFold(filepath.Base(full), ConfigFile) || strings.EqualFold(filepath.Base(rel), ConfigFile) {
 		return refuse(RuleConfig, "a "+ConfigFile+" a later run could load")
 	}
-	return nil
+	return resolved, nil
 }
 
 // coversAncestor reports whether the directory guard g is an ancestor of
