@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.starlark.net/starlark"
 
@@ -320,7 +321,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 	if bind.builtin == ToolFSWrite && err == nil && !h.opts.DryRun {
 		effects = append(effects, trace.SideEffect{Kind: "file_write", Target: argString(recArgs["path"]), Capability: "fs.write", Mutation: "write"})
 	}
-	h.record(step, h.callKind(step, name, bind), name, recArgs, recOut, caps, effects, status, dur, argv, err)
+	argsDigest := h.record(step, h.callKind(step, name, bind), name, recArgs, recOut, caps, effects, status, dur, argv, err)
 	if req != nil {
 		h.recordRequest(req)
 	}
@@ -334,15 +335,16 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		if !c.tolerant {
 			return nil, nil, err
 		}
-		h.journalFailure(step, "tool", name, digest(recArgs), err)
+		h.journalFailure(step, "tool", name, argsDigest, err)
 		return nil, err, nil
 	}
-	h.journalCall(step, "tool", name, digest(recArgs), recOut)
+	h.journalCall(step, "tool", name, argsDigest, recOut)
 	return out, nil, nil
 }
 
-// record adds the action, receipt and session phase of one executed call.
-func (h *host) record(step int, kind trace.Kind, name string, args map[string]any, out any, caps []string, effects []trace.SideEffect, status string, dur time.Duration, argv []string, callErr error) {
+// record adds the action, receipt and session phase of one executed call,
+// and returns the digest of its arguments, which the journal keeps too.
+func (h *host) record(step int, kind trace.Kind, name string, args map[string]any, out any, caps []string, effects []trace.SideEffect, status string, dur time.Duration, argv []string, callErr error) (argsDigest string) {
 	h.res.Steps++
 	ms := dur.Milliseconds()
 	det := kind != trace.KindModelCall
@@ -350,7 +352,7 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	// digests are of the whole values.
 	shown, _ := clipRecorded(args).(map[string]any)
 	a := trace.Action{
-		ID:            fmt.Sprintf("%s-a%02d", h.opts.RunID, step),
+		ID:            recordID(h.opts.RunID, "-a", step),
 		Kind:          kind,
 		Name:          name,
 		Timestamp:     h.opts.Now().UTC().Format(time.RFC3339Nano),
@@ -381,7 +383,7 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	// The output's canonical JSON is both digested and shown.
 	outJSON := canonical(out)
 	r := Receipt{
-		ID:   fmt.Sprintf("%s-r%02d", h.opts.RunID, step),
+		ID:   recordID(h.opts.RunID, "-r", step),
 		Step: step, Kind: string(kind), Tool: name, Status: status,
 		ArgumentsSHA256: digest(args), ResultSHA256: digestJSON(outJSON),
 		SideEffects: effects, DurationMS: ms,
@@ -391,7 +393,10 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	}
 	h.res.Receipts = append(h.res.Receipts, r)
 
+	// A step's phase holds one tool call list and the receipt after it.
 	p := h.newPhase("Step " + strconv.Itoa(step) + " · " + name)
+	p.lines = make([]string, 0, 5)
+	p.blocks = make([]session.Block, 0, 2)
 	call := session.ToolCall{Result: codeSpan(clip(string(outJSON), 200)) + " (" + string(status) + ", " + strconv.FormatInt(ms, 10) + " ms)"}
 	call.Tool, call.Args, _ = strings.Cut(oneLine(callLine(name, shown, argv)), " ")
 	for _, se := range effects {
@@ -402,6 +407,17 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	if callErr != nil {
 		p.callout(session.CalloutError, "", oneLine(h.secrets.string(callErr.Error())))
 	}
+	return r.ArgumentsSHA256
+}
+
+// recordID is the id of a step's action or receipt: the run's id, sep,
+// and the step number of at least two digits.
+func recordID(runID, sep string, step int) string {
+	n := strconv.Itoa(step)
+	if step >= 0 && step < 10 {
+		n = "0" + n
+	}
+	return runID + sep + n
 }
 
 func toAny(s []string) []any {
@@ -580,7 +596,7 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 		if err != nil {
 			status = ReceiptError
 		}
-		h.record(step, trace.KindModelCall, c.name, recArgs[i], h.secrets.value(resp.Output), nil, nil, status, r.dur, nil, err)
+		argsDigest := h.record(step, trace.KindModelCall, c.name, recArgs[i], h.secrets.value(resp.Output), nil, nil, status, r.dur, nil, err)
 		a := &h.actions[len(h.actions)-1]
 		a.Cost = &trace.Cost{Model: resp.Model, ModelCalls: 1, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, TotalCostUSD: resp.CostUSD}
 		u := &ModelUsage{Model: resp.Model, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, CostUSD: resp.CostUSD}
@@ -600,7 +616,7 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 			continue
 		}
 		out := h.secrets.value(resp.Output)
-		h.journalCall(step, "model", c.name, digest(recArgs[i]), out)
+		h.journalCall(step, "model", c.name, argsDigest, out)
 		outs[i] = resp.Output
 	}
 	if firstErr != nil {
@@ -886,8 +902,18 @@ func shellQuote(s string) string {
 // codeSpan renders s, made one line, as a markdown code span.
 func codeSpan(s string) string { return mdtext.CodeSpan(oneLine(s)) }
 
+// oneLine joins the words of s with single spaces. Most text is already
+// one line with single spaces between ASCII words, and is returned as it
+// is; anything else goes through strings.Fields.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r',
+			c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' '):
+			return strings.Join(strings.Fields(s), " ")
+		}
+	}
+	return s
 }
 
 // clip shortens s to at most n bytes and an ellipsis, cutting between
