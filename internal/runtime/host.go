@@ -718,21 +718,7 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		p.callout(session.CalloutDecision, "", body...)
 		return nil, &PendingApprovalError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Boundary: boundary}
 	}
-	h.res.Steps++
-	h.res.Approvals++
-	ms := int64(0)
-	h.actions = append(h.actions, trace.Action{
-		ID:        fmt.Sprintf("%s-a%02d", h.opts.RunID, step),
-		Kind:      trace.KindHumanApproval,
-		Name:      boundary,
-		Timestamp: h.opts.Now().UTC().Format(time.RFC3339Nano),
-		Approval: &trace.Approval{
-			Prompt: h.secrets.string(prompt), Approver: approver, Required: true, Boundary: boundary,
-		},
-		Output:     map[string]any{"approved": approved},
-		DurationMS: &ms,
-		Metadata:   map[string]any{"step": step, "status": ReceiptOK},
-	})
+	h.recordApproval(step, boundary, h.secrets.string(prompt), approver, map[string]any{"approved": approved}, nil)
 	p := h.newPhase(fmt.Sprintf("Step %d · approve %s", step, boundary))
 	callout, verb := session.CalloutDecision, "Approved"
 	if approver == "interactive" || step == h.replayUntil {
@@ -751,6 +737,34 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	}
 	h.journalCall(step, "approve", boundary, argsDigest, true)
 	return starlark.True, nil
+}
+
+// recordApproval adds the action of an approval or a decision made at
+// step: a human_approval of boundary, with what was asked (prompt,
+// secrets already replaced), who decided (approver), what the workflow
+// receives (output) and any metadata beyond the step and its status.
+// ctx.approve, ctx.request_approval and ctx.request_decision record
+// their decisions through it, so all of them read alike in the trace.
+func (h *host) recordApproval(step int, boundary, prompt, approver string, output, meta map[string]any) {
+	h.res.Steps++
+	h.res.Approvals++
+	ms := int64(0)
+	metadata := map[string]any{"step": step, "status": ReceiptOK}
+	for k, v := range meta {
+		metadata[k] = v
+	}
+	h.actions = append(h.actions, trace.Action{
+		ID:        recordID(h.opts.RunID, "-a", step),
+		Kind:      trace.KindHumanApproval,
+		Name:      boundary,
+		Timestamp: h.opts.Now().UTC().Format(time.RFC3339Nano),
+		Approval: &trace.Approval{
+			Prompt: prompt, Approver: approver, Required: true, Boundary: boundary,
+		},
+		Output:     output,
+		DurationMS: &ms,
+		Metadata:   metadata,
+	})
 }
 
 // PendingApprovalError stops a run at an undecided approval of
