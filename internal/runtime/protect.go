@@ -198,16 +198,18 @@ func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, error) {
 	}
 	// The rules by name come last, so that a path both rules and the set
 	// cover is reported as what the set says it is.
-	names := strings.Split(filepath.ToSlash(rel), "/")
+	spellings := [2]string{filepath.ToSlash(rel)}
 	if r, err := filepath.Rel(rc.real, full); err == nil {
-		names = append(names, strings.Split(filepath.ToSlash(r), "/")...)
+		spellings[1] = filepath.ToSlash(r)
 	}
-	for _, n := range names {
-		switch {
-		case strings.EqualFold(n, ".git"):
-			return refuse(RuleGit, "inside a .git directory")
-		case strings.EqualFold(n, DefaultStateDir):
-			return refuse(RuleState, "inside a "+DefaultStateDir+" directory")
+	for _, s := range spellings {
+		for n := range strings.SplitSeq(s, "/") {
+			switch {
+			case strings.EqualFold(n, ".git"):
+				return refuse(RuleGit, "inside a .git directory")
+			case strings.EqualFold(n, DefaultStateDir):
+				return refuse(RuleState, "inside a "+DefaultStateDir+" directory")
+			}
 		}
 	}
 	if strings.EqualFold(filepath.Base(full), ConfigFile) || strings.EqualFold(filepath.Base(rel), ConfigFile) {
