@@ -64,6 +64,9 @@ type host struct {
 	rootChecks rootCache
 	// roots holds the workspace roots the file built-ins opened.
 	roots openRoots
+	// bound holds the binding of each tool name called so far, nil for
+	// a name nothing binds (see resolve).
+	bound map[string]*binding
 	// checked is what the protected-set check found of the path of the
 	// file built-in call about to run (see guardPath).
 	checked checkedPath
@@ -253,7 +256,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		h.refuse(step, name, err.Error(), nil)
 		return nil, nil, err
 	}
-	bind, ok := resolve(h.cfg, h.opts.Tools, name)
+	bind, ok := h.resolve(name)
 	if !ok {
 		err := &UnboundError{Names: []string{name}}
 		h.refuse(step, name, err.Error(), nil)
@@ -340,6 +343,21 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 	}
 	h.journalCall(step, "tool", name, argsDigest, recOut)
 	return out, nil, nil
+}
+
+// resolve is resolve for the run's configuration and tools, each name
+// looked up once: what binds a name does not change during a run, and a
+// workflow calls the same few tools over and over.
+func (h *host) resolve(name string) (*binding, bool) {
+	if b, ok := h.bound[name]; ok {
+		return b, b != nil
+	}
+	b, ok := resolve(h.cfg, h.opts.Tools, name)
+	if h.bound == nil {
+		h.bound = map[string]*binding{}
+	}
+	h.bound[name] = b
+	return b, ok
 }
 
 // record adds the action, receipt and session phase of one executed call,
