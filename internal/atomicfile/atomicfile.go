@@ -50,6 +50,29 @@ func WriteSync(name string, data []byte, perm os.FileMode, sync func(*os.File) e
 	return syncDir(filepath.Dir(name), sync)
 }
 
+// CreateSync writes the new file name with data and mode perm, durably,
+// and fails with an error matching os.ErrExist when name already exists,
+// which it leaves as it was. The file is written and synced as a
+// temporary file beside name and then hard-linked into place, which
+// only succeeds where nothing is: of two writers creating the same file
+// at once, one wins and the other finds the winner's file, and no reader
+// ever sees a partial one. sync makes the file and its directory
+// durable; the directory must exist.
+func CreateSync(name string, data []byte, perm os.FileMode, sync func(*os.File) error) error {
+	tmp, err := writeTemp(name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, perm, sync)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, name); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(name), sync)
+}
+
 // WriteAll writes every file or none, each with mode perm, creating the
 // directories they need (mode 0755). Every file is first written and
 // synced as a temporary file beside its destination; only when all are

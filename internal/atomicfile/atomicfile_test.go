@@ -341,3 +341,39 @@ func assertNoTemps(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestCreateSync: the file is created whole with its mode, its contents
+// and directory synced; an existing file is left as it was and reported
+// as os.ErrExist; no temporary file is left either way.
+func TestCreateSync(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "key")
+	var synced []string
+	sync := func(f *os.File) error { synced = append(synced, filepath.Base(f.Name())); return f.Sync() }
+	if err := CreateSync(p, []byte("first\n"), 0o600, sync); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("created file: %v, %v; want mode 0600", st, err)
+	}
+	if len(synced) != 2 || !strings.HasPrefix(synced[0], ".key.tmp") || synced[1] != filepath.Base(dir) {
+		t.Errorf("synced %q, want the temporary file, then the directory", synced)
+	}
+	err := CreateSync(p, []byte("second\n"), 0o600, sync)
+	if !errors.Is(err, os.ErrExist) {
+		t.Errorf("creating an existing file = %v, want os.ErrExist", err)
+	}
+	if data, err := os.ReadFile(p); err != nil || string(data) != "first\n" {
+		t.Errorf("existing file = %q, %v; want it unchanged", data, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want only the file", len(entries))
+	}
+	if err := CreateSync(filepath.Join(dir, "missing", "key"), nil, 0o600, sync); err == nil {
+		t.Error("created a file in a directory that does not exist")
+	}
+}

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"go.starlark.net/starlark"
 
 	"github.com/crystallize-dev/crystallize/internal/session"
-	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // The agent API: how a workflow talks to the person who runs it.
@@ -165,21 +163,7 @@ func (h *host) requestDecision(_ *starlark.Thread, b *starlark.Builtin, args sta
 		h.message(Message{Type: MessageDecisionNeeded, Step: step, Boundary: name, Text: question, Options: options})
 		return nil, &PendingDecisionError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Name: name, Options: options}
 	}
-	h.res.Steps++
-	h.res.Approvals++
-	ms := int64(0)
-	h.actions = append(h.actions, trace.Action{
-		ID:        fmt.Sprintf("%s-a%02d", h.opts.RunID, step),
-		Kind:      trace.KindHumanApproval,
-		Name:      name,
-		Timestamp: h.opts.Now().UTC().Format(time.RFC3339Nano),
-		Approval: &trace.Approval{
-			Prompt: question, Approver: approver, Required: true, Boundary: name,
-		},
-		Output:     map[string]any{"decision": chosen},
-		DurationMS: &ms,
-		Metadata:   map[string]any{"step": step, "status": ReceiptOK, "options": toAny(options)},
-	})
+	h.recordApproval(step, name, question, approver, map[string]any{"decision": chosen}, map[string]any{"options": toAny(options)})
 	// The log keeps the question with its answer: the pending phase is
 	// rewritten on resume, and this is what replaces it.
 	p := h.newPhase(fmt.Sprintf("Step %d · decide %s", step, name))

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -230,5 +231,47 @@ func TestOnStart(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"run-test"}, started); diff != "" {
 		t.Errorf("OnStart calls (-want +got):\n%s", diff)
+	}
+}
+
+// TestApprovalActions: ctx.approve and ctx.request_decision record their
+// decisions as human_approval actions of the same shape, the decision's
+// options added to its metadata.
+func TestApprovalActions(t *testing.T) {
+	w := workflow(t, `def wf(ctx):
+    ctx.approve("deploy", prompt = "Ship it?")
+    return ctx.request_decision("Which region?", ["eu", "us"], name = "region")
+`)
+	o := opts(t, nil)
+	o.Approve, o.DryRun = []string{"deploy"}, true
+	res, err := Run(context.Background(), w, nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		Actions []map[string]any `json:"actions"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(res.Dir, TraceFile))), &tr); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Actions) != 2 {
+		t.Fatalf("%d actions, want 2", len(tr.Actions))
+	}
+	for _, a := range tr.Actions {
+		delete(a, "timestamp")
+	}
+	want := []map[string]any{{
+		"id": "run-test-a01", "kind": "human_approval", "name": "deploy", "duration_ms": 0.0,
+		"approval": map[string]any{"prompt": "Ship it?", "approver": "--approve deploy", "required": true, "boundary": "deploy"},
+		"output":   map[string]any{"approved": true},
+		"metadata": map[string]any{"step": 1.0, "status": "ok"},
+	}, {
+		"id": "run-test-a02", "kind": "human_approval", "name": "region", "duration_ms": 0.0,
+		"approval": map[string]any{"prompt": "Which region?", "approver": "dry run", "required": true, "boundary": "region"},
+		"output":   map[string]any{"decision": "eu"},
+		"metadata": map[string]any{"step": 2.0, "status": "ok", "options": []any{"eu", "us"}},
+	}}
+	if diff := cmp.Diff(want, tr.Actions); diff != "" {
+		t.Errorf("approval actions (-want +got):\n%s", diff)
 	}
 }

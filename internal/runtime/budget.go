@@ -90,15 +90,21 @@ func (h *host) watchMemory(max uint64, done <-chan struct{}) {
 // checkArgumentSize refuses a call whose arguments are over
 // MaxArgumentBytes of canonical JSON.
 func checkArgumentSize(name string, args map[string]any) error {
-	if n := len(canonical(args)); n > MaxArgumentBytes {
+	var buf [512]byte
+	if n := len(appendCanonicalTo(buf[:0], args)); n > MaxArgumentBytes {
 		return fmt.Errorf("%w: arguments_too_large: the arguments of %s are %d bytes of JSON, more than %d", ErrTooLarge, name, n, MaxArgumentBytes)
 	}
 	return nil
 }
 
 // clipRecorded returns v with every string longer than maxRecordedString
-// cut, for a run record; v is not changed.
+// cut, for a run record; v is not changed. A value with no such string is
+// returned as it is: what is recorded is the scrubber's copy, which
+// nothing changes after.
 func clipRecorded(v any) any {
+	if !needsClip(v) {
+		return v
+	}
 	switch v := v.(type) {
 	case string:
 		if len(v) > maxRecordedString {
@@ -126,4 +132,25 @@ func clipRecorded(v any) any {
 		return out
 	}
 	return v
+}
+
+// needsClip reports whether v holds a string clipRecorded cuts.
+func needsClip(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return len(v) > maxRecordedString
+	case []any:
+		for _, e := range v {
+			if needsClip(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, e := range v {
+			if needsClip(e) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -329,7 +329,8 @@ func appendCanonical(dst []byte, v any, depth int) ([]byte, error) {
 		if len(v) == 0 {
 			return append(dst, "{}"...), nil
 		}
-		keys := make([]string, 0, len(v))
+		var small [8]string // most objects are small: their keys stay off the heap
+		keys := small[:0]
 		for k := range v {
 			if !utf8.ValidString(k) {
 				return appendMarshalled(dst, v, depth) // sorted by the decoded key

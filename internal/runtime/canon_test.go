@@ -227,3 +227,43 @@ func TestAppendReceipt(t *testing.T) {
 		t.Errorf("trace with receipts from their fields:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestOneLineMatchesFields: oneLine's shortcut for text already on one
+// line gives what joining strings.Fields gives.
+func TestOneLineMatchesFields(t *testing.T) {
+	for _, s := range []string{
+		"", " ", "a", "a b", "a  b", " a", "a ", "a\tb", "a\nb", "a\rb", "a\vb", "a\fb",
+		"a\u00a0b", "a\u2028b", "a\u0085b", "héllo wörld", "x = {\"k\": 1}", "  ", "a b c d",
+	} {
+		if got, want := oneLine(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Errorf("oneLine(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// TestClipRecordedShares: a value with nothing to clip is recorded as it
+// is, and one with a long string is copied, the original left whole.
+func TestClipRecordedShares(t *testing.T) {
+	short := map[string]any{"a": "x", "b": []any{"y", map[string]any{"c": 1}}}
+	if got := clipRecorded(short).(map[string]any); fmt.Sprintf("%p", got) != fmt.Sprintf("%p", short) {
+		t.Error("a value with nothing to clip was copied")
+	}
+	long := strings.Repeat("z", maxRecordedString+10)
+	v := map[string]any{"a": "x", "b": []any{"y", map[string]any{"c": long}}}
+	got := clipRecorded(v).(map[string]any)
+	if s := got["b"].([]any)[1].(map[string]any)["c"].(string); !strings.HasSuffix(s, "…[10 more bytes not recorded]") {
+		t.Errorf("the long string was not clipped: %d bytes", len(s))
+	}
+	if v["b"].([]any)[1].(map[string]any)["c"] != long {
+		t.Error("clipping changed the original value")
+	}
+}
+
+// TestRecordID: a step's record ids pad the step to two digits.
+func TestRecordID(t *testing.T) {
+	for step, want := range map[int]string{0: "r-a00", 7: "r-a07", 10: "r-a10", 123: "r-a123"} {
+		if got := recordID("r", "-a", step); got != want || got != fmt.Sprintf("%s-a%02d", "r", step) {
+			t.Errorf("recordID(%d) = %q, want %q", step, got, want)
+		}
+	}
+}

@@ -330,10 +330,22 @@ type binding struct {
 	tool    *ToolBinding // nil for in-process tools
 	inproc  *Tool
 	builtin string
+	// caps is capabilities' answer once asked (capsKnown): a run
+	// resolves each name once and asks at every call. Records share it
+	// and never change it.
+	caps      []string
+	capsKnown bool
 }
 
 // capabilities returns what a call through b needs, sorted.
 func (b *binding) capabilities() []string {
+	if !b.capsKnown {
+		b.caps, b.capsKnown = b.neededCapabilities(), true
+	}
+	return b.caps
+}
+
+func (b *binding) neededCapabilities() []string {
 	var caps []string
 	switch {
 	case b.inproc != nil:

@@ -45,7 +45,10 @@
 // parameters escaped, the other arguments as a JSON body or query, a JSON
 // response parsed, a status outside 2xx an error naming it and the URL.
 // The built-ins are confined to the workspace roots with os.Root, which
-// refuses paths that leave the root through ".." or symlinks. Inside the
+// refuses paths that leave the root through ".." or symlinks; on Linux,
+// fs.read opens the file the protected-set check looked at with openat2
+// beneath the root's descriptor, following no symlink, and reads it only
+// when it is that same file (readBeneath), else through os.Root. Inside the
 // roots they never read or write the protected set (ProtectedError): the
 // loaded configuration and any crystallize.toml, every program a command
 // binding or MCP server runs (and its directory, unless that is a root),

@@ -80,7 +80,7 @@ func (h *host) execute(name string, b *binding, args map[string]any) (out any, a
 		out, err = h.fsRead(name, args)
 		return out, nil, nil, err
 	case b.builtin == ToolFSWrite:
-		out, err = h.withTimeout(name, func() (any, error) { return h.fsWrite(args) })
+		out, err = h.fsWrite(name, args)
 		return out, nil, nil, err
 	case b.tool != nil && b.tool.MCP != "":
 		out, err = h.mcpCallTool(name, b, args)
@@ -96,9 +96,9 @@ func (h *host) execute(name string, b *binding, args map[string]any) (out any, a
 // builtinTimeout bounds a file built-in. They open only regular files,
 // but a file swapped for a FIFO between the check and the open, or a
 // stalled network file system, would otherwise hold the run forever.
-// fs.read of a file on its root's own local file system, which a FIFO
-// cannot stall either (openNonBlocking), is not bounded: the goroutine
-// and timer that bound a call cost a step more than the read.
+// A file on its root's own local file system, which a FIFO cannot stall
+// either (openNonBlocking), is read and written without the bound: the
+// goroutine and timer that bound a call cost a step more than the read.
 var builtinTimeout = 30 * time.Second
 
 // withTimeout runs f, giving up after builtinTimeout or when the run is
@@ -443,11 +443,37 @@ func (h *host) locate(p string) (root, rel string, err error) {
 // which fails with ErrOutsideWorkspace.
 func (h *host) guardPath(tool string, args map[string]any) error {
 	p := argString(args["path"])
+	h.checked = checkedPath{}
 	root, rel, err := h.locate(p)
 	if err != nil {
 		return nil
 	}
-	return h.protect(tool, p, root, rel)
+	info, err := h.protectFile(tool, p, root, rel)
+	if err == nil {
+		h.checked = checkedPath{path: p, root: root, rel: rel, info: info}
+	}
+	return err
+}
+
+// checkedPath is what the protected-set check of the call about to run
+// found of its path (guardPath): the workspace root and the path below
+// it, and, when every name of the path resolved without a symlink, the
+// file's own lstat. fs.read opens the file the check looked at from it
+// (fsReadChecked) instead of looking at the root and the file again.
+type checkedPath struct {
+	path, root, rel string
+	info            fs.FileInfo
+}
+
+// takeChecked returns the check of the path p and forgets it, so that it
+// is used at most once, by the call it was made for.
+func (h *host) takeChecked(p string) checkedPath {
+	c := h.checked
+	h.checked = checkedPath{}
+	if c.path != p || c.path == "" {
+		return checkedPath{}
+	}
+	return c
 }
 
 // openRoot returns the root holding p, open for the rest of the run
@@ -477,20 +503,36 @@ func (h *host) openRoot(p string) (*openRoot, string, error) {
 type openRoots struct {
 	mu   sync.Mutex
 	open map[string]*openRoot
+	// retired are the descriptors of roots another directory replaced,
+	// closed with the rest when the run is over rather than while a
+	// call may still hold one.
+	retired []int
 }
 
 // openRoot is an open workspace root: what it is, and whether it is on a
-// local file system (localFileSystem), whose reads cannot stall.
+// local file system (localFileSystem), whose reads cannot stall. fd is
+// the same directory as a plain descriptor, which readBeneath opens files
+// from (-1 where there is none).
 type openRoot struct {
 	root  *os.Root
 	info  fs.FileInfo
 	local bool
+	fd    int
 }
 
 // readsInline reports whether the file info, found under c, is read
 // without a bound: a file on c's own local file system.
 func (c *openRoot) readsInline(info fs.FileInfo) bool {
 	return info != nil && c.local && sameDevice(info, c.info)
+}
+
+// cached returns the root open for dir, without checking that it is
+// still the directory at that path (nil when none is open): for a caller
+// that checks what it opens from it by identity.
+func (o *openRoots) cached(dir string) *openRoot {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.open[dir]
 }
 
 func (o *openRoots) get(dir string) (*openRoot, error) {
@@ -513,6 +555,9 @@ func (o *openRoots) get(dir string) (*openRoot, error) {
 		// A call of a timed-out built-in may still hold it; os.Root
 		// closes the directory when that call is done with it.
 		c.root.Close()
+		if c.fd >= 0 {
+			o.retired = append(o.retired, c.fd)
+		}
 	}
 	if o.open == nil {
 		o.open = map[string]*openRoot{}
@@ -523,7 +568,7 @@ func (o *openRoots) get(dir string) (*openRoot, error) {
 	if after, err := os.Stat(dir); err != nil || !os.SameFile(after, rinfo) {
 		local = false
 	}
-	c := &openRoot{root: r, info: rinfo, local: local}
+	c := &openRoot{root: r, info: rinfo, local: local, fd: openDirFD(dir, rinfo)}
 	o.open[dir] = c
 	return c, nil
 }
@@ -534,8 +579,13 @@ func (o *openRoots) close() {
 	defer o.mu.Unlock()
 	for dir, c := range o.open {
 		c.root.Close()
+		closeDirFD(c.fd)
 		delete(o.open, dir)
 	}
+	for _, fd := range o.retired {
+		closeDirFD(fd)
+	}
+	o.retired = nil
 }
 
 // fsRead is the built-in fs.read(path=…): {"path", "content", "bytes"},
@@ -545,6 +595,9 @@ func (o *openRoots) close() {
 // and bounded by builtinTimeout when not.
 func (h *host) fsRead(name string, args map[string]any) (any, error) {
 	p := argString(args["path"])
+	if out, ok := h.fsReadChecked(p); ok {
+		return out, nil
+	}
 	c, rel, err := h.openRoot(p)
 	if err != nil {
 		return nil, err
@@ -562,6 +615,32 @@ func (h *host) fsRead(name string, args map[string]any) (any, error) {
 		return readFileIn(c.root, rel, p)
 	}
 	return h.withTimeout(name, func() (any, error) { return readFileIn(c.root, rel, p) })
+}
+
+// fsReadChecked reads p from the root opened for it by an earlier call,
+// when the protected-set check of this call found a regular file on the
+// root's own local file system without meeting a symlink. The file is
+// opened from the root's descriptor, beneath it and following no symlink
+// (readBeneath), and read only when it is the very file the check
+// looked at. That is what spares a call looking at the root and the file
+// again: the root could be replaced, or the file swapped for a symlink,
+// a FIFO or a directory, since, but then what opens is not that file.
+// It reports false when it cannot vouch for the file, and fsRead then
+// takes the path through os.Root, which sees the change.
+func (h *host) fsReadChecked(p string) (any, bool) {
+	chk := h.takeChecked(p)
+	if chk.info == nil || !chk.info.Mode().IsRegular() {
+		return nil, false
+	}
+	c := h.roots.cached(chk.root)
+	if c == nil || c.fd < 0 || !c.readsInline(chk.info) {
+		return nil, false
+	}
+	data, ok := readBeneath(c.fd, chk.rel, chk.info)
+	if !ok {
+		return nil, false
+	}
+	return map[string]any{"path": p, "content": string(data), "bytes": len(data)}, true
 }
 
 // readFileIn reads the regular file rel of r, p as the workflow wrote it.
@@ -620,11 +699,15 @@ func fileKind(m os.FileMode) string {
 	return "special file"
 }
 
-// fsWrite is the built-in fs.write(path=…, content=…): it creates parent
-// directories and returns {"path", "bytes"}.
-func (h *host) fsWrite(args map[string]any) (any, error) {
+// fsWrite is the built-in fs.write(path=…, content=…), named name: it
+// creates parent directories and returns {"path", "bytes"}. Like fsRead,
+// it looks at the root and the file on the run's goroutine, and writes
+// there too when the file is on the root's own local file system
+// (writesInline); otherwise the write is bounded by builtinTimeout.
+func (h *host) fsWrite(name string, args map[string]any) (any, error) {
 	p := argString(args["path"])
 	content := argString(args["content"])
+	h.takeChecked(p)
 	if len(content) > MaxFileBytes {
 		return nil, fmt.Errorf("%w: file_too_large: the content for %s is %d bytes, more than %d, the most fs.write writes", ErrTooLarge, p, len(content), MaxFileBytes)
 	}
@@ -632,17 +715,59 @@ func (h *host) fsWrite(args map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := c.root
-	if _, err := regularFile(r, rel, p); err != nil {
+	info, err := regularFile(c.root, rel, p)
+	if err != nil {
 		return nil, err
 	}
+	if c.writesInline(rel, info) {
+		return writeFileIn(c.root, rel, p, content)
+	}
+	return h.withTimeout(name, func() (any, error) { return writeFileIn(c.root, rel, p, content) })
+}
+
+// writesInline reports whether rel, found under c as info (nil when it
+// does not exist yet), is written without a bound: it, or else the
+// nearest of its directories that exists, is on c's own local file
+// system. Directories MkdirAll creates below that one are on it too.
+func (c *openRoot) writesInline(rel string, info fs.FileInfo) bool {
+	if !c.local {
+		return false
+	}
+	if info != nil {
+		return c.readsInline(info)
+	}
+	for d := filepath.Dir(rel); d != "."; d = filepath.Dir(d) {
+		if st, err := c.root.Stat(d); err == nil {
+			return st.IsDir() && c.readsInline(st)
+		}
+	}
+	return true // the root itself
+}
+
+// writeFileIn writes content to the file rel of r (p as the workflow
+// wrote it), creating its directories. The file is opened non-blocking,
+// so that a FIFO swapped in after the check does not wait for a reader,
+// and written only when what opened is a regular file.
+func writeFileIn(r *os.Root, rel, p, content string) (any, error) {
 	if d := filepath.Dir(rel); d != "." {
 		if err := r.MkdirAll(d, 0o755); err != nil {
 			return nil, confine(err)
 		}
 	}
-	if err := r.WriteFile(rel, []byte(content), 0o644); err != nil {
+	f, err := r.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|openNonBlocking, 0o644)
+	if err != nil {
 		return nil, confine(err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%w: not_regular_file: %s is not a regular file", ErrNotRegular, p)
+	}
+	_, err = f.WriteString(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
 	}
 	return map[string]any{"path": p, "bytes": len(content)}, nil
 }

@@ -181,7 +181,7 @@ func (h *host) callExec(name string, tmpl []string, args map[string]any) (any, e
 	}
 	recOut := h.secrets.value(out)
 	recArgv := slices.Clone(argv) // record replaces secrets in place
-	h.record(step, kind, name, recArgs, recOut, caps, effects, status, dur, recArgv, err)
+	argsDigest := h.record(step, kind, name, recArgs, recOut, caps, effects, status, dur, recArgv, err)
 	if exitCode != nil {
 		h.actions[len(h.actions)-1].Metadata["exit_code"] = *exitCode
 	}
@@ -194,7 +194,7 @@ func (h *host) callExec(name string, tmpl []string, args map[string]any) (any, e
 		}
 		return nil, err
 	}
-	h.journalCall(step, "tool", name, digest(recArgs), recOut)
+	h.journalCall(step, "tool", name, argsDigest, recOut)
 	return out, nil
 }
 

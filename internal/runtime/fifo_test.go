@@ -140,3 +140,45 @@ func TestOpenNonBlockingFIFO(t *testing.T) {
 		t.Fatal("opening a FIFO blocked")
 	}
 }
+
+// TestWriteFileInFIFO: fs.write's open of a FIFO swapped in after the
+// check neither waits for a reader nor writes into it, with a reader or
+// without one.
+func TestWriteFileInFIFO(t *testing.T) {
+	dir := t.TempDir()
+	var roots openRoots
+	defer roots.close()
+	c, err := roots.get(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	write := func(withReader bool) {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() {
+			if withReader {
+				r, err := os.OpenFile(filepath.Join(dir, "pipe"), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+				if err != nil {
+					done <- err
+					return
+				}
+				defer r.Close()
+			}
+			_, err := writeFileIn(c.root, "pipe", "pipe", "data")
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("fs.write wrote into a FIFO (reader: %v)", withReader)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("fs.write blocked on a FIFO (reader: %v)", withReader)
+		}
+	}
+	write(false)
+	write(true)
+}

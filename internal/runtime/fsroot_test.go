@@ -101,3 +101,35 @@ func TestFSReadInline(t *testing.T) {
 		t.Error("a file under a root that is not local is read inline")
 	}
 }
+
+// TestFSWriteInline: fs.write writes on the run's goroutine only to a
+// local root's own file system.
+func TestFSWriteInline(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var roots openRoots
+	defer roots.close()
+	c, err := roots.get(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if goruntime.GOOS == "linux" && localFileSystem(dir) {
+		f, err := c.root.Stat("f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rel, info := range map[string]os.FileInfo{"f": f, "new": nil, "a/b/new": nil} {
+			if !c.writesInline(rel, info) {
+				t.Errorf("%s under a local root is not written inline", rel)
+			}
+		}
+	}
+	remote := *c
+	remote.local = false
+	if remote.writesInline("new", nil) {
+		t.Error("a file under a root that is not local is written inline")
+	}
+
+}

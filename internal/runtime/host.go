@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.starlark.net/starlark"
 
@@ -63,6 +64,12 @@ type host struct {
 	rootChecks rootCache
 	// roots holds the workspace roots the file built-ins opened.
 	roots openRoots
+	// bound holds the binding of each tool name called so far, nil for
+	// a name nothing binds (see resolve).
+	bound map[string]*binding
+	// checked is what the protected-set check found of the path of the
+	// file built-in call about to run (see guardPath).
+	checked checkedPath
 
 	// cancel ends the run's context; ctx.budget's wall clock calls it
 	// with an ErrBudget cause. maxCost is the cost ceiling (0: none).
@@ -249,7 +256,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		h.refuse(step, name, err.Error(), nil)
 		return nil, nil, err
 	}
-	bind, ok := resolve(h.cfg, h.opts.Tools, name)
+	bind, ok := h.resolve(name)
 	if !ok {
 		err := &UnboundError{Names: []string{name}}
 		h.refuse(step, name, err.Error(), nil)
@@ -317,7 +324,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 	if bind.builtin == ToolFSWrite && err == nil && !h.opts.DryRun {
 		effects = append(effects, trace.SideEffect{Kind: "file_write", Target: argString(recArgs["path"]), Capability: "fs.write", Mutation: "write"})
 	}
-	h.record(step, h.callKind(step, name, bind), name, recArgs, recOut, caps, effects, status, dur, argv, err)
+	argsDigest := h.record(step, h.callKind(step, name, bind), name, recArgs, recOut, caps, effects, status, dur, argv, err)
 	if req != nil {
 		h.recordRequest(req)
 	}
@@ -331,15 +338,31 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		if !c.tolerant {
 			return nil, nil, err
 		}
-		h.journalFailure(step, "tool", name, digest(recArgs), err)
+		h.journalFailure(step, "tool", name, argsDigest, err)
 		return nil, err, nil
 	}
-	h.journalCall(step, "tool", name, digest(recArgs), recOut)
+	h.journalCall(step, "tool", name, argsDigest, recOut)
 	return out, nil, nil
 }
 
-// record adds the action, receipt and session phase of one executed call.
-func (h *host) record(step int, kind trace.Kind, name string, args map[string]any, out any, caps []string, effects []trace.SideEffect, status string, dur time.Duration, argv []string, callErr error) {
+// resolve is resolve for the run's configuration and tools, each name
+// looked up once: what binds a name does not change during a run, and a
+// workflow calls the same few tools over and over.
+func (h *host) resolve(name string) (*binding, bool) {
+	if b, ok := h.bound[name]; ok {
+		return b, b != nil
+	}
+	b, ok := resolve(h.cfg, h.opts.Tools, name)
+	if h.bound == nil {
+		h.bound = map[string]*binding{}
+	}
+	h.bound[name] = b
+	return b, ok
+}
+
+// record adds the action, receipt and session phase of one executed call,
+// and returns the digest of its arguments, which the journal keeps too.
+func (h *host) record(step int, kind trace.Kind, name string, args map[string]any, out any, caps []string, effects []trace.SideEffect, status string, dur time.Duration, argv []string, callErr error) (argsDigest string) {
 	h.res.Steps++
 	ms := dur.Milliseconds()
 	det := kind != trace.KindModelCall
@@ -347,7 +370,7 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	// digests are of the whole values.
 	shown, _ := clipRecorded(args).(map[string]any)
 	a := trace.Action{
-		ID:            fmt.Sprintf("%s-a%02d", h.opts.RunID, step),
+		ID:            recordID(h.opts.RunID, "-a", step),
 		Kind:          kind,
 		Name:          name,
 		Timestamp:     h.opts.Now().UTC().Format(time.RFC3339Nano),
@@ -378,7 +401,7 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	// The output's canonical JSON is both digested and shown.
 	outJSON := canonical(out)
 	r := Receipt{
-		ID:   fmt.Sprintf("%s-r%02d", h.opts.RunID, step),
+		ID:   recordID(h.opts.RunID, "-r", step),
 		Step: step, Kind: string(kind), Tool: name, Status: status,
 		ArgumentsSHA256: digest(args), ResultSHA256: digestJSON(outJSON),
 		SideEffects: effects, DurationMS: ms,
@@ -388,7 +411,10 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	}
 	h.res.Receipts = append(h.res.Receipts, r)
 
+	// A step's phase holds one tool call list and the receipt after it.
 	p := h.newPhase("Step " + strconv.Itoa(step) + " · " + name)
+	p.lines = make([]string, 0, 5)
+	p.blocks = make([]session.Block, 0, 2)
 	call := session.ToolCall{Result: codeSpan(clip(string(outJSON), 200)) + " (" + string(status) + ", " + strconv.FormatInt(ms, 10) + " ms)"}
 	call.Tool, call.Args, _ = strings.Cut(oneLine(callLine(name, shown, argv)), " ")
 	for _, se := range effects {
@@ -399,6 +425,17 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	if callErr != nil {
 		p.callout(session.CalloutError, "", oneLine(h.secrets.string(callErr.Error())))
 	}
+	return r.ArgumentsSHA256
+}
+
+// recordID is the id of a step's action or receipt: the run's id, sep,
+// and the step number of at least two digits.
+func recordID(runID, sep string, step int) string {
+	n := strconv.Itoa(step)
+	if step >= 0 && step < 10 {
+		n = "0" + n
+	}
+	return runID + sep + n
 }
 
 func toAny(s []string) []any {
@@ -577,7 +614,7 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 		if err != nil {
 			status = ReceiptError
 		}
-		h.record(step, trace.KindModelCall, c.name, recArgs[i], h.secrets.value(resp.Output), nil, nil, status, r.dur, nil, err)
+		argsDigest := h.record(step, trace.KindModelCall, c.name, recArgs[i], h.secrets.value(resp.Output), nil, nil, status, r.dur, nil, err)
 		a := &h.actions[len(h.actions)-1]
 		a.Cost = &trace.Cost{Model: resp.Model, ModelCalls: 1, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, TotalCostUSD: resp.CostUSD}
 		u := &ModelUsage{Model: resp.Model, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, CostUSD: resp.CostUSD}
@@ -597,7 +634,7 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 			continue
 		}
 		out := h.secrets.value(resp.Output)
-		h.journalCall(step, "model", c.name, digest(recArgs[i]), out)
+		h.journalCall(step, "model", c.name, argsDigest, out)
 		outs[i] = resp.Output
 	}
 	if firstErr != nil {
@@ -699,21 +736,7 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		p.callout(session.CalloutDecision, "", body...)
 		return nil, &PendingApprovalError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Boundary: boundary}
 	}
-	h.res.Steps++
-	h.res.Approvals++
-	ms := int64(0)
-	h.actions = append(h.actions, trace.Action{
-		ID:        fmt.Sprintf("%s-a%02d", h.opts.RunID, step),
-		Kind:      trace.KindHumanApproval,
-		Name:      boundary,
-		Timestamp: h.opts.Now().UTC().Format(time.RFC3339Nano),
-		Approval: &trace.Approval{
-			Prompt: h.secrets.string(prompt), Approver: approver, Required: true, Boundary: boundary,
-		},
-		Output:     map[string]any{"approved": approved},
-		DurationMS: &ms,
-		Metadata:   map[string]any{"step": step, "status": ReceiptOK},
-	})
+	h.recordApproval(step, boundary, h.secrets.string(prompt), approver, map[string]any{"approved": approved}, nil)
 	p := h.newPhase(fmt.Sprintf("Step %d · approve %s", step, boundary))
 	callout, verb := session.CalloutDecision, "Approved"
 	if approver == "interactive" || step == h.replayUntil {
@@ -732,6 +755,34 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	}
 	h.journalCall(step, "approve", boundary, argsDigest, true)
 	return starlark.True, nil
+}
+
+// recordApproval adds the action of an approval or a decision made at
+// step: a human_approval of boundary, with what was asked (prompt,
+// secrets already replaced), who decided (approver), what the workflow
+// receives (output) and any metadata beyond the step and its status.
+// ctx.approve, ctx.request_approval and ctx.request_decision record
+// their decisions through it, so all of them read alike in the trace.
+func (h *host) recordApproval(step int, boundary, prompt, approver string, output, meta map[string]any) {
+	h.res.Steps++
+	h.res.Approvals++
+	ms := int64(0)
+	metadata := map[string]any{"step": step, "status": ReceiptOK}
+	for k, v := range meta {
+		metadata[k] = v
+	}
+	h.actions = append(h.actions, trace.Action{
+		ID:        recordID(h.opts.RunID, "-a", step),
+		Kind:      trace.KindHumanApproval,
+		Name:      boundary,
+		Timestamp: h.opts.Now().UTC().Format(time.RFC3339Nano),
+		Approval: &trace.Approval{
+			Prompt: prompt, Approver: approver, Required: true, Boundary: boundary,
+		},
+		Output:     output,
+		DurationMS: &ms,
+		Metadata:   metadata,
+	})
 }
 
 // PendingApprovalError stops a run at an undecided approval of
@@ -883,8 +934,18 @@ func shellQuote(s string) string {
 // codeSpan renders s, made one line, as a markdown code span.
 func codeSpan(s string) string { return mdtext.CodeSpan(oneLine(s)) }
 
+// oneLine joins the words of s with single spaces. Most text is already
+// one line with single spaces between ASCII words, and is returned as it
+// is; anything else goes through strings.Fields.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r',
+			c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' '):
+			return strings.Join(strings.Fields(s), " ")
+		}
+	}
+	return s
 }
 
 // clip shortens s to at most n bytes and an ellipsis, cutting between

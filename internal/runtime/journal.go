@@ -447,21 +447,6 @@ func writeDurable(p string, data []byte) error {
 	return atomicfile.WriteSync(p, data, 0o600, syncFile)
 }
 
-// syncDir makes the entries of directory dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	// Some systems cannot sync a directory; the files themselves are on
-	// disk.
-	if err := syncFile(d); err != nil && !errors.Is(err, errors.ErrUnsupported) && !os.IsPermission(err) {
-		return err
-	}
-	return nil
-}
-
 // LoadConfig loads the configuration a resumed run uses: file when the
 // caller names one, else the one the run was started with (Config), else
 // none, which is the empty configuration of the current directory.

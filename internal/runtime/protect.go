@@ -152,12 +152,22 @@ func (h *host) program(argv0 string) string {
 // is resolved from the real root one name at a time, so only the
 // directories inside the workspace are looked at per call.
 func (h *host) protect(tool, p, root, rel string) error {
-	refuse := func(rule, why string) error {
-		return &ProtectedError{Tool: tool, Path: p, Rule: rule, Why: why}
+	_, err := h.protectFile(tool, p, root, rel)
+	return err
+}
+
+// protectFile is protect, returning also, when the path was resolved
+// name by name without a symlink, the lstat of its last name: the file
+// the check is about, which a read then opens by identity
+// (fsReadChecked).
+func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, error) {
+	refuse := func(rule, why string) (fs.FileInfo, error) {
+		return nil, &ProtectedError{Tool: tool, Path: p, Rule: rule, Why: why}
 	}
 	gs := h.guards()
 	rc := h.rootChecks.get(root, gs)
 	full, target := realPathUnder(rc.real, root, rel)
+	resolved := target
 	if target == nil {
 		target, _ = os.Stat(full)
 	}
@@ -188,22 +198,24 @@ func (h *host) protect(tool, p, root, rel string) error {
 	}
 	// The rules by name come last, so that a path both rules and the set
 	// cover is reported as what the set says it is.
-	names := strings.Split(filepath.ToSlash(rel), "/")
+	spellings := [2]string{filepath.ToSlash(rel)}
 	if r, err := filepath.Rel(rc.real, full); err == nil {
-		names = append(names, strings.Split(filepath.ToSlash(r), "/")...)
+		spellings[1] = filepath.ToSlash(r)
 	}
-	for _, n := range names {
-		switch {
-		case strings.EqualFold(n, ".git"):
-			return refuse(RuleGit, "inside a .git directory")
-		case strings.EqualFold(n, DefaultStateDir):
-			return refuse(RuleState, "inside a "+DefaultStateDir+" directory")
+	for _, s := range spellings {
+		for n := range strings.SplitSeq(s, "/") {
+			switch {
+			case strings.EqualFold(n, ".git"):
+				return refuse(RuleGit, "inside a .git directory")
+			case strings.EqualFold(n, DefaultStateDir):
+				return refuse(RuleState, "inside a "+DefaultStateDir+" directory")
+			}
 		}
 	}
 	if strings.EqualFold(filepath.Base(full), ConfigFile) || strings.EqualFold(filepath.Base(rel), ConfigFile) {
 		return refuse(RuleConfig, "a "+ConfigFile+" a later run could load")
 	}
-	return nil
+	return resolved, nil
 }
 
 // coversAncestor reports whether the directory guard g is an ancestor of

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 )
 
 // The state key authenticates what a run leaves in the state directory
@@ -53,33 +55,16 @@ func stateKey(stateDir string, create bool) ([]byte, error) {
 	if _, err := io.ReadFull(rand.Reader, key); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStateKey, err)
 	}
-	// The key is written whole to a temporary file and then linked into
-	// place, which fails if a key is already there: two runs starting at
-	// once keep one key (the loser reads the winner's), and no run, nor a
-	// crash, ever leaves or reads a half-written key file.
-	f, err := os.CreateTemp(stateDir, "."+StateKeyFile+".*")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStateKey, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	_, werr := f.Write([]byte(hex.EncodeToString(key) + "\n"))
-	if werr == nil {
-		// Resume needs the key as much as the journal it authenticates.
-		werr = syncFile(f)
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStateKey, werr)
-	}
-	if err := os.Link(tmp, p); errors.Is(err, os.ErrExist) {
+	// The key is created whole and synced, with its directory, before any
+	// journal is authenticated with it (resume needs the key as much as
+	// the journal), and only where there is none yet: two runs starting
+	// at once keep one key (the loser reads the winner's), and no run,
+	// nor a crash, ever leaves or reads a half-written key file.
+	err = atomicfile.CreateSync(p, []byte(hex.EncodeToString(key)+"\n"), 0o600, syncFile)
+	if errors.Is(err, os.ErrExist) {
 		return readStateKey(p)
-	} else if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStateKey, err)
 	}
-	if err := syncDir(stateDir); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStateKey, err)
 	}
 	return key, nil

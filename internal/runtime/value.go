@@ -152,10 +152,17 @@ func toStarlark(v any) (starlark.Value, error) {
 // arguments and result, and the encoder's reflection cost a step more
 // than the digest.
 func canonical(v any) []byte {
-	if out, ok := appendCompact(nil, v); ok {
+	return appendCanonicalTo(make([]byte, 0, 256), v)
+}
+
+// appendCanonicalTo is canonical(v) appended to dst: with dst a buffer
+// on the caller's stack, a value that fits is encoded without growing
+// a slice from nothing a few bytes at a time.
+func appendCanonicalTo(dst []byte, v any) []byte {
+	if out, ok := appendCompact(dst, v); ok {
 		return out
 	}
-	return canonicalJSON(v)
+	return append(dst, canonicalJSON(v)...)
 }
 
 // appendCompact appends v as canonical writes it, or reports false for a
@@ -199,7 +206,8 @@ func appendCompact(dst []byte, v any) ([]byte, bool) {
 		if v == nil {
 			return append(dst, "null"...), true
 		}
-		keys := make([]string, 0, len(v))
+		var small [8]string // most objects are small: their keys stay off the heap
+		keys := small[:0]
 		for k := range v {
 			keys = append(keys, k)
 		}
@@ -235,12 +243,18 @@ func canonicalJSON(v any) []byte {
 }
 
 // digest is "sha256:" and the hex SHA-256 of v's canonical JSON.
-func digest(v any) string { return digestJSON(canonical(v)) }
+func digest(v any) string {
+	var buf [512]byte
+	return digestJSON(appendCanonicalTo(buf[:0], v))
+}
 
 // digestJSON is digest of a value whose canonical JSON is data.
 func digestJSON(data []byte) string {
 	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	var out [len("sha256:") + 2*sha256.Size]byte
+	copy(out[:], "sha256:")
+	hex.Encode(out[len("sha256:"):], sum[:])
+	return string(out[:])
 }
 
 // parseOutput returns out decoded as JSON when it is a JSON document, else
