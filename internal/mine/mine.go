@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 
@@ -246,9 +247,17 @@ scan:
 			}()
 		}
 		wg.Wait()
-		// The builds are done with the batch's traces, so reading the
-		// rest of the sampled candidates' examples may evict them.
+		// The builds are done with the batch's traces. When sampled
+		// candidates are to be completed, which reads every other example
+		// of theirs, the cache is let go first: kept, it would be most of
+		// the live heap that each collection marks during the longest
+		// part of a large corpus's second pass, and its traces are read
+		// again if a later batch needs them.
 		verified := make([][]bool, len(batch))
+		if slices.ContainsFunc(picked, func(p []int) bool { return p != nil }) {
+			b.traces = nil
+			src.release()
+		}
 		for i, c := range results {
 			if picked[i] != nil {
 				v, err := checkRest(ctx, src, c, matches[i], picked[i], len(s.seqs), opts)

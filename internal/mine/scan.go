@@ -473,12 +473,16 @@ type traceSource interface {
 	// windows returns the actions windows[i] of the trace at need[i], in
 	// that order (trace.Trace.Window).
 	windows(ctx context.Context, need []int32, windows []trace.Window) ([]*trace.Trace, error)
+	// release lets go of the traces it keeps for reuse.
+	release()
 }
 
 // memoryTraces is a traceSource over decoded traces.
 type memoryTraces []*trace.Trace
 
 func (m memoryTraces) traces(context.Context, []int32) ([]*trace.Trace, error) { return m, nil }
+
+func (memoryTraces) release() {}
 
 func (m memoryTraces) windows(_ context.Context, need []int32, windows []trace.Window) ([]*trace.Trace, error) {
 	out := make([]*trace.Trace, len(need))
@@ -556,6 +560,13 @@ func (f *fetchedTraces) traces(ctx context.Context, need []int32) ([]*trace.Trac
 	slices.Sort(f.cached)
 	f.actions += adding
 	return f.cache, nil
+}
+
+func (f *fetchedTraces) release() {
+	for _, q := range f.cached {
+		f.cache[q] = nil
+	}
+	f.cached, f.actions = f.cached[:0], 0
 }
 
 // windows reads windows of traces back without keeping them: the examples
