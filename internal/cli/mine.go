@@ -208,21 +208,20 @@ func (f *mineFlags) validate() error {
 	case f.from == "" && !f.store:
 		return usagef("--from is required: the directory of traces to mine")
 	}
-	if f.minExamples < 2 {
-		return usagef("--min-examples must be at least 2, got %d: one example cannot show which fields vary", f.minExamples)
-	}
-	if f.maxCandidates < 1 {
-		return usagef("--max-candidates must be at least 1, got %d", f.maxCandidates)
-	}
-	switch f.miner {
-	case mine.ModeAuto, mine.ModeExact, mine.ModeGapped:
-	default:
-		return usagef("--miner must be auto, exact or gapped, got %q", f.miner)
-	}
-	switch f.passes {
-	case pipeline.PassesAuto, pipeline.PassesOne, pipeline.PassesTwo:
-	default:
-		return usagef("--passes must be auto, 1 or 2, got %q", f.passes)
+	// The ranges are the libraries'; a flag's value is given, so zero
+	// is checked rather than read as the default.
+	for _, c := range []struct {
+		flag string
+		err  error
+	}{
+		{"--min-examples", mine.CheckMinExamples(f.minExamples)},
+		{"--max-candidates", mine.CheckMaxCandidates(f.maxCandidates)},
+		{"--miner", mine.CheckMode(f.miner)},
+		{"--passes", pipeline.CheckPasses(f.passes)},
+	} {
+		if c.err != nil {
+			return flagError(c.flag, c.err)
+		}
 	}
 	switch f.progress {
 	case progressAuto, progressBar, progressJSON, progressNone:
