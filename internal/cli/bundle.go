@@ -232,13 +232,7 @@ func newEvalCmd(e *env) *cobra.Command {
 				}
 			}
 			if !res.Passed {
-				var failed []string
-				for _, a := range res.Assertions {
-					if a.Blocking && !a.Passed {
-						failed = append(failed, a.ID)
-					}
-				}
-				return failuref("eval pack of %s failed: %s", args[0], strings.Join(failed, ", "))
+				return failuref("eval pack of %s failed: %s", args[0], strings.Join(res.Failed(), ", "))
 			}
 			return nil
 		},

@@ -24,10 +24,6 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
 
-// errNoCandidate is the failure of a mining run that found nothing safe to
-// propose. The report and a workflow that says so are still written.
-var errNoCandidate = errors.New("no safe crystallization candidate")
-
 type mineFlags struct {
 	from          string
 	shadowFrom    []string
@@ -324,8 +320,8 @@ func printMined(e *env, report *candidate.Report, f *mineFlags, written []string
 			writeBundleSummary(e.stdout, f.bundle, manifest)
 		}
 	}
-	if report.Selected() == nil {
-		return failure(errNoCandidate)
+	if err := report.Err(); err != nil {
+		return failure(err)
 	}
 	return nil
 }

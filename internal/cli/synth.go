@@ -117,11 +117,8 @@ func newSynthRunCmd(e *env) *cobra.Command {
 			if err := printSynthRun(e, rep, out, asJSON); err != nil {
 				return err
 			}
-			switch {
-			case rep.Stopped != nil:
-				return failure(rep.Stopped)
-			case !rep.Pass():
-				return failure(errors.New("a hypothesis does not hold"))
+			if err := rep.Err(); err != nil {
+				return failure(err)
 			}
 			return nil
 		},

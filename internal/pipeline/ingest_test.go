@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,7 +112,25 @@ func TestIngest(t *testing.T) {
 		t.Errorf("the bundle has no report: %v", err)
 	}
 	if in.Shadow == nil {
-		t.Error("Shadow asked for, but the bundle was not replayed")
+		t.Fatal("Shadow asked for, but the bundle was not replayed")
+	}
+	if err := in.Err(); err != nil {
+		t.Errorf("Err() = %v, want nil for a selected candidate whose replay passes", err)
+	}
+	// What fails an ingest, in the order it is reported.
+	sc := *in.Shadow
+	sc.Matches, sc.Differences = false, []string{"pass: true, recorded false"}
+	differs := &Ingested{Report: in.Report, Shadow: &sc, Bundle: "b"}
+	if got, want := fmt.Sprint(differs.Err()), "shadow replay of b differs from the recorded one: pass: true, recorded false"; got != want {
+		t.Errorf("Err() with a differing replay = %s, want %s", got, want)
+	}
+	sc.Pass = false
+	if got, want := fmt.Sprint(differs.Err()), "shadow replay of b did not pass"; got != want {
+		t.Errorf("Err() with a failing replay = %s, want %s", got, want)
+	}
+	none := &Ingested{Report: &candidate.Report{}, Shadow: &sc}
+	if err := none.Err(); !errors.Is(err, candidate.ErrNoCandidate) {
+		t.Errorf("Err() without a selected candidate = %v, want candidate.ErrNoCandidate", err)
 	}
 
 	if _, err := Ingest(context.Background(), IngestOptions{From: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "reading release-harness fixture") {

@@ -68,6 +68,22 @@ type Check struct {
 	Reason    string `json:"reason,omitempty"`
 }
 
+// ErrHypothesis is the outcome of a run whose capsules all finished but
+// one of whose hypotheses does not hold.
+var ErrHypothesis = errors.New("a hypothesis does not hold")
+
+// Err is nil when the run passed (Pass), else why not: the
+// *CapsuleError that stopped a capsule, or ErrHypothesis.
+func (r *Report) Err() error {
+	switch {
+	case r.Stopped != nil:
+		return r.Stopped
+	case !r.Pass():
+		return ErrHypothesis
+	}
+	return nil
+}
+
 // Pass reports whether no capsule was stopped and every hypothesis holds.
 func (r *Report) Pass() bool {
 	if r.Stopped != nil {
