@@ -117,6 +117,16 @@ func TestIngest(t *testing.T) {
 	if err := in.Err(); err != nil {
 		t.Errorf("Err() = %v, want nil for a selected candidate whose replay passes", err)
 	}
+	sum := in.Summary(IngestOptions{From: from, Outputs: Outputs{Bundle: bdir}})
+	if sum.From != filepath.ToSlash(from) || sum.RunID != rh.RunID || *sum.SelectedCandidateID != sel.ID || sum.Bundle.Path != filepath.ToSlash(bdir) {
+		t.Errorf("Summary = %+v, want the run %s, its candidate %s and the bundle %s", sum, rh.RunID, sel.ID, bdir)
+	}
+	if sum.Segments.Deterministic != len(seg.SafeToAutomate) || sum.Recovery.ShellFailures != rec.ShellFailures || sum.Shadow == nil || !sum.Shadow.Pass {
+		t.Errorf("Summary = %+v, want the harness's segments and recovery, and the replay", sum)
+	}
+	if len(sum.Warnings) != 1 || sum.Warnings[0].Code != source.CodeMissingOptionalFile {
+		t.Errorf("Summary.Warnings = %+v, want the missing release-run.json", sum.Warnings)
+	}
 	// What fails an ingest, in the order it is reported.
 	sc := *in.Shadow
 	sc.Matches, sc.Differences = false, []string{"pass: true, recorded false"}
