@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
@@ -48,21 +46,6 @@ func openTraceStore(ctx context.Context, stateDir string, create bool) (*store.D
 	return db, path, nil
 }
 
-// importStoreSummary is import --store's --json output; importDoc
-// documents it.
-type importStoreSummary struct {
-	From           string                   `json:"from"`
-	Store          string                   `json:"store"`
-	Added          int                      `json:"added"`
-	Replaced       int                      `json:"replaced"`
-	AlreadyStored  int                      `json:"already_stored"`
-	Duplicates     int                      `json:"duplicates"`
-	UnchangedFiles int                      `json:"unchanged_files"`
-	Formats        []tracestore.FormatCount `json:"formats"`
-	SkippedSession []importSkipped          `json:"skipped_sessions"`
-	SkippedInvalid []importRejected         `json:"skipped_invalid"`
-}
-
 // runImportStore is import --store: the traces under --from go into the
 // trace store instead of files.
 func runImportStore(ctx context.Context, e *env, f *importFlags) error {
@@ -93,19 +76,8 @@ func runImportStore(ctx context.Context, e *env, f *importFlags) error {
 	if err != nil {
 		return err
 	}
-	sum := importStoreSummary{From: f.from, Store: path, Added: res.Added, Replaced: res.Replaced, AlreadyStored: res.Known, Duplicates: res.Duplicates,
-		UnchangedFiles: res.Unchanged, Formats: res.Formats, SkippedSession: []importSkipped{}, SkippedInvalid: []importRejected{}}
-	if sum.Formats == nil {
-		sum.Formats = []tracestore.FormatCount{}
-	}
-	for _, s := range res.SkippedSessions {
-		sum.SkippedSession = append(sum.SkippedSession, importSkipped{Path: s.Path, Line: s.Line, Format: s.Format, ID: s.ID, Reason: s.Reason, Message: s.Message})
-	}
-	for _, s := range res.Skipped {
-		sum.SkippedInvalid = append(sum.SkippedInvalid, importRejected{Path: s.Path, Line: s.Line, Errors: s.Errors})
-	}
 	if f.asJSON {
-		return writeJSON(e.stdout, sum)
+		return writeJSON(e.stdout, pipeline.SummarizeStoreImport(res, f.from, path))
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "Stored %d traces from %s in %s (%d new, %d replaced; %d already stored, %d duplicates)\n",
@@ -116,14 +88,7 @@ func runImportStore(ctx context.Context, e *env, f *importFlags) error {
 	for _, fm := range res.Formats {
 		fmt.Fprintf(w, "  %s: %d traces, %d actions (%d observations), %d sessions skipped\n", fm.Format, fm.Traces, fm.Actions, fm.Observations, fm.SkippedSessions)
 	}
-	for _, sk := range sum.SkippedSession {
-		fmt.Fprintf(w, "  skipped session %s%s: %s: %s\n", sk.Path, lineSuffix(sk.Line), sk.Reason, sk.Message)
-	}
-	for _, sk := range sum.SkippedInvalid {
-		for _, msg := range sk.Errors {
-			fmt.Fprintf(w, "  skipped %s\n", msg)
-		}
-	}
+	writeSkipped(w, res.SkippedSessions, res.Skipped)
 	return nil
 }
 
@@ -388,27 +353,11 @@ It prints the number of traces and bytes written; --json prints {"store",
 			if err != nil {
 				return err
 			}
-			sum := storeExport{Store: path, Out: out}
-			// All or none, without holding the documents: each goes to a
-			// temporary file as it comes.
-			w := atomicfile.NewBatch(0o644)
-			defer w.Discard()
-			used := map[string]bool{}
-			err = c.Each(ctx, func(row *store.TraceRow, format string, body []byte) error {
-				doc, err := tracestore.Indent(body)
-				if err != nil {
-					return fmt.Errorf("stored trace %s: %w", row.TraceID, err)
-				}
-				sum.Traces++
-				sum.Bytes += int64(len(doc))
-				return w.AddBytes(filepath.Join(out, pipeline.TraceFileName(format, row.TraceID, used)), doc)
-			})
-			if err == nil {
-				err = w.Commit()
-			}
+			n, err := pipeline.Export(ctx, c, out)
 			if err != nil {
 				return err
 			}
+			sum := storeExport{Store: path, Out: out, Traces: n.Traces, Bytes: n.Bytes}
 			if asJSON {
 				return writeJSON(e.stdout, sum)
 			}

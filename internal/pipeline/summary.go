@@ -7,6 +7,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/source"
+	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
 
 // Summary is the short account of a mining run and what Publish wrote,
@@ -237,4 +238,83 @@ func (in *Ingested) Summary(o IngestOptions) *IngestSummary {
 		s.Shadow = &IngestShadow{CandidateID: sc.CandidateID, Compared: sc.Compared, Pass: sc.Pass, Matches: sc.Matches}
 	}
 	return s
+}
+
+// ImportSummary is the short account of an Import, the object
+// "crystallize import --json" prints: a stable contract.
+type ImportSummary struct {
+	From           string               `json:"from"`
+	Out            string               `json:"out"`
+	Traces         int                  `json:"traces"`
+	Formats        []ImportedFormat     `json:"formats"`
+	Files          []ImportedTrace      `json:"files"`
+	SkippedSession []SummarySkipped     `json:"skipped_sessions"`
+	SkippedInvalid []SummaryInvalidFile `json:"skipped_invalid"`
+}
+
+// StoreImportSummary is the short account of an import into the trace
+// store (tracestore.Import), the object "crystallize import --store
+// --json" prints: a stable contract.
+type StoreImportSummary struct {
+	From           string                   `json:"from"`
+	Store          string                   `json:"store"`
+	Added          int                      `json:"added"`
+	Replaced       int                      `json:"replaced"`
+	AlreadyStored  int                      `json:"already_stored"`
+	Duplicates     int                      `json:"duplicates"`
+	UnchangedFiles int                      `json:"unchanged_files"`
+	Formats        []tracestore.FormatCount `json:"formats"`
+	SkippedSession []SummarySkipped         `json:"skipped_sessions"`
+	SkippedInvalid []SummaryInvalidFile     `json:"skipped_invalid"`
+}
+
+// SummarySkipped is a session an import read that did not become a
+// trace (source.SkippedSession).
+type SummarySkipped struct {
+	Path    string `json:"path"`
+	Line    int    `json:"line"`
+	Format  string `json:"format"`
+	ID      string `json:"id"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// SummaryInvalidFile is a file an import skipped as invalid, with every
+// problem found in it (source.Skipped).
+type SummaryInvalidFile struct {
+	Path   string   `json:"path"`
+	Line   int      `json:"line"`
+	Errors []string `json:"errors"`
+}
+
+// Summary is the ImportSummary of im, which Import read from "from" and
+// wrote into out.
+func (im *Imported) Summary(from, out string) *ImportSummary {
+	s := &ImportSummary{From: from, Out: out, Traces: len(im.Traces), Formats: im.Formats, Files: im.Files}
+	s.SkippedSession, s.SkippedInvalid = summarySkipped(im.SkippedSessions, im.Skipped)
+	return s
+}
+
+// SummarizeStoreImport is the StoreImportSummary of res, an import from
+// the directory "from" into the store at path storePath.
+func SummarizeStoreImport(res *tracestore.ImportResult, from, storePath string) *StoreImportSummary {
+	s := &StoreImportSummary{From: from, Store: storePath, Added: res.Added, Replaced: res.Replaced, AlreadyStored: res.Known,
+		Duplicates: res.Duplicates, UnchangedFiles: res.Unchanged, Formats: res.Formats}
+	if s.Formats == nil {
+		s.Formats = []tracestore.FormatCount{}
+	}
+	s.SkippedSession, s.SkippedInvalid = summarySkipped(res.SkippedSessions, res.Skipped)
+	return s
+}
+
+// summarySkipped converts what an import left out; never nil.
+func summarySkipped(sessions []source.SkippedSession, files []source.Skipped) ([]SummarySkipped, []SummaryInvalidFile) {
+	ss, fs := []SummarySkipped{}, []SummaryInvalidFile{}
+	for _, s := range sessions {
+		ss = append(ss, SummarySkipped{Path: s.Path, Line: s.Line, Format: s.Format, ID: s.ID, Reason: s.Reason, Message: s.Message})
+	}
+	for _, f := range files {
+		fs = append(fs, SummaryInvalidFile{Path: f.Path, Line: f.Line, Errors: f.Errors})
+	}
+	return ss, fs
 }
