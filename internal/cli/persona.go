@@ -124,12 +124,19 @@ func (f *personaFlags) validate() error {
 		return usagef("--history is required: the repair-worker history file")
 	case f.persona == "":
 		return usagef("--persona is required: the persona whose repairs to crystallize")
-	case f.minExamples < 2:
-		return usagef("--min-examples is %d; it must be at least 2, since one record cannot show recurrence", f.minExamples)
-	case f.minHostedHistoryDays < 0:
-		return usagef("--min-hosted-history-days is %d; it must not be negative", f.minHostedHistoryDays)
-	case f.hostedGiven && f.hostedHistoryDays < 0:
-		return usagef("--hosted-history-days is %d; it must not be negative", f.hostedHistoryDays)
+	}
+	// The ranges are the persona package's; a flag's value is given, so
+	// zero is checked rather than read as the default.
+	if err := persona.CheckMinExamples(f.minExamples); err != nil {
+		return flagError("--min-examples", err)
+	}
+	if err := persona.CheckHistoryDays("MinHostedHistoryDays", f.minHostedHistoryDays); err != nil {
+		return flagError("--min-hosted-history-days", err)
+	}
+	if f.hostedGiven {
+		if err := persona.CheckHistoryDays("HostedHistoryDays", f.hostedHistoryDays); err != nil {
+			return flagError("--hosted-history-days", err)
+		}
 	}
 	return nil
 }

@@ -129,19 +129,9 @@ func newSynthRunCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// synthRunJSON is the --json output of synth run, a contract.
-type synthRunJSON struct {
-	Metrics    map[string]synth.Samples `json:"metrics"`
-	Hypotheses []synth.Verdict          `json:"hypotheses"`
-	Pass       bool                     `json:"pass"`
-	Stopped    *synth.CapsuleError      `json:"stopped,omitempty"`
-	Evidence   string                   `json:"evidence"`
-}
-
 func printSynthRun(e *env, rep *synth.Report, out string, asJSON bool) error {
 	if asJSON {
-		v := synthRunJSON{Metrics: rep.Samples(), Hypotheses: nonNil(rep.Hypotheses), Pass: rep.Pass(), Stopped: rep.Stopped, Evidence: out}
-		return writeIndentedJSON(e.stdout, v)
+		return writeIndentedJSON(e.stdout, rep.Summary(out))
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "claim %s: %s\n", rep.Claim.ID, rep.Claim.Text)

@@ -97,6 +97,27 @@ func (r *Report) Pass() bool {
 	return true
 }
 
+// Summary is a run in brief, the object "crystallize synth run --json"
+// prints: a stable contract.
+type Summary struct {
+	Metrics    map[string]Samples `json:"metrics"`
+	Hypotheses []Verdict          `json:"hypotheses"`
+	Pass       bool               `json:"pass"`
+	Stopped    *CapsuleError      `json:"stopped,omitempty"`
+	// Evidence is the directory the evidence bundle was written into.
+	Evidence string `json:"evidence"`
+}
+
+// Summary is r's Summary, its evidence written into the directory
+// evidence (WriteEvidence). Hypotheses is [] for none, never null.
+func (r *Report) Summary(evidence string) *Summary {
+	hs := r.Hypotheses
+	if hs == nil {
+		hs = []Verdict{}
+	}
+	return &Summary{Metrics: r.Samples(), Hypotheses: hs, Pass: r.Pass(), Stopped: r.Stopped, Evidence: evidence}
+}
+
 // Samples returns the metrics of every condition by name.
 func (r *Report) Samples() map[string]Samples {
 	out := map[string]Samples{}

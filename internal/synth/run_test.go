@@ -73,6 +73,10 @@ func TestRunSeedExample(t *testing.T) {
 	if err := rep.Err(); err != nil {
 		t.Errorf("Err() = %v, want nil", err)
 	}
+	s := rep.Summary("evidence/sum")
+	if !s.Pass || s.Evidence != "evidence/sum" || len(s.Hypotheses) != len(rep.Hypotheses) || len(s.Metrics) != len(rep.Conditions) || s.Stopped != nil {
+		t.Errorf("Summary = %+v, want the run's verdicts and metrics", s)
+	}
 }
 
 // Code that reads the first row is not permutation invariant: the
@@ -284,6 +288,9 @@ func TestRunStopped(t *testing.T) {
 	var ce *CapsuleError
 	if err := rep.Err(); !errors.As(err, &ce) || ce != rep.Stopped {
 		t.Errorf("Err() = %v, want the capsule error that stopped the run", err)
+	}
+	if s := rep.Summary(""); s.Pass || s.Stopped != rep.Stopped || s.Hypotheses == nil {
+		t.Errorf("Summary = %+v, want a stopped run, hypotheses [] rather than null", s)
 	}
 }
 
