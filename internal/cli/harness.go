@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -304,12 +305,8 @@ func newHarnessRunCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if f.asJSON {
-				if err := writeJSON(e.stdout, rep); err != nil {
-					return err
-				}
-			} else {
-				printRun(e, rep)
+			if err := printResult(e, f.asJSON, rep, func(w io.Writer) { writeHarnessRun(w, rep) }); err != nil {
+				return err
 			}
 			if !rep.Passed {
 				return failuref("harness run %s: a blocking gate failed", rep.RunID)
@@ -323,16 +320,9 @@ func newHarnessRunCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func printRun(e *env, rep *harness.RunReport) {
-	w := e.stdout
-	status := func(ok bool) string {
-		if ok {
-			return "pass"
-		}
-		return "FAIL"
-	}
+func writeHarnessRun(w io.Writer, rep *harness.RunReport) {
 	for _, g := range rep.Gates {
-		fmt.Fprintf(w, "%s gate %s (blocks=%t, exit %d, %dms) log %s\n", status(g.Passed), g.ID, g.Blocks, g.ExitCode, g.DurationMS, g.OutputPath)
+		fmt.Fprintf(w, "%s gate %s (blocks=%t, exit %d, %dms) log %s\n", passOrFail(g.Passed), g.ID, g.Blocks, g.ExitCode, g.DurationMS, g.OutputPath)
 		if !g.Passed && g.Tail != "" {
 			for _, line := range strings.Split(g.Tail, "\n") {
 				fmt.Fprintf(w, "    %s\n", line)
@@ -340,14 +330,14 @@ func printRun(e *env, rep *harness.RunReport) {
 		}
 	}
 	for _, s := range rep.Suites {
-		fmt.Fprintf(w, "%s suite %s score %.3g threshold %.3g (blocking=%t)\n", status(s.Passed), s.ID, s.Score, s.Threshold, s.Blocking)
+		fmt.Fprintf(w, "%s suite %s score %.3g threshold %.3g (blocking=%t)\n", passOrFail(s.Passed), s.ID, s.Score, s.Threshold, s.Blocking)
 		if s.Error != "" {
 			fmt.Fprintf(w, "    %s\n", s.Error)
 		}
 		for _, c := range s.Cases {
 			for _, r := range c.Results {
 				if !r.Passed {
-					fmt.Fprintf(w, "    %s %s/%s (blocking=%t): %s\n", status(r.Passed), c.ID, r.Type, r.Blocking, r.Message)
+					fmt.Fprintf(w, "    %s %s/%s (blocking=%t): %s\n", passOrFail(r.Passed), c.ID, r.Type, r.Blocking, r.Message)
 				}
 			}
 		}

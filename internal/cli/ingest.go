@@ -135,12 +135,8 @@ func runIngest(ctx context.Context, e *env, f *ingestFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.asJSON {
-		if err := writeJSON(e.stdout, in.Summary(o)); err != nil {
-			return err
-		}
-	} else {
-		writeIngestSummary(e.stdout, f, in)
+	if err := printResult(e, f.asJSON, in.Summary(o), func(w io.Writer) { writeIngestSummary(w, f, in) }); err != nil {
+		return err
 	}
 	if err := in.Err(); err != nil {
 		return failure(err)

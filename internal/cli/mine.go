@@ -311,15 +311,14 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 // summary, or with --json its JSON, and the bundle's; no candidate
 // selected exits 1, after the summary says why.
 func printMined(e *env, report *candidate.Report, o pipeline.Outputs, pub *pipeline.Published, asJSON bool) error {
-	if asJSON {
-		if err := writeJSON(e.stdout, pipeline.Summarize(report, o, pub)); err != nil {
-			return err
-		}
-	} else {
-		writeSummary(e.stdout, report, o, pub.Workflows)
+	err := printResult(e, asJSON, pipeline.Summarize(report, o, pub), func(w io.Writer) {
+		writeSummary(w, report, o, pub.Workflows)
 		if pub.Manifest != nil {
-			writeBundleSummary(e.stdout, o.Bundle, pub.Manifest)
+			writeBundleSummary(w, o.Bundle, pub.Manifest)
 		}
+	})
+	if err != nil {
+		return err
 	}
 	if err := report.Err(); err != nil {
 		return failure(err)

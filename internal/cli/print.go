@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
@@ -20,6 +21,17 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	_, err = w.Write(b)
 	return err
+}
+
+// printResult prints v on stdout: as canonical JSON with --json, else as
+// human words it. A command whose --json is the value its text describes
+// prints through it, and then decides its exit status from the value.
+func printResult(e *env, asJSON bool, v any, human func(w io.Writer)) error {
+	if asJSON {
+		return writeJSON(e.stdout, v)
+	}
+	human(e.stdout)
+	return nil
 }
 
 // writeIndentedJSON prints v as encoding/json writes it, indented by two
@@ -82,4 +94,27 @@ func promotionStatus(m *bundle.Manifest) string {
 		return m.Promotion.Criteria.Status + " (" + strings.Join(codes, ", ") + ")"
 	}
 	return m.Promotion.Criteria.Status
+}
+
+// newTable returns a writer that aligns tab-separated cells into columns
+// two spaces apart, for the listings (sessions, the index, the inbox);
+// Flush writes the table.
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 8, 2, ' ', 0) }
+
+// orDash is s, or "-" for an empty s, so that a table's columns stay
+// aligned and a missing value reads as missing.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// passOrFail is the word a listing of checks gives a result: "pass", or
+// "FAIL" in capitals to stand out among passes.
+func passOrFail(ok bool) string {
+	if ok {
+		return "pass"
+	}
+	return "FAIL"
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -29,7 +28,7 @@ func itemJSON(it store.InboxItem) inboxItem {
 // writeItems prints inbox items, one line each: the item id, the session
 // id, [!type], the text, and a decision's options.
 func writeItems(w io.Writer, items []store.InboxItem) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	tw := newTable(w)
 	for _, it := range items {
 		text := oneLineText(it.Text)
 		if len(it.Options) > 0 {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,6 +36,15 @@ type sessionJSON struct {
 	Started   string `json:"started"`
 	Heartbeat string `json:"heartbeat"`
 	Ended     string `json:"ended,omitempty"`
+}
+
+// sessionsJSON is list as sessions --json prints it; never nil.
+func sessionsJSON(list []registry.Entry) []sessionJSON {
+	out := make([]sessionJSON, len(list))
+	for i, e := range list {
+		out[i] = toSessionJSON(e)
+	}
+	return out
 }
 
 func toSessionJSON(e registry.Entry) sessionJSON {
@@ -93,11 +101,7 @@ func newSessionsCmd(e *env) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				out := make([]sessionJSON, len(list))
-				for i, s := range list {
-					out[i] = toSessionJSON(s)
-				}
-				return writeJSON(e.stdout, out)
+				return writeJSON(e.stdout, sessionsJSON(list))
 			}
 			return writeLive(e.stdout, list)
 		},
@@ -111,7 +115,7 @@ func newSessionsCmd(e *env) *cobra.Command {
 
 // writeLive prints sessions as an aligned table.
 func writeLive(w io.Writer, list []registry.Entry) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	tw := newTable(w)
 	for _, s := range list {
 		fmt.Fprintf(tw, "[%d]\t%s\t%s\t%s\t%s\t%s\n", s.Number, s.State, s.AgentType, s.Name, s.SessionID, s.Workspace)
 	}
@@ -238,11 +242,7 @@ func newSessionsPruneCmd(e *env, stateDir *string) *cobra.Command {
 				}
 			}
 			if asJSON {
-				out := make([]sessionJSON, len(gone))
-				for i, s := range gone {
-					out[i] = toSessionJSON(s)
-				}
-				return writeJSON(e.stdout, out)
+				return writeJSON(e.stdout, sessionsJSON(gone))
 			}
 			return writeLive(e.stdout, gone)
 		},

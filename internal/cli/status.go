@@ -57,11 +57,7 @@ func newStatusCmd(e *env) *cobra.Command {
 				}
 			}
 			if asJSON {
-				out := statusJSON{Sessions: make([]sessionJSON, len(line.Sessions)), Inbox: line.Inbox, Line: line.String()}
-				for i, s := range line.Sessions {
-					out.Sessions[i] = toSessionJSON(s)
-				}
-				return writeJSON(e.stdout, out)
+				return writeJSON(e.stdout, statusJSON{Sessions: sessionsJSON(line.Sessions), Inbox: line.Inbox, Line: line.String()})
 			}
 			_, err = fmt.Fprintln(e.stdout, line.String())
 			return err

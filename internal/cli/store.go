@@ -246,13 +246,6 @@ import or store stats).
 	return cmd
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // storeGC is store gc --json.
 type storeGC struct {
 	Store string `json:"store"`
