@@ -2,10 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -34,16 +31,15 @@ func openTraceStore(ctx context.Context, stateDir string, create bool) (*store.D
 		return nil, "", usagef("--state-dir: empty path")
 	}
 	path := registry.Path(stateDir)
-	if !create {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, path, fmt.Errorf("no trace store at %s: store traces first with crystallize import --from DIR --store", path)
-		}
+	if create {
+		db, err := store.Open(ctx, path)
+		return db, path, err
 	}
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		return nil, path, err
+	db, ok, err := registry.OpenExisting(ctx, stateDir)
+	if err == nil && !ok {
+		err = fmt.Errorf("no trace store at %s: store traces first with crystallize import --from DIR --store", path)
 	}
-	return db, path, nil
+	return db, path, err
 }
 
 // runImportStore is import --store: the traces under --from go into the
