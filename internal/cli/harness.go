@@ -62,19 +62,31 @@ func dirArg(args []string) string {
 // set, else the current time.
 func harnessNow(e *env) (time.Time, error) { return sourceDate(e.getenv) }
 
+// openAt opens the repository of dir, as open does, and returns the
+// time to stamp what the command records (harnessNow). The caller
+// closes db; on an error nothing is left open.
+func (f *harnessFlags) openAt(ctx context.Context, e *env, dir string) (string, *store.DB, time.Time, error) {
+	root, db, err := f.open(ctx, dir)
+	if err != nil {
+		return "", nil, time.Time{}, err
+	}
+	now, err := harnessNow(e)
+	if err != nil {
+		db.Close()
+		return "", nil, time.Time{}, err
+	}
+	return root, db, now, nil
+}
+
 // openProfiled opens the repository of dir, profiles it and stores the
 // snapshot: the first steps of profile, plan and write. The caller closes
 // db; on an error nothing is left open.
 func (f *harnessFlags) openProfiled(ctx context.Context, e *env, dir string, stamp bool) (string, *store.DB, *harness.RepoProfile, error) {
-	root, db, err := f.open(ctx, dir)
+	root, db, now, err := f.openAt(ctx, e, dir)
 	if err != nil {
 		return "", nil, nil, err
 	}
-	now, err := harnessNow(e)
-	var p *harness.RepoProfile
-	if err == nil {
-		p, err = harness.ProfileStored(ctx, root, db, now, stamp)
-	}
+	p, err := harness.ProfileStored(ctx, root, db, now, stamp)
 	if err != nil {
 		db.Close()
 		return "", nil, nil, err
@@ -292,15 +304,11 @@ func newHarnessRunCmd(e *env) *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			root, db, err := f.open(ctx, dirArg(args))
+			root, db, now, err := f.openAt(ctx, e, dirArg(args))
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			now, err := harnessNow(e)
-			if err != nil {
-				return err
-			}
 			rep, err := harness.RunRecorded(ctx, root, db, now, jf.config(e), harness.RunOptions{Phase: phase})
 			if err != nil {
 				return err

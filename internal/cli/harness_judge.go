@@ -63,16 +63,12 @@ func newHarnessCalibrateCmd(e *env) *cobra.Command {
 			if cfg == nil || jf.model == "" {
 				return usagef("harness judge calibrate: --judge-url and --judge-model are required")
 			}
-			root, db, err := f.open(ctx, dir)
+			root, db, now, err := f.openAt(ctx, e, dir)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
 			suiteID := args[0]
-			now, err := harnessNow(e)
-			if err != nil {
-				return err
-			}
 			cal, err := harness.CalibrateStored(ctx, root, db, suiteID, *cfg, quorum, now)
 			if err != nil {
 				return err
@@ -122,15 +118,11 @@ func newHarnessDriftCmd(e *env) *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			root, db, err := f.open(ctx, dirArg(args))
+			root, db, now, err := f.openAt(ctx, e, dirArg(args))
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			now, err := harnessNow(e)
-			if err != nil {
-				return err
-			}
 			r, err := harness.DriftNow(ctx, root, db, now)
 			if err != nil {
 				return err
