@@ -180,12 +180,7 @@ type storeStats struct {
 	*store.TraceStats
 }
 
-func newStoreStatsCmd(e *env, stateDir *string) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "stats [--state-dir DIR] [--json]",
-		Short: "Count what the trace store holds",
-		Long: `stats counts what the trace store holds: traces (eligible for mining and
+const storeStatsDoc = `stats counts what the trace store holds: traces (eligible for mining and
 excluded), their actions, distinct action signatures, the bytes of the trace
 documents, the database's size and the part of it free (what store gc gives
 back), the directories the traces were imported from, and the last import
@@ -197,7 +192,14 @@ import or store stats).
 "signatures", "body_bytes", "file_bytes", "free_bytes", "imports",
 "sources": [{"root", "traces", "bytes"}], "last_import": {"id", "root",
 "started_at", "finished_at", "status", "added", "replaced",
-"already_stored"} or null}.`,
+"already_stored"} or null}.`
+
+func newStoreStatsCmd(e *env, stateDir *string) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stats [--state-dir DIR] [--json]",
+		Short: "Count what the trace store holds",
+		Long:  storeStatsDoc,
 		Example: `  crystallize store stats
   crystallize store stats --state-dir ci/.crystallize --json`,
 		Args: cobra.NoArgs,
@@ -248,12 +250,7 @@ type storeGC struct {
 	*store.TraceGC
 }
 
-func newStoreGCCmd(e *env, stateDir *string) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "gc [--state-dir DIR] [--json]",
-		Short: "Remove what no stored trace needs and give the space back",
-		Long: `gc removes, in one transaction, what no stored trace needs: trace documents
+const storeGCDoc = `gc removes, in one transaction, what no stored trace needs: trace documents
 no trace refers to, action signatures no stored trace uses (left by traces
 that were replaced), the records of imports that did not complete and left
 no trace, and the verdicts mine --store remembered of examples whose trace
@@ -267,7 +264,14 @@ process writes to it, gc waits, then fails with nothing lost.
 
 It prints what it removed and the database's size before and after; --json
 prints {"store", "bodies", "signatures", "imports", "verdicts",
-"bytes_before", "bytes_after"}.`,
+"bytes_before", "bytes_after"}.`
+
+func newStoreGCCmd(e *env, stateDir *string) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "gc [--state-dir DIR] [--json]",
+		Short: "Remove what no stored trace needs and give the space back",
+		Long:  storeGCDoc,
 		Example: `  crystallize store gc
   crystallize store gc --json`,
 		Args: cobra.NoArgs,
@@ -305,13 +309,7 @@ type storeExport struct {
 	Bytes  int64  `json:"bytes"`
 }
 
-func newStoreExportCmd(e *env, stateDir *string) *cobra.Command {
-	var out string
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "export --out DIR [--state-dir DIR] [--json]",
-		Short: "Write every stored trace back as a file",
-		Long: `export writes every stored trace into --out as <format>-<id>.json (format:
+const storeExportDoc = `export writes every stored trace into --out as <format>-<id>.json (format:
 the agent of a session, or trace; characters outside A-Z a-z 0-9 . _ -
 replaced by _), holding exactly the bytes crystallize import --out writes for
 it: the normalized trace v1 document. Exporting what import --store stored
@@ -324,7 +322,15 @@ and they are renamed into place when every one is complete. Files of the same na
 are replaced; nothing else in --out is touched.
 
 It prints the number of traces and bytes written; --json prints {"store",
-"out", "traces", "bytes"}.`,
+"out", "traces", "bytes"}.`
+
+func newStoreExportCmd(e *env, stateDir *string) *cobra.Command {
+	var out string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "export --out DIR [--state-dir DIR] [--json]",
+		Short: "Write every stored trace back as a file",
+		Long:  storeExportDoc,
 		Example: `  crystallize store export --out traces/
   crystallize store export --out /tmp/backup --json`,
 		Args: cobra.NoArgs,
