@@ -21,7 +21,7 @@ func itemJSON(it store.InboxItem) inboxItem {
 	return inboxItem{
 		Item: it.ID, SessionID: it.SessionID, Phase: "step-" + strconv.Itoa(it.Step), Type: it.Type,
 		Title: it.Text, Step: it.Step, Boundary: it.Boundary, Options: it.Options,
-		Created: msTime(it.Created), Answered: it.Answered, Answer: it.Answer, Reason: it.Reason,
+		Created: registry.FormatTime(it.Created), Answered: it.Answered, Answer: it.Answer, Reason: it.Reason,
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,46 +19,6 @@ func newLive(e *env, stateDir, agentType, name string) *registry.Live {
 		fmt.Fprintf(e.stderr, "crystallize: registry: %v\n", err)
 	})
 }
-
-// sessionJSON is one session of sessions --json: the registry row with
-// times in RFC 3339 (UTC, milliseconds).
-type sessionJSON struct {
-	Number    int    `json:"number"`
-	SessionID string `json:"session_id"`
-	Name      string `json:"name"`
-	AgentType string `json:"agent_type"`
-	State     string `json:"state"`
-	Status    string `json:"status"`
-	Workspace string `json:"workspace"`
-	StateDir  string `json:"state_dir"`
-	PID       int    `json:"pid"`
-	Started   string `json:"started"`
-	Heartbeat string `json:"heartbeat"`
-	Ended     string `json:"ended,omitempty"`
-}
-
-// sessionsJSON is list as sessions --json prints it; never nil.
-func sessionsJSON(list []registry.Entry) []sessionJSON {
-	out := make([]sessionJSON, len(list))
-	for i, e := range list {
-		out[i] = toSessionJSON(e)
-	}
-	return out
-}
-
-func toSessionJSON(e registry.Entry) sessionJSON {
-	s := sessionJSON{
-		Number: e.Number, SessionID: e.SessionID, Name: e.Name, AgentType: e.AgentType,
-		State: e.State, Status: e.Status, Workspace: e.Workspace, StateDir: e.StateDir, PID: e.PID,
-		Started: msTime(e.Started), Heartbeat: msTime(e.Heartbeat),
-	}
-	if e.Ended != 0 {
-		s.Ended = msTime(e.Ended)
-	}
-	return s
-}
-
-func msTime(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
 
 const sessionsDoc = `sessions lists the sessions of the state directory's registry: the
 workflow runs (crystallize run), plan runs (plan run) and resumed runs
@@ -101,7 +60,7 @@ func newSessionsCmd(e *env) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(e.stdout, sessionsJSON(list))
+				return writeJSON(e.stdout, registry.Summaries(list))
 			}
 			return writeLive(e.stdout, list)
 		},
@@ -242,7 +201,7 @@ func newSessionsPruneCmd(e *env, stateDir *string) *cobra.Command {
 				}
 			}
 			if asJSON {
-				return writeJSON(e.stdout, sessionsJSON(gone))
+				return writeJSON(e.stdout, registry.Summaries(gone))
 			}
 			return writeLive(e.stdout, gone)
 		},

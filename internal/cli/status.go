@@ -10,9 +10,9 @@ import (
 
 // statusJSON is the object of status --json.
 type statusJSON struct {
-	Sessions []sessionJSON `json:"sessions"`
-	Inbox    int           `json:"inbox"`
-	Line     string        `json:"line"`
+	Sessions []registry.Summary `json:"sessions"`
+	Inbox    int                `json:"inbox"`
+	Line     string             `json:"line"`
 }
 
 var statusDoc = `status prints one line for a shell prompt or a tmux status bar: the
@@ -57,7 +57,7 @@ func newStatusCmd(e *env) *cobra.Command {
 				}
 			}
 			if asJSON {
-				return writeJSON(e.stdout, statusJSON{Sessions: sessionsJSON(line.Sessions), Inbox: line.Inbox, Line: line.String()})
+				return writeJSON(e.stdout, statusJSON{Sessions: registry.Summaries(line.Sessions), Inbox: line.Inbox, Line: line.String()})
 			}
 			_, err = fmt.Fprintln(e.stdout, line.String())
 			return err
