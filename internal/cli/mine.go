@@ -230,8 +230,8 @@ func (f *mineFlags) validate() error {
 	if f.evalPack != "" && f.bundle == "" {
 		return usagef("--eval-pack needs --bundle: the pack's fixtures are the bundle's")
 	}
-	if f.minConfidence < 0 || f.minConfidence > 1 {
-		return usagef("--promotion-min-confidence must be between 0 and 1, got %g", f.minConfidence)
+	if err := bundle.CheckMinConfidence(f.minConfidence); err != nil {
+		return flagError("--promotion-min-confidence", err)
 	}
 	return nil
 }
