@@ -146,6 +146,17 @@ output = "thanks"
 			if res.Passed != tt.passed {
 				t.Errorf("passed = %v, want %v: %+v", res.Passed, tt.passed, res.Assertions)
 			}
+			// Failed names exactly the blocking assertions that failed,
+			// and there are some exactly when the eval did not pass.
+			var failed []string
+			for _, a := range res.Assertions {
+				if a.Blocking && !a.Passed {
+					failed = append(failed, a.ID)
+				}
+			}
+			if got := res.Failed(); strings.Join(got, ",") != strings.Join(failed, ",") || (len(got) == 0) != res.Passed {
+				t.Errorf("Failed() = %v, want %v (passed %v)", got, failed, res.Passed)
+			}
 			got := map[string]string{}
 			for _, a := range res.Assertions {
 				status := "FAIL: "
@@ -163,5 +174,17 @@ output = "thanks"
 				t.Errorf("assertions = %v, want the shadow one and %d more", got, len(tt.want))
 			}
 		})
+	}
+}
+
+func TestEvalResultFailed(t *testing.T) {
+	r := &EvalResult{Assertions: []AssertionResult{
+		{ID: "a/x/0", Blocking: true, Passed: true},
+		{ID: "a/x/1", Blocking: true},
+		{ID: "b/y/0"}, // advisory: a failure does not fail the eval
+		{ID: "c/z/0", Blocking: true},
+	}}
+	if got, want := strings.Join(r.Failed(), ", "), "a/x/1, c/z/0"; got != want {
+		t.Errorf("Failed() = %s, want %s", got, want)
 	}
 }

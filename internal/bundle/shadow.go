@@ -181,6 +181,18 @@ type EvalResult struct {
 	Passed bool `json:"passed"`
 }
 
+// Failed lists the IDs of the blocking assertions that failed, in order:
+// the reasons Passed is false.
+func (r *EvalResult) Failed() []string {
+	var ids []string
+	for _, a := range r.Assertions {
+		if a.Blocking && !a.Passed {
+			ids = append(ids, a.ID)
+		}
+	}
+	return ids
+}
+
 // AssertionResult is one assertion of the eval pack as run. ID is
 // "<case id>/<rubric id>/<assertion index>".
 type AssertionResult struct {

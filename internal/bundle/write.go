@@ -138,6 +138,9 @@ func build(in Input, opts Options) (*built, error) {
 	if opts.PackageVersion == "" {
 		opts.PackageVersion = DefaultPackageVersion
 	}
+	if err := CheckMinConfidence(opts.MinConfidence); err != nil {
+		return nil, err
+	}
 	if opts.MinConfidence == 0 {
 		opts.MinConfidence = DefaultMinConfidence
 	}

@@ -93,6 +93,28 @@ type Candidate struct {
 // Safe reports whether the candidate has no rejection reasons.
 func (c *Candidate) Safe() bool { return len(c.RejectionReasons) == 0 }
 
+// FuzzySteps counts the steps that are fuzzy segments: those that still
+// need a model or a person when the workflow runs.
+func (c *Candidate) FuzzySteps() int {
+	n := 0
+	for _, s := range c.Steps {
+		if s.Segment == Fuzzy {
+			n++
+		}
+	}
+	return n
+}
+
+// ParameterNames lists the names of the candidate's parameters in order;
+// never nil.
+func (c *Candidate) ParameterNames() []string {
+	names := make([]string, len(c.Parameters))
+	for i, p := range c.Parameters {
+		names[i] = p.Name
+	}
+	return names
+}
+
 // ConfidenceFactors are the inputs of the confidence formula, kept in the
 // report so a reviewer can recompute it.
 type ConfidenceFactors struct {

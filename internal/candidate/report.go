@@ -1,5 +1,7 @@
 package candidate
 
+import "errors"
+
 // Report is report.json: what a mining run read, what it left out and why,
 // and every candidate it found, ranked.
 type Report struct {
@@ -43,6 +45,20 @@ type RecoverySummary struct {
 	FailuresFedIntoAgent bool     `json:"failures_fed_into_agent"`
 	FailedSteps          []string `json:"failed_steps"`
 	Representation       string   `json:"representation"`
+}
+
+// ErrNoCandidate is the outcome of a report that selected no candidate:
+// nothing found was safe to propose. The report, and a workflow that
+// says so, are still written.
+var ErrNoCandidate = errors.New("no safe crystallization candidate")
+
+// Err returns ErrNoCandidate when r selected no candidate, else nil: a
+// run whose report selects nothing has failed, whatever else it wrote.
+func (r *Report) Err() error {
+	if r.Selected() == nil {
+		return ErrNoCandidate
+	}
+	return nil
 }
 
 // Selected returns the selected candidate, or nil.

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -9,48 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
-	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
-
-// writeJSON prints v as canonical JSON on w.
-func writeJSON(w io.Writer, v any) error {
-	b, err := candidate.EncodeJSON(v)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
-	return err
-}
-
-// writeIndentedJSON prints v as encoding/json writes it, indented by two
-// spaces, for the summaries whose --json has always been that encoding
-// (fields in declaration order, HTML characters escaped) rather than the
-// canonical one of writeJSON.
-func writeIndentedJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-const validateDoc = `validate reads a bundle written by "crystallize mine --bundle" and checks
-every claim it makes instead of trusting it:
-
-  manifest   the schema marker is harn.crystallization.candidate.bundle and
-             schema_version is one this tool understands
-  workflow   workflow.star parses and resolves
-  report     report.json is present and holds no secrets
-  eval_pack  the eval pack parses and points at the bundle's fixtures
-  skill      SKILL.md follows the Agent Skills rules and matches gate.json
-  fixtures   every referenced file exists inside the bundle (no "..",
-             absolute paths or symlinks) and matches its recorded sha256
-  redaction  fixtures and report are scanned for secrets; required
-             secrets are logical ids, never values
-  approval   the recorded approval is for the workflow as it is now
-
-It lists every problem with a stable code and exits 1 when there is any.
---json prints {"bundle", "checks": [{"name", "status"}], "problems":
-[{"code", "message", "path"}], "ok"}.`
 
 func newValidateCmd(e *env) *cobra.Command {
 	var asJSON bool
@@ -61,27 +20,8 @@ func newValidateCmd(e *env) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := bundle.Validate(args[0])
-			if asJSON {
-				if err := writeJSON(e.stdout, v); err != nil {
-					return err
-				}
-			} else {
-				fmt.Fprintf(e.stdout, "Bundle: %s (schema=%s schema_version=%d)\n", args[0], bundle.Schema, bundle.SchemaVersion)
-				var parts []string
-				for _, c := range v.Checks {
-					parts = append(parts, c.Name+"="+c.Status)
-				}
-				fmt.Fprintf(e.stdout, "Checks: %s\n", strings.Join(parts, " "))
-				for _, p := range v.Problems {
-					loc := ""
-					if p.Path != "" {
-						loc = p.Path + ": "
-					}
-					fmt.Fprintf(e.stdout, "  %s%s: %s\n", loc, p.Code, p.Message)
-				}
-				if v.OK {
-					fmt.Fprintln(e.stdout, "OK")
-				}
+			if err := printResult(e, asJSON, v, func(w io.Writer) { writeBundleValidation(w, args[0], v) }); err != nil {
+				return err
 			}
 			if !v.OK {
 				return failuref("bundle %s is not valid: %d problems", args[0], len(v.Problems))
@@ -100,6 +40,27 @@ stays self-consistent across upgrades.
 
 --json prints {"candidate_id", "compared", "pass", "matches", "differences"}.`
 
+// writeBundleValidation prints the checks of a bundle and every problem,
+// "path: code: message".
+func writeBundleValidation(w io.Writer, dir string, v *bundle.Validation) {
+	fmt.Fprintf(w, "Bundle: %s (schema=%s schema_version=%d)\n", dir, bundle.Schema, bundle.SchemaVersion)
+	var parts []string
+	for _, c := range v.Checks {
+		parts = append(parts, c.Name+"="+c.Status)
+	}
+	fmt.Fprintf(w, "Checks: %s\n", strings.Join(parts, " "))
+	for _, p := range v.Problems {
+		loc := ""
+		if p.Path != "" {
+			loc = p.Path + ": "
+		}
+		fmt.Fprintf(w, "  %s%s: %s\n", loc, p.Code, p.Message)
+	}
+	if v.OK {
+		fmt.Fprintln(w, "OK")
+	}
+}
+
 func newShadowCmd(e *env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -112,16 +73,15 @@ func newShadowCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				out := map[string]any{"candidate_id": sc.CandidateID, "compared": sc.Compared, "pass": sc.Pass, "matches": sc.Matches, "differences": nonNil(sc.Differences)}
-				if err := writeJSON(e.stdout, out); err != nil {
-					return err
-				}
-			} else {
-				fmt.Fprintf(e.stdout, "Shadow replay: bundle=%s candidate_id=%s compared=%d pass=%t\n", args[0], sc.CandidateID, sc.Compared, sc.Pass)
+			out := map[string]any{"candidate_id": sc.CandidateID, "compared": sc.Compared, "pass": sc.Pass, "matches": sc.Matches, "differences": nonNil(sc.Differences)}
+			err = printResult(e, asJSON, out, func(w io.Writer) {
+				fmt.Fprintf(w, "Shadow replay: bundle=%s candidate_id=%s compared=%d pass=%t\n", args[0], sc.CandidateID, sc.Compared, sc.Pass)
 				for _, d := range sc.Differences {
-					fmt.Fprintf(e.stdout, "  differs: %s\n", d)
+					fmt.Fprintf(w, "  differs: %s\n", d)
 				}
+			})
+			if err != nil {
+				return err
 			}
 			if !sc.Matches {
 				return failuref("shadow replay of %s differs from the recorded result", args[0])
@@ -218,40 +178,20 @@ func newEvalCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				if err := writeJSON(e.stdout, res); err != nil {
-					return err
-				}
-			} else {
+			err = printResult(e, asJSON, res, func(w io.Writer) {
 				for _, a := range res.Assertions {
-					status := "pass"
-					if !a.Passed {
-						status = "FAIL"
-					}
-					fmt.Fprintf(e.stdout, "%s %s (%s, blocking=%t): %s\n", status, a.ID, a.Kind, a.Blocking, a.Message)
+					fmt.Fprintf(w, "%s %s (%s, blocking=%t): %s\n", passOrFail(a.Passed), a.ID, a.Kind, a.Blocking, a.Message)
 				}
+			})
+			if err != nil {
+				return err
 			}
 			if !res.Passed {
-				var failed []string
-				for _, a := range res.Assertions {
-					if a.Blocking && !a.Passed {
-						failed = append(failed, a.ID)
-					}
-				}
-				return failuref("eval pack of %s failed: %s", args[0], strings.Join(failed, ", "))
+				return failuref("eval pack of %s failed: %s", args[0], strings.Join(res.Failed(), ", "))
 			}
 			return nil
 		},
 	}
 	resultJSONFlag(cmd.Flags(), &asJSON)
 	return cmd
-}
-
-// nonNil returns s, or an empty slice for nil, so --json prints [] and
-// never null for a list.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

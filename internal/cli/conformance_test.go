@@ -11,6 +11,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 )
 
 // fixturesDir returns ../shared/fixtures/harn relative to the repository,
@@ -268,7 +269,7 @@ func TestConformanceBundle(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("mine: exit %d: %s", code, stderr)
 	}
-	var s mineSummary
+	var s pipeline.Summary
 	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +307,7 @@ func TestConformanceBundle(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("mine with drift: exit %d, want 1: %s", code, stderr)
 	}
-	s = mineSummary{}
+	s = pipeline.Summary{}
 	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +326,7 @@ func TestConformanceBundle(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("plan only: exit %d: %s", code, stderr)
 	}
-	s = mineSummary{}
+	s = pipeline.Summary{}
 	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
 		t.Fatal(err)
 	}

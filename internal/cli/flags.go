@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -60,4 +61,15 @@ func runOptions(cmd *cobra.Command, e *env, cfg *runtime.Config, stateDir string
 		OnStart:  live.Start,
 		Inbox:    live.Inbox,
 	}
+}
+
+// flagError is a usage error for a flag whose value a library refused:
+// the flag's name, then the library's words for what is wrong with the
+// value (the Problem of mine.OptionError and the like), or its error.
+func flagError(flag string, err error) error {
+	var p interface{ Problem() string }
+	if errors.As(err, &p) {
+		return usagef("%s %s", flag, p.Problem())
+	}
+	return usagef("%s: %v", flag, err)
 }

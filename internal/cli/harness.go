@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -61,19 +62,31 @@ func dirArg(args []string) string {
 // set, else the current time.
 func harnessNow(e *env) (time.Time, error) { return sourceDate(e.getenv) }
 
+// openAt opens the repository of dir, as open does, and returns the
+// time to stamp what the command records (harnessNow). The caller
+// closes db; on an error nothing is left open.
+func (f *harnessFlags) openAt(ctx context.Context, e *env, dir string) (string, *store.DB, time.Time, error) {
+	root, db, err := f.open(ctx, dir)
+	if err != nil {
+		return "", nil, time.Time{}, err
+	}
+	now, err := harnessNow(e)
+	if err != nil {
+		db.Close()
+		return "", nil, time.Time{}, err
+	}
+	return root, db, now, nil
+}
+
 // openProfiled opens the repository of dir, profiles it and stores the
 // snapshot: the first steps of profile, plan and write. The caller closes
 // db; on an error nothing is left open.
 func (f *harnessFlags) openProfiled(ctx context.Context, e *env, dir string, stamp bool) (string, *store.DB, *harness.RepoProfile, error) {
-	root, db, err := f.open(ctx, dir)
+	root, db, now, err := f.openAt(ctx, e, dir)
 	if err != nil {
 		return "", nil, nil, err
 	}
-	now, err := harnessNow(e)
-	var p *harness.RepoProfile
-	if err == nil {
-		p, err = harness.ProfileStored(ctx, root, db, now, stamp)
-	}
+	p, err := harness.ProfileStored(ctx, root, db, now, stamp)
 	if err != nil {
 		db.Close()
 		return "", nil, nil, err
@@ -291,25 +304,17 @@ func newHarnessRunCmd(e *env) *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			root, db, err := f.open(ctx, dirArg(args))
+			root, db, now, err := f.openAt(ctx, e, dirArg(args))
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			now, err := harnessNow(e)
-			if err != nil {
-				return err
-			}
 			rep, err := harness.RunRecorded(ctx, root, db, now, jf.config(e), harness.RunOptions{Phase: phase})
 			if err != nil {
 				return err
 			}
-			if f.asJSON {
-				if err := writeJSON(e.stdout, rep); err != nil {
-					return err
-				}
-			} else {
-				printRun(e, rep)
+			if err := printResult(e, f.asJSON, rep, func(w io.Writer) { writeHarnessRun(w, rep) }); err != nil {
+				return err
 			}
 			if !rep.Passed {
 				return failuref("harness run %s: a blocking gate failed", rep.RunID)
@@ -323,16 +328,9 @@ func newHarnessRunCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func printRun(e *env, rep *harness.RunReport) {
-	w := e.stdout
-	status := func(ok bool) string {
-		if ok {
-			return "pass"
-		}
-		return "FAIL"
-	}
+func writeHarnessRun(w io.Writer, rep *harness.RunReport) {
 	for _, g := range rep.Gates {
-		fmt.Fprintf(w, "%s gate %s (blocks=%t, exit %d, %dms) log %s\n", status(g.Passed), g.ID, g.Blocks, g.ExitCode, g.DurationMS, g.OutputPath)
+		fmt.Fprintf(w, "%s gate %s (blocks=%t, exit %d, %dms) log %s\n", passOrFail(g.Passed), g.ID, g.Blocks, g.ExitCode, g.DurationMS, g.OutputPath)
 		if !g.Passed && g.Tail != "" {
 			for _, line := range strings.Split(g.Tail, "\n") {
 				fmt.Fprintf(w, "    %s\n", line)
@@ -340,14 +338,14 @@ func printRun(e *env, rep *harness.RunReport) {
 		}
 	}
 	for _, s := range rep.Suites {
-		fmt.Fprintf(w, "%s suite %s score %.3g threshold %.3g (blocking=%t)\n", status(s.Passed), s.ID, s.Score, s.Threshold, s.Blocking)
+		fmt.Fprintf(w, "%s suite %s score %.3g threshold %.3g (blocking=%t)\n", passOrFail(s.Passed), s.ID, s.Score, s.Threshold, s.Blocking)
 		if s.Error != "" {
 			fmt.Fprintf(w, "    %s\n", s.Error)
 		}
 		for _, c := range s.Cases {
 			for _, r := range c.Results {
 				if !r.Passed {
-					fmt.Fprintf(w, "    %s %s/%s (blocking=%t): %s\n", status(r.Passed), c.ID, r.Type, r.Blocking, r.Message)
+					fmt.Fprintf(w, "    %s %s/%s (blocking=%t): %s\n", passOrFail(r.Passed), c.ID, r.Type, r.Blocking, r.Message)
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -62,34 +63,29 @@ func newHarnessCalibrateCmd(e *env) *cobra.Command {
 			if cfg == nil || jf.model == "" {
 				return usagef("harness judge calibrate: --judge-url and --judge-model are required")
 			}
-			root, db, err := f.open(ctx, dir)
+			root, db, now, err := f.openAt(ctx, e, dir)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
 			suiteID := args[0]
-			now, err := harnessNow(e)
-			if err != nil {
-				return err
-			}
 			cal, err := harness.CalibrateStored(ctx, root, db, suiteID, *cfg, quorum, now)
 			if err != nil {
 				return err
 			}
-			if f.asJSON {
-				if err := writeJSON(e.stdout, cal); err != nil {
-					return err
-				}
-			} else {
+			err = printResult(e, f.asJSON, cal, func(w io.Writer) {
 				h := cal.HeldOut
-				fmt.Fprintf(e.stdout, "judge %s/%s on %s (%s)\n", cal.Pinned.Provider, cal.Pinned.Model, cal.SuiteID, cal.ConfigHash)
-				fmt.Fprintf(e.stdout, "held-out: %d cases, false-pass %.3g, false-block %.3g, precision %.3g, recall %.3g, F1 %.3g, schema validity %.3g, stability %.3g, critical false passes %d\n",
+				fmt.Fprintf(w, "judge %s/%s on %s (%s)\n", cal.Pinned.Provider, cal.Pinned.Model, cal.SuiteID, cal.ConfigHash)
+				fmt.Fprintf(w, "held-out: %d cases, false-pass %.3g, false-block %.3g, precision %.3g, recall %.3g, F1 %.3g, schema validity %.3g, stability %.3g, critical false passes %d\n",
 					h.Cases, h.FalsePassRate, h.FalseBlockRate, h.Precision, h.Recall, h.F1, h.SchemaValidity, h.RerunStability, h.CriticalFalsePasses)
 				if cal.Promoted {
-					fmt.Fprintln(e.stdout, "promoted: the judge may block this suite")
+					fmt.Fprintln(w, "promoted: the judge may block this suite")
 				} else {
-					fmt.Fprintf(e.stdout, "advisory: %s\n", strings.Join(cal.Reasons, "; "))
+					fmt.Fprintf(w, "advisory: %s\n", strings.Join(cal.Reasons, "; "))
 				}
+			})
+			if err != nil {
+				return err
 			}
 			if !cal.Promoted {
 				return failuref("judge stays advisory for %s", suiteID)
@@ -122,15 +118,11 @@ func newHarnessDriftCmd(e *env) *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			root, db, err := f.open(ctx, dirArg(args))
+			root, db, now, err := f.openAt(ctx, e, dirArg(args))
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			now, err := harnessNow(e)
-			if err != nil {
-				return err
-			}
 			r, err := harness.DriftNow(ctx, root, db, now)
 			if err != nil {
 				return err

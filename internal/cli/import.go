@@ -2,11 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
+	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/runtime"
@@ -103,32 +103,6 @@ func newImportCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// importSummary is the --json output; its shape is documented in importDoc.
-type importSummary struct {
-	From           string                    `json:"from"`
-	Out            string                    `json:"out"`
-	Traces         int                       `json:"traces"`
-	Formats        []pipeline.ImportedFormat `json:"formats"`
-	Files          []pipeline.ImportedTrace  `json:"files"`
-	SkippedSession []importSkipped           `json:"skipped_sessions"`
-	SkippedInvalid []importRejected          `json:"skipped_invalid"`
-}
-
-type importSkipped struct {
-	Path    string `json:"path"`
-	Line    int    `json:"line"`
-	Format  string `json:"format"`
-	ID      string `json:"id"`
-	Reason  string `json:"reason"`
-	Message string `json:"message"`
-}
-
-type importRejected struct {
-	Path   string   `json:"path"`
-	Line   int      `json:"line"`
-	Errors []string `json:"errors"`
-}
-
 func runImport(ctx context.Context, e *env, f *importFlags) error {
 	switch {
 	case f.from == "":
@@ -153,34 +127,29 @@ func runImport(ctx context.Context, e *env, f *importFlags) error {
 	if err != nil {
 		return err
 	}
-	sum := importSummary{From: f.from, Out: f.out, Traces: len(im.Traces), Formats: im.Formats, Files: im.Files,
-		SkippedSession: []importSkipped{}, SkippedInvalid: []importRejected{}}
-	for _, s := range im.SkippedSessions {
-		sum.SkippedSession = append(sum.SkippedSession, importSkipped{Path: s.Path, Line: s.Line, Format: s.Format, ID: s.ID, Reason: s.Reason, Message: s.Message})
-	}
-	for _, s := range im.Skipped {
-		sum.SkippedInvalid = append(sum.SkippedInvalid, importRejected{Path: s.Path, Line: s.Line, Errors: s.Errors})
-	}
 	if f.asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(sum)
+		return writeIndentedJSON(e.stdout, im.Summary(f.from, f.out))
 	}
-	printImport(e.stdout, &sum)
+	w := e.stdout
+	fmt.Fprintf(w, "Imported %d traces from %s into %s\n", len(im.Traces), f.from, f.out)
+	for _, fm := range im.Formats {
+		fmt.Fprintf(w, "  %s: %d sessions, %d actions (%d observations), %d skipped\n", fm.Format, fm.Sessions, fm.Actions, fm.Observations, fm.SkippedSessions)
+	}
+	writeSkipped(w, im.SkippedSessions, im.Skipped)
 	return nil
 }
 
-func printImport(w io.Writer, s *importSummary) {
-	fmt.Fprintf(w, "Imported %d traces from %s into %s\n", s.Traces, s.From, s.Out)
-	for _, fm := range s.Formats {
-		fmt.Fprintf(w, "  %s: %d sessions, %d actions (%d observations), %d skipped\n", fm.Format, fm.Sessions, fm.Actions, fm.Observations, fm.SkippedSessions)
-	}
-	for _, sk := range s.SkippedSession {
+// writeSkipped prints what an import (import, import --store) left out:
+// each session that did not become a trace, and each problem of a file
+// skipped as invalid, which already starts with its file, line and JSON
+// path.
+func writeSkipped(w io.Writer, sessions []source.SkippedSession, files []source.Skipped) {
+	for _, sk := range sessions {
 		fmt.Fprintf(w, "  skipped session %s%s: %s: %s\n", sk.Path, lineSuffix(sk.Line), sk.Reason, sk.Message)
 	}
-	for _, sk := range s.SkippedInvalid {
-		for _, e := range sk.Errors {
-			fmt.Fprintf(w, "  skipped %s\n", e)
+	for _, sk := range files {
+		for _, msg := range sk.Errors {
+			fmt.Fprintf(w, "  skipped %s\n", msg)
 		}
 	}
 }

@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
-	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
@@ -125,7 +122,7 @@ func runIngest(ctx context.Context, e *env, f *ingestFlags) error {
 	if err != nil {
 		return err
 	}
-	in, err := pipeline.Ingest(ctx, pipeline.IngestOptions{
+	o := pipeline.IngestOptions{
 		From: f.from, Shadow: f.shadow,
 		Mine: mine.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt},
 		Outputs: pipeline.Outputs{
@@ -133,32 +130,22 @@ func runIngest(ctx context.Context, e *env, f *ingestFlags) error {
 			Codegen:       codegen.Options{PackageName: f.packageName},
 			BundleOptions: bundle.Options{PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion()},
 		},
-	})
+	}
+	in, err := pipeline.Ingest(ctx, o)
 	if err != nil {
 		return err
 	}
-	rh, report, manifest, sc := in.Harness, in.Report, in.Published.Manifest, in.Shadow
-	sel := report.Selected()
-
-	if f.asJSON {
-		err = writeIngestJSON(e.stdout, f, rh, report, manifest, sc)
-	} else {
-		writeIngestSummary(e.stdout, f, rh, report, manifest, sc)
-	}
-	switch {
-	case err != nil:
+	if err := printResult(e, f.asJSON, in.Summary(o), func(w io.Writer) { writeIngestSummary(w, f, in) }); err != nil {
 		return err
-	case sel == nil:
-		return failure(errNoCandidate)
-	case sc != nil && !sc.Pass:
-		return failuref("shadow replay of %s did not pass", f.bundle)
-	case sc != nil && !sc.Matches:
-		return failuref("shadow replay of %s differs from the recorded one: %s", f.bundle, strings.Join(sc.Differences, "; "))
+	}
+	if err := in.Err(); err != nil {
+		return failure(err)
 	}
 	return nil
 }
 
-func writeIngestSummary(w io.Writer, f *ingestFlags, rh *source.ReleaseHarness, r *candidate.Report, m *bundle.Manifest, sc *bundle.ShadowCheck) {
+func writeIngestSummary(w io.Writer, f *ingestFlags, in *pipeline.Ingested) {
+	rh, r, m, sc := in.Harness, in.Report, in.Published.Manifest, in.Shadow
 	id := "none"
 	if r.SelectedCandidateID != nil {
 		id = *r.SelectedCandidateID
@@ -174,100 +161,9 @@ func writeIngestSummary(w io.Writer, f *ingestFlags, rh *source.ReleaseHarness, 
 	if sc != nil {
 		fmt.Fprintf(w, "Shadow replay: candidate_id=%s compared=%d pass=%t\n", sc.CandidateID, sc.Compared, sc.Pass)
 	}
-	codes := promotionCodes(m)
-	fmt.Fprintf(w, "Promotion: %s", m.Promotion.Criteria.Status)
-	if len(codes) > 0 {
-		fmt.Fprintf(w, " (%s)", strings.Join(codes, ", "))
-	}
-	fmt.Fprintf(w, " risk=%s\n", m.RiskLevel)
+	fmt.Fprintf(w, "Promotion: %s risk=%s\n", promotionStatus(m), m.RiskLevel)
 	if m.Promotion.Criteria.Status == bundle.StatusBlocked {
 		fmt.Fprintln(w, "  one run proves only itself: compare held-out runs (crystallize mine --shadow-from) before promotion; review the bundle meanwhile")
 	}
-	var outs []string
-	for _, p := range []string{f.out, f.report} {
-		if p != "" {
-			outs = append(outs, p)
-		}
-	}
-	if len(outs) > 0 {
-		fmt.Fprintf(w, "Wrote: %s\n", strings.Join(outs, ", "))
-	}
-}
-
-// ingestSummary is the --json output of ingest: a stable contract.
-type ingestSummary struct {
-	From                string         `json:"from"`
-	RunID               string         `json:"run_id"`
-	Schema              string         `json:"schema"`
-	CurrentVersion      string         `json:"current_version"`
-	NextVersion         string         `json:"next_version"`
-	SelectedCandidateID *string        `json:"selected_candidate_id"`
-	Bundle              ingestBundle   `json:"bundle"`
-	Segments            ingestSegments `json:"segments"`
-	Recovery            ingestRecovery `json:"recovery"`
-	Shadow              *ingestShadow  `json:"shadow,omitempty"`
-	Outputs             summaryOutputs `json:"outputs"`
-	// Warnings are the optional files the manifest lists but the
-	// directory lacks, by name.
-	Warnings []summaryWarning `json:"warnings"`
-}
-
-type ingestBundle struct {
-	Path             string   `json:"path"`
-	Kind             string   `json:"kind"`
-	SchemaVersion    int      `json:"schema_version"`
-	Fixtures         int      `json:"fixtures"`
-	RiskLevel        string   `json:"risk_level"`
-	PromotionStatus  string   `json:"promotion_status"`
-	PromotionReasons []string `json:"promotion_reasons"`
-}
-
-type ingestSegments struct {
-	Deterministic  int `json:"deterministic"`
-	Agentic        int `json:"agentic"`
-	ReviewRequired int `json:"review_required"`
-}
-
-type ingestRecovery struct {
-	ShellFailures int      `json:"shell_failures"`
-	RecoveryRuns  int      `json:"recovery_runs"`
-	FedIntoAgent  bool     `json:"fed_into_agent"`
-	FailedSteps   []string `json:"failed_steps"`
-}
-
-type ingestShadow struct {
-	CandidateID string `json:"candidate_id"`
-	Compared    int    `json:"compared"`
-	Pass        bool   `json:"pass"`
-	Matches     bool   `json:"matches"`
-}
-
-func writeIngestJSON(w io.Writer, f *ingestFlags, rh *source.ReleaseHarness, r *candidate.Report, m *bundle.Manifest, sc *bundle.ShadowCheck) error {
-	s := ingestSummary{
-		From: filepath.ToSlash(f.from), RunID: rh.RunID, Schema: rh.Schema,
-		CurrentVersion: rh.CurrentVersion, NextVersion: rh.NextVersion,
-		SelectedCandidateID: r.SelectedCandidateID,
-		Bundle: ingestBundle{
-			Path: filepath.ToSlash(f.bundle), Kind: m.Kind, SchemaVersion: m.SchemaVersion,
-			Fixtures: len(m.Fixtures), RiskLevel: m.RiskLevel,
-			PromotionStatus: m.Promotion.Criteria.Status, PromotionReasons: promotionCodes(m),
-		},
-		Segments: ingestSegments{
-			Deterministic: r.SegmentSummary.DeterministicCount, Agentic: r.SegmentSummary.AgenticCount,
-			ReviewRequired: len(r.SegmentSummary.RequiresHumanReview),
-		},
-		Recovery: ingestRecovery{
-			ShellFailures: r.RecoverySummary.ShellFailuresSeen, RecoveryRuns: r.RecoverySummary.RecoveryAdviceRuns,
-			FedIntoAgent: r.RecoverySummary.FailuresFedIntoAgent, FailedSteps: r.RecoverySummary.FailedSteps,
-		},
-		Outputs:  summaryOutputs{Workflow: filepath.ToSlash(f.out), Report: filepath.ToSlash(f.report)},
-		Warnings: []summaryWarning{},
-	}
-	for _, mf := range rh.Missing {
-		s.Warnings = append(s.Warnings, summaryWarning{Code: source.CodeMissingOptionalFile, Message: mf.String()})
-	}
-	if sc != nil {
-		s.Shadow = &ingestShadow{CandidateID: sc.CandidateID, Compared: sc.Compared, Pass: sc.Pass, Matches: sc.Matches}
-	}
-	return writeJSON(w, s)
+	writeWrote(w, f.out, f.report)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 )
 
 // runIngestCmd runs the command line args, returning the exit code,
@@ -125,7 +126,7 @@ func TestIngestConformance(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("ingest v3 exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	var s ingestSummary
+	var s pipeline.IngestSummary
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("ingest --json output: %v\n%s", err, out)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,10 +23,6 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
-
-// errNoCandidate is the failure of a mining run that found nothing safe to
-// propose. The report and a workflow that says so are still written.
-var errNoCandidate = errors.New("no safe crystallization candidate")
 
 type mineFlags struct {
 	from          string
@@ -208,21 +204,20 @@ func (f *mineFlags) validate() error {
 	case f.from == "" && !f.store:
 		return usagef("--from is required: the directory of traces to mine")
 	}
-	if f.minExamples < 2 {
-		return usagef("--min-examples must be at least 2, got %d: one example cannot show which fields vary", f.minExamples)
-	}
-	if f.maxCandidates < 1 {
-		return usagef("--max-candidates must be at least 1, got %d", f.maxCandidates)
-	}
-	switch f.miner {
-	case mine.ModeAuto, mine.ModeExact, mine.ModeGapped:
-	default:
-		return usagef("--miner must be auto, exact or gapped, got %q", f.miner)
-	}
-	switch f.passes {
-	case pipeline.PassesAuto, pipeline.PassesOne, pipeline.PassesTwo:
-	default:
-		return usagef("--passes must be auto, 1 or 2, got %q", f.passes)
+	// The ranges are the libraries'; a flag's value is given, so zero
+	// is checked rather than read as the default.
+	for _, c := range []struct {
+		flag string
+		err  error
+	}{
+		{"--min-examples", mine.CheckMinExamples(f.minExamples)},
+		{"--max-candidates", mine.CheckMaxCandidates(f.maxCandidates)},
+		{"--miner", mine.CheckMode(f.miner)},
+		{"--passes", pipeline.CheckPasses(f.passes)},
+	} {
+		if c.err != nil {
+			return flagError(c.flag, c.err)
+		}
 	}
 	switch f.progress {
 	case progressAuto, progressBar, progressJSON, progressNone:
@@ -235,8 +230,8 @@ func (f *mineFlags) validate() error {
 	if f.evalPack != "" && f.bundle == "" {
 		return usagef("--eval-pack needs --bundle: the pack's fixtures are the bundle's")
 	}
-	if f.minConfidence < 0 || f.minConfidence > 1 {
-		return usagef("--promotion-min-confidence must be between 0 and 1, got %g", f.minConfidence)
+	if err := bundle.CheckMinConfidence(f.minConfidence); err != nil {
+		return flagError("--promotion-min-confidence", err)
 	}
 	return nil
 }
@@ -272,6 +267,16 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 		defer closeStore()
 		stored = c
 	}
+	outputs := pipeline.Outputs{
+		Out: f.out, OutDir: f.outDir, Report: f.report, Bundle: f.bundle, EvalPack: f.evalPack,
+		Codegen: codegen.Options{PackageName: f.packageName},
+		BundleOptions: bundle.Options{
+			PackageName: f.packageName, PackageVersion: f.packageVersion,
+			Author: f.author, Approver: f.approver, Team: f.team, Repo: f.repo,
+			GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
+			MinConfidence: f.minConfidence, MinExamples: f.minExamples,
+		},
+	}
 	prog := newMineProgress(e, f)
 	report, pub, err := pipeline.MineDir(ctx, pipeline.MineDirOptions{
 		Corpus: pipeline.CorpusOptions{
@@ -289,21 +294,12 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 			Progress:    prog.hooks(),
 		},
 		Heldout: pipeline.HeldoutOptions{Dirs: f.shadowFrom, SkipInvalid: f.skipInvalid, Rules: rules},
-		Outputs: pipeline.Outputs{
-			Out: f.out, OutDir: f.outDir, Report: f.report, Bundle: f.bundle, EvalPack: f.evalPack,
-			Codegen: codegen.Options{PackageName: f.packageName},
-			BundleOptions: bundle.Options{
-				PackageName: f.packageName, PackageVersion: f.packageVersion,
-				Author: f.author, Approver: f.approver, Team: f.team, Repo: f.repo,
-				GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
-				MinConfidence: f.minConfidence, MinExamples: f.minExamples,
-			},
-		},
+		Outputs: outputs,
 	})
 	if err != nil {
 		return err
 	}
-	err = printMined(e, report, f, pub.Workflows, pub.Manifest)
+	err = printMined(e, report, outputs, pub, f.asJSON)
 	var ee exitError
 	if (err == nil || errors.As(err, &ee)) && f.out == "" && f.outDir == "" && f.report == "" && pub.Manifest == nil {
 		fmt.Fprintln(e.stderr, "crystallize: nothing written; pass --out, --report, --out-dir or --bundle to save the results")
@@ -314,19 +310,18 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 // printMined prints what mining wrote (mine, session codify): the
 // summary, or with --json its JSON, and the bundle's; no candidate
 // selected exits 1, after the summary says why.
-func printMined(e *env, report *candidate.Report, f *mineFlags, written []string, manifest *bundle.Manifest) error {
-	if f.asJSON {
-		if err := writeSummaryJSON(e.stdout, report, f, written, manifest); err != nil {
-			return err
+func printMined(e *env, report *candidate.Report, o pipeline.Outputs, pub *pipeline.Published, asJSON bool) error {
+	err := printResult(e, asJSON, pipeline.Summarize(report, o, pub), func(w io.Writer) {
+		writeSummary(w, report, o, pub.Workflows)
+		if pub.Manifest != nil {
+			writeBundleSummary(w, o.Bundle, pub.Manifest)
 		}
-	} else {
-		writeSummary(e.stdout, report, f, written)
-		if manifest != nil {
-			writeBundleSummary(e.stdout, f.bundle, manifest)
-		}
+	})
+	if err != nil {
+		return err
 	}
-	if report.Selected() == nil {
-		return failure(errNoCandidate)
+	if err := report.Err(); err != nil {
+		return failure(err)
 	}
 	return nil
 }
@@ -361,7 +356,7 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-func writeSummary(w io.Writer, r *candidate.Report, f *mineFlags, written []string) {
+func writeSummary(w io.Writer, r *candidate.Report, o pipeline.Outputs, written []string) {
 	fmt.Fprintf(w, "Traces: %d eligible, %d excluded", r.SourceTraceCount, r.ExcludedTraceCount)
 	if len(r.SkippedFiles) > 0 {
 		fmt.Fprintf(w, ", %d skipped as invalid", len(r.SkippedFiles))
@@ -400,12 +395,12 @@ func writeSummary(w io.Writer, r *candidate.Report, f *mineFlags, written []stri
 			mark = "*"
 		}
 		fmt.Fprintf(w, " %s %s %s: %d steps in %d traces, confidence %.2f", mark, c.ID, c.Name, len(c.Steps), c.Support, c.Confidence)
-		if n := countFuzzy(c); n > 0 {
+		if n := c.FuzzySteps(); n > 0 {
 			fmt.Fprintf(w, ", %d fuzzy", n)
 		}
 		fmt.Fprintln(w)
 		if len(c.Parameters) > 0 {
-			fmt.Fprintf(w, "      parameters: %s\n", paramNames(c))
+			fmt.Fprintf(w, "      parameters: %s\n", strings.Join(c.ParameterNames(), ", "))
 		}
 		for _, d := range c.DerivedParameters {
 			fmt.Fprintf(w, "      derived: %s = %s (checked on %d source examples, %d held-out traces)\n", d.Name, d.Expression, d.SourceChecks, d.HeldoutChecks)
@@ -445,17 +440,7 @@ func writeSummary(w io.Writer, r *candidate.Report, f *mineFlags, written []stri
 	} else {
 		fmt.Fprintln(w, "Selected: none: no safe crystallization candidate")
 	}
-	var outs []string
-	if f.out != "" {
-		outs = append(outs, f.out)
-	}
-	outs = append(outs, written...)
-	if f.report != "" {
-		outs = append(outs, f.report)
-	}
-	if len(outs) > 0 {
-		fmt.Fprintf(w, "Wrote: %s\n", strings.Join(outs, ", "))
-	}
+	writeWrote(w, slices.Concat([]string{o.Out}, written, []string{o.Report})...)
 }
 
 // shadowSummary says in one line how the candidate fared against its
@@ -487,24 +472,6 @@ func shadowSummary(sh *candidate.ShadowReport) string {
 	return s
 }
 
-func countFuzzy(c *candidate.Candidate) int {
-	n := 0
-	for _, s := range c.Steps {
-		if s.Segment == candidate.Fuzzy {
-			n++
-		}
-	}
-	return n
-}
-
-func paramNames(c *candidate.Candidate) string {
-	names := make([]string, len(c.Parameters))
-	for i, p := range c.Parameters {
-		names[i] = p.Name
-	}
-	return strings.Join(names, ", ")
-}
-
 func problemSummary(ps []candidate.Problem) string {
 	var parts []string
 	for _, p := range ps {
@@ -517,88 +484,6 @@ func problemSummary(ps []candidate.Problem) string {
 	return strings.Join(parts, ", ")
 }
 
-// mineSummary is the --json output of mine: a stable contract for CI.
-type mineSummary struct {
-	SelectedCandidateID *string            `json:"selected_candidate_id"`
-	SourceTraceCount    int                `json:"source_trace_count"`
-	ExcludedTraceCount  int                `json:"excluded_trace_count"`
-	SkippedFileCount    int                `json:"skipped_file_count"`
-	Candidates          []summaryCandidate `json:"candidates"`
-	RejectedCandidates  []summaryRejected  `json:"rejected_candidates"`
-	ExcludedTraces      []summaryExcluded  `json:"excluded_traces"`
-	Warnings            []summaryWarning   `json:"warnings"`
-	Outputs             summaryOutputs     `json:"outputs"`
-	Bundle              *summaryBundle     `json:"bundle,omitempty"`
-}
-
-type summaryBundle struct {
-	Path             string   `json:"path"`
-	Kind             string   `json:"kind"`
-	RiskLevel        string   `json:"risk_level"`
-	Fixtures         int      `json:"fixtures"`
-	SkillAccepted    bool     `json:"skill_accepted"`
-	PromotionStatus  string   `json:"promotion_status"`
-	PromotionReasons []string `json:"promotion_reasons"`
-}
-
-type summaryCandidate struct {
-	ID         string   `json:"id"`
-	Name       string   `json:"name"`
-	Steps      int      `json:"steps"`
-	Support    int      `json:"support"`
-	Confidence float64  `json:"confidence"`
-	Parameters []string `json:"parameters"`
-	// DerivedParameters maps each derived parameter to its expression.
-	DerivedParameters map[string]string `json:"derived_parameters,omitempty"`
-	FuzzySteps        int               `json:"fuzzy_steps"`
-	Shadow            *summaryShadow    `json:"shadow,omitempty"`
-}
-
-type summaryShadow struct {
-	Pass             bool `json:"pass"`
-	Compared         int  `json:"compared"`
-	SourcePassed     int  `json:"source_passed"`
-	HeldoutPassed    int  `json:"heldout_passed"`
-	HeldoutFailed    int  `json:"heldout_failed"`
-	HeldoutUnmatched int  `json:"heldout_unmatched"`
-	// SourcePassedNotListed counts, of SourcePassed, the source examples
-	// the report counts without listing them.
-	SourcePassedNotListed int `json:"source_passed_not_listed,omitempty"`
-}
-
-func newSummaryShadow(sh *candidate.ShadowReport) *summaryShadow {
-	if sh == nil {
-		return nil
-	}
-	t := sh.Tally()
-	out := &summaryShadow{Pass: sh.Pass, Compared: sh.ComparedTraces, SourcePassed: t.SourcePassed,
-		HeldoutPassed: t.HeldoutPassed, HeldoutFailed: t.HeldoutFailed, HeldoutUnmatched: t.HeldoutUnmatched,
-		SourcePassedNotListed: t.SourceNotListed}
-	return out
-}
-
-type summaryRejected struct {
-	ID    string   `json:"id"`
-	Name  string   `json:"name"`
-	Codes []string `json:"codes"`
-}
-
-type summaryExcluded struct {
-	TraceID string `json:"trace_id"`
-	Code    string `json:"code"`
-}
-
-type summaryWarning struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-type summaryOutputs struct {
-	Workflow  string   `json:"workflow,omitempty"`
-	Report    string   `json:"report,omitempty"`
-	Workflows []string `json:"workflows,omitempty"`
-}
-
 // writeBundleSummary prints what the bundle holds and what promotion
 // still needs.
 func writeBundleSummary(w io.Writer, dir string, m *bundle.Manifest) {
@@ -608,85 +493,13 @@ func writeBundleSummary(w io.Writer, dir string, m *bundle.Manifest) {
 		skill = "accepted: " + m.Skill.Path
 	}
 	fmt.Fprintf(w, "Skill: %s\n", skill)
-	fmt.Fprintf(w, "Promotion: %s", m.Promotion.Criteria.Status)
-	if codes := promotionCodes(m); len(codes) > 0 {
-		fmt.Fprintf(w, " (%s)", strings.Join(codes, ", "))
-	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Promotion: %s\n", promotionStatus(m))
 	for _, d := range m.Promotion.DivergenceHistory {
 		fmt.Fprintf(w, "  divergence in %s at %s: %s\n", d.TraceID, d.Path, d.Message)
 	}
 	if m.Promotion.Criteria.Status == bundle.StatusNeedsApproval {
 		fmt.Fprintf(w, "Next: review the bundle, then crystallize approve %s --approver NAME\n", dir)
 	}
-}
-
-// promotionCodes lists the codes of the reasons m's promotion status
-// gives, in their order; never nil, so --json prints [] for none.
-func promotionCodes(m *bundle.Manifest) []string {
-	codes := []string{}
-	for _, r := range m.Promotion.Criteria.Reasons {
-		codes = append(codes, r.Code)
-	}
-	return codes
-}
-
-func writeSummaryJSON(w io.Writer, r *candidate.Report, f *mineFlags, written []string, m *bundle.Manifest) error {
-	s := mineSummary{
-		SelectedCandidateID: r.SelectedCandidateID,
-		SourceTraceCount:    r.SourceTraceCount,
-		ExcludedTraceCount:  r.ExcludedTraceCount,
-		SkippedFileCount:    len(r.SkippedFiles),
-		Candidates:          []summaryCandidate{},
-		RejectedCandidates:  []summaryRejected{},
-		ExcludedTraces:      []summaryExcluded{},
-		Warnings:            []summaryWarning{},
-		Outputs:             summaryOutputs{Workflow: filepath.ToSlash(f.out), Report: filepath.ToSlash(f.report), Workflows: written},
-	}
-	for i := range r.Candidates {
-		c := &r.Candidates[i]
-		params := []string{}
-		for _, p := range c.Parameters {
-			params = append(params, p.Name)
-		}
-		var derived map[string]string
-		for _, d := range c.DerivedParameters {
-			if derived == nil {
-				derived = map[string]string{}
-			}
-			derived[d.Name] = d.Expression
-		}
-		s.Candidates = append(s.Candidates, summaryCandidate{
-			ID: c.ID, Name: c.Name, Steps: len(c.Steps), Support: c.Support,
-			Confidence: c.Confidence, Parameters: params, DerivedParameters: derived,
-			FuzzySteps: countFuzzy(c), Shadow: newSummaryShadow(c.Shadow),
-		})
-	}
-	for i := range r.RejectedCandidates {
-		c := &r.RejectedCandidates[i]
-		codes := map[string]bool{}
-		for _, p := range c.RejectionReasons {
-			codes[p.Code] = true
-		}
-		list := make([]string, 0, len(codes))
-		for k := range codes {
-			list = append(list, k)
-		}
-		sort.Strings(list)
-		s.RejectedCandidates = append(s.RejectedCandidates, summaryRejected{ID: c.ID, Name: c.Name, Codes: list})
-	}
-	for _, ex := range r.ExcludedTraces {
-		s.ExcludedTraces = append(s.ExcludedTraces, summaryExcluded{TraceID: ex.TraceID, Code: ex.Code})
-	}
-	for _, p := range r.Warnings {
-		s.Warnings = append(s.Warnings, summaryWarning{Code: p.Code, Message: p.Message})
-	}
-	if m != nil {
-		b := &summaryBundle{Path: filepath.ToSlash(f.bundle), Kind: m.Kind, RiskLevel: m.RiskLevel, Fixtures: len(m.Fixtures),
-			SkillAccepted: m.Skill != nil, PromotionStatus: m.Promotion.Criteria.Status, PromotionReasons: promotionCodes(m)}
-		s.Bundle = b
-	}
-	return writeJSON(w, s)
 }
 
 // sortedCodes returns the keys of counts in order.

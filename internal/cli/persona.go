@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
-	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/persona"
 )
 
@@ -126,12 +124,19 @@ func (f *personaFlags) validate() error {
 		return usagef("--history is required: the repair-worker history file")
 	case f.persona == "":
 		return usagef("--persona is required: the persona whose repairs to crystallize")
-	case f.minExamples < 2:
-		return usagef("--min-examples is %d; it must be at least 2, since one record cannot show recurrence", f.minExamples)
-	case f.minHostedHistoryDays < 0:
-		return usagef("--min-hosted-history-days is %d; it must not be negative", f.minHostedHistoryDays)
-	case f.hostedGiven && f.hostedHistoryDays < 0:
-		return usagef("--hosted-history-days is %d; it must not be negative", f.hostedHistoryDays)
+	}
+	// The ranges are the persona package's; a flag's value is given, so
+	// zero is checked rather than read as the default.
+	if err := persona.CheckMinExamples(f.minExamples); err != nil {
+		return flagError("--min-examples", err)
+	}
+	if err := persona.CheckHistoryDays("MinHostedHistoryDays", f.minHostedHistoryDays); err != nil {
+		return flagError("--min-hosted-history-days", err)
+	}
+	if f.hostedGiven {
+		if err := persona.CheckHistoryDays("HostedHistoryDays", f.hostedHistoryDays); err != nil {
+			return flagError("--hosted-history-days", err)
+		}
 	}
 	return nil
 }
@@ -181,7 +186,7 @@ func runPersona(ctx context.Context, e *env, f *personaFlags) error {
 		}
 	}
 	if f.asJSON {
-		err = writePersonaJSON(e.stdout, f, res, m)
+		err = writeJSON(e.stdout, res.Summary(f.bundle, m))
 	} else {
 		writePersonaSummary(e.stdout, f, res, m)
 	}
@@ -228,68 +233,18 @@ func writePersonaSummary(w io.Writer, f *personaFlags, res *persona.Result, m *b
 		return
 	}
 	c := p.Candidate
-	passed, compared := shadowCounts(c.Shadow)
+	passed, compared := persona.ShadowCounts(c.Shadow)
 	fmt.Fprintf(w, "Candidate: %s step=%s shadow=%d/%d\n", c.ID, p.FuncName, passed, compared)
 	s := c.Savings
 	fmt.Fprintf(w, "Savings: model_calls=%d input_tokens=%d output_tokens=%d cost_usd=%.4f wall_ms=%d (per run: model_calls=%g input_tokens=%g output_tokens=%g cost_usd=%.4f wall_ms=%g)\n",
 		s.ModelCallsAvoided, s.InputTokensAvoided, s.OutputTokensAvoided, s.EstimatedCostUSDAvoided, s.WallMSAvoided,
 		s.PerRun.ModelCallsAvoided, s.PerRun.InputTokensAvoided, s.PerRun.OutputTokensAvoided, s.PerRun.EstimatedCostUSDAvoided, s.PerRun.WallMSAvoided)
 	if m != nil {
-		codes := promotionCodes(m)
+		codes := m.PromotionCodes()
 		fmt.Fprintf(w, "Bundle: %s (kind=%s risk=%s promotion=%s", f.bundle, m.Kind, m.RiskLevel, m.Promotion.Criteria.Status)
 		if len(codes) > 0 {
 			fmt.Fprintf(w, ": %s", strings.Join(codes, ", "))
 		}
 		fmt.Fprintln(w, ")")
 	}
-}
-
-// shadowCounts returns how many compared records passed and how many were
-// compared.
-func shadowCounts(sh *candidate.ShadowReport) (passed, compared int) {
-	if sh == nil {
-		return 0, 0
-	}
-	return sh.Tally().Passed(), sh.ComparedTraces
-}
-
-// personaSummary is the --json output of persona: a stable contract.
-type personaSummary struct {
-	*persona.Result
-	CandidateID *string            `json:"candidate_id"`
-	Step        *string            `json:"step"`
-	Savings     *candidate.Savings `json:"savings"`
-	Shadow      *personaShadow     `json:"shadow"`
-	Bundle      *personaBundle     `json:"bundle"`
-}
-
-type personaShadow struct {
-	Compared int  `json:"compared"`
-	Passed   int  `json:"passed"`
-	Pass     bool `json:"pass"`
-}
-
-type personaBundle struct {
-	Path             string   `json:"path"`
-	Kind             string   `json:"kind"`
-	RiskLevel        string   `json:"risk_level"`
-	PromotionStatus  string   `json:"promotion_status"`
-	PromotionReasons []string `json:"promotion_reasons"`
-}
-
-func writePersonaJSON(w io.Writer, f *personaFlags, res *persona.Result, m *bundle.Manifest) error {
-	s := personaSummary{Result: res}
-	if p := res.Proposal; p != nil {
-		c := p.Candidate
-		s.CandidateID, s.Step, s.Savings = &c.ID, &p.FuncName, &c.Savings
-		passed, compared := shadowCounts(c.Shadow)
-		s.Shadow = &personaShadow{Compared: compared, Passed: passed, Pass: c.Shadow != nil && c.Shadow.Pass}
-	}
-	if m != nil {
-		s.Bundle = &personaBundle{
-			Path: filepath.ToSlash(f.bundle), Kind: m.Kind, RiskLevel: m.RiskLevel,
-			PromotionStatus: m.Promotion.Criteria.Status, PromotionReasons: promotionCodes(m),
-		}
-	}
-	return writeJSON(w, s)
 }

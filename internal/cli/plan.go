@@ -64,12 +64,8 @@ func newPlanValidateCmd(e *env) *cobra.Command {
 				return err
 			}
 			v := plan.Validate(data)
-			if asJSON {
-				if err := writeJSON(e.stdout, v); err != nil {
-					return err
-				}
-			} else {
-				writeValidation(e.stdout, args[0], v)
+			if err := printResult(e, asJSON, v, func(w io.Writer) { writeValidation(w, args[0], v) }); err != nil {
+				return err
 			}
 			if !v.Valid {
 				return failuref("%s: invalid task plan: %d errors", args[0], len(v.Errors))

@@ -119,7 +119,7 @@ func TestServeApprovalPending(t *testing.T) {
 	// its approval in the inbox.
 	runID := sc["run_id"].(string)
 	state := filepath.Join(dir, "state")
-	var live []sessionJSON
+	var live []registry.Summary
 	if err := json.Unmarshal([]byte(mustRun(t, "sessions", "--json", "--state-dir", state)), &live); err != nil {
 		t.Fatal(err)
 	}

@@ -362,16 +362,16 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 			}
 		}
 	}
-	report := d.Report
-	pub, err := d.Publish(ctx, pipeline.Outputs{
+	outputs := pipeline.Outputs{
 		Out: f.out, Report: f.report, Bundle: f.bundle,
 		Codegen:       codegen.Options{PackageName: f.packageName},
 		BundleOptions: bundle.Options{PackageName: f.packageName, GeneratedAt: generatedAt, GeneratorVersion: toolVersion()},
-	}, ref)
+	}
+	pub, err := d.Publish(ctx, outputs, ref)
 	if err != nil {
 		return err
 	}
-	return printMined(e, report, &mineFlags{out: f.out, report: f.report, bundle: f.bundle, asJSON: f.asJSON}, nil, pub.Manifest)
+	return printMined(e, d.Report, outputs, pub, f.asJSON)
 }
 
 const sessionLearnDoc = `learn extracts learning cases from session logs, for prompt examples or

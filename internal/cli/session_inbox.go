@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -22,14 +21,14 @@ func itemJSON(it store.InboxItem) inboxItem {
 	return inboxItem{
 		Item: it.ID, SessionID: it.SessionID, Phase: "step-" + strconv.Itoa(it.Step), Type: it.Type,
 		Title: it.Text, Step: it.Step, Boundary: it.Boundary, Options: it.Options,
-		Created: msTime(it.Created), Answered: it.Answered, Answer: it.Answer, Reason: it.Reason,
+		Created: registry.FormatTime(it.Created), Answered: it.Answered, Answer: it.Answer, Reason: it.Reason,
 	}
 }
 
 // writeItems prints inbox items, one line each: the item id, the session
 // id, [!type], the text, and a decision's options.
 func writeItems(w io.Writer, items []store.InboxItem) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	tw := newTable(w)
 	for _, it := range items {
 		text := oneLineText(it.Text)
 		if len(it.Options) > 0 {

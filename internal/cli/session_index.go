@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -165,18 +164,11 @@ func newSessionListCmd(e *env) *cobra.Command {
 // writeSessions prints sessions as an aligned table, "-" for an empty
 // start time.
 func writeSessions(w io.Writer, list []store.Session) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	tw := newTable(w)
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.SessionID, s.Status, dash(s.Started), s.Path, s.Title)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.SessionID, s.Status, orDash(s.Started), s.Path, s.Title)
 	}
 	return tw.Flush()
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 const sessionSearchDoc = `search prints the indexed sessions whose session id or title, or the title
@@ -304,9 +296,9 @@ func newSessionInboxCmd(e *env) *cobra.Command {
 			if err := writeItems(e.stdout, posted); err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
+			tw := newTable(e.stdout)
 			for _, it := range items {
-				fmt.Fprintf(tw, "%s\t%s\t[!%s]\t%s\n", it.Session.SessionID, dash(it.Callout.Phase), it.Callout.Type, it.Callout.Title)
+				fmt.Fprintf(tw, "%s\t%s\t[!%s]\t%s\n", it.Session.SessionID, orDash(it.Callout.Phase), it.Callout.Type, it.Callout.Title)
 			}
 			return tw.Flush()
 		},

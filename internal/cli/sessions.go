@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,37 +19,6 @@ func newLive(e *env, stateDir, agentType, name string) *registry.Live {
 		fmt.Fprintf(e.stderr, "crystallize: registry: %v\n", err)
 	})
 }
-
-// sessionJSON is one session of sessions --json: the registry row with
-// times in RFC 3339 (UTC, milliseconds).
-type sessionJSON struct {
-	Number    int    `json:"number"`
-	SessionID string `json:"session_id"`
-	Name      string `json:"name"`
-	AgentType string `json:"agent_type"`
-	State     string `json:"state"`
-	Status    string `json:"status"`
-	Workspace string `json:"workspace"`
-	StateDir  string `json:"state_dir"`
-	PID       int    `json:"pid"`
-	Started   string `json:"started"`
-	Heartbeat string `json:"heartbeat"`
-	Ended     string `json:"ended,omitempty"`
-}
-
-func toSessionJSON(e registry.Entry) sessionJSON {
-	s := sessionJSON{
-		Number: e.Number, SessionID: e.SessionID, Name: e.Name, AgentType: e.AgentType,
-		State: e.State, Status: e.Status, Workspace: e.Workspace, StateDir: e.StateDir, PID: e.PID,
-		Started: msTime(e.Started), Heartbeat: msTime(e.Heartbeat),
-	}
-	if e.Ended != 0 {
-		s.Ended = msTime(e.Ended)
-	}
-	return s
-}
-
-func msTime(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
 
 const sessionsDoc = `sessions lists the sessions of the state directory's registry: the
 workflow runs (crystallize run), plan runs (plan run) and resumed runs
@@ -93,11 +60,7 @@ func newSessionsCmd(e *env) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				out := make([]sessionJSON, len(list))
-				for i, s := range list {
-					out[i] = toSessionJSON(s)
-				}
-				return writeJSON(e.stdout, out)
+				return writeJSON(e.stdout, registry.Summaries(list))
 			}
 			return writeLive(e.stdout, list)
 		},
@@ -111,7 +74,7 @@ func newSessionsCmd(e *env) *cobra.Command {
 
 // writeLive prints sessions as an aligned table.
 func writeLive(w io.Writer, list []registry.Entry) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	tw := newTable(w)
 	for _, s := range list {
 		fmt.Fprintf(tw, "[%d]\t%s\t%s\t%s\t%s\t%s\n", s.Number, s.State, s.AgentType, s.Name, s.SessionID, s.Workspace)
 	}
@@ -238,11 +201,7 @@ func newSessionsPruneCmd(e *env, stateDir *string) *cobra.Command {
 				}
 			}
 			if asJSON {
-				out := make([]sessionJSON, len(gone))
-				for i, s := range gone {
-					out[i] = toSessionJSON(s)
-				}
-				return writeJSON(e.stdout, out)
+				return writeJSON(e.stdout, registry.Summaries(gone))
 			}
 			return writeLive(e.stdout, gone)
 		},

@@ -10,9 +10,9 @@ import (
 
 // statusJSON is the object of status --json.
 type statusJSON struct {
-	Sessions []sessionJSON `json:"sessions"`
-	Inbox    int           `json:"inbox"`
-	Line     string        `json:"line"`
+	Sessions []registry.Summary `json:"sessions"`
+	Inbox    int                `json:"inbox"`
+	Line     string             `json:"line"`
 }
 
 var statusDoc = `status prints one line for a shell prompt or a tmux status bar: the
@@ -57,11 +57,7 @@ func newStatusCmd(e *env) *cobra.Command {
 				}
 			}
 			if asJSON {
-				out := statusJSON{Sessions: make([]sessionJSON, len(line.Sessions)), Inbox: line.Inbox, Line: line.String()}
-				for i, s := range line.Sessions {
-					out.Sessions[i] = toSessionJSON(s)
-				}
-				return writeJSON(e.stdout, out)
+				return writeJSON(e.stdout, statusJSON{Sessions: registry.Summaries(line.Sessions), Inbox: line.Inbox, Line: line.String()})
 			}
 			_, err = fmt.Fprintln(e.stdout, line.String())
 			return err

@@ -2,15 +2,10 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
@@ -36,31 +31,15 @@ func openTraceStore(ctx context.Context, stateDir string, create bool) (*store.D
 		return nil, "", usagef("--state-dir: empty path")
 	}
 	path := registry.Path(stateDir)
-	if !create {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, path, fmt.Errorf("no trace store at %s: store traces first with crystallize import --from DIR --store", path)
-		}
+	if create {
+		db, err := store.Open(ctx, path)
+		return db, path, err
 	}
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		return nil, path, err
+	db, ok, err := registry.OpenExisting(ctx, stateDir)
+	if err == nil && !ok {
+		err = fmt.Errorf("no trace store at %s: store traces first with crystallize import --from DIR --store", path)
 	}
-	return db, path, nil
-}
-
-// importStoreSummary is import --store's --json output; importDoc
-// documents it.
-type importStoreSummary struct {
-	From           string                   `json:"from"`
-	Store          string                   `json:"store"`
-	Added          int                      `json:"added"`
-	Replaced       int                      `json:"replaced"`
-	AlreadyStored  int                      `json:"already_stored"`
-	Duplicates     int                      `json:"duplicates"`
-	UnchangedFiles int                      `json:"unchanged_files"`
-	Formats        []tracestore.FormatCount `json:"formats"`
-	SkippedSession []importSkipped          `json:"skipped_sessions"`
-	SkippedInvalid []importRejected         `json:"skipped_invalid"`
+	return db, path, err
 }
 
 // runImportStore is import --store: the traces under --from go into the
@@ -93,19 +72,8 @@ func runImportStore(ctx context.Context, e *env, f *importFlags) error {
 	if err != nil {
 		return err
 	}
-	sum := importStoreSummary{From: f.from, Store: path, Added: res.Added, Replaced: res.Replaced, AlreadyStored: res.Known, Duplicates: res.Duplicates,
-		UnchangedFiles: res.Unchanged, Formats: res.Formats, SkippedSession: []importSkipped{}, SkippedInvalid: []importRejected{}}
-	if sum.Formats == nil {
-		sum.Formats = []tracestore.FormatCount{}
-	}
-	for _, s := range res.SkippedSessions {
-		sum.SkippedSession = append(sum.SkippedSession, importSkipped{Path: s.Path, Line: s.Line, Format: s.Format, ID: s.ID, Reason: s.Reason, Message: s.Message})
-	}
-	for _, s := range res.Skipped {
-		sum.SkippedInvalid = append(sum.SkippedInvalid, importRejected{Path: s.Path, Line: s.Line, Errors: s.Errors})
-	}
 	if f.asJSON {
-		return writeJSON(e.stdout, sum)
+		return writeJSON(e.stdout, pipeline.SummarizeStoreImport(res, f.from, path))
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "Stored %d traces from %s in %s (%d new, %d replaced; %d already stored, %d duplicates)\n",
@@ -116,14 +84,7 @@ func runImportStore(ctx context.Context, e *env, f *importFlags) error {
 	for _, fm := range res.Formats {
 		fmt.Fprintf(w, "  %s: %d traces, %d actions (%d observations), %d sessions skipped\n", fm.Format, fm.Traces, fm.Actions, fm.Observations, fm.SkippedSessions)
 	}
-	for _, sk := range sum.SkippedSession {
-		fmt.Fprintf(w, "  skipped session %s%s: %s: %s\n", sk.Path, lineSuffix(sk.Line), sk.Reason, sk.Message)
-	}
-	for _, sk := range sum.SkippedInvalid {
-		for _, msg := range sk.Errors {
-			fmt.Fprintf(w, "  skipped %s\n", msg)
-		}
-	}
+	writeSkipped(w, res.SkippedSessions, res.Skipped)
 	return nil
 }
 
@@ -219,12 +180,7 @@ type storeStats struct {
 	*store.TraceStats
 }
 
-func newStoreStatsCmd(e *env, stateDir *string) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "stats [--state-dir DIR] [--json]",
-		Short: "Count what the trace store holds",
-		Long: `stats counts what the trace store holds: traces (eligible for mining and
+const storeStatsDoc = `stats counts what the trace store holds: traces (eligible for mining and
 excluded), their actions, distinct action signatures, the bytes of the trace
 documents, the database's size and the part of it free (what store gc gives
 back), the directories the traces were imported from, and the last import
@@ -236,7 +192,14 @@ import or store stats).
 "signatures", "body_bytes", "file_bytes", "free_bytes", "imports",
 "sources": [{"root", "traces", "bytes"}], "last_import": {"id", "root",
 "started_at", "finished_at", "status", "added", "replaced",
-"already_stored"} or null}.`,
+"already_stored"} or null}.`
+
+func newStoreStatsCmd(e *env, stateDir *string) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stats [--state-dir DIR] [--json]",
+		Short: "Count what the trace store holds",
+		Long:  storeStatsDoc,
 		Example: `  crystallize store stats
   crystallize store stats --state-dir ci/.crystallize --json`,
 		Args: cobra.NoArgs,
@@ -281,25 +244,13 @@ import or store stats).
 	return cmd
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // storeGC is store gc --json.
 type storeGC struct {
 	Store string `json:"store"`
 	*store.TraceGC
 }
 
-func newStoreGCCmd(e *env, stateDir *string) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "gc [--state-dir DIR] [--json]",
-		Short: "Remove what no stored trace needs and give the space back",
-		Long: `gc removes, in one transaction, what no stored trace needs: trace documents
+const storeGCDoc = `gc removes, in one transaction, what no stored trace needs: trace documents
 no trace refers to, action signatures no stored trace uses (left by traces
 that were replaced), the records of imports that did not complete and left
 no trace, and the verdicts mine --store remembered of examples whose trace
@@ -313,7 +264,14 @@ process writes to it, gc waits, then fails with nothing lost.
 
 It prints what it removed and the database's size before and after; --json
 prints {"store", "bodies", "signatures", "imports", "verdicts",
-"bytes_before", "bytes_after"}.`,
+"bytes_before", "bytes_after"}.`
+
+func newStoreGCCmd(e *env, stateDir *string) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "gc [--state-dir DIR] [--json]",
+		Short: "Remove what no stored trace needs and give the space back",
+		Long:  storeGCDoc,
 		Example: `  crystallize store gc
   crystallize store gc --json`,
 		Args: cobra.NoArgs,
@@ -351,13 +309,7 @@ type storeExport struct {
 	Bytes  int64  `json:"bytes"`
 }
 
-func newStoreExportCmd(e *env, stateDir *string) *cobra.Command {
-	var out string
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "export --out DIR [--state-dir DIR] [--json]",
-		Short: "Write every stored trace back as a file",
-		Long: `export writes every stored trace into --out as <format>-<id>.json (format:
+const storeExportDoc = `export writes every stored trace into --out as <format>-<id>.json (format:
 the agent of a session, or trace; characters outside A-Z a-z 0-9 . _ -
 replaced by _), holding exactly the bytes crystallize import --out writes for
 it: the normalized trace v1 document. Exporting what import --store stored
@@ -370,7 +322,15 @@ and they are renamed into place when every one is complete. Files of the same na
 are replaced; nothing else in --out is touched.
 
 It prints the number of traces and bytes written; --json prints {"store",
-"out", "traces", "bytes"}.`,
+"out", "traces", "bytes"}.`
+
+func newStoreExportCmd(e *env, stateDir *string) *cobra.Command {
+	var out string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "export --out DIR [--state-dir DIR] [--json]",
+		Short: "Write every stored trace back as a file",
+		Long:  storeExportDoc,
 		Example: `  crystallize store export --out traces/
   crystallize store export --out /tmp/backup --json`,
 		Args: cobra.NoArgs,
@@ -388,27 +348,11 @@ It prints the number of traces and bytes written; --json prints {"store",
 			if err != nil {
 				return err
 			}
-			sum := storeExport{Store: path, Out: out}
-			// All or none, without holding the documents: each goes to a
-			// temporary file as it comes.
-			w := atomicfile.NewBatch(0o644)
-			defer w.Discard()
-			used := map[string]bool{}
-			err = c.Each(ctx, func(row *store.TraceRow, format string, body []byte) error {
-				doc, err := tracestore.Indent(body)
-				if err != nil {
-					return fmt.Errorf("stored trace %s: %w", row.TraceID, err)
-				}
-				sum.Traces++
-				sum.Bytes += int64(len(doc))
-				return w.AddBytes(filepath.Join(out, pipeline.TraceFileName(format, row.TraceID, used)), doc)
-			})
-			if err == nil {
-				err = w.Commit()
-			}
+			n, err := pipeline.Export(ctx, c, out)
 			if err != nil {
 				return err
 			}
+			sum := storeExport{Store: path, Out: out, Traces: n.Traces, Bytes: n.Bytes}
 			if asJSON {
 				return writeJSON(e.stdout, sum)
 			}

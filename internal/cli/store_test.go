@@ -168,13 +168,13 @@ func TestImportStoreRehash(t *testing.T) {
 		}
 	}
 	state := filepath.Join(t.TempDir(), "state")
-	importJSON := func(extra ...string) importStoreSummary {
+	importJSON := func(extra ...string) pipeline.StoreImportSummary {
 		t.Helper()
 		e, stdout, stderr := e2eEnv()
 		if code := run(context.Background(), e, append([]string{"import", "--from", dir, "--store", "--state-dir", state, "--json"}, extra...)); code != 0 {
 			t.Fatalf("import --store %v: exit %d\n%s", extra, code, stderr)
 		}
-		var sum importStoreSummary
+		var sum pipeline.StoreImportSummary
 		if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
 			t.Fatalf("import --store --json: %v\n%s", err, stdout)
 		}

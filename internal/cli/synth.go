@@ -117,11 +117,8 @@ func newSynthRunCmd(e *env) *cobra.Command {
 			if err := printSynthRun(e, rep, out, asJSON); err != nil {
 				return err
 			}
-			switch {
-			case rep.Stopped != nil:
-				return failure(rep.Stopped)
-			case !rep.Pass():
-				return failure(errors.New("a hypothesis does not hold"))
+			if err := rep.Err(); err != nil {
+				return failure(err)
 			}
 			return nil
 		},
@@ -132,19 +129,9 @@ func newSynthRunCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// synthRunJSON is the --json output of synth run, a contract.
-type synthRunJSON struct {
-	Metrics    map[string]synth.Samples `json:"metrics"`
-	Hypotheses []synth.Verdict          `json:"hypotheses"`
-	Pass       bool                     `json:"pass"`
-	Stopped    *synth.CapsuleError      `json:"stopped,omitempty"`
-	Evidence   string                   `json:"evidence"`
-}
-
 func printSynthRun(e *env, rep *synth.Report, out string, asJSON bool) error {
 	if asJSON {
-		v := synthRunJSON{Metrics: rep.Samples(), Hypotheses: nonNil(rep.Hypotheses), Pass: rep.Pass(), Stopped: rep.Stopped, Evidence: out}
-		return writeIndentedJSON(e.stdout, v)
+		return writeIndentedJSON(e.stdout, rep.Summary(out))
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "claim %s: %s\n", rep.Claim.ID, rep.Claim.Text)

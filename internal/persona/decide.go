@@ -113,13 +113,16 @@ func (o Options) minHistoryDays() int {
 }
 
 func (o Options) check() error {
-	switch {
-	case o.Persona == "":
+	if o.Persona == "" {
 		return ErrNoPersona
-	case o.MinExamples != 0 && o.MinExamples < 2:
-		return fmt.Errorf("min examples must be at least 2, got %d: one record cannot show recurrence", o.MinExamples)
-	case o.HostedHistoryDays != nil && *o.HostedHistoryDays < 0:
-		return fmt.Errorf("hosted history days must not be negative, got %d", *o.HostedHistoryDays)
+	}
+	if o.MinExamples != 0 {
+		if err := CheckMinExamples(o.MinExamples); err != nil {
+			return err
+		}
+	}
+	if o.HostedHistoryDays != nil {
+		return CheckHistoryDays("HostedHistoryDays", *o.HostedHistoryDays)
 	}
 	return nil
 }

@@ -594,7 +594,23 @@ func TestWriteBundle(t *testing.T) {
 	if v := bundle.Validate(dir); !v.OK {
 		t.Errorf("the bundle does not validate: %+v", v.Problems)
 	}
+	// The summary of a proposal names its candidate, step, replay and
+	// bundle; that of a gated result, none of them.
+	s := res.Summary(dir, m)
+	c := res.Proposal.Candidate
+	if s.Result != res || *s.CandidateID != c.ID || *s.Step != res.Proposal.FuncName || s.Savings.Runs != c.Savings.Runs {
+		t.Errorf("Summary = %+v, want the proposal's candidate %s", s, c.ID)
+	}
+	if sh := s.Shadow; sh == nil || !sh.Pass || sh.Compared != c.Shadow.ComparedTraces || sh.Passed != sh.Compared {
+		t.Errorf("Summary.Shadow = %+v, want every compared record passing", sh)
+	}
+	if b := s.Bundle; b == nil || b.Path != filepath.ToSlash(dir) || b.Kind != m.Kind || b.PromotionStatus != m.Promotion.Criteria.Status {
+		t.Errorf("Summary.Bundle = %+v, want the manifest's", b)
+	}
 	gated := crystallize(t, recurring()[:2], Options{MinExamples: 3})
+	if s := gated.Summary("", nil); s.CandidateID != nil || s.Step != nil || s.Savings != nil || s.Shadow != nil || s.Bundle != nil {
+		t.Errorf("Summary of a %s result = %+v, want no proposal and no bundle", gated.Decision, s)
+	}
 	if _, err := gated.WriteBundle(context.Background(), filepath.Join(t.TempDir(), "none"), bundle.Options{}); err == nil || gated.Proposal != nil {
 		t.Errorf("WriteBundle of a %s result = %v; want an error", gated.Decision, err)
 	}

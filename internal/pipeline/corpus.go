@@ -22,6 +22,26 @@ const (
 	PassesTwo  = "2"
 )
 
+// PassesError is a CorpusOptions.Passes that is not one of its values.
+type PassesError struct{ Value string }
+
+func (e *PassesError) Error() string { return "corpus options: Passes " + e.Problem() }
+
+// Problem is the error without the field's name, for a caller that names
+// the value by its own name (a flag).
+func (e *PassesError) Problem() string { return fmt.Sprintf("must be auto, 1 or 2, got %q", e.Value) }
+
+// CheckPasses reports, as a *PassesError, a Passes value as given that is
+// not PassesAuto, PassesOne or PassesTwo. ReadCorpus reads an empty
+// Passes as PassesAuto before it checks it.
+func CheckPasses(passes string) error {
+	switch passes {
+	case PassesAuto, PassesOne, PassesTwo:
+		return nil
+	}
+	return &PassesError{Value: passes}
+}
+
 // HeldoutBatch is how many held-out traces shadow replay compares at a
 // time when they are streamed: enough to keep every core busy.
 const HeldoutBatch = 512
@@ -145,6 +165,13 @@ func LimitMemory() (restore func()) {
 func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	if o.Passes == "" {
 		o.Passes = PassesAuto
+	}
+	if err := CheckPasses(o.Passes); err != nil {
+		return nil, err
+	}
+	// Before the corpus is read, which can take minutes.
+	if err := o.Mine.Validate(); err != nil {
+		return nil, err
 	}
 	if o.Store != nil {
 		return storeCorpus(ctx, o)

@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/source"
+	"github.com/crystallize-dev/crystallize/internal/tracestore"
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestTraceFileName(t *testing.T) {
@@ -56,6 +60,34 @@ func TestImport(t *testing.T) {
 	entries, _ := os.ReadDir(out)
 	if len(entries) != len(im.Files) {
 		t.Errorf("%d entries in the output directory, want %d", len(entries), len(im.Files))
+	}
+	sum := im.Summary("from", out)
+	if sum.From != "from" || sum.Out != out || sum.Traces != len(im.Traces) || len(sum.Files) != len(im.Files) {
+		t.Errorf("Summary = %+v, want the import's counts", sum)
+	}
+	if sum.SkippedSession == nil || sum.SkippedInvalid == nil {
+		t.Errorf("Summary lists nil for nothing skipped (%v, %v); JSON would say null", sum.SkippedSession, sum.SkippedInvalid)
+	}
+}
+
+// The summaries of both imports list what they left out in one shape.
+func TestSummarySkipped(t *testing.T) {
+	sessions := []source.SkippedSession{{Path: "a.jsonl", Line: 3, Format: "codex", ID: "s1", Reason: "no_tool_calls", Message: "m"}}
+	files := []source.Skipped{{Path: "b.json", Errors: []string{"b.json: $.actions: missing"}}}
+	im := &Imported{SkippedSessions: sessions, Skipped: files}
+	st := SummarizeStoreImport(&tracestore.ImportResult{Added: 2, Known: 1, SkippedSessions: sessions, Skipped: files}, "from", "st/state.db")
+	wantS := []SummarySkipped{{Path: "a.jsonl", Line: 3, Format: "codex", ID: "s1", Reason: "no_tool_calls", Message: "m"}}
+	wantF := []SummaryInvalidFile{{Path: "b.json", Errors: []string{"b.json: $.actions: missing"}}}
+	for name, got := range map[string][2]any{
+		"Imported.Summary":     {im.Summary("from", "out").SkippedSession, im.Summary("from", "out").SkippedInvalid},
+		"SummarizeStoreImport": {st.SkippedSession, st.SkippedInvalid},
+	} {
+		if diff := cmp.Diff([2]any{wantS, wantF}, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", name, diff)
+		}
+	}
+	if st.Added != 2 || st.AlreadyStored != 1 || st.Store != "st/state.db" || st.Formats == nil {
+		t.Errorf("SummarizeStoreImport = %+v", st)
 	}
 }
 

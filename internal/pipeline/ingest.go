@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
@@ -32,6 +33,36 @@ type Ingested struct {
 	// Shadow is the bundle's own shadow replay, or nil when it was not
 	// asked for or nothing was selected.
 	Shadow *bundle.ShadowCheck
+	// Bundle is the bundle's directory (IngestOptions.Outputs.Bundle).
+	Bundle string
+}
+
+// Err says whether the ingest failed, although what it wrote stays:
+// candidate.ErrNoCandidate when the run gave no safe candidate, or a
+// *ShadowError when the bundle's own shadow replay did not pass or
+// differs from the shadow report recorded in it.
+func (in *Ingested) Err() error {
+	if err := in.Report.Err(); err != nil {
+		return err
+	}
+	if sc := in.Shadow; sc != nil && (!sc.Pass || !sc.Matches) {
+		return &ShadowError{Bundle: in.Bundle, Check: sc}
+	}
+	return nil
+}
+
+// ShadowError is a bundle whose shadow replay, from its own fixtures,
+// failed or does not reproduce the recorded one.
+type ShadowError struct {
+	Bundle string
+	Check  *bundle.ShadowCheck
+}
+
+func (e *ShadowError) Error() string {
+	if !e.Check.Pass {
+		return fmt.Sprintf("shadow replay of %s did not pass", e.Bundle)
+	}
+	return fmt.Sprintf("shadow replay of %s differs from the recorded one: %s", e.Bundle, strings.Join(e.Check.Differences, "; "))
 }
 
 // Ingest turns one release-harness fixture directory into a review
@@ -78,7 +109,7 @@ func Ingest(ctx context.Context, o IngestOptions) (*Ingested, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Ingested{Harness: rh, Report: report, Published: pub}
+	in := &Ingested{Harness: rh, Report: report, Published: pub, Bundle: o.Outputs.Bundle}
 	if o.Shadow && report.Selected() != nil {
 		if in.Shadow, err = bundle.ReplayShadow(o.Outputs.Bundle); err != nil {
 			return nil, err

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,7 +112,35 @@ func TestIngest(t *testing.T) {
 		t.Errorf("the bundle has no report: %v", err)
 	}
 	if in.Shadow == nil {
-		t.Error("Shadow asked for, but the bundle was not replayed")
+		t.Fatal("Shadow asked for, but the bundle was not replayed")
+	}
+	if err := in.Err(); err != nil {
+		t.Errorf("Err() = %v, want nil for a selected candidate whose replay passes", err)
+	}
+	sum := in.Summary(IngestOptions{From: from, Outputs: Outputs{Bundle: bdir}})
+	if sum.From != filepath.ToSlash(from) || sum.RunID != rh.RunID || *sum.SelectedCandidateID != sel.ID || sum.Bundle.Path != filepath.ToSlash(bdir) {
+		t.Errorf("Summary = %+v, want the run %s, its candidate %s and the bundle %s", sum, rh.RunID, sel.ID, bdir)
+	}
+	if sum.Segments.Deterministic != len(seg.SafeToAutomate) || sum.Recovery.ShellFailures != rec.ShellFailures || sum.Shadow == nil || !sum.Shadow.Pass {
+		t.Errorf("Summary = %+v, want the harness's segments and recovery, and the replay", sum)
+	}
+	if len(sum.Warnings) != 1 || sum.Warnings[0].Code != source.CodeMissingOptionalFile {
+		t.Errorf("Summary.Warnings = %+v, want the missing release-run.json", sum.Warnings)
+	}
+	// What fails an ingest, in the order it is reported.
+	sc := *in.Shadow
+	sc.Matches, sc.Differences = false, []string{"pass: true, recorded false"}
+	differs := &Ingested{Report: in.Report, Shadow: &sc, Bundle: "b"}
+	if got, want := fmt.Sprint(differs.Err()), "shadow replay of b differs from the recorded one: pass: true, recorded false"; got != want {
+		t.Errorf("Err() with a differing replay = %s, want %s", got, want)
+	}
+	sc.Pass = false
+	if got, want := fmt.Sprint(differs.Err()), "shadow replay of b did not pass"; got != want {
+		t.Errorf("Err() with a failing replay = %s, want %s", got, want)
+	}
+	none := &Ingested{Report: &candidate.Report{}, Shadow: &sc}
+	if err := none.Err(); !errors.Is(err, candidate.ErrNoCandidate) {
+		t.Errorf("Err() without a selected candidate = %v, want candidate.ErrNoCandidate", err)
 	}
 
 	if _, err := Ingest(context.Background(), IngestOptions{From: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "reading release-harness fixture") {

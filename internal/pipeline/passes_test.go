@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"path/filepath"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/mine"
@@ -55,5 +57,24 @@ func TestTwoPassMemoryLimit(t *testing.T) {
 	}
 	if got := TwoPassMemoryLimit(20_917_637_050); got >= 2<<30 {
 		t.Errorf("TwoPassMemoryLimit at a million traces = %d, want under 2 GiB", got)
+	}
+}
+
+// Options out of range are refused before anything is read: the
+// directory does not exist, and the error is about the options.
+func TestReadCorpusChecksOptionsFirst(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "missing")
+	_, err := ReadCorpus(context.Background(), CorpusOptions{Dir: dir, Passes: "3"})
+	var pe *PassesError
+	if !errors.As(err, &pe) || pe.Problem() != `must be auto, 1 or 2, got "3"` {
+		t.Errorf("ReadCorpus(Passes 3) = %v, want a *PassesError", err)
+	}
+	_, err = ReadCorpus(context.Background(), CorpusOptions{Dir: dir, Mine: mine.Options{MinExamples: 1}})
+	var oe *mine.OptionError
+	if !errors.As(err, &oe) || oe.Field != "MinExamples" {
+		t.Errorf("ReadCorpus(MinExamples 1) = %v, want a *mine.OptionError for MinExamples", err)
+	}
+	if err := CheckPasses(""); err == nil {
+		t.Error(`CheckPasses("") = nil: a given value must not be empty`)
 	}
 }

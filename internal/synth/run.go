@@ -68,6 +68,22 @@ type Check struct {
 	Reason    string `json:"reason,omitempty"`
 }
 
+// ErrHypothesis is the outcome of a run whose capsules all finished but
+// one of whose hypotheses does not hold.
+var ErrHypothesis = errors.New("a hypothesis does not hold")
+
+// Err is nil when the run passed (Pass), else why not: the
+// *CapsuleError that stopped a capsule, or ErrHypothesis.
+func (r *Report) Err() error {
+	switch {
+	case r.Stopped != nil:
+		return r.Stopped
+	case !r.Pass():
+		return ErrHypothesis
+	}
+	return nil
+}
+
 // Pass reports whether no capsule was stopped and every hypothesis holds.
 func (r *Report) Pass() bool {
 	if r.Stopped != nil {
@@ -79,6 +95,27 @@ func (r *Report) Pass() bool {
 		}
 	}
 	return true
+}
+
+// Summary is a run in brief, the object "crystallize synth run --json"
+// prints: a stable contract.
+type Summary struct {
+	Metrics    map[string]Samples `json:"metrics"`
+	Hypotheses []Verdict          `json:"hypotheses"`
+	Pass       bool               `json:"pass"`
+	Stopped    *CapsuleError      `json:"stopped,omitempty"`
+	// Evidence is the directory the evidence bundle was written into.
+	Evidence string `json:"evidence"`
+}
+
+// Summary is r's Summary, its evidence written into the directory
+// evidence (WriteEvidence). Hypotheses is [] for none, never null.
+func (r *Report) Summary(evidence string) *Summary {
+	hs := r.Hypotheses
+	if hs == nil {
+		hs = []Verdict{}
+	}
+	return &Summary{Metrics: r.Samples(), Hypotheses: hs, Pass: r.Pass(), Stopped: r.Stopped, Evidence: evidence}
 }
 
 // Samples returns the metrics of every condition by name.

@@ -3,6 +3,7 @@ package synth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +70,13 @@ func TestRunSeedExample(t *testing.T) {
 	if !rep.Pass() {
 		t.Errorf("Pass() = false, want true: %+v", rep.Hypotheses)
 	}
+	if err := rep.Err(); err != nil {
+		t.Errorf("Err() = %v, want nil", err)
+	}
+	s := rep.Summary("evidence/sum")
+	if !s.Pass || s.Evidence != "evidence/sum" || len(s.Hypotheses) != len(rep.Hypotheses) || len(s.Metrics) != len(rep.Conditions) || s.Stopped != nil {
+		t.Errorf("Summary = %+v, want the run's verdicts and metrics", s)
+	}
 }
 
 // Code that reads the first row is not permutation invariant: the
@@ -84,6 +92,9 @@ func TestRunPropertyFailure(t *testing.T) {
 	}
 	if rep.Pass() || len(rep.Hypotheses) != 1 || rep.Hypotheses[0].Pass {
 		t.Errorf("hypotheses = %+v, want one failing", rep.Hypotheses)
+	}
+	if err := rep.Err(); !errors.Is(err, ErrHypothesis) {
+		t.Errorf("Err() = %v, want ErrHypothesis", err)
 	}
 	if len(rep.Checks) != 1 || rep.Checks[0].Pass || rep.Checks[0].Reason == "" {
 		t.Errorf("checks = %+v, want one failing check with a reason", rep.Checks)
@@ -273,6 +284,13 @@ func TestRunStopped(t *testing.T) {
 	}, Options{Sandbox: testSandbox(t)})
 	if rep.Stopped == nil || rep.Stopped.Code != CodeSteps || rep.Pass() {
 		t.Errorf("Stopped = %v, want %s", rep.Stopped, CodeSteps)
+	}
+	var ce *CapsuleError
+	if err := rep.Err(); !errors.As(err, &ce) || ce != rep.Stopped {
+		t.Errorf("Err() = %v, want the capsule error that stopped the run", err)
+	}
+	if s := rep.Summary(""); s.Pass || s.Stopped != rep.Stopped || s.Hypotheses == nil {
+		t.Errorf("Summary = %+v, want a stopped run, hypotheses [] rather than null", s)
 	}
 }
 
