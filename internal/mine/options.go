@@ -92,9 +92,8 @@ func CheckMaxGap(n int) error {
 }
 
 // Validate reports the first field of o outside its range, as an
-// *OptionError; a zero field is its default and always valid. NewScan
-// refuses the same MinExamples, Mode and MaxGap, and reads a negative
-// MaxCandidates as the default, which Validate does not accept.
+// *OptionError; a zero field is its default and always valid. NewScan,
+// and so Mine, refuse what it refuses.
 func (o Options) Validate() error {
 	if o.MinExamples != 0 {
 		if err := CheckMinExamples(o.MinExamples); err != nil {

@@ -68,15 +68,15 @@ func TestChecksTakeZeroAsGiven(t *testing.T) {
 	}
 }
 
-// Every Options value NewScan refuses, Validate refuses too, so a caller
-// that validates first learns of every problem NewScan would report.
+// NewScan refuses exactly what Validate refuses, with its error, so a
+// caller that validates first learns of every problem NewScan would
+// report.
 func TestValidateCoversNewScan(t *testing.T) {
-	for _, o := range []Options{{MinExamples: 1}, {Mode: "fuzzy"}, {MaxGap: -1}} {
-		if _, err := NewScan(o); err == nil {
-			t.Fatalf("NewScan(%+v) accepted it", o)
-		}
-		if err := o.Validate(); err == nil {
-			t.Errorf("Validate(%+v) = nil, but NewScan refuses it", o)
+	for _, o := range []Options{{MinExamples: 1}, {Mode: "fuzzy"}, {MaxGap: -1}, {MaxCandidates: -1}, {}, {MinExamples: 2, Mode: ModeGapped, MaxGap: 3}} {
+		_, err := NewScan(o)
+		want := o.Validate()
+		if (err == nil) != (want == nil) || err != nil && err.Error() != want.Error() {
+			t.Errorf("NewScan(%+v) error = %v, Validate = %v", o, err, want)
 		}
 	}
 }

@@ -233,16 +233,8 @@ type Scan struct {
 
 // NewScan starts a mining run with opts, which it checks.
 func NewScan(opts Options) (*Scan, error) {
-	if opts.MinExamples != 0 && opts.MinExamples < 2 {
-		return nil, fmt.Errorf("%w, got %d", ErrMinExamples, opts.MinExamples)
-	}
-	switch opts.Mode {
-	case "", ModeAuto, ModeExact, ModeGapped:
-	default:
-		return nil, fmt.Errorf("%w %q: want auto, exact or gapped", ErrMode, opts.Mode)
-	}
-	if opts.MaxGap < 0 {
-		return nil, fmt.Errorf("max gap must not be negative, got %d", opts.MaxGap)
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
 	return &Scan{
 		opts: opts,
