@@ -242,12 +242,12 @@ func readChunk(ctx context.Context, src traceSource, all []match, chunk []int, g
 }
 
 // verifyChunk asks shadow replay's verdict on the examples at chunk of
-// all, whose rows are filled in and whose traces readChunk read. A
-// window passes exactly when its whole trace does: the alignment pinned
-// at the example's start, which is all a passing source example needs,
-// sees the same actions in both. An example whose window fails is judged
-// again on its whole trace, where shadow replay may find the procedure
-// elsewhere.
+// all, whose rows are filled in and whose traces readChunk read. An
+// example that passes on its window passes on its whole trace: the
+// alignment pinned at the example's start, which is all a passing source
+// example needs, sees the same actions in both. An example whose window
+// fails is judged again on its whole trace, where shadow replay may find
+// the procedure elsewhere, so every verdict is the whole trace's.
 func verifyChunk(ctx context.Context, src traceSource, verify func([]*candidate.Example, []*trace.Trace) []bool, all []match, chunk []int, rows []candidate.Example, traces []*trace.Trace, gapped bool) ([]bool, error) {
 	exs := make([]*candidate.Example, len(chunk))
 	for i, e := range chunk {
