@@ -121,7 +121,14 @@ func (v *versionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		req = req.Clone(req.Context())
 		req.Header.Set(protocolVersionHeader, version)
 	}
-	return v.base.RoundTrip(req)
+	resp, err := v.base.RoundTrip(req)
+	// The POST of a message written by upstreamConn.Write: what the
+	// endpoint answered is noted for Write, which the SDK's error would
+	// not tell.
+	if ex, ok := req.Context().Value(exchangeKey{}).(*exchange); ok && req.Method == http.MethodPost {
+		ex.observe(resp, err)
+	}
+	return resp, err
 }
 
 type readResult struct {
@@ -150,6 +157,9 @@ type upstreamConn struct {
 	version   string     // the negotiated protocol version
 	streaming bool       // the standalone stream was started
 	err       error      // the first error Read returned, returned again
+	// unreachable counts the messages in a row whose POST got no HTTP
+	// answer at all.
+	unreachable int
 
 	closeOnce sync.Once
 	closeErr  error
@@ -166,25 +176,92 @@ func (c *upstreamConn) SessionID() string { return c.inner.SessionID() }
 
 // Write implements mcp.Connection: messages go to the server unchanged,
 // the client's initialize request remembered so its response can start
-// the standalone stream.
+// the standalone stream. A message the endpoint does not take is handled
+// by failedWrite.
 func (c *upstreamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" && req.ID.IsValid() {
 		c.mu.Lock()
 		c.initID = req.ID
 		c.mu.Unlock()
 	}
-	err := c.inner.Write(ctx, msg)
-	// A server may answer a request with a JSON-RPC error in the body of
-	// an HTTP error (a version it does not speak, a method it refuses).
-	// The SDK's connection returns it as the write's error, for its own
-	// session layer to hand to the caller; here the caller is the client
-	// at the other end, so it gets the server's answer as a response.
-	var rpcErr *jsonrpc.Error
-	if req, ok := msg.(*jsonrpc.Request); ok && err != nil && req.ID.IsValid() && errors.As(err, &rpcErr) {
-		c.deliver(readResult{msg: &jsonrpc.Response{ID: req.ID, Error: rpcErr}})
+	wctx, ex := withExchange(ctx)
+	err := c.inner.Write(wctx, msg)
+	r := ex.result()
+	c.mu.Lock()
+	switch {
+	case r.status != 0:
+		c.unreachable = 0
+	case r.err != nil:
+		c.unreachable++
+	}
+	unreachable := c.unreachable
+	c.mu.Unlock()
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	return c.failedWrite(msg, r, unreachable, err)
+}
+
+// failedWrite decides what a message the endpoint did not take means for
+// the session. The SDK's connection stays usable after a JSON-RPC error
+// in an HTTP error, a transient status (429, 500, 502, 503, 504), an
+// answer that is neither JSON nor an event stream, and a request that got
+// no answer; then one message failed, not the session: a request gets an
+// error response, as the SDK's session layer would hand its caller, and
+// a notification or response, which nobody awaits, is reported through
+// Warn. After anything else (a session the server ended, a refusal that
+// is not JSON-RPC), or maxUnreachable requests in a row without an
+// answer, the relay ends with an error naming the endpoint and status.
+func (c *upstreamConn) failedWrite(msg jsonrpc.Message, r exchangeResult, unreachable int, err error) error {
+	req, _ := msg.(*jsonrpc.Request)
+	call := req != nil && req.ID.IsValid()
+	what := describe(msg)
+	var answer *jsonrpc.Error
+	switch {
+	case r.status == 0 && r.err == nil:
+		// Nothing was sent: the SDK's connection had already failed.
+		return err
+	case r.status == 0 && unreachable >= maxUnreachable:
+		return fmt.Errorf("upstream %s: %d messages in a row got no answer, the last %s: %w", c.endpoint, unreachable, what, r.err)
+	case r.status == 0:
+		answer = newUpstreamFailure(c.endpoint, what, r).rpcError()
+	case serverError(r) != nil:
+		// A server may answer a request with a JSON-RPC error in the
+		// body of an HTTP error (a version it does not speak, a method
+		// it refuses, a load it sheds): that is the response.
+		answer = serverError(r)
+	case transientStatus(r.status) || r.status >= 200 && r.status < 300:
+		answer = newUpstreamFailure(c.endpoint, what, r).rpcError()
+	default:
+		return fmt.Errorf("%s: %w", newUpstreamFailure(c.endpoint, what, r), err)
+	}
+	if call {
+		c.deliver(readResult{msg: &jsonrpc.Response{ID: req.ID, Error: answer}})
 		return nil
 	}
-	return err
+	// The server's own message is as untrusted as a gateway's page on
+	// its way to a terminal.
+	c.warnf("%s was not delivered: %s", what, bodyExcerpt([]byte(answer.Message), "text/plain", false))
+	return nil
+}
+
+// serverError is the JSON-RPC error an HTTP error answer carries in its
+// body, nil when its body is something else. The body's id is not
+// checked: a server that cannot tell which request failed answers with a
+// null one, and the answer is to the request either way.
+func serverError(r exchangeResult) *jsonrpc.Error {
+	if r.bodyCut || len(r.body) == 0 {
+		return nil
+	}
+	var resp struct {
+		Version string          `json:"jsonrpc"`
+		Error   *jsonrpc.Error  `json:"error"`
+		Result  json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal(r.body, &resp) != nil || resp.Version != "2.0" || resp.Error == nil || resp.Result != nil {
+		return nil
+	}
+	return resp.Error
 }
 
 // Read implements mcp.Connection.
@@ -244,6 +321,10 @@ func (c *upstreamConn) pumpInner() {
 		msg, err := c.inner.Read(c.ctx)
 		if err != nil && c.ctx.Err() != nil {
 			return
+		}
+		if err != nil {
+			// The SDK's errors name the request, not where it went.
+			err = fmt.Errorf("upstream %s: %w", c.endpoint, err)
 		}
 		if !c.deliver(readResult{msg, err}) || err != nil {
 			return
