@@ -65,8 +65,15 @@ type HTTPUpstream struct {
 	HTTPClient *http.Client
 	// Warn, when set, is told why the standalone stream could not be
 	// kept (a server that refuses it with a status other than 405 Method
-	// Not Allowed, which is its documented way of offering none).
+	// Not Allowed, which is its documented way of offering none), and
+	// which notification or response a gateway refused.
 	Warn func(msg string)
+
+	// afterDeliver, when set, runs each time the SDK connection's reader
+	// has handed a message over: tests make it pause, to show that what
+	// follows a message (the version it negotiates) does not depend on
+	// the reader being quick.
+	afterDeliver func()
 }
 
 // Connect implements mcp.Transport.
@@ -80,10 +87,11 @@ func (t *HTTPUpstream) Connect(ctx context.Context) (mcp.Connection, error) {
 		rt = http.DefaultTransport
 	}
 	c := &upstreamConn{
-		endpoint: t.Endpoint,
-		warn:     t.Warn,
-		in:       make(chan readResult),
-		closed:   make(chan struct{}),
+		endpoint:     t.Endpoint,
+		warn:         t.Warn,
+		afterDeliver: t.afterDeliver,
+		in:           make(chan readResult),
+		closed:       make(chan struct{}),
 	}
 	// One client for the SDK's requests and the stream's, so both carry
 	// the version.
@@ -145,6 +153,8 @@ type upstreamConn struct {
 	inner    mcp.Connection
 	get      *http.Client
 	warn     func(string)
+	// afterDeliver is HTTPUpstream.afterDeliver.
+	afterDeliver func()
 
 	ctx    context.Context // ends the goroutines; cancelled by Close
 	cancel context.CancelFunc
@@ -311,10 +321,12 @@ func (c *upstreamConn) deliver(r readResult) bool {
 	}
 }
 
-// pumpInner reads the SDK connection until it ends. The response to
-// initialize is delivered before the standalone stream is opened, so
-// nothing the server sends on that stream reaches the client before the
-// client knows the session.
+// pumpInner reads the SDK connection until it ends. The version an
+// initialize response negotiates is taken before the response is handed
+// over: the client writes its next requests as soon as it reads it, and
+// they must carry the version. The standalone stream is opened after, so
+// nothing the server sends on it reaches the client before the client
+// knows the session.
 func (c *upstreamConn) pumpInner() {
 	defer c.wg.Done()
 	for {
@@ -326,36 +338,45 @@ func (c *upstreamConn) pumpInner() {
 			// The SDK's errors name the request, not where it went.
 			err = fmt.Errorf("upstream %s: %w", c.endpoint, err)
 		}
+		var stream string
+		if resp, ok := msg.(*jsonrpc.Response); ok {
+			stream = c.negotiated(resp)
+		}
 		if !c.deliver(readResult{msg, err}) || err != nil {
 			return
 		}
-		if resp, ok := msg.(*jsonrpc.Response); ok {
-			c.initialized(resp)
+		if c.afterDeliver != nil {
+			c.afterDeliver()
+		}
+		if stream != "" {
+			c.wg.Add(1)
+			go c.standalone(c.inner.SessionID(), stream)
 		}
 	}
 }
 
-// initialized starts the standalone stream when resp answers the client's
-// initialize request with a protocol version that has one.
-func (c *upstreamConn) initialized(resp *jsonrpc.Response) {
+// negotiated takes the protocol version from resp when it answers the
+// client's initialize request, and returns it when the standalone stream
+// is to be opened for it ("" otherwise: another message, or a version
+// from 2026-07-28 on).
+func (c *upstreamConn) negotiated(resp *jsonrpc.Response) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.initID.IsValid() || resp.ID != c.initID || resp.Error != nil || c.streaming {
-		return
+		return ""
 	}
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	if json.Unmarshal(resp.Result, &res) != nil || res.ProtocolVersion == "" {
-		return
+		return ""
 	}
 	c.version = res.ProtocolVersion
 	if res.ProtocolVersion >= standaloneUntil {
-		return
+		return ""
 	}
 	c.streaming = true
-	c.wg.Add(1)
-	go c.standalone(c.inner.SessionID(), res.ProtocolVersion)
+	return res.ProtocolVersion
 }
 
 // errNoStream says the server offers no standalone stream, or no longer
