@@ -51,7 +51,8 @@ type exchange struct {
 	mu          sync.Mutex
 	status      int // 0: no HTTP answer
 	contentType string
-	body        []byte // at most maxErrorBody bytes, only of answers that are not the server's
+	foreign     bool   // the answer is not JSON-RPC by its status or media type
+	body        []byte // of a foreign answer, at most maxErrorBody bytes
 	bodyCut     bool   // the body was longer than body
 	err         error  // the round trip's error, when there was no answer
 }
@@ -67,11 +68,12 @@ func (e *exchange) observe(resp *http.Response, err error) {
 	}
 	e.status, e.err = resp.StatusCode, nil
 	e.contentType = resp.Header.Get("Content-Type")
-	e.body, e.bodyCut = nil, false
+	e.foreign, e.body, e.bodyCut = false, nil, false
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	if mt := mediaType(e.contentType); ok && (mt == "application/json" || mt == "text/event-stream") {
 		return
 	}
+	e.foreign = true
 	prefix, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody+1))
 	resp.Body = readCloser{io.MultiReader(bytes.NewReader(prefix), resp.Body), resp.Body}
 	if len(prefix) > maxErrorBody {
@@ -89,6 +91,7 @@ type readCloser struct {
 type exchangeResult struct {
 	status      int
 	contentType string
+	foreign     bool
 	body        []byte
 	bodyCut     bool
 	err         error
@@ -97,7 +100,7 @@ type exchangeResult struct {
 func (e *exchange) result() exchangeResult {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return exchangeResult{e.status, e.contentType, e.body, e.bodyCut, e.err}
+	return exchangeResult{e.status, e.contentType, e.foreign, e.body, e.bodyCut, e.err}
 }
 
 // withExchange returns ctx carrying a new exchange.
@@ -136,7 +139,7 @@ type upstreamFailure struct {
 	Message     string `json:"message"` // what was sent: `"tools/call"` request 3
 	Status      int    `json:"status,omitempty"`
 	ContentType string `json:"contentType,omitempty"`
-	Body        string `json:"body,omitempty"` // bodyExcerpt of the answer's body
+	Body        string `json:"body,omitempty"` // bodyExcerpt of a foreign answer's body
 	Error       string `json:"error,omitempty"`
 }
 
@@ -152,7 +155,9 @@ func newUpstreamFailure(endpoint, what string, r exchangeResult) *upstreamFailur
 	if f.ContentType = sanitizeText(r.contentType, false); len(f.ContentType) > 100 {
 		f.ContentType = strings.ToValidUTF8(f.ContentType[:100], "") + "…"
 	}
-	f.Body = bodyExcerpt(r.body, r.contentType, r.bodyCut)
+	if r.foreign {
+		f.Body = bodyExcerpt(r.body, r.contentType, r.bodyCut)
+	}
 	return f
 }
 
@@ -165,7 +170,11 @@ func (f *upstreamFailure) String() string {
 	if f.ContentType != "" {
 		ct = " (" + f.ContentType + ")"
 	}
-	return fmt.Sprintf("upstream %s answered %s with %s%s: %s", f.Endpoint, f.Message, statusText(f.Status), ct, f.Body)
+	body := ""
+	if f.Body != "" {
+		body = ": " + f.Body
+	}
+	return fmt.Sprintf("upstream %s answered %s with %s%s%s", f.Endpoint, f.Message, statusText(f.Status), ct, body)
 }
 
 // rpcError is the error the client gets for the call.

@@ -403,3 +403,34 @@ func TestBodyExcerpt(t *testing.T) {
 		})
 	}
 }
+
+// A refusal after which the SDK's connection cannot go on (the session is
+// gone: 404) ends the relay with an error naming the endpoint, the status
+// and what the body says; the calls before it are recorded.
+func TestUpstreamPermanentStatusEndsRelay(t *testing.T) {
+	ctx := context.Background()
+	g := newGatewayServer(t)
+	cs, wait := proxiedHTTP(t, g.http.URL, t.TempDir(), nil)
+	if got, err := echo(ctx, cs, "before"); err != nil || got != "before" {
+		t.Fatalf("echo before = %q, %v", got, err)
+	}
+	g.answer("tools/call", canned{http.StatusNotFound, "text/html", "<h1>Session \x1b[1mnot found</h1>"})
+	if _, err := echo(ctx, cs, "gone"); err == nil {
+		t.Fatal("a call succeeded in a session the server ended")
+	}
+	file, err := wait()
+	if err == nil {
+		t.Fatal("Run = nil, want the end of the session")
+	}
+	for _, want := range []string{g.http.URL, `"tools/call" request`, "404 Not Found", "Session not found"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Run = %v, want it to contain %q", err, want)
+		}
+	}
+	if strings.ContainsAny(err.Error(), "<>\x1b") {
+		t.Errorf("Run's error carries markup or escapes: %q", err)
+	}
+	if file == "" {
+		t.Error("the call before the end was not recorded")
+	}
+}

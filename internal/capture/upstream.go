@@ -240,7 +240,7 @@ func (c *upstreamConn) failedWrite(msg jsonrpc.Message, r exchangeResult, unreac
 		// body of an HTTP error (a version it does not speak, a method
 		// it refuses, a load it sheds): that is the response.
 		answer = serverError(r)
-	case transientStatus(r.status) || r.status >= 200 && r.status < 300:
+	case r.foreign && (transientStatus(r.status) || r.status >= 200 && r.status < 300):
 		answer = newUpstreamFailure(c.endpoint, what, r).rpcError()
 	default:
 		return fmt.Errorf("%s: %w", newUpstreamFailure(c.endpoint, what, r), err)
