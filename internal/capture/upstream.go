@@ -170,6 +170,11 @@ type upstreamConn struct {
 	// unreachable counts the messages in a row whose POST got no HTTP
 	// answer at all.
 	unreachable int
+	// last is the exchange of the message being written or written last:
+	// when the SDK's connection fails on its answer, the error read from
+	// it says which answer.
+	last     *exchange
+	lastWhat string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -195,6 +200,9 @@ func (c *upstreamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.mu.Unlock()
 	}
 	wctx, ex := withExchange(ctx)
+	c.mu.Lock()
+	c.last, c.lastWhat = ex, describe(msg)
+	c.mu.Unlock()
 	err := c.inner.Write(wctx, msg)
 	r := ex.result()
 	c.mu.Lock()
@@ -253,6 +261,30 @@ func (c *upstreamConn) failedWrite(msg jsonrpc.Message, r exchangeResult, unreac
 	// its way to a terminal.
 	c.warnf("%s was not delivered: %s", what, bodyExcerpt([]byte(answer.Message), "text/plain", false))
 	return nil
+}
+
+// readFailure says where err, which the SDK's connection failed with,
+// came from. The SDK's errors name the request, not where it went nor
+// what came back; when the connection failed on the answer to the last
+// message written (a refusal that is not JSON-RPC, a session the server
+// ended), the error says what the answer was, as the write's does: either
+// may end the relay first.
+func (c *upstreamConn) readFailure(err error) error {
+	c.mu.Lock()
+	last, what := c.last, c.lastWhat
+	c.mu.Unlock()
+	if last != nil {
+		if r := last.result(); fatalAnswer(r) {
+			return fmt.Errorf("%s: %w", newUpstreamFailure(c.endpoint, what, r), err)
+		}
+	}
+	return fmt.Errorf("upstream %s: %w", c.endpoint, err)
+}
+
+// fatalAnswer is an HTTP error answer after which the SDK's connection
+// cannot go on: not transient, and no JSON-RPC error.
+func fatalAnswer(r exchangeResult) bool {
+	return r.status != 0 && (r.status < 200 || r.status >= 300) && !transientStatus(r.status) && serverError(r) == nil
 }
 
 // serverError is the JSON-RPC error an HTTP error answer carries in its
@@ -335,8 +367,7 @@ func (c *upstreamConn) pumpInner() {
 			return
 		}
 		if err != nil {
-			// The SDK's errors name the request, not where it went.
-			err = fmt.Errorf("upstream %s: %w", c.endpoint, err)
+			err = c.readFailure(err)
 		}
 		var stream string
 		if resp, ok := msg.(*jsonrpc.Response); ok {

@@ -78,6 +78,18 @@ func TestUpstreamVersionAfterInitialize(t *testing.T) {
 		if _, err := cs.ListTools(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
+		// The standalone stream is opened in the background.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			v.mu.Lock()
+			n := len(v.headers[http.MethodGet])
+			v.mu.Unlock()
+			if n > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the proxy did not open the standalone stream")
+			}
+		}
 		cs.Close()
 		if err := <-done; err != nil {
 			t.Fatalf("Run = %v", err)
