@@ -228,7 +228,7 @@ func (c *upstreamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // error response, as the SDK's session layer would hand its caller, and
 // a notification or response, which nobody awaits, is reported through
 // Warn. After anything else (a session the server ended, a refusal that
-// is not JSON-RPC), or maxUnreachable requests in a row without an
+// is not JSON-RPC), or maxUnreachable messages in a row without an
 // answer, the relay ends with an error naming the endpoint and status.
 func (c *upstreamConn) failedWrite(msg jsonrpc.Message, r exchangeResult, unreachable int, err error) error {
 	req, _ := msg.(*jsonrpc.Request)
