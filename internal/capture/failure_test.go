@@ -313,66 +313,86 @@ func TestUpstreamUnreachableEndsRelay(t *testing.T) {
 	}
 }
 
-// A notification the gateway refuses with a transient status cannot be
-// answered with an error; the proxy says it was not delivered, and the
-// session goes on.
-func TestUpstreamTransientStatusNotification(t *testing.T) {
-	ctx := context.Background()
-	g := newGatewayServer(t)
-	var (
-		mu    sync.Mutex
-		warns []string
-	)
-	warned := make(chan struct{}, 1)
-	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
-	proxySide, clientSide := mcp.NewInMemoryTransports()
-	done := make(chan error, 1)
-	go func() {
-		_, err := Run(ctx, proxySide, &HTTPUpstream{Endpoint: g.http.URL, Warn: func(m string) {
-			mu.Lock()
-			warns = append(warns, m)
-			mu.Unlock()
-			select {
-			case warned <- struct{}{}:
-			default:
+// A notification refused with a transient status, or with a JSON-RPC
+// error, cannot be answered with an error; the proxy says it was not
+// delivered, and the session goes on.
+func TestUpstreamRefusedNotification(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer canned
+		want   []string
+	}{
+		{"503 page", canned{http.StatusServiceUnavailable, "text/html", nginxPage},
+			[]string{g0, "503 Service Unavailable", "502 Bad Gateway nginx"}},
+		{"400 JSON-RPC error", canned{http.StatusBadRequest, "application/json", `{"jsonrpc":"2.0","id":0,"error":{"code":-32600,"message":"roots \u001b[2Jare not taken here"}}`},
+			[]string{"roots are not taken here"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			g := newGatewayServer(t)
+			var (
+				mu    sync.Mutex
+				warns []string
+			)
+			warned := make(chan struct{}, 1)
+			client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
+			proxySide, clientSide := mcp.NewInMemoryTransports()
+			done := make(chan error, 1)
+			go func() {
+				_, err := Run(ctx, proxySide, &HTTPUpstream{Endpoint: g.http.URL, Warn: func(m string) {
+					mu.Lock()
+					warns = append(warns, m)
+					mu.Unlock()
+					select {
+					case warned <- struct{}{}:
+					default:
+					}
+				}}, Options{Out: t.TempDir(), ID: "notification"})
+				done <- err
+			}()
+			cs, err := client.Connect(ctx, clientSide, &mcp.ClientSessionOptions{ProtocolVersion: "2025-06-18"})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}}, Options{Out: t.TempDir(), ID: "notification"})
-		done <- err
-	}()
-	cs, err := client.Connect(ctx, clientSide, &mcp.ClientSessionOptions{ProtocolVersion: "2025-06-18"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	g.answer("notifications/roots/list_changed", canned{http.StatusServiceUnavailable, "text/html", nginxPage})
-	// The client tells the server its roots changed: a notification,
-	// which the servers here (before 2026-07-28) still take.
-	//lint:ignore SA1019 a client notification of the protocol versions relayed here
-	client.AddRoots(&mcp.Root{URI: "file:///tmp", Name: "tmp"})
-	select {
-	case <-warned:
-	case err := <-done:
-		t.Fatalf("the relay ended on a refused notification: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the refused notification was not reported")
-	}
-	mu.Lock()
-	w := strings.Join(warns, "\n")
-	mu.Unlock()
-	for _, want := range []string{"notifications/roots/list_changed", g.http.URL, "503 Service Unavailable", "not delivered"} {
-		if !strings.Contains(w, want) {
-			t.Errorf("warning %q does not contain %q", w, want)
-		}
-	}
-	checkExcerpt(t, w, false)
-	if got, err := echo(ctx, cs, "after"); err != nil || got != "after" {
-		t.Fatalf("echo after the refused notification = %q, %v", got, err)
-	}
-	cs.Close()
-	if err := <-done; err != nil {
-		t.Fatalf("Run = %v", err)
+			defer cs.Close()
+			g.answer("notifications/roots/list_changed", tc.answer)
+			// The client tells the server its roots changed: a
+			// notification, which the servers here (before 2026-07-28)
+			// still take.
+			//lint:ignore SA1019 a client notification of the protocol versions relayed here
+			client.AddRoots(&mcp.Root{URI: "file:///tmp", Name: "tmp"})
+			select {
+			case <-warned:
+			case err := <-done:
+				t.Fatalf("the relay ended on a refused notification: %v", err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("the refused notification was not reported")
+			}
+			mu.Lock()
+			w := strings.Join(warns, "\n")
+			mu.Unlock()
+			for _, want := range append([]string{`notification "notifications/roots/list_changed" was not delivered`}, tc.want...) {
+				if want == g0 {
+					want = g.http.URL
+				}
+				if !strings.Contains(w, want) {
+					t.Errorf("warning %q does not contain %q", w, want)
+				}
+			}
+			checkExcerpt(t, w, false)
+			if got, err := echo(ctx, cs, "after"); err != nil || got != "after" {
+				t.Fatalf("echo after the refused notification = %q, %v", got, err)
+			}
+			cs.Close()
+			if err := <-done; err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+		})
 	}
 }
+
+// g0 stands for the gateway's URL in expectations written before it exists.
+const g0 = "\x00gateway"
 
 func TestBodyExcerpt(t *testing.T) {
 	long := strings.Repeat("é", maxBodyExcerpt) // two bytes each: the cut falls inside none

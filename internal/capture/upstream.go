@@ -243,7 +243,7 @@ func (c *upstreamConn) failedWrite(msg jsonrpc.Message, r exchangeResult, unreac
 		return fmt.Errorf("upstream %s: %d messages in a row got no answer, the last %s: %w", c.endpoint, unreachable, what, r.err)
 	case r.status == 0:
 		answer = newUpstreamFailure(c.endpoint, what, r).rpcError()
-	case serverError(r) != nil:
+	case serverError(r) != nil && (transientStatus(r.status) || sdkReadsError(r)):
 		// A server may answer a request with a JSON-RPC error in the
 		// body of an HTTP error (a version it does not speak, a method
 		// it refuses, a load it sheds): that is the response.
@@ -282,9 +282,24 @@ func (c *upstreamConn) readFailure(err error) error {
 }
 
 // fatalAnswer is an HTTP error answer after which the SDK's connection
-// cannot go on: not transient, and no JSON-RPC error.
+// cannot go on: not transient, and no JSON-RPC error the SDK reads.
 func fatalAnswer(r exchangeResult) bool {
-	return r.status != 0 && (r.status < 200 || r.status >= 300) && !transientStatus(r.status) && serverError(r) == nil
+	return r.status != 0 && (r.status < 200 || r.status >= 300) && !transientStatus(r.status) && !sdkReadsError(r)
+}
+
+// sdkReadsError says whether the SDK's connection reads the body of an
+// HTTP error as a JSON-RPC error, and so stays usable: a response with
+// an id, a null one not being one to the SDK.
+func sdkReadsError(r exchangeResult) bool {
+	if r.bodyCut || len(r.body) == 0 {
+		return false
+	}
+	msg, err := jsonrpc.DecodeMessage(r.body)
+	if err != nil {
+		return false
+	}
+	resp, ok := msg.(*jsonrpc.Response)
+	return ok && resp.Error != nil
 }
 
 // serverError is the JSON-RPC error an HTTP error answer carries in its
