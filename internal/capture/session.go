@@ -178,6 +178,9 @@ func (r *Recorder) Observe(d Direction, msg jsonrpc.Message) {
 			return
 		}
 		delete(r.pending, k)
+		if p.method != "tools/call" {
+			r.upstreamFailed(p, m)
+		}
 		r.serverInfo(m)
 		switch p.method {
 		case "initialize":
@@ -188,6 +191,19 @@ func (r *Recorder) Observe(d Direction, msg jsonrpc.Message) {
 			r.called(p, m)
 		}
 	}
+}
+
+// upstreamFailed notes, among the capture's problems, a request other
+// than a call that failed because the endpoint answered with an HTTP
+// error that was not the server's, or did not answer; r.mu is held.
+func (r *Recorder) upstreamFailed(p *pendingCall, m *jsonrpc.Response) {
+	we, ok := m.Error.(*jsonrpc.Error)
+	if !ok || proxyFailure(we) == nil {
+		return
+	}
+	msg, _ := redact.Value(we.Message)
+	r.problems = append(r.problems, fmt.Sprintf("%s %v: %v", p.method, m.ID.Raw(), msg))
+	r.dirty = true
 }
 
 // Outstanding is the number of requests from the client (of the methods
@@ -395,6 +411,14 @@ func (r *Recorder) called(p *pendingCall, m *jsonrpc.Response) {
 			we = e
 			msg = we.Message
 			meta["error_code"] = we.Code
+			// The endpoint answered with an HTTP error that was not the
+			// server's (a gateway's), or not at all: the status says why
+			// the call failed.
+			if f := proxyFailure(we); f != nil && f.Status != 0 {
+				meta["http_status"] = f.Status
+			} else if f != nil {
+				meta["upstream_unreachable"] = true
+			}
 		}
 		s, _ := redact.Value(msg)
 		meta["error_message"] = s

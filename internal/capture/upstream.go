@@ -65,8 +65,15 @@ type HTTPUpstream struct {
 	HTTPClient *http.Client
 	// Warn, when set, is told why the standalone stream could not be
 	// kept (a server that refuses it with a status other than 405 Method
-	// Not Allowed, which is its documented way of offering none).
+	// Not Allowed, which is its documented way of offering none), and
+	// which notification or response a gateway refused.
 	Warn func(msg string)
+
+	// afterDeliver, when set, runs each time the SDK connection's reader
+	// has handed a message over: tests make it pause, to show that what
+	// follows a message (the version it negotiates) does not depend on
+	// the reader being quick.
+	afterDeliver func()
 }
 
 // Connect implements mcp.Transport.
@@ -80,10 +87,11 @@ func (t *HTTPUpstream) Connect(ctx context.Context) (mcp.Connection, error) {
 		rt = http.DefaultTransport
 	}
 	c := &upstreamConn{
-		endpoint: t.Endpoint,
-		warn:     t.Warn,
-		in:       make(chan readResult),
-		closed:   make(chan struct{}),
+		endpoint:     t.Endpoint,
+		warn:         t.Warn,
+		afterDeliver: t.afterDeliver,
+		in:           make(chan readResult),
+		closed:       make(chan struct{}),
 	}
 	// One client for the SDK's requests and the stream's, so both carry
 	// the version.
@@ -121,7 +129,14 @@ func (v *versionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		req = req.Clone(req.Context())
 		req.Header.Set(protocolVersionHeader, version)
 	}
-	return v.base.RoundTrip(req)
+	resp, err := v.base.RoundTrip(req)
+	// The POST of a message written by upstreamConn.Write: what the
+	// endpoint answered is noted for Write, which the SDK's error would
+	// not tell.
+	if ex, ok := req.Context().Value(exchangeKey{}).(*exchange); ok && req.Method == http.MethodPost {
+		ex.observe(resp, err)
+	}
+	return resp, err
 }
 
 type readResult struct {
@@ -138,6 +153,8 @@ type upstreamConn struct {
 	inner    mcp.Connection
 	get      *http.Client
 	warn     func(string)
+	// afterDeliver is HTTPUpstream.afterDeliver.
+	afterDeliver func()
 
 	ctx    context.Context // ends the goroutines; cancelled by Close
 	cancel context.CancelFunc
@@ -150,6 +167,14 @@ type upstreamConn struct {
 	version   string     // the negotiated protocol version
 	streaming bool       // the standalone stream was started
 	err       error      // the first error Read returned, returned again
+	// unreachable counts the messages in a row whose POST got no HTTP
+	// answer at all.
+	unreachable int
+	// last is the exchange of the message being written or written last:
+	// when the SDK's connection fails on its answer, the error read from
+	// it says which answer.
+	last     *exchange
+	lastWhat string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -166,25 +191,134 @@ func (c *upstreamConn) SessionID() string { return c.inner.SessionID() }
 
 // Write implements mcp.Connection: messages go to the server unchanged,
 // the client's initialize request remembered so its response can start
-// the standalone stream.
+// the standalone stream. A message the endpoint does not take is handled
+// by failedWrite.
 func (c *upstreamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" && req.ID.IsValid() {
 		c.mu.Lock()
 		c.initID = req.ID
 		c.mu.Unlock()
 	}
-	err := c.inner.Write(ctx, msg)
-	// A server may answer a request with a JSON-RPC error in the body of
-	// an HTTP error (a version it does not speak, a method it refuses).
-	// The SDK's connection returns it as the write's error, for its own
-	// session layer to hand to the caller; here the caller is the client
-	// at the other end, so it gets the server's answer as a response.
-	var rpcErr *jsonrpc.Error
-	if req, ok := msg.(*jsonrpc.Request); ok && err != nil && req.ID.IsValid() && errors.As(err, &rpcErr) {
-		c.deliver(readResult{msg: &jsonrpc.Response{ID: req.ID, Error: rpcErr}})
+	wctx, ex := withExchange(ctx)
+	c.mu.Lock()
+	c.last, c.lastWhat = ex, describe(msg)
+	c.mu.Unlock()
+	err := c.inner.Write(wctx, msg)
+	r := ex.result()
+	c.mu.Lock()
+	switch {
+	case r.status != 0:
+		c.unreachable = 0
+	case r.err != nil:
+		c.unreachable++
+	}
+	unreachable := c.unreachable
+	c.mu.Unlock()
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	return c.failedWrite(msg, r, unreachable, err)
+}
+
+// failedWrite decides what a message the endpoint did not take means for
+// the session. The SDK's connection stays usable after a JSON-RPC error
+// in an HTTP error, a transient status (429, 500, 502, 503, 504), an
+// answer that is neither JSON nor an event stream, and a request that got
+// no answer; then one message failed, not the session: a request gets an
+// error response, as the SDK's session layer would hand its caller, and
+// a notification or response, which nobody awaits, is reported through
+// Warn. After anything else (a session the server ended, a refusal that
+// is not JSON-RPC), or maxUnreachable messages in a row without an
+// answer, the relay ends with an error naming the endpoint and status.
+func (c *upstreamConn) failedWrite(msg jsonrpc.Message, r exchangeResult, unreachable int, err error) error {
+	req, _ := msg.(*jsonrpc.Request)
+	call := req != nil && req.ID.IsValid()
+	what := describe(msg)
+	var answer *jsonrpc.Error
+	switch {
+	case r.status == 0 && r.err == nil:
+		// Nothing was sent: the SDK's connection had already failed.
+		return err
+	case r.status == 0 && unreachable >= maxUnreachable:
+		return fmt.Errorf("upstream %s: %d messages in a row got no answer, the last %s: %w", c.endpoint, unreachable, what, r.err)
+	case r.status == 0:
+		answer = newUpstreamFailure(c.endpoint, what, r).rpcError()
+	case serverError(r) != nil && (transientStatus(r.status) || sdkReadsError(r)):
+		// A server may answer a request with a JSON-RPC error in the
+		// body of an HTTP error (a version it does not speak, a method
+		// it refuses, a load it sheds): that is the response.
+		answer = serverError(r)
+	case r.foreign && (transientStatus(r.status) || r.status >= 200 && r.status < 300):
+		answer = newUpstreamFailure(c.endpoint, what, r).rpcError()
+	default:
+		return fmt.Errorf("%s: %w", newUpstreamFailure(c.endpoint, what, r), err)
+	}
+	if call {
+		c.deliver(readResult{msg: &jsonrpc.Response{ID: req.ID, Error: answer}})
 		return nil
 	}
-	return err
+	// The server's own message is as untrusted as a gateway's page on
+	// its way to a terminal.
+	c.warnf("%s was not delivered: %s", what, bodyExcerpt([]byte(answer.Message), "text/plain", false))
+	return nil
+}
+
+// readFailure says where err, which the SDK's connection failed with,
+// came from. The SDK's errors name the request, not where it went nor
+// what came back; when the connection failed on the answer to the last
+// message written (a refusal that is not JSON-RPC, a session the server
+// ended), the error says what the answer was, as the write's does: either
+// may end the relay first.
+func (c *upstreamConn) readFailure(err error) error {
+	c.mu.Lock()
+	last, what := c.last, c.lastWhat
+	c.mu.Unlock()
+	if last != nil {
+		if r := last.result(); fatalAnswer(r) {
+			return fmt.Errorf("%s: %w", newUpstreamFailure(c.endpoint, what, r), err)
+		}
+	}
+	return fmt.Errorf("upstream %s: %w", c.endpoint, err)
+}
+
+// fatalAnswer is an HTTP error answer after which the SDK's connection
+// cannot go on: not transient, and no JSON-RPC error the SDK reads.
+func fatalAnswer(r exchangeResult) bool {
+	return r.status != 0 && (r.status < 200 || r.status >= 300) && !transientStatus(r.status) && !sdkReadsError(r)
+}
+
+// sdkReadsError says whether the SDK's connection reads the body of an
+// HTTP error as a JSON-RPC error, and so stays usable: a response with
+// an id, a null one not being one to the SDK.
+func sdkReadsError(r exchangeResult) bool {
+	if r.bodyCut || len(r.body) == 0 {
+		return false
+	}
+	msg, err := jsonrpc.DecodeMessage(r.body)
+	if err != nil {
+		return false
+	}
+	resp, ok := msg.(*jsonrpc.Response)
+	return ok && resp.Error != nil
+}
+
+// serverError is the JSON-RPC error an HTTP error answer carries in its
+// body, nil when its body is something else. The body's id is not
+// checked: a server that cannot tell which request failed answers with a
+// null one, and the answer is to the request either way.
+func serverError(r exchangeResult) *jsonrpc.Error {
+	if r.bodyCut || len(r.body) == 0 {
+		return nil
+	}
+	var resp struct {
+		Version string          `json:"jsonrpc"`
+		Error   *jsonrpc.Error  `json:"error"`
+		Result  json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal(r.body, &resp) != nil || resp.Version != "2.0" || resp.Error == nil || resp.Result != nil {
+		return nil
+	}
+	return resp.Error
 }
 
 // Read implements mcp.Connection.
@@ -234,10 +368,12 @@ func (c *upstreamConn) deliver(r readResult) bool {
 	}
 }
 
-// pumpInner reads the SDK connection until it ends. The response to
-// initialize is delivered before the standalone stream is opened, so
-// nothing the server sends on that stream reaches the client before the
-// client knows the session.
+// pumpInner reads the SDK connection until it ends. The version an
+// initialize response negotiates is taken before the response is handed
+// over: the client writes its next requests as soon as it reads it, and
+// they must carry the version. The standalone stream is opened after, so
+// nothing the server sends on it reaches the client before the client
+// knows the session.
 func (c *upstreamConn) pumpInner() {
 	defer c.wg.Done()
 	for {
@@ -245,36 +381,48 @@ func (c *upstreamConn) pumpInner() {
 		if err != nil && c.ctx.Err() != nil {
 			return
 		}
+		if err != nil {
+			err = c.readFailure(err)
+		}
+		var stream string
+		if resp, ok := msg.(*jsonrpc.Response); ok {
+			stream = c.negotiated(resp)
+		}
 		if !c.deliver(readResult{msg, err}) || err != nil {
 			return
 		}
-		if resp, ok := msg.(*jsonrpc.Response); ok {
-			c.initialized(resp)
+		if c.afterDeliver != nil {
+			c.afterDeliver()
+		}
+		if stream != "" {
+			c.wg.Add(1)
+			go c.standalone(c.inner.SessionID(), stream)
 		}
 	}
 }
 
-// initialized starts the standalone stream when resp answers the client's
-// initialize request with a protocol version that has one.
-func (c *upstreamConn) initialized(resp *jsonrpc.Response) {
+// negotiated takes the protocol version from resp when it answers the
+// client's initialize request, and returns it when the standalone stream
+// is to be opened for it ("" otherwise: another message, or a version
+// from 2026-07-28 on).
+func (c *upstreamConn) negotiated(resp *jsonrpc.Response) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.initID.IsValid() || resp.ID != c.initID || resp.Error != nil || c.streaming {
-		return
+		return ""
 	}
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	if json.Unmarshal(resp.Result, &res) != nil || res.ProtocolVersion == "" {
-		return
+		return ""
 	}
 	c.version = res.ProtocolVersion
 	if res.ProtocolVersion >= standaloneUntil {
-		return
+		return ""
 	}
 	c.streaming = true
-	c.wg.Add(1)
-	go c.standalone(c.inner.SessionID(), res.ProtocolVersion)
+	return res.ProtocolVersion
 }
 
 // errNoStream says the server offers no standalone stream, or no longer

@@ -64,6 +64,12 @@ session's id) and relays what the server sends outside a request
 order; a server that offers none (405) is relayed without it, and one that
 refuses it otherwise is named on stderr. A broken stream is reopened with
 Last-Event-ID, so a server that keeps its events replays what was missed.
+A request that a proxy in front of the server answers with 429, 500, 502,
+503 or 504 and no JSON-RPC message, or that gets no answer, fails alone:
+the client gets a JSON-RPC error naming the URL and status with the first
+1 KiB of the body's text, and the trace records the call's http_status. A
+notification refused that way is named on stderr. Three messages in a row
+without an answer end the relay.
 
 Exit status: 0 when the session ended (the client closed its input), 1 when
 the server could not be started or the relay failed, 2 on a usage error.`
