@@ -190,11 +190,21 @@ func TestProtectMatchesWalk(t *testing.T) {
 	os.Symlink(filepath.Join(real, "tools"), filepath.Join(real, "src", "alias"))
 	os.Symlink(outside, filepath.Join(real, "src", "out"))
 	os.Symlink(filepath.Join(real, "tools", "run.sh"), filepath.Join(real, "src", "run-link"))
+	// Relative symlinks stay inside the root and are resolved in the
+	// pinned root; one climbs out of it, one loops.
+	os.Symlink("../tools", filepath.Join(real, "src", "rel-alias"))
+	os.Symlink("../tools/run.sh", filepath.Join(real, "src", "rel-run"))
+	os.Symlink("deep/er", filepath.Join(real, "src", "rel-deep"))
+	os.Symlink("../../outside", filepath.Join(real, "src", "rel-out"))
+	os.Symlink("loop", filepath.Join(real, "src", "loop"))
+	os.Symlink("..", filepath.Join(real, "src", "up"))
 	paths := []string{
 		"tools/run.sh", "tools/new.sh", "src/main.go", "src/deep/er/x.txt", "src/deep/er/missing/y.txt",
 		"src/alias/run.sh", "src/alias/new.sh", "src/out/bin/tool", "src/out/bin/new", "src/run-link",
 		"state/runs/x.json", "state", ".", "src/main.go/child", "Crystallize.toml", "src/.git/config",
 		"src/deep/../main.go", filepath.Join(base, "link", "tools", "run.sh"),
+		"src/rel-alias/run.sh", "src/rel-alias/new.sh", "src/rel-run", "src/rel-deep/x.txt", "src/rel-deep/new/y.txt",
+		"src/rel-out/bin/tool", "src/rel-out/bin/new", "src/loop/x", "src/up/tools/run.sh", "src/up/src/main.go", "src/up",
 	}
 	refused, allowed := 0, 0
 	for _, stateDir := range []string{filepath.Join(real, "state"), base} {
