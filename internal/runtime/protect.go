@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -185,13 +186,9 @@ func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, 
 		}
 		if res.ok {
 			// inside lists full's ancestors below the root, nearest
-			// first, looked at in the pinned root; the root and what is
-			// above it are rc's.
-			under = true
-			for a := filepath.Dir(res.inRoot); a != "." && a != string(filepath.Separator); a = filepath.Dir(a) {
-				info, _ := rc.open.root.Stat(a)
-				inside = append(inside, dirInfo{filepath.Join(rc.real, a), info})
-			}
+			// first, as the walk found them in the pinned root; the root
+			// and what is above it are rc's.
+			inside, under = res.inside, true
 		} else {
 			inside, under = ancestorsBelow(full, rc.real)
 		}
@@ -383,13 +380,17 @@ func (c *rootCache) get(root string, gs []guard, roots *openRoots) (*rootCheck, 
 // the lstat of its last name when every name resolved without a symlink
 // (the file the check is about, which a read then opens by identity),
 // what the path leads to when it exists, and, when it stays inside the
-// pinned root, its path below the root (inRoot, ok).
+// pinned root, its path below the root (inRoot, ok) and its directories
+// there.
 type resolved struct {
 	full   string
 	last   fs.FileInfo
 	target fs.FileInfo
 	inRoot string
 	ok     bool
+	// inside are full's ancestors below the root, nearest first, with
+	// what the walk found of each (nil for one that does not exist).
+	inside []dirInfo
 }
 
 // maxLinks bounds the symlinks resolveIn follows, as the kernel bounds
@@ -412,6 +413,8 @@ func resolveIn(r *os.Root, real, rel string) resolved {
 	}
 	names := strings.Split(rel, string(filepath.Separator))
 	cur := ""
+	// dirs are the directories cur is made of, as the walk found them.
+	var dirs []dirInfo
 	links := 0
 	for i := 0; i < len(names); i++ {
 		next := filepath.Join(cur, names[i])
@@ -419,8 +422,23 @@ func resolveIn(r *os.Root, real, rel string) resolved {
 		last := i == len(names)-1
 		switch {
 		case err != nil || !last && !info.IsDir() && info.Mode()&fs.ModeSymlink == 0:
+			// The rest does not exist (or cannot, below a file): its
+			// directories are compared by name only.
 			in := filepath.Join(append([]string{next}, names[i+1:]...)...)
-			return resolved{full: filepath.Join(real, in), inRoot: in, ok: true}
+			if !last {
+				var ni fs.FileInfo
+				if err == nil {
+					ni = info
+				}
+				dirs = append(dirs, dirInfo{filepath.Join(real, next), ni})
+				a := next
+				for _, n := range names[i+1 : len(names)-1] {
+					a = filepath.Join(a, n)
+					dirs = append(dirs, dirInfo{filepath.Join(real, a), nil})
+				}
+			}
+			slices.Reverse(dirs)
+			return resolved{full: filepath.Join(real, in), inRoot: in, ok: true, inside: dirs}
 		case info.Mode()&fs.ModeSymlink != 0:
 			link, err := r.Readlink(next)
 			links++
@@ -435,7 +453,7 @@ func resolveIn(r *os.Root, real, rel string) resolved {
 			if target == "." {
 				names = names[1:]
 			}
-			cur, i = "", -1
+			cur, i, dirs = "", -1, dirs[:0]
 			if len(names) == 0 {
 				return resolved{full: real, inRoot: ".", ok: true}
 			}
@@ -443,12 +461,14 @@ func resolveIn(r *os.Root, real, rel string) resolved {
 		}
 		cur = next
 		if last {
-			out := resolved{full: filepath.Join(real, cur), target: info, inRoot: cur, ok: true}
+			slices.Reverse(dirs)
+			out := resolved{full: filepath.Join(real, cur), target: info, inRoot: cur, ok: true, inside: dirs}
 			if links == 0 {
 				out.last = info
 			}
 			return out
 		}
+		dirs = append(dirs, dirInfo{filepath.Join(real, cur), info})
 	}
 	return resolved{full: filepath.Join(real, cur), inRoot: cur, ok: true}
 }
