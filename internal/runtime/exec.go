@@ -526,6 +526,16 @@ type openRoot struct {
 	fd    int
 }
 
+// lstat is the lstat of rel in c: one fstatat from c's descriptor where
+// there is one, else os.Root's Lstat, which opens each directory of a
+// path of several names on the way.
+func (c *openRoot) lstat(rel string) (fs.FileInfo, error) {
+	if c.fd >= 0 {
+		return lstatAt(c.fd, rel)
+	}
+	return c.root.Lstat(rel)
+}
+
 // readsInline reports whether the file info, found under c, is read
 // without a bound: a file on c's own local file system.
 func (c *openRoot) readsInline(info fs.FileInfo) bool {

@@ -179,7 +179,7 @@ func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, 
 		under        bool
 	)
 	if rc.open != nil {
-		res := resolveIn(rc.open.root, rc.real, rel)
+		res := resolveIn(rc.open, rc.real, rel)
 		full, target, last = res.full, res.target, res.last
 		if res.ok && res.inRoot == "." {
 			target = rc.open.info
@@ -201,7 +201,7 @@ func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, 
 		inside, under = ancestorsBelow(full, rc.real)
 	}
 	for i, g := range gs {
-		if full == g.path || target != nil && g.info != nil && os.SameFile(target, g.info) {
+		if full == g.path || target != nil && g.info != nil && sameFile(target, g.info) {
 			return refuse(g.rule, g.why)
 		}
 		if !g.dir {
@@ -214,7 +214,7 @@ func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, 
 			continue
 		}
 		for _, a := range inside {
-			if a.path == g.path || g.info != nil && a.info != nil && os.SameFile(a.info, g.info) {
+			if a.path == g.path || g.info != nil && a.info != nil && sameFile(a.info, g.info) {
 				return refuse(g.rule, g.why)
 			}
 		}
@@ -253,7 +253,7 @@ func coversAncestor(g guard, full string) bool {
 			return true
 		}
 		if g.info != nil {
-			if ai, err := os.Stat(a); err == nil && os.SameFile(ai, g.info) {
+			if ai, err := os.Stat(a); err == nil && sameFile(ai, g.info) {
 				return true
 			}
 		}
@@ -360,7 +360,7 @@ func (c *rootCache) get(root string, gs []guard, roots *openRoots) (*rootCheck, 
 			continue
 		}
 		for _, a := range chain {
-			if a.path == g.path || g.info != nil && a.info != nil && os.SameFile(a.info, g.info) {
+			if a.path == g.path || g.info != nil && a.info != nil && sameFile(a.info, g.info) {
 				rc.covered[i] = true
 				break
 			}
@@ -397,16 +397,16 @@ type resolved struct {
 // them (ELOOP).
 const maxLinks = 40
 
-// resolveIn resolves rel inside the pinned root r, whose real path is
-// real, one name at a time with r's Lstat and Readlink, so that what it
-// looks at is the directory the run holds open whatever the root's path
-// leads to now. A symlink whose target is absolute or climbs out of the
+// resolveIn resolves rel inside the pinned root c, whose real path is
+// real, one name at a time (c.lstat, and os.Root's Readlink), so that
+// what it looks at is the directory the run holds open whatever the
+// root's path leads to now. A symlink whose target is absolute or climbs out of the
 // root is one os.Root refuses to follow, so the call fails whatever the
 // check says; the path is then resolved by name (realPath), as a
 // reader of the error would resolve it. A name that is missing, or below
 // something that is not a directory, ends the walk: the rest is
 // appended, where the path would be created.
-func resolveIn(r *os.Root, real, rel string) resolved {
+func resolveIn(c *openRoot, real, rel string) resolved {
 	rel = filepath.Clean(rel)
 	if rel == "." {
 		return resolved{full: real, inRoot: ".", ok: true}
@@ -418,7 +418,7 @@ func resolveIn(r *os.Root, real, rel string) resolved {
 	links := 0
 	for i := 0; i < len(names); i++ {
 		next := filepath.Join(cur, names[i])
-		info, err := r.Lstat(next)
+		info, err := c.lstat(next)
 		last := i == len(names)-1
 		switch {
 		case err != nil || !last && !info.IsDir() && info.Mode()&fs.ModeSymlink == 0:
@@ -440,7 +440,7 @@ func resolveIn(r *os.Root, real, rel string) resolved {
 			slices.Reverse(dirs)
 			return resolved{full: filepath.Join(real, in), inRoot: in, ok: true, inside: dirs}
 		case info.Mode()&fs.ModeSymlink != 0:
-			link, err := r.Readlink(next)
+			link, err := c.root.Readlink(next)
 			links++
 			if err != nil || links > maxLinks || filepath.IsAbs(link) {
 				return escaped(real, rel)

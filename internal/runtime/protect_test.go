@@ -207,37 +207,46 @@ func TestProtectMatchesWalk(t *testing.T) {
 		"src/rel-out/bin/tool", "src/rel-out/bin/new", "src/loop/x", "src/up/tools/run.sh", "src/up/src/main.go", "src/up",
 	}
 	refused, allowed := 0, 0
-	for _, stateDir := range []string{filepath.Join(real, "state"), base} {
-		for _, dir := range []string{real, filepath.Join(base, "link")} {
-			cfg := &Config{
-				Dir:    dir,
-				File:   filepath.Join(dir, "crystallize.toml"),
-				Tools:  map[string]ToolBinding{"run": {Command: []string{"./tools/run.sh"}}, "ext": {Command: []string{filepath.Join(outside, "bin", "tool")}}},
-				Grants: Grants{Capabilities: []string{"fs.read", "fs.write"}},
-			}
-			o := Options{Config: cfg, StateDir: stateDir, RunID: "run-test"}.withDefaults()
-			h := newHost(context.Background(), workflow(t, "def wf(ctx):\n    return 1\n"), o.Config, o)
-			for _, p := range paths {
-				root, rel, err := h.locate(p)
-				if err != nil {
-					continue
+	// viaRoot: the root has no plain descriptor (as off Linux), and the
+	// check looks at paths through os.Root.
+	for _, viaRoot := range []bool{false, true} {
+		for _, stateDir := range []string{filepath.Join(real, "state"), base} {
+			for _, dir := range []string{real, filepath.Join(base, "link")} {
+				cfg := &Config{
+					Dir:    dir,
+					File:   filepath.Join(dir, "crystallize.toml"),
+					Tools:  map[string]ToolBinding{"run": {Command: []string{"./tools/run.sh"}}, "ext": {Command: []string{filepath.Join(outside, "bin", "tool")}}},
+					Grants: Grants{Capabilities: []string{"fs.read", "fs.write"}},
 				}
-				got, want := h.protect("fs.write", p, root, rel), protectWalk(h, "fs.write", p, root, rel)
-				var gp, wp *ProtectedError
-				errors.As(got, &gp)
-				errors.As(want, &wp)
-				if (gp == nil) != (wp == nil) || gp != nil && gp.Rule != wp.Rule {
-					t.Errorf("dir %s, state %s, path %s: protect = %v, the full walk = %v", dir, stateDir, p, got, want)
-				}
-				if gp != nil {
-					refused++
-				} else {
-					allowed++
+				o := Options{Config: cfg, StateDir: stateDir, RunID: "run-test"}.withDefaults()
+				h := newHost(context.Background(), workflow(t, "def wf(ctx):\n    return 1\n"), o.Config, o)
+				defer h.roots.close()
+				for _, p := range paths {
+					root, rel, err := h.locate(p)
+					if err != nil {
+						continue
+					}
+					if c := h.roots.open[root]; viaRoot && c != nil && c.fd >= 0 {
+						closeDirFD(c.fd)
+						c.fd = -1
+					}
+					got, want := h.protect("fs.write", p, root, rel), protectWalk(h, "fs.write", p, root, rel)
+					var gp, wp *ProtectedError
+					errors.As(got, &gp)
+					errors.As(want, &wp)
+					if (gp == nil) != (wp == nil) || gp != nil && gp.Rule != wp.Rule {
+						t.Errorf("dir %s, state %s, path %s: protect = %v, the full walk = %v", dir, stateDir, p, got, want)
+					}
+					if gp != nil {
+						refused++
+					} else {
+						allowed++
+					}
 				}
 			}
 		}
 	}
-	if refused < 20 || allowed < 10 {
+	if refused < 40 || allowed < 20 {
 		t.Errorf("%d paths refused and %d allowed: the comparison proves little", refused, allowed)
 	}
 }
