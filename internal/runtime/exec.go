@@ -511,6 +511,9 @@ func (h *host) openRoot(p string, chk checkedPath) (*openRoot, string, error) {
 type openRoots struct {
 	mu   sync.Mutex
 	open map[string]*openRoot
+	// opened, when set, is called between opening a root and resolving
+	// its real path; tests re-point the root there.
+	opened func(dir string)
 }
 
 // openRoot is an open workspace root: what it is, its real path when it
@@ -568,6 +571,9 @@ func (o *openRoots) pin(dir string) (c *openRoot, openErr, err error) {
 		if err != nil {
 			r.Close()
 			return nil, err, nil
+		}
+		if o.opened != nil {
+			o.opened(dir)
 		}
 		real := realPath(dir)
 		// The file system statfs names is the root's only when the path

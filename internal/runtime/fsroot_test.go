@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"strings"
 	"testing"
 )
 
@@ -254,4 +255,59 @@ func TestFSWriteInline(t *testing.T) {
 		t.Error("a file under a root that is not local is written inline")
 	}
 
+}
+
+// TestPinRootChanged: a root whose path leads to another directory
+// between its open and the resolution of its real path is opened again,
+// and refused with ErrRootChanged, naming it, when that happens every
+// time; nothing is pinned then.
+func TestPinRootChanged(t *testing.T) {
+	parent := t.TempDir()
+	root := filepath.Join(parent, "ws")
+	for _, d := range []string{"a", "b"} {
+		if err := os.Mkdir(filepath.Join(parent, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(parent, "a"), root); err != nil {
+		t.Skip("no symlinks here")
+	}
+	flip := func(string) {
+		target, _ := os.Readlink(root)
+		next := filepath.Join(parent, "a")
+		if target == next {
+			next = filepath.Join(parent, "b")
+		}
+		os.Remove(root)
+		if err := os.Symlink(next, root); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var always openRoots
+	defer always.close()
+	always.opened = flip
+	if _, err := always.get(root); !errors.Is(err, ErrRootChanged) || !strings.Contains(err.Error(), root) {
+		t.Errorf("a root re-pointed at every open = %v, want ErrRootChanged naming it", err)
+	}
+	if len(always.open) != 0 {
+		t.Error("a root that could not be pinned was kept")
+	}
+
+	var once openRoots
+	defer once.close()
+	flipped := false
+	once.opened = func(dir string) {
+		if !flipped {
+			flipped = true
+			flip(dir)
+		}
+	}
+	c, err := once.get(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, _ := os.Stat(root)
+	if !os.SameFile(c.info, now) || c.real != realPath(root) {
+		t.Errorf("the root pinned after one re-pointing is %s, not the directory at its path", c.real)
+	}
 }
