@@ -16,10 +16,19 @@ func (e *ConfidenceError) Problem() string {
 // CheckMinConfidence reports, as a *ConfidenceError, a confidence
 // threshold outside [0, 1], which no candidate's confidence could be
 // compared with. Write checks Options.MinConfidence with it before it
-// reads zero as DefaultMinConfidence.
+// reads an unset zero as DefaultMinConfidence.
 func CheckMinConfidence(c float64) error {
 	if c < 0 || c > 1 {
 		return &ConfidenceError{Value: c}
 	}
 	return nil
+}
+
+// minConfidence is the confidence promotion requires under o: the one
+// given, or DefaultMinConfidence for a zero nobody set.
+func (o Options) minConfidence() float64 {
+	if o.MinConfidence == 0 && !o.MinConfidenceSet {
+		return DefaultMinConfidence
+	}
+	return o.MinConfidence
 }

@@ -2,10 +2,15 @@ package bundle
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestCheckMinConfidence(t *testing.T) {
@@ -37,5 +42,56 @@ func TestWriteRefusesMinConfidence(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Write refused the options but left %s behind (%v)", dir, err)
+	}
+}
+
+// TestMinConfidenceExplicitZero: a MinConfidence of 0 the caller set
+// requires no confidence, in the manifest's criteria, its reasons and
+// the report's promotions, and validates; the zero nobody set is still
+// DefaultMinConfidence.
+func TestMinConfidenceExplicitZero(t *testing.T) {
+	unsure := func(examples []*trace.Trace) candidate.Candidate {
+		c := releaseCandidate(examples)
+		c.Confidence = 0.3
+		return c
+	}
+	for _, c := range []struct {
+		name    string
+		set     bool
+		want    float64
+		reasons []string
+	}{
+		{"unset", false, DefaultMinConfidence, []string{ReasonLowConfidence}},
+		{"set", true, 0, []string{ReasonApprovalRequired}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, h := releaseTraces(t, nil)
+			o := opts()
+			o.MinConfidence, o.MinConfidenceSet = 0, c.set
+			dir, m := scenario{sources: s, heldout: h, build: unsure, opts: o}.write(t)
+			cr := m.Promotion.Criteria
+			if cr.MinConfidence != c.want {
+				t.Errorf("criteria min_confidence = %g, want %g", cr.MinConfidence, c.want)
+			}
+			if diff := cmp.Diff(c.reasons, reasonCodes(cr.Reasons)); diff != "" {
+				t.Errorf("criteria reasons (-want +got):\n%s", diff)
+			}
+			if v := Validate(dir); !v.OK {
+				t.Errorf("Validate: %s", describe(v))
+			}
+			var rep candidate.Report
+			if err := json.Unmarshal(mustRead(t, filepath.Join(dir, ReportFile)), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if p := rep.Candidates[0].Promotion; p == nil || p.Criteria.MinConfidence != c.want {
+				t.Errorf("report.json promotion = %+v, want min_confidence %g", p, c.want)
+			}
+			// Promote reads the options as Write does.
+			r := &candidate.Report{Candidates: []candidate.Candidate{unsure(s)}}
+			Promote(r, o)
+			if got := r.Candidates[0].Promotion.Criteria.MinConfidence; got != c.want {
+				t.Errorf("Promote: min_confidence = %g, want %g", got, c.want)
+			}
+		})
 	}
 }

@@ -231,10 +231,7 @@ func Promote(r *candidate.Report, opts Options) {
 	if r == nil {
 		return
 	}
-	minExamples, minConfidence := opts.MinExamples, opts.MinConfidence
-	if minConfidence == 0 {
-		minConfidence = DefaultMinConfidence
-	}
+	minExamples, minConfidence := opts.MinExamples, opts.minConfidence()
 	if minExamples == 0 {
 		minExamples = r.Mining.MinExamples
 	}

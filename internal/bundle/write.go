@@ -52,8 +52,13 @@ type Options struct {
 	GeneratedAt string
 	// GeneratorVersion is generator.version; "" means "devel".
 	GeneratorVersion string
-	// MinConfidence is the confidence promotion requires; 0 means 0.8.
+	// MinConfidence is the confidence promotion requires. Unless
+	// MinConfidenceSet is true, 0 means DefaultMinConfidence (0.8), so
+	// that the zero Options keep the documented default.
 	MinConfidence float64
+	// MinConfidenceSet says that MinConfidence is what the caller asked
+	// for even when it is 0: no confidence required.
+	MinConfidenceSet bool
 	// MinExamples is the sample count promotion requires; 0 means the
 	// report's mining min_examples, or 2.
 	MinExamples int
@@ -141,9 +146,7 @@ func build(in Input, opts Options) (*built, error) {
 	if err := CheckMinConfidence(opts.MinConfidence); err != nil {
 		return nil, err
 	}
-	if opts.MinConfidence == 0 {
-		opts.MinConfidence = DefaultMinConfidence
-	}
+	opts.MinConfidence = opts.minConfidence()
 	if opts.MinExamples == 0 {
 		opts.MinExamples = in.Report.Mining.MinExamples
 	}

@@ -236,7 +236,7 @@ func (f *mineFlags) validate() error {
 	return nil
 }
 
-func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error {
+func runMine(ctx context.Context, e *env, f *mineFlags, flags *pflag.FlagSet) error {
 	if err := f.validate(); err != nil {
 		return err
 	}
@@ -275,6 +275,8 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 			Author: f.author, Approver: f.approver, Team: f.team, Repo: f.repo,
 			GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
 			MinConfidence: f.minConfidence, MinExamples: f.minExamples,
+			// A confidence of 0 the user gave is 0, not the default.
+			MinConfidenceSet: flags.Changed("promotion-min-confidence"),
 		},
 	}
 	prog := newMineProgress(e, f)

@@ -48,7 +48,10 @@
 // refuses paths that leave the root through ".." or symlinks; on Linux,
 // fs.read opens the file the protected-set check looked at with openat2
 // beneath the root's descriptor, following no symlink, and reads it only
-// when it is that same file (readBeneath), else through os.Root. Inside the
+// when it is that same file (readBeneath), else through os.Root. A root
+// is pinned when a built-in first names it: the run holds its directory
+// open and checks and opens every later path in it, so re-pointing the
+// root's path during the run changes nothing. Inside the
 // roots they never read or write the protected set (ProtectedError): the
 // loaded configuration and any crystallize.toml, every program a command
 // binding or MCP server runs (and its directory, unless that is a root),

@@ -448,21 +448,23 @@ func (h *host) guardPath(tool string, args map[string]any) error {
 	if err != nil {
 		return nil
 	}
-	info, err := h.protectFile(tool, p, root, rel)
+	info, rc, err := h.protectFile(tool, p, root, rel)
 	if err == nil {
-		h.checked = checkedPath{path: p, root: root, rel: rel, info: info}
+		h.checked = checkedPath{path: p, root: root, rel: rel, info: info, rc: rc}
 	}
 	return err
 }
 
 // checkedPath is what the protected-set check of the call about to run
 // found of its path (guardPath): the workspace root and the path below
-// it, and, when every name of the path resolved without a symlink, the
-// file's own lstat. fs.read opens the file the check looked at from it
-// (fsReadChecked) instead of looking at the root and the file again.
+// it, the root's check with the directory it pinned, and, when every
+// name of the path resolved without a symlink, the file's own lstat.
+// fs.read opens the file the check looked at from it (fsReadChecked)
+// instead of looking at the root and the file again.
 type checkedPath struct {
 	path, root, rel string
 	info            fs.FileInfo
+	rc              *rootCheck
 }
 
 // takeChecked returns the check of the path p and forgets it, so that it
@@ -476,48 +478,65 @@ func (h *host) takeChecked(p string) checkedPath {
 	return c
 }
 
-// openRoot returns the root holding p, open for the rest of the run
-// (openRoots). The protected set is not checked again here: the file
-// built-ins run only through callTool, which refuses a protected path as
-// policy (guardPath) before it executes the call, with the same
-// arguments. Checking twice cost a step as much as the rest of reading
-// a small file.
-func (h *host) openRoot(p string) (*openRoot, string, error) {
+// openRoot returns the root holding p, the directory the run pinned for
+// it (see rootCheck): the one the protected-set check of this call
+// looked at (chk, when the call was checked), so that the call opens
+// nothing the check did not see. The protected set is not checked again
+// here: the file built-ins run only through callTool, which refuses a
+// protected path as policy (guardPath) before it executes the call,
+// with the same arguments. Checking twice cost a step as much as the
+// rest of reading a small file.
+func (h *host) openRoot(p string, chk checkedPath) (*openRoot, string, error) {
 	dir, rel, err := h.locate(p)
 	if err != nil {
 		return nil, "", err
 	}
-	r, err := h.roots.get(dir)
-	if err != nil {
-		return nil, "", err
+	rc := chk.rc
+	if rc == nil {
+		if rc, err = h.rootChecks.get(dir, h.guards(), &h.roots); err != nil {
+			return nil, "", err
+		}
 	}
-	return r, rel, nil
+	if rc.open == nil {
+		return nil, "", rc.openErr
+	}
+	return rc.open, rel, nil
 }
 
 // openRoots keeps each workspace root a file built-in opened, so that a
 // call does not open and close its directory again: a run's file
-// built-ins cost a few system calls each. Before a root is used it is
-// checked to still be the directory at its path (one stat), and opened
-// again when another directory took its place, so a call goes where
-// opening the path would have gone.
+// built-ins cost a few system calls each. A root is opened once and
+// kept for the run (pin): another directory put at its path later is
+// not opened, as the checks of the run keep to the first one too.
 type openRoots struct {
 	mu   sync.Mutex
 	open map[string]*openRoot
-	// retired are the descriptors of roots another directory replaced,
-	// closed with the rest when the run is over rather than while a
-	// call may still hold one.
-	retired []int
+	// opened, when set, is called between opening a root and resolving
+	// its real path; tests re-point the root there.
+	opened func(dir string)
 }
 
-// openRoot is an open workspace root: what it is, and whether it is on a
-// local file system (localFileSystem), whose reads cannot stall. fd is
-// the same directory as a plain descriptor, which readBeneath opens files
-// from (-1 where there is none).
+// openRoot is an open workspace root: what it is, its real path when it
+// was opened, and whether it is on a local file system
+// (localFileSystem), whose reads cannot stall. fd is the same directory
+// as a plain descriptor, which readBeneath opens files from (-1 where
+// there is none).
 type openRoot struct {
 	root  *os.Root
 	info  fs.FileInfo
+	real  string
 	local bool
 	fd    int
+}
+
+// lstat is the lstat of rel in c: one fstatat from c's descriptor where
+// there is one, else os.Root's Lstat, which opens each directory of a
+// path of several names on the way.
+func (c *openRoot) lstat(rel string) (fs.FileInfo, error) {
+	if c.fd >= 0 {
+		return lstatAt(c.fd, rel)
+	}
+	return c.root.Lstat(rel)
 }
 
 // readsInline reports whether the file info, found under c, is read
@@ -526,50 +545,63 @@ func (c *openRoot) readsInline(info fs.FileInfo) bool {
 	return info != nil && c.local && sameDevice(info, c.info)
 }
 
-// cached returns the root open for dir, without checking that it is
-// still the directory at that path (nil when none is open): for a caller
-// that checks what it opens from it by identity.
-func (o *openRoots) cached(dir string) *openRoot {
+// pinAttempts is how many times pin opens a root whose path leads to
+// another directory by the time its real path is resolved.
+const pinAttempts = 3
+
+// pin returns the root open for dir, opening it on first use. The real
+// path the checks compare names under is resolved after the open and
+// must lead to the directory opened; if the path is re-pointed each
+// time in between, the root is refused (ErrRootChanged) rather than
+// checked under one directory and opened as another. A root that cannot
+// be opened at all returns its open error as openErr, with nothing
+// kept, so that a later call tries again.
+func (o *openRoots) pin(dir string) (c *openRoot, openErr, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.open[dir]
+	if c, ok := o.open[dir]; ok {
+		return c, nil, nil
+	}
+	for range pinAttempts {
+		r, err := os.OpenRoot(dir)
+		if err != nil {
+			return nil, err, nil
+		}
+		rinfo, err := r.Stat(".")
+		if err != nil {
+			r.Close()
+			return nil, err, nil
+		}
+		if o.opened != nil {
+			o.opened(dir)
+		}
+		real := realPath(dir)
+		// The file system statfs names is the root's only when the path
+		// still leads to the directory opened.
+		local := localFileSystem(real)
+		if after, err := os.Stat(real); err != nil || !os.SameFile(after, rinfo) {
+			r.Close()
+			continue
+		}
+		if o.open == nil {
+			o.open = map[string]*openRoot{}
+		}
+		c := &openRoot{root: r, info: rinfo, real: real, local: local, fd: openDirFD(real, rinfo)}
+		o.open[dir] = c
+		return c, nil, nil
+	}
+	return nil, nil, fmt.Errorf("%w: %s led to another directory each time it was opened; the file built-ins refuse a root they cannot pin", ErrRootChanged, dir)
 }
 
+// get is pin for a caller that wants the root or an error.
 func (o *openRoots) get(dir string) (*openRoot, error) {
-	info, statErr := os.Stat(dir)
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if c, ok := o.open[dir]; ok && statErr == nil && os.SameFile(c.info, info) {
-		return c, nil
-	}
-	r, err := os.OpenRoot(dir)
+	c, openErr, err := o.pin(dir)
 	if err != nil {
 		return nil, err
 	}
-	rinfo, err := r.Stat(".")
-	if err != nil {
-		r.Close()
-		return nil, err
+	if c == nil {
+		return nil, openErr
 	}
-	if c, ok := o.open[dir]; ok {
-		// A call of a timed-out built-in may still hold it; os.Root
-		// closes the directory when that call is done with it.
-		c.root.Close()
-		if c.fd >= 0 {
-			o.retired = append(o.retired, c.fd)
-		}
-	}
-	if o.open == nil {
-		o.open = map[string]*openRoot{}
-	}
-	// The file system statfs names is the root's only when the path
-	// still leads to the directory opened.
-	local := localFileSystem(dir)
-	if after, err := os.Stat(dir); err != nil || !os.SameFile(after, rinfo) {
-		local = false
-	}
-	c := &openRoot{root: r, info: rinfo, local: local, fd: openDirFD(dir, rinfo)}
-	o.open[dir] = c
 	return c, nil
 }
 
@@ -582,10 +614,6 @@ func (o *openRoots) close() {
 		closeDirFD(c.fd)
 		delete(o.open, dir)
 	}
-	for _, fd := range o.retired {
-		closeDirFD(fd)
-	}
-	o.retired = nil
 }
 
 // fsRead is the built-in fs.read(path=…): {"path", "content", "bytes"},
@@ -595,10 +623,11 @@ func (o *openRoots) close() {
 // and bounded by builtinTimeout when not.
 func (h *host) fsRead(name string, args map[string]any) (any, error) {
 	p := argString(args["path"])
-	if out, ok := h.fsReadChecked(p); ok {
+	chk := h.takeChecked(p)
+	if out, ok := fsReadChecked(p, chk); ok {
 		return out, nil
 	}
-	c, rel, err := h.openRoot(p)
+	c, rel, err := h.openRoot(p, chk)
 	if err != nil {
 		return nil, err
 	}
@@ -623,17 +652,18 @@ func (h *host) fsRead(name string, args map[string]any) (any, error) {
 // opened from the root's descriptor, beneath it and following no symlink
 // (readBeneath), and read only when it is the very file the check
 // looked at. That is what spares a call looking at the root and the file
-// again: the root could be replaced, or the file swapped for a symlink,
-// a FIFO or a directory, since, but then what opens is not that file.
+// again: the file could be swapped for a symlink, a FIFO or a directory
+// since, but then what opens is not that file; and the root is the
+// directory the check resolved the path in, whatever its path leads to
+// now (see rootCheck).
 // It reports false when it cannot vouch for the file, and fsRead then
 // takes the path through os.Root, which sees the change.
-func (h *host) fsReadChecked(p string) (any, bool) {
-	chk := h.takeChecked(p)
-	if chk.info == nil || !chk.info.Mode().IsRegular() {
+func fsReadChecked(p string, chk checkedPath) (any, bool) {
+	if chk.info == nil || !chk.info.Mode().IsRegular() || chk.rc == nil || chk.rc.open == nil {
 		return nil, false
 	}
-	c := h.roots.cached(chk.root)
-	if c == nil || c.fd < 0 || !c.readsInline(chk.info) {
+	c := chk.rc.open
+	if c.fd < 0 || !c.readsInline(chk.info) {
 		return nil, false
 	}
 	data, ok := readBeneath(c.fd, chk.rel, chk.info)
@@ -707,11 +737,11 @@ func fileKind(m os.FileMode) string {
 func (h *host) fsWrite(name string, args map[string]any) (any, error) {
 	p := argString(args["path"])
 	content := argString(args["content"])
-	h.takeChecked(p)
+	chk := h.takeChecked(p)
 	if len(content) > MaxFileBytes {
 		return nil, fmt.Errorf("%w: file_too_large: the content for %s is %d bytes, more than %d, the most fs.write writes", ErrTooLarge, p, len(content), MaxFileBytes)
 	}
-	c, rel, err := h.openRoot(p)
+	c, rel, err := h.openRoot(p, chk)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"io/fs"
 	"strings"
 	"sync/atomic"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,8 +23,8 @@ func openDirFD(dir string, info fs.FileInfo) int {
 		return -1
 	}
 	var st unix.Stat_t
-	want, ok := info.Sys().(*syscall.Stat_t)
-	if unix.Fstat(fd, &st) != nil || !ok || st.Dev != want.Dev || st.Ino != want.Ino {
+	dev, ino, ok := fileID(info)
+	if unix.Fstat(fd, &st) != nil || !ok || uint64(st.Dev) != dev || uint64(st.Ino) != ino {
 		unix.Close(fd)
 		return -1
 	}
@@ -87,7 +86,7 @@ func openBeneath(dirfd int, rel string, flags int) (int, error) {
 // whole: a read of a regular file that returns fewer bytes than asked
 // has reached its end.
 func readBeneath(dirfd int, rel string, want fs.FileInfo) ([]byte, bool) {
-	ws, ok := want.Sys().(*syscall.Stat_t)
+	dev, ino, ok := fileID(want)
 	if !ok {
 		return nil, false
 	}
@@ -97,7 +96,7 @@ func readBeneath(dirfd int, rel string, want fs.FileInfo) ([]byte, bool) {
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Dev != ws.Dev || st.Ino != ws.Ino || st.Size > MaxFileBytes {
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || uint64(st.Dev) != dev || uint64(st.Ino) != ino || st.Size > MaxFileBytes {
 		return nil, false
 	}
 	buf := make([]byte, st.Size+1)

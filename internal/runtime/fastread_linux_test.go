@@ -200,7 +200,7 @@ func TestFSReadChecked(t *testing.T) {
 		if err := h.guardPath(ToolFSRead, args(p)); err != nil {
 			t.Fatal(err)
 		}
-		return h.fsReadChecked(p)
+		return fsReadChecked(p, h.takeChecked(p))
 	}
 	for p, want := range map[string]string{"f.txt": "one", "sub/g.txt": "two", filepath.Join(root, "sub", "g.txt"): "two"} {
 		out, ok := fast(p)
@@ -216,10 +216,10 @@ func TestFSReadChecked(t *testing.T) {
 	if err := h.guardPath(ToolFSRead, args("f.txt")); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := h.fsReadChecked("sub/g.txt"); ok {
+	if _, ok := fsReadChecked("sub/g.txt", h.takeChecked("sub/g.txt")); ok {
 		t.Error("the check of f.txt read sub/g.txt")
 	}
-	if _, ok := h.fsReadChecked("f.txt"); ok {
+	if _, ok := fsReadChecked("f.txt", h.takeChecked("f.txt")); ok {
 		t.Error("a check was used twice")
 	}
 
@@ -231,7 +231,7 @@ func TestFSReadChecked(t *testing.T) {
 	if err := os.Rename(filepath.Join(root, "other"), filepath.Join(root, "f.txt")); err != nil {
 		t.Fatal(err)
 	}
-	if out, ok := h.fsReadChecked("f.txt"); ok {
+	if out, ok := fsReadChecked("f.txt", h.takeChecked("f.txt")); ok {
 		t.Errorf("a file renamed over the checked one was read from the check: %v", out)
 	}
 	if err := h.guardPath(ToolFSRead, args("sub/g.txt")); err != nil {
@@ -243,7 +243,7 @@ func TestFSReadChecked(t *testing.T) {
 	if err := os.Symlink(parent, filepath.Join(root, "sub")); err != nil {
 		t.Fatal(err)
 	}
-	if out, ok := h.fsReadChecked("sub/g.txt"); ok {
+	if out, ok := fsReadChecked("sub/g.txt", h.takeChecked("sub/g.txt")); ok {
 		t.Errorf("a path whose directory became a symlink was read from the check: %v", out)
 	}
 	// Through a symlink, the check resolves the path itself and leaves no
@@ -251,7 +251,7 @@ func TestFSReadChecked(t *testing.T) {
 	if err := h.guardPath(ToolFSRead, args("sub/outside.txt")); err != nil {
 		t.Fatal(err)
 	}
-	if out, ok := h.fsReadChecked("sub/outside.txt"); ok {
+	if out, ok := fsReadChecked("sub/outside.txt", h.takeChecked("sub/outside.txt")); ok {
 		t.Errorf("a path through a symlink was read from the check: %v", out)
 	}
 	if _, err := h.fsRead("fs.read", args("sub/outside.txt")); !errors.Is(err, ErrOutsideWorkspace) {

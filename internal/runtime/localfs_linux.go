@@ -1,9 +1,6 @@
 package runtime
 
-import (
-	"io/fs"
-	"syscall"
-)
+import "syscall"
 
 // localFileSystems are the statfs f_type magic numbers of the file
 // systems on local disks or in memory (linux/magic.h), whose reads do not
@@ -33,11 +30,4 @@ func localFileSystem(dir string) bool {
 		return false
 	}
 	return localFileSystems[uint32(st.Type)] // a 32-bit magic, whatever the field's type
-}
-
-// sameDevice reports whether a and b are on the same file system.
-func sameDevice(a, b fs.FileInfo) bool {
-	sa, ok := a.Sys().(*syscall.Stat_t)
-	sb, ok2 := b.Sys().(*syscall.Stat_t)
-	return ok && ok2 && sa.Dev == sb.Dev
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -147,35 +148,60 @@ func (h *host) program(argv0 string) string {
 // A file built-in is checked once per call, as policy in callTool before
 // the call (the file built-ins are reached only through it, and open the
 // file without checking again), so the check is kept to a few system
-// calls: the root's real path, and which guards cover the root or a
-// directory above it, are found once per run (rootChecks), and the path
-// is resolved from the real root one name at a time, so only the
-// directories inside the workspace are looked at per call.
+// calls: the root is pinned, and its real path and which guards cover
+// it or a directory above it found, once per run (rootChecks), and the
+// path is resolved inside the pinned root one name at a time
+// (resolveIn), so only the directories inside the workspace are looked
+// at per call, and they are the ones the call then opens.
 func (h *host) protect(tool, p, root, rel string) error {
-	_, err := h.protectFile(tool, p, root, rel)
+	_, _, err := h.protectFile(tool, p, root, rel)
 	return err
 }
 
-// protectFile is protect, returning also, when the path was resolved
-// name by name without a symlink, the lstat of its last name: the file
-// the check is about, which a read then opens by identity
-// (fsReadChecked).
-func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, error) {
-	refuse := func(rule, why string) (fs.FileInfo, error) {
-		return nil, &ProtectedError{Tool: tool, Path: p, Rule: rule, Why: why}
+// protectFile is protect, returning also the root's check (with the
+// directory it pinned, which the call must open from), and, when the
+// path was resolved name by name without a symlink, the lstat of its
+// last name: the file the check is about, which a read then opens by
+// identity (fsReadChecked).
+func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, error) {
+	refuse := func(rule, why string) (fs.FileInfo, *rootCheck, error) {
+		return nil, nil, &ProtectedError{Tool: tool, Path: p, Rule: rule, Why: why}
 	}
 	gs := h.guards()
-	rc := h.rootChecks.get(root, gs)
-	full, target := realPathUnder(rc.real, root, rel)
-	resolved := target
-	if target == nil {
-		target, _ = os.Stat(full)
+	rc, err := h.rootChecks.get(root, gs, &h.roots)
+	if err != nil {
+		return nil, nil, err
 	}
-	// inside lists full's ancestors below the real root, nearest first,
-	// when full lies under it; the root and what is above it are rc's.
-	inside, under := ancestorsBelow(full, rc.real)
+	var (
+		full         string
+		target, last fs.FileInfo
+		inside       []dirInfo
+		under        bool
+	)
+	if rc.open != nil {
+		res := resolveIn(rc.open, rc.real, rel)
+		full, target, last = res.full, res.target, res.last
+		if res.ok && res.inRoot == "." {
+			target = rc.open.info
+		}
+		if res.ok {
+			// inside lists full's ancestors below the root, nearest
+			// first, as the walk found them in the pinned root; the root
+			// and what is above it are rc's.
+			inside, under = res.inside, true
+		} else {
+			inside, under = ancestorsBelow(full, rc.real)
+		}
+	} else {
+		full, last = realPathUnder(rc.real, root, rel)
+		target = last
+		if target == nil {
+			target, _ = os.Stat(full)
+		}
+		inside, under = ancestorsBelow(full, rc.real)
+	}
 	for i, g := range gs {
-		if full == g.path || target != nil && g.info != nil && os.SameFile(target, g.info) {
+		if full == g.path || target != nil && g.info != nil && sameFile(target, g.info) {
 			return refuse(g.rule, g.why)
 		}
 		if !g.dir {
@@ -188,7 +214,7 @@ func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, error) {
 			continue
 		}
 		for _, a := range inside {
-			if a.path == g.path || g.info != nil && a.info != nil && os.SameFile(a.info, g.info) {
+			if a.path == g.path || g.info != nil && a.info != nil && sameFile(a.info, g.info) {
 				return refuse(g.rule, g.why)
 			}
 		}
@@ -215,7 +241,7 @@ func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, error) {
 	if strings.EqualFold(filepath.Base(full), ConfigFile) || strings.EqualFold(filepath.Base(rel), ConfigFile) {
 		return refuse(RuleConfig, "a "+ConfigFile+" a later run could load")
 	}
-	return resolved, nil
+	return last, rc, nil
 }
 
 // coversAncestor reports whether the directory guard g is an ancestor of
@@ -227,7 +253,7 @@ func coversAncestor(g guard, full string) bool {
 			return true
 		}
 		if g.info != nil {
-			if ai, err := os.Stat(a); err == nil && os.SameFile(ai, g.info) {
+			if ai, err := os.Stat(a); err == nil && sameFile(ai, g.info) {
 				return true
 			}
 		}
@@ -271,24 +297,59 @@ type rootCache struct {
 }
 
 // rootCheck is what protect needs of a workspace root: its real path,
-// and for each guard whether it is a directory guard that holds the root
+// for each guard whether it is a directory guard that holds the root
 // itself or a directory above it (then every path under the root is
-// protected by it).
+// protected by it), and the root's directory, held open for the rest of
+// the run (nil when it could not be opened, and then nothing is cached).
+//
+// The directory is pinned: the first call of a file built-in that names
+// the root opens it, and every later check and open of the run is made
+// relative to that directory, never to the root's path again. A root
+// path re-pointed during the run (a symlink retargeted, the directory
+// renamed and another put in its place) therefore changes nothing: the
+// check and the open both keep to the directory the run began with,
+// instead of the check looking at one directory and the open going to
+// another.
 type rootCheck struct {
 	real    string
 	covered []bool
+	open    *openRoot
+	// openErr is why the root could not be opened, when open is nil: the
+	// error of the call the check was made for.
+	openErr error
 }
 
-func (c *rootCache) get(root string, gs []guard) *rootCheck {
+// ErrRootChanged is returned when a workspace root's path leads to
+// another directory while the run is pinning it, so that which directory
+// the run would check is not known.
+var ErrRootChanged = errors.New("workspace root changed")
+
+// get returns the check of root, pinning the root's directory on first
+// use (see rootCheck). A root that cannot be opened (missing, not a
+// directory) is checked by its path and not cached: the call itself then
+// fails opening it.
+func (c *rootCache) get(root string, gs []guard, roots *openRoots) (*rootCheck, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if rc, ok := c.checks[root]; ok {
-		return rc
+		return rc, nil
 	}
-	rc := &rootCheck{real: realPath(root), covered: make([]bool, len(gs))}
+	open, openErr, err := roots.pin(root)
+	if err != nil {
+		return nil, err
+	}
+	rc := &rootCheck{real: realPath(root), covered: make([]bool, len(gs)), open: open, openErr: openErr}
+	if open != nil {
+		rc.real = open.real
+	}
 	var chain []dirInfo
 	for a := rc.real; ; a = filepath.Dir(a) {
-		info, _ := os.Stat(a)
+		var info os.FileInfo
+		if a == rc.real && open != nil {
+			info = open.info
+		} else {
+			info, _ = os.Stat(a)
+		}
 		chain = append(chain, dirInfo{a, info})
 		if a == filepath.Dir(a) {
 			break
@@ -299,17 +360,125 @@ func (c *rootCache) get(root string, gs []guard) *rootCheck {
 			continue
 		}
 		for _, a := range chain {
-			if a.path == g.path || g.info != nil && a.info != nil && os.SameFile(a.info, g.info) {
+			if a.path == g.path || g.info != nil && a.info != nil && sameFile(a.info, g.info) {
 				rc.covered[i] = true
 				break
 			}
 		}
 	}
+	if open == nil {
+		return rc, nil
+	}
 	if c.checks == nil {
 		c.checks = map[string]*rootCheck{}
 	}
 	c.checks[root] = rc
-	return rc
+	return rc, nil
+}
+
+// resolved is where protect found a path below a root: its real path,
+// the lstat of its last name when every name resolved without a symlink
+// (the file the check is about, which a read then opens by identity),
+// what the path leads to when it exists, and, when it stays inside the
+// pinned root, its path below the root (inRoot, ok) and its directories
+// there.
+type resolved struct {
+	full   string
+	last   fs.FileInfo
+	target fs.FileInfo
+	inRoot string
+	ok     bool
+	// inside are full's ancestors below the root, nearest first, with
+	// what the walk found of each (nil for one that does not exist).
+	inside []dirInfo
+}
+
+// maxLinks bounds the symlinks resolveIn follows, as the kernel bounds
+// them (ELOOP).
+const maxLinks = 40
+
+// resolveIn resolves rel inside the pinned root c, whose real path is
+// real, one name at a time (c.lstat, and os.Root's Readlink), so that
+// what it looks at is the directory the run holds open whatever the
+// root's path leads to now. A symlink whose target is absolute or climbs out of the
+// root is one os.Root refuses to follow, so the call fails whatever the
+// check says; the path is then resolved by name (realPath), as a
+// reader of the error would resolve it. A name that is missing, or below
+// something that is not a directory, ends the walk: the rest is
+// appended, where the path would be created.
+func resolveIn(c *openRoot, real, rel string) resolved {
+	rel = filepath.Clean(rel)
+	if rel == "." {
+		return resolved{full: real, inRoot: ".", ok: true}
+	}
+	names := strings.Split(rel, string(filepath.Separator))
+	cur := ""
+	// dirs are the directories cur is made of, as the walk found them.
+	var dirs []dirInfo
+	links := 0
+	for i := 0; i < len(names); i++ {
+		next := filepath.Join(cur, names[i])
+		info, err := c.lstat(next)
+		last := i == len(names)-1
+		switch {
+		case err != nil || !last && !info.IsDir() && info.Mode()&fs.ModeSymlink == 0:
+			// The rest does not exist (or cannot, below a file): its
+			// directories are compared by name only.
+			in := filepath.Join(append([]string{next}, names[i+1:]...)...)
+			if !last {
+				var ni fs.FileInfo
+				if err == nil {
+					ni = info
+				}
+				dirs = append(dirs, dirInfo{filepath.Join(real, next), ni})
+				a := next
+				for _, n := range names[i+1 : len(names)-1] {
+					a = filepath.Join(a, n)
+					dirs = append(dirs, dirInfo{filepath.Join(real, a), nil})
+				}
+			}
+			slices.Reverse(dirs)
+			return resolved{full: filepath.Join(real, in), inRoot: in, ok: true, inside: dirs}
+		case info.Mode()&fs.ModeSymlink != 0:
+			link, err := c.root.Readlink(next)
+			links++
+			if err != nil || links > maxLinks || filepath.IsAbs(link) {
+				return escaped(real, rel)
+			}
+			target := filepath.Join(cur, link)
+			if !filepath.IsLocal(target) && target != "." {
+				return escaped(real, rel)
+			}
+			names = append(strings.Split(target, string(filepath.Separator)), names[i+1:]...)
+			if target == "." {
+				names = names[1:]
+			}
+			cur, i, dirs = "", -1, dirs[:0]
+			if len(names) == 0 {
+				return resolved{full: real, inRoot: ".", ok: true}
+			}
+			continue
+		}
+		cur = next
+		if last {
+			slices.Reverse(dirs)
+			out := resolved{full: filepath.Join(real, cur), target: info, inRoot: cur, ok: true, inside: dirs}
+			if links == 0 {
+				out.last = info
+			}
+			return out
+		}
+		dirs = append(dirs, dirInfo{filepath.Join(real, cur), info})
+	}
+	return resolved{full: filepath.Join(real, cur), inRoot: cur, ok: true}
+}
+
+// escaped is resolveIn's answer for a path a symlink leads out of the
+// root: resolved by name from the root's real path.
+func escaped(real, rel string) resolved {
+	full := realPath(filepath.Join(real, rel))
+	target, _ := os.Stat(full)
+	return resolved{full: full, target: target}
 }
 
 // realPathUnder is realPath(filepath.Join(root, rel)) for a root whose
@@ -317,7 +486,8 @@ func (c *rootCache) get(root string, gs []guard) *rootCheck {
 // time, and at the first symlink (or anything but a plain directory or
 // a missing name) it falls back to realPath. When it resolved every name
 // itself, it also returns what the last one is: not a symlink, so what
-// os.Stat of the path would say, without asking again.
+// os.Stat of the path would say, without asking again. It is how a root
+// that could not be opened is checked.
 func realPathUnder(real, root, rel string) (string, fs.FileInfo) {
 	rel = filepath.Clean(rel)
 	if rel == "." {

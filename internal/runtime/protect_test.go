@@ -190,44 +190,63 @@ func TestProtectMatchesWalk(t *testing.T) {
 	os.Symlink(filepath.Join(real, "tools"), filepath.Join(real, "src", "alias"))
 	os.Symlink(outside, filepath.Join(real, "src", "out"))
 	os.Symlink(filepath.Join(real, "tools", "run.sh"), filepath.Join(real, "src", "run-link"))
+	// Relative symlinks stay inside the root and are resolved in the
+	// pinned root; one climbs out of it, one loops.
+	os.Symlink("../tools", filepath.Join(real, "src", "rel-alias"))
+	os.Symlink("../tools/run.sh", filepath.Join(real, "src", "rel-run"))
+	os.Symlink("deep/er", filepath.Join(real, "src", "rel-deep"))
+	os.Symlink("../../outside", filepath.Join(real, "src", "rel-out"))
+	os.Symlink("loop", filepath.Join(real, "src", "loop"))
+	os.Symlink("..", filepath.Join(real, "src", "up"))
 	paths := []string{
 		"tools/run.sh", "tools/new.sh", "src/main.go", "src/deep/er/x.txt", "src/deep/er/missing/y.txt",
 		"src/alias/run.sh", "src/alias/new.sh", "src/out/bin/tool", "src/out/bin/new", "src/run-link",
 		"state/runs/x.json", "state", ".", "src/main.go/child", "Crystallize.toml", "src/.git/config",
 		"src/deep/../main.go", filepath.Join(base, "link", "tools", "run.sh"),
+		"src/rel-alias/run.sh", "src/rel-alias/new.sh", "src/rel-run", "src/rel-deep/x.txt", "src/rel-deep/new/y.txt",
+		"src/rel-out/bin/tool", "src/rel-out/bin/new", "src/loop/x", "src/up/tools/run.sh", "src/up/src/main.go", "src/up",
 	}
 	refused, allowed := 0, 0
-	for _, stateDir := range []string{filepath.Join(real, "state"), base} {
-		for _, dir := range []string{real, filepath.Join(base, "link")} {
-			cfg := &Config{
-				Dir:    dir,
-				File:   filepath.Join(dir, "crystallize.toml"),
-				Tools:  map[string]ToolBinding{"run": {Command: []string{"./tools/run.sh"}}, "ext": {Command: []string{filepath.Join(outside, "bin", "tool")}}},
-				Grants: Grants{Capabilities: []string{"fs.read", "fs.write"}},
-			}
-			o := Options{Config: cfg, StateDir: stateDir, RunID: "run-test"}.withDefaults()
-			h := newHost(context.Background(), workflow(t, "def wf(ctx):\n    return 1\n"), o.Config, o)
-			for _, p := range paths {
-				root, rel, err := h.locate(p)
-				if err != nil {
-					continue
+	// viaRoot: the root has no plain descriptor (as off Linux), and the
+	// check looks at paths through os.Root.
+	for _, viaRoot := range []bool{false, true} {
+		for _, stateDir := range []string{filepath.Join(real, "state"), base} {
+			for _, dir := range []string{real, filepath.Join(base, "link")} {
+				cfg := &Config{
+					Dir:    dir,
+					File:   filepath.Join(dir, "crystallize.toml"),
+					Tools:  map[string]ToolBinding{"run": {Command: []string{"./tools/run.sh"}}, "ext": {Command: []string{filepath.Join(outside, "bin", "tool")}}},
+					Grants: Grants{Capabilities: []string{"fs.read", "fs.write"}},
 				}
-				got, want := h.protect("fs.write", p, root, rel), protectWalk(h, "fs.write", p, root, rel)
-				var gp, wp *ProtectedError
-				errors.As(got, &gp)
-				errors.As(want, &wp)
-				if (gp == nil) != (wp == nil) || gp != nil && gp.Rule != wp.Rule {
-					t.Errorf("dir %s, state %s, path %s: protect = %v, the full walk = %v", dir, stateDir, p, got, want)
-				}
-				if gp != nil {
-					refused++
-				} else {
-					allowed++
+				o := Options{Config: cfg, StateDir: stateDir, RunID: "run-test"}.withDefaults()
+				h := newHost(context.Background(), workflow(t, "def wf(ctx):\n    return 1\n"), o.Config, o)
+				defer h.roots.close()
+				for _, p := range paths {
+					root, rel, err := h.locate(p)
+					if err != nil {
+						continue
+					}
+					if c := h.roots.open[root]; viaRoot && c != nil && c.fd >= 0 {
+						closeDirFD(c.fd)
+						c.fd = -1
+					}
+					got, want := h.protect("fs.write", p, root, rel), protectWalk(h, "fs.write", p, root, rel)
+					var gp, wp *ProtectedError
+					errors.As(got, &gp)
+					errors.As(want, &wp)
+					if (gp == nil) != (wp == nil) || gp != nil && gp.Rule != wp.Rule {
+						t.Errorf("dir %s, state %s, path %s: protect = %v, the full walk = %v", dir, stateDir, p, got, want)
+					}
+					if gp != nil {
+						refused++
+					} else {
+						allowed++
+					}
 				}
 			}
 		}
 	}
-	if refused < 20 || allowed < 10 {
+	if refused < 40 || allowed < 20 {
 		t.Errorf("%d paths refused and %d allowed: the comparison proves little", refused, allowed)
 	}
 }

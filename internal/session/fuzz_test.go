@@ -1,6 +1,8 @@
 package session
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,10 +55,25 @@ func FuzzParse(f *testing.F) {
 // test fails when Validate rejects one, so that it cannot pass by
 // rejecting everything.
 func FuzzSession(f *testing.F) {
-	f.Add("Research Phase", "grep", "\"session\" crates/", "12 matches", "a `tick`", uint32(0))
-	f.Add("", "@a #b", "x→y", "  ", "```", uint32(0xffffffff))
-	f.Add("# h", "> [!note]", "- item", "**Tool calls:**", "[[id]]", uint32(0x5a5a5a5a))
-	f.Fuzz(func(t *testing.T, a, b, c, d, e string, shape uint32) {
+	f.Add("Research Phase", "grep", "\"session\" crates/", "12 matches", "a `tick`", uint32(0), "", uint16(0))
+	f.Add("", "@a #b", "x→y", "  ", "```", uint32(0xffffffff), ">", uint16(0xffff))
+	f.Add("# h", "> [!note]", "- item", "**Tool calls:**", "[[id]]", uint32(0x5a5a5a5a), "", uint16(0))
+	// Lines at the nesting limit Validate and Parse enforce, and just
+	// past it: block quotes, each kind of list marker, tabs, and
+	// indentation up to and beyond maxIndent columns.
+	for _, n := range []struct {
+		nest  string
+		depth uint16
+	}{
+		{">", maxMarkers}, {">", maxMarkers + 1}, {"-", maxMarkers}, {"-*+1", maxMarkers + 1},
+		{">-", maxMarkers - 1}, {"1>", maxMarkers + 2}, {">\t-", maxMarkers},
+		{">", 1 + maxIndent<<6}, {">", 1 + (maxIndent+1)<<6}, {"-", 2 + (maxIndent-3)<<6},
+	} {
+		for _, shape := range []uint32{1 << 17, 1<<17 | 1<<18} {
+			f.Add("Research Phase", "grep", "\"session\" crates/", "12 matches", "a `tick`", shape|1<<13, n.nest, n.depth)
+		}
+	}
+	f.Fuzz(func(t *testing.T, a, b, c, d, e string, shape uint32, nest string, depth uint16) {
 		bit := func(i int) bool { return shape&(1<<i) != 0 }
 		s := &Session{Meta: Meta{
 			SessionID:  orDefault(oneLine(a), "s"),
@@ -119,6 +136,48 @@ func FuzzSession(f *testing.F) {
 		if bit(16) && n > 0 {
 			s.Meta.ResumePoint = "phase-1"
 		}
+		// A phase of its own holds a nested line as prose, or as the
+		// body of a callout (bit 18), where the callout's own "> " adds
+		// a marker.
+		var deep bool
+		if bit(17) {
+			line := nestedLine(nest, depth)
+			var bl Block = Prose{line}
+			deep = tooDeep(line)
+			if bit(18) {
+				bl = Callout{Type: "note", Body: []string{line}}
+				deep = tooDeep("> " + line)
+			}
+			s.Phases = append(s.Phases, Phase{Name: "nested", Blocks: []Block{bl}})
+		}
+		if deep {
+			// Validate refuses the line, naming where it is, and Parse
+			// of the document holding it reports it and reads the rest.
+			_, err := Format(s)
+			if err == nil || !strings.Contains(err.Error(), "nests deeper") || !strings.Contains(err.Error(), fmt.Sprintf("phases[%d]", len(s.Phases)-1)) {
+				t.Fatalf("Format of a line nested past the limit = %v, want the nesting refused at phases[%d]", err, len(s.Phases)-1)
+			}
+			last := &s.Phases[len(s.Phases)-1]
+			held := last.Blocks[0]
+			last.Blocks = []Block{Prose{"placeholder"}}
+			data, err := Format(s)
+			if err != nil {
+				t.Fatalf("Format() = %v\nvalue: %#v", err, s)
+			}
+			var text string
+			switch bl := held.(type) {
+			case Prose:
+				text = bl.Text
+			case Callout:
+				text = "> [!note]\n> " + bl.Body[0]
+			}
+			data = bytes.Replace(data, []byte("placeholder"), []byte(text), 1)
+			got, err := Parse("s.md", data)
+			if got == nil || err == nil || !strings.Contains(err.Error(), "nests deeper") {
+				t.Fatalf("Parse of a line nested past the limit = %v, want it reported\n%s", err, data)
+			}
+			return
+		}
 		data, err := Format(s)
 		if err != nil {
 			t.Fatalf("Format() = %v\nvalue: %#v", err, s)
@@ -131,6 +190,41 @@ func FuzzSession(f *testing.F) {
 			t.Fatalf("Parse(Format(s)) (-want +got):\n%s\n%s", diff, data)
 		}
 	})
+}
+
+// nestedLine builds a line of prose that nests: (depth&63)%40 container
+// markers (maxMarkers is 32), each of the kind of the next byte of nest
+// ('>' a block quote, '-', '*', '+' a bullet, a digit an ordered item, a
+// tab an indentation; anything else a block quote), then (depth>>6)%300
+// columns of indentation (maxIndent is 256) and a word.
+func nestedLine(nest string, depth uint16) string {
+	var b strings.Builder
+	for i := range int(depth&63) % 40 {
+		var c byte = '>'
+		if nest != "" {
+			c = nest[i%len(nest)]
+		}
+		switch {
+		case c == '-' || c == '*' || c == '+':
+			b.WriteByte(c)
+			b.WriteByte(' ')
+		case c >= '0' && c <= '9':
+			b.WriteString("1. ")
+		case c == '\t':
+			b.WriteByte('\t')
+		default:
+			b.WriteString("> ")
+		}
+	}
+	b.WriteString(strings.Repeat(" ", int(depth>>6)%300))
+	b.WriteString("p" + word(nest))
+	return b.String()
+}
+
+// tooDeep reports whether line nests past what Parse reads.
+func tooDeep(line string) bool {
+	markers, indent := nesting(line)
+	return markers > maxMarkers || indent > maxIndent
 }
 
 func orDefault(s, d string) string {
