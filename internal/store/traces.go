@@ -109,7 +109,7 @@ var ErrTraceConflict = errors.New("trace id already stored from another source")
 func (s *DB) BeginTraceImport(ctx context.Context, root, now string) (int64, error) {
 	res, err := s.db.ExecContext(ctx, `INSERT INTO trace_imports (root, started_at, status, pid) VALUES (?, ?, ?, ?)`, root, now, ImportRunning, os.Getpid())
 	if err != nil {
-		return 0, fmt.Errorf("recording import of %s: %w", root, err)
+		return 0, fmt.Errorf("recording import of %s: %w", root, s.writeErr(err))
 	}
 	return res.LastInsertId()
 }

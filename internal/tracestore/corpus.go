@@ -297,7 +297,8 @@ func (c *Corpus) missingFlags(idx []int) bool {
 // FillFlags computes the action flags of the traces stored without them
 // (before schema 5) by decoding those traces, and records them in one
 // transaction, so that it is done once. It returns how many traces it
-// decoded.
+// decoded. A store that cannot be written (store.DB.ReadOnly) keeps them
+// for this Corpus only: the next mine computes them again.
 func (c *Corpus) FillFlags(ctx context.Context) (int, error) {
 	var idx []int
 	for i := range c.rows {
@@ -323,7 +324,7 @@ func (c *Corpus) FillFlags(ctx context.Context) (int, error) {
 			flags[row.Seq] = f
 		}
 	}
-	if err := c.db.SetTraceFlags(ctx, flags); err != nil {
+	if err := c.db.SetTraceFlags(ctx, flags); err != nil && !errors.Is(err, store.ErrReadOnly) {
 		return 0, err
 	}
 	for _, i := range idx {

@@ -3,6 +3,7 @@ package tracestore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
@@ -53,7 +54,9 @@ func (v *Verdicts) Passed(ctx context.Context, keys []candidate.VerdictKey) ([]*
 }
 
 // Record keeps the verdicts of the examples a run read, in one
-// transaction.
+// transaction. A store that cannot be written (store.DB.ReadOnly) keeps
+// none, and that is no error: a verdict only saves the next mine some
+// reading, and the mine's report is the same without it.
 func (v *Verdicts) Record(ctx context.Context, verdicts []candidate.Verdict) error {
 	list := make([]store.StoredVerdict, len(verdicts))
 	for i, vd := range verdicts {
@@ -63,7 +66,7 @@ func (v *Verdicts) Record(ctx context.Context, verdicts []candidate.Verdict) err
 		}
 		list[i] = store.StoredVerdict{Candidate: vd.Key.Candidate, SourceHash: vd.Key.SourceHash, StartIndex: vd.Key.StartIndex, Passed: vd.Passed, Example: row}
 	}
-	if err := v.db.PutVerdicts(ctx, list); err != nil {
+	if err := v.db.PutVerdicts(ctx, list); err != nil && !errors.Is(err, store.ErrReadOnly) {
 		return err
 	}
 	for _, sv := range list {
