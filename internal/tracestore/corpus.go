@@ -73,8 +73,17 @@ func comparePaths(a, b string) int {
 }
 
 // Verdicts returns the verdicts of examples the store keeps across
-// mines, for mine.Options.Verdicts.
-func (c *Corpus) Verdicts() *Verdicts { return NewVerdicts(c.db) }
+// mines, for mine.Options.Verdicts, checked against the traces the
+// corpus holds (see Verdicts).
+func (c *Corpus) Verdicts() *Verdicts {
+	v := NewVerdicts(c.db)
+	v.traces = make(map[string][]*store.TraceRow, len(c.rows))
+	for i := range c.rows {
+		r := &c.rows[i]
+		v.traces[r.SourceHash] = append(v.traces[r.SourceHash], r)
+	}
+	return v
+}
 
 // Len is the number of stored traces.
 func (c *Corpus) Len() int { return len(c.rows) }
