@@ -457,13 +457,26 @@ func (s *DB) tx(ctx context.Context, f func(*sql.Tx) error) error {
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return s.writeErr(err)
+		return s.writeErr(cancelled(ctx, err))
 	}
 	if err := f(tx); err != nil {
 		tx.Rollback()
-		return s.writeErr(err)
+		return s.writeErr(cancelled(ctx, err))
 	}
-	return s.writeErr(tx.Commit())
+	return s.writeErr(cancelled(ctx, tx.Commit()))
+}
+
+// cancelled returns the error of a transaction that failed: its context's
+// when that is done. database/sql rolls back a transaction whose context
+// ends, on a goroutine of its own, and closes its statements; the
+// statement or rows the transaction uses next then fail with "sql:
+// statement is closed" or "sql: Rows are closed", which do not say why.
+// The transaction was rolled back whole either way.
+func cancelled(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil || errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return fmt.Errorf("%w (%v)", ctx.Err(), err)
 }
 
 // Session is one row of the sessions table: a session log file.

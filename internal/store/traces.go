@@ -603,10 +603,10 @@ func (s *DB) TraceBodies(ctx context.Context, ids []int64) ([][]byte, error) {
 func (s *DB) readTx(ctx context.Context, f func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return err
+		return cancelled(ctx, err)
 	}
 	defer tx.Rollback()
-	return f(tx)
+	return cancelled(ctx, f(tx))
 }
 
 // TraceImport is one import of traces into the store.
