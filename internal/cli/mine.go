@@ -267,6 +267,9 @@ func runMine(ctx context.Context, e *env, f *mineFlags, _ *pflag.FlagSet) error 
 		}
 		defer closeStore()
 		stored, storeWarning = c, warning
+		if e.storeCorpus != nil {
+			e.storeCorpus(c)
+		}
 	}
 	outputs := pipeline.Outputs{
 		Out: f.out, OutDir: f.outDir, Report: f.report, Bundle: f.bundle, EvalPack: f.evalPack,

@@ -29,6 +29,8 @@ type Corpus struct {
 	db         *store.DB
 	rows       []store.TraceRow
 	signatures []string
+	// decoded counts the documents this Corpus decoded (Decoded).
+	decoded atomic.Int64
 }
 
 // Open reads the index of the stored traces: every row but the
@@ -98,6 +100,12 @@ func (c *Corpus) Summary(i int) (mine.Summary, error) {
 	return s, err
 }
 
+// Decoded returns how many stored documents this Corpus has decoded (Read,
+// All, a mine's read backs, FillFlags): what a mine of the store cost in
+// decoding, counted apart for each Corpus so that runs side by side do
+// not mix their counts.
+func (c *Corpus) Decoded() int64 { return c.decoded.Load() }
+
 // Read decodes the traces at the given corpus indexes, on every core, and
 // returns them in that order.
 func (c *Corpus) Read(ctx context.Context, idx []int) ([]*trace.Trace, error) {
@@ -122,6 +130,7 @@ func (c *Corpus) Read(ctx context.Context, idx []int) ([]*trace.Trace, error) {
 					return
 				}
 				out[i], errs[i] = Decode(bodies[i], &c.rows[idx[i]], &p)
+				c.decoded.Add(1)
 				bodies[i] = nil
 			}
 		})
