@@ -40,6 +40,11 @@ func openTraceStore(ctx context.Context, stateDir string, create bool) (*store.D
 	}
 	path := registry.Path(stateDir)
 	if create {
+		// A store made read-only stays so, even for a process that could
+		// write it anyway (root).
+		if _, err := os.Stat(path); err == nil && !store.Writable(path) {
+			return nil, path, fmt.Errorf("the trace store %s is read-only (the file or its directory is not writable): %w", path, store.ErrReadOnly)
+		}
 		db, err := store.Open(ctx, path)
 		return db, path, err
 	}

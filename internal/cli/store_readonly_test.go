@@ -62,7 +62,8 @@ func sameStoreBytes(t *testing.T, state string, before []byte) {
 // TestMineStoreReadOnly: mine --store and store stats work on a trace
 // store in a read-only state directory, with one warning on stderr (and in
 // --json), the files mine --from writes, and the store left as it was;
-// store gc, which must write, fails and says why.
+// store export works; store gc and import --store, which must write, fail
+// and say why.
 func TestMineStoreReadOnly(t *testing.T) {
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "corpus")
@@ -131,8 +132,17 @@ func TestMineStoreReadOnly(t *testing.T) {
 	}
 
 	e, _, stderr = e2eEnv()
-	if code := run(context.Background(), e, []string{"store", "gc", "--state-dir", state}); code != 1 || !strings.Contains(stderr.String(), "read-only") {
-		t.Errorf("store gc of a read-only store: exit %d, stderr %q; want 1 and an error saying it is read-only", code, stderr)
+	if code := run(context.Background(), e, []string{"store", "export", "--state-dir", state, "--out", filepath.Join(tmp, "export")}); code != 0 {
+		t.Errorf("store export of a read-only store: exit %d\n%s", code, stderr)
+	}
+	for _, args := range [][]string{
+		{"store", "gc", "--state-dir", state},
+		{"import", "--from", dir, "--store", "--state-dir", state, "--rehash"},
+	} {
+		e, _, stderr = e2eEnv()
+		if code := run(context.Background(), e, args); code != 1 || !strings.Contains(stderr.String(), "read-only") {
+			t.Errorf("%s of a read-only store: exit %d, stderr %q; want 1 and an error saying it is read-only", strings.Join(args[:2], " "), code, stderr)
+		}
 	}
 	sameStoreBytes(t, state, before)
 }
