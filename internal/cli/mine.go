@@ -322,7 +322,8 @@ func printMined(e *env, report *candidate.Report, o pipeline.Outputs, pub *pipel
 
 // printMinedWarning is printMined with a warning about the run besides
 // the report's (a read-only trace store), which --json lists with the
-// report's warnings as code store_read_only; stderr carries it otherwise.
+// report's warnings as code store_read_only; the caller has written it on
+// stderr.
 func printMinedWarning(e *env, report *candidate.Report, o pipeline.Outputs, pub *pipeline.Published, asJSON bool, warning string) error {
 	sum := pipeline.Summarize(report, o, pub)
 	if warning != "" {

@@ -116,9 +116,46 @@ func TestWriteToReadOnlyFile(t *testing.T) {
 	}
 }
 
-// TestOpenReadOnlyOlderSchema: a read-only database of an older schema
-// cannot be migrated, and says so rather than failing on a missing table
-// later.
+// TestOpenReadOnlySchema7: a database of schema 7 (before imports
+// recorded their process's start) is read as it is: reads select nothing
+// migration 8 added, and a stale import is not marked there.
+func TestOpenReadOnlySchema7(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	released := migrations
+	migrations = migrations[:7]
+	db, err := Open(ctx, path)
+	migrations = released
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.db.ExecContext(ctx, `INSERT INTO trace_imports (root, started_at, status) VALUES ('/old', '', 'running')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ro, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	st, err := ro.TraceStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.LastImport == nil || st.LastImport.Status != ImportRunning {
+		t.Errorf("last import of a schema 7 database read-only: %+v, want /old running", st.LastImport)
+	}
+	if _, err := ro.TraceIndex(ctx); err != nil {
+		t.Error(err)
+	}
+	if _, err := ro.InterruptStaleTraceImports(ctx, "2026-01-02T00:00:00Z"); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("marking stale imports read-only: err = %v, want ErrReadOnly", err)
+	}
+}
+
+// TestOpenReadOnlyOlderSchema: a read-only database of a schema older
+// than reads need cannot be migrated, and says so rather than failing on
+// a missing table later.
 func TestOpenReadOnlyOlderSchema(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")

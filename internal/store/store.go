@@ -270,6 +270,12 @@ var migrations = []string{
 // Version is the schema version Open brings a database to.
 var Version = len(migrations)
 
+// readOnlyVersion is the oldest schema OpenReadOnly reads, which it cannot
+// migrate: every migration after it adds only what writes use (8: the
+// process start of imports), so what reads select is there. A migration
+// that adds something reads select raises it to its own version.
+const readOnlyVersion = 7
+
 // ErrNewerSchema is returned by Open for a database written by a newer
 // crystallize, whose schema this one does not know.
 var ErrNewerSchema = errors.New("database schema is newer than this crystallize")
@@ -359,8 +365,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // OpenReadOnly opens the existing database at path without writing
 // anything to it or beside it: for a state directory this process may
 // only read (a shared copy, a read-only mount). It neither creates nor
-// migrates; a database of an older schema is an error saying to open it
-// once where it can be written, one of a newer schema ErrNewerSchema.
+// migrates: a database of a schema older than reads need
+// (readOnlyVersion) is an error saying to open it once where it can be
+// written, one of a newer schema ErrNewerSchema.
 // Every write to it fails with ErrReadOnly.
 //
 // A database in write-ahead-log mode is read through its shared-memory
@@ -405,9 +412,9 @@ func openReadOnly(ctx context.Context, dsn string) (*DB, error) {
 	case v > len(migrations):
 		db.Close()
 		return nil, fmt.Errorf("version %d: %w (knows %d)", v, ErrNewerSchema, len(migrations))
-	case v < len(migrations):
+	case v < readOnlyVersion:
 		db.Close()
-		return nil, fmt.Errorf("schema version %d is older than this crystallize's %d and a read-only database cannot be migrated: open it once where it can be written", v, len(migrations))
+		return nil, fmt.Errorf("schema version %d is older than this crystallize reads (%d) and a read-only database cannot be migrated: open it once where it can be written", v, readOnlyVersion)
 	}
 	return s, nil
 }
