@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/trace"
+	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
 
 // Exit codes.
@@ -55,6 +56,10 @@ type env struct {
 	// stderrTTY is true when stderr is an interactive terminal, which
 	// enables progress bars.
 	stderrTTY bool
+	// storeCorpus, when set, is handed the trace store corpus mine
+	// --store opens, so that a benchmark of the command can ask what it
+	// decoded (tracestore.Corpus.Decoded).
+	storeCorpus func(*tracestore.Corpus)
 }
 
 // Main runs the command line in os.Args and returns the exit code. SIGINT

@@ -259,13 +259,17 @@ func runMine(ctx context.Context, e *env, f *mineFlags, flags *pflag.FlagSet) er
 		return err
 	}
 	var stored *tracestore.Corpus
+	storeWarning := func() string { return "" }
 	if f.store {
-		c, closeStore, err := openStoreCorpus(ctx, f.stateDir)
+		c, closeStore, warning, err := openStoreCorpus(ctx, f.stateDir)
 		if err != nil {
 			return err
 		}
 		defer closeStore()
-		stored = c
+		stored, storeWarning = c, warning
+		if e.storeCorpus != nil {
+			e.storeCorpus(c)
+		}
 	}
 	outputs := pipeline.Outputs{
 		Out: f.out, OutDir: f.outDir, Report: f.report, Bundle: f.bundle, EvalPack: f.evalPack,
@@ -301,7 +305,9 @@ func runMine(ctx context.Context, e *env, f *mineFlags, flags *pflag.FlagSet) er
 	if err != nil {
 		return err
 	}
-	err = printMined(e, report, outputs, pub, f.asJSON)
+	warning := storeWarning()
+	printStoreWarning(e, warning)
+	err = printMinedWarning(e, report, outputs, pub, f.asJSON, warning)
 	var ee exitError
 	if (err == nil || errors.As(err, &ee)) && f.out == "" && f.outDir == "" && f.report == "" && pub.Manifest == nil {
 		fmt.Fprintln(e.stderr, "crystallize: nothing written; pass --out, --report, --out-dir or --bundle to save the results")
@@ -313,7 +319,19 @@ func runMine(ctx context.Context, e *env, f *mineFlags, flags *pflag.FlagSet) er
 // summary, or with --json its JSON, and the bundle's; no candidate
 // selected exits 1, after the summary says why.
 func printMined(e *env, report *candidate.Report, o pipeline.Outputs, pub *pipeline.Published, asJSON bool) error {
-	err := printResult(e, asJSON, pipeline.Summarize(report, o, pub), func(w io.Writer) {
+	return printMinedWarning(e, report, o, pub, asJSON, "")
+}
+
+// printMinedWarning is printMined with a warning about the run besides
+// the report's (a read-only trace store), which --json lists with the
+// report's warnings as code store_read_only; the caller has written it on
+// stderr.
+func printMinedWarning(e *env, report *candidate.Report, o pipeline.Outputs, pub *pipeline.Published, asJSON bool, warning string) error {
+	sum := pipeline.Summarize(report, o, pub)
+	if warning != "" {
+		sum.Warnings = append(sum.Warnings, pipeline.SummaryWarning{Code: "store_read_only", Message: warning})
+	}
+	err := printResult(e, asJSON, sum, func(w io.Writer) {
 		writeSummary(w, report, o, pub.Workflows)
 		if pub.Manifest != nil {
 			writeBundleSummary(w, o.Bundle, pub.Manifest)

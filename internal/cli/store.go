@@ -2,7 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -25,21 +28,58 @@ const stateDirStoreHelp = "state directory whose trace store to use (<dir>/" + r
 
 // openTraceStore opens the trace store of stateDir. Unless create is set,
 // a store that does not exist is an error that says how to make one,
-// rather than an empty database left behind.
+// rather than an empty database left behind; and a store this process may
+// not write (store.Writable: a shared copy, a read-only mount) is opened
+// read-only, for the commands that only read it (mine --store, store stats
+// and export; see storeReadOnlyWarning). A write such a command needs
+// (store gc) then fails with store.ErrReadOnly, leaving the store as it
+// was.
 func openTraceStore(ctx context.Context, stateDir string, create bool) (*store.DB, string, error) {
 	if stateDir == "" {
 		return nil, "", usagef("--state-dir: empty path")
 	}
 	path := registry.Path(stateDir)
 	if create {
+		// A store made read-only stays so, even for a process that could
+		// write it anyway (root).
+		if _, err := os.Stat(path); err == nil && !store.Writable(path) {
+			return nil, path, fmt.Errorf("the trace store %s is read-only (the file or its directory is not writable): %w", path, store.ErrReadOnly)
+		}
 		db, err := store.Open(ctx, path)
 		return db, path, err
 	}
-	db, ok, err := registry.OpenExisting(ctx, stateDir)
-	if err == nil && !ok {
-		err = fmt.Errorf("no trace store at %s: store traces first with crystallize import --from DIR --store", path)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, path, fmt.Errorf("no trace store at %s: store traces first with crystallize import --from DIR --store", path)
+	}
+	if !store.Writable(path) {
+		db, err := store.OpenReadOnly(ctx, path)
+		return db, path, err
+	}
+	db, err := store.Open(ctx, path)
+	if errors.Is(err, store.ErrReadOnly) {
+		// Writable as far as permissions tell, yet SQLite could not write
+		// (a file system mounted read-only, say): read it all the same.
+		db, err = store.OpenReadOnly(ctx, path)
 	}
 	return db, path, err
+}
+
+// storeReadOnlyWarning is the one warning a command that reads the trace
+// store gives when the store could not be written: what it skipped
+// (skipped, a phrase) and that its result is whole all the same. It is ""
+// for a store that was written as usual.
+func storeReadOnlyWarning(db *store.DB, path, skipped string) string {
+	if !db.ReadOnly() {
+		return ""
+	}
+	return fmt.Sprintf("the trace store %s is read-only: %s", path, skipped)
+}
+
+// printStoreWarning writes a warning of storeReadOnlyWarning on stderr.
+func printStoreWarning(e *env, warning string) {
+	if warning != "" {
+		fmt.Fprintf(e.stderr, "crystallize: warning: %s\n", warning)
+	}
 }
 
 // runImportStore is import --store: the traces under --from go into the
@@ -91,22 +131,26 @@ func runImportStore(ctx context.Context, e *env, f *importFlags) error {
 // openStoreCorpus opens the trace store of stateDir for mine --store
 // (pipeline.CorpusOptions.Store). The returned close must run once the
 // outputs are written: examples are read back from the store while they
-// are.
-func openStoreCorpus(ctx context.Context, stateDir string) (*tracestore.Corpus, func() error, error) {
-	db, _, err := openTraceStore(ctx, stateDir, false)
+// are. warning, called once mining is done, gives the warning of a store
+// that could not be written (storeReadOnlyWarning), or "".
+func openStoreCorpus(ctx context.Context, stateDir string) (c *tracestore.Corpus, closeStore func() error, warning func() string, err error) {
+	db, path, err := openTraceStore(ctx, stateDir, false)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	c, err := tracestore.Open(ctx, db)
+	c, err = tracestore.Open(ctx, db)
 	if err != nil {
 		db.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if c.Len() == 0 {
 		db.Close()
-		return nil, nil, fmt.Errorf("the trace store %s holds no trace: store traces first with crystallize import --from DIR --store", registry.Path(stateDir))
+		return nil, nil, nil, fmt.Errorf("the trace store %s holds no trace: store traces first with crystallize import --from DIR --store", path)
 	}
-	return c, db.Close, nil
+	warning = func() string {
+		return storeReadOnlyWarning(db, path, "mined all the same, but the verdicts of the examples it checked are not remembered, so the next mine reads them again")
+	}
+	return c, db.Close, warning, nil
 }
 
 const storeDoc = `store looks after the trace store: the normalized traces that
@@ -133,6 +177,13 @@ whose id is stored from the same place but whose bytes changed
 (a session log that grew) replaces the stored one. Two different traces with
 one id are an error. Files skipped as invalid (--skip-invalid) are not
 stored.
+
+A store this process may not write (a shared read-only copy: the file or
+the state directory without write permission, or a read-only mount) is
+opened read-only: mine --store, store stats and store export work as usual,
+with one warning on stderr (and in --json) saying what they could not
+record (the verdicts mine remembers for the next mine; a killed import's
+end); store gc and import --store fail, leaving it as it was.
 
 Every write is a transaction (SQLite's write-ahead log). An import stores
 its traces in batches: interrupted, it keeps the batches it committed, and
@@ -178,6 +229,8 @@ func newStoreCmd(e *env) *cobra.Command {
 type storeStats struct {
 	Store string `json:"store"`
 	*store.TraceStats
+	// Warnings holds the warning of a read-only store; absent otherwise.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 const storeStatsDoc = `stats counts what the trace store holds: traces (eligible for mining and
@@ -214,15 +267,23 @@ func newStoreStatsCmd(e *env, stateDir *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := db.InterruptStaleTraceImports(ctx, now.Format("2006-01-02T15:04:05Z07:00")); err != nil {
+			// A store that cannot be written keeps a killed import
+			// recorded as running; the counts are whole all the same.
+			if _, err := db.InterruptStaleTraceImports(ctx, now.Format("2006-01-02T15:04:05Z07:00")); err != nil && !errors.Is(err, store.ErrReadOnly) {
 				return err
 			}
 			st, err := db.TraceStats(ctx)
 			if err != nil {
 				return err
 			}
+			warning := storeReadOnlyWarning(db, path, "an import whose process was killed is shown as recorded (running), not as interrupted")
+			printStoreWarning(e, warning)
 			if asJSON {
-				return writeJSON(e.stdout, storeStats{Store: path, TraceStats: st})
+				sum := storeStats{Store: path, TraceStats: st}
+				if warning != "" {
+					sum.Warnings = []string{warning}
+				}
+				return writeJSON(e.stdout, sum)
 			}
 			w := e.stdout
 			fmt.Fprintf(w, "Store: %s\n", path)

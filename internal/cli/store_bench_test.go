@@ -113,11 +113,17 @@ func BenchmarkIncrementalMine(b *testing.B) {
 						stop := profilePhase(b, filepath.Join(profiles, name+".pprof"))
 						defer stop()
 					}
-					start, cpu, decoded := time.Now(), processCPU(), tracestore.Decoded()
+					var corpus *tracestore.Corpus
+					e.storeCorpus = func(c *tracestore.Corpus) { corpus = c }
+					start, cpu := time.Now(), processCPU()
 					if code := run(context.Background(), e, args); code != 0 {
 						b.Fatalf("%v: exit %d", args, code)
 					}
-					return phase{time.Since(start), processCPU() - cpu, tracestore.Decoded() - decoded}
+					p := phase{wall: time.Since(start), cpu: processCPU() - cpu}
+					if corpus != nil {
+						p.decoded = corpus.Decoded()
+					}
+					return p
 				}
 				importArgs := []string{"import", "--from", corpus, "--store", "--state-dir", state}
 				storeArgs := append([]string{"mine", "--store", "--state-dir", state}, mineArgs...)

@@ -16,8 +16,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // DefaultPath is where the database lives unless a command is told
@@ -258,18 +260,63 @@ var migrations = []string{
 		PRIMARY KEY (candidate, source_hash, start_index)
 	) WITHOUT ROWID;
 	CREATE INDEX trace_verdicts_source ON trace_verdicts(source_hash);`,
+	// 8: what identifies an import's process beyond its id, which the
+	// system reuses (see processStart): a live process with the id but
+	// another start is another process, and the import's is gone. ''
+	// where it could not be read, and for imports recorded before.
+	`ALTER TABLE trace_imports ADD COLUMN process_start TEXT NOT NULL DEFAULT '';`,
 }
 
 // Version is the schema version Open brings a database to.
 var Version = len(migrations)
 
+// readOnlyVersion is the oldest schema OpenReadOnly reads, which it cannot
+// migrate: every migration after it adds only what writes use (8: the
+// process start of imports), so what reads select is there. A migration
+// that adds something reads select raises it to its own version.
+const readOnlyVersion = 7
+
 // ErrNewerSchema is returned by Open for a database written by a newer
 // crystallize, whose schema this one does not know.
 var ErrNewerSchema = errors.New("database schema is newer than this crystallize")
 
+// ErrReadOnly is wrapped by the error of a write to a database this
+// process may not write: opened with OpenReadOnly, or one whose file or
+// directory turned out read-only when SQLite tried to write (a read-only
+// file system, a shared copy).
+var ErrReadOnly = errors.New("the database is read-only")
+
 // DB is an open database. It is safe for concurrent use, as sql.DB is.
 type DB struct {
 	db *sql.DB
+	// readOnly is set when the database was opened read-only or a write
+	// to it failed because it cannot be written: a caller that writes
+	// only to save work later (remembered verdicts, the record of a
+	// killed import) skips that write and says so once (ReadOnly).
+	readOnly atomic.Bool
+}
+
+// ReadOnly reports whether the database cannot be written: opened with
+// OpenReadOnly, or a write to it failed for that reason.
+func (s *DB) ReadOnly() bool { return s.readOnly.Load() }
+
+// isReadOnly reports whether err is SQLite's refusal to write: the file,
+// its directory (where the write-ahead log would go) or the file system
+// is read-only, or the connection was opened read-only.
+func isReadOnly(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_READONLY
+}
+
+// writeErr marks the database read-only when err says it cannot be
+// written, and wraps ErrReadOnly into err then, so that callers can tell
+// this failure from others.
+func (s *DB) writeErr(err error) error {
+	if err == nil || errors.Is(err, ErrReadOnly) || !isReadOnly(err) {
+		return err
+	}
+	s.readOnly.Store(true)
+	return fmt.Errorf("%w: %w", ErrReadOnly, err)
 }
 
 // Open opens the database at path, creating it and its directory when
@@ -315,12 +362,69 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	return s, nil
 }
 
+// OpenReadOnly opens the existing database at path without writing
+// anything to it or beside it: for a state directory this process may
+// only read (a shared copy, a read-only mount). It neither creates nor
+// migrates: a database of a schema older than reads need
+// (readOnlyVersion) is an error saying to open it once where it can be
+// written, one of a newer schema ErrNewerSchema.
+// Every write to it fails with ErrReadOnly.
+//
+// A database in write-ahead-log mode is read through its shared-memory
+// index (path-shm), which SQLite creates beside it when missing; where the
+// directory is read-only it cannot, and the database is then opened as
+// immutable (SQLite reads the file alone, with no locks). That is only
+// right when the log holds nothing the file lacks: a non-empty log beside
+// it (a writer that has not checkpointed, or one that crashed) is an
+// error instead, rather than a silently older corpus.
+func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("opening database: %w", err)
+	}
+	base := "file:" + filepath.ToSlash(path) + "?mode=ro&_pragma=foreign_keys(1)&_pragma=busy_timeout(20000)"
+	s, err := openReadOnly(ctx, base)
+	if err != nil && isReadOnly(err) {
+		if fi, werr := os.Stat(path + "-wal"); werr == nil && fi.Size() > 0 {
+			return nil, fmt.Errorf("opening database %s read-only: its write-ahead log %s holds changes not yet in the file, and the directory cannot be written to read them: open it once where it can be written", path, path+"-wal")
+		}
+		s, err = openReadOnly(ctx, "file:"+filepath.ToSlash(path)+"?mode=ro&immutable=1&_pragma=foreign_keys(1)")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening database %s read-only: %w", path, err)
+	}
+	return s, nil
+}
+
+func openReadOnly(ctx context.Context, dsn string) (*DB, error) {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	s := &DB{db: db}
+	s.readOnly.Store(true)
+	var v int
+	if err := db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("schema version: %w", err)
+	}
+	switch {
+	case v > len(migrations):
+		db.Close()
+		return nil, fmt.Errorf("version %d: %w (knows %d)", v, ErrNewerSchema, len(migrations))
+	case v < readOnlyVersion:
+		db.Close()
+		return nil, fmt.Errorf("schema version %d is older than this crystallize reads (%d) and a read-only database cannot be migrated: open it once where it can be written", v, readOnlyVersion)
+	}
+	return s, nil
+}
+
 // Close closes the database.
 func (s *DB) Close() error { return s.db.Close() }
 
 func (s *DB) migrate(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("schema version: %w", err)
+		return fmt.Errorf("schema version: %w", s.writeErr(err))
 	}
 	// Reading the version and running the steps is one transaction:
 	// several processes opening a new database at once (runs started
@@ -351,17 +455,35 @@ func (s *DB) migrate(ctx context.Context) error {
 	})
 }
 
-// tx runs f in a transaction, committing when it returns nil.
+// tx runs f in a write transaction, committing when it returns nil. A
+// database that cannot be written fails it with ErrReadOnly (see
+// writeErr): on a read-only one, before it begins.
 func (s *DB) tx(ctx context.Context, f func(*sql.Tx) error) error {
+	if s.readOnly.Load() {
+		return ErrReadOnly
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return s.writeErr(cancelled(ctx, err))
 	}
 	if err := f(tx); err != nil {
 		tx.Rollback()
+		return s.writeErr(cancelled(ctx, err))
+	}
+	return s.writeErr(cancelled(ctx, tx.Commit()))
+}
+
+// cancelled returns the error of a transaction that failed: its context's
+// when that is done. database/sql rolls back a transaction whose context
+// ends, on a goroutine of its own, and closes its statements; the
+// statement or rows the transaction uses next then fail with "sql:
+// statement is closed" or "sql: Rows are closed", which do not say why.
+// The transaction was rolled back whole either way.
+func cancelled(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil || errors.Is(err, ctx.Err()) {
 		return err
 	}
-	return tx.Commit()
+	return fmt.Errorf("%w (%v)", ctx.Err(), err)
 }
 
 // Session is one row of the sessions table: a session log file.

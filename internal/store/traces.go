@@ -104,12 +104,14 @@ type PutResult struct {
 var ErrTraceConflict = errors.New("trace id already stored from another source")
 
 // BeginTraceImport records the start of an import of root (the imported
-// directory, its absolute path) at now (RFC 3339), by this process, and
-// returns its id.
+// directory, its absolute path) at now (RFC 3339), by this process (its
+// id and, where it can be read, its start), and returns its id.
 func (s *DB) BeginTraceImport(ctx context.Context, root, now string) (int64, error) {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO trace_imports (root, started_at, status, pid) VALUES (?, ?, ?, ?)`, root, now, ImportRunning, os.Getpid())
+	pid := os.Getpid()
+	res, err := s.db.ExecContext(ctx, `INSERT INTO trace_imports (root, started_at, status, pid, process_start) VALUES (?, ?, ?, ?, ?)`,
+		root, now, ImportRunning, pid, processStart(pid))
 	if err != nil {
-		return 0, fmt.Errorf("recording import of %s: %w", root, err)
+		return 0, fmt.Errorf("recording import of %s: %w", root, s.writeErr(err))
 	}
 	return res.LastInsertId()
 }
@@ -121,13 +123,16 @@ func (s *DB) BeginTraceImport(ctx context.Context, root, now string) (int64, err
 // recorded before the store kept processes (pid 0) counts as gone: its
 // process was an older crystallize. It returns how many it marked.
 //
-// A process id can be reused by an unrelated process, which keeps the
-// import running until that one ends; the state directory is assumed to
-// be used from one machine, whose processes these are.
+// A process id is given again once its process ends, so a live process
+// with the recorded id is the import's only if it started when the
+// import's did (processStart, recorded since schema 8); where the start
+// could not be read, the id alone decides, and a reused id keeps the
+// import running until that process ends. The state directory is
+// assumed to be used from one machine, whose processes these are.
 func (s *DB) InterruptStaleTraceImports(ctx context.Context, now string) (int, error) {
 	marked := 0
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id, pid FROM trace_imports WHERE status = ?`, ImportRunning)
+		rows, err := tx.QueryContext(ctx, `SELECT id, pid, process_start FROM trace_imports WHERE status = ?`, ImportRunning)
 		if err != nil {
 			return err
 		}
@@ -135,11 +140,12 @@ func (s *DB) InterruptStaleTraceImports(ctx context.Context, now string) (int, e
 		for rows.Next() {
 			var id int64
 			var pid int
-			if err := rows.Scan(&id, &pid); err != nil {
+			var start string
+			if err := rows.Scan(&id, &pid, &start); err != nil {
 				rows.Close()
 				return err
 			}
-			if !processAlive(pid) {
+			if !importProcessAlive(pid, start) {
 				stale = append(stale, id)
 			}
 		}
@@ -162,6 +168,22 @@ func (s *DB) InterruptStaleTraceImports(ctx context.Context, now string) (int, e
 		return 0, fmt.Errorf("recording interrupted imports: %w", err)
 	}
 	return marked, nil
+}
+
+// importProcessAlive reports whether the process that recorded an import
+// as pid, started at start (processStart, "" when unknown), still runs.
+func importProcessAlive(pid int, start string) bool {
+	if !processAlive(pid) {
+		return false
+	}
+	if start == "" {
+		return true
+	}
+	// A start that cannot be read now (the process ended between the two
+	// looks, or /proc hides it) proves nothing: the id decides, as
+	// without a recorded start.
+	now := processStart(pid)
+	return now == "" || now == start
 }
 
 // TraceFile is a file an import read, as it was then: what tells the
@@ -581,10 +603,10 @@ func (s *DB) TraceBodies(ctx context.Context, ids []int64) ([][]byte, error) {
 func (s *DB) readTx(ctx context.Context, f func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return err
+		return cancelled(ctx, err)
 	}
 	defer tx.Rollback()
-	return f(tx)
+	return cancelled(ctx, f(tx))
 }
 
 // TraceImport is one import of traces into the store.

@@ -29,6 +29,8 @@ type Corpus struct {
 	db         *store.DB
 	rows       []store.TraceRow
 	signatures []string
+	// decoded counts the documents this Corpus decoded (Decoded).
+	decoded atomic.Int64
 }
 
 // Open reads the index of the stored traces: every row but the
@@ -73,8 +75,17 @@ func comparePaths(a, b string) int {
 }
 
 // Verdicts returns the verdicts of examples the store keeps across
-// mines, for mine.Options.Verdicts.
-func (c *Corpus) Verdicts() *Verdicts { return NewVerdicts(c.db) }
+// mines, for mine.Options.Verdicts, checked against the traces the
+// corpus holds (see Verdicts).
+func (c *Corpus) Verdicts() *Verdicts {
+	v := NewVerdicts(c.db)
+	v.traces = make(map[string][]*store.TraceRow, len(c.rows))
+	for i := range c.rows {
+		r := &c.rows[i]
+		v.traces[r.SourceHash] = append(v.traces[r.SourceHash], r)
+	}
+	return v
+}
 
 // Len is the number of stored traces.
 func (c *Corpus) Len() int { return len(c.rows) }
@@ -88,6 +99,12 @@ func (c *Corpus) Summary(i int) (mine.Summary, error) {
 	s, _, err := rowSummary(&c.rows[i], c.signatures)
 	return s, err
 }
+
+// Decoded returns how many stored documents this Corpus has decoded (Read,
+// All, a mine's read backs, FillFlags): what a mine of the store cost in
+// decoding, counted apart for each Corpus so that runs side by side do
+// not mix their counts.
+func (c *Corpus) Decoded() int64 { return c.decoded.Load() }
 
 // Read decodes the traces at the given corpus indexes, on every core, and
 // returns them in that order.
@@ -113,6 +130,7 @@ func (c *Corpus) Read(ctx context.Context, idx []int) ([]*trace.Trace, error) {
 					return
 				}
 				out[i], errs[i] = Decode(bodies[i], &c.rows[idx[i]], &p)
+				c.decoded.Add(1)
 				bodies[i] = nil
 			}
 		})
@@ -297,7 +315,8 @@ func (c *Corpus) missingFlags(idx []int) bool {
 // FillFlags computes the action flags of the traces stored without them
 // (before schema 5) by decoding those traces, and records them in one
 // transaction, so that it is done once. It returns how many traces it
-// decoded.
+// decoded. A store that cannot be written (store.DB.ReadOnly) keeps them
+// for this Corpus only: the next mine computes them again.
 func (c *Corpus) FillFlags(ctx context.Context) (int, error) {
 	var idx []int
 	for i := range c.rows {
@@ -323,7 +342,7 @@ func (c *Corpus) FillFlags(ctx context.Context) (int, error) {
 			flags[row.Seq] = f
 		}
 	}
-	if err := c.db.SetTraceFlags(ctx, flags); err != nil {
+	if err := c.db.SetTraceFlags(ctx, flags); err != nil && !errors.Is(err, store.ErrReadOnly) {
 		return 0, err
 	}
 	for _, i := range idx {

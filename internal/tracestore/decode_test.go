@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -77,5 +78,53 @@ func TestStoredDocumentsDecodeDirect(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDecodedPerCorpus: each Corpus counts what it decoded, apart from
+// every other, while others decode at the same time: all of one store,
+// three traces of another, and a mine of a third, whose count is what its
+// read backs reported.
+func TestDecodedPerCorpus(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	open := func(name string, n int) (*Corpus, string) {
+		tmp := t.TempDir()
+		dir := filepath.Join(tmp, name)
+		writeCorpus(t, dir, n, 2, false)
+		db := openDB(t, filepath.Join(tmp, "state.db"))
+		if _, err := Import(ctx, db, dir, ImportOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Open(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, dir
+	}
+	all, _ := open("all", 60)
+	some, _ := open("some", 40)
+	mined, _ := open("mined", 80)
+	var reread atomic.Int64
+	errs := make(chan error, 3)
+	go func() { _, err := all.All(ctx); errs <- err }()
+	go func() { _, err := some.Read(ctx, []int{0, 5, 7}); errs <- err }()
+	go func() {
+		_, err := mined.Mine(ctx, opts, func(n int) { reread.Add(int64(n)) })
+		errs <- err
+	}()
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := all.Decoded(); got != 60 {
+		t.Errorf("a corpus that decoded its 60 traces counts %d", got)
+	}
+	if got := some.Decoded(); got != 3 {
+		t.Errorf("a corpus that decoded 3 traces counts %d", got)
+	}
+	if got, want := mined.Decoded(), reread.Load(); got != want || got == 0 {
+		t.Errorf("a mine that read back %d traces counts %d decoded", want, got)
 	}
 }

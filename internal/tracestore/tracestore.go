@@ -448,7 +448,6 @@ func addAll(ctx context.Context, traces []*trace.Trace, known, before map[store.
 // nearly every one; a document it declines is decoded the usual way,
 // which gives the same trace or the error.
 func Decode(body []byte, row *store.TraceRow, p *trace.Parser) (*trace.Trace, error) {
-	decoded.Add(1)
 	origin := trace.Origin{Path: row.OriginPath, Line: row.OriginLine}
 	t, ok := p.DecodeDirect(body, origin.Path, origin.Line)
 	if !ok {
@@ -473,13 +472,6 @@ func Decode(body []byte, row *store.TraceRow, p *trace.Parser) (*trace.Trace, er
 	trace.Normalize(t)
 	return t, nil
 }
-
-// decoded counts the stored traces Decode read in this process.
-var decoded atomic.Int64
-
-// Decoded returns how many stored traces this process has decoded, for
-// measuring what a mine reads back.
-func Decoded() int64 { return decoded.Load() }
 
 func key(t *store.StoredTrace) store.TraceKey {
 	return store.TraceKey{SourceHash: t.SourceHash, TraceID: t.TraceID}

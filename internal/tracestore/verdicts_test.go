@@ -75,3 +75,43 @@ func TestVerdictsCorruptRow(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusVerdictsNameTracesNow: a corpus's verdicts give back a kept
+// example row naming where its trace is stored now (the row may have been
+// kept when the trace was elsewhere), and nothing for a row whose trace
+// id is not the one stored under its source hash.
+func TestCorpusVerdictsNameTracesNow(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "corpus")
+	writeCorpus(t, dir, 3, 1, false)
+	db := openDB(t, filepath.Join(tmp, "state.db"))
+	if _, err := Import(ctx, db, dir, ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := c.Row(0)
+	moved := candidate.Example{TraceID: row.TraceID, Source: "elsewhere/" + row.OriginPath, SourceHash: row.SourceHash, StartIndex: 1, ActionIDs: []string{"a"}}
+	other := candidate.Example{TraceID: "not-" + row.TraceID, Source: row.OriginPath, SourceHash: row.SourceHash, StartIndex: 2, ActionIDs: []string{"b"}}
+	keyOf := func(ex candidate.Example) candidate.VerdictKey {
+		return candidate.VerdictKey{Candidate: "sha256:c", SourceHash: ex.SourceHash, StartIndex: ex.StartIndex}
+	}
+	if err := NewVerdicts(db).Record(ctx, []candidate.Verdict{{Key: keyOf(moved), Example: moved, Passed: true}, {Key: keyOf(other), Example: other, Passed: true}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Verdicts().Passed(ctx, []candidate.VerdictKey{keyOf(moved), keyOf(other)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := moved
+	want.Source = row.OriginPath
+	if got[0] == nil || !reflect.DeepEqual(*got[0], want) {
+		t.Errorf("kept row of a trace stored at %s: %+v, want %+v", row.OriginPath, got[0], want)
+	}
+	if got[1] != nil {
+		t.Errorf("kept row of another trace id than the one stored under its hash: %+v, want none", got[1])
+	}
+}
