@@ -218,7 +218,7 @@ func (p *Parser) directAction(depth, i int, a *Action) bool {
 				case "approver":
 					return p.directString(&ap.Approver)
 				case "boundary":
-					return p.directString(&ap.Boundary)
+					return p.directKey(&ap.Boundary)
 				case "required":
 					b, ok := p.optBool()
 					ap.Required = b == 1
@@ -296,7 +296,7 @@ func (p *Parser) directSideEffect(depth int, s *SideEffect) bool {
 			}
 			return ok
 		case "target":
-			return p.directString(&s.Target)
+			return p.directKey(&s.Target)
 		case "capability":
 			text, ok := p.optString()
 			if ok && text != nil {
@@ -352,6 +352,17 @@ func (p *Parser) directString(dst *string) bool {
 	text, ok := p.optString()
 	if ok && text != nil {
 		*dst = string(text)
+	}
+	return ok
+}
+
+// directKey is directString for a value that repeats across actions
+// and traces (a side effect's target, an approval's boundary): it is
+// shared, as Parse shares every string.
+func (p *Parser) directKey(dst *string) bool {
+	text, ok := p.optString()
+	if ok && text != nil {
+		*dst = p.key(text)
 	}
 	return ok
 }

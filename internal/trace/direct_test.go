@@ -2,11 +2,13 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -193,4 +195,34 @@ func FuzzDecodeDirect(f *testing.F) {
 		line = max(0, line%1000)
 		checkDirect(t, &p, data, "runs/"+strings.Repeat("x", line%3)+"a.json", line)
 	})
+}
+
+// TestDecodeDirectSharesStrings checks that the strings a corpus repeats
+// (kinds, names, side effects' targets, approvals' boundaries) are shared
+// between the traces one Parser decodes, as Parse shares them, so that a
+// second pass holding many examples does not hold a copy per action.
+func TestDecodeDirectSharesStrings(t *testing.T) {
+	const doc = `{"id": %q, "actions": [{"kind": "tool_call", "name": "git.push",
+		"side_effects": [{"kind": "git_ref", "target": "main", "mutation": "update"}],
+		"approval": {"required": true, "boundary": "push"}}]}`
+	var p Parser
+	var got []*Trace
+	for _, id := range []string{"a", "b"} {
+		tr, ok := p.DecodeDirect([]byte(fmt.Sprintf(doc, id)), "a.json", 1)
+		if !ok {
+			t.Fatalf("trace %s declined", id)
+		}
+		got = append(got, tr)
+	}
+	fields := func(tr *Trace) map[string]string {
+		a := tr.Actions[0]
+		return map[string]string{"kind": string(a.Kind), "name": a.Name, "side effect kind": a.SideEffects[0].Kind,
+			"target": a.SideEffects[0].Target, "mutation": a.SideEffects[0].Mutation, "boundary": a.Approval.Boundary}
+	}
+	first := fields(got[0])
+	for field, s := range fields(got[1]) {
+		if unsafe.StringData(s) != unsafe.StringData(first[field]) {
+			t.Errorf("%s %q is a copy, not shared", field, s)
+		}
+	}
 }
