@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/proc"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -91,7 +92,7 @@ func (o Options) withDefaults() Options {
 		o.StaleAfter = DefaultStaleAfter
 	}
 	if o.Alive == nil {
-		o.Alive = processAlive
+		o.Alive = proc.Alive
 	}
 	return o
 }

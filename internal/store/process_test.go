@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/proc"
 )
 
 // TestStaleImportReusedPid: an import recorded with this process's id but
@@ -34,8 +36,8 @@ func TestStaleImportReusedPid(t *testing.T) {
 	if err := db.db.QueryRowContext(ctx, `SELECT process_start FROM trace_imports WHERE id = ?`, live).Scan(&start); err != nil {
 		t.Fatal(err)
 	}
-	if start == "" || start != processStart(os.Getpid()) {
-		t.Fatalf("recorded process start %q, want this process's %q", start, processStart(os.Getpid()))
+	if start == "" || start != proc.Start(os.Getpid()) {
+		t.Fatalf("recorded process start %q, want this process's %q", start, proc.Start(os.Getpid()))
 	}
 	if _, err := db.db.ExecContext(ctx, `UPDATE trace_imports SET process_start = ? WHERE id = ?`, start+"0", reused); err != nil {
 		t.Fatal(err)

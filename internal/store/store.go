@@ -261,7 +261,7 @@ var migrations = []string{
 	) WITHOUT ROWID;
 	CREATE INDEX trace_verdicts_source ON trace_verdicts(source_hash);`,
 	// 8: what identifies an import's process beyond its id, which the
-	// system reuses (see processStart): a live process with the id but
+	// system reuses (see proc.Start): a live process with the id but
 	// another start is another process, and the import's is gone. ''
 	// where it could not be read, and for imports recorded before.
 	`ALTER TABLE trace_imports ADD COLUMN process_start TEXT NOT NULL DEFAULT '';`,

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/proc"
 )
 
 // The trace store: normalized traces kept so that a corpus can be mined
@@ -109,7 +111,7 @@ var ErrTraceConflict = errors.New("trace id already stored from another source")
 func (s *DB) BeginTraceImport(ctx context.Context, root, now string) (int64, error) {
 	pid := os.Getpid()
 	res, err := s.db.ExecContext(ctx, `INSERT INTO trace_imports (root, started_at, status, pid, process_start) VALUES (?, ?, ?, ?, ?)`,
-		root, now, ImportRunning, pid, processStart(pid))
+		root, now, ImportRunning, pid, proc.Start(pid))
 	if err != nil {
 		return 0, fmt.Errorf("recording import of %s: %w", root, s.writeErr(err))
 	}
@@ -125,7 +127,7 @@ func (s *DB) BeginTraceImport(ctx context.Context, root, now string) (int64, err
 //
 // A process id is given again once its process ends, so a live process
 // with the recorded id is the import's only if it started when the
-// import's did (processStart, recorded since schema 8); where the start
+// import's did (proc.Start, recorded since schema 8); where the start
 // could not be read, the id alone decides, and a reused id keeps the
 // import running until that process ends. The state directory is
 // assumed to be used from one machine, whose processes these are.
@@ -145,7 +147,7 @@ func (s *DB) InterruptStaleTraceImports(ctx context.Context, now string) (int, e
 				rows.Close()
 				return err
 			}
-			if !importProcessAlive(pid, start) {
+			if !proc.Running(pid, start) {
 				stale = append(stale, id)
 			}
 		}
@@ -168,22 +170,6 @@ func (s *DB) InterruptStaleTraceImports(ctx context.Context, now string) (int, e
 		return 0, fmt.Errorf("recording interrupted imports: %w", err)
 	}
 	return marked, nil
-}
-
-// importProcessAlive reports whether the process that recorded an import
-// as pid, started at start (processStart, "" when unknown), still runs.
-func importProcessAlive(pid int, start string) bool {
-	if !processAlive(pid) {
-		return false
-	}
-	if start == "" {
-		return true
-	}
-	// A start that cannot be read now (the process ended between the two
-	// looks, or /proc hides it) proves nothing: the id decides, as
-	// without a recorded start.
-	now := processStart(pid)
-	return now == "" || now == start
 }
 
 // TraceFile is a file an import read, as it was then: what tells the

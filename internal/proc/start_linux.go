@@ -1,4 +1,4 @@
-package store
+package proc
 
 import (
 	"bytes"
@@ -7,12 +7,12 @@ import (
 	"strings"
 )
 
-// processStart identifies the process pid beyond its id, which the system
+// Start identifies the process pid beyond its id, which the system
 // gives again once the process ends: the boot it runs in
 // (/proc/sys/kernel/random/boot_id) and its start time in clock ticks
 // since that boot (field 22 of /proc/<pid>/stat). "" when it cannot be
 // read (no such process, no /proc).
-func processStart(pid int) string {
+func Start(pid int) string {
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return ""

@@ -1,16 +1,16 @@
 //go:build unix
 
-package store
+package proc
 
 import (
 	"errors"
 	"syscall"
 )
 
-// processAlive reports whether pid names a process: signal 0 checks
+// Alive reports whether pid names a process: signal 0 checks
 // without sending anything. EPERM means it exists but belongs to another
 // user, which is still alive.
-func processAlive(pid int) bool {
+func Alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
