@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"slices"
@@ -598,20 +597,9 @@ func openRegular(path string) (*os.File, int64, error) {
 // size is checked before reading, so an oversized file costs no memory,
 // and the read itself is bounded in case the file grows meanwhile.
 func readLimited(path string, limit int64) ([]byte, error) {
-	fh, size, err := openRegular(path)
+	data, err := readLimitedInto(nil, path, limit)
 	if err != nil {
 		return nil, err
-	}
-	defer fh.Close()
-	if size > limit {
-		return nil, fmt.Errorf("file is %d bytes, over the %d-byte limit", size, limit)
-	}
-	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading file: %s", unwrapPathError(err))
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("file is over the %d-byte limit", limit)
 	}
 	return data, nil
 }
