@@ -163,16 +163,12 @@ func (p *Parser) directAction(depth, i int, a *Action) bool {
 		case "id":
 			return p.directString(&a.ID)
 		case "kind":
-			text, ok := p.reqString()
-			if ok {
-				a.Kind, kind = Kind(p.key(text)), true
-			}
+			key, ok := p.reqKey()
+			a.Kind, kind = Kind(key), ok
 			return ok
 		case "name":
-			text, ok := p.reqString()
-			if ok {
-				a.Name, name = p.key(text), true
-			}
+			key, ok := p.reqKey()
+			a.Name, name = key, ok
 			return ok
 		case "timestamp":
 			return p.directString(&a.Timestamp)
@@ -290,10 +286,8 @@ func (p *Parser) directSideEffect(depth int, s *SideEffect) bool {
 	return p.skimObject(depth-1, func(member []byte) bool {
 		switch string(member) {
 		case "kind":
-			text, ok := p.reqString()
-			if ok {
-				s.Kind, kind = p.key(text), true
-			}
+			key, ok := p.reqKey()
+			s.Kind, kind = key, ok
 			return ok
 		case "target":
 			return p.directKey(&s.Target)
@@ -354,6 +348,16 @@ func (p *Parser) directString(dst *string) bool {
 		*dst = string(text)
 	}
 	return ok
+}
+
+// reqKey reads a required string that repeats across actions and traces
+// (a kind, a name), shared as Parse shares every string.
+func (p *Parser) reqKey() (string, bool) {
+	text, ok := p.reqString()
+	if !ok {
+		return "", false
+	}
+	return p.key(text), true
 }
 
 // directKey is directString for a value that repeats across actions

@@ -233,16 +233,12 @@ func (p *Parser) skimAction(depth, i int, a *SkimAction) bool {
 			}
 			return ok
 		case "kind":
-			text, ok := p.reqString()
-			if ok {
-				a.Kind, kind = Kind(p.key(text)), true
-			}
+			key, ok := p.reqKey()
+			a.Kind, kind = Kind(key), ok
 			return ok
 		case "name":
-			text, ok := p.reqString()
-			if ok {
-				a.Name, name = p.key(text), true
-			}
+			key, ok := p.reqKey()
+			a.Name, name = key, ok
 			return ok
 		case "timestamp":
 			_, ok := p.optString()
