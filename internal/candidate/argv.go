@@ -21,8 +21,12 @@ const (
 // command-template rules the runtime expands it with: "{{" and "}}" are
 // literal braces; {name} is a placeholder when name is an ASCII identifier
 // ([A-Za-z_][A-Za-z0-9_]*, keywords included); {secret:ID} names a
-// secret; any other text in braces is literal.
+// secret; an element that is exactly {name...} is a list placeholder
+// (see ArgvList) and returns name; any other text in braces is literal.
 func ArgvPlaceholders(elem string) []string {
+	if name, ok := ArgvList(elem); ok {
+		return []string{name}
+	}
 	var names []string
 	for i := 0; i < len(elem); {
 		switch {
@@ -44,6 +48,25 @@ func ArgvPlaceholders(elem string) []string {
 		i++
 	}
 	return names
+}
+
+// ArgvList reports whether elem is a list placeholder, an element that is
+// exactly "{name...}" with name an ASCII identifier, and returns name. It
+// stands for the elements of the list argument name, one argv element
+// each, in order, and for nothing when the list is empty: the variadic
+// operands of a command (git add {paths...}), so that a step's template
+// is the same however many files one run names. Only a whole element is
+// a list: "--file={paths...}" is literal text.
+func ArgvList(elem string) (string, bool) {
+	name, ok := strings.CutPrefix(elem, "{")
+	if !ok {
+		return "", false
+	}
+	name, ok = strings.CutSuffix(name, "...}")
+	if !ok || !asciiIdent(name) {
+		return "", false
+	}
+	return name, true
 }
 
 // ArgvProgram returns the program an argv template runs, as capabilities

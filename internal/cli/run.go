@@ -74,8 +74,12 @@ workflow runs are granted.
 
 Steps mined from shell commands call ctx.exec, which runs the step's argv
 template without a shell and needs no binding: each {param} becomes one
-argument, and a value starting with "-" is refused where a whole argument
-is one placeholder. Running a program needs exec:<program> (or shell.exec)
+argument, and each {param...} (a command's operands, such as the files of
+git add {paths...}) one argument per item of a list parameter. A list is
+given as a JSON array of strings, --param paths='["a.go","b.go"]' (or in
+--params FILE.json); --dry-run prints the exact argv. A value starting with
+"-" is refused where a whole argument is one placeholder or a list item,
+unless a literal "--" comes before it. Running a program needs exec:<program> (or shell.exec)
 declared by the workflow and granted in crystallize.toml:
   [grants]
   capabilities = ["exec:git", "exec:go"]
@@ -157,7 +161,7 @@ func newRunCmd(e *env) *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringArrayVar(&f.params, "param", nil, "a parameter as name=value (repeatable; the value is a string)")
+	fs.StringArrayVar(&f.params, "param", nil, "a parameter as name=value (repeatable; the value is a string, or a list when written as a JSON array of strings: paths='[\"a\",\"b\"]')")
 	fs.StringVar(&f.paramsFile, "params", "", "a JSON object of parameters; --param overrides it")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "execute nothing; answer every call from the bundle's fixtures")
 	fs.StringArrayVar(&f.approve, "approve", nil, "approve the boundary NAME in advance (repeatable)")
@@ -243,9 +247,27 @@ func (f *runFlags) readParams() (runtime.Params, error) {
 		return nil, err
 	}
 	for k, v := range pairs {
-		params[k] = v
+		params[k] = paramValue(v)
 	}
 	return params, nil
+}
+
+// paramValue is the value of --param NAME=VALUE: a list when VALUE is a
+// JSON array of strings (--param paths='["a.go","b.go"]'), the value of a
+// step's list placeholder; the string VALUE otherwise.
+func paramValue(v string) any {
+	if !strings.HasPrefix(v, "[") {
+		return v
+	}
+	var items []string
+	if err := json.Unmarshal([]byte(v), &items); err != nil || items == nil {
+		return v
+	}
+	list := make([]any, len(items))
+	for i, s := range items {
+		list[i] = s
+	}
+	return list
 }
 
 // paramPairs reads --param NAME=VALUE flags; one without a name or an =

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -247,17 +248,40 @@ func configName(cfg *Config) string {
 // expandArgv expands a ctx.exec template with the command-template rules
 // of command bindings (see expandWith): each placeholder is replaced
 // inside its one element, so a value is never split or seen by a shell.
-// On top of those rules it refuses a {secret:ID} (a workflow reads a
-// secret with ctx.secret, which it must declare), a placeholder in the
-// program, and a value starting with "-" for an element that is exactly
-// one placeholder, which the program would read as an option ("-rf",
-// "--upload-pack=…") rather than as the operand the template means. A
-// value after a literal prefix ("--title={title}") is the option's own
-// value and is left alone.
+// An element that is a list placeholder {name...} (candidate.ArgvList)
+// becomes one element per item of the list argument name, none for an
+// empty list; the argument must be a list of strings (or numbers), since
+// a string would have to be split to make a list. On top of those rules
+// it refuses a {secret:ID} (a workflow reads a secret with ctx.secret,
+// which it must declare), a placeholder in the program, and a value
+// starting with "-" for an element that is exactly one placeholder, or
+// an item of a list, before a literal "--": the program would read it as
+// an option ("-rf", "--upload-pack=…") rather than as the operand the
+// template means. After "--" programs read no options. A value after a
+// literal prefix ("--title={title}") is the option's own value and is
+// left alone.
 func (h *host) expandArgv(tmpl []string, args map[string]any) ([]string, error) {
-	argv := make([]string, len(tmpl))
+	argv := make([]string, 0, len(tmpl))
 	var errs []error
+	endOpts := false
 	for i, el := range tmpl {
+		if i > 0 && el == "--" {
+			endOpts = true
+		}
+		if name, ok := candidate.ArgvList(el); ok && i > 0 {
+			items, err := argList(name, args)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("argv[%d] %s: %w", i, el, err))
+				continue
+			}
+			for j, v := range items {
+				if !endOpts && strings.HasPrefix(v, "-") {
+					errs = append(errs, fmt.Errorf("%w: argv[%d] %s item %d is %q, which starts with \"-\"", ErrOptionArgument, i, el, j, v))
+				}
+			}
+			argv = append(argv, items...)
+			continue
+		}
 		names := candidate.ArgvPlaceholders(el)
 		bad := false
 		for _, n := range names {
@@ -278,16 +302,41 @@ func (h *host) expandArgv(tmpl []string, args map[string]any) ([]string, error) 
 			errs = append(errs, fmt.Errorf("argv[%d] %q: %w", i, el, err))
 			continue
 		}
-		if len(names) == 1 && el == "{"+names[0]+"}" && strings.HasPrefix(v, "-") {
+		if !endOpts && len(names) == 1 && el == "{"+names[0]+"}" && strings.HasPrefix(v, "-") {
 			errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"", ErrOptionArgument, i, el, v))
 			continue
 		}
-		argv[i] = v
+		argv = append(argv, v)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return argv, nil
+}
+
+// argList is the list argument name of a list placeholder, its items as
+// the strings they put in argv.
+func argList(name string, args map[string]any) ([]string, error) {
+	v, ok := args[name]
+	if !ok {
+		return nil, fmt.Errorf("the template names {%s...}, which the call does not pass", name)
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s is %s, want a list of strings, one per argument (from the command line: --param %s='[\"a\",\"b\"]')", name, candidate.JSONType(v), name)
+	}
+	items := make([]string, len(list))
+	for j, e := range list {
+		switch e := e.(type) {
+		case string:
+			items[j] = e
+		case json.Number:
+			items[j] = string(e)
+		default:
+			return nil, fmt.Errorf("%s item %d is %s, want a string", name, j, candidate.JSONType(e))
+		}
+	}
+	return items, nil
 }
 
 // runArgv runs argv in dir, without a shell, with the scrubbed

@@ -52,6 +52,8 @@ func TestExecExpand(t *testing.T) {
 	h := &host{cfg: &Config{Dir: "/ws"}}
 	args := map[string]any{
 		"b": "deps/x; rm -rf / $(id)", "dash": "-rf", "long": "--upload-pack=evil", "n": 3, "sp": "a b",
+		"paths": []any{"a b.go", "{x}", "c;d"}, "none": []any{}, "hostile": []any{"ok.go", "--force", "-x"},
+		"nums": []any{json.Number("3"), "x"}, "mixed": []any{"a", true},
 	}
 	tests := []struct {
 		tmpl []string
@@ -67,6 +69,22 @@ func TestExecExpand(t *testing.T) {
 		{tmpl: []string{"git", "{missing}"}, err: `argv[1] "{missing}": the template names {missing}, which the call does not pass`},
 		{tmpl: []string{"gh", "--token={secret:GH_TOKEN}"}, err: `argv[1] "--token={secret:GH_TOKEN}": a command reads a secret from a keyword argument, ctx.secret("GH_TOKEN")`},
 		{tmpl: []string{"{b}", "x"}, err: `argv[0] "{b}": the program must be literal`},
+		// A list placeholder is one element per item, none for an empty
+		// list, each item as it is.
+		{tmpl: []string{"git", "add", "{paths...}"}, want: []string{"git", "add", "a b.go", "{x}", "c;d"}},
+		{tmpl: []string{"git", "add", "{none...}", "-A"}, want: []string{"git", "add", "-A"}},
+		{tmpl: []string{"head", "{nums...}"}, want: []string{"head", "3", "x"}},
+		{tmpl: []string{"ls", "--color={paths...}"}, want: []string{"ls", "--color={paths...}"}},
+		// Every item is checked for an option, not only the first.
+		{tmpl: []string{"git", "add", "{hostile...}"}, err: "argument would be read as an option: argv[2] {hostile...} item 1 is \"--force\", which starts with \"-\"\n" +
+			"argument would be read as an option: argv[2] {hostile...} item 2 is \"-x\", which starts with \"-\""},
+		// After a literal "--" the program reads no options.
+		{tmpl: []string{"git", "add", "--", "{hostile...}"}, want: []string{"git", "add", "--", "ok.go", "--force", "-x"}},
+		{tmpl: []string{"rm", "--", "{dash}"}, want: []string{"rm", "--", "-rf"}},
+		{tmpl: []string{"git", "add", "{sp...}"}, err: `argv[2] {sp...}: sp is string, want a list of strings, one per argument (from the command line: --param sp='["a","b"]')`},
+		{tmpl: []string{"git", "add", "{mixed...}"}, err: `argv[2] {mixed...}: mixed item 1 is bool, want a string`},
+		{tmpl: []string{"git", "add", "{gone...}"}, err: `argv[2] {gone...}: the template names {gone...}, which the call does not pass`},
+		{tmpl: []string{"{paths...}"}, err: `argv[0] "{paths...}": the program must be literal`},
 	}
 	for _, tt := range tests {
 		got, err := h.expandArgv(tt.tmpl, args)
@@ -191,6 +209,39 @@ def wf(ctx, name):
 	}
 	if got := res.Receipts[0].Status; got != ReceiptDryRun {
 		t.Errorf("receipt status = %s, want %s", got, ReceiptDryRun)
+	}
+}
+
+// TestExecList runs a step whose operands are a list parameter, as mining
+// writes git add {paths...}: each item is one argument, a dry run shows
+// the argv it would run, and an item that is an option is refused before
+// the program runs.
+func TestExecList(t *testing.T) {
+	const src = `# capabilities: exec:show · secrets: none
+def wf(ctx, paths):
+    return ctx.exec("show", ["./bin/show", "add", "{paths...}"], paths = paths)
+`
+	w := workflow(t, src)
+	dir := execWorkspace(t)
+	res, err := Run(context.Background(), w, Params{"paths": []any{"a.go", "dir/b c.go"}}, execOpts(t, dir, "exec:show"))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := res.Output.(map[string]any)["stdout"]; got != "add\na.go\ndir/b c.go\n" {
+		t.Errorf("stdout = %q, want the two paths as two arguments", got)
+	}
+	o := execOpts(t, dir)
+	o.DryRun = true
+	res, err = Run(context.Background(), w, Params{"paths": []any{"x", "y", "z"}}, o)
+	if err != nil {
+		t.Fatalf("dry run: %v", err)
+	}
+	if want := []string{filepath.Join(dir, "bin/show"), "add", "x", "y", "z"}; len(res.Commands) != 1 || !slices.Equal(res.Commands[0].Argv, want) {
+		t.Errorf("dry run commands = %+v, want argv %q", res.Commands, want)
+	}
+	res, err = Run(context.Background(), w, Params{"paths": []any{"x", "--exec=evil"}}, execOpts(t, dir, "exec:show"))
+	if !errors.Is(err, ErrOptionArgument) || len(res.Refusals) != 1 || res.Commands != nil {
+		t.Errorf("Run(option item) = %v, refusals %+v, commands %+v; want ErrOptionArgument refused before the call", err, res.Refusals, res.Commands)
 	}
 }
 
