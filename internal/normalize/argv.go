@@ -1,7 +1,7 @@
 package normalize
 
 import (
-	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,6 +15,13 @@ type command struct {
 	tmpl     []string
 	flags    map[string]bool // flags as written, without dashes; a cluster's letters each
 	operands int
+	// list is the key of the list parameter the last operand went to;
+	// variadic and variadicKey are the name the head gives its variadic
+	// operands ("module@version") and the key of their list.
+	list, variadic, variadicKey string
+	// windows is true when argv[0] was a Windows name of prog
+	// (C:\...\git.exe, npm.cmd), which the template replaces by prog.
+	windows bool
 	// longNames maps the head's short flags to the long names its
 	// documentation gives them, for parameter names: git commit -m is
 	// the message parameter, not m.
@@ -24,12 +31,18 @@ type command struct {
 // parseArgv takes argv apart. It needs no shell: argv is already the
 // words the program receives. argv must not be empty.
 func (r *Rules) parseArgv(argv []string) command {
+	prog, windows := programName(argv[0])
 	c := command{
-		prog:   path.Base(argv[0]),
-		params: map[string]any{},
-		flags:  map[string]bool{},
+		prog:    prog,
+		params:  map[string]any{},
+		flags:   map[string]bool{},
+		windows: windows,
 	}
-	c.tmpl = append(c.tmpl, literal(argv[0]))
+	if windows {
+		c.tmpl = append(c.tmpl, literal(prog))
+	} else {
+		c.tmpl = append(c.tmpl, literal(argv[0]))
+	}
 	headWords := []string{c.prog}
 	i := 1
 	if moduleRunners[c.prog] && len(argv) > 2 && argv[1] == "-m" && isSubcommand(argv[2]) {
@@ -73,11 +86,15 @@ func (r *Rules) parseArgv(argv []string) command {
 		names = r.operandNames[c.prog]
 	}
 	dashLong := singleDashLong[c.prog]
+	list := "args"
+	if r.pathOperands[c.head] || c.head == c.prog && r.pathOperands[c.prog] {
+		list = "paths"
+	}
 	endOpts := false
 	for ; i < len(argv); i++ {
 		w := argv[i]
 		if endOpts || w == "-" || !strings.HasPrefix(w, "-") {
-			c.operand(w, names)
+			c.operand(w, names, list)
 			continue
 		}
 		if w == "--" {
@@ -87,6 +104,7 @@ func (r *Rules) parseArgv(argv []string) command {
 		}
 		i += c.flag(argv, i, flags, dashLong)
 	}
+	c.oneVariadic()
 	return c
 }
 
@@ -180,23 +198,38 @@ func (c *command) flag(argv []string, i int, values map[string]bool, dashLong bo
 	}
 }
 
-// operand records the operand w under its name from names, or arg<N>.
-func (c *command) operand(w string, names []string) {
+// operand records the operand w: under its name from names when the head
+// names its operands, else as one more element of the list parameter list
+// (see listKey). Operands in a row share one list, whose placeholder
+// {name...} stands for all of them; an operand after a flag that follows
+// the list starts a second list (list_2), so that the template still gives
+// back the argv in its order.
+func (c *command) operand(w string, names []string, list string) {
 	c.operands++
 	n := c.operands
-	var name string
-	switch {
-	case n <= len(names):
-		name = names[n-1]
-	case len(names) > 0 && strings.HasSuffix(names[len(names)-1], "..."):
-		name = names[len(names)-1]
-	default:
-		key := c.key("arg" + strconv.Itoa(n))
-		c.params[key] = w
-		c.tmpl = append(c.tmpl, "{"+key+"}")
+	if n <= len(names) && !strings.HasSuffix(names[n-1], "...") {
+		c.named(w, names[n-1])
 		return
 	}
-	name = strings.TrimSuffix(name, "...")
+	if len(names) > 0 && strings.HasSuffix(names[len(names)-1], "...") {
+		list = plural(strings.TrimSuffix(names[len(names)-1], "..."))
+	}
+	if c.list != "" && c.tmpl[len(c.tmpl)-1] == "{"+c.list+"...}" {
+		c.params[c.list] = append(c.params[c.list].([]any), w)
+		return
+	}
+	key := c.key(list)
+	c.params[key] = []any{w}
+	c.tmpl = append(c.tmpl, "{"+key+"...}")
+	c.list = key
+	if v := names; c.variadic == "" && len(v) > 0 && strings.HasSuffix(v[len(v)-1], "...") && strings.ContainsAny(v[len(v)-1], "@=") {
+		c.variadic, c.variadicKey = strings.TrimSuffix(names[len(names)-1], "..."), key
+	}
+}
+
+// named records the operand w under name, splitting it at the separator a
+// name of the form "a@b" or "a==b" gives.
+func (c *command) named(w, name string) {
 	for _, sep := range []string{"@", "=="} {
 		a, b, ok := strings.Cut(name, sep)
 		if !ok {
@@ -218,6 +251,39 @@ func (c *command) operand(w string, names []string) {
 	key := c.key(name)
 	c.params[key] = w
 	c.tmpl = append(c.tmpl, "{"+key+"}")
+}
+
+// oneVariadic undoes the list of a head whose variadic operands are split
+// in two ("module@version...") when there is exactly one of them:
+// "go get golang.org/x/net@v0.33.0" is the parameters module and version,
+// as a person would name them, not a list of one. Operands of any other
+// name stay a list however many there are (make's targets), so that the
+// step's parameter keys do not depend on their count.
+func (c *command) oneVariadic() {
+	if c.variadic == "" {
+		return
+	}
+	elems, _ := c.params[c.variadicKey].([]any)
+	if len(elems) != 1 || c.params[c.variadicKey+"_2"] != nil {
+		return
+	}
+	at := slices.Index(c.tmpl, "{"+c.variadicKey+"...}")
+	if at < 0 {
+		return
+	}
+	delete(c.params, c.variadicKey)
+	tail := slices.Clone(c.tmpl[at+1:])
+	c.tmpl = c.tmpl[:at]
+	c.named(elems[0].(string), c.variadic)
+	c.tmpl = append(c.tmpl, tail...)
+}
+
+// plural names the list of a head's variadic operands after the name of
+// one: module → modules.
+func plural(name string) string {
+	name, _, _ = strings.Cut(name, "@")
+	name, _, _ = strings.Cut(name, "==")
+	return name + "s"
 }
 
 // key turns a flag or operand name into a parameter key that the argv
@@ -315,6 +381,9 @@ func isDigits(s string) bool {
 func (r *Rules) readOnly(c command) bool {
 	if r.toolCalls[c.head] || r.toolCalls[c.prog] {
 		return false
+	}
+	if c.head == c.prog && readOnlyCmdlet(c.prog) {
+		return true
 	}
 	if !r.observations[c.head] && !(c.head == c.prog && r.observations[c.prog]) {
 		return false

@@ -113,15 +113,15 @@ func (r *Rules) Extend(cfg Config) (*Rules, error) {
 
 	n := *r
 	n.observations = union(r.observations, obs)
+	n.userObservations = union(r.userObservations, obs)
 	n.toolCalls = union(r.toolCalls, calls)
 	n.fileTools = union(r.fileTools, files)
 	n.shellTools = union(r.shellTools, shells)
 	// An entry the user moves from one list to another leaves the
 	// first, so the last word is the user's.
 	for _, c := range calls {
-		if n.observations[c] {
-			delete(n.observations, c)
-		}
+		delete(n.observations, c)
+		delete(n.userObservations, c)
 	}
 	for _, o := range obs {
 		delete(n.toolCalls, o)

@@ -57,17 +57,37 @@
 // A flag becomes a parameter named by the flag without dashes, "-" and "."
 // turned into "_" (-b x → b, --add-label=bug → add_label); a flag without
 // a value is true. Whether a flag takes the next word as its value is in
-// the valueFlags table; unknown flags are booleans. Operands are arg<N>
-// (N their position among operands) unless operandNames names them for
-// the head, which may split "module@version" into two parameters. A
+// the valueFlags table; unknown flags are booleans. Operands (the words
+// that are neither the head, a flag nor a flag's value) are one list
+// parameter, args, or paths for heads whose operands are files (git add,
+// rm, mkdir), however many there are: "git add a.go" and "git add a.go
+// b.go" are both git add with the one key paths, so their repeats line up
+// in mining, whose signatures are made of keys. operandNames names the
+// operands of heads that take fixed ones (git checkout BRANCH, git push
+// REMOTE BRANCH; extra ones still go to the list), and may split
+// "module@version" into two parameters; a head's variadic operands that
+// it names are a list named after them (npm install A B: packages), except
+// that a single one to be split is split (go get M@V: module, version). A
 // repeated key gets _2, _3, ….
 //
 // Metadata argv is the argv template: the command's words, with every
-// parameter's text replaced by {name} and literal braces doubled, so that
-// substituting the parameters gives back the command's argv exactly.
+// parameter's text replaced by {name}, a list's operands in a row by the
+// one element {name...}, and literal braces doubled, so that
+// substituting the parameters (a list's items one element each) gives
+// back the command's argv exactly. Operands split by a flag (find . -name
+// x -exec …) are two lists, args and args_2, to keep that order.
 // Running it needs the capability exec:<program>, and exec:<wrapper> for
 // each wrapper kept in front of it, since the wrapper is what the argv
 // starts.
+//
+// A program recorded on Windows is named as it is elsewhere: python.exe,
+// C:\...\git.exe and npm.cmd are python, git and npm, in the head and as
+// the template's program, and metadata program keeps the word recorded.
+// Operands keep their backslashes: they are data. PowerShell commands
+// (the PowerShell tool, powershell -Command SCRIPT, pwsh -c SCRIPT) are
+// read like shell commands; a cmdlet that only reads (Get-*, Select-*,
+// Test-*, Measure-*, Format-*, Out-String, …) is an observation, and a
+// filter after a pipe.
 //
 // # Files, observations and other tools
 //
@@ -78,9 +98,14 @@
 // patch) as inputs. A read-only tool (Read, Grep, Glob, TodoWrite,
 // update_plan, …) or shell head (cat, rg, ls, sed without -i, find without
 // -exec or -delete, git status, git log, git diff, git show, …) becomes an
-// observation, which mining neither requires nor lets break a match. Any
-// other tool is a tool_call named after the tool, its arguments its
-// parameters.
+// observation, which mining neither requires nor lets break a match. So
+// do WebFetch, WebSearch, ToolSearch, MCP resource reads, Codex's
+// web_search_call and view_image, and MCP tools whose name says they read
+// (mcp__github__get_issue, mcp__x__calendar_search; never one with a write
+// word such as create or update in it); an MCP call recorded with the
+// server's annotations follows its readOnlyHint instead, and the user's
+// [normalize] lists overrule both. Any other tool is a tool_call named
+// after the tool, its arguments its parameters.
 //
 // # Questions to the user
 //
@@ -95,6 +120,7 @@ package normalize
 import (
 	"maps"
 	"strconv"
+	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -135,12 +161,16 @@ type Rules struct {
 	shellTools   map[string]bool
 	fileTools    map[string]bool
 	observations map[string]bool
-	toolCalls    map[string]bool // user entries that are never observations
-	filters      map[string]bool
-	heads        map[string]int
-	valueFlags   map[string]map[string]bool
-	operandNames map[string][]string
-	rename       map[string]string
+	// userObservations are the observations crystallize.toml adds,
+	// which a tool's own annotations do not overrule.
+	userObservations map[string]bool
+	toolCalls        map[string]bool // user entries that are never observations
+	filters          map[string]bool
+	heads            map[string]int
+	valueFlags       map[string]map[string]bool
+	operandNames     map[string][]string
+	pathOperands     map[string]bool
+	rename           map[string]string
 	// scripts caches parsed shell scripts; it is the one part of a
 	// Rules that changes, and only as a cache: see parseShell.
 	scripts *scriptCache
@@ -157,6 +187,7 @@ func Default() *Rules {
 		heads:        heads,
 		valueFlags:   valueFlags,
 		operandNames: operandNames,
+		pathOperands: pathOperands,
 		rename:       map[string]string{},
 		scripts:      &scriptCache{},
 	}
@@ -197,14 +228,97 @@ func (r *Rules) toolAction(c Call) trace.Action {
 	if n, ok := r.rename[c.Tool]; ok {
 		a.Name = n
 	}
-	if r.isObservationTool(c.Tool) {
+	if r.isObservationTool(c) {
 		a.Kind = trace.KindObservation
 	}
 	return a
 }
 
-func (r *Rules) isObservationTool(tool string) bool {
-	return r.observations[tool] && !r.toolCalls[tool]
+// isObservationTool reports whether a call of a tool that is neither a
+// shell nor a file tool only reads. The user's table decides first, then
+// what the MCP server said of the tool when the call carries its
+// annotations (metadata mcp.annotations.readOnlyHint, as capture records
+// them), then the built-in list and the MCP tool's name.
+func (r *Rules) isObservationTool(c Call) bool {
+	switch {
+	case r.toolCalls[c.Tool]:
+		return false
+	case r.userObservations[c.Tool]:
+		return true
+	}
+	if hint, ok := readOnlyHint(c.Metadata); ok {
+		return hint
+	}
+	return r.observations[c.Tool] || mcpReadOnly(c.Tool)
+}
+
+// readOnlyHint is the readOnlyHint annotation recorded with an MCP call.
+func readOnlyHint(md map[string]any) (hint, ok bool) {
+	mcp, _ := md["mcp"].(map[string]any)
+	ann, _ := mcp["annotations"].(map[string]any)
+	hint, ok = ann["readOnlyHint"].(bool)
+	return hint, ok
+}
+
+// mcpReadOnly reports whether an MCP tool's name, mcp__<server>__<tool>
+// as Claude Code writes it, says the tool only reads: the tool's first
+// word is a read verb (get_issue, list_projects, searchPages) or its last
+// one a read noun (calendar_search), and no word of it is a write
+// (get_or_create_branch). A name that says nothing either way is a tool
+// call: an observation that wrote would hide a step.
+func mcpReadOnly(tool string) bool {
+	rest, ok := strings.CutPrefix(tool, "mcp__")
+	if !ok {
+		return false
+	}
+	i := strings.LastIndex(rest, "__")
+	if i < 0 {
+		return false
+	}
+	words := nameWords(rest[i+2:])
+	if len(words) == 0 {
+		return false
+	}
+	for _, w := range words {
+		if mcpWriteWords[w] {
+			return false
+		}
+	}
+	// "query" alone runs what it is given (SQL may write); query_issues
+	// reads issues.
+	if words[0] == "query" && len(words) == 1 {
+		return false
+	}
+	return mcpReadVerbs[words[0]] || mcpReadSuffixes[words[len(words)-1]]
+}
+
+// nameWords splits a tool name into lower-case words at "_", "-" and
+// lower-to-upper case changes: getIssue_comments is get, issue, comments.
+func nameWords(s string) []string {
+	var words []string
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			words = append(words, b.String())
+			b.Reset()
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == '_' || ch == '-' || ch == '.':
+			flush()
+		case ch >= 'A' && ch <= 'Z':
+			if i > 0 && s[i-1] >= 'a' && s[i-1] <= 'z' {
+				flush()
+			}
+			b.WriteByte(ch + 'a' - 'A')
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	flush()
+	return words
 }
 
 // finish sets what every action of c shares: ids, timing, cost on the

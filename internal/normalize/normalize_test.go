@@ -12,18 +12,30 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // expandTemplate fills an argv template as the runtime does: {name} is the
-// parameter's text, "{{" and "}}" are literal braces.
+// parameter's text, an element {name...} is the list parameter's
+// elements, "{{" and "}}" are literal braces.
 func expandTemplate(t testing.TB, tmpl []any, params map[string]any) []string {
 	t.Helper()
-	out := make([]string, len(tmpl))
+	out := make([]string, 0, len(tmpl))
 	for i, e := range tmpl {
 		s, ok := e.(string)
 		if !ok {
 			t.Fatalf("argv template element %d is %T, want string", i, e)
+		}
+		if name, ok := candidate.ArgvList(s); ok {
+			list, ok := params[name].([]any)
+			if !ok || len(list) == 0 {
+				t.Fatalf("template %q names %s, which is not a non-empty list parameter of %v", s, name, params)
+			}
+			for _, v := range list {
+				out = append(out, v.(string))
+			}
+			continue
 		}
 		var b strings.Builder
 		for j := 0; j < len(s); {
@@ -50,7 +62,7 @@ func expandTemplate(t testing.TB, tmpl []any, params map[string]any) []string {
 				j++
 			}
 		}
-		out[i] = b.String()
+		out = append(out, b.String())
 	}
 	return out
 }
@@ -100,6 +112,9 @@ func argv(ws ...string) []any {
 
 type P = map[string]any
 
+// L is a list parameter's value.
+func L(ws ...string) []any { return argv(ws...) }
+
 func TestShellActions(t *testing.T) {
 	const tc, obs = trace.KindToolCall, trace.KindObservation
 	tests := []struct {
@@ -112,8 +127,8 @@ func TestShellActions(t *testing.T) {
 		cmd:   `cd /repo && git add go.mod go.sum && git commit -m "Bump x/mod to v0.20.0 (fixes #12)"`,
 		extra: []string{"cwd", "compound_index"},
 		want: []got{
-			{ID: "call_1", Kind: tc, Name: "git add", Params: P{"arg1": "go.mod", "arg2": "go.sum"},
-				Argv: argv("git", "add", "{arg1}", "{arg2}"), Extra: P{"cwd": "/repo", "compound_index": 1}},
+			{ID: "call_1", Kind: tc, Name: "git add", Params: P{"paths": L("go.mod", "go.sum")},
+				Argv: argv("git", "add", "{paths...}"), Extra: P{"cwd": "/repo", "compound_index": 1}},
 			{ID: "call_1.2", Kind: tc, Name: "git commit", Params: P{"message": "Bump x/mod to v0.20.0 (fixes #12)"},
 				Argv: argv("git", "commit", "-m", "{message}"), Extra: P{"cwd": "/repo", "compound_index": 2}},
 		},
@@ -130,7 +145,7 @@ func TestShellActions(t *testing.T) {
 		cmd:   `go test ./... 2>&1 | grep -v '^ok' | head -n 40`,
 		extra: []string{"filters", "redirects"},
 		want: []got{
-			{ID: "call_1", Kind: tc, Name: "go test", Params: P{"arg1": "./..."}, Argv: argv("go", "test", "{arg1}"),
+			{ID: "call_1", Kind: tc, Name: "go test", Params: P{"args": L("./...")}, Argv: argv("go", "test", "{args...}"),
 				Extra: P{"filters": argv("grep -v '^ok'", "head -n 40"), "redirects": argv("2>&1")}},
 		},
 	}, {
@@ -187,38 +202,38 @@ func TestShellActions(t *testing.T) {
 	}, {
 		name: "sh -c string wrapper",
 		cmd:  `sh -c 'docker compose up -d db'`,
-		want: []got{{ID: "call_1", Kind: tc, Name: "docker compose up", Params: P{"d": true, "arg1": "db"},
-			Argv: argv("docker", "compose", "up", "-d", "{arg1}")}},
+		want: []got{{ID: "call_1", Kind: tc, Name: "docker compose up", Params: P{"d": true, "args": L("db")},
+			Argv: argv("docker", "compose", "up", "-d", "{args...}")}},
 	}, {
 		name: "sed -n reads, sed -i writes",
 		cmd:  `sed -n '1,40p' main.go; sed -i 's/v1/v2/' main.go`,
 		want: []got{
-			{ID: "call_1", Kind: obs, Name: "sed", Params: P{"n": true, "arg1": "1,40p", "arg2": "main.go"},
-				Argv: argv("sed", "-n", "{arg1}", "{arg2}")},
-			{ID: "call_1.2", Kind: tc, Name: "sed", Params: P{"i": true, "arg1": "s/v1/v2/", "arg2": "main.go"},
-				Argv: argv("sed", "-i", "{arg1}", "{arg2}")},
+			{ID: "call_1", Kind: obs, Name: "sed", Params: P{"n": true, "args": L("1,40p", "main.go")},
+				Argv: argv("sed", "-n", "{args...}")},
+			{ID: "call_1.2", Kind: tc, Name: "sed", Params: P{"i": true, "args": L("s/v1/v2/", "main.go")},
+				Argv: argv("sed", "-i", "{args...}")},
 		},
 	}, {
 		name: "|| keeps both sides",
 		cmd:  `make lint || golangci-lint run ./...`,
 		want: []got{
-			{ID: "call_1", Kind: tc, Name: "make", Params: P{"target": "lint"}, Argv: argv("make", "{target}")},
-			{ID: "call_1.2", Kind: tc, Name: "golangci-lint", Params: P{"arg1": "run", "arg2": "./..."},
-				Argv: argv("golangci-lint", "{arg1}", "{arg2}")},
+			{ID: "call_1", Kind: tc, Name: "make", Params: P{"targets": L("lint")}, Argv: argv("make", "{targets...}")},
+			{ID: "call_1.2", Kind: tc, Name: "golangci-lint", Params: P{"args": L("run", "./...")},
+				Argv: argv("golangci-lint", "{args...}")},
 		},
 	}, {
 		name:  "timeout wrapper keeps its words in the template",
 		cmd:   `timeout 120 go test -run 'TestLoad$' -count=1 ./internal/source/`,
 		extra: []string{"wrapper"},
 		want: []got{{ID: "call_1", Kind: tc, Name: "go test",
-			Params: P{"run": "TestLoad$", "count": "1", "arg1": "./internal/source/"},
-			Argv:   argv("timeout", "120", "go", "test", "-run", "{run}", "-count={count}", "{arg1}"),
+			Params: P{"run": "TestLoad$", "count": "1", "args": L("./internal/source/")},
+			Argv:   argv("timeout", "120", "go", "test", "-run", "{run}", "-count={count}", "{args...}"),
 			Extra:  P{"wrapper": "timeout"}}},
 	}, {
 		name: "python -m is part of the head",
 		cmd:  `python3 -m pytest -q tests/test_api.py`,
-		want: []got{{ID: "call_1", Kind: tc, Name: "python3 -m pytest", Params: P{"q": true, "arg1": "tests/test_api.py"},
-			Argv: argv("python3", "-m", "pytest", "-q", "{arg1}")}},
+		want: []got{{ID: "call_1", Kind: tc, Name: "python3 -m pytest", Params: P{"q": true, "args": L("tests/test_api.py")},
+			Argv: argv("python3", "-m", "pytest", "-q", "{args...}")}},
 	}, {
 		name: "npm scoped package with a version",
 		cmd:  `npm install --save-dev @types/node@20.11.0`,
@@ -238,14 +253,14 @@ func TestShellActions(t *testing.T) {
 	}, {
 		name: "find -exec braces stay literal",
 		cmd:  `find . -name '*.orig' -exec rm {} \;`,
-		want: []got{{ID: "call_1", Kind: tc, Name: "find", Params: P{"name": "*.orig", "exec": true, "arg1": ".", "arg2": "rm", "arg3": "{}", "arg4": ";"},
-			Argv: argv("find", "{arg1}", "-name", "{name}", "-exec", "{arg2}", "{arg3}", "{arg4}")}},
+		want: []got{{ID: "call_1", Kind: tc, Name: "find", Params: P{"name": "*.orig", "exec": true, "args": L("."), "args_2": L("rm", "{}", ";")},
+			Argv: argv("find", "{args...}", "-name", "{name}", "-exec", "{args_2...}")}},
 	}, {
 		name:  "output redirection makes a write",
 		cmd:   `echo "v1.4.0" > VERSION`,
 		extra: []string{"redirects"},
-		want: []got{{ID: "call_1", Kind: tc, Name: "echo", Params: P{"arg1": "v1.4.0"},
-			Argv: argv("echo", "{arg1}"), Extra: P{"redirects": argv(">VERSION")}}},
+		want: []got{{ID: "call_1", Kind: tc, Name: "echo", Params: P{"args": L("v1.4.0")},
+			Argv: argv("echo", "{args...}"), Extra: P{"redirects": argv(">VERSION")}}},
 	}, {
 		name:  "command substitution is unparsed",
 		cmd:   `git tag "v$(cat VERSION)"`,
@@ -298,17 +313,17 @@ func TestShellActions(t *testing.T) {
 		name:  "export carries env to the parts after it",
 		cmd:   `export CGO_ENABLED=0; go build -o bin/app ./cmd/app`,
 		extra: []string{"env"},
-		want: []got{{ID: "call_1", Kind: tc, Name: "go build", Params: P{"o": "bin/app", "arg1": "./cmd/app"},
-			Argv: argv("go", "build", "-o", "{o}", "{arg1}"), Extra: P{"env": P{"CGO_ENABLED": "0"}}}},
+		want: []got{{ID: "call_1", Kind: tc, Name: "go build", Params: P{"o": "bin/app", "args": L("./cmd/app")},
+			Argv: argv("go", "build", "-o", "{o}", "{args...}"), Extra: P{"env": P{"CGO_ENABLED": "0"}}}},
 	}, {
 		name: "read-only heads",
 		cmd:  `git status --short && rg -n 'func Load' internal/ && ls -la && cat go.mod`,
 		want: []got{
 			{ID: "call_1", Kind: obs, Name: "git status", Params: P{"short": true}, Argv: argv("git", "status", "--short")},
-			{ID: "call_1.2", Kind: obs, Name: "rg", Params: P{"n": true, "arg1": "func Load", "arg2": "internal/"},
-				Argv: argv("rg", "-n", "{arg1}", "{arg2}")},
+			{ID: "call_1.2", Kind: obs, Name: "rg", Params: P{"n": true, "args": L("func Load", "internal/")},
+				Argv: argv("rg", "-n", "{args...}")},
 			{ID: "call_1.3", Kind: obs, Name: "ls", Params: P{"l": true, "a": true}, Argv: argv("ls", "-la")},
-			{ID: "call_1.4", Kind: obs, Name: "cat", Params: P{"arg1": "go.mod"}, Argv: argv("cat", "{arg1}")},
+			{ID: "call_1.4", Kind: obs, Name: "cat", Params: P{"paths": L("go.mod")}, Argv: argv("cat", "{paths...}")},
 		},
 	}, {
 		name: "git branch lists, git branch NAME creates",
@@ -598,7 +613,20 @@ func TestOtherTools(t *testing.T) {
 		{"Read", trace.KindObservation}, {"Grep", trace.KindObservation}, {"Glob", trace.KindObservation},
 		{"TodoWrite", trace.KindObservation}, {"update_plan", trace.KindObservation}, {"view_image", trace.KindObservation},
 		{"WebSearch", trace.KindObservation}, {"LS", trace.KindObservation},
-		{"WebFetch", trace.KindToolCall}, {"Task", trace.KindToolCall}, {"mcp__github__create_issue", trace.KindToolCall},
+		{"Task", trace.KindToolCall}, {"mcp__github__create_issue", trace.KindToolCall},
+		// Read-only tools are observations.
+		{"WebFetch", trace.KindObservation}, {"ToolSearch", trace.KindObservation},
+		{"ListMcpResourcesTool", trace.KindObservation}, {"ReadMcpResourceTool", trace.KindObservation},
+		{"web_search_call", trace.KindObservation},
+		// MCP tools whose names say they read; a write word anywhere,
+		// or a name that says nothing, keeps a tool call.
+		{"mcp__github__get_issue", trace.KindObservation}, {"mcp__linear__list_projects", trace.KindObservation},
+		{"mcp__notion__searchPages", trace.KindObservation}, {"mcp__x_y__calendar_search", trace.KindObservation},
+		{"mcp__docs__describe_table", trace.KindObservation}, {"mcp__web__fetch_url", trace.KindObservation},
+		{"mcp__jira__query_issues", trace.KindObservation}, {"mcp__db__read_rows", trace.KindObservation},
+		{"mcp__db__query", trace.KindToolCall}, {"mcp__git__get_or_create_branch", trace.KindToolCall},
+		{"mcp__svc__authenticate", trace.KindToolCall}, {"mcp__gh__list_and_delete_runs", trace.KindToolCall},
+		{"get_issue", trace.KindToolCall}, {"mcp__get_issue", trace.KindToolCall},
 	}
 	for _, tt := range tests {
 		args := P{"q": "x"}
@@ -622,9 +650,44 @@ func TestOtherTools(t *testing.T) {
 	}
 }
 
+// TestMCPAnnotations checks that a call recorded with the server's
+// annotations follows its readOnlyHint whatever the tool's name says, and
+// that the user's table still has the last word.
+func TestMCPAnnotations(t *testing.T) {
+	ann := func(readOnly bool) map[string]any {
+		return P{"mcp": P{"server": "s", "annotations": P{"readOnlyHint": readOnly}}}
+	}
+	tests := []struct {
+		tool string
+		md   map[string]any
+		want trace.Kind
+	}{
+		{"mcp__s__sync", ann(true), trace.KindObservation},
+		{"mcp__s__get_token", ann(false), trace.KindToolCall},
+		{"Read", ann(false), trace.KindToolCall},
+		{"mcp__s__sync", P{"mcp": P{"server": "s"}}, trace.KindToolCall},
+	}
+	for _, tt := range tests {
+		acts := Default().Actions(Call{ID: "i", Tool: tt.tool, Metadata: tt.md})
+		if len(acts) != 1 || acts[0].Kind != tt.want {
+			t.Errorf("Actions(%s, %v) kind = %s, want %s", tt.tool, tt.md, acts[0].Kind, tt.want)
+		}
+	}
+	r, err := Default().Extend(Config{Observations: []string{"mcp__s__sync2"}, ToolCalls: []string{"mcp__s__list"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := r.Actions(Call{Tool: "mcp__s__sync2", Metadata: ann(false)}); a[0].Kind != trace.KindObservation {
+		t.Errorf("user observation with readOnlyHint false = %s, want observation", a[0].Kind)
+	}
+	if a := r.Actions(Call{Tool: "mcp__s__list", Metadata: ann(true)}); a[0].Kind != trace.KindToolCall {
+		t.Errorf("user tool call with readOnlyHint true = %s, want tool_call", a[0].Kind)
+	}
+}
+
 func TestExtend(t *testing.T) {
 	r, err := Default().Extend(Config{
-		Observations: []string{"mcp__db__describe", "terraform plan"},
+		Observations: []string{"mcp__db__migrate", "terraform plan"},
 		ToolCalls:    []string{"git status"},
 		FileTools:    []string{"mcp__fs__write"},
 		ShellTools:   []string{"mcp__term__run"},
@@ -642,7 +705,7 @@ func TestExtend(t *testing.T) {
 			t.Errorf("extended Actions(%v %v) = %v, want one %s %s", c.Tool, c.Args, acts, kind, name)
 		}
 	}
-	check(Call{Tool: "mcp__db__describe"}, trace.KindObservation, "mcp__db__describe")
+	check(Call{Tool: "mcp__db__migrate"}, trace.KindObservation, "mcp__db__migrate")
 	check(Call{Tool: "mcp__term__run", Args: P{"command": "terraform plan -out=x"}}, trace.KindObservation, "terraform plan")
 	check(Call{Tool: "Bash", Args: P{"command": "git status"}}, trace.KindToolCall, "git status")
 	check(Call{Tool: "mcp__fs__write", Args: P{"path": "a"}}, trace.KindFileMutation, FileEdit)
@@ -662,7 +725,7 @@ func TestExtend(t *testing.T) {
 	if a := Default().Actions(Call{Tool: "mcp__github__create_pull_request"}); a[0].Name != "mcp__github__create_pull_request" {
 		t.Errorf("Extend changed the default table's renames: %+v", a[0])
 	}
-	for _, tool := range []string{"mcp__db__describe", "mcp__fs__write", "mcp__term__run"} {
+	for _, tool := range []string{"mcp__db__migrate", "mcp__fs__write", "mcp__term__run"} {
 		if a := Default().Actions(Call{Tool: tool, Args: P{"path": "a", "command": "ls"}}); a[0].Kind != trace.KindToolCall || a[0].Name != tool {
 			t.Errorf("Extend changed how the default table reads %s: %+v", tool, a[0])
 		}
@@ -776,7 +839,7 @@ func TestCredential(t *testing.T) {
 func TestConfigTOML(t *testing.T) {
 	const doc = `
 [normalize]
-observations = ["mcp__db__describe", "terraform plan"]
+observations = ["mcp__db__migrate", "terraform plan"]
 tool_calls   = ["git branch"]
 file_tools   = ["mcp__fs__write_file"]
 shell_tools  = ["mcp__term__run"]

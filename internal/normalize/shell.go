@@ -100,16 +100,24 @@ func (r *Rules) argvParts(argv []string, cwd string) []part {
 		return r.parseScript(script, cwd, nil, 1)
 	}
 	raw := quoteArgv(argv)
-	if path.Base(argv[0]) == "apply_patch" && len(argv) == 2 {
+	prog, _ := programName(argv[0])
+	if prog == "apply_patch" && len(argv) == 2 {
 		return []part{{raw: raw, prog: "apply_patch", argv: argv, patch: argv[1], cwd: cwd}}
 	}
-	return []part{{raw: raw, argv: argv, prog: path.Base(argv[0]), cwd: cwd}}
+	return []part{{raw: raw, argv: argv, prog: prog, cwd: cwd}}
 }
 
 // shellScript returns the script of "bash -lc SCRIPT" and its kin: a
-// shell, options, one of them containing c, then the script.
+// shell, options, one of them containing c, then the script; or of
+// "powershell -Command SCRIPT" (see powershellScript).
 func shellScript(argv []string) (string, bool) {
-	if len(argv) < 3 || !shellWrappers[path.Base(argv[0])] {
+	if script, ok := powershellScript(argv); ok {
+		return script, true
+	}
+	if len(argv) < 3 {
+		return "", false
+	}
+	if prog, _ := programName(argv[0]); !shellWrappers[prog] {
 		return "", false
 	}
 	for i := 1; i < len(argv)-1; i++ {
@@ -379,7 +387,12 @@ func (w *walker) isFilter(s *syntax.Stmt) bool {
 	if !ok {
 		return false
 	}
-	prog := path.Base(argv[0])
+	prog, _ := programName(argv[0])
+	if readOnlyCmdlet(prog) {
+		// Select-String, Where-Object, Format-Table: PowerShell's
+		// filters.
+		return true
+	}
 	if !w.rules.filters[prog] {
 		return false
 	}
@@ -463,7 +476,7 @@ func (w *walker) call(s *syntax.Stmt, ce *syntax.CallExpr) {
 	}
 	prog := ""
 	if len(p.prefix) > 0 {
-		prog = path.Base(p.prefix[0])
+		prog, _ = programName(p.prefix[0])
 	}
 	p.prog = prog
 	// A redirection the walker cannot read, or a heredoc (whose body is
@@ -718,12 +731,13 @@ func (r *Rules) partActions(p part) []trace.Action {
 	var prefix, wrapped []string
 	argv := p.argv
 	for len(argv) > 1 {
-		n, ok := wrappers[path.Base(argv[0])]
+		wrapper, _ := programName(argv[0])
+		n, ok := wrappers[wrapper]
 		if !ok || len(argv) <= n+1 || strings.HasPrefix(argv[1], "-") {
 			break
 		}
 		k := 1 + n
-		if path.Base(argv[0]) == "env" {
+		if wrapper == "env" {
 			for k < len(argv)-1 && strings.Contains(argv[k], "=") && !strings.HasPrefix(argv[k], "=") {
 				name, v, _ := strings.Cut(argv[k], "=")
 				if p.env == nil {
@@ -739,8 +753,8 @@ func (r *Rules) partActions(p part) []trace.Action {
 			}
 		}
 		prefix = append(prefix, argv[:k]...)
-		md["wrapper"] = path.Base(argv[0])
-		wrapped = append(wrapped, path.Base(argv[0]))
+		md["wrapper"] = wrapper
+		wrapped = append(wrapped, wrapper)
 		argv = argv[k:]
 	}
 	cmd := r.parseArgv(argv)
@@ -754,6 +768,11 @@ func (r *Rules) partActions(p part) []trace.Action {
 	a.Name = cmd.head
 	a.Parameters = cmd.params
 	md["argv"] = tmpl
+	if cmd.windows {
+		// The template runs the program by its name; the path and
+		// extension it was recorded with are kept for the reader.
+		md["program"] = argv[0]
+	}
 	a.Capabilities = []string{"exec:" + cmd.prog}
 	// The program run is the first wrapper; it needs its grant too.
 	for _, w := range wrapped {

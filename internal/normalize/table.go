@@ -12,7 +12,8 @@ import "strings"
 // command: a string for Claude Code and most OpenTelemetry tools, an argv
 // list for Codex.
 var shellTools = wordSet(`Bash bash shell local_shell_call local_shell run_shell shell_command exec_command
-	run_terminal_cmd execute_command terminal`)
+	run_terminal_cmd execute_command terminal
+	PowerShell powershell`)
 
 // fileTools are the tools that write files; fileToolPathKeys are the
 // argument keys that may hold the path they write.
@@ -45,7 +46,20 @@ var observations = wordSet(`Read Grep Glob LS TodoWrite TodoRead WebSearch Noteb
 	gh:pr:view gh:pr:list gh:pr:diff gh:pr:checks gh:pr:status gh:issue:view gh:issue:list gh:issue:status
 	gh:run:view gh:run:list gh:run:watch gh:repo:view gh:release:view gh:release:list gh:search
 	kubectl:get kubectl:describe kubectl:logs docker:ps docker:images docker:logs docker:inspect
-	npm:ls npm:view npm:list pip:list pip:show pip:freeze cargo:tree`)
+	npm:ls npm:view npm:list pip:list pip:show pip:freeze cargo:tree
+	WebFetch ToolSearch ListMcpResourcesTool ReadMcpResourceTool web_search_call web_search web_fetch`)
+
+// mcpReadVerbs are the words that, first in an MCP tool's own name
+// (mcp__github__get_issue, mcp__notion__search_pages), say it only reads;
+// mcpReadSuffixes say it at the end (mcp__m365__outlook_calendar_search).
+// mcpWriteWords anywhere in the name undo it (get_or_create_branch). See
+// mcpReadOnly.
+var (
+	mcpReadVerbs    = wordSet(`get list read search describe fetch find view show lookup query count`)
+	mcpReadSuffixes = wordSet(`search list lookup`)
+	mcpWriteWords   = wordSet(`create update delete remove set send post put patch write add edit move upload
+		run execute exec merge push comment close assign insert replace apply deploy approve cancel`)
+)
 
 // filters are the programs that, as a later stage of a pipeline, only
 // shape what the stage before them printed; they are recorded in that
@@ -161,11 +175,13 @@ var shortFlagNames = map[string]map[string]string{
 }
 
 // operandNames names, per head, the operands (the words that are neither
-// the head nor flags nor flag values) in order; the rest are arg<N> with
-// N the operand's 1-based position. A name of the form "a@b" splits the
-// operand at its last "@" (not a leading one) into parameters a and b, and
-// "a==b" at "=="; a trailing "..." repeats the last name, numbered from 2
-// (module, module_2, …).
+// the head nor flags nor flag values) in order; the rest are one list
+// parameter, args (paths for a head in pathOperands). A name of the form
+// "a@b" splits the operand at its last "@" (not a leading one) into
+// parameters a and b, and "a==b" at "=="; a trailing "..." makes the last
+// name variadic: its operands are one list named after it (packages,
+// modules), except that a single one is split as the name says (go get
+// M@V is module and version).
 var operandNames = map[string][]string{
 	"go get":           {"module@version..."},
 	"go install":       {"module@version..."},
@@ -210,6 +226,12 @@ var operandNames = map[string][]string{
 	"helm install": {"release", "chart"}, "helm upgrade": {"release", "chart"},
 	"cd": {"dir"},
 }
+
+// pathOperands are the programs and heads whose operands are files or
+// directories: their list parameter is paths, not args.
+var pathOperands = wordSet(`git:add git:commit git:rm git:mv git:restore git:checkout-index git:clean rm rmdir mkdir touch cp mv
+	ln unlink cat ls head tail wc stat file du less more diff cmp realpath readlink tree shred trash
+	gofmt goimports black ruff:format prettier eslint`)
 
 // wrappers are programs that run the command that follows them, with
 // how many words of their own precede it: "timeout 60 go test" is
