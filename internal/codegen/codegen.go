@@ -291,6 +291,36 @@ func (g *generator) signature(b *strings.Builder) {
 		summary = fmt.Sprintf("Runs %s, and %d more steps.", strings.Join(names[:shown], ", "), n-shown)
 	}
 	b.WriteString(indentUnit + docstring(summary) + "\n")
+	// A parameter that fills a command's {name...} looks like any other
+	// in the def line; the reader, and whoever runs the workflow, must
+	// know to pass a list.
+	for _, p := range g.c.Parameters {
+		if id, ok := g.param[p.Name]; ok && g.argvList(p.Name) {
+			comment(b, 1, fmt.Sprintf("%s is a list of strings, one argument per item (run --param %s='[\"a\", \"b\"]')", id, id))
+		}
+	}
+}
+
+// argvList reports whether the parameter name is the value of a list
+// placeholder {key...} in some step's argv template.
+func (g *generator) argvList(name string) bool {
+	for _, st := range g.c.Steps {
+		if callOf(st) != callExec {
+			continue
+		}
+		for _, el := range st.Argv {
+			key, ok := candidate.ArgvList(el)
+			if !ok {
+				continue
+			}
+			for _, a := range st.Arguments {
+				if a.Key == key && a.Kind == candidate.ArgParameter && a.Parameter == name {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // stepTitle names a step for people: its name, or its kind when it has
@@ -381,6 +411,13 @@ func (g *generator) checkArgv(i int, st candidate.Step) {
 				g.errorf(path, "the program %s must be a literal name or path", quote(el))
 			}
 			continue
+		}
+		if key, ok := candidate.ArgvList(el); ok {
+			for _, a := range st.Arguments {
+				if _, isList := a.Value.([]any); a.Key == key && a.Kind == candidate.ArgConstant && !isList {
+					g.errorf(path, "%s takes a list, but the step's argument %s is %s", quote(el), key, candidate.JSONType(a.Value))
+				}
+			}
 		}
 		for _, n := range names {
 			switch {

@@ -197,6 +197,15 @@ func TestWorkflowErrors(t *testing.T) {
 				`candidate c4: $.steps[0].argv[5]: "{secret:TOKEN}" names a secret; pass it as an argument read with ctx.secret` + "\n" +
 				`candidate c4: $.steps[1].argv[0]: the program "" must be a literal name or path`,
 		},
+		{
+			name: "argv list",
+			c: &candidate.Candidate{ID: "c5", Steps: []candidate.Step{
+				{Index: 1, Kind: trace.KindToolCall, Name: "git add", Argv: []string{"git", "add", "{paths...}", "{gone...}"},
+					Arguments: []candidate.Argument{{Key: "paths", Kind: candidate.ArgConstant, Value: "a.go"}}},
+			}},
+			want: `candidate c5: $.steps[0].argv[2]: "{paths...}" takes a list, but the step's argument paths is string` + "\n" +
+				`candidate c5: $.steps[0].argv[3]: "{gone...}" names {gone}, which is not an argument of the step`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
