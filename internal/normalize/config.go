@@ -19,7 +19,7 @@ const MaxHeadDepth = 4
 // separated by one space. The zero Config adds nothing.
 //
 //	[normalize]
-//	observations = ["mcp__db__describe", "terraform plan"]
+//	observations = ["mcp__db__explain", "terraform plan"]
 //	tool_calls   = ["git branch"]          # steps, though read-only by default
 //	file_tools   = ["mcp__fs__write_file"] # writes the file named by its path argument
 //	shell_tools  = ["mcp__term__run"]      # its command argument is a shell command

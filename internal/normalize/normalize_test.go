@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"mvdan.cc/sh/v3/syntax"
 
-	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -27,7 +26,7 @@ func expandTemplate(t testing.TB, tmpl []any, params map[string]any) []string {
 		if !ok {
 			t.Fatalf("argv template element %d is %T, want string", i, e)
 		}
-		if name, ok := candidate.ArgvList(s); ok {
+		if name, ok := strings.CutSuffix(strings.TrimPrefix(s, "{"), "...}"); ok && strings.HasPrefix(s, "{") {
 			list, ok := params[name].([]any)
 			if !ok || len(list) == 0 {
 				t.Fatalf("template %q names %s, which is not a non-empty list parameter of %v", s, name, params)

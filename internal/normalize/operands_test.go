@@ -130,6 +130,9 @@ func TestPowerShell(t *testing.T) {
 		{Call{Tool: "shell", Args: P{"command": argv("powershell.exe", "-ExecutionPolicy", "Bypass", "-Command", "Get-Process | Format-Table")}}, []string{"observation:Get-Process"}},
 		{Call{Tool: "shell", Args: P{"command": argv("powershell.exe", "-File", "build.ps1")}}, []string{"tool_call:powershell"}},
 		{Call{Tool: "Bash", Args: P{"command": `pwsh -c "Get-Item x | Remove-Item"`}}, []string{"observation:Get-Item", "tool_call:Remove-Item"}},
+		// A lower-case verb-noun is a project's script, not a cmdlet.
+		{Call{Tool: "Bash", Args: P{"command": "resolve-conflicts --all"}}, []string{"tool_call:resolve-conflicts"}},
+		{Call{Tool: "PowerShell", Args: P{"command": "GET-CHILDITEM"}}, []string{"observation:GET-CHILDITEM"}},
 	}
 	for _, tt := range tests {
 		var got []string

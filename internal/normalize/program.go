@@ -82,9 +82,15 @@ var (
 )
 
 // readOnlyCmdlet reports whether prog is a PowerShell cmdlet that changes
-// nothing. PowerShell names are case-insensitive. ForEach-Object is not
-// one: its script block may do anything.
+// nothing. PowerShell reads names in any case, but only a capitalised verb
+// (Get-Content, Test-Path) is taken for a cmdlet: a lower-case
+// find-duplicates or resolve-conflicts is far more often a project's own
+// script, which may write. ForEach-Object is not one: its script block
+// may do anything.
 func readOnlyCmdlet(prog string) bool {
+	if prog == "" || prog[0] < 'A' || prog[0] > 'Z' {
+		return false
+	}
 	lower := strings.ToLower(prog)
 	if readCmdlets[lower] {
 		return true

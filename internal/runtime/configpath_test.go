@@ -30,12 +30,12 @@ func TestConfigPath(t *testing.T) {
 // read, and a bad entry names the file and its key path.
 func TestNormalizeRules(t *testing.T) {
 	t.Chdir(t.TempDir())
-	call := normalize.Call{ID: "t1", Tool: "mcp__db__describe", Args: map[string]any{"table": "orders"}}
+	call := normalize.Call{ID: "t1", Tool: "mcp__db__vacuum", Args: map[string]any{"table": "orders"}}
 	plain, err := NormalizeRules("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile("extend.toml", []byte("[normalize]\nobservations = [\"mcp__db__describe\"]\n"), 0o644); err != nil {
+	if err := os.WriteFile("extend.toml", []byte("[normalize]\nobservations = [\"mcp__db__vacuum\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	extended, err := NormalizeRules("extend.toml")
