@@ -200,7 +200,8 @@ func (c *command) flag(argv []string, i int, values map[string]bool, dashLong bo
 
 // operand records the operand w: under its name from names when the head
 // names its operands, else as one more element of the list parameter list
-// (see listKey). Operands in a row share one list, whose placeholder
+// (args or paths, or the plural of the head's variadic name: packages).
+// Operands in a row share one list, whose placeholder
 // {name...} stands for all of them; an operand after a flag that follows
 // the list starts a second list (list_2), so that the template still gives
 // back the argv in its order.

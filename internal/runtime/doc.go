@@ -35,10 +35,14 @@
 // the pattern's text), or one of the built-ins fs.read and fs.write. A
 // command binding runs its argv template directly (never through a shell):
 // every "{name}" inside an element is replaced by the call's argument of
-// that name, so a value stays one argument whatever it contains; a value
-// starting with "-" for an element that is exactly one placeholder is
-// refused (ErrOptionArgument, see OptionPosition) unless the element
-// follows a literal "--" or the binding lists it in allow_options. The
+// that name, so a value stays one argument whatever it contains, and an
+// element that is exactly "{name...}" becomes one argument per item of the
+// list argument name (a command's operands, as mining writes git add
+// {paths...}); a value, or a list's item, starting with "-" for an
+// element that is exactly one placeholder is refused (ErrOptionArgument,
+// see OptionPosition) unless the element follows a literal "--" or the
+// binding lists it in allow_options. ctx.exec expands its argv template
+// by the same rules (expandArgv). The
 // arguments are also given to the command as a JSON object on stdin, and
 // its stdout is parsed as JSON when it is JSON, else returned as a string.
 // An http binding makes one request per call (see HTTPBinding): URL

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
 )
 
 // ErrToolNotLiteral is returned for a call of a tool whose name the
@@ -130,15 +132,30 @@ func (h *host) withTimeout(name string, f func() (any, error)) (any, error) {
 // environment for a call.
 func (h *host) expandCommand(t *ToolBinding, args map[string]any) (argv []string, dir string, env []string, err error) {
 	var errs []error
-	argv = make([]string, len(t.Command))
+	argv = make([]string, 0, len(t.Command))
 	for i, tmpl := range t.Command {
-		argv[i], err = h.expand(tmpl, args)
-		errs = append(errs, err)
-		if err == nil && i > 0 && strings.HasPrefix(argv[i], "-") {
-			if _, ok := OptionPosition(t, i); ok {
-				errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"; the binding takes it as an operand (list it in allow_options, or put it after a literal \"--\", if it may be an option)", ErrOptionArgument, i, tmpl, argv[i]))
+		_, option := OptionPosition(t, i)
+		if name, ok := candidate.ArgvList(tmpl); ok && i > 0 {
+			// {name...}: one argument per item, as in ctx.exec.
+			items, err := argList(name, args)
+			errs = append(errs, err)
+			for j, v := range items {
+				if option && strings.HasPrefix(v, "-") {
+					errs = append(errs, fmt.Errorf("%w: argv[%d] %s item %d is %q, which starts with \"-\"; the binding takes it as an operand (list it in allow_options, or put it after a literal \"--\", if it may be an option)", ErrOptionArgument, i, tmpl, j, v))
+				}
 			}
+			argv = append(argv, items...)
+			continue
 		}
+		v, err := h.expand(tmpl, args)
+		errs = append(errs, err)
+		if err == nil && i > 0 && option && strings.HasPrefix(v, "-") {
+			errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"; the binding takes it as an operand (list it in allow_options, or put it after a literal \"--\", if it may be an option)", ErrOptionArgument, i, tmpl, v))
+		}
+		argv = append(argv, v)
+	}
+	if len(argv) == 0 {
+		return nil, "", nil, errors.Join(append(errs, errors.New("the command is empty"))...)
 	}
 	if p := argv[0]; strings.ContainsRune(p, '/') && !filepath.IsAbs(p) {
 		argv[0] = h.cfg.abs(p)
@@ -165,9 +182,10 @@ func (h *host) expandCommand(t *ToolBinding, args map[string]any) (argv []string
 // OptionPosition reports whether argv element i of the binding's command
 // is a parameter in a place where the program may read an option: an
 // element that is exactly one placeholder {name} (not {workspace} or a
-// secret), not after a literal "--", and not listed in AllowOptions. It
-// returns the parameter's name. A value starting with "-" is refused
-// there; run --check lists these positions.
+// secret) or a list placeholder {name...}, not after a literal "--", and
+// not listed in AllowOptions. It returns the parameter's name. A value (a
+// list's item) starting with "-" is refused there; run --check lists
+// these positions.
 func OptionPosition(t *ToolBinding, i int) (name string, ok bool) {
 	if i <= 0 || i >= len(t.Command) {
 		return "", false
@@ -177,6 +195,9 @@ func OptionPosition(t *ToolBinding, i int) (name string, ok bool) {
 		return "", false
 	}
 	name = el[1 : len(el)-1]
+	if list, ok := candidate.ArgvList(el); ok {
+		name = list
+	}
 	if !isIdent(name) || name == "workspace" || slices.Contains(t.AllowOptions, name) || slices.Contains(t.Command[1:i], "--") {
 		return "", false
 	}
@@ -233,6 +254,14 @@ func guardOptions(b *binding, args map[string]any) error {
 	for i, el := range b.tool.Command {
 		name, ok := OptionPosition(b.tool, i)
 		if !ok {
+			continue
+		}
+		if items, ok := args[name].([]any); ok {
+			for j, item := range items {
+				if s, _ := item.(string); strings.HasPrefix(s, "-") {
+					errs = append(errs, fmt.Errorf("%w: argv[%d] %s item %d is %q, which starts with \"-\"; the binding takes it as an operand (list it in allow_options, or put it after a literal \"--\", if it may be an option)", ErrOptionArgument, i, el, j, s))
+				}
+			}
 			continue
 		}
 		if v, set := args[name]; set && strings.HasPrefix(argString(v), "-") {

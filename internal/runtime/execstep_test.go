@@ -473,6 +473,8 @@ func TestBindingOptionPosition(t *testing.T) {
 		{[]string{"{tool}", "x"}, nil, nil}, // the program is not an option position
 		{[]string{"cp", "{src}", "{dst}"}, nil, []int{1, 2}},
 		{[]string{"gh", "pr", "create", "--title", "{title}"}, nil, []int{4}},
+		{[]string{"git", "add", "{paths...}"}, nil, []int{2}},
+		{[]string{"git", "add", "--", "{paths...}"}, nil, nil},
 	}
 	for _, tt := range tests {
 		b := &ToolBinding{Command: tt.cmd, AllowOptions: tt.allow}
@@ -498,6 +500,32 @@ func TestBindingOptionPosition(t *testing.T) {
 	}
 	if ws := OptionWarnings(w, cfg, nil); len(ws) != 1 || ws[0].Parameter != "ref" || ws[0].Index != 2 {
 		t.Errorf("OptionWarnings = %+v, want ref at argv[2]", ws)
+	}
+}
+
+// TestBindingList runs a command binding with a list placeholder, as a
+// [tools] entry overriding a mined git add {paths...} step would: one
+// argument per item, and an item that is an option refused before the
+// call, in a dry run too.
+func TestBindingList(t *testing.T) {
+	dir := execWorkspace(t)
+	cfg := &Config{Dir: dir, Tools: map[string]ToolBinding{"show": {Command: []string{"./bin/show", "add", "{paths...}"}}}}
+	w := workflow(t, "def wf(ctx, paths):\n    return ctx.tool(\"show\", paths = paths)\n")
+	o := opts(t, cfg)
+	o.Environ = os.Environ()
+	res, err := Run(context.Background(), w, Params{"paths": []any{"a.go", "b c.go"}}, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got, _ := res.Output.(string); strings.TrimSpace(got) != "add\na.go\nb c.go" {
+		t.Errorf("output = %#v, want each path as one argument", res.Output)
+	}
+	for _, dry := range []bool{false, true} {
+		o.DryRun = dry
+		res, err := Run(context.Background(), w, Params{"paths": []any{"a.go", "--exec=x"}}, o)
+		if !errors.Is(err, ErrOptionArgument) || len(res.Refusals) != 1 || res.ToolCalls != 0 {
+			t.Errorf("dry run %v: Run = %v with %d refusals, %d tool calls; want ErrOptionArgument refused before the call", dry, err, len(res.Refusals), res.ToolCalls)
+		}
 	}
 }
 
