@@ -616,7 +616,7 @@ func TestOtherTools(t *testing.T) {
 		// Read-only tools are observations.
 		{"WebFetch", trace.KindObservation}, {"ToolSearch", trace.KindObservation},
 		{"ListMcpResourcesTool", trace.KindObservation}, {"ReadMcpResourceTool", trace.KindObservation},
-		{"web_search_call", trace.KindObservation},
+		{"web_search_call", trace.KindObservation}, {"web_search", trace.KindObservation}, // as the Codex reader names it
 		// MCP tools whose names say they read; a write word anywhere,
 		// or a name that says nothing, keeps a tool call.
 		{"mcp__github__get_issue", trace.KindObservation}, {"mcp__linear__list_projects", trace.KindObservation},
