@@ -242,3 +242,32 @@ func wordSet(s string) map[string]bool {
 	}
 	return m
 }
+
+// Gemini CLI's built-in tools, listed apart from the tables above so that
+// each agent's vocabulary reads as its documentation does; init joins
+// them to those tables. run_shell_command runs its "command" argument in
+// a shell; write_file (file_path, content) and replace (file_path,
+// old_string, new_string) write files, with the same argument names as
+// Claude Code's Write and Edit; the others read files, search, fetch web
+// pages, or keep the agent's own notes (save_memory, write_todos), and
+// change nothing in the work.
+var (
+	geminiShellTools   = wordSet(`run_shell_command`)
+	geminiFileTools    = wordSet(`write_file replace`)
+	geminiObservations = wordSet(`read_file read_many_files list_directory glob search_file_content grep_search
+		google_web_search web_fetch save_memory write_todos`)
+)
+
+// init joins each agent's own tool names to the tables; the tables are
+// never changed after it.
+func init() {
+	for _, add := range [...]struct{ to, from map[string]bool }{
+		{shellTools, geminiShellTools},
+		{fileTools, geminiFileTools},
+		{observations, geminiObservations},
+	} {
+		for name := range add.from {
+			add.to[name] = true
+		}
+	}
+}
