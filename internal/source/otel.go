@@ -743,8 +743,15 @@ func otelCall(s *otelSpan, file string) (normalize.Call, trace.ErrorList) {
 
 // attrPath is the JSON path of the value of the span's attribute key.
 func (s *otelSpan) attrPath(key string) string {
-	p := trace.Member(s.path, "attributes")
-	for i, a := range s.rawAttrs {
+	return attributePath(s.path, s.rawAttrs, key)
+}
+
+// attributePath is the JSON path of the value of attribute key among raw,
+// the attributes as written of the object at path p (a span, a log
+// record), or the path of the attributes when key is not among them.
+func attributePath(p string, raw []any, key string) string {
+	p = trace.Member(p, "attributes")
+	for i, a := range raw {
 		if m, _ := a.(map[string]any); m["key"] == key {
 			return trace.Member(trace.Element(p, i), "value")
 		}

@@ -1,0 +1,225 @@
+package source
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/crystallize-dev/crystallize/internal/normalize"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+const (
+	otelLogsClaude = "testdata/agents/otellogs/claude-code.jsonl"
+	otelLogsCodex  = "testdata/agents/otellogs/codex.json"
+	claudeLogsID   = "6e1f0a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b"
+	codexLogsID    = "019a9f3e-7c1d-7a2b-9e8f-1d2c3b4a5f6e"
+)
+
+func TestOTLPLogsDetect(t *testing.T) {
+	for _, file := range []string{otelLogsClaude, otelLogsCodex} {
+		if a := detectSession(otelRecords(t, file)[0].Doc); a == nil || a.Name() != "otel-logs" {
+			t.Errorf("detectSession(%s) = %v, want otel-logs", file, a)
+		}
+	}
+	if a := detectSession(otelRecords(t, otelTestdata+"deploy.json")[0].Doc); a == nil || a.Name() != "otel" {
+		t.Errorf("detectSession(spans) = %v, want otel", a)
+	}
+}
+
+// TestOTLPLogsClaude reads Claude Code's telemetry events: the tool
+// results after an api_request are its calls, a record delivered twice
+// is one call, and the arguments come from tool_input, else from
+// tool_parameters.
+func TestOTLPLogsClaude(t *testing.T) {
+	traces, skipped, err := OTLPLogs{}.DecodeSessions(otelRecords(t, otelLogsClaude), otelLogsClaude, normalize.Default())
+	if err != nil {
+		t.Fatalf("DecodeSessions: %v", err)
+	}
+	wantSkipped := []SkippedSession{{ID: "9a8b7c6d-5e4f-4a3b-2c1d-0e9f8a7b6c5d", Line: 3, Reason: ReasonNoToolCalls,
+		Message: "claude-code session 9a8b7c6d-5e4f-4a3b-2c1d-0e9f8a7b6c5d has no tool_result event in its 2 events"}}
+	if diff := cmp.Diff(wantSkipped, skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if len(traces) != 1 {
+		t.Fatalf("DecodeSessions = %d traces, want 1", len(traces))
+	}
+	tr := traces[0]
+	wantMD := map[string]any{"agent": "claude-code", "session_id": claudeLogsID, "service": "claude-code",
+		"model": "claude-sonnet-4-5", "goal": "Fix the off-by-one in the pager and commit it"}
+	if diff := cmp.Diff(wantMD, tr.Metadata); diff != "" {
+		t.Errorf("metadata (-want +got):\n%s", diff)
+	}
+	wantActs := []actionSummary{
+		{"toolu_01R", "observation", "Read", false},
+		{"toolu_01E", "file_mutation", "file.edit", false},
+		{"toolu_01B1", "tool_call", "go test", true},
+		{"toolu_01B2", "tool_call", "go test", false},
+		{"toolu_01B2.2", "tool_call", "git commit", false},
+		{"toolu_01M", "tool_call", "mcp__github__create_pull_request", false},
+	}
+	if diff := cmp.Diff(wantActs, summarizeActions(tr.Actions)); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+	// Cache reads are input; each api_request's cost and duration go to
+	// the first of the calls after it.
+	wantCosts := []*trace.Cost{
+		{Model: "claude-sonnet-4-5", ModelCalls: 1, InputTokens: 3000, OutputTokens: 120, WallMS: 1800, TotalCostUSD: 0.0123},
+		{Model: "claude-sonnet-4-5", ModelCalls: 1, InputTokens: 3400, OutputTokens: 300, WallMS: 2500, TotalCostUSD: 0.02},
+		{Model: "claude-sonnet-4-5", ModelCalls: 1, InputTokens: 3600, OutputTokens: 80, WallMS: 1200, TotalCostUSD: 0.01},
+		{Model: "claude-sonnet-4-5", ModelCalls: 1, InputTokens: 1850, OutputTokens: 45, WallMS: 650, TotalCostUSD: 0.011},
+		nil,
+		{Model: "claude-sonnet-4-5", InputTokens: 1850, OutputTokens: 45, WallMS: 650},
+	}
+	var gotCosts []*trace.Cost
+	for _, a := range tr.Actions {
+		gotCosts = append(gotCosts, costOf(a))
+	}
+	if diff := cmp.Diff(wantCosts, gotCosts); diff != "" {
+		t.Errorf("costs (-want +got):\n%s", diff)
+	}
+	edit := tr.Actions[1]
+	if in, _ := edit.Inputs.(map[string]any); in["old_string"] != "i <= n" || in["new_string"] != "i < n" {
+		t.Errorf("edit inputs = %v, want tool_input's old and new strings", edit.Inputs)
+	}
+	failed := tr.Actions[2]
+	if failed.Metadata["exit_code"] != 1 || failed.Output != "Exit code 1" || *failed.DurationMS != 900 {
+		t.Errorf("failed Bash: metadata %v, output %v, duration %v", failed.Metadata, failed.Output, *failed.DurationMS)
+	}
+	if failed.Metadata["description"] != "Run the pager tests" || failed.Timestamp != "2025-11-20T09:13:31Z" {
+		t.Errorf("failed Bash: description %v at %s", failed.Metadata["description"], failed.Timestamp)
+	}
+	wantUsage := &trace.Usage{ModelCalls: 4, InputTokens: 13700, OutputTokens: 590, TotalCostUSD: 0.0533,
+		WallMS: 1800 + 2500 + 1200 + 1300 + 12 + 30 + 900 + 2100 + 300}
+	if diff := cmp.Diff(wantUsage, tr.Usage, floatTolerance); diff != "" {
+		t.Errorf("usage (-want +got):\n%s", diff)
+	}
+}
+
+var floatTolerance = cmp.Comparer(func(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 })
+
+// TestOTLPLogsCodex reads Codex's events: every value a string, no
+// timeUnixNano, and the calls of a response before its
+// response.completed event.
+func TestOTLPLogsCodex(t *testing.T) {
+	traces, skipped, err := OTLPLogs{}.DecodeSessions(otelRecords(t, otelLogsCodex), otelLogsCodex, normalize.Default())
+	if err != nil || len(skipped) != 0 || len(traces) != 1 {
+		t.Fatalf("DecodeSessions = %d traces, %v skipped, %v", len(traces), skipped, err)
+	}
+	tr := traces[0]
+	if tr.ID != codexLogsID || tr.StartedAt != "2025-11-20T10:00:00Z" || tr.FinishedAt != "2025-11-20T10:00:12.5Z" {
+		t.Errorf("trace %s, %s to %s", tr.ID, tr.StartedAt, tr.FinishedAt)
+	}
+	// A redacted prompt is no goal.
+	wantMD := map[string]any{"agent": "codex", "session_id": codexLogsID, "service": "codex_cli_rs", "model": "gpt-5-codex"}
+	if diff := cmp.Diff(wantMD, tr.Metadata); diff != "" {
+		t.Errorf("metadata (-want +got):\n%s", diff)
+	}
+	wantActs := []actionSummary{
+		{"call_a1", "tool_call", "cargo test", true},
+		{"call_a2", "file_mutation", "file.edit", false},
+		{"call_a3", "tool_call", "cargo test", false},
+		{"call_a3.2", "tool_call", "git commit", false},
+	}
+	if diff := cmp.Diff(wantActs, summarizeActions(tr.Actions)); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+	if a := tr.Actions[0]; a.Metadata["exit_code"] != 101 || *a.DurationMS != 2400 || a.Metadata["cwd"] != "/work/limits" {
+		t.Errorf("failed test: metadata %v, duration %v", a.Metadata, *a.DurationMS)
+	}
+	wantCosts := []*trace.Cost{
+		{Model: "gpt-5-codex", ModelCalls: 1, InputTokens: 4200, OutputTokens: 150},
+		{Model: "gpt-5-codex", ModelCalls: 1, InputTokens: 2400, OutputTokens: 105},
+		{Model: "gpt-5-codex", InputTokens: 2400, OutputTokens: 105},
+		nil,
+	}
+	var gotCosts []*trace.Cost
+	for _, a := range tr.Actions {
+		gotCosts = append(gotCosts, costOf(a))
+	}
+	if diff := cmp.Diff(wantCosts, gotCosts); diff != "" {
+		t.Errorf("costs (-want +got):\n%s", diff)
+	}
+	if got := tr.Actions[1].Parameters["path"]; got != "src/limits.rs" {
+		t.Errorf("apply_patch path = %v", got)
+	}
+}
+
+// logExport writes one OTLP/JSON logs export holding records, each given
+// as its attributes' JSON, for the error cases.
+func logExport(records ...string) string {
+	var recs []string
+	for _, r := range records {
+		recs = append(recs, fmt.Sprintf(`{"timeUnixNano":"1763630000000000000","attributes":[%s]}`, r))
+	}
+	return `{"resourceLogs":[{"resource":{"attributes":[]},"scopeLogs":[{"logRecords":[` + strings.Join(recs, ",") + `]}]}]}`
+}
+
+func attr(k, v string) string { return fmt.Sprintf(`{"key":%q,"value":{"stringValue":%q}}`, k, v) }
+
+func TestOTLPLogsErrors(t *testing.T) {
+	const rec = `$.resourceLogs[0].scopeLogs[0].logRecords[0]`
+	tool := func(extra ...string) string {
+		return strings.Join(append([]string{attr("event.name", "codex.tool_result"), attr("conversation.id", "c1"),
+			attr("tool_name", "shell"), attr("call_id", "call_1")}, extra...), ",")
+	}
+	for _, tc := range []struct {
+		name, text string
+		want       []string
+	}{
+		{"no session", logExport(attr("event.name", "codex.tool_result") + "," + attr("tool_name", "shell")),
+			[]string{`f.jsonl:1: ` + rec + `.attributes: codex.tool_result record names no session (session.id or conversation.id)`}},
+		{"no tool", logExport(attr("event.name", "codex.tool_result") + "," + attr("conversation.id", "c1")),
+			[]string{`f.jsonl:1: ` + rec + `.attributes: codex.tool_result event names no tool (tool_name)`}},
+		{"duration", logExport(tool(attr("duration_ms", "soon"))),
+			[]string{`f.jsonl:1: ` + rec + `.attributes[4].value: duration_ms: expected an integer, got "soon"`}},
+		{"success", logExport(tool(attr("success", "maybe"))),
+			[]string{`f.jsonl:1: ` + rec + `.attributes[4].value: success: expected true or false, got "maybe"`}},
+		{"not an agent event", logExport(strings.Join([]string{attr("event.name", "tool_result"), attr("session.id", "s1"), attr("tool_name", "Bash"), attr("tool_input", "{command")}, ",")),
+			nil},
+		{"claude tool_input", strings.Replace(logExport(strings.Join([]string{attr("event.name", "tool_result"), attr("session.id", "s1"), attr("tool_name", "Bash"), attr("tool_input", "{command")}, ",")),
+			`{"timeUnixNano"`, `{"body":{"stringValue":"claude_code.tool_result"},"timeUnixNano"`, 1),
+			[]string{`f.jsonl:1: ` + rec + `.attributes[3].value: tool_input is not a JSON object`}},
+		{"redelivered", logExport(tool(attr("output", "a"))) + "\n" + logExport(tool(attr("output", "b"))),
+			[]string{`f.jsonl:2: ` + rec + `: codex.tool_result event sent again with different attributes (first at line 1, ` + rec + `)`}},
+		{"resourceLogs", `{"resourceLogs":{}}`, []string{`f.jsonl:1: $.resourceLogs: expected array, got object`}},
+		{"record", `{"resourceLogs":[{"scopeLogs":[{"logRecords":[3]}]}]}`, []string{`f.jsonl:1: ` + rec + `: expected object, got number`}},
+		{"attribute value", logExport(tool(`{"key":"duration_ms","value":{"intValue":"1.5"}}`)),
+			[]string{`f.jsonl:1: ` + rec + `.attributes[4].value.intValue: expected a 64-bit integer, got "1.5"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			traces, _, err := decodeText(t, OTLPLogs{}, tc.text)
+			if tc.want == nil {
+				// A record that is not an agent's event (no known
+				// prefix in its name or body) is passed over.
+				if err != nil {
+					t.Errorf("unexpected error %v", err)
+				}
+				return
+			}
+			if len(traces) != 0 {
+				t.Errorf("%d traces from a session with a problem", len(traces))
+			}
+			if diff := cmp.Diff(tc.want, errorLines(err)); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestOTLPLogsTimestamp checks that an event without timeUnixNano is
+// dated by its event.timestamp, and that a bad one is reported.
+func TestOTLPLogsTimestamp(t *testing.T) {
+	const text = `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"timeUnixNano":"0","attributes":[` +
+		`{"key":"event.name","value":{"stringValue":"codex.tool_result"}},{"key":"event.timestamp","value":{"stringValue":"noon"}},` +
+		`{"key":"conversation.id","value":{"stringValue":"c1"}},{"key":"tool_name","value":{"stringValue":"shell"}}]}]}]}]}`
+	_, _, err := decodeText(t, OTLPLogs{}, text)
+	want := []string{`f.jsonl:1: $.resourceLogs[0].scopeLogs[0].logRecords[0].attributes[1].value: invalid timestamp "noon": expected RFC 3339`}
+	if diff := cmp.Diff(want, errorLines(err)); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+func FuzzOTLPLogs(f *testing.F) { fuzzSessions(f, "testdata/agents/otellogs/*.jsonl", OTLPLogs{}) }
