@@ -487,49 +487,15 @@ func decodeChatMessages(msgs []chatMessage, id string, session map[string]any, f
 				goal = strings.TrimSpace(text)
 			}
 		case "gemini":
-			var u turnUsage
-			u.model = d.OptString(msg, p, "model")
-			if u.model != "" {
-				if _, ok := meta["model"]; !ok {
-					meta["model"] = u.model
-				}
-			}
-			if tok := d.OptObject(msg, p, "tokens"); tok != nil {
-				tp := trace.Member(p, "tokens")
-				u.input = d.Count(tok, tp, "input")
-				u.output = d.Count(tok, tp, "output") + d.Count(tok, tp, "thoughts")
-			}
-			if ms, ok := millisBetween(prevTS, ts); ok {
-				u.wallMS = ms
-			}
-			usage.ModelCalls++
-			usage.InputTokens += u.input
-			usage.OutputTokens += u.output
-			usage.WallMS += u.wallMS
-			tcs, _ := d.OptArray(msg, p, "toolCalls")
-			var turn []normalize.Call
-			for i, v := range tcs {
-				cp := trace.Element(trace.Member(p, "toolCalls"), i)
-				c, ok := chatToolCall(d, v, cp)
-				if !ok {
-					continue
-				}
-				where := fmt.Sprintf("line %d, %s", m.line, cp)
-				if at, dup := seen[c.ID]; dup {
-					d.Errorf(trace.Member(cp, "id"), "duplicate tool call id %q (first at %s)", c.ID, at)
-					continue
-				}
-				seen[c.ID] = where
-				turn = append(turn, c)
-			}
-			for i, cost := range splitCost(u, max(len(turn), 1))[:len(turn)] {
-				turn[i].Cost = cost
-			}
-			calls = append(calls, turn...)
+			chatModelMessage(d, msg, m, meta, usage, prevTS, ts, seen, &calls)
 		case "info", "error", "warning", "":
 		default:
-			if len(chatToolCalls(msg)) > 0 {
-				d.Errorf(trace.Member(p, "type"), "unknown message type %q holds tool calls", typ)
+			// Forks of Gemini CLI write the same chats with their own
+			// name for the model's messages ("bob-shell"); such a
+			// message is the model's when it holds what only the model's
+			// messages hold.
+			if isModelMessage(msg) {
+				chatModelMessage(d, msg, m, meta, usage, prevTS, ts, seen, &calls)
 			}
 		}
 		errs = append(errs, d.Errs...)
@@ -560,6 +526,61 @@ func decodeChatMessages(msgs []chatMessage, id string, session map[string]any, f
 	t := &trace.Trace{Version: trace.SchemaVersion, ID: id, StartedAt: first, FinishedAt: last, Usage: usage, Metadata: meta}
 	t.Actions = acts.actions()
 	return t, len(msgs), nil
+}
+
+// isModelMessage reports whether a chat message of a type this version
+// does not know is one of the model's: it made tool calls, or carries the
+// model's name or its tokens.
+func isModelMessage(msg map[string]any) bool {
+	_, calls := msg["toolCalls"]
+	_, model := msg["model"]
+	_, tokens := msg["tokens"]
+	return calls || model || tokens
+}
+
+// chatModelMessage reads one of the model's messages: its usage, and its
+// tool calls with their share of it, appended to calls.
+func chatModelMessage(d *trace.Fields, msg map[string]any, m chatMessage, meta map[string]any, usage *trace.Usage, prevTS, ts string, seen map[string]string, calls *[]normalize.Call) {
+	p := m.path
+	var u turnUsage
+	u.model = d.OptString(msg, p, "model")
+	if u.model != "" {
+		if _, ok := meta["model"]; !ok {
+			meta["model"] = u.model
+		}
+	}
+	if tok := d.OptObject(msg, p, "tokens"); tok != nil {
+		tp := trace.Member(p, "tokens")
+		u.input = d.Count(tok, tp, "input")
+		u.output = d.Count(tok, tp, "output") + d.Count(tok, tp, "thoughts")
+	}
+	if ms, ok := millisBetween(prevTS, ts); ok {
+		u.wallMS = ms
+	}
+	usage.ModelCalls++
+	usage.InputTokens += u.input
+	usage.OutputTokens += u.output
+	usage.WallMS += u.wallMS
+	tcs, _ := d.OptArray(msg, p, "toolCalls")
+	var turn []normalize.Call
+	for i, v := range tcs {
+		cp := trace.Element(trace.Member(p, "toolCalls"), i)
+		c, ok := chatToolCall(d, v, cp)
+		if !ok {
+			continue
+		}
+		where := fmt.Sprintf("line %d, %s", m.line, cp)
+		if at, dup := seen[c.ID]; dup {
+			d.Errorf(trace.Member(cp, "id"), "duplicate tool call id %q (first at %s)", c.ID, at)
+			continue
+		}
+		seen[c.ID] = where
+		turn = append(turn, c)
+	}
+	for i, cost := range splitCost(u, max(len(turn), 1))[:len(turn)] {
+		turn[i].Cost = cost
+	}
+	*calls = append(*calls, turn...)
 }
 
 // chatToolCall reads one element of a gemini message's toolCalls.

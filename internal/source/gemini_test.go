@@ -277,8 +277,8 @@ func TestGeminiChatErrors(t *testing.T) {
 		{"unknown record", head + "\n" + `{"note":"x"}`, []string{`f.jsonl:2: $: record is neither a message (id), a session header (sessionId, projectHash), $set nor $rewindTo`}},
 		{"set", head + "\n" + `{"$set":"x"}`, []string{`f.jsonl:2: $["$set"]: expected object, got string`}},
 		{"messages", head + "\n" + `{"$set":{"messages":[1]}}`, []string{`f.jsonl:2: $["$set"].messages[0]: expected object, got number`}},
-		{"unknown type", head + "\n" + `{"id":"g","timestamp":"2025-11-19T08:00:01Z","type":"model","toolCalls":[` + call + `]}`,
-			[]string{`f.jsonl:2: $.type: unknown message type "model" holds tool calls`}},
+		{"type", head + "\n" + `{"id":"g","timestamp":"2025-11-19T08:00:01Z","type":3,"toolCalls":[` + call + `]}`,
+			[]string{`f.jsonl:2: $.type: expected string, got number`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			traces, _, err := decodeText(t, GeminiChat{}, tc.text)
@@ -289,6 +289,30 @@ func TestGeminiChatErrors(t *testing.T) {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestGeminiChatFork checks that a chat written by a fork of Gemini CLI,
+// which names the model's messages after itself, is read like Gemini's,
+// and that a message of an unknown type that is not the model's is passed
+// over.
+func TestGeminiChatFork(t *testing.T) {
+	const text = `{"sessionId":"s1","projectHash":"p","startTime":"2025-11-19T08:00:00Z"}
+{"id":"u","timestamp":"2025-11-19T08:00:00Z","type":"user","content":"List the routes"}
+{"id":"n","timestamp":"2025-11-19T08:00:00Z","type":"notice","content":"Checkpoint saved"}
+{"id":"g","timestamp":"2025-11-19T08:00:03Z","type":"bob-shell","model":"premium","tokens":{"input":900,"output":30},"toolCalls":[{"id":"tool-1","name":"run_shell_command","args":{"command":"git tag v1.0.0"},"status":"success","timestamp":"2025-11-19T08:00:03Z"}]}`
+	traces, _, err := decodeText(t, GeminiChat{}, text)
+	if err != nil || len(traces) != 1 {
+		t.Fatalf("decode = %d traces, %v", len(traces), err)
+	}
+	tr := traces[0]
+	want := []actionSummary{{"tool-1", "tool_call", "git tag", false}}
+	if diff := cmp.Diff(want, summarizeActions(tr.Actions)); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+	wantUsage := &trace.Usage{ModelCalls: 1, InputTokens: 900, OutputTokens: 30, WallMS: 3000}
+	if diff := cmp.Diff(wantUsage, tr.Usage); diff != "" {
+		t.Errorf("usage (-want +got):\n%s", diff)
 	}
 }
 
