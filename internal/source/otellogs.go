@@ -73,6 +73,7 @@ type logEvent struct {
 	rawAttrs []any
 	resource map[string]any
 	line     int
+	rec      int // index of the record holding it
 	path     string
 	order    int // position in the file
 }
@@ -107,10 +108,11 @@ func (OTLPLogs) DecodeSessions(records []Record, file string, rules *normalize.R
 	bad := map[string]bool{}
 	seen := map[string]*logEvent{}
 	n := 0
-	for _, rec := range records {
+	for ri, rec := range records {
 		d := &trace.Fields{File: file, Line: rec.Line}
 		evs := readOTLPLogs(d, rec.Doc, rec.Line, &n)
 		for _, ev := range evs {
+			ev.rec = ri
 			if ev.session == "" {
 				if ev.kind() == "tool_result" {
 					d.Errorf(trace.Member(ev.path, "attributes"), "%s record names no session (session.id or conversation.id)", ev.name)
@@ -156,11 +158,31 @@ func (OTLPLogs) DecodeSessions(records []Record, file string, rules *normalize.R
 				Message: fmt.Sprintf("%s session %s has no tool_result event in its %d events", evs[0].agent, id, len(evs)),
 			})
 		default:
+			t.SourceHash = sessionHash(id, records, evs)
 			traces = append(traces, t)
 		}
 	}
 	errs.Sort()
 	return traces, skipped, errs.Err()
+}
+
+// sessionHash is the source hash of a session whose events are evs: the
+// "sha256:" hex digest of its id and of the records holding its events,
+// in file order, joined with "\n". One export request often carries the
+// events of several sessions, so the records alone would not tell them
+// apart; a session keeps its hash when records of other sessions are
+// added to its file.
+func sessionHash(id string, records []Record, evs []*logEvent) string {
+	idx := make([]int, 0, len(evs))
+	for _, ev := range evs {
+		idx = append(idx, ev.rec)
+	}
+	slices.Sort(idx)
+	recs := []Record{{Raw: []byte(id)}}
+	for _, i := range slices.Compact(idx) {
+		recs = append(recs, records[i])
+	}
+	return HashRecords(recs)
 }
 
 // readOTLPLogs reads the agent events of one export request, reporting

@@ -223,3 +223,24 @@ func TestOTLPLogsTimestamp(t *testing.T) {
 }
 
 func FuzzOTLPLogs(f *testing.F) { fuzzSessions(f, "testdata/agents/otellogs/*.jsonl", OTLPLogs{}) }
+
+// TestOTLPLogsSourceHash checks that two sessions exported in the same
+// records have different source hashes, each covering only the records
+// that hold its events.
+func TestOTLPLogsSourceHash(t *testing.T) {
+	rec := func(session, call string) string {
+		return strings.Join([]string{attr("event.name", "codex.tool_result"), attr("conversation.id", session),
+			attr("tool_name", "shell"), attr("call_id", call)}, ",")
+	}
+	text := logExport(rec("a", "call_1"), rec("b", "call_2")) + "\n" + logExport(rec("a", "call_3"))
+	traces, _, err := decodeText(t, OTLPLogs{}, text)
+	if err != nil || len(traces) != 2 {
+		t.Fatalf("decode = %d traces, %v", len(traces), err)
+	}
+	lines := strings.Split(text, "\n")
+	wantA := HashRecords([]Record{{Raw: []byte("a")}, {Raw: []byte(lines[0])}, {Raw: []byte(lines[1])}})
+	wantB := HashRecords([]Record{{Raw: []byte("b")}, {Raw: []byte(lines[0])}})
+	if traces[0].SourceHash != wantA || traces[1].SourceHash != wantB {
+		t.Errorf("source hashes = %s, %s; want %s, %s", traces[0].SourceHash, traces[1].SourceHash, wantA, wantB)
+	}
+}
