@@ -52,6 +52,9 @@ func (OTLP) DetectRecord(doc map[string]any) bool {
 // trace states, links and dropped counts; the attributes, which are most
 // of an export, are all read.
 var otlpShape = &trace.Shape{Only: true, Members: map[string]*trace.Shape{
+	// A collector may write every signal to one file: a logs export is
+	// kept whole for decodeExports, a metrics export only as present.
+	"resourceLogs": nil, "resourceMetrics": {Stub: true},
 	"resourceSpans": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{
 		"resource": {Only: true, Members: map[string]*trace.Shape{"attributes": nil}},
 		"scopeSpans": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{
@@ -118,7 +121,14 @@ func (s *otelSpan) int(key string) (int64, bool) {
 // DecodeSessions reads the records of one file into one trace per trace
 // id. Traces in which a problem was found are left out and every problem
 // is in the error, so a caller that skips invalid input keeps the rest.
+// Log and metric exports in the same file are read as OTLPLogs reads
+// them (see decodeExports).
 func (OTLP) DecodeSessions(records []Record, file string, rules *normalize.Rules) ([]*trace.Trace, []SkippedSession, error) {
+	return decodeExports(records, file, rules, "resourceSpans")
+}
+
+// decodeSpans is DecodeSessions for the records that are span exports.
+func decodeSpans(records []Record, file string, rules *normalize.Rules) ([]*trace.Trace, []SkippedSession, error) {
 	if rules == nil {
 		rules = normalize.Default()
 	}

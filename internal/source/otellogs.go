@@ -102,6 +102,60 @@ var logAgents = map[string]string{"claude_code": "claude-code", "codex": "codex"
 // problem is in the error, so a caller that skips invalid input keeps
 // the rest.
 func (OTLPLogs) DecodeSessions(records []Record, file string, rules *normalize.Rules) ([]*trace.Trace, []SkippedSession, error) {
+	return decodeExports(records, file, rules, "resourceLogs")
+}
+
+// decodeExports decodes a file of OTLP/JSON exports. A collector's file
+// exporter may serve the traces, logs and metrics pipelines alike, and
+// then writes the exports of every signal to one file: the span exports
+// go to the span reader, the log exports to the log reader, and the
+// metric exports, which hold no tool call, are passed over. A record that
+// is none of them goes to the reader of own, the signal the file was
+// recognized by, which reports it.
+func decodeExports(records []Record, file string, rules *normalize.Rules, own string) ([]*trace.Trace, []SkippedSession, error) {
+	var spans, logs []Record
+	for _, r := range records {
+		_, isSpans := r.Doc["resourceSpans"]
+		_, isLogs := r.Doc["resourceLogs"]
+		_, isMetrics := r.Doc["resourceMetrics"]
+		switch {
+		case isSpans:
+			spans = append(spans, r)
+		case isLogs:
+			logs = append(logs, r)
+		case isMetrics:
+		case own == "resourceSpans":
+			spans = append(spans, r)
+		default:
+			logs = append(logs, r)
+		}
+	}
+	var traces []*trace.Trace
+	var skipped []SkippedSession
+	var errs trace.ErrorList
+	for _, part := range [...]struct {
+		recs   []Record
+		decode func([]Record, string, *normalize.Rules) ([]*trace.Trace, []SkippedSession, error)
+	}{{spans, decodeSpans}, {logs, decodeLogs}} {
+		if len(part.recs) == 0 {
+			continue
+		}
+		t, s, err := part.decode(part.recs, file, rules)
+		traces, skipped = append(traces, t...), append(skipped, s...)
+		if list, ok := err.(trace.ErrorList); ok {
+			errs = append(errs, list...)
+		} else if err != nil {
+			errs = append(errs, &trace.Error{File: file, Msg: err.Error()})
+		}
+	}
+	slices.SortStableFunc(traces, func(a, b *trace.Trace) int { return a.Origin.Line - b.Origin.Line })
+	slices.SortStableFunc(skipped, func(a, b SkippedSession) int { return a.Line - b.Line })
+	errs.Sort()
+	return traces, skipped, errs.Err()
+}
+
+// decodeLogs is DecodeSessions for the records that are log exports.
+func decodeLogs(records []Record, file string, rules *normalize.Rules) ([]*trace.Trace, []SkippedSession, error) {
 	var errs trace.ErrorList
 	bySession := map[string][]*logEvent{}
 	var order []string

@@ -1,7 +1,11 @@
 package source
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -242,5 +246,50 @@ func TestOTLPLogsSourceHash(t *testing.T) {
 	wantB := HashRecords([]Record{{Raw: []byte("b")}, {Raw: []byte(lines[0])}})
 	if traces[0].SourceHash != wantA || traces[1].SourceHash != wantB {
 		t.Errorf("source hashes = %s, %s; want %s, %s", traces[0].SourceHash, traces[1].SourceHash, wantA, wantB)
+	}
+}
+
+// TestOTLPMixedSignals loads a file in which a collector wrote the exports
+// of every signal, as its file exporter does when one exporter serves the
+// traces, logs and metrics pipelines: the spans and the log events both
+// become traces and the metrics are passed over, whichever signal comes
+// first.
+func TestOTLPMixedSignals(t *testing.T) {
+	read := func(file string) []string {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSpace(string(data)), "\n")
+	}
+	spans := read(otelTestdata + "sessions.jsonl")
+	logs := read(otelLogsClaude)[:2]
+	const metrics = `{"resourceMetrics":[{"resource":{"attributes":[]},"scopeMetrics":[{"metrics":[{"name":"claude_code.cost.usage","sum":{"dataPoints":[{"asDouble":0.1}]}}]}]}]}`
+	for _, tc := range []struct {
+		name  string
+		lines []string
+	}{
+		{"spans first", append(append(append([]string{}, spans...), metrics), logs...)},
+		{"logs first", append(append(append([]string{}, logs...), metrics), spans...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "export.jsonl"), []byte(strings.Join(tc.lines, "\n")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Load(context.Background(), dir, Options{})
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			var ids []string
+			for _, tr := range res.Traces {
+				ids = append(ids, tr.ID)
+			}
+			slices.Sort(ids)
+			want := []string{"3e5a7c9b1d2f4a6c8e0b2d4f6a8c0e1f", claudeLogsID, "7d1c0b9e5f3a42e8b6d4c2a0e8f61357"}
+			if diff := cmp.Diff(want, ids); diff != "" {
+				t.Errorf("trace ids (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
