@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 
@@ -463,7 +464,11 @@ func decodeChatMessages(msgs []chatMessage, id string, session map[string]any, f
 		meta["project_hash"] = ph
 	}
 	if kind, _ := session["kind"].(string); kind == "subagent" {
+		// A subagent's chat is chats/<parent session id>/<id>.jsonl.
 		meta["sidechain"] = true
+		if dir := path.Dir(file); path.Base(dir) != "chats" && dir != "." {
+			meta["parent_session_id"] = path.Base(dir)
+		}
 	}
 	if s, ok := session["summary"].(string); ok && s != "" {
 		meta["summary"] = s

@@ -316,6 +316,27 @@ func TestGeminiChatFork(t *testing.T) {
 	}
 }
 
+// TestGeminiChatSubagent checks that a subagent's chat, which Gemini CLI
+// keeps in a directory named after its parent session, is marked as a
+// side chain of that session.
+func TestGeminiChatSubagent(t *testing.T) {
+	const file = "tmp/p/chats/0a7e3c51-parent/5d1e-sub.jsonl"
+	text := `{"sessionId":"5d1e-sub","projectHash":"p","startTime":"2025-11-19T08:00:00Z","kind":"subagent"}
+{"id":"g","timestamp":"2025-11-19T08:00:03Z","type":"gemini","toolCalls":[{"id":"t","name":"glob","args":{"pattern":"**/*.go"},"status":"success"}]}`
+	var recs []Record
+	for i, line := range strings.Split(text, "\n") {
+		recs = append(recs, otelRecord(t, []byte(line), file, i+1))
+	}
+	traces, _, err := GeminiChat{}.DecodeSessions(recs, file, normalize.Default())
+	if err != nil || len(traces) != 1 {
+		t.Fatalf("decode = %d traces, %v", len(traces), err)
+	}
+	md := traces[0].Metadata
+	if md["sidechain"] != true || md["parent_session_id"] != "0a7e3c51-parent" {
+		t.Errorf("metadata = %v, want sidechain of 0a7e3c51-parent", md)
+	}
+}
+
 // errorLines returns the messages of a trace.ErrorList, one per problem.
 func errorLines(err error) []string {
 	if err == nil {
