@@ -358,3 +358,21 @@ func FuzzGemini(f *testing.F) { fuzzSessions(f, "testdata/agents/gemini/stream/*
 func FuzzGeminiChat(f *testing.F) {
 	fuzzSessions(f, "testdata/agents/gemini/tmp/*/chats/*.jsonl", GeminiChat{})
 }
+
+func BenchmarkGemini(b *testing.B) {
+	for _, tc := range []struct {
+		file string
+		a    SessionAdapter
+	}{{geminiStream, Gemini{}}, {geminiChatJSON, GeminiChat{}}, {geminiChatJSONL, GeminiChat{}}} {
+		recs := otelRecords(b, tc.file)
+		rules := normalize.Default()
+		b.Run(tc.a.Name()+"/"+tc.file[strings.LastIndex(tc.file, ".")+1:], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := tc.a.DecodeSessions(recs, tc.file, rules); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

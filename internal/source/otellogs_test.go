@@ -293,3 +293,18 @@ func TestOTLPMixedSignals(t *testing.T) {
 		})
 	}
 }
+
+func BenchmarkOTLPLogs(b *testing.B) {
+	for _, file := range []string{otelLogsClaude, otelLogsCodex} {
+		recs := otelRecords(b, file)
+		rules := normalize.Default()
+		b.Run(filepath.Base(file), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := (OTLPLogs{}).DecodeSessions(recs, file, rules); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
