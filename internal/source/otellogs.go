@@ -20,7 +20,8 @@ import (
 // file, as a collector's file exporter writes them. These agents report
 // tool activity as log records, not spans, so OTLP does not see it.
 //
-// A record's event is its event.name attribute. Claude Code writes the
+// A record's event is its event.name attribute (or the record's own
+// eventName, which OTLP 1.5 added). Claude Code writes the
 // bare name ("tool_result") there and the full one in the body
 // ("claude_code.tool_result"); Codex writes the full one ("codex.tool_result")
 // there. The events read are:
@@ -301,6 +302,11 @@ func readLogRecord(d *trace.Fields, v any, p string, resource map[string]any) *l
 		body, _ = otelValue(d, b, trace.Member(p, "body")).(string)
 	}
 	name := ev.str("event.name")
+	if name == "" {
+		// OTLP 1.5 gave log records an eventName of their own, which
+		// newer SDKs write instead of the attribute.
+		name = d.OptString(m, p, "eventName")
+	}
 	if !strings.Contains(name, ".") && name != "" && strings.HasSuffix(body, "."+name) {
 		name = body
 	}

@@ -308,3 +308,19 @@ func BenchmarkOTLPLogs(b *testing.B) {
 		})
 	}
 }
+
+// TestOTLPLogsEventName checks that a record named by the eventName field
+// of OTLP 1.5, with no event.name attribute, is read.
+func TestOTLPLogsEventName(t *testing.T) {
+	const text = `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"timeUnixNano":"1763630000000000000","eventName":"claude_code.tool_result","attributes":[` +
+		`{"key":"session.id","value":{"stringValue":"s1"}},{"key":"tool_name","value":{"stringValue":"Bash"}},` +
+		`{"key":"tool_input","value":{"stringValue":"{\"command\":\"git tag v1\"}"}}]}]}]}]}`
+	traces, _, err := decodeText(t, OTLPLogs{}, text)
+	if err != nil || len(traces) != 1 {
+		t.Fatalf("decode = %d traces, %v", len(traces), err)
+	}
+	want := []actionSummary{{"s1.tool-1", "tool_call", "git tag", false}}
+	if diff := cmp.Diff(want, summarizeActions(traces[0].Actions)); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+}
