@@ -14,7 +14,8 @@ import (
 )
 
 // OTLPLogs is the SessionAdapter for the OpenTelemetry log records that
-// Claude Code and Codex export as their telemetry events, in OTLP/JSON:
+// Claude Code, Codex and Gemini CLI export as their telemetry events, in
+// OTLP/JSON:
 // an object {"resourceLogs": [{"resource": …, "scopeLogs": [{"scope": …,
 // "logRecords": [record, …]}]}]} per *.json file or per line of a *.jsonl
 // file, as a collector's file exporter writes them. These agents report
@@ -43,10 +44,15 @@ import (
 //     model response, with input_token_count and output_token_count. Codex
 //     runs the calls of a response as they stream, so the tool results
 //     before it are its calls;
-//   - claude_code.user_prompt and codex.user_prompt: the prompt, when the
-//     user let it be logged, is the goal.
+//   - gemini_cli.tool_call: one tool call of Gemini CLI; function_name,
+//     function_args (a JSON string), success (a boolean), duration_ms,
+//     error; gemini_cli.api_response: one model call, logged before the
+//     tools it asked for run, with input_token_count, output_token_count,
+//     thoughts_token_count (billed as output) and duration_ms;
+//   - claude_code.user_prompt, codex.user_prompt and gemini_cli.user_prompt:
+//     the prompt, when the user let it be logged, is the goal.
 //
-// Records are grouped by session (session.id for Claude Code,
+// Records are grouped by session (session.id for Claude Code and Gemini CLI,
 // conversation.id for Codex, on the record or its resource) into one trace
 // per session, ordered by time and event.sequence; a record delivered
 // twice is read once. Other events (tool decisions, API errors, hooks)
@@ -96,7 +102,7 @@ func (e *logEvent) attrPath(key string) string {
 }
 
 // logAgents maps the prefix of an event name to the agent that writes it.
-var logAgents = map[string]string{"claude_code": "claude-code", "codex": "codex"}
+var logAgents = map[string]string{"claude_code": "claude-code", "codex": "codex", "gemini_cli": "gemini-cli"}
 
 // DecodeSessions reads the log records of one file into one trace per
 // session. Sessions in which a problem was found are left out and every
@@ -169,7 +175,7 @@ func decodeLogs(records []Record, file string, rules *normalize.Rules) ([]*trace
 		for _, ev := range evs {
 			ev.rec = ri
 			if ev.session == "" {
-				if ev.kind() == "tool_result" {
+				if ev.kind() == "tool_result" || ev.kind() == "tool_call" {
 					d.Errorf(trace.Member(ev.path, "attributes"), "%s record names no session (session.id or conversation.id)", ev.name)
 				}
 				continue
@@ -488,7 +494,7 @@ func logTrace(id string, evs []*logEvent, file string, actions func(normalize.Ca
 			}
 		}
 		switch ev.name {
-		case "claude_code.tool_result", "codex.tool_result":
+		case "claude_code.tool_result", "codex.tool_result", "gemini_cli.tool_call":
 			c := logCall(d, ev, id, i)
 			if c == nil {
 				break
@@ -519,7 +525,15 @@ func logTrace(id string, evs []*logEvent, file string, actions func(normalize.Ca
 			t.usage.output, _ = logInt(d, ev, "output_token_count")
 			t.calls, open = open, nil
 			turns = append(turns, t)
-		case "claude_code.user_prompt", "codex.user_prompt":
+		case "gemini_cli.api_response":
+			t := &logTurn{usage: turnUsage{model: model}}
+			in, _ := logInt(d, ev, "input_token_count")
+			out, _ := logInt(d, ev, "output_token_count")
+			th, _ := logInt(d, ev, "thoughts_token_count")
+			ms, _ := logInt(d, ev, "duration_ms")
+			t.usage.input, t.usage.output, t.usage.wallMS = in, out+th, max(ms, 0)
+			turns = append(turns, t)
+		case "claude_code.user_prompt", "codex.user_prompt", "gemini_cli.user_prompt":
 			if p := strings.TrimSpace(ev.str("prompt")); goal == "" && p != "" && p != "[REDACTED]" {
 				goal = p
 			}
@@ -573,9 +587,13 @@ func logTrace(id string, evs []*logEvent, file string, actions func(normalize.Ca
 // logCall converts a tool_result event into the normalization table's
 // Call, or returns nil after reporting why it cannot.
 func logCall(d *trace.Fields, ev *logEvent, session string, i int) *normalize.Call {
-	c := &normalize.Call{Tool: ev.str("tool_name")}
-	if _, ok := ev.attrs["tool_name"].(string); !ok || c.Tool == "" {
-		d.Errorf(trace.Member(ev.path, "attributes"), "%s event names no tool (tool_name)", ev.name)
+	nameKey := "tool_name"
+	if ev.agent == "gemini-cli" {
+		nameKey = "function_name"
+	}
+	c := &normalize.Call{Tool: ev.str(nameKey)}
+	if c.Tool == "" {
+		d.Errorf(trace.Member(ev.path, "attributes"), "%s event names no tool (%s)", ev.name, nameKey)
 		return nil
 	}
 	c.ID = ev.str("tool_use_id")
@@ -609,6 +627,18 @@ func logCall(d *trace.Fields, ev *logEvent, session string, i int) *normalize.Ca
 					c.ExitCode = &n
 				}
 			}
+		}
+	case "gemini-cli":
+		if a, ok := ev.attrs["function_args"].(string); ok {
+			v, ok := logJSON(d, ev, "function_args", a)
+			if m, isObj := v.(map[string]any); ok && isObj {
+				c.Args = m
+			} else {
+				d.Errorf(ev.attrPath("function_args"), "function_args is not a JSON object")
+			}
+		}
+		if e := ev.str("error"); e != "" {
+			c.Result = e
 		}
 	case "codex":
 		if a, ok := ev.attrs["arguments"].(string); ok {

@@ -188,6 +188,10 @@ func TestOTLPLogsErrors(t *testing.T) {
 			[]string{`f.jsonl:1: ` + rec + `.attributes[3].value: tool_input is not a JSON object`}},
 		{"redelivered", logExport(tool(attr("output", "a"))) + "\n" + logExport(tool(attr("output", "b"))),
 			[]string{`f.jsonl:2: ` + rec + `: codex.tool_result event sent again with different attributes (first at line 1, ` + rec + `)`}},
+		{"gemini args", logExport(strings.Join([]string{attr("event.name", "gemini_cli.tool_call"), attr("session.id", "g1"), attr("function_name", "replace"), attr("function_args", "nope")}, ",")),
+			[]string{`f.jsonl:1: ` + rec + `.attributes[3].value: function_args is not a JSON object`}},
+		{"gemini no tool", logExport(strings.Join([]string{attr("event.name", "gemini_cli.tool_call"), attr("session.id", "g1")}, ",")),
+			[]string{`f.jsonl:1: ` + rec + `.attributes: gemini_cli.tool_call event names no tool (function_name)`}},
 		{"resourceLogs", `{"resourceLogs":{}}`, []string{`f.jsonl:1: $.resourceLogs: expected array, got object`}},
 		{"record", `{"resourceLogs":[{"scopeLogs":[{"logRecords":[3]}]}]}`, []string{`f.jsonl:1: ` + rec + `: expected object, got number`}},
 		{"attribute value", logExport(tool(`{"key":"duration_ms","value":{"intValue":"1.5"}}`)),
@@ -322,5 +326,49 @@ func TestOTLPLogsEventName(t *testing.T) {
 	want := []actionSummary{{"s1.tool-1", "tool_call", "git tag", false}}
 	if diff := cmp.Diff(want, summarizeActions(traces[0].Actions)); diff != "" {
 		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+}
+
+// TestOTLPLogsGemini reads Gemini CLI's telemetry events: a tool_call
+// names its tool in function_name and its arguments in function_args, and
+// the api_response before it is its model call.
+func TestOTLPLogsGemini(t *testing.T) {
+	rec := func(sec int, attrs ...string) string {
+		return fmt.Sprintf(`{"timeUnixNano":"%d","attributes":[%s]}`, 1763630000000000000+sec*1000000000, strings.Join(attrs, ","))
+	}
+	num := func(k string, v int) string { return fmt.Sprintf(`{"key":%q,"value":{"intValue":"%d"}}`, k, v) }
+	boolean := func(k string, v bool) string { return fmt.Sprintf(`{"key":%q,"value":{"boolValue":%t}}`, k, v) }
+	common := func(name string) []string {
+		return []string{attr("event.name", name), attr("session.id", "g-1"), attr("prompt_id", "p-1")}
+	}
+	records := []string{
+		rec(1, append(common("gemini_cli.user_prompt"), attr("prompt", "Tag the release"))...),
+		rec(2, append(common("gemini_cli.api_response"), attr("model", "gemini-2.5-pro"), num("input_token_count", 900),
+			num("output_token_count", 20), num("thoughts_token_count", 10), num("duration_ms", 1500))...),
+		rec(3, append(common("gemini_cli.tool_call"), attr("function_name", "run_shell_command"),
+			attr("function_args", `{"command":"git tag v2.0.0 && git push origin v2.0.0"}`), num("duration_ms", 800), boolean("success", true))...),
+		rec(4, append(common("gemini_cli.tool_call"), attr("function_name", "write_file"),
+			attr("function_args", `{"file_path":"NOTES.md","content":"v2.0.0"}`), num("duration_ms", 5), boolean("success", false), attr("error", "permission denied"))...),
+	}
+	text := `{"resourceLogs":[{"resource":{"attributes":[` + attr("service.name", "gemini-cli") + `]},"scopeLogs":[{"logRecords":[` + strings.Join(records, ",") + `]}]}]}`
+	traces, _, err := decodeText(t, OTLPLogs{}, text)
+	if err != nil || len(traces) != 1 {
+		t.Fatalf("decode = %d traces, %v", len(traces), err)
+	}
+	tr := traces[0]
+	want := []actionSummary{
+		{"g-1.tool-3", "tool_call", "git tag", false},
+		{"g-1.tool-3.2", "tool_call", "git push", false},
+		{"g-1.tool-4", "file_mutation", "file.edit", true},
+	}
+	if diff := cmp.Diff(want, summarizeActions(tr.Actions)); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+	wantCost := &trace.Cost{Model: "gemini-2.5-pro", ModelCalls: 1, InputTokens: 450, OutputTokens: 15, WallMS: 750}
+	if diff := cmp.Diff(wantCost, costOf(tr.Actions[0])); diff != "" {
+		t.Errorf("cost (-want +got):\n%s", diff)
+	}
+	if tr.Metadata["agent"] != "gemini-cli" || tr.Metadata["goal"] != "Tag the release" || tr.Actions[2].Output != "permission denied" {
+		t.Errorf("metadata %v, failed write output %v", tr.Metadata, tr.Actions[2].Output)
 	}
 }
