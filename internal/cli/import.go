@@ -30,8 +30,9 @@ The format of each file is recognized from its first record:
                 ~/.gemini/tmp/<project>/chats/session-*.json and *.jsonl
                 one trace per chat (rewound messages are dropped and counted)
   OpenTelemetry OTLP/JSON exports: spans (resourceSpans), one trace per
-                trace id; Claude Code's and Codex's log events (resourceLogs:
-                tool_result, api_request), one trace per session id
+                trace id; the log events of Claude Code, Codex and Gemini
+                CLI (resourceLogs: tool results, API responses), one trace
+                per session id
   traces        crystallization traces, workflow run records and
                 composition reports, as mine reads them
 

@@ -16,7 +16,7 @@
 // a whole file at once because many records make one session: Claude Code
 // project logs, Codex CLI rollouts, Gemini CLI stream-json transcripts and
 // chat files, and OTLP/JSON exports of OpenTelemetry GenAI spans and of
-// Claude Code's and Codex's log events. A file is given to the session adapter that recognizes its
+// the log events of Claude Code, Codex and Gemini CLI. A file is given to the session adapter that recognizes its
 // first record. Each tool call becomes actions through package normalize,
 // so every agent's calls arrive in one vocabulary; a model's turn is not
 // an action, and its usage is attributed to the calls it produced. A
