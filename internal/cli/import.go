@@ -25,6 +25,14 @@ The format of each file is recognized from its first record:
                 (agent-*.jsonl) is the trace <sessionId>.agent-<agentId>
   Codex CLI     ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl
                 one trace per session_meta
+  Gemini CLI    gemini --output-format stream-json > run.jsonl
+                one trace per init event;
+                ~/.gemini/tmp/<project>/chats/session-*.json and *.jsonl
+                one trace per chat (rewound messages are dropped and counted)
+  OpenTelemetry OTLP/JSON exports: spans (resourceSpans), one trace per
+                trace id; the log events of Claude Code, Codex and Gemini
+                CLI (resourceLogs: tool results, API responses), one trace
+                per session id
   traces        crystallization traces, workflow run records and
                 composition reports, as mine reads them
 

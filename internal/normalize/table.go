@@ -264,3 +264,35 @@ func wordSet(s string) map[string]bool {
 	}
 	return m
 }
+
+// Gemini CLI's built-in tools, listed apart from the tables above so that
+// each agent's vocabulary reads as its documentation does; init joins
+// them to those tables. run_shell_command runs its "command" argument in
+// a shell; write_file (file_path, content), replace (file_path,
+// old_string, new_string) and hashline_edit write files, with the same
+// argument names as Claude Code's Write and Edit; the others read files
+// (grep_search was search_file_content), search and fetch the web, plan,
+// load skills and docs, investigate the code base, or keep the agent's
+// own notes and tasks, and change nothing in the work.
+var (
+	geminiShellTools   = wordSet(`run_shell_command`)
+	geminiFileTools    = wordSet(`write_file replace hashline_edit`)
+	geminiObservations = wordSet(`read_file read_many_files list_directory glob search_file_content grep_search
+		google_web_search web_fetch save_memory write_todos get_internal_docs activate_skill cli_help
+		codebase_investigator enter_plan_mode exit_plan_mode update_topic tracker_create_task
+		tracker_update_task tracker_get_task tracker_list_tasks tracker_add_dependency tracker_visualize`)
+)
+
+// init joins each agent's own tool names to the tables; the tables are
+// never changed after it.
+func init() {
+	for _, add := range [...]struct{ to, from map[string]bool }{
+		{shellTools, geminiShellTools},
+		{fileTools, geminiFileTools},
+		{observations, geminiObservations},
+	} {
+		for name := range add.from {
+			add.to[name] = true
+		}
+	}
+}

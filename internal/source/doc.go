@@ -14,8 +14,9 @@
 //
 // Agents' own logs are read by session adapters (SessionAdapter), which see
 // a whole file at once because many records make one session: Claude Code
-// project logs, Codex CLI rollouts and OpenTelemetry GenAI spans in
-// OTLP/JSON. A file is given to the session adapter that recognizes its
+// project logs, Codex CLI rollouts, Gemini CLI stream-json transcripts and
+// chat files, and OTLP/JSON exports of OpenTelemetry GenAI spans and of
+// the log events of Claude Code, Codex and Gemini CLI. A file is given to the session adapter that recognizes its
 // first record. Each tool call becomes actions through package normalize,
 // so every agent's calls arrive in one vocabulary; a model's turn is not
 // an action, and its usage is attributed to the calls it produced. A

@@ -52,6 +52,9 @@ func (OTLP) DetectRecord(doc map[string]any) bool {
 // trace states, links and dropped counts; the attributes, which are most
 // of an export, are all read.
 var otlpShape = &trace.Shape{Only: true, Members: map[string]*trace.Shape{
+	// A collector may write every signal to one file: a logs export is
+	// kept whole for decodeExports, a metrics export only as present.
+	"resourceLogs": nil, "resourceMetrics": {Stub: true},
 	"resourceSpans": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{
 		"resource": {Only: true, Members: map[string]*trace.Shape{"attributes": nil}},
 		"scopeSpans": {Elems: &trace.Shape{Only: true, Members: map[string]*trace.Shape{
@@ -118,7 +121,14 @@ func (s *otelSpan) int(key string) (int64, bool) {
 // DecodeSessions reads the records of one file into one trace per trace
 // id. Traces in which a problem was found are left out and every problem
 // is in the error, so a caller that skips invalid input keeps the rest.
+// Log and metric exports in the same file are read as OTLPLogs reads
+// them (see decodeExports).
 func (OTLP) DecodeSessions(records []Record, file string, rules *normalize.Rules) ([]*trace.Trace, []SkippedSession, error) {
+	return decodeExports(records, file, rules, "resourceSpans")
+}
+
+// decodeSpans is DecodeSessions for the records that are span exports.
+func decodeSpans(records []Record, file string, rules *normalize.Rules) ([]*trace.Trace, []SkippedSession, error) {
 	if rules == nil {
 		rules = normalize.Default()
 	}
@@ -743,8 +753,15 @@ func otelCall(s *otelSpan, file string) (normalize.Call, trace.ErrorList) {
 
 // attrPath is the JSON path of the value of the span's attribute key.
 func (s *otelSpan) attrPath(key string) string {
-	p := trace.Member(s.path, "attributes")
-	for i, a := range s.rawAttrs {
+	return attributePath(s.path, s.rawAttrs, key)
+}
+
+// attributePath is the JSON path of the value of attribute key among raw,
+// the attributes as written of the object at path p (a span, a log
+// record), or the path of the attributes when key is not among them.
+func attributePath(p string, raw []any, key string) string {
+	p = trace.Member(p, "attributes")
+	for i, a := range raw {
 		if m, _ := a.(map[string]any); m["key"] == key {
 			return trace.Member(trace.Element(p, i), "value")
 		}

@@ -42,7 +42,7 @@ type SessionAdapter interface {
 // defaultAdapters, because a file they claim is not one trace per line.
 // Like defaultAdapters it is an array, so that it cannot be changed
 // through a shared slice; a new format is one more element.
-var sessionAdapters = [...]SessionAdapter{Claude{}, Codex{}, OTLP{}}
+var sessionAdapters = [...]SessionAdapter{Claude{}, Codex{}, OTLP{}, OTLPLogs{}, Gemini{}, GeminiChat{}}
 
 // SessionAdapters returns the registered session adapters in detection
 // order. The slice is a copy.
