@@ -142,6 +142,24 @@ func (p Procedure) Occurs(events []Event) bool {
 	return false
 }
 
+// OccursPartly reports whether all but one step of some alternative of
+// three or more steps occur in events in order: "git commit → git push"
+// is most of commit-push. It tells a near miss from a candidate that has
+// nothing to do with the procedure.
+func (p Procedure) OccursPartly(events []Event) bool {
+	for _, alt := range p.Alternatives {
+		if len(alt) < 3 {
+			continue
+		}
+		for drop := range alt {
+			if _, ok := occurs(slices.Delete(slices.Clone(alt), drop, drop+1), events); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // StepNames shows the procedure's alternatives, "git add → git commit →
 // git push | …".
 func (p Procedure) StepNames() string {

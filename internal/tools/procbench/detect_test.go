@@ -74,3 +74,25 @@ func TestDetectCountsSessions(t *testing.T) {
 		t.Errorf("Detect sessions (-want +got):\n%s", diff)
 	}
 }
+
+func TestOccursPartly(t *testing.T) {
+	commitPush := Procedures[0]
+	tests := []struct {
+		events []Event
+		want   bool
+	}{
+		{[]Event{cmdOp("git commit"), cmd("git push")}, true},
+		{[]Event{cmd("git add"), cmd("git push")}, true},
+		{[]Event{cmd("git push"), cmdOp("git commit")}, false}, // out of order
+		{[]Event{cmdOp("git commit")}, false},                  // one step of three
+	}
+	for _, tt := range tests {
+		if got := commitPush.OccursPartly(tt.events); got != tt.want {
+			t.Errorf("commit-push.OccursPartly(%v) = %v, want %v", tt.events, got, tt.want)
+		}
+	}
+	// Release's alternatives are too short to be partly there.
+	if Procedures[4].OccursPartly([]Event{cmdOp("git tag")}) {
+		t.Errorf("release.OccursPartly(git tag) = true, want false")
+	}
+}

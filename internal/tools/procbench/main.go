@@ -354,9 +354,9 @@ func printResults(w io.Writer, results []Result, minExamples int) {
 			fmt.Fprintf(w, "  mine: %d traces\n", r.MineTraces)
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  procedure\tsessions\tcandidate\tsafe")
+		fmt.Fprintln(tw, "  procedure\tsessions\tcandidate\tsafe\tpartly")
 		for _, p := range r.Procedures {
-			found, safe := "-", "-"
+			found, safe, partly := "-", "-", "-"
 			if p.Eligible {
 				found, safe = "no", "no"
 				if len(p.Found) > 0 {
@@ -366,7 +366,10 @@ func printResults(w io.Writer, results []Result, minExamples int) {
 					safe = "yes"
 				}
 			}
-			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\n", p.Procedure, p.Sessions, found, safe)
+			if len(p.Partly) > 0 {
+				partly = shortName(p.Partly[0])
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\n", p.Procedure, p.Sessions, found, safe, partly)
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "  recall %s (%d/%d), as safe %s (%d/%d); precision %s (%d/%d candidates, %d safe)\n",
@@ -376,7 +379,11 @@ func printResults(w io.Writer, results []Result, minExamples int) {
 			fmt.Fprintf(w, "  junk %s: %s [%s]\n", c.Junk, shortName(c.Name), strings.Join(c.Steps, " → "))
 		}
 		for _, c := range r.Unnamed {
-			fmt.Fprintf(w, "  unnamed: %s [%s]\n", shortName(c.Name), strings.Join(c.Steps, " → "))
+			what := "unnamed"
+			if len(c.Partly) > 0 {
+				what = "near miss (" + strings.Join(c.Partly, ", ") + ")"
+			}
+			fmt.Fprintf(w, "  %s: %s [%s]\n", what, shortName(c.Name), strings.Join(c.Steps, " → "))
 		}
 	}
 	t := total(results)

@@ -101,7 +101,7 @@ func TestRunWithReport(t *testing.T) {
 	if code := run([]string{"-report", rep, "-min-examples", "1", dir}, &stdout, &stderr); code != 0 {
 		t.Fatalf("run = %d, want 0; stderr:\n%s", code, &stderr)
 	}
-	for _, s := range []string{"recall 67% (2/3), as safe 33% (1/3); precision 38% (3/8 candidates, 3 safe)", "junk edits_only: edit_twice [file.edit → file.write]", "unnamed: build_and_serve"} {
+	for _, s := range []string{"recall 67% (2/3), as safe 33% (1/3); precision 33% (3/9 candidates, 3 safe)", "junk edits_only: edit_twice [file.edit → file.write]", "unnamed: build_and_serve", "near miss (commit-push, commit-push-pr): commit_then_push [git commit → git push]"} {
 		if !strings.Contains(stdout.String(), s) {
 			t.Errorf("output lacks %q:\n%s", s, &stdout)
 		}
@@ -150,8 +150,8 @@ func TestRunMineRetriesWithSkipInvalid(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		t.Fatal(err)
 	}
-	if r := out.Results[0]; !r.MineSkipInvalid || r.MineError != "" || r.Precision != 3.0/8 {
-		t.Errorf("skip_invalid %v, error %q, precision %v; want true, none, 3/8", r.MineSkipInvalid, r.MineError, r.Precision)
+	if r := out.Results[0]; !r.MineSkipInvalid || r.MineError != "" || r.Precision != 3.0/9 {
+		t.Errorf("skip_invalid %v, error %q, precision %v; want true, none, 3/9", r.MineSkipInvalid, r.MineError, r.Precision)
 	}
 }
 

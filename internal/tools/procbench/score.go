@@ -63,6 +63,10 @@ type Candidate struct {
 	// Procedures are the named procedures whose steps occur in the
 	// candidate's steps in order.
 	Procedures []string `json:"procedures,omitempty"`
+	// Partly are the named procedures the candidate holds all steps but
+	// one of (see Procedure.OccursPartly); such a candidate is a near
+	// miss, neither a match nor junk.
+	Partly []string `json:"partly,omitempty"`
 	// Junk says why an unnamed candidate is one nobody would want:
 	// observations_only, edits_only, no_command, one_step_repeated; empty
 	// for a candidate that matches a procedure or is merely unnamed.
@@ -79,11 +83,14 @@ func judge(procs []Procedure, r *report) []Candidate {
 		}
 		evs := stepEvents(rc.Steps)
 		for _, p := range procs {
-			if p.Occurs(evs) {
+			switch {
+			case p.Occurs(evs):
 				c.Procedures = append(c.Procedures, p.Name)
+			case p.OccursPartly(evs):
+				c.Partly = append(c.Partly, p.Name)
 			}
 		}
-		if len(c.Procedures) == 0 {
+		if len(c.Procedures) == 0 && len(c.Partly) == 0 {
 			c.Junk = junkClass(rc.Steps)
 		}
 		out = append(out, c)
@@ -139,6 +146,8 @@ type ProcedureScore struct {
 	// FoundSafe the safe ones.
 	Found     []string `json:"found,omitempty"`
 	FoundSafe []string `json:"found_safe,omitempty"`
+	// Partly names the candidates that hold all its steps but one.
+	Partly []string `json:"partly,omitempty"`
 }
 
 // Score is the benchmark's verdict on one directory.
@@ -158,8 +167,10 @@ type Score struct {
 	Precision     float64     `json:"precision"`
 	PrecisionSafe float64     `json:"precision_safe"`
 	Junk          []Candidate `json:"junk"`
-	Unnamed       []Candidate `json:"unnamed"`
-	All           []Candidate `json:"candidate_list"`
+	// Unnamed are the candidates that are neither a named procedure nor
+	// junk; near misses (Candidate.Partly) are among them.
+	Unnamed []Candidate `json:"unnamed"`
+	All     []Candidate `json:"candidate_list"`
 }
 
 func ratio(n, d int) float64 {
@@ -181,6 +192,11 @@ func score(det []Detection, cands []Candidate, minExamples int) Score {
 					if c.Safe {
 						ps.FoundSafe = append(ps.FoundSafe, c.Name)
 					}
+				}
+			}
+			for _, p := range c.Partly {
+				if p == d.Procedure {
+					ps.Partly = append(ps.Partly, c.Name)
 				}
 			}
 		}

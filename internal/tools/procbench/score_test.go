@@ -30,6 +30,8 @@ var invented = &report{
 		{ID: "r2", Name: "edit_twice", Steps: []reportStep{step("file_mutation", "file.edit"), step("file_mutation", "file.write")}},
 		{ID: "r3", Name: "read_then_edit", Steps: []reportStep{step("observation", "Read"), step("file_mutation", "file.edit")}},
 		{ID: "r4", Name: "build_and_serve", Steps: []reportStep{step("tool_call", "yarn build", "yarn", "build"), step("tool_call", "yarn start", "yarn", "start")}},
+		// Most of commit-push: a near miss, neither a match nor junk.
+		{ID: "r6", Name: "commit_then_push", Steps: []reportStep{step("tool_call", "git commit", "git", "commit", "-m", "{m}"), step("tool_call", "git push", "git", "push")}},
 		// A hand-written trace's step has a name and no argv.
 		{ID: "r5", Name: "push_in_order", Steps: []reportStep{step("tool_call", "git commit"), step("tool_call", "git push"), step("tool_call", "gh pr create")}},
 	},
@@ -39,21 +41,23 @@ func TestJudge(t *testing.T) {
 	type verdict struct {
 		Safe       bool
 		Procedures []string
+		Partly     []string
 		Junk       string
 	}
 	got := map[string]verdict{}
 	for _, c := range judge(Procedures, invented) {
-		got[c.ID] = verdict{c.Safe, c.Procedures, c.Junk}
+		got[c.ID] = verdict{c.Safe, c.Procedures, c.Partly, c.Junk}
 	}
 	want := map[string]verdict{
-		"c1": {true, []string{"commit-push"}, ""},
-		"c2": {true, nil, "observations_only"},
-		"c3": {true, nil, "one_step_repeated"},
-		"r1": {false, []string{"test-fix-retest"}, ""},
-		"r2": {false, nil, "edits_only"},
-		"r3": {false, nil, "no_command"},
-		"r4": {false, nil, ""},
-		"r5": {false, []string{"commit-push-pr"}, ""},
+		"c1": {true, []string{"commit-push"}, []string{"commit-push-pr"}, ""},
+		"c2": {true, nil, nil, "observations_only"},
+		"c3": {true, nil, nil, "one_step_repeated"},
+		"r1": {false, []string{"test-fix-retest"}, nil, ""},
+		"r2": {false, nil, nil, "edits_only"},
+		"r3": {false, nil, nil, "no_command"},
+		"r4": {false, nil, nil, ""},
+		"r5": {false, []string{"commit-push-pr"}, []string{"commit-push"}, ""},
+		"r6": {false, nil, []string{"commit-push", "commit-push-pr"}, ""},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("judge (-want +got):\n%s", diff)
@@ -86,10 +90,13 @@ func TestScore(t *testing.T) {
 		Recall, RecallSafe, Precision                                                           float64
 	}
 	got := counts{s.Eligible, s.Recalled, s.RecalledSafe, s.Candidates, s.Safe, s.Matched, s.MatchedSafe, len(s.Junk), len(s.Unnamed), s.Recall, s.RecallSafe, s.Precision}
-	want := counts{Eligible: 4, Recalled: 3, RecalledSafe: 1, Candidates: 8, Safe: 3, Matched: 3, MatchedSafe: 1, Junk: 4, Unnamed: 1,
-		Recall: 0.75, RecallSafe: 0.25, Precision: 3.0 / 8}
+	want := counts{Eligible: 4, Recalled: 3, RecalledSafe: 1, Candidates: 9, Safe: 3, Matched: 3, MatchedSafe: 1, Junk: 4, Unnamed: 2,
+		Recall: 0.75, RecallSafe: 0.25, Precision: 3.0 / 9}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("score (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"commit_then_push", "push_in_order"}, s.Procedures[0].Partly); diff != "" {
+		t.Errorf("commit-push partly (-want +got):\n%s", diff)
 	}
 	if p := s.Procedures[4]; p.Eligible || len(p.Found) != 0 {
 		t.Errorf("release in 1 session: eligible %v, found %v; want not eligible, not found", p.Eligible, p.Found)
