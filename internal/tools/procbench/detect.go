@@ -191,6 +191,9 @@ type Detection struct {
 	Procedure string `json:"procedure"`
 	Steps     string `json:"steps"`
 	Sessions  int    `json:"sessions"`
+	// In lists those sessions, by Session.Key and source file, so that a
+	// count can be checked against the logs.
+	In []string `json:"in"`
 }
 
 // Detect counts each procedure's sessions.
@@ -201,6 +204,7 @@ func Detect(procs []Procedure, sessions []Session) []Detection {
 		for _, s := range sessions {
 			if p.Occurs(s.Events) {
 				out[i].Sessions++
+				out[i].In = append(out[i].In, s.Key+" "+s.Source)
 			}
 		}
 	}

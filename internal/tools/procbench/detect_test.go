@@ -66,8 +66,12 @@ func TestDetectCountsSessions(t *testing.T) {
 		{Key: "d", Events: []Event{edit}},
 	}
 	got := map[string]int{}
-	for _, d := range Detect(Procedures, sessions) {
+	det := Detect(Procedures, sessions)
+	for _, d := range det {
 		got[d.Procedure] = d.Sessions
+	}
+	if diff := cmp.Diff([]string{"a ", "b "}, det[0].In); diff != "" {
+		t.Errorf("commit-push sessions (-want +got):\n%s", diff)
 	}
 	want := map[string]int{"commit-push": 2, "commit-push-pr": 0, "test-fix-retest": 1, "dependency-bump": 0, "release": 0}
 	if diff := cmp.Diff(want, got); diff != "" {

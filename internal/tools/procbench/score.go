@@ -139,6 +139,8 @@ type ProcedureScore struct {
 	Procedure string `json:"procedure"`
 	Steps     string `json:"steps"`
 	Sessions  int    `json:"sessions"`
+	// In lists the sessions (key and file) the procedure occurs in.
+	In []string `json:"in"`
 	// Eligible: the procedure occurs in at least min-examples sessions,
 	// so a miner with that threshold could find it.
 	Eligible bool `json:"eligible"`
@@ -184,7 +186,10 @@ func ratio(n, d int) float64 {
 func score(det []Detection, cands []Candidate, minExamples int) Score {
 	s := Score{Junk: []Candidate{}, Unnamed: []Candidate{}, All: cands}
 	for _, d := range det {
-		ps := ProcedureScore{Procedure: d.Procedure, Steps: d.Steps, Sessions: d.Sessions, Eligible: d.Sessions >= minExamples}
+		ps := ProcedureScore{Procedure: d.Procedure, Steps: d.Steps, Sessions: d.Sessions, In: d.In, Eligible: d.Sessions >= minExamples}
+		if ps.In == nil {
+			ps.In = []string{}
+		}
 		for _, c := range cands {
 			for _, p := range c.Procedures {
 				if p == d.Procedure {
