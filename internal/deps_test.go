@@ -48,6 +48,7 @@ var allowed = map[string][]string{
 	"internal/synth":           {"internal/trace", "internal/redact", "internal/atomicfile"},
 	"internal/derive":          {},
 	"internal/tools/gencorpus": {"internal/trace", "internal/tracetest"},
+	"internal/tools/procbench": {},
 	"internal/assert":          {"internal/trace"},
 	"internal/harness":         {"internal/trace", "internal/store", "internal/assert", "internal/redact", "internal/atomicfile"},
 	"internal/cli":             {"*"},
