@@ -71,16 +71,24 @@
 //
 // # Files, observations and other tools
 //
-// A file tool (Edit, Write, MultiEdit, NotebookEdit, apply_patch,
-// edit_file, write_file, …) becomes one file_mutation named "file.edit"
-// per file it touches, with the path as its only parameter and the rest of
-// its arguments (contents, old and new strings, the file's part of a
-// patch) as inputs. A read-only tool (Read, Grep, Glob, TodoWrite,
-// update_plan, …) or shell head (cat, rg, ls, sed without -i, find without
-// -exec or -delete, git status, git log, git diff, git show, …) becomes an
-// observation, which mining neither requires nor lets break a match. Any
-// other tool is a tool_call named after the tool, its arguments its
-// parameters.
+// A file tool (Edit, Write, MultiEdit, apply_patch, Gemini CLI's
+// write_file and replace, …) becomes one file_mutation per file it
+// touches, carrying what it wrote, named after the runtime's built-in
+// that redoes it: "fs.write" (path, content) for a whole file or an added
+// one, "fs.edit" for exact replacements (path, old, new, and replace_all
+// only when true; several replacements, a MultiEdit's or a patch's
+// hunks, are the list edits of {old, new, replace_all?}). A call whose
+// change the log does not hold in that form (a notebook cell, a
+// deletion, a move) is a "file.edit" with the path as its only parameter
+// and the rest of its arguments as inputs. A path below the agent's
+// working directory (Call.Cwd) is made relative to it.
+//
+// A read-only tool (Read, Grep, Glob, TodoWrite, update_plan, Gemini
+// CLI's read_file, …) or shell head (cat, rg, ls, sed without -i, find
+// without -exec or -delete, git status, git log, git diff, git show, …)
+// becomes an observation, which mining neither requires nor lets break a
+// match. Any other tool is a tool_call named after the tool, its
+// arguments its parameters.
 //
 // # Questions to the user
 //
@@ -124,6 +132,10 @@ type Call struct {
 	// Metadata is agent-specific provenance (sidechain, turn, span id),
 	// copied into every action the call becomes.
 	Metadata map[string]any
+	// Cwd is the absolute directory the agent worked in when it made the
+	// call, if recorded. A file the call writes below it is named
+	// relative to it, so that the workflow runs in any workspace.
+	Cwd string
 }
 
 // Rules is the normalization table: which tools run shell commands, which
@@ -186,6 +198,7 @@ func (r *Rules) Actions(c Call) []trace.Action {
 		// actions agree and nothing the agent did disappears.
 		acts = []trace.Action{r.toolAction(c)}
 	}
+	relativeTo(acts, c.Cwd)
 	finish(c, acts)
 	return acts
 }

@@ -295,7 +295,7 @@ func decodeClaudeSession(s *claudeSession, file string, summaries map[string]str
 				if input == nil {
 					input = map[string]any{}
 				}
-				c := &claudeCall{turn: turn, call: normalize.Call{ID: id, Tool: name, Args: input, Timestamp: ts}}
+				c := &claudeCall{turn: turn, call: normalize.Call{ID: id, Tool: name, Args: input, Timestamp: ts, Cwd: d.OptString(doc, "$", "cwd")}}
 				if sidechain {
 					c.call.Metadata = map[string]any{"sidechain": true}
 				}
