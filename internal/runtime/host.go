@@ -275,7 +275,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		h.refuse(step, name, err.Error(), missing)
 		return nil, nil, err
 	}
-	if c.readOnly && (len(h.callSideEffects(step, name, bind, callArgs)) > 0 || bind.builtin == ToolFSWrite) {
+	if c.readOnly && (len(h.callSideEffects(step, name, bind, callArgs)) > 0 || writesFiles(bind.builtin)) {
 		err := fmt.Errorf("%w: tool %s declares side effects, and the step calling it is read-only", ErrCapability, name)
 		h.refuse(step, name, err.Error(), nil)
 		return nil, nil, err
@@ -321,8 +321,8 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 	}
 	recOut := h.secrets.value(out)
 	effects := h.callSideEffects(step, name, bind, recArgs)
-	if bind.builtin == ToolFSWrite && err == nil && !h.opts.DryRun {
-		effects = append(effects, trace.SideEffect{Kind: "file_write", Target: argString(recArgs["path"]), Capability: "fs.write", Mutation: "write"})
+	if writesFiles(bind.builtin) && err == nil && !h.opts.DryRun {
+		effects = append(effects, trace.SideEffect{Kind: "file_write", Target: argString(recArgs["path"]), Capability: "fs.write", Mutation: fileMutation[bind.builtin]})
 	}
 	argsDigest := h.record(step, h.callKind(step, name, bind), name, recArgs, recOut, caps, effects, status, dur, argv, err)
 	if req != nil {
