@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,5 +169,94 @@ def wf(ctx):
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "a.txt")); string(b) != "x" {
 		t.Errorf("a read-only step edited the file: %q", b)
+	}
+}
+
+// TestFileBuiltinGrants: the built-in file tools, like ctx.exec's
+// commands, run with no binding, so what they need is their grant: a dry
+// run needs it declared only, a real run without it is refused before
+// its first step, and the preflight check lists it.
+func TestFileBuiltinGrants(t *testing.T) {
+	const steps = `def wf(ctx):
+    ctx.tool("first")
+    ctx.tool("fs.write", path = "notes.md", content = "TODO\n")
+    ctx.tool("fs.edit", path = "notes.md", old = "TODO", new = "done")
+`
+	declared := workflow(t, "# capabilities: fs.write · secrets: none\n"+steps)
+	undeclared := workflow(t, "# capabilities: none · secrets: none\n"+steps)
+	for _, tt := range []struct {
+		name   string
+		w      *Workflow
+		grants []string
+		dryRun bool
+		err    string // "" for success
+		calls  int    // the tool calls made (in a dry run, recorded)
+	}{
+		{"dry run, declared, not granted", declared, nil, true, "", 3},
+		{"dry run, not declared", undeclared, nil, true, "the workflow runs steps needing fs.write, which it does not declare", 0},
+		{"real run, not granted", declared, nil, false, `the workflow runs steps needing fs.write, which crystallize.toml does not grant; add [grants] capabilities = ["fs.write"]`, 0},
+		{"real run, granted", declared, []string{"fs.write"}, false, "", 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			o := opts(t, &Config{Dir: root, Workspace: Workspace{Roots: []string{"."}}, Grants: Grants{Capabilities: tt.grants}})
+			o.DryRun = tt.dryRun
+			o.Tools = map[string]Tool{"first": {Func: func(context.Context, map[string]any) (any, error) { return nil, nil }}}
+			res, err := Run(context.Background(), tt.w, nil, o)
+			switch {
+			case tt.err == "" && err != nil:
+				t.Fatalf("Run = %v, want success", err)
+			case tt.err != "" && (!errors.Is(err, ErrCapability) || !strings.Contains(err.Error(), tt.err) || strings.Contains(err.Error(), "shell.exec")):
+				t.Fatalf("Run = %v, want ErrCapability saying %q and offering no shell.exec", err, tt.err)
+			}
+			calls := 0
+			if res != nil {
+				calls = res.ToolCalls
+			}
+			if calls != tt.calls {
+				t.Errorf("%d tool calls, want %d", calls, tt.calls)
+			}
+			b, readErr := os.ReadFile(filepath.Join(root, "notes.md"))
+			if wrote := readErr == nil; wrote != (tt.err == "" && !tt.dryRun) {
+				t.Errorf("notes.md written: %v (%q)", wrote, b)
+			} else if wrote && string(b) != "done\n" {
+				t.Errorf("notes.md = %q, want the edited file", b)
+			}
+		})
+	}
+
+	r, err := Preflight(context.Background(), declared, &Config{Dir: t.TempDir()}, map[string]Tool{"first": {}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.Grants, []string{"fs.write"}) || !slices.Equal(r.MissingGrants, []string{"fs.write"}) || len(r.Unbound) != 0 || r.Err() == nil {
+		t.Errorf("Preflight = grants %v, missing %v, unbound %v, err %v; want fs.write needed and missing, nothing unbound", r.Grants, r.MissingGrants, r.Unbound, r.Err())
+	}
+}
+
+// TestDryRunRehearsedWrite: in a dry run, a file an earlier fs.write
+// would have created exists for a later step's file_exists check, as a
+// mined write-then-edit needs; a file nothing wrote still does not.
+func TestDryRunRehearsedWrite(t *testing.T) {
+	w := workflow(t, `# capabilities: fs.write · secrets: none
+def wf(ctx):
+    ctx.tool("fs.write", path = "notes/new.md", content = "TODO\n")
+    ctx.check("file_exists", path = "notes/new.md")
+    ctx.tool("fs.edit", path = "notes/new.md", old = "TODO", new = "done")
+    ctx.check("file_exists", path = "notes/other.md")
+`)
+	root := t.TempDir()
+	o := opts(t, &Config{Dir: root, Workspace: Workspace{Roots: []string{"."}}})
+	o.DryRun = true
+	var log strings.Builder
+	o.Log = &log
+	if _, err := Run(context.Background(), w, nil, o); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if strings.Contains(log.String(), "notes/new.md does not exist") || !strings.Contains(log.String(), "file notes/other.md does not exist") {
+		t.Errorf("dry run log:\n%s\nwant only notes/other.md missing", log.String())
+	}
+	if _, err := os.Stat(filepath.Join(root, "notes")); err == nil {
+		t.Error("a dry run wrote a file")
 	}
 }
