@@ -220,6 +220,18 @@ func (r *Rules) isObservationTool(tool string) bool {
 	return r.observations[tool] && !r.toolCalls[tool]
 }
 
+// failed reports whether the agent recorded c as failed.
+func failed(c Call) bool { return c.IsError || (c.ExitCode != nil && *c.ExitCode != 0) }
+
+// redone reports whether a is a file mutation a built-in redoes. What the
+// agent's tool answered ("File created successfully at: …", "Success.
+// Updated the following files") is not what the built-in answers, and
+// differs between agents for the same edit, so a successful one keeps no
+// output: mining then expects none of the step and binds no later step
+// to it, and a Codex edit replays a step mined from Claude Code's. A
+// failed one keeps the agent's answer, which says why.
+func redone(a *trace.Action) bool { return a.Name == FileWrite || a.Name == FileEdit }
+
 // finish sets what every action of c shares: ids, timing, cost on the
 // first, output on the last, exit status and the call's metadata.
 func finish(c Call, acts []trace.Action) {
@@ -239,7 +251,7 @@ func finish(c Call, acts []trace.Action) {
 			cost := *c.Cost
 			a.Cost = &cost
 		}
-		if i == n-1 && a.Output == nil {
+		if i == n-1 && a.Output == nil && (!redone(a) || failed(c)) {
 			a.Output = c.Result
 		}
 		md := make(map[string]any, len(c.Metadata)+len(a.Metadata)+4)
@@ -249,7 +261,7 @@ func finish(c Call, acts []trace.Action) {
 		if c.ExitCode != nil {
 			md["exit_code"] = *c.ExitCode
 		}
-		if c.IsError || (c.ExitCode != nil && *c.ExitCode != 0) {
+		if failed(c) {
 			md["error"] = true
 		}
 		if n > 1 {

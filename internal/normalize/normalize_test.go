@@ -894,3 +894,23 @@ EOF`),
 		}
 	}
 }
+
+// TestFileEditOutput: a successful edit a built-in redoes keeps no
+// agent answer, which differs between agents for the same edit; a failed
+// one keeps it, and so does a file.edit.
+func TestFileEditOutput(t *testing.T) {
+	for _, tt := range []struct {
+		call Call
+		want any
+	}{
+		{Call{Tool: "Write", Args: P{"file_path": "a.md", "content": "x"}, Result: "File created successfully at: /w/a.md"}, nil},
+		{Call{Tool: "apply_patch", Args: P{"input": "*** Begin Patch\n*** Add File: a.md\n+x\n*** End Patch\n"}, Result: "Success. Updated the following files:\nA a.md\n"}, nil},
+		{Call{Tool: "Edit", Args: P{"file_path": "a.md", "old_string": "x", "new_string": "y"}, Result: "String to replace not found in file.", IsError: true}, "String to replace not found in file."},
+		{Call{Tool: "NotebookEdit", Args: P{"notebook_path": "n.ipynb", "new_source": "x"}, Result: "Updated cell"}, "Updated cell"},
+	} {
+		tt.call.ID = "o"
+		if got := Default().Actions(tt.call)[0].Output; got != tt.want {
+			t.Errorf("Actions(%s %v).Output = %v, want %v", tt.call.Tool, tt.call.Args, got, tt.want)
+		}
+	}
+}
