@@ -98,18 +98,13 @@ func describeValue(v any) string {
 	return fmt.Sprintf("a %T", v)
 }
 
-// excerpt shortens text quoted in a message to its first line, at most
-// 60 characters.
+// excerpt shortens text quoted in a message to its first 60
+// characters; %q then shows its line breaks as \n.
 func excerpt(s string) string {
-	line, _, more := strings.Cut(s, "\n")
-	if utf8.RuneCountInString(line) > 60 {
-		r := []rune(line)
-		return string(r[:60]) + "…"
+	if utf8.RuneCountInString(s) > 60 {
+		return string([]rune(s)[:60]) + "…"
 	}
-	if more {
-		return line + "…"
-	}
-	return line
+	return s
 }
 
 // applyEdits applies edits to content in order, each to the result of
