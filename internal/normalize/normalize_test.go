@@ -914,3 +914,51 @@ func TestFileEditOutput(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPatch: any text given to apply_patch becomes actions without a
+// panic, and every file action a built-in redoes carries what it needs:
+// fs.write its content, fs.edit non-empty old text for each edit.
+func FuzzPatch(f *testing.F) {
+	for _, s := range []string{
+		"*** Begin Patch\n*** Update File: a.go\n@@ func A\n a\n-b\n+c\n*** End Patch\n",
+		"*** Begin Patch\n*** Add File: n.md\n+x\n+\n*** Delete File: o\n*** End Patch\n",
+		"*** Begin Patch\n*** Update File: m\n@@\n+z\n@@\n-x\n+y\n*** End of File\n*** End Patch\n",
+		"*** Begin Patch\n*** Update File: c\n*** Move to: d\n@@\n-x\n+y\n*** End Patch\n",
+		"*** Begin Patch\n*** Update File: e\n\n\r\n-\n+\n", "*** Begin Patch\nno section\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, patch string) {
+		if !strings.Contains(patch, "*** Begin Patch") {
+			patch = "*** Begin Patch\n" + patch
+		}
+		for _, a := range Default().Actions(Call{ID: "p", Tool: "apply_patch", Args: P{"input": patch}}) {
+			switch a.Name {
+			case FileWrite:
+				if _, ok := a.Parameters["content"].(string); !ok {
+					t.Fatalf("fs.write without content: %v", a.Parameters)
+				}
+			case FileEdit:
+				edits, _ := a.Parameters["edits"].([]any)
+				if old, ok := a.Parameters["old"].(string); ok {
+					edits = append(edits, P{"old": old, "new": a.Parameters["new"]})
+				}
+				if len(edits) == 0 {
+					t.Fatalf("fs.edit without an edit: %v", a.Parameters)
+				}
+				for _, e := range edits {
+					m := e.(P)
+					if old, _ := m["old"].(string); old == "" {
+						t.Fatalf("fs.edit with empty old text: %v", a.Parameters)
+					}
+					if _, ok := m["new"].(string); !ok {
+						t.Fatalf("fs.edit without new text: %v", a.Parameters)
+					}
+				}
+			case FileChange, "apply_patch":
+			default:
+				t.Fatalf("apply_patch gave %s %s", a.Kind, a.Name)
+			}
+		}
+	})
+}
