@@ -40,10 +40,10 @@ every parameter is given and every tool it calls is bound, and calls the
 workflow function with a ctx host object. Tools are bound in crystallize.toml
 (--config, default ./crystallize.toml when it exists): command templates run
 without a shell, one argument per {param} and one per item of a list for
-{param...}; fs.read and fs.write are built in
-and confined to [workspace] roots. A call needing a capability outside the
-workflow's declared capabilities intersected with [grants] capabilities is
-refused. http bindings make one request per call:
+{param...}; fs.read, fs.write and fs.edit (exact old → new replacements,
+all or none) are built in and confined to [workspace] roots. A call
+needing a capability outside the workflow's declared capabilities
+intersected with [grants] capabilities is refused. http bindings make one request per call:
   http = { method = "POST", url = "https://host/x/{param}",
            headers = { Authorization = "Bearer {secret:TOKEN}" }, body = "json" }
 with URL parameters escaped, the other arguments as a JSON body (or query),

@@ -607,6 +607,19 @@ func approveCall(boundary, prompt string) *node {
 	return group("ctx.approve(", []*node{atom(quote(boundary)), atom(quote(prompt)).withPrefix("prompt = ")}, ")")
 }
 
+// fileText reports whether the argument key of st is text the step
+// writes into a file: fs.write's content, fs.edit's old and new text.
+// Such a constant is written as a block of lines (textBlock).
+func fileText(st candidate.Step, key string) bool {
+	switch st.Name {
+	case "fs.write":
+		return key == "content"
+	case "fs.edit":
+		return key == "old" || key == "new"
+	}
+	return false
+}
+
 // value returns the expression for argument j of step i. On a problem it
 // records it and returns None, so rendering goes on and every problem is
 // reported.
@@ -614,6 +627,11 @@ func (g *generator) value(i, j int, a candidate.Argument) *node {
 	path := fmt.Sprintf("$.steps[%d].arguments[%d]", i, j)
 	switch a.Kind {
 	case candidate.ArgConstant:
+		if text, ok := a.Value.(string); ok && fileText(g.c.Steps[i], a.Key) {
+			if block, ok := textBlock(text); ok {
+				return atom(block)
+			}
+		}
 		n, err := literal(a.Value)
 		if err != nil {
 			g.errorf(path+".value", "%v", err)

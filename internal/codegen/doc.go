@@ -24,6 +24,13 @@
 // which the runtime requires declared and granted before it runs the
 // program.
 //
+// A file mutation mined from an agent's edits is a call of the runtime's
+// built-in fs.write (path, content) or fs.edit (path, old, new, or a list
+// of edits), which needs no binding. Its text, when a constant of several
+// printable lines, is written as a triple-quoted block of those lines, so
+// a reviewer reads the file the step writes (textBlock); any other string
+// keeps the one-line literal.
+//
 // The invariant is that every workflow this package writes passes Check: it
 // parses, every name resolves against Predeclared and the Starlark
 // universe, and it defines the one function the runtime calls. Text that

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"go.starlark.net/syntax"
 
@@ -35,6 +37,41 @@ var errTooDeep = fmt.Errorf("value nested deeper than %d levels", maxDepth)
 // UTF-8, so only strings built in Go can lose bytes here.
 func quote(s string) string {
 	return syntax.Quote(strings.ToValidUTF8(s, "\uFFFD"), false)
+}
+
+// textBlock returns a triple-quoted Starlark literal for s, a file's
+// text, written as its lines are, when s is several lines of printable
+// text: a file a workflow writes reads as the file, not as one line of
+// \n escapes. The literal opens with an escaped line break, so the
+// text starts at the beginning of the next line; only backslashes, and
+// a quote that would end the literal (one before another quote, or the
+// text's last character), are escaped. It reports false for text of one
+// line, or holding a character quote would escape (a control character
+// other than tab, a carriage return, a bidirectional override, a line
+// separator): those keep the one-line form, which shows them.
+func textBlock(s string) (string, bool) {
+	if !strings.Contains(strings.TrimSuffix(s, "\n"), "\n") || !utf8.ValidString(s) {
+		return "", false
+	}
+	for _, r := range s {
+		if r != '\n' && r != '\t' && !unicode.IsPrint(r) {
+			return "", false
+		}
+	}
+	var b strings.Builder
+	b.WriteString(`"""\` + "\n")
+	for i, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '"' && (i == len(s)-1 || s[i+1] == '"'):
+			b.WriteString(`\"`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteString(`"""`)
+	return b.String(), true
 }
 
 // literal returns the Starlark expression for a JSON value. It accepts the

@@ -208,3 +208,30 @@ func TestDocstring(t *testing.T) {
 		}
 	}
 }
+
+// TestTextBlock: a file's text of several printable lines is written as
+// a block of its lines that evaluates to exactly the text; anything else
+// keeps the one-line form.
+func TestTextBlock(t *testing.T) {
+	for _, s := range []string{
+		"a\nb", "a\nb\n", "\n\n", "x\n\n", `"` + "\n" + `"`, "q\n\"", "q\n\"\"", "q\n\"\"\"\n\"\"\"", `\` + "\n" + `\n`,
+		"\ttab\n  indented\n", "日本\n🚀\n", "end\\\nx\\\n", "'''\n'''",
+	} {
+		block, ok := textBlock(s)
+		if !ok {
+			t.Errorf("textBlock(%q) refused, want a block", s)
+			continue
+		}
+		if !strings.HasPrefix(block, "\"\"\"\\\n") || strings.Count(block, "\n") != strings.Count(s, "\n")+1 {
+			t.Errorf("textBlock(%q) = %s, want the text's lines after an escaped line break", s, block)
+		}
+		if got := eval(t, block); got != starlark.String(s) {
+			t.Errorf("eval(textBlock(%q)) = %v", s, got)
+		}
+	}
+	for _, s := range []string{"", "one line", "one line\n", "cr\r\nlf\n", "bidi\n\u202e\n", "nul\n\x00", "sep\n\u2028\n", "nbsp\n\u00a0\n", "bad\n\xff"} {
+		if block, ok := textBlock(s); ok {
+			t.Errorf("textBlock(%q) = %s, want the one-line form", s, block)
+		}
+	}
+}

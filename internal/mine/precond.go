@@ -100,12 +100,16 @@ func hasArgument(s *candidate.Step, key string) bool {
 var editTools = []string{"Edit", "MultiEdit", "NotebookEdit", "edit_file"}
 
 // readsExisting reports whether every example of the step read or edited
-// a file that therefore existed: the built-in fs.read, or an agent's edit
-// tool (a write may create the file, so it shows nothing).
+// a file that therefore existed: the built-in fs.read or fs.edit (a
+// replacement needs the text it replaces), or an agent's edit tool whose
+// change was kept as a file.edit. A write may create the file, so it
+// shows nothing, even when an edit tool made it (Claude Code's Edit of
+// an empty old_string is an fs.write).
 func readsExisting(v stepView) bool {
 	for _, a := range v.actions {
 		tool, _ := a.Metadata["agent_tool"].(string)
-		if a.Name != "fs.read" && !slices.Contains(editTools, tool) {
+		edited := a.Name == "file.edit" && slices.Contains(editTools, tool)
+		if a.Name != "fs.read" && a.Name != "fs.edit" && !edited {
 			return false
 		}
 	}

@@ -2,6 +2,7 @@ package mine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,6 +60,37 @@ func TestMineChecks(t *testing.T) {
 	}
 	if got := strings.Join(sel.Steps[0].Preconditions, "; "); !strings.Contains(got, `the git branch named by argument "b" does not exist yet`) {
 		t.Errorf("step 1 preconditions do not say the branch check: %s", got)
+	}
+}
+
+// TestMineFileExistsChecks: an edit that replaced text needed the file,
+// so its step checks the file exists; a write may create it, even when
+// the agent's edit tool made it (Claude Code's Edit of an empty
+// old_string).
+func TestMineFileExistsChecks(t *testing.T) {
+	for _, tt := range []struct {
+		name, tool, params string
+		exists             bool
+	}{
+		{"fs.edit", "Edit", `{"path":"CHANGELOG.md","old":"a","new":"b"}`, true},
+		{"fs.edit", "apply_patch", `{"path":"CHANGELOG.md","edits":[{"old":"a","new":"b"}]}`, true},
+		{"file.edit", "MultiEdit", `{"path":"CHANGELOG.md"}`, true},
+		{"fs.write", "Edit", `{"path":"CHANGELOG.md","content":"b"}`, false},
+		{"fs.write", "Write", `{"path":"CHANGELOG.md","content":"b"}`, false},
+	} {
+		traces := bumpTraces(func(i int, actions []trace.Action) {
+			edit := act(fmt.Sprintf("t%d-e", i), trace.KindFileMutation, tt.name, tt.params)
+			edit.Metadata = map[string]any{"agent_tool": tt.tool}
+			actions[4] = edit
+		})
+		sel := mustMine(t, traces, Options{}).Selected()
+		if sel == nil || len(sel.Steps) != 5 {
+			t.Fatalf("%s by %s: selected %+v, want a 5-step candidate", tt.name, tt.tool, sel)
+		}
+		got := slices.ContainsFunc(sel.Steps[4].Checks, func(c candidate.Check) bool { return c.Kind == "file_exists" && c.From == "path" })
+		if got != tt.exists {
+			t.Errorf("%s by %s: file_exists check %v, want %v (checks %+v)", tt.name, tt.tool, got, tt.exists, sel.Steps[4].Checks)
+		}
 	}
 }
 

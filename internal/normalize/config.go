@@ -21,7 +21,8 @@ const MaxHeadDepth = 4
 //	[normalize]
 //	observations = ["mcp__db__explain", "terraform plan"]
 //	tool_calls   = ["git branch"]          # steps, though read-only by default
-//	file_tools   = ["mcp__fs__write_file"] # writes the file named by its path argument
+//	file_tools   = ["mcp__fs__write_file"] # writes the file named by its path argument;
+//	                                       # content, or old_string/new_string, make it fs.write or fs.edit
 //	shell_tools  = ["mcp__term__run"]      # its command argument is a shell command
 //
 //	[normalize.heads]      # subcommand words after a program or head

@@ -91,21 +91,29 @@
 //
 // # Files, observations and other tools
 //
-// A file tool (Edit, Write, MultiEdit, NotebookEdit, apply_patch,
-// edit_file, write_file, …) becomes one file_mutation named "file.edit"
-// per file it touches, with the path as its only parameter and the rest of
-// its arguments (contents, old and new strings, the file's part of a
-// patch) as inputs. A read-only tool (Read, Grep, Glob, TodoWrite,
-// update_plan, …) or shell head (cat, rg, ls, sed without -i, find without
-// -exec or -delete, git status, git log, git diff, git show, …) becomes an
-// observation, which mining neither requires nor lets break a match. So
-// do WebFetch, WebSearch, ToolSearch, MCP resource reads, Codex's
-// web_search_call and view_image, and MCP tools whose name says they read
-// (mcp__github__get_issue, mcp__x__calendar_search; never one with a write
-// word such as create or update in it); an MCP call recorded with the
-// server's annotations follows its readOnlyHint instead, and the user's
-// [normalize] lists overrule both. Any other tool is a tool_call named
-// after the tool, its arguments its parameters.
+// A file tool (Edit, Write, MultiEdit, apply_patch, Gemini CLI's
+// write_file and replace, …) becomes one file_mutation per file it
+// touches, carrying what it wrote, named after the runtime's built-in
+// that redoes it: "fs.write" (path, content) for a whole file or an added
+// one, "fs.edit" for exact replacements (path, old, new, and replace_all
+// only when true; several replacements, a MultiEdit's or a patch's
+// hunks, are the list edits of {old, new, replace_all?}). A call whose
+// change the log does not hold in that form (a notebook cell, a
+// deletion, a move) is a "file.edit" with the path as its only parameter
+// and the rest of its arguments as inputs. A path below the agent's
+// working directory (Call.Cwd) is made relative to it.
+//
+// A read-only tool (Read, Grep, Glob, TodoWrite, update_plan, Gemini
+// CLI's read_file, …) or shell head (cat, rg, ls, sed without -i, find
+// without -exec or -delete, git status, git log, git diff, git show, …)
+// becomes an observation, which mining neither requires nor lets break a
+// match. So do WebFetch, WebSearch, ToolSearch, MCP resource reads,
+// Codex's web_search_call and view_image, and MCP tools whose name says
+// they read (mcp__github__get_issue, mcp__x__calendar_search; never one
+// with a write word such as create or update in it); an MCP call recorded
+// with the server's annotations follows its readOnlyHint instead, and the
+// user's [normalize] lists overrule both. Any other tool is a tool_call
+// named after the tool, its arguments its parameters.
 //
 // # Questions to the user
 //
@@ -150,6 +158,10 @@ type Call struct {
 	// Metadata is agent-specific provenance (sidechain, turn, span id),
 	// copied into every action the call becomes.
 	Metadata map[string]any
+	// Cwd is the absolute directory the agent worked in when it made the
+	// call, if recorded. A file the call writes below it is named
+	// relative to it, so that the workflow runs in any workspace.
+	Cwd string
 }
 
 // Rules is the normalization table: which tools run shell commands, which
@@ -217,6 +229,7 @@ func (r *Rules) Actions(c Call) []trace.Action {
 		// actions agree and nothing the agent did disappears.
 		acts = []trace.Action{r.toolAction(c)}
 	}
+	relativeTo(acts, c.Cwd)
 	finish(c, acts)
 	return acts
 }
@@ -321,6 +334,18 @@ func nameWords(s string) []string {
 	return words
 }
 
+// failed reports whether the agent recorded c as failed.
+func failed(c Call) bool { return c.IsError || (c.ExitCode != nil && *c.ExitCode != 0) }
+
+// redone reports whether a is a file mutation a built-in redoes. What the
+// agent's tool answered ("File created successfully at: …", "Success.
+// Updated the following files") is not what the built-in answers, and
+// differs between agents for the same edit, so a successful one keeps no
+// output: mining then expects none of the step and binds no later step
+// to it, and a Codex edit replays a step mined from Claude Code's. A
+// failed one keeps the agent's answer, which says why.
+func redone(a *trace.Action) bool { return a.Name == FileWrite || a.Name == FileEdit }
+
 // finish sets what every action of c shares: ids, timing, cost on the
 // first, output on the last, exit status and the call's metadata.
 func finish(c Call, acts []trace.Action) {
@@ -340,7 +365,7 @@ func finish(c Call, acts []trace.Action) {
 			cost := *c.Cost
 			a.Cost = &cost
 		}
-		if i == n-1 && a.Output == nil {
+		if i == n-1 && a.Output == nil && (!redone(a) || failed(c)) {
 			a.Output = c.Result
 		}
 		md := make(map[string]any, len(c.Metadata)+len(a.Metadata)+4)
@@ -350,7 +375,7 @@ func finish(c Call, acts []trace.Action) {
 		if c.ExitCode != nil {
 			md["exit_code"] = *c.ExitCode
 		}
-		if c.IsError || (c.ExitCode != nil && *c.ExitCode != 0) {
+		if failed(c) {
 			md["error"] = true
 		}
 		if n > 1 {

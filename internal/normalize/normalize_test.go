@@ -549,59 +549,97 @@ func TestCompoundShares(t *testing.T) {
 
 func TestFileTools(t *testing.T) {
 	patch := "*** Begin Patch\n*** Update File: internal/a.go\n@@ func A\n-\treturn 1\n+\treturn 2\n" +
-		"*** Add File: docs/b.md\n+# B\n*** Delete File: old.txt\n*** Update File: c.go\n*** Move to: d.go\n@@\n-x\n+y\n*** End Patch\n"
+		"*** Add File: docs/b.md\n+# B\n+\n+text\n*** Delete File: old.txt\n*** Update File: c.go\n*** Move to: d.go\n@@\n-x\n+y\n*** End Patch\n"
+	patchActs := []want{
+		{FileEdit, P{"path": "internal/a.go", "old": "\treturn 1\n", "new": "\treturn 2\n"}, nil, "edit"},
+		{FileWrite, P{"path": "docs/b.md", "content": "# B\n\ntext\n"}, nil, "write"},
+		{FileChange, P{"path": "old.txt"}, P{"operation": "delete", "patch": ""}, "delete"},
+		{FileChange, P{"path": "c.go"}, P{"operation": "update", "patch": "@@\n-x\n+y\n", "move_to": "d.go"}, "update"},
+	}
 	tests := []struct {
-		name  string
-		call  Call
-		paths []string
-		kind  trace.Kind
+		name string
+		call Call
+		want []want
 	}{
-		{"Edit", Call{Tool: "Edit", Args: P{"file_path": "/r/main.go", "old_string": "a", "new_string": "b"}}, []string{"/r/main.go"}, trace.KindFileMutation},
-		{"Write", Call{Tool: "Write", Args: P{"file_path": "README.md", "content": "# x"}}, []string{"README.md"}, trace.KindFileMutation},
-		{"MultiEdit", Call{Tool: "MultiEdit", Args: P{"file_path": "a.go", "edits": []any{P{"old_string": "a"}}}}, []string{"a.go"}, trace.KindFileMutation},
-		{"NotebookEdit", Call{Tool: "NotebookEdit", Args: P{"notebook_path": "n.ipynb", "new_source": "x"}}, []string{"n.ipynb"}, trace.KindFileMutation},
-		{"edit_file", Call{Tool: "edit_file", Args: P{"path": "x.py", "content": "y"}}, []string{"x.py"}, trace.KindFileMutation},
-		{"apply_patch custom tool", Call{Tool: "apply_patch", Args: P{"input": patch}}, []string{"internal/a.go", "docs/b.md", "old.txt", "c.go"}, trace.KindFileMutation},
-		{"apply_patch argv", Call{Tool: "shell", Args: P{"command": []any{"apply_patch", patch}}}, []string{"internal/a.go", "docs/b.md", "old.txt", "c.go"}, trace.KindFileMutation},
-		{"apply_patch heredoc", Call{Tool: "shell", Args: P{"command": []any{"bash", "-lc", "apply_patch <<'EOF'\n" + patch + "EOF\n"}}}, []string{"internal/a.go", "docs/b.md", "old.txt", "c.go"}, trace.KindFileMutation},
+		{"Write", Call{Tool: "Write", Args: P{"file_path": "README.md", "content": "# x"}},
+			[]want{{FileWrite, P{"path": "README.md", "content": "# x"}, nil, "write"}}},
+		{"Edit", Call{Tool: "Edit", Args: P{"file_path": "/r/main.go", "old_string": "a", "new_string": "b", "replace_all": false}},
+			[]want{{FileEdit, P{"path": "/r/main.go", "old": "a", "new": "b"}, nil, "edit"}}},
+		{"Edit replace_all", Call{Tool: "Edit", Args: P{"file_path": "a.go", "old_string": "a", "new_string": "b", "replace_all": true}},
+			[]want{{FileEdit, P{"path": "a.go", "old": "a", "new": "b", "replace_all": true}, nil, "edit"}}},
+		{"Edit of a new file", Call{Tool: "Edit", Args: P{"file_path": "n.txt", "old_string": "", "new_string": "hello\n"}},
+			[]want{{FileWrite, P{"path": "n.txt", "content": "hello\n"}, nil, "write"}}},
+		{"MultiEdit", Call{Tool: "MultiEdit", Args: P{"file_path": "a.go", "edits": []any{
+			P{"old_string": "a", "new_string": "b"}, P{"old_string": "c", "new_string": "d", "replace_all": true}}}},
+			[]want{{FileEdit, P{"path": "a.go", "edits": []any{P{"old": "a", "new": "b"}, P{"old": "c", "new": "d", "replace_all": true}}}, nil, "edit"}}},
+		{"MultiEdit of one edit is an Edit", Call{Tool: "MultiEdit", Args: P{"file_path": "a.go", "edits": []any{P{"old_string": "a", "new_string": "b"}}}},
+			[]want{{FileEdit, P{"path": "a.go", "old": "a", "new": "b"}, nil, "edit"}}},
+		{"MultiEdit without new text", Call{Tool: "MultiEdit", Args: P{"file_path": "a.go", "edits": []any{P{"old_string": "a"}}}},
+			[]want{{FileChange, P{"path": "a.go"}, P{"edits": []any{P{"old_string": "a"}}}, ""}}},
+		{"gemini write_file", Call{Tool: "write_file", Args: P{"file_path": "/w/app/x.py", "content": "y"}, Cwd: "/w/app"},
+			[]want{{FileWrite, P{"path": "x.py", "content": "y"}, nil, "write"}}},
+		{"gemini replace", Call{Tool: "replace", Args: P{"file_path": "/w/app/x.py", "old_string": "a", "new_string": "b", "expected_replacements": float64(3)}, Cwd: "/w/app/"},
+			[]want{{FileEdit, P{"path": "x.py", "old": "a", "new": "b", "replace_all": true}, nil, "edit"}}},
+		{"text editor create", Call{Tool: "str_replace_based_edit_tool", Args: P{"command": "create", "path": "a.md", "file_text": "t"}},
+			[]want{{FileWrite, P{"path": "a.md", "content": "t"}, nil, "write"}}},
+		{"text editor str_replace", Call{Tool: "str_replace_editor", Args: P{"command": "str_replace", "path": "a.md", "old_str": "t", "new_str": "u"}},
+			[]want{{FileEdit, P{"path": "a.md", "old": "t", "new": "u"}, nil, "edit"}}},
+		{"text editor insert", Call{Tool: "str_replace_editor", Args: P{"command": "insert", "path": "a.md", "insert_line": float64(2), "new_str": "u"}},
+			[]want{{FileChange, P{"path": "a.md"}, P{"command": "insert", "insert_line": float64(2), "new_str": "u"}, ""}}},
+		{"NotebookEdit", Call{Tool: "NotebookEdit", Args: P{"notebook_path": "n.ipynb", "new_source": "x"}},
+			[]want{{FileChange, P{"path": "n.ipynb"}, P{"new_source": "x"}, ""}}},
+		{"path outside the working directory", Call{Tool: "Write", Args: P{"file_path": "/etc/hosts", "content": "x"}, Cwd: "/w/app"},
+			[]want{{FileWrite, P{"path": "/etc/hosts", "content": "x"}, nil, "write"}}},
+		{"path beside the working directory", Call{Tool: "Write", Args: P{"file_path": "/w/application/a", "content": "x"}, Cwd: "/w/app"},
+			[]want{{FileWrite, P{"path": "/w/application/a", "content": "x"}, nil, "write"}}},
+		{"apply_patch custom tool", Call{Tool: "apply_patch", Args: P{"input": patch}}, patchActs},
+		{"apply_patch argv", Call{Tool: "shell", Args: P{"command": []any{"apply_patch", patch}}}, patchActs},
+		{"apply_patch heredoc", Call{Tool: "shell", Args: P{"command": []any{"bash", "-lc", "apply_patch <<'EOF'\n" + patch + "EOF\n"}}}, patchActs},
+		{"apply_patch absolute path", Call{Tool: "apply_patch", Args: P{"input": "*** Begin Patch\n*** Add File: /w/app/n.md\n+n\n*** End Patch\n"}, Cwd: "/w/app"},
+			[]want{{FileWrite, P{"path": "n.md", "content": "n\n"}, nil, "write"}}},
+		{"apply_patch hunks", Call{Tool: "apply_patch", Args: P{"input": "*** Begin Patch\n*** Update File: m.go\n@@ func A\n a := 1\n-b := 2\n+b := 3\n\n c()\n@@ func B\n-x\n+y\n+z\n*** End of File\n*** End Patch\n"}},
+			[]want{{FileEdit, P{"path": "m.go", "edits": []any{P{"old": "a := 1\nb := 2\n\nc()\n", "new": "a := 1\nb := 3\n\nc()\n"}, P{"old": "x\n", "new": "y\nz\n"}}}, nil, "edit"}}},
+		{"apply_patch insertion without context", Call{Tool: "apply_patch", Args: P{"input": "*** Begin Patch\n*** Update File: m.go\n@@\n+z\n*** End Patch\n"}},
+			[]want{{FileChange, P{"path": "m.go"}, P{"operation": "update", "patch": "@@\n+z\n"}, "update"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.call.ID = "id"
 			acts := Default().Actions(tt.call)
-			var paths []string
+			var got []want
 			for _, a := range acts {
-				if a.Kind != tt.kind || a.Name != FileEdit {
-					t.Errorf("action %s %s, want %s %s", a.Kind, a.Name, tt.kind, FileEdit)
+				if a.Kind != trace.KindFileMutation {
+					t.Errorf("action %s %s, want a %s", a.Kind, a.Name, trace.KindFileMutation)
 				}
-				if len(a.Parameters) != 1 {
-					t.Errorf("parameters %v, want only path", a.Parameters)
-				}
+				in, _ := a.Inputs.(map[string]any)
+				mutation := ""
 				p, _ := a.Parameters["path"].(string)
-				paths = append(paths, p)
-				if len(a.SideEffects) == 0 || a.SideEffects[0].Target != p || a.SideEffects[0].Capability != "fs.write" {
+				if len(a.SideEffects) == 0 || a.SideEffects[0].Target != p || a.SideEffects[0].Capability != "fs.write" || a.SideEffects[0].Kind != "file_write" {
 					t.Errorf("side effects %v, want a file_write of %s", a.SideEffects, p)
+				} else {
+					mutation = a.SideEffects[0].Mutation
 				}
 				if !cmp.Equal(a.Capabilities, []string{"fs.write"}) {
 					t.Errorf("capabilities %v", a.Capabilities)
 				}
+				got = append(got, want{a.Name, a.Parameters, in, mutation})
 			}
-			if diff := cmp.Diff(tt.paths, paths); diff != "" {
-				t.Errorf("paths (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("Actions(%s %v) (-want +got):\n%s", tt.call.Tool, tt.call.Args, diff)
 			}
 		})
 	}
-	acts := Default().Actions(Call{ID: "p", Tool: "apply_patch", Args: P{"input": patch}})
-	in, _ := acts[0].Inputs.(map[string]any)
-	if in["operation"] != "update" || in["patch"] != "@@ func A\n-\treturn 1\n+\treturn 2\n" {
-		t.Errorf("first section inputs = %q", in)
+	if e := Default().Actions(Call{ID: "e", Tool: "Edit", Args: P{"file_path": "a"}}); e[0].Inputs != nil || e[0].Name != FileChange {
+		t.Errorf("Edit with only a path = %s with inputs %v, want %s without", e[0].Name, e[0].Inputs, FileChange)
 	}
-	if in, _ := acts[3].Inputs.(map[string]any); in["move_to"] != "d.go" {
-		t.Errorf("moved section inputs = %q, want move_to d.go", in)
-	}
-	if e := Default().Actions(Call{ID: "e", Tool: "Edit", Args: P{"file_path": "a"}}); e[0].Inputs != nil {
-		t.Errorf("Edit with only a path has inputs %v", e[0].Inputs)
-	}
+}
+
+// want is what TestFileTools checks of a file action.
+type want struct {
+	name     string
+	params   P
+	inputs   P
+	mutation string
 }
 
 func TestOtherTools(t *testing.T) {
@@ -707,7 +745,8 @@ func TestExtend(t *testing.T) {
 	check(Call{Tool: "mcp__db__migrate"}, trace.KindObservation, "mcp__db__migrate")
 	check(Call{Tool: "mcp__term__run", Args: P{"command": "terraform plan -out=x"}}, trace.KindObservation, "terraform plan")
 	check(Call{Tool: "Bash", Args: P{"command": "git status"}}, trace.KindToolCall, "git status")
-	check(Call{Tool: "mcp__fs__write", Args: P{"path": "a"}}, trace.KindFileMutation, FileEdit)
+	check(Call{Tool: "mcp__fs__write", Args: P{"path": "a"}}, trace.KindFileMutation, FileChange)
+	check(Call{Tool: "mcp__fs__write", Args: P{"path": "a", "content": "x"}}, trace.KindFileMutation, FileWrite)
 	check(Call{Tool: "Bash", Args: P{"command": "mytool deploy app --target prod"}}, trace.KindToolCall, "mytool deploy app")
 	check(Call{Tool: "mcp__github__create_pull_request", Args: P{"title": "x"}}, trace.KindToolCall, "gh pr create")
 	if p := r.Actions(shell("mytool deploy app --target prod"))[0].Parameters; p["target"] != "prod" {
@@ -916,4 +955,72 @@ EOF`),
 			}
 		}
 	}
+}
+
+// TestFileEditOutput: a successful edit a built-in redoes keeps no
+// agent answer, which differs between agents for the same edit; a failed
+// one keeps it, and so does a file.edit.
+func TestFileEditOutput(t *testing.T) {
+	for _, tt := range []struct {
+		call Call
+		want any
+	}{
+		{Call{Tool: "Write", Args: P{"file_path": "a.md", "content": "x"}, Result: "File created successfully at: /w/a.md"}, nil},
+		{Call{Tool: "apply_patch", Args: P{"input": "*** Begin Patch\n*** Add File: a.md\n+x\n*** End Patch\n"}, Result: "Success. Updated the following files:\nA a.md\n"}, nil},
+		{Call{Tool: "Edit", Args: P{"file_path": "a.md", "old_string": "x", "new_string": "y"}, Result: "String to replace not found in file.", IsError: true}, "String to replace not found in file."},
+		{Call{Tool: "NotebookEdit", Args: P{"notebook_path": "n.ipynb", "new_source": "x"}, Result: "Updated cell"}, "Updated cell"},
+	} {
+		tt.call.ID = "o"
+		if got := Default().Actions(tt.call)[0].Output; got != tt.want {
+			t.Errorf("Actions(%s %v).Output = %v, want %v", tt.call.Tool, tt.call.Args, got, tt.want)
+		}
+	}
+}
+
+// FuzzPatch: any text given to apply_patch becomes actions without a
+// panic, and every file action a built-in redoes carries what it needs:
+// fs.write its content, fs.edit non-empty old text for each edit.
+func FuzzPatch(f *testing.F) {
+	for _, s := range []string{
+		"*** Begin Patch\n*** Update File: a.go\n@@ func A\n a\n-b\n+c\n*** End Patch\n",
+		"*** Begin Patch\n*** Add File: n.md\n+x\n+\n*** Delete File: o\n*** End Patch\n",
+		"*** Begin Patch\n*** Update File: m\n@@\n+z\n@@\n-x\n+y\n*** End of File\n*** End Patch\n",
+		"*** Begin Patch\n*** Update File: c\n*** Move to: d\n@@\n-x\n+y\n*** End Patch\n",
+		"*** Begin Patch\n*** Update File: e\n\n\r\n-\n+\n", "*** Begin Patch\nno section\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, patch string) {
+		if !strings.Contains(patch, "*** Begin Patch") {
+			patch = "*** Begin Patch\n" + patch
+		}
+		for _, a := range Default().Actions(Call{ID: "p", Tool: "apply_patch", Args: P{"input": patch}}) {
+			switch a.Name {
+			case FileWrite:
+				if _, ok := a.Parameters["content"].(string); !ok {
+					t.Fatalf("fs.write without content: %v", a.Parameters)
+				}
+			case FileEdit:
+				edits, _ := a.Parameters["edits"].([]any)
+				if old, ok := a.Parameters["old"].(string); ok {
+					edits = append(edits, P{"old": old, "new": a.Parameters["new"]})
+				}
+				if len(edits) == 0 {
+					t.Fatalf("fs.edit without an edit: %v", a.Parameters)
+				}
+				for _, e := range edits {
+					m := e.(P)
+					if old, _ := m["old"].(string); old == "" {
+						t.Fatalf("fs.edit with empty old text: %v", a.Parameters)
+					}
+					if _, ok := m["new"].(string); !ok {
+						t.Fatalf("fs.edit without new text: %v", a.Parameters)
+					}
+				}
+			case FileChange, "apply_patch":
+			default:
+				t.Fatalf("apply_patch gave %s %s", a.Kind, a.Name)
+			}
+		}
+	})
 }

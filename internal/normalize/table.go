@@ -18,7 +18,7 @@ var shellTools = wordSet(`Bash bash shell local_shell_call local_shell run_shell
 // fileTools are the tools that write files; fileToolPathKeys are the
 // argument keys that may hold the path they write.
 var fileTools = wordSet(`Edit Write MultiEdit NotebookEdit apply_patch edit_file write_file create_file
-	str_replace_based_edit_tool str_replace_editor replace_in_file`)
+	str_replace_based_edit_tool str_replace_editor replace_in_file replace`)
 
 var fileToolPathKeys = []string{"file_path", "path", "notebook_path", "filename", "target_file", "file"}
 
@@ -36,7 +36,8 @@ var questionTools = wordSet(`AskUserQuestion`)
 // sed and find are read-only unless they edit in place or run or delete
 // (see readOnly).
 var observations = wordSet(`Read Grep Glob LS TodoWrite TodoRead WebSearch NotebookRead BashOutput ExitPlanMode
-	update_plan view_image read_file list_files list_dir list_directory search_files grep glob read
+	update_plan view_image read_file read_many_files list_files list_dir list_directory search_files
+	search_file_content google_web_search grep glob read
 	cat head tail less more rg grep egrep fgrep ag ls find fd tree pwd wc echo printf which type whereis
 	file stat du df date whoami uname hostname env printenv true : sed awk jq yq sort uniq cut tr diff cmp
 	realpath readlink dirname basename test [ nl column od xxd hexdump sha256sum sha1sum md5sum cd command

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"slices"
 )
 
 // PreflightReport is what a workflow needs before its first step under a
@@ -58,6 +59,20 @@ func Preflight(ctx context.Context, w *Workflow, cfg *Config, tools map[string]T
 		r.Commands = []ExecCommand{}
 	}
 	r.Grants, r.MissingGrants, r.Undeclared = ExecGrants(r.Commands)
+	// The built-in file tools, too, run with no binding, and need only
+	// their grant.
+	for _, c := range builtinCapabilities(w, cfg, tools) {
+		switch {
+		case !slices.Contains(w.Capabilities, c):
+			r.Undeclared = append(r.Undeclared, c)
+		case cfg == nil || !slices.Contains(cfg.Grants.Capabilities, c):
+			r.MissingGrants = append(r.MissingGrants, c)
+		}
+		r.Grants = append(r.Grants, c)
+	}
+	slices.Sort(r.Grants)
+	slices.Sort(r.MissingGrants)
+	slices.Sort(r.Undeclared)
 	r.grantErr = CheckExec(w, cfg, tools, false)
 	r.OptionPositions = OptionWarnings(w, cfg, tools)
 	return r, nil

@@ -104,7 +104,8 @@ type ToolBinding struct {
 	Env map[string]string `toml:"env"`
 	// Timeout is a time.ParseDuration string; default DefaultToolTimeout.
 	Timeout string `toml:"timeout"`
-	// Builtin binds the name to a built-in tool, "fs.read" or "fs.write".
+	// Builtin binds the name to a built-in tool, "fs.read", "fs.write"
+	// or "fs.edit".
 	Builtin string `toml:"builtin"`
 	// MCP binds the name to a tool of the server [mcp.<MCP>]. Tool
 	// names that tool; by default it is the called name without the
@@ -172,11 +173,19 @@ type ModelConfig struct {
 	timeout time.Duration
 }
 
-// Built-in tool names.
+// Built-in tool names. A workflow calls them by these names without a
+// binding; a binding may also give them another name.
 const (
 	ToolFSRead  = "fs.read"
 	ToolFSWrite = "fs.write"
+	ToolFSEdit  = "fs.edit"
 )
+
+// builtins are the built-in tools, in the order messages list them.
+var builtins = []string{ToolFSRead, ToolFSWrite, ToolFSEdit}
+
+// writesFiles reports whether the built-in named builtin changes files.
+func writesFiles(builtin string) bool { return builtin == ToolFSWrite || builtin == ToolFSEdit }
 
 // LoadConfig reads and checks the configuration file at file. It reports
 // every problem it finds, each as "file: path: message", joined.
@@ -231,8 +240,8 @@ func (c *Config) check(file string) []error {
 			bad(p, "more than one executor; set exactly one of command, builtin, mcp, http")
 		case b.HTTP != nil:
 			errs = append(errs, b.HTTP.check(file, p+".http")...)
-		case b.Builtin != "" && b.Builtin != ToolFSRead && b.Builtin != ToolFSWrite:
-			bad(p+".builtin", "unknown built-in %q; want %s or %s", b.Builtin, ToolFSRead, ToolFSWrite)
+		case b.Builtin != "" && !slices.Contains(builtins, b.Builtin):
+			bad(p+".builtin", "unknown built-in %q; want one of %s", b.Builtin, strings.Join(builtins, ", "))
 		}
 		b.timeout = DefaultToolTimeout
 		if b.Timeout != "" {
@@ -360,10 +369,10 @@ func (b *binding) neededCapabilities() []string {
 			caps = append(caps, se.Capability)
 		}
 	}
-	switch b.builtin {
-	case ToolFSRead:
+	switch {
+	case b.builtin == ToolFSRead:
 		caps = append(caps, "fs.read")
-	case ToolFSWrite:
+	case writesFiles(b.builtin):
 		caps = append(caps, "fs.write")
 	}
 	caps = slices.DeleteFunc(caps, func(s string) bool { return s == "" })
@@ -378,6 +387,10 @@ func (b *binding) kind() trace.Kind {
 		return trace.Kind(b.tool.Kind)
 	case b.tool != nil && b.tool.HTTP != nil:
 		return trace.KindExternalAPICall
+	case writesFiles(b.builtin):
+		// As agents' file edits are normalized, so that a run's trace
+		// lines up with the traces it was mined from.
+		return trace.KindFileMutation
 	}
 	return trace.KindToolCall
 }
@@ -430,7 +443,7 @@ func resolve(c *Config, tools map[string]Tool, name string) (*binding, bool) {
 			return &binding{pattern: best, tool: &b, builtin: b.Builtin}, true
 		}
 	}
-	if name == ToolFSRead || name == ToolFSWrite {
+	if slices.Contains(builtins, name) {
 		return &binding{builtin: name}, true
 	}
 	return nil, false

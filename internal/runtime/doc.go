@@ -32,7 +32,17 @@
 // A tool name resolves, in this order, to an in-process tool given in
 // Options.Tools, an exact [tools."name"] entry of the config, the longest
 // matching glob entry ([tools."git.*"]; path.Match syntax; ties broken by
-// the pattern's text), or one of the built-ins fs.read and fs.write. A
+// the pattern's text), or one of the built-ins fs.read, fs.write and
+// fs.edit. fs.read(path) returns {"path", "content", "bytes"};
+// fs.write(path, content) creates or replaces the file; fs.edit(path,
+// old, new, replace_all?) or fs.edit(path, edits = [{old, new,
+// replace_all?}, …]) makes exact replacements in an existing file, in
+// order, and writes it only when every one applies: an old text that is
+// not there, or is there more than once without replace_all, fails the
+// call (ErrEdit) and leaves the file as it was. fs.write and fs.edit need
+// the capability fs.write and are recorded as file_mutation actions, as
+// agents' edits are normalized, so a workflow mined from a coding
+// session calls them with no binding. A
 // command binding runs its argv template directly (never through a shell):
 // every "{name}" inside an element is replaced by the call's argument of
 // that name, so a value stays one argument whatever it contains, and an

@@ -84,6 +84,9 @@ func (h *host) execute(name string, b *binding, args map[string]any) (out any, a
 	case b.builtin == ToolFSWrite:
 		out, err = h.fsWrite(name, args)
 		return out, nil, nil, err
+	case b.builtin == ToolFSEdit:
+		out, err = h.fsEdit(name, args)
+		return out, nil, nil, err
 	case b.tool != nil && b.tool.MCP != "":
 		out, err = h.mcpCallTool(name, b, args)
 		return out, nil, nil, err

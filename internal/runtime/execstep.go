@@ -222,8 +222,19 @@ func (h *host) execDenied(name, capability string, declared bool) error {
 		ErrCapability, name, capability, configName(h.cfg), grantHint(h.cfg.Grants.Capabilities, []string{capability}))
 }
 
+// needers names what needs the capabilities caps: commands when each
+// is an exec capability, else steps (a built-in file tool among them).
+func needers(caps []string) string {
+	for _, c := range caps {
+		if !strings.HasPrefix(c, "exec:") {
+			return "steps"
+		}
+	}
+	return "commands"
+}
+
 // grantHint is the [grants] line that would grant missing on top of
-// grants.
+// grants; CapShellExec is offered instead when commands are missing.
 func grantHint(grants, missing []string) string {
 	all := slices.Clone(grants)
 	for _, m := range missing {
@@ -235,7 +246,11 @@ func grantHint(grants, missing []string) string {
 	for i, g := range all {
 		q[i] = strconv.Quote(g)
 	}
-	return fmt.Sprintf("add [grants] capabilities = [%s] (or %q for every program)", strings.Join(q, ", "), CapShellExec)
+	hint := fmt.Sprintf("add [grants] capabilities = [%s]", strings.Join(q, ", "))
+	if slices.ContainsFunc(missing, func(m string) bool { return strings.HasPrefix(m, "exec:") }) {
+		hint += fmt.Sprintf(" (or %q for every program)", CapShellExec)
+	}
+	return hint
 }
 
 func configName(cfg *Config) string {
@@ -470,11 +485,11 @@ type GrantError struct {
 func (e *GrantError) Error() string {
 	var parts []string
 	if len(e.Undeclared) > 0 {
-		parts = append(parts, fmt.Sprintf("the workflow runs commands needing %s, which it does not declare", strings.Join(e.Undeclared, ", ")))
+		parts = append(parts, fmt.Sprintf("the workflow runs %s needing %s, which it does not declare", needers(e.Undeclared), strings.Join(e.Undeclared, ", ")))
 	}
 	if len(e.Missing) > 0 {
-		parts = append(parts, fmt.Sprintf("the workflow runs commands needing %s, which %s does not grant; %s",
-			strings.Join(e.Missing, ", "), e.Config, grantHint(e.Grants, e.Missing)))
+		parts = append(parts, fmt.Sprintf("the workflow runs %s needing %s, which %s does not grant; %s",
+			needers(e.Missing), strings.Join(e.Missing, ", "), e.Config, grantHint(e.Grants, e.Missing)))
 	}
 	return ErrCapability.Error() + ": " + strings.Join(parts, "; ")
 }
@@ -482,13 +497,23 @@ func (e *GrantError) Error() string {
 func (e *GrantError) Unwrap() error { return ErrCapability }
 
 // CheckExec reports, as a *GrantError, every capability the commands of w
-// need that w does not declare or, unless dryRun, cfg does not grant.
-// Commands a binding runs are left to the binding's own checks.
+// and the built-in file tools it calls need that w does not declare or,
+// unless dryRun, cfg does not grant: both run with no binding, so a run
+// is refused before its first step rather than at the step. Commands a
+// binding runs are left to the binding's own checks.
 func CheckExec(w *Workflow, cfg *Config, tools map[string]Tool, dryRun bool) error {
 	if cfg == nil {
 		cfg = &Config{Dir: "."}
 	}
 	e := &GrantError{Grants: cfg.Grants.Capabilities, Config: configName(cfg)}
+	for _, c := range builtinCapabilities(w, cfg, tools) {
+		switch {
+		case !slices.Contains(w.Capabilities, c):
+			e.Undeclared = append(e.Undeclared, c)
+		case !slices.Contains(cfg.Grants.Capabilities, c) && !dryRun:
+			e.Missing = append(e.Missing, c)
+		}
+	}
 	for _, c := range ExecCommands(w, cfg, tools) {
 		switch {
 		case c.Binding != "":

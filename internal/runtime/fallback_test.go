@@ -166,7 +166,7 @@ func TestPreconditionFallbackAgent(t *testing.T) {
 	for _, a := range byAgent {
 		names = append(names, string(a.Kind)+" "+a.Name)
 	}
-	want := []string{"model_call fallback", "tool_call git checkout", "model_call fallback", "tool_call fs.write", "model_call fallback"}
+	want := []string{"model_call fallback", "tool_call git checkout", "model_call fallback", "file_mutation fs.write", "model_call fallback"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("the fallback agent's actions (-want +got):\n%s", diff)
 	}

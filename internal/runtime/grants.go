@@ -32,3 +32,24 @@ func ExecGrants(commands []ExecCommand) (needed, missing, undeclared []string) {
 	slices.Sort(undeclared)
 	return needed, missing, undeclared
 }
+
+// builtinCapabilities returns the capabilities the built-in tools w calls
+// by a literal name need, sorted, when no binding or in-process tool
+// takes the name: what the workflow needs beyond its commands to run
+// with no configuration but grants.
+func builtinCapabilities(w *Workflow, cfg *Config, tools map[string]Tool) []string {
+	var caps []string
+	for _, name := range w.Tools {
+		b, ok := resolve(cfg, tools, name)
+		if !ok || b.builtin == "" || b.pattern != "" {
+			continue
+		}
+		for _, c := range b.capabilities() {
+			if !slices.Contains(caps, c) {
+				caps = append(caps, c)
+			}
+		}
+	}
+	slices.Sort(caps)
+	return caps
+}

@@ -31,11 +31,15 @@ type host struct {
 
 	// allowed is the run's capability set: declared ∩ granted.
 	allowed map[string]bool
-	secrets scrubber
-	step    int
-	actions []trace.Action
-	phases  []phase
-	model   string // last model that answered, for session.md
+	// rehearsed are the files a dry run's fs.write calls would have
+	// created (workspacePath), so that a later step's file_exists check
+	// holds as it would in a real run.
+	rehearsed map[string]bool
+	secrets   scrubber
+	step      int
+	actions   []trace.Action
+	phases    []phase
+	model     string // last model that answered, for session.md
 	// providers are the model clients made so far, by [models.*] key.
 	providers map[string]Model
 	// servers are the run's MCP sessions, by [mcp.*] key (see mcp.go).
@@ -264,8 +268,13 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 	}
 	var missing []string
 	caps := h.callCapabilities(step, name, bind)
+	// A dry run of a built-in no binding takes needs its capability
+	// declared, not granted, as a dry run of a command does: it performs
+	// nothing, and a workflow mined from agents' file edits rehearses
+	// with no configuration.
+	rehearsal := h.opts.DryRun && bind.builtin != "" && bind.pattern == ""
 	for _, c := range caps {
-		if !h.allowed[c] {
+		if !h.allowed[c] && !(rehearsal && slices.Contains(h.w.Capabilities, c)) {
 			missing = append(missing, c)
 		}
 	}
@@ -275,7 +284,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		h.refuse(step, name, err.Error(), missing)
 		return nil, nil, err
 	}
-	if c.readOnly && (len(h.callSideEffects(step, name, bind, callArgs)) > 0 || bind.builtin == ToolFSWrite) {
+	if c.readOnly && (len(h.callSideEffects(step, name, bind, callArgs)) > 0 || writesFiles(bind.builtin)) {
 		err := fmt.Errorf("%w: tool %s declares side effects, and the step calling it is read-only", ErrCapability, name)
 		h.refuse(step, name, err.Error(), nil)
 		return nil, nil, err
@@ -312,6 +321,12 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 			req, err = h.expandHTTP(bind.tool.HTTP, callArgs)
 		}
 		out = h.dryRunAnswer(step, name, h.callKind(step, name, bind), recArgs)
+		if bind.builtin == ToolFSWrite && err == nil {
+			if h.rehearsed == nil {
+				h.rehearsed = map[string]bool{}
+			}
+			h.rehearsed[h.workspacePath(argString(callArgs["path"]))] = true
+		}
 	} else {
 		out, argv, req, err = h.execute(name, bind, callArgs)
 	}
@@ -321,8 +336,8 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 	}
 	recOut := h.secrets.value(out)
 	effects := h.callSideEffects(step, name, bind, recArgs)
-	if bind.builtin == ToolFSWrite && err == nil && !h.opts.DryRun {
-		effects = append(effects, trace.SideEffect{Kind: "file_write", Target: argString(recArgs["path"]), Capability: "fs.write", Mutation: "write"})
+	if writesFiles(bind.builtin) && err == nil && !h.opts.DryRun {
+		effects = append(effects, trace.SideEffect{Kind: "file_write", Target: argString(recArgs["path"]), Capability: "fs.write", Mutation: fileMutation[bind.builtin]})
 	}
 	argsDigest := h.record(step, h.callKind(step, name, bind), name, recArgs, recOut, caps, effects, status, dur, argv, err)
 	if req != nil {

@@ -92,6 +92,15 @@ func (h *host) check(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	})
 }
 
+// workspacePath is the file p names: p itself when absolute, else p
+// under the first workspace root, as the file built-ins resolve it.
+func (h *host) workspacePath(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(h.cfg.abs(h.cfg.roots()[0]), p)
+}
+
 // evalCheck evaluates one check. An error is a check written wrong (an
 // unknown kind, a missing argument); a failed check is a result.
 func (h *host) evalCheck(kind string, args map[string]any) (checkResult, error) {
@@ -157,12 +166,12 @@ func (h *host) evalCheck(kind string, args map[string]any) (checkResult, error) 
 		if p == "" {
 			return fail("the path is empty")
 		}
-		full := p
-		if !filepath.IsAbs(p) {
-			full = filepath.Join(h.cfg.abs(h.cfg.roots()[0]), p)
-		}
+		full := h.workspacePath(p)
 		if !h.inRoots(full) {
 			return fail("%s is outside the workspace roots", p)
+		}
+		if h.rehearsed[full] {
+			break // an earlier step of this dry run would have written it
 		}
 		if _, err := os.Stat(full); err != nil {
 			return fail("file %s does not exist", p)

@@ -296,6 +296,10 @@ func decodeClaudeSession(s *claudeSession, file string, summaries map[string]str
 					input = map[string]any{}
 				}
 				c := &claudeCall{turn: turn, call: normalize.Call{ID: id, Tool: name, Args: input, Timestamp: ts}}
+				// Files are named relative to the directory the session
+				// started in, its project: the cwd of a later record
+				// follows the shell's cd.
+				c.call.Cwd, _ = meta["cwd"].(string)
 				if sidechain {
 					c.call.Metadata = map[string]any{"sidechain": true}
 				}

@@ -218,6 +218,25 @@ func TestClaudeQuietRecords(t *testing.T) {
 	}
 }
 
+// TestClaudeCallCwd: a call is given the directory the session started
+// in, its project, even after the shell moved to a subdirectory, so that
+// a file of the project is named relative to the project.
+func TestClaudeCallCwd(t *testing.T) {
+	in := `{"type":"user","sessionId":"s","cwd":"/home/dev/app","message":{"role":"user","content":"go"}}
+{"type":"assistant","sessionId":"s","cwd":"/home/dev/app/sub","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Write","input":{"file_path":"/home/dev/app/NOTES.md","content":"x"}}]}}`
+	var rec recorder
+	traces, _, err := decodeClaude(parseLines(t, in), "f.jsonl", rec.actions)
+	if err != nil || len(traces) != 1 || len(rec.calls) != 1 {
+		t.Fatalf("decodeClaude = %d traces, %d calls, %v", len(traces), len(rec.calls), err)
+	}
+	if got := rec.calls[0].Cwd; got != "/home/dev/app" {
+		t.Errorf("call cwd = %q, want the session's /home/dev/app", got)
+	}
+	if a := traces[0].Actions[0]; a.Parameters["path"] != "NOTES.md" {
+		t.Errorf("Write of the project's NOTES.md has path %v, want NOTES.md", a.Parameters["path"])
+	}
+}
+
 func parseLines(t testing.TB, in string) []Record {
 	t.Helper()
 	var recs []Record

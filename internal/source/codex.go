@@ -305,6 +305,7 @@ func decodeCodexSession(recs []codexRecord, file string, actions func(normalize.
 				}
 			}
 			if c != nil && c.call.ID != "" {
+				c.call.Cwd, _ = meta["cwd"].(string)
 				if at, dup := seen[c.call.ID]; dup {
 					d.Errorf(trace.Member(p, "call_id"), "duplicate call_id %q (first at line %d)", c.call.ID, at)
 				} else {

@@ -65,6 +65,9 @@ func TestCodexSession(t *testing.T) {
 	if in, _ := patch.Args["input"].(string); !strings.HasPrefix(in, "*** Begin Patch\n*** Update File: cmd/report.go") || patch.IsError || *patch.ExitCode != 0 {
 		t.Errorf("call_A4 = %v", patch)
 	}
+	if patch.Cwd != "/home/dev/tool" {
+		t.Errorf("call_A4 cwd = %q, want the session's /home/dev/tool, which its files are named below", patch.Cwd)
+	}
 	if plan := rec.call(t, "call_A3"); plan.Result != "Plan updated" || plan.ExitCode != nil {
 		t.Errorf("call_A3 = %q, exit %v; want the plain text output", plan.Result, plan.ExitCode)
 	}

@@ -115,7 +115,7 @@ func TestOTLPSessions(t *testing.T) {
 		{"call_s1", "tool_call", "go get", false},
 		{"call_s1.2", "tool_call", "go mod tidy", false},
 		{"call_s2", "tool_call", "go test", true},
-		{"call_e1", "file_mutation", "file.edit", false},
+		{"call_e1", "file_mutation", "fs.write", false},
 		{"call_s3", "tool_call", "go test", false},
 		{"call_s3.2", "tool_call", "git add", false},
 		{"call_s3.3", "tool_call", "git commit", false},
@@ -171,7 +171,7 @@ func TestOTLPSessions(t *testing.T) {
 	if rel.StartedAt != base.Format(time.RFC3339Nano) || rel.FinishedAt != base.Add(60*time.Second).Format(time.RFC3339Nano) {
 		t.Errorf("trace runs %s to %s", rel.StartedAt, rel.FinishedAt)
 	}
-	if p := rel.Actions[4].Parameters; !cmp.Equal(p, map[string]any{"path": "internal/mod/version_test.go"}) {
+	if p := rel.Actions[4].Parameters; !cmp.Equal(p, map[string]any{"path": "internal/mod/version_test.go", "content": "package mod\n"}) {
 		t.Errorf("edit_file parameters = %v", p)
 	}
 	if p := rel.Actions[1].Parameters; !cmp.Equal(p, map[string]any{"module": "golang.org/x/mod", "version": "v0.20.0"}) {
