@@ -19,9 +19,9 @@ func TestGeminiTools(t *testing.T) {
 	}{
 		{"run_shell_command", map[string]any{"command": "git push origin main", "description": "Push"}, trace.KindToolCall, "git push"},
 		{"run_shell_command", map[string]any{"command": "git status"}, trace.KindObservation, "git status"},
-		{"write_file", map[string]any{"file_path": "VERSION", "content": "1.0.0\n"}, trace.KindFileMutation, FileEdit},
+		{"write_file", map[string]any{"file_path": "VERSION", "content": "1.0.0\n"}, trace.KindFileMutation, FileWrite},
 		{"replace", map[string]any{"file_path": "main.go", "old_string": "a", "new_string": "b"}, trace.KindFileMutation, FileEdit},
-		{"hashline_edit", map[string]any{"file_path": "main.go"}, trace.KindFileMutation, FileEdit},
+		{"hashline_edit", map[string]any{"file_path": "main.go"}, trace.KindFileMutation, FileChange},
 	} {
 		acts := Default().Actions(Call{ID: "c", Tool: tc.tool, Args: tc.args})
 		if len(acts) != 1 || acts[0].Kind != tc.kind || acts[0].Name != tc.name {

@@ -95,8 +95,8 @@ func TestGeminiStream(t *testing.T) {
 	}
 	wantActs := []actionSummary{
 		{"read_file-1763629203000-a1", "observation", "read_file", false},
-		{"replace-1763629206000-b2", "file_mutation", "file.edit", false},
-		{"write_file-1763629206000-c3", "file_mutation", "file.edit", false},
+		{"replace-1763629206000-b2", "file_mutation", "fs.edit", false},
+		{"write_file-1763629206000-c3", "file_mutation", "fs.write", false},
 		{"run_shell_command-1763629210000-d4", "tool_call", "go test", true},
 		{"run_shell_command-1763629218000-e5", "tool_call", "go test", false},
 		{"run_shell_command-1763629218000-e5.2", "tool_call", "git add", false},
@@ -139,8 +139,8 @@ func TestGeminiStream(t *testing.T) {
 	if c := calls[5]; !c.IsError || c.Result != "search quota exhausted" {
 		t.Errorf("failed search: error %v, result %q", c.IsError, c.Result)
 	}
-	if a := tr.Actions[1]; a.Inputs.(map[string]any)["new_string"] != "1.4.0" {
-		t.Errorf("replace inputs = %v, want its old and new strings", a.Inputs)
+	if a := tr.Actions[1]; a.Parameters["new"] != "1.4.0" {
+		t.Errorf("replace parameters = %v, want its old and new strings", a.Parameters)
 	}
 }
 
@@ -157,7 +157,7 @@ func TestGeminiChatJSON(t *testing.T) {
 	wantActs := []actionSummary{
 		{"run_shell_command-1763474409000-1", "observation", "git status", false},
 		{"read_file-1763474409000-2", "observation", "read_file", false},
-		{"replace-1763474490000-3", "file_mutation", "file.edit", false},
+		{"replace-1763474490000-3", "file_mutation", "fs.edit", false},
 		{"run_shell_command-1763474490000-4", "tool_call", "git commit", false},
 	}
 	if diff := cmp.Diff(wantActs, summarizeActions(tr.Actions)); diff != "" {
@@ -197,7 +197,7 @@ func TestGeminiChatJSONL(t *testing.T) {
 	tr := traces[0]
 	wantActs := []actionSummary{
 		{"run_shell_command-1763539204000-1", "tool_call", "git checkout", false},
-		{"write_file-1763539260000-3", "file_mutation", "file.edit", false},
+		{"write_file-1763539260000-3", "file_mutation", "fs.write", false},
 		{"run_shell_command-1763539260000-4", "tool_call", "git commit", false},
 	}
 	if diff := cmp.Diff(wantActs, summarizeActions(tr.Actions)); diff != "" {

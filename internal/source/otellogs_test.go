@@ -58,7 +58,7 @@ func TestOTLPLogsClaude(t *testing.T) {
 	}
 	wantActs := []actionSummary{
 		{"toolu_01R", "observation", "Read", false},
-		{"toolu_01E", "file_mutation", "file.edit", false},
+		{"toolu_01E", "file_mutation", "fs.edit", false},
 		{"toolu_01B1", "tool_call", "go test", true},
 		{"toolu_01B2", "tool_call", "go test", false},
 		{"toolu_01B2.2", "tool_call", "git commit", false},
@@ -85,8 +85,8 @@ func TestOTLPLogsClaude(t *testing.T) {
 		t.Errorf("costs (-want +got):\n%s", diff)
 	}
 	edit := tr.Actions[1]
-	if in, _ := edit.Inputs.(map[string]any); in["old_string"] != "i <= n" || in["new_string"] != "i < n" {
-		t.Errorf("edit inputs = %v, want tool_input's old and new strings", edit.Inputs)
+	if edit.Parameters["old"] != "i <= n" || edit.Parameters["new"] != "i < n" {
+		t.Errorf("edit parameters = %v, want tool_input's old and new strings", edit.Parameters)
 	}
 	failed := tr.Actions[2]
 	if failed.Metadata["exit_code"] != 1 || failed.Output != "Exit code 1" || *failed.DurationMS != 900 {
@@ -123,7 +123,7 @@ func TestOTLPLogsCodex(t *testing.T) {
 	}
 	wantActs := []actionSummary{
 		{"call_a1", "tool_call", "cargo test", true},
-		{"call_a2", "file_mutation", "file.edit", false},
+		{"call_a2", "file_mutation", "fs.edit", false},
 		{"call_a3", "tool_call", "cargo test", false},
 		{"call_a3.2", "tool_call", "git commit", false},
 	}
@@ -359,7 +359,7 @@ func TestOTLPLogsGemini(t *testing.T) {
 	want := []actionSummary{
 		{"g-1.tool-3", "tool_call", "git tag", false},
 		{"g-1.tool-3.2", "tool_call", "git push", false},
-		{"g-1.tool-4", "file_mutation", "file.edit", true},
+		{"g-1.tool-4", "file_mutation", "fs.write", true},
 	}
 	if diff := cmp.Diff(want, summarizeActions(tr.Actions)); diff != "" {
 		t.Errorf("actions (-want +got):\n%s", diff)
