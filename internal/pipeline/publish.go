@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -342,10 +343,20 @@ func MineDir(ctx context.Context, o MineDirOptions) (*candidate.Report, *Publish
 	// them, unless a bundle is written: it holds every one as a fixture.
 	var heldout []*trace.Trace
 	out := o.Outputs
-	if out.Bundle == "" {
+	switch {
+	case len(c.Heldout) > 0:
+		// The corpus's own most recent traces, held out of mining, are
+		// compared as --shadow-from traces are; they are in memory.
+		if len(o.Heldout.Dirs) > 0 {
+			return nil, nil, errors.New("holding out traces of the corpus and reading held-out directories: pass one")
+		}
+		heldout = c.Heldout
+	case out.Bundle == "":
 		out.Heldout = StreamHeldout(ctx, report, o.Heldout)
-	} else if heldout, err = LoadHeldout(ctx, report, o.Heldout); err != nil {
-		return nil, nil, err
+	default:
+		if heldout, err = LoadHeldout(ctx, report, o.Heldout); err != nil {
+			return nil, nil, err
+		}
 	}
 	report.ShadowSources = append(report.ShadowSources, o.Heldout.Dirs...)
 	out.AllSources, out.Examples, out.ExampleBatches = c.All, c.Examples, c.ExampleBatches
