@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -210,5 +210,34 @@ func TestMineDirAutoHoldout(t *testing.T) {
 	if r.Holdout != nil || r.SourceTraceCount != 7 {
 		t.Errorf("--holdout none: holdout %+v, %d source traces", r.Holdout, r.SourceTraceCount)
 	}
-	_ = candidate.RoleHeldout
+}
+
+// Trace files, which are scanned rather than loaded, are held out of as
+// sessions are when they name their agent: the scan counts them and the
+// corpus is read again whole.
+func TestMineDirAutoHoldoutScanned(t *testing.T) {
+	dir := t.TempDir()
+	for i, day := range []int{2, 3, 20, 5, 6, 7, 8} {
+		tr := session("t"+string(rune('1'+i)), day)
+		tr.Version = trace.SchemaVersion
+		data, err := json.Marshal(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, tr.ID+".json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, passes := range []string{PassesOne, PassesTwo} {
+		r, _, err := MineDir(context.Background(), MineDirOptions{Corpus: CorpusOptions{Dir: dir, Holdout: HoldoutAuto, Passes: passes}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Holdout == nil || len(r.Holdout.Traces) != 1 || r.Holdout.Traces[0].TraceID != "t3" {
+			t.Fatalf("passes %s: holdout = %+v, want t3, the most recent", passes, r.Holdout)
+		}
+		if sel := r.Selected(); sel == nil || sel.Support != 6 {
+			t.Errorf("passes %s: selected %+v, want a candidate from the six others", passes, sel)
+		}
+	}
 }
