@@ -63,7 +63,7 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.outDir, "out-dir", "", "write every safe candidate as <name>.star into this directory")
 	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
 	fs.IntVar(&f.minExamples, "min-examples", mine.DefaultMinExamples, "distinct traces a procedure must occur in (at least 2)")
-	fs.StringVar(&f.workflowName, "workflow-name", "", "name of the selected workflow function (default: inferred from the traces' goal or tools)")
+	fs.StringVar(&f.workflowName, "workflow-name", "", "name of the selected workflow function (default: made from its steps for agent sessions, else from the traces' goal or tools)")
 	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header")
 	fs.IntVar(&f.maxCandidates, "max-candidates", mine.DefaultMaxCandidates, "most safe candidates to list in the report")
 	fs.StringVar(&f.miner, "miner", mine.ModeAuto, "miner: auto, exact (contiguous repeats) or gapped (steps with other actions between them)")
@@ -94,6 +94,18 @@ segments that still need review.
 
 The best safe candidate is written as a Starlark workflow (--out); --out-dir
 writes every safe candidate.
+
+Names are at most 48 characters. A candidate mined from agent sessions is
+named after what its steps do (go_mod_tidy_test_git_add_commit_push), and
+the goal of its sessions (their first prompt; the first session's when
+they differ) is kept whole as its description: in the report, the
+workflow's docstring and the SKILL.md description. Traces a harness wrote
+name a candidate after the goal its examples share when that fits, else
+after its first and last tools. Names of the candidates of one run are
+distinct (name_2, name_3, …). --workflow-name names the selected
+candidate, at any length. --out-dir writes <name>.star; a name that is
+not a plain file name (too long, or with characters a file system would
+read otherwise) becomes its first words and a hash of it.
 
 --miner chooses how procedures are found. exact finds contiguous runs, as
 above. gapped finds procedures whose steps keep their order but have other
