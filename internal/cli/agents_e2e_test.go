@@ -53,15 +53,17 @@ type e2eCandidate struct {
 	// Shadow lists the traces the candidate was compared with; the
 	// sessions held out of mining (mine --holdout) are among them.
 	Shadow *struct {
-		Traces []struct {
-			TraceID string `json:"trace_id"`
-			Role    string `json:"role"`
-			Status  string `json:"status"`
-		} `json:"traces"`
+		Traces []e2eShadowTrace `json:"traces"`
 	} `json:"shadow"`
 	RejectionReasons []struct {
 		Code string `json:"code"`
 	} `json:"rejection_reasons"`
+}
+
+type e2eShadowTrace struct {
+	TraceID string `json:"trace_id"`
+	Role    string `json:"role"`
+	Status  string `json:"status"`
 }
 
 type e2eStep struct {
@@ -487,6 +489,22 @@ func plantedCandidate(f tracetest.AgentFormat, p *tracetest.AgentProcedure) e2eC
 	return c
 }
 
+// holdOut moves the last n examples of r's first candidate to its shadow
+// traces as held-out traces with the given status, as mine --holdout
+// reports the sessions it held out.
+func holdOut(r *e2eReport, n int, status string) {
+	c := &r.Candidates[0]
+	if c.Shadow == nil {
+		c.Shadow = &struct {
+			Traces []e2eShadowTrace `json:"traces"`
+		}{}
+	}
+	for _, ex := range c.Examples[len(c.Examples)-n:] {
+		c.Shadow.Traces = append(c.Shadow.Traces, e2eShadowTrace{TraceID: ex.TraceID, Role: "heldout", Status: status})
+	}
+	c.Examples = c.Examples[:len(c.Examples)-n]
+}
+
 // TestAgentSessionsMineChecks checks the checks of TestAgentSessionsMine:
 // they accept what a correct miner reports and refuse each way of being
 // wrong.
@@ -522,7 +540,13 @@ func TestAgentSessionsMineChecks(t *testing.T) {
 		{"parameter with other values", func(r *e2eReport) {
 			r.Candidates[0].Parameters[1].Examples = []any{"golang.org/x/elsewhere"}
 		}, "no parameter carrying its varying module"},
-		{"support below 80 %", func(r *e2eReport) { r.Candidates[0].Examples = r.Candidates[0].Examples[:7] }, "mined from 7 of the 10 sessions"},
+		{"support below 80 %", func(r *e2eReport) { r.Candidates[0].Examples = r.Candidates[0].Examples[:7] }, "mined from or replayed on 7 of the 10 sessions"},
+		{"held out and replayed", func(r *e2eReport) { holdOut(r, 3, "pass") }, ""},
+		{"held out and failed", func(r *e2eReport) { holdOut(r, 3, "fail") }, "held-out session " + tracetest.TraceID(f, bump.Plantings[7].Session) + " it was planted in: fail"},
+		{"held out, not planted, matched", func(r *e2eReport) {
+			holdOut(r, 0, "pass")
+			r.Candidates[0].Shadow.Traces = append(r.Candidates[0].Shadow.Traces, e2eShadowTrace{TraceID: notPlanted, Role: "heldout", Status: "pass"})
+		}, "held-out trace " + notPlanted + " matched, but the procedure was not planted in it"},
 		{"example outside the plantings", func(r *e2eReport) {
 			r.Candidates[0].Examples[0].TraceID = notPlanted
 		}, "is not a session it was planted in"},
