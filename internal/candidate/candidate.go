@@ -52,8 +52,13 @@ const (
 // Candidate is one repeated procedure found in the traces, in the form
 // that code generation, shadow replay and review consume.
 type Candidate struct {
-	ID                string            `json:"id"`
-	Name              string            `json:"name"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Description is what the procedure is for, in the words of a person:
+	// the goal (first prompt) its agent-recorded examples share, else
+	// the first example's, in full. Empty for traces whose goal is a
+	// label, which names the candidate instead.
+	Description       string            `json:"description,omitempty"`
 	Confidence        float64           `json:"confidence"`
 	ConfidenceFactors ConfidenceFactors `json:"confidence_factors"`
 	Score             int               `json:"score"`

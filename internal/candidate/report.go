@@ -19,10 +19,39 @@ type Report struct {
 	Mining              MiningSummary `json:"mining"`
 	WorkflowPath        string        `json:"workflow_path,omitempty"`
 	ShadowSources       []string      `json:"shadow_sources,omitempty"`
+	// Holdout lists the eligible traces of the mined corpus itself that
+	// were held out of mining and shadow-replayed as held-out evidence
+	// (mine --holdout), and why; nil when none were.
+	Holdout *Holdout `json:"holdout,omitempty"`
 	// SegmentSummary and RecoverySummary are written by importers of one
 	// reviewed run (crystallize ingest); mining leaves them out.
 	SegmentSummary  *SegmentSummary  `json:"segment_summary,omitempty"`
 	RecoverySummary *RecoverySummary `json:"recovery_summary,omitempty"`
+}
+
+// Holdout is the part of a corpus held out of mining: the most recent
+// eligible traces, compared with every candidate as --shadow-from traces
+// are.
+type Holdout struct {
+	// Mode is the --holdout value that chose the traces: "auto", or the
+	// count or fraction given.
+	Mode string `json:"mode"`
+	// Reason says in words which traces were held out and why.
+	Reason string `json:"reason"`
+	// Order is how "most recent" was decided: "started_at" (the traces'
+	// start times) or "file_order" (no trace had a start time: the last
+	// ones in corpus order).
+	Order string `json:"order"`
+	// Traces are the held-out traces, in corpus order.
+	Traces []HeldoutTrace `json:"traces"`
+}
+
+// HeldoutTrace is one trace of a Holdout.
+type HeldoutTrace struct {
+	TraceID string `json:"trace_id"`
+	// StartedAt is the trace's start time, as recorded; empty when it
+	// has none.
+	StartedAt string `json:"started_at,omitempty"`
 }
 
 // SegmentSummary is the split of an ingested run into what can run as code

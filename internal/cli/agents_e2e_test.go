@@ -50,9 +50,20 @@ type e2eCandidate struct {
 	// them; they are not passed to a run.
 	DerivedParameters []e2eParameter `json:"derived_parameters"`
 	Examples          []e2eExample   `json:"examples"`
-	RejectionReasons  []struct {
+	// Shadow lists the traces the candidate was compared with; the
+	// sessions held out of mining (mine --holdout) are among them.
+	Shadow *struct {
+		Traces []e2eShadowTrace `json:"traces"`
+	} `json:"shadow"`
+	RejectionReasons []struct {
 		Code string `json:"code"`
 	} `json:"rejection_reasons"`
+}
+
+type e2eShadowTrace struct {
+	TraceID string `json:"trace_id"`
+	Role    string `json:"role"`
+	Status  string `json:"status"`
 }
 
 type e2eStep struct {
@@ -277,8 +288,24 @@ func checkProcedureMined(t errorReporter, f tracetest.AgentFormat, p *tracetest.
 		}
 		hit[ex.TraceID] = true
 	}
+	// A session held out of mining that the candidate replays against
+	// is one it was found in, by the gate that promotes it.
+	if cand.Shadow != nil {
+		for _, st := range cand.Shadow.Traces {
+			if st.Role != "heldout" || st.Status == "unmatched" {
+				continue
+			}
+			if !planted[st.TraceID] {
+				t.Errorf("%s: held-out trace %s matched, but the procedure was not planted in it", p.Name, st.TraceID)
+			}
+			if st.Status != "pass" {
+				t.Errorf("%s: held-out session %s it was planted in: %s", p.Name, st.TraceID, st.Status)
+			}
+			hit[st.TraceID] = true
+		}
+	}
 	if got, want := len(hit), int(agentMinSupport*float64(len(planted))+0.999); got < want {
-		t.Errorf("%s: mined from %d of the %d sessions it was planted in, want at least %d (80 %%)", p.Name, got, len(planted), want)
+		t.Errorf("%s: mined from or replayed on %d of the %d sessions it was planted in, want at least %d (80 %%)", p.Name, got, len(planted), want)
 	}
 	// Capabilities name each program the steps run.
 	for _, h := range heads {
@@ -462,6 +489,22 @@ func plantedCandidate(f tracetest.AgentFormat, p *tracetest.AgentProcedure) e2eC
 	return c
 }
 
+// holdOut moves the last n examples of r's first candidate to its shadow
+// traces as held-out traces with the given status, as mine --holdout
+// reports the sessions it held out.
+func holdOut(r *e2eReport, n int, status string) {
+	c := &r.Candidates[0]
+	if c.Shadow == nil {
+		c.Shadow = &struct {
+			Traces []e2eShadowTrace `json:"traces"`
+		}{}
+	}
+	for _, ex := range c.Examples[len(c.Examples)-n:] {
+		c.Shadow.Traces = append(c.Shadow.Traces, e2eShadowTrace{TraceID: ex.TraceID, Role: "heldout", Status: status})
+	}
+	c.Examples = c.Examples[:len(c.Examples)-n]
+}
+
 // TestAgentSessionsMineChecks checks the checks of TestAgentSessionsMine:
 // they accept what a correct miner reports and refuse each way of being
 // wrong.
@@ -497,7 +540,13 @@ func TestAgentSessionsMineChecks(t *testing.T) {
 		{"parameter with other values", func(r *e2eReport) {
 			r.Candidates[0].Parameters[1].Examples = []any{"golang.org/x/elsewhere"}
 		}, "no parameter carrying its varying module"},
-		{"support below 80 %", func(r *e2eReport) { r.Candidates[0].Examples = r.Candidates[0].Examples[:7] }, "mined from 7 of the 10 sessions"},
+		{"support below 80 %", func(r *e2eReport) { r.Candidates[0].Examples = r.Candidates[0].Examples[:7] }, "mined from or replayed on 7 of the 10 sessions"},
+		{"held out and replayed", func(r *e2eReport) { holdOut(r, 3, "pass") }, ""},
+		{"held out and failed", func(r *e2eReport) { holdOut(r, 3, "fail") }, "held-out session " + tracetest.TraceID(f, bump.Plantings[7].Session) + " it was planted in: fail"},
+		{"held out, not planted, matched", func(r *e2eReport) {
+			holdOut(r, 0, "pass")
+			r.Candidates[0].Shadow.Traces = append(r.Candidates[0].Shadow.Traces, e2eShadowTrace{TraceID: notPlanted, Role: "heldout", Status: "pass"})
+		}, "held-out trace " + notPlanted + " matched, but the procedure was not planted in it"},
 		{"example outside the plantings", func(r *e2eReport) {
 			r.Candidates[0].Examples[0].TraceID = notPlanted
 		}, "is not a session it was planted in"},

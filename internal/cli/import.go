@@ -48,8 +48,10 @@ not an error. A malformed record is: every problem is listed as
 file:line: $.json.path: message, and nothing is written, unless
 --skip-invalid is given, which imports the rest and lists what it skipped.
 
-Each trace is written to --out as <agent>-<id>.json (characters outside
-A-Z a-z 0-9 . _ - replaced by _), all files or none. Files of earlier imports
+Each trace is written to --out as <agent>-<id>.json (a name with
+characters outside A-Z a-z 0-9 . _ -, a leading dot, a device name such as
+CON, or more than 100 bytes becomes its words and a hash of it), all files
+or none. Files of earlier imports
 with the same names are replaced; nothing is written outside --out, and --out
 may not lie inside --from, where the next import would read it back.
 

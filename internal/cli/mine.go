@@ -27,6 +27,7 @@ import (
 type mineFlags struct {
 	from          string
 	shadowFrom    []string
+	holdout       string
 	out           string
 	outDir        string
 	report        string
@@ -57,11 +58,12 @@ type mineFlags struct {
 func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.from, "from", "", "directory of traces to mine (*.json, *.jsonl; searched recursively)")
 	fs.StringArrayVar(&f.shadowFrom, "shadow-from", nil, "held-out trace directory to shadow-replay every candidate against (repeatable; never mined)")
+	fs.StringVar(&f.holdout, "holdout", pipeline.HoldoutAuto, "hold the most recent traces of --from out of mining and replay candidates against them: auto, none, a count (3) or a fraction (0.2); see below")
 	fs.StringVar(&f.out, "out", "", "write the selected workflow (Starlark) to this file")
 	fs.StringVar(&f.outDir, "out-dir", "", "write every safe candidate as <name>.star into this directory")
 	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
 	fs.IntVar(&f.minExamples, "min-examples", mine.DefaultMinExamples, "distinct traces a procedure must occur in (at least 2)")
-	fs.StringVar(&f.workflowName, "workflow-name", "", "name of the selected workflow function (default: inferred from the traces' goal or tools)")
+	fs.StringVar(&f.workflowName, "workflow-name", "", "name of the selected workflow function (default: made from its steps for agent sessions, else from the traces' goal or tools)")
 	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header")
 	fs.IntVar(&f.maxCandidates, "max-candidates", mine.DefaultMaxCandidates, "most safe candidates to list in the report")
 	fs.StringVar(&f.miner, "miner", mine.ModeAuto, "miner: auto, exact (contiguous repeats) or gapped (steps with other actions between them)")
@@ -93,6 +95,18 @@ segments that still need review.
 The best safe candidate is written as a Starlark workflow (--out); --out-dir
 writes every safe candidate.
 
+Names are at most 48 characters. A candidate mined from agent sessions is
+named after what its steps do (go_mod_tidy_test_git_add_commit_push), and
+the goal of its sessions (their first prompt; the first session's when
+they differ) is kept whole as its description: in the report, the
+workflow's docstring and the SKILL.md description. Traces a harness wrote
+name a candidate after the goal its examples share when that fits, else
+after its first and last tools. Names of the candidates of one run are
+distinct (name_2, name_3, …). --workflow-name names the selected
+candidate, at any length. --out-dir writes <name>.star; a name that is
+not a plain file name (too long, or with characters a file system would
+read otherwise) becomes its first words and a hash of it.
+
 --miner chooses how procedures are found. exact finds contiguous runs, as
 above. gapped finds procedures whose steps keep their order but have other
 actions between them (at most 8 between two steps), as in agent sessions:
@@ -114,6 +128,28 @@ candidate whose own examples fail is rejected. A candidate whose effect
 receipts drift from the recorded ones on any trace (a divergence under
 /effect_receipts/) is rejected with receipt_drift; with --bundle it is
 still bundled, as kind rejected, with the divergence.
+
+Without --shadow-from, --holdout keeps some of the traces of --from out of
+mining and replays every candidate against them exactly as against
+--shadow-from traces, so that a procedure found in one directory of
+ordinary agent logs can pass the held-out gate and reach ready. The traces
+held out are the most recent eligible ones by their start time
+(started_at, else their first action's timestamp; when no trace has one,
+the last in file order). auto, the default, holds out one in five
+(rounded down) of the eligible traces when some name their agent (as
+Claude Code, Codex and OpenTelemetry sessions do) and there are at least
+6 of them: a held-out session proves a procedure only when it repeats
+it, so the procedure needs --min-examples sessions to be mined from and
+one more to be checked on, and fewer sessions are better spent on
+mining. Traces a harness wrote (no metadata.agent) come with their own
+held-out runs, and auto leaves them alone. A count (--holdout 3) or a
+fraction (--holdout 0.25, rounded down, at least 1) holds out that many
+of any corpus, and fails when fewer than --min-examples traces would be
+left to mine; none holds out nothing. A corpus that traces are held out
+of is read whole. The report's holdout field (mode, reason, order and
+the traces with their start times), the summary's "Held out:" line and
+--json's holdout say which traces were held out and why. --shadow-from
+turns auto off, and cannot be combined with a count or fraction.
 
 Trace files are mined in two passes: the first skims every trace (its
 JSON is checked, its values are not built) and keeps one symbol per
@@ -176,8 +212,9 @@ Set SOURCE_DATE_EPOCH to pin generated_at for reproducible output.
    "source_passed", "heldout_passed", "heldout_failed", "heldout_unmatched"}}],
    "rejected_candidates":
    [{"id", "name", "codes"}], "excluded_traces": [{"trace_id", "code"}],
-   "warnings": [{"code", "message"}], "outputs": {"workflow", "report",
-   "workflows"}}`
+   "warnings": [{"code", "message"}], "holdout" (when traces were held
+   out: {"mode", "reason", "order", "traces": [{"trace_id",
+   "started_at"}]}), "outputs": {"workflow", "report", "workflows"}}`
 
 func newMineCmd(e *env) *cobra.Command {
 	f := &mineFlags{}
@@ -214,6 +251,7 @@ func (f *mineFlags) validate() error {
 		{"--max-candidates", mine.CheckMaxCandidates(f.maxCandidates)},
 		{"--miner", mine.CheckMode(f.miner)},
 		{"--passes", pipeline.CheckPasses(f.passes)},
+		{"--holdout", pipeline.CheckHoldout(f.holdout)},
 	} {
 		if c.err != nil {
 			return flagError(c.flag, c.err)
@@ -223,6 +261,9 @@ func (f *mineFlags) validate() error {
 	case progressAuto, progressBar, progressJSON, progressNone:
 	default:
 		return usagef("--progress must be auto, bar, json or none, got %q", f.progress)
+	}
+	if len(f.shadowFrom) > 0 && f.holdout != pipeline.HoldoutAuto && f.holdout != pipeline.HoldoutNone {
+		return usagef("--holdout %s and --shadow-from: pass one (the held-out traces are either the corpus's most recent or another directory's)", f.holdout)
 	}
 	if f.out != "" && f.out == f.report {
 		return usagef("--out and --report name the same file %s", f.out)
@@ -283,10 +324,15 @@ func runMine(ctx context.Context, e *env, f *mineFlags, flags *pflag.FlagSet) er
 			MinConfidenceSet: flags.Changed("promotion-min-confidence"),
 		},
 	}
+	// Held-out directories replace the corpus's own hold-out.
+	holdout := f.holdout
+	if len(f.shadowFrom) > 0 {
+		holdout = pipeline.HoldoutNone
+	}
 	prog := newMineProgress(e, f)
 	report, pub, err := pipeline.MineDir(ctx, pipeline.MineDirOptions{
 		Corpus: pipeline.CorpusOptions{
-			Dir: f.from, Store: stored, Passes: f.passes, SkipInvalid: f.skipInvalid, Rules: rules,
+			Dir: f.from, Store: stored, Passes: f.passes, SkipInvalid: f.skipInvalid, Rules: rules, Holdout: holdout,
 			Mine: mine.Options{
 				MinExamples:   f.minExamples,
 				MaxCandidates: f.maxCandidates,
@@ -406,6 +452,9 @@ func writeSummary(w io.Writer, r *candidate.Report, o pipeline.Outputs, written 
 			fmt.Fprintf(w, "  skipped %s\n", msg)
 		}
 	}
+	if h := r.Holdout; h != nil {
+		fmt.Fprintf(w, "Held out: %s (%s)\n", heldoutList(h), h.Reason)
+	}
 	fmt.Fprintf(w, "Candidates: %d safe, %d rejected (from %d repeated sequences in ≥%d traces)\n",
 		len(r.Candidates), len(r.RejectedCandidates), r.Mining.RepeatsFound, r.Mining.MinExamples)
 	for i := range r.Candidates {
@@ -461,6 +510,25 @@ func writeSummary(w io.Writer, r *candidate.Report, o pipeline.Outputs, written 
 		fmt.Fprintln(w, "Selected: none: no safe crystallization candidate")
 	}
 	writeWrote(w, slices.Concat([]string{o.Out}, written, []string{o.Report})...)
+}
+
+// heldoutList names the held-out traces, a few of them, with their
+// start times.
+func heldoutList(h *candidate.Holdout) string {
+	const shown = 5
+	var parts []string
+	for i, t := range h.Traces {
+		if i == shown {
+			parts = append(parts, fmt.Sprintf("and %d more (see the report)", len(h.Traces)-shown))
+			break
+		}
+		s := t.TraceID
+		if t.StartedAt != "" {
+			s += " " + t.StartedAt
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // shadowSummary says in one line how the candidate fared against its

@@ -371,8 +371,8 @@ type storeExport struct {
 }
 
 const storeExportDoc = `export writes every stored trace into --out as <format>-<id>.json (format:
-the agent of a session, or trace; characters outside A-Z a-z 0-9 . _ -
-replaced by _), holding exactly the bytes crystallize import --out writes for
+the agent of a session, or trace; named as import --out names it),
+holding exactly the bytes crystallize import --out writes for
 it: the normalized trace v1 document. Exporting what import --store stored
 from a directory gives the files import --out writes from it, byte for
 byte. mine --from on the exported files finds the procedures mine --store

@@ -290,6 +290,10 @@ func (g *generator) signature(b *strings.Builder) {
 	default:
 		summary = fmt.Sprintf("Runs %s, and %d more steps.", strings.Join(names[:shown], ", "), n-shown)
 	}
+	// The name is made from the steps; the goal says what they are for.
+	if g.c.Description != "" {
+		summary += " Goal: " + g.c.Description
+	}
 	b.WriteString(indentUnit + docstring(summary) + "\n")
 	// A parameter that fills a command's {name...} looks like any other
 	// in the def line; the reader, and whoever runs the workflow, must

@@ -236,29 +236,11 @@ type EvalMetadata struct {
 }
 
 // FixturePath returns the bundle-relative path of the fixture of a trace:
-// "fixtures/<trace id>.json" when the id is a safe file name (ASCII
-// letters, digits, ".", "_" and "-", not starting with a dot, at most 100
-// bytes), and otherwise "fixtures/<slug>-<hash>.json", where the slug is
-// the id's safe characters and the hash the first 12 hex digits of its
-// sha256, so that no trace id can escape the directory or collide.
+// "fixtures/<name>.json", where name is FileName of the trace id ("trace"
+// when it has no ASCII letter or digit), so that no trace id can escape
+// the directory, name a device or collide.
 func FixturePath(traceID string) string {
-	safe := traceID != "" && len(traceID) <= 100 && traceID[0] != '.'
-	for i := 0; safe && i < len(traceID); i++ {
-		c := traceID[i]
-		safe = isASCIILetter(c) || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
-	}
-	if safe {
-		return "fixtures/" + traceID + ".json"
-	}
-	name := slug(traceID)
-	if len(name) > 40 {
-		name = strings.TrimRight(name[:40], "-")
-	}
-	hash := strings.TrimPrefix(SkillID(traceID, ""), "skill_")[:12]
-	if name == "" {
-		return "fixtures/trace-" + hash + ".json"
-	}
-	return "fixtures/" + name + "-" + hash + ".json"
+	return "fixtures/" + FileName(traceID, "trace") + ".json"
 }
 
 // EvalPack renders the eval pack of c as TOML. It fails, naming every

@@ -268,6 +268,7 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 		c.Confidence = Confidence(c.ConfidenceFactors)
 	}
 	c.Name = inferName(c.ClusterKey, c.Steps, exTraces)
+	c.Description = describe(c.ClusterKey, exTraces)
 	return c
 }
 
@@ -804,19 +805,136 @@ func savings(views []stepView) candidate.Savings {
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
-// inferName names a candidate after the goal most of its examples share;
-// failing that, after the words most examples' goals start with ("Bump x
-// to 1.2" and "Bump y to 3.4" give "bump"); failing that, after its first
-// and last tools. --workflow-name overrides it for the selected candidate.
+// MaxNameLen is the most characters an inferred workflow name has. The
+// name becomes a function name, a file name (<name>.star under --out-dir)
+// and the stem of the skill's name, and a person reads it in every
+// summary line: long enough for five or six words, far below any file
+// system's limit.
+const MaxNameLen = 48
+
+// inferName names a candidate. Examples recorded by an agent (their
+// metadata names it) have a person's prompt as their goal, whose words
+// ("please", "can you") say little about the procedure and may run to
+// hundreds of characters: such a candidate is named after its steps
+// (stepsName), and the goal becomes its description. Other traces'
+// goals are labels a program set ("release package maintenance"): the
+// candidate is named after the goal most of its examples share, failing
+// that after the words most examples' goals start with ("Bump x to 1.2"
+// and "Bump y to 3.4" give "bump"), as long as the name fits in
+// MaxNameLen, and after its first and last tools otherwise (their
+// namespaced names, git.create_branch to github.open_pr, would make a
+// long name of every step). --workflow-name overrides it for the
+// selected candidate.
 func inferName(k candidate.ClusterKey, steps []candidate.Step, traces []*trace.Trace) string {
-	if k.Goal != "" {
-		return candidate.Identifier(k.Goal)
+	if byAgent(traces) {
+		return stepsName(steps)
 	}
-	if prefix := commonGoalPrefix(traces); prefix != "" {
-		return candidate.Identifier(prefix)
+	for _, goal := range []string{k.Goal, commonGoalPrefix(traces)} {
+		if goal == "" {
+			continue
+		}
+		if n := candidate.Identifier(goal); len(n) <= MaxNameLen {
+			return n
+		}
 	}
 	first, last := steps[0].Name, steps[len(steps)-1].Name
-	return candidate.Identifier(first + "_to_" + last)
+	return candidate.Identifier(cutName(candidate.Identifier(first+"_to_"+last), MaxNameLen))
+}
+
+// byAgent reports whether any of traces names the agent that recorded it
+// (metadata.agent), as the session readers do.
+func byAgent(traces []*trace.Trace) bool {
+	for _, t := range traces {
+		if a, ok := t.Metadata["agent"]; ok && a != nil && a != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// describe returns the description of a candidate whose examples were
+// recorded by an agent: the goal they share, else the goal of the first
+// example, in full; "" for other traces, whose goal is already the name.
+func describe(k candidate.ClusterKey, traces []*trace.Trace) string {
+	if !byAgent(traces) {
+		return ""
+	}
+	if k.Goal != "" {
+		return k.Goal
+	}
+	for _, t := range traces {
+		if g, _ := t.Metadata["goal"].(string); strings.TrimSpace(g) != "" {
+			return g
+		}
+	}
+	return ""
+}
+
+// stepsName names a procedure after what it does: the words of its
+// steps' names, consecutive steps of one tool sharing the tool's word
+// ("git add", "git commit", "git push" give git_add_commit_push; "go mod
+// tidy", "go test" give go_mod_tidy_test) and a word repeated at once
+// kept once. A name longer than MaxNameLen keeps its first and last tool
+// ("git_checkout_to_git_commit"), cut at a word if that is still too long.
+func stepsName(steps []candidate.Step) string {
+	var groups [][]string
+	for _, st := range steps {
+		name := st.Name
+		if name == "" {
+			name = string(st.Kind)
+		}
+		var words []string
+		for w := range strings.SplitSeq(candidate.Identifier(name), "_") {
+			if w != "" {
+				words = append(words, w)
+			}
+		}
+		if len(words) == 0 {
+			continue
+		}
+		if n := len(groups); n > 0 && groups[n-1][0] == words[0] {
+			groups[n-1] = appendWords(groups[n-1], words[1:])
+			continue
+		}
+		groups = append(groups, appendWords(nil, words))
+	}
+	if len(groups) == 0 {
+		return "workflow"
+	}
+	var all []string
+	for _, g := range groups {
+		all = appendWords(all, g)
+	}
+	name := strings.Join(all, "_")
+	if len(name) > MaxNameLen && len(groups) > 1 {
+		name = strings.Join(groups[0], "_") + "_to_" + strings.Join(groups[len(groups)-1], "_")
+	}
+	return candidate.Identifier(cutName(name, MaxNameLen))
+}
+
+// appendWords appends words to dst, leaving out a word equal to the one
+// before it ("go test", "go test" is go_test).
+func appendWords(dst, words []string) []string {
+	for _, w := range words {
+		if len(dst) > 0 && dst[len(dst)-1] == w {
+			continue
+		}
+		dst = append(dst, w)
+	}
+	return dst
+}
+
+// cutName cuts an identifier to at most n bytes, at an underscore when
+// there is one to cut at, without a trailing underscore.
+func cutName(name string, n int) string {
+	if len(name) <= n {
+		return name
+	}
+	cut := name[:n]
+	if i := strings.LastIndexByte(cut, '_'); i > 0 && name[n] != '_' {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, "_")
 }
 
 // commonGoalPrefix returns the longest run of leading words (compared

@@ -345,7 +345,14 @@ func noCandidateMessage(r *candidate.Report) string {
 func uniqueName(taken map[string]bool, name string) string {
 	out := name
 	for i := 2; taken[out]; i++ {
-		out = fmt.Sprintf("%s_%d", name, i)
+		suffix := fmt.Sprintf("_%d", i)
+		// An inferred name stays within MaxNameLen with its suffix; a
+		// longer one the user chose keeps its length.
+		base := name
+		if len(name) <= MaxNameLen {
+			base = cutName(name, MaxNameLen-len(suffix))
+		}
+		out = base + suffix
 	}
 	taken[out] = true
 	return out

@@ -82,6 +82,13 @@ type CorpusOptions struct {
 	// restore the old limit when the run ends (see LimitMemory).
 	MemoryLimit bool
 	Progress    Progress
+	// Holdout holds the most recent eligible traces of the corpus out of
+	// mining, for shadow replay to compare every candidate with (see
+	// SplitHoldout): HoldoutNone, which an empty Holdout means,
+	// HoldoutAuto, a count ("3") or a fraction ("0.2"). A corpus it
+	// holds traces out of is read whole, since the most recent are known
+	// only once every trace's time is.
+	Holdout string
 	// Store, when set, is the corpus instead of Dir: the traces of the
 	// trace store, mined from their stored symbols, with only the
 	// candidates' examples decoded (see tracestore.Corpus.Mine). The
@@ -112,6 +119,9 @@ type Corpus struct {
 	Verified        func(*candidate.Candidate) []bool
 	Skipped         []source.Skipped
 	SkippedSessions []source.SkippedSession
+	// Heldout are the traces CorpusOptions.Holdout held out of mining,
+	// in corpus order; Report.Holdout lists them.
+	Heldout []*trace.Trace
 }
 
 // MemoryLimit is the soft memory limit of a mining run that keeps its
@@ -173,12 +183,19 @@ func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	if err := o.Mine.Validate(); err != nil {
 		return nil, err
 	}
+	if err := CheckHoldout(o.Holdout); err != nil {
+		return nil, err
+	}
 	if o.Store != nil {
 		return storeCorpus(ctx, o)
 	}
-	c, err := scanCorpus(ctx, o)
-	if err == nil || !errors.Is(err, errWhole) {
-		return c, err
+	// A count or fraction always holds traces out; auto is decided by
+	// the scan.
+	if o.Holdout == HoldoutNone || o.Holdout == "" || o.Holdout == HoldoutAuto {
+		c, err := scanCorpus(ctx, o)
+		if err == nil || !errors.Is(err, errWhole) {
+			return c, err
+		}
 	}
 	found := func(int, int64) {}
 	if o.MemoryLimit {
@@ -188,18 +205,76 @@ func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading traces from %s: %w", o.Dir, err)
 	}
-	opts := o.Mine
-	opts.Progress = o.Progress.Build
-	report, err := mine.Mine(ctx, res.Traces, opts)
+	c, err := mineWhole(ctx, o, res.Traces)
 	if err != nil {
 		return nil, err
 	}
-	return &Corpus{Report: report, Sources: res.Traces, Skipped: res.Skipped, SkippedSessions: res.SkippedSessions}, nil
+	c.Skipped, c.SkippedSessions = res.Skipped, res.SkippedSessions
+	return c, nil
+}
+
+// mineWhole mines a corpus held in memory, less the traces o.Holdout
+// holds out.
+func mineWhole(ctx context.Context, o CorpusOptions, traces []*trace.Trace) (*Corpus, error) {
+	mined, held, rec, err := SplitHoldout(traces, o.Holdout, o.Mine.MinExamples)
+	if err != nil {
+		return nil, err
+	}
+	opts := o.Mine
+	opts.Progress = o.Progress.Build
+	report, err := mine.Mine(ctx, mined, opts)
+	if err != nil {
+		return nil, err
+	}
+	report.Holdout = rec
+	return &Corpus{Report: report, Sources: mined, Heldout: held}, nil
+}
+
+// holdsOut reports whether o.Holdout holds traces out of a corpus with
+// eligible traces, byAgent when one names its agent: the question every
+// road asks before it mines, answered by planHoldout from counts a first
+// pass has without decoding a trace.
+func holdsOut(o CorpusOptions, eligible int, byAgent bool) bool {
+	k, _, err := planHoldout(o.Holdout, eligible, byAgent, o.Mine.MinExamples)
+	// An error is SplitHoldout's to report, on the whole corpus.
+	return k > 0 || err != nil
 }
 
 // storeCorpus mines the traces of the trace store o.Store.
 func storeCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	c := o.Store
+	if o.Holdout != "" && o.Holdout != HoldoutNone {
+		eligible, byAgent := 0, false
+		for i := range c.Len() {
+			sum, err := c.Summary(i)
+			if err != nil {
+				return nil, err
+			}
+			if sum.Exclusion() == nil {
+				eligible++
+				if agent, _ := sum.Evidence(); agent != "" {
+					byAgent = true
+				}
+			}
+		}
+		if holdsOut(o, eligible, byAgent) {
+			// As mining the imported directory would: decoded whole.
+			traces, err := c.All(ctx)
+			if err != nil {
+				return nil, err
+			}
+			skipped, err := c.SkippedSessions(ctx)
+			if err != nil {
+				return nil, err
+			}
+			mc, err := mineWhole(ctx, o, traces)
+			if err != nil {
+				return nil, err
+			}
+			mc.SkippedSessions = skipped
+			return mc, nil
+		}
+	}
 	if o.MemoryLimit {
 		var bytes int64
 		for i := range c.Len() {
@@ -255,6 +330,7 @@ func scanCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 		locs     []source.Location // of the eligible traces
 		all      []*trace.Trace    // every trace, when kept
 		eligible []*trace.Trace    // the eligible ones, when kept
+		byAgent  bool              // an eligible trace names its agent
 	)
 	// A trace that is not kept is summarized from its skim, without
 	// decoding it (see mine.SummarizeSkim); the summary is the same.
@@ -275,6 +351,9 @@ func scanCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 				all = append(all, st.trace)
 			}
 			if s.Add(st.summary) >= 0 {
+				if agent, _ := st.summary.Evidence(); agent != "" {
+					byAgent = true
+				}
 				locs = append(locs, loc)
 				if keep {
 					eligible = append(eligible, st.trace)
@@ -287,6 +366,11 @@ func scanCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 		return nil, errWhole
 	case err != nil:
 		return nil, fmt.Errorf("reading traces from %s: %w", o.Dir, err)
+	}
+	// Traces held out are chosen by their times, which the scan did not
+	// read: such a corpus is read whole.
+	if holdsOut(o, len(locs), byAgent) {
+		return nil, errWhole
 	}
 	fetch := func(ctx context.Context, idx []int32) ([]*trace.Trace, error) {
 		if keep {

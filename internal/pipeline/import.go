@@ -2,8 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
+	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -166,32 +165,15 @@ func resolve(p string) (string, error) {
 	}
 }
 
-// maxNameBytes bounds a trace file name, well under the 255 bytes file
-// systems allow, leaving room for a disambiguating suffix.
-const maxNameBytes = 160
-
-// TraceFileName returns the file name of a trace: "<agent>-<id>.json" with
-// every character outside [A-Za-z0-9._-] replaced by "_", so that an id
-// cannot name a directory, escape the output directory or hide as a dot
-// file. A name shortened to maxNameBytes ends with a hash of the id, and a
-// name already in used (two ids that differ only in replaced characters,
-// or in case) gets "-2", "-3"…, so that no trace overwrites another; the
-// name returned is added to used.
+// TraceFileName returns the file name of a trace: "<agent>-<id>.json",
+// the stem passed through codegen.FileName, so that an id cannot name a
+// directory, escape the output directory, hide as a dot file, name a
+// device or run past what file systems allow (such a stem becomes its
+// words and a hash of it). A name already in used (two ids that differ
+// only in case) gets "-2", "-3"…, so that no trace overwrites another;
+// the name returned is added to used.
 func TraceFileName(agent, id string, used map[string]bool) string {
-	clean := func(s string) string {
-		return strings.Map(func(r rune) rune {
-			switch {
-			case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
-				return r
-			}
-			return '_'
-		}, s)
-	}
-	base := clean(agent) + "-" + clean(id)
-	if len(base) > maxNameBytes {
-		sum := sha256.Sum256([]byte(id))
-		base = base[:maxNameBytes-17] + "-" + hex.EncodeToString(sum[:8])
-	}
+	base := codegen.FileName(agent+"-"+id, "trace")
 	name := base + ".json"
 	for n := 2; used[strings.ToLower(name)]; n++ {
 		name = fmt.Sprintf("%s-%d.json", base, n)

@@ -2,11 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/bundle"
@@ -62,6 +65,24 @@ type Outputs struct {
 	// Shadow tunes shadow replay: how many passing source examples of a
 	// candidate the report lists (replay.Options.ListPassing).
 	Shadow replay.Options
+}
+
+// WorkflowFile returns the path under dir of the workflow of a candidate
+// named name: <name>.star when the name is a plain file name
+// (codegen.FileName shortens and hashes any other, such as a long
+// --workflow-name or a redacted one), with -2, -3, … before the
+// extension when used already holds the path, compared case-blind since
+// on a case-insensitive file system two names that differ only in case
+// are one file. It records the result in used. Candidates are taken in
+// report order, so the same report always gives the same files.
+func WorkflowFile(dir, name string, used map[string]bool) string {
+	base := codegen.FileName(name, "workflow")
+	path := filepath.Join(dir, base+".star")
+	for n := 2; used[strings.ToLower(path)]; n++ {
+		path = filepath.Join(dir, base+"-"+strconv.Itoa(n)+".star")
+	}
+	used[strings.ToLower(path)] = true
+	return path
 }
 
 // Published is what Publish wrote.
@@ -127,15 +148,16 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 		files[o.Out] = p.Workflow
 	}
 	if o.OutDir != "" {
+		used := map[string]bool{}
 		for i := range r.Candidates {
 			c := &r.Candidates[i]
 			src, err := codegen.Workflow(c, o.Codegen)
 			if err != nil {
 				return nil, fmt.Errorf("generating workflow %s: %w", c.Name, err)
 			}
-			path := filepath.Join(o.OutDir, c.Name+".star")
+			path := WorkflowFile(o.OutDir, c.Name, used)
 			if _, dup := files[path]; dup {
-				return nil, fmt.Errorf("generating workflows: %s would be written twice", path)
+				return nil, fmt.Errorf("generating workflows: %s would be written twice (--out and a candidate's workflow)", path)
 			}
 			files[path] = src
 			p.Workflows = append(p.Workflows, filepath.ToSlash(path))
@@ -321,10 +343,20 @@ func MineDir(ctx context.Context, o MineDirOptions) (*candidate.Report, *Publish
 	// them, unless a bundle is written: it holds every one as a fixture.
 	var heldout []*trace.Trace
 	out := o.Outputs
-	if out.Bundle == "" {
+	switch {
+	case len(c.Heldout) > 0:
+		// The corpus's own most recent traces, held out of mining, are
+		// compared as --shadow-from traces are; they are in memory.
+		if len(o.Heldout.Dirs) > 0 {
+			return nil, nil, errors.New("holding out traces of the corpus and reading held-out directories: pass one")
+		}
+		heldout = c.Heldout
+	case out.Bundle == "":
 		out.Heldout = StreamHeldout(ctx, report, o.Heldout)
-	} else if heldout, err = LoadHeldout(ctx, report, o.Heldout); err != nil {
-		return nil, nil, err
+	default:
+		if heldout, err = LoadHeldout(ctx, report, o.Heldout); err != nil {
+			return nil, nil, err
+		}
 	}
 	report.ShadowSources = append(report.ShadowSources, o.Heldout.Dirs...)
 	out.AllSources, out.Examples, out.ExampleBatches = c.All, c.Examples, c.ExampleBatches

@@ -23,7 +23,10 @@ type Summary struct {
 	RejectedCandidates  []SummaryRejected  `json:"rejected_candidates"`
 	ExcludedTraces      []SummaryExcluded  `json:"excluded_traces"`
 	Warnings            []SummaryWarning   `json:"warnings"`
-	Outputs             SummaryOutputs     `json:"outputs"`
+	// Holdout is the report's: the traces of the corpus held out of
+	// mining and why, or nil when none were.
+	Holdout *candidate.Holdout `json:"holdout,omitempty"`
+	Outputs SummaryOutputs     `json:"outputs"`
 	// Bundle is the written bundle, or nil without one.
 	Bundle *SummaryBundle `json:"bundle,omitempty"`
 }
@@ -104,6 +107,7 @@ func Summarize(r *candidate.Report, o Outputs, pub *Published) *Summary {
 		RejectedCandidates:  []SummaryRejected{},
 		ExcludedTraces:      []SummaryExcluded{},
 		Warnings:            summaryWarnings(r.Warnings),
+		Holdout:             r.Holdout,
 		Outputs:             SummaryOutputs{Workflow: filepath.ToSlash(o.Out), Report: filepath.ToSlash(o.Report), Workflows: pub.Workflows},
 	}
 	for i := range r.Candidates {

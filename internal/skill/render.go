@@ -121,6 +121,11 @@ func (s *skill) frontmatter(license string) frontmatter {
 	} else {
 		desc += " Use it when a task asks for the same outcome."
 	}
+	// The goal a person gave the agent says best when to use the skill;
+	// it comes last, so that a long one is what the limit cuts.
+	if goal := strings.Join(strings.Fields(c.Description), " "); goal != "" {
+		desc += " Goal: " + goal
+	}
 	desc = truncateRunes(desc, MaxDescriptionLen)
 
 	short := codegen.OneLine(s.fn)

@@ -690,3 +690,49 @@ func codes(ps []candidate.Problem) []string {
 	}
 	return out
 }
+
+// The goal a person gave the agent is the end of the description, on one
+// line, within the specification's limit.
+func TestSkillDescriptionGoal(t *testing.T) {
+	for _, goal := range []string{
+		"Tidy the module,\nrun the tests\tand push.",
+		strings.Repeat("Run every test again and push the fix. ", 60), // 2,340 characters
+	} {
+		c := &candidate.Candidate{ID: "c", Name: "go_test_git_push", Description: goal,
+			Steps: []candidate.Step{{Index: 1, Kind: trace.KindToolCall, Name: "go test"}, {Index: 2, Kind: trace.KindToolCall, Name: "git push"}}}
+		g := NewGate(c, codegen.Options{}, []GateTrace{{TraceID: "s", Role: RoleSource, Status: candidate.StatusPass}, {TraceID: "h", Role: RoleHeldout, Status: candidate.StatusPass}})
+		md, err := Render(c, g, codegen.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gate, _ := GateJSON(g)
+		if probs := Check(codegen.SkillName(c), md, gate); len(probs) > 0 {
+			t.Errorf("Check = %v", probs)
+		}
+		fm, err := parseFrontmatter(md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, p := range fm {
+			if p.key != "description" {
+				continue
+			}
+			found = true
+			flat := strings.Join(strings.Fields(goal), " ")
+			want := " Goal: " + flat
+			if n := utf8.RuneCountInString(p.val.str); n > MaxDescriptionLen {
+				t.Errorf("description has %d runes, more than %d", n, MaxDescriptionLen)
+			}
+			if len(want) < 200 && !strings.HasSuffix(p.val.str, want) {
+				t.Errorf("description = %q, want it to end with %q", p.val.str, want)
+			}
+			if len(want) > 200 && !strings.Contains(p.val.str, " Goal: Run every test again") {
+				t.Errorf("description = %q, want the goal's start", p.val.str)
+			}
+		}
+		if !found {
+			t.Error("no description")
+		}
+	}
+}

@@ -351,6 +351,13 @@ func (c *Corpus) FillFlags(ctx context.Context) (int, error) {
 	return len(idx), nil
 }
 
+// SkippedSessions are the sessions imports read that did not become
+// traces, in the order a load of their files lists them, as Mine reports
+// them; for a caller that mines the decoded corpus itself.
+func (c *Corpus) SkippedSessions(ctx context.Context) ([]source.SkippedSession, error) {
+	return c.skippedSessions(ctx)
+}
+
 func (c *Corpus) skippedSessions(ctx context.Context) ([]source.SkippedSession, error) {
 	list, err := c.db.SkippedSessions(ctx)
 	if err != nil {
