@@ -1,0 +1,65 @@
+package redact
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestHomeDirs(t *testing.T) {
+	tests := []struct {
+		in, want string
+		n        int
+	}{
+		{"/home/alice/src/repo", "~/src/repo", 1},
+		{"/var/home/alice/src", "~/src", 1},
+		{"cd /Users/alice/shop && make", "cd ~/shop && make", 1},
+		{`C:\Users\alice\work\app`, `~\work\app`, 1},
+		{`C:/Users/alice/work`, `~/work`, 1},
+		{`"C:\\Users\\alice\\app"`, `"~\\app"`, 1},
+		// Claude Code's project directories: the working directory with
+		// its separators turned into "-".
+		{"-home-alice-src-repo/5b0c.jsonl:3", "~-src-repo/5b0c.jsonl:3", 1},
+		{"projects/-Users-alice/5b0c.jsonl", "projects/~/5b0c.jsonl", 1},
+		{`C--Users-alice-src`, `~-src`, 1},
+		{"/home/alice/a /home/bob/b", "~/a ~/b", 2},
+		// Nothing names a user here.
+		{"/root/.cache", "/root/.cache", 0},
+		{"~/src/repo", "~/src/repo", 0},
+		{"/srv/checkout/home", "/srv/checkout/home", 0},
+		{"make --home-dir=x", "make --home-dir=x", 0},
+		{"Users and homes", "Users and homes", 0},
+	}
+	for _, tt := range tests {
+		got, n := HomeDirs(tt.in)
+		if got != tt.want || n != tt.n {
+			t.Errorf("HomeDirs(%q) = %q, %d, want %q, %d", tt.in, got, n, tt.want, tt.n)
+		}
+		// A fixed point: what was replaced names nobody any more.
+		if again, k := HomeDirs(got); again != got || k != 0 {
+			t.Errorf("HomeDirs(%q) = %q, %d, want it unchanged", got, again, k)
+		}
+	}
+}
+
+func TestHomes(t *testing.T) {
+	in := map[string]any{
+		"repo":            "/Users/alice/projects/harn",
+		"keep":            "/srv/checkout/payments",
+		"list":            []any{"/home/erin", "relative/path"},
+		"/home/alice/key": "object keys name fields and stay",
+	}
+	want := map[string]any{
+		"repo":            "~/projects/harn",
+		"keep":            "/srv/checkout/payments",
+		"list":            []any{"~", "relative/path"},
+		"/home/alice/key": "object keys name fields and stay",
+	}
+	got, n := Homes(in)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Homes (-want +got):\n%s", diff)
+	}
+	if n != 2 {
+		t.Errorf("Homes: %d strings changed, want 2", n)
+	}
+}
