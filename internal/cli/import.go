@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
-	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/runtime"
@@ -127,15 +126,18 @@ func runImport(ctx context.Context, e *env, f *importFlags) error {
 	if err != nil {
 		return err
 	}
+	// The summary is redacted (no secret, no home directory): the text
+	// is printed from it too.
+	s := im.Summary(f.from, f.out)
 	if f.asJSON {
-		return writeIndentedJSON(e.stdout, im.Summary(f.from, f.out))
+		return writeIndentedJSON(e.stdout, s)
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "Imported %d traces from %s into %s\n", len(im.Traces), f.from, f.out)
-	for _, fm := range im.Formats {
+	fmt.Fprintf(w, "Imported %d traces from %s into %s\n", s.Traces, s.From, s.Out)
+	for _, fm := range s.Formats {
 		fmt.Fprintf(w, "  %s: %d sessions, %d actions (%d observations), %d skipped\n", fm.Format, fm.Sessions, fm.Actions, fm.Observations, fm.SkippedSessions)
 	}
-	writeSkipped(w, im.SkippedSessions, im.Skipped)
+	writeSkipped(w, s.SkippedSession, s.SkippedInvalid)
 	return nil
 }
 
@@ -143,7 +145,7 @@ func runImport(ctx context.Context, e *env, f *importFlags) error {
 // each session that did not become a trace, and each problem of a file
 // skipped as invalid, which already starts with its file, line and JSON
 // path.
-func writeSkipped(w io.Writer, sessions []source.SkippedSession, files []source.Skipped) {
+func writeSkipped(w io.Writer, sessions []pipeline.SummarySkipped, files []pipeline.SummaryInvalidFile) {
 	for _, sk := range sessions {
 		fmt.Fprintf(w, "  skipped session %s%s: %s: %s\n", sk.Path, lineSuffix(sk.Line), sk.Reason, sk.Message)
 	}

@@ -112,19 +112,20 @@ func runImportStore(ctx context.Context, e *env, f *importFlags) error {
 	if err != nil {
 		return err
 	}
+	s := pipeline.SummarizeStoreImport(res, f.from, path)
 	if f.asJSON {
-		return writeJSON(e.stdout, pipeline.SummarizeStoreImport(res, f.from, path))
+		return writeJSON(e.stdout, s)
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "Stored %d traces from %s in %s (%d new, %d replaced; %d already stored, %d duplicates)\n",
-		res.Added+res.Replaced, f.from, path, res.Added, res.Replaced, res.Known, res.Duplicates)
+		res.Added+res.Replaced, s.From, s.Store, res.Added, res.Replaced, res.Known, res.Duplicates)
 	if res.Unchanged > 0 {
 		fmt.Fprintf(w, "  %d files unchanged since an earlier import, not read (--rehash reads them)\n", res.Unchanged)
 	}
 	for _, fm := range res.Formats {
 		fmt.Fprintf(w, "  %s: %d traces, %d actions (%d observations), %d sessions skipped\n", fm.Format, fm.Traces, fm.Actions, fm.Observations, fm.SkippedSessions)
 	}
-	writeSkipped(w, res.SkippedSessions, res.Skipped)
+	writeSkipped(w, s.SkippedSession, s.SkippedInvalid)
 	return nil
 }
 
