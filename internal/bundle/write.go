@@ -558,23 +558,38 @@ func RedactReport(r *candidate.Report) (*candidate.Report, int, error) {
 	return red, n + h, nil
 }
 
-// redactTrace renders t as a fixture (RedactTrace).
+// redactTrace renders t as a fixture (RedactTrace for replay).
 func redactTrace(t *trace.Trace) ([]byte, int, error) {
 	raw, err := json.Marshal(t)
 	if err != nil {
 		return nil, 0, err
 	}
-	return RedactTrace(raw)
+	return RedactTrace(raw, ForReplay)
 }
 
-// RedactTrace renders the trace document raw as it may leave the machine,
-// the form of a bundle's fixtures and of the traces import writes: its
-// provenance paths made relative, every private payload redacted
-// (redact.Value) and every user home directory anonymized (redact.Homes),
-// in canonical JSON; and the number of replacements. Every trace written
-// for someone else to read goes through it, so they all hide the same
-// things.
-func RedactTrace(raw []byte) ([]byte, int, error) {
+// A TraceRedaction says how much of a trace RedactTrace hides.
+type TraceRedaction int
+
+const (
+	// ForReplay hides every private payload (redact.Value) and every user
+	// home directory (redact.Homes): a bundle's fixtures, which shadow
+	// replay compares with the report's steps and expected outputs, and
+	// those are redacted the same way.
+	ForReplay TraceRedaction = iota
+	// ForSharing also writes the names of those users ~ wherever else
+	// the agent saw them (redact.Users: ls -l output, a git author): the
+	// trace files import and store export write, which nothing replays
+	// against a report.
+	ForSharing
+)
+
+// RedactTrace renders the trace document raw as it may leave the machine:
+// its provenance paths made relative and what how says hidden, in
+// canonical JSON; and the number of replacements. Every trace written for
+// someone else to read goes through it, so they all hide the same things.
+// The trace's id is redacted as redactID redacts it (redact.Text), for it
+// is the key the report and file names give the trace.
+func RedactTrace(raw []byte, how TraceRedaction) ([]byte, int, error) {
 	v, err := decodeGeneric(raw)
 	if err != nil {
 		return nil, 0, err
@@ -586,7 +601,20 @@ func RedactTrace(raw []byte) ([]byte, int, error) {
 		}
 	}
 	out, n := redact.Value(v)
-	out, h := redact.Homes(out)
+	var h int
+	if how == ForSharing {
+		var id any
+		doc, _ := out.(map[string]any)
+		if doc != nil {
+			id = doc["id"]
+		}
+		out, h = redact.Users(out)
+		if s, ok := id.(string); ok {
+			doc["id"] = redactID(s)
+		}
+	} else {
+		out, h = redact.Homes(out)
+	}
 	b, err := candidate.EncodeJSON(out)
 	return b, n + h, err
 }

@@ -69,9 +69,10 @@ type Imported struct {
 
 // Import reads every session log and trace under o.From and writes each
 // as a normalized trace file into o.Out, all files or none: the traces
-// mine would see, in a form a person can read and diff, redacted as a
-// bundle's fixtures are (bundle.RedactTrace: no secret, no user's home
-// directory), since trace files are made to be shared. Each file is named
+// mine would see, in a form a person can read and diff, redacted by the
+// redactor of a bundle's fixtures for sharing (bundle.RedactTrace,
+// ForSharing: no secret, no user's home directory or name), since trace
+// files are made to be shared. Each file is named
 // by TraceFileName after the redacted id. Imported.Traces are the traces
 // as read, unredacted, for a caller that mines them.
 //
@@ -184,7 +185,7 @@ func resolve(p string) (string, error) {
 // Both write through it, so exporting what an import stored gives the
 // bytes of importing into a directory.
 func traceFile(raw []byte) ([]byte, error) {
-	red, _, err := bundle.RedactTrace(raw)
+	red, _, err := bundle.RedactTrace(raw, bundle.ForSharing)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -103,4 +104,124 @@ func Text(s string) (string, int) {
 	s, n := redactString(s)
 	s, h := HomeDirs(s)
 	return s, n + h
+}
+
+// genericAccounts are account names that say nothing of who ran an agent
+// (build machines, containers, defaults), and are common words a trace
+// uses otherwise ("npm run dev", "the user"): Users leaves them alone.
+var genericAccounts = map[string]bool{
+	"admin": true, "administrator": true, "app": true, "build": true, "builder": true,
+	"circleci": true, "default": true, "dev": true, "developer": true, "ec2-user": true,
+	"guest": true, "jenkins": true, "node": true, "public": true, "root": true,
+	"runner": true, "shared": true, "test": true, "ubuntu": true, "user": true,
+	"vagrant": true, "www-data": true,
+}
+
+// Users replaces the user home directories in every string of v as Homes
+// does, and then every other mention of those users' names as a whole
+// word ("alice" in ls -l output, in a git author, in whoami's answer) by
+// Home, and returns the number of strings changed. It is for documents
+// that copy what an agent saw (trace files, fixtures): a report or a
+// workflow keeps bare words, which there are values a procedure needs (a
+// repository owner, a database user), and only loses the paths.
+//
+// Names shorter than three bytes and generic account names
+// (genericAccounts) are not replaced as words. Maps and slices are changed
+// in place, as Homes changes them.
+func Users(v any) (any, int) {
+	var names []string
+	seen := map[string]bool{}
+	collect := func(s string) {
+		if !strings.Contains(s, "home") && !strings.Contains(s, "Users") {
+			return
+		}
+		for _, m := range homePath.FindAllString(s, -1) {
+			name := m[strings.LastIndexAny(m, `/\`)+1:]
+			addName(name, seen, &names)
+		}
+		for _, m := range projectDir.FindAllString(s, -1) {
+			addName(m[strings.LastIndexByte(m, '-')+1:], seen, &names)
+		}
+	}
+	mapStrings(v, func(s string) string { collect(s); return s })
+	v, n := Homes(v)
+	if len(names) == 0 {
+		return v, n
+	}
+	// Longest first, so that a name containing another is replaced whole.
+	slices.SortFunc(names, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	v = mapStrings(v, func(s string) string {
+		out := s
+		for _, name := range names {
+			out = replaceWord(out, name)
+		}
+		if out != s {
+			n++
+		}
+		return out
+	})
+	return v, n
+}
+
+// addName adds a user name found in a home directory to names, unless it
+// is generic, too short to tell, or a placeholder ($USER, ~).
+func addName(name string, seen map[string]bool, names *[]string) {
+	if len(name) < 3 || seen[name] || genericAccounts[strings.ToLower(name)] || strings.ContainsAny(name, "$%{}~*?<>") {
+		return
+	}
+	seen[name] = true
+	*names = append(*names, name)
+}
+
+// replaceWord replaces every occurrence of word in s that is not part of
+// a longer word (letters, digits and "_" around it) by Home.
+func replaceWord(s, word string) string {
+	if !strings.Contains(s, word) {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, word)
+		if i < 0 {
+			break
+		}
+		end := i + len(word)
+		if (i > 0 && isWordByte(s[i-1])) || (end < len(s) && isWordByte(s[end])) {
+			b.WriteString(s[:end])
+			s = s[end:]
+			continue
+		}
+		b.WriteString(s[:i])
+		b.WriteString(Home)
+		s = s[end:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+// mapStrings replaces every string value of v (not object keys) by
+// f of it, in place, and returns v (or f(v) for a string).
+func mapStrings(v any, f func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return f(x)
+	case map[string]any:
+		for k, e := range x {
+			x[k] = mapStrings(e, f)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = mapStrings(e, f)
+		}
+	}
+	return v
 }

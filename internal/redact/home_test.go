@@ -63,3 +63,30 @@ func TestHomes(t *testing.T) {
 		t.Errorf("Homes: %d strings changed, want 2", n)
 	}
 }
+
+func TestUsers(t *testing.T) {
+	in := map[string]any{
+		"cwd":    "/Users/alice/shop",
+		"source": "-home-carol-api/s.jsonl",
+		"ls":     "drwx------  9 alice  staff  288 .\n-rw-r--r--  1 carol  staff  10 x",
+		"author": "Author: alice <alice@example.com>",
+		// Words that only contain a name, and generic accounts, stay.
+		"keep": "malice aliceful carolina /home/dev/x npm run dev",
+		"list": []any{"whoami: alice", 3},
+	}
+	want := map[string]any{
+		"cwd":    "~/shop",
+		"source": "~-api/s.jsonl",
+		"ls":     "drwx------  9 ~  staff  288 .\n-rw-r--r--  1 ~  staff  10 x",
+		"author": "Author: ~ <~@example.com>",
+		"keep":   "malice aliceful carolina ~/x npm run dev",
+		"list":   []any{"whoami: ~", 3},
+	}
+	got, n := Users(in)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Users (-want +got):\n%s", diff)
+	}
+	if n != 6 {
+		t.Errorf("Users: %d strings changed, want 6", n)
+	}
+}
