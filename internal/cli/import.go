@@ -39,7 +39,16 @@ not an error. A malformed record is: every problem is listed as
 file:line: $.json.path: message, and nothing is written, unless
 --skip-invalid is given, which imports the rest and lists what it skipped.
 
-Each trace is written to --out as <agent>-<id>.json (characters outside
+Trace files are made to be shared, so each is written through the
+redactor of bundles: a credential (an API key an agent printed, a private
+key, a token in a URL) becomes [redacted:<kind>], a user's home directory
+(/home/NAME, /Users/NAME, C:\Users\NAME, Claude Code's -home-NAME-…
+project directories) becomes ~, and so does that user's name wherever the
+agent saw it (ls -l output, a git author). The summary, text or --json,
+is redacted the same way. The trace store keeps the traces as read, on
+this machine; crystallize store export redacts them on the way out.
+
+Each trace is written to --out as <agent>-<redacted id>.json (characters outside
 A-Z a-z 0-9 . _ - replaced by _), all files or none. Files of earlier imports
 with the same names are replaced; nothing is written outside --out, and --out
 may not lie inside --from, where the next import would read it back.

@@ -202,7 +202,8 @@ that grew) keeps its new version.
                  (checkpoint of the write-ahead log, VACUUM)
   store export   writes every stored trace to --out as
                  <format>-<id>.json, the bytes crystallize import --out
-                 writes for it
+                 writes for it: redacted (no secret, no user's home
+                 directory or name), while the store keeps them as read
 
 Exit status: 0 on success, 1 on an error (no store, an unreadable one),
 2 on a usage error.`
@@ -374,10 +375,13 @@ type storeExport struct {
 const storeExportDoc = `export writes every stored trace into --out as <format>-<id>.json (format:
 the agent of a session, or trace; characters outside A-Z a-z 0-9 . _ -
 replaced by _), holding exactly the bytes crystallize import --out writes for
-it: the normalized trace v1 document. Exporting what import --store stored
-from a directory gives the files import --out writes from it, byte for
-byte. mine --from on the exported files finds the procedures mine --store
-finds; only the traces' paths (source) differ.
+it: the normalized trace v1 document, redacted for sharing (secrets become
+[redacted:<kind>], users' home directories and names ~, and the id in the
+file name is the redacted one). The store keeps the traces as read, on this
+machine. Exporting what import --store stored from a directory gives the
+files import --out writes from it, byte for byte. mine --from on the
+exported files finds the procedures mine --store finds, except where a
+redacted value was part of one; only the traces' paths (source) differ.
 
 All files or none: each is written and synced beside its destination first,
 and they are renamed into place when every one is complete. Files of the same names
