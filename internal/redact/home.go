@@ -26,11 +26,15 @@ const Home = "~"
 //     flag such as --home-dir is not one. A user name holding "-" is cut
 //     at its first "-" there: the name cannot be told from the path.
 //
+// Each starts a path: it is the start of the string or follows a byte
+// that cannot end a host name or a path segment, so that a URL's
+// https://example.com/home/about is not a home directory.
+//
 // A home directory without a user name (/root, ~) names nobody and stays.
 var (
-	homePath = regexp.MustCompile(`(?:/var)?/home/[^/\\"'\s]+` +
+	homePath = regexp.MustCompile(`(^|[^A-Za-z0-9._-])(?:(?:/var)?/home/[^/\\"'\s]+` +
 		`|/Users/[^/\\"'\s]+` +
-		`|[A-Za-z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/)[^/\\"'\s]+`)
+		`|[A-Za-z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/)[^/\\"'\s]+)`)
 	projectDir = regexp.MustCompile(`(^|[/\\\s"'=:])(?:[A-Za-z]-)?-(?:home|Users)-[^-/\\"'\s]+`)
 )
 
@@ -42,28 +46,31 @@ func HomeDirs(s string) (string, int) {
 	if !strings.Contains(s, "home") && !strings.Contains(s, "Users") {
 		return s, 0
 	}
-	n := 0
-	s = homePath.ReplaceAllStringFunc(s, func(string) string {
-		n++
-		return Home
-	})
-	if n == 0 && !strings.Contains(s, "-home-") && !strings.Contains(s, "-Users-") {
+	s, n := replaceAfterPrefix(homePath, s)
+	if !strings.Contains(s, "-home-") && !strings.Contains(s, "-Users-") {
+		return s, n
+	}
+	s, k := replaceAfterPrefix(projectDir, s)
+	return s, n + k
+}
+
+// replaceAfterPrefix replaces every match of re in s by Home, keeping the
+// match's first group (the byte that opened the path), and returns the
+// number of replacements.
+func replaceAfterPrefix(re *regexp.Regexp, s string) (string, int) {
+	m := re.FindAllStringSubmatchIndex(s, -1)
+	if m == nil {
 		return s, 0
 	}
-	if m := projectDir.FindAllStringSubmatchIndex(s, -1); m != nil {
-		var b strings.Builder
-		last := 0
-		for _, loc := range m {
-			// loc[3] ends the byte that opened the segment, which stays.
-			b.WriteString(s[last:loc[3]])
-			b.WriteString(Home)
-			last = loc[1]
-			n++
-		}
-		b.WriteString(s[last:])
-		s = b.String()
+	var b strings.Builder
+	last := 0
+	for _, loc := range m {
+		b.WriteString(s[last:loc[3]])
+		b.WriteString(Home)
+		last = loc[1]
 	}
-	return s, n
+	b.WriteString(s[last:])
+	return b.String(), len(m)
 }
 
 // Homes replaces the user home directories in every string of v, a value

@@ -23,7 +23,12 @@ func TestHomeDirs(t *testing.T) {
 		{"projects/-Users-alice/5b0c.jsonl", "projects/~/5b0c.jsonl", 1},
 		{`C--Users-alice-src`, `~-src`, 1},
 		{"/home/alice/a /home/bob/b", "~/a ~/b", 2},
+		{"file:///Users/alice/x", "file://~/x", 1},
+		{"PATH=/home/alice/bin:/home/alice/go/bin", "PATH=~/bin:~/go/bin", 2},
+		{`{"cwd":"/home/alice"}`, `{"cwd":"~"}`, 1},
 		// Nothing names a user here.
+		{"https://example.com/home/about", "https://example.com/home/about", 0},
+		{"/srv/www/home/alice", "/srv/www/home/alice", 0},
 		{"/root/.cache", "/root/.cache", 0},
 		{"~/src/repo", "~/src/repo", 0},
 		{"/srv/checkout/home", "/srv/checkout/home", 0},
