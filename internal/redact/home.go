@@ -13,12 +13,18 @@ import (
 // the workflow next.
 const Home = "~"
 
+// userName is the user name in a home directory: up to a separator, a
+// quote, white space or the punctuation that closes a path in prose or
+// code ("(see /home/alice)", "/home/alice: no such file").
+const userName = `[^/\\"'\s)\],;:}>|` + "`" + `]+`
+
 // homePath matches the home directory of a named user in the spellings
 // agents' logs hold it:
 //
 //   - /home/NAME, /var/home/NAME and /Users/NAME;
 //   - C:\Users\NAME, with forward slashes or with the doubled backslashes
-//     of a string quoted inside a string;
+//     of a string quoted inside a string, and as Git Bash and WSL write it
+//     (/c/Users/NAME, /mnt/c/Users/NAME);
 //   - Claude Code's project directory names, the working directory with
 //     every separator turned into "-": -home-NAME-src-repo,
 //     -Users-NAME-src-repo, C--Users-NAME-src. They start a path segment
@@ -32,9 +38,9 @@ const Home = "~"
 //
 // A home directory without a user name (/root, ~) names nobody and stays.
 var (
-	homePath = regexp.MustCompile(`(^|[^A-Za-z0-9._-])(?:(?:/var)?/home/[^/\\"'\s]+` +
-		`|/Users/[^/\\"'\s]+` +
-		`|[A-Za-z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/)[^/\\"'\s]+)`)
+	homePath = regexp.MustCompile(`(^|[^A-Za-z0-9._-])(?:(?:/var)?/home/` + userName +
+		`|(?:/mnt)?(?:/[A-Za-z])?/Users/` + userName +
+		`|[A-Za-z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/)` + userName + `)`)
 	projectDir = regexp.MustCompile(`(^|[/\\\s"'=:])(?:[A-Za-z]-)?-(?:home|Users)-[^-/\\"'\s]+`)
 )
 

@@ -24,6 +24,9 @@ func TestHomeDirs(t *testing.T) {
 		{`C--Users-alice-src`, `~-src`, 1},
 		{"/home/alice/a /home/bob/b", "~/a ~/b", 2},
 		{"file:///Users/alice/x", "file://~/x", 1},
+		{"cd /c/Users/alice/app && ls /mnt/d/Users/alice", "cd ~/app && ls ~", 2},
+		{"Read(//c/Users/...)", "Read(/~)", 1},
+		{"(see /home/alice), /Users/alice: no such file", "(see ~), ~: no such file", 2},
 		{"PATH=/home/alice/bin:/home/alice/go/bin", "PATH=~/bin:~/go/bin", 2},
 		{`{"cwd":"/home/alice"}`, `{"cwd":"~"}`, 1},
 		// Nothing names a user here.
