@@ -102,7 +102,7 @@ var (
 	textMarshalerIfType = reflect.TypeFor[encoding.TextMarshaler]()
 )
 
-// anonymizeHomesTyped is anonymizeHomes on a typed value, v settable: it
+// anonymizeHomesTyped is redact.Homes on a typed value, v settable: it
 // replaces user home directories in every string that encoding v would
 // write as a JSON string (not object keys, not numbers), and returns how
 // many strings it changed. A value whose type encodes itself, or a struct
@@ -122,10 +122,7 @@ func anonymizeHomesTyped(v reflect.Value) (int, error) {
 			if t == jsonNumberType {
 				return nil
 			}
-			if !mayHoldHome(v.String()) {
-				return nil
-			}
-			if out := homePath.ReplaceAllString(v.String(), "~"); out != v.String() {
+			if out, k := redact.HomeDirs(v.String()); k > 0 {
 				n++
 				v.SetString(out)
 			}
@@ -137,7 +134,7 @@ func anonymizeHomesTyped(v reflect.Value) (int, error) {
 			if v.IsNil() {
 				return nil
 			}
-			out, k := anonymizeHomes(v.Elem().Interface())
+			out, k := redact.Homes(v.Elem().Interface())
 			n += k
 			if k > 0 {
 				v.Set(reflect.ValueOf(out))
@@ -187,7 +184,7 @@ func anonymizeHomesTyped(v reflect.Value) (int, error) {
 	return n, walk(v)
 }
 
-// homesRoundTrip anonymizes v through its JSON: encode, anonymizeHomes on
+// homesRoundTrip anonymizes v through its JSON: encode, redact.Homes on
 // the generic value, decode back into v when anything changed.
 func homesRoundTrip(v reflect.Value, n *int) error {
 	if (v.Kind() == reflect.Slice || v.Kind() == reflect.Map) && v.IsNil() {
@@ -201,7 +198,7 @@ func homesRoundTrip(v reflect.Value, n *int) error {
 	if err != nil {
 		return err
 	}
-	out, k := anonymizeHomes(g)
+	out, k := redact.Homes(g)
 	if k == 0 {
 		return nil
 	}
@@ -212,11 +209,4 @@ func homesRoundTrip(v reflect.Value, n *int) error {
 	}
 	v.Set(nv.Elem())
 	return nil
-}
-
-// mayHoldHome is a cheap test that s cannot match homePath: every
-// spelling it matches contains "/home/" or "Users". Most strings of a
-// report (ids, signatures, alignments) then skip the regular expression.
-func mayHoldHome(s string) bool {
-	return strings.Contains(s, "/home/") || strings.Contains(s, "Users")
 }

@@ -61,7 +61,7 @@ func redactReport(r *candidate.Report) (map[string]any, int, error) {
 		}
 	}
 	out, n := redact.Value(doc)
-	out, h := anonymizeHomes(out)
+	out, h := redact.Homes(out)
 	return out.(map[string]any), n + h, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -501,11 +502,12 @@ func buildFixtures(in Input, c *candidate.Candidate) ([]Fixture, [][]byte, int, 
 	return fixtures, data, total, nil
 }
 
-// redactID returns a trace id with its secrets redacted, as redactTrace
-// writes it into the fixture.
+// redactID returns a trace id as the fixture and the redacted report
+// hold it: its secrets redacted and its home directories anonymized
+// (redact.Text).
 func redactID(id string) string {
-	r, _ := redact.Value(id)
-	return r.(string)
+	r, _ := redact.Text(id)
+	return r
 }
 
 // ErrSecretInWorkflow is returned by Write for a workflow source that
@@ -516,8 +518,11 @@ var ErrSecretInWorkflow = errors.New("workflow source holds a secret")
 // names (step and tool names, candidate names, parameter names, trace ids)
 // as in values, and the number of redactions. Everything that renders a
 // report into files (a workflow, report.json, a bundle) renders the copy,
-// so what it writes carries no secret of the traces. Paths are left as
-// they are: making them relative is for bundles, which Write does.
+// so what it writes carries no secret of the traces. Every user home
+// directory becomes redact.Home ("/home/alice/src/repo" is written
+// "~/src/repo", which the runtime expands again), so what it writes names
+// no local account either. Paths are otherwise left as they are: making
+// them relative is for bundles, which Write does.
 func RedactReport(r *candidate.Report) (*candidate.Report, int, error) {
 	// The typed copy is what encoding the report, redacting the generic
 	// JSON and decoding it again would give, without the maps and
@@ -546,16 +551,45 @@ func RedactReport(r *candidate.Report) (*candidate.Report, int, error) {
 	}
 	keepIDs(r.Candidates, red.Candidates)
 	keepIDs(r.RejectedCandidates, red.RejectedCandidates)
-	return red, n, nil
+	h, err := anonymizeHomesTyped(reflect.ValueOf(red).Elem())
+	if err != nil {
+		return nil, 0, fmt.Errorf("anonymizing home directories in report: %w", err)
+	}
+	return red, n + h, nil
 }
 
-// redactTrace renders t as a fixture: its JSON with provenance paths made
-// relative and every private payload redacted, in canonical form.
+// redactTrace renders t as a fixture (RedactTrace for replay).
 func redactTrace(t *trace.Trace) ([]byte, int, error) {
 	raw, err := json.Marshal(t)
 	if err != nil {
 		return nil, 0, err
 	}
+	return RedactTrace(raw, ForReplay)
+}
+
+// A TraceRedaction says how much of a trace RedactTrace hides.
+type TraceRedaction int
+
+const (
+	// ForReplay hides every private payload (redact.Value) and every user
+	// home directory (redact.Homes): a bundle's fixtures, which shadow
+	// replay compares with the report's steps and expected outputs, and
+	// those are redacted the same way.
+	ForReplay TraceRedaction = iota
+	// ForSharing also writes the names of those users ~ wherever else
+	// the agent saw them (redact.Users: ls -l output, a git author): the
+	// trace files import and store export write, which nothing replays
+	// against a report.
+	ForSharing
+)
+
+// RedactTrace renders the trace document raw as it may leave the machine:
+// its provenance paths made relative and what how says hidden, in
+// canonical JSON; and the number of replacements. Every trace written for
+// someone else to read goes through it, so they all hide the same things.
+// The trace's id is redacted as redactID redacts it (redact.Text), for it
+// is the key the report and file names give the trace.
+func RedactTrace(raw []byte, how TraceRedaction) ([]byte, int, error) {
 	v, err := decodeGeneric(raw)
 	if err != nil {
 		return nil, 0, err
@@ -567,7 +601,20 @@ func redactTrace(t *trace.Trace) ([]byte, int, error) {
 		}
 	}
 	out, n := redact.Value(v)
-	out, h := anonymizeHomes(out)
+	var h int
+	if how == ForSharing {
+		var id any
+		doc, _ := out.(map[string]any)
+		if doc != nil {
+			id = doc["id"]
+		}
+		out, h = redact.Users(out)
+		if s, ok := id.(string); ok {
+			doc["id"] = redactID(s)
+		}
+	} else {
+		out, h = redact.Homes(out)
+	}
 	b, err := candidate.EncodeJSON(out)
 	return b, n + h, err
 }

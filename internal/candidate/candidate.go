@@ -360,6 +360,11 @@ type Savings struct {
 	RemainingModelCalls     int64   `json:"remaining_model_calls"`
 	Runs                    int     `json:"runs"`
 	PerRun                  PerRun  `json:"per_run"`
+	// UnpricedModels are the models whose avoided tokens have no price:
+	// the log gave no cost and the price table (price.Table) does not know
+	// them, so the dollars above leave them out. "" stands for tokens of
+	// no named model. Sorted; absent when every token was priced.
+	UnpricedModels []string `json:"unpriced_models,omitempty"`
 }
 
 // PerRun is Savings averaged over the example runs.

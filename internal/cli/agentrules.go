@@ -9,6 +9,9 @@ import (
 // session logs.
 const configFlagHelp = "project configuration whose [normalize] section extends how agents' tool calls are read (default ./" + runtime.ConfigFile + " when it exists)"
 
+// mineConfigFlagHelp documents --config on mine, which also prices.
+const mineConfigFlagHelp = "project configuration whose [normalize] section extends how agents' tool calls are read and whose [prices] section prices models the built-in table does not (default ./" + runtime.ConfigFile + " when it exists)"
+
 // agentRules is the table that normalizes agents' tool calls for the
 // --config of mine and import (runtime.NormalizeRules).
 func agentRules(config string) (*normalize.Rules, error) { return runtime.NormalizeRules(config) }

@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
-	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/runtime"
@@ -48,7 +47,16 @@ not an error. A malformed record is: every problem is listed as
 file:line: $.json.path: message, and nothing is written, unless
 --skip-invalid is given, which imports the rest and lists what it skipped.
 
-Each trace is written to --out as <agent>-<id>.json (a name with
+Trace files are made to be shared, so each is written through the
+redactor of bundles: a credential (an API key an agent printed, a private
+key, a token in a URL) becomes [redacted:<kind>], a user's home directory
+(/home/NAME, /Users/NAME, C:\Users\NAME, Claude Code's -home-NAME-…
+project directories) becomes ~, and so does that user's name wherever the
+agent saw it (ls -l output, a git author). The summary, text or --json,
+is redacted the same way. The trace store keeps the traces as read, on
+this machine; crystallize store export redacts them on the way out.
+
+Each trace is written to --out as <agent>-<redacted id>.json (a name with
 characters outside A-Z a-z 0-9 . _ -, a leading dot, a device name such as
 CON, or more than 100 bytes becomes its words and a hash of it), all files
 or none. Files of earlier imports
@@ -137,15 +145,18 @@ func runImport(ctx context.Context, e *env, f *importFlags) error {
 	if err != nil {
 		return err
 	}
+	// The summary is redacted (no secret, no home directory): the text
+	// is printed from it too.
+	s := im.Summary(f.from, f.out)
 	if f.asJSON {
-		return writeIndentedJSON(e.stdout, im.Summary(f.from, f.out))
+		return writeIndentedJSON(e.stdout, s)
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "Imported %d traces from %s into %s\n", len(im.Traces), f.from, f.out)
-	for _, fm := range im.Formats {
+	fmt.Fprintf(w, "Imported %d traces from %s into %s\n", s.Traces, s.From, s.Out)
+	for _, fm := range s.Formats {
 		fmt.Fprintf(w, "  %s: %d sessions, %d actions (%d observations), %d skipped\n", fm.Format, fm.Sessions, fm.Actions, fm.Observations, fm.SkippedSessions)
 	}
-	writeSkipped(w, im.SkippedSessions, im.Skipped)
+	writeSkipped(w, s.SkippedSession, s.SkippedInvalid)
 	return nil
 }
 
@@ -153,7 +164,7 @@ func runImport(ctx context.Context, e *env, f *importFlags) error {
 // each session that did not become a trace, and each problem of a file
 // skipped as invalid, which already starts with its file, line and JSON
 // path.
-func writeSkipped(w io.Writer, sessions []source.SkippedSession, files []source.Skipped) {
+func writeSkipped(w io.Writer, sessions []pipeline.SummarySkipped, files []pipeline.SummaryInvalidFile) {
 	for _, sk := range sessions {
 		fmt.Fprintf(w, "  skipped session %s%s: %s: %s\n", sk.Path, lineSuffix(sk.Line), sk.Reason, sk.Message)
 	}

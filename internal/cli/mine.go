@@ -71,7 +71,7 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.progress, "progress", progressAuto, "auto (a bar when stderr is a terminal), bar, json (one event per line on stderr) or none")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "load the valid traces and list each invalid file in the report instead of failing")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report summary as JSON on stdout")
-	fs.StringVar(&f.config, "config", "", configFlagHelp)
+	fs.StringVar(&f.config, "config", "", mineConfigFlagHelp)
 	fs.BoolVar(&f.store, "store", false, "mine the traces of the trace store (<state-dir>/state.db; see crystallize store) instead of --from")
 	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, stateDirStoreHelp)
 	fs.StringVar(&f.bundle, "bundle", "", "write a portable, redacted review bundle for the selected candidate into this directory")
@@ -178,7 +178,19 @@ file.
 Everything mine writes (workflows, the report, the bundle, the summary) is
 rendered from the redacted report: a secret in a name (a tool name, a trace
 id, a goal turned into the function name, a parameter name) is replaced by
-[redacted:<kind>] as one in a value is.
+[redacted:<kind>] as one in a value is, and a user's home directory
+(/home/NAME, /Users/NAME, C:\Users\NAME, Claude Code's -home-NAME-…
+project directories) is written ~, which run expands again to the home
+directory of whoever runs the workflow.
+
+Savings are what the traces record: model calls, tokens and, where the
+log gives no dollars (Claude Code and Codex logs count tokens only), the
+tokens priced by their model from a built-in price table (input, output,
+cache reads and writes; a dated name such as claude-sonnet-4-5-20250929 is
+its family). A [prices."MODEL"] section of --config (input = …, output =
+…, and optionally cache_read = …, cache_write = …, in US dollars per
+million tokens) adds or replaces a model. Tokens of a model no table knows
+are listed as unpriced (savings.unpriced_models), never counted as $0.
 
 Traces are crystallization traces (objects with "actions"), workflow run
 records (objects with "stages" or "_type": "workflow_run") or governed
@@ -299,6 +311,10 @@ func runMine(ctx context.Context, e *env, f *mineFlags, flags *pflag.FlagSet) er
 	if err != nil {
 		return err
 	}
+	prices, err := runtime.PriceTable(f.config)
+	if err != nil {
+		return err
+	}
 	var stored *tracestore.Corpus
 	storeWarning := func() string { return "" }
 	if f.store {
@@ -339,6 +355,7 @@ func runMine(ctx context.Context, e *env, f *mineFlags, flags *pflag.FlagSet) er
 				WorkflowName:  f.workflowName,
 				GeneratedAt:   generatedAt,
 				Mode:          f.miner,
+				Prices:        prices,
 			},
 			// GOMEMLIMIT, when set, wins over the limit sized to the
 			// corpus.
@@ -490,6 +507,9 @@ func writeSummary(w io.Writer, r *candidate.Report, o pipeline.Outputs, written 
 		fmt.Fprintf(w, "      saves per run: %.1f model calls, %.0f tokens, $%.4f; still needs %.1f model calls\n",
 			c.Savings.PerRun.ModelCallsAvoided, c.Savings.PerRun.InputTokensAvoided+c.Savings.PerRun.OutputTokensAvoided,
 			c.Savings.PerRun.EstimatedCostUSDAvoided, c.Savings.PerRun.RemainingModelCalls)
+		if len(c.Savings.UnpricedModels) > 0 {
+			fmt.Fprintf(w, "      unpriced: %s (not in the dollars; price them with [prices.\"MODEL\"] in %s)\n", unpricedList(c.Savings.UnpricedModels), runtime.ConfigFile)
+		}
 	}
 	for i := range r.RejectedCandidates {
 		c := &r.RejectedCandidates[i]
@@ -598,4 +618,17 @@ func sortedCodes(counts map[string]int) []string {
 	}
 	sort.Strings(codes)
 	return codes
+}
+
+// unpricedList names the unpriced models of a candidate's savings, the
+// tokens of no named model as "(no model named)".
+func unpricedList(models []string) string {
+	names := make([]string, len(models))
+	for i, m := range models {
+		if m == "" {
+			m = "(no model named)"
+		}
+		names[i] = m
+	}
+	return strings.Join(names, ", ")
 }

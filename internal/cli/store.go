@@ -112,19 +112,20 @@ func runImportStore(ctx context.Context, e *env, f *importFlags) error {
 	if err != nil {
 		return err
 	}
+	s := pipeline.SummarizeStoreImport(res, f.from, path)
 	if f.asJSON {
-		return writeJSON(e.stdout, pipeline.SummarizeStoreImport(res, f.from, path))
+		return writeJSON(e.stdout, s)
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "Stored %d traces from %s in %s (%d new, %d replaced; %d already stored, %d duplicates)\n",
-		res.Added+res.Replaced, f.from, path, res.Added, res.Replaced, res.Known, res.Duplicates)
+		res.Added+res.Replaced, s.From, s.Store, res.Added, res.Replaced, res.Known, res.Duplicates)
 	if res.Unchanged > 0 {
 		fmt.Fprintf(w, "  %d files unchanged since an earlier import, not read (--rehash reads them)\n", res.Unchanged)
 	}
 	for _, fm := range res.Formats {
 		fmt.Fprintf(w, "  %s: %d traces, %d actions (%d observations), %d sessions skipped\n", fm.Format, fm.Traces, fm.Actions, fm.Observations, fm.SkippedSessions)
 	}
-	writeSkipped(w, res.SkippedSessions, res.Skipped)
+	writeSkipped(w, s.SkippedSession, s.SkippedInvalid)
 	return nil
 }
 
@@ -201,7 +202,8 @@ that grew) keeps its new version.
                  (checkpoint of the write-ahead log, VACUUM)
   store export   writes every stored trace to --out as
                  <format>-<id>.json, the bytes crystallize import --out
-                 writes for it
+                 writes for it: redacted (no secret, no user's home
+                 directory or name), while the store keeps them as read
 
 Exit status: 0 on success, 1 on an error (no store, an unreadable one),
 2 on a usage error.`
@@ -373,10 +375,13 @@ type storeExport struct {
 const storeExportDoc = `export writes every stored trace into --out as <format>-<id>.json (format:
 the agent of a session, or trace; named as import --out names it),
 holding exactly the bytes crystallize import --out writes for
-it: the normalized trace v1 document. Exporting what import --store stored
-from a directory gives the files import --out writes from it, byte for
-byte. mine --from on the exported files finds the procedures mine --store
-finds; only the traces' paths (source) differ.
+it: the normalized trace v1 document, redacted for sharing (secrets become
+[redacted:<kind>], users' home directories and names ~, and the id in the
+file name is the redacted one). The store keeps the traces as read, on this
+machine. Exporting what import --store stored from a directory gives the
+files import --out writes from it, byte for byte. mine --from on the
+exported files finds the procedures mine --store finds, except where a
+redacted value was part of one; only the traces' paths (source) differ.
 
 All files or none: each is written and synced beside its destination first,
 and they are renamed into place when every one is complete. Files of the same names

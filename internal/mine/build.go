@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/price"
 	"github.com/crystallize-dev/crystallize/internal/redact"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -26,6 +27,8 @@ type builder struct {
 	// positions records each example's matched action indexes in the
 	// report. The contiguous miner leaves it off: start_index says it all.
 	positions bool
+	// prices prices the tokens of actions whose cost has no dollars.
+	prices *price.Table
 }
 
 // match is one example of a candidate: the trace (an index into
@@ -255,7 +258,7 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 	c.Warnings = append(c.Warnings, problems...)
 
 	c.ClusterKey = clusterKey(exTraces, c.Steps)
-	c.Savings = savings(views)
+	c.Savings = savings(views, b.prices)
 	c.ConfidenceFactors = candidate.ConfidenceFactors{
 		Support:         round4(float64(len(examples)) / float64(max(b.eligible, 1))),
 		Determinism:     round4(float64(countSegment(c.Steps, candidate.Deterministic)) / float64(length)),
@@ -765,13 +768,23 @@ func artifactType(se trace.SideEffect) string {
 // (at least one each). Tool execution time (duration_ms) is not counted as
 // saved: the workflow still runs the tool. CPU cost of the interpreter is
 // not estimated (it is reported as 0, not guessed).
-func savings(views []stepView) candidate.Savings {
+//
+// The dollars are the trace's own (total_cost_usd) where it gives them;
+// otherwise the action's tokens priced by its model in prices. Tokens of
+// a model prices does not know are left out of the dollars and their
+// model is listed in UnpricedModels, so that an unknown price never reads
+// as a saving of $0.
+func savings(views []stepView, prices *price.Table) candidate.Savings {
 	var s candidate.Savings
 	if len(views) == 0 {
 		return s
 	}
+	if prices == nil {
+		prices = price.Default()
+	}
 	runs := len(views[0].actions)
 	s.Runs = runs
+	unpriced := map[string]bool{}
 	for _, v := range views {
 		isFuzzy := fuzzy(v.actions)
 		for _, a := range v.actions {
@@ -786,9 +799,24 @@ func savings(views []stepView) candidate.Savings {
 			s.ModelCallsAvoided += cost.ModelCalls
 			s.InputTokensAvoided += cost.InputTokens
 			s.OutputTokensAvoided += cost.OutputTokens
-			s.EstimatedCostUSDAvoided += cost.TotalCostUSD
 			s.WallMSAvoided += cost.WallMS
+			switch p, _, ok := prices.Lookup(cost.Model); {
+			case cost.TotalCostUSD > 0:
+				s.EstimatedCostUSDAvoided += cost.TotalCostUSD
+			case cost.InputTokens == 0 && cost.OutputTokens == 0:
+				// Nothing to price.
+			case ok:
+				s.EstimatedCostUSDAvoided += p.Cost(price.Usage{
+					Input: cost.InputTokens, Output: cost.OutputTokens,
+					CacheRead: cost.CacheReadTokens, CacheWrite: cost.CacheWriteTokens,
+				})
+			default:
+				unpriced[cost.Model] = true
+			}
 		}
+	}
+	if len(unpriced) > 0 {
+		s.UnpricedModels = sortedKeys(unpriced)
 	}
 	s.EstimatedCostUSDAvoided = round6(s.EstimatedCostUSDAvoided)
 	n := float64(runs)

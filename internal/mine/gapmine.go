@@ -88,7 +88,7 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 		return nil, err
 	}
 
-	b := builder{eligible: eligible, positions: true}
+	b := builder{eligible: eligible, positions: true, prices: opts.prices()}
 	maxSafe := opts.maxCandidates()
 	limit := opts.scanLimit()
 	rejectedOmitted := 0

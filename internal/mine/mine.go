@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/price"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -79,6 +80,19 @@ type Options struct {
 	// index Scan.Add gave it, without reading it: the key Verdicts needs
 	// before an example is read.
 	SourceHash func(eligible int32) string
+	// Prices prices the tokens of a model call whose trace gives no cost
+	// (agents' logs name the model and count tokens, but carry no
+	// dollars); nil means price.Default. A model it does not know is
+	// listed in the savings as unpriced, never counted as free.
+	Prices *price.Table
+}
+
+// prices returns the price table of o.
+func (o Options) prices() *price.Table {
+	if o.Prices == nil {
+		return price.Default()
+	}
+	return o.Prices
 }
 
 // ErrMode is returned for an Options.Mode that is not a miner.
@@ -175,7 +189,7 @@ func (s *Scan) mine(ctx context.Context, src traceSource) (*candidate.Report, er
 		return nil, err
 	}
 
-	b := builder{eligible: len(s.seqs)}
+	b := builder{eligible: len(s.seqs), prices: opts.prices()}
 	var built []builtRepeat
 	maxSafe := opts.maxCandidates()
 	limit := opts.scanLimit()

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/price"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -180,6 +181,59 @@ func TestMineParameterizedSideEffectTarget(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"file"}, sel.ClusterKey.TouchedArtifactTypes); diff != "" {
 		t.Errorf("artifact types of a parameterized target (-want +got):\n%s", diff)
+	}
+}
+
+// TestMineSavingsPriced checks that the tokens of a log that carries no
+// dollars are priced by their model, a dated name matched to its family
+// and cache reads and writes at their own rates; that a cost the trace
+// gives wins; and that tokens of a model the table does not know are
+// listed as unpriced rather than counted as free.
+func TestMineSavingsPriced(t *testing.T) {
+	mineCosts := func(opts Options, costs ...trace.Cost) candidate.Savings {
+		t.Helper()
+		var traces []*trace.Trace
+		for i := range 2 {
+			id := fmt.Sprintf("t%d", i)
+			var acts []trace.Action
+			for j, c := range costs {
+				a := act(fmt.Sprintf("%s-%d", id, j), trace.KindToolCall, fmt.Sprintf("step%d", j), "")
+				a.Cost = &c
+				acts = append(acts, a)
+			}
+			traces = append(traces, mk(id, acts...))
+		}
+		sel := mustMine(t, traces, opts).Selected()
+		if sel == nil {
+			t.Fatal("no candidate")
+		}
+		return sel.Savings
+	}
+	sonnet := trace.Cost{Model: "claude-sonnet-4-5-20250929", ModelCalls: 1, InputTokens: 22000, CacheReadTokens: 20000, CacheWriteTokens: 1000, OutputTokens: 60}
+	// Per run: 1,000 input tokens at $3, 20,000 cache reads at $0.30,
+	// 1,000 cache writes at $3.75 and 60 output tokens at $15 a million.
+	perRun := (1000*3 + 20000*0.30 + 1000*3.75 + 60*15) / 1e6
+	given := trace.Cost{Model: "claude-sonnet-4-5-20250929", ModelCalls: 1, InputTokens: 500, OutputTokens: 5, TotalCostUSD: 0.5}
+	s := mineCosts(Options{}, sonnet, given)
+	if got, want := s.PerRun.EstimatedCostUSDAvoided, round6(perRun+0.5); got != want || s.UnpricedModels != nil {
+		t.Errorf("savings per run = $%v, unpriced %q; want $%v, none", got, s.UnpricedModels, want)
+	}
+
+	unknown := trace.Cost{Model: "claude-sonnet-4-7", ModelCalls: 1, InputTokens: 1000, OutputTokens: 10}
+	nameless := trace.Cost{ModelCalls: 1, InputTokens: 1000, OutputTokens: 10}
+	s = mineCosts(Options{}, sonnet, unknown, nameless)
+	if got, want := s.PerRun.EstimatedCostUSDAvoided, round6(perRun); got != want {
+		t.Errorf("savings per run with unknown models = $%v, want $%v (the known model only)", got, want)
+	}
+	if diff := cmp.Diff([]string{"", "claude-sonnet-4-7"}, s.UnpricedModels); diff != "" {
+		t.Errorf("unpriced models (-want +got):\n%s", diff)
+	}
+
+	// A project's price table prices what the built-in one does not.
+	opts := Options{Prices: price.Default().With(map[string]price.Price{"claude-sonnet-4-7": {Input: 2, Output: 10}})}
+	s = mineCosts(opts, unknown, unknown)
+	if got, want := s.PerRun.EstimatedCostUSDAvoided, round6(2*(1000*2+10*10)/1e6); got != want || s.UnpricedModels != nil {
+		t.Errorf("savings per run with an override = $%v, unpriced %q; want $%v, none", got, s.UnpricedModels, want)
 	}
 }
 

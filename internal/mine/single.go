@@ -71,7 +71,7 @@ func Single(ctx context.Context, t *trace.Trace, opts Options) (*candidate.Repor
 	report.SourceTraceCount = 1
 	report.Mining.EligibleTraces = 1
 
-	b := builder{traces: []*trace.Trace{t}, eligible: 1}
+	b := builder{traces: []*trace.Trace{t}, eligible: 1, prices: opts.prices()}
 	c := b.build(contiguous([]Occurrence{{Seq: 0, Start: 0}}, len(t.Actions)), len(t.Actions))
 	report.Mining.CandidatesBuilt = 1
 	c.Warnings = append(c.Warnings, candidate.Problem{

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
+	"github.com/crystallize-dev/crystallize/internal/redact"
 	"github.com/crystallize-dev/crystallize/internal/store"
 	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
@@ -22,7 +23,9 @@ type Exported struct {
 // files an import into a directory would have written. All files or
 // none: each document goes to a temporary file beside its destination as
 // it is read, so the corpus is never held in memory, and every file is
-// renamed into place once all are complete. Files of other names in out
+// renamed into place once all are complete. The store keeps the traces
+// as read, on this machine; what leaves it is redacted on the way out
+// (bundle.RedactTrace), as Import redacts. Files of other names in out
 // are left alone.
 func Export(ctx context.Context, c *tracestore.Corpus, out string) (*Exported, error) {
 	var n Exported
@@ -30,13 +33,14 @@ func Export(ctx context.Context, c *tracestore.Corpus, out string) (*Exported, e
 	defer w.Discard()
 	used := map[string]bool{}
 	err := c.Each(ctx, func(row *store.TraceRow, format string, body []byte) error {
-		doc, err := tracestore.Indent(body)
+		id, _ := redact.Text(row.TraceID)
+		doc, err := traceFile(body)
 		if err != nil {
-			return fmt.Errorf("stored trace %s: %w", row.TraceID, err)
+			return fmt.Errorf("stored trace %s: %w", id, err)
 		}
 		n.Traces++
 		n.Bytes += int64(len(doc))
-		return w.AddBytes(filepath.Join(out, TraceFileName(format, row.TraceID, used)), doc)
+		return w.AddBytes(filepath.Join(out, TraceFileName(format, id, used)), doc)
 	})
 	if err != nil {
 		return nil, err

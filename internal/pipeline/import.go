@@ -11,10 +11,13 @@ import (
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
+	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/normalize"
+	"github.com/crystallize-dev/crystallize/internal/redact"
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/trace"
+	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
 
 // ImportOptions says what Import reads and where it writes.
@@ -65,8 +68,12 @@ type Imported struct {
 
 // Import reads every session log and trace under o.From and writes each
 // as a normalized trace file into o.Out, all files or none: the traces
-// mine would see, in a form a person can read and diff. Each file is
-// named by TraceFileName.
+// mine would see, in a form a person can read and diff, redacted by the
+// redactor of a bundle's fixtures for sharing (bundle.RedactTrace,
+// ForSharing: no secret, no user's home directory or name), since trace
+// files are made to be shared. Each file is named
+// by TraceFileName after the redacted id. Imported.Traces are the traces
+// as read, unredacted, for a caller that mines them.
 //
 // Out must be given, and must not lie inside From, where the next import
 // would read the written traces back as sessions of their own.
@@ -99,12 +106,19 @@ func Import(ctx context.Context, o ImportOptions) (*Imported, error) {
 		if agent == "" {
 			agent = "trace"
 		}
-		data, err := json.MarshalIndent(tr, "", "  ")
+		raw, err := json.Marshal(tr)
 		if err != nil {
 			return nil, fmt.Errorf("encoding trace %s: %w", tr.ID, err)
 		}
-		path := filepath.Join(o.Out, TraceFileName(agent, tr.ID, used))
-		files[path] = append(data, '\n')
+		data, err := traceFile(raw)
+		if err != nil {
+			return nil, fmt.Errorf("encoding trace %s: %w", tr.ID, err)
+		}
+		// The id names the file: a token or a home directory in it is
+		// redacted as in the document.
+		id, _ := redact.Text(tr.ID)
+		path := filepath.Join(o.Out, TraceFileName(agent, id, used))
+		files[path] = data
 		fm := format(agent)
 		fm.Sessions++
 		fm.Actions += len(tr.Actions)
@@ -117,7 +131,7 @@ func Import(ctx context.Context, o ImportOptions) (*Imported, error) {
 		if tr.Origin.Line > 0 {
 			src += fmt.Sprintf(":%d", tr.Origin.Line)
 		}
-		im.Files = append(im.Files, ImportedTrace{Path: path, TraceID: tr.ID, Format: agent, Source: src, Actions: len(tr.Actions)})
+		im.Files = append(im.Files, ImportedTrace{Path: path, TraceID: id, Format: agent, Source: src, Actions: len(tr.Actions)})
 	}
 	for _, s := range res.SkippedSessions {
 		format(s.Format).SkippedSessions++
@@ -163,6 +177,18 @@ func resolve(p string) (string, error) {
 		rest = filepath.Join(filepath.Base(cur), rest)
 		cur = parent
 	}
+}
+
+// traceFile is the file Import and Export write for the trace document
+// raw: redacted by bundle.RedactTrace, indented, with a final newline.
+// Both write through it, so exporting what an import stored gives the
+// bytes of importing into a directory.
+func traceFile(raw []byte) ([]byte, error) {
+	red, _, err := bundle.RedactTrace(raw, bundle.ForSharing)
+	if err != nil {
+		return nil, err
+	}
+	return tracestore.Indent(red)
 }
 
 // TraceFileName returns the file name of a trace: "<agent>-<id>.json",

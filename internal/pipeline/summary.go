@@ -6,6 +6,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/redact"
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
@@ -293,16 +294,28 @@ type SummaryInvalidFile struct {
 
 // Summary is the ImportSummary of im, which Import read from "from" and
 // wrote into out.
+// Like every output, it names no secret and no user's home directory
+// (redact.Text): "/home/alice/.claude/projects" is "~/.claude/projects".
 func (im *Imported) Summary(from, out string) *ImportSummary {
-	s := &ImportSummary{From: from, Out: out, Traces: len(im.Traces), Formats: im.Formats, Files: im.Files}
+	s := &ImportSummary{From: redactedText(from), Out: redactedText(out), Traces: len(im.Traces), Formats: im.Formats, Files: make([]ImportedTrace, len(im.Files))}
+	for i, f := range im.Files {
+		f.Path, f.Source, f.TraceID = redactedText(f.Path), redactedText(f.Source), redactedText(f.TraceID)
+		s.Files[i] = f
+	}
 	s.SkippedSession, s.SkippedInvalid = summarySkipped(im.SkippedSessions, im.Skipped)
 	return s
+}
+
+// redactedText is s as a summary may print it (redact.Text).
+func redactedText(s string) string {
+	out, _ := redact.Text(s)
+	return out
 }
 
 // SummarizeStoreImport is the StoreImportSummary of res, an import from
 // the directory "from" into the store at path storePath.
 func SummarizeStoreImport(res *tracestore.ImportResult, from, storePath string) *StoreImportSummary {
-	s := &StoreImportSummary{From: from, Store: storePath, Added: res.Added, Replaced: res.Replaced, AlreadyStored: res.Known,
+	s := &StoreImportSummary{From: redactedText(from), Store: redactedText(storePath), Added: res.Added, Replaced: res.Replaced, AlreadyStored: res.Known,
 		Duplicates: res.Duplicates, UnchangedFiles: res.Unchanged, Formats: res.Formats}
 	if s.Formats == nil {
 		s.Formats = []tracestore.FormatCount{}
@@ -315,10 +328,14 @@ func SummarizeStoreImport(res *tracestore.ImportResult, from, storePath string) 
 func summarySkipped(sessions []source.SkippedSession, files []source.Skipped) ([]SummarySkipped, []SummaryInvalidFile) {
 	ss, fs := []SummarySkipped{}, []SummaryInvalidFile{}
 	for _, s := range sessions {
-		ss = append(ss, SummarySkipped{Path: s.Path, Line: s.Line, Format: s.Format, ID: s.ID, Reason: s.Reason, Message: s.Message})
+		ss = append(ss, SummarySkipped{Path: redactedText(s.Path), Line: s.Line, Format: s.Format, ID: redactedText(s.ID), Reason: s.Reason, Message: redactedText(s.Message)})
 	}
 	for _, f := range files {
-		fs = append(fs, SummaryInvalidFile{Path: f.Path, Line: f.Line, Errors: f.Errors})
+		errs := make([]string, len(f.Errors))
+		for i, e := range f.Errors {
+			errs[i] = redactedText(e)
+		}
+		fs = append(fs, SummaryInvalidFile{Path: redactedText(f.Path), Line: f.Line, Errors: errs})
 	}
 	return ss, fs
 }

@@ -54,6 +54,21 @@
 // measured several times slower; its output is the same as the slow path's,
 // which the tests and FuzzBytes check.
 //
+// # Home directories and user names
+//
+// A user's home directory is not a secret, but it names who ran the agent
+// and on which machine, and no procedure needs it. HomeDirs (and Homes on
+// a decoded value, Text with the secrets of a plain string) writes every
+// spelling of one as Home, "~": /home/alice/src and /Users/alice/src are
+// ~/src, C:\Users\alice\src is ~\src, and Claude Code's project
+// directory -home-alice-src is ~-src. The placeholder is fixed rather than
+// configurable: "~" is what a reader and a shell already take for the home
+// directory, and the runtime expands it again when a workflow runs.
+// Users also writes the names those directories give as ~ wherever else
+// a shared document mentions them as a word; it is for copies of what an
+// agent saw, not for reports, where a bare word is a value a procedure
+// may need.
+//
 // No error, Finding or other output of this package contains a whole secret:
 // findings carry a masked excerpt, and syntax errors name one byte at most.
 package redact

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"path"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/crystallize-dev/crystallize/internal/normalize"
+	"github.com/crystallize-dev/crystallize/internal/price"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -49,6 +51,14 @@ type Config struct {
 	// Normalize extends the table that turns agents' tool calls into
 	// actions when their sessions are imported; see normalize.Config.
 	Normalize normalize.Config `toml:"normalize"`
+
+	// Prices prices the model calls of agents' logs that carry tokens
+	// but no dollars, over the built-in table (price.Default): each key
+	// is a model name, as logs write it or its family without a date
+	// ("claude-sonnet-4-5"), and input and output are required. A cache
+	// price not given is the input price (no cache discount is assumed).
+	// See PriceTable.
+	Prices map[string]price.Price `toml:"prices"`
 
 	// Dir is the directory relative paths resolve against; LoadConfig
 	// sets it to the file's directory, and File to the file's absolute
@@ -205,6 +215,7 @@ func LoadConfig(file string) (*Config, error) {
 	for _, k := range md.Undecoded() {
 		errs = append(errs, fmt.Errorf("%s: %s: unknown key", file, k.String()))
 	}
+	errs = append(errs, c.checkPrices(file, md)...)
 	errs = append(errs, c.check(file)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -456,4 +467,36 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// checkPrices checks the [prices] section: every model has an input and
+// an output price, no price is negative or not a number, and a cache
+// price not given becomes the input price.
+func (c *Config) checkPrices(file string, md toml.MetaData) []error {
+	var errs []error
+	for _, name := range sortedKeys(c.Prices) {
+		p := c.Prices[name]
+		key := fmt.Sprintf("prices.%q", name)
+		for _, req := range []string{"input", "output"} {
+			if !md.IsDefined("prices", name, req) {
+				errs = append(errs, fmt.Errorf("%s: %s.%s: missing price (US dollars per million tokens)", file, key, req))
+			}
+		}
+		if !md.IsDefined("prices", name, "cache_read") {
+			p.CacheRead = p.Input
+		}
+		if !md.IsDefined("prices", name, "cache_write") {
+			p.CacheWrite = p.Input
+		}
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"input", p.Input}, {"output", p.Output}, {"cache_read", p.CacheRead}, {"cache_write", p.CacheWrite}} {
+			if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+				errs = append(errs, fmt.Errorf("%s: %s.%s: %v, want a price of 0 or more", file, key, f.name, f.v))
+			}
+		}
+		c.Prices[name] = p
+	}
+	return errs
 }

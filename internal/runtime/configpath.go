@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/crystallize-dev/crystallize/internal/normalize"
+	"github.com/crystallize-dev/crystallize/internal/price"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -49,4 +50,20 @@ func NormalizeRules(file string) (*normalize.Rules, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return rules, nil
+}
+
+// PriceTable is the price table that prices the savings of workflows
+// mined for a project whose configuration is file (ConfigPath): the
+// built-in table (price.Default) with the [prices] section's entries over
+// it, or the built-in table alone without a configuration.
+func PriceTable(file string) (*price.Table, error) {
+	file = ConfigPath(file)
+	if file == "" {
+		return price.Default(), nil
+	}
+	cfg, err := LoadConfig(file)
+	if err != nil {
+		return nil, err
+	}
+	return price.Default().With(cfg.Prices), nil
 }

@@ -321,6 +321,9 @@ func (h *host) expandArgv(tmpl []string, args map[string]any) ([]string, error) 
 			errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"", ErrOptionArgument, i, el, v))
 			continue
 		}
+		if i > 0 {
+			v = h.expandHome(v)
+		}
 		argv = append(argv, v)
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -352,6 +355,31 @@ func argList(name string, args map[string]any) ([]string, error) {
 		}
 	}
 	return items, nil
+}
+
+// expandHome returns v with a leading "~" (all of v, or followed by a
+// separator) replaced by the home directory of Options.Environ (HOME, or
+// USERPROFILE on Windows), as a shell would expand it. Mined workflows
+// write the home directory of the traces as "~" (redact.Home: no output
+// names the user who ran the agent), so "~/src/repo" must reach the
+// program as the home of whoever runs the workflow. Without a home in
+// the environment, or for "~user" and a "~" inside a value, v is left as
+// it is.
+func (h *host) expandHome(v string) string {
+	rest, ok := strings.CutPrefix(v, "~")
+	if !ok || rest != "" && rest[0] != '/' && rest[0] != '\\' {
+		return v
+	}
+	home := ""
+	for _, kv := range h.opts.Environ {
+		if k, val, ok := strings.Cut(kv, "="); ok && (k == "HOME" || k == "USERPROFILE" && home == "") && val != "" {
+			home = val
+		}
+	}
+	if home == "" {
+		return v
+	}
+	return home + rest
 }
 
 // runArgv runs argv in dir, without a shell, with the scrubbed

@@ -101,6 +101,29 @@ func TestExecExpand(t *testing.T) {
 	}
 }
 
+// TestExecExpandHome checks that a "~" that starts an argument, as mined
+// workflows write the traces' home directory, reaches the program as the
+// home directory of the environment the workflow runs in.
+func TestExecExpandHome(t *testing.T) {
+	args := map[string]any{"C": "~/shop", "home": "~", "user": "~bob/x", "inside": "a~/b"}
+	tmpl := []string{"make", "-C", "{C}", "{home}", "{user}", "{inside}", "--dir=~/x"}
+	tests := []struct {
+		environ []string
+		want    []string
+	}{
+		{[]string{"HOME=/home/alice"}, []string{"make", "-C", "/home/alice/shop", "/home/alice", "~bob/x", "a~/b", "--dir=~/x"}},
+		{[]string{`USERPROFILE=C:\Users\alice`}, []string{"make", "-C", `C:\Users\alice/shop`, `C:\Users\alice`, "~bob/x", "a~/b", "--dir=~/x"}},
+		{nil, []string{"make", "-C", "~/shop", "~", "~bob/x", "a~/b", "--dir=~/x"}},
+	}
+	for _, tt := range tests {
+		h := &host{cfg: &Config{Dir: "/ws"}, opts: Options{Environ: tt.environ}}
+		got, err := h.expandArgv(tmpl, args)
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("with %q: expandArgv(%q) = %q, %v; want %q", tt.environ, tmpl, got, err, tt.want)
+		}
+	}
+}
+
 // TestExecDenyByDefault checks that a real run of a workflow whose
 // commands are not granted is refused before its first step, with the
 // grant to add, and records nothing.

@@ -259,7 +259,9 @@ func decodeClaudeSession(s *claudeSession, file string, summaries map[string]str
 				turn.usage.model = model
 				if u := d.OptObject(msg, "$.message", "usage"); u != nil {
 					p := "$.message.usage"
-					turn.usage.input = d.Count(u, p, "input_tokens") + d.Count(u, p, "cache_creation_input_tokens") + d.Count(u, p, "cache_read_input_tokens")
+					turn.usage.cacheWrite = d.Count(u, p, "cache_creation_input_tokens")
+					turn.usage.cacheRead = d.Count(u, p, "cache_read_input_tokens")
+					turn.usage.input = d.Count(u, p, "input_tokens") + turn.usage.cacheWrite + turn.usage.cacheRead
 					turn.usage.output = d.Count(u, p, "output_tokens")
 				}
 				turn.cost = d.Amount(doc, "$", "costUSD")

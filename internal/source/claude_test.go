@@ -77,11 +77,11 @@ func TestClaudeSession(t *testing.T) {
 		}
 	}
 
-	// msg_01: 12 + 2040 + 10500 input, 187 output, 4548 ms since the
-	// prompt, over two calls.
+	// msg_01: 12 + 2040 + 10500 input (2040 written to the cache, 10500
+	// read from it), 187 output, 4548 ms since the prompt, over two calls.
 	if diff := cmp.Diff([]*trace.Cost{
-		{Model: "claude-sonnet-4-5-20250929", ModelCalls: 1, InputTokens: 6276, OutputTokens: 94, WallMS: 2274},
-		{Model: "claude-sonnet-4-5-20250929", ModelCalls: 0, InputTokens: 6276, OutputTokens: 93, WallMS: 2274},
+		{Model: "claude-sonnet-4-5-20250929", ModelCalls: 1, InputTokens: 6276, OutputTokens: 94, CacheReadTokens: 5250, CacheWriteTokens: 1020, WallMS: 2274},
+		{Model: "claude-sonnet-4-5-20250929", ModelCalls: 0, InputTokens: 6276, OutputTokens: 93, CacheReadTokens: 5250, CacheWriteTokens: 1020, WallMS: 2274},
 	}, []*trace.Cost{rec.calls[0].Cost, rec.calls[1].Cost}); diff != "" {
 		t.Errorf("msg_01 shares (-want +got):\n%s", diff)
 	}

@@ -74,7 +74,7 @@ func (Codex) DetectRecord(doc map[string]any) bool {
 // items and the token_count event. What it leaves out is what a rollout
 // holds most of and never reads: session_meta's instructions, the
 // reasoning items' encrypted content and summaries, the rate limits and
-// cached and reasoning token counts of token_count, the events that repeat
+// reasoning token counts of token_count, the events that repeat
 // a command's output (exec_command_end's stdout, stderr and formatted
 // output) and turn_context's policies.
 var codexPayload = map[string]*trace.Shape{
@@ -90,7 +90,7 @@ var codexPayload = map[string]*trace.Shape{
 	}},
 }
 
-var codexUsage = &trace.Shape{Only: true, Members: map[string]*trace.Shape{"input_tokens": nil, "output_tokens": nil}}
+var codexUsage = &trace.Shape{Only: true, Members: map[string]*trace.Shape{"input_tokens": nil, "output_tokens": nil, "cached_input_tokens": nil}}
 
 // codexShape is what decodeCodex reads of a record: the envelope and its
 // payload, or, in the older layout, the payload's members at the top.
@@ -208,7 +208,7 @@ func decodeCodexSession(recs []codexRecord, file string, actions func(normalize.
 	meta := map[string]any{"agent": "codex"}
 	usage := &trace.Usage{}
 	var id, model, goal, typedGoal, first, last, lastInput string
-	var prevTotal *[2]int64
+	var prevTotal *[3]int64
 	unpaired := 0
 
 	for _, r := range recs {
@@ -618,37 +618,40 @@ func codexExitHeader(text string) (int, bool) {
 // rate limits changed); a total equal to the previous one is such a
 // repeat and reads as no usage. Without last_token_usage the usage is the
 // growth of total_token_usage.
-func codexTokens(d *trace.Fields, payload map[string]any, p string, prev **[2]int64) (turnUsage, bool) {
+func codexTokens(d *trace.Fields, payload map[string]any, p string, prev **[3]int64) (turnUsage, bool) {
 	info := d.OptObject(payload, p, "info")
 	if info == nil {
 		return turnUsage{}, false
 	}
 	ip := trace.Member(p, "info")
-	read := func(key string) (in, out int64, ok bool) {
+	// cached_input_tokens is the part of input_tokens read from the
+	// prompt cache.
+	read := func(key string) (in, out, cached int64, ok bool) {
 		u := d.OptObject(info, ip, key)
 		if u == nil {
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
 		up := trace.Member(ip, key)
-		return d.Count(u, up, "input_tokens"), d.Count(u, up, "output_tokens"), true
+		return d.Count(u, up, "input_tokens"), d.Count(u, up, "output_tokens"), d.Count(u, up, "cached_input_tokens"), true
 	}
-	tin, tout, hasTotal := read("total_token_usage")
-	lin, lout, hasLast := read("last_token_usage")
+	tin, tout, tcached, hasTotal := read("total_token_usage")
+	lin, lout, lcached, hasLast := read("last_token_usage")
 	var u turnUsage
 	switch {
 	case hasTotal && *prev != nil && (*prev)[0] == tin && (*prev)[1] == tout:
 		return turnUsage{}, false
 	case hasLast:
-		u.input, u.output = lin, lout
+		u.input, u.output, u.cacheRead = lin, lout, lcached
 	case hasTotal && *prev != nil:
-		u.input, u.output = max(tin-(*prev)[0], 0), max(tout-(*prev)[1], 0)
+		u.input, u.output, u.cacheRead = max(tin-(*prev)[0], 0), max(tout-(*prev)[1], 0), max(tcached-(*prev)[2], 0)
 	case hasTotal:
-		u.input, u.output = tin, tout
+		u.input, u.output, u.cacheRead = tin, tout, tcached
 	default:
 		return turnUsage{}, false
 	}
+	u.cacheRead = min(u.cacheRead, u.input)
 	if hasTotal {
-		*prev = &[2]int64{tin, tout}
+		*prev = &[3]int64{tin, tout, tcached}
 	}
 	return u, true
 }

@@ -72,14 +72,15 @@ func TestCodexSession(t *testing.T) {
 		t.Errorf("call_A3 = %q, exit %v; want the plain text output", plan.Result, plan.ExitCode)
 	}
 
-	// The first response: 8120 in, 210 out, 3844 ms after the prompt.
-	if diff := cmp.Diff(&trace.Cost{Model: "gpt-5-codex", ModelCalls: 1, InputTokens: 8120, OutputTokens: 210, WallMS: 3844}, rec.calls[0].Cost); diff != "" {
+	// The first response: 8120 in (4060 of them cached), 210 out, 3844 ms
+	// after the prompt.
+	if diff := cmp.Diff(&trace.Cost{Model: "gpt-5-codex", ModelCalls: 1, InputTokens: 8120, OutputTokens: 210, CacheReadTokens: 4060, WallMS: 3844}, rec.calls[0].Cost); diff != "" {
 		t.Errorf("call_A1 cost (-want +got):\n%s", diff)
 	}
 	// The second made two calls.
 	if diff := cmp.Diff([]*trace.Cost{
-		{Model: "gpt-5-codex", ModelCalls: 1, InputTokens: 4495, OutputTokens: 167, WallMS: 1817},
-		{Model: "gpt-5-codex", ModelCalls: 0, InputTokens: 4495, OutputTokens: 166, WallMS: 1816},
+		{Model: "gpt-5-codex", ModelCalls: 1, InputTokens: 4495, OutputTokens: 167, CacheReadTokens: 2248, WallMS: 1817},
+		{Model: "gpt-5-codex", ModelCalls: 0, InputTokens: 4495, OutputTokens: 166, CacheReadTokens: 2247, WallMS: 1816},
 	}, []*trace.Cost{rec.calls[1].Cost, rec.calls[2].Cost}); diff != "" {
 		t.Errorf("second response (-want +got):\n%s", diff)
 	}

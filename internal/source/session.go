@@ -199,7 +199,10 @@ func checkTime(d *trace.Fields, obj map[string]any, p, key string) string {
 type turnUsage struct {
 	model         string
 	input, output int64
-	wallMS        int64
+	// cacheRead and cacheWrite are the part of input read from and
+	// written to the prompt cache, which a price table prices apart.
+	cacheRead, cacheWrite int64
+	wallMS                int64
 }
 
 // splitCost divides a model turn's usage over the n tool calls it produced:
@@ -211,15 +214,19 @@ func splitCost(u turnUsage, n int) []*trace.Cost {
 	out := make([]*trace.Cost, n)
 	for i := range out {
 		c := &trace.Cost{
-			Model:        u.model,
-			InputTokens:  u.input / int64(n),
-			OutputTokens: u.output / int64(n),
-			WallMS:       u.wallMS / int64(n),
+			Model:            u.model,
+			InputTokens:      u.input / int64(n),
+			OutputTokens:     u.output / int64(n),
+			CacheReadTokens:  u.cacheRead / int64(n),
+			CacheWriteTokens: u.cacheWrite / int64(n),
+			WallMS:           u.wallMS / int64(n),
 		}
 		if i == 0 {
 			c.ModelCalls = 1
 			c.InputTokens += u.input % int64(n)
 			c.OutputTokens += u.output % int64(n)
+			c.CacheReadTokens += u.cacheRead % int64(n)
+			c.CacheWriteTokens += u.cacheWrite % int64(n)
 			c.WallMS += u.wallMS % int64(n)
 		}
 		out[i] = c

@@ -286,15 +286,18 @@ func (d *Fields) cost(obj map[string]any, p string) *Cost {
 		ModelCalls:   d.Count(obj, p, "model_calls"),
 		InputTokens:  d.Count(obj, p, "input_tokens"),
 		OutputTokens: d.Count(obj, p, "output_tokens"),
-		TotalCostUSD: d.Amount(obj, p, "total_cost_usd"),
-		WallMS:       d.Count(obj, p, "wall_ms"),
-		Extra:        extra(obj, isCostField),
+		// Absent in most traces: zero, as Count reads a missing count.
+		CacheReadTokens:  d.Count(obj, p, "cache_read_tokens"),
+		CacheWriteTokens: d.Count(obj, p, "cache_write_tokens"),
+		TotalCostUSD:     d.Amount(obj, p, "total_cost_usd"),
+		WallMS:           d.Count(obj, p, "wall_ms"),
+		Extra:            extra(obj, isCostField),
 	}
 }
 
 func isCostField(k string) bool {
 	switch k {
-	case "model", "model_calls", "input_tokens", "output_tokens", "total_cost_usd", "wall_ms":
+	case "model", "model_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_cost_usd", "wall_ms":
 		return true
 	}
 	return false

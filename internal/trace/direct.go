@@ -242,6 +242,10 @@ func (p *Parser) directAction(depth, i int, a *Action) bool {
 					return p.directCount(&c.InputTokens)
 				case "output_tokens":
 					return p.directCount(&c.OutputTokens)
+				case "cache_read_tokens":
+					return p.directCount(&c.CacheReadTokens)
+				case "cache_write_tokens":
+					return p.directCount(&c.CacheWriteTokens)
 				case "total_cost_usd":
 					return p.directAmount(&c.TotalCostUSD)
 				case "wall_ms":

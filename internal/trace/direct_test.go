@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -224,5 +225,38 @@ func TestDecodeDirectSharesStrings(t *testing.T) {
 		if unsafe.StringData(s) != unsafe.StringData(first[field]) {
 			t.Errorf("%s %q is a copy, not shared", field, s)
 		}
+	}
+}
+
+// TestCostCacheTokens checks that the prompt-cache counts of a cost are
+// read as fields by both decoders, not kept as unknown members, and are
+// written back only when known.
+func TestCostCacheTokens(t *testing.T) {
+	doc := []byte(`{"id":"t","actions":[{"kind":"tool_call","name":"n","cost":{"model":"m","model_calls":1,"input_tokens":100,"output_tokens":5,"cache_read_tokens":60,"cache_write_tokens":30,"total_cost_usd":0,"wall_ms":0}}]}`)
+	want := Cost{Model: "m", ModelCalls: 1, InputTokens: 100, OutputTokens: 5, CacheReadTokens: 60, CacheWriteTokens: 30}
+	decoded, err := Decode(doc, "t.json", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Parser
+	direct, ok := p.DecodeDirect(doc, "t.json", 0)
+	if !ok {
+		t.Fatal("DecodeDirect declined the document")
+	}
+	for name, tr := range map[string]*Trace{"Decode": decoded, "DecodeDirect": direct} {
+		if diff := cmp.Diff(want, *tr.Actions[0].Cost); diff != "" {
+			t.Errorf("%s cost (-want +got):\n%s", name, diff)
+		}
+	}
+	out, err := json.Marshal(decoded.Actions[0].Cost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(out); got != `{"model":"m","model_calls":1,"input_tokens":100,"output_tokens":5,"cache_read_tokens":60,"cache_write_tokens":30,"total_cost_usd":0,"wall_ms":0}` {
+		t.Errorf("encoded cost = %s", got)
+	}
+	out, _ = json.Marshal(Cost{Model: "m"})
+	if strings.Contains(string(out), "cache") {
+		t.Errorf("encoded cost without cache counts = %s, want none written", out)
 	}
 }

@@ -203,6 +203,14 @@ func (c Cost) MarshalJSON() ([]byte, error) {
 	o.field("model_calls", c.ModelCalls)
 	o.field("input_tokens", c.InputTokens)
 	o.field("output_tokens", c.OutputTokens)
+	// Written only when known, so that traces without them keep their
+	// bytes (and source hashes).
+	if c.CacheReadTokens != 0 {
+		o.field("cache_read_tokens", c.CacheReadTokens)
+	}
+	if c.CacheWriteTokens != 0 {
+		o.field("cache_write_tokens", c.CacheWriteTokens)
+	}
 	o.field("total_cost_usd", c.TotalCostUSD)
 	o.field("wall_ms", c.WallMS)
 	o.extra(c.Extra, isCostField)

@@ -402,7 +402,7 @@ func (p *Parser) skimAllowlistRule(depth int) bool {
 // amount or anything else.
 func (p *Parser) skimCostMember(name []byte, depth int) bool {
 	switch string(name) {
-	case "model_calls", "input_tokens", "output_tokens", "wall_ms":
+	case "model_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "wall_ms":
 		return p.skipNull() || p.count()
 	case "total_cost_usd":
 		return p.skipNull() || p.amount()

@@ -125,13 +125,21 @@ type Approval struct {
 
 // Cost is what an action spent on models and wall-clock time.
 type Cost struct {
-	Model        string         `json:"model,omitempty"`
-	ModelCalls   int64          `json:"model_calls"`
-	InputTokens  int64          `json:"input_tokens"`
-	OutputTokens int64          `json:"output_tokens"`
-	TotalCostUSD float64        `json:"total_cost_usd"`
-	WallMS       int64          `json:"wall_ms"`
-	Extra        map[string]any `json:"-"`
+	Model        string `json:"model,omitempty"`
+	ModelCalls   int64  `json:"model_calls"`
+	InputTokens  int64  `json:"input_tokens"`
+	OutputTokens int64  `json:"output_tokens"`
+	// CacheReadTokens and CacheWriteTokens are the part of InputTokens
+	// read from and written to the provider's prompt cache, which are
+	// priced apart from the rest (a cache read costs a tenth of an input
+	// token at most providers). Agents' logs give them (Claude Code's
+	// cache_read_input_tokens and cache_creation_input_tokens); zero when
+	// unknown.
+	CacheReadTokens  int64          `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64          `json:"cache_write_tokens,omitempty"`
+	TotalCostUSD     float64        `json:"total_cost_usd"`
+	WallMS           int64          `json:"wall_ms"`
+	Extra            map[string]any `json:"-"`
 }
 
 // Usage is the total model usage of a trace.
