@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/source"
@@ -136,7 +137,23 @@ func runImport(ctx context.Context, e *env, f *importFlags) error {
 		fmt.Fprintf(w, "  %s: %d sessions, %d actions (%d observations), %d skipped\n", fm.Format, fm.Sessions, fm.Actions, fm.Observations, fm.SkippedSessions)
 	}
 	writeSkipped(w, im.SkippedSessions, im.Skipped)
+	writePassedOver(w, im.PassedOver)
 	return nil
+}
+
+// writePassedOver prints what a load read past without counting it, one
+// line per cause with its count and first places.
+func writePassedOver(w io.Writer, groups []pipeline.NoteGroup) {
+	for _, g := range groups {
+		switch {
+		case g.Code == source.NoteCopy:
+			fmt.Fprintf(w, "  copy %s: %s\n", g.First[0], g.Message)
+		case g.Count == 1:
+			fmt.Fprintf(w, "  passed over %s: %s\n", g.First[0], g.Message)
+		default:
+			fmt.Fprintf(w, "  passed over %d × %s (first %s)\n", g.Count, g.Message, strings.Join(g.First, ", "))
+		}
+	}
 }
 
 // writeSkipped prints what an import (import, import --store) left out:

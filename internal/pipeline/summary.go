@@ -250,6 +250,7 @@ type ImportSummary struct {
 	Files          []ImportedTrace      `json:"files"`
 	SkippedSession []SummarySkipped     `json:"skipped_sessions"`
 	SkippedInvalid []SummaryInvalidFile `json:"skipped_invalid"`
+	PassedOver     []NoteGroup          `json:"passed_over"`
 }
 
 // StoreImportSummary is the short account of an import into the trace
@@ -290,7 +291,10 @@ type SummaryInvalidFile struct {
 // Summary is the ImportSummary of im, which Import read from "from" and
 // wrote into out.
 func (im *Imported) Summary(from, out string) *ImportSummary {
-	s := &ImportSummary{From: from, Out: out, Traces: len(im.Traces), Formats: im.Formats, Files: im.Files}
+	s := &ImportSummary{From: from, Out: out, Traces: len(im.Traces), Formats: im.Formats, Files: im.Files, PassedOver: im.PassedOver}
+	if s.PassedOver == nil {
+		s.PassedOver = []NoteGroup{}
+	}
 	s.SkippedSession, s.SkippedInvalid = summarySkipped(im.SkippedSessions, im.Skipped)
 	return s
 }

@@ -71,8 +71,13 @@ type Result struct {
 	// Traces are the valid traces, ordered by file path, then line.
 	Traces []*trace.Trace
 	// Skipped lists the bad files and lines, ordered by path, then line.
-	// It is empty unless Options.SkipInvalid was set.
+	// Without Options.SkipInvalid it lists only the lines of session
+	// logs that are not JSON, which are passed over in any case (the
+	// rest of their file is read); a load with other bad input fails.
 	Skipped []Skipped
+	// Notes list what the load read past without counting it and that
+	// is no error (see Note), ordered by path, then line.
+	Notes []Note
 	// SkippedSessions lists the sessions of agent logs that did not
 	// become traces, with a reason (ReasonNoToolCalls), ordered by path,
 	// then line. They are not errors, and are listed whether or not
@@ -117,6 +122,14 @@ type entry struct {
 	trace   *trace.Trace
 	errs    trace.ErrorList
 	skipped *SkippedSession
+	// passed are the problems of a line read past whatever
+	// Options.SkipInvalid says (a line of a session log that is not
+	// JSON), listed in Result.Skipped.
+	passed trace.ErrorList
+	note   *Note
+	// session is set for the trace of an agent session, which
+	// dropCopies compares with the others.
+	session bool
 }
 
 // Load reads every trace under dir: each *.json file is one document, each
@@ -175,11 +188,14 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 	// A limit of math.MaxInt64 means no limit; one less means the same,
 	// and reading limit+1 bytes to detect a file that grew cannot overflow.
 	limit = min(limit, math.MaxInt64-1)
-	files, bad, err := find(dir)
+	files, bad, notes, err := find(dir)
 	if err != nil {
 		return nil, err
 	}
 	if len(files) == 0 && len(bad) == 0 {
+		if len(notes) > 0 {
+			return nil, fmt.Errorf("no session logs under %s: %d files that are not session logs", dir, len(notes))
+		}
 		return nil, fmt.Errorf("no *.json or *.jsonl trace files under %s", dir)
 	}
 	files, unchanged := skipUnchanged(files, opts.Unchanged)
@@ -199,8 +215,10 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 
-	res := &Result{Files: len(files), Read: stats(files), Unchanged: unchanged}
+	res := &Result{Files: len(files), Read: stats(files), Unchanged: unchanged, Notes: notes}
 	c := newCollector(bad)
+	var sessions []bool                // of res.Traces: which are agent sessions
+	sessionHash := map[string]string{} // session id and source hash → where first read
 	for i, f := range files {
 		for _, e := range results[i] {
 			if e.trace != nil && !f.lines {
@@ -210,18 +228,44 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 				res.SkippedSessions = append(res.SkippedSessions, *e.skipped)
 				continue
 			}
+			if e.note != nil {
+				res.Notes = append(res.Notes, *e.note)
+				continue
+			}
+			if e.passed != nil {
+				c.pass(f.display, e.line, e.passed)
+				continue
+			}
 			if e.errs != nil {
 				c.reject(f.display, e.line, e.errs)
 				continue
 			}
+			if e.session {
+				// The same session log in two places (a copy, a
+				// backup) is one session, read once.
+				key := e.trace.ID + "\x00" + e.trace.SourceHash
+				if first, seen := sessionHash[key]; seen {
+					res.Notes = append(res.Notes, Note{Path: f.display, Line: e.line, Code: NoteCopy, Detail: e.trace.ID,
+						Message: fmt.Sprintf("session %s is a copy of the one in %s, read once", e.trace.ID, first)})
+					continue
+				}
+				sessionHash[key] = trace.Origin{Path: f.display, Line: e.line}.String()
+			}
 			if c.admit(f.display, e.line, e.trace.ID) {
 				res.Traces = append(res.Traces, e.trace)
+				sessions = append(sessions, e.session)
 			}
 		}
 	}
 	if res.Skipped, err = c.finish(opts.SkipInvalid); err != nil {
 		return nil, err
 	}
+	var copies []Note
+	res.Traces, copies = dropCopies(res.Traces, sessions, dir)
+	res.Notes = append(res.Notes, copies...)
+	slices.SortStableFunc(res.Notes, func(a, b Note) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
+	})
 	if len(res.Traces) == 0 && len(c.errs) == 0 && unchanged == 0 {
 		if n := len(res.SkippedSessions); n > 0 {
 			return nil, fmt.Errorf("no traces in the *.json or *.jsonl files under %s: %d agent sessions, none with a tool call", dir, n)
@@ -244,18 +288,21 @@ func (e *dirError) Error() string { return "trace directory " + e.dir + " " + e.
 // fs.ErrNotExist) holds for a missing directory.
 func (e *dirError) Unwrap() error { return e.err }
 
-// find walks dir and returns its trace files sorted by relative path, and
-// one error for each entry that must not be read (a symlink out of dir, a
-// directory symlink, a special file, an unreadable directory).
-func find(dir string) ([]file, []*trace.Error, error) {
+// find walks dir and returns its trace files sorted by relative path, one
+// error for each entry that must not be read (a symlink out of dir, a
+// directory symlink, a special file, an unreadable directory), and a note
+// for each file of an agent's home directory that is not a session log
+// (see agentHome). dir may also be one *.json or *.jsonl file, which is
+// then the only file, named as given.
+func find(dir string) ([]file, []*trace.Error, []Note, error) {
 	info, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, &dirError{dir, "does not exist", err}
+		return nil, nil, nil, &dirError{dir, "does not exist", err}
 	case err != nil:
-		return nil, nil, &dirError{dir, "cannot be read: " + unwrapPathError(err), err}
+		return nil, nil, nil, &dirError{dir, "cannot be read: " + unwrapPathError(err), err}
 	case !info.IsDir():
-		return nil, nil, &dirError{dir, "is not a directory", nil}
+		return findFile(dir, info)
 	}
 	// The directory the user named may itself be a symlink; that one is
 	// followed, and "outside" means outside its resolved location.
@@ -264,9 +311,11 @@ func find(dir string) ([]file, []*trace.Error, error) {
 		root, err = filepath.Abs(root)
 	}
 	if err != nil {
-		return nil, nil, &dirError{dir, "cannot be resolved: " + unwrapPathError(err), err}
+		return nil, nil, nil, &dirError{dir, "cannot be resolved: " + unwrapPathError(err), err}
 	}
 
+	var homes []agentHome
+	var notes []Note
 	var files []file
 	var bad []*trace.Error
 	walkErr := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -283,9 +332,19 @@ func find(dir string) ([]file, []*trace.Error, error) {
 			return nil
 		}
 		if d.IsDir() {
+			if h, ok := findHome(p, d.Name(), p == root); ok {
+				homes = append(homes, h)
+			}
 			return nil
 		}
 		lines, isTrace := traceExt(d.Name())
+		if isTrace {
+			if h := homeOf(homes, p); h != nil && !h.holdsSessions(p) {
+				notes = append(notes, Note{Path: display, Code: NoteNotSessionLog, Detail: h.agent,
+					Message: fmt.Sprintf("not a session log: %s keeps its sessions under %s", h.agent, strings.Join(h.sessions, " and "))})
+				return nil
+			}
+		}
 		f := file{rel: filepath.ToSlash(rel), display: display, open: p, lines: lines, path: p}
 		switch {
 		case isTrace && isRunJournal(p, d.Name()):
@@ -320,10 +379,102 @@ func find(dir string) ([]file, []*trace.Error, error) {
 		return nil
 	})
 	if walkErr != nil {
-		return nil, nil, walkErr
+		return nil, nil, nil, walkErr
 	}
 	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.rel, b.rel) })
-	return files, bad, nil
+	return files, bad, notes, nil
+}
+
+// findFile is find for one file, given as path: a *.json or *.jsonl file
+// is read as if it were the only file of its directory, and named in
+// messages as given.
+func findFile(path string, info fs.FileInfo) ([]file, []*trace.Error, []Note, error) {
+	lines, ok := traceExt(path)
+	if !ok || !info.Mode().IsRegular() {
+		return nil, nil, nil, &dirError{path, "is neither a directory nor a *.json or *.jsonl file", nil}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, nil, nil, &dirError{path, "cannot be resolved: " + unwrapPathError(err), err}
+	}
+	f := file{rel: filepath.Base(path), display: path, open: abs, path: abs, lines: lines, size: info.Size(), mtime: info.ModTime().UnixNano()}
+	return []file{f}, nil, nil, nil
+}
+
+// agentHome is an agent's home directory (~/.claude, ~/.codex) met by a
+// walk: it holds the agent's session logs in some subdirectories, and
+// beside them settings, prompt history, todos and caches, in JSON too,
+// which are not session logs and are passed over with a note.
+type agentHome struct {
+	agent    string
+	dir      string   // the home, as walked
+	sessions []string // its subdirectories of session logs
+}
+
+// The agent homes find recognizes: a directory holding the sessions
+// subdirectory and one of the other entries the agent keeps beside it
+// (or named like the home), so that a project that happens to have a
+// "sessions" directory is not taken for a home.
+var agentHomes = [...]struct {
+	agent    string
+	name     string
+	sessions []string
+	beside   []string
+}{
+	{"Claude Code", ".claude", []string{"projects"}, []string{"settings.json", "history.jsonl", "todos", "statsig", "shell-snapshots", "session-env", "file-history", "plugins", "ide", "stats-cache.json"}},
+	{"Codex", ".codex", []string{"sessions", "archived_sessions"}, []string{"config.toml", "auth.json", "history.jsonl", "version.json", "log", "models_cache.json"}},
+}
+
+// findHome reports whether the directory p, named name, is an agent's
+// home. Only the walked directory itself and directories named like a
+// home are looked into, so that a walk of a large tree costs no more
+// reads.
+func findHome(p, name string, isRoot bool) (agentHome, bool) {
+	for _, a := range agentHomes {
+		if !isRoot && name != a.name {
+			continue
+		}
+		info, err := os.Stat(filepath.Join(p, a.sessions[0]))
+		if err != nil || !info.IsDir() {
+			continue
+		}
+		beside := name == a.name
+		for _, b := range a.beside {
+			if _, err := os.Lstat(filepath.Join(p, b)); err == nil {
+				beside = true
+				break
+			}
+		}
+		if beside {
+			return agentHome{agent: a.agent, dir: p, sessions: a.sessions}, true
+		}
+	}
+	return agentHome{}, false
+}
+
+// homeOf returns the innermost home that p lies in, or nil.
+func homeOf(homes []agentHome, p string) *agentHome {
+	for i := len(homes) - 1; i >= 0; i-- {
+		if under(p, homes[i].dir) {
+			return &homes[i]
+		}
+	}
+	return nil
+}
+
+// holdsSessions reports whether p lies in one of h's session directories.
+func (h *agentHome) holdsSessions(p string) bool {
+	for _, s := range h.sessions {
+		if under(p, filepath.Join(h.dir, s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// under reports whether p lies below dir.
+func under(p, dir string) bool {
+	return strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
 // The files of a run directory (<state-dir>/runs/<id>/): the run's trace,
@@ -414,7 +565,18 @@ func unwrapPathError(err error) string {
 type collector struct {
 	errs      trace.ErrorList
 	skipped   []Skipped
+	passed    []Skipped // listed whatever SkipInvalid says
 	firstSeen map[string]string
+}
+
+// pass records the problems of the line at path:line, which the load
+// read past.
+func (c *collector) pass(path string, line int, list trace.ErrorList) {
+	msgs := make([]string, len(list))
+	for i, e := range list {
+		msgs[i] = e.Error()
+	}
+	c.passed = append(c.passed, Skipped{Path: path, Line: line, Errors: msgs})
 }
 
 // newCollector returns a collector that starts with the problems find
@@ -454,15 +616,17 @@ func (c *collector) admit(path string, line int, id string) bool {
 // finish returns every problem, sorted, unless skipInvalid is set; then
 // it returns the rejected documents ordered by path, then line.
 func (c *collector) finish(skipInvalid bool) ([]Skipped, error) {
+	out := c.passed
 	if !skipInvalid {
 		if len(c.errs) > 0 {
 			c.errs.Sort()
 			return nil, c.errs
 		}
-		return nil, nil
+	} else {
+		out = append(out, c.skipped...)
 	}
-	slices.SortStableFunc(c.skipped, func(a, b Skipped) int {
+	slices.SortStableFunc(out, func(a, b Skipped) int {
 		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
 	})
-	return c.skipped, nil
+	return out, nil
 }

@@ -116,6 +116,55 @@ type SkippedSession struct {
 	Message string
 }
 
+// A Note is something a load read past without counting it, and that is
+// not an error: a record of a type its format's reader does not know, a
+// line of a session log that is not JSON, a file that is not a session
+// log, a session that repeats another. Notes are listed in Result.Notes
+// so that a summary can say what was passed over and why: nothing is
+// passed over in silence.
+type Note struct {
+	// Path is the file as messages show it.
+	Path string
+	// Line is the line in the file, or 0 for the whole file.
+	Line int
+	// Format is the name of the adapter that read the file, if any.
+	Format string
+	// Code is a stable code: NoteUnknownRecord, NoteInvalidLine,
+	// NoteNotSessionLog or NoteCopy.
+	Code string
+	// Detail is what the note is about, for grouping: the record type
+	// of NoteUnknownRecord, the id of the trace a NoteCopy repeats.
+	Detail string
+	// Message explains the note to a person.
+	Message string
+}
+
+// The codes of Note.
+const (
+	// NoteUnknownRecord is a record of a type the format's reader does
+	// not read and that holds no tool call: passed over.
+	NoteUnknownRecord = "unknown_record_type"
+	// NoteInvalidLine is a line of a session log that is not JSON (a
+	// line cut short when the agent was stopped): passed over, and the
+	// rest of the file read.
+	NoteInvalidLine = "invalid_line"
+	// NoteNotSessionLog is a file in an agent's home directory that is
+	// not a session log (settings, prompt history, todos, caches).
+	NoteNotSessionLog = "not_session_log"
+	// NoteCopy is a session, or the part of one, that repeats another
+	// session of the load (a compaction, a side question, a fork):
+	// read once, as the session it repeats.
+	NoteCopy = "copy"
+)
+
+// noter is implemented by the session adapters that pass over records
+// of types they do not know: notes returns a note for each such record
+// of a file. It is separate from DecodeSessions so that an adapter that
+// knows every record it can meet need not implement it.
+type noter interface {
+	notes(records []Record, file string) []Note
+}
+
 // HashRecords returns the source hash of a session made of recs: the
 // "sha256:" hex digest of the records' bytes as read, joined with "\n".
 // For a session that is a whole file this is the hash of the file with
