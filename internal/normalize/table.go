@@ -34,7 +34,7 @@ var questionTools = wordSet(`AskUserQuestion`)
 // here covers all its heads (cat), a head covers only itself (git status).
 // sed and find are read-only unless they edit in place or run or delete
 // (see readOnly).
-var observations = wordSet(`Read Grep Glob LS TodoWrite TodoRead WebSearch NotebookRead BashOutput ExitPlanMode
+var observations = wordSet(`Read Grep Glob LS TodoWrite TodoRead WebSearch web_search NotebookRead BashOutput ExitPlanMode
 	update_plan view_image read_file list_files list_dir list_directory search_files grep glob read
 	cat head tail less more rg grep egrep fgrep ag ls find fd tree pwd wc echo printf which type whereis
 	file stat du df date whoami uname hostname env printenv true : sed awk jq yq sort uniq cut tr diff cmp

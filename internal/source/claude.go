@@ -137,7 +137,7 @@ func (Claude) notes(records []Record, file string) []Note {
 		}
 		out = append(out, Note{
 			Line: r.Line, Code: NoteUnknownRecord, Detail: typ,
-			Message: fmt.Sprintf("record of unknown type %q passed over", typ),
+			Message: fmt.Sprintf("record of unknown type %q", typ),
 		})
 	}
 	return out

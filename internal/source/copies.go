@@ -102,13 +102,24 @@ func dropCopies(traces []*trace.Trace, isSession []bool, dir string) ([]*trace.T
 			notes = append(notes, note)
 			continue
 		}
-		own := make([]trace.Action, 0, len(t.Actions)-n)
-		for _, a := range t.Actions {
+		// A copy repeats a conversation up to a point and goes on from
+		// there: what comes before its last repeated call is the
+		// copy's too, also a call the format gives no id of its own
+		// (a Codex web search, known by its line).
+		last := -1
+		for j, a := range t.Actions {
 			if _, ok := owner[a.ID]; ok && a.ID != "" {
-				continue
+				last = j
 			}
-			own = append(own, a)
 		}
+		n = last + 1
+		if n == len(t.Actions) {
+			drop[c.i] = true
+			note.Message = fmt.Sprintf("session %s only repeats calls of session %s (%s): its %d actions are counted once, as that session's", t.ID, orig.ID, where, n)
+			notes = append(notes, note)
+			continue
+		}
+		own := slices.Clone(t.Actions[n:])
 		for _, a := range own {
 			if a.ID != "" {
 				owner[a.ID] = c.i
