@@ -3,7 +3,7 @@ package source
 import (
 	"cmp"
 	"fmt"
-	"path/filepath"
+	"reflect"
 	"slices"
 	"time"
 
@@ -23,23 +23,31 @@ import (
 // A subagent that does its own work (a Task worker) makes calls of its
 // own, with ids of its own, and stays its own trace.
 
-// dropCopies returns the traces of a load without what agent sessions
-// repeat of each other, and a note for each session that repeated
-// another: a session all of whose calls were made in another is dropped,
-// and a session that goes on after the calls it repeats (a fork) keeps
-// only its own. isSession says which traces are agent sessions; traces
-// of the other formats are never compared, their action ids being only
-// unique within a trace.
+// dropCopies reports which traces of a load to keep, dropping what agent
+// sessions repeat of each other, and returns a note for each session that
+// repeated another: a session all of whose calls were made in another is
+// dropped, and a session that goes on after the calls it repeats (a
+// fork, a resumed session) keeps only its own. isSession says which
+// traces are agent sessions; traces of the other formats are never
+// compared, their action ids being only unique within a trace. display
+// names each trace's file in messages.
 //
 // The session a call was first made in is the original: sessions are
 // taken in order of start, those marked as derived (a sidechain, a fork)
-// after the others, so that a copy never claims the calls of the
-// session it copies. The cost is one map entry per call.
-func dropCopies(traces []*trace.Trace, isSession []bool, dir string) ([]*trace.Trace, []Note) {
+// after the others, so that a copy never claims the calls of the session
+// it copies; of two that start together (two copies of one log, the
+// older cut short), the one with more calls, then the one that went on
+// longer, first, so that the older is the copy.
+// The cost is one map entry per call.
+func dropCopies(traces []*trace.Trace, isSession []bool, display []string) ([]bool, []Note) {
+	keep := make([]bool, len(traces))
+	for i := range keep {
+		keep[i] = true
+	}
 	type cand struct {
-		i       int
-		derived bool
-		start   time.Time
+		i          int
+		derived    bool
+		start, end time.Time
 	}
 	var order []cand
 	for i, t := range traces {
@@ -53,6 +61,9 @@ func dropCopies(traces []*trace.Trace, isSession []bool, dir string) ([]*trace.T
 		if ts, ok := parseTime(t.StartedAt); ok {
 			c.start = ts
 		}
+		if ts, ok := parseTime(t.FinishedAt); ok {
+			c.end = ts
+		}
 		order = append(order, c)
 	}
 	slices.SortStableFunc(order, func(a, b cand) int {
@@ -62,28 +73,49 @@ func dropCopies(traces []*trace.Trace, isSession []bool, dir string) ([]*trace.T
 			}
 			return -1
 		}
-		return cmp.Or(a.start.Compare(b.start), cmp.Compare(a.i, b.i))
+		return cmp.Or(a.start.Compare(b.start), cmp.Compare(len(traces[b.i].Actions), len(traces[a.i].Actions)),
+			b.end.Compare(a.end), cmp.Compare(a.i, b.i))
 	})
 
-	owner := map[string]int{} // action id → the trace that made the call
-	drop := make([]bool, len(traces))
+	// owner maps a call's action id to the trace that made it and the
+	// action. A call is repeated when another session has an action of
+	// its id with the same kind, name and parameters; under one id,
+	// different calls are not a copy, and are left to the duplicate-id
+	// check.
+	type made struct {
+		trace  int
+		action *trace.Action
+	}
+	owner := map[string]made{}
+	repeated := func(a *trace.Action) (int, bool) {
+		m, ok := owner[a.ID]
+		if !ok || a.ID == "" || a.Kind != m.action.Kind || a.Name != m.action.Name || !reflect.DeepEqual(a.Parameters, m.action.Parameters) {
+			return 0, false
+		}
+		return m.trace, true
+	}
+	claim := func(i int, acts []trace.Action) {
+		for j := range acts {
+			if id := acts[j].ID; id != "" {
+				if _, taken := owner[id]; !taken {
+					owner[id] = made{i, &acts[j]}
+				}
+			}
+		}
+	}
 	var notes []Note
 	for _, c := range order {
 		t := traces[c.i]
 		shared := map[int]int{} // owner → actions of t it made
 		n := 0
-		for _, a := range t.Actions {
-			if o, ok := owner[a.ID]; ok && a.ID != "" {
+		for j := range t.Actions {
+			if o, ok := repeated(&t.Actions[j]); ok {
 				shared[o]++
 				n++
 			}
 		}
 		if n == 0 {
-			for _, a := range t.Actions {
-				if a.ID != "" {
-					owner[a.ID] = c.i
-				}
-			}
+			claim(c.i, t.Actions)
 			continue
 		}
 		// The session repeated most, to name in the note.
@@ -94,10 +126,10 @@ func dropCopies(traces []*trace.Trace, isSession []bool, dir string) ([]*trace.T
 			}
 		}
 		orig := traces[from]
-		where := filepath.Join(dir, filepath.FromSlash(orig.Origin.Path))
-		note := Note{Path: filepath.Join(dir, filepath.FromSlash(t.Origin.Path)), Line: t.Origin.Line, Format: agentOf(t), Code: NoteCopy, Detail: orig.ID}
+		where := trace.Origin{Path: display[from], Line: orig.Origin.Line}.String()
+		note := Note{Path: display[c.i], Line: t.Origin.Line, Format: agentOf(t), Code: NoteCopy, Detail: orig.ID}
 		if n == len(t.Actions) {
-			drop[c.i] = true
+			keep[c.i] = false
 			note.Message = fmt.Sprintf("session %s only repeats calls of session %s (%s): its %d actions are counted once, as that session's", t.ID, orig.ID, where, n)
 			notes = append(notes, note)
 			continue
@@ -107,38 +139,25 @@ func dropCopies(traces []*trace.Trace, isSession []bool, dir string) ([]*trace.T
 		// copy's too, also a call the format gives no id of its own
 		// (a Codex web search, known by its line).
 		last := -1
-		for j, a := range t.Actions {
-			if _, ok := owner[a.ID]; ok && a.ID != "" {
+		for j := range t.Actions {
+			if _, ok := repeated(&t.Actions[j]); ok {
 				last = j
 			}
 		}
 		n = last + 1
 		if n == len(t.Actions) {
-			drop[c.i] = true
+			keep[c.i] = false
 			note.Message = fmt.Sprintf("session %s only repeats calls of session %s (%s): its %d actions are counted once, as that session's", t.ID, orig.ID, where, n)
 			notes = append(notes, note)
 			continue
 		}
 		own := slices.Clone(t.Actions[n:])
-		for _, a := range own {
-			if a.ID != "" {
-				owner[a.ID] = c.i
-			}
-		}
 		t.Actions = own
+		claim(c.i, t.Actions)
 		note.Message = fmt.Sprintf("session %s repeats calls of session %s (%s): %d of its actions are counted once, as that session's, and its %d own are kept", t.ID, orig.ID, where, n, len(own))
 		notes = append(notes, note)
 	}
-	if len(notes) == 0 {
-		return traces, nil
-	}
-	kept := traces[:0:0]
-	for i, t := range traces {
-		if !drop[i] {
-			kept = append(kept, t)
-		}
-	}
-	return kept, notes
+	return keep, notes
 }
 
 // agentOf returns the agent a session trace was read from.

@@ -177,7 +177,11 @@ collect:
 
 // streamed reports whether f is a JSON Lines file large enough for the
 // feeder to stream it in chunks rather than hand it to one worker.
-func streamed(f file) bool { return f.lines && f.size > chunkBytes }
+//
+// A file of an agent's home outside its session directories is never
+// streamed: it is most often not a session log, which its first chunk
+// tells, and the rest is then not read.
+func streamed(f file) bool { return f.lines && f.size > chunkBytes && f.home == nil }
 
 // feed sends the jobs for files, in order, until they are all sent or ctx
 // is cancelled.
@@ -326,6 +330,9 @@ func decodeJSONFile(f file, limit int64, rules *normalize.Rules, p *trace.Parser
 			return decodeSessions(f, a, []Record{{Line: 0, Doc: doc, Raw: data}}, nil, rules)
 		}
 	}
+	if f.home != nil {
+		return []entry{notSessionLog(f)}
+	}
 	return []entry{completeTrace(f, data, 0, v, err)}
 }
 
@@ -353,7 +360,16 @@ func decodeLinesFile(ctx context.Context, f file, limit int64, rules *normalize.
 		more := lr.fill(&c)
 		bufs = append(bufs, c.data)
 		if first {
+			if len(c.recs) == 0 && !more && c.err == nil {
+				// Agents leave empty logs behind (a session
+				// opened and closed): nothing to read, and no
+				// error, but not passed over in silence.
+				return []entry{{note: &Note{Path: f.display, Code: NoteEmpty, Message: "empty file: no record"}}}, lr.read
+			}
 			sess = newSessionFile(&c, f, p)
+			if sess == nil && f.home != nil {
+				return []entry{notSessionLog(f)}, lr.read
+			}
 		}
 		if sess != nil {
 			sess.add(&c, f, limit, p)

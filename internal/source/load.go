@@ -113,6 +113,12 @@ type file struct {
 	size    int64  // the size when found; for JSON Lines it decides how the file is read
 	path    string // the walked path: the resolved directory joined with rel
 	mtime   int64  // the modification time when found, Unix nanoseconds
+	// home is set for a file of an agent's home directory outside its
+	// session directories (see agentHome): the name of the agent, and
+	// the directories its sessions are in. Such a file is read as a
+	// session log when it is one, and otherwise passed over with a
+	// note, not decoded as a trace.
+	home *agentHome
 }
 
 // entry is the outcome for one document or session: a trace, its errors,
@@ -217,7 +223,17 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 
 	res := &Result{Files: len(files), Read: stats(files), Unchanged: unchanged, Notes: notes}
 	c := newCollector(bad)
-	var sessions []bool                // of res.Traces: which are agent sessions
+	// The traces in load order. Those of agent sessions are admitted
+	// (checked for a duplicate id) once dropCopies has dropped the
+	// sessions that repeat another, such as an older copy of a session
+	// log that grew since, which has the session's id.
+	type found struct {
+		trace   *trace.Trace
+		display string
+		line    int
+		session bool
+	}
+	var all []found
 	sessionHash := map[string]string{} // session id and source hash → where first read
 	for i, f := range files {
 		for _, e := range results[i] {
@@ -240,29 +256,41 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 				c.reject(f.display, e.line, e.errs)
 				continue
 			}
-			if e.session {
-				// The same session log in two places (a copy, a
-				// backup) is one session, read once.
-				key := e.trace.ID + "\x00" + e.trace.SourceHash
-				if first, seen := sessionHash[key]; seen {
-					res.Notes = append(res.Notes, Note{Path: f.display, Line: e.line, Code: NoteCopy, Detail: e.trace.ID,
-						Message: fmt.Sprintf("session %s is a copy of the one in %s, read once", e.trace.ID, first)})
-					continue
+			if !e.session {
+				if c.admit(f.display, e.line, e.trace.ID) {
+					all = append(all, found{e.trace, f.display, e.line, false})
 				}
-				sessionHash[key] = trace.Origin{Path: f.display, Line: e.line}.String()
+				continue
 			}
-			if c.admit(f.display, e.line, e.trace.ID) {
-				res.Traces = append(res.Traces, e.trace)
-				sessions = append(sessions, e.session)
+			// The same session log in two places (a copy, a backup)
+			// is one session, read once.
+			key := e.trace.ID + "\x00" + e.trace.SourceHash
+			if first, seen := sessionHash[key]; seen {
+				res.Notes = append(res.Notes, Note{Path: f.display, Line: e.line, Code: NoteCopy, Detail: e.trace.ID,
+					Message: fmt.Sprintf("session %s is a copy of the one in %s, read once", e.trace.ID, first)})
+				continue
 			}
+			sessionHash[key] = trace.Origin{Path: f.display, Line: e.line}.String()
+			all = append(all, found{e.trace, f.display, e.line, true})
 		}
+	}
+	traces := make([]*trace.Trace, len(all))
+	isSession := make([]bool, len(all))
+	display := make([]string, len(all))
+	for i, x := range all {
+		traces[i], isSession[i], display[i] = x.trace, x.session, x.display
+	}
+	keep, copies := dropCopies(traces, isSession, display)
+	res.Notes = append(res.Notes, copies...)
+	for i, x := range all {
+		if !keep[i] || x.session && !c.admit(x.display, x.line, x.trace.ID) {
+			continue
+		}
+		res.Traces = append(res.Traces, x.trace)
 	}
 	if res.Skipped, err = c.finish(opts.SkipInvalid); err != nil {
 		return nil, err
 	}
-	var copies []Note
-	res.Traces, copies = dropCopies(res.Traces, sessions, dir)
-	res.Notes = append(res.Notes, copies...)
 	slices.SortStableFunc(res.Notes, func(a, b Note) int {
 		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
 	})
@@ -295,6 +323,8 @@ func (e *dirError) Unwrap() error { return e.err }
 // (see agentHome). dir may also be one *.json or *.jsonl file, which is
 // then the only file, named as given.
 func find(dir string) ([]file, []*trace.Error, []Note, error) {
+	// notes stays empty: whether a file of a home is a session log is
+	// told by its content, when it is decoded (notSessionLog).
 	info, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -338,14 +368,10 @@ func find(dir string) ([]file, []*trace.Error, []Note, error) {
 			return nil
 		}
 		lines, isTrace := traceExt(d.Name())
-		if isTrace {
-			if h := homeOf(homes, p); h != nil && !h.holdsSessions(p) {
-				notes = append(notes, Note{Path: display, Code: NoteNotSessionLog, Detail: h.agent,
-					Message: fmt.Sprintf("not a session log: %s keeps its sessions under %s", h.agent, strings.Join(h.sessions, " and "))})
-				return nil
-			}
-		}
 		f := file{rel: filepath.ToSlash(rel), display: display, open: p, lines: lines, path: p}
+		if h := homeOf(homes, p); isTrace && h != nil && !h.holdsSessions(p) {
+			f.home = h
+		}
 		switch {
 		case isTrace && isRunJournal(p, d.Name()):
 			// A suspended run's resume state, not a record of what
@@ -450,6 +476,14 @@ func findHome(p, name string, isRoot bool) (agentHome, bool) {
 		}
 	}
 	return agentHome{}, false
+}
+
+// notSessionLog is the entry of a file of an agent's home that is not a
+// session log.
+func notSessionLog(f file) entry {
+	h := f.home
+	return entry{note: &Note{Path: f.display, Code: NoteNotSessionLog, Detail: h.agent,
+		Message: fmt.Sprintf("not a session log: %s keeps its sessions under %s", h.agent, strings.Join(h.sessions, " and "))}}
 }
 
 // homeOf returns the innermost home that p lies in, or nil.

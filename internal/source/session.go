@@ -118,8 +118,9 @@ type SkippedSession struct {
 
 // A Note is something a load read past without counting it, and that is
 // not an error: a record of a type its format's reader does not know, a
-// line of a session log that is not JSON, a file that is not a session
-// log, a session that repeats another. Notes are listed in Result.Notes
+// file that is not a session log, a session that repeats another, an
+// empty file. (A line of a session log that is not JSON is listed in
+// Result.Skipped, with the other bad lines.) Notes are listed in Result.Notes
 // so that a summary can say what was passed over and why: nothing is
 // passed over in silence.
 type Note struct {
@@ -129,8 +130,8 @@ type Note struct {
 	Line int
 	// Format is the name of the adapter that read the file, if any.
 	Format string
-	// Code is a stable code: NoteUnknownRecord, NoteInvalidLine,
-	// NoteNotSessionLog or NoteCopy.
+	// Code is a stable code: NoteUnknownRecord, NoteNotSessionLog,
+	// NoteCopy or NoteEmpty.
 	Code string
 	// Detail is what the note is about, for grouping: the record type
 	// of NoteUnknownRecord, the id of the trace a NoteCopy repeats.
@@ -144,10 +145,6 @@ const (
 	// NoteUnknownRecord is a record of a type the format's reader does
 	// not read and that holds no tool call: passed over.
 	NoteUnknownRecord = "unknown_record_type"
-	// NoteInvalidLine is a line of a session log that is not JSON (a
-	// line cut short when the agent was stopped): passed over, and the
-	// rest of the file read.
-	NoteInvalidLine = "invalid_line"
 	// NoteNotSessionLog is a file in an agent's home directory that is
 	// not a session log (settings, prompt history, todos, caches).
 	NoteNotSessionLog = "not_session_log"
@@ -155,6 +152,8 @@ const (
 	// session of the load (a compaction, a side question, a fork):
 	// read once, as the session it repeats.
 	NoteCopy = "copy"
+	// NoteEmpty is a JSON Lines file without a record.
+	NoteEmpty = "empty_file"
 )
 
 // noter is implemented by the session adapters that pass over records

@@ -18,7 +18,8 @@ import (
 // log that starts with bookkeeping records and writes records twice, a
 // compaction and a side question that replay it and a Task worker that
 // does its own calls; and a ~/.codex with its configuration and history
-// beside a rollout with a web search and a rollout forked from it.
+// beside a rollout with a web search, a rollout forked from it and an
+// older copy of it in a backup directory.
 const wildHome = "testdata/wild/home"
 
 const (
@@ -259,7 +260,9 @@ func traceList(ts []*trace.Trace) []string {
 
 // TestLoadCopies: the compaction and the side question replay their
 // session's calls and are dropped as its copies, the fork keeps only
-// the calls it made, and the Task worker, whose calls are its own,
+// the calls it made, an older copy of a rollout kept in a backup
+// directory of the home (it was cut short: it has the session's id, not
+// its bytes) is dropped, and the Task worker, whose calls are its own,
 // stays a trace. Each copy is a note naming the session it repeats.
 func TestLoadCopies(t *testing.T) {
 	res, err := Load(context.Background(), wildHome, Options{})
@@ -269,6 +272,7 @@ func TestLoadCopies(t *testing.T) {
 	want := []string{
 		".claude/projects/-home-dev-app/" + wildClaude + "/subagents/agent-acompact-1a2b3c.jsonl:1 " + wildClaude,
 		".claude/projects/-home-dev-app/" + wildClaude + "/subagents/agent-aside_question-4d5e6f.jsonl:1 " + wildClaude,
+		".codex/backup/sessions/2026/01/02/rollout-2026-01-02T10-00-00-" + wildParent + ".jsonl:1 " + wildParent,
 		".codex/sessions/2026/01/02/rollout-2026-01-02T11-00-00-" + wildFork + ".jsonl:1 " + wildParent,
 	}
 	if diff := cmp.Diff(want, notesOf(res, wildHome, NoteCopy)); diff != "" {
