@@ -164,7 +164,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name:  "neither format",
 			files: map[string]string{"a.json": `{"steps": []}`},
-			want:  `DIR/a.json: $: neither a crystallization trace (no "actions"), a workflow run record (no "stages") nor a composition report (no "run" and "calls")`,
+			want:  `DIR/a.json: $: neither a crystallization trace (no "actions"), a workflow run record (no "stages") nor a composition report (no "run" and "calls"), and the file is no session log of claude-code, codex, otel (by its first records)`,
 		},
 		{
 			name:  "nested type error",
