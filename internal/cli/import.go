@@ -148,6 +148,8 @@ func writePassedOver(w io.Writer, groups []pipeline.NoteGroup) {
 		switch {
 		case g.Code == source.NoteCopy:
 			fmt.Fprintf(w, "  copy %s: %s\n", g.First[0], g.Message)
+		case g.Code == source.NoteRepeats:
+			fmt.Fprintf(w, "  repeats %s: %s\n", g.First[0], g.Message)
 		case g.Count == 1:
 			fmt.Fprintf(w, "  passed over %s: %s\n", g.First[0], g.Message)
 		default:

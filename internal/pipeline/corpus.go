@@ -112,6 +112,10 @@ type Corpus struct {
 	Verified        func(*candidate.Candidate) []bool
 	Skipped         []source.Skipped
 	SkippedSessions []source.SkippedSession
+	// Notes are what the load read past (source.Note): records of
+	// unknown types, files that are not session logs, and sessions that
+	// repeat another, which are not counted.
+	Notes []source.Note
 }
 
 // MemoryLimit is the soft memory limit of a mining run that keeps its
@@ -194,7 +198,7 @@ func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Corpus{Report: report, Sources: res.Traces, Skipped: res.Skipped, SkippedSessions: res.SkippedSessions}, nil
+	return &Corpus{Report: report, Sources: res.Traces, Skipped: res.Skipped, SkippedSessions: res.SkippedSessions, Notes: res.Notes}, nil
 }
 
 // storeCorpus mines the traces of the trace store o.Store.

@@ -99,7 +99,7 @@ func GroupNotes(notes []source.Note) []NoteGroup {
 			place += fmt.Sprintf(":%d", n.Line)
 		}
 		key := [2]string{n.Code, n.Detail}
-		if n.Code == source.NoteCopy {
+		if n.Code == source.NoteCopy || n.Code == source.NoteRepeats {
 			key[1] = place
 		}
 		i, ok := at[key]

@@ -90,7 +90,7 @@ func TestConformanceRealAgents(t *testing.T) {
 				ids[tr.ID] = true
 			}
 			for _, n := range res.Notes {
-				if n.Code == NoteCopy && !ids[n.Detail] {
+				if (n.Code == NoteCopy || n.Code == NoteRepeats) && !ids[n.Detail] {
 					t.Errorf("%s: copy of %s, which is not imported", n.Path, n.Detail)
 				}
 			}

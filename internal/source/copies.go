@@ -127,7 +127,7 @@ func dropCopies(traces []*trace.Trace, isSession []bool, display []string) ([]bo
 		}
 		orig := traces[from]
 		where := trace.Origin{Path: display[from], Line: orig.Origin.Line}.String()
-		note := Note{Path: display[c.i], Line: t.Origin.Line, Format: agentOf(t), Code: NoteCopy, Detail: orig.ID}
+		note := Note{Path: display[c.i], Line: t.Origin.Line, Format: agentOf(t), Code: NoteCopy, Detail: orig.ID, ID: t.ID}
 		if n == len(t.Actions) {
 			keep[c.i] = false
 			note.Message = fmt.Sprintf("session %s only repeats calls of session %s (%s): its %d actions are counted once, as that session's", t.ID, orig.ID, where, n)
@@ -154,6 +154,7 @@ func dropCopies(traces []*trace.Trace, isSession []bool, display []string) ([]bo
 		own := slices.Clone(t.Actions[n:])
 		t.Actions = own
 		claim(c.i, t.Actions)
+		note.Code = NoteRepeats
 		note.Message = fmt.Sprintf("session %s repeats calls of session %s (%s): %d of its actions are counted once, as that session's, and its %d own are kept", t.ID, orig.ID, where, n, len(own))
 		notes = append(notes, note)
 	}

@@ -266,7 +266,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 			// is one session, read once.
 			key := e.trace.ID + "\x00" + e.trace.SourceHash
 			if first, seen := sessionHash[key]; seen {
-				res.Notes = append(res.Notes, Note{Path: f.display, Line: e.line, Code: NoteCopy, Detail: e.trace.ID,
+				res.Notes = append(res.Notes, Note{Path: f.display, Line: e.line, Format: agentOf(e.trace), Code: NoteCopy, Detail: e.trace.ID, ID: e.trace.ID,
 					Message: fmt.Sprintf("session %s is a copy of the one in %s, read once", e.trace.ID, first)})
 				continue
 			}

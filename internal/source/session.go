@@ -131,11 +131,14 @@ type Note struct {
 	// Format is the name of the adapter that read the file, if any.
 	Format string
 	// Code is a stable code: NoteUnknownRecord, NoteNotSessionLog,
-	// NoteCopy or NoteEmpty.
+	// NoteCopy, NoteRepeats or NoteEmpty.
 	Code string
 	// Detail is what the note is about, for grouping: the record type
-	// of NoteUnknownRecord, the id of the trace a NoteCopy repeats.
+	// of NoteUnknownRecord, the id of the session a NoteCopy or
+	// NoteRepeats repeats.
 	Detail string
+	// ID is the id of the session a NoteCopy or NoteRepeats is about.
+	ID string
 	// Message explains the note to a person.
 	Message string
 }
@@ -152,6 +155,10 @@ const (
 	// session of the load (a compaction, a side question, a fork):
 	// read once, as the session it repeats.
 	NoteCopy = "copy"
+	// NoteRepeats is a session that repeats calls of another and goes on
+	// with its own (a fork, a resumed session): it is a trace of its own
+	// calls only.
+	NoteRepeats = "repeats"
 	// NoteEmpty is a JSON Lines file without a record.
 	NoteEmpty = "empty_file"
 )

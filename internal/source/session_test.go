@@ -315,7 +315,7 @@ func TestLoadSessionDuplicateID(t *testing.T) {
 	if diff := cmp.Diff([]string{"s1"}, traceIDs(res)); diff != "" {
 		t.Errorf("trace ids (-want +got):\n%s", diff)
 	}
-	wantNote := []Note{{Path: filepath.Join(dir, "backup/a.jsonl"), Line: 1, Code: NoteCopy, Detail: "s1",
+	wantNote := []Note{{Path: filepath.Join(dir, "backup/a.jsonl"), Line: 1, Format: "claude-code", Code: NoteCopy, Detail: "s1", ID: "s1",
 		Message: "session s1 is a copy of the one in " + filepath.Join(dir, "a.jsonl") + ":1, read once"}}
 	if diff := cmp.Diff(wantNote, res.Notes); diff != "" {
 		t.Errorf("notes (-want +got):\n%s", diff)

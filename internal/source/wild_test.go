@@ -273,10 +273,13 @@ func TestLoadCopies(t *testing.T) {
 		".claude/projects/-home-dev-app/" + wildClaude + "/subagents/agent-acompact-1a2b3c.jsonl:1 " + wildClaude,
 		".claude/projects/-home-dev-app/" + wildClaude + "/subagents/agent-aside_question-4d5e6f.jsonl:1 " + wildClaude,
 		".codex/backup/sessions/2026/01/02/rollout-2026-01-02T10-00-00-" + wildParent + ".jsonl:1 " + wildParent,
-		".codex/sessions/2026/01/02/rollout-2026-01-02T11-00-00-" + wildFork + ".jsonl:1 " + wildParent,
 	}
 	if diff := cmp.Diff(want, notesOf(res, wildHome, NoteCopy)); diff != "" {
 		t.Errorf("copies (-want +got):\n%s", diff)
+	}
+	wantRepeats := []string{".codex/sessions/2026/01/02/rollout-2026-01-02T11-00-00-" + wildFork + ".jsonl:1 " + wildParent}
+	if diff := cmp.Diff(wantRepeats, notesOf(res, wildHome, NoteRepeats)); diff != "" {
+		t.Errorf("sessions that repeat calls (-want +got):\n%s", diff)
 	}
 	seen := map[string]string{}
 	for _, tr := range res.Traces {
