@@ -127,9 +127,21 @@ var claudeBookkeeping = map[string]bool{
 	"agent-name": true,
 }
 
-// notes returns a note for each record of a type Claude does not read.
+// notes returns a note for each record of a type Claude does not read,
+// and one for a file without a session: Claude Code leaves files of
+// summaries and file-history snapshots alone, which name no session.
 func (Claude) notes(records []Record, file string) []Note {
 	var out []Note
+	session := false
+	for _, r := range records {
+		if sid, _ := r.Doc["sessionId"].(string); sid != "" {
+			session = true
+		}
+	}
+	if !session && len(records) > 0 {
+		out = append(out, Note{Line: records[0].Line, Code: NoteEmpty,
+			Message: fmt.Sprintf("no session: its %d records name none (summaries, file-history snapshots)", len(records))})
+	}
 	for _, r := range records {
 		typ, ok := r.Doc["type"].(string)
 		if !ok || typ == "user" || typ == "assistant" || claudeBookkeeping[typ] {
@@ -186,7 +198,7 @@ func decodeClaude(records []Record, file string, actions func(normalize.Call) []
 	// Claude Code may write a record twice (the same uuid and message,
 	// when a session is resumed or a write retried); it is one event,
 	// read once.
-	byUUID := make(map[string]map[string]any) // uuid → message
+	byUUID := make(map[string]map[string]any, len(records)) // uuid → message
 	for _, r := range records {
 		d := &trace.Fields{File: file, Line: r.Line}
 		typ := d.ReqString(r.Doc, "$", "type")

@@ -86,7 +86,11 @@ func dropCopies(traces []*trace.Trace, isSession []bool, display []string) ([]bo
 		trace  int
 		action *trace.Action
 	}
-	owner := map[string]made{}
+	n := 0
+	for _, c := range order {
+		n += len(traces[c.i].Actions)
+	}
+	owner := make(map[string]made, n)
 	repeated := func(a *trace.Action) (int, bool) {
 		m, ok := owner[a.ID]
 		if !ok || a.ID == "" || a.Kind != m.action.Kind || a.Name != m.action.Name || !reflect.DeepEqual(a.Parameters, m.action.Parameters) {

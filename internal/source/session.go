@@ -159,7 +159,9 @@ const (
 	// with its own (a fork, a resumed session): it is a trace of its own
 	// calls only.
 	NoteRepeats = "repeats"
-	// NoteEmpty is a JSON Lines file without a record.
+	// NoteEmpty is a file with nothing to read: a JSON Lines file
+	// without a record, or a Claude Code log whose records name no
+	// session.
 	NoteEmpty = "empty_file"
 )
 

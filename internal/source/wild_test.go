@@ -313,3 +313,22 @@ func TestLoadSessionInvalidLine(t *testing.T) {
 		t.Errorf("skipped = %v, want line 3", res.Skipped)
 	}
 }
+
+// TestLoadNothingToRead: an empty log, and a Claude Code log of
+// summaries only, are no error and are noted.
+func TestLoadNothingToRead(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"empty.jsonl":   "\n\n",
+		"summary.jsonl": `{"type":"summary","summary":"Fix the build","leafUuid":"u9"}` + "\n",
+		"session.jsonl": `{"type":"assistant","sessionId":"s","message":{"id":"m","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]}}` + "\n",
+	})
+	res, err := Load(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"empty.jsonl ", "summary.jsonl:1 "}
+	if diff := cmp.Diff(want, notesOf(res, dir, NoteEmpty)); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+}
