@@ -54,6 +54,50 @@ var codexEnvelopes = map[string]bool{
 	"turn_context": true, "compacted": true,
 }
 
+// codexItems are the response items decodeCodex reads, and those it
+// knows hold nothing to read (a ghost snapshot is the git state Codex
+// saves to undo a turn). Another type is noted (NoteUnknownRecord), and
+// refused when its name says it is a call (see decodeCodexSession).
+var codexItems = map[string]bool{
+	"message": true, "reasoning": true, "function_call": true, "function_call_output": true,
+	"custom_tool_call": true, "custom_tool_call_output": true, "local_shell_call": true,
+	"web_search_call": true, "ghost_snapshot": true,
+}
+
+// notes returns a note for each record of the enveloped layout whose type,
+// or whose response item's type, Codex does not read. The events of the
+// UI (event_msg) are many and change often, and repeat what response
+// items hold: they are not noted.
+func (Codex) notes(records []Record, file string) []Note {
+	var out []Note
+	legacy := len(records) > 0 && records[0].Doc["type"] == nil
+	for i, r := range records {
+		typ, _ := r.Doc["type"].(string)
+		what := typ
+		switch {
+		case legacy:
+			// Bare response items after the header, between state
+			// markers.
+			if _, state := r.Doc["record_type"]; i == 0 || state || codexItems[typ] {
+				continue
+			}
+			what = "response_item " + typ
+		case typ == "response_item":
+			payload, _ := r.Doc["payload"].(map[string]any)
+			ptype, _ := payload["type"].(string)
+			if ptype == "" || codexItems[ptype] {
+				continue
+			}
+			what = "response_item " + ptype
+		case codexEnvelopes[typ]:
+			continue
+		}
+		out = append(out, Note{Line: r.Line, Code: NoteUnknownRecord, Detail: what,
+			Message: fmt.Sprintf("record of unknown type %q", what)})
+	}
+	return out
+}
+
 // DetectRecord reports whether doc is a Codex rollout record: an envelope
 // of a known type with a "payload", or the header of the older layout
 // (an "id", a "timestamp" and an "instructions" member, and no "type").

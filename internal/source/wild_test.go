@@ -332,3 +332,23 @@ func TestLoadNothingToRead(t *testing.T) {
 		t.Errorf("notes (-want +got):\n%s", diff)
 	}
 }
+
+// TestCodexUnknownItems: a response item of a type Codex is not read for
+// is noted by type; one named like a call is refused (TestCodexBadInput).
+func TestCodexUnknownItems(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"r.jsonl": `{"timestamp":"2026-01-02T10:00:00Z","type":"session_meta","payload":{"id":"x"}}
+{"timestamp":"2026-01-02T10:00:01Z","type":"response_item","payload":{"type":"ghost_snapshot","ghost_commit":{}}}
+{"timestamp":"2026-01-02T10:00:02Z","type":"response_item","payload":{"type":"image_generation","result":""}}
+{"timestamp":"2026-01-02T10:00:03Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"c1"}}
+{"timestamp":"2026-01-02T10:00:04Z","type":"world_state","payload":{}}
+`})
+	res, err := Load(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"r.jsonl:3 response_item image_generation", "r.jsonl:5 world_state"}
+	if diff := cmp.Diff(want, notesOf(res, dir, NoteUnknownRecord)); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+}
