@@ -194,14 +194,11 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 	// A limit of math.MaxInt64 means no limit; one less means the same,
 	// and reading limit+1 bytes to detect a file that grew cannot overflow.
 	limit = min(limit, math.MaxInt64-1)
-	files, bad, notes, err := find(dir)
+	files, bad, err := find(dir)
 	if err != nil {
 		return nil, err
 	}
 	if len(files) == 0 && len(bad) == 0 {
-		if len(notes) > 0 {
-			return nil, fmt.Errorf("no session logs under %s: %d files that are not session logs", dir, len(notes))
-		}
 		return nil, fmt.Errorf("no *.json or *.jsonl trace files under %s", dir)
 	}
 	files, unchanged := skipUnchanged(files, opts.Unchanged)
@@ -221,7 +218,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 
-	res := &Result{Files: len(files), Read: stats(files), Unchanged: unchanged, Notes: notes}
+	res := &Result{Files: len(files), Read: stats(files), Unchanged: unchanged}
 	c := newCollector(bad)
 	// The traces in load order. Those of agent sessions are admitted
 	// (checked for a duplicate id) once dropCopies has dropped the
@@ -316,21 +313,20 @@ func (e *dirError) Error() string { return "trace directory " + e.dir + " " + e.
 // fs.ErrNotExist) holds for a missing directory.
 func (e *dirError) Unwrap() error { return e.err }
 
-// find walks dir and returns its trace files sorted by relative path, one
-// error for each entry that must not be read (a symlink out of dir, a
-// directory symlink, a special file, an unreadable directory), and a note
-// for each file of an agent's home directory that is not a session log
-// (see agentHome). dir may also be one *.json or *.jsonl file, which is
-// then the only file, named as given.
-func find(dir string) ([]file, []*trace.Error, []Note, error) {
-	// notes stays empty: whether a file of a home is a session log is
-	// told by its content, when it is decoded (notSessionLog).
+// find walks dir and returns its trace files sorted by relative path, and
+// one error for each entry that must not be read (a symlink out of dir, a
+// directory symlink, a special file, an unreadable directory). A file of
+// an agent's home outside its session directories is marked (file.home)
+// for the decoder, which passes it over when it is not a session log.
+// dir may also be one *.json or *.jsonl file, which is then the only
+// file, named as given.
+func find(dir string) ([]file, []*trace.Error, error) {
 	info, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, nil, &dirError{dir, "does not exist", err}
+		return nil, nil, &dirError{dir, "does not exist", err}
 	case err != nil:
-		return nil, nil, nil, &dirError{dir, "cannot be read: " + unwrapPathError(err), err}
+		return nil, nil, &dirError{dir, "cannot be read: " + unwrapPathError(err), err}
 	case !info.IsDir():
 		return findFile(dir, info)
 	}
@@ -341,11 +337,10 @@ func find(dir string) ([]file, []*trace.Error, []Note, error) {
 		root, err = filepath.Abs(root)
 	}
 	if err != nil {
-		return nil, nil, nil, &dirError{dir, "cannot be resolved: " + unwrapPathError(err), err}
+		return nil, nil, &dirError{dir, "cannot be resolved: " + unwrapPathError(err), err}
 	}
 
 	var homes []agentHome
-	var notes []Note
 	var files []file
 	var bad []*trace.Error
 	walkErr := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -405,26 +400,26 @@ func find(dir string) ([]file, []*trace.Error, []Note, error) {
 		return nil
 	})
 	if walkErr != nil {
-		return nil, nil, nil, walkErr
+		return nil, nil, walkErr
 	}
 	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.rel, b.rel) })
-	return files, bad, notes, nil
+	return files, bad, nil
 }
 
 // findFile is find for one file, given as path: a *.json or *.jsonl file
 // is read as if it were the only file of its directory, and named in
 // messages as given.
-func findFile(path string, info fs.FileInfo) ([]file, []*trace.Error, []Note, error) {
+func findFile(path string, info fs.FileInfo) ([]file, []*trace.Error, error) {
 	lines, ok := traceExt(path)
 	if !ok || !info.Mode().IsRegular() {
-		return nil, nil, nil, &dirError{path, "is neither a directory nor a *.json or *.jsonl file", nil}
+		return nil, nil, &dirError{path, "is neither a directory nor a *.json or *.jsonl file", nil}
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, nil, nil, &dirError{path, "cannot be resolved: " + unwrapPathError(err), err}
+		return nil, nil, &dirError{path, "cannot be resolved: " + unwrapPathError(err), err}
 	}
 	f := file{rel: filepath.Base(path), display: path, open: abs, path: abs, lines: lines, size: info.Size(), mtime: info.ModTime().UnixNano()}
-	return []file{f}, nil, nil, nil
+	return []file{f}, nil, nil
 }
 
 // agentHome is an agent's home directory (~/.claude, ~/.codex) met by a

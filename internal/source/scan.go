@@ -150,7 +150,7 @@ func ScanWith[T any](ctx context.Context, dir string, opts Options, summarize Su
 		limit = DefaultMaxFileBytes
 	}
 	limit = min(limit, math.MaxInt64-1)
-	files, bad, _, err := find(dir)
+	files, bad, err := find(dir)
 	if err != nil {
 		return nil, err
 	}

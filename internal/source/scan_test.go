@@ -152,7 +152,7 @@ func TestScanRefusesSessionLogs(t *testing.T) {
 }
 
 func detectSessionFile(t *testing.T, dir string) (SessionAdapter, bool) {
-	files, _, _, err := find(dir)
+	files, _, err := find(dir)
 	if err != nil || len(files) != 1 {
 		t.Fatal(err)
 	}
