@@ -148,14 +148,22 @@ type entry struct {
 // of the line's bytes without its line ending), and is normalized with
 // trace.Normalize.
 //
-// Agent session logs are files, not lines: when the first non-blank line
+// Agent session logs are files, not lines: when one of the first records
 // of a *.jsonl file (or the document of a *.json file) is claimed by one
 // of the SessionAdapters, every record of the file goes to that adapter,
 // which returns one trace per session, in the order of the sessions in the
 // file. A session's Origin is its file and first line, and its SourceHash
 // covers its own records (HashRecords). Its tool calls are normalized with
 // Options.Rules. A session without tool calls is listed in
-// Result.SkippedSessions, never an error.
+// Result.SkippedSessions, never an error. A line of a session log that is
+// not JSON is listed in Result.Skipped and the rest of the file read. A
+// session that repeats another is dropped or cut to its own calls
+// (dropCopies), and the same session log found twice is read once; both
+// are listed in Result.Notes, with the files of an agent's home directory
+// that are not session logs.
+//
+// dir may also be a *.json or *.jsonl file, read as the only file of its
+// directory and named as given.
 //
 // Messages name files as filepath.Join(dir, relative path), so that they
 // read as the user typed the directory: "runs/a.json: $.actions[2]: …".

@@ -17,8 +17,11 @@ import (
 type SessionAdapter interface {
 	// Name identifies the format, for messages and reports.
 	Name() string
-	// DetectRecord reports whether doc, the first JSON object of a file,
-	// is a record of this format. It looks only at the shape of doc.
+	// DetectRecord reports whether doc, one of the first JSON objects of
+	// a file, is a record of this format. It looks only at the shape of
+	// doc. The loader asks about each of the first records in turn
+	// (detectRecords of them) until an adapter claims one, or one is a
+	// document of the trace formats.
 	DetectRecord(doc map[string]any) bool
 	// DecodeSessions converts the records of one file into one trace per
 	// session, normalizing tool calls with rules. The error, if any, is a
@@ -37,8 +40,8 @@ type SessionAdapter interface {
 }
 
 // sessionAdapters is the registry of session formats, in detection order:
-// the first whose DetectRecord accepts the first record of a file decodes
-// the whole file. Session formats are tried before the document formats of
+// the first whose DetectRecord accepts one of the first records of a file
+// decodes the whole file. Session formats are tried before the document formats of
 // defaultAdapters, because a file they claim is not one trace per line.
 // Like defaultAdapters it is an array, so that it cannot be changed
 // through a shared slice; a new format is one more element.
