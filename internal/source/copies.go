@@ -110,10 +110,13 @@ func dropCopies(traces []*trace.Trace, isSession []bool, display []string) ([]bo
 	var notes []Note
 	for _, c := range order {
 		t := traces[c.i]
-		shared := map[int]int{} // owner → actions of t it made
+		var shared map[int]int // owner → actions of t it made; most sessions repeat none
 		n := 0
 		for j := range t.Actions {
 			if o, ok := repeated(&t.Actions[j]); ok {
+				if shared == nil {
+					shared = map[int]int{}
+				}
 				shared[o]++
 				n++
 			}
