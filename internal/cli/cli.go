@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -107,12 +108,69 @@ func printError(w io.Writer, err error) {
 			head = "invalid input"
 		}
 		fmt.Fprintf(w, "crystallize: %s: %d problems\n", head, len(list))
+		if len(list) > maxListedProblems {
+			writeGrouped(w, list)
+			return
+		}
 		for _, e := range list {
 			fmt.Fprintf(w, "  %s\n", e.Error())
 		}
 		return
 	}
 	fmt.Fprintf(w, "crystallize: %s\n", err)
+}
+
+// maxListedProblems is how many input problems are listed one per line;
+// more are grouped by cause (writeGrouped), so that a directory a
+// format is not recognized in reads as one cause, not a line per record.
+const maxListedProblems = 20
+
+// maxGroupPlaces is how many places of a cause are named.
+const maxGroupPlaces = 3
+
+// causeDigits and causeQuoted are what two problems of one cause differ
+// in: the numbers (an index in a JSON path, a line) and the quoted
+// values (an id, a type name) of their paths and messages.
+var (
+	causeDigits = regexp.MustCompile(`[0-9]+`)
+	causeQuoted = regexp.MustCompile(`"[^"]*"`)
+)
+
+// writeGrouped writes the problems of list grouped by cause, in the order
+// each cause is first met: the count, the first problem's JSON path and
+// message, and the first places (file:line) of the cause.
+func writeGrouped(w io.Writer, list trace.ErrorList) {
+	type group struct {
+		first  *trace.Error
+		count  int
+		places []string
+	}
+	var groups []*group
+	byCause := map[string]*group{}
+	for _, e := range list {
+		cause := causeQuoted.ReplaceAllString(causeDigits.ReplaceAllString(e.Path+": "+e.Msg, "N"), `"…"`)
+		g := byCause[cause]
+		if g == nil {
+			g = &group{first: e}
+			byCause[cause] = g
+			groups = append(groups, g)
+		}
+		g.count++
+		if len(g.places) < maxGroupPlaces {
+			g.places = append(g.places, trace.Origin{Path: e.File, Line: e.Line}.String())
+		}
+	}
+	for _, g := range groups {
+		what := g.first.Msg
+		if g.first.Path != "" {
+			what = g.first.Path + ": " + what
+		}
+		more := ""
+		if g.count > len(g.places) {
+			more = ", …"
+		}
+		fmt.Fprintf(w, "  %d × %s\n    at %s%s\n", g.count, what, strings.Join(g.places, ", "), more)
+	}
 }
 
 // isCobraUsage recognizes cobra's own argument errors, which it returns as

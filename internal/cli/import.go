@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
+	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/runtime"
@@ -16,7 +18,13 @@ under --from, and writes each session as a normalized crystallization trace
 (trace v1, schemas/trace.v1.json) into --out: exactly what mine sees, in a
 form a person can read and diff.
 
-The format of each file is recognized from its first record:
+--from is a directory, searched recursively, or one *.json or *.jsonl file.
+It may be an agent's home directory (~/.claude, ~/.codex): its session logs
+are read, and its other files (settings, prompt history, todos, caches) are
+passed over with the note "not a session log".
+
+The format of each file is recognized from its first records (any of the
+first 20: agents start their logs with bookkeeping records):
 
   Claude Code   ~/.claude/projects/<project>/<session>.jsonl
                 one trace per sessionId; subagent (sidechain) turns are kept
@@ -44,8 +52,21 @@ first prompt is metadata.goal.
 
 A session with no tool call is skipped with the reason no_tool_calls; that is
 not an error. A malformed record is: every problem is listed as
-file:line: $.json.path: message, and nothing is written, unless
+file:line: $.json.path: message (more than 20 are grouped by cause, with a
+count and the first three places), and nothing is written, unless
 --skip-invalid is given, which imports the rest and lists what it skipped.
+A line of a session log that is not JSON at all (a write cut short) is
+listed as skipped and the rest of its file read, with or without
+--skip-invalid.
+
+One event is counted once. A record or a tool call an agent wrote twice is
+read once. A session that only repeats another's calls (a Claude Code
+compaction or side question, an older copy of a log) is dropped as a copy of
+it, and one that repeats calls and goes on (a forked Codex rollout, a
+resumed session) keeps only its own calls; the summary names each, and mine
+lists the copies among the excluded traces. A subagent that makes its own
+calls stays a trace of its own. Records of types the reader does not know,
+and files with nothing to read, are passed over and counted in the summary.
 
 Trace files are made to be shared, so each is written through the
 redactor of bundles: a credential (an API key an agent printed, a private
@@ -82,7 +103,11 @@ Exit status: 0 on success, 1 on invalid input or an error, 2 on a usage error.
    "observations", "skipped_sessions"}], "files": [{"path", "trace_id",
    "format", "source", "actions"}], "skipped_sessions": [{"path", "line",
    "format", "id", "reason", "message"}], "skipped_invalid": [{"path", "line",
-   "errors"}]}`
+   "errors"}], "passed_over": [{"code", "detail", "count", "message",
+   "first"}]}
+  where passed_over groups what was passed over by cause: code is
+  unknown_record_type (detail: the type), not_session_log (detail: the
+  agent), copy or repeats (detail: the session repeated), or empty_file.`
 
 type importFlags struct {
 	from, out   string
@@ -98,10 +123,11 @@ type importFlags struct {
 func newImportCmd(e *env) *cobra.Command {
 	f := &importFlags{}
 	cmd := &cobra.Command{
-		Use:   "import --from DIR --out DIR [--json] [--skip-invalid]",
+		Use:   "import --from DIR|FILE --out DIR [--json] [--skip-invalid]",
 		Short: "Turn agent session logs into normalized traces, one file per session",
 		Long:  importDoc,
-		Example: `  crystallize import --from ~/.claude/projects/-home-me-shop --out traces/
+		Example: `  crystallize import --from ~/.claude --out traces/
+  crystallize import --from ~/.claude/projects/-home-me-shop --out traces/
   crystallize import --from ~/.codex/sessions --out traces/ --json
   crystallize import --from runs/ --store`,
 		Args: cobra.NoArgs,
@@ -110,7 +136,7 @@ func newImportCmd(e *env) *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.from, "from", "", "directory of session logs and traces (*.json, *.jsonl; searched recursively)")
+	fs.StringVar(&f.from, "from", "", "directory of session logs and traces (*.json, *.jsonl; searched recursively), an agent's home (~/.claude, ~/.codex), or one such file")
 	fs.StringVar(&f.out, "out", "", "directory to write one trace file per session into")
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "import the valid sessions and list each invalid file and line instead of failing")
@@ -124,7 +150,7 @@ func newImportCmd(e *env) *cobra.Command {
 func runImport(ctx context.Context, e *env, f *importFlags) error {
 	switch {
 	case f.from == "":
-		return usagef("--from is required: the directory of session logs to import")
+		return usagef("--from is required: the directory (or file) of session logs to import")
 	case f.store:
 		return runImportStore(ctx, e, f)
 	case f.rehash:
@@ -157,7 +183,25 @@ func runImport(ctx context.Context, e *env, f *importFlags) error {
 		fmt.Fprintf(w, "  %s: %d sessions, %d actions (%d observations), %d skipped\n", fm.Format, fm.Sessions, fm.Actions, fm.Observations, fm.SkippedSessions)
 	}
 	writeSkipped(w, s.SkippedSession, s.SkippedInvalid)
+	writePassedOver(w, s.PassedOver)
 	return nil
+}
+
+// writePassedOver prints what a load read past without counting it, one
+// line per cause with its count and first places.
+func writePassedOver(w io.Writer, groups []pipeline.NoteGroup) {
+	for _, g := range groups {
+		switch {
+		case g.Code == source.NoteCopy:
+			fmt.Fprintf(w, "  copy %s: %s\n", g.First[0], g.Message)
+		case g.Code == source.NoteRepeats:
+			fmt.Fprintf(w, "  repeats %s: %s\n", g.First[0], g.Message)
+		case g.Count == 1:
+			fmt.Fprintf(w, "  passed over %s: %s\n", g.First[0], g.Message)
+		default:
+			fmt.Fprintf(w, "  passed over %d × %s (first %s)\n", g.Count, g.Message, strings.Join(g.First, ", "))
+		}
+	}
 }
 
 // writeSkipped prints what an import (import, import --store) left out:

@@ -16,7 +16,7 @@ func TestUsageExitCodes(t *testing.T) {
 		args []string
 		want string // the whole of stderr
 	}{
-		{[]string{"import", "--out", "o"}, "crystallize: --from is required: the directory of session logs to import\n"},
+		{[]string{"import", "--out", "o"}, "crystallize: --from is required: the directory (or file) of session logs to import\n"},
 		{[]string{"import", "--from", "f"}, "crystallize: --out is required: the directory to write the traces into\n"},
 		{[]string{"import", "--from", "f", "--out", "f/traces"}, "crystallize: --out f/traces is inside --from f: the next import would read the traces back\n"},
 		{[]string{"capture"}, "crystallize: capture needs a subcommand: crystallize capture mcp -- SERVER_COMMAND [ARGS...]\n"},

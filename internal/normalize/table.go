@@ -35,7 +35,7 @@ var questionTools = wordSet(`AskUserQuestion`)
 // here covers all its heads (cat), a head covers only itself (git status).
 // sed and find are read-only unless they edit in place or run or delete
 // (see readOnly).
-var observations = wordSet(`Read Grep Glob LS TodoWrite TodoRead WebSearch NotebookRead BashOutput ExitPlanMode
+var observations = wordSet(`Read Grep Glob LS TodoWrite TodoRead WebSearch web_search NotebookRead BashOutput ExitPlanMode
 	update_plan view_image read_file read_many_files list_files list_dir list_directory search_files
 	search_file_content google_web_search grep glob read
 	cat head tail less more rg grep egrep fgrep ag ls find fd tree pwd wc echo printf which type whereis

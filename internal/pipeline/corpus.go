@@ -122,6 +122,10 @@ type Corpus struct {
 	// Heldout are the traces CorpusOptions.Holdout held out of mining,
 	// in corpus order; Report.Holdout lists them.
 	Heldout []*trace.Trace
+	// Notes are what the load read past (source.Note): records of
+	// unknown types, files that are not session logs, and sessions that
+	// repeat another, which are not counted.
+	Notes []source.Note
 }
 
 // MemoryLimit is the soft memory limit of a mining run that keeps its
@@ -209,7 +213,7 @@ func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.Skipped, c.SkippedSessions = res.Skipped, res.SkippedSessions
+	c.Skipped, c.SkippedSessions, c.Notes = res.Skipped, res.SkippedSessions, res.Notes
 	return c, nil
 }
 

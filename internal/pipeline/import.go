@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,7 +23,8 @@ import (
 
 // ImportOptions says what Import reads and where it writes.
 type ImportOptions struct {
-	// From is the directory of session logs and traces.
+	// From is the directory of session logs and traces, or one such
+	// file.
 	From string
 	// Out is the directory each trace is written into.
 	Out string
@@ -64,6 +66,57 @@ type Imported struct {
 	Formats         []ImportedFormat
 	SkippedSessions []source.SkippedSession
 	Skipped         []source.Skipped
+	// PassedOver groups what the load read past without counting it:
+	// records of unknown types, files that are not session logs, and
+	// sessions that repeat another (GroupNotes).
+	PassedOver []NoteGroup
+}
+
+// NoteGroup is the notes of a load (source.Note) of one cause: their code,
+// what they are about (a record type, the session a copy repeats), how
+// many there are, the message of the first, and the places of the first
+// three.
+type NoteGroup struct {
+	Code    string   `json:"code"`
+	Detail  string   `json:"detail,omitempty"`
+	Count   int      `json:"count"`
+	Message string   `json:"message"`
+	First   []string `json:"first"`
+}
+
+// maxNotePlaces is how many places of a group of notes a summary names.
+const maxNotePlaces = 3
+
+// GroupNotes groups notes by code and detail, in the order of their first
+// note, so that a summary of a home directory says "passed over 212 files
+// that are not session logs" once, with the first places, rather than
+// once per file. Copies are not grouped: each names the session it
+// repeats, which is what a reader checks.
+func GroupNotes(notes []source.Note) []NoteGroup {
+	out := []NoteGroup{}
+	at := map[[2]string]int{}
+	for _, n := range notes {
+		place := n.Path
+		if n.Line > 0 {
+			place += fmt.Sprintf(":%d", n.Line)
+		}
+		key := [2]string{n.Code, n.Detail}
+		if n.Code == source.NoteCopy || n.Code == source.NoteRepeats {
+			key[1] = place
+		}
+		i, ok := at[key]
+		if !ok {
+			i = len(out)
+			at[key] = i
+			out = append(out, NoteGroup{Code: n.Code, Detail: n.Detail, Message: n.Message, First: []string{}})
+		}
+		g := &out[i]
+		g.Count++
+		if len(g.First) < maxNotePlaces {
+			g.First = append(g.First, place)
+		}
+	}
+	return out
 }
 
 // Import reads every session log and trace under o.From and writes each
@@ -91,7 +144,13 @@ func Import(ctx context.Context, o ImportOptions) (*Imported, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading sessions from %s: %w", o.From, err)
 	}
-	im := &Imported{Traces: res.Traces, Files: []ImportedTrace{}, SkippedSessions: res.SkippedSessions, Skipped: res.Skipped}
+	im := &Imported{Traces: res.Traces, Files: []ImportedTrace{}, SkippedSessions: res.SkippedSessions, Skipped: res.Skipped, PassedOver: GroupNotes(res.Notes)}
+	// --from names a directory, or one file, which is then every
+	// trace's source.
+	fromFile := false
+	if info, err := os.Stat(o.From); err == nil && !info.IsDir() {
+		fromFile = true
+	}
 	formats := map[string]*ImportedFormat{}
 	format := func(name string) *ImportedFormat {
 		if formats[name] == nil {
@@ -128,6 +187,9 @@ func Import(ctx context.Context, o ImportOptions) (*Imported, error) {
 			}
 		}
 		src := filepath.Join(o.From, filepath.FromSlash(tr.Origin.Path))
+		if fromFile {
+			src = o.From
+		}
 		if tr.Origin.Line > 0 {
 			src += fmt.Sprintf(":%d", tr.Origin.Line)
 		}

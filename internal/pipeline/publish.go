@@ -17,6 +17,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/replay"
+	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -337,6 +338,16 @@ func MineDir(ctx context.Context, o MineDirOptions) (*candidate.Report, *Publish
 		report.ExcludedTraces = append(report.ExcludedTraces, candidate.Exclusion{
 			TraceID: s.ID, Source: trace.Origin{Path: s.Path, Line: s.Line}.String(), Code: s.Reason, Message: s.Message,
 		})
+	}
+	// A session that only repeats another (a compaction, a side
+	// question, an older copy) is left out as a copy: counted, it would
+	// be support the procedure does not have.
+	for _, n := range c.Notes {
+		if n.Code == source.NoteCopy {
+			report.ExcludedTraces = append(report.ExcludedTraces, candidate.Exclusion{
+				TraceID: n.ID, Source: trace.Origin{Path: n.Path, Line: n.Line}.String(), Code: n.Code, Message: n.Message,
+			})
+		}
 	}
 	report.ExcludedTraceCount = len(report.ExcludedTraces)
 	// Held-out traces are read as a stream while shadow replay compares

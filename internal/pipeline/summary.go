@@ -255,6 +255,7 @@ type ImportSummary struct {
 	Files          []ImportedTrace      `json:"files"`
 	SkippedSession []SummarySkipped     `json:"skipped_sessions"`
 	SkippedInvalid []SummaryInvalidFile `json:"skipped_invalid"`
+	PassedOver     []NoteGroup          `json:"passed_over"`
 }
 
 // StoreImportSummary is the short account of an import into the trace
@@ -297,7 +298,15 @@ type SummaryInvalidFile struct {
 // Like every output, it names no secret and no user's home directory
 // (redact.Text): "/home/alice/.claude/projects" is "~/.claude/projects".
 func (im *Imported) Summary(from, out string) *ImportSummary {
-	s := &ImportSummary{From: redactedText(from), Out: redactedText(out), Traces: len(im.Traces), Formats: im.Formats, Files: make([]ImportedTrace, len(im.Files))}
+	s := &ImportSummary{From: redactedText(from), Out: redactedText(out), Traces: len(im.Traces), Formats: im.Formats, Files: make([]ImportedTrace, len(im.Files)), PassedOver: make([]NoteGroup, len(im.PassedOver))}
+	for i, g := range im.PassedOver {
+		g.Message, g.Detail = redactedText(g.Message), redactedText(g.Detail)
+		g.First = append([]string(nil), g.First...)
+		for j := range g.First {
+			g.First[j] = redactedText(g.First[j])
+		}
+		s.PassedOver[i] = g
+	}
 	for i, f := range im.Files {
 		f.Path, f.Source, f.TraceID = redactedText(f.Path), redactedText(f.Source), redactedText(f.TraceID)
 		s.Files[i] = f

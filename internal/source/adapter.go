@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -61,9 +62,18 @@ func (TraceV1) Decode(doc map[string]any, raw []byte, file string, line int) (*t
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // noAdapterMsg is the message for a JSON object no adapter recognizes. It
-// names the member each format is detected by, which is what the user
-// most likely got wrong.
-const noAdapterMsg = `neither a crystallization trace (no "actions"), a workflow run record (no "stages") nor a composition report (no "run" and "calls")`
+// names the member each document format is detected by, which is what
+// the user most likely got wrong, and the session log formats that were
+// tried too (by the first records of the file), so that a user whose agent
+// log is not read sees that its format was looked for.
+var noAdapterMsg = func() string {
+	var names []string
+	for _, a := range sessionAdapters {
+		names = append(names, a.Name())
+	}
+	return `neither a crystallization trace (no "actions"), a workflow run record (no "stages") nor a composition report (no "run" and "calls"), and the file is no session log of ` +
+		strings.Join(names, ", ") + ` (by its first records)`
+}()
 
 // DecodeDocument parses one JSON document from file (at 1-based line for a
 // JSON Lines record, else 0), finds the adapter for its format and decodes

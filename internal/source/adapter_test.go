@@ -137,8 +137,8 @@ func TestDecodeDocumentErrors(t *testing.T) {
 	}{
 		{"syntax", 0, "{\n\"actions\": [,]}", "f.json:2:13: invalid JSON: invalid character ',' looking for beginning of value"},
 		{"not an object", 0, `"actions"`, "f.json: $: expected object, got string"},
-		{"neither format", 0, `{"id": "x", "steps": []}`, `f.json: $: neither a crystallization trace (no "actions"), a workflow run record (no "stages") nor a composition report (no "run" and "calls")`},
-		{"neither format, JSON Lines", 7, `{}`, `f.json:7: $: neither a crystallization trace (no "actions"), a workflow run record (no "stages") nor a composition report (no "run" and "calls")`},
+		{"neither format", 0, `{"id": "x", "steps": []}`, `f.json: $: neither a crystallization trace (no "actions"), a workflow run record (no "stages") nor a composition report (no "run" and "calls"), and the file is no session log of claude-code, codex, otel, otel-logs, gemini-cli, gemini-cli-chat (by its first records)`},
+		{"neither format, JSON Lines", 7, `{}`, `f.json:7: $: neither a crystallization trace (no "actions"), a workflow run record (no "stages") nor a composition report (no "run" and "calls"), and the file is no session log of claude-code, codex, otel, otel-logs, gemini-cli, gemini-cli-chat (by its first records)`},
 		{"trace errors", 0, `{"actions": [{"kind": "tool_call"}]}`, "f.json: $.actions[0].name: missing required field"},
 		{"record by _type", 0, `{"_type": "workflow_run", "id": 3}`, "f.json: $.id: expected string, got number"},
 		{"record errors", 0, `{"stages": [{"kind": "stage"}, 4], "tool_recordings": [{"tool_name": "x", "args": "a=1", "duration_ms": -1, "iteration": "one", "is_rejected": "no"}], "hitl_questions": {}}`,

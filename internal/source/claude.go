@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -44,8 +45,11 @@ type Claude struct{}
 func (Claude) Name() string { return "claude-code" }
 
 // DetectRecord reports whether doc is a Claude Code log record: a "user",
-// "assistant" or "system" record with a "sessionId" member, a "summary"
-// with a "leafUuid", or a "file-history-snapshot". It does not look at the
+// "assistant" or bookkeeping record ("system", "permission-mode",
+// "progress", "attachment"… see claudeBookkeeping) with a "sessionId"
+// member, a "summary" with a "leafUuid", or a "file-history-snapshot".
+// The loader asks it about each of a file's first records (a log may
+// start with a record of a type added since). It does not look at the
 // member's types, so that a malformed first record is reported by the
 // decoder at its path instead of as a document of no known format.
 func (Claude) DetectRecord(doc map[string]any) bool {
@@ -56,10 +60,12 @@ func (Claude) DetectRecord(doc map[string]any) bool {
 		return false
 	}
 	typ, _ := doc["type"].(string)
-	switch typ {
-	case "user", "assistant", "system", "queue-operation":
+	switch {
+	case typ == "user", typ == "assistant", claudeBookkeeping[typ] && typ != "summary" && typ != "file-history-snapshot":
 		_, ok := doc["sessionId"]
 		return ok
+	}
+	switch typ {
 	case "summary":
 		_, ok := doc["leafUuid"]
 		return ok
@@ -107,10 +113,46 @@ var claudeShape = &trace.Shape{Only: true, Members: map[string]*trace.Shape{
 
 func (Claude) recordShape() *trace.Shape { return claudeShape }
 
-// claudeBookkeeping are the record types that never hold a tool call.
+// claudeBookkeeping are the record types that never hold a tool call:
+// the session's settings, titles and links, queued prompts, hook
+// progress, attachments the harness adds to the context. They are passed
+// over without a note; a record of a type not listed here is passed over
+// with one (NoteUnknownRecord), so that a summary shows what a new
+// version of Claude Code writes that is not read.
 var claudeBookkeeping = map[string]bool{
 	"system": true, "summary": true, "file-history-snapshot": true,
-	"queue-operation": true, "progress": true,
+	"queue-operation": true, "progress": true, "permission-mode": true,
+	"custom-title": true, "ai-title": true, "teleported-from": true,
+	"last-prompt": true, "attachment": true, "pr-link": true,
+	"agent-name": true,
+}
+
+// notes returns a note for each record of a type Claude does not read,
+// and one for a file without a session: Claude Code leaves files of
+// summaries and file-history snapshots alone, which name no session.
+func (Claude) notes(records []Record, file string) []Note {
+	var out []Note
+	session := false
+	for _, r := range records {
+		if sid, _ := r.Doc["sessionId"].(string); sid != "" {
+			session = true
+		}
+	}
+	if !session && len(records) > 0 {
+		out = append(out, Note{Line: records[0].Line, Code: NoteEmpty,
+			Message: fmt.Sprintf("no session: its %d records name none (summaries, file-history snapshots)", len(records))})
+	}
+	for _, r := range records {
+		typ, ok := r.Doc["type"].(string)
+		if !ok || typ == "user" || typ == "assistant" || claudeBookkeeping[typ] {
+			continue
+		}
+		out = append(out, Note{
+			Line: r.Line, Code: NoteUnknownRecord, Detail: typ,
+			Message: fmt.Sprintf("record of unknown type %q", typ),
+		})
+	}
+	return out
 }
 
 // claudeCall is a tool_use on its way to becoming a normalize.Call.
@@ -119,6 +161,12 @@ type claudeCall struct {
 	turn     *claudeTurn
 	hasRes   bool
 	resultTS string
+}
+
+// claudeUse is where a tool_use id was first met, and its call.
+type claudeUse struct {
+	line int
+	call *claudeCall
 }
 
 // claudeTurn is one model response: the records that share a message.id.
@@ -147,9 +195,20 @@ func decodeClaude(records []Record, file string, actions func(normalize.Call) []
 	var order []*claudeSession
 	byID := make(map[string]*claudeSession)
 	summaries := make(map[string]string) // leafUuid → summary
+	// Claude Code may write a record twice (the same uuid and message,
+	// when a session is resumed or a write retried); it is one event,
+	// read once.
+	byUUID := make(map[string]map[string]any, len(records)) // uuid → message
 	for _, r := range records {
 		d := &trace.Fields{File: file, Line: r.Line}
 		typ := d.ReqString(r.Doc, "$", "type")
+		if uuid, ok := r.Doc["uuid"].(string); ok && uuid != "" {
+			msg, _ := r.Doc["message"].(map[string]any)
+			if prev, seen := byUUID[uuid]; seen && reflect.DeepEqual(prev, msg) {
+				continue
+			}
+			byUUID[uuid] = msg
+		}
 		var sid string
 		switch typ {
 		case "user", "assistant":
@@ -161,6 +220,11 @@ func decodeClaude(records []Record, file string, actions func(normalize.Call) []
 			}
 		default:
 			sid = d.OptString(r.Doc, "$", "sessionId")
+			if !claudeBookkeeping[typ] && holdsToolUse(r.Doc) {
+				// Passed over, its calls would be lost without a
+				// word, whatever session it belongs to.
+				d.Errorf("$.type", "unknown record type %q holds tool_use blocks", typ)
+			}
 		}
 		errs = append(errs, d.Errs...)
 		if sid == "" {
@@ -199,7 +263,7 @@ func decodeClaude(records []Record, file string, actions func(normalize.Call) []
 func decodeClaudeSession(s *claudeSession, file string, summaries map[string]string, actions func(normalize.Call) []trace.Action) (*trace.Trace, trace.ErrorList) {
 	var errs trace.ErrorList
 	var calls []*claudeCall
-	uses := make(map[string]int) // tool_use id → line, to catch duplicates
+	uses := make(map[string]claudeUse) // tool_use id → its first use, to catch duplicates
 	pending := make(map[string]*claudeCall)
 	turns := make(map[string]*claudeTurn)
 	var turnOrder []*claudeTurn
@@ -289,13 +353,17 @@ func decodeClaudeSession(s *claudeSession, file string, summaries map[string]str
 				if id == "" || name == "" {
 					continue
 				}
-				if at, dup := uses[id]; dup {
-					d.Errorf(trace.Member(p, "id"), "duplicate tool_use id %q (first at line %d)", id, at)
-					continue
-				}
-				uses[id] = r.Line
 				if input == nil {
 					input = map[string]any{}
+				}
+				if first, dup := uses[id]; dup {
+					// The same call written twice is one call;
+					// two calls under one id would make one of
+					// them vanish.
+					if first.call.call.Tool != name || !reflect.DeepEqual(first.call.call.Args, input) {
+						d.Errorf(trace.Member(p, "id"), "duplicate tool_use id %q with different content (first at line %d)", id, first.line)
+					}
+					continue
 				}
 				c := &claudeCall{turn: turn, call: normalize.Call{ID: id, Tool: name, Args: input, Timestamp: ts}}
 				// Files are named relative to the directory the session
@@ -305,6 +373,7 @@ func decodeClaudeSession(s *claudeSession, file string, summaries map[string]str
 				if sidechain {
 					c.call.Metadata = map[string]any{"sidechain": true}
 				}
+				uses[id] = claudeUse{line: r.Line, call: c}
 				calls = append(calls, c)
 				turn.calls = append(turn.calls, c)
 				pending[id] = c
@@ -348,7 +417,9 @@ func decodeClaudeSession(s *claudeSession, file string, summaries map[string]str
 					isErr := d.OptBool(blk, p, "is_error")
 					c := pending[id]
 					if c == nil {
-						if id != "" {
+						// The result of a call written twice
+						// comes twice too.
+						if _, known := uses[id]; id != "" && !known {
 							unpaired++
 						}
 						continue
@@ -367,10 +438,6 @@ func decodeClaudeSession(s *claudeSession, file string, summaries map[string]str
 			}
 			if results == 0 && (isMeta == nil || !*isMeta) {
 				notePrompt(strings.Join(prompt, "\n"), sidechain, &goal, &sideGoal)
-			}
-		default:
-			if !claudeBookkeeping[typ] && holdsToolUse(doc) {
-				d.Errorf("$.type", "unknown record type %q holds tool_use blocks", typ)
 			}
 		}
 		errs = append(errs, d.Errs...)

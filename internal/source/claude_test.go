@@ -162,10 +162,17 @@ func TestClaudeBadInput(t *testing.T) {
 			"f.jsonl:2: $.message.content[0].id: missing required field",
 			"f.jsonl:2: $.message.content[0].name: missing required field",
 			"f.jsonl:2: $.message.content[0].input: expected object, got array"}},
-		{"duplicate tool_use id", ok + "\n" +
+		{"duplicate tool_use id with different content", ok + "\n" +
+			`{"type":"assistant","sessionId":"s","message":{"content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"ls"}}]}}` + "\n" +
+			`{"type":"assistant","sessionId":"s","message":{"content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"rm -r build"}}]}}`, []string{
+			`f.jsonl:3: $.message.content[0].id: duplicate tool_use id "t" with different content (first at line 2)`}},
+		{"duplicate tool_use id under another name", ok + "\n" +
 			`{"type":"assistant","sessionId":"s","message":{"content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}]}}` + "\n" +
-			`{"type":"assistant","sessionId":"s","message":{"content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}]}}`, []string{
-			`f.jsonl:3: $.message.content[0].id: duplicate tool_use id "t" (first at line 2)`}},
+			`{"type":"assistant","sessionId":"s","message":{"content":[{"type":"tool_use","id":"t","name":"Read","input":{}}]}}`, []string{
+			`f.jsonl:3: $.message.content[0].id: duplicate tool_use id "t" with different content (first at line 2)`}},
+		{"unknown record type with a tool_use and no session", ok + "\n" +
+			`{"type":"replayed-turn","message":{"content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}]}}`, []string{
+			`f.jsonl:2: $.type: unknown record type "replayed-turn" holds tool_use blocks`}},
 		{"bad timestamp and usage", ok + "\n" + `{"type":"assistant","sessionId":"s","timestamp":"yesterday","message":{"id":"m","usage":{"input_tokens":-1,"output_tokens":"2"},"content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}]}}`, []string{
 			`f.jsonl:2: $.timestamp: invalid timestamp "yesterday": expected RFC 3339`,
 			"f.jsonl:2: $.message.usage.input_tokens: expected non-negative integer, got -1",

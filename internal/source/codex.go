@@ -54,6 +54,50 @@ var codexEnvelopes = map[string]bool{
 	"turn_context": true, "compacted": true,
 }
 
+// codexItems are the response items decodeCodex reads, and those it
+// knows hold nothing to read (a ghost snapshot is the git state Codex
+// saves to undo a turn). Another type is noted (NoteUnknownRecord), and
+// refused when its name says it is a call (see decodeCodexSession).
+var codexItems = map[string]bool{
+	"message": true, "reasoning": true, "function_call": true, "function_call_output": true,
+	"custom_tool_call": true, "custom_tool_call_output": true, "local_shell_call": true,
+	"web_search_call": true, "ghost_snapshot": true,
+}
+
+// notes returns a note for each record of the enveloped layout whose type,
+// or whose response item's type, Codex does not read. The events of the
+// UI (event_msg) are many and change often, and repeat what response
+// items hold: they are not noted.
+func (Codex) notes(records []Record, file string) []Note {
+	var out []Note
+	legacy := len(records) > 0 && records[0].Doc["type"] == nil
+	for i, r := range records {
+		typ, _ := r.Doc["type"].(string)
+		what := typ
+		switch {
+		case legacy:
+			// Bare response items after the header, between state
+			// markers.
+			if _, state := r.Doc["record_type"]; i == 0 || state || codexItems[typ] {
+				continue
+			}
+			what = "response_item " + typ
+		case typ == "response_item":
+			payload, _ := r.Doc["payload"].(map[string]any)
+			ptype, _ := payload["type"].(string)
+			if ptype == "" || codexItems[ptype] {
+				continue
+			}
+			what = "response_item " + ptype
+		case codexEnvelopes[typ]:
+			continue
+		}
+		out = append(out, Note{Line: r.Line, Code: NoteUnknownRecord, Detail: what,
+			Message: fmt.Sprintf("record of unknown type %q", what)})
+	}
+	return out
+}
+
 // DetectRecord reports whether doc is a Codex rollout record: an envelope
 // of a known type with a "payload", or the header of the older layout
 // (an "id", a "timestamp" and an "instructions" member, and no "type").
@@ -78,7 +122,7 @@ func (Codex) DetectRecord(doc map[string]any) bool {
 // a command's output (exec_command_end's stdout, stderr and formatted
 // output) and turn_context's policies.
 var codexPayload = map[string]*trace.Shape{
-	"id": nil, "timestamp": unique, "cwd": nil, "cli_version": nil, "originator": nil,
+	"id": nil, "timestamp": unique, "cwd": nil, "cli_version": nil, "originator": nil, "forked_from_id": nil,
 	"git": {Only: true, Members: map[string]*trace.Shape{
 		"branch": nil, "commit_hash": nil, "repository_url": nil,
 	}},
@@ -160,7 +204,13 @@ func decodeCodex(records []Record, file string, actions func(normalize.Call) []t
 		if cr.typ == "session_meta" {
 			id, _ := cr.payload["id"].(string)
 			n := len(sessions)
-			if n == 0 || id == "" || id != sessionID(sessions[n-1]) {
+			// A forked rollout (and a subagent's, which forks its
+			// parent's context) starts with its own session_meta and
+			// goes on with the history it inherited, the parent's
+			// session_meta first: a session_meta right after another
+			// is that history's, not a new session of the file.
+			inherited := n > 0 && onlyMeta(sessions[n-1])
+			if !inherited && (n == 0 || id == "" || id != sessionID(sessions[n-1])) {
 				sessions = append(sessions, nil)
 			}
 		} else if len(sessions) == 0 {
@@ -187,6 +237,16 @@ func decodeCodex(records []Record, file string, actions func(normalize.Call) []t
 		}
 	}
 	return traces, skipped, errs.Err()
+}
+
+// onlyMeta reports whether the records of s are all session_meta records.
+func onlyMeta(s []codexRecord) bool {
+	for _, r := range s {
+		if r.typ != "session_meta" {
+			return false
+		}
+	}
+	return true
 }
 
 // sessionID returns the id of the session whose first record is s[0].
@@ -216,6 +276,17 @@ func decodeCodexSession(recs []codexRecord, file string, actions func(normalize.
 		p, ts := r.base, r.ts
 		switch r.typ {
 		case "session_meta":
+			if id != "" {
+				// The session_meta of the session this one was
+				// forked from, at the start of the history it
+				// inherited; the copy of that history is
+				// recognized by its call ids (see dropCopies).
+				if parent := d.OptString(r.payload, p, "id"); parent != "" && parent != id {
+					if _, ok := meta["forked_from"]; !ok {
+						meta["forked_from"] = parent
+					}
+				}
+			}
 			if id == "" {
 				id = d.ReqString(r.payload, p, "id")
 				meta["session_id"] = id
@@ -223,6 +294,7 @@ func decodeCodexSession(recs []codexRecord, file string, actions func(normalize.
 				putMeta(d, meta, r.payload, p, "cwd", "cwd")
 				putMeta(d, meta, r.payload, p, "cli_version", "agent_version")
 				putMeta(d, meta, r.payload, p, "originator", "originator")
+				putMeta(d, meta, r.payload, p, "forked_from_id", "forked_from")
 				if git := d.OptObject(r.payload, p, "git"); git != nil {
 					gp := trace.Member(p, "git")
 					putMeta(d, meta, git, gp, "branch", "git_branch")
@@ -279,6 +351,15 @@ func decodeCodexSession(recs []codexRecord, file string, actions func(normalize.
 					c.call.Args = codexShellAction(d, r.payload, p)
 				}
 			case "web_search_call":
+				// Most versions write no call_id and no id: nothing
+				// answers a search, its action is its record. It is
+				// still an observation, known by its session and
+				// line.
+				if cid, _ := r.payload["call_id"].(string); cid == "" {
+					if _, ok := r.payload["id"].(string); !ok {
+						r.payload["call_id"] = fmt.Sprintf("web_search_call@%s:%d", id, r.Line)
+					}
+				}
 				c = codexNewCall(d, r.payload, p, ts)
 				if c != nil {
 					c.call.Tool = "web_search"

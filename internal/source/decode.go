@@ -177,7 +177,11 @@ collect:
 
 // streamed reports whether f is a JSON Lines file large enough for the
 // feeder to stream it in chunks rather than hand it to one worker.
-func streamed(f file) bool { return f.lines && f.size > chunkBytes }
+//
+// A file of an agent's home outside its session directories is never
+// streamed: it is most often not a session log, which its first chunk
+// tells, and the rest is then not read.
+func streamed(f file) bool { return f.lines && f.size > chunkBytes && f.home == nil }
 
 // feed sends the jobs for files, in order, until they are all sent or ctx
 // is cancelled.
@@ -229,9 +233,17 @@ func stream(i int, f file, limit int64, send func(*job) bool) bool {
 	}
 }
 
+// detectRecords is how many of the first records of a JSON Lines file are
+// looked at to tell its format. Agents start their logs with bookkeeping
+// records of types that change between versions (a permission mode, a
+// title, a queue operation), and a file is a session log when any of its
+// first records is a record of the format; twenty covers every preamble
+// seen in real logs, and costs a few parses per file.
+const detectRecords = 20
+
 // peekSession returns the session adapter of the JSON Lines file f, judged
-// by its first non-blank line, or nil when it is not a session log (or
-// cannot be read: reading it again reports why).
+// by its first records (see detectLines), or nil when it is not a session
+// log (or cannot be read: reading it again reports why).
 func peekSession(f file, limit int64, p *trace.Parser) SessionAdapter {
 	fh, _, err := openRegular(f.open)
 	if err != nil {
@@ -240,31 +252,53 @@ func peekSession(f file, limit int64, p *trace.Parser) SessionAdapter {
 	defer fh.Close()
 	lr := newLineReader(fh, limit, readBufferBytes)
 	var buf []byte
-	for {
-		data, size, err := lr.next(buf[:0])
-		if err != nil || size > limit {
-			return nil
+	return detectLines(p, f.rel, func() ([]byte, int, bool) {
+		for {
+			data, size, err := lr.next(buf[:0])
+			if err != nil || size > limit {
+				return nil, 0, false
+			}
+			buf = data
+			if len(bytes.TrimSpace(data)) > 0 {
+				return data, lr.line, true
+			}
 		}
-		buf = data
-		if len(bytes.TrimSpace(data)) == 0 {
-			continue
-		}
-		return detectFirst(p, bytes.TrimPrefix(data, utf8BOM), f.rel, lr.line)
-	}
+	})
 }
 
-// detectFirst parses the first record of a file and returns the session
-// adapter that claims it, or nil.
-func detectFirst(p *trace.Parser, raw []byte, file string, line int) SessionAdapter {
-	v, err := p.Parse(raw, file, line)
-	if err != nil {
-		return nil
+// detectLines returns the session adapter that claims one of the first
+// detectRecords records next yields, or nil. A record of a document format
+// (a crystallization trace line) decides that the file is not a session
+// log; a line that is not a JSON object, or that no format claims (a
+// bookkeeping record of a type no adapter knows), leaves the question to
+// the next record.
+func detectLines(p *trace.Parser, file string, next func() (raw []byte, line int, ok bool)) SessionAdapter {
+	for range detectRecords {
+		raw, line, ok := next()
+		if !ok {
+			return nil
+		}
+		if line == 1 {
+			raw = bytes.TrimPrefix(raw, utf8BOM)
+		}
+		v, err := p.Parse(raw, file, line)
+		if err != nil {
+			continue
+		}
+		doc, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		if a := detectSession(doc); a != nil {
+			return a
+		}
+		for _, a := range defaultAdapters {
+			if a.Detect(doc) {
+				return nil
+			}
+		}
 	}
-	doc, ok := v.(map[string]any)
-	if !ok {
-		return nil
-	}
-	return detectSession(doc)
+	return nil
 }
 
 // work does one job.
@@ -296,6 +330,9 @@ func decodeJSONFile(f file, limit int64, rules *normalize.Rules, p *trace.Parser
 			return decodeSessions(f, a, []Record{{Line: 0, Doc: doc, Raw: data}}, nil, rules)
 		}
 	}
+	if f.home != nil {
+		return []entry{notSessionLog(f)}
+	}
 	return []entry{completeTrace(f, data, 0, v, err)}
 }
 
@@ -323,7 +360,16 @@ func decodeLinesFile(ctx context.Context, f file, limit int64, rules *normalize.
 		more := lr.fill(&c)
 		bufs = append(bufs, c.data)
 		if first {
+			if len(c.recs) == 0 && !more && c.err == nil {
+				// Agents leave empty logs behind (a session
+				// opened and closed): nothing to read, and no
+				// error, but not passed over in silence.
+				return []entry{{note: &Note{Path: f.display, Code: NoteEmpty, Message: "empty file: no record"}}}, lr.read
+			}
 			sess = newSessionFile(&c, f, p)
+			if sess == nil && f.home != nil {
+				return []entry{notSessionLog(f)}, lr.read
+			}
 		}
 		if sess != nil {
 			sess.add(&c, f, limit, p)
@@ -339,6 +385,8 @@ func decodeLinesFile(ctx context.Context, f file, limit int64, rules *normalize.
 	}
 	if sess != nil {
 		out = decodeSessions(f, sess.adapter, sess.recs, sess.errs, rules)
+		out = append(out, passedLines(f, sess.invalid)...)
+		slices.SortStableFunc(out, func(a, b entry) int { return cmp.Compare(a.line, b.line) })
 		// Nothing decoded from a session log points into its bytes: the
 		// parser copies what it keeps, and the records' hashes are taken.
 		// (A trace decoded from a line by an Adapter may keep its
@@ -382,25 +430,30 @@ type sessionFile struct {
 	shape   *trace.Shape // what the adapter reads of a record
 	recs    []Record
 	errs    trace.ErrorList // lines that are not JSON objects
+	invalid trace.ErrorList // lines that are not JSON: passed over
 }
 
-// newSessionFile returns a sessionFile when the first record of c, the
-// first chunk of f, belongs to a session format, and nil otherwise.
+// newSessionFile returns a sessionFile when the first records of c, the
+// first chunk of f, belong to a session format (see detectLines), and nil
+// otherwise.
 func newSessionFile(c *chunk, f file, p *trace.Parser) *sessionFile {
-	if len(c.recs) == 0 {
+	i := 0
+	a := detectLines(p, f.rel, func() ([]byte, int, bool) {
+		for i < len(c.recs) {
+			r := c.recs[i]
+			i++
+			// A line over the size limit cannot be told; it is
+			// reported, and the next one may tell.
+			if r.size == 0 {
+				return c.data[r.start:r.end], r.line, true
+			}
+		}
+		return nil, 0, false
+	})
+	if a == nil {
 		return nil
 	}
-	r := c.recs[0] // the first non-blank line decides the format
-	if r.size > 0 {
-		// It is over the size limit: the format cannot be told, and the
-		// line is reported.
-		return nil
-	}
-	raw := bytes.TrimPrefix(c.data[r.start:r.end], utf8BOM)
-	if a := detectFirst(p, raw, f.rel, r.line); a != nil {
-		return &sessionFile{adapter: a, shape: recordShape(a)}
-	}
-	return nil
+	return &sessionFile{adapter: a, shape: recordShape(a)}
 }
 
 // add parses the records of c. A line that is not a JSON object is a
@@ -419,11 +472,14 @@ func (s *sessionFile) add(c *chunk, f file, limit int64, p *trace.Parser) {
 		}
 		v, err := p.ParseShaped(doc, f.rel, r.line, s.shape)
 		if err != nil {
+			// A line that is not JSON is what an agent stopped in the
+			// middle of a write leaves: the session's other records
+			// are read, and the line is listed as skipped.
 			var list trace.ErrorList
 			if errors.As(err, &list) {
-				s.errs = append(s.errs, list...)
+				s.invalid = append(s.invalid, list...)
 			} else {
-				s.errs = append(s.errs, &trace.Error{File: f.rel, Line: r.line, Msg: err.Error()})
+				s.invalid = append(s.invalid, &trace.Error{File: f.rel, Line: r.line, Msg: err.Error()})
 			}
 			continue
 		}
@@ -464,13 +520,20 @@ func decodeSessions(f file, a SessionAdapter, recs []Record, errs trace.ErrorLis
 			t.SourceHash = fileHash
 		}
 		trace.Normalize(t)
-		out = append(out, entry{line: t.Origin.Line, trace: t})
+		out = append(out, entry{line: t.Origin.Line, trace: t, session: true})
 	}
 	for i := range skipped {
 		s := skipped[i]
 		s.Path = f.display
 		s.Format = a.Name()
 		out = append(out, entry{line: s.Line, skipped: &s})
+	}
+	if n, ok := a.(noter); ok {
+		for _, note := range n.notes(recs, f.rel) {
+			note.Path = f.display
+			note.Format = a.Name()
+			out = append(out, entry{line: note.Line, note: &note})
+		}
 	}
 	// One entry per line with problems, so that --skip-invalid lists
 	// them as the lines of a trace file are listed.
@@ -484,6 +547,21 @@ func decodeSessions(f file, a SessionAdapter, recs []Record, errs trace.ErrorLis
 		out = append(out, entry{line: e.Line, errs: trace.ErrorList{e}})
 	}
 	slices.SortStableFunc(out, func(a, b entry) int { return cmp.Compare(a.line, b.line) })
+	return out
+}
+
+// passedLines returns an entry for each line of f in list, the problems
+// of lines that were passed over.
+func passedLines(f file, list trace.ErrorList) []entry {
+	var out []entry
+	for _, e := range list {
+		e.File = f.display
+		if n := len(out); n > 0 && out[n-1].line == e.Line {
+			out[n-1].passed = append(out[n-1].passed, e)
+			continue
+		}
+		out = append(out, entry{line: e.Line, passed: trace.ErrorList{e}})
+	}
 	return out
 }
 

@@ -16,12 +16,22 @@
 // a whole file at once because many records make one session: Claude Code
 // project logs, Codex CLI rollouts, Gemini CLI stream-json transcripts and
 // chat files, and OTLP/JSON exports of OpenTelemetry GenAI spans and of
-// the log events of Claude Code, Codex and Gemini CLI. A file is given to the session adapter that recognizes its
-// first record. Each tool call becomes actions through package normalize,
+// the log events of Claude Code, Codex and Gemini CLI. A file is given to
+// the session adapter that recognizes one of its first records (agents
+// start their logs with bookkeeping records of types that come and go).
+// Each tool call becomes actions through package normalize,
 // so every agent's calls arrive in one vocabulary; a model's turn is not
 // an action, and its usage is attributed to the calls it produced. A
 // session without a tool call is listed in Result.SkippedSessions with its
 // reason, never an error.
+//
+// One event is counted once: a record or a call an agent wrote twice is
+// read once, and a session that repeats another's calls (a compaction or
+// side question replaying its conversation, a forked rollout, an older
+// copy of a log) is dropped or cut to its own calls (copies.go). What a
+// load passes over without an error (records of unknown types, files of
+// an agent's home that are not session logs, copies, empty files) is
+// listed in Result.Notes, so that nothing is passed over in silence.
 //
 // The main invariant: Load either returns traces that are all valid,
 // normalized, uniquely identified and in a deterministic order (sorted by

@@ -71,8 +71,13 @@ type Result struct {
 	// Traces are the valid traces, ordered by file path, then line.
 	Traces []*trace.Trace
 	// Skipped lists the bad files and lines, ordered by path, then line.
-	// It is empty unless Options.SkipInvalid was set.
+	// Without Options.SkipInvalid it lists only the lines of session
+	// logs that are not JSON, which are passed over in any case (the
+	// rest of their file is read); a load with other bad input fails.
 	Skipped []Skipped
+	// Notes list what the load read past without counting it and that
+	// is no error (see Note), ordered by path, then line.
+	Notes []Note
 	// SkippedSessions lists the sessions of agent logs that did not
 	// become traces, with a reason (ReasonNoToolCalls), ordered by path,
 	// then line. They are not errors, and are listed whether or not
@@ -108,6 +113,12 @@ type file struct {
 	size    int64  // the size when found; for JSON Lines it decides how the file is read
 	path    string // the walked path: the resolved directory joined with rel
 	mtime   int64  // the modification time when found, Unix nanoseconds
+	// home is set for a file of an agent's home directory outside its
+	// session directories (see agentHome): the name of the agent, and
+	// the directories its sessions are in. Such a file is read as a
+	// session log when it is one, and otherwise passed over with a
+	// note, not decoded as a trace.
+	home *agentHome
 }
 
 // entry is the outcome for one document or session: a trace, its errors,
@@ -117,6 +128,14 @@ type entry struct {
 	trace   *trace.Trace
 	errs    trace.ErrorList
 	skipped *SkippedSession
+	// passed are the problems of a line read past whatever
+	// Options.SkipInvalid says (a line of a session log that is not
+	// JSON), listed in Result.Skipped.
+	passed trace.ErrorList
+	note   *Note
+	// session is set for the trace of an agent session, which
+	// dropCopies compares with the others.
+	session bool
 }
 
 // Load reads every trace under dir: each *.json file is one document, each
@@ -129,14 +148,22 @@ type entry struct {
 // of the line's bytes without its line ending), and is normalized with
 // trace.Normalize.
 //
-// Agent session logs are files, not lines: when the first non-blank line
+// Agent session logs are files, not lines: when one of the first records
 // of a *.jsonl file (or the document of a *.json file) is claimed by one
 // of the SessionAdapters, every record of the file goes to that adapter,
 // which returns one trace per session, in the order of the sessions in the
 // file. A session's Origin is its file and first line, and its SourceHash
 // covers its own records (HashRecords). Its tool calls are normalized with
 // Options.Rules. A session without tool calls is listed in
-// Result.SkippedSessions, never an error.
+// Result.SkippedSessions, never an error. A line of a session log that is
+// not JSON is listed in Result.Skipped and the rest of the file read. A
+// session that repeats another is dropped or cut to its own calls
+// (dropCopies), and the same session log found twice is read once; both
+// are listed in Result.Notes, with the files of an agent's home directory
+// that are not session logs.
+//
+// dir may also be a *.json or *.jsonl file, read as the only file of its
+// directory and named as given.
 //
 // Messages name files as filepath.Join(dir, relative path), so that they
 // read as the user typed the directory: "runs/a.json: $.actions[2]: …".
@@ -201,6 +228,18 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 
 	res := &Result{Files: len(files), Read: stats(files), Unchanged: unchanged}
 	c := newCollector(bad)
+	// The traces in load order. Those of agent sessions are admitted
+	// (checked for a duplicate id) once dropCopies has dropped the
+	// sessions that repeat another, such as an older copy of a session
+	// log that grew since, which has the session's id.
+	type found struct {
+		trace   *trace.Trace
+		display string
+		line    int
+		session bool
+	}
+	var all []found
+	sessionHash := map[string]string{} // session id and source hash → where first read
 	for i, f := range files {
 		for _, e := range results[i] {
 			if e.trace != nil && !f.lines {
@@ -210,18 +249,56 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 				res.SkippedSessions = append(res.SkippedSessions, *e.skipped)
 				continue
 			}
+			if e.note != nil {
+				res.Notes = append(res.Notes, *e.note)
+				continue
+			}
+			if e.passed != nil {
+				c.pass(f.display, e.line, e.passed)
+				continue
+			}
 			if e.errs != nil {
 				c.reject(f.display, e.line, e.errs)
 				continue
 			}
-			if c.admit(f.display, e.line, e.trace.ID) {
-				res.Traces = append(res.Traces, e.trace)
+			if !e.session {
+				if c.admit(f.display, e.line, e.trace.ID) {
+					all = append(all, found{e.trace, f.display, e.line, false})
+				}
+				continue
 			}
+			// The same session log in two places (a copy, a backup)
+			// is one session, read once.
+			key := e.trace.ID + "\x00" + e.trace.SourceHash
+			if first, seen := sessionHash[key]; seen {
+				res.Notes = append(res.Notes, Note{Path: f.display, Line: e.line, Format: agentOf(e.trace), Code: NoteCopy, Detail: e.trace.ID, ID: e.trace.ID,
+					Message: fmt.Sprintf("session %s is a copy of the one in %s, read once", e.trace.ID, first)})
+				continue
+			}
+			sessionHash[key] = trace.Origin{Path: f.display, Line: e.line}.String()
+			all = append(all, found{e.trace, f.display, e.line, true})
 		}
+	}
+	traces := make([]*trace.Trace, len(all))
+	isSession := make([]bool, len(all))
+	display := make([]string, len(all))
+	for i, x := range all {
+		traces[i], isSession[i], display[i] = x.trace, x.session, x.display
+	}
+	keep, copies := dropCopies(traces, isSession, display)
+	res.Notes = append(res.Notes, copies...)
+	for i, x := range all {
+		if !keep[i] || x.session && !c.admit(x.display, x.line, x.trace.ID) {
+			continue
+		}
+		res.Traces = append(res.Traces, x.trace)
 	}
 	if res.Skipped, err = c.finish(opts.SkipInvalid); err != nil {
 		return nil, err
 	}
+	slices.SortStableFunc(res.Notes, func(a, b Note) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
+	})
 	if len(res.Traces) == 0 && len(c.errs) == 0 && unchanged == 0 {
 		if n := len(res.SkippedSessions); n > 0 {
 			return nil, fmt.Errorf("no traces in the *.json or *.jsonl files under %s: %d agent sessions, none with a tool call", dir, n)
@@ -246,7 +323,11 @@ func (e *dirError) Unwrap() error { return e.err }
 
 // find walks dir and returns its trace files sorted by relative path, and
 // one error for each entry that must not be read (a symlink out of dir, a
-// directory symlink, a special file, an unreadable directory).
+// directory symlink, a special file, an unreadable directory). A file of
+// an agent's home outside its session directories is marked (file.home)
+// for the decoder, which passes it over when it is not a session log.
+// dir may also be one *.json or *.jsonl file, which is then the only
+// file, named as given.
 func find(dir string) ([]file, []*trace.Error, error) {
 	info, err := os.Stat(dir)
 	switch {
@@ -255,7 +336,7 @@ func find(dir string) ([]file, []*trace.Error, error) {
 	case err != nil:
 		return nil, nil, &dirError{dir, "cannot be read: " + unwrapPathError(err), err}
 	case !info.IsDir():
-		return nil, nil, &dirError{dir, "is not a directory", nil}
+		return findFile(dir, info)
 	}
 	// The directory the user named may itself be a symlink; that one is
 	// followed, and "outside" means outside its resolved location.
@@ -267,6 +348,7 @@ func find(dir string) ([]file, []*trace.Error, error) {
 		return nil, nil, &dirError{dir, "cannot be resolved: " + unwrapPathError(err), err}
 	}
 
+	var homes []agentHome
 	var files []file
 	var bad []*trace.Error
 	walkErr := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -283,10 +365,16 @@ func find(dir string) ([]file, []*trace.Error, error) {
 			return nil
 		}
 		if d.IsDir() {
+			if h, ok := findHome(p, d.Name(), p == root); ok {
+				homes = append(homes, h)
+			}
 			return nil
 		}
 		lines, isTrace := traceExt(d.Name())
 		f := file{rel: filepath.ToSlash(rel), display: display, open: p, lines: lines, path: p}
+		if h := homeOf(homes, p); isTrace && h != nil && !h.holdsSessions(p) {
+			f.home = h
+		}
 		switch {
 		case isTrace && isRunJournal(p, d.Name()):
 			// A suspended run's resume state, not a record of what
@@ -324,6 +412,106 @@ func find(dir string) ([]file, []*trace.Error, error) {
 	}
 	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.rel, b.rel) })
 	return files, bad, nil
+}
+
+// findFile is find for one file, given as path: a *.json or *.jsonl file
+// is read as if it were the only file of its directory, and named in
+// messages as given.
+func findFile(path string, info fs.FileInfo) ([]file, []*trace.Error, error) {
+	lines, ok := traceExt(path)
+	if !ok || !info.Mode().IsRegular() {
+		return nil, nil, &dirError{path, "is neither a directory nor a *.json or *.jsonl file", nil}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, nil, &dirError{path, "cannot be resolved: " + unwrapPathError(err), err}
+	}
+	f := file{rel: filepath.Base(path), display: path, open: abs, path: abs, lines: lines, size: info.Size(), mtime: info.ModTime().UnixNano()}
+	return []file{f}, nil, nil
+}
+
+// agentHome is an agent's home directory (~/.claude, ~/.codex) met by a
+// walk: it holds the agent's session logs in some subdirectories, and
+// beside them settings, prompt history, todos and caches, in JSON too,
+// which are not session logs and are passed over with a note.
+type agentHome struct {
+	agent    string
+	dir      string   // the home, as walked
+	sessions []string // its subdirectories of session logs
+}
+
+// The agent homes find recognizes: a directory holding the sessions
+// subdirectory and one of the other entries the agent keeps beside it
+// (or named like the home), so that a project that happens to have a
+// "sessions" directory is not taken for a home.
+var agentHomes = [...]struct {
+	agent    string
+	name     string
+	sessions []string
+	beside   []string
+}{
+	{"Claude Code", ".claude", []string{"projects"}, []string{"settings.json", "history.jsonl", "todos", "statsig", "shell-snapshots", "session-env", "file-history", "plugins", "ide", "stats-cache.json"}},
+	{"Codex", ".codex", []string{"sessions", "archived_sessions"}, []string{"config.toml", "auth.json", "history.jsonl", "version.json", "log", "models_cache.json"}},
+}
+
+// findHome reports whether the directory p, named name, is an agent's
+// home. Only the walked directory itself and directories named like a
+// home are looked into, so that a walk of a large tree costs no more
+// reads.
+func findHome(p, name string, isRoot bool) (agentHome, bool) {
+	for _, a := range agentHomes {
+		if !isRoot && name != a.name {
+			continue
+		}
+		info, err := os.Stat(filepath.Join(p, a.sessions[0]))
+		if err != nil || !info.IsDir() {
+			continue
+		}
+		beside := name == a.name
+		for _, b := range a.beside {
+			if _, err := os.Lstat(filepath.Join(p, b)); err == nil {
+				beside = true
+				break
+			}
+		}
+		if beside {
+			return agentHome{agent: a.agent, dir: p, sessions: a.sessions}, true
+		}
+	}
+	return agentHome{}, false
+}
+
+// notSessionLog is the entry of a file of an agent's home that is not a
+// session log.
+func notSessionLog(f file) entry {
+	h := f.home
+	return entry{note: &Note{Path: f.display, Code: NoteNotSessionLog, Detail: h.agent,
+		Message: fmt.Sprintf("not a session log: %s keeps its sessions under %s", h.agent, strings.Join(h.sessions, " and "))}}
+}
+
+// homeOf returns the innermost home that p lies in, or nil.
+func homeOf(homes []agentHome, p string) *agentHome {
+	for i := len(homes) - 1; i >= 0; i-- {
+		if under(p, homes[i].dir) {
+			return &homes[i]
+		}
+	}
+	return nil
+}
+
+// holdsSessions reports whether p lies in one of h's session directories.
+func (h *agentHome) holdsSessions(p string) bool {
+	for _, s := range h.sessions {
+		if under(p, filepath.Join(h.dir, s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// under reports whether p lies below dir.
+func under(p, dir string) bool {
+	return strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
 // The files of a run directory (<state-dir>/runs/<id>/): the run's trace,
@@ -414,7 +602,18 @@ func unwrapPathError(err error) string {
 type collector struct {
 	errs      trace.ErrorList
 	skipped   []Skipped
+	passed    []Skipped // listed whatever SkipInvalid says
 	firstSeen map[string]string
+}
+
+// pass records the problems of the line at path:line, which the load
+// read past.
+func (c *collector) pass(path string, line int, list trace.ErrorList) {
+	msgs := make([]string, len(list))
+	for i, e := range list {
+		msgs[i] = e.Error()
+	}
+	c.passed = append(c.passed, Skipped{Path: path, Line: line, Errors: msgs})
 }
 
 // newCollector returns a collector that starts with the problems find
@@ -454,15 +653,17 @@ func (c *collector) admit(path string, line int, id string) bool {
 // finish returns every problem, sorted, unless skipInvalid is set; then
 // it returns the rejected documents ordered by path, then line.
 func (c *collector) finish(skipInvalid bool) ([]Skipped, error) {
+	out := c.passed
 	if !skipInvalid {
 		if len(c.errs) > 0 {
 			c.errs.Sort()
 			return nil, c.errs
 		}
-		return nil, nil
+	} else {
+		out = append(out, c.skipped...)
 	}
-	slices.SortStableFunc(c.skipped, func(a, b Skipped) int {
+	slices.SortStableFunc(out, func(a, b Skipped) int {
 		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
 	})
-	return c.skipped, nil
+	return out, nil
 }

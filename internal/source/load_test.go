@@ -164,7 +164,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name:  "neither format",
 			files: map[string]string{"a.json": `{"steps": []}`},
-			want:  `DIR/a.json: $: neither a crystallization trace (no "actions"), a workflow run record (no "stages") nor a composition report (no "run" and "calls")`,
+			want:  `DIR/a.json: $: neither a crystallization trace (no "actions"), a workflow run record (no "stages") nor a composition report (no "run" and "calls"), and the file is no session log of claude-code, codex, otel, otel-logs, gemini-cli, gemini-cli-chat (by its first records)`,
 		},
 		{
 			name:  "nested type error",
@@ -298,10 +298,17 @@ func TestLoadDirectory(t *testing.T) {
 	if err == nil || err.Error() != "trace directory "+missing+" does not exist" || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Load(missing) = %v, want a does-not-exist error matching fs.ErrNotExist", err)
 	}
+	// One trace file is read as if it were the only file of its
+	// directory; another file is refused.
 	file := filepath.Join(base, "a.json")
 	writeFile(t, file, fmt.Sprintf(okTrace, "a"))
-	if _, err := Load(context.Background(), file, Options{}); err == nil || err.Error() != "trace directory "+file+" is not a directory" {
-		t.Errorf("Load(file) = %v", err)
+	if res, err := Load(context.Background(), file, Options{}); err != nil || len(res.Traces) != 1 || res.Traces[0].Source != "a.json" {
+		t.Errorf("Load(file) = %v, %v", res, err)
+	}
+	other := filepath.Join(base, "notes.txt")
+	writeFile(t, other, "x")
+	if _, err := Load(context.Background(), other, Options{}); err == nil || err.Error() != "trace directory "+other+" is neither a directory nor a *.json or *.jsonl file" {
+		t.Errorf("Load(notes.txt) = %v", err)
 	}
 
 	// A directory named through a symlink is followed, and files inside

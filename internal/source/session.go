@@ -17,8 +17,11 @@ import (
 type SessionAdapter interface {
 	// Name identifies the format, for messages and reports.
 	Name() string
-	// DetectRecord reports whether doc, the first JSON object of a file,
-	// is a record of this format. It looks only at the shape of doc.
+	// DetectRecord reports whether doc, one of the first JSON objects of
+	// a file, is a record of this format. It looks only at the shape of
+	// doc. The loader asks about each of the first records in turn
+	// (detectRecords of them) until an adapter claims one, or one is a
+	// document of the trace formats.
 	DetectRecord(doc map[string]any) bool
 	// DecodeSessions converts the records of one file into one trace per
 	// session, normalizing tool calls with rules. The error, if any, is a
@@ -37,8 +40,8 @@ type SessionAdapter interface {
 }
 
 // sessionAdapters is the registry of session formats, in detection order:
-// the first whose DetectRecord accepts the first record of a file decodes
-// the whole file. Session formats are tried before the document formats of
+// the first whose DetectRecord accepts one of the first records of a file
+// decodes the whole file. Session formats are tried before the document formats of
 // defaultAdapters, because a file they claim is not one trace per line.
 // Like defaultAdapters it is an array, so that it cannot be changed
 // through a shared slice; a new format is one more element.
@@ -114,6 +117,63 @@ type SkippedSession struct {
 	Reason string
 	// Message explains the reason to a person.
 	Message string
+}
+
+// A Note is something a load read past without counting it, and that is
+// not an error: a record of a type its format's reader does not know, a
+// file that is not a session log, a session that repeats another, an
+// empty file. (A line of a session log that is not JSON is listed in
+// Result.Skipped, with the other bad lines.) Notes are listed in Result.Notes
+// so that a summary can say what was passed over and why: nothing is
+// passed over in silence.
+type Note struct {
+	// Path is the file as messages show it.
+	Path string
+	// Line is the line in the file, or 0 for the whole file.
+	Line int
+	// Format is the name of the adapter that read the file, if any.
+	Format string
+	// Code is a stable code: NoteUnknownRecord, NoteNotSessionLog,
+	// NoteCopy, NoteRepeats or NoteEmpty.
+	Code string
+	// Detail is what the note is about, for grouping: the record type
+	// of NoteUnknownRecord, the id of the session a NoteCopy or
+	// NoteRepeats repeats.
+	Detail string
+	// ID is the id of the session a NoteCopy or NoteRepeats is about.
+	ID string
+	// Message explains the note to a person.
+	Message string
+}
+
+// The codes of Note.
+const (
+	// NoteUnknownRecord is a record of a type the format's reader does
+	// not read and that holds no tool call: passed over.
+	NoteUnknownRecord = "unknown_record_type"
+	// NoteNotSessionLog is a file in an agent's home directory that is
+	// not a session log (settings, prompt history, todos, caches).
+	NoteNotSessionLog = "not_session_log"
+	// NoteCopy is a session, or the part of one, that repeats another
+	// session of the load (a compaction, a side question, a fork):
+	// read once, as the session it repeats.
+	NoteCopy = "copy"
+	// NoteRepeats is a session that repeats calls of another and goes on
+	// with its own (a fork, a resumed session): it is a trace of its own
+	// calls only.
+	NoteRepeats = "repeats"
+	// NoteEmpty is a file with nothing to read: a JSON Lines file
+	// without a record, or a Claude Code log whose records name no
+	// session.
+	NoteEmpty = "empty_file"
+)
+
+// noter is implemented by the session adapters that pass over records
+// of types they do not know: notes returns a note for each such record
+// of a file. It is separate from DecodeSessions so that an adapter that
+// knows every record it can meet need not implement it.
+type noter interface {
+	notes(records []Record, file string) []Note
 }
 
 // HashRecords returns the source hash of a session made of recs: the

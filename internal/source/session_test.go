@@ -273,10 +273,11 @@ not json
 [1]
 `,
 	})
+	// The line that is not JSON is passed over (see
+	// TestLoadSessionInvalidLine); the others are errors.
 	_, err := Load(context.Background(), dir, Options{})
 	want := strings.Join([]string{
 		filepath.Join(dir, "claude/s.jsonl") + ":3: $.message.content[0].id: missing required field",
-		filepath.Join(dir, "claude/s.jsonl") + ":4:2: invalid JSON: invalid character 'o' in literal null (expecting 'u')",
 		filepath.Join(dir, "claude/s.jsonl") + ":5: $: expected object, got array",
 	}, "\n")
 	if err == nil || err.Error() != want {
@@ -298,15 +299,31 @@ not json
 	}
 }
 
-// TestLoadSessionDuplicateID: the same session in two files is one trace
-// and an error at the second.
+// TestLoadSessionDuplicateID: the same session log in two files (a copy,
+// a backup) is one trace, with a note naming the copy; two different
+// sessions under one id are an error at the second.
 func TestLoadSessionDuplicateID(t *testing.T) {
 	dir := t.TempDir()
 	s := `{"type":"user","sessionId":"s1","message":{"role":"user","content":"go"}}
 {"type":"assistant","sessionId":"s1","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]}}
 `
-	writeTree(t, dir, map[string]string{"a.jsonl": s, "b.jsonl": s})
-	_, err := Load(context.Background(), dir, Options{})
+	writeTree(t, dir, map[string]string{"a.jsonl": s, "backup/a.jsonl": s})
+	res, err := Load(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"s1"}, traceIDs(res)); diff != "" {
+		t.Errorf("trace ids (-want +got):\n%s", diff)
+	}
+	wantNote := []Note{{Path: filepath.Join(dir, "backup/a.jsonl"), Line: 1, Format: "claude-code", Code: NoteCopy, Detail: "s1", ID: "s1",
+		Message: "session s1 is a copy of the one in " + filepath.Join(dir, "a.jsonl") + ":1, read once"}}
+	if diff := cmp.Diff(wantNote, res.Notes); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+
+	other := strings.Replace(s, `"command":"ls"`, `"command":"rm -r build"`, 1)
+	writeTree(t, dir, map[string]string{"b.jsonl": other})
+	_, err = Load(context.Background(), dir, Options{})
 	want := filepath.Join(dir, "b.jsonl") + `:1: $.id: duplicate trace id "s1" (first in ` + filepath.Join(dir, "a.jsonl") + `:1)`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Load error = %v, want %s", err, want)

@@ -1,0 +1,175 @@
+package source
+
+import (
+	"cmp"
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// One event is one event. Agents write some sessions again: Claude Code
+// replays the conversation into the log of a compaction
+// (subagents/agent-acompact-*.jsonl) and of a side question
+// (agent-aside_question-*.jsonl), and a forked Codex rollout starts with
+// the history of the session it was forked from. The copies keep the
+// tool-call ids of the calls they repeat, which are unique to the call
+// (toolu_…, call_…), so a call met twice in a load is one call, counted
+// where it was first made: mined as two, one session would count as two
+// in a candidate's support.
+//
+// A subagent that does its own work (a Task worker) makes calls of its
+// own, with ids of its own, and stays its own trace.
+
+// dropCopies reports which traces of a load to keep, dropping what agent
+// sessions repeat of each other, and returns a note for each session that
+// repeated another: a session all of whose calls were made in another is
+// dropped, and a session that goes on after the calls it repeats (a
+// fork, a resumed session) keeps only its own. isSession says which
+// traces are agent sessions; traces of the other formats are never
+// compared, their action ids being only unique within a trace. display
+// names each trace's file in messages.
+//
+// The session a call was first made in is the original: sessions are
+// taken in order of start, those marked as derived (a sidechain, a fork)
+// after the others, so that a copy never claims the calls of the session
+// it copies; of two that start together (two copies of one log, the
+// older cut short), the one with more calls, then the one that went on
+// longer, first, so that the older is the copy.
+// The cost is one map entry per call.
+func dropCopies(traces []*trace.Trace, isSession []bool, display []string) ([]bool, []Note) {
+	keep := make([]bool, len(traces))
+	for i := range keep {
+		keep[i] = true
+	}
+	type cand struct {
+		i          int
+		derived    bool
+		start, end time.Time
+	}
+	var order []cand
+	for i, t := range traces {
+		if !isSession[i] {
+			continue
+		}
+		c := cand{i: i}
+		side, _ := t.Metadata["sidechain"].(bool)
+		fork, _ := t.Metadata["forked_from"].(string)
+		c.derived = side || fork != ""
+		if ts, ok := parseTime(t.StartedAt); ok {
+			c.start = ts
+		}
+		if ts, ok := parseTime(t.FinishedAt); ok {
+			c.end = ts
+		}
+		order = append(order, c)
+	}
+	slices.SortStableFunc(order, func(a, b cand) int {
+		if a.derived != b.derived {
+			if a.derived {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Or(a.start.Compare(b.start), cmp.Compare(len(traces[b.i].Actions), len(traces[a.i].Actions)),
+			b.end.Compare(a.end), cmp.Compare(a.i, b.i))
+	})
+
+	// owner maps a call's action id to the trace that made it and the
+	// action. A call is repeated when another session has an action of
+	// its id with the same kind, name and parameters; under one id,
+	// different calls are not a copy, and are left to the duplicate-id
+	// check.
+	type made struct {
+		trace  int
+		action *trace.Action
+	}
+	n := 0
+	for _, c := range order {
+		n += len(traces[c.i].Actions)
+	}
+	owner := make(map[string]made, n)
+	repeated := func(a *trace.Action) (int, bool) {
+		m, ok := owner[a.ID]
+		if !ok || a.ID == "" || a.Kind != m.action.Kind || a.Name != m.action.Name || !reflect.DeepEqual(a.Parameters, m.action.Parameters) {
+			return 0, false
+		}
+		return m.trace, true
+	}
+	claim := func(i int, acts []trace.Action) {
+		for j := range acts {
+			if id := acts[j].ID; id != "" {
+				if _, taken := owner[id]; !taken {
+					owner[id] = made{i, &acts[j]}
+				}
+			}
+		}
+	}
+	var notes []Note
+	for _, c := range order {
+		t := traces[c.i]
+		var shared map[int]int // owner → actions of t it made; most sessions repeat none
+		n := 0
+		for j := range t.Actions {
+			if o, ok := repeated(&t.Actions[j]); ok {
+				if shared == nil {
+					shared = map[int]int{}
+				}
+				shared[o]++
+				n++
+			}
+		}
+		if n == 0 {
+			claim(c.i, t.Actions)
+			continue
+		}
+		// The session repeated most, to name in the note.
+		from := -1
+		for o, k := range shared {
+			if from < 0 || k > shared[from] || k == shared[from] && o < from {
+				from = o
+			}
+		}
+		orig := traces[from]
+		where := trace.Origin{Path: display[from], Line: orig.Origin.Line}.String()
+		note := Note{Path: display[c.i], Line: t.Origin.Line, Format: agentOf(t), Code: NoteCopy, Detail: orig.ID, ID: t.ID}
+		if n == len(t.Actions) {
+			keep[c.i] = false
+			note.Message = fmt.Sprintf("session %s only repeats calls of session %s (%s): its %d actions are counted once, as that session's", t.ID, orig.ID, where, n)
+			notes = append(notes, note)
+			continue
+		}
+		// A copy repeats a conversation up to a point and goes on from
+		// there: what comes before its last repeated call is the
+		// copy's too, also a call the format gives no id of its own
+		// (a Codex web search, known by its line).
+		last := -1
+		for j := range t.Actions {
+			if _, ok := repeated(&t.Actions[j]); ok {
+				last = j
+			}
+		}
+		n = last + 1
+		if n == len(t.Actions) {
+			keep[c.i] = false
+			note.Message = fmt.Sprintf("session %s only repeats calls of session %s (%s): its %d actions are counted once, as that session's", t.ID, orig.ID, where, n)
+			notes = append(notes, note)
+			continue
+		}
+		own := slices.Clone(t.Actions[n:])
+		t.Actions = own
+		claim(c.i, t.Actions)
+		note.Code = NoteRepeats
+		note.Message = fmt.Sprintf("session %s repeats calls of session %s (%s): %d of its actions are counted once, as that session's, and its %d own are kept", t.ID, orig.ID, where, n, len(own))
+		notes = append(notes, note)
+	}
+	return keep, notes
+}
+
+// agentOf returns the agent a session trace was read from.
+func agentOf(t *trace.Trace) string {
+	a, _ := t.Metadata["agent"].(string)
+	return a
+}
