@@ -456,6 +456,17 @@ func (h *host) locate(p string) (root, rel string, err error) {
 	if p == "" {
 		return "", "", fmt.Errorf("%w: empty path", ErrOutsideWorkspace)
 	}
+	// A mined path under the home directory of the traces is written
+	// "~/…" (no output names the user), so it is the home directory of
+	// whoever runs the workflow, as in a command's argument; never a
+	// directory named "~" inside the workspace.
+	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
+		home := h.expandHome(p)
+		if home == p {
+			return "", "", fmt.Errorf("%w: %s is in the home directory, and the run has none (HOME is not set)", ErrOutsideWorkspace, p)
+		}
+		p = home
+	}
 	if !filepath.IsAbs(p) {
 		if !filepath.IsLocal(p) {
 			return "", "", fmt.Errorf("%w: %s leaves the workspace root", ErrOutsideWorkspace, p)
