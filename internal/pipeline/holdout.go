@@ -108,45 +108,61 @@ func planHoldout(mode string, eligible int, byAgent bool, minExamples int) (int,
 }
 
 // SplitHoldout holds out of traces, a corpus in corpus order, the most
-// recent eligible ones as mode says (planHoldout): it returns the traces
+// recent eligible sessions as mode says (planHoldout, counting sessions:
+// a subagent's trace belongs to its parent's): it returns the traces
 // to mine, in corpus order and with the excluded ones still among them
 // (mining lists them), the held-out ones, in corpus order, and the
 // record the report keeps, nil when none is held out.
 //
 // A trace's time is its started_at, else the timestamp of its first
-// action that has one (RFC 3339). A trace without a time counts as older
+// action that has one (RFC 3339); a session's is its earliest trace's. A trace without a time counts as older
 // than every trace with one; when no trace has a time, the last traces
 // in corpus order are the most recent. Ties keep corpus order, so the
 // choice is the same on every run.
 func SplitHoldout(traces []*trace.Trace, mode string, minExamples int) (mined, held []*trace.Trace, rec *candidate.Holdout, err error) {
-	var eligible []int
+	// Sessions, not traces, are held out: a subagent's trace
+	// (metadata.parent_session_id) goes with the session that started
+	// it, so a held-out session is checked on everything it did and no
+	// part of it is mined beside the part that checks the candidate.
+	type session struct {
+		key     string
+		members []int
+		at      time.Time
+		ok      bool
+	}
+	var sessions []*session
+	byKey := map[string]*session{}
 	byAgent := false
 	for i, t := range traces {
 		if _, excluded := mine.Excluded(t); excluded {
 			continue
 		}
-		eligible = append(eligible, i)
 		if _, ok := t.Metadata["agent"]; ok {
 			byAgent = true
 		}
+		key := sessionKey(t)
+		s := byKey[key]
+		if s == nil {
+			s = &session{key: key}
+			byKey[key] = s
+			sessions = append(sessions, s)
+		}
+		s.members = append(s.members, i)
+		// A session started when its first trace did.
+		if at, ok := startTime(t); ok && (!s.ok || at.Before(s.at)) {
+			s.at, s.ok = at, true
+		}
 	}
-	k, why, err := planHoldout(mode, len(eligible), byAgent, minExamples)
+	k, why, err := planHoldout(mode, len(sessions), byAgent, minExamples)
 	if err != nil || k == 0 {
 		return traces, nil, nil, err
 	}
-	type dated struct {
-		index int
-		at    time.Time
-		ok    bool
-	}
-	order := make([]dated, len(eligible))
+	order := slices.Clone(sessions)
 	anyTime := false
-	for j, i := range eligible {
-		at, ok := startTime(traces[i])
-		order[j] = dated{i, at, ok}
-		anyTime = anyTime || ok
+	for _, s := range order {
+		anyTime = anyTime || s.ok
 	}
-	slices.SortStableFunc(order, func(a, b dated) int {
+	slices.SortStableFunc(order, func(a, b *session) int {
 		if a.ok != b.ok {
 			if a.ok {
 				return 1
@@ -156,8 +172,10 @@ func SplitHoldout(traces []*trace.Trace, mode string, minExamples int) (mined, h
 		return a.at.Compare(b.at)
 	})
 	out := map[int]bool{}
-	for _, d := range order[len(order)-k:] {
-		out[d.index] = true
+	for _, s := range order[len(order)-k:] {
+		for _, i := range s.members {
+			out[i] = true
+		}
 	}
 	rec = &candidate.Holdout{Mode: mode, Reason: why, Order: "file_order", Traces: []candidate.HeldoutTrace{}}
 	if anyTime {
@@ -179,6 +197,15 @@ func SplitHoldout(traces []*trace.Trace, mode string, minExamples int) (mined, h
 		rec.Traces = append(rec.Traces, candidate.HeldoutTrace{TraceID: t.ID, StartedAt: at})
 	}
 	return mined, held, rec, nil
+}
+
+// sessionKey is the session a trace belongs to: the parent session of a
+// subagent's trace, else the trace itself.
+func sessionKey(t *trace.Trace) string {
+	if p, ok := t.Metadata["parent_session_id"].(string); ok && p != "" {
+		return p
+	}
+	return t.ID
 }
 
 // startTime is the time a trace started: started_at, else its first

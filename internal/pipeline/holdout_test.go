@@ -241,3 +241,39 @@ func TestMineDirAutoHoldoutScanned(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitHoldoutSessions checks that a subagent's trace is held out
+// with its session and counts toward no session of its own: six traces of
+// which three are one session's subagents are four sessions, below the
+// threshold of auto, and with a count of one the newest session goes out
+// whole, subagents included, however new the subagents are.
+func TestSplitHoldoutSessions(t *testing.T) {
+	sub := func(id, parent string, day int) *trace.Trace {
+		s := session(id, day)
+		s.Metadata["parent_session_id"] = parent
+		return s
+	}
+	corpus := []*trace.Trace{
+		session("a", 1), session("b", 2), session("c", 3), session("d", 10),
+		sub("c.agent-1", "c", 30), sub("c.agent-2", "c", 31),
+	}
+	mined, held, _, err := SplitHoldout(corpus, HoldoutAuto, 2)
+	if err != nil || len(held) != 0 || len(mined) != len(corpus) {
+		t.Fatalf("auto on 4 sessions held out %v (err %v), want none: subagents are not sessions", ids(held), err)
+	}
+	// Session c started on day 3; d on day 10 is the newest session.
+	_, held, _, err = SplitHoldout(corpus, "1", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"d"}, ids(held)); diff != "" {
+		t.Errorf("held out (-want +got):\n%s", diff)
+	}
+	_, held, _, err = SplitHoldout(corpus, "2", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"c", "d", "c.agent-1", "c.agent-2"}, ids(held)); diff != "" {
+		t.Errorf("held out (-want +got):\n%s", diff)
+	}
+}
