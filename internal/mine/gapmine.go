@@ -135,7 +135,8 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 			// A pattern a built candidate already stands for is not
 			// worth the noise rule's cost (most of the subsequences of a
 			// long procedure rank right after it).
-			if gapSubsumed(built, pt.syms, matchTraces(prep.matchAll(pt.syms, gap, -1, 0))) {
+			ptTraces := matchTraces(prep.matchAll(pt.syms, gap, -1, 0))
+			if gapSubsumed(built, pt.syms, ptTraces) {
 				seen[symKey(pt.syms)] = true
 				continue
 			}
@@ -148,7 +149,7 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 			report.Mining.NoiseStepsDropped += dropped
 			if dropped > 0 {
 				seen[symKey(pt.syms)] = true
-				built = append(built, gapBuilt{syms: pt.syms, traces: matchTraces(prep.matchAll(pt.syms, gap, -1, 0)), kept: syms})
+				built = append(built, gapBuilt{syms: pt.syms, traces: ptTraces, kept: syms})
 				if len(syms) >= 2 && len(matches) >= minEx {
 					heap.Push(&queue, pattern{syms: syms, support: len(matches), first: matches[0].seq, denoised: true, matches: matches,
 						notProcedure: symsNotProcedure(syms, shapes) != ""})

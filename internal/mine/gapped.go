@@ -291,41 +291,40 @@ type gapSearch struct {
 // first, and returns the patterns closed against one-item extension at
 // either end.
 //
-// It searches in rounds of decreasing support: first only for patterns in
-// at least half as many traces as the most frequent item, then a quarter,
-// and so on down to minSup. Depth first, one round would spend the budget
-// in the first subtree it enters, whatever the support of what lies
-// elsewhere: a long sequence told twice (a resumed session, a subagent
-// replaying its parent) has 2^length subsequences, all in the same two
-// traces, which a common first item leads into before the search ever
-// reaches a three-step procedure found in every session. By rounds, what
-// a budget cuts is the less frequent part. A round repeats the search of
-// the rounds before it, each of which visits fewer patterns than the
-// next, so rounds cost at most about twice one search; a pattern is kept
-// once, from the first round that finds it, and its closedness is exact
-// in that round, since an extension with the same support is frequent
-// there too.
+// When a bound cuts the search short, it searches again, in rounds of
+// decreasing support: first only for patterns in at least half as many
+// traces as the most frequent item, then a quarter, and so on down to
+// minSup. Depth first, one search spends its budget in the first subtree
+// it enters, whatever the support of what lies elsewhere: a long sequence
+// told twice (a resumed session, a subagent replaying its parent) has
+// 2^length subsequences, all in the same two traces, which a common first
+// item leads into before the search ever reaches a three-step procedure
+// found in every session. By rounds, what the budget cuts is the less
+// frequent part. Each round repeats the search of the rounds before it,
+// which costs, so rounds are only for a search that half the budget cut;
+// they have the other half. A pattern is kept once, from the first round
+// that finds it, and its closedness is exact in that round, since an
+// extension with the same support is frequent there too.
 func (g *gapSearch) search(roots []int32, proj []*projection) []pattern {
 	minSup := g.minSup
-	maxSup := minSup
-	for _, p := range proj {
-		maxSup = max(maxSup, p.support())
-	}
-	var rounds []int
-	for k := maxSup / 2; k > minSup; k /= 2 {
-		rounds = append(rounds, k)
-	}
-	rounds = append(rounds, minSup)
-	for _, k := range rounds {
-		g.minSup = k
-		for i, y := range roots {
-			if g.stopped() || proj[i].support() < k {
-				break
-			}
-			g.nodes++
-			g.grow([]int32{y}, proj[i])
+	nodeBudget, workBudget := g.nodeBudget, g.workBudget
+	g.nodeBudget, g.workBudget = max(1, nodeBudget/2), max(1, workBudget/2)
+	g.rounds(roots, proj, []int{minSup})
+	if (g.cutNodes || g.cutWork) && !g.cancelled {
+		maxSup := minSup
+		for _, p := range proj {
+			maxSup = max(maxSup, p.support())
 		}
+		var rounds []int
+		for k := maxSup / 2; k > minSup; k /= 2 {
+			rounds = append(rounds, k)
+		}
+		rounds = append(rounds, minSup)
+		g.out, g.cutNodes, g.cutWork = g.out[:0], false, false
+		g.nodeBudget, g.workBudget = nodeBudget, workBudget
+		g.rounds(roots, proj, rounds)
 	}
+	g.nodeBudget, g.workBudget = nodeBudget, workBudget
 	g.minSup = minSup
 	// A pattern found in several rounds is kept from the first.
 	index := make(map[string]int, len(g.out))
@@ -355,6 +354,21 @@ func (g *gapSearch) search(roots []int32, proj []*projection) []pattern {
 		}
 	}
 	return closed
+}
+
+// rounds grows the patterns from every root, once per minimum support in
+// supports, each round over the roots that occur in that many traces.
+func (g *gapSearch) rounds(roots []int32, proj []*projection, supports []int) {
+	for _, k := range supports {
+		g.minSup = k
+		for i, y := range roots {
+			if g.stopped() || proj[i].support() < k {
+				break
+			}
+			g.nodes++
+			g.grow([]int32{y}, proj[i])
+		}
+	}
 }
 
 func (g *gapSearch) stopped() bool {
