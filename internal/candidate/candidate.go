@@ -47,6 +47,18 @@ const (
 	// CodeDerivationRejected is a derived parameter whose expression a
 	// held-out trace contradicted: it is a parameter again.
 	CodeDerivationRejected = "derivation_rejected"
+	// CodeObservationsOnly rejects a repeated sequence whose every step
+	// is an observation: reading changes nothing, so there is no
+	// procedure to run.
+	CodeObservationsOnly = "observations_only"
+	// CodeEditsWithoutContent rejects a repeated sequence of file edits
+	// (and observations) that recorded only the path they changed: a
+	// workflow would not know what to write.
+	CodeEditsWithoutContent = "edits_without_content"
+	// CodeFailedStep warns that a step's action failed in some or all of
+	// the examples and no later attempt succeeded (Step.Failures); the
+	// step is kept as the runs did it.
+	CodeFailedStep = "failed_step"
 )
 
 // Candidate is one repeated procedure found in the traces, in the form
@@ -307,6 +319,11 @@ type Step struct {
 	// Retries is the number of failed attempts of this step, over all
 	// examples, that mining folded into the attempt that succeeded.
 	Retries int `json:"retries,omitempty"`
+	// Failures is the number of examples whose action for this step
+	// failed with no later attempt succeeding (see FoldRetries): the step
+	// is kept as those runs did it. Shadow replay accepts a failed action
+	// for a step of a gapped candidate only when it failed in an example.
+	Failures int `json:"failures,omitempty"`
 	// Checks are the preconditions the runtime evaluates before the
 	// step, where the traces show them (see Check); Preconditions says
 	// them, and what cannot be checked, in prose.

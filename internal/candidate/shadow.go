@@ -61,6 +61,9 @@ const (
 	CodeReceiptDrift = "receipt_drift"
 	// CodeUnmatched is a trace that does not contain the procedure.
 	CodeUnmatched = "unmatched"
+	// CodeUnexpectedFailure is a failed action, which no later attempt
+	// retried, aligned with a step that succeeded in every example.
+	CodeUnexpectedFailure = "unexpected_failure"
 	// CodeExampleMissing is a candidate example whose trace (by id and
 	// source hash) was not among the source traces given to Shadow.
 	CodeExampleMissing = "example_missing"

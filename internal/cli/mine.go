@@ -86,7 +86,10 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 
 const mineDoc = `mine reads every trace under --from, finds every contiguous sequence of two
 or more actions that occurs in at least --min-examples distinct traces, and
-ranks them by supporting traces × length. For each candidate it works out
+ranks them by supporting traces² × length, so that a few steps repeated in
+many sessions come before a long sequence seen in two; sequences made only
+of reads (observations_only) or of edits that recorded only their path
+(edits_without_content) rank last and are rejected. For each candidate it works out
 which fields vary (parameters), which never do (constants), and which always
 carry an earlier step's output (bindings); it rejects candidates whose side
 effects differ between examples and marks model-dependent steps as fuzzy
@@ -112,7 +115,9 @@ above. gapped finds procedures whose steps keep their order but have other
 actions between them (at most 8 between two steps), as in agent sessions:
 observations (reads, searches, listings) are left out, a command that
 failed and was retried, perhaps with edits between, counts once and
-records its retries, and an action that sits between two steps only
+records its retries (shadow replay folds retries by the same rule), a
+command that failed and was never retried stays a step with a review
+note, and an action that sits between two steps only
 because it is common everywhere is not made a step. auto, the default,
 uses gapped when any trace names its agent (metadata.agent) or has an
 observation, and exact otherwise. The report's mining.miner and

@@ -64,7 +64,7 @@ type stepView struct {
 func (b *builder) build(examples []match, length int) *candidate.Candidate {
 	c := &candidate.Candidate{
 		Support:          len(examples),
-		Score:            len(examples) * length,
+		Score:            int(Score(len(examples), length)),
 		Parameters:       []candidate.Parameter{},
 		Constants:        []candidate.Constant{},
 		Bindings:         []candidate.Binding{},
@@ -123,6 +123,14 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 		step.ReviewNotes = []string{}
 		if note := retryNote(examples, j, v.index, first.Name, &step.Retries); note != "" {
 			step.ReviewNotes = append(step.ReviewNotes, note)
+		}
+		// A matched action that failed is one no later attempt retried
+		// (a retried one is never matched): noteFailures says so once
+		// the candidate's examples are all known.
+		for _, a := range v.actions {
+			if a.Failed() {
+				step.Failures++
+			}
 		}
 
 		if fuzzy(v.actions) {

@@ -6,8 +6,10 @@
 // traces the crystallization runtime records, where a procedure's steps
 // are adjacent. The gapped miner (gapped.go) finds procedures whose steps
 // have other actions between them, as in agent sessions: it leaves
-// observations out, folds retried commands into one step, and drops steps
-// that sit where they do only because they are common. Options.Mode
+// observations out, folds retried commands into one step by the retry rule
+// it shares with shadow replay (candidate.FoldRetries), keeps a command
+// that failed for good as a step with a review note, and drops steps that
+// sit where they do only because they are common. Options.Mode
 // chooses; by default agent sessions (metadata.agent, or any observation)
 // get the gapped miner and everything else the exact one. Both rank and
 // build candidates the same way.
@@ -23,11 +25,12 @@
 //     has no longer extension that occurs in the same number of traces.
 //     SA-IS builds the array in linear time; the walk over LCP intervals is
 //     O(n log depth). No map of windows is ever built.
-//  3. The repeats are ranked (supporting traces × length, then a fixed
-//     tie-break) and the best ones are built into candidates: per step, the
-//     fields that vary become parameters, the fields that never vary stay
-//     constants, and values that always equal an earlier step's output
-//     become bindings. Side effects that differ between examples reject the
+//  3. The repeats are ranked (Score: supporting traces² × length, then a
+//     fixed tie-break; see rank.go), what is not a procedure last (reads
+//     only, or edits that recorded only their path; see shape.go), and the
+//     best ones are built into candidates: per step, the fields that vary
+//     become parameters, the fields that never vary stay constants, and
+//     values that always equal an earlier step's output become bindings. Side effects that differ between examples reject the
 //     candidate; model-dependent steps become fuzzy segments.
 //
 // The invariant: the same traces and options give the same report, byte for

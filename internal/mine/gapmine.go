@@ -13,10 +13,14 @@ import (
 // short: what it lists is the best of what it visited.
 const CodeSearchBound = "search_bound"
 
-// gapBuilt is a gapped candidate already built, for subsumption.
+// gapBuilt is a gapped candidate already built, or a pattern the noise
+// rule shortened, for subsumption.
 type gapBuilt struct {
 	syms   []int32
 	traces []int32
+	// kept, for a pattern the noise rule shortened, is what it kept of
+	// syms; nil for a built candidate.
+	kept []int32
 }
 
 // mineGapped is Mine for the gapped miner: preprocess, search, rank, and
@@ -100,6 +104,10 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 	// queue with its new support and length and is built only when it is
 	// the best again: a shortened noisy variant must not be built before
 	// a longer clean pattern that now outranks it.
+	shapes := symbolShapes(s.symbols)
+	for i := range patterns {
+		patterns[i].notProcedure = symsNotProcedure(patterns[i].syms, shapes) != ""
+	}
 	queue := patternQueue(patterns)
 	heap.Init(&queue)
 	scanned := 0
@@ -127,7 +135,8 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 			// A pattern a built candidate already stands for is not
 			// worth the noise rule's cost (most of the subsequences of a
 			// long procedure rank right after it).
-			if gapSubsumed(built, pt.syms, matchTraces(prep.matchAll(pt.syms, gap, -1, 0))) {
+			ptTraces := matchTraces(prep.matchAll(pt.syms, gap, -1, 0))
+			if gapSubsumed(built, pt.syms, ptTraces) {
 				seen[symKey(pt.syms)] = true
 				continue
 			}
@@ -140,8 +149,10 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 			report.Mining.NoiseStepsDropped += dropped
 			if dropped > 0 {
 				seen[symKey(pt.syms)] = true
+				built = append(built, gapBuilt{syms: pt.syms, traces: ptTraces, kept: syms})
 				if len(syms) >= 2 && len(matches) >= minEx {
-					heap.Push(&queue, pattern{syms: syms, support: len(matches), first: matches[0].seq, denoised: true, matches: matches})
+					heap.Push(&queue, pattern{syms: syms, support: len(matches), first: matches[0].seq, denoised: true, matches: matches,
+						notProcedure: symsNotProcedure(syms, shapes) != ""})
 				}
 				continue
 			}
@@ -155,7 +166,11 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 		if gapSubsumed(built, syms, tr) {
 			continue
 		}
-		built = append(built, gapBuilt{syms: syms, traces: tr})
+		// What is not a procedure is built to say so, but stands for
+		// nothing a procedure could repeat.
+		if !pt.notProcedure {
+			built = append(built, gapBuilt{syms: syms, traces: tr})
+		}
 		// As the exact miner does, a pattern with more examples than the
 		// bound is built from an evenly spaced sample of them and the
 		// others are checked against it (sample.go).
@@ -176,7 +191,13 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 			if verified, err = checkRest(ctx, src, c, all, picked, eligible, opts); err != nil {
 				return nil, err
 			}
+			// The first pass knows which actions failed, so the failures
+			// of every example are counted, not only the sample's: shadow
+			// replay checks every example against them.
+			countFailures(c, all, s.flags)
 		}
+		rejectNonProcedure(c)
+		noteFailures(c)
 		report.Mining.CandidatesBuilt++
 		if !c.Safe() && len(report.RejectedCandidates) >= maxSafe {
 			rejectedOmitted++
@@ -247,9 +268,21 @@ func (p *prepared) examples(ms []gmatch) []match {
 // covers all its traces (the same procedure with a step missing: it may
 // occur in fewer traces, since a missing step widens a gap), or when
 // it contains a built candidate in under a tenth of that candidate's
-// traces (the procedure plus an incidental step).
+// traces (the procedure plus an incidental step). A pattern the noise rule
+// shortened subsumes, in the same way, a pattern it contains in its traces
+// that lacks a step the rule kept: that is the procedure with a step
+// missing, whose noise the rule may judge otherwise (an end step is
+// measured against the gap after or before its neighbour, and a missing
+// middle step changes that neighbour), and which ranks as high as the
+// procedure itself; the shortened pattern is the procedure.
 func gapSubsumed(built []gapBuilt, syms, traces []int32) bool {
 	for _, b := range built {
+		if b.kept != nil {
+			if len(b.syms) > len(syms) && isSubsequence(b.syms, syms) && !isSubsequence(syms, b.kept) && subsetInts(traces, b.traces) {
+				return true
+			}
+			continue
+		}
 		switch {
 		case len(b.syms) > len(syms) && len(b.traces) >= len(traces):
 			if isSubsequence(b.syms, syms) && subsetInts(traces, b.traces) {

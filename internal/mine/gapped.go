@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -34,9 +35,9 @@ import (
 //     appending or prepending), the part of BIDE's closure check (Wang and
 //     Han, 2004) that stays exact under a gap constraint; a pattern missing
 //     a middle step is caught when candidates are selected (gapSubsumed).
-//  3. Selection (mineGapped): patterns are taken best first (support ×
-//     length), the noise rule (denoise) drops the steps that sit where they
-//     do by chance, a shortened pattern goes back into the queue at its new
+//  3. Selection (mineGapped): patterns are taken best first (Score), the
+//     noise rule (denoise) drops the steps that sit where they do by
+//     chance, a shortened pattern goes back into the queue at its new
 //     rank, and the survivors are built into candidates.
 
 // Miner modes, the values of Options.Mode.
@@ -66,9 +67,6 @@ const (
 	// multiple of the node budget: a node whose projection is huge (a
 	// common item after a common item) costs as much as many small ones.
 	gapWorkPerNode = 2000
-	// retryWindow bounds how far back a successful action looks for the
-	// failed attempts it retries, in non-observation items.
-	retryWindow = 16
 )
 
 // Noise rule thresholds (see denoise).
@@ -125,16 +123,12 @@ type prepared struct {
 
 // prepare turns every trace into a gseq: observations are dropped (they
 // neither count as steps nor as gap), and a retried action is folded into
-// its successful attempt.
-//
-// The retry rule: when an action succeeds and the nearest earlier items
-// with its signature, skipping only file mutations (the edits an agent
-// makes to fix what failed), are failed attempts, the failed attempts and
-// the edits between them and the success are folded into the successful
-// action, which records how many attempts failed. The repair is not part
-// of the procedure: what the edits were depends on what broke. A failure
-// that is never followed by a success of the same signature stays as it
-// is, and so does an edit before the first failed attempt.
+// its successful attempt, by the retry rule mining shares with shadow
+// replay (candidate.FoldRetries): a failed attempt followed by the success
+// that retries it is one step, the success, which records how many
+// attempts failed; the edits between them are the repair and are dropped
+// too, since what they were depends on what broke. A failure that no
+// success retries stays as it is: it may be a step.
 func prepare(traces []*trace.Trace, symbols map[string]int32) *prepared {
 	seqs := make([][]int32, len(traces))
 	flags := make([][]uint8, len(traces))
@@ -176,50 +170,40 @@ func actionFlags(t *trace.Trace) []uint8 {
 // nsym distinct symbols.
 func prepareSeqs(seqs [][]int32, flags [][]uint8, nsym int) *prepared {
 	p := &prepared{seqs: make([]gseq, len(seqs))}
-	type item struct {
-		sym     int32
-		pos     int32
-		retries int32
-		failed  bool
-		edit    bool
-	}
-	var buf []item
-	var chain []int
+	var (
+		attempts []candidate.Attempt
+		folds    []candidate.Fold
+		retries  []int32
+		scratch  []int32
+	)
 	for i, seq := range seqs {
-		buf = buf[:0]
+		n := len(seq)
+		attempts = slices.Grow(attempts[:0], n)[:n]
+		folds = slices.Grow(folds[:0], n)[:n]
+		retries = slices.Grow(retries[:0], n)[:n]
 		for j, id := range seq {
 			f := flags[i][j]
-			if f&flagObservation != 0 {
-				p.observations++
-				continue
-			}
-			it := item{sym: id, pos: int32(j), failed: f&flagFailed != 0, edit: f&flagEdit != 0}
-			// Collect the failed attempts this action would retry.
-			chain = chain[:0]
-			for k := len(buf) - 1; k >= 0 && k >= len(buf)-retryWindow; k-- {
-				b := buf[k]
-				if b.sym == id && b.failed {
-					chain = append(chain, k)
-					continue
-				}
-				if b.edit && b.sym != id {
-					continue
-				}
-				break
-			}
-			if !it.failed && len(chain) > 0 {
-				it.retries = int32(len(chain))
-				p.retries += len(chain)
-				// Everything from the first failed attempt on is a
-				// failed attempt or an edit between attempts; chain is
-				// in descending order.
-				buf = buf[:chain[len(chain)-1]]
-			}
-			buf = append(buf, it)
+			attempts[j] = candidate.Attempt{Key: id, Observation: f&flagObservation != 0, Failed: f&flagFailed != 0, Edit: f&flagEdit != 0}
 		}
-		s := gseq{items: make([]int32, len(buf)), pos: make([]int32, len(buf)), retries: make([]int32, len(buf))}
-		for k, it := range buf {
-			s.items[k], s.pos[k], s.retries[k] = it.sym, it.pos, it.retries
+		scratch = candidate.FoldRetries(attempts, folds, retries, scratch)
+		kept := 0
+		for _, f := range folds {
+			switch f {
+			case candidate.FoldStep:
+				kept++
+			case candidate.FoldObservation:
+				p.observations++
+			case candidate.FoldAttempt:
+				p.retries++
+			}
+		}
+		s := gseq{items: make([]int32, 0, kept), pos: make([]int32, 0, kept), retries: make([]int32, 0, kept)}
+		for j, f := range folds {
+			if f == candidate.FoldStep {
+				s.items = append(s.items, seq[j])
+				s.pos = append(s.pos, int32(j))
+				s.retries = append(s.retries, retries[j])
+			}
 		}
 		s.index()
 		p.seqs[i] = s
@@ -261,6 +245,9 @@ type pattern struct {
 	// then the pattern's embeddings.
 	denoised bool
 	matches  []gmatch
+	// notProcedure is set for a pattern that is not a procedure (see
+	// shape.go), which ranks after every one that is.
+	notProcedure bool
 }
 
 // gapSearch is the state of one gapped search.
@@ -303,20 +290,55 @@ type gapSearch struct {
 // search runs the pattern growth from every frequent item, most frequent
 // first, and returns the patterns closed against one-item extension at
 // either end.
+//
+// When a bound cuts the search short, it searches again, in rounds of
+// decreasing support: first only for patterns in at least half as many
+// traces as the most frequent item, then a quarter, and so on down to
+// minSup. Depth first, one search spends its budget in the first subtree
+// it enters, whatever the support of what lies elsewhere: a long sequence
+// told twice (a resumed session, a subagent replaying its parent) has
+// 2^length subsequences, all in the same two traces, which a common first
+// item leads into before the search ever reaches a three-step procedure
+// found in every session. By rounds, what the budget cuts is the less
+// frequent part. Each round repeats the search of the rounds before it,
+// which costs, so rounds are only for a search that half the budget cut;
+// they have the other half. A pattern is kept once, from the first round
+// that finds it, and its closedness is exact in that round, since an
+// extension with the same support is frequent there too.
 func (g *gapSearch) search(roots []int32, proj []*projection) []pattern {
-	for i, y := range roots {
-		if g.stopped() {
-			break
+	minSup := g.minSup
+	nodeBudget, workBudget := g.nodeBudget, g.workBudget
+	g.nodeBudget, g.workBudget = max(1, nodeBudget/2), max(1, workBudget/2)
+	g.rounds(roots, proj, []int{minSup})
+	if (g.cutNodes || g.cutWork) && !g.cancelled {
+		maxSup := minSup
+		for _, p := range proj {
+			maxSup = max(maxSup, p.support())
 		}
-		g.nodes++
-		g.grow([]int32{y}, proj[i])
+		var rounds []int
+		for k := maxSup / 2; k > minSup; k /= 2 {
+			rounds = append(rounds, k)
+		}
+		rounds = append(rounds, minSup)
+		g.out, g.cutNodes, g.cutWork = g.out[:0], false, false
+		g.nodeBudget, g.workBudget = nodeBudget, workBudget
+		g.rounds(roots, proj, rounds)
 	}
+	g.nodeBudget, g.workBudget = nodeBudget, workBudget
+	g.minSup = minSup
+	// A pattern found in several rounds is kept from the first.
+	index := make(map[string]int, len(g.out))
+	out := g.out[:0]
+	for _, p := range g.out {
+		key := symKey(p.syms)
+		if _, dup := index[key]; !dup {
+			index[key] = len(out)
+			out = append(out, p)
+		}
+	}
+	g.out = out
 	// Backward closure: x·S with the same support as S closes S. (Forward
 	// closure was decided during the search.)
-	index := make(map[string]int, len(g.out))
-	for i, p := range g.out {
-		index[symKey(p.syms)] = i
-	}
 	for _, p := range g.out {
 		if len(p.syms) < 3 {
 			continue
@@ -332,6 +354,21 @@ func (g *gapSearch) search(roots []int32, proj []*projection) []pattern {
 		}
 	}
 	return closed
+}
+
+// rounds grows the patterns from every root, once per minimum support in
+// supports, each round over the roots that occur in that many traces.
+func (g *gapSearch) rounds(roots []int32, proj []*projection, supports []int) {
+	for _, k := range supports {
+		g.minSup = k
+		for i, y := range roots {
+			if g.stopped() || proj[i].support() < k {
+				break
+			}
+			g.nodes++
+			g.grow([]int32{y}, proj[i])
+		}
+	}
 }
 
 func (g *gapSearch) stopped() bool {
@@ -539,14 +576,20 @@ func symKey(syms []int32) string {
 	return string(b)
 }
 
-// comparePatterns orders patterns like Repeats orders repeats: support ×
-// length, support and length descending, then the first supporting trace
-// and the symbols ascending. It is a total order on distinct symbol
-// sequences, so selection does not depend on the order patterns were
-// found in.
+// comparePatterns orders patterns like Repeats orders repeats, after the
+// procedures first (see shape.go): Score, support and length descending,
+// then the first supporting trace and the symbols ascending. It is a
+// total order on distinct symbol sequences, so selection does not depend
+// on the order patterns were found in.
 func comparePatterns(a, b pattern) int {
+	if a.notProcedure != b.notProcedure {
+		if a.notProcedure {
+			return 1
+		}
+		return -1
+	}
 	la, lb := int64(len(a.syms)), int64(len(b.syms))
-	if c := cmpDesc(int64(a.support)*la, int64(b.support)*lb); c != 0 {
+	if c := cmpDesc(Score(a.support, len(a.syms)), Score(b.support, len(b.syms))); c != 0 {
 		return c
 	}
 	if c := cmpDesc(int64(a.support), int64(b.support)); c != 0 {

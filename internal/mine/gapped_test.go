@@ -642,14 +642,14 @@ func TestGappedSearchBoundLength(t *testing.T) {
 }
 
 // TestPrepareRetryWindow checks the bound on how far back a success looks
-// for the failures it retries: a failure retryWindow items back, past
-// retryWindow-1 edits, is folded; one item further it is not, and stays
-// a failed action of its own.
+// for the failures it retries: a failure RetryWindow items back, past
+// RetryWindow-1 edits, is folded; one item further it is not, and stays a
+// failed action of its own.
 func TestPrepareRetryWindow(t *testing.T) {
 	for _, tc := range []struct {
 		edits   int
 		retries int32
-	}{{retryWindow - 1, 1}, {retryWindow, 0}} {
+	}{{candidate.RetryWindow - 1, 1}, {candidate.RetryWindow, 0}} {
 		t.Run(fmt.Sprintf("edits=%d", tc.edits), func(t *testing.T) {
 			actions := []trace.Action{failing(cmd("", "go test", ""))}
 			for k := range tc.edits {

@@ -185,6 +185,29 @@ func (s *Scan) mine(ctx context.Context, src traceSource) (*candidate.Report, er
 	repeats := idx.Repeats(minEx, 2)
 	idx.Release()
 	report.Mining.RepeatsFound = len(repeats)
+	// What is not a procedure ranks after every procedure (shape.go); the
+	// sort is stable, so each part keeps the order of Repeats.
+	shapes := symbolShapes(s.symbols)
+	notProc := make([]bool, len(repeats))
+	moved := false
+	for i, r := range repeats {
+		// A procedure has a step that is an action, and most repeats
+		// show one in their first few symbols: no copy of the symbols.
+		if !idx.any(r, func(y int32) bool { return shapes[y] == shapeAction }) {
+			notProc[i], moved = true, true
+		}
+	}
+	if moved {
+		sorted := make([]Repeat, 0, len(repeats))
+		for _, last := range []bool{false, true} {
+			for i, r := range repeats {
+				if notProc[i] == last {
+					sorted = append(sorted, r)
+				}
+			}
+		}
+		repeats = sorted
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -227,7 +250,11 @@ scan:
 			if subsumed(built, br.symbols, br.examples) {
 				continue
 			}
-			built = append(built, br)
+			// What is not a procedure is built to say so, but stands for
+			// nothing a procedure could repeat.
+			if symsNotProcedure(br.symbols, shapes) == "" {
+				built = append(built, br)
+			}
 			batch = append(batch, br)
 		}
 		if opts.Progress != nil {
@@ -280,6 +307,8 @@ scan:
 				}
 				verified[i] = v
 			}
+			rejectNonProcedure(c)
+			noteFailures(c)
 		}
 		for i, c := range results {
 			if len(report.Candidates) >= maxSafe {

@@ -219,9 +219,9 @@ type frame struct {
 //     extension, so it suffices to compare with the child intervals.
 //   - Support >= minSupport and Length >= minLength.
 //
-// The result is sorted by Support*Length, Support and Length, each
-// descending, then by First ascending; no two repeats tie on all four, so
-// the order is deterministic.
+// The result is sorted by Score (Support² × Length), Support and Length,
+// each descending, then by First ascending; no two repeats tie on all
+// four, so the order is deterministic.
 //
 // The lcp-intervals are enumerated bottom-up with a stack (Abouelhoda,
 // Kurtz and Ohlebusch, 2004), in one pass over the LCP array. Support is
@@ -299,7 +299,7 @@ func (x *Index) Repeats(minSupport, minLength int) []Repeat {
 	}
 
 	slices.SortFunc(out, func(a, b Repeat) int {
-		if c := cmpDesc(int64(a.Support)*int64(a.Length), int64(b.Support)*int64(b.Length)); c != 0 {
+		if c := cmpDesc(Score(a.Support, a.Length), Score(b.Support, b.Length)); c != 0 {
 			return c
 		}
 		if c := cmpDesc(int64(a.Support), int64(b.Support)); c != 0 {
@@ -371,6 +371,23 @@ func (x *Index) addLeaf(stack []frame, i int32, prev []int32) {
 func (x *Index) valid(r Repeat) bool {
 	return x != nil && r.lo >= 0 && r.lo < r.hi && int(r.hi) <= len(x.sa) &&
 		r.first >= 0 && r.Length >= 0 && int(r.first)+r.Length <= len(x.text)
+}
+
+// any reports whether f holds for any symbol of r, in order, without
+// copying them as Symbols does.
+func (x *Index) any(r Repeat, f func(int32) bool) bool {
+	if !x.valid(r) {
+		return false
+	}
+	for _, c := range x.text[r.first : int(r.first)+r.Length] {
+		if x.alphabet != nil && int(c) < len(x.alphabet) {
+			c = x.alphabet[c]
+		}
+		if f(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // Release lets go of what only Repeats needs, the LCP array and each

@@ -68,8 +68,8 @@ func views(t *testing.T, x *Index, rs []Repeat) []view {
 	// The documented order, checked pairwise.
 	for i := 1; i < len(rs); i++ {
 		a, b := rs[i-1], rs[i]
-		ka := [3]int{a.Support * a.Length, a.Support, a.Length}
-		kb := [3]int{b.Support * b.Length, b.Support, b.Length}
+		ka := [3]int64{Score(a.Support, a.Length), int64(a.Support), int64(a.Length)}
+		kb := [3]int64{Score(b.Support, b.Length), int64(b.Support), int64(b.Length)}
 		if c := slices.Compare(kb[:], ka[:]); c > 0 || c == 0 && !occLess(out[i-1].First, out[i].First) {
 			t.Errorf("repeats %d and %d out of order: %v %+v before %v %+v", i-1, i, out[i-1].Symbols, a, out[i].Symbols, b)
 		}
@@ -101,7 +101,8 @@ func TestRepeats(t *testing.T) {
 		name:       "shorter repeat in more sequences than its extension",
 		seqs:       letters("xabcy", "zabcw", "ab"),
 		minSupport: 2,
-		// Support*Length ties at 6; the higher Support comes first.
+		// Support² × Length is 18 against 12: the higher Support comes
+		// first.
 		want: []view{{
 			Symbols: []int32{0, 1}, Support: 3, Count: 3,
 			First:    Occurrence{0, 1},
@@ -209,14 +210,16 @@ func TestRepeats(t *testing.T) {
 		name:       "sparse and negative symbols",
 		seqs:       [][]int32{{-5, 1 << 30, 7}, {9, -5, 1 << 30, 8}, {1 << 30}},
 		minSupport: 2,
+		// Support² × Length: 9 for the single symbol in three
+		// sequences, 8 for the pair in two.
 		want: []view{{
-			Symbols: []int32{-5, 1 << 30}, Support: 2, Count: 2,
-			First:    Occurrence{0, 0},
-			Examples: []Occurrence{{0, 0}, {1, 1}},
-		}, {
 			Symbols: []int32{1 << 30}, Support: 3, Count: 3,
 			First:    Occurrence{0, 1},
 			Examples: []Occurrence{{0, 1}, {1, 2}, {2, 0}},
+		}, {
+			Symbols: []int32{-5, 1 << 30}, Support: 2, Count: 2,
+			First:    Occurrence{0, 0},
+			Examples: []Occurrence{{0, 0}, {1, 1}},
 		}},
 	}}
 	for _, tt := range tests {

@@ -177,7 +177,7 @@ func checkRest(ctx context.Context, src traceSource, c *candidate.Candidate, all
 	}
 	c.Examples = rows
 	c.Support = len(all)
-	c.Score = len(all) * length
+	c.Score = int(Score(len(all), length))
 	c.ID = candidateID(c.SequenceSignature, c.Examples)
 	for i := range c.DerivedParameters {
 		c.DerivedParameters[i].SourceChecks = len(all)

@@ -37,14 +37,17 @@ import (
 // the region is the candidate's sequence, and 0 when nothing is paired.
 //
 // A candidate mined with gaps (its steps matched with other actions
-// between them) is aligned the way it was mined. Inside the region, an
-// action the miner would not have let break a match is interleaved: it
-// costs nothing, is left out of the moves and of fitness, and is only
-// counted. Interleaved are observations, failed attempts (which also
+// between them) is aligned the way it was mined, by the retry rule mining
+// applied (candidate.FoldRetries). Inside the region, an action the miner
+// would not have let break a match is interleaved: it costs nothing, is
+// left out of the moves and of fitness, and is only counted. Interleaved
+// are observations, failed attempts a later success retried (which also
 // cannot pair with a step: a retried step pairs with its successful
-// attempt), the actions between a failed attempt and the success of the
-// same signature (the repair of a retry), and actions with neither side
-// effects nor a required approval. An action that changes something or
+// attempt), the file edits between such an attempt and its success (the
+// repair of a retry), failures, and actions with neither side effects nor
+// a required approval. A failure that no success retried may pair with a
+// step, as mining may have matched it; it passes only if the step failed
+// in an example too (Step.Failures). An action that changes something or
 // needs a person is never interleaved: the workflow would not do it, so
 // it stays a log move and fails the comparison, as it does for a
 // contiguous candidate.
@@ -194,7 +197,6 @@ type aligner struct {
 	// tol[j] is true when action j may sit between steps of a gapped
 	// candidate; nil for a contiguous one.
 	tol   []bool
-	depth []int32 // scratch for the retry windows
 	keys  []string
 	prev  []int
 	cur   []int
@@ -202,6 +204,14 @@ type aligner struct {
 	moves []candidate.Move
 	// want and got hold a step's side effects while they are compared.
 	want, got []effect
+	// Scratch for the retry rule (candidate.FoldRetries): each action's
+	// attempt, its part, the attempts folded into it, and the signatures
+	// interned for it.
+	attempts []candidate.Attempt
+	folds    []candidate.Fold
+	retries  []int32
+	scratch  []int32
+	sigKeys  map[string]int32
 }
 
 // intern fills al.ids with the signature id of every action of t and,
@@ -211,9 +221,6 @@ func (al *aligner) intern(t *trace.Trace) {
 	for i := range t.Actions {
 		var id int32
 		id, al.keys = al.ix.lookup(&t.Actions[i], al.keys)
-		if al.gapped && t.Actions[i].Failed() {
-			id = -1 // a failed attempt never stands for a step
-		}
 		al.ids = append(al.ids, id)
 	}
 	if !al.gapped {
@@ -221,40 +228,42 @@ func (al *aligner) intern(t *trace.Trace) {
 		return
 	}
 	n := len(t.Actions)
-	al.tol = slices.Grow(al.tol[:0], n)[:n]
-	// Retry windows: from a failed attempt to the next success of the same
-	// signature, marked with a difference array so that overlapping
-	// windows cost O(n) in all.
-	al.depth = slices.Grow(al.depth[:0], n+1)[:n+1]
-	clear(al.depth)
-	pending := map[string]int{}
+	// The retry rule mining applied (candidate.FoldRetries): a failed
+	// attempt that a later success retried never stands for a step (the
+	// success does), nor does the repair between them; a failure that no
+	// success retried is an action like any other.
+	al.attempts = slices.Grow(al.attempts[:0], n)[:n]
+	al.folds = slices.Grow(al.folds[:0], n)[:n]
+	al.retries = slices.Grow(al.retries[:0], n)[:n]
+	clear(al.sigKeys)
 	for j := range t.Actions {
 		a := &t.Actions[j]
-		if a.Kind == trace.KindObservation {
-			continue
-		}
-		sig := a.Signature()
-		if a.Failed() {
-			if _, ok := pending[sig]; !ok {
-				pending[sig] = j
+		at := candidate.Attempt{Observation: a.Kind == trace.KindObservation, Failed: a.Failed(), Edit: a.Kind == trace.KindFileMutation}
+		if !at.Observation {
+			sig := a.Signature()
+			key, ok := al.sigKeys[sig]
+			if !ok {
+				key = int32(len(al.sigKeys))
+				al.sigKeys[sig] = key
 			}
-			continue
+			at.Key = key
 		}
-		if start, ok := pending[sig]; ok {
-			al.depth[start]++
-			al.depth[j]--
-			delete(pending, sig)
-		}
+		al.attempts[j] = at
 	}
-	var inside int32
+	al.scratch = candidate.FoldRetries(al.attempts, al.folds, al.retries, al.scratch)
+	al.tol = slices.Grow(al.tol[:0], n)[:n]
 	for j := range t.Actions {
-		inside += al.depth[j]
 		a := &t.Actions[j]
+		fold := al.folds[j]
+		if fold == candidate.FoldAttempt || fold == candidate.FoldRepair {
+			al.ids[j] = -1
+		}
 		needsPerson := a.Approval != nil && a.Approval.Required
-		// Inside a retry window only the repair edits are tolerated,
-		// the items mining folds into the retried step; any other
-		// action there is judged as anywhere else.
-		al.tol[j] = !needsPerson && (a.Kind == trace.KindObservation || a.Failed() || (inside > 0 && a.Kind == trace.KindFileMutation) ||
+		// Between steps, what mining folded or left out is tolerated,
+		// and so is a failure (it did nothing the workflow must do) and
+		// an action that changes nothing; an action that changes
+		// something or needs a person is not.
+		al.tol[j] = !needsPerson && (fold != candidate.FoldStep || a.Failed() ||
 			(len(a.SideEffects) == 0 && a.Kind != trace.KindHumanApproval))
 	}
 }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
@@ -28,8 +29,10 @@ func TestShadowGapped(t *testing.T) {
 		edit            func(*trace.Trace)
 		positions       []int // the example's positions; nil: held out
 		contiguous      bool  // the candidate records no positions
+		failures        int   // the examples in which step B failed
 		wantStatus      string
 		wantInterleaved int
+		wantCode        string // a detail the trace must report
 	}{
 		{
 			name: "source at its positions", actions: "A read B lint C", positions: []int{0, 2, 4},
@@ -93,9 +96,28 @@ func TestShadowGapped(t *testing.T) {
 			wantStatus: candidate.StatusPass, wantInterleaved: 2,
 		},
 		{
-			name: "step that only failed is missing", actions: "A B C",
+			// A rejected push, a pull, the push that went through: one
+			// step, as mining folds it, with the pull between.
+			name: "retry with another action between pairs with its success", actions: "A B pull B C",
 			edit:       func(tr *trace.Trace) { fail(tr, 1) },
-			wantStatus: candidate.StatusFail, wantInterleaved: 1,
+			wantStatus: candidate.StatusPass, wantInterleaved: 2,
+		},
+		{
+			// A failure no success retried is an action like any other:
+			// it pairs with its step, which succeeded in every example.
+			name: "step that failed where every example succeeded fails", actions: "A B C",
+			edit:       func(tr *trace.Trace) { fail(tr, 1) },
+			wantStatus: candidate.StatusFail, wantCode: candidate.CodeUnexpectedFailure,
+		},
+		{
+			name: "step that failed as an example did passes", actions: "A B C", failures: 1,
+			edit:       func(tr *trace.Trace) { fail(tr, 1) },
+			wantStatus: candidate.StatusPass,
+		},
+		{
+			name: "source example whose step failed in every run passes", actions: "A read B C", positions: []int{0, 2, 3}, failures: 2,
+			edit:       func(tr *trace.Trace) { observe(tr, 1); fail(tr, 2) },
+			wantStatus: candidate.StatusPass, wantInterleaved: 1,
 		},
 		{
 			name: "contiguous candidate fails on a read", actions: "A read B C", contiguous: true,
@@ -108,6 +130,7 @@ func TestShadowGapped(t *testing.T) {
 			tr := seq("t", tt.actions)
 			tt.edit(tr)
 			c := cand("A B C")
+			c.Steps[1].Failures = tt.failures
 			// The examples say how the candidate was mined.
 			ex := candidate.Example{TraceID: "other", SourceHash: "sha256:other", Positions: []int{0, 1, 2}}
 			if tt.contiguous {
@@ -126,6 +149,9 @@ func TestShadowGapped(t *testing.T) {
 			st := rep.Traces[len(rep.Traces)-1]
 			if st.Status != tt.wantStatus || st.Interleaved != tt.wantInterleaved {
 				t.Errorf("status %s, interleaved %d; want %s, %d (details %v)", st.Status, st.Interleaved, tt.wantStatus, tt.wantInterleaved, st.Details)
+			}
+			if tt.wantCode != "" && !slices.ContainsFunc(st.Details, func(p candidate.Problem) bool { return p.Code == tt.wantCode }) {
+				t.Errorf("details %v, want one with code %s", st.Details, tt.wantCode)
 			}
 			if st.Status == candidate.StatusPass && st.Fitness != 1 {
 				t.Errorf("fitness %v of a passing trace, want 1", st.Fitness)

@@ -507,7 +507,9 @@ func newPlan(c *candidate.Candidate) *plan {
 	return p
 }
 
-func (p *plan) newAligner() *aligner { return &aligner{ix: p.ix, gapped: p.gapped} }
+func (p *plan) newAligner() *aligner {
+	return &aligner{ix: p.ix, gapped: p.gapped, sigKeys: map[string]int32{}}
+}
 
 // compare builds the ShadowTrace of one job.
 func (p *plan) compare(al *aligner, j job) candidate.ShadowTrace {
@@ -645,6 +647,16 @@ func (p *plan) compareStep(al *aligner, step, index int, a *trace.Action) []cand
 	path := func() string { return fmt.Sprintf("$.actions[%d]", index) }
 	if d := p.compareEffects(al, step, a); d != "" {
 		out = append(out, candidate.Problem{Code: candidate.CodeSideEffectsDiffer, Message: d, Step: step, Path: path()})
+	}
+	// A failure no later attempt retried pairs with its step, as mining
+	// matched it; it is what the runs did only if one of them did it too.
+	if p.gapped && s.Failures == 0 && a.Failed() {
+		out = append(out, candidate.Problem{
+			Code:    candidate.CodeUnexpectedFailure,
+			Message: fmt.Sprintf("step %d %s: action %s failed and was not retried, but the step succeeded in every example", step, s.Name, a.ID),
+			Step:    step,
+			Path:    path(),
+		})
 	}
 	want := s.Approval != nil && s.Approval.Required
 	got := (a.Approval != nil && a.Approval.Required) || (a.Approval == nil && a.Kind == trace.KindHumanApproval)
