@@ -173,3 +173,75 @@ func agentOf(t *trace.Trace) string {
 	a, _ := t.Metadata["agent"].(string)
 	return a
 }
+
+// nameParts names the parts of a session written to several files.
+// Gemini CLI writes a session's chat to a new file, under the same
+// session id, each time the chat starts over (the user cleared it, a
+// subagent ran): the files share no call, and each is a conversation of
+// its own. Among the kept sessions (keep, once dropCopies has dropped
+// what files repeat of each other) of one id, taken in order of start,
+// a session that shares no call with the earlier ones is such a part:
+// it becomes the trace <id>.part-<n>, the n-th of its session, with the
+// session as its parent (metadata parent_session_id), so that it is held
+// out with it. A session that shares a call with an earlier one of its
+// id, or that has no call ids to tell, is left as it is, for the
+// duplicate-id check to name both files.
+func nameParts(traces []*trace.Trace, isSession, keep []bool) {
+	byID := map[string][]int{}
+	var ids []string
+	for i, t := range traces {
+		if isSession[i] && keep[i] {
+			if len(byID[t.ID]) == 0 {
+				ids = append(ids, t.ID)
+			}
+			byID[t.ID] = append(byID[t.ID], i)
+		}
+	}
+	for _, id := range ids {
+		group := byID[id]
+		if len(group) < 2 {
+			continue
+		}
+		start := func(i int) time.Time { ts, _ := parseTime(traces[i].StartedAt); return ts }
+		slices.SortStableFunc(group, func(a, b int) int { return start(a).Compare(start(b)) })
+		var earlier []map[string]bool
+		for _, i := range group {
+			t := traces[i]
+			calls := make(map[string]bool, len(t.Actions))
+			for _, a := range t.Actions {
+				if a.ID != "" {
+					calls[a.ID] = true
+				}
+			}
+			if len(earlier) > 0 && !sharesCall(calls, earlier) {
+				t.ID = fmt.Sprintf("%s.part-%d", id, len(earlier)+1)
+				if t.Metadata == nil {
+					t.Metadata = map[string]any{}
+				}
+				if _, ok := t.Metadata["parent_session_id"]; !ok {
+					t.Metadata["parent_session_id"] = id
+				}
+			}
+			earlier = append(earlier, calls)
+		}
+	}
+}
+
+// sharesCall reports whether calls has a call of one of earlier, or
+// whether that cannot be told, one of them having no call ids.
+func sharesCall(calls map[string]bool, earlier []map[string]bool) bool {
+	if len(calls) == 0 {
+		return true
+	}
+	for _, seen := range earlier {
+		if len(seen) == 0 {
+			return true
+		}
+		for c := range calls {
+			if seen[c] {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -324,6 +324,11 @@ func decodeJSONFile(f file, limit int64, rules *normalize.Rules, p *trace.Parser
 	if err != nil {
 		return []entry{fileError(f, 0, err)}
 	}
+	if f.inHome && len(bytes.TrimSpace(bytes.TrimPrefix(data, utf8BOM))) == 0 {
+		// Agents leave empty files behind (a chat opened and never
+		// written), as they leave empty logs.
+		return []entry{{note: &Note{Path: f.display, Code: NoteEmpty, Message: "empty file: no record"}}}
+	}
 	v, err := p.Parse(bytes.TrimPrefix(data, utf8BOM), f.rel, 0)
 	if doc, ok := v.(map[string]any); ok && err == nil {
 		if a := detectSession(doc); a != nil {

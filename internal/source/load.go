@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -119,6 +120,10 @@ type file struct {
 	// session log when it is one, and otherwise passed over with a
 	// note, not decoded as a trace.
 	home *agentHome
+	// inHome is set for every file of an agent's home, its session
+	// logs among them: an empty file there is one the agent left
+	// behind, noted, not a broken trace.
+	inHome bool
 }
 
 // entry is the outcome for one document or session: a trace, its errors,
@@ -160,7 +165,9 @@ type entry struct {
 // session that repeats another is dropped or cut to its own calls
 // (dropCopies), and the same session log found twice is read once; both
 // are listed in Result.Notes, with the files of an agent's home directory
-// that are not session logs.
+// that are not session logs and its empty files. A session written to
+// several files that share no call (a Gemini CLI chat that started over)
+// is a trace per file, the later ones named as its parts (nameParts).
 //
 // dir may also be a *.json or *.jsonl file, read as the only file of its
 // directory and named as given.
@@ -287,6 +294,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 	}
 	keep, copies := dropCopies(traces, isSession, display)
 	res.Notes = append(res.Notes, copies...)
+	nameParts(traces, isSession, keep)
 	for i, x := range all {
 		if !keep[i] || x.session && !c.admit(x.display, x.line, x.trace.ID) {
 			continue
@@ -372,8 +380,11 @@ func find(dir string) ([]file, []*trace.Error, error) {
 		}
 		lines, isTrace := traceExt(d.Name())
 		f := file{rel: filepath.ToSlash(rel), display: display, open: p, lines: lines, path: p}
-		if h := homeOf(homes, p); isTrace && h != nil && !h.holdsSessions(p) {
-			f.home = h
+		if h := homeOf(homes, p); isTrace && h != nil {
+			f.inHome = true
+			if !h.holdsSessions(p) {
+				f.home = h
+			}
 		}
 		switch {
 		case isTrace && isRunJournal(p, d.Name()):
@@ -430,7 +441,7 @@ func findFile(path string, info fs.FileInfo) ([]file, []*trace.Error, error) {
 	return []file{f}, nil, nil
 }
 
-// agentHome is an agent's home directory (~/.claude, ~/.codex) met by a
+// agentHome is an agent's home directory (~/.claude, ~/.codex, ~/.gemini) met by a
 // walk: it holds the agent's session logs in some subdirectories, and
 // beside them settings, prompt history, todos and caches, in JSON too,
 // which are not session logs and are passed over with a note.
@@ -452,6 +463,9 @@ var agentHomes = [...]struct {
 }{
 	{"Claude Code", ".claude", []string{"projects"}, []string{"settings.json", "history.jsonl", "todos", "statsig", "shell-snapshots", "session-env", "file-history", "plugins", "ide", "stats-cache.json"}},
 	{"Codex", ".codex", []string{"sessions", "archived_sessions"}, []string{"config.toml", "auth.json", "history.jsonl", "version.json", "log", "models_cache.json"}},
+	// Gemini CLI keeps a project's chats in tmp/<project hash>/chats,
+	// beside the project's logs.json (the prompts the user typed).
+	{"Gemini CLI", ".gemini", []string{"tmp/*/chats"}, []string{"settings.json", "oauth_creds.json", "google_accounts.json", "installation_id", "user_id", "GEMINI.md"}},
 }
 
 // findHome reports whether the directory p, named name, is an agent's
@@ -463,7 +477,8 @@ func findHome(p, name string, isRoot bool) (agentHome, bool) {
 		if !isRoot && name != a.name {
 			continue
 		}
-		info, err := os.Stat(filepath.Join(p, a.sessions[0]))
+		top, _, _ := strings.Cut(a.sessions[0], "/")
+		info, err := os.Stat(filepath.Join(p, top))
 		if err != nil || !info.IsDir() {
 			continue
 		}
@@ -499,10 +514,26 @@ func homeOf(homes []agentHome, p string) *agentHome {
 	return nil
 }
 
-// holdsSessions reports whether p lies in one of h's session directories.
+// holdsSessions reports whether p lies in one of h's session
+// directories, whose names are slash patterns (path.Match) below h.dir.
 func (h *agentHome) holdsSessions(p string) bool {
+	if !under(p, h.dir) {
+		return false
+	}
+	rel := strings.Split(filepath.ToSlash(p[len(h.dir)+1:]), "/")
 	for _, s := range h.sessions {
-		if under(p, filepath.Join(h.dir, s)) {
+		dirs := strings.Split(s, "/")
+		if len(rel) <= len(dirs) {
+			continue
+		}
+		in := true
+		for i, pat := range dirs {
+			if ok, _ := path.Match(pat, rel[i]); !ok {
+				in = false
+				break
+			}
+		}
+		if in {
 			return true
 		}
 	}

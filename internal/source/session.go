@@ -163,8 +163,8 @@ const (
 	// calls only.
 	NoteRepeats = "repeats"
 	// NoteEmpty is a file with nothing to read: a JSON Lines file
-	// without a record, or a Claude Code log whose records name no
-	// session.
+	// without a record, an empty file in an agent's home, or a Claude
+	// Code log whose records name no session.
 	NoteEmpty = "empty_file"
 )
 

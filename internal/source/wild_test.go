@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,15 +18,22 @@ import (
 // prompt history, todos and caches beside the project logs, a session
 // log that starts with bookkeeping records and writes records twice, a
 // compaction and a side question that replay it and a Task worker that
-// does its own calls; and a ~/.codex with its configuration and history
+// does its own calls; a ~/.codex with its configuration and history
 // beside a rollout with a web search, a rollout forked from it and an
-// older copy of it in a backup directory.
+// older copy of it in a backup directory; and a ~/.gemini whose project
+// directory holds the prompts typed (logs.json), an early snapshot of a
+// chat whose whole file is in another project directory, the chat the
+// session went on in once the user cleared the first, and an empty chat.
 const wildHome = "testdata/wild/home"
 
 const (
 	wildClaude = "5f0c1e2d-0000-4a00-8000-00000000a11c"
 	wildParent = "019b0000-0000-7000-8000-00000000c0de"
 	wildFork   = "019b0000-0000-7000-8000-00000000f0c5"
+	wildGemini = "6e0c5a11-0000-4000-8000-00000000ce11"
+	// wildGeminiDir is the project directory of ~/.gemini/tmp that
+	// holds the snapshot, the second chat and the empty one.
+	wildGeminiDir = ".gemini/tmp/7e3a91c0d2b4f6a8c0e2d4f6a8b0c2e4d6f8a0b2c4e6d8f0a2b4c6e8d0f2a4b6"
 )
 
 // actionIDs returns each trace's id and the ids of its actions.
@@ -66,6 +74,8 @@ func TestLoadAgentHomes(t *testing.T) {
 		wildClaude + ".agent-a7b8c9": {"toolu_wild_grep", "toolu_wild_read"},
 		wildParent:                   {"web_search_call@" + wildParent + ":3", "call_wild_grep"},
 		wildFork:                     {"call_wild_make"},
+		wildGemini:                   {"run_shell_command-wild-1", "read_file-wild-2"},
+		wildGemini + ".part-2":       {"run_shell_command-wild-3"},
 	}
 	if diff := cmp.Diff(want, actionIDs(res.Traces)); diff != "" {
 		t.Errorf("actions (-want +got):\n%s", diff)
@@ -79,6 +89,7 @@ func TestLoadAgentHomes(t *testing.T) {
 		".claude/history.jsonl Claude Code", ".claude/settings.json Claude Code",
 		".claude/statsig/evaluations.json Claude Code", ".claude/todos/aaaa-agent-aaaa.json Claude Code",
 		".codex/auth.json Codex", ".codex/history.jsonl Codex", ".codex/version.json Codex",
+		".gemini/settings.json Gemini CLI", wildGeminiDir + "/logs.json Gemini CLI",
 	}
 	if diff := cmp.Diff(wantNot, notesOf(res, wildHome, NoteNotSessionLog)); diff != "" {
 		t.Errorf("files that are not session logs (-want +got):\n%s", diff)
@@ -273,6 +284,7 @@ func TestLoadCopies(t *testing.T) {
 		".claude/projects/-home-dev-app/" + wildClaude + "/subagents/agent-acompact-1a2b3c.jsonl:1 " + wildClaude,
 		".claude/projects/-home-dev-app/" + wildClaude + "/subagents/agent-aside_question-4d5e6f.jsonl:1 " + wildClaude,
 		".codex/backup/sessions/2026/01/02/rollout-2026-01-02T10-00-00-" + wildParent + ".jsonl:1 " + wildParent,
+		wildGeminiDir + "/chats/session-2026-01-03T09-00-6e0c5a11.json " + wildGemini,
 	}
 	if diff := cmp.Diff(want, notesOf(res, wildHome, NoteCopy)); diff != "" {
 		t.Errorf("copies (-want +got):\n%s", diff)
@@ -351,4 +363,114 @@ func TestCodexUnknownItems(t *testing.T) {
 	if diff := cmp.Diff(want, notesOf(res, dir, NoteUnknownRecord)); diff != "" {
 		t.Errorf("notes (-want +got):\n%s", diff)
 	}
+}
+
+// TestLoadGeminiHome loads a ~/.gemini as "--from ~/.gemini" would: the
+// prompt log beside the chats (a JSON array) and the settings are not
+// session logs, the empty chat is noted, the early snapshot of a chat is
+// dropped as a copy of the whole one, which is kept wherever the walk
+// meets it first, and the chat the session went on in after a clear, which
+// shares no call with the first, is a part of the session of its own.
+func TestLoadGeminiHome(t *testing.T) {
+	dir := filepath.Join(wildHome, ".gemini")
+	res, err := Load(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		wildGemini:             {"run_shell_command-wild-1", "read_file-wild-2"},
+		wildGemini + ".part-2": {"run_shell_command-wild-3"},
+	}
+	if diff := cmp.Diff(want, actionIDs(res.Traces)); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+	hashDir := strings.TrimPrefix(wildGeminiDir, ".gemini/")
+	notes := map[string][]string{
+		NoteNotSessionLog: {"settings.json Gemini CLI", hashDir + "/logs.json Gemini CLI"},
+		NoteEmpty:         {hashDir + "/chats/session-2026-01-03T09-20-6e0c5a11.json "},
+		NoteCopy:          {hashDir + "/chats/session-2026-01-03T09-00-6e0c5a11.json " + wildGemini},
+	}
+	for code, want := range notes {
+		if diff := cmp.Diff(want, notesOf(res, dir, code)); diff != "" {
+			t.Errorf("%s notes (-want +got):\n%s", code, diff)
+		}
+	}
+	for _, n := range res.Notes {
+		if n.Code == NoteCopy && !strings.Contains(n.Message, filepath.Join(dir, "tmp/wild-app/chats/session-2026-01-03T09-00-6e0c5a11.json")) {
+			t.Errorf("copy note %q does not name the chat kept", n.Message)
+		}
+	}
+	for _, tr := range res.Traces {
+		if tr.ID == wildGemini+".part-2" {
+			if got := tr.Metadata["parent_session_id"]; got != wildGemini {
+				t.Errorf("part's parent_session_id = %v, want %s", got, wildGemini)
+			}
+			if got := tr.Metadata["session_id"]; got != wildGemini {
+				t.Errorf("part's session_id = %v, want %s", got, wildGemini)
+			}
+		}
+	}
+}
+
+// TestLoadEmptyJSONOutsideHome: an empty *.json file outside an agent's
+// home is a broken document, not a file an agent left behind.
+func TestLoadEmptyJSONOutsideHome(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"chats/session-a.json": ""})
+	_, err := Load(context.Background(), dir, Options{})
+	if err == nil || !strings.Contains(err.Error(), "empty document") {
+		t.Errorf("Load = %v, want an error about the empty document", err)
+	}
+}
+
+// TestLoadGeminiSessionFiles: of two chat files of one session id, one
+// that repeats the start of the other and goes on keeps its own calls
+// and is a part of the session; two that give one call id different
+// calls are an error naming both files.
+func TestLoadGeminiSessionFiles(t *testing.T) {
+	chat := func(start string, calls ...string) string {
+		var msgs []string
+		for i, c := range calls {
+			id, cmd, _ := strings.Cut(c, "=")
+			msgs = append(msgs, fmt.Sprintf(`{"id": "m%d", "timestamp": "%s", "type": "gemini", "toolCalls": [{"id": %q, "name": "run_shell_command", "args": {"command": %q}, "status": "success", "timestamp": "%s"}]}`, i, start, id, cmd, start))
+		}
+		return fmt.Sprintf(`{"sessionId": "s1", "projectHash": "p", "startTime": %q, "lastUpdated": %q, "messages": [%s]}`, start, start, strings.Join(msgs, ", "))
+	}
+	const home = ".gemini/tmp/p/chats/"
+	t.Run("repeats and goes on", func(t *testing.T) {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{
+			".gemini/settings.json":    "{}",
+			home + "session-a-s1.json": chat("2026-01-03T09:00:00Z", "c1=make", "c2=make test"),
+			home + "session-b-s1.json": chat("2026-01-03T10:00:00Z", "c1=make", "c3=make lint"),
+		})
+		res, err := Load(context.Background(), dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string][]string{"s1": {"c1", "c2"}, "s1.part-2": {"c3"}}
+		if diff := cmp.Diff(want, actionIDs(res.Traces)); diff != "" {
+			t.Errorf("actions (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{home + "session-b-s1.json s1"}, notesOf(res, dir, NoteRepeats)); diff != "" {
+			t.Errorf("repeats notes (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("conflicting calls", func(t *testing.T) {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{
+			".gemini/settings.json":    "{}",
+			home + "session-a-s1.json": chat("2026-01-03T09:00:00Z", "c1=make"),
+			home + "session-b-s1.json": chat("2026-01-03T10:00:00Z", "c1=make clean"),
+		})
+		_, err := Load(context.Background(), dir, Options{})
+		if err == nil {
+			t.Fatal("Load succeeded, want a duplicate trace id")
+		}
+		for _, want := range []string{"duplicate trace id", "session-a-s1.json", "session-b-s1.json"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not contain %q", err, want)
+			}
+		}
+	})
 }
