@@ -28,7 +28,9 @@
 // One event is counted once: a record or a call an agent wrote twice is
 // read once, and a session that repeats another's calls (a compaction or
 // side question replaying its conversation, a forked rollout, an older
-// copy of a log) is dropped or cut to its own calls (copies.go). What a
+// copy of a log) is dropped or cut to its own calls (copies.go); a
+// session written to several files that share no call (a Gemini CLI chat
+// that started over) is a trace per file, the later ones its parts. What a
 // load passes over without an error (records of unknown types, files of
 // an agent's home that are not session logs, copies, empty files) is
 // listed in Result.Notes, so that nothing is passed over in silence.
