@@ -477,15 +477,25 @@ func writeSummary(w io.Writer, r *candidate.Report, o pipeline.Outputs, written 
 	if h := r.Holdout; h != nil {
 		fmt.Fprintf(w, "Held out: %s (%s)\n", heldoutList(h), h.Reason)
 	}
-	fmt.Fprintf(w, "Candidates: %d safe, %d rejected (from %d repeated sequences in ≥%d traces)\n",
-		len(r.Candidates), len(r.RejectedCandidates), r.Mining.RepeatsFound, r.Mining.MinExamples)
+	// Support counts sessions; where every session is one trace the
+	// two are the same and the summary says traces.
+	unit := "traces"
+	if r.Mining.EligibleSessions > 0 {
+		unit = "sessions"
+	}
+	fmt.Fprintf(w, "Candidates: %d safe, %d rejected (from %d repeated sequences in ≥%d %s)\n",
+		len(r.Candidates), len(r.RejectedCandidates), r.Mining.RepeatsFound, r.Mining.MinExamples, unit)
 	for i := range r.Candidates {
 		c := &r.Candidates[i]
 		mark := " "
 		if r.SelectedCandidateID != nil && *r.SelectedCandidateID == c.ID {
 			mark = "*"
 		}
-		fmt.Fprintf(w, " %s %s %s: %d steps in %d traces, confidence %.2f", mark, c.ID, c.Name, len(c.Steps), c.Support, c.Confidence)
+		seen := fmt.Sprintf("%d traces", c.Support)
+		if c.Support != len(c.Examples) {
+			seen = fmt.Sprintf("%d sessions (%d traces)", c.Support, len(c.Examples))
+		}
+		fmt.Fprintf(w, " %s %s %s: %d steps in %s, confidence %.2f", mark, c.ID, c.Name, len(c.Steps), seen, c.Confidence)
 		if n := c.FuzzySteps(); n > 0 {
 			fmt.Fprintf(w, ", %d fuzzy", n)
 		}
@@ -506,7 +516,7 @@ func writeSummary(w io.Writer, r *candidate.Report, o pipeline.Outputs, written 
 			// Runs of the workflow among the traces that needed the
 			// fallback at this step: the world no longer matches it.
 			if st.Fallbacks > 0 {
-				fmt.Fprintf(w, "      fallback: step %d %s needed it in %d of %d traces\n", st.Index, st.Name, st.Fallbacks, c.Support)
+				fmt.Fprintf(w, "      fallback: step %d %s needed it in %d of %d traces\n", st.Index, st.Name, st.Fallbacks, len(c.Examples))
 			}
 		}
 		fmt.Fprintf(w, "      saves per run: %.1f model calls, %.0f tokens, $%.4f; still needs %.1f model calls\n",

@@ -237,8 +237,13 @@ func (p *projection) support() int { return len(p.seqs) }
 
 // pattern is a closed pattern found by the search.
 type pattern struct {
-	syms    []int32
+	syms []int32
+	// support is the distinct sessions the pattern occurs in, which it
+	// ranks by; traces is the distinct traces, which closure compares
+	// (a pattern with a one-item extension in all its traces adds
+	// nothing, whatever sessions they are).
 	support int
+	traces  int
 	first   int32 // smallest supporting trace
 	closed  bool
 	// denoised is set once the noise rule has been applied; matches are
@@ -255,10 +260,15 @@ type gapSearch struct {
 	ctx       context.Context // checked every 1024 nodes
 	cancelled bool
 
-	seqs     []gseq
-	minSup   int
-	gap      int32
-	frequent []bool
+	seqs   []gseq
+	minSup int
+	// sessions counts a pattern's sessions; a pattern is kept when they
+	// are at least minSessions (the search prunes by traces, which are
+	// never fewer, so it loses nothing the sessions would keep).
+	sessions    *sessionCounter
+	minSessions int
+	gap         int32
+	frequent    []bool
 
 	nodeBudget int
 	workBudget int64
@@ -343,7 +353,7 @@ func (g *gapSearch) search(roots []int32, proj []*projection) []pattern {
 		if len(p.syms) < 3 {
 			continue
 		}
-		if j, ok := index[symKey(p.syms[1:])]; ok && g.out[j].support == p.support {
+		if j, ok := index[symKey(p.syms[1:])]; ok && g.out[j].traces == p.traces {
 			g.out[j].closed = false
 		}
 	}
@@ -396,7 +406,9 @@ func (g *gapSearch) grow(syms []int32, proj *projection) {
 		}
 	}
 	if len(syms) >= 2 {
-		g.out = append(g.out, pattern{syms: slices.Clone(syms), support: proj.support(), first: proj.seqs[0], closed: !sameSupport})
+		if sup := g.sessions.count(proj.seqs); sup >= g.minSessions {
+			g.out = append(g.out, pattern{syms: slices.Clone(syms), support: sup, traces: proj.support(), first: proj.seqs[0], closed: !sameSupport})
+		}
 	}
 	for i, y := range kids {
 		if g.nodes >= g.nodeBudget {
