@@ -99,6 +99,10 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 	rejectedOmitted := 0
 	names := map[string]bool{}
 	seen := map[string]bool{}
+	// made holds the symbols of the patterns built into candidates, and
+	// variants those of the variants queued: a variant is built once,
+	// and never when a pattern with its steps already was.
+	made, variants := map[string]bool{}, map[string]bool{}
 	var built []gapBuilt
 	// Patterns are taken best first. The noise rule may shorten one,
 	// which lowers its rank, so a shortened pattern goes back into the
@@ -128,7 +132,7 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 			return nil, err
 		}
 		pt := heap.Pop(&queue).(pattern)
-		if seen[symKey(pt.syms)] {
+		if pt.variant && made[symKey(pt.syms)] || !pt.variant && seen[symKey(pt.syms)] {
 			continue
 		}
 		syms, matches := pt.syms, pt.matches
@@ -146,8 +150,19 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 				opts.Progress(scanned, min(len(patterns), limit))
 			}
 			var dropped int
-			syms, matches, dropped = prep.denoise(pt.syms, gap)
+			var longer []variant
+			syms, matches, dropped, longer = prep.denoiseVariants(pt.syms, gap, true)
 			report.Mining.NoiseStepsDropped += dropped
+			// A longer form that holds in enough sessions of its own is
+			// a procedure too, ranked by its own support.
+			for _, v := range longer {
+				key := symKey(v.syms)
+				if sup := sc.countMatches(v.matches); sup >= minEx && !variants[key] {
+					variants[key] = true
+					heap.Push(&queue, pattern{syms: v.syms, support: sup, traces: len(v.matches), first: v.matches[0].seq, denoised: true, matches: v.matches,
+						variant: true, notProcedure: symsNotProcedure(v.syms, shapes) != ""})
+				}
+			}
 			if dropped > 0 {
 				seen[symKey(pt.syms)] = true
 				built = append(built, gapBuilt{syms: pt.syms, traces: ptTraces, sessions: sc.count(ptTraces), kept: syms})
@@ -159,10 +174,11 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 			}
 		}
 		key := symKey(syms)
-		if len(syms) < 2 || sc.countMatches(matches) < minEx {
+		if len(syms) < 2 || sc.countMatches(matches) < minEx || made[key] {
 			continue
 		}
 		seen[key] = true
+		made[key] = true
 		tr := matchTraces(matches)
 		if gapSubsumed(built, syms, tr, sc.count(tr)) {
 			continue

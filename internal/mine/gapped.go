@@ -250,6 +250,10 @@ type pattern struct {
 	// then the pattern's embeddings.
 	denoised bool
 	matches  []gmatch
+	// variant is set for a longer form of a procedure the noise rule
+	// shortened (denoiseVariants), which may have the symbols of a
+	// pattern already taken from the queue.
+	variant bool
 	// notProcedure is set for a pattern that is not a procedure (see
 	// shape.go), which ranks after every one that is.
 	notProcedure bool
@@ -656,13 +660,24 @@ func (p *prepared) matchAll(syms []int32, gap int32, wide, sample int) []gmatch 
 	for _, l := range lists[1:] {
 		cand = intersect(cand, l)
 	}
-	if sample > 0 && len(cand) > sample {
-		picked := make([]int32, sample)
-		for i := range picked {
-			picked[i] = cand[i*len(cand)/sample]
-		}
-		cand = picked
+	return p.matchIn(syms, gap, wide, spread(cand, sample))
+}
+
+// spread returns at most sample of seqs, evenly spread, the first
+// included; all of them when sample is not positive.
+func spread(seqs []int32, sample int) []int32 {
+	if sample <= 0 || len(seqs) <= sample {
+		return seqs
 	}
+	picked := make([]int32, sample)
+	for i := range picked {
+		picked[i] = seqs[i*len(seqs)/sample]
+	}
+	return picked
+}
+
+// matchIn is matchAll over the traces cand only.
+func (p *prepared) matchIn(syms []int32, gap int32, wide int, cand []int32) []gmatch {
 	var out []gmatch
 	for _, s := range cand {
 		if at := p.embed(s, syms, gap, wide); at != nil {
@@ -787,12 +802,51 @@ func (p *prepared) embed(s int32, syms []int32, gap int32, wide int) []int32 {
 // embedding pass per step over at most noiseSample traces; a pattern of L
 // steps costs at most L rounds.
 func (p *prepared) denoise(syms []int32, gap int32) ([]int32, []gmatch, int) {
+	kept, matches, dropped, _ := p.denoiseVariants(syms, gap, false)
+	return kept, matches, dropped
+}
+
+// variant is a longer form of a procedure the noise rule shortened: the
+// procedure with a step the rule dropped for coverage, which holds within
+// the traces the longer form occurs in (see denoiseVariants).
+type variant struct {
+	syms    []int32
+	matches []gmatch
+}
+
+// denoiseVariants is denoise, and with variants set it also returns the
+// longer variants of what it keeps. A step the rule drops for coverage
+// (it is in its place in too few of the runs of the rest) may still be a
+// step of a longer procedure that people do in fewer runs: git push
+// follows git add and git commit in some runs only, so it is not part of
+// add and commit, yet add, commit and push is a procedure of its own
+// where it is done. Such a variant is what the rule keeps with that one
+// step put back in its place, tested by the noise rule for that step
+// within only the traces the variant occurs in: there its coverage says
+// little (the variant is in each of them by construction), but its
+// significance still tells a step that belongs from an action common
+// everywhere that happened to sit there, such as a build after a commit
+// in most runs, which fails it. The other steps are the procedure's, which
+// the rule kept. A step dropped for significance makes no variant: it was
+// not there beyond chance even where it was there; nor does a drop that
+// leaves fewer than two steps, since there is then no procedure to vary.
+// Whether a variant has enough sessions to be a candidate is the caller's
+// to decide.
+func (p *prepared) denoiseVariants(syms []int32, gap int32, variants bool) ([]int32, []gmatch, int, []variant) {
+	orig := syms
 	syms = slices.Clone(syms)
+	// at[i] is the position in orig of step i of syms, and covered the
+	// positions in orig of the steps dropped for coverage.
+	at := make([]int, len(syms))
+	for i := range at {
+		at[i] = i
+	}
+	var covered []int
 	dropped := 0
 	for {
 		base := p.matchAll(syms, gap, -1, 0)
 		if len(syms) < 2 {
-			return syms, base, dropped
+			return syms, base, dropped, nil
 		}
 		worst, worstScore := -1, 0.0
 		for k := range syms {
@@ -811,11 +865,50 @@ func (p *prepared) denoise(syms []int32, gap int32) ([]int32, []gmatch, int) {
 			}
 		}
 		if worst < 0 {
-			return syms, base, dropped
+			if !variants || len(covered) == 0 {
+				return syms, base, dropped, nil
+			}
+			return syms, base, dropped, p.variants(orig, at, covered, gap)
+		}
+		// A coverage failure scores above 1 (noiseScore).
+		if worstScore > 1 {
+			covered = append(covered, at[worst])
 		}
 		syms = slices.Delete(syms, worst, worst+1)
+		at = slices.Delete(at, worst, worst+1)
 		dropped++
 	}
+}
+
+// variants returns the variants of the procedure made of the steps at
+// positions kept of pattern orig, one per position in covered, a step
+// the noise rule dropped for coverage, that holds (denoiseVariants).
+func (p *prepared) variants(orig []int32, kept, covered []int, gap int32) []variant {
+	var out []variant
+	for _, c := range covered {
+		pos := slices.Clone(kept)
+		k, _ := slices.BinarySearch(pos, c)
+		pos = slices.Insert(pos, k, c)
+		syms := make([]int32, len(pos))
+		for i, j := range pos {
+			syms[i] = orig[j]
+		}
+		own := p.matchAll(syms, gap, -1, 0)
+		if len(own) == 0 {
+			continue
+		}
+		q := slices.Delete(slices.Clone(syms), k, k+1)
+		wide := -1
+		if k > 0 && k < len(syms)-1 {
+			wide = k
+		}
+		// Q occurs in every trace the variant does, so qm is not empty.
+		qm := p.matchIn(q, gap, wide, spread(matchTraces(own), noiseSample))
+		if len(qm) > 0 && p.noiseScore(syms[k], k, q, qm, gap) == 0 {
+			out = append(out, variant{syms: syms, matches: own})
+		}
+	}
+	return out
 }
 
 // noiseScore tests step k of a pattern, whose symbol is x, against the
