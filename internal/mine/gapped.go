@@ -87,6 +87,13 @@ const (
 	// noiseAlpha is the significance level at which an interior step's
 	// occurrences between its neighbours must exceed its background rate.
 	noiseAlpha = 0.001
+	// variantExcess is the least share of the runs of a procedure in
+	// which a step the noise rule dropped for coverage must follow it,
+	// beyond chance, for the procedure with the step to be a variant of
+	// its own (denoiseVariants): in half the runs, a person would name
+	// it; in a few more than chance, it is an action that is common
+	// after anything.
+	variantExcess = 0.5
 )
 
 // gseq is one trace after preprocessing.
@@ -816,22 +823,21 @@ type variant struct {
 
 // denoiseVariants is denoise, and with variants set it also returns the
 // longer variants of what it keeps. A step the rule drops for coverage
-// (it is in its place in too few of the runs of the rest) may still be a
-// step of a longer procedure that people do in fewer runs: git push
-// follows git add and git commit in some runs only, so it is not part of
-// add and commit, yet add, commit and push is a procedure of its own
-// where it is done. Such a variant is what the rule keeps with that one
-// step put back in its place, tested by the noise rule for that step
-// within only the traces the variant occurs in: there its coverage says
-// little (the variant is in each of them by construction), but its
-// significance still tells a step that belongs from an action common
-// everywhere that happened to sit there, such as a build after a commit
-// in most runs, which fails it. The other steps are the procedure's, which
-// the rule kept. A step dropped for significance makes no variant: it was
-// not there beyond chance even where it was there; nor does a drop that
-// leaves fewer than two steps, since there is then no procedure to vary.
-// Whether a variant has enough sessions to be a candidate is the caller's
-// to decide.
+// (it is in its place, beyond chance, in under 80 % of the runs of the
+// rest) may still be a step of a longer procedure that people do in
+// fewer runs: git push follows git add and git commit in some runs only,
+// so it is not part of add and commit, yet add, commit and push is a
+// procedure of its own where it is done. Such a variant is what the rule
+// kept with that one step put back in its place, when, over the runs of
+// what the rule kept, the step is in its place beyond chance in at least
+// half of them (variantExcess) and significantly (the rule's own
+// Chernoff bound). Both matter: an action common everywhere, an edit or
+// a test run, lands after a procedure in many runs by chance, and in
+// thousands of sessions a small excess is significant. The other steps
+// are the procedure's, which the rule kept. A step dropped for
+// significance makes no variant, nor does a drop that leaves fewer than
+// two steps (there is then no procedure to vary). Whether a variant
+// occurs in enough sessions to be a candidate is the caller's to decide.
 func (p *prepared) denoiseVariants(syms []int32, gap int32, variants bool) ([]int32, []gmatch, int, []variant) {
 	orig := syms
 	syms = slices.Clone(syms)
@@ -881,8 +887,9 @@ func (p *prepared) denoiseVariants(syms []int32, gap int32, variants bool) ([]in
 }
 
 // variants returns the variants of the procedure made of the steps at
-// positions kept of pattern orig, one per position in covered, a step
-// the noise rule dropped for coverage, that holds (denoiseVariants).
+// positions kept of pattern orig: for each position in covered, a step
+// the noise rule dropped for coverage, the procedure with that step,
+// when the step holds (denoiseVariants), with its embeddings.
 func (p *prepared) variants(orig []int32, kept, covered []int, gap int32) []variant {
 	var out []variant
 	for _, c := range covered {
@@ -893,18 +900,20 @@ func (p *prepared) variants(orig []int32, kept, covered []int, gap int32) []vari
 		for i, j := range pos {
 			syms[i] = orig[j]
 		}
-		own := p.matchAll(syms, gap, -1, 0)
-		if len(own) == 0 {
-			continue
-		}
 		q := slices.Delete(slices.Clone(syms), k, k+1)
 		wide := -1
 		if k > 0 && k < len(syms)-1 {
 			wide = k
 		}
-		// Q occurs in every trace the variant does, so qm is not empty.
-		qm := p.matchIn(q, gap, wide, spread(matchTraces(own), noiseSample))
-		if len(qm) > 0 && p.noiseScore(syms[k], k, q, qm, gap) == 0 {
+		qm := p.matchAll(q, gap, wide, noiseSample)
+		if len(qm) == 0 {
+			continue
+		}
+		cover, pbar := p.noiseRates(syms[k], k, q, qm, gap)
+		if excess(cover, pbar) < variantExcess || chernoff(cover, pbar, float64(len(qm))) > noiseAlpha {
+			continue
+		}
+		if own := p.matchAll(syms, gap, -1, 0); len(own) > 0 {
 			out = append(out, variant{syms: syms, matches: own})
 		}
 	}
@@ -921,6 +930,21 @@ func (p *prepared) variants(orig []int32, kept, covered []int, gap int32) []vari
 // chosen to contain x, so its gaps would be stretched around x and every
 // one of them would count, which biases the test towards keeping x.
 func (p *prepared) noiseScore(x int32, k int, q []int32, qm []gmatch, gap int32) float64 {
+	cover, pbar := p.noiseRates(x, k, q, qm, gap)
+	if ex := excess(cover, pbar); ex < noiseCoverage {
+		return 1 + (1 - ex)
+	}
+	if pv := chernoff(cover, pbar, float64(len(qm))); pv > noiseAlpha {
+		return pv
+	}
+	return 0
+}
+
+// noiseRates returns what the noise rule compares for step k of a
+// pattern, whose symbol is x, over the embeddings qm of the pattern
+// without it, q: the share of them with x in its place, and the mean
+// chance of that (see denoise).
+func (p *prepared) noiseRates(x int32, k int, q []int32, qm []gmatch, gap int32) (cover, pbar float64) {
 	n := len(q) + 1
 	m := 0
 	var inGap, gapLen int64
@@ -952,7 +976,7 @@ func (p *prepared) noiseScore(x int32, k int, q []int32, qm []gmatch, gap int32)
 		gapLen += lens[e]
 	}
 	nq := float64(len(qm))
-	cover := float64(m) / nq
+	cover = float64(m) / nq
 	// The background is every item that is neither in a region nor one
 	// of Q's matched steps: the procedure's own steps are not places where
 	// noise could have been.
@@ -966,18 +990,11 @@ func (p *prepared) noiseScore(x int32, k int, q []int32, qm []gmatch, gap int32)
 	if rest := p.totalItems - gapLen - int64(len(q)*len(qm)); rest > 0 {
 		f = min(1, float64(max(p.count[x]-inGap-xInQ, 0))/float64(rest))
 	}
-	pbar := 0.0
 	for _, l := range lens {
 		pbar += 1 - math.Pow(1-f, float64(l))
 	}
 	pbar /= nq
-	if ex := excess(cover, pbar); ex < noiseCoverage {
-		return 1 + (1 - ex)
-	}
-	if pv := chernoff(cover, pbar, nq); pv > noiseAlpha {
-		return pv
-	}
-	return 0
+	return cover, pbar
 }
 
 // excess is the share of the runs in which x is present beyond chance,

@@ -120,8 +120,8 @@ func TestGappedNoVariantOfNoise(t *testing.T) {
 // whatever the search would grow: push, rare elsewhere, after the commit
 // in 4 of 6 runs is dropped from the procedure for coverage and makes a
 // variant; a build, common everywhere, after the commit in 4 of 6 runs is
-// dropped too but makes none, since even within the runs that have it
-// chance puts it there.
+// dropped too but makes none: chance puts it there in most runs anyway,
+// so it is not there significantly more often.
 func TestDenoiseVariants(t *testing.T) {
 	push := func() trace.Action { return cmd("", "git push", `{"remote":"origin","branch":"main"}`) }
 	build := func() trace.Action { return cmd("", "go build", `{"arg1":"./..."}`) }
@@ -163,5 +163,25 @@ func TestDenoiseVariants(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestGappedNoVariantOfCommonActions mines sessions with five planted
+// procedures among reads, edits, builds and test runs, which follow a
+// procedure about as often as anything: at a few thousand sessions an
+// edit or a test run right after a procedure in some more of its runs
+// than chance is significant, yet it is not a procedure of its own.
+// Exactly the five come out.
+func TestGappedNoVariantOfCommonActions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mines 4,000 sessions")
+	}
+	rep := mustMine(t, sessionCorpus(4000, 1), Options{MinExamples: 3})
+	if len(rep.Candidates) != 5 {
+		var got [][]string
+		for i := range rep.Candidates {
+			got = append(got, stepNames(&rep.Candidates[i]))
+		}
+		t.Fatalf("%d candidates %v, want the 5 planted procedures", len(rep.Candidates), got)
 	}
 }
