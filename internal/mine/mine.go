@@ -400,6 +400,8 @@ func noCandidateMessage(r *candidate.Report) string {
 	switch {
 	case len(r.RejectedCandidates) > 0:
 		return fmt.Sprintf("no safe crystallization candidate: %d repeated sequences were found and all were rejected", len(r.RejectedCandidates))
+	case r.Mining.RepeatsFound == 0 && r.Mining.EligibleSessions > 0:
+		return fmt.Sprintf("no sequence of two or more actions repeats in %d distinct sessions", r.Mining.MinExamples)
 	case r.Mining.RepeatsFound == 0:
 		return fmt.Sprintf("no sequence of two or more actions repeats in %d distinct traces", r.Mining.MinExamples)
 	default:

@@ -73,6 +73,9 @@ func TestSupportCountsSessions(t *testing.T) {
 	for _, mode := range []string{ModeExact, ModeGapped} {
 		t.Run(mode, func(t *testing.T) {
 			rep := mustMine(t, oneSession[mode], Options{Mode: mode, MinExamples: 2})
+			if mode == ModeExact && (len(rep.Warnings) != 1 || rep.Warnings[0].Message != "no sequence of two or more actions repeats in 2 distinct sessions") {
+				t.Errorf("one session's three traces: warnings %+v, want that nothing repeats in 2 distinct sessions", rep.Warnings)
+			}
 			for _, c := range append(slices.Clone(rep.Candidates), rep.RejectedCandidates...) {
 				if slices.Contains(stepNames(&c), "go get") {
 					t.Errorf("one session's three traces: candidate %v with support %d, want none (one session)", stepNames(&c), c.Support)
