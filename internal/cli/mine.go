@@ -62,7 +62,7 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.out, "out", "", "write the selected workflow (Starlark) to this file")
 	fs.StringVar(&f.outDir, "out-dir", "", "write every safe candidate as <name>.star into this directory")
 	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
-	fs.IntVar(&f.minExamples, "min-examples", mine.DefaultMinExamples, "distinct traces a procedure must occur in (at least 2)")
+	fs.IntVar(&f.minExamples, "min-examples", mine.DefaultMinExamples, "distinct sessions a procedure must occur in (at least 2); a subagent's or continuation's trace is part of its parent's session")
 	fs.StringVar(&f.workflowName, "workflow-name", "", "name of the selected workflow function (default: made from its steps for agent sessions, else from the traces' goal or tools)")
 	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header")
 	fs.IntVar(&f.maxCandidates, "max-candidates", mine.DefaultMaxCandidates, "most safe candidates to list in the report")
@@ -85,8 +85,9 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 }
 
 const mineDoc = `mine reads every trace under --from, finds every contiguous sequence of two
-or more actions that occurs in at least --min-examples distinct traces, and
-ranks them by supporting traces² × length, so that a few steps repeated in
+or more actions that occurs in at least --min-examples distinct sessions (the
+traces that name a parent_session_id are part of that session), and ranks
+them by supporting sessions² × length, so that a few steps repeated in
 many sessions come before a long sequence seen in two; sequences made only
 of reads (observations_only) or of edits that recorded only their path
 (edits_without_content) rank last and are rejected. For each candidate it works out

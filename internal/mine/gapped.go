@@ -23,7 +23,8 @@ import (
 //     keeps, per supporting trace, every position at which an embedding of
 //     the pattern ends; its extensions are the items at most gap+1 items
 //     after one of those ends, found in one scan of the union of those
-//     windows. Support counts distinct traces. A node costs
+//     windows. The search counts distinct traces, and keeps a pattern by
+//     its distinct sessions, which are never more (support.go). A node costs
 //     O(Σ_t min(len_t, ends_t·(gap+1))) over its supporting traces, and
 //     the search visits at most Options.SearchBudget nodes, scans at most
 //     gapWorkPerNode positions per node of budget and grows patterns to at

@@ -14,8 +14,8 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
-// DefaultMinExamples is the number of distinct traces a procedure must occur
-// in to become a candidate when Options.MinExamples is zero. Two is the
+// DefaultMinExamples is the number of distinct sessions a procedure must
+// occur in to become a candidate when Options.MinExamples is zero. Two is the
 // least that can show which fields vary.
 const DefaultMinExamples = 2
 
@@ -29,8 +29,8 @@ var ErrMinExamples = errors.New("min examples must be at least 2")
 
 // Options controls a mining run. The zero value mines with the defaults.
 type Options struct {
-	// MinExamples is the number of distinct traces a sequence must occur
-	// in; zero means DefaultMinExamples. Values below 2 are an error.
+	// MinExamples is the number of distinct sessions (support.go) a
+	// sequence must occur in; zero means DefaultMinExamples. Values below 2 are an error.
 	MinExamples int
 	// MaxCandidates bounds the safe candidates listed in the report; zero
 	// means DefaultMaxCandidates.
