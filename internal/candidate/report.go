@@ -135,9 +135,14 @@ type InputFormat struct {
 // MiningSummary records the settings and size of a mining run, so a
 // reviewer can tell what the ranking was drawn from.
 type MiningSummary struct {
-	MinExamples        int `json:"min_examples"`
-	MaxCandidates      int `json:"max_candidates"`
-	EligibleTraces     int `json:"eligible_traces"`
+	MinExamples    int `json:"min_examples"`
+	MaxCandidates  int `json:"max_candidates"`
+	EligibleTraces int `json:"eligible_traces"`
+	// EligibleSessions is the sessions the eligible traces belong to,
+	// set only when some session has several traces (a subagent's, a
+	// continuation's): min_examples and each candidate's support count
+	// sessions.
+	EligibleSessions   int `json:"eligible_sessions,omitempty"`
 	Actions            int `json:"actions"`
 	DistinctSignatures int `json:"distinct_signatures"`
 	RepeatsFound       int `json:"repeats_found"`

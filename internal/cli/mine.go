@@ -62,7 +62,7 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.out, "out", "", "write the selected workflow (Starlark) to this file")
 	fs.StringVar(&f.outDir, "out-dir", "", "write every safe candidate as <name>.star into this directory")
 	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
-	fs.IntVar(&f.minExamples, "min-examples", mine.DefaultMinExamples, "distinct traces a procedure must occur in (at least 2)")
+	fs.IntVar(&f.minExamples, "min-examples", mine.DefaultMinExamples, "distinct sessions a procedure must occur in (at least 2); a subagent's or continuation's trace is part of its parent's session")
 	fs.StringVar(&f.workflowName, "workflow-name", "", "name of the selected workflow function (default: made from its steps for agent sessions, else from the traces' goal or tools)")
 	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header")
 	fs.IntVar(&f.maxCandidates, "max-candidates", mine.DefaultMaxCandidates, "most safe candidates to list in the report")
@@ -85,8 +85,9 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 }
 
 const mineDoc = `mine reads every trace under --from, finds every contiguous sequence of two
-or more actions that occurs in at least --min-examples distinct traces, and
-ranks them by supporting traces² × length, so that a few steps repeated in
+or more actions that occurs in at least --min-examples distinct sessions (the
+traces that name a parent_session_id are part of that session), and ranks
+them by supporting sessions² × length, so that a few steps repeated in
 many sessions come before a long sequence seen in two; sequences made only
 of reads (observations_only) or of edits that recorded only their path
 (edits_without_content) rank last and are rejected. For each candidate it works out
@@ -477,15 +478,25 @@ func writeSummary(w io.Writer, r *candidate.Report, o pipeline.Outputs, written 
 	if h := r.Holdout; h != nil {
 		fmt.Fprintf(w, "Held out: %s (%s)\n", heldoutList(h), h.Reason)
 	}
-	fmt.Fprintf(w, "Candidates: %d safe, %d rejected (from %d repeated sequences in ≥%d traces)\n",
-		len(r.Candidates), len(r.RejectedCandidates), r.Mining.RepeatsFound, r.Mining.MinExamples)
+	// Support counts sessions; where every session is one trace the
+	// two are the same and the summary says traces.
+	unit := "traces"
+	if r.Mining.EligibleSessions > 0 {
+		unit = "sessions"
+	}
+	fmt.Fprintf(w, "Candidates: %d safe, %d rejected (from %d repeated sequences in ≥%d %s)\n",
+		len(r.Candidates), len(r.RejectedCandidates), r.Mining.RepeatsFound, r.Mining.MinExamples, unit)
 	for i := range r.Candidates {
 		c := &r.Candidates[i]
 		mark := " "
 		if r.SelectedCandidateID != nil && *r.SelectedCandidateID == c.ID {
 			mark = "*"
 		}
-		fmt.Fprintf(w, " %s %s %s: %d steps in %d traces, confidence %.2f", mark, c.ID, c.Name, len(c.Steps), c.Support, c.Confidence)
+		seen := fmt.Sprintf("%d traces", c.Support)
+		if c.Support != len(c.Examples) {
+			seen = fmt.Sprintf("%d sessions (%d traces)", c.Support, len(c.Examples))
+		}
+		fmt.Fprintf(w, " %s %s %s: %d steps in %s, confidence %.2f", mark, c.ID, c.Name, len(c.Steps), seen, c.Confidence)
 		if n := c.FuzzySteps(); n > 0 {
 			fmt.Fprintf(w, ", %d fuzzy", n)
 		}
@@ -506,7 +517,7 @@ func writeSummary(w io.Writer, r *candidate.Report, o pipeline.Outputs, written 
 			// Runs of the workflow among the traces that needed the
 			// fallback at this step: the world no longer matches it.
 			if st.Fallbacks > 0 {
-				fmt.Fprintf(w, "      fallback: step %d %s needed it in %d of %d traces\n", st.Index, st.Name, st.Fallbacks, c.Support)
+				fmt.Fprintf(w, "      fallback: step %d %s needed it in %d of %d traces\n", st.Index, st.Name, st.Fallbacks, len(c.Examples))
 			}
 		}
 		fmt.Fprintf(w, "      saves per run: %.1f model calls, %.0f tokens, $%.4f; still needs %.1f model calls\n",

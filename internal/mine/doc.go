@@ -20,12 +20,13 @@
 //     kind:name:sorted,parameter,keys. A trace becomes a sequence of symbols.
 //  2. A generalized suffix array with LCP (Index) enumerates every repeated
 //     contiguous run of at least two symbols that occurs in at least
-//     MinExamples distinct traces, is left- and right-maximal by
+//     MinExamples distinct sessions (support.go: a session's continuation
+//     and subagent traces are one session), is left- and right-maximal by
 //     occurrences (extending it on either side loses an occurrence), and
-//     has no longer extension that occurs in the same number of traces.
+//     has no longer extension that occurs in the same number of sessions.
 //     SA-IS builds the array in linear time; the walk over LCP intervals is
 //     O(n log depth). No map of windows is ever built.
-//  3. The repeats are ranked (Score: supporting traces² × length, then a
+//  3. The repeats are ranked (Score: supporting sessions² × length, then a
 //     fixed tie-break; see rank.go), what is not a procedure last (reads
 //     only, or edits that recorded only their path; see shape.go), and the
 //     best ones are built into candidates: per step, the fields that vary

@@ -18,6 +18,8 @@ const CodeSearchBound = "search_bound"
 type gapBuilt struct {
 	syms   []int32
 	traces []int32
+	// sessions is the distinct sessions of traces.
+	sessions int
 	// kept, for a pattern the noise rule shortened, is what it kept of
 	// syms; nil for a built candidate.
 	kept []int32
@@ -54,19 +56,18 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if eligible < minEx {
-		report.Warnings = append(report.Warnings, candidate.Problem{
-			Code:    candidate.CodeNoCandidate,
-			Message: fmt.Sprintf("%d eligible traces, fewer than the %d examples a candidate needs", eligible, minEx),
-		})
+	s.noteSessions(&report.Mining)
+	if w, few := s.tooFewSessions(minEx); few {
+		report.Warnings = append(report.Warnings, w)
 		return report, nil
 	}
+	sc := newSessionCounter(s.session, s.sessions)
 
 	nsym := len(s.symbols)
 	budget := opts.searchBudget()
 	g := &gapSearch{
 		ctx:  ctx,
-		seqs: prep.seqs, minSup: minEx, gap: gap,
+		seqs: prep.seqs, minSup: minEx, gap: gap, sessions: sc, minSessions: minEx,
 		nodeBudget: budget, workBudget: int64(budget) * gapWorkPerNode,
 		last: make([]int32, nsym), cnt: make([]int32, nsym), bucket: make([][]int32, nsym),
 		count: prep.count, total: prep.totalItems, spans: map[int32]int{},
@@ -98,6 +99,10 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 	rejectedOmitted := 0
 	names := map[string]bool{}
 	seen := map[string]bool{}
+	// made holds the symbols of the patterns built into candidates, and
+	// variants those of the variants queued: a variant is built once,
+	// and never when a pattern with its steps already was.
+	made, variants := map[string]bool{}, map[string]bool{}
 	var built []gapBuilt
 	// Patterns are taken best first. The noise rule may shorten one,
 	// which lowers its rank, so a shortened pattern goes back into the
@@ -127,7 +132,7 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 			return nil, err
 		}
 		pt := heap.Pop(&queue).(pattern)
-		if seen[symKey(pt.syms)] {
+		if pt.variant && made[symKey(pt.syms)] || !pt.variant && seen[symKey(pt.syms)] {
 			continue
 		}
 		syms, matches := pt.syms, pt.matches
@@ -136,7 +141,7 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 			// worth the noise rule's cost (most of the subsequences of a
 			// long procedure rank right after it).
 			ptTraces := matchTraces(prep.matchAll(pt.syms, gap, -1, 0))
-			if gapSubsumed(built, pt.syms, ptTraces) {
+			if gapSubsumed(built, pt.syms, ptTraces, sc.count(ptTraces)) {
 				seen[symKey(pt.syms)] = true
 				continue
 			}
@@ -145,31 +150,43 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 				opts.Progress(scanned, min(len(patterns), limit))
 			}
 			var dropped int
-			syms, matches, dropped = prep.denoise(pt.syms, gap)
+			var longer []variant
+			syms, matches, dropped, longer = prep.denoiseVariants(pt.syms, gap, true)
 			report.Mining.NoiseStepsDropped += dropped
+			// A longer form that holds in enough sessions of its own is
+			// a procedure too, ranked by its own support.
+			for _, v := range longer {
+				key := symKey(v.syms)
+				if sup := sc.countMatches(v.matches); sup >= minEx && !variants[key] {
+					variants[key] = true
+					heap.Push(&queue, pattern{syms: v.syms, support: sup, traces: len(v.matches), first: v.matches[0].seq, denoised: true, matches: v.matches,
+						variant: true, notProcedure: symsNotProcedure(v.syms, shapes) != ""})
+				}
+			}
 			if dropped > 0 {
 				seen[symKey(pt.syms)] = true
-				built = append(built, gapBuilt{syms: pt.syms, traces: ptTraces, kept: syms})
-				if len(syms) >= 2 && len(matches) >= minEx {
-					heap.Push(&queue, pattern{syms: syms, support: len(matches), first: matches[0].seq, denoised: true, matches: matches,
+				built = append(built, gapBuilt{syms: pt.syms, traces: ptTraces, sessions: sc.count(ptTraces), kept: syms})
+				if sup := sc.countMatches(matches); len(syms) >= 2 && sup >= minEx {
+					heap.Push(&queue, pattern{syms: syms, support: sup, traces: len(matches), first: matches[0].seq, denoised: true, matches: matches,
 						notProcedure: symsNotProcedure(syms, shapes) != ""})
 				}
 				continue
 			}
 		}
 		key := symKey(syms)
-		if len(syms) < 2 || len(matches) < minEx {
+		if len(syms) < 2 || sc.countMatches(matches) < minEx || made[key] {
 			continue
 		}
 		seen[key] = true
+		made[key] = true
 		tr := matchTraces(matches)
-		if gapSubsumed(built, syms, tr) {
+		if gapSubsumed(built, syms, tr, sc.count(tr)) {
 			continue
 		}
 		// What is not a procedure is built to say so, but stands for
 		// nothing a procedure could repeat.
 		if !pt.notProcedure {
-			built = append(built, gapBuilt{syms: syms, traces: tr})
+			built = append(built, gapBuilt{syms: syms, traces: tr, sessions: sc.count(tr)})
 		}
 		// As the exact miner does, a pattern with more examples than the
 		// bound is built from an evenly spaced sample of them and the
@@ -196,6 +213,7 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 			// replay checks every example against them.
 			countFailures(c, all, s.flags)
 		}
+		sc.setSupport(c, tr, len(syms))
 		rejectNonProcedure(c)
 		noteFailures(c)
 		report.Mining.CandidatesBuilt++
@@ -268,14 +286,14 @@ func (p *prepared) examples(ms []gmatch) []match {
 // covers all its traces (the same procedure with a step missing: it may
 // occur in fewer traces, since a missing step widens a gap), or when
 // it contains a built candidate in under a tenth of that candidate's
-// traces (the procedure plus an incidental step). A pattern the noise rule
+// sessions (the procedure plus an incidental step). A pattern the noise rule
 // shortened subsumes, in the same way, a pattern it contains in its traces
 // that lacks a step the rule kept: that is the procedure with a step
 // missing, whose noise the rule may judge otherwise (an end step is
 // measured against the gap after or before its neighbour, and a missing
 // middle step changes that neighbour), and which ranks as high as the
 // procedure itself; the shortened pattern is the procedure.
-func gapSubsumed(built []gapBuilt, syms, traces []int32) bool {
+func gapSubsumed(built []gapBuilt, syms, traces []int32, sessions int) bool {
 	for _, b := range built {
 		if b.kept != nil {
 			if len(b.syms) > len(syms) && isSubsequence(b.syms, syms) && !isSubsequence(syms, b.kept) && subsetInts(traces, b.traces) {
@@ -288,7 +306,7 @@ func gapSubsumed(built []gapBuilt, syms, traces []int32) bool {
 			if isSubsequence(b.syms, syms) && subsetInts(traces, b.traces) {
 				return true
 			}
-		case len(b.syms) < len(syms) && 10*len(traces) < len(b.traces):
+		case len(b.syms) < len(syms) && 10*sessions < b.sessions:
 			if isSubsequence(syms, b.syms) && subsetInts(traces, b.traces) {
 				return true
 			}

@@ -23,7 +23,8 @@ import (
 //     keeps, per supporting trace, every position at which an embedding of
 //     the pattern ends; its extensions are the items at most gap+1 items
 //     after one of those ends, found in one scan of the union of those
-//     windows. Support counts distinct traces. A node costs
+//     windows. The search counts distinct traces, and keeps a pattern by
+//     its distinct sessions, which are never more (support.go). A node costs
 //     O(Σ_t min(len_t, ends_t·(gap+1))) over its supporting traces, and
 //     the search visits at most Options.SearchBudget nodes, scans at most
 //     gapWorkPerNode positions per node of budget and grows patterns to at
@@ -87,6 +88,13 @@ const (
 	// noiseAlpha is the significance level at which an interior step's
 	// occurrences between its neighbours must exceed its background rate.
 	noiseAlpha = 0.001
+	// variantExcess is the least share of the runs of a procedure in
+	// which a step the noise rule dropped for coverage must follow it,
+	// beyond chance, for the procedure with the step to be a variant of
+	// its own (denoiseVariants): in half the runs, a person would name
+	// it; in a few more than chance, it is an action that is common
+	// after anything.
+	variantExcess = 0.5
 )
 
 // gseq is one trace after preprocessing.
@@ -237,14 +245,23 @@ func (p *projection) support() int { return len(p.seqs) }
 
 // pattern is a closed pattern found by the search.
 type pattern struct {
-	syms    []int32
+	syms []int32
+	// support is the distinct sessions the pattern occurs in, which it
+	// ranks by; traces is the distinct traces, which closure compares
+	// (a pattern with a one-item extension in all its traces adds
+	// nothing, whatever sessions they are).
 	support int
+	traces  int
 	first   int32 // smallest supporting trace
 	closed  bool
 	// denoised is set once the noise rule has been applied; matches are
 	// then the pattern's embeddings.
 	denoised bool
 	matches  []gmatch
+	// variant is set for a longer form of a procedure the noise rule
+	// shortened (denoiseVariants), which may have the symbols of a
+	// pattern already taken from the queue.
+	variant bool
 	// notProcedure is set for a pattern that is not a procedure (see
 	// shape.go), which ranks after every one that is.
 	notProcedure bool
@@ -255,10 +272,15 @@ type gapSearch struct {
 	ctx       context.Context // checked every 1024 nodes
 	cancelled bool
 
-	seqs     []gseq
-	minSup   int
-	gap      int32
-	frequent []bool
+	seqs   []gseq
+	minSup int
+	// sessions counts a pattern's sessions; a pattern is kept when they
+	// are at least minSessions (the search prunes by traces, which are
+	// never fewer, so it loses nothing the sessions would keep).
+	sessions    *sessionCounter
+	minSessions int
+	gap         int32
+	frequent    []bool
 
 	nodeBudget int
 	workBudget int64
@@ -343,7 +365,7 @@ func (g *gapSearch) search(roots []int32, proj []*projection) []pattern {
 		if len(p.syms) < 3 {
 			continue
 		}
-		if j, ok := index[symKey(p.syms[1:])]; ok && g.out[j].support == p.support {
+		if j, ok := index[symKey(p.syms[1:])]; ok && g.out[j].traces == p.traces {
 			g.out[j].closed = false
 		}
 	}
@@ -396,7 +418,9 @@ func (g *gapSearch) grow(syms []int32, proj *projection) {
 		}
 	}
 	if len(syms) >= 2 {
-		g.out = append(g.out, pattern{syms: slices.Clone(syms), support: proj.support(), first: proj.seqs[0], closed: !sameSupport})
+		if sup := g.sessions.count(proj.seqs); sup >= g.minSessions {
+			g.out = append(g.out, pattern{syms: slices.Clone(syms), support: sup, traces: proj.support(), first: proj.seqs[0], closed: !sameSupport})
+		}
 	}
 	for i, y := range kids {
 		if g.nodes >= g.nodeBudget {
@@ -644,13 +668,24 @@ func (p *prepared) matchAll(syms []int32, gap int32, wide, sample int) []gmatch 
 	for _, l := range lists[1:] {
 		cand = intersect(cand, l)
 	}
-	if sample > 0 && len(cand) > sample {
-		picked := make([]int32, sample)
-		for i := range picked {
-			picked[i] = cand[i*len(cand)/sample]
-		}
-		cand = picked
+	return p.matchIn(syms, gap, wide, spread(cand, sample))
+}
+
+// spread returns at most sample of seqs, evenly spread, the first
+// included; all of them when sample is not positive.
+func spread(seqs []int32, sample int) []int32 {
+	if sample <= 0 || len(seqs) <= sample {
+		return seqs
 	}
+	picked := make([]int32, sample)
+	for i := range picked {
+		picked[i] = seqs[i*len(seqs)/sample]
+	}
+	return picked
+}
+
+// matchIn is matchAll over the traces cand only.
+func (p *prepared) matchIn(syms []int32, gap int32, wide int, cand []int32) []gmatch {
 	var out []gmatch
 	for _, s := range cand {
 		if at := p.embed(s, syms, gap, wide); at != nil {
@@ -775,12 +810,50 @@ func (p *prepared) embed(s int32, syms []int32, gap int32, wide int) []int32 {
 // embedding pass per step over at most noiseSample traces; a pattern of L
 // steps costs at most L rounds.
 func (p *prepared) denoise(syms []int32, gap int32) ([]int32, []gmatch, int) {
+	kept, matches, dropped, _ := p.denoiseVariants(syms, gap, false)
+	return kept, matches, dropped
+}
+
+// variant is a longer form of a procedure the noise rule shortened: the
+// procedure with a step the rule dropped for coverage, which holds within
+// the traces the longer form occurs in (see denoiseVariants).
+type variant struct {
+	syms    []int32
+	matches []gmatch
+}
+
+// denoiseVariants is denoise, and with variants set it also returns the
+// longer variants of what it keeps. A step the rule drops for coverage
+// (it is in its place, beyond chance, in under 80 % of the runs of the
+// rest) may still be a step of a longer procedure that people do in
+// fewer runs: git push follows git add and git commit in some runs only,
+// so it is not part of add and commit, yet add, commit and push is a
+// procedure of its own where it is done. Such a variant is what the rule
+// kept with that one step put back in its place, when, over the runs of
+// what the rule kept, the step is in its place beyond chance in at least
+// half of them (variantExcess) and significantly (the rule's own
+// Chernoff bound). Both matter: an action common everywhere, an edit or
+// a test run, lands after a procedure in many runs by chance, and in
+// thousands of sessions a small excess is significant. The other steps
+// are the procedure's, which the rule kept. A step dropped for
+// significance makes no variant, nor does a drop that leaves fewer than
+// two steps (there is then no procedure to vary). Whether a variant
+// occurs in enough sessions to be a candidate is the caller's to decide.
+func (p *prepared) denoiseVariants(syms []int32, gap int32, variants bool) ([]int32, []gmatch, int, []variant) {
+	orig := syms
 	syms = slices.Clone(syms)
+	// at[i] is the position in orig of step i of syms, and covered the
+	// positions in orig of the steps dropped for coverage.
+	at := make([]int, len(syms))
+	for i := range at {
+		at[i] = i
+	}
+	var covered []int
 	dropped := 0
 	for {
 		base := p.matchAll(syms, gap, -1, 0)
 		if len(syms) < 2 {
-			return syms, base, dropped
+			return syms, base, dropped, nil
 		}
 		worst, worstScore := -1, 0.0
 		for k := range syms {
@@ -799,11 +872,53 @@ func (p *prepared) denoise(syms []int32, gap int32) ([]int32, []gmatch, int) {
 			}
 		}
 		if worst < 0 {
-			return syms, base, dropped
+			if !variants || len(covered) == 0 {
+				return syms, base, dropped, nil
+			}
+			return syms, base, dropped, p.variants(orig, at, covered, gap)
+		}
+		// A coverage failure scores above 1 (noiseScore).
+		if worstScore > 1 {
+			covered = append(covered, at[worst])
 		}
 		syms = slices.Delete(syms, worst, worst+1)
+		at = slices.Delete(at, worst, worst+1)
 		dropped++
 	}
+}
+
+// variants returns the variants of the procedure made of the steps at
+// positions kept of pattern orig: for each position in covered, a step
+// the noise rule dropped for coverage, the procedure with that step,
+// when the step holds (denoiseVariants), with its embeddings.
+func (p *prepared) variants(orig []int32, kept, covered []int, gap int32) []variant {
+	var out []variant
+	for _, c := range covered {
+		pos := slices.Clone(kept)
+		k, _ := slices.BinarySearch(pos, c)
+		pos = slices.Insert(pos, k, c)
+		syms := make([]int32, len(pos))
+		for i, j := range pos {
+			syms[i] = orig[j]
+		}
+		q := slices.Delete(slices.Clone(syms), k, k+1)
+		wide := -1
+		if k > 0 && k < len(syms)-1 {
+			wide = k
+		}
+		qm := p.matchAll(q, gap, wide, noiseSample)
+		if len(qm) == 0 {
+			continue
+		}
+		cover, pbar := p.noiseRates(syms[k], k, q, qm, gap)
+		if excess(cover, pbar) < variantExcess || chernoff(cover, pbar, float64(len(qm))) > noiseAlpha {
+			continue
+		}
+		if own := p.matchAll(syms, gap, -1, 0); len(own) > 0 {
+			out = append(out, variant{syms: syms, matches: own})
+		}
+	}
+	return out
 }
 
 // noiseScore tests step k of a pattern, whose symbol is x, against the
@@ -816,6 +931,21 @@ func (p *prepared) denoise(syms []int32, gap int32) ([]int32, []gmatch, int) {
 // chosen to contain x, so its gaps would be stretched around x and every
 // one of them would count, which biases the test towards keeping x.
 func (p *prepared) noiseScore(x int32, k int, q []int32, qm []gmatch, gap int32) float64 {
+	cover, pbar := p.noiseRates(x, k, q, qm, gap)
+	if ex := excess(cover, pbar); ex < noiseCoverage {
+		return 1 + (1 - ex)
+	}
+	if pv := chernoff(cover, pbar, float64(len(qm))); pv > noiseAlpha {
+		return pv
+	}
+	return 0
+}
+
+// noiseRates returns what the noise rule compares for step k of a
+// pattern, whose symbol is x, over the embeddings qm of the pattern
+// without it, q: the share of them with x in its place, and the mean
+// chance of that (see denoise).
+func (p *prepared) noiseRates(x int32, k int, q []int32, qm []gmatch, gap int32) (cover, pbar float64) {
 	n := len(q) + 1
 	m := 0
 	var inGap, gapLen int64
@@ -847,7 +977,7 @@ func (p *prepared) noiseScore(x int32, k int, q []int32, qm []gmatch, gap int32)
 		gapLen += lens[e]
 	}
 	nq := float64(len(qm))
-	cover := float64(m) / nq
+	cover = float64(m) / nq
 	// The background is every item that is neither in a region nor one
 	// of Q's matched steps: the procedure's own steps are not places where
 	// noise could have been.
@@ -861,18 +991,11 @@ func (p *prepared) noiseScore(x int32, k int, q []int32, qm []gmatch, gap int32)
 	if rest := p.totalItems - gapLen - int64(len(q)*len(qm)); rest > 0 {
 		f = min(1, float64(max(p.count[x]-inGap-xInQ, 0))/float64(rest))
 	}
-	pbar := 0.0
 	for _, l := range lens {
 		pbar += 1 - math.Pow(1-f, float64(l))
 	}
 	pbar /= nq
-	if ex := excess(cover, pbar); ex < noiseCoverage {
-		return 1 + (1 - ex)
-	}
-	if pv := chernoff(cover, pbar, nq); pv > noiseAlpha {
-		return pv
-	}
-	return 0
+	return cover, pbar
 }
 
 // excess is the share of the runs in which x is present beyond chance,

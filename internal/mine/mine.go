@@ -14,8 +14,8 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
-// DefaultMinExamples is the number of distinct traces a procedure must occur
-// in to become a candidate when Options.MinExamples is zero. Two is the
+// DefaultMinExamples is the number of distinct sessions a procedure must
+// occur in to become a candidate when Options.MinExamples is zero. Two is the
 // least that can show which fields vary.
 const DefaultMinExamples = 2
 
@@ -29,8 +29,8 @@ var ErrMinExamples = errors.New("min examples must be at least 2")
 
 // Options controls a mining run. The zero value mines with the defaults.
 type Options struct {
-	// MinExamples is the number of distinct traces a sequence must occur
-	// in; zero means DefaultMinExamples. Values below 2 are an error.
+	// MinExamples is the number of distinct sessions (support.go) a
+	// sequence must occur in; zero means DefaultMinExamples. Values below 2 are an error.
 	MinExamples int
 	// MaxCandidates bounds the safe candidates listed in the report; zero
 	// means DefaultMaxCandidates.
@@ -173,16 +173,15 @@ func (s *Scan) mine(ctx context.Context, src traceSource) (*candidate.Report, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(s.seqs) < minEx {
-		report.Warnings = append(report.Warnings, candidate.Problem{
-			Code:    candidate.CodeNoCandidate,
-			Message: fmt.Sprintf("%d eligible traces, fewer than the %d examples a candidate needs", len(s.seqs), minEx),
-		})
+	s.noteSessions(&report.Mining)
+	if w, few := s.tooFewSessions(minEx); few {
+		report.Warnings = append(report.Warnings, w)
 		return report, nil
 	}
 
+	sc := newSessionCounter(s.session, s.sessions)
 	idx := NewIndex(s.seqs)
-	repeats := idx.Repeats(minEx, 2)
+	repeats := idx.RepeatsBy(minEx, 2, sc.colours())
 	idx.Release()
 	report.Mining.RepeatsFound = len(repeats)
 	// What is not a procedure ranks after every procedure (shape.go); the
@@ -246,8 +245,8 @@ scan:
 		for scanned < len(repeats) && scanned < limit && len(batch) < 2*workers {
 			r := repeats[scanned]
 			scanned++
-			br := builtRepeat{symbols: idx.Symbols(r), examples: idx.Examples(r)}
-			if subsumed(built, br.symbols, br.examples) {
+			br := builtRepeat{symbols: idx.Symbols(r), examples: idx.Examples(r), support: r.Support}
+			if subsumed(built, br.symbols, br.examples, br.support) {
 				continue
 			}
 			// What is not a procedure is built to say so, but stands for
@@ -307,6 +306,7 @@ scan:
 				}
 				verified[i] = v
 			}
+			sc.setSupport(c, exampleSeqs(batch[i].examples), len(batch[i].symbols))
 			rejectNonProcedure(c)
 			noteFailures(c)
 		}
@@ -333,6 +333,30 @@ scan:
 	}
 	finish(report, opts, names, rejectedOmitted)
 	return report, nil
+}
+
+// noteSessions records the eligible sessions in m when they are fewer
+// than the eligible traces.
+func (s *Scan) noteSessions(m *candidate.MiningSummary) {
+	if s.sessions < len(s.seqs) {
+		m.EligibleSessions = s.sessions
+	}
+}
+
+// tooFewSessions is the warning that the corpus has fewer eligible
+// sessions than the examples a candidate needs, if it has.
+func (s *Scan) tooFewSessions(minEx int) (candidate.Problem, bool) {
+	if s.sessions >= minEx {
+		return candidate.Problem{}, false
+	}
+	what := fmt.Sprintf("%d eligible traces", len(s.seqs))
+	if s.sessions < len(s.seqs) {
+		what = fmt.Sprintf("%d eligible traces in %d sessions", len(s.seqs), s.sessions)
+	}
+	return candidate.Problem{
+		Code:    candidate.CodeNoCandidate,
+		Message: fmt.Sprintf("%s, fewer than the %d examples a candidate needs", what, minEx),
+	}, true
 }
 
 // finish notes omitted rejected candidates, names and selects the best
@@ -376,6 +400,8 @@ func noCandidateMessage(r *candidate.Report) string {
 	switch {
 	case len(r.RejectedCandidates) > 0:
 		return fmt.Sprintf("no safe crystallization candidate: %d repeated sequences were found and all were rejected", len(r.RejectedCandidates))
+	case r.Mining.RepeatsFound == 0 && r.Mining.EligibleSessions > 0:
+		return fmt.Sprintf("no sequence of two or more actions repeats in %d distinct sessions", r.Mining.MinExamples)
 	case r.Mining.RepeatsFound == 0:
 		return fmt.Sprintf("no sequence of two or more actions repeats in %d distinct traces", r.Mining.MinExamples)
 	default:
@@ -413,6 +439,7 @@ func exampleSeqs(examples []Occurrence) []int32 {
 type builtRepeat struct {
 	symbols  []int32
 	examples []Occurrence
+	support  int // distinct sessions of the examples
 }
 
 // subsumed reports whether a higher-ranked candidate already stands for
@@ -429,14 +456,14 @@ type builtRepeat struct {
 //     the candidate list.
 //
 // Listing either would bury the real candidates.
-func subsumed(built []builtRepeat, syms []int32, examples []Occurrence) bool {
+func subsumed(built []builtRepeat, syms []int32, examples []Occurrence, support int) bool {
 	for _, b := range built {
 		switch {
 		case len(b.symbols) > len(syms) && len(b.examples) == len(examples):
 			if sameTraces(b.examples, examples) && containsRun(b.symbols, syms) {
 				return true
 			}
-		case len(b.symbols) < len(syms) && 10*len(examples) < len(b.examples):
+		case len(b.symbols) < len(syms) && 10*support < b.support:
 			if subsetTraces(examples, b.examples) && containsRun(syms, b.symbols) {
 				return true
 			}

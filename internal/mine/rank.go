@@ -15,11 +15,13 @@ package mine
 // counts twice: git add → git commit → git push in 12 sessions (12²·3 =
 // 432) ranks far above a six-step sequence seen in 2 (2²·6 = 24), and
 // still below the same three steps with three more in 12 sessions. Support
-// counts distinct traces, never occurrences: a sequence an agent repeats
-// ten times in one session is no more a procedure than one it did once.
+// counts distinct sessions, never occurrences or traces: a sequence an
+// agent repeats ten times in one session, or once in each of the traces
+// a long session was split into, is no more a procedure than one it did
+// once (support.go).
 
 // Score is the rank of a repeated sequence of length steps found in
-// support distinct traces: support² × length.
+// support distinct sessions: support² × length.
 func Score(support, length int) int64 {
 	return int64(support) * int64(support) * int64(length)
 }

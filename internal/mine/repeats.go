@@ -65,7 +65,7 @@ type Occurrence struct {
 // produced it.
 type Repeat struct {
 	Length  int // number of symbols
-	Support int // number of distinct sequences that contain it
+	Support int // number of distinct sequences (or colours, RepeatsBy) that contain it
 	Count   int // total occurrences (>= Support)
 
 	// lo and hi delimit the suffix-array interval sa[lo:hi] of the suffixes
@@ -235,6 +235,18 @@ type frame struct {
 // cost is O(n log d) for stack depth d <= n plus O(r log r) to sort the r
 // results; the extra memory is one int32 per sequence and the stack.
 func (x *Index) Repeats(minSupport, minLength int) []Repeat {
+	return x.RepeatsBy(minSupport, minLength, nil)
+}
+
+// RepeatsBy is Repeats with support counted in colours instead of
+// sequences: colour[k] >= 0 is the colour of sequence k, and a repeat's
+// Support is the number of distinct colours of the sequences it occurs
+// in (closure by support and minSupport count them too). Sequences that
+// share a colour are parts of one session. Hui's method counts distinct
+// colours of any colouring of the suffixes, so the cost is that of
+// Repeats plus one int32 per colour. A nil colour is Repeats; a colour
+// shorter than the sequences is treated as nil.
+func (x *Index) RepeatsBy(minSupport, minLength int, colour []int32) []Repeat {
 	if x == nil || len(x.sa) == 0 || x.released {
 		return nil
 	}
@@ -242,8 +254,18 @@ func (x *Index) Repeats(minSupport, minLength int) []Repeat {
 	minLength = max(minLength, 1)
 	n := len(x.sa)
 
-	// prev[k] is the sa index of the last suffix of sequence k seen.
-	prev := make([]int32, len(x.start)-1)
+	colours := len(x.start) - 1
+	if len(colour) < colours {
+		colour = nil
+	}
+	if colour != nil {
+		colours = 0
+		for _, c := range colour {
+			colours = max(colours, int(c)+1)
+		}
+	}
+	// prev[k] is the sa index of the last suffix of colour k seen.
+	prev := make([]int32, colours)
 	for k := range prev {
 		prev[k] = -1
 	}
@@ -265,7 +287,7 @@ func (x *Index) Repeats(minSupport, minLength int) []Repeat {
 		if h > stack[len(stack)-1].lcp {
 			stack = append(stack, frame{lcp: h, lb: int32(i), first: math.MaxInt32, left: leftNone})
 		}
-		x.addLeaf(stack, int32(i), prev)
+		x.addLeaf(stack, int32(i), prev, colour)
 
 		// Close the intervals that end at i: those with lcp > h.
 		for h < stack[len(stack)-1].lcp {
@@ -327,7 +349,7 @@ func cmpDesc(a, b int64) int {
 // addLeaf adds suffix sa[i] to the deepest open interval, the top of stack.
 // Suffixes that start at a separator only ever belong to the root, which is
 // never reported, so they are skipped.
-func (x *Index) addLeaf(stack []frame, i int32, prev []int32) {
+func (x *Index) addLeaf(stack []frame, i int32, prev, colour []int32) {
 	p := x.sa[i]
 	if x.text[p] >= x.sepBase {
 		return
@@ -343,12 +365,15 @@ func (x *Index) addLeaf(stack []frame, i int32, prev []int32) {
 	}
 	top.left = mergeLeft(top.left, c)
 
-	// Hui: the previous suffix of the same sequence, at sa[j], and this one
+	// Hui: the previous suffix of the same sequence (or colour), at sa[j], and this one
 	// are both in every interval that contains their lowest common
 	// ancestor; that is the deepest open interval with lb <= j (all open
 	// intervals contain i). Count one duplicate there. Stack lbs are
 	// non-decreasing, so binary search finds it in O(log depth).
 	k := x.seq[p]
+	if colour != nil {
+		k = colour[k]
+	}
 	if j := prev[k]; j >= 0 {
 		lo, hi := 0, len(stack) // find the first frame with lb > j
 		for lo < hi {
@@ -422,7 +447,8 @@ func (x *Index) occurrence(p int32) Occurrence {
 
 // Examples returns one occurrence of r per distinct sequence that contains
 // it, the one with the smallest Start in that sequence, sorted by Seq; so
-// len(Examples(r)) == r.Support. It costs O(c log c) for c = r.Count.
+// len(Examples(r)) == r.Support for a repeat of Repeats (RepeatsBy may
+// find several sequences of one colour). It costs O(c log c) for c = r.Count.
 func (x *Index) Examples(r Repeat) []Occurrence {
 	if !x.valid(r) {
 		return nil

@@ -52,6 +52,21 @@ type Summary struct {
 	// agent and observation are the first evidence, if any, that auto
 	// would choose the gapped miner for a corpus with this trace.
 	agent, observation string
+	// session is the session the trace belongs to (sessionOf); "" for a
+	// summary rebuilt without one, which counts as a session of its own.
+	session string
+}
+
+// sessionOf is the session a trace belongs to: its
+// metadata.parent_session_id when that is set (a subagent's part of a
+// session, or a continuation after compaction), else the trace itself.
+// Support counts sessions, so one session split over several traces
+// supports a procedure once.
+func sessionOf(id, parent string) string {
+	if parent != "" {
+		return parent
+	}
+	return id
 }
 
 // Summarize returns what the first pass keeps of t: whether it is
@@ -62,9 +77,12 @@ func Summarize(t *trace.Trace) Summary {
 		exclusion = &ex
 	}
 	agent, hasAgent := t.Metadata["agent"]
-	return summaryOf(exclusion, t.ID, agent, hasAgent, len(t.Actions),
+	parent, _ := t.Metadata["parent_session_id"].(string)
+	s := summaryOf(exclusion, t.ID, agent, hasAgent, len(t.Actions),
 		func(i int) actionFacts { return decodedFacts(&t.Actions[i]) },
 		func(i int) string { return t.Actions[i].Signature() })
+	s.session = sessionOf(t.ID, parent)
+	return s
 }
 
 // SummarizeSkim is Summarize for a trace read by trace.Parser.Skim, whose
@@ -76,9 +94,11 @@ func SummarizeSkim(t *trace.Skim) Summary {
 	if ex, ok := excludedSkim(t); ok {
 		exclusion = &ex
 	}
-	return summaryOf(exclusion, t.ID, t.Agent, t.HasAgent, len(t.Actions),
+	s := summaryOf(exclusion, t.ID, t.Agent, t.HasAgent, len(t.Actions),
 		func(i int) actionFacts { return skimFacts(&t.Actions[i]) },
 		func(i int) string { return t.Actions[i].Signature })
+	s.session = sessionOf(t.ID, t.ParentSession)
+	return s
 }
 
 // actionFacts is what the first pass's rules read of an action, whether
@@ -171,11 +191,12 @@ func flagsOf(f actionFacts) uint8 {
 }
 
 // NewSummary rebuilds a Summary from its parts (see Exclusion, Evidence,
-// Signatures and Flags), so that a trace store that kept them can mine
-// its traces again without decoding them. Given the parts of
-// Summarize(t), it returns a Summary equal to Summarize(t).
-func NewSummary(exclusion *candidate.Exclusion, agent, observation string, signatures []string, flags []uint8) Summary {
-	s := Summary{exclusion: exclusion, agent: agent, observation: observation}
+// Session, Signatures and Flags), so that a trace store that kept them
+// can mine its traces again without decoding them. Given the parts of
+// Summarize(t), it returns a Summary equal to Summarize(t). An empty
+// session makes the trace a session of its own.
+func NewSummary(exclusion *candidate.Exclusion, agent, observation, session string, signatures []string, flags []uint8) Summary {
+	s := Summary{exclusion: exclusion, agent: agent, observation: observation, session: session}
 	if exclusion == nil {
 		s.signatures = signatures
 		if s.signatures == nil {
@@ -196,6 +217,10 @@ func (s Summary) Exclusion() *candidate.Exclusion { return s.exclusion }
 // with the trace: its metadata.agent, its first observation; "" for none.
 func (s Summary) Evidence() (agent, observation string) { return s.agent, s.observation }
 
+// Session is the session the trace belongs to: its
+// metadata.parent_session_id, else its own id. Support counts sessions.
+func (s Summary) Session() string { return s.session }
+
 // Signatures are the action signatures of an eligible trace, one per
 // action; nil for an excluded one.
 func (s Summary) Signatures() []string { return s.signatures }
@@ -213,7 +238,13 @@ type Scan struct {
 	report  *candidate.Report
 	symbols map[string]int32
 	seqs    [][]int32
-	actions int
+	// session[i] is the session of eligible trace i, numbered in order of
+	// first appearance; sessionIDs numbers them. Support counts distinct
+	// sessions, through these int32s, never the strings.
+	session    []int32
+	sessionIDs map[string]int32
+	sessions   int
+	actions    int
 	// flags holds each eligible trace's action flags, for the gapped
 	// miner; an exact run does not keep them.
 	flags [][]uint8
@@ -248,9 +279,10 @@ func NewScan(opts Options) (*Scan, error) {
 			Warnings:           []candidate.Problem{},
 			InputFormat:        InputFormat(),
 		},
-		symbols:  make(map[string]int32),
-		examples: map[string][]int32{},
-		verified: map[string]verifiedExamples{},
+		symbols:    make(map[string]int32),
+		sessionIDs: map[string]int32{},
+		examples:   map[string][]int32{},
+		verified:   map[string]verifiedExamples{},
 	}, nil
 }
 
@@ -279,6 +311,15 @@ func (s *Scan) Add(sum Summary) int {
 		seq[j] = id
 	}
 	s.seqs = append(s.seqs, seq)
+	id, ok := s.sessionIDs[sum.session]
+	if !ok || sum.session == "" {
+		id = int32(s.sessions)
+		s.sessions++
+		if sum.session != "" {
+			s.sessionIDs[sum.session] = id
+		}
+	}
+	s.session = append(s.session, id)
 	if s.opts.Mode != ModeExact {
 		s.flags = append(s.flags, sum.flags)
 	}

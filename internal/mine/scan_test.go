@@ -307,7 +307,7 @@ func TestNewSummaryRebuildsSummarize(t *testing.T) {
 	for _, tr := range all {
 		want := Summarize(tr)
 		agent, observation := want.Evidence()
-		got := NewSummary(want.Exclusion(), agent, observation, want.Signatures(), want.Flags())
+		got := NewSummary(want.Exclusion(), agent, observation, want.Session(), want.Signatures(), want.Flags())
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("trace %s: NewSummary of Summarize's parts = %+v, want %+v", tr.ID, got, want)
 		}
@@ -344,7 +344,7 @@ func TestNewSummaryRebuildsSummarize(t *testing.T) {
 		sum := Summarize(tr)
 		agent, observation := sum.Evidence()
 		// Copies, so that the rebuilt summary shares nothing with the trace's.
-		s.Add(NewSummary(sum.Exclusion(), agent, observation, slices.Clone(sum.Signatures()), slices.Clone(sum.Flags())))
+		s.Add(NewSummary(sum.Exclusion(), agent, observation, sum.Session(), slices.Clone(sum.Signatures()), slices.Clone(sum.Flags())))
 	}
 	got, err := s.Mine(context.Background(), func(_ context.Context, idx []int32) ([]*trace.Trace, error) {
 		out := make([]*trace.Trace, len(idx))

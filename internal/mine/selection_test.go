@@ -94,8 +94,8 @@ func TestGapSubsumed(t *testing.T) {
 		return out
 	}
 	built := []gapBuilt{
-		{syms: []int32{1, 2, 3, 4}, traces: []int32{0, 1, 2, 3}},
-		{syms: []int32{7, 8}, traces: seq(40)},
+		{syms: []int32{1, 2, 3, 4}, traces: []int32{0, 1, 2, 3}, sessions: 4},
+		{syms: []int32{7, 8}, traces: seq(40), sessions: 40},
 		// A pattern the noise rule shortened from 10 11 12 13 to 11 12 13.
 		{syms: []int32{10, 11, 12, 13}, traces: []int32{0, 1, 2}, kept: []int32{11, 12, 13}},
 	}
@@ -118,7 +118,7 @@ func TestGapSubsumed(t *testing.T) {
 		{"part of a shortened pattern in a trace it lacks", []int32{10, 11, 13}, []int32{0, 4}, false},
 	}
 	for _, tt := range tests {
-		if got := gapSubsumed(built, tt.syms, tt.traces); got != tt.want {
+		if got := gapSubsumed(built, tt.syms, tt.traces, len(tt.traces)); got != tt.want {
 			t.Errorf("%s: gapSubsumed(%v, %v) = %v, want %v", tt.name, tt.syms, tt.traces, got, tt.want)
 		}
 	}

@@ -85,8 +85,8 @@ func BenchmarkStage(b *testing.B) {
 			repeats := idx.Repeats(opts.minExamples(), 2)
 			var batch []builtRepeat
 			for _, r := range repeats {
-				br := builtRepeat{symbols: idx.Symbols(r), examples: idx.Examples(r)}
-				if subsumed(batch, br.symbols, br.examples) {
+				br := builtRepeat{symbols: idx.Symbols(r), examples: idx.Examples(r), support: r.Support}
+				if subsumed(batch, br.symbols, br.examples, br.support) {
 					continue
 				}
 				if batch = append(batch, br); len(batch) == 2*DefaultMaxCandidates {

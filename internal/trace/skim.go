@@ -29,7 +29,11 @@ type Skim struct {
 	// MetadataViolation is whether the trace's own metadata marks an
 	// unresolved policy violation (see Trace.PolicyViolation).
 	MetadataViolation bool
-	Actions           []SkimAction
+	// ParentSession is the trace's metadata.parent_session_id when it is
+	// a non-empty string: the session a subagent's or a continuation's
+	// trace belongs to.
+	ParentSession string
+	Actions       []SkimAction
 }
 
 // SkimAction is what Skim keeps of an action.
@@ -178,6 +182,12 @@ func (p *Parser) skimTrace(s *Skim) bool {
 				if string(name) == "agent" {
 					v, ok := p.value(depth + 1)
 					s.Agent, s.HasAgent = v, true
+					return ok
+				}
+				if string(name) == "parent_session_id" {
+					v, ok := p.value(depth + 1)
+					// The last member wins, as it does in Decode.
+					s.ParentSession, _ = v.(string)
 					return ok
 				}
 				if mayMarkPolicy(name) {

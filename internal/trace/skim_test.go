@@ -42,6 +42,7 @@ func checkSkim(t *testing.T, p *Parser, data []byte, file string, line int) bool
 	}
 	want := &Skim{ID: tr.ID, MetadataViolation: unresolvedPolicyViolation(tr.Metadata)}
 	want.Agent, want.HasAgent = tr.Metadata["agent"]
+	want.ParentSession, _ = tr.Metadata["parent_session_id"].(string)
 	for i := range tr.Actions {
 		a := &tr.Actions[i]
 		want.Actions = append(want.Actions, SkimAction{
@@ -89,6 +90,8 @@ var skimSeeds = []string{
 	`{"actions":[{"kind":"k","name":"n","side_effects":[{"kind":"w"}],"metadata":{"nondeterministic_side_effect":true}}]}`,
 	`{"actions":[{"kind":"k","name":"n","side_effects":[{"kind":"w","metadata":{"nondeterministic":true}}]}]}`,
 	`{"actions":[{"kind":"k","name":"n","fuzzy":true}]}`,
+	`{"actions":[{"kind":"k","name":"n"}],"metadata":{"parent_session_id":"s1","agent":"a"}}`,
+	`{"actions":[{"kind":"k","name":"n"}],"metadata":{"parent_session_id":"s1","parent_session_id":7}}`,
 	`{"actions":[{"kind":"k","name":"n","metadata":{"Policy_Violation":["open"]}}],"metadata":{"POLICY_STATUS":"Resolved"}}`,
 	`{"actions":[{"kind":"k","name":"n"}],"metadata":{"x_unresolved_policy_violation_y":"UNRESOLVED"}}`,
 	`{"actions":[{"kind":"k","name":"n","metadata":{"pol\u0130cy_violation":true}}]}`,

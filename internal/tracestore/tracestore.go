@@ -104,6 +104,10 @@ type summary struct {
 	Exclusion   *candidate.Exclusion `json:"exclusion,omitempty"`
 	Agent       string               `json:"agent,omitempty"`
 	Observation string               `json:"observation,omitempty"`
+	// Session is the session the trace belongs to when it is not the
+	// trace itself (metadata.parent_session_id): mining counts support
+	// in sessions.
+	Session string `json:"session,omitempty"`
 }
 
 // prepare computes what the store keeps of t.
@@ -114,7 +118,11 @@ func prepare(t *trace.Trace) (prepared, error) {
 	}
 	sum := mine.Summarize(t)
 	agent, observation := sum.Evidence()
-	js, err := json.Marshal(summary{Format: Format(t), Exclusion: sum.Exclusion(), Agent: agent, Observation: observation})
+	session := sum.Session()
+	if session == t.ID {
+		session = ""
+	}
+	js, err := json.Marshal(summary{Format: Format(t), Exclusion: sum.Exclusion(), Agent: agent, Observation: observation, Session: session})
 	if err != nil {
 		return prepared{}, fmt.Errorf("encoding the summary of trace %s: %w", t.ID, err)
 	}
@@ -499,5 +507,9 @@ func rowSummary(row *store.TraceRow, signatures []string) (mine.Summary, string,
 			flags = row.Flags
 		}
 	}
-	return mine.NewSummary(s.Exclusion, s.Agent, s.Observation, sigs, flags), s.Format, nil
+	session := s.Session
+	if session == "" {
+		session = row.TraceID
+	}
+	return mine.NewSummary(s.Exclusion, s.Agent, s.Observation, session, sigs, flags), s.Format, nil
 }

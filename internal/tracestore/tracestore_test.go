@@ -481,3 +481,49 @@ func TestMineStoreGapped(t *testing.T) {
 		t.Errorf("mining with a trace's flags cut short: err = %v, want one naming trace %s", err, id)
 	}
 }
+
+// TestMineStoreSessions checks that the store keeps the session of a
+// trace that continues another (metadata.parent_session_id): mining the
+// store counts support in sessions as mining the directory does, for
+// traces as files and as JSON Lines.
+func TestMineStoreSessions(t *testing.T) {
+	tmp := t.TempDir()
+	for _, jsonl := range []bool{false, true} {
+		t.Run(fmt.Sprintf("jsonl=%v", jsonl), func(t *testing.T) {
+			c := tracetest.Generate(tracetest.Config{Traces: 120, Seed: 4, Support: 0.1})
+			// Every three traces are one session: the first, and two
+			// that continue it.
+			for i, tr := range c.Traces {
+				if i%3 != 0 {
+					if tr.Metadata == nil {
+						tr.Metadata = map[string]any{}
+					}
+					tr.Metadata["parent_session_id"] = c.Traces[i-i%3].ID
+				}
+			}
+			dir := filepath.Join(tmp, fmt.Sprintf("corpus-%v", jsonl))
+			var err error
+			if jsonl {
+				if err = os.MkdirAll(dir, 0o755); err == nil {
+					err = c.WriteJSONL(filepath.Join(dir, "traces.jsonl"))
+				}
+			} else {
+				err = c.WriteDir(dir)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := mineDir(t, dir)
+			if !bytes.Contains(want, []byte(`"eligible_sessions": 40`)) {
+				t.Fatalf("mining %s: no eligible_sessions 40 in the report:\n%.600s", dir, want)
+			}
+			db := openDB(t, filepath.Join(tmp, fmt.Sprintf("state-%v.db", jsonl)))
+			if _, err := Import(context.Background(), db, dir, ImportOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if got := mineStore(t, db); !bytes.Equal(got, want) {
+				t.Errorf("report from the store differs from the report from %s:\n%s", dir, firstDiff(got, want))
+			}
+		})
+	}
+}
