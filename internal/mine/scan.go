@@ -69,6 +69,13 @@ func sessionOf(id, parent string) string {
 	return id
 }
 
+// Session is the session t belongs to (see sessionOf): what support
+// counts, and what a hold-out keeps together.
+func Session(t *trace.Trace) string {
+	parent, _ := t.Metadata["parent_session_id"].(string)
+	return sessionOf(t.ID, parent)
+}
+
 // Summarize returns what the first pass keeps of t: whether it is
 // excluded and why, and its action signatures. t must be normalized.
 func Summarize(t *trace.Trace) Summary {

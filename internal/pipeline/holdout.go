@@ -140,7 +140,7 @@ func SplitHoldout(traces []*trace.Trace, mode string, minExamples int) (mined, h
 		if _, ok := t.Metadata["agent"]; ok {
 			byAgent = true
 		}
-		key := sessionKey(t)
+		key := mine.Session(t)
 		s := byKey[key]
 		if s == nil {
 			s = &session{key: key}
@@ -197,15 +197,6 @@ func SplitHoldout(traces []*trace.Trace, mode string, minExamples int) (mined, h
 		rec.Traces = append(rec.Traces, candidate.HeldoutTrace{TraceID: t.ID, StartedAt: at})
 	}
 	return mined, held, rec, nil
-}
-
-// sessionKey is the session a trace belongs to: the parent session of a
-// subagent's trace, else the trace itself.
-func sessionKey(t *trace.Trace) string {
-	if p, ok := t.Metadata["parent_session_id"].(string); ok && p != "" {
-		return p
-	}
-	return t.ID
 }
 
 // startTime is the time a trace started: started_at, else its first
