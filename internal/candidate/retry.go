@@ -38,6 +38,11 @@ type Attempt struct {
 	// Edit is a file mutation, which between a failed attempt and its
 	// success is the repair.
 	Edit bool
+	// Changes is an action that changes something the workflow would
+	// have to do: it has side effects, or it is a person's approval.
+	Changes bool
+	// NeedsPerson is an action that requires a person's approval.
+	NeedsPerson bool
 }
 
 // Fold is the part the retry rule gives an action.
@@ -106,4 +111,22 @@ func FoldRetries(attempts []Attempt, folds []Fold, retries []int32, scratch []in
 		}
 	}
 	return items
+}
+
+// MayInterleave is the gap rule: whether an action, given the part f the
+// retry rule gave it, may sit between two steps of a gapped procedure.
+// Mining counts an occurrence of a procedure, and picks it as an
+// example, only when every action between its steps may; shadow replay
+// lets exactly those actions interleave a candidate's steps. The two
+// must agree, or mining counts as support, and picks as examples,
+// occurrences its own replay refuses.
+//
+// What the retry rule folded (a retried attempt, its repair) and an
+// observation may sit there, and so may a failure (it did nothing the
+// workflow must do) and an action that changes nothing. An action that
+// changes something may not: the workflow would not do it, so a run with
+// it between the steps is not a run of the procedure. Nor may anything
+// that needs a person, whatever its part.
+func MayInterleave(a Attempt, f Fold) bool {
+	return !a.NeedsPerson && (f != FoldStep || a.Failed || !a.Changes)
 }

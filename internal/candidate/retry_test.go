@@ -103,3 +103,27 @@ func TestFoldRetriesWindow(t *testing.T) {
 		})
 	}
 }
+
+func TestMayInterleave(t *testing.T) {
+	tests := []struct {
+		name string
+		a    Attempt
+		f    Fold
+		want bool
+	}{
+		{"an action that changes nothing", Attempt{}, FoldStep, true},
+		{"an action that changes something", Attempt{Changes: true}, FoldStep, false},
+		{"a failure that changed nothing", Attempt{Changes: true, Failed: true}, FoldStep, true},
+		{"a retried attempt", Attempt{Changes: true, Failed: true}, FoldAttempt, true},
+		{"the repair of a retry", Attempt{Changes: true, Edit: true}, FoldRepair, true},
+		{"an observation", Attempt{Observation: true}, FoldObservation, true},
+		{"an action that needs a person", Attempt{NeedsPerson: true}, FoldStep, false},
+		{"a failure that needs a person", Attempt{NeedsPerson: true, Failed: true}, FoldStep, false},
+		{"an observation that needs a person", Attempt{Observation: true, NeedsPerson: true}, FoldObservation, false},
+	}
+	for _, tt := range tests {
+		if got := MayInterleave(tt.a, tt.f); got != tt.want {
+			t.Errorf("%s: MayInterleave = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -8,8 +8,11 @@
 // have other actions between them, as in agent sessions: it leaves
 // observations out, folds retried commands into one step by the retry rule
 // it shares with shadow replay (candidate.FoldRetries), keeps a command
-// that failed for good as a step with a review note, and drops steps that
-// sit where they do only because they are common. Options.Mode
+// that failed for good as a step with a review note, counts only the
+// occurrences whose gaps hold what the gap rule it also shares with
+// replay lets sit there (candidate.MayInterleave: nothing that changes
+// something or needs a person), and drops steps that sit where they do
+// only because they are common. Options.Mode
 // chooses; by default agent sessions (metadata.agent, or any observation)
 // get the gapped miner and everything else the exact one. Both rank and
 // build candidates the same way.

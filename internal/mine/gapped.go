@@ -23,7 +23,10 @@ import (
 //     keeps, per supporting trace, every position at which an embedding of
 //     the pattern ends; its extensions are the items at most gap+1 items
 //     after one of those ends, found in one scan of the union of those
-//     windows. The search counts distinct traces, and keeps a pattern by
+//     windows, each cut short before the first action the gap rule
+//     (candidate.MayInterleave, shared with shadow replay) keeps from
+//     sitting between two steps, so that support counts only the
+//     occurrences replay accepts. The search counts distinct traces, and keeps a pattern by
 //     its distinct sessions, which are never more (support.go). A node costs
 //     O(Σ_t min(len_t, ends_t·(gap+1))) over its supporting traces, and
 //     the search visits at most Options.SearchBudget nodes, scans at most
@@ -105,6 +108,45 @@ type gseq struct {
 	// byItem lists the item positions sorted by symbol, then position: the
 	// occurrence index embed looks symbols up in.
 	byItem []int32
+	// stops marks, two bits per item, the actions the gap rule
+	// (candidate.MayInterleave) keeps from sitting between two steps: bit
+	// 2q+1 is item q itself, bit 2q an action prepare dropped (one the
+	// retry rule folded, or an observation) between item q-1 and item q.
+	// The gap between steps at items a < b is clean when bits 2a+2
+	// through 2b are all clear. nil when the trace has no such action,
+	// which is most traces' case for most of their length and costs
+	// nothing to check.
+	stops []uint64
+}
+
+func (s *gseq) stop(bit int32) bool {
+	return s.stops[bit>>6]&(1<<(bit&63)) != 0
+}
+
+func (s *gseq) setStop(bit int) {
+	if s.stops == nil {
+		s.stops = make([]uint64, (2*len(s.items)+2+63)/64)
+	}
+	s.stops[bit>>6] |= 1 << (bit & 63)
+}
+
+// reach returns the last item q ≤ hi that a step at item e may be
+// followed by under the gap rule: the items from e+1 to q, and the
+// actions dropped before each, may all sit between two steps, q itself
+// excepted. It is e when not even item e+1 may follow. Cost: O(hi − e).
+func (s *gseq) reach(e, hi int32) int32 {
+	if s.stops == nil {
+		return hi
+	}
+	for q := e + 1; q <= hi; q++ {
+		if s.stop(2 * q) {
+			return q - 1
+		}
+		if s.stop(2*q + 1) {
+			return q
+		}
+	}
+	return hi
 }
 
 // index builds byItem.
@@ -163,6 +205,11 @@ const (
 	flagObservation uint8 = 1 << iota
 	flagFailed
 	flagEdit
+	// flagChanges: the action has side effects or is a person's
+	// approval; flagNeedsPerson: it requires one. Both are for the gap
+	// rule (candidate.MayInterleave).
+	flagChanges
+	flagNeedsPerson
 )
 
 // actionFlags returns the flags of each action of t.
@@ -191,7 +238,8 @@ func prepareSeqs(seqs [][]int32, flags [][]uint8, nsym int) *prepared {
 		retries = slices.Grow(retries[:0], n)[:n]
 		for j, id := range seq {
 			f := flags[i][j]
-			attempts[j] = candidate.Attempt{Key: id, Observation: f&flagObservation != 0, Failed: f&flagFailed != 0, Edit: f&flagEdit != 0}
+			attempts[j] = candidate.Attempt{Key: id, Observation: f&flagObservation != 0, Failed: f&flagFailed != 0, Edit: f&flagEdit != 0,
+				Changes: f&flagChanges != 0, NeedsPerson: f&flagNeedsPerson != 0}
 		}
 		scratch = candidate.FoldRetries(attempts, folds, retries, scratch)
 		kept := 0
@@ -211,6 +259,20 @@ func prepareSeqs(seqs [][]int32, flags [][]uint8, nsym int) *prepared {
 				s.items = append(s.items, seq[j])
 				s.pos = append(s.pos, int32(j))
 				s.retries = append(s.retries, retries[j])
+			}
+		}
+		// The gap rule, once per action: matching then reads a bitmap.
+		q := 0 // the next item
+		for j, f := range folds {
+			if !candidate.MayInterleave(attempts[j], f) {
+				if f == candidate.FoldStep {
+					s.setStop(2*q + 1)
+				} else {
+					s.setStop(2 * q)
+				}
+			}
+			if f == candidate.FoldStep {
+				q++
 			}
 		}
 		s.index()
@@ -450,7 +512,7 @@ func (g *gapSearch) extend(proj *projection) ([]int32, []*projection) {
 		span := int32(0)
 		for _, e := range proj.ends[proj.off[i]:proj.off[i+1]] {
 			lo := max(e+1, next)
-			hi := min(e+1+g.gap, int32(len(items))-1)
+			hi := g.seqs[s].reach(e, min(e+1+g.gap, int32(len(items))-1))
 			for q := lo; q <= hi; q++ {
 				y := items[q]
 				if !g.frequent[y] {
@@ -710,13 +772,21 @@ func intersect(a, b []int32) []int32 {
 }
 
 // embed returns the leftmost-earliest embedding of syms in trace s with at
-// most gap items between consecutive steps: the lexicographically smallest
-// vector of positions, or nil. A backward pass keeps, for each step, the
+// most gap items between consecutive steps, each of which, and each action
+// dropped between them, the gap rule (candidate.MayInterleave) lets sit
+// there: the lexicographically smallest such vector of positions, or nil.
+// So a trace whose first occurrence has, say, a commit between two steps
+// is matched at a later occurrence without one, and a trace with no such
+// occurrence does not support the pattern: shadow replay would refuse it. A backward pass keeps, for each step, the
 // positions from which the rest of the pattern can still be matched; a
 // forward pass then takes the earliest feasible position at each step.
 // Cost: O(len(syms)·(log len(items) + occurrences)), with the trace's
-// occurrence index. Step wide, when positive, may be up to 2·gap+1 items
-// after the step before it.
+// occurrence index, and O(gap) per feasible position in a trace with a
+// stop (see gseq.stops). Step wide, when positive, may be up to 2·gap+1
+// items after the step before it, and the gap rule does not apply to that
+// gap: it is the noise rule's pattern without a step, matched where the
+// pattern with the step occurs, and the missing step, an action that may
+// change something, sits in it.
 func (p *prepared) embed(s int32, syms []int32, gap int32, wide int) []int32 {
 	n := len(syms)
 	limit := func(k int) int32 { // the gap before step k
@@ -738,6 +808,7 @@ func (p *prepared) embed(s int32, syms []int32, gap int32, wide int) []int32 {
 		ok = append(ok, occ)
 	}
 	p.okBuf = ok
+	seq := &p.seqs[s]
 	buf := p.posBuf[:0]
 	for k := n - 2; k >= 0; k-- {
 		next := ok[k+1]
@@ -748,7 +819,9 @@ func (p *prepared) embed(s int32, syms []int32, gap int32, wide int) []int32 {
 			for j < len(next) && next[j] <= p {
 				j++
 			}
-			if j < len(next) && next[j] <= p+g+1 {
+			// The earliest feasible next step is the one to take: the
+			// gap rule holds for it if it holds for any later one.
+			if j < len(next) && next[j] <= p+g+1 && (k+1 == wide || seq.reach(p, next[j]) == next[j]) {
 				buf = append(buf, p)
 			}
 		}

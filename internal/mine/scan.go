@@ -117,14 +117,19 @@ type actionFacts struct {
 	// nondeterministicEffect: the action has side effects but is fuzzy
 	// or nondeterministic.
 	nondeterministicEffect bool
+	// sideEffects and needsPerson: the action has side effects, and
+	// requires a person's approval (for the gap rule).
+	sideEffects, needsPerson bool
 }
 
 func decodedFacts(a *trace.Action) actionFacts {
-	return actionFacts{id: a.ID, name: a.Name, kind: a.Kind, failed: a.Failed(), nondeterministicEffect: a.NondeterministicSideEffect()}
+	return actionFacts{id: a.ID, name: a.Name, kind: a.Kind, failed: a.Failed(), nondeterministicEffect: a.NondeterministicSideEffect(),
+		sideEffects: len(a.SideEffects) > 0, needsPerson: a.Approval != nil && a.Approval.Required}
 }
 
 func skimFacts(a *trace.SkimAction) actionFacts {
-	return actionFacts{id: a.ID, name: a.Name, kind: a.Kind, failed: a.Failed, nondeterministicEffect: a.NondeterministicSideEffect}
+	return actionFacts{id: a.ID, name: a.Name, kind: a.Kind, failed: a.Failed, nondeterministicEffect: a.NondeterministicSideEffect,
+		sideEffects: a.HasSideEffects, needsPerson: a.ApprovalRequired}
 }
 
 // summaryOf is Summarize over a trace's id, its metadata.agent, and its n
@@ -193,6 +198,12 @@ func flagsOf(f actionFacts) uint8 {
 	}
 	if f.kind == trace.KindFileMutation {
 		flags |= flagEdit
+	}
+	if f.sideEffects || f.kind == trace.KindHumanApproval {
+		flags |= flagChanges
+	}
+	if f.needsPerson {
+		flags |= flagNeedsPerson
 	}
 	return flags
 }

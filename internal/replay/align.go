@@ -37,11 +37,12 @@ import (
 // the region is the candidate's sequence, and 0 when nothing is paired.
 //
 // A candidate mined with gaps (its steps matched with other actions
-// between them) is aligned the way it was mined, by the retry rule mining
-// applied (candidate.FoldRetries). Inside the region, an action the miner
-// would not have let break a match is interleaved: it costs nothing, is
-// left out of the moves and of fitness, and is only counted. Interleaved
-// are observations, failed attempts a later success retried (which also
+// between them) is aligned the way it was mined, by the retry rule
+// (candidate.FoldRetries) and the gap rule (candidate.MayInterleave)
+// mining applied. Inside the region, an action the miner lets sit
+// between steps is interleaved: it costs nothing, is left out of the
+// moves and of fitness, and is only counted. Interleaved are
+// observations, failed attempts a later success retried (which also
 // cannot pair with a step: a retried step pairs with its successful
 // attempt), the file edits between such an attempt and its success (the
 // repair of a retry), failures, and actions with neither side effects nor
@@ -238,7 +239,11 @@ func (al *aligner) intern(t *trace.Trace) {
 	clear(al.sigKeys)
 	for j := range t.Actions {
 		a := &t.Actions[j]
-		at := candidate.Attempt{Observation: a.Kind == trace.KindObservation, Failed: a.Failed(), Edit: a.Kind == trace.KindFileMutation}
+		at := candidate.Attempt{
+			Observation: a.Kind == trace.KindObservation, Failed: a.Failed(), Edit: a.Kind == trace.KindFileMutation,
+			Changes:     len(a.SideEffects) > 0 || a.Kind == trace.KindHumanApproval,
+			NeedsPerson: a.Approval != nil && a.Approval.Required,
+		}
 		if !at.Observation {
 			sig := a.Signature()
 			key, ok := al.sigKeys[sig]
@@ -253,18 +258,13 @@ func (al *aligner) intern(t *trace.Trace) {
 	al.scratch = candidate.FoldRetries(al.attempts, al.folds, al.retries, al.scratch)
 	al.tol = slices.Grow(al.tol[:0], n)[:n]
 	for j := range t.Actions {
-		a := &t.Actions[j]
 		fold := al.folds[j]
 		if fold == candidate.FoldAttempt || fold == candidate.FoldRepair {
 			al.ids[j] = -1
 		}
-		needsPerson := a.Approval != nil && a.Approval.Required
-		// Between steps, what mining folded or left out is tolerated,
-		// and so is a failure (it did nothing the workflow must do) and
-		// an action that changes nothing; an action that changes
-		// something or needs a person is not.
-		al.tol[j] = !needsPerson && (fold != candidate.FoldStep || a.Failed() ||
-			(len(a.SideEffects) == 0 && a.Kind != trace.KindHumanApproval))
+		// Between steps, the gap rule mining applied
+		// (candidate.MayInterleave).
+		al.tol[j] = candidate.MayInterleave(al.attempts[j], fold)
 	}
 }
 

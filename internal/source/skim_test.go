@@ -40,7 +40,8 @@ func outlineOf(t *trace.Trace) outline {
 		violation := (&trace.Trace{Actions: []trace.Action{*a}}).PolicyViolation
 		_, marked := violation()
 		o.Actions = append(o.Actions, trace.SkimAction{ID: a.ID, Kind: a.Kind, Name: a.Name, Signature: a.Signature(),
-			Failed: a.Failed(), Violation: marked, NondeterministicSideEffect: a.NondeterministicSideEffect()})
+			Failed: a.Failed(), Violation: marked, NondeterministicSideEffect: a.NondeterministicSideEffect(),
+			HasSideEffects: len(a.SideEffects) > 0, ApprovalRequired: a.Approval != nil && a.Approval.Required})
 	}
 	return o
 }

@@ -265,6 +265,13 @@ var migrations = []string{
 	// another start is another process, and the import's is gone. ''
 	// where it could not be read, and for imports recorded before.
 	`ALTER TABLE trace_imports ADD COLUMN process_start TEXT NOT NULL DEFAULT '';`,
+	// 9: the action flags gained two bits (side effects, approval
+	// required: what the gap rule reads), which the flags stored before
+	// lack, and a miner reading them would let any action sit between
+	// two steps. They are cleared, so tracestore computes them anew the
+	// first time it mines those traces, as for traces stored before 5.
+	// (A read-only open of a schema 8 store mines them as stored.)
+	`UPDATE traces SET flags = NULL WHERE excluded = 0;`,
 }
 
 // Version is the schema version Open brings a database to.

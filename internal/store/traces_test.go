@@ -382,3 +382,47 @@ func TestSkippedSessionsKeyedByFile(t *testing.T) {
 		t.Error("a skipped session without its absolute path was stored")
 	}
 }
+
+// TestTraceFlagsClearedBy9 checks that migration 9 clears the flags a
+// store kept before the flags gained their gap-rule bits, so that they
+// are computed anew, and leaves an excluded trace's (empty) flags alone.
+func TestTraceFlagsClearedBy9(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	released := migrations
+	migrations = migrations[:8]
+	old, err := Open(ctx, path)
+	migrations = released
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp, err := old.BeginTraceImport(ctx, "/corpus", "2026-01-01T00:00:00Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flagged := storedTrace("a", "h1", "a.json", "x", "y")
+	flagged.Flags = []byte{1, 0}
+	excluded := storedTrace("b", "h2", "b.json")
+	excluded.Excluded = true
+	if _, err := old.PutTraces(ctx, imp, []StoredTrace{flagged, excluded}); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	idx, err := db.TraceIndex(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, r := range idx.Traces {
+		got[r.TraceID] = r.HasFlags
+	}
+	if want := map[string]bool{"a": false, "b": true}; !maps.Equal(got, want) {
+		t.Errorf("HasFlags after migration 9: %v, want %v", got, want)
+	}
+}

@@ -50,6 +50,10 @@ type SkimAction struct {
 	Violation bool
 	// NondeterministicSideEffect is Action.NondeterministicSideEffect().
 	NondeterministicSideEffect bool
+	// HasSideEffects is len(Action.SideEffects) > 0.
+	HasSideEffects bool
+	// ApprovalRequired is Action.Approval != nil && Action.Approval.Required.
+	ApprovalRequired bool
 }
 
 // PolicyViolation is Trace.PolicyViolation of the skimmed trace.
@@ -295,7 +299,8 @@ func (p *Parser) skimAction(depth, i int, a *SkimAction) bool {
 					_, ok := p.optString()
 					return ok
 				case "required":
-					_, ok := p.optBool()
+					b, ok := p.optBool()
+					a.ApprovalRequired = b == 1
 					return ok
 				}
 				return p.skip(depth + 1)
@@ -349,6 +354,7 @@ func (p *Parser) skimAction(depth, i int, a *SkimAction) bool {
 		a.ID = "action_" + strconv.Itoa(i+1)
 	}
 	a.NondeterministicSideEffect = sideEffects > 0 && (deterministic || fuzzy || markedNondeterministic)
+	a.HasSideEffects = sideEffects > 0
 	a.Signature = p.signature(a.Kind, a.Name, p.params)
 	return true
 }

@@ -53,6 +53,8 @@ func checkSkim(t *testing.T, p *Parser, data []byte, file string, line int) bool
 			Failed:                     a.Failed(),
 			Violation:                  unresolvedPolicyViolation(a.Metadata),
 			NondeterministicSideEffect: a.NondeterministicSideEffect(),
+			HasSideEffects:             len(a.SideEffects) > 0,
+			ApprovalRequired:           a.Approval != nil && a.Approval.Required,
 		})
 	}
 	if !reflect.DeepEqual(s, want) {
