@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/mine"
@@ -122,6 +123,10 @@ type Corpus struct {
 	// Heldout are the traces CorpusOptions.Holdout held out of mining,
 	// in corpus order; Report.Holdout lists them.
 	Heldout []*trace.Trace
+	// HeldoutBatches, when set instead of Heldout, reads the held-out
+	// traces back and hands them over in batches of HeldoutBatch, in
+	// corpus order, so that they are never decoded at once.
+	HeldoutBatches replay.HeldoutFunc
 	// Notes are what the load read past (source.Note): records of
 	// unknown types, files that are not session logs, and sessions that
 	// repeat another, which are not counted.
@@ -389,9 +394,20 @@ func sessionCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 		return nil, err
 	}
 	report.Holdout = rec
-	heldout, err := res.Reread(ctx, heldIdx)
-	if err != nil {
-		return nil, fmt.Errorf("reading traces from %s again: %w", o.Dir, err)
+	var heldout replay.HeldoutFunc
+	if len(heldIdx) > 0 {
+		heldout = func(yield func([]*trace.Trace) error) error {
+			for batch := range slices.Chunk(heldIdx, HeldoutBatch) {
+				ts, err := res.Reread(ctx, batch)
+				if err != nil {
+					return fmt.Errorf("reading traces from %s again: %w", o.Dir, err)
+				}
+				if err := yield(ts); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 	}
 	return &Corpus{
 		Report: report,
@@ -424,7 +440,7 @@ func sessionCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 			}
 			return mined, nil
 		},
-		Heldout:         heldout,
+		HeldoutBatches:  heldout,
 		Skipped:         res.Skipped,
 		SkippedSessions: res.SkippedSessions,
 		Notes:           res.Notes,

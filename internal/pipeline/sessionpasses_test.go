@@ -48,12 +48,23 @@ func TestSessionsReadBack(t *testing.T) {
 	if reread == 0 || reread >= eligible {
 		t.Errorf("passes 2 read %d of %d mined sessions back; want only the examples", reread, eligible)
 	}
+	var heldout []*trace.Trace
+	if two.HeldoutBatches == nil {
+		t.Fatal("passes 2 streams no held-out sessions")
+	}
+	err := two.HeldoutBatches(func(ts []*trace.Trace) error { heldout = append(heldout, ts...); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, c := range map[string]*Corpus{"passes 1": one, "auto": auto} {
 		if got, want := reportJSON(t, two), reportJSON(t, c); got != want {
 			t.Errorf("passes 2 and %s reports differ:\n%s\n%s", name, got, want)
 		}
-		if !reflect.DeepEqual(two.Heldout, c.Heldout) {
-			t.Errorf("passes 2 and %s hold out different sessions: %v, %v", name, ids(two.Heldout), ids(c.Heldout))
+		if two.Heldout != nil || c.HeldoutBatches != nil {
+			t.Errorf("held-out sessions: passes 2 keeps %d, %s streams %v; want them read back and kept", len(two.Heldout), name, c.HeldoutBatches != nil)
+		}
+		if !reflect.DeepEqual(heldout, c.Heldout) {
+			t.Errorf("passes 2 and %s hold out different sessions: %v, %v", name, ids(heldout), ids(c.Heldout))
 		}
 	}
 	// A candidate's examples read back are the sessions of the whole load.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"sync"
 
@@ -41,31 +42,40 @@ func thinEntries(entries []entry, summarize func(*trace.Trace) any) {
 
 // thinTrace is t without what no one reads before the trace is decoded
 // again: of its actions, the id, kind, name and timestamp, and the
-// parameters of an action with an id as a digest, so that two actions
-// compare equal in dropCopies when their parameters do.
+// parameters of an action with an id as a digest (see sameParams).
 func thinTrace(t *trace.Trace) *trace.Trace {
 	thin := *t
 	thin.Actions = make([]trace.Action, len(t.Actions))
 	for i := range t.Actions {
 		a := &t.Actions[i]
-		thin.Actions[i] = trace.Action{ID: a.ID, Kind: a.Kind, Name: a.Name, Timestamp: a.Timestamp, Parameters: paramsDigest(a)}
+		th := &thin.Actions[i]
+		th.ID, th.Kind, th.Name, th.Timestamp = a.ID, a.Kind, a.Name, a.Timestamp
+		if a.ID == "" || a.Parameters == nil {
+			continue
+		}
+		if b, err := json.Marshal(a.Parameters); err == nil {
+			th.Inputs = paramsDigest(sha256.Sum256(b))
+		} else {
+			th.Parameters = a.Parameters
+		}
 	}
 	return &thin
 }
 
-// paramsDigest stands for an action's parameters where only their
-// equality is asked: a map of one digest of their JSON, whose keys are
-// sorted, or the parameters themselves when they do not encode.
-func paramsDigest(a *trace.Action) map[string]any {
-	if a.ID == "" || a.Parameters == nil {
-		return nil
+// paramsDigest stands, in a thin action's Inputs, for its parameters: a
+// digest of their JSON, whose keys are sorted.
+type paramsDigest [sha256.Size]byte
+
+// sameParams reports whether two actions of a load have the same
+// parameters, by their digests when the actions are thin: all that
+// dropCopies asks of them.
+func sameParams(a, b *trace.Action) bool {
+	da, thinA := a.Inputs.(paramsDigest)
+	db, thinB := b.Inputs.(paramsDigest)
+	if thinA || thinB {
+		return da == db
 	}
-	b, err := json.Marshal(a.Parameters)
-	if err != nil {
-		return a.Parameters
-	}
-	sum := sha256.Sum256(b)
-	return map[string]any{"": string(sum[:16])}
+	return reflect.DeepEqual(a.Parameters, b.Parameters)
 }
 
 // thinShape is what a thin trace must keep for its summary to hold.
