@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/mine"
@@ -122,6 +123,10 @@ type Corpus struct {
 	// Heldout are the traces CorpusOptions.Holdout held out of mining,
 	// in corpus order; Report.Holdout lists them.
 	Heldout []*trace.Trace
+	// HeldoutBatches, when set instead of Heldout, reads the held-out
+	// traces back and hands them over in batches of HeldoutBatch, in
+	// corpus order, so that they are never decoded at once.
+	HeldoutBatches replay.HeldoutFunc
 	// Notes are what the load read past (source.Note): records of
 	// unknown types, files that are not session logs, and sessions that
 	// repeat another, which are not counted.
@@ -174,8 +179,11 @@ func LimitMemory() (restore func()) {
 // its memory, as the examples a candidate is built from are a fraction of
 // the corpus. The report is the same in every case, with either miner.
 // A corpus with agent session logs is loaded whole with source.Load and
-// mined with mine.Mine: a session is put together from many records and
-// cannot be read back by location.
+// mined with mine.Mine, unless o.Passes is PassesTwo: a session is put
+// together from many records and is read back by decoding its file again
+// (sessionCorpus), which bounds the memory but costs more CPU than one
+// pass when the examples and held-out sessions are a large share of the
+// corpus (on 10,000 generated Claude Code sessions, two thirds).
 func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	if o.Passes == "" {
 		o.Passes = PassesAuto
@@ -197,6 +205,9 @@ func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	// the scan.
 	if o.Holdout == HoldoutNone || o.Holdout == "" || o.Holdout == HoldoutAuto {
 		c, err := scanCorpus(ctx, o)
+		if errors.Is(err, errSessionLogs) && o.Passes == PassesTwo {
+			c, err = sessionCorpus(ctx, o)
+		}
 		if err == nil || !errors.Is(err, errWhole) {
 			return c, err
 		}
@@ -304,7 +315,137 @@ func storeCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 }
 
 // errWhole says that the corpus must be loaded whole.
-var errWhole = errors.New("corpus of agent session logs")
+var errWhole = errors.New("corpus to load whole")
+
+// errSessionLogs says that the corpus has agent session logs, which the
+// scan cannot read: sessionCorpus can, or a whole load.
+var errSessionLogs = fmt.Errorf("corpus of agent session logs: %w", errWhole)
+
+// sessionCorpus mines a corpus of agent session logs in two passes, as
+// scanCorpus mines one of trace files: the load keeps of each session
+// its summary and a thin trace (source.Options.Summarize), the hold-out
+// is chosen from the thin traces, and the traces a candidate is built
+// from, and the held-out ones, are decoded again from their files
+// (source.Result.Reread). A session is put together from many records,
+// so it is read back by its file, not by a location in it. The report
+// is the one mineWhole makes of the corpus loaded whole, which is what a
+// load in which a session was cut or renamed gets (errWhole).
+func sessionCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
+	found := func(int, int64) {}
+	if o.MemoryLimit {
+		found = func(_ int, bytes int64) { debug.SetMemoryLimit(TwoPassMemoryLimit(bytes)) }
+	}
+	res, err := source.Load(ctx, o.Dir, source.Options{SkipInvalid: o.SkipInvalid, Progress: o.Progress.Load, Found: found, Rules: o.Rules,
+		Summarize: func(t *trace.Trace) any { return mine.Summarize(t) }})
+	if errors.Is(err, source.ErrThinChanged) {
+		return nil, errWhole
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading traces from %s: %w", o.Dir, err)
+	}
+	sums := make([]mine.Summary, len(res.Traces))
+	for i, t := range res.Traces {
+		if sum, ok := res.Summaries[i].(mine.Summary); ok {
+			sums[i] = sum
+		} else {
+			sums[i] = mine.Summarize(t)
+		}
+	}
+	held, rec, err := planSplit(res.Traces, func(i int) bool { return sums[i].Exclusion() != nil }, o.Holdout, o.Mine.MinExamples)
+	if err != nil {
+		return nil, err
+	}
+	opts := o.Mine
+	opts.Progress = o.Progress.Build
+	s, err := mine.NewScan(opts)
+	if err != nil {
+		return nil, err
+	}
+	var eligible, heldIdx []int // indexes into res.Traces
+	for i := range res.Traces {
+		if held != nil && held[i] {
+			heldIdx = append(heldIdx, i)
+			continue
+		}
+		if s.Add(sums[i]) >= 0 {
+			eligible = append(eligible, i)
+		}
+	}
+	sums = nil
+	fetch := func(ctx context.Context, idx []int32) ([]*trace.Trace, error) {
+		want := make([]int, len(idx))
+		for i, q := range idx {
+			want[i] = eligible[q]
+		}
+		traces, err := res.Reread(ctx, want)
+		if err != nil {
+			return nil, fmt.Errorf("reading traces from %s again: %w", o.Dir, err)
+		}
+		if o.Progress.Reread != nil {
+			o.Progress.Reread(len(traces))
+		}
+		return traces, nil
+	}
+	if o.Progress.StartBuild != nil {
+		o.Progress.StartBuild()
+	}
+	report, err := s.MineWindows(ctx, fetch, nil)
+	if err != nil {
+		return nil, err
+	}
+	report.Holdout = rec
+	var heldout replay.HeldoutFunc
+	if len(heldIdx) > 0 {
+		heldout = func(yield func([]*trace.Trace) error) error {
+			for batch := range slices.Chunk(heldIdx, HeldoutBatch) {
+				ts, err := res.Reread(ctx, batch)
+				if err != nil {
+					return fmt.Errorf("reading traces from %s again: %w", o.Dir, err)
+				}
+				if err := yield(ts); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	return &Corpus{
+		Report: report,
+		Examples: func(ctx context.Context, c *candidate.Candidate) ([]*trace.Trace, error) {
+			return s.Examples(ctx, c.ID)
+		},
+		ExampleBatches: func(ctx context.Context, c *candidate.Candidate, yield func([]*trace.Trace) error) error {
+			return s.UnverifiedExampleBatches(ctx, c.ID, yield)
+		},
+		Verified: func(c *candidate.Candidate) []bool { return s.Verified(c.ID) },
+		// Every trace mined, as mineWhole's Sources are: the corpus less
+		// the held-out traces, which a second load finds at the same
+		// places.
+		All: func(ctx context.Context) ([]*trace.Trace, error) {
+			all, err := source.Load(ctx, o.Dir, source.Options{SkipInvalid: o.SkipInvalid, Rules: o.Rules})
+			if err != nil {
+				return nil, fmt.Errorf("reading traces from %s: %w", o.Dir, err)
+			}
+			if held == nil {
+				return all.Traces, nil
+			}
+			if len(all.Traces) != len(held) {
+				return nil, fmt.Errorf("reading traces from %s: the directory changed since it was mined", o.Dir)
+			}
+			var mined []*trace.Trace
+			for i, t := range all.Traces {
+				if !held[i] {
+					mined = append(mined, t)
+				}
+			}
+			return mined, nil
+		},
+		HeldoutBatches:  heldout,
+		Skipped:         res.Skipped,
+		SkippedSessions: res.SkippedSessions,
+		Notes:           res.Notes,
+	}, nil
+}
 
 // scannedTrace is what the first pass keeps of a trace: its summary, and the
 // trace itself when the corpus is kept decoded.
@@ -367,7 +508,7 @@ func scanCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 		}, o.Progress.Scan)
 	switch {
 	case errors.Is(err, source.ErrSessionLog):
-		return nil, errWhole
+		return nil, errSessionLogs
 	case err != nil:
 		return nil, fmt.Errorf("reading traces from %s: %w", o.Dir, err)
 	}

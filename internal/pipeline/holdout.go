@@ -120,6 +120,25 @@ func planHoldout(mode string, eligible int, byAgent bool, minExamples int) (int,
 // in corpus order are the most recent. Ties keep corpus order, so the
 // choice is the same on every run.
 func SplitHoldout(traces []*trace.Trace, mode string, minExamples int) (mined, held []*trace.Trace, rec *candidate.Holdout, err error) {
+	out, rec, err := planSplit(traces, func(i int) bool { _, ex := mine.Excluded(traces[i]); return ex }, mode, minExamples)
+	if err != nil || out == nil {
+		return traces, nil, nil, err
+	}
+	for i, t := range traces {
+		if out[i] {
+			held = append(held, t)
+		} else {
+			mined = append(mined, t)
+		}
+	}
+	return mined, held, rec, nil
+}
+
+// planSplit is SplitHoldout's choice: which of traces it holds out (nil
+// when none), and its record. excluded says whether traces[i] is
+// excluded from mining; the traces need only their ids, times and
+// metadata, so a load's thin traces do (source.Options.Summarize).
+func planSplit(traces []*trace.Trace, excluded func(int) bool, mode string, minExamples int) (out []bool, rec *candidate.Holdout, err error) {
 	// Sessions, not traces, are held out: a subagent's trace
 	// (metadata.parent_session_id) goes with the session that started
 	// it, so a held-out session is checked on everything it did and no
@@ -134,7 +153,7 @@ func SplitHoldout(traces []*trace.Trace, mode string, minExamples int) (mined, h
 	byKey := map[string]*session{}
 	byAgent := false
 	for i, t := range traces {
-		if _, excluded := mine.Excluded(t); excluded {
+		if excluded(i) {
 			continue
 		}
 		if _, ok := t.Metadata["agent"]; ok {
@@ -155,7 +174,7 @@ func SplitHoldout(traces []*trace.Trace, mode string, minExamples int) (mined, h
 	}
 	k, why, err := planHoldout(mode, len(sessions), byAgent, minExamples)
 	if err != nil || k == 0 {
-		return traces, nil, nil, err
+		return nil, nil, err
 	}
 	order := slices.Clone(sessions)
 	anyTime := false
@@ -171,7 +190,7 @@ func SplitHoldout(traces []*trace.Trace, mode string, minExamples int) (mined, h
 		}
 		return a.at.Compare(b.at)
 	})
-	out := map[int]bool{}
+	out = make([]bool, len(traces))
 	for _, s := range order[len(order)-k:] {
 		for _, i := range s.members {
 			out[i] = true
@@ -183,10 +202,8 @@ func SplitHoldout(traces []*trace.Trace, mode string, minExamples int) (mined, h
 	}
 	for i, t := range traces {
 		if !out[i] {
-			mined = append(mined, t)
 			continue
 		}
-		held = append(held, t)
 		at := t.StartedAt
 		if _, ok := parseTime(at); !ok {
 			at = ""
@@ -196,7 +213,7 @@ func SplitHoldout(traces []*trace.Trace, mode string, minExamples int) (mined, h
 		}
 		rec.Traces = append(rec.Traces, candidate.HeldoutTrace{TraceID: t.ID, StartedAt: at})
 	}
-	return mined, held, rec, nil
+	return out, rec, nil
 }
 
 // startTime is the time a trace started: started_at, else its first

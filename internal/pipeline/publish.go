@@ -355,13 +355,24 @@ func MineDir(ctx context.Context, o MineDirOptions) (*candidate.Report, *Publish
 	var heldout []*trace.Trace
 	out := o.Outputs
 	switch {
-	case len(c.Heldout) > 0:
+	case len(c.Heldout) > 0 || c.HeldoutBatches != nil:
 		// The corpus's own most recent traces, held out of mining, are
-		// compared as --shadow-from traces are; they are in memory.
+		// compared as --shadow-from traces are: in memory, or read
+		// back as a stream.
 		if len(o.Heldout.Dirs) > 0 {
 			return nil, nil, errors.New("holding out traces of the corpus and reading held-out directories: pass one")
 		}
 		heldout = c.Heldout
+		switch {
+		case c.HeldoutBatches == nil:
+		case out.Bundle == "":
+			out.Heldout = c.HeldoutBatches
+		default:
+			err := c.HeldoutBatches(func(ts []*trace.Trace) error { heldout = append(heldout, ts...); return nil })
+			if err != nil {
+				return nil, nil, err
+			}
+		}
 	case out.Bundle == "":
 		out.Heldout = StreamHeldout(ctx, report, o.Heldout)
 	default:

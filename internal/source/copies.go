@@ -3,7 +3,6 @@ package source
 import (
 	"cmp"
 	"fmt"
-	"reflect"
 	"slices"
 	"time"
 
@@ -93,7 +92,7 @@ func dropCopies(traces []*trace.Trace, isSession []bool, display []string) ([]bo
 	owner := make(map[string]made, n)
 	repeated := func(a *trace.Action) (int, bool) {
 		m, ok := owner[a.ID]
-		if !ok || a.ID == "" || a.Kind != m.action.Kind || a.Name != m.action.Name || !reflect.DeepEqual(a.Parameters, m.action.Parameters) {
+		if !ok || a.ID == "" || a.Kind != m.action.Kind || a.Name != m.action.Name || !sameParams(a, m.action) {
 			return 0, false
 		}
 		return m.trace, true

@@ -65,7 +65,7 @@ type result struct {
 // (all but the last, which is counted when the file is done, so that done
 // reaches total exactly when the load ends). Progress is called each time
 // the count grows.
-func decodeAll(ctx context.Context, files []file, limit int64, rules *normalize.Rules, progress func(done, total int)) ([][]entry, error) {
+func decodeAll(ctx context.Context, files []file, limit int64, rules *normalize.Rules, progress func(done, total int), summarize func(*trace.Trace) any) ([][]entry, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -93,6 +93,9 @@ func decodeAll(ctx context.Context, files []file, limit int64, rules *normalize.
 			var p trace.Parser
 			for j := range jobs {
 				r := work(ctx, files[j.file], j, limit, rules, &p)
+				if summarize != nil {
+					thinEntries(r.entries, summarize)
+				}
 				select {
 				case results <- r:
 				case <-ctx.Done():

@@ -65,6 +65,16 @@ type Options struct {
 	// uses it to skip the files an earlier import read. It is called on
 	// the goroutine that called Load or Scan.
 	Unchanged func(FileStat) bool
+	// Summarize, when set, makes Load keep of each trace of an agent
+	// session only its summary, which Summarize makes of the decoded
+	// trace as soon as it is decoded, and a thin copy of the trace (see
+	// thinTrace): enough to tell copies apart, to hold sessions out and
+	// to name them, not to mine or replay them. Result.Summaries has the
+	// summaries and Result.Reread decodes the traces again. A load in
+	// which a session is cut to its own calls or named as a part (which
+	// a summary of the whole session would not tell) fails with
+	// ErrThinChanged. Scan does not use it.
+	Summarize func(*trace.Trace) any
 }
 
 // Result is what Load found.
@@ -90,6 +100,11 @@ type Result struct {
 	// Options.Unchanged left out.
 	Read      []FileStat
 	Unchanged int
+	// Summaries, with Options.Summarize, holds at index i the summary
+	// of Traces[i] when that is a thin session trace, nil otherwise.
+	Summaries []any
+	// reread decodes the files of thin traces again (see Reread).
+	reread *rereader
 }
 
 // Skipped is a file, or one line of a JSON Lines file, that Load left out
@@ -138,6 +153,9 @@ type entry struct {
 	// JSON), listed in Result.Skipped.
 	passed trace.ErrorList
 	note   *Note
+	// summary is what Options.Summarize made of a session's trace
+	// before the trace was thinned.
+	summary any
 	// session is set for the trace of an agent session, which
 	// dropCopies compares with the others.
 	session bool
@@ -228,7 +246,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if rules == nil {
 		rules = normalize.Default()
 	}
-	results, err := decodeAll(ctx, files, limit, rules, opts.Progress)
+	results, err := decodeAll(ctx, files, limit, rules, opts.Progress, opts.Summarize)
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +262,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 		display string
 		line    int
 		session bool
+		summary any
 	}
 	var all []found
 	sessionHash := map[string]string{} // session id and source hash → where first read
@@ -270,7 +289,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 			}
 			if !e.session {
 				if c.admit(f.display, e.line, e.trace.ID) {
-					all = append(all, found{e.trace, f.display, e.line, false})
+					all = append(all, found{e.trace, f.display, e.line, false, nil})
 				}
 				continue
 			}
@@ -283,7 +302,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 				continue
 			}
 			sessionHash[key] = trace.Origin{Path: f.display, Line: e.line}.String()
-			all = append(all, found{e.trace, f.display, e.line, true})
+			all = append(all, found{e.trace, f.display, e.line, true, e.summary})
 		}
 	}
 	traces := make([]*trace.Trace, len(all))
@@ -292,14 +311,24 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 	for i, x := range all {
 		traces[i], isSession[i], display[i] = x.trace, x.session, x.display
 	}
+	thinBefore := thinShapes(traces, opts.Summarize != nil)
 	keep, copies := dropCopies(traces, isSession, display)
 	res.Notes = append(res.Notes, copies...)
 	nameParts(traces, isSession, keep)
+	if thinChanged(traces, keep, thinBefore) {
+		return nil, ErrThinChanged
+	}
 	for i, x := range all {
 		if !keep[i] || x.session && !c.admit(x.display, x.line, x.trace.ID) {
 			continue
 		}
 		res.Traces = append(res.Traces, x.trace)
+		if opts.Summarize != nil {
+			res.Summaries = append(res.Summaries, x.summary)
+		}
+	}
+	if opts.Summarize != nil {
+		res.reread = &rereader{files: files, limit: limit, rules: rules}
 	}
 	if res.Skipped, err = c.finish(opts.SkipInvalid); err != nil {
 		return nil, err

@@ -1,0 +1,199 @@
+package source
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"sync"
+
+	"github.com/crystallize-dev/crystallize/internal/normalize"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// A load with Options.Summarize keeps of each agent session a summary
+// and a thin trace instead of the decoded trace, which is most of a
+// load's memory: the arguments, outputs and metadata of every call. What
+// it keeps is what the load itself and a hold-out read of a session
+// (its id, times, metadata, and of each action its id, kind, name and
+// timestamp, with its parameters as a digest, which is all dropCopies
+// compares), and the file it came from, which Reread decodes again.
+
+// ErrThinChanged is returned by a load with Options.Summarize in which
+// a session repeated part of another and was cut to its own calls, or
+// was named as a part of its session: its summary, made of the session
+// as decoded, no longer describes it. Such a corpus is loaded whole.
+var ErrThinChanged = errors.New("a session was cut or renamed after it was summarized")
+
+// thinEntries replaces the trace of each session entry with its thin
+// copy, after summarize has summarized it.
+func thinEntries(entries []entry, summarize func(*trace.Trace) any) {
+	for i := range entries {
+		e := &entries[i]
+		if e.session && e.trace != nil {
+			e.summary = summarize(e.trace)
+			e.trace = thinTrace(e.trace)
+		}
+	}
+}
+
+// thinTrace is t without what no one reads before the trace is decoded
+// again: of its actions, the id, kind, name and timestamp, and the
+// parameters of an action with an id as a digest (see sameParams).
+func thinTrace(t *trace.Trace) *trace.Trace {
+	thin := *t
+	thin.Actions = make([]trace.Action, len(t.Actions))
+	for i := range t.Actions {
+		a := &t.Actions[i]
+		th := &thin.Actions[i]
+		th.ID, th.Kind, th.Name, th.Timestamp = a.ID, a.Kind, a.Name, a.Timestamp
+		if a.ID == "" || a.Parameters == nil {
+			continue
+		}
+		if b, err := json.Marshal(a.Parameters); err == nil {
+			th.Inputs = paramsDigest(sha256.Sum256(b))
+		} else {
+			th.Parameters = a.Parameters
+		}
+	}
+	return &thin
+}
+
+// paramsDigest stands, in a thin action's Inputs, for its parameters: a
+// digest of their JSON, whose keys are sorted.
+type paramsDigest [sha256.Size]byte
+
+// sameParams reports whether two actions of a load have the same
+// parameters, by their digests when the actions are thin: all that
+// dropCopies asks of them.
+func sameParams(a, b *trace.Action) bool {
+	da, thinA := a.Inputs.(paramsDigest)
+	db, thinB := b.Inputs.(paramsDigest)
+	if thinA || thinB {
+		return da == db
+	}
+	return reflect.DeepEqual(a.Parameters, b.Parameters)
+}
+
+// thinShape is what a thin trace must keep for its summary to hold.
+type thinShape struct {
+	id      string
+	actions int
+}
+
+// thinShapes records the shape of each trace when the traces are thin.
+func thinShapes(traces []*trace.Trace, thin bool) []thinShape {
+	if !thin {
+		return nil
+	}
+	out := make([]thinShape, len(traces))
+	for i, t := range traces {
+		out[i] = thinShape{t.ID, len(t.Actions)}
+	}
+	return out
+}
+
+// thinChanged reports whether a kept trace lost actions or changed its
+// id since its shape was recorded.
+func thinChanged(traces []*trace.Trace, keep []bool, before []thinShape) bool {
+	for i, b := range before {
+		if keep[i] && (traces[i].ID != b.id || len(traces[i].Actions) != b.actions) {
+			return true
+		}
+	}
+	return false
+}
+
+// rereader decodes the files of a load again.
+type rereader struct {
+	files []file
+	limit int64
+	rules *normalize.Rules
+}
+
+// Reread returns the traces Traces[idx[i]] decoded whole, in that order:
+// a thin session trace is decoded again from its file, as Load decoded
+// it, any other is returned as it is. Files are decoded by
+// runtime.GOMAXPROCS workers.
+func (r *Result) Reread(ctx context.Context, idx []int) ([]*trace.Trace, error) {
+	out := make([]*trace.Trace, len(idx))
+	byFile := map[string][]int{} // file → positions in idx
+	var order []string
+	for k, i := range idx {
+		if r.reread == nil || r.Summaries[i] == nil {
+			out[k] = r.Traces[i]
+			continue
+		}
+		path := r.Traces[i].Origin.Path
+		if _, ok := byFile[path]; !ok {
+			order = append(order, path)
+		}
+		byFile[path] = append(byFile[path], k)
+	}
+	if len(order) == 0 {
+		return out, nil
+	}
+	files := make(map[string]file, len(order))
+	for _, f := range r.reread.files {
+		if _, ok := byFile[f.rel]; ok {
+			files[f.rel] = f
+		}
+	}
+	jobs := make(chan string)
+	errs := make([]error, len(order))
+	at := make(map[string]int, len(order))
+	for n, p := range order {
+		at[p] = n
+	}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(order)) {
+		wg.Go(func() {
+			var p trace.Parser
+			for path := range jobs {
+				errs[at[path]] = r.rereadFile(ctx, files[path], byFile[path], idx, out, &p)
+			}
+		})
+	}
+	for _, p := range order {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- p
+	}
+	close(jobs)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// rereadFile decodes f again and sets out[k], for each k in want, to the
+// trace of Traces[idx[k]] that f holds.
+func (r *Result) rereadFile(ctx context.Context, f file, want []int, idx []int, out []*trace.Trace, p *trace.Parser) error {
+	var entries []entry
+	if f.lines {
+		entries, _ = decodeLinesFile(ctx, f, r.reread.limit, r.reread.rules, p)
+	} else {
+		entries = decodeJSONFile(f, r.reread.limit, r.reread.rules, p)
+	}
+	for _, k := range want {
+		thin := r.Traces[idx[k]]
+		for _, e := range entries {
+			if e.session && e.trace != nil && e.line == thin.Origin.Line && e.trace.ID == thin.ID {
+				out[k] = e.trace
+				break
+			}
+		}
+		if out[k] == nil {
+			return fmt.Errorf("%s: session %s changed since it was read", f.display, thin.ID)
+		}
+	}
+	return nil
+}
