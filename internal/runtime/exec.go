@@ -460,8 +460,7 @@ func (h *host) locate(p string) (root, rel string, err error) {
 	// "~/…" (no output names the user), so it is the home directory of
 	// whoever runs the workflow, as in a command's argument; never a
 	// directory named "~" inside the workspace.
-	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
-		home := h.expandHome(p)
+	if home, inHome := h.expandHome(p); inHome {
 		if home == p {
 			return "", "", fmt.Errorf("%w: %s is in the home directory, and the run has none (HOME is not set)", ErrOutsideWorkspace, p)
 		}

@@ -322,7 +322,7 @@ func (h *host) expandArgv(tmpl []string, args map[string]any) ([]string, error) 
 			continue
 		}
 		if i > 0 {
-			v = h.expandHome(v)
+			v, _ = h.expandHome(v)
 		}
 		argv = append(argv, v)
 	}
@@ -364,11 +364,13 @@ func argList(name string, args map[string]any) ([]string, error) {
 // names the user who ran the agent), so "~/src/repo" must reach the
 // program as the home of whoever runs the workflow. Without a home in
 // the environment, or for "~user" and a "~" inside a value, v is left as
-// it is.
-func (h *host) expandHome(v string) string {
+// it is. inHome reports whether v names a path in the home directory at
+// all ("~", "~/…"), expanded or not, so that a file built-in can refuse
+// one it cannot expand rather than take "~" for a directory name.
+func (h *host) expandHome(v string) (out string, inHome bool) {
 	rest, ok := strings.CutPrefix(v, "~")
 	if !ok || rest != "" && rest[0] != '/' && rest[0] != '\\' {
-		return v
+		return v, false
 	}
 	home := ""
 	for _, kv := range h.opts.Environ {
@@ -377,9 +379,9 @@ func (h *host) expandHome(v string) string {
 		}
 	}
 	if home == "" {
-		return v
+		return v, true
 	}
-	return home + rest
+	return home + rest, true
 }
 
 // runArgv runs argv in dir, without a shell, with the scrubbed

@@ -260,3 +260,64 @@ def wf(ctx):
 		t.Error("a dry run wrote a file")
 	}
 }
+
+// TestFSHomePath: a mined path under the traces' home directory is written
+// "~/…"; the file built-ins read it as the home directory of the run
+// (Options.Environ), never as a directory named "~" in the workspace. A
+// home inside a workspace root is written; one outside every root is
+// refused as outside the workspace; with no home in the environment the
+// call fails saying so, and nothing is written anywhere.
+func TestFSHomePath(t *testing.T) {
+	const src = "# capabilities: fs.write · secrets: none\ndef wf(ctx):\n    return ctx.tool(\"fs.write\", path = \"~/notes.txt\", content = \"hi\\n\")\n"
+	run := func(t *testing.T, root string, environ []string) error {
+		cfg := &Config{Dir: root, Workspace: Workspace{Roots: []string{"."}}, Grants: Grants{Capabilities: []string{"fs.write"}}}
+		o := opts(t, cfg)
+		o.Environ = environ
+		_, err := Run(context.Background(), workflow(t, src), nil, o)
+		return err
+	}
+	t.Run("home inside the workspace", func(t *testing.T) {
+		root := t.TempDir()
+		home := filepath.Join(root, "home")
+		if err := os.Mkdir(home, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := run(t, root, []string{"HOME=" + home}); err != nil {
+			t.Fatalf("fs.write ~/notes.txt = %v, want it written in HOME", err)
+		}
+		if b, err := os.ReadFile(filepath.Join(home, "notes.txt")); err != nil || string(b) != "hi\n" {
+			t.Errorf("HOME/notes.txt = %q, %v; want hi", b, err)
+		}
+		if _, err := os.Stat(filepath.Join(root, "~")); err == nil {
+			t.Errorf("a directory named ~ was created in the workspace")
+		}
+		// The check that precedes a mined edit looks where the edit will.
+		check := "# capabilities: fs.write · secrets: none\ndef wf(ctx):\n    ctx.check(\"file_exists\", path = \"~/notes.txt\")\n"
+		cfg := &Config{Dir: root, Workspace: Workspace{Roots: []string{"."}}, Grants: Grants{Capabilities: []string{"fs.write"}}}
+		o := opts(t, cfg)
+		o.Environ = []string{"HOME=" + home}
+		if _, err := Run(context.Background(), workflow(t, check), nil, o); err != nil {
+			t.Errorf("file_exists ~/notes.txt after writing it = %v, want it to hold", err)
+		}
+	})
+	t.Run("home outside the workspace", func(t *testing.T) {
+		root, home := t.TempDir(), t.TempDir()
+		err := run(t, root, []string{"HOME=" + home})
+		if !errors.Is(err, ErrOutsideWorkspace) {
+			t.Fatalf("fs.write ~/notes.txt = %v, want ErrOutsideWorkspace", err)
+		}
+		if _, err := os.Stat(filepath.Join(home, "notes.txt")); err == nil {
+			t.Errorf("the file was written outside the workspace")
+		}
+	})
+	t.Run("no home", func(t *testing.T) {
+		root := t.TempDir()
+		err := run(t, root, []string{"PATH=/usr/bin"})
+		if !errors.Is(err, ErrOutsideWorkspace) || !strings.Contains(err.Error(), "HOME is not set") {
+			t.Fatalf("fs.write ~/notes.txt with no HOME = %v, want ErrOutsideWorkspace saying HOME is not set", err)
+		}
+		if _, err := os.Stat(filepath.Join(root, "~")); err == nil {
+			t.Errorf("a directory named ~ was created in the workspace")
+		}
+	})
+}

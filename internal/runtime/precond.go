@@ -95,9 +95,7 @@ func (h *host) check(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 // workspacePath is the file p names: p itself when absolute, else p
 // under the first workspace root, as the file built-ins resolve it.
 func (h *host) workspacePath(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
-		p = h.expandHome(p)
-	}
+	p, _ = h.expandHome(p)
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
