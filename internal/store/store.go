@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
@@ -362,11 +363,38 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// serializes writers anyway.
 	db.SetMaxOpenConns(1)
 	s := &DB{db: db}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrateWaiting(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// migrateWaiting migrates, trying again while the database is busy.
+// Switching a new database to write-ahead logging takes an exclusive lock
+// that SQLite does not wait for under the busy timeout: several processes
+// creating the same state directory at once (runs started together) would
+// otherwise fail at once with "database is locked". The wait is bounded by
+// the same 20 seconds as the busy timeout.
+func (s *DB) migrateWaiting(ctx context.Context) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+		err := s.migrate(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's "database is locked".
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // OpenReadOnly opens the existing database at path without writing
@@ -430,13 +458,15 @@ func openReadOnly(ctx context.Context, dsn string) (*DB, error) {
 func (s *DB) Close() error { return s.db.Close() }
 
 func (s *DB) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("schema version: %w", s.writeErr(err))
-	}
-	// Reading the version and running the steps is one transaction:
-	// several processes opening a new database at once (runs started
-	// together) must not each see version 0 and run the same step twice.
+	// Creating the version table, reading the version and running the
+	// steps is one IMMEDIATE transaction: several processes opening a new
+	// database at once (runs started together) must not each see version
+	// 0 and run the same step twice, and a statement that would read
+	// before it writes outside a transaction could not wait its turn.
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+			return fmt.Errorf("schema version: %w", err)
+		}
 		var v int
 		err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
 		switch {

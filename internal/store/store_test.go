@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -101,6 +102,32 @@ func TestSearchEscapesLike(t *testing.T) {
 		}
 		if len(got) != want {
 			t.Errorf("Search(%q) = %d sessions, want %d", q, len(got), want)
+		}
+	}
+}
+
+// TestOpenConcurrentFresh opens one new database from many connections at
+// once, as runs started together do with a new state directory: each must
+// wait for the others rather than fail with "database is locked".
+func TestOpenConcurrentFresh(t *testing.T) {
+	for round := range 20 {
+		path := filepath.Join(t.TempDir(), "state.db")
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for range 16 {
+			wg.Go(func() {
+				db, err := Open(t.Context(), path)
+				if err != nil {
+					errs <- err
+					return
+				}
+				db.Close()
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("round %d: %v", round, err)
 		}
 	}
 }
