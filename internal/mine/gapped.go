@@ -835,14 +835,43 @@ func (p *prepared) embed(s int32, syms []int32, gap int32, wide int) []int32 {
 	if len(ok[0]) == 0 {
 		return nil
 	}
-	at := make([]int32, n)
-	at[0] = ok[0][0]
-	for k := 1; k < n; k++ {
+	return forward(ok, ok[0][0])
+}
+
+// forward is embed's forward pass from the feasible first position
+// first: the earliest feasible position of each later step.
+func forward(ok [][]int32, first int32) []int32 {
+	at := make([]int32, len(ok))
+	at[0] = first
+	for k := 1; k < len(ok); k++ {
 		i, _ := slices.BinarySearch(ok[k], at[k-1]+1)
 		// Feasibility of at[k-1] guarantees a position within the gap.
 		at[k] = ok[k][i]
 	}
 	return at
+}
+
+// embedAll returns the embeddings of syms in trace s that do not overlap,
+// taken greedily from the left: embed's, then the leftmost-earliest one
+// that starts after it ends, and so on. A session does a procedure more
+// than once (it commits, and commits again, and pushes only the second
+// time), and the noise rule must look at every time, not the first only.
+func (p *prepared) embedAll(s int32, syms []int32, gap int32, wide int) [][]int32 {
+	first := p.embed(s, syms, gap, wide)
+	if first == nil {
+		return nil
+	}
+	// embed leaves the feasible positions of each step in p.okBuf.
+	ok := p.okBuf[:len(syms)]
+	out := [][]int32{first}
+	for {
+		last := out[len(out)-1]
+		i, _ := slices.BinarySearch(ok[0], last[len(last)-1]+1)
+		if i == len(ok[0]) {
+			return out
+		}
+		out = append(out, forward(ok, ok[0][i]))
+	}
 }
 
 // denoise applies the noise rule to a pattern and returns what is left of
@@ -929,6 +958,8 @@ func (p *prepared) denoiseVariants(syms []int32, gap int32, variants bool) ([]in
 			return syms, base, dropped, nil
 		}
 		worst, worstScore := -1, 0.0
+		passed := 0
+		var worstQM []gmatch
 		for k := range syms {
 			q := slices.Delete(slices.Clone(syms), k, k+1)
 			// Without x its two gaps become one, of up to 2·gap+1
@@ -940,9 +971,17 @@ func (p *prepared) denoiseVariants(syms []int32, gap int32, variants bool) ([]in
 			}
 			qm := p.matchAll(q, gap, wide, noiseSample)
 			s := p.noiseScore(syms[k], k, q, qm, gap)
-			if s > worstScore {
-				worst, worstScore = k, s
+			if s == 0 {
+				passed++
 			}
+			if s > worstScore {
+				worst, worstScore, worstQM = k, s, qm
+			}
+		}
+		if worst >= 0 && len(syms) == 2 && passed == 1 && worstScore > 1 && p.anchors(syms, worst, worstQM, gap) {
+			// The pair is a procedure anchored at the step that failed
+			// (see anchors): kept whole.
+			worst = -1
 		}
 		if worst < 0 {
 			if !variants || len(covered) == 0 {
@@ -958,6 +997,28 @@ func (p *prepared) denoiseVariants(syms []int32, gap int32, variants bool) ([]in
 		at = slices.Delete(at, worst, worst+1)
 		dropped++
 	}
+}
+
+// anchors reports whether a pair of steps, whose step k failed the noise
+// rule for coverage and whose other step passed it, is a procedure
+// anchored at step k: done in some runs of the other step only (a commit
+// with a message follows git add in some sessions; in others the commit
+// takes a message file, or waits), yet, where step k is done, the other
+// step is in its place beyond chance in four runs in five, significantly:
+// which is what the other step passing measured. That association is the
+// evidence that the pair is no accident; step k need then only follow the
+// other step beyond chance at all, by the least excess the search grows a
+// pattern with. Without this rule a pair never survives a step people do
+// in fewer than four runs in five of the other, as dropping it leaves a
+// single step, which is no procedure and makes no variant. qm are the
+// embeddings of the other step alone.
+func (p *prepared) anchors(syms []int32, k int, qm []gmatch, gap int32) bool {
+	if len(qm) == 0 {
+		return false
+	}
+	q := slices.Delete(slices.Clone(syms), k, k+1)
+	cover, pbar := p.noiseRates(syms[k], k, q, qm, gap)
+	return excess(cover, pbar) >= searchExcess
 }
 
 // variants returns the variants of the procedure made of the steps at
@@ -1023,30 +1084,45 @@ func (p *prepared) noiseRates(x int32, k int, q []int32, qm []gmatch, gap int32)
 	m := 0
 	var inGap, gapLen int64
 	lens := make([]int64, len(qm))
+	wide := -1
+	if k > 0 && k < n-1 {
+		wide = k
+	}
 	for e, g := range qm {
 		items := p.seqs[g.seq].items
-		var lo, hi int32 // the region [lo, hi)
-		switch {
-		case k == 0:
-			hi = g.at[0]
-			lo = max(0, hi-gap-1)
-		case k == n-1:
-			lo = g.at[len(g.at)-1] + 1
-			hi = min(int32(len(items)), lo+gap+1)
-		default:
-			lo, hi = g.at[k-1]+1, g.at[k]
-		}
+		// Each time the trace does Q there is a region where x would
+		// be: x is in its place when it is in one of them, and its
+		// chance of that grows with their total length. Regions are
+		// taken in order and never counted twice.
 		found := false
-		for q := lo; q < hi; q++ {
-			if items[q] == x {
-				found = true
-				inGap++
+		next := int32(0)
+		for _, at := range p.embedAll(g.seq, q, gap, wide) {
+			var lo, hi int32 // the region [lo, hi)
+			switch {
+			case k == 0:
+				hi = at[0]
+				lo = max(0, hi-gap-1)
+			case k == n-1:
+				lo = at[len(at)-1] + 1
+				hi = min(int32(len(items)), lo+gap+1)
+			default:
+				lo, hi = at[k-1]+1, at[k]
+			}
+			lo = max(lo, next)
+			for q := lo; q < hi; q++ {
+				if items[q] == x {
+					found = true
+					inGap++
+				}
+			}
+			if hi > lo {
+				lens[e] += int64(hi - lo)
+				next = hi
 			}
 		}
 		if found {
 			m++
 		}
-		lens[e] = int64(hi - lo)
 		gapLen += lens[e]
 	}
 	nq := float64(len(qm))

@@ -189,3 +189,62 @@ func TestScanLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitVariants mines the shape commits have in real sessions: git
+// add comes before every commit, but the commit that follows it is one of
+// several variants (a message, a message file), so each variant follows
+// git add in a minority of its runs; and a session commits more than once,
+// pushing only after a later commit. Both "add, commit" and "add, commit,
+// push" are procedures a person would name. The first needs the noise rule
+// to keep a pair whose other step anchors it (anchors); the second needs
+// the rule to look at every time a session does add and commit, not the
+// first only (embedAll).
+func TestCommitVariants(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	add := func(i int) trace.Action {
+		return cmd("", "git add", fmt.Sprintf(`{"paths":["f%d.go","g%d.go"]}`, i, i))
+	}
+	commit := func(i int) trace.Action { return cmd("", "git commit", fmt.Sprintf(`{"message":"change %d"}`, i)) }
+	commitFile := func() trace.Action { return cmd("", "git commit", `{"file":"msg.txt"}`) }
+	push := func() trace.Action { return cmd("", "git push", "") }
+	// other is work unrelated to committing, more than the gap.
+	other := func() []trace.Action {
+		var out []trace.Action
+		for range DefaultMaxGap + 4 {
+			out = append(out, cmd("", fmt.Sprintf("tool%d", r.IntN(40)), ""))
+		}
+		return out
+	}
+	var traces []*trace.Trace
+	for i := range 20 {
+		var actions []trace.Action
+		switch {
+		case i < 8:
+			actions = append([]trace.Action{add(i), commit(i)}, other()...)
+			if i < 6 {
+				actions = append(actions, add(100+i), commit(100+i), push())
+			}
+		case i < 14:
+			actions = append([]trace.Action{add(i), commitFile()}, other()...)
+		default:
+			actions = append([]trace.Action{add(i)}, other()...)
+		}
+		traces = append(traces, session(fmt.Sprintf("s%02d", i), actions...))
+	}
+	rep := mustMine(t, traces, Options{Mode: ModeGapped})
+	found := map[string]int{}
+	for _, c := range rep.Candidates {
+		if len(c.SequenceSignature) < 2 || c.SequenceSignature[1] != "tool_call:git commit:message" {
+			continue
+		}
+		found[strings.Join(stepNames(&c), " → ")] = c.Support
+	}
+	want := map[string]int{"git add → git commit": 8, "git add → git commit → git push": 6}
+	if diff := cmp.Diff(want, found); diff != "" {
+		var got []string
+		for _, c := range rep.Candidates {
+			got = append(got, strings.Join(stepNames(&c), " → "))
+		}
+		t.Errorf("procedures with git commit -m, by sessions (-want +got):\n%s\ncandidates: %q", diff, got)
+	}
+}
