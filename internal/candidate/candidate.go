@@ -55,6 +55,10 @@ const (
 	// (and observations) that recorded only the path they changed: a
 	// workflow would not know what to write.
 	CodeEditsWithoutContent = "edits_without_content"
+	// CodeOneToolRepeated rejects a repeated sequence whose steps all run
+	// one tool (psql, then psql again with other flags): an agent using a
+	// tool in a burst, not a procedure.
+	CodeOneToolRepeated = "one_tool_repeated"
 	// CodeFailedStep warns that a step's action failed in some or all of
 	// the examples and no later attempt succeeded (Step.Failures); the
 	// step is kept as the runs did it.

@@ -89,8 +89,9 @@ or more actions that occurs in at least --min-examples distinct sessions (the
 traces that name a parent_session_id are part of that session), and ranks
 them by supporting sessions² × length, so that a few steps repeated in
 many sessions come before a long sequence seen in two; sequences made only
-of reads (observations_only) or of edits that recorded only their path
-(edits_without_content) rank last and are rejected. For each candidate it works out
+of reads (observations_only), of edits that recorded only their path
+(edits_without_content) or of one tool called again and again
+(one_tool_repeated) rank last and are rejected. For each candidate it works out
 which fields vary (parameters), which never do (constants), and which always
 carry an earlier step's output (bindings); it rejects candidates whose side
 effects differ between examples and marks model-dependent steps as fuzzy

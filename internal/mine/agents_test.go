@@ -216,6 +216,20 @@ func TestNotProcedures(t *testing.T) {
 		// chance, which the gapped search asks of a pattern.
 		procedure: []string{"make docs", "git commit"}, code: candidate.CodeEditsWithoutContent, sessions: 20,
 	}, {
+		name: "one tool in bursts under the gapped miner", mode: ModeGapped,
+		actions: func(i int) []trace.Action {
+			var out []trace.Action
+			for k := range 10 {
+				out = append(out, cmd("", fmt.Sprintf("task%d", 10*i+k), ""))
+			}
+			out = append(out, cmd("", "psql", fmt.Sprintf(`{"c":"select %d"}`, i)), cmd("", "psql", fmt.Sprintf(`{"f":"q%d.sql"}`, i)), cmd("", "psql", fmt.Sprintf(`{"c":"select %d"}`, i)))
+			if i < 3 {
+				out = append(out, cmd("", "make docs", ""), cmd("", "git commit", fmt.Sprintf(`{"m":"docs %d"}`, i)))
+			}
+			return out
+		},
+		procedure: []string{"make docs", "git commit"}, code: candidate.CodeOneToolRepeated,
+	}, {
 		name: "edits and reads under the exact miner", mode: ModeExact,
 		actions: func(i int) []trace.Action {
 			out := []trace.Action{read("a"), edit("", fmt.Sprintf("a%d.md", i)), read("b"), edit("", fmt.Sprintf("b%d.md", i)), read("c"), cmd("", fmt.Sprintf("task%d", i), "")}
@@ -250,7 +264,8 @@ func TestNotProcedures(t *testing.T) {
 				t.Errorf("rejection codes = %v, want %s", codes, tt.code)
 			}
 			for _, c := range rep.Candidates {
-				if notProcedure(len(c.SequenceSignature), func(k int) uint8 { return signatureShape(c.SequenceSignature[k]) }) != "" {
+				sigs := c.SequenceSignature
+				if notProcedure(len(sigs), func(k int) uint8 { return signatureShape(sigs[k]) }, func(k int) string { return toolName(sigs[k]) }) != "" {
 					t.Errorf("safe candidate %s %v is not a procedure", c.Name, stepNames(&c))
 				}
 			}

@@ -109,9 +109,9 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 	// queue with its new support and length and is built only when it is
 	// the best again: a shortened noisy variant must not be built before
 	// a longer clean pattern that now outranks it.
-	shapes := symbolShapes(s.symbols)
+	sh := symbolShapes(s.symbols)
 	for i := range patterns {
-		patterns[i].notProcedure = symsNotProcedure(patterns[i].syms, shapes) != ""
+		patterns[i].notProcedure = symsNotProcedure(patterns[i].syms, sh) != ""
 	}
 	queue := patternQueue(patterns)
 	heap.Init(&queue)
@@ -160,7 +160,7 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 				if sup := sc.countMatches(v.matches); sup >= minEx && !variants[key] {
 					variants[key] = true
 					heap.Push(&queue, pattern{syms: v.syms, support: sup, traces: len(v.matches), first: v.matches[0].seq, denoised: true, matches: v.matches,
-						variant: true, notProcedure: symsNotProcedure(v.syms, shapes) != ""})
+						variant: true, notProcedure: symsNotProcedure(v.syms, sh) != ""})
 				}
 			}
 			if dropped > 0 {
@@ -168,7 +168,7 @@ func (s *Scan) mineGapped(ctx context.Context, src traceSource, reason string) (
 				built = append(built, gapBuilt{syms: pt.syms, traces: ptTraces, sessions: sc.count(ptTraces), kept: syms})
 				if sup := sc.countMatches(matches); len(syms) >= 2 && sup >= minEx {
 					heap.Push(&queue, pattern{syms: syms, support: sup, traces: len(matches), first: matches[0].seq, denoised: true, matches: matches,
-						notProcedure: symsNotProcedure(syms, shapes) != ""})
+						notProcedure: symsNotProcedure(syms, sh) != ""})
 				}
 				continue
 			}

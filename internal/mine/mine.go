@@ -186,13 +186,27 @@ func (s *Scan) mine(ctx context.Context, src traceSource) (*candidate.Report, er
 	report.Mining.RepeatsFound = len(repeats)
 	// What is not a procedure ranks after every procedure (shape.go); the
 	// sort is stable, so each part keeps the order of Repeats.
-	shapes := symbolShapes(s.symbols)
+	sh := symbolShapes(s.symbols)
 	notProc := make([]bool, len(repeats))
 	moved := false
 	for i, r := range repeats {
-		// A procedure has a step that is an action, and most repeats
-		// show one in their first few symbols: no copy of the symbols.
-		if !idx.any(r, func(y int32) bool { return shapes[y] == shapeAction }) {
+		// A procedure has steps that are actions, of more than one tool,
+		// and most repeats show two in their first few symbols: no copy
+		// of the symbols.
+		first, actions := int32(-1), 0
+		if !idx.any(r, func(y int32) bool {
+			if sh.shape[y] != shapeAction {
+				return false
+			}
+			actions++
+			if first < 0 {
+				first = y
+				return sh.tool[y] == ""
+			}
+			return sh.tool[y] == "" || sh.tool[y] != sh.tool[first]
+		}) && actions != 1 {
+			// No action, or two or more all of one tool: notProcedure's
+			// verdict, read without copying the symbols.
 			notProc[i], moved = true, true
 		}
 	}
@@ -251,7 +265,7 @@ scan:
 			}
 			// What is not a procedure is built to say so, but stands for
 			// nothing a procedure could repeat.
-			if symsNotProcedure(br.symbols, shapes) == "" {
+			if symsNotProcedure(br.symbols, sh) == "" {
 				built = append(built, br)
 			}
 			batch = append(batch, br)

@@ -18,8 +18,13 @@ import (
 // would write nothing. Such a repeat is ranked after every procedure, is
 // never what subsumes one, and, when it is built, is rejected with a code
 // that says why: candidate.CodeObservationsOnly when every step is an
-// observation, candidate.CodeEditsWithoutContent when every step is an observation or an edit
-// without content and at least one is an edit.
+// observation, candidate.CodeEditsWithoutContent when every step is an
+// observation or an edit without content and at least one is an edit, and
+// candidate.CodeOneToolRepeated when its steps that do something are two
+// or more calls of one tool (the same name, other flags: psql, then psql).
+// An agent uses a tool in bursts, so a tool follows itself far more often
+// than the noise rule's model of chance expects; a procedure a person
+// would name does more than one thing.
 //
 // The shape is read off the steps' signatures, which is all the first pass
 // keeps of an action (kind:name:sorted,parameter,keys): an observation is
@@ -65,47 +70,90 @@ func signatureShape(sig string) uint8 {
 	return shapeAction
 }
 
-// symbolShapes returns the shape of every symbol of a scan.
-func symbolShapes(symbols map[string]int32) []uint8 {
-	out := make([]uint8, len(symbols))
+// toolName is the name of the tool a signature (kind:name:keys) calls,
+// or "" when it is no tool call: edits of several files are a procedure
+// even though they all go through one edit tool.
+func toolName(sig string) string {
+	kind, rest, ok := strings.Cut(sig, ":")
+	if !ok || trace.Kind(kind) != trace.KindToolCall {
+		return ""
+	}
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+		return rest[:i]
+	}
+	return rest
+}
+
+// shapes holds, by symbol, what notProcedure reads of a step: its shape
+// and the tool it calls (toolName).
+type shapes struct {
+	shape []uint8
+	tool  []string
+}
+
+// symbolShapes returns the shapes of the symbols of a scan.
+func symbolShapes(symbols map[string]int32) shapes {
+	out := shapes{shape: make([]uint8, len(symbols)), tool: make([]string, len(symbols))}
 	for sig, id := range symbols {
-		out[id] = signatureShape(sig)
+		out.shape[id], out.tool[id] = signatureShape(sig), toolName(sig)
 	}
 	return out
 }
 
-// notProcedure returns the rejection code of a sequence whose steps have
-// the given shapes when it is not a procedure, or "".
-func notProcedure(n int, shape func(int) uint8) string {
-	edits := 0
+// notProcedure returns the rejection code of a sequence of n steps, with
+// the given shapes and tools, when it is not a procedure, or "".
+func notProcedure(n int, shape func(int) uint8, tool func(int) string) string {
+	edits, actions := 0, 0
+	first, oneTool := "", true
 	for k := range n {
 		switch shape(k) {
 		case shapeAction:
-			return ""
+			if actions == 0 {
+				first = tool(k)
+			}
+			if tool(k) == "" || tool(k) != first {
+				oneTool = false
+			}
+			actions++
 		case shapeBareEdit:
 			edits++
 		}
 	}
-	if edits > 0 {
+	switch {
+	case actions >= 2 && oneTool:
+		return candidate.CodeOneToolRepeated
+	case actions > 0:
+		return ""
+	case edits > 0:
 		return candidate.CodeEditsWithoutContent
 	}
 	return candidate.CodeObservationsOnly
 }
 
 // symsNotProcedure is notProcedure over a sequence of symbols.
-func symsNotProcedure(syms []int32, shapes []uint8) string {
-	return notProcedure(len(syms), func(k int) uint8 { return shapes[syms[k]] })
+func symsNotProcedure(syms []int32, sh shapes) string {
+	return notProcedure(len(syms), func(k int) uint8 { return sh.shape[syms[k]] }, func(k int) string { return sh.tool[syms[k]] })
 }
 
 // rejectNonProcedure rejects c when its steps are not a procedure.
 func rejectNonProcedure(c *candidate.Candidate) {
-	code := notProcedure(len(c.SequenceSignature), func(k int) uint8 { return signatureShape(c.SequenceSignature[k]) })
-	if code == "" {
+	sigs := c.SequenceSignature
+	code := notProcedure(len(sigs), func(k int) uint8 { return signatureShape(sigs[k]) }, func(k int) string { return toolName(sigs[k]) })
+	var msg string
+	switch code {
+	case "":
 		return
-	}
-	msg := fmt.Sprintf("every one of its %d steps is an observation: reads change nothing, so there is no procedure to run", len(c.Steps))
-	if code == candidate.CodeEditsWithoutContent {
+	case candidate.CodeObservationsOnly:
+		msg = fmt.Sprintf("every one of its %d steps is an observation: reads change nothing, so there is no procedure to run", len(c.Steps))
+	case candidate.CodeEditsWithoutContent:
 		msg = fmt.Sprintf("its %d steps are file edits that recorded only their path, and observations: the workflow would not know what to write", len(c.Steps))
+	default:
+		for _, sig := range sigs {
+			if t := toolName(sig); t != "" {
+				msg = fmt.Sprintf("every step that does something calls %s: one tool used again and again, not a procedure", t)
+				break
+			}
+		}
 	}
 	c.RejectionReasons = append(c.RejectionReasons, candidate.Problem{Code: code, Message: msg})
 	c.Confidence = 0
