@@ -298,9 +298,12 @@ type Total struct {
 	Safe         int            `json:"safe_candidates"`
 	Matched      int            `json:"matched_candidates"`
 	Junk         int            `json:"junk_candidates"`
-	Precision    float64        `json:"precision"`
-	MineFailed   []string       `json:"mine_failed"`
-	SkipInvalid  []string       `json:"mine_skip_invalid"`
+	// JunkSafe is the junk mine called safe; the rest it rejected, with
+	// the reason in its report.
+	JunkSafe    int      `json:"junk_safe"`
+	Precision   float64  `json:"precision"`
+	MineFailed  []string `json:"mine_failed"`
+	SkipInvalid []string `json:"mine_skip_invalid"`
 }
 
 func total(results []Result) Total {
@@ -317,6 +320,11 @@ func total(results []Result) Total {
 		t.Safe += r.Safe
 		t.Matched += r.Matched
 		t.Junk += len(r.Junk)
+		for _, c := range r.Junk {
+			if c.Safe {
+				t.JunkSafe++
+			}
+		}
 		if r.MineError != "" {
 			t.MineFailed = append(t.MineFailed, r.Dir)
 		}
@@ -376,7 +384,11 @@ func printResults(w io.Writer, results []Result, minExamples int) {
 			pct(r.Recall), r.Recalled, r.Eligible, pct(r.RecallSafe), r.RecalledSafe, r.Eligible,
 			pct(r.Precision), r.Matched, r.Candidates, r.Safe)
 		for _, c := range r.Junk {
-			fmt.Fprintf(w, "  junk %s: %s [%s]\n", c.Junk, shortName(c.Name), strings.Join(c.Steps, " → "))
+			verdict := "rejected"
+			if c.Safe {
+				verdict = "safe"
+			}
+			fmt.Fprintf(w, "  junk %s (%s): %s [%s]\n", c.Junk, verdict, shortName(c.Name), strings.Join(c.Steps, " → "))
 		}
 		for _, c := range r.Unnamed {
 			what := "unnamed"
@@ -387,6 +399,6 @@ func printResults(w io.Writer, results []Result, minExamples int) {
 		}
 	}
 	t := total(results)
-	fmt.Fprintf(w, "total: %d sessions; procedures expected of mine (in >= %d sessions of one directory): %d; recall %s (%d), as safe %s (%d); precision %s (%d/%d candidates); %d junk\n",
-		t.Sessions, minExamples, t.Eligible, pct(t.Recall), t.Recalled, pct(t.RecallSafe), t.RecalledSafe, pct(t.Precision), t.Matched, t.Candidates, t.Junk)
+	fmt.Fprintf(w, "total: %d sessions; procedures expected of mine (in >= %d sessions of one directory): %d; recall %s (%d), as safe %s (%d); precision %s (%d/%d candidates); %d junk, %d of it safe\n",
+		t.Sessions, minExamples, t.Eligible, pct(t.Recall), t.Recalled, pct(t.RecallSafe), t.RecalledSafe, pct(t.Precision), t.Matched, t.Candidates, t.Junk, t.JunkSafe)
 }

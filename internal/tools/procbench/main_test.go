@@ -101,7 +101,7 @@ func TestRunWithReport(t *testing.T) {
 	if code := run([]string{"-report", rep, "-min-examples", "1", dir}, &stdout, &stderr); code != 0 {
 		t.Fatalf("run = %d, want 0; stderr:\n%s", code, &stderr)
 	}
-	for _, s := range []string{"recall 67% (2/3), as safe 33% (1/3); precision 33% (3/9 candidates, 3 safe)", "junk edits_only: edit_twice [file.edit → file.write]", "unnamed: build_and_serve", "near miss (commit-push, commit-push-pr): commit_then_push [git commit → git push]"} {
+	for _, s := range []string{"recall 67% (2/3), as safe 33% (1/3); precision 33% (3/9 candidates, 3 safe)", "junk edits_only (rejected): edit_twice [file.edit → file.write]", "junk one_step_repeated (safe): run_python [python3 → python3]", "4 junk, 2 of it safe", "unnamed: build_and_serve", "near miss (commit-push, commit-push-pr): commit_then_push [git commit → git push]"} {
 		if !strings.Contains(stdout.String(), s) {
 			t.Errorf("output lacks %q:\n%s", s, &stdout)
 		}
