@@ -284,10 +284,11 @@ func decodeManifest(data []byte, file string) (*Manifest, error) {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("%s: invalid JSON: %w", file, err)
 	}
-	// encoding/json keeps the last of two members with one name; a
-	// reviewer reading the first would approve what does not run.
-	if dups := trace.Duplicates(data, file, 0); len(dups) > 0 {
-		return nil, dups
+	// encoding/json keeps the last of two members with one name and
+	// takes "Path" or "ſha256" for "path" or "sha256"; a reviewer reading
+	// the one that looks right would approve what does not run.
+	if errs := trace.CheckNames(data, file, 0, new(Manifest)); len(errs) > 0 {
+		return nil, errs
 	}
 	var schema string
 	if err := json.Unmarshal(head["schema"], &schema); err != nil || head["schema"] == nil {

@@ -169,8 +169,16 @@ func (x *validator) manifest() *Manifest {
 	}
 	m, err := decodeManifest(data, ManifestFile)
 	if err != nil {
-		var se *schemaError
+		var (
+			se   *schemaError
+			list trace.ErrorList
+		)
 		switch {
+		case errors.As(err, &list):
+			// One problem per member, each at its line and JSON path.
+			for _, e := range list {
+				x.problem(CodeManifestInvalid, fmt.Sprintf("%s:%d:%s", ManifestFile, e.Line, e.Path), "%s", e.Msg)
+			}
 		case errors.As(err, &se) && se.field == "$.schema":
 			x.problem(CodeManifestSchema, ManifestFile+":$.schema", "%s", se.msg)
 		case errors.As(err, &se):
