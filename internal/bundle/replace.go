@@ -10,6 +10,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/redact"
+	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // ReplaceWorkflow makes src the bundle's new workflow version, in which
@@ -75,6 +76,9 @@ func ReplaceWorkflow(dir string, src []byte, ev candidate.SynthesizedStep) (*Man
 		return fail(err)
 	}
 	var r candidate.Report
+	if errs := trace.CheckNames(data, ReportFile, 0, &r); len(errs) > 0 {
+		return fail(errs)
+	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		return fail(fmt.Errorf("%s: %w", ReportFile, err))
 	}

@@ -66,6 +66,13 @@ type Validation struct {
 	Checks   []Check             `json:"checks"`
 	Problems []candidate.Problem `json:"problems"`
 	OK       bool                `json:"ok"`
+	// Workflow is the workflow file the approval check decided about
+	// (its path in the bundle) and WorkflowSHA256 the sha256 of the
+	// bytes it read from it: the file and bytes a "ready" decision lets
+	// run, printed so that the reviewer can compare them with what they
+	// read. Both are empty when the file could not be read.
+	Workflow       string `json:"workflow,omitempty"`
+	WorkflowSHA256 string `json:"workflow_sha256,omitempty"`
 
 	// status is the promotion status recomputed by the approval check,
 	// claimed the one the manifest records, and workflowSHA the sha256
@@ -316,7 +323,7 @@ func (x *validator) report(m *Manifest) {
 		x.finish(false)
 		return
 	}
-	for _, d := range trace.Duplicates(data, ReportFile, 0) {
+	for _, d := range trace.CheckNames(data, ReportFile, 0, &r) {
 		x.problem(CodeReportInvalid, fmt.Sprintf("%s:%d:%s", ReportFile, d.Line, d.Path), "%s", d.Msg)
 	}
 	if m.CandidateID != "" && findCandidate(&r, m.CandidateID) == nil {
@@ -505,6 +512,7 @@ func (x *validator) approval(m *Manifest) {
 		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
 			if src, err := os.ReadFile(p); err == nil {
 				cur = hexSHA(src)
+				x.v.Workflow, x.v.WorkflowSHA256 = m.Workflow.Path, cur
 			}
 		}
 	}

@@ -167,6 +167,9 @@ func loadExpectation(w *Workflow, opts Options) (*expectation, error) {
 		return nil, fmt.Errorf("reading expected receipts: %w", err)
 	}
 	var rep candidate.Report
+	if errs := trace.CheckNames(data, file, 1, &rep); len(errs) > 0 {
+		return nil, errs
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // numbers compare by value, whatever their text
 	if err := dec.Decode(&rep); err != nil {

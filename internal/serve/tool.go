@@ -112,6 +112,9 @@ func reportCandidate(dir, id string) (*candidate.Candidate, error) {
 		return nil, err
 	}
 	var r candidate.Report
+	if errs := trace.CheckNames(data, bundle.ReportFile, 0, &r); len(errs) > 0 {
+		return nil, errs
+	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", bundle.ReportFile, err)
 	}

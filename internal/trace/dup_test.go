@@ -211,4 +211,3 @@ func keepExact(v any, t reflect.Type) any {
 	}
 	return v
 }
-
