@@ -317,16 +317,20 @@ func (x *validator) report(m *Manifest) {
 		x.finish(false)
 		return
 	}
-	var r candidate.Report
-	if err := json.Unmarshal(data, &r); err != nil {
-		x.problem(CodeReportInvalid, ReportFile, "%v", err)
+	r, err := decodeReport(data, ReportFile)
+	if err != nil {
+		var list trace.ErrorList
+		if errors.As(err, &list) {
+			for _, d := range list {
+				x.problem(CodeReportInvalid, fmt.Sprintf("%s:%d:%s", ReportFile, d.Line, d.Path), "%s", d.Msg)
+			}
+		} else {
+			x.problem(CodeReportInvalid, ReportFile, "%v", err)
+		}
 		x.finish(false)
 		return
 	}
-	for _, d := range trace.CheckNames(data, ReportFile, 0, &r) {
-		x.problem(CodeReportInvalid, fmt.Sprintf("%s:%d:%s", ReportFile, d.Line, d.Path), "%s", d.Msg)
-	}
-	if m.CandidateID != "" && findCandidate(&r, m.CandidateID) == nil {
+	if m.CandidateID != "" && findCandidate(r, m.CandidateID) == nil {
 		x.problem(CodeReportInvalid, ReportFile, "the report does not hold candidate %s", m.CandidateID)
 	}
 	abs := func(p, field string) {
