@@ -211,3 +211,25 @@ func keepExact(v any, t reflect.Type) any {
 	}
 	return v
 }
+
+// BenchmarkCheckNames measures the check on a report-sized document: a
+// thousand commands in a struct-typed list, the shape of the largest
+// documents it guards (report.json).
+func BenchmarkCheckNames(b *testing.B) {
+	var doc strings.Builder
+	doc.WriteString(`{"schema": "s", "workflow": {"path": "workflow.star", "sha256": "h"}, "commands": [`)
+	for i := range 1000 {
+		if i > 0 {
+			doc.WriteString(", ")
+		}
+		doc.WriteString(`{"id": "c", "kind": "tool_call", "command": "go test ./..."}`)
+	}
+	doc.WriteString(`], "generic": {"a": [1, 2, 3], "b": {"c": "d"}}}`)
+	data := []byte(doc.String())
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if errs := CheckNames(data, "r.json", 0, new(namesDoc)); len(errs) > 0 {
+			b.Fatal(errs)
+		}
+	}
+}
