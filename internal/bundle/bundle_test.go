@@ -503,6 +503,15 @@ func TestWriteTarget(t *testing.T) {
 	if string(mustRead(t, filepath.Join(other, "notes.txt"))) != "mine" {
 		t.Error("Write changed a directory it refused")
 	}
+	// A manifest whose marker is "Schema" is no bundle's, though
+	// encoding/json would read it as "schema".
+	mustWrite(t, filepath.Join(other, ManifestFile), []byte(`{"Schema": "`+Schema+`"}`))
+	if _, err := Write(context.Background(), other, in, opts()); !errors.Is(err, ErrNotBundle) {
+		t.Errorf("Write over a directory whose manifest says \"Schema\" = %v, want ErrNotBundle", err)
+	}
+	if string(mustRead(t, filepath.Join(other, "notes.txt"))) != "mine" {
+		t.Error("Write changed a directory it refused")
+	}
 	empty := filepath.Join(parent, "empty")
 	os.Mkdir(empty, 0o755)
 	if _, err := Write(context.Background(), empty, in, opts()); err != nil {

@@ -284,10 +284,11 @@ func decodeManifest(data []byte, file string) (*Manifest, error) {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("%s: invalid JSON: %w", file, err)
 	}
-	// encoding/json keeps the last of two members with one name; a
-	// reviewer reading the first would approve what does not run.
-	if dups := trace.Duplicates(data, file, 0); len(dups) > 0 {
-		return nil, dups
+	// encoding/json keeps the last of two members with one name and
+	// takes "Path" or "ſha256" for "path" or "sha256"; a reviewer reading
+	// the one that looks right would approve what does not run.
+	if errs := trace.CheckNames(data, file, 0, new(Manifest)); len(errs) > 0 {
+		return nil, errs
 	}
 	var schema string
 	if err := json.Unmarshal(head["schema"], &schema); err != nil || head["schema"] == nil {
@@ -318,6 +319,38 @@ func decodeManifest(data []byte, file string) (*Manifest, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return m, nil
+}
+
+// ReadReport reads the report.json of the bundle in dir. Its member names
+// are checked as Read checks the manifest's (see trace.CheckNames): a
+// "Parameters" after the "parameters" a reviewer read is refused, not
+// decoded in their place. Numbers in generic fields are kept as
+// json.Number, so that they compare and encode again as written.
+//
+// Every reader of a bundle's report goes through it or, in Validate,
+// through decodeReport, so that they all read the same candidate.
+func ReadReport(dir string) (*candidate.Report, error) {
+	file := filepath.Join(dir, ReportFile)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading bundle: %w", err)
+	}
+	return decodeReport(data, file)
+}
+
+// decodeReport decodes data, the report.json named file. Bad member names
+// are a trace.ErrorList.
+func decodeReport(data []byte, file string) (*candidate.Report, error) {
+	r := new(candidate.Report)
+	if errs := trace.CheckNames(data, file, 0, r); len(errs) > 0 {
+		return nil, errs
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(r); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return r, nil
 }
 
 // encodeManifest renders m as candidate.json.

@@ -1,7 +1,6 @@
 package bundle
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,15 +69,11 @@ func ReplaceWorkflow(dir string, src []byte, ev candidate.SynthesizedStep) (*Man
 		return fail(fmt.Errorf("the new workflow: line %d: %s secret %s", fs[0].Line, fs[0].Kind, fs[0].Excerpt))
 	}
 	repPath := filepath.Join(dir, ReportFile)
-	data, err := os.ReadFile(repPath)
+	r, err := ReadReport(dir)
 	if err != nil {
 		return fail(err)
 	}
-	var r candidate.Report
-	if err := json.Unmarshal(data, &r); err != nil {
-		return fail(fmt.Errorf("%s: %w", ReportFile, err))
-	}
-	c := findCandidate(&r, m.CandidateID)
+	c := findCandidate(r, m.CandidateID)
 	if c == nil {
 		return fail(fmt.Errorf("%s: no candidate %s", ReportFile, m.CandidateID))
 	}

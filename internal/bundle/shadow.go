@@ -127,15 +127,11 @@ func diffShadow(rec, cur *candidate.ShadowReport) []string {
 // readCandidate returns the candidate with the given id from the bundle's
 // report.json.
 func readCandidate(dir, id string) (*candidate.Candidate, error) {
-	data, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	r, err := ReadReport(dir)
 	if err != nil {
-		return nil, fmt.Errorf("reading bundle: %w", err)
+		return nil, err
 	}
-	var r candidate.Report
-	if err := remarshalBytes(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ReportFile), err)
-	}
-	c := findCandidate(&r, id)
+	c := findCandidate(r, id)
 	if c == nil {
 		return nil, fmt.Errorf("%s: no candidate %s", filepath.Join(dir, ReportFile), id)
 	}
@@ -164,14 +160,6 @@ func readFixture(dir string, f Fixture) (*trace.Trace, error) {
 	}
 	trace.Normalize(t)
 	return t, nil
-}
-
-func remarshalBytes(data []byte, out any) error {
-	v, err := decodeGeneric(data)
-	if err != nil {
-		return err
-	}
-	return remarshal(v, out)
 }
 
 // EvalResult is the outcome of Eval.

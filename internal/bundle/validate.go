@@ -66,6 +66,13 @@ type Validation struct {
 	Checks   []Check             `json:"checks"`
 	Problems []candidate.Problem `json:"problems"`
 	OK       bool                `json:"ok"`
+	// Workflow is the workflow file the approval check decided about
+	// (its path in the bundle) and WorkflowSHA256 the sha256 of the
+	// bytes it read from it: the file and bytes a "ready" decision lets
+	// run, printed so that the reviewer can compare them with what they
+	// read. Both are empty when the file could not be read.
+	Workflow       string `json:"workflow,omitempty"`
+	WorkflowSHA256 string `json:"workflow_sha256,omitempty"`
 
 	// status is the promotion status recomputed by the approval check,
 	// claimed the one the manifest records, and workflowSHA the sha256
@@ -169,8 +176,16 @@ func (x *validator) manifest() *Manifest {
 	}
 	m, err := decodeManifest(data, ManifestFile)
 	if err != nil {
-		var se *schemaError
+		var (
+			se   *schemaError
+			list trace.ErrorList
+		)
 		switch {
+		case errors.As(err, &list):
+			// One problem per member, each at its line and JSON path.
+			for _, e := range list {
+				x.problem(CodeManifestInvalid, fmt.Sprintf("%s:%d:%s", ManifestFile, e.Line, e.Path), "%s", e.Msg)
+			}
 		case errors.As(err, &se) && se.field == "$.schema":
 			x.problem(CodeManifestSchema, ManifestFile+":$.schema", "%s", se.msg)
 		case errors.As(err, &se):
@@ -302,16 +317,20 @@ func (x *validator) report(m *Manifest) {
 		x.finish(false)
 		return
 	}
-	var r candidate.Report
-	if err := json.Unmarshal(data, &r); err != nil {
-		x.problem(CodeReportInvalid, ReportFile, "%v", err)
+	r, err := decodeReport(data, ReportFile)
+	if err != nil {
+		var list trace.ErrorList
+		if errors.As(err, &list) {
+			for _, d := range list {
+				x.problem(CodeReportInvalid, fmt.Sprintf("%s:%d:%s", ReportFile, d.Line, d.Path), "%s", d.Msg)
+			}
+		} else {
+			x.problem(CodeReportInvalid, ReportFile, "%v", err)
+		}
 		x.finish(false)
 		return
 	}
-	for _, d := range trace.Duplicates(data, ReportFile, 0) {
-		x.problem(CodeReportInvalid, fmt.Sprintf("%s:%d:%s", ReportFile, d.Line, d.Path), "%s", d.Msg)
-	}
-	if m.CandidateID != "" && findCandidate(&r, m.CandidateID) == nil {
+	if m.CandidateID != "" && findCandidate(r, m.CandidateID) == nil {
 		x.problem(CodeReportInvalid, ReportFile, "the report does not hold candidate %s", m.CandidateID)
 	}
 	abs := func(p, field string) {
@@ -497,6 +516,7 @@ func (x *validator) approval(m *Manifest) {
 		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
 			if src, err := os.ReadFile(p); err == nil {
 				cur = hexSHA(src)
+				x.v.Workflow, x.v.WorkflowSHA256 = m.Workflow.Path, cur
 			}
 		}
 	}

@@ -730,7 +730,7 @@ func checkTarget(dir string) error {
 	var head struct {
 		Schema string `json:"schema"`
 	}
-	if json.Unmarshal(data, &head) != nil || head.Schema != Schema {
+	if json.Unmarshal(data, &head) != nil || len(trace.CheckNames(data, "", 0, &head)) > 0 || head.Schema != Schema {
 		return fmt.Errorf("writing bundle %s: %w: its %s is not a %s manifest, refusing to replace it", dir, ErrNotBundle, ManifestFile, Schema)
 	}
 	return nil

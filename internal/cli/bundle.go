@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -44,6 +45,9 @@ stays self-consistent across upgrades.
 // "path: code: message".
 func writeBundleValidation(w io.Writer, dir string, v *bundle.Validation) {
 	fmt.Fprintf(w, "Bundle: %s (schema=%s schema_version=%d)\n", dir, bundle.Schema, bundle.SchemaVersion)
+	if v.Workflow != "" {
+		fmt.Fprintf(w, "Workflow: %s sha256=%s\n", filepath.Join(dir, filepath.FromSlash(v.Workflow)), v.WorkflowSHA256)
+	}
 	var parts []string
 	for _, c := range v.Checks {
 		parts = append(parts, c.Name+"="+c.Status)
@@ -98,7 +102,8 @@ why, for which candidate, and the sha256 of the workflow file approved.
 It appends to promotion.approval_history in candidate.json and turns a
 needs_approval candidate into ready. A blocked candidate cannot be
 approved. Changing workflow.star afterwards makes "crystallize validate"
-report the approval as stale.
+report the approval as stale. It prints the workflow file and the sha256
+the decision is about.
 
 The decision is also appended to the approval ledger of the state
 directory (--state-dir, default .crystallize: <dir>/approvals.jsonl), each
@@ -143,6 +148,7 @@ func newApproveCmd(e *env) *cobra.Command {
 				decision = "rejected"
 			}
 			fmt.Fprintf(e.stdout, "Recorded: %s %s %s at %s; promotion status is now %s\n", approver, decision, m.CandidateID, at, m.Promotion.Criteria.Status)
+			fmt.Fprintf(e.stdout, "Workflow: %s sha256=%s\n", filepath.Join(args[0], filepath.FromSlash(m.Workflow.Path)), m.Workflow.SHA256)
 			return nil
 		},
 	}

@@ -47,8 +47,10 @@ func writeIndentedJSON(w io.Writer, v any) error {
 const validateDoc = `validate reads a bundle written by "crystallize mine --bundle" and checks
 every claim it makes instead of trusting it:
 
-  manifest   the schema marker is harn.crystallization.candidate.bundle and
-             schema_version is one this tool understands
+  manifest   the schema marker is harn.crystallization.candidate.bundle,
+             schema_version is one this tool understands, and every
+             member name is exact: no duplicate, and none that differs
+             from a known one only by case ("Path", "ſha256")
   workflow   workflow.star parses and resolves
   report     report.json is present and holds no secrets
   eval_pack  the eval pack parses and points at the bundle's fixtures
@@ -59,9 +61,12 @@ every claim it makes instead of trusting it:
              secrets are logical ids, never values
   approval   the recorded approval is for the workflow as it is now
 
-It lists every problem with a stable code and exits 1 when there is any.
+It prints the workflow file the approval check read and its sha256 (the
+bytes a ready bundle runs), lists every problem with a stable code and
+exits 1 when there is any.
 --json prints {"bundle", "checks": [{"name", "status"}], "problems":
-[{"code", "message", "path"}], "ok"}.`
+[{"code", "message", "path"}], "ok", "workflow", "workflow_sha256"}; the
+last two are absent when the workflow file could not be read.`
 
 // nonNil returns s, or an empty slice for nil, so --json prints [] and
 // never null for a list.

@@ -840,6 +840,14 @@ func decodeJSON(errs *trace.ErrorList, p string, t map[string]any, v any) bool {
 		*errs = append(*errs, &trace.Error{Path: p, Msg: err.Error()})
 		return false
 	}
+	// The keys of nested tables are refused when they only fold onto a
+	// field's name, which encoding/json would otherwise decode into it.
+	if names := trace.CheckNames(data, "", 0, v); len(names) > 0 {
+		for _, e := range names {
+			*errs = append(*errs, &trace.Error{Path: p + strings.TrimPrefix(e.Path, "$"), Msg: e.Msg})
+		}
+		return false
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	err = dec.Decode(v)

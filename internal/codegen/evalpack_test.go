@@ -518,6 +518,9 @@ func TestParseEvalPackChecks(t *testing.T) {
 			trace.ErrorList{{Path: "$.cases[0].input.outptu", Msg: "unknown key"}}},
 		{"mistyped input", edit(`{name = "gh pr create"}]`, `{name = 3}]`),
 			trace.ErrorList{{Path: "$.cases[1].input.expected_tool_calls.name", Msg: "expected string, got number"}}},
+		// encoding/json would take "Name" for "name".
+		{"case-folded nested key", edit(`{name = "gh pr create"}]`, `{Name = "gh pr create"}]`),
+			trace.ErrorList{{Path: "$.cases[1].input.expected_tool_calls[1].Name", Msg: `key "Name" is not "name": names are case-sensitive`}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

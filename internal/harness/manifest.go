@@ -106,6 +106,12 @@ func ParseManifest(data []byte, file string) (*Manifest, error) {
 	if _, err := trace.ParseJSON(data, file, 1); err != nil {
 		return nil, err
 	}
+	// DisallowUnknownFields does not refuse "Command" or "ſtatus":
+	// encoding/json takes them for "command" and "status", and the
+	// last one wins over the gate a reviewer read.
+	if errs := trace.CheckNames(data, file, 1, new(Manifest)); len(errs) > 0 {
+		return nil, errs
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m Manifest

@@ -21,6 +21,12 @@ func TestParseManifestErrors(t *testing.T) {
 			"m.json: $.files[0].sha256: not a hex sha256",
 			"m.json: $.files[1].sha256: not a hex sha256",
 		}},
+		// encoding/json would take "Command" for "command" and run it
+		// instead of the gate the reviewer read.
+		{"case-folded names", "{\"schema\": \"sf.harness.v1\", \"owner\": \"crystallize\",\n \"commands\": [{\"id\": \"a\", \"command\": \"true\", \"phase\": \"p\",\n  \"Command\": \"rm -rf .\"}], \"\u017fchema\": \"sf.harness.v1\"}", []string{
+			`m.json:3: $.commands[0].Command: key "Command" is not "command": names are case-sensitive`,
+			`m.json:3: $["ſchema"]: key "\u017fchema" is not "schema": names are case-sensitive`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -64,9 +64,14 @@ func ParseSuite(r io.Reader, file string) ([]Case, error) {
 			errs = append(errs, err.(trace.ErrorList)...)
 			continue
 		}
+		var c Case
+		// DisallowUnknownFields still takes "Command" for "command".
+		if names := trace.CheckNames(text, file, line, &c); len(names) > 0 {
+			errs = append(errs, names...)
+			continue
+		}
 		dec := json.NewDecoder(bytes.NewReader(text))
 		dec.DisallowUnknownFields()
-		var c Case
 		if err := dec.Decode(&c); err != nil {
 			bad("$", "decoding case: %v", err)
 			continue

@@ -11,6 +11,7 @@ func TestParseSuiteErrors(t *testing.T) {
 {"id":"a","kind":"k","input":{"output":"x","command":"true"},"assert":[{"type":"bleu"}]}
 {"id":"b","kind":"k","input":{},"assert":[],"extra":1}
 {"id":"c","kind":"k","input":{"output":"x"},"assert":[{"type":"contains","value":"x"}]} {"id":"d"}
+{"id":"f","kind":"k","input":{"output":"x","Command":"rm -rf ."},"assert":[{"type":"contains","value":"x"}]}
 {"id":"e",
 `
 	_, err := ParseSuite(strings.NewReader(in), "s.jsonl")
@@ -23,7 +24,8 @@ func TestParseSuiteErrors(t *testing.T) {
 		`s.jsonl:3: $.assert[0].type: unknown assertion type "bleu"`,
 		`s.jsonl:4: $: decoding case: json: unknown field "extra"`,
 		`s.jsonl:5:89: invalid JSON: unexpected data after top-level value`,
-		`s.jsonl:6:11: invalid JSON: unexpected end of input`,
+		`s.jsonl:6: $.input.Command: key "Command" is not "command": names are case-sensitive`,
+		`s.jsonl:7:11: invalid JSON: unexpected end of input`,
 	}
 	for _, w := range want {
 		if !strings.Contains(err.Error(), w) {

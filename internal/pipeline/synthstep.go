@@ -175,13 +175,9 @@ func stepSpec(dir string, n int) (synth.StepSpec, bundle.WorkflowRef, error) {
 		return spec, bundle.WorkflowRef{}, err
 	}
 	m := b.Manifest
-	data, err := os.ReadFile(filepath.Join(dir, bundle.ReportFile))
+	rep, err := bundle.ReadReport(dir)
 	if err != nil {
 		return spec, m.Workflow, fmt.Errorf("reading the bundle's report: %w", err)
-	}
-	var rep candidate.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return spec, m.Workflow, fmt.Errorf("%s: %w", filepath.Join(dir, bundle.ReportFile), err)
 	}
 	var cand *candidate.Candidate
 	for i := range rep.Candidates {

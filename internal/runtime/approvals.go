@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // The approval ledger.
@@ -127,6 +128,11 @@ func endTornLine(f *os.File, key []byte) error {
 // ledgerLine decodes one line of the ledger and checks its MAC.
 func ledgerLine(key, line []byte) (LedgerEntry, bool) {
 	var e LedgerEntry
+	// DisallowUnknownFields still takes "Decision" for "decision": the
+	// names must be exact too.
+	if len(trace.CheckNames(line, "", 1, &e)) > 0 {
+		return e, false
+	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil || dec.More() || !checkMAC(key, "approval", e.CandidateID, e.macInput(), e.MAC) {

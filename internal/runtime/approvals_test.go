@@ -38,6 +38,14 @@ func TestApprovalLedger(t *testing.T) {
 			stateKey(state, true)
 			os.WriteFile(filepath.Join(state, ApprovalLedgerFile), []byte(`{"candidate_id":"cand_1","workflow_sha256":"sha1","decision":"approved","actor":"x","recorded_at":"t","bundle":"b","mac":"00"}`+"\n"), 0o600)
 		}, "approvals.jsonl:1 is not an approval this state directory's key recorded"},
+		// Authentic, but encoding/json reads "Workflow_sha256" as the
+		// workflow_sha256 that a reader of the line sees as sha0.
+		{"case-folded name", func(t *testing.T, state string) {
+			key, _ := stateKey(state, true)
+			e := entry(bundle.DecisionApproved, "sha1")
+			mac := recordMAC(key, "approval", e.CandidateID, e.macInput())
+			os.WriteFile(filepath.Join(state, ApprovalLedgerFile), []byte(`{"candidate_id":"cand_1","workflow_sha256":"sha0","decision":"approved","actor":"lead","recorded_at":"2026-01-01T00:00:00Z","bundle":"b","Workflow_sha256":"sha1","mac":"`+mac+`"}`+"\n"), 0o600)
+		}, "approvals.jsonl:1 is not an approval this state directory's key recorded"},
 		{"line signed with another key", func(t *testing.T, state string) {
 			other := t.TempDir()
 			RecordApproval(other, entry(bundle.DecisionApproved, "sha1"))

@@ -177,10 +177,10 @@ func ReadJournal(stateDir, runID string) (*Journal, error) {
 	if own := recordMAC(key, "journal", runID, data) + "\n"; string(mac) != own {
 		_ = writeDurable(filepath.Join(filepath.Dir(p), journalMACFile), []byte(own))
 	}
-	if errs := trace.Duplicates(data, p, 1); len(errs) > 0 {
+	j := new(Journal)
+	if errs := trace.CheckNames(data, p, 1, j); len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrJournal, errs)
 	}
-	j := new(Journal)
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.UseNumber()
 	if err := dec.Decode(j); err != nil {

@@ -463,6 +463,21 @@ func TestReadJournalWrongShape(t *testing.T) {
 	if !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), filepath.Join(dir, JournalFile)) {
 		t.Errorf("ReadJournal = %v, want ErrJournal naming %s", err, JournalFile)
 	}
+
+	// An authentic journal whose member names only fold onto the
+	// journal's is refused too: encoding/json would read "Target" as
+	// the target a reader of "target" did not see.
+	data = []byte(`{"run_id": "r1", "target": "a", "Target": "b"}`)
+	if err := writeDurable(filepath.Join(dir, JournalFile), data); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeDurable(filepath.Join(dir, journalMACFile), []byte(recordMAC(key, "journal", "r1", data)+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadJournal(state, "r1")
+	if want := filepath.Join(dir, JournalFile) + `:1: $.Target: key "Target" is not "target"`; !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), want) {
+		t.Errorf("ReadJournal = %v, want ErrJournal with %s", err, want)
+	}
 }
 
 // TestJournalCrashBetweenWrites: the journal and its MAC are two files, so

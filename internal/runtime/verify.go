@@ -1,11 +1,8 @@
 package runtime
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -162,15 +159,11 @@ func loadExpectation(w *Workflow, opts Options) (*expectation, error) {
 		return nil, fmt.Errorf("%w: the bundle holds no candidate", ErrUnverifiable)
 	}
 	file := filepath.Join(w.Bundle.Dir, bundle.ReportFile)
-	data, err := os.ReadFile(file)
+	// ReadReport keeps numbers as json.Number: they compare by value,
+	// whatever their text.
+	rep, err := bundle.ReadReport(w.Bundle.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading expected receipts: %w", err)
-	}
-	var rep candidate.Report
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber() // numbers compare by value, whatever their text
-	if err := dec.Decode(&rep); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	var c *candidate.Candidate
 	for _, list := range [][]candidate.Candidate{rep.Candidates, rep.RejectedCandidates} {

@@ -107,13 +107,9 @@ func LoadTool(dir string) (*Tool, error) {
 
 // reportCandidate reads the candidate id from the bundle's report.json.
 func reportCandidate(dir, id string) (*candidate.Candidate, error) {
-	data, err := os.ReadFile(filepath.Join(dir, bundle.ReportFile))
+	r, err := bundle.ReadReport(dir)
 	if err != nil {
 		return nil, err
-	}
-	var r candidate.Report
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", bundle.ReportFile, err)
 	}
 	for i := range r.Candidates {
 		if r.Candidates[i].ID == id {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // Codes of the problems Check reports.
@@ -145,6 +146,14 @@ func Check(dir string, src []byte, gate []byte) []candidate.Problem {
 	var g Gate
 	if err := json.Unmarshal(gate, &g); err != nil {
 		report(CodeGateMismatch, "gate.json", "gate.json: %v", err)
+		return probs
+	}
+	// A duplicate or case-folded member would make the gate say what
+	// its reader did not see.
+	if errs := trace.CheckNames(gate, "gate.json", 0, &g); len(errs) > 0 {
+		for _, e := range errs {
+			report(CodeGateMismatch, fmt.Sprintf("gate.json:%s", e.Path), "gate.json:%d: %s", e.Line, e.Msg)
+		}
 		return probs
 	}
 	if g.Schema != GateSchema || g.SchemaVersion != GateSchemaVersion {

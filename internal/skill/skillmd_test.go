@@ -429,6 +429,8 @@ func TestCheckSkill(t *testing.T) {
 			[]candidate.Problem{{Code: CodeGateMismatch, Path: "metadata.workflow_candidate_id", Message: `SKILL.md metadata.workflow_candidate_id is "c1" but gate.json workflow_candidate_id is "c9"`}}},
 		{"gate not json", "flow", acceptedSkill, "{",
 			[]candidate.Problem{{Code: CodeGateMismatch, Path: "gate.json", Message: "gate.json: unexpected end of JSON input"}}},
+		{"gate case-folded name", "flow", acceptedSkill, strings.Replace(acceptedGate, `"decision": "accepted"`, `"decision": "accepted", "Decision": "rejected"`, 1),
+			[]candidate.Problem{{Code: CodeGateMismatch, Path: "gate.json:$.Decision", Message: `gate.json:2: key "Decision" is not "decision": names are case-sensitive`}}},
 		{"gate schema", "flow", acceptedSkill, `{"schema": "x", "schema_version": 1}`,
 			[]candidate.Problem{{Code: CodeGateMismatch, Path: "gate.json:$.schema", Message: `gate.json is "x" version 1, not "crystallize.skill.gate" version 1`}}},
 		{"gate rejected", "flow", acceptedSkill, strings.Replace(acceptedGate, `"decision": "accepted"`, `"decision": "rejected"`, 1),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/redact"
+	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // Evidence bundle format.
@@ -207,7 +208,8 @@ func replaceable(dir string) error {
 		Schema string `json:"schema"`
 	}
 	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
-	if err == nil && json.Unmarshal(data, &m) == nil && m.Schema == EvidenceSchema {
+	// "Schema" is not the marker, though encoding/json would read it so.
+	if err == nil && json.Unmarshal(data, &m) == nil && len(trace.CheckNames(data, "", 0, &m)) == 0 && m.Schema == EvidenceSchema {
 		return nil
 	}
 	return fmt.Errorf("%s is not empty and not an evidence bundle; refusing to replace it", dir)

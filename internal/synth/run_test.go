@@ -271,6 +271,13 @@ verifier = "metamorphic"
 	if err := WriteEvidence(dir, rep); err == nil || !strings.Contains(err.Error(), "not an evidence bundle") {
 		t.Errorf("WriteEvidence over the experiment's directory: %v, want a refusal", err)
 	}
+	// Nor is one whose manifest names the schema as "Schema".
+	if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(`{"Schema": "`+EvidenceSchema+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteEvidence(dir, rep); err == nil || !strings.Contains(err.Error(), "not an evidence bundle") {
+		t.Errorf("WriteEvidence over a directory whose manifest says \"Schema\": %v, want a refusal", err)
+	}
 	if _, err := os.Stat(filepath.Join(out, ManifestFile)); err != nil {
 		t.Errorf("a refused write removed files: %v", err)
 	}

@@ -27,5 +27,9 @@
 // between documents once, since a loaded corpus is mostly those. Unlike
 // encoding/json, it refuses an object with two members of the same name
 // (Duplicates names each with its line and path): a reviewer must not read
-// one value while the decoder keeps the other.
+// one value while the decoder keeps the other. Traces are read by exact
+// member names (map keys); the other documents that are reviewed or run
+// (bundle manifests and reports, harness manifests, journals) are decoded
+// into structs by encoding/json, which also matches names that differ only
+// by case or Unicode folding, and CheckNames refuses those names first.
 package trace
