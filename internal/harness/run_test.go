@@ -2,6 +2,9 @@ package harness
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -175,5 +178,32 @@ func TestGateOutputRedacted(t *testing.T) {
 	}
 	if !g.Passed {
 		t.Errorf("gate failed: %+v", g)
+	}
+}
+
+// TestGateOutputSpilled: a gate that prints much more than a report
+// should hold (NUL bytes, which JSON writes six bytes each, without a
+// newline) leaves it all in its log, and the report keeps a tail of at
+// most tailBytes, the log's size and its digest.
+func TestGateOutputSpilled(t *testing.T) {
+	dir := t.TempDir()
+	const size = 3 << 20
+	g := runGate(context.Background(), dir, dir, Command{ID: "big", Command: fmt.Sprintf("head -c %d /dev/zero; echo; echo last line", size)})
+	if !g.Passed {
+		t.Fatalf("gate failed: %.200s", g.Tail)
+	}
+	log, err := os.ReadFile(g.OutputPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(size + len("\nlast line\n")); g.OutputBytes != want || int64(len(log)) != want {
+		t.Errorf("OutputBytes = %d, log has %d bytes, want %d", g.OutputBytes, len(log), want)
+	}
+	sum := sha256.Sum256(log)
+	if want := "sha256:" + hex.EncodeToString(sum[:]); g.OutputSHA256 != want {
+		t.Errorf("OutputSHA256 = %s, want the log's digest %s", g.OutputSHA256, want)
+	}
+	if len(g.Tail) > tailBytes || !strings.HasSuffix(g.Tail, "last line") {
+		t.Errorf("Tail has %d bytes ending %q, want at most %d ending with the last line", len(g.Tail), g.Tail[max(0, len(g.Tail)-20):], tailBytes)
 	}
 }

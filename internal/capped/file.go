@@ -1,0 +1,57 @@
+package capped
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+var (
+	// ErrNotRegular: a file to read is a FIFO, a device, a directory or a
+	// socket. A FIFO would hang the reader until a writer came, and
+	// /dev/zero never ends.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrTooLarge: a file is over the size its reader keeps.
+	ErrTooLarge = errors.New("file too large")
+)
+
+// Open opens name for reading if it is a regular file, without waiting
+// on a FIFO (it opens non-blocking where the system can, then checks
+// what it opened, so a FIFO swapped in after a check is refused too).
+// A symbolic link is followed; what it names must be regular.
+func Open(name string) (*os.File, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|openNonBlocking, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w (%s)", name, ErrNotRegular, fi.Mode().Type())
+	}
+	return f, nil
+}
+
+// ReadFile reads the regular file name whole if it holds at most max
+// bytes, and fails with ErrTooLarge if it holds more: it never reads
+// more than max+1 bytes, whatever the file claims or grows to.
+func ReadFile(name string, max int64) ([]byte, error) {
+	f, err := Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s: %w: more than %d bytes", name, ErrTooLarge, max)
+	}
+	return data, nil
+}
