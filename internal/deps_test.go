@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	"internal/store":           {"internal/proc"},
 	"internal/sessionindex":    {"internal/session", "internal/store", "internal/toon", "internal/trace"},
 	"internal/registry":        {"internal/store", "internal/runtime", "internal/atomicfile", "internal/proc"},
-	"internal/runtime":         {"internal/capped", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
+	"internal/runtime":         {"internal/capped", "internal/proc", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
 	"internal/tracestore":      {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
 	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/bundle", "internal/pipeline"},
 	"internal/codify":          {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/session", "internal/runtime", "internal/pipeline"},
@@ -52,7 +52,7 @@ var allowed = map[string][]string{
 	"internal/tools/gencorpus": {"internal/trace", "internal/tracetest"},
 	"internal/tools/procbench": {},
 	"internal/assert":          {"internal/trace"},
-	"internal/harness":         {"internal/capped", "internal/trace", "internal/store", "internal/assert", "internal/redact", "internal/atomicfile"},
+	"internal/harness":         {"internal/capped", "internal/proc", "internal/trace", "internal/store", "internal/assert", "internal/redact", "internal/atomicfile"},
 	"internal/cli":             {"*"},
 	"cmd/crystallize":          {"internal/cli"},
 }

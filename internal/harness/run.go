@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/crystallize-dev/crystallize/internal/capped"
+	"github.com/crystallize-dev/crystallize/internal/proc"
 	"github.com/crystallize-dev/crystallize/internal/redact"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
@@ -45,6 +46,13 @@ type RunOptions struct {
 	Promoted func(suiteID string) bool
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Environ is the environment the run was started in ("KEY=value").
+	// Gates and case commands get only its proc.BaseEnv variables and
+	// those PassEnv names: the judge's API key and the tokens of whoever
+	// runs the harness are not the repository's to read.
+	Environ []string
+	// PassEnv names further variables of Environ the commands get.
+	PassEnv []string
 }
 
 // RunReport is a run's full report, written to a file; the ledger holds
@@ -123,6 +131,7 @@ func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run report directory: %w", err)
 	}
+	env := proc.Environ(opts.Environ, opts.PassEnv)
 	rel := func(p string) string {
 		r, _ := filepath.Rel(root, p)
 		return filepath.ToSlash(r)
@@ -131,7 +140,7 @@ func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID 
 		if opts.Phase != "" && c.Phase != opts.Phase {
 			continue
 		}
-		g := runGate(ctx, root, dir, c)
+		g := runGate(ctx, root, dir, c, env)
 		g.OutputPath = rel(g.OutputPath)
 		if !g.Passed && g.Blocks {
 			rep.Passed = false
@@ -143,7 +152,7 @@ func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID 
 			continue
 		}
 		eng := &Engine{Judge: opts.Judge, Promoted: opts.Promoted != nil && opts.Promoted(s.ID)}
-		sr := runSuite(ctx, root, s, eng)
+		sr := runSuite(ctx, root, s, eng, env)
 		if !sr.Passed && sr.Blocking {
 			rep.Passed = false
 		}
@@ -178,7 +187,7 @@ const (
 // bound command bindings have on what they print.
 const maxEvidenceBytes = 8 << 20
 
-func runGate(ctx context.Context, root, dir string, c Command) GateResult {
+func runGate(ctx context.Context, root, dir string, c Command, env []string) GateResult {
 	g := GateResult{ID: c.ID, Command: c.Command, Phase: c.Phase, Blocks: c.Blocks, OutputPath: filepath.Join(dir, c.ID+".log")}
 	timeout := time.Duration(c.TimeoutSeconds) * time.Second
 	if timeout == 0 {
@@ -197,7 +206,7 @@ func runGate(ctx context.Context, root, dir string, c Command) GateResult {
 	sum := sha256.New()
 	red := redact.NewWriter(io.MultiWriter(f, sum))
 	out := &capped.Buffer{Spill: red}
-	code, timedOut, d := execute(ctx, root, []string{"sh", "-c", c.Command}, timeout, out)
+	code, timedOut, d := execute(ctx, root, []string{"sh", "-c", c.Command}, env, timeout, out)
 	g.ExitCode, g.TimedOut, g.DurationMS = code, timedOut, d.Milliseconds()
 	g.Passed = code == 0 && !timedOut
 	err = out.Err()
@@ -233,14 +242,16 @@ func fileTail(f *os.File, size int64) (string, error) {
 	return tail(string(buf), tailLines), nil
 }
 
-// execute runs argv in dir with stdout and stderr interleaved into out,
+// execute runs argv in dir with the environment env (never nil) and
+// stdout and stderr interleaved into out,
 // killing the whole process group at the timeout. The exit code is -1
 // when the command could not start or was killed.
-func execute(ctx context.Context, dir string, argv []string, timeout time.Duration, out io.Writer) (int, bool, time.Duration) {
+func execute(ctx context.Context, dir string, argv, env []string, timeout time.Duration, out io.Writer) (int, bool, time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = out, out
 	setProcessGroup(cmd)
 	// A grandchild that keeps the output pipe open must not hold the run
@@ -273,7 +284,7 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func runSuite(ctx context.Context, root string, s EvalSuite, eng *Engine) SuiteResult {
+func runSuite(ctx context.Context, root string, s EvalSuite, eng *Engine, env []string) SuiteResult {
 	sr := SuiteResult{ID: s.ID, Path: s.Path, Threshold: s.Threshold, Cases: []CaseResult{}, Blocking: true}
 	cases, err := LoadSuite(filepath.Join(root, filepath.FromSlash(s.Path)))
 	if err != nil {
@@ -284,7 +295,7 @@ func runSuite(ctx context.Context, root string, s EvalSuite, eng *Engine) SuiteR
 	sr.Blocking = false
 	passed := 0
 	for _, c := range cases {
-		cr := runCase(ctx, root, c, eng)
+		cr := runCase(ctx, root, c, eng, env)
 		if cr.Blocking {
 			sr.Blocking = true
 		}
@@ -307,9 +318,9 @@ func runSuite(ctx context.Context, root string, s EvalSuite, eng *Engine) SuiteR
 // runCase gathers a case's evidence and checks its assertions. The case
 // passes when every blocking assertion passes; an error gathering the
 // evidence fails every assertion that needed it.
-func runCase(ctx context.Context, root string, c Case, eng *Engine) CaseResult {
+func runCase(ctx context.Context, root string, c Case, eng *Engine, env []string) CaseResult {
 	cr := CaseResult{ID: c.ID, Passed: true, Results: []Result{}}
-	ev, err := gather(ctx, root, c.Input)
+	ev, err := gather(ctx, root, c.Input, env)
 	if err != nil {
 		cr.Error = err.Error()
 	}
@@ -332,7 +343,7 @@ func runCase(ctx context.Context, root string, c Case, eng *Engine) CaseResult {
 }
 
 // gather produces a case's evidence.
-func gather(ctx context.Context, root string, in CaseInput) (Evidence, error) {
+func gather(ctx context.Context, root string, in CaseInput, env []string) (Evidence, error) {
 	ev := Evidence{Input: in, Retrieved: in.RetrievedDocuments}
 	argv, err := in.Argv()
 	if err != nil {
@@ -345,7 +356,7 @@ func gather(ctx context.Context, root string, in CaseInput) (Evidence, error) {
 			timeout = time.Duration(in.TimeoutSeconds) * time.Second
 		}
 		out := &capped.Buffer{Max: maxEvidenceBytes}
-		code, timedOut, _ := execute(ctx, root, argv, timeout, out)
+		code, timedOut, _ := execute(ctx, root, argv, env, timeout, out)
 		ev.Output = out.String()
 		if !timedOut {
 			ev.ExitCode = &code

@@ -43,7 +43,7 @@ func TestGoServiceKitRunsIntoLedger(t *testing.T) {
 	}
 	defer db.Close()
 
-	rep, err := Run(ctx, dir, m, "sha256:m", p.ProfileID, RunOptions{})
+	rep, err := Run(ctx, dir, m, "sha256:m", p.ProfileID, RunOptions{Environ: os.Environ()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestGoServiceKitRunsIntoLedger(t *testing.T) {
 	// Break the code: go test fails, the run is blocked, and the ledger
 	// holds the failure with the gate's log.
 	writeTree(t, dir, map[string]string{"svc.go": "package svc\n\n// Add adds.\nfunc Add(a, b int) int { return a - b }\n"})
-	rep, err = Run(ctx, dir, m, "sha256:m", p.ProfileID, RunOptions{})
+	rep, err = Run(ctx, dir, m, "sha256:m", p.ProfileID, RunOptions{Environ: os.Environ()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestGoServiceKitRunsIntoLedger(t *testing.T) {
 func TestGateTimeoutKillsTheGate(t *testing.T) {
 	dir := t.TempDir()
 	m := &Manifest{Commands: []Command{{ID: "slow", Command: "sleep 30; echo done", Phase: "p", Blocks: true, TimeoutSeconds: 1}}}
-	rep, err := Run(context.Background(), dir, m, "", "", RunOptions{})
+	rep, err := Run(context.Background(), dir, m, "", "", RunOptions{Environ: os.Environ()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestThisRepository(t *testing.T) {
 func TestGateOutputRedacted(t *testing.T) {
 	dir := t.TempDir()
 	const token = "ghp_" + "Aa1Bb2Cc3Dd4Ee5Ff6Gg7Hh8Ii9Jj0KkLlMm"
-	g := runGate(context.Background(), dir, dir, Command{ID: "leak", Command: "echo token=" + token})
+	g := runGate(context.Background(), dir, dir, Command{ID: "leak", Command: "echo token=" + token}, os.Environ())
 	log, err := os.ReadFile(g.OutputPath)
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +188,7 @@ func TestGateOutputRedacted(t *testing.T) {
 func TestGateOutputSpilled(t *testing.T) {
 	dir := t.TempDir()
 	const size = 3 << 20
-	g := runGate(context.Background(), dir, dir, Command{ID: "big", Command: fmt.Sprintf("head -c %d /dev/zero; echo; echo last line", size)})
+	g := runGate(context.Background(), dir, dir, Command{ID: "big", Command: fmt.Sprintf("head -c %d /dev/zero; echo; echo last line", size)}, os.Environ())
 	if !g.Passed {
 		t.Fatalf("gate failed: %.200s", g.Tail)
 	}

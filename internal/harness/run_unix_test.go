@@ -20,7 +20,7 @@ func TestCaseOutputFileRegularOnly(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := gather(context.Background(), dir, CaseInput{OutputFile: "out.fifo"})
+		_, err := gather(context.Background(), dir, CaseInput{OutputFile: "out.fifo"}, nil)
 		done <- err
 	}()
 	select {

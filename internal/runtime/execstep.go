@@ -18,6 +18,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/capped"
+	"github.com/crystallize-dev/crystallize/internal/proc"
 )
 
 // CapShellExec is the capability that lets ctx.exec run any program; a
@@ -30,15 +31,9 @@ const CapShellExec = "shell.exec"
 var ErrOptionArgument = errors.New("argument would be read as an option")
 
 // execEnv lists the environment variables ctx.exec passes on from
-// Options.Environ; every other variable, tokens and credentials among
-// them, is dropped. The list is what common programs need to find each
-// other, their configuration and a temporary directory, to pick a locale
-// and a time zone; on Windows, what the system needs to start a process.
-var execEnv = []string{
-	"HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LOGNAME",
-	"PATH", "TMPDIR", "TZ", "USER",
-	"COMSPEC", "PATHEXT", "SYSTEMROOT", "TEMP", "TMP", "USERPROFILE",
-}
+// Options.Environ (proc.BaseEnv); every other variable, tokens and
+// credentials among them, is dropped.
+var execEnv = proc.BaseEnv
 
 // maxExecOutput bounds what a command's stdout and stderr each keep; the
 // rest is dropped and the text says so.
