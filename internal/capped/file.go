@@ -32,9 +32,24 @@ func Open(name string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w (%s)", name, ErrNotRegular, fi.Mode().Type())
+		return nil, fmt.Errorf("%s: %w (%s)", name, ErrNotRegular, kind(fi.Mode()))
 	}
 	return f, nil
+}
+
+// kind names what a file that is not regular is.
+func kind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeCharDevice != 0, m&os.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "mode " + m.Type().String()
 }
 
 // ReadFile reads the regular file name whole if it holds at most max
