@@ -47,7 +47,7 @@ var allowed = map[string][]string{
 	"internal/tracetest":       {"internal/trace"},
 	"internal/capture":         {"internal/trace", "internal/redact", "internal/atomicfile"},
 	"internal/serve":           {"internal/runtime", "internal/bundle", "internal/candidate", "internal/trace"},
-	"internal/synth":           {"internal/trace", "internal/redact", "internal/atomicfile"},
+	"internal/synth":           {"internal/capped", "internal/trace", "internal/redact", "internal/atomicfile"},
 	"internal/derive":          {},
 	"internal/tools/gencorpus": {"internal/trace", "internal/tracetest"},
 	"internal/tools/procbench": {},

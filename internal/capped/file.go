@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 var (
@@ -25,6 +26,27 @@ func Open(name string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return regular(f, name)
+}
+
+// OpenInRoot is Open for the file name relative to the directory dir,
+// which it may not leave: not lexically ("../x", an absolute name), nor
+// through a symbolic link (os.Root decides). Errors name dir/name.
+func OpenInRoot(dir, name string) (*os.File, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.OpenFile(name, os.O_RDONLY|openNonBlocking, 0)
+	if err != nil {
+		return nil, err
+	}
+	return regular(f, filepath.Join(dir, name))
+}
+
+// regular returns f if it is a regular file, and closes it otherwise.
+func regular(f *os.File, name string) (*os.File, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -60,6 +82,20 @@ func ReadFile(name string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return readAll(f, name, max)
+}
+
+// ReadFileInRoot is ReadFile for a file OpenInRoot opens.
+func ReadFileInRoot(dir, name string, max int64) ([]byte, error) {
+	f, err := OpenInRoot(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	return readAll(f, filepath.Join(dir, name), max)
+}
+
+// readAll reads f, named name, up to max bytes, and closes it.
+func readAll(f *os.File, name string, max int64) ([]byte, error) {
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
