@@ -122,10 +122,11 @@ func newSynthRunCmd(e *env) *cobra.Command {
 			if err := synth.WriteEvidence(out, rep); err != nil {
 				return err
 			}
-			if err := printSynthRun(e, rep.Redacted(), out, asJSON); err != nil {
+			red := rep.Redacted()
+			if err := printSynthRun(e, red, out, asJSON); err != nil {
 				return err
 			}
-			if err := rep.Err(); err != nil {
+			if err := red.Err(); err != nil {
 				return failure(err)
 			}
 			return nil
