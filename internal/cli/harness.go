@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -270,8 +271,24 @@ judge given by --judge-url and --judge-model (API key from
 CRYSTALLIZE_JUDGE_API_KEY) and stay advisory unless "harness judge
 calibrate" promoted that judge for the suite.
 
+Gates and case commands start with PATH, HOME, the locale, TMPDIR, TZ,
+USER and LOGNAME only (as workflow commands do): the judge's API key and
+other tokens in your environment are not the repository's to read.
+--pass-env NAME passes a further variable (repeat it, or give a
+comma-separated list).
+
+A gate's whole output, redacted, is in its log; the report keeps its last
+lines (at most 4 KiB), the log's size (outputBytes) and its digest
+(outputSha256).
+
 --json prints the run report: {"runId", "profileId", "manifestHash",
 "phase", "passed", "gates", "suites", "reportPath", ...}.`
+
+// passEnvFlag registers --pass-env, the variables a harness's commands
+// get beyond the base environment.
+func passEnvFlag(cmd *cobra.Command, p *[]string) {
+	cmd.Flags().StringSliceVar(p, "pass-env", nil, "pass this environment variable to gates and case commands (repeatable)")
+}
 
 // judgeFlags configure a judge endpoint.
 type judgeFlags struct {
@@ -297,6 +314,7 @@ func newHarnessRunCmd(e *env) *cobra.Command {
 	var f harnessFlags
 	var jf judgeFlags
 	var phase string
+	var passEnv []string
 	cmd := &cobra.Command{
 		Use:   "run [DIR]",
 		Short: "Run the harness and record the evidence",
@@ -309,7 +327,7 @@ func newHarnessRunCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			rep, err := harness.RunRecorded(ctx, root, db, now, jf.config(e), harness.RunOptions{Phase: phase})
+			rep, err := harness.RunRecorded(ctx, root, db, now, jf.config(e), harness.RunOptions{Phase: phase, Environ: os.Environ(), PassEnv: passEnv})
 			if err != nil {
 				return err
 			}
@@ -325,6 +343,7 @@ func newHarnessRunCmd(e *env) *cobra.Command {
 	f.register(cmd)
 	jf.register(cmd)
 	cmd.Flags().StringVar(&phase, "phase", "", "run only this phase")
+	passEnvFlag(cmd, &passEnv)
 	return cmd
 }
 

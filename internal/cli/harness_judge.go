@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -52,6 +53,7 @@ func newHarnessCalibrateCmd(e *env) *cobra.Command {
 	var jf judgeFlags
 	var quorum []string
 	var dir string
+	var passEnv []string
 	cmd := &cobra.Command{
 		Use:   "calibrate SUITE",
 		Short: "Calibrate a judge on a golden set",
@@ -69,7 +71,7 @@ func newHarnessCalibrateCmd(e *env) *cobra.Command {
 			}
 			defer db.Close()
 			suiteID := args[0]
-			cal, err := harness.CalibrateStored(ctx, root, db, suiteID, *cfg, quorum, now)
+			cal, err := harness.CalibrateStored(ctx, root, db, suiteID, *cfg, quorum, now, os.Environ(), passEnv)
 			if err != nil {
 				return err
 			}
@@ -97,6 +99,7 @@ func newHarnessCalibrateCmd(e *env) *cobra.Command {
 	jf.register(cmd)
 	cmd.Flags().StringSliceVar(&quorum, "quorum-model", nil, "further judge models at the same endpoint, for a quorum")
 	cmd.Flags().StringVar(&dir, "dir", ".", "repository directory")
+	passEnvFlag(cmd, &passEnv)
 	return cmd
 }
 

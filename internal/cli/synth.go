@@ -65,6 +65,13 @@ const synthRunDoc = `run runs the experiment in EXPERIMENT (an experiment.toml):
 Built-in transforms: identity, permute_rows, permute_rows_aligned, scale,
 shift, duplicate_rows, drop_nulls.
 
+The files the experiment names (data.file, code.file, treatments' file,
+transforms.file) are read from its directory: an absolute name, one that
+climbs out with .., or a symbolic link that leads out is refused unless
+--allow-outside is given, and only regular files are read. What is
+printed (metrics, check values, verifier results, errors of capsules)
+goes through the redactor, as the evidence bundle does.
+
 Each capsule runs in a separate process with its limits enforced: a
 Starlark step budget and RLIMIT_CPU for time_s, RLIMIT_AS for mem_mb, no
 file writes, a new network namespace where the system allows one, and a
@@ -83,7 +90,7 @@ Exit status: 0 when every hypothesis holds, 1 when one fails or a capsule
 is stopped, 2 when the experiment is malformed.`
 
 func newSynthRunCmd(e *env) *cobra.Command {
-	var asJSON bool
+	var asJSON, allowOutside bool
 	var out, config string
 	cmd := &cobra.Command{
 		Use:   "run EXPERIMENT",
@@ -95,6 +102,7 @@ func newSynthRunCmd(e *env) *cobra.Command {
 			if err != nil {
 				return experimentError(err)
 			}
+			x.AllowOutside = allowOutside
 			sb, err := capsuleSandbox()
 			if err != nil {
 				return err
@@ -114,10 +122,11 @@ func newSynthRunCmd(e *env) *cobra.Command {
 			if err := synth.WriteEvidence(out, rep); err != nil {
 				return err
 			}
-			if err := printSynthRun(e, rep, out, asJSON); err != nil {
+			red := rep.Redacted()
+			if err := printSynthRun(e, red, out, asJSON); err != nil {
 				return err
 			}
-			if err := rep.Err(); err != nil {
+			if err := red.Err(); err != nil {
 				return failure(err)
 			}
 			return nil
@@ -125,6 +134,7 @@ func newSynthRunCmd(e *env) *cobra.Command {
 	}
 	resultJSONFlag(cmd.Flags(), &asJSON)
 	cmd.Flags().StringVar(&out, "out", "", "evidence bundle directory (default evidence/<claim id> beside the experiment)")
+	allowOutsideFlag(cmd, &allowOutside)
 	cmd.Flags().StringVar(&config, "config", "", "configuration with the [models.*] that code.model names (default ./"+runtime.ConfigFile+" when present)")
 	return cmd
 }
@@ -208,8 +218,15 @@ naming the file, line and key path), and parses its code and transforms,
 checking every load() against spec.allowed_imports. It runs nothing.
 Exit status 2 when the experiment is malformed, 1 when its code is refused.`
 
+// allowOutsideFlag registers --allow-outside, which lets an experiment
+// read files outside its directory.
+func allowOutsideFlag(cmd *cobra.Command, p *bool) {
+	cmd.Flags().BoolVar(p, "allow-outside", false, "read data, code and transforms files outside the experiment's directory")
+}
+
 func newSynthCheckCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var allowOutside bool
+	cmd := &cobra.Command{
 		Use:   "check EXPERIMENT",
 		Short: "Check an experiment.toml and its code without running anything",
 		Long:  synthCheckDoc,
@@ -219,6 +236,7 @@ func newSynthCheckCmd(e *env) *cobra.Command {
 			if err != nil {
 				return experimentError(err)
 			}
+			x.AllowOutside = allowOutside
 			if err := synth.CheckCode(x); err != nil {
 				return experimentError(err)
 			}
@@ -226,6 +244,8 @@ func newSynthCheckCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+	allowOutsideFlag(cmd, &allowOutside)
+	return cmd
 }
 
 const synthDeriveDoc = `derive reads examples, a JSON list of objects of string values (FILE, or

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -33,7 +34,9 @@ func newToonCmd(e *env) *cobra.Command {
 const toonEncodeDoc = `encode reads one JSON value and prints it as TOON, followed by a newline.
 --delimiter chooses the separator of array values and table cells (comma,
 tab or pipe); --document-delimiter the one object field values are quoted
-against (default comma).`
+against (default comma). Arrays and objects nested more than 256 deep are
+refused: TOON indents every level, so the text of a deep value grows
+with the square of its depth.`
 
 func newToonEncodeCmd(e *env) *cobra.Command {
 	var delim, docDelim string
@@ -59,12 +62,14 @@ func newToonEncodeCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out, err := toon.EncodeJSON(data, opts)
-			if err != nil {
+			// The text streams to stdout: it can be far larger than the
+			// JSON, and nothing is written when the JSON is refused.
+			w := bufio.NewWriter(e.stdout)
+			if err := toon.EncodeJSONTo(w, data, opts); err != nil {
 				return inputError(name, err)
 			}
-			_, err = e.stdout.Write(append(out, '\n'))
-			return err
+			w.WriteByte('\n')
+			return w.Flush()
 		},
 	}
 	cmd.Flags().StringVar(&delim, "delimiter", "comma", "array and table delimiter: comma, tab or pipe")

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/crystallize-dev/crystallize/internal/proc"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -39,6 +40,9 @@ type CalibrateOptions struct {
 	// Root is the repository the cases' commands and files are read
 	// from; golden cases usually carry their output recorded inline.
 	Root string
+	// Environ and PassEnv give the cases' commands their environment,
+	// as RunOptions does.
+	Environ, PassEnv []string
 }
 
 // Pinned is what a calibration is valid for.
@@ -173,7 +177,7 @@ func Calibrate(ctx context.Context, suiteID string, cases []Case, opts Calibrate
 		if split == SplitHeldOut {
 			runs = reruns
 		}
-		m := measure(ctx, opts.Root, judges, part, runs)
+		m := measure(ctx, opts.Root, proc.Environ(opts.Environ, opts.PassEnv), judges, part, runs)
 		if split == SplitCalibration {
 			cal.Calibration = m
 		} else {
@@ -205,7 +209,7 @@ func Calibrate(ctx context.Context, suiteID string, cases []Case, opts Calibrate
 }
 
 // measure judges each labelled case runs times with every judge.
-func measure(ctx context.Context, root string, judges []Judge, cases []Case, runs int) SplitMetrics {
+func measure(ctx context.Context, root string, env []string, judges []Judge, cases []Case, runs int) SplitMetrics {
 	var m SplitMetrics
 	var calls, valid, stable, judgedCases, disagree int
 	var tp, fp, fn int
@@ -221,7 +225,7 @@ func measure(ctx context.Context, root string, judges []Judge, cases []Case, run
 			continue
 		}
 		a := c.Assert[i]
-		ev, err := gather(ctx, root, c.Input)
+		ev, err := gather(ctx, root, c.Input, env)
 		if err != nil {
 			m.AmbiguousOrUnjudgeable++
 			continue

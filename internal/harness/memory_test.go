@@ -130,7 +130,7 @@ func TestTrajectoryFromTrace(t *testing.T) {
 {"id":"a4","kind":"tool_call","name":"go test"},
 {"id":"a5","kind":"external_api_call","name":"gh pr create"}]}`})
 	in := CaseInput{Trace: "traces/t.json", ExpectedToolCalls: []ToolCall{{Name: "git checkout", Arguments: map[string]any{"b": "fix"}}, {Name: "go test"}, {Name: "gh pr create"}}}
-	ev, err := gather(context.Background(), dir, in)
+	ev, err := gather(context.Background(), dir, in, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

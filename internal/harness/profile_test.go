@@ -302,7 +302,7 @@ func TestNoCommandTouchesUntrackedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkUntracked(t, dir, "write --apply", before, r.untracked)
-	rep, err := Run(ctx, dir, res.Manifest, "h", p.ProfileID, RunOptions{})
+	rep, err := Run(ctx, dir, res.Manifest, "h", p.ProfileID, RunOptions{Environ: os.Environ()})
 	if err != nil {
 		t.Fatal(err)
 	}

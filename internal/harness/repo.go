@@ -211,8 +211,9 @@ func SuitePath(root, suite string) (string, error) {
 // CalibrateStored calibrates the judge cfg on the golden set suite (see
 // SuitePath) of the repository root, with one more judge of the same
 // endpoint for each model in quorum, and stores the calibration in db
-// stamped now.
-func CalibrateStored(ctx context.Context, root string, db *store.DB, suite string, cfg JudgeConfig, quorum []string, now time.Time) (*Calibration, error) {
+// stamped now. The cases' commands get the variables of environ that
+// RunOptions would pass them.
+func CalibrateStored(ctx context.Context, root string, db *store.DB, suite string, cfg JudgeConfig, quorum []string, now time.Time, environ, passEnv []string) (*Calibration, error) {
 	path, err := SuitePath(root, suite)
 	if err != nil {
 		return nil, err
@@ -221,7 +222,7 @@ func CalibrateStored(ctx context.Context, root string, db *store.DB, suite strin
 	if err != nil {
 		return nil, err
 	}
-	opts := CalibrateOptions{Config: cfg, Root: root}
+	opts := CalibrateOptions{Config: cfg, Root: root, Environ: environ, PassEnv: passEnv}
 	for _, q := range quorum {
 		c := cfg
 		c.Model = q

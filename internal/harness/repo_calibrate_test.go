@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -56,7 +57,7 @@ func TestCalibrateStored(t *testing.T) {
 	cfg := JudgeConfig{BaseURL: careful.URL + "/v1", Model: "a"}
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
-	cal, err := CalibrateStored(ctx, dir, db, "agent-injection", cfg, []string{"b"}, now)
+	cal, err := CalibrateStored(ctx, dir, db, "agent-injection", cfg, []string{"b"}, now, os.Environ(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,14 +85,14 @@ func TestCalibrateStored(t *testing.T) {
 	bare := t.TempDir()
 	writeTree(t, bare, map[string]string{"golden.jsonl": goldenSet})
 	path := filepath.Join(bare, "golden.jsonl")
-	if _, err := CalibrateStored(ctx, bare, db, path, cfg, nil, now); err != nil {
+	if _, err := CalibrateStored(ctx, bare, db, path, cfg, nil, now, os.Environ(), nil); err != nil {
 		t.Fatalf("CalibrateStored by path: %v", err)
 	}
 	if _, ok, err := db.LastCalibration(ctx, path); err != nil || !ok {
 		t.Errorf("no calibration stored under the path %s: %v", path, err)
 	}
 
-	if _, err := CalibrateStored(ctx, dir, db, "no-such-suite", cfg, nil, now); err == nil {
+	if _, err := CalibrateStored(ctx, dir, db, "no-such-suite", cfg, nil, now, os.Environ(), nil); err == nil {
 		t.Error("CalibrateStored of a suite that is neither in the manifest nor a file succeeded")
 	}
 	if _, ok, _ := db.LastCalibration(ctx, "no-such-suite"); ok {

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func TestRepoFlow(t *testing.T) {
 	if m, data, err := LoadManifest(root); m != nil || data != nil || err != nil {
 		t.Fatalf("LoadManifest without a manifest = %v, %d bytes, %v; want nothing", m, len(data), err)
 	}
-	if _, err := RunRecorded(ctx, root, db, now, nil, RunOptions{}); err == nil || !strings.Contains(err.Error(), "no harness manifest") {
+	if _, err := RunRecorded(ctx, root, db, now, nil, RunOptions{Environ: os.Environ()}); err == nil || !strings.Contains(err.Error(), "no harness manifest") {
 		t.Fatalf("RunRecorded without a manifest = %v; want it to say there is none", err)
 	}
 	if p, err := AcceptedProfile(ctx, db, "nothing"); p != nil || err != nil {
@@ -62,7 +63,7 @@ func TestRepoFlow(t *testing.T) {
 		t.Fatalf("AcceptedProfile after Accept = %+v, %v", accepted, err)
 	}
 
-	rep, err := RunRecorded(ctx, root, db, now, nil, RunOptions{})
+	rep, err := RunRecorded(ctx, root, db, now, nil, RunOptions{Environ: os.Environ()})
 	if err != nil || !rep.Passed {
 		t.Fatalf("RunRecorded = %+v, %v; want a passed run", rep, err)
 	}

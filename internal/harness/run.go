@@ -1,21 +1,24 @@
 package harness
 
 import (
-	"github.com/crystallize-dev/crystallize/internal/redact"
-
-	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/crystallize-dev/crystallize/internal/capped"
+	"github.com/crystallize-dev/crystallize/internal/proc"
+	"github.com/crystallize-dev/crystallize/internal/redact"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -43,6 +46,13 @@ type RunOptions struct {
 	Promoted func(suiteID string) bool
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Environ is the environment the run was started in ("KEY=value").
+	// Gates and case commands get only its proc.BaseEnv variables and
+	// those PassEnv names: the judge's API key and the tokens of whoever
+	// runs the harness are not the repository's to read.
+	Environ []string
+	// PassEnv names further variables of Environ the commands get.
+	PassEnv []string
 }
 
 // RunReport is a run's full report, written to a file; the ledger holds
@@ -71,7 +81,12 @@ type GateResult struct {
 	DurationMS int64  `json:"durationMs"`
 	Passed     bool   `json:"passed"`
 	OutputPath string `json:"outputPath"`
-	Tail       string `json:"tail"`
+	// OutputBytes and OutputSHA256 are the size and digest of the log
+	// at OutputPath, the gate's whole output redacted: the report keeps
+	// only its Tail, and the digest ties the report to the file.
+	OutputBytes  int64  `json:"outputBytes"`
+	OutputSHA256 string `json:"outputSha256"`
+	Tail         string `json:"tail"`
 }
 
 // SuiteResult is one eval suite as run.
@@ -116,6 +131,7 @@ func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run report directory: %w", err)
 	}
+	env := proc.Environ(opts.Environ, opts.PassEnv)
 	rel := func(p string) string {
 		r, _ := filepath.Rel(root, p)
 		return filepath.ToSlash(r)
@@ -124,7 +140,7 @@ func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID 
 		if opts.Phase != "" && c.Phase != opts.Phase {
 			continue
 		}
-		g := runGate(ctx, root, dir, c)
+		g := runGate(ctx, root, dir, c, env)
 		g.OutputPath = rel(g.OutputPath)
 		if !g.Passed && g.Blocks {
 			rep.Passed = false
@@ -136,7 +152,7 @@ func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID 
 			continue
 		}
 		eng := &Engine{Judge: opts.Judge, Promoted: opts.Promoted != nil && opts.Promoted(s.ID)}
-		sr := runSuite(ctx, root, s, eng)
+		sr := runSuite(ctx, root, s, eng, env)
 		if !sr.Passed && sr.Blocking {
 			rep.Passed = false
 		}
@@ -157,42 +173,86 @@ func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID 
 	return rep, nil
 }
 
-// tailLines is how much of a gate's output the report and ledger keep
-// inline; the whole output is in the gate's log file.
-const tailLines = 20
+// tailLines and tailBytes bound how much of a gate's output the report
+// and ledger keep inline: the last lines, and of them no more than
+// tailBytes (a gate that prints 300 MB without a newline has one line).
+// The whole output is in the gate's log file.
+const (
+	tailLines = 20
+	tailBytes = 4 << 10
+)
 
-func runGate(ctx context.Context, root, dir string, c Command) GateResult {
+// maxEvidenceBytes bounds the output of a case's command, or the file it
+// names, that is kept as evidence for its assertions and its judge: the
+// bound command bindings have on what they print.
+const maxEvidenceBytes = 8 << 20
+
+func runGate(ctx context.Context, root, dir string, c Command, env []string) GateResult {
 	g := GateResult{ID: c.ID, Command: c.Command, Phase: c.Phase, Blocks: c.Blocks, OutputPath: filepath.Join(dir, c.ID+".log")}
 	timeout := time.Duration(c.TimeoutSeconds) * time.Second
 	if timeout == 0 {
 		timeout = 24 * time.Hour
 	}
-	out, code, timedOut, d := execute(ctx, root, []string{"sh", "-c", c.Command}, timeout)
+	f, err := os.OpenFile(g.OutputPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		g.Tail = "writing log: " + err.Error()
+		return g
+	}
+	defer f.Close()
+	// A gate prints what its commands print, tokens included, and as
+	// much as it likes: the output streams through the redactor into the
+	// log, hashed on the way, and memory holds none of it. The report
+	// keeps the log's tail, size and digest.
+	sum := sha256.New()
+	red := redact.NewWriter(io.MultiWriter(f, sum))
+	out := &capped.Buffer{Spill: red}
+	code, timedOut, d := execute(ctx, root, []string{"sh", "-c", c.Command}, env, timeout, out)
 	g.ExitCode, g.TimedOut, g.DurationMS = code, timedOut, d.Milliseconds()
 	g.Passed = code == 0 && !timedOut
-	// A gate prints what its commands print, tokens included; the log,
-	// the report and the ledger keep it redacted like every other record.
-	red, _ := redact.Value(string(out))
-	text, _ := red.(string)
-	if err := os.WriteFile(g.OutputPath, []byte(text), 0o644); err != nil {
+	err = out.Err()
+	if err == nil {
+		err = red.Close()
+	}
+	if err == nil {
+		g.OutputBytes, err = f.Seek(0, io.SeekCurrent)
+	}
+	if err == nil {
+		g.Tail, err = fileTail(f, g.OutputBytes)
+	}
+	if err != nil {
 		g.Passed = false
 		g.Tail = "writing log: " + err.Error()
 		return g
 	}
-	g.Tail = tail(text, tailLines)
+	g.OutputSHA256 = "sha256:" + hex.EncodeToString(sum.Sum(nil))
 	return g
 }
 
-// execute runs argv in dir with stdout and stderr interleaved, killing
-// the whole process group at the timeout. The exit code is -1 when the
-// command could not start or was killed.
-func execute(ctx context.Context, dir string, argv []string, timeout time.Duration) ([]byte, int, bool, time.Duration) {
+// fileTail is the tail of the size bytes of f: its last tailLines lines
+// within its last tailBytes, not starting inside a UTF-8 sequence.
+func fileTail(f *os.File, size int64) (string, error) {
+	n := min(size, tailBytes)
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, size-n); err != nil && err != io.EOF {
+		return "", err
+	}
+	for len(buf) > 0 && n < size && !utf8.RuneStart(buf[0]) {
+		buf = buf[1:]
+	}
+	return tail(string(buf), tailLines), nil
+}
+
+// execute runs argv in dir with the environment env (never nil) and
+// stdout and stderr interleaved into out,
+// killing the whole process group at the timeout. The exit code is -1
+// when the command could not start or was killed.
+func execute(ctx context.Context, dir string, argv, env []string, timeout time.Duration, out io.Writer) (int, bool, time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = out, out
 	setProcessGroup(cmd)
 	// A grandchild that keeps the output pipe open must not hold the run
 	// past its timeout.
@@ -201,18 +261,18 @@ func execute(ctx context.Context, dir string, argv []string, timeout time.Durati
 	err := cmd.Run()
 	d := time.Since(start)
 	if ctx.Err() == context.DeadlineExceeded {
-		fmt.Fprintf(&buf, "\n[timed out after %s]\n", timeout)
-		return buf.Bytes(), -1, true, d
+		fmt.Fprintf(out, "\n[timed out after %s]\n", timeout)
+		return -1, true, d
 	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-		return buf.Bytes(), 0, false, d
+		return 0, false, d
 	case errors.As(err, &ee) && ee.ExitCode() >= 0:
-		return buf.Bytes(), ee.ExitCode(), false, d
+		return ee.ExitCode(), false, d
 	default:
-		fmt.Fprintf(&buf, "\n[%v]\n", err)
-		return buf.Bytes(), -1, false, d
+		fmt.Fprintf(out, "\n[%v]\n", err)
+		return -1, false, d
 	}
 }
 
@@ -224,7 +284,7 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func runSuite(ctx context.Context, root string, s EvalSuite, eng *Engine) SuiteResult {
+func runSuite(ctx context.Context, root string, s EvalSuite, eng *Engine, env []string) SuiteResult {
 	sr := SuiteResult{ID: s.ID, Path: s.Path, Threshold: s.Threshold, Cases: []CaseResult{}, Blocking: true}
 	cases, err := LoadSuite(filepath.Join(root, filepath.FromSlash(s.Path)))
 	if err != nil {
@@ -235,7 +295,7 @@ func runSuite(ctx context.Context, root string, s EvalSuite, eng *Engine) SuiteR
 	sr.Blocking = false
 	passed := 0
 	for _, c := range cases {
-		cr := runCase(ctx, root, c, eng)
+		cr := runCase(ctx, root, c, eng, env)
 		if cr.Blocking {
 			sr.Blocking = true
 		}
@@ -258,9 +318,9 @@ func runSuite(ctx context.Context, root string, s EvalSuite, eng *Engine) SuiteR
 // runCase gathers a case's evidence and checks its assertions. The case
 // passes when every blocking assertion passes; an error gathering the
 // evidence fails every assertion that needed it.
-func runCase(ctx context.Context, root string, c Case, eng *Engine) CaseResult {
+func runCase(ctx context.Context, root string, c Case, eng *Engine, env []string) CaseResult {
 	cr := CaseResult{ID: c.ID, Passed: true, Results: []Result{}}
-	ev, err := gather(ctx, root, c.Input)
+	ev, err := gather(ctx, root, c.Input, env)
 	if err != nil {
 		cr.Error = err.Error()
 	}
@@ -283,7 +343,7 @@ func runCase(ctx context.Context, root string, c Case, eng *Engine) CaseResult {
 }
 
 // gather produces a case's evidence.
-func gather(ctx context.Context, root string, in CaseInput) (Evidence, error) {
+func gather(ctx context.Context, root string, in CaseInput, env []string) (Evidence, error) {
 	ev := Evidence{Input: in, Retrieved: in.RetrievedDocuments}
 	argv, err := in.Argv()
 	if err != nil {
@@ -295,19 +355,20 @@ func gather(ctx context.Context, root string, in CaseInput) (Evidence, error) {
 		if in.TimeoutSeconds > 0 {
 			timeout = time.Duration(in.TimeoutSeconds) * time.Second
 		}
-		out, code, timedOut, _ := execute(ctx, root, argv, timeout)
-		ev.Output = string(out)
+		out := &capped.Buffer{Max: maxEvidenceBytes}
+		code, timedOut, _ := execute(ctx, root, argv, env, timeout, out)
+		ev.Output = out.String()
 		if !timedOut {
 			ev.ExitCode = &code
 		}
 	case in.Output != nil:
 		ev.Output = *in.Output
 	case in.OutputFile != "":
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(in.OutputFile)))
+		out, err := readEvidence(filepath.Join(root, filepath.FromSlash(in.OutputFile)))
 		if err != nil {
 			return ev, err
 		}
-		ev.Output = string(data)
+		ev.Output = out
 	}
 	if ev.Retrieved == nil && ev.Output != "" {
 		// A command may print its ranking as a JSON list of ids.
@@ -318,6 +379,22 @@ func gather(ctx context.Context, root string, in CaseInput) (Evidence, error) {
 	}
 	ev.Trajectory, err = trajectoryOf(root, in)
 	return ev, err
+}
+
+// readEvidence reads a case's output file, as much of it as a case's
+// command would have kept. Only a regular file is read: a FIFO would
+// hang the run and a device would never end.
+func readEvidence(name string) (string, error) {
+	f, err := capped.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	out := &capped.Buffer{Max: maxEvidenceBytes}
+	if _, err := io.Copy(out, f); err != nil {
+		return "", err
+	}
+	return out.String(), nil
 }
 
 // Record stores a run with its cases and results in the ledger and

@@ -2,6 +2,9 @@ package harness
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,7 +43,7 @@ func TestGoServiceKitRunsIntoLedger(t *testing.T) {
 	}
 	defer db.Close()
 
-	rep, err := Run(ctx, dir, m, "sha256:m", p.ProfileID, RunOptions{})
+	rep, err := Run(ctx, dir, m, "sha256:m", p.ProfileID, RunOptions{Environ: os.Environ()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +83,7 @@ func TestGoServiceKitRunsIntoLedger(t *testing.T) {
 	// Break the code: go test fails, the run is blocked, and the ledger
 	// holds the failure with the gate's log.
 	writeTree(t, dir, map[string]string{"svc.go": "package svc\n\n// Add adds.\nfunc Add(a, b int) int { return a - b }\n"})
-	rep, err = Run(ctx, dir, m, "sha256:m", p.ProfileID, RunOptions{})
+	rep, err = Run(ctx, dir, m, "sha256:m", p.ProfileID, RunOptions{Environ: os.Environ()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +119,7 @@ func TestGoServiceKitRunsIntoLedger(t *testing.T) {
 func TestGateTimeoutKillsTheGate(t *testing.T) {
 	dir := t.TempDir()
 	m := &Manifest{Commands: []Command{{ID: "slow", Command: "sleep 30; echo done", Phase: "p", Blocks: true, TimeoutSeconds: 1}}}
-	rep, err := Run(context.Background(), dir, m, "", "", RunOptions{})
+	rep, err := Run(context.Background(), dir, m, "", "", RunOptions{Environ: os.Environ()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +168,7 @@ func TestThisRepository(t *testing.T) {
 func TestGateOutputRedacted(t *testing.T) {
 	dir := t.TempDir()
 	const token = "ghp_" + "Aa1Bb2Cc3Dd4Ee5Ff6Gg7Hh8Ii9Jj0KkLlMm"
-	g := runGate(context.Background(), dir, dir, Command{ID: "leak", Command: "echo token=" + token})
+	g := runGate(context.Background(), dir, dir, Command{ID: "leak", Command: "echo token=" + token}, os.Environ())
 	log, err := os.ReadFile(g.OutputPath)
 	if err != nil {
 		t.Fatal(err)
@@ -175,5 +178,32 @@ func TestGateOutputRedacted(t *testing.T) {
 	}
 	if !g.Passed {
 		t.Errorf("gate failed: %+v", g)
+	}
+}
+
+// TestGateOutputSpilled: a gate that prints much more than a report
+// should hold (NUL bytes, which JSON writes six bytes each, without a
+// newline) leaves it all in its log, and the report keeps a tail of at
+// most tailBytes, the log's size and its digest.
+func TestGateOutputSpilled(t *testing.T) {
+	dir := t.TempDir()
+	const size = 3 << 20
+	g := runGate(context.Background(), dir, dir, Command{ID: "big", Command: fmt.Sprintf("head -c %d /dev/zero; echo; echo last line", size)}, os.Environ())
+	if !g.Passed {
+		t.Fatalf("gate failed: %.200s", g.Tail)
+	}
+	log, err := os.ReadFile(g.OutputPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(size + len("\nlast line\n")); g.OutputBytes != want || int64(len(log)) != want {
+		t.Errorf("OutputBytes = %d, log has %d bytes, want %d", g.OutputBytes, len(log), want)
+	}
+	sum := sha256.Sum256(log)
+	if want := "sha256:" + hex.EncodeToString(sum[:]); g.OutputSHA256 != want {
+		t.Errorf("OutputSHA256 = %s, want the log's digest %s", g.OutputSHA256, want)
+	}
+	if len(g.Tail) > tailBytes || !strings.HasSuffix(g.Tail, "last line") {
+		t.Errorf("Tail has %d bytes ending %q, want at most %d ending with the last line", len(g.Tail), g.Tail[max(0, len(g.Tail)-20):], tailBytes)
 	}
 }

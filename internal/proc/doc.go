@@ -1,7 +1,10 @@
 // Package proc answers whether a process recorded by its id still runs:
 // the trace store asks it of imports and the registry of runs and
 // sessions, which both record the process that owns a row so that a
-// process killed without cleaning up does not leave its row live.
+// process killed without cleaning up does not leave its row live. It
+// also says which environment a program started on a user's behalf
+// inherits (Environ): the runtime's commands and the harness's gates
+// share one list.
 package proc
 
 // Running reports whether the process recorded as pid, started at start

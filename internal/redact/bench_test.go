@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"testing"
 )
 
@@ -76,5 +77,19 @@ func BenchmarkSecret(b *testing.B) {
 		for _, v := range values {
 			Secret(v)
 		}
+	}
+}
+
+// BenchmarkWriter streams a gate's log (a trace's text, in 32 KiB
+// writes, as a pipe delivers it) through the redacting Writer.
+func BenchmarkWriter(b *testing.B) {
+	data := realisticTrace(4 << 20)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		w := NewWriter(io.Discard)
+		for i := 0; i < len(data); i += 32 << 10 {
+			w.Write(data[i:min(i+32<<10, len(data))])
+		}
+		w.Close()
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/capped"
 )
 
 // ErrToolNotLiteral is returned for a call of a tool whose name the
@@ -420,8 +421,8 @@ func (h *host) command(t *ToolBinding, args map[string]any) (any, []string, erro
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(canonical(args))
-	stdout := &cappedBuffer{max: MaxFileBytes}
-	stderr := &cappedBuffer{max: maxExecOutput}
+	stdout := &capped.Buffer{Max: MaxFileBytes}
+	stderr := &capped.Buffer{Max: maxExecOutput}
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	// A child that keeps the pipes open must not hold the run after the
@@ -440,11 +441,11 @@ func (h *host) command(t *ToolBinding, args map[string]any) (any, []string, erro
 		}
 		return nil, argv, fmt.Errorf("%s: %w", argv[0], err)
 	}
-	if stdout.dropped > 0 {
+	if stdout.Dropped() > 0 {
 		// Cut JSON would be read as a string and mislead the next step.
-		return nil, argv, fmt.Errorf("%w: output_too_large: %s printed %d bytes, more than %d", ErrTooLarge, argv[0], stdout.buf.Len()+stdout.dropped, MaxFileBytes)
+		return nil, argv, fmt.Errorf("%w: output_too_large: %s printed %d bytes, more than %d", ErrTooLarge, argv[0], stdout.Total(), MaxFileBytes)
 	}
-	return parseOutput(stdout.buf.Bytes()), argv, nil
+	return parseOutput(stdout.Bytes()), argv, nil
 }
 
 // locate finds the workspace root holding p and p relative to it. A

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -18,6 +17,8 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/capped"
+	"github.com/crystallize-dev/crystallize/internal/proc"
 )
 
 // CapShellExec is the capability that lets ctx.exec run any program; a
@@ -30,15 +31,9 @@ const CapShellExec = "shell.exec"
 var ErrOptionArgument = errors.New("argument would be read as an option")
 
 // execEnv lists the environment variables ctx.exec passes on from
-// Options.Environ; every other variable, tokens and credentials among
-// them, is dropped. The list is what common programs need to find each
-// other, their configuration and a temporary directory, to pick a locale
-// and a time zone; on Windows, what the system needs to start a process.
-var execEnv = []string{
-	"HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LOGNAME",
-	"PATH", "TMPDIR", "TZ", "USER",
-	"COMSPEC", "PATHEXT", "SYSTEMROOT", "TEMP", "TMP", "USERPROFILE",
-}
+// Options.Environ (proc.BaseEnv); every other variable, tokens and
+// credentials among them, is dropped.
+var execEnv = proc.BaseEnv
 
 // maxExecOutput bounds what a command's stdout and stderr each keep; the
 // rest is dropped and the text says so.
@@ -394,8 +389,8 @@ func (h *host) runArgv(argv []string, dir string) (out any, exitCode *int, err e
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = execEnviron(h.opts.Environ)
-	stdout := &cappedBuffer{max: maxExecOutput}
-	stderr := &cappedBuffer{max: maxExecOutput}
+	stdout := &capped.Buffer{Max: maxExecOutput}
+	stderr := &capped.Buffer{Max: maxExecOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = time.Second
 	runErr := cmd.Run()
@@ -431,35 +426,6 @@ func execEnviron(environ []string) []string {
 		}
 	}
 	return env
-}
-
-// cappedBuffer keeps the first max bytes written to it and counts the
-// rest.
-type cappedBuffer struct {
-	buf     bytes.Buffer
-	max     int
-	dropped int
-}
-
-func (b *cappedBuffer) Write(p []byte) (int, error) {
-	room := b.max - b.buf.Len()
-	switch {
-	case room >= len(p):
-		b.buf.Write(p)
-	case room > 0:
-		b.buf.Write(p[:room])
-		b.dropped += len(p) - room
-	default:
-		b.dropped += len(p)
-	}
-	return len(p), nil
-}
-
-func (b *cappedBuffer) String() string {
-	if b.dropped > 0 {
-		return b.buf.String() + fmt.Sprintf("\n[%d more bytes not kept]", b.dropped)
-	}
-	return b.buf.String()
 }
 
 // ExecCommand is one ctx.exec call of a workflow and what running it

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/capped"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -566,7 +567,7 @@ func TestCappedBuffer(t *testing.T) {
 		{[]string{"abcd", "", "e"}, "abcd\n[1 more bytes not kept]"},
 	}
 	for _, tt := range tests {
-		b := &cappedBuffer{max: 4}
+		b := &capped.Buffer{Max: 4}
 		for _, w := range tt.writes {
 			if n, err := b.Write([]byte(w)); n != len(w) || err != nil {
 				t.Fatalf("Write(%q) = %d, %v; a capped command must not see a short write", w, n, err)

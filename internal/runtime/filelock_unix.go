@@ -22,3 +22,21 @@ func lockFile(f *os.File) (unlock func(), err error) {
 	}
 	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }, nil
 }
+
+// tryLockFile is lockFile without waiting: it fails with errLocked when
+// another process holds the lock.
+func tryLockFile(f *os.File) (unlock func(), err error) {
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err == syscall.EWOULDBLOCK {
+		return nil, errLocked
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }, nil
+}

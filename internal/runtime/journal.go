@@ -205,6 +205,16 @@ func Resume(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Result
 	if j.Status != StatusPendingApproval || j.Pending == nil {
 		return nil, fmt.Errorf("%w: run %s is %s, not %s", ErrJournal, j.RunID, j.Status, StatusPendingApproval)
 	}
+	// An answer the decision does not offer is refused before anything
+	// runs: it would end the run as failed and leave it to no resume.
+	if p := j.Pending; opts.Decide != "" && p.Kind == PendingDecision && !slices.Contains(p.Options, opts.Decide) {
+		return nil, fmt.Errorf("%w: %q is not an option of %s (options: %s)", ErrDecision, opts.Decide, p.Boundary, quoteList(p.Options))
+	}
+	unlock, err := lockResume(opts.StateDir, j)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if w.SHA256 != j.WorkflowSHA256 {
 		return nil, fmt.Errorf("%w: %s has sha256 %s, but run %s ran %s; the workflow changed", ErrJournal, w.File, w.SHA256, j.RunID, j.WorkflowSHA256)
 	}
@@ -261,6 +271,57 @@ func Resume(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Result
 	}
 	h.res.Started = started
 	return h.run(j.Params)
+}
+
+// resumeLockFile is the lock a resume of a run holds in its directory
+// until the resumed run has rewritten its journal.
+const resumeLockFile = "resume.lock"
+
+// errLocked: another process holds a lock tryLockFile asked for.
+var errLocked = errors.New("locked")
+
+// lockResume makes one resume of a suspended run the only one. Two
+// resumes started together both read the journal as pending, and each
+// would run the steps after the boundary: the side effects the journal
+// exists to keep from happening twice. The first takes the run's lock
+// and holds it until its journal is rewritten; another one meanwhile is
+// refused at once. One that gets the lock after the first is done reads
+// the journal again and finds it no longer the one it was given (the
+// run completed, or was suspended further on), and is refused too. A
+// resume that left the run where it was (no answer given) changed
+// nothing the journal it was given says.
+func lockResume(stateDir string, j *Journal) (unlock func(), err error) {
+	if stateDir == "" {
+		stateDir = DefaultStateDir
+	}
+	f, err := os.OpenFile(filepath.Join(stateDir, "runs", j.RunID, resumeLockFile), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("locking run %s: %w", j.RunID, err)
+	}
+	release, err := tryLockFile(f)
+	if errors.Is(err, errLocked) {
+		f.Close()
+		return nil, fmt.Errorf("%w: run %s is already being resumed by another process", ErrJournal, j.RunID)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking run %s: %w", j.RunID, err)
+	}
+	unlock = func() { release(); f.Close() }
+	now, err := ReadJournal(stateDir, j.RunID)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	if now.Status != StatusPendingApproval || now.Pending == nil {
+		unlock()
+		return nil, fmt.Errorf("%w: run %s is already resumed: it is %s now", ErrJournal, j.RunID, now.Status)
+	}
+	if now.Pending.Step != j.Pending.Step {
+		unlock()
+		return nil, fmt.Errorf("%w: run %s was resumed meanwhile and waits at step %d now; resume it again", ErrJournal, j.RunID, now.Pending.Step)
+	}
+	return unlock, nil
 }
 
 // replaying reports whether step is answered from the journal.

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/capped"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -162,10 +163,17 @@ func (w *WorkflowStats) add(r *run) {
 	}
 }
 
+// maxRecordBytes bounds a run record stats reads (trace.json, the
+// journal): a run records each string clipped (maxRecordedString), so
+// a real record is far smaller.
+const maxRecordBytes = 64 << 20
+
 // readRun reads one run directory.
 func readRun(dir string) (*run, error) {
 	file := filepath.Join(dir, TraceFile)
-	data, err := os.ReadFile(file)
+	// Regular files only, and bounded: a FIFO named trace.json would
+	// hang stats and a link to /dev/zero fill memory.
+	data, err := capped.ReadFile(file, maxRecordBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +220,7 @@ func readRun(dir string) (*run, error) {
 	// The bundle the run ran: the journal's absolute target, else the
 	// directory of the workflow file when it holds a manifest.
 	var target string
-	if jdata, err := os.ReadFile(filepath.Join(dir, JournalFile)); err == nil {
+	if jdata, err := capped.ReadFile(filepath.Join(dir, JournalFile), maxRecordBytes); err == nil {
 		var j struct {
 			Target string `json:"target"`
 		}

@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/crystallize-dev/crystallize/internal/capped"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/store"
 	"github.com/crystallize-dev/crystallize/internal/toon"
@@ -48,12 +49,18 @@ type Result struct {
 	Problems trace.ErrorList `json:"-"`
 }
 
+// MaxSessionBytes bounds a session log Update reads; a larger file is a
+// problem of that file. Session logs are text a person reads: a run's
+// session.md holds one clipped line per step.
+const MaxSessionBytes = 32 << 20
+
 // Update brings the index in db up to date with the *.md files under dir
 // (recursively). Index paths are relative to dir, with "/". A file whose
 // content hash is unchanged is skipped; a changed or new one is parsed and
 // replaces its entry; an indexed path with no file is removed, and so is
-// one whose file no longer parses. Errors other than parse problems (an
-// unreadable file, the database) stop Update.
+// one whose file no longer parses, is not a regular file or is larger
+// than MaxSessionBytes: those are Problems. Other errors (an unreadable
+// file, the database) stop Update.
 func Update(ctx context.Context, db *store.DB, dir string) (Result, error) {
 	var r Result
 	old, err := db.Hashes(ctx)
@@ -84,7 +91,21 @@ func Update(ctx context.Context, db *store.DB, dir string) (Result, error) {
 		}
 		rel = filepath.ToSlash(rel)
 		seen[rel] = true
-		data, err := os.ReadFile(file)
+		// Only a regular file, and only up to MaxSessionBytes: a FIFO
+		// named *.md would hang the index and a link to /dev/zero fill
+		// memory. Either is a problem of that file, like one that does
+		// not parse.
+		data, err := capped.ReadFile(file, MaxSessionBytes)
+		if errors.Is(err, capped.ErrNotRegular) || errors.Is(err, capped.ErrTooLarge) {
+			r.Problems = append(r.Problems, &trace.Error{File: file, Msg: strings.TrimPrefix(err.Error(), file+": ")})
+			r.Failed++
+			if _, indexed := old[rel]; indexed {
+				if err := db.Delete(ctx, rel); err != nil {
+					return r, err
+				}
+			}
+			continue
+		}
 		if err != nil {
 			return r, err
 		}

@@ -40,6 +40,12 @@ func LoadData(file, format string) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading data: %w", err)
 	}
+	return decodeData(data, file, format)
+}
+
+// decodeData decodes what LoadData read from file: at most MaxDataBytes,
+// one more meaning the file is larger.
+func decodeData(data []byte, file, format string) (any, error) {
 	if len(data) > MaxDataBytes {
 		return nil, trace.ErrorList{{File: file, Msg: fmt.Sprintf("data file is larger than %d bytes", MaxDataBytes)}}
 	}

@@ -221,6 +221,11 @@ type Experiment struct {
 	// directory relative paths in it resolve against.
 	File string `json:"-"`
 	Dir  string `json:"-"`
+	// AllowOutside lets the files the experiment names (data, code,
+	// transforms) lie outside Dir. It is the caller's to set, never the
+	// file's: by default an experiment reads only its own directory, so
+	// one handed over cannot make a run read ~/.aws/credentials as CSV.
+	AllowOutside bool `json:"-"`
 
 	lines func(string) int
 }

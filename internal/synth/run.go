@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 
+	"github.com/crystallize-dev/crystallize/internal/capped"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -153,13 +154,13 @@ func Run(ctx context.Context, x *Experiment, opts Options) (*Report, error) {
 	}
 	// bounded_synthesis: every condition's code, from a file, inline or
 	// from the model.
-	base, err := x.source(ctx, "baseline", x.Code, opts, rep)
+	base, err := x.source(ctx, "baseline", "code.file", x.Code, opts, rep)
 	if err != nil {
 		return nil, err
 	}
 	rep.Conditions = append(rep.Conditions, base)
-	for _, t := range x.Treatments {
-		c, err := x.source(ctx, t.Name, t.Code(), opts, rep)
+	for i, t := range x.Treatments {
+		c, err := x.source(ctx, t.Name, fmt.Sprintf("treatments[%d].file", i), t.Code(), opts, rep)
 		if err != nil {
 			return nil, err
 		}
@@ -305,29 +306,62 @@ func execute(ctx context.Context, sb *Sandbox, c *Capsule, inputs []any) ([]*Res
 	return out, nil
 }
 
-func (x *Experiment) path(name string) string {
-	if filepath.IsAbs(name) {
-		return name
+// maxCodeBytes bounds a code or transforms file.
+const maxCodeBytes = 1 << 20
+
+// readFile reads the file name that the experiment names at key (such
+// as "data.file"), at most max bytes of a regular file. Unless
+// AllowOutside, name must be relative and stay in Dir, symbolic links
+// included. A refusal is a problem of the experiment file at key.
+func (x *Experiment) readFile(key, name string, max int64) ([]byte, error) {
+	problem := func(msg string) error {
+		return trace.ErrorList{{File: x.File, Line: x.line(key), Path: key, Msg: msg}}
 	}
-	return filepath.Join(x.Dir, name)
+	var data []byte
+	var err error
+	switch {
+	case x.AllowOutside:
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(x.Dir, p)
+		}
+		data, err = capped.ReadFile(p, max)
+	case !filepath.IsLocal(name):
+		return nil, problem(fmt.Sprintf("%s is outside the experiment's directory; --allow-outside reads it", name))
+	default:
+		data, err = capped.ReadFileInRoot(x.Dir, name, max)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, capped.ErrNotRegular) && !errors.Is(err, capped.ErrTooLarge) {
+			// os.Root refused a symbolic link out of the directory.
+			return nil, problem(fmt.Sprintf("%s leads outside the experiment's directory (%v); --allow-outside reads it", name, err))
+		}
+	}
+	if errors.Is(err, capped.ErrNotRegular) || errors.Is(err, capped.ErrTooLarge) {
+		return nil, problem(err.Error())
+	}
+	return data, err
 }
 
 func (x *Experiment) loadData() (any, error) {
 	if x.Data.File == "" {
 		return x.Data.Value, nil
 	}
-	return LoadData(x.path(x.Data.File), x.Data.Format)
+	data, err := x.readFile("data.file", x.Data.File, MaxDataBytes)
+	if err != nil {
+		return nil, fmt.Errorf("reading data: %w", err)
+	}
+	return decodeData(data, filepath.Join(x.Dir, x.Data.File), x.Data.Format)
 }
 
 // source produces a condition's code: read, inline, or synthesized.
-func (x *Experiment) source(ctx context.Context, name string, code Code, opts Options, rep *Report) (*Condition, error) {
+// key is where the code is named in the experiment file.
+func (x *Experiment) source(ctx context.Context, name, key string, code Code, opts Options, rep *Report) (*Condition, error) {
 	c := &Condition{Name: name, File: code.File, Entrypoint: code.Entrypoint}
 	if c.Entrypoint == "" {
 		c.Entrypoint = DefaultEntrypoint
 	}
 	switch {
 	case code.File != "":
-		b, err := os.ReadFile(x.path(code.File))
+		b, err := x.readFile(key, code.File, maxCodeBytes)
 		if err != nil {
 			return nil, fmt.Errorf("reading code: %w", err)
 		}
@@ -350,7 +384,7 @@ func (x *Experiment) source(ctx context.Context, name string, code Code, opts Op
 func (x *Experiment) transformer(ctx context.Context) (*transformer, error) {
 	src, name := x.Transforms.Source, "transforms"
 	if x.Transforms.File != "" {
-		b, err := os.ReadFile(x.path(x.Transforms.File))
+		b, err := x.readFile("transforms.file", x.Transforms.File, maxCodeBytes)
 		if err != nil {
 			return nil, fmt.Errorf("reading transforms: %w", err)
 		}
@@ -390,14 +424,16 @@ func CheckCode(x *Experiment) error {
 	var errs []error
 	codes := []Code{x.Code}
 	names := []string{"baseline"}
-	for _, t := range x.Treatments {
+	keys := []string{"code.file"}
+	for i, t := range x.Treatments {
 		codes, names = append(codes, t.Code()), append(names, t.Name)
+		keys = append(keys, fmt.Sprintf("treatments[%d].file", i))
 	}
 	for i, code := range codes {
 		if code.Model != "" {
 			continue
 		}
-		c, err := x.source(context.Background(), names[i], code, Options{}, &Report{})
+		c, err := x.source(context.Background(), names[i], keys[i], code, Options{}, &Report{})
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -410,7 +446,7 @@ func CheckCode(x *Experiment) error {
 	if x.Transforms.File != "" || x.Transforms.Source != "" {
 		src, name := x.Transforms.Source, "transforms"
 		if x.Transforms.File != "" {
-			b, err := os.ReadFile(x.path(x.Transforms.File))
+			b, err := x.readFile("transforms.file", x.Transforms.File, maxCodeBytes)
 			if err != nil {
 				return errors.Join(append(errs, fmt.Errorf("reading transforms: %w", err))...)
 			}

@@ -1,8 +1,12 @@
 package toon
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"reflect"
 	"slices"
@@ -82,28 +86,69 @@ type EncodeOptions struct {
 	// field values are quoted against commas, as in the spec's
 	// delimiter-scoping example. The zero value is Comma.
 	DocumentDelimiter Delimiter
+	// MaxDepth bounds how deeply arrays and objects may nest; 0 means
+	// DefaultMaxDepth. A deeper value is refused with ErrTooDeep.
+	MaxDepth int
 }
+
+// DefaultMaxDepth is the deepest nesting of arrays and objects Encode
+// and EncodeJSON accept by default. TOON indents every level, so the
+// text of a value nested d deep holds d lines indented up to d levels:
+// its size grows with the square of d while the JSON grows with d (16 KB
+// of nested brackets is 67 MB of TOON). A bound on d makes the output at
+// most a constant times the input. Real documents nest a few dozen
+// levels; encoding/json's own bound is 10000.
+const DefaultMaxDepth = 256
+
+// ErrTooDeep: a value nests arrays and objects deeper than the
+// encoder's MaxDepth.
+var ErrTooDeep = errors.New("nesting too deep")
 
 // Encode returns the TOON text of v, without a trailing newline (§12).
 // v is a JSON-model value (see the package comment for the host types
 // accepted). The only errors are values that cannot be represented:
-// an invalid json.Number, or a host value encoding/json rejects.
+// an invalid json.Number, a host value encoding/json rejects, or one
+// nested deeper than opts.MaxDepth (ErrTooDeep).
 func Encode(v any, opts EncodeOptions) ([]byte, error) {
-	n, err := normalize(v)
-	if err != nil {
+	var b bytes.Buffer
+	if err := EncodeTo(&b, v, opts); err != nil {
 		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// EncodeTo writes the TOON text of v to w, as Encode returns it. What it
+// holds besides v is a copy of v and one line: the text, which can be
+// much larger than v, is never held whole. Nothing is written when v
+// cannot be represented.
+func EncodeTo(w io.Writer, v any, opts EncodeOptions) error {
+	max := opts.MaxDepth
+	if max <= 0 {
+		max = DefaultMaxDepth
+	}
+	n, err := normalize(v, 0, max)
+	if err != nil {
+		return err
 	}
 	if opts.Indent <= 0 {
 		opts.Indent = 2
 	}
-	e := &encoder{opts: opts, doc: opts.DocumentDelimiter.byte()}
+	e := &encoder{opts: opts, doc: opts.DocumentDelimiter.byte(), w: bufio.NewWriter(w)}
 	e.root(n)
-	return []byte(strings.Join(e.lines, "\n")), nil
+	return e.w.Flush()
 }
 
 // normalize converts a host value to the encoder's tree: Object with
-// unique keys, []any, string, number, bool and nil.
-func normalize(v any) (any, error) {
+// unique keys, []any, string, number, bool and nil. depth is how many
+// arrays and objects enclose v; one nesting deeper than max (when max is
+// positive) is refused.
+func normalize(v any, depth, max int) (any, error) {
+	switch v.(type) {
+	case Object, map[string]any, []any:
+		if max > 0 && depth >= max {
+			return nil, fmt.Errorf("%w: arrays and objects nest more than %d deep", ErrTooDeep, max)
+		}
+	}
 	switch v := v.(type) {
 	case nil:
 		return nil, nil
@@ -144,7 +189,7 @@ func normalize(v any) (any, error) {
 		out := make(Object, 0, len(v))
 		index := make(map[string]int, len(v))
 		for _, m := range v {
-			x, err := normalize(m.Value)
+			x, err := normalize(m.Value, depth+1, max)
 			if err != nil {
 				return nil, err
 			}
@@ -161,7 +206,7 @@ func normalize(v any) (any, error) {
 		if v == nil {
 			return nil, nil
 		}
-		return normalize(*v)
+		return normalize(*v, depth, max)
 	case map[string]any:
 		keys := make([]string, 0, len(v))
 		for k := range v {
@@ -172,12 +217,12 @@ func normalize(v any) (any, error) {
 		for _, k := range keys {
 			o = append(o, Member{k, v[k]})
 		}
-		return normalize(o)
+		return normalize(o, depth, max)
 	case []any:
 		out := make([]any, len(v))
 		for i, x := range v {
 			var err error
-			if out[i], err = normalize(x); err != nil {
+			if out[i], err = normalize(x, depth+1, max); err != nil {
 				return nil, err
 			}
 		}
@@ -193,11 +238,11 @@ func normalize(v any) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding %T: %w", v, err)
 	}
-	x, err := ReadJSON(b)
+	x, err := readJSON(b, max-depth)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %T: %w", v, err)
 	}
-	return normalize(x)
+	return normalize(x, depth, max)
 }
 
 // floatNumber formats f with the fewest digits that read back as f, then
@@ -212,11 +257,24 @@ func floatNumber(f float64, bits int) any {
 type encoder struct {
 	opts  EncodeOptions
 	doc   byte // document delimiter
-	lines []string
+	w     *bufio.Writer
+	begun bool // a line was written: the next one starts with a newline
 }
 
+// spaces is written in pieces for the indentation of a line.
+var spaces = bytes.Repeat([]byte(" "), 256)
+
+// line writes s at depth. Write errors are the bufio.Writer's to keep:
+// Flush returns the first.
 func (e *encoder) line(depth int, s string) {
-	e.lines = append(e.lines, strings.Repeat(" ", depth*e.opts.Indent)+s)
+	if e.begun {
+		e.w.WriteByte('\n')
+	}
+	e.begun = true
+	for n := depth * e.opts.Indent; n > 0; n -= len(spaces) {
+		e.w.Write(spaces[:min(n, len(spaces))])
+	}
+	e.w.WriteString(s)
 }
 
 // root writes the document form of §5: an empty object is an empty

@@ -1,8 +1,12 @@
 package toon
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -162,8 +166,8 @@ func TestCanonicalNumber(t *testing.T) {
 // since tabular forms reorder keys to the header's order; numbers compare
 // by canonical value.
 func sameValue(a, b any) bool {
-	na, err1 := normalize(a)
-	nb, err2 := normalize(b)
+	na, err1 := normalize(a, 0, 0)
+	nb, err2 := normalize(b, 0, 0)
 	if err1 != nil || err2 != nil {
 		return false
 	}
@@ -195,4 +199,70 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// nested returns n arrays, one inside the other, around inner.
+func nested(n int, inner any) any {
+	v := inner
+	for range n {
+		v = []any{v}
+	}
+	return v
+}
+
+// TestEncodeDepthLimit: a value nested MaxDepth deep encodes, one level
+// more is refused with ErrTooDeep before anything is written, from a
+// Go value and from JSON text alike.
+func TestEncodeDepthLimit(t *testing.T) {
+	if _, err := Encode(nested(DefaultMaxDepth, "x"), EncodeOptions{}); err != nil {
+		t.Fatalf("Encode(%d deep) = %v, want no error", DefaultMaxDepth, err)
+	}
+	var out bytes.Buffer
+	if err := EncodeTo(&out, nested(DefaultMaxDepth+1, "x"), EncodeOptions{}); !errors.Is(err, ErrTooDeep) || out.Len() > 0 {
+		t.Errorf("EncodeTo(%d deep) = %v, wrote %d bytes, want ErrTooDeep and nothing", DefaultMaxDepth+1, err, out.Len())
+	}
+	deep := strings.Repeat("[", DefaultMaxDepth+1) + strings.Repeat("]", DefaultMaxDepth+1)
+	if _, err := EncodeJSON([]byte(deep), EncodeOptions{}); !errors.Is(err, ErrTooDeep) {
+		t.Errorf("EncodeJSON(%d deep) = %v, want ErrTooDeep", DefaultMaxDepth+1, err)
+	}
+	if _, err := EncodeJSON([]byte(deep), EncodeOptions{MaxDepth: DefaultMaxDepth + 1}); err != nil {
+		t.Errorf("EncodeJSON(%d deep, MaxDepth %d) = %v, want no error", DefaultMaxDepth+1, DefaultMaxDepth+1, err)
+	}
+	obj := strings.Repeat(`{"a":`, 5) + "1" + strings.Repeat("}", 5)
+	if _, err := EncodeJSON([]byte(obj), EncodeOptions{MaxDepth: 4}); !errors.Is(err, ErrTooDeep) {
+		t.Errorf("EncodeJSON(5 objects deep, MaxDepth 4) = %v, want ErrTooDeep", err)
+	}
+}
+
+// countingWriter counts what is written to it and keeps nothing.
+type countingWriter struct{ n int }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+// TestEncodeToStreams: the text of a deep value is much larger than the
+// value (every line is indented to its depth), and EncodeTo does not
+// hold it: what it allocates is a fraction of what it writes.
+func TestEncodeToStreams(t *testing.T) {
+	items := make([]any, 2000)
+	for i := range items {
+		items[i] = Object{{"a", number("1")}, {"b", []any{Object{{"c", "d"}}}}}
+	}
+	v, err := normalize(nested(DefaultMaxDepth-5, items), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w countingWriter
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := EncodeTo(&w, v, EncodeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	if w.n < 2<<20 {
+		t.Fatalf("wrote %d bytes; the test wants a text of several MB", w.n)
+	}
+	if alloc > uint64(w.n)/4 {
+		t.Errorf("EncodeTo allocated %d bytes to write %d: the text is held, not streamed", alloc, w.n)
+	}
 }

@@ -9,10 +9,14 @@ import (
 type Error struct {
 	Line int
 	Msg  string // lowercase, without trailing punctuation
+	err  error  // a sentinel the problem is, such as ErrTooDeep
 }
 
 // Error formats e as "line N: message".
 func (e *Error) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// Unwrap returns the sentinel the problem is, if any.
+func (e *Error) Unwrap() error { return e.err }
 
 // ErrorList is every problem Decode found in a document, in line order.
 // Decode keeps going after problems that leave the structure readable

@@ -13,10 +13,18 @@ import (
 // for objects (key order kept), []any, string, json.Number, bool and nil.
 // A key repeated within one object keeps its first position and takes its
 // last value, as JSON.parse does. Errors carry the line of the problem.
+// Arrays and objects nested more than DefaultMaxDepth deep are refused
+// (ErrTooDeep).
 func ReadJSON(data []byte) (any, error) {
+	return readJSON(data, DefaultMaxDepth)
+}
+
+// readJSON is ReadJSON with max, the nesting it accepts (at most 0
+// refuses any array or object).
+func readJSON(data []byte, max int) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := readValue(dec)
+	v, err := readValue(dec, max, max)
 	if err == nil {
 		if _, err = dec.Token(); err == io.EOF {
 			return v, nil
@@ -41,17 +49,25 @@ func jsonError(data []byte, dec *json.Decoder, err error) error {
 	}
 	off = min(max(off, 0), int64(len(data)))
 	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	if errors.Is(err, ErrTooDeep) {
+		return &Error{Line: line, Msg: err.Error(), err: err}
+	}
 	msg := strings.TrimPrefix(err.Error(), "json: ")
 	return &Error{Line: line, Msg: "invalid JSON: " + msg}
 }
 
-func readValue(dec *json.Decoder) (any, error) {
+// readValue reads one value that may nest room more arrays and objects,
+// in a document that may nest max.
+func readValue(dec *json.Decoder, room, max int) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
 	}
 	switch tok := tok.(type) {
 	case json.Delim:
+		if room <= 0 {
+			return nil, fmt.Errorf("%w: arrays and objects nest more than %d deep", ErrTooDeep, max)
+		}
 		switch tok {
 		case '{':
 			o := Object{}
@@ -62,7 +78,7 @@ func readValue(dec *json.Decoder) (any, error) {
 					return nil, err
 				}
 				key, _ := kt.(string) // the decoder only yields string keys
-				v, err := readValue(dec)
+				v, err := readValue(dec, room-1, max)
 				if err != nil {
 					return nil, err
 				}
@@ -78,7 +94,7 @@ func readValue(dec *json.Decoder) (any, error) {
 		case '[':
 			a := []any{}
 			for dec.More() {
-				v, err := readValue(dec)
+				v, err := readValue(dec, room-1, max)
 				if err != nil {
 					return nil, err
 				}
@@ -96,7 +112,7 @@ func readValue(dec *json.Decoder) (any, error) {
 // indented by indent per level ("" for one line), keys in object order,
 // with no trailing newline. Other host values are normalized as by Encode.
 func WriteJSON(v any, indent string) ([]byte, error) {
-	n, err := normalize(v)
+	n, err := normalize(v, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -170,11 +186,26 @@ func writeString(b *bytes.Buffer, s string) {
 
 // EncodeJSON converts a JSON document to TOON, keeping its key order.
 func EncodeJSON(data []byte, opts EncodeOptions) ([]byte, error) {
-	v, err := ReadJSON(data)
-	if err != nil {
+	var b bytes.Buffer
+	if err := EncodeJSONTo(&b, data, opts); err != nil {
 		return nil, err
 	}
-	return Encode(v, opts)
+	return b.Bytes(), nil
+}
+
+// EncodeJSONTo writes the TOON text of a JSON document to w, as
+// EncodeTo writes a value; nothing is written when the document is
+// refused.
+func EncodeJSONTo(w io.Writer, data []byte, opts EncodeOptions) error {
+	max := opts.MaxDepth
+	if max <= 0 {
+		max = DefaultMaxDepth
+	}
+	v, err := readJSON(data, max)
+	if err != nil {
+		return err
+	}
+	return EncodeTo(w, v, opts)
 }
 
 // DecodeJSON converts a TOON document to JSON indented by two spaces,

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package capped
+
+// openNonBlocking: see open_unix.go.
+const openNonBlocking = 0
