@@ -68,7 +68,9 @@
 // root's path during the run changes nothing. Inside the
 // roots they never read or write the protected set (ProtectedError): the
 // loaded configuration and any crystallize.toml, every program a command
-// binding or MCP server runs (and its directory, unless that is a root),
+// binding or MCP server runs and every file its arguments name (an
+// interpreter's script, ["sh", "tools/x.sh"]), with their directories
+// unless that is a root,
 // the secrets file, the state directory and any .crystallize or .git
 // directory. Without that, a granted fs.write could rewrite a script a
 // binding runs and then call it, or widen the next run's configuration.

@@ -22,8 +22,10 @@ const (
 	// named crystallize.toml, which a later run could load.
 	RuleConfig = "protected_config"
 	// RuleProgram: a program a command binding or an MCP server runs,
-	// and the directory holding it (the scripts it sources live there)
-	// unless that directory is a workspace root or holds one.
+	// and every file its arguments name (an interpreter runs its script
+	// from argv[1]), and the directory holding each (the scripts it
+	// sources live there) unless that directory is a workspace root or
+	// holds one.
 	RuleProgram = "protected_program"
 	// RuleSecrets: the [secrets] file.
 	RuleSecrets = "protected_secrets"
@@ -85,28 +87,37 @@ func (h *host) guards() []guard {
 		}
 	}
 	roots := h.cfg.roots()
-	program := func(argv0, owner string) {
-		p := h.program(argv0)
-		if p == "" {
-			return
-		}
-		add(p, false, RuleProgram, "a program "+owner+" runs")
+	// verb is "runs" for argv[0], "names" for a file among the
+	// arguments (a script, or a file the program reads).
+	program := func(p, what, owner, verb string) {
+		add(p, false, RuleProgram, "a "+what+" "+owner+" "+verb)
 		d := filepath.Dir(p)
 		for _, r := range roots {
 			if rel, err := filepath.Rel(d, r); err == nil && filepath.IsLocal(rel) || d == r {
 				return // protecting d would protect a whole root
 			}
 		}
-		add(d, true, RuleProgram, "the directory of a program "+owner+" runs")
+		add(d, true, RuleProgram, "the directory of a "+what+" "+owner+" "+verb)
+	}
+	command := func(argv []string, cwd, owner string) {
+		if len(argv) == 0 {
+			return
+		}
+		if p := h.program(argv[0]); p != "" {
+			program(p, "program", owner, "runs")
+		}
+		for _, p := range h.argvFiles(argv[1:], cwd) {
+			program(p, "file", owner, "names")
+		}
 	}
 	for _, name := range sortedKeys(h.cfg.Tools) {
 		if b := h.cfg.Tools[name]; len(b.Command) > 0 {
-			program(b.Command[0], fmt.Sprintf("the binding tools.%q", name))
+			command(b.Command, b.Cwd, fmt.Sprintf("the binding tools.%q", name))
 		}
 	}
 	for _, name := range sortedKeys(h.cfg.MCP) {
 		if s := h.cfg.MCP[name]; len(s.Command) > 0 {
-			program(s.Command[0], fmt.Sprintf("the server mcp.%s", name))
+			command(s.Command, s.Cwd, fmt.Sprintf("the server mcp.%s", name))
 		}
 	}
 	if gs == nil {
@@ -136,6 +147,66 @@ func (h *host) program(argv0 string) string {
 		return ""
 	}
 	return abs
+}
+
+// argvFiles returns the files the arguments of a command name, as the
+// program would open them: an argument (or the value after the "=" of an
+// option written "--name=value") relative to the command's working
+// directory, cwd (a template; the first workspace root when it is empty
+// or names a parameter). An interpreter's script is an argument
+// (["sh", "tools/hello.sh"], ["python3", "x.py"]), and so is a file of
+// rules or a config a program reads: rewriting either changes what the
+// call does as much as rewriting argv[0] would. An argument counts when
+// it is a file that exists, or when it looks like one (it holds a slash,
+// or its name has an extension), so that a workflow cannot create the
+// script a binding names before calling it. An argument that is a
+// parameter's value is not known before the call and is left out; so is
+// a directory (an operand such as ".", which names no program).
+func (h *host) argvFiles(args []string, cwd string) []string {
+	dir := h.cfg.roots()[0]
+	if cwd != "" {
+		if d, ok := h.literal(cwd); ok {
+			dir = h.cfg.abs(d)
+		}
+	}
+	var out []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			_, v, ok := strings.Cut(a, "=")
+			if !ok {
+				continue
+			}
+			a = v
+		}
+		a, ok := h.literal(a)
+		if !ok || a == "" {
+			continue
+		}
+		p := a
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		info, err := os.Stat(p)
+		switch {
+		case err == nil && info.IsDir():
+			continue
+		case err != nil && !strings.ContainsRune(a, '/') && filepath.Ext(a) == "":
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// literal returns the template s with {workspace} filled in, and false
+// when it holds any other placeholder ({name}, {name...}, {secret:ID}):
+// its value is known only at the call.
+func (h *host) literal(s string) (string, bool) {
+	s = strings.ReplaceAll(s, "{workspace}", h.cfg.roots()[0])
+	if strings.ContainsAny(s, "{}") {
+		return "", false
+	}
+	return s, true
 }
 
 // protect refuses the path p (as the workflow gave it, root and rel as
