@@ -71,8 +71,9 @@
 // binding or MCP server runs and every file its arguments name (an
 // interpreter's script, ["sh", "tools/x.sh"]), with their directories
 // unless that is a root,
-// the secrets file, the state directory and any .crystallize or .git
-// directory. Without that, a granted fs.write could rewrite a script a
+// the secrets file, the state directory, any other directory holding a
+// state key, any state.key or approvals.jsonl, and any .crystallize or
+// .git directory. Without that, a granted fs.write could rewrite a script a
 // binding runs and then call it, or widen the next run's configuration.
 //
 // Every ctx.tool name written as a string literal is resolved before the

@@ -29,8 +29,10 @@ const (
 	RuleProgram = "protected_program"
 	// RuleSecrets: the [secrets] file.
 	RuleSecrets = "protected_secrets"
-	// RuleState: the state directory (run records, journals, the store)
-	// and any directory named .crystallize.
+	// RuleState: the state directory (run records, journals, the store),
+	// any directory named .crystallize, any other state directory (one
+	// that holds a state.key), and any file named state.key or
+	// approvals.jsonl.
 	RuleState = "protected_state"
 	// RuleGit: any directory named .git (hooks are programs, config
 	// holds remotes and credential helpers).
@@ -293,6 +295,24 @@ func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, 
 			return refuse(g.rule, g.why)
 		}
 	}
+	// Another state directory than the run's own (an earlier run's
+	// --state-dir, the one `approve` recorded to) is as much the
+	// project's state: its key authenticates journals and approvals, and
+	// a ledger line forged in it would let an unapproved bundle run
+	// under require_ledger. It is known by its key, which every state
+	// directory that authenticates anything holds: one lstat per
+	// directory of the path below the root (the root and above are
+	// rc's, looked at once).
+	if rc.inState {
+		return refuse(RuleState, "inside a state directory (it holds "+StateKeyFile+")")
+	}
+	if under {
+		for _, a := range inside {
+			if holdsStateKey(rc, a.path) {
+				return refuse(RuleState, "inside a state directory (it holds "+StateKeyFile+")")
+			}
+		}
+	}
 	// The rules by name come last, so that a path both rules and the set
 	// cover is reported as what the set says it is.
 	spellings := [2]string{filepath.ToSlash(rel)}
@@ -306,6 +326,8 @@ func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, 
 				return refuse(RuleGit, "inside a .git directory")
 			case strings.EqualFold(n, DefaultStateDir):
 				return refuse(RuleState, "inside a "+DefaultStateDir+" directory")
+			case strings.EqualFold(n, StateKeyFile), strings.EqualFold(n, ApprovalLedgerFile):
+				return refuse(RuleState, "a state directory's "+n)
 			}
 		}
 	}
@@ -313,6 +335,20 @@ func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, 
 		return refuse(RuleConfig, "a "+ConfigFile+" a later run could load")
 	}
 	return last, rc, nil
+}
+
+// holdsStateKey reports whether the directory dir (a real path under
+// rc's root, or the root or above) holds a StateKeyFile: whether it is a
+// state directory.
+func holdsStateKey(rc *rootCheck, dir string) bool {
+	if rc.open != nil {
+		if rel, err := filepath.Rel(rc.real, dir); err == nil && filepath.IsLocal(rel) {
+			_, err := rc.open.lstat(filepath.Join(rel, StateKeyFile))
+			return err == nil
+		}
+	}
+	_, err := os.Lstat(filepath.Join(dir, StateKeyFile))
+	return err == nil
 }
 
 // coversAncestor reports whether the directory guard g is an ancestor of
@@ -388,6 +424,10 @@ type rootCheck struct {
 	// openErr is why the root could not be opened, when open is nil: the
 	// error of the call the check was made for.
 	openErr error
+	// inState is whether the root or a directory above it is a state
+	// directory (holds a StateKeyFile): then every path under the root is
+	// inside one.
+	inState bool
 }
 
 // ErrRootChanged is returned when a workspace root's path leads to
@@ -422,6 +462,10 @@ func (c *rootCache) get(root string, gs []guard, roots *openRoots) (*rootCheck, 
 			info, _ = os.Stat(a)
 		}
 		chain = append(chain, dirInfo{a, info})
+		if !rc.inState {
+			_, err := os.Lstat(filepath.Join(a, StateKeyFile))
+			rc.inState = err == nil
+		}
 		if a == filepath.Dir(a) {
 			break
 		}
