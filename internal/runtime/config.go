@@ -100,7 +100,7 @@ type ToolBinding struct {
 	// Command is an argv template; see the package comment.
 	Command []string `toml:"command"`
 	// AllowOptions names the parameters of Command that may start with
-	// "-" where they make a whole argv element. Any other such value is
+	// "-" where they start an argv element. Any other such value is
 	// refused (ErrOptionArgument): the program would read it as an
 	// option ("--output=/tmp/x", "--upload-pack=…"), not as the operand
 	// the template means. An element after a literal "--" is an operand
@@ -263,8 +263,11 @@ func (c *Config) check(file string) []error {
 			b.timeout = d
 		}
 		for i, o := range b.AllowOptions {
-			if !slices.ContainsFunc(b.Command, func(el string) bool { return el == "{"+o+"}" }) {
-				bad(fmt.Sprintf("%s.allow_options[%d]", p, i), "%q is not a parameter that makes a whole element of command", o)
+			if !slices.ContainsFunc(b.Command, func(el string) bool {
+				lead, ok := leadingPlaceholder(el)
+				return ok && lead == o || el == "{"+o+"...}"
+			}) {
+				bad(fmt.Sprintf("%s.allow_options[%d]", p, i), "%q is not a parameter that starts an element of command", o)
 			}
 		}
 		for i, se := range b.SideEffects {

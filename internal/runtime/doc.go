@@ -48,10 +48,11 @@
 // that name, so a value stays one argument whatever it contains, and an
 // element that is exactly "{name...}" becomes one argument per item of the
 // list argument name (a command's operands, as mining writes git add
-// {paths...}); a value, or a list's item, starting with "-" for an
-// element that is exactly one placeholder is refused (ErrOptionArgument,
-// see OptionPosition) unless the element follows a literal "--" or the
-// binding lists it in allow_options. ctx.exec expands its argv template
+// {paths...}); an element that starts with a placeholder ("{ref}",
+// "{owner}/{repo}") and would start with "-", or a list's item starting
+// with "-", is refused (ErrOptionArgument, see OptionPosition) unless the
+// element follows a literal "--" or the binding lists its leading
+// parameter in allow_options. ctx.exec expands its argv template
 // by the same rules (expandArgv). The
 // arguments are also given to the command as a JSON object on stdin, and
 // its stdout is parsed as JSON when it is JSON, else returned as a string.
