@@ -197,9 +197,22 @@ var builtins = []string{ToolFSRead, ToolFSWrite, ToolFSEdit}
 // writesFiles reports whether the built-in named builtin changes files.
 func writesFiles(builtin string) bool { return builtin == ToolFSWrite || builtin == ToolFSEdit }
 
+// ErrConfigInBundle is returned by LoadConfig for a configuration file
+// inside a bundle directory. A bundle is what a reviewer approved: its
+// workflow, fixtures and report. A configuration decides what each of its
+// tools runs and what it is granted, so one the bundle ships would let
+// the bundle rebind every tool it calls (`cd bundle && crystallize run .`
+// reads the working directory's crystallize.toml); it is never loaded,
+// whoever names it.
+var ErrConfigInBundle = errors.New("configuration inside a bundle")
+
 // LoadConfig reads and checks the configuration file at file. It reports
-// every problem it finds, each as "file: path: message", joined.
+// every problem it finds, each as "file: path: message", joined. A file
+// inside a bundle is refused (ErrConfigInBundle).
 func LoadConfig(file string) (*Config, error) {
+	if dir, ok := bundleOf(file); ok {
+		return nil, fmt.Errorf("%w: %s is a file of the bundle %s; the project's configuration binds the tools (run from the project, or pass --config)", ErrConfigInBundle, file, dir)
+	}
 	c := new(Config)
 	md, err := toml.DecodeFile(file, c)
 	if err != nil {
