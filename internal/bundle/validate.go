@@ -131,6 +131,14 @@ func (x *validator) finish(skipped bool) {
 func Validate(dir string) (v *Validation) {
 	v = &Validation{Bundle: dir, Checks: []Check{}, Problems: []candidate.Problem{}}
 	x := &validator{dir: dir, v: v}
+	// A change in place (approve) running now is waited for, so that
+	// what is checked is a bundle as some change left it, not one half
+	// written; the temporary files of one that was killed are removed
+	// (lock), as they would be by the next change. A directory that
+	// cannot be opened is reported by the checks.
+	if unlock, err := lock(dir); err == nil {
+		defer unlock()
+	}
 	defer func() {
 		// Validate promises not to panic on any input; a bug here is
 		// reported as a problem rather than crashing the caller.
