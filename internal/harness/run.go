@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/proc"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -193,12 +194,14 @@ func execute(ctx context.Context, dir string, argv []string, timeout time.Durati
 	cmd.Dir = dir
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	setProcessGroup(cmd)
 	// A grandchild that keeps the output pipe open must not hold the run
 	// past its timeout.
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
-	err := cmd.Run()
+	// The gate runs in a process group of its own, killed whole at the
+	// timeout and when the gate returns: nothing it starts in the
+	// background outlives it.
+	err := proc.Run(cmd)
 	d := time.Since(start)
 	if ctx.Err() == context.DeadlineExceeded {
 		fmt.Fprintf(&buf, "\n[timed out after %s]\n", timeout)

@@ -1,7 +1,11 @@
 // Package proc answers whether a process recorded by its id still runs:
 // the trace store asks it of imports and the registry of runs and
 // sessions, which both record the process that owns a row so that a
-// process killed without cleaning up does not leave its row live.
+// process killed without cleaning up does not leave its row live. It
+// also ends what a command leaves behind: Run starts a command in a
+// process group of its own and kills what is left of the group when the
+// command returns, so that nothing a tool call or a gate started
+// outlives it.
 package proc
 
 // Running reports whether the process recorded as pid, started at start

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/proc"
 )
 
 // ErrToolNotLiteral is returned for a call of a tool whose name the
@@ -507,7 +508,10 @@ func (h *host) command(t *ToolBinding, args map[string]any) (any, []string, erro
 	// A child that keeps the pipes open must not hold the run after the
 	// command is killed.
 	cmd.WaitDelay = time.Second
-	if err := cmd.Run(); err != nil {
+	// The command runs in a process group of its own, killed whole at
+	// the timeout and when the command returns: nothing it started in
+	// the background outlives the call.
+	if err := proc.Run(cmd); err != nil {
 		if ctx.Err() == context.DeadlineExceeded && h.ctx.Err() == nil {
 			return nil, argv, fmt.Errorf("%s timed out after %s", argv[0], timeout)
 		}

@@ -18,6 +18,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/proc"
 )
 
 // CapShellExec is the capability that lets ctx.exec run any program; a
@@ -399,7 +400,7 @@ func (h *host) runArgv(argv []string, dir string) (out any, exitCode *int, err e
 	stderr := &cappedBuffer{max: maxExecOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = time.Second
-	runErr := cmd.Run()
+	runErr := proc.Run(cmd) // its own process group, killed when it returns
 	switch {
 	case ctx.Err() == context.DeadlineExceeded && h.ctx.Err() == nil:
 		return nil, nil, fmt.Errorf("%s timed out after %s", argv[0], DefaultToolTimeout)
