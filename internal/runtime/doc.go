@@ -70,8 +70,8 @@
 // roots they never read or write the protected set (ProtectedError): the
 // loaded configuration and any crystallize.toml, every program a command
 // binding or MCP server runs and every file its arguments name (an
-// interpreter's script, ["sh", "tools/x.sh"]), with their directories
-// unless that is a root,
+// interpreter's script, ["sh", "tools/x.sh"]), with the directory of
+// the program or script unless that is a root,
 // the secrets file, the state directory, any other directory holding a
 // state key, any state.key or approvals.jsonl, and any .crystallize or
 // .git directory. Without that, a granted fs.write could rewrite a script a

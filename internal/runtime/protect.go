@@ -21,11 +21,11 @@ const (
 	// RuleConfig: the configuration file the run loaded, and any file
 	// named crystallize.toml, which a later run could load.
 	RuleConfig = "protected_config"
-	// RuleProgram: a program a command binding or an MCP server runs,
+	// RuleProgram: a program a command binding or an MCP server runs
 	// and every file its arguments name (an interpreter runs its script
-	// from argv[1]), and the directory holding each (the scripts it
-	// sources live there) unless that directory is a workspace root or
-	// holds one.
+	// from argv[1]); and the directory holding the program, or the
+	// script in the first operand (the scripts it sources live there),
+	// unless that directory is a workspace root or holds one.
 	RuleProgram = "protected_program"
 	// RuleSecrets: the [secrets] file.
 	RuleSecrets = "protected_secrets"
@@ -108,8 +108,12 @@ func (h *host) guards() []guard {
 		if p := h.program(argv[0]); p != "" {
 			program(p, "program", owner, "runs")
 		}
-		for _, p := range h.argvFiles(argv[1:], cwd) {
-			program(p, "file", owner, "names")
+		for _, f := range h.argvFiles(argv[1:], cwd) {
+			if f.script {
+				program(f.path, "file", owner, "names")
+			} else {
+				add(f.path, false, RuleProgram, "a file "+owner+" names")
+			}
 		}
 	}
 	for _, name := range sortedKeys(h.cfg.Tools) {
@@ -164,21 +168,33 @@ func (h *host) program(argv0 string) string {
 // script a binding names before calling it. An argument that is a
 // parameter's value is not known before the call and is left out; so is
 // a directory (an operand such as ".", which names no program).
-func (h *host) argvFiles(args []string, cwd string) []string {
+//
+// The first operand (the first argument that is not an option) is where
+// an interpreter takes its script, which may source the files beside
+// it: its directory is protected too, as argv[0]'s is (script). Any
+// other file is protected alone, so that a binding naming an input or
+// output file ("data/in.json", "--out=build/x.json") does not close its
+// whole directory to the workflow.
+func (h *host) argvFiles(args []string, cwd string) []argvFile {
 	dir := h.cfg.roots()[0]
 	if cwd != "" {
 		if d, ok := h.literal(cwd); ok {
 			dir = h.cfg.abs(d)
 		}
 	}
-	var out []string
+	var out []argvFile
+	operands := 0
 	for _, a := range args {
+		first := false
 		if strings.HasPrefix(a, "-") {
 			_, v, ok := strings.Cut(a, "=")
 			if !ok {
 				continue
 			}
 			a = v
+		} else {
+			operands++
+			first = operands == 1
 		}
 		a, ok := h.literal(a)
 		if !ok || a == "" {
@@ -195,9 +211,16 @@ func (h *host) argvFiles(args []string, cwd string) []string {
 		case err != nil && !strings.ContainsRune(a, '/') && filepath.Ext(a) == "":
 			continue
 		}
-		out = append(out, p)
+		out = append(out, argvFile{path: p, script: first})
 	}
 	return out
+}
+
+// argvFile is a file a command's arguments name, and whether it is in
+// the script's position (the first operand).
+type argvFile struct {
+	path   string
+	script bool
 }
 
 // literal returns the template s with {workspace} filled in, and false
