@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"internal/codegen":         {"internal/trace", "internal/candidate", "internal/derive", "internal/assert"},
 	"internal/replay":          {"internal/trace", "internal/candidate", "internal/derive"},
 	"internal/redact":          {},
-	"internal/plan":            {"internal/candidate", "internal/trace", "internal/atomicfile"},
+	"internal/plan":            {"internal/candidate", "internal/trace", "internal/atomicfile", "internal/proc"},
 	"internal/toon":            {},
 	"internal/capped":          {},
 	"internal/session":         {"internal/trace", "internal/mdtext"},

@@ -21,6 +21,12 @@ type Approval struct {
 	At string
 	// Reject records a rejection instead of an approval.
 	Reject bool
+	// Record, when set, is called with the decision once it is in
+	// candidate.json, while the bundle is still locked: the approval
+	// ledger's append, so that decisions taken at once reach the ledger
+	// in the order they reach approval_history. An error is returned by
+	// Approve, with the manifest it wrote.
+	Record func(ApprovalRecord) error
 }
 
 // ErrBlocked is returned (wrapped, with the blocking reasons) by Approve
@@ -35,7 +41,8 @@ var ErrBlocked = errors.New("promotion is blocked")
 // blocking reasons, recomputed from the manifest's evidence rather than
 // read from its status), and a workflow file that no longer has the
 // sha256 the manifest records: a decision must be about the bytes the
-// bundle was made with.
+// bundle was made with. The bundle is locked throughout (see lock.go), so
+// decisions taken at once are all kept, one after the other.
 func Approve(dir string, a Approval) (*Manifest, error) {
 	if strings.TrimSpace(a.Actor) == "" {
 		return nil, errors.New("approving bundle: no actor")
@@ -43,6 +50,11 @@ func Approve(dir string, a Approval) (*Manifest, error) {
 	if strings.TrimSpace(a.At) == "" {
 		return nil, errors.New("approving bundle: no time")
 	}
+	unlock, err := lock(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	b, err := Read(dir)
 	if err != nil {
 		return nil, err
@@ -85,6 +97,11 @@ func Approve(dir string, a Approval) (*Manifest, error) {
 	}
 	if err := replaceFile(filepath.Join(dir, ManifestFile), data); err != nil {
 		return nil, fmt.Errorf("approving bundle: %w", err)
+	}
+	if a.Record != nil {
+		if err := a.Record(m.Promotion.ApprovalHistory[len(m.Promotion.ApprovalHistory)-1]); err != nil {
+			return m, err
+		}
 	}
 	return m, nil
 }

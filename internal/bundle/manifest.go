@@ -259,6 +259,7 @@ func (e *schemaError) Unwrap() error { return ErrSchema }
 // and a schema_version that is missing, below 1 or above SchemaVersion.
 // It checks nothing else; Validate checks the whole bundle.
 func Read(dir string) (*Bundle, error) {
+	cleanup(dir)
 	file := filepath.Join(dir, ManifestFile)
 	// A symlink could make the manifest another file, and a FIFO or
 	// device would block or never end.

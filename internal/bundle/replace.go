@@ -39,6 +39,11 @@ func ReplaceWorkflow(dir string, src []byte, ev candidate.SynthesizedStep) (*Man
 	fail := func(err error) (*Manifest, error) {
 		return nil, fmt.Errorf("updating bundle %s: %w", dir, err)
 	}
+	unlock, err := lock(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	b, err := Read(dir)
 	if err != nil {
 		return nil, err

@@ -48,6 +48,7 @@ const (
 	CodeEvalPackInvalid = "eval_pack_invalid"
 	CodeApprovalStale   = "approval_stale"
 	CodeStatusInvalid   = "status_invalid"
+	CodeFileUnlisted    = "file_unlisted"
 )
 
 // Check is the outcome of one validation check: CheckOK, CheckFail or
@@ -115,7 +116,8 @@ func (x *validator) finish(skipped bool) {
 //     the schema marker (manifest_schema) and a schema_version this build
 //     reads (manifest_version), a known kind, and logical secret ids in
 //     required_secrets (secret_id_invalid); no file or directory of the
-//     bundle is a symlink (symlink);
+//     bundle is a symlink (symlink), and every file is one the manifest
+//     lists (file_unlisted);
 //   - workflow: workflow.path is a safe path (path_escape) to a file
 //     (file_missing) with the recorded sha256 (workflow_hash) that passes
 //     codegen.Check (workflow_invalid);
@@ -136,6 +138,14 @@ func (x *validator) finish(skipped bool) {
 func Validate(dir string) (v *Validation) {
 	v = &Validation{Bundle: dir, Checks: []Check{}, Problems: []candidate.Problem{}}
 	x := &validator{dir: dir, v: v}
+	// A change in place (approve) running now is waited for, so that
+	// what is checked is a bundle as some change left it, not one half
+	// written; the temporary files of one that was killed are removed
+	// (lock), as they would be by the next change. A directory that
+	// cannot be opened is reported by the checks.
+	if unlock, err := lock(dir); err == nil {
+		defer unlock()
+	}
 	defer func() {
 		// Validate promises not to panic on any input; a bug here is
 		// reported as a problem rather than crashing the caller.
@@ -217,8 +227,90 @@ func (x *validator) manifest() *Manifest {
 			x.problem(CodeSecretIDInvalid, p, "required secret %q is not a logical id (UPPER_SNAKE_CASE, such as CRATES_IO_TOKEN)", id)
 		}
 	}
+	x.unlisted(m)
 	x.finish(false)
 	return m
+}
+
+// unlisted reports every file of the bundle the manifest does not list:
+// nothing checks it, so nothing a reviewer approved vouches for it, and
+// a file beside the workflow can change what runs (a crystallize.toml
+// rebinding every tool, a script such a configuration would call). A
+// bundle holds only what Write put there. The listed paths are compared
+// as written; a path the manifest gives that is not safe is reported by
+// its own check.
+func (x *validator) unlisted(m *Manifest) {
+	listed := map[string]bool{ManifestFile: true, ReportFile: true, m.Workflow.Path: true}
+	if m.EvalPack.Path != nil {
+		listed[*m.EvalPack.Path] = true
+		// The eval pack's cases name files of the bundle too (output_file,
+		// trace), which the eval reads: they are listed through it. A
+		// pack that cannot be read or parsed is the eval_pack check's to
+		// report; then its files count as unlisted.
+		for _, f := range x.evalPackFiles(*m.EvalPack.Path) {
+			listed[f] = true
+		}
+	}
+	if m.Skill != nil {
+		listed[m.Skill.Path], listed[m.Skill.GateReceiptPath] = true, true
+	}
+	for _, f := range m.Fixtures {
+		listed[f.Path] = true
+	}
+	for _, s := range m.SourceTraces {
+		listed[s.FixturePath] = true
+	}
+	filepath.WalkDir(x.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
+			return nil // reported by symlinks, or unreadable: nothing to list
+		}
+		rel, err := filepath.Rel(x.dir, p)
+		if err != nil {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if listed[rel] {
+			return nil
+		}
+		why := "a bundle holds only the files its manifest lists, which validation checks"
+		if strings.EqualFold(path.Base(rel), "crystallize.toml") {
+			why = "a configuration inside a bundle is never loaded; the project's configuration binds the tools"
+		}
+		x.problem(CodeFileUnlisted, rel, "%s is not a file %s (or its eval pack) lists: %s", rel, ManifestFile, why)
+		return nil
+	})
+}
+
+// evalPackFiles returns the bundle files the cases of the eval pack at p
+// name, cleaned, or none when the pack cannot be read.
+func (x *validator) evalPackFiles(p string) []string {
+	if !x.safePathQuiet(p) {
+		return nil
+	}
+	full := filepath.Join(x.dir, filepath.FromSlash(p))
+	if st, err := os.Lstat(full); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	data, err := os.ReadFile(full)
+	if err != nil {
+		return nil
+	}
+	pack, err := codegen.ParseEvalPack(data)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, c := range pack.Cases {
+		if c.Input == nil {
+			continue
+		}
+		for _, f := range []string{c.Input.OutputFile, c.Input.Trace} {
+			if f != "" {
+				out = append(out, path.Clean(f))
+			}
+		}
+	}
+	return out
 }
 
 // symlinks reports every symlink in the bundle: a link can make a checked

@@ -253,12 +253,14 @@ func execute(ctx context.Context, dir string, argv, env []string, timeout time.D
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = out, out
-	setProcessGroup(cmd)
 	// A grandchild that keeps the output pipe open must not hold the run
 	// past its timeout.
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
-	err := cmd.Run()
+	// The gate runs in a process group of its own, killed whole at the
+	// timeout and when the gate returns: nothing it starts in the
+	// background outlives it.
+	err := proc.Run(cmd)
 	d := time.Since(start)
 	if ctx.Err() == context.DeadlineExceeded {
 		fmt.Fprintf(out, "\n[timed out after %s]\n", timeout)

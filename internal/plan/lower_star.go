@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/proc"
 )
 
 // VerifyTool is the name of the in-process tool the Starlark lowering
@@ -501,7 +503,9 @@ func Verifier(dir string, environ []string) func(ctx context.Context, args map[s
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		status := 0
-		if err := cmd.Run(); err != nil {
+		// Its own process group, killed when the command returns: nothing
+		// the check starts in the background outlives it.
+		if err := proc.Run(cmd); err != nil {
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ctx.Err() != nil {
 				return nil, fmt.Errorf("plan.verify: %w", err)

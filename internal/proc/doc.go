@@ -4,7 +4,10 @@
 // process killed without cleaning up does not leave its row live. It
 // also says which environment a program started on a user's behalf
 // inherits (Environ): the runtime's commands and the harness's gates
-// share one list.
+// share one list. And it ends what a command leaves behind: Run starts a
+// command in a process group of its own and kills what is left of the
+// group when the command returns, so that nothing a tool call or a gate
+// started outlives it.
 package proc
 
 // Running reports whether the process recorded as pid, started at start

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -84,7 +85,7 @@ func RecordApproval(stateDir string, e LedgerEntry) error {
 	if err != nil {
 		return err
 	}
-	unlock, werr := lockFile(f)
+	unlock, werr := atomicfile.Lock(f)
 	if werr == nil {
 		werr = endTornLine(f, key)
 		if werr == nil {
@@ -227,17 +228,23 @@ func checkApprovalLedger(w *Workflow, opts Options) error {
 // (bundle.Approve) and appends it to the approval ledger under stateDir,
 // which a run checks the bundle's approval against. A decision that
 // reached the manifest but not the ledger is an error saying so.
+//
+// The ledger line is appended while the bundle is still locked
+// (bundle.Approval.Record): a decision taken at the same time waits, so
+// the ledger's last word on the bundle is the manifest's last decision.
 func ApproveBundle(dir, stateDir string, a bundle.Approval) (*bundle.Manifest, error) {
+	a.Record = func(last bundle.ApprovalRecord) error {
+		if err := RecordApproval(stateDir, LedgerEntry{
+			CandidateID: last.CandidateID, WorkflowSHA256: last.WorkflowSHA256, Decision: last.Decision,
+			Actor: last.Actor, RecordedAt: last.RecordedAt, Bundle: dir,
+		}); err != nil {
+			return fmt.Errorf("the decision is in %s but not in the approval ledger: %w", filepath.Join(dir, bundle.ManifestFile), err)
+		}
+		return nil
+	}
 	m, err := bundle.Approve(dir, a)
 	if err != nil {
 		return nil, err
-	}
-	last := m.Promotion.ApprovalHistory[len(m.Promotion.ApprovalHistory)-1]
-	if err := RecordApproval(stateDir, LedgerEntry{
-		CandidateID: last.CandidateID, WorkflowSHA256: last.WorkflowSHA256, Decision: last.Decision,
-		Actor: last.Actor, RecordedAt: last.RecordedAt, Bundle: dir,
-	}); err != nil {
-		return nil, fmt.Errorf("the decision is in %s but not in the approval ledger: %w", filepath.Join(dir, bundle.ManifestFile), err)
 	}
 	return m, nil
 }

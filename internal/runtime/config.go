@@ -100,7 +100,7 @@ type ToolBinding struct {
 	// Command is an argv template; see the package comment.
 	Command []string `toml:"command"`
 	// AllowOptions names the parameters of Command that may start with
-	// "-" where they make a whole argv element. Any other such value is
+	// "-" where they start an argv element. Any other such value is
 	// refused (ErrOptionArgument): the program would read it as an
 	// option ("--output=/tmp/x", "--upload-pack=…"), not as the operand
 	// the template means. An element after a literal "--" is an operand
@@ -197,9 +197,22 @@ var builtins = []string{ToolFSRead, ToolFSWrite, ToolFSEdit}
 // writesFiles reports whether the built-in named builtin changes files.
 func writesFiles(builtin string) bool { return builtin == ToolFSWrite || builtin == ToolFSEdit }
 
+// ErrConfigInBundle is returned by LoadConfig for a configuration file
+// inside a bundle directory. A bundle is what a reviewer approved: its
+// workflow, fixtures and report. A configuration decides what each of its
+// tools runs and what it is granted, so one the bundle ships would let
+// the bundle rebind every tool it calls (`cd bundle && crystallize run .`
+// reads the working directory's crystallize.toml); it is never loaded,
+// whoever names it.
+var ErrConfigInBundle = errors.New("configuration inside a bundle")
+
 // LoadConfig reads and checks the configuration file at file. It reports
-// every problem it finds, each as "file: path: message", joined.
+// every problem it finds, each as "file: path: message", joined. A file
+// inside a bundle is refused (ErrConfigInBundle).
 func LoadConfig(file string) (*Config, error) {
+	if dir, ok := bundleOf(file); ok {
+		return nil, fmt.Errorf("%w: %s is a file of the bundle %s; the project's configuration binds the tools (run from the project, or pass --config)", ErrConfigInBundle, file, dir)
+	}
 	c := new(Config)
 	md, err := toml.DecodeFile(file, c)
 	if err != nil {
@@ -263,8 +276,11 @@ func (c *Config) check(file string) []error {
 			b.timeout = d
 		}
 		for i, o := range b.AllowOptions {
-			if !slices.ContainsFunc(b.Command, func(el string) bool { return el == "{"+o+"}" }) {
-				bad(fmt.Sprintf("%s.allow_options[%d]", p, i), "%q is not a parameter that makes a whole element of command", o)
+			if !slices.ContainsFunc(b.Command, func(el string) bool {
+				lead, ok := leadingPlaceholder(el)
+				return ok && lead == o || el == "{"+o+"...}"
+			}) {
+				bad(fmt.Sprintf("%s.allow_options[%d]", p, i), "%q is not a parameter that starts an element of command", o)
 			}
 		}
 		for i, se := range b.SideEffects {

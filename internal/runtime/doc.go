@@ -48,10 +48,11 @@
 // that name, so a value stays one argument whatever it contains, and an
 // element that is exactly "{name...}" becomes one argument per item of the
 // list argument name (a command's operands, as mining writes git add
-// {paths...}); a value, or a list's item, starting with "-" for an
-// element that is exactly one placeholder is refused (ErrOptionArgument,
-// see OptionPosition) unless the element follows a literal "--" or the
-// binding lists it in allow_options. ctx.exec expands its argv template
+// {paths...}); an element that starts with a placeholder ("{ref}",
+// "{owner}/{repo}") and would start with "-", or a list's item starting
+// with "-", is refused (ErrOptionArgument, see OptionPosition) unless the
+// element follows a literal "--" or the binding lists its leading
+// parameter in allow_options. ctx.exec expands its argv template
 // by the same rules (expandArgv). The
 // arguments are also given to the command as a JSON object on stdin, and
 // its stdout is parsed as JSON when it is JSON, else returned as a string.
@@ -68,9 +69,12 @@
 // root's path during the run changes nothing. Inside the
 // roots they never read or write the protected set (ProtectedError): the
 // loaded configuration and any crystallize.toml, every program a command
-// binding or MCP server runs (and its directory, unless that is a root),
-// the secrets file, the state directory and any .crystallize or .git
-// directory. Without that, a granted fs.write could rewrite a script a
+// binding or MCP server runs and every file its arguments name (an
+// interpreter's script, ["sh", "tools/x.sh"]), with the directory of
+// the program or script unless that is a root,
+// the secrets file, the state directory, any other directory holding a
+// state key, any state.key or approvals.jsonl, and any .crystallize or
+// .git directory. Without that, a granted fs.write could rewrite a script a
 // binding runs and then call it, or widen the next run's configuration.
 //
 // Every ctx.tool name written as a string literal is resolved before the

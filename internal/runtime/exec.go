@@ -18,6 +18,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/capped"
+	"github.com/crystallize-dev/crystallize/internal/proc"
 )
 
 // ErrToolNotLiteral is returned for a call of a tool whose name the
@@ -138,13 +139,13 @@ func (h *host) expandCommand(t *ToolBinding, args map[string]any) (argv []string
 	var errs []error
 	argv = make([]string, 0, len(t.Command))
 	for i, tmpl := range t.Command {
-		_, option := OptionPosition(t, i)
-		if name, ok := candidate.ArgvList(tmpl); ok && i > 0 {
+		name, option := optionPosition(t, i)
+		if list, ok := candidate.ArgvList(tmpl); ok && i > 0 {
 			// {name...}: one argument per item, as in ctx.exec.
-			items, err := argList(name, args)
+			items, err := argList(list, args)
 			errs = append(errs, err)
 			for j, v := range items {
-				if option && strings.HasPrefix(v, "-") {
+				if option && !slices.Contains(t.AllowOptions, list) && strings.HasPrefix(v, "-") {
 					errs = append(errs, fmt.Errorf("%w: argv[%d] %s item %d is %q, which starts with \"-\"; the binding takes it as an operand (list it in allow_options, or put it after a literal \"--\", if it may be an option)", ErrOptionArgument, i, tmpl, j, v))
 				}
 			}
@@ -153,8 +154,10 @@ func (h *host) expandCommand(t *ToolBinding, args map[string]any) (argv []string
 		}
 		v, err := h.expand(tmpl, args)
 		errs = append(errs, err)
-		if err == nil && i > 0 && option && strings.HasPrefix(v, "-") {
-			errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"; the binding takes it as an operand (list it in allow_options, or put it after a literal \"--\", if it may be an option)", ErrOptionArgument, i, tmpl, v))
+		if err == nil && option {
+			if _, refused := optionValue(t, tmpl, name, args); refused {
+				errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"; the binding takes it as an operand (list it in allow_options, or put it after a literal \"--\", if it may be an option)", ErrOptionArgument, i, tmpl, h.secrets.string(v)))
+			}
 		}
 		argv = append(argv, v)
 	}
@@ -185,27 +188,98 @@ func (h *host) expandCommand(t *ToolBinding, args map[string]any) (argv []string
 
 // OptionPosition reports whether argv element i of the binding's command
 // is a parameter in a place where the program may read an option: an
-// element that is exactly one placeholder {name} (not {workspace} or a
-// secret) or a list placeholder {name...}, not after a literal "--", and
-// not listed in AllowOptions. It returns the parameter's name. A value (a
-// list's item) starting with "-" is refused there; run --check lists
-// these positions.
+// element that starts with a placeholder {name} (not {workspace} or a
+// secret), "{ref}" as much as "{owner}/{repo}", or is a list placeholder
+// {name...}, not after a literal "--", whose leading parameter
+// AllowOptions does not list. It returns the leading parameter's name.
+// An element whose expansion starts with "-" is refused there
+// (optionValue); run --check lists these positions.
 func OptionPosition(t *ToolBinding, i int) (name string, ok bool) {
+	name, ok = optionPosition(t, i)
+	if !ok || slices.Contains(t.AllowOptions, name) {
+		return "", false
+	}
+	return name, true
+}
+
+// optionPosition is OptionPosition whatever AllowOptions says: an
+// element whose leading parameter is listed is still refused when its
+// dash comes from a later one (optionValue).
+func optionPosition(t *ToolBinding, i int) (name string, ok bool) {
 	if i <= 0 || i >= len(t.Command) {
 		return "", false
 	}
 	el := t.Command[i]
-	if len(el) < 3 || el[0] != '{' || el[len(el)-1] != '}' {
-		return "", false
-	}
-	name = el[1 : len(el)-1]
 	if list, ok := candidate.ArgvList(el); ok {
 		name = list
+	} else if name, ok = leadingPlaceholder(el); !ok {
+		return "", false
 	}
-	if !isIdent(name) || name == "workspace" || slices.Contains(t.AllowOptions, name) || slices.Contains(t.Command[1:i], "--") {
+	if !isIdent(name) || name == "workspace" || slices.Contains(t.Command[1:i], "--") {
 		return "", false
 	}
 	return name, true
+}
+
+// leadingPlaceholder returns the name of the placeholder el starts with
+// ("{name}…"); "{{" is a literal brace.
+func leadingPlaceholder(el string) (string, bool) {
+	if len(el) < 3 || el[0] != '{' || el[1] == '{' {
+		return "", false
+	}
+	end := strings.IndexByte(el, '}')
+	if end < 0 {
+		return "", false
+	}
+	return el[1:end], true
+}
+
+// optionValue returns what element el (an option position whose leading
+// parameter is name) becomes with args, as far as deciding whether it
+// starts with "-" needs, and whether that is refused: it starts with "-"
+// and the dash is not the value of name listed in AllowOptions. An empty
+// leading value leaves the next placeholder leading the element, so the
+// whole element is looked at, not only the first value. A secret or
+// {workspace} is filled in as a placeholder that is not a dash (neither
+// is a parameter of the call), and a parameter the call does not pass as
+// nothing (the call fails for it anyway).
+func optionValue(t *ToolBinding, el, name string, args map[string]any) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(el); {
+		c := el[i]
+		switch {
+		case (c == '{' || c == '}') && i+1 < len(el) && el[i+1] == c:
+			b.WriteByte(c)
+			i += 2
+			continue
+		case c == '{':
+			end := strings.IndexByte(el[i:], '}')
+			if end > 0 {
+				key := el[i+1 : i+end]
+				switch {
+				case key == "workspace" || strings.HasPrefix(key, "secret:"):
+					b.WriteString("_")
+				case isIdent(key):
+					if v, ok := args[key]; ok {
+						b.WriteString(argString(v))
+					}
+				default:
+					b.WriteString(el[i : i+end+1])
+				}
+				i += end + 1
+				continue
+			}
+		}
+		b.WriteByte(c)
+		i++
+	}
+	v := b.String()
+	if !strings.HasPrefix(v, "-") {
+		return v, false
+	}
+	lead, _ := args[name]
+	allowed := slices.Contains(t.AllowOptions, name) && strings.HasPrefix(argString(lead), "-")
+	return v, !allowed
 }
 
 // OptionWarning is a parameter a command binding of a workflow's tool
@@ -256,11 +330,18 @@ func guardOptions(b *binding, args map[string]any) error {
 	}
 	var errs []error
 	for i, el := range b.tool.Command {
-		name, ok := OptionPosition(b.tool, i)
+		name, ok := optionPosition(b.tool, i)
 		if !ok {
 			continue
 		}
-		if items, ok := args[name].([]any); ok {
+		if _, list := candidate.ArgvList(el); list {
+			if slices.Contains(b.tool.AllowOptions, name) {
+				continue
+			}
+			items, ok := args[name].([]any)
+			if !ok {
+				items = []any{argString(args[name])}
+			}
 			for j, item := range items {
 				if s, _ := item.(string); strings.HasPrefix(s, "-") {
 					errs = append(errs, fmt.Errorf("%w: argv[%d] %s item %d is %q, which starts with \"-\"; the binding takes it as an operand (list it in allow_options, or put it after a literal \"--\", if it may be an option)", ErrOptionArgument, i, el, j, s))
@@ -268,8 +349,8 @@ func guardOptions(b *binding, args map[string]any) error {
 			}
 			continue
 		}
-		if v, set := args[name]; set && strings.HasPrefix(argString(v), "-") {
-			errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"; the binding takes it as an operand (list it in allow_options, or put it after a literal \"--\", if it may be an option)", ErrOptionArgument, i, el, argString(v)))
+		if v, refused := optionValue(b.tool, el, name, args); refused {
+			errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"; the binding takes it as an operand (list it in allow_options, or put it after a literal \"--\", if it may be an option)", ErrOptionArgument, i, el, v))
 		}
 	}
 	return errors.Join(errs...)
@@ -428,7 +509,10 @@ func (h *host) command(t *ToolBinding, args map[string]any) (any, []string, erro
 	// A child that keeps the pipes open must not hold the run after the
 	// command is killed.
 	cmd.WaitDelay = time.Second
-	if err := cmd.Run(); err != nil {
+	// The command runs in a process group of its own, killed whole at
+	// the timeout and when the command returns: nothing it started in
+	// the background outlives the call.
+	if err := proc.Run(cmd); err != nil {
 		if ctx.Err() == context.DeadlineExceeded && h.ctx.Err() == nil {
 			return nil, argv, fmt.Errorf("%s timed out after %s", argv[0], timeout)
 		}

@@ -264,8 +264,9 @@ func configName(cfg *Config) string {
 // a string would have to be split to make a list. On top of those rules
 // it refuses a {secret:ID} (a workflow reads a secret with ctx.secret,
 // which it must declare), a placeholder in the program, and a value
-// starting with "-" for an element that is exactly one placeholder, or
-// an item of a list, before a literal "--": the program would read it as
+// that makes an element starting with a placeholder start with "-"
+// ("{ref}" as much as "{owner}/{repo}"), or an item of a list, before a
+// literal "--": the program would read it as
 // an option ("-rf", "--upload-pack=…") rather than as the operand the
 // template means. After "--" programs read no options. A value after a
 // literal prefix ("--title={title}") is the option's own value and is
@@ -312,7 +313,7 @@ func (h *host) expandArgv(tmpl []string, args map[string]any) ([]string, error) 
 			errs = append(errs, fmt.Errorf("argv[%d] %q: %w", i, el, err))
 			continue
 		}
-		if !endOpts && len(names) == 1 && el == "{"+names[0]+"}" && strings.HasPrefix(v, "-") {
+		if _, lead := leadingPlaceholder(el); !endOpts && i > 0 && lead && strings.HasPrefix(v, "-") {
 			errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"", ErrOptionArgument, i, el, v))
 			continue
 		}
@@ -393,7 +394,7 @@ func (h *host) runArgv(argv []string, dir string) (out any, exitCode *int, err e
 	stderr := &capped.Buffer{Max: maxExecOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = time.Second
-	runErr := cmd.Run()
+	runErr := proc.Run(cmd) // its own process group, killed when it returns
 	switch {
 	case ctx.Err() == context.DeadlineExceeded && h.ctx.Err() == nil:
 		return nil, nil, fmt.Errorf("%s timed out after %s", argv[0], DefaultToolTimeout)

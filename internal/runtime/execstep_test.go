@@ -52,7 +52,7 @@ def wf(ctx, b, version):
 func TestExecExpand(t *testing.T) {
 	h := &host{cfg: &Config{Dir: "/ws"}}
 	args := map[string]any{
-		"b": "deps/x; rm -rf / $(id)", "dash": "-rf", "long": "--upload-pack=evil", "n": 3, "sp": "a b",
+		"b": "deps/x; rm -rf / $(id)", "dash": "-rf", "long": "--upload-pack=evil", "empty": "", "n": 3, "sp": "a b",
 		"paths": []any{"a b.go", "{x}", "c;d"}, "none": []any{}, "hostile": []any{"ok.go", "--force", "-x"},
 		"nums": []any{json.Number("3"), "x"}, "mixed": []any{"a", true},
 	}
@@ -67,6 +67,11 @@ func TestExecExpand(t *testing.T) {
 		{tmpl: []string{"echo", "{{b}}", "{not a key}", "{workspace}"}, want: []string{"echo", "{b}", "{not a key}", "/ws"}},
 		{tmpl: []string{"rm", "{dash}"}, err: `argument would be read as an option: argv[1] {dash} is "-rf", which starts with "-"`},
 		{tmpl: []string{"git", "fetch", "{long}"}, err: `argument would be read as an option: argv[2] {long} is "--upload-pack=evil", which starts with "-"`},
+		// An element that starts with a placeholder is an option
+		// position however many it holds.
+		{tmpl: []string{"git", "ls-remote", "{long}/{b}"}, err: `argument would be read as an option: argv[2] {long}/{b} is "--upload-pack=evil/deps/x; rm -rf / $(id)", which starts with "-"`},
+		{tmpl: []string{"git", "{empty}{dash}"}, err: `argument would be read as an option: argv[1] {empty}{dash} is "-rf", which starts with "-"`},
+		{tmpl: []string{"git", "{b}/{dash}"}, want: []string{"git", "deps/x; rm -rf / $(id)/-rf"}},
 		{tmpl: []string{"git", "{missing}"}, err: `argv[1] "{missing}": the template names {missing}, which the call does not pass`},
 		{tmpl: []string{"gh", "--token={secret:GH_TOKEN}"}, err: `argv[1] "--token={secret:GH_TOKEN}": a command reads a secret from a keyword argument, ctx.secret("GH_TOKEN")`},
 		{tmpl: []string{"{b}", "x"}, err: `argv[0] "{b}": the program must be literal`},
@@ -499,6 +504,9 @@ func TestBindingOptionPosition(t *testing.T) {
 		{[]string{"gh", "pr", "create", "--title", "{title}"}, nil, []int{4}},
 		{[]string{"git", "add", "{paths...}"}, nil, []int{2}},
 		{[]string{"git", "add", "--", "{paths...}"}, nil, nil},
+		{[]string{"git", "clone", "{owner}/{repo}"}, nil, []int{2}},
+		{[]string{"echo", "{a}{b}"}, []string{"a"}, nil},
+		{[]string{"echo", "x{a}", "{{a}}"}, nil, nil},
 	}
 	for _, tt := range tests {
 		b := &ToolBinding{Command: tt.cmd, AllowOptions: tt.allow}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"cmp"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -113,6 +114,13 @@ func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host 
 		},
 		allowed:      map[string]bool{},
 		pendingPhase: -1,
+	}
+	// The state key authenticates journals and approvals: whoever reads
+	// it can forge them. The file built-ins refuse it (protect), but a
+	// tool may print it, so its value is replaced in everything recorded
+	// like a secret's.
+	if key, err := stateKey(opts.StateDir, false); err == nil {
+		h.secrets.add(StateKeySecret, hex.EncodeToString(key))
 	}
 	for _, c := range w.Capabilities {
 		if slices.Contains(cfg.Grants.Capabilities, c) {

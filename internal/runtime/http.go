@@ -21,7 +21,9 @@ import (
 //
 // Every call is one request. In the URL, "{name}" takes the call's
 // argument name, escaped as a path segment before the "?" and as a query
-// value after it, so a value cannot change the URL's shape. Header
+// value after it, so a value cannot change the URL's shape; a value that
+// makes a "." or ".." segment, as it is or once a server decodes its
+// %2F, is refused (ErrPathSegment). Header
 // values are templates too, and the only place a secret may appear, as
 // "{secret:ID}": a URL is recorded, headers never are. The arguments
 // neither the URL nor a header took are sent as Body says. A response is
@@ -175,15 +177,34 @@ var ErrPathSegment = errors.New("parameter makes a dot segment of the URL path")
 // Escaping keeps a parameter inside its segment ("/" becomes %2F), but a
 // parameter that is ".." (or two that together make one) is a whole
 // segment that every client and server resolves: "/repos/{owner}/{repo}"
-// with repo ".." would reach /repos/. A template's own literal dot
-// segments are its author's and pass.
+// with repo ".." would reach /repos/. Nor is %2F enough on its own: many
+// servers and proxies decode it before routing, so repo "../../admin",
+// sent as ..%2F..%2Fadmin, would reach /admin there. Each segment is
+// therefore also looked at decoded, split at "/" and at "\" (which some
+// servers take for one), and refused when a piece is "." or "..". A
+// template's own literal dot segments are its author's and pass.
 func dotSegments(tmpl, expanded string) error {
 	u, err := url.Parse(expanded)
 	if err != nil {
 		return nil // the request fails on it with a clearer message
 	}
+	literal := strings.Split(tmpl, "/")
 	for _, seg := range strings.Split(u.EscapedPath(), "/") {
-		if (seg == "." || seg == "..") && !slices.Contains(strings.Split(tmpl, "/"), seg) {
+		if slices.Contains(literal, seg) {
+			continue
+		}
+		pieces := []string{seg}
+		if dec, err := url.PathUnescape(seg); err == nil && dec != seg {
+			pieces = strings.FieldsFunc(dec, func(r rune) bool { return r == '/' || r == '\\' })
+		}
+		pieces = append(pieces, strings.Split(seg, "\\")...)
+		for _, p := range pieces {
+			if p != "." && p != ".." {
+				continue
+			}
+			if p != seg {
+				return fmt.Errorf("%w: path_traversal: %s has a segment %s that a server decoding it reads as a %q segment, which the template %s does not have; a parameter must stay inside its segment", ErrPathSegment, expanded, seg, p, tmpl)
+			}
 			return fmt.Errorf("%w: path_traversal: %s has a %q segment that the template %s does not; a parameter must stay inside its segment", ErrPathSegment, expanded, seg, tmpl)
 		}
 	}

@@ -321,7 +321,10 @@ func assertNoSecret(t *testing.T, dir, value string) {
 }
 
 // TestHTTPDotSegment: a parameter that makes a "." or ".." segment of the
-// URL path is refused before any request; inside a segment it is data.
+// URL path is refused before any request, and so is one that makes it
+// once a server decodes the "/" (%2F) escaping keeps inside a segment:
+// many servers and proxies decode it before routing. Inside a segment a
+// dot is data.
 func TestHTTPDotSegment(t *testing.T) {
 	var paths []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -338,8 +341,13 @@ func TestHTTPDotSegment(t *testing.T) {
 	}{
 		{"..", false, ""},
 		{".", false, ""},
-		{"../../admin", true, "/repos/acme/..%2F..%2Fadmin/pulls"},
+		{"../../admin", false, ""},
+		{"x/../../admin", false, ""},
+		{"x/./y", false, ""},
+		{`..\admin`, false, ""},
+		{"feature/x", true, "/repos/acme/feature%2Fx/pulls"},
 		{"a..b", true, "/repos/acme/a..b/pulls"},
+		{"a/..b", true, "/repos/acme/a%2F..b/pulls"},
 		{"%2e%2e", true, "/repos/acme/%252e%252e/pulls"},
 	} {
 		paths = nil

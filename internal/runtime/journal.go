@@ -277,9 +277,6 @@ func Resume(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Result
 // until the resumed run has rewritten its journal.
 const resumeLockFile = "resume.lock"
 
-// errLocked: another process holds a lock tryLockFile asked for.
-var errLocked = errors.New("locked")
-
 // lockResume makes one resume of a suspended run the only one. Two
 // resumes started together both read the journal as pending, and each
 // would run the steps after the boundary: the side effects the journal
@@ -298,14 +295,14 @@ func lockResume(stateDir string, j *Journal) (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("locking run %s: %w", j.RunID, err)
 	}
-	release, err := tryLockFile(f)
-	if errors.Is(err, errLocked) {
-		f.Close()
-		return nil, fmt.Errorf("%w: run %s is already being resumed by another process", ErrJournal, j.RunID)
-	}
+	release, ok, err := atomicfile.TryLock(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("locking run %s: %w", j.RunID, err)
+	}
+	if !ok {
+		f.Close()
+		return nil, fmt.Errorf("%w: run %s is already being resumed by another process", ErrJournal, j.RunID)
 	}
 	unlock = func() { release(); f.Close() }
 	now, err := ReadJournal(stateDir, j.RunID)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 )
 
@@ -26,7 +27,7 @@ func TestRecordApprovalWaitsForLedgerLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	unlock, err := lockFile(f)
+	unlock, err := atomicfile.Lock(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,14 +21,18 @@ const (
 	// RuleConfig: the configuration file the run loaded, and any file
 	// named crystallize.toml, which a later run could load.
 	RuleConfig = "protected_config"
-	// RuleProgram: a program a command binding or an MCP server runs,
-	// and the directory holding it (the scripts it sources live there)
+	// RuleProgram: a program a command binding or an MCP server runs
+	// and every file its arguments name (an interpreter runs its script
+	// from argv[1]); and the directory holding the program, or the
+	// script in the first operand (the scripts it sources live there),
 	// unless that directory is a workspace root or holds one.
 	RuleProgram = "protected_program"
 	// RuleSecrets: the [secrets] file.
 	RuleSecrets = "protected_secrets"
-	// RuleState: the state directory (run records, journals, the store)
-	// and any directory named .crystallize.
+	// RuleState: the state directory (run records, journals, the store),
+	// any directory named .crystallize, any other state directory (one
+	// that holds a state.key), and any file named state.key or
+	// approvals.jsonl.
 	RuleState = "protected_state"
 	// RuleGit: any directory named .git (hooks are programs, config
 	// holds remotes and credential helpers).
@@ -85,28 +89,41 @@ func (h *host) guards() []guard {
 		}
 	}
 	roots := h.cfg.roots()
-	program := func(argv0, owner string) {
-		p := h.program(argv0)
-		if p == "" {
-			return
-		}
-		add(p, false, RuleProgram, "a program "+owner+" runs")
+	// verb is "runs" for argv[0], "names" for a file among the
+	// arguments (a script, or a file the program reads).
+	program := func(p, what, owner, verb string) {
+		add(p, false, RuleProgram, "a "+what+" "+owner+" "+verb)
 		d := filepath.Dir(p)
 		for _, r := range roots {
 			if rel, err := filepath.Rel(d, r); err == nil && filepath.IsLocal(rel) || d == r {
 				return // protecting d would protect a whole root
 			}
 		}
-		add(d, true, RuleProgram, "the directory of a program "+owner+" runs")
+		add(d, true, RuleProgram, "the directory of a "+what+" "+owner+" "+verb)
+	}
+	command := func(argv []string, cwd, owner string) {
+		if len(argv) == 0 {
+			return
+		}
+		if p := h.program(argv[0]); p != "" {
+			program(p, "program", owner, "runs")
+		}
+		for _, f := range h.argvFiles(argv[1:], cwd) {
+			if f.script {
+				program(f.path, "file", owner, "names")
+			} else {
+				add(f.path, false, RuleProgram, "a file "+owner+" names")
+			}
+		}
 	}
 	for _, name := range sortedKeys(h.cfg.Tools) {
 		if b := h.cfg.Tools[name]; len(b.Command) > 0 {
-			program(b.Command[0], fmt.Sprintf("the binding tools.%q", name))
+			command(b.Command, b.Cwd, fmt.Sprintf("the binding tools.%q", name))
 		}
 	}
 	for _, name := range sortedKeys(h.cfg.MCP) {
 		if s := h.cfg.MCP[name]; len(s.Command) > 0 {
-			program(s.Command[0], fmt.Sprintf("the server mcp.%s", name))
+			command(s.Command, s.Cwd, fmt.Sprintf("the server mcp.%s", name))
 		}
 	}
 	if gs == nil {
@@ -136,6 +153,85 @@ func (h *host) program(argv0 string) string {
 		return ""
 	}
 	return abs
+}
+
+// argvFiles returns the files the arguments of a command name, as the
+// program would open them: an argument (or the value after the "=" of an
+// option written "--name=value") relative to the command's working
+// directory, cwd (a template; the first workspace root when it is empty
+// or names a parameter). An interpreter's script is an argument
+// (["sh", "tools/hello.sh"], ["python3", "x.py"]), and so is a file of
+// rules or a config a program reads: rewriting either changes what the
+// call does as much as rewriting argv[0] would. An argument counts when
+// it is a file that exists, or when it looks like one (it holds a slash,
+// or its name has an extension), so that a workflow cannot create the
+// script a binding names before calling it. An argument that is a
+// parameter's value is not known before the call and is left out; so is
+// a directory (an operand such as ".", which names no program).
+//
+// The first operand (the first argument that is not an option) is where
+// an interpreter takes its script, which may source the files beside
+// it: its directory is protected too, as argv[0]'s is (script). Any
+// other file is protected alone, so that a binding naming an input or
+// output file ("data/in.json", "--out=build/x.json") does not close its
+// whole directory to the workflow.
+func (h *host) argvFiles(args []string, cwd string) []argvFile {
+	dir := h.cfg.roots()[0]
+	if cwd != "" {
+		if d, ok := h.literal(cwd); ok {
+			dir = h.cfg.abs(d)
+		}
+	}
+	var out []argvFile
+	operands := 0
+	for _, a := range args {
+		first := false
+		if strings.HasPrefix(a, "-") {
+			_, v, ok := strings.Cut(a, "=")
+			if !ok {
+				continue
+			}
+			a = v
+		} else {
+			operands++
+			first = operands == 1
+		}
+		a, ok := h.literal(a)
+		if !ok || a == "" {
+			continue
+		}
+		p := a
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		info, err := os.Stat(p)
+		switch {
+		case err == nil && info.IsDir():
+			continue
+		case err != nil && !strings.ContainsRune(a, '/') && filepath.Ext(a) == "":
+			continue
+		}
+		out = append(out, argvFile{path: p, script: first})
+	}
+	return out
+}
+
+// argvFile is a file a command's arguments name, and whether it is in
+// the script's position (the first operand).
+type argvFile struct {
+	path   string
+	script bool
+}
+
+// literal returns the template s with {workspace} filled in, and false
+// when it holds any other placeholder ({name}, {name...}, {secret:ID}):
+// its value is known only at the call.
+func (h *host) literal(s string) (string, bool) {
+	s = strings.ReplaceAll(s, "{workspace}", h.cfg.roots()[0])
+	if strings.ContainsAny(s, "{}") {
+		return "", false
+	}
+	return s, true
 }
 
 // protect refuses the path p (as the workflow gave it, root and rel as
@@ -222,6 +318,24 @@ func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, 
 			return refuse(g.rule, g.why)
 		}
 	}
+	// Another state directory than the run's own (an earlier run's
+	// --state-dir, the one `approve` recorded to) is as much the
+	// project's state: its key authenticates journals and approvals, and
+	// a ledger line forged in it would let an unapproved bundle run
+	// under require_ledger. It is known by its key, which every state
+	// directory that authenticates anything holds: one lstat per
+	// directory of the path below the root (the root and above are
+	// rc's, looked at once).
+	if rc.inState {
+		return refuse(RuleState, "inside a state directory (it holds "+StateKeyFile+")")
+	}
+	if under {
+		for _, a := range inside {
+			if holdsStateKey(rc, a.path) {
+				return refuse(RuleState, "inside a state directory (it holds "+StateKeyFile+")")
+			}
+		}
+	}
 	// The rules by name come last, so that a path both rules and the set
 	// cover is reported as what the set says it is.
 	spellings := [2]string{filepath.ToSlash(rel)}
@@ -235,6 +349,8 @@ func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, 
 				return refuse(RuleGit, "inside a .git directory")
 			case strings.EqualFold(n, DefaultStateDir):
 				return refuse(RuleState, "inside a "+DefaultStateDir+" directory")
+			case strings.EqualFold(n, StateKeyFile), strings.EqualFold(n, ApprovalLedgerFile):
+				return refuse(RuleState, "a state directory's "+n)
 			}
 		}
 	}
@@ -242,6 +358,20 @@ func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, 
 		return refuse(RuleConfig, "a "+ConfigFile+" a later run could load")
 	}
 	return last, rc, nil
+}
+
+// holdsStateKey reports whether the directory dir (a real path under
+// rc's root, or the root or above) holds a StateKeyFile: whether it is a
+// state directory.
+func holdsStateKey(rc *rootCheck, dir string) bool {
+	if rc.open != nil {
+		if rel, err := filepath.Rel(rc.real, dir); err == nil && filepath.IsLocal(rel) {
+			_, err := rc.open.lstat(filepath.Join(rel, StateKeyFile))
+			return err == nil
+		}
+	}
+	_, err := os.Lstat(filepath.Join(dir, StateKeyFile))
+	return err == nil
 }
 
 // coversAncestor reports whether the directory guard g is an ancestor of
@@ -317,6 +447,10 @@ type rootCheck struct {
 	// openErr is why the root could not be opened, when open is nil: the
 	// error of the call the check was made for.
 	openErr error
+	// inState is whether the root or a directory above it is a state
+	// directory (holds a StateKeyFile): then every path under the root is
+	// inside one.
+	inState bool
 }
 
 // ErrRootChanged is returned when a workspace root's path leads to
@@ -351,6 +485,10 @@ func (c *rootCache) get(root string, gs []guard, roots *openRoots) (*rootCheck, 
 			info, _ = os.Stat(a)
 		}
 		chain = append(chain, dirInfo{a, info})
+		if !rc.inState {
+			_, err := os.Lstat(filepath.Join(a, StateKeyFile))
+			rc.inState = err == nil
+		}
 		if a == filepath.Dir(a) {
 			break
 		}

@@ -32,6 +32,10 @@ import (
 // StateKeyFile is the name of the state key under the state directory.
 const StateKeyFile = "state.key"
 
+// StateKeySecret is the id the state key's value is recorded as
+// ("[redacted:state_key]") when a tool prints it.
+const StateKeySecret = "state_key"
+
 // journalMACFile holds the hex HMAC-SHA256 of journal.json, next to it,
 // one a line; while the journal is rewritten it holds the old journal's
 // too (see writeJournalPair).
