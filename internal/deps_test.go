@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"internal/redact":          {},
 	"internal/plan":            {"internal/candidate", "internal/trace", "internal/atomicfile"},
 	"internal/toon":            {},
-	"internal/session":         {"internal/trace", "internal/mdtext"},
+	"internal/session":         {"internal/trace", "internal/mdtext", "internal/redact"},
 	"internal/proc":            {},
 	"internal/store":           {"internal/proc"},
 	"internal/sessionindex":    {"internal/session", "internal/store", "internal/toon", "internal/trace"},

@@ -20,6 +20,8 @@ const (
 	KindAssignment  = "assignment"   // the value of a sensitive key=value or key: value
 	KindURLPassword = "url_password" // the password of scheme://user:password@host
 	KindEntropy     = "entropy"      // the long-credential heuristic
+	KindCommandLine = "command_line" // a password or user:password a command-line option passes
+	KindBasic       = "basic_auth"   // base64 of user:password, as HTTP Basic and docker's config hold it
 )
 
 // Secret reports whether s is or contains a credential, and the kind of
@@ -42,6 +44,7 @@ const (
 	cIdent              // [A-Za-z0-9_.-]: may appear in an assignment's key
 	cBearer             // [A-Za-z0-9._~+/=-]: may appear in a bearer token
 	cTrig               // may start a match: a family's first byte, '-', ':' or '='
+	cHex                // [0-9A-Fa-f]
 )
 
 var class = func() (t [256]uint8) {
@@ -60,8 +63,16 @@ var class = func() (t [256]uint8) {
 	t['.'] |= cIdent | cBearer
 	t['~'] |= cBearer
 	t[':'] |= cTrig
-	for _, c := range []byte("eghxAnsrBb") {
+	for _, c := range []byte("eghxAnsrBbp") {
 		t[c] |= cTrig
+	}
+	for c := range families {
+		if len(families[c]) > 0 {
+			t[c] |= cTrig
+		}
+	}
+	for _, c := range []byte("0123456789abcdefABCDEF") {
+		t[c] |= cHex
 	}
 	return t
 }()
@@ -80,6 +91,10 @@ const (
 	minRun = 32
 	maxRun = 1024
 )
+
+// minBasicRun is the shortest run that may be base64 of user:password
+// (KindBasic): 12 bytes of credential encode to 16.
+const minBasicRun = 16
 
 // scan calls yield with each secret in s, in order and without overlap,
 // until yield returns false.
@@ -113,7 +128,7 @@ func scan(s string, yield func(match) bool) {
 		c := s[i]
 		f := class[c]
 		if f&cCred == 0 {
-			if i-rs >= minRun {
+			if i-rs >= minBasicRun {
 				if m, ok := runAt(s, rs, i, floor); ok && !yield(m) {
 					return
 				}
@@ -133,6 +148,9 @@ func scan(s string, yield func(match) bool) {
 				m, ok = assignAt(s, i, floor)
 			case c == '-':
 				m, ok = privateKeyAt(s, i)
+				if !ok && (i == floor || class[s[i-1]]&cWord == 0 && s[i-1] != '-') {
+					m, ok = optionAt(s, i)
+				}
 			case i == floor || class[s[i-1]]&cWord == 0 || i-2 >= floor && s[i-2] == '\\' && escape(s, i-1):
 				m, ok = prefixAt(s, i)
 			case s[i-1] == '_':
@@ -152,7 +170,7 @@ func scan(s string, yield func(match) bool) {
 		}
 		i++
 	}
-	if len(s)-rs >= minRun {
+	if len(s)-rs >= minBasicRun {
 		if m, ok := runAt(s, rs, len(s), floor); ok {
 			yield(m)
 		}
@@ -189,7 +207,7 @@ func runsIn(s string, from, to, floor int, yield func(match) bool) bool {
 		for end < to && class[s[end]]&cCred != 0 {
 			end++
 		}
-		if end-from >= minRun {
+		if end-from >= minBasicRun {
 			if m, ok := runAt(s, from, end, floor); ok && !yield(m) {
 				return false
 			}
@@ -202,15 +220,41 @@ func runsIn(s string, from, to, floor int, yield func(match) bool) bool {
 // runAt applies the long-credential heuristic to the run s[start:end]; it
 // looks no further back than floor.
 func runAt(s string, start, end, floor int) (match, bool) {
-	if end-start > maxRun || digest(s[floor:start], s[start:end]) || !credentialRun(s[start:end]) {
+	r := s[start:end]
+	if len(r) > maxRun {
+		return match{}, false
+	}
+	if basicCredential(r) {
+		return match{start, end, KindBasic}, true
+	}
+	if len(r) < minRun || digest(s[floor:start], r) || !credentialRun(r) {
 		return match{}, false
 	}
 	return match{start, end, KindEntropy}, true
 }
 
-// prefixAt matches a family of credentials by its prefix at s[i], a word
-// start.
+// prefixAt matches a credential by its prefix at s[i], a word start: a
+// family of knownAt or of the vendor families (family.go), or the
+// password of a netrc line.
 func prefixAt(s string, i int) (match, bool) {
+	if len(s)-i < 8 {
+		return match{}, false
+	}
+	if m, ok := knownAt(s, i); ok {
+		return m, true
+	}
+	if m, ok := familyAt(s, i); ok {
+		return m, true
+	}
+	if s[i] == 'p' {
+		return netrcAt(s, i)
+	}
+	return match{}, false
+}
+
+// knownAt matches, at s[i], one of the families this package has always
+// named, each checked by hand.
+func knownAt(s string, i int) (match, bool) {
 	t := s[i:]
 	if len(t) < 8 {
 		return match{}, false
@@ -305,18 +349,18 @@ func embeddedAt(s string, i int) (match, bool) {
 	switch t[0] {
 	case 'g':
 		if t[1] == 'h' || t[1] == 'l' {
-			return prefixAt(s, i)
+			return knownAt(s, i)
 		}
 	case 'x':
 		if t[1] == 'o' {
-			return prefixAt(s, i)
+			return knownAt(s, i)
 		}
 	case 's', 'r':
 		// Inside a word, sk-ant- must go on as Anthropic's keys do
 		// (api03-, admin01-, oat01-): "desk-ant-colony-…" is a name.
 		if t[1] == 'k' && (strings.HasPrefix(t[2:], "-ant-api") || strings.HasPrefix(t[2:], "-ant-admin") || strings.HasPrefix(t[2:], "-ant-oat") ||
 			strings.HasPrefix(t[2:], "_live_") || strings.HasPrefix(t[2:], "_test_")) {
-			return prefixAt(s, i)
+			return knownAt(s, i)
 		}
 	}
 	return match{}, false
@@ -588,7 +632,7 @@ func stop(c byte) bool {
 
 // credible reports whether v, the value of an assignment to a sensitive
 // key, may be a credential. References are not: $VAR, ${{ secrets.X }},
-// {{ template }}, <placeholder>, an ALL_CAPS logical id such as
+// {{ template }}, <placeholder>, [PLACEHOLDER], an ALL_CAPS logical id such as
 // CRATES_IO_TOKEN, nor an earlier redaction. A quoted value is otherwise
 // taken as it is; an unquoted one must also not read as prose: at least 6
 // bytes, not a placeholder word, not a word (see wordLike).
@@ -599,6 +643,10 @@ func credible(v string, quoted bool) bool {
 	switch v[0] {
 	case '$', '<', '%', '*':
 		return false
+	case '[':
+		if v[len(v)-1] == ']' {
+			return false // [PASSWORD]
+		}
 	}
 	if varName(v) {
 		return false
