@@ -484,9 +484,18 @@ func tokenAt(s string, j int, kind string) (match, bool) {
 }
 
 // privateKeyAt matches a PEM private key block at s[i]: the header, the
-// base64 body (across newlines, raw or escaped as in JSON) and the footer
-// when it follows. The header alone is enough to match, since it appears
-// only with the key.
+// body and the footer when it follows. The header alone is enough to
+// match, since it appears only with the key.
+//
+// When the footer of the same label follows within maxPEM bytes, the
+// match runs to it whatever lies between: the body's line breaks may be
+// raw, escaped once or twice (\n, \\n, JSON inside a JSON string) or
+// escaped slashes (\/), and a legacy encrypted key has header lines
+// (Proc-Type: 4,ENCRYPTED), none of which a scan of base64 bytes would
+// cross, so that it stopped early and the rest of the body, its short
+// last line first, was left in the text. Without a footer (a truncated
+// key), the body is scanned as base64 across line breaks and their
+// escapes.
 func privateKeyAt(s string, i int) (match, bool) {
 	const begin = "-----BEGIN "
 	if !strings.HasPrefix(s[i:], begin) {
@@ -498,14 +507,25 @@ func privateKeyAt(s string, i int) (match, bool) {
 		return match{}, false
 	}
 	j := head + end + 5
+	footer := "-----END " + s[head:head+end] + "-----"
+	if f := strings.Index(s[j:min(len(s), j+maxPEM)], footer); f >= 0 {
+		return match{i, j + f + len(footer), KindPrivateKey}, true
+	}
 body:
 	for j < len(s) {
 		c := s[j]
 		switch {
 		case class[c]&cCred != 0 && c != '-', c == '\n', c == '\r':
 			j++
-		case c == '\\' && j+1 < len(s) && (s[j+1] == 'n' || s[j+1] == 'r'):
-			j += 2
+		case c == '\\':
+			k := j
+			for k < len(s) && s[k] == '\\' {
+				k++
+			}
+			if k == len(s) || s[k] != 'n' && s[k] != 'r' && s[k] != '/' {
+				break body
+			}
+			j = k + 1
 		default:
 			break body
 		}
@@ -517,6 +537,11 @@ body:
 	}
 	return match{i, j, KindPrivateKey}, true
 }
+
+// maxPEM bounds the distance from a private key's header to its footer:
+// an RSA key of 16384 bits is under 13 KB of PEM, and escaping its line
+// breaks twice adds a few hundred bytes.
+const maxPEM = 16 << 10
 
 // minText is a lower bound on the length of a text that holds a match: the
 // shortest is an assignment such as token":"x (9 bytes). Most JSON keys and
