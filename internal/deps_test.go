@@ -21,7 +21,7 @@ var allowed = map[string][]string{
 	"internal/trace":           {},
 	"internal/candidate":       {"internal/trace", "internal/redact"},
 	"internal/source":          {"internal/trace", "internal/normalize"},
-	"internal/normalize":       {"internal/trace"},
+	"internal/normalize":       {"internal/trace", "internal/redact"},
 	"internal/mine":            {"internal/trace", "internal/candidate", "internal/redact", "internal/derive", "internal/price"},
 	"internal/price":           {},
 	"internal/codegen":         {"internal/trace", "internal/candidate", "internal/derive", "internal/assert"},
