@@ -41,7 +41,8 @@
 // never listed is recorded without them, as a tool call.
 //
 // Arguments and results are redacted (package redact) before they are
-// kept, so no secret reaches the disk. A session is written when it ends,
+// kept, and the whole trace, names included (a tool's, the server's, the
+// client's), before it is written, so no secret reaches the disk. A session is written when it ends,
 // and rewritten after every completed call, each time atomically (a
 // temporary file renamed over the trace), so a proxy killed mid-session
 // leaves the calls it saw and never a half-written file.
