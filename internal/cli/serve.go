@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
@@ -150,7 +149,7 @@ func runServeMCP(ctx context.Context, e *env, f *serveFlags) error {
 	defer cancel()
 	go s.Watch(ctx)
 	if f.httpAddr == "" {
-		return s.MCP().Run(ctx, &mcp.StdioTransport{})
+		return s.RunStdio(ctx, os.Stdin, e.stdout, serve.StdioOptions{})
 	}
 	err = s.ListenHTTP(ctx, f.httpAddr, func(a net.Addr) { fmt.Fprintf(e.stderr, "serve: listening on http://%s\n", a) })
 	if err != nil {
