@@ -17,6 +17,12 @@
 // one goroutine that reads a message and writes it before reading the
 // next, so order within a direction is kept by construction.
 //
+// Towards a server started as a command (Command), the server's stdout
+// is read line by line and a message that cannot be relayed (over the
+// size limit, nested too deep, not JSON-RPC) is answered in place (a
+// response becomes an error response with its id) instead of ending the
+// relay, which the SDK's own command transport would do.
+//
 // Towards a streamable HTTP server (HTTPUpstream) the SDK's connection is
 // likewise used below its session layer, so the connection adds what that
 // layer would: the negotiated protocol version on each request, and the
