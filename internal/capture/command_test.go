@@ -3,6 +3,10 @@ package capture
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,5 +107,70 @@ func TestCommandUnrelayable(t *testing.T) {
 	defer mu.Unlock()
 	if len(warned) != 2 || !strings.Contains(warned[1], "without an id") {
 		t.Errorf("warnings = %q, want one for the request and one for the notification", warned)
+	}
+}
+
+// TestHTTPUpstreamUnrelayable: a JSON answer of a streamable HTTP server
+// over the size limit, or nested too deep to decode, reaches the client
+// as a JSON-RPC error for its request, and the session goes on.
+func TestHTTPUpstreamUnrelayable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(body, &m)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Mcp-Session-Id", "s")
+		if len(m.ID) == 0 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		switch string(m.ID) {
+		case "2":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":2,"result":{"pad":%q}}`, strings.Repeat("x", 200000))
+		case "3":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":3,"result":%s%s}`, strings.Repeat("[", 20000), strings.Repeat("]", 20000))
+		default:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := (&HTTPUpstream{Endpoint: srv.URL, MaxMessage: 64 << 10}).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	call := func(n int64, method string) *jsonrpc.Response {
+		t.Helper()
+		id, _ := jsonrpc.MakeID(float64(n))
+		if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: json.RawMessage(`{}`)}); err != nil {
+			t.Fatalf("writing request %d: %v", n, err)
+		}
+		msg, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatalf("reading the answer to %d: %v", n, err)
+		}
+		resp, ok := msg.(*jsonrpc.Response)
+		if !ok || resp.ID != id {
+			t.Fatalf("answer to %d = %#v", n, msg)
+		}
+		return resp
+	}
+	call(1, "initialize")
+	for n, want := range map[int64]string{2: "larger than 65536 bytes", 3: "nested deeper"} {
+		r := call(n, "tools/call")
+		if e, ok := r.Error.(*jsonrpc.Error); !ok || e.Code != codeUnrelayable || !strings.Contains(e.Message, want) {
+			t.Errorf("call %d = %v, want error %d saying %q", n, r.Error, codeUnrelayable, want)
+		}
+	}
+	if r := call(4, "tools/call"); r.Error != nil {
+		t.Errorf("call 4 after the unrelayable answers: %v", r.Error)
 	}
 }

@@ -28,7 +28,10 @@
 // layer would: the negotiated protocol version on each request, and the
 // standalone GET stream of protocol versions before 2026-07-28, whose
 // messages (what the server sends outside a request) are read from the
-// same connection as the rest and so relayed like them.
+// same connection as the rest and so relayed like them. A JSON answer to
+// a request that cannot be relayed (over the size limit, which the SDK
+// does not bound, or one the SDK cannot decode, which would end its
+// connection) is replaced by an error response for that request.
 //
 // # What a session records
 //

@@ -75,7 +75,8 @@ A message a server started as a command writes that cannot be relayed
 (larger than 16 MiB, nested deeper than a JSON decoder goes, or not
 JSON-RPC) fails alone too: a response reaches the client as a JSON-RPC
 error (-32603) with its id, a request of the server's is answered to the
-server with that error, and a notification is named on stderr.
+server with that error, and a notification is named on stderr. The same
+holds for a JSON answer of an --upstream server to a request.
 
 Exit status: 0 when the session ended (the client closed its input), 1 when
 the server could not be started or the relay failed, 2 on a usage error.`
