@@ -60,7 +60,10 @@ func blankValueAt(s string, j int, kind string) (match, bool) {
 		return match{}, false
 	}
 	start, end, quoted := valueSpan(s, k)
-	if !credible(s[start:end], quoted) {
+	v := s[start:end]
+	// A key=value spec (docker build --secret id=npmrc,src=…) names a
+	// secret; base64 padding is the only '=' a password here ends with.
+	if !credible(v, quoted) || strings.Contains(strings.TrimRight(v, "="), "=") {
 		return match{}, false
 	}
 	return match{start, end, kind}, true
