@@ -17,12 +17,21 @@
 // one goroutine that reads a message and writes it before reading the
 // next, so order within a direction is kept by construction.
 //
+// Towards a server started as a command (Command), the server's stdout
+// is read line by line and a message that cannot be relayed (over the
+// size limit, nested too deep, not JSON-RPC) is answered in place (a
+// response becomes an error response with its id) instead of ending the
+// relay, which the SDK's own command transport would do.
+//
 // Towards a streamable HTTP server (HTTPUpstream) the SDK's connection is
 // likewise used below its session layer, so the connection adds what that
 // layer would: the negotiated protocol version on each request, and the
 // standalone GET stream of protocol versions before 2026-07-28, whose
 // messages (what the server sends outside a request) are read from the
-// same connection as the rest and so relayed like them.
+// same connection as the rest and so relayed like them. A JSON answer to
+// a request that cannot be relayed (over the size limit, which the SDK
+// does not bound, or one the SDK cannot decode, which would end its
+// connection) is replaced by an error response for that request.
 //
 // # What a session records
 //
@@ -41,7 +50,8 @@
 // never listed is recorded without them, as a tool call.
 //
 // Arguments and results are redacted (package redact) before they are
-// kept, so no secret reaches the disk. A session is written when it ends,
+// kept, and the whole trace, names included (a tool's, the server's, the
+// client's), before it is written, so no secret reaches the disk. A session is written when it ends,
 // and rewritten after every completed call, each time atomically (a
 // temporary file renamed over the trace), so a proxy killed mid-session
 // leaves the calls it saw and never a half-written file.

@@ -48,6 +48,7 @@ type exchangeKey struct{}
 // connection as an error that names neither the status nor the body; this
 // keeps both.
 type exchange struct {
+	call        jsonrpc.ID // the request written, when it is one (set before the write)
 	mu          sync.Mutex
 	status      int // 0: no HTTP answer
 	contentType string

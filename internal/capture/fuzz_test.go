@@ -157,7 +157,9 @@ func FuzzRelay(f *testing.F) {
 			t.Errorf("Relay = %v after the client closed", err)
 		}
 		conns[3].Close()
-		_ = rec.Trace()
+		if _, err := rec.Trace(); err != nil {
+			t.Errorf("Trace = %v", err)
+		}
 		if err := rec.Flush(); err != nil {
 			t.Errorf("Flush = %v", err)
 		}

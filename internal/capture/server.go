@@ -30,13 +30,14 @@ func NewHTTPUpstream(endpoint string, warn func(string)) (*HTTPUpstream, string,
 }
 
 // NewCommand returns the transport that starts the server argv[0] with
-// the rest of argv as its arguments and speaks to it over stdio, and the
-// name its sessions are recorded under when its initialize response names
-// none (the command's base name). The server's stderr goes to stderr, so
-// its own diagnostics reach the person who started the proxy. argv must
-// not be empty.
-func NewCommand(argv []string, stderr io.Writer) (mcp.Transport, string) {
+// the rest of argv as its arguments and speaks to it over stdio (a
+// Command), and the name its sessions are recorded under when its
+// initialize response names none (the command's base name). The server's
+// stderr goes to stderr, so its own diagnostics reach the person who
+// started the proxy; warn is told of the server's messages that could not
+// be relayed (Command.Warn). argv must not be empty.
+func NewCommand(argv []string, stderr io.Writer, warn func(string)) (mcp.Transport, string) {
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Stderr = stderr
-	return &mcp.CommandTransport{Command: c}, filepath.Base(argv[0])
+	return &Command{Cmd: c, Warn: warn}, filepath.Base(argv[0])
 }

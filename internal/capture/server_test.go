@@ -4,8 +4,6 @@ import (
 	"errors"
 	"os"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestNewHTTPUpstream: only absolute http and https URLs with a host are
@@ -30,18 +28,18 @@ func TestNewHTTPUpstream(t *testing.T) {
 // TestNewCommand: the server is started as given, its stderr passed
 // through, and the session named by the command's base name.
 func TestNewCommand(t *testing.T) {
-	tr, name := NewCommand([]string{"/usr/local/bin/notes-server", "--root", "/tmp"}, os.Stderr)
-	ct, ok := tr.(*mcp.CommandTransport)
+	tr, name := NewCommand([]string{"/usr/local/bin/notes-server", "--root", "/tmp"}, os.Stderr, nil)
+	ct, ok := tr.(*Command)
 	if !ok {
-		t.Fatalf("NewCommand returned %T, want *mcp.CommandTransport", tr)
+		t.Fatalf("NewCommand returned %T, want *Command", tr)
 	}
 	if name != "notes-server" {
 		t.Errorf("name = %q, want notes-server", name)
 	}
-	if got := ct.Command.Args; len(got) != 3 || got[0] != "/usr/local/bin/notes-server" || got[2] != "/tmp" {
+	if got := ct.Cmd.Args; len(got) != 3 || got[0] != "/usr/local/bin/notes-server" || got[2] != "/tmp" {
 		t.Errorf("args = %q", got)
 	}
-	if ct.Command.Stderr != os.Stderr {
+	if ct.Cmd.Stderr != os.Stderr {
 		t.Error("the server's stderr is not passed through")
 	}
 }

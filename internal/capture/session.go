@@ -517,14 +517,31 @@ func jsonEqual(a, b any) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
-// Trace returns the session as a trace. Requests still unanswered (the
-// session ended, or the client cancelled them) are not calls that
-// happened as far as the trace can tell, and are counted in
-// metadata.unanswered_calls.
-func (r *Recorder) Trace() *trace.Trace {
+// Trace returns the session as a trace, redacted as Flush writes it.
+// Requests still unanswered (the session ended, or the client cancelled
+// them) are not calls that happened as far as the trace can tell, and are
+// counted in metadata.unanswered_calls.
+func (r *Recorder) Trace() (*trace.Trace, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.traceLocked()
+	t := r.traceLocked()
+	r.mu.Unlock()
+	return redacted(t)
+}
+
+// redacted is t through the redactor, whole. Arguments and results are
+// redacted as they are read, but names are copied verbatim from the
+// wire into many places (a tool's name into the action's name, its side
+// effect's target and problems; the server's into capabilities and
+// targets; titles, the client's name, versions), and any of them can hold
+// a token: so the trace is redacted as one value before it leaves the
+// recorder, as everything else crystallize writes is. A tool's redacted
+// name is the same wherever it appears, so the trace stays consistent.
+func redacted(t *trace.Trace) (*trace.Trace, error) {
+	red, _, err := redact.Copy(t)
+	if err != nil {
+		return nil, fmt.Errorf("redacting session: %w", err)
+	}
+	return red, nil
 }
 
 func (r *Recorder) traceLocked() *trace.Trace {
@@ -590,6 +607,10 @@ func (r *Recorder) Flush() error {
 	t := r.traceLocked()
 	r.dirty = false
 	r.mu.Unlock()
+	t, err := redacted(t)
+	if err != nil {
+		return fmt.Errorf("writing session: %w", err)
+	}
 	data, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
 		return fmt.Errorf("writing session: %w", err)

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,6 +69,10 @@ type HTTPUpstream struct {
 	// Not Allowed, which is its documented way of offering none), and
 	// which notification or response a gateway refused.
 	Warn func(msg string)
+	// MaxMessage bounds a JSON body the server answers a request with;
+	// 0 means DefaultMaxMessage. A larger one, or one that is not a
+	// JSON-RPC message, reaches the client as an error for its request.
+	MaxMessage int
 
 	// afterDeliver, when set, runs each time the SDK connection's reader
 	// has handed a message over: tests make it pause, to show that what
@@ -88,6 +93,7 @@ func (t *HTTPUpstream) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	c := &upstreamConn{
 		endpoint:     t.Endpoint,
+		max:          t.MaxMessage,
 		warn:         t.Warn,
 		afterDeliver: t.afterDeliver,
 		in:           make(chan readResult),
@@ -135,8 +141,46 @@ func (v *versionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	// not tell.
 	if ex, ok := req.Context().Value(exchangeKey{}).(*exchange); ok && req.Method == http.MethodPost {
 		ex.observe(resp, err)
+		if err == nil && ex.call.IsValid() {
+			boundJSON(resp, ex.call, v.conn.maxMessage())
+		}
 	}
 	return resp, err
+}
+
+// boundJSON replaces the JSON body of resp, the answer to the request
+// call, with a JSON-RPC error response for call when the body cannot be
+// relayed: larger than max, or not one JSON-RPC message (nested deeper
+// than a decoder goes, malformed). The SDK's connection reads such a body
+// whole (with no bound), fails to decode it and fails for good, ending
+// the relay; with the error in its place, that call fails and the session
+// goes on. Event streams are left to the SDK, which bounds each event.
+func boundJSON(resp *http.Response, call jsonrpc.ID, max int) {
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 || mediaType(resp.Header.Get("Content-Type")) != "application/json" {
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
+	var why string
+	switch {
+	case err != nil:
+		why = "reading it failed: " + err.Error()
+	case len(body) > max:
+		why = fmt.Sprintf("it is larger than %d bytes", max)
+	default:
+		if _, derr := jsonrpc.DecodeMessage(body); derr != nil {
+			why = "it is not one JSON-RPC message (or is nested deeper than a decoder goes)"
+		}
+	}
+	if why == "" {
+		resp.Body = readCloser{bytes.NewReader(body), resp.Body}
+		return
+	}
+	resp.Body.Close()
+	id, _ := json.Marshal(call.Raw())
+	answer := errorLine(id, "capture: the server's response could not be relayed: "+why)
+	resp.Body = io.NopCloser(bytes.NewReader(answer))
+	resp.ContentLength = int64(len(answer))
+	resp.Header.Del("Content-Length")
 }
 
 type readResult struct {
@@ -150,6 +194,7 @@ type readResult struct {
 // messages over one at a time, so each source's order is kept.
 type upstreamConn struct {
 	endpoint string
+	max      int // HTTPUpstream.MaxMessage
 	inner    mcp.Connection
 	get      *http.Client
 	warn     func(string)
@@ -180,6 +225,14 @@ type upstreamConn struct {
 	closeErr  error
 }
 
+// maxMessage bounds one JSON body of the server's.
+func (c *upstreamConn) maxMessage() int {
+	if c.max > 0 {
+		return c.max
+	}
+	return DefaultMaxMessage
+}
+
 func (c *upstreamConn) protocol() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -200,6 +253,9 @@ func (c *upstreamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.mu.Unlock()
 	}
 	wctx, ex := withExchange(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+		ex.call = req.ID
+	}
 	c.mu.Lock()
 	c.last, c.lastWhat = ex, describe(msg)
 	c.mu.Unlock()

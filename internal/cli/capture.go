@@ -71,6 +71,13 @@ the client gets a JSON-RPC error naming the URL and status with the first
 notification refused that way is named on stderr. Three messages in a row
 without an answer end the relay.
 
+A message a server started as a command writes that cannot be relayed
+(larger than 16 MiB, nested deeper than a JSON decoder goes, or not
+JSON-RPC) fails alone too: a response reaches the client as a JSON-RPC
+error (-32603) with its id, a request of the server's is answered to the
+server with that error, and a notification is named on stderr. The same
+holds for a JSON answer of an --upstream server to a request.
+
 Exit status: 0 when the session ended (the client closed its input), 1 when
 the server could not be started or the relay failed, 2 on a usage error.`
 
@@ -109,7 +116,9 @@ func runCaptureMCP(cmd *cobra.Command, e *env, out, upstream string, args []stri
 	case len(args) == 0:
 		return usagef("capture mcp: no server; give its command after --, or --upstream URL")
 	default:
-		server, name = capture.NewCommand(args, e.stderr)
+		server, name = capture.NewCommand(args, e.stderr, func(msg string) {
+			fmt.Fprintf(e.stderr, "crystallize: capture mcp: %s\n", msg)
+		})
 	}
 	// A client usually stops a server with SIGTERM once it has closed
 	// its input; the session is written either way.

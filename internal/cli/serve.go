@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
@@ -65,7 +65,14 @@ tool result with isError.
 
 --http serves streamable HTTP at ADDR (host:port) on loopback only; another
 interface is refused unless --allow-remote is given, since a caller can run
-every served workflow with the project's grants.
+every served workflow with the project's grants. A session that gets no
+request for --session-idle (default 30m; the time a call runs does not
+count) is closed, and its client must initialize a new one; 0 keeps
+sessions until their client ends them.
+
+Over stdio, a line that is not JSON is answered with a JSON-RPC error
+-32700, and one that is not a message the server takes (an object for an
+id, a batch, a line over 16 MiB) with -32600; serving goes on.
 
 --list prints which bundles would be served, and why the others would not,
 and exits; with --json, {"bundles": [{"dir", "tool", "served", "reason",
@@ -79,6 +86,7 @@ type serveFlags struct {
 	config      string
 	httpAddr    string
 	allowRemote bool
+	sessionIdle time.Duration
 	stateDir    string
 	list        bool
 	asJSON      bool
@@ -103,6 +111,7 @@ func newServeMCPCmd(e *env) *cobra.Command {
 	configFlag(fs, &f.config)
 	fs.StringVar(&f.httpAddr, "http", "", "serve streamable HTTP at this host:port instead of stdio")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow --http on an address that is not loopback")
+	fs.DurationVar(&f.sessionIdle, "session-idle", serve.DefaultSessionIdle, "with --http, close a session after this long without a request (0: never)")
 	runStateDirFlag(fs, &f.stateDir)
 	fs.BoolVar(&f.list, "list", false, "print which bundles would be served and exit")
 	fs.BoolVar(&f.asJSON, "json", false, "with --list, print JSON")
@@ -139,9 +148,10 @@ func runServeMCP(ctx context.Context, e *env, f *serveFlags) error {
 			Environ:  environ,
 			StateDir: f.stateDir,
 		},
-		Log:      log,
-		Version:  toolVersion(),
-		Register: serveRegistry(e, f.stateDir),
+		Log:         log,
+		Version:     toolVersion(),
+		SessionIdle: sessionIdle(f.sessionIdle),
+		Register:    serveRegistry(e, f.stateDir),
 	})
 	if f.list {
 		return writeServeList(e, s.Status(), f.asJSON)
@@ -150,13 +160,22 @@ func runServeMCP(ctx context.Context, e *env, f *serveFlags) error {
 	defer cancel()
 	go s.Watch(ctx)
 	if f.httpAddr == "" {
-		return s.MCP().Run(ctx, &mcp.StdioTransport{})
+		return s.RunStdio(ctx, os.Stdin, e.stdout, serve.StdioOptions{})
 	}
 	err = s.ListenHTTP(ctx, f.httpAddr, func(a net.Addr) { fmt.Fprintf(e.stderr, "serve: listening on http://%s\n", a) })
 	if err != nil {
 		return fmt.Errorf("serve mcp: %w", err)
 	}
 	return nil
+}
+
+// sessionIdle is --session-idle as serve.Options takes it: 0 there is the
+// default, and "never" is negative.
+func sessionIdle(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // checkLoopback refuses an --http address off the loopback interface

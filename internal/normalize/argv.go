@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/redact"
 )
 
 // command is an argv taken apart by the table: its head, its parameters
@@ -137,7 +139,7 @@ func (c *command) flag(argv []string, i int, values map[string]bool, dashLong bo
 	dashes := w[:len(w)-len(body)]
 	if name, value, ok := strings.Cut(body, "="); ok && name != "" {
 		c.flags[name] = true
-		key := c.key(name)
+		key := c.key(credentialName(name, w))
 		c.params[key] = value
 		c.tmpl = append(c.tmpl, literal(dashes+name+"=")+"{"+key+"}")
 		return 0
@@ -155,7 +157,7 @@ func (c *command) flag(argv []string, i int, values map[string]bool, dashLong bo
 		return 0
 	case values[body] && hasNext:
 		c.flags[body] = true
-		key := c.key(body)
+		key := c.key(credentialName(body, w+" "+argv[i+1]))
 		c.params[key] = argv[i+1]
 		c.tmpl = append(c.tmpl, literal(w), "{"+key+"}")
 		return 1
@@ -164,10 +166,12 @@ func (c *command) flag(argv []string, i int, values map[string]bool, dashLong bo
 		c.params[c.key(body)] = true
 		c.tmpl = append(c.tmpl, literal(w))
 		return 0
-	case values[body[:1]] && !isLetters(body[1:]):
-		// -n5, -j4: a short flag with its value attached.
+	case values[body[:1]] && !isLetters(body[1:]) || !long && credentialName(body[:1], w) != body[:1]:
+		// -n5, -j4: a short flag with its value attached; also a
+		// credential attached to a flag the table does not know to
+		// take a value (mysql -pPASSWORD).
 		c.flags[body[:1]] = true
-		key := c.key(body[:1])
+		key := c.key(credentialName(body[:1], w))
 		c.params[key] = body[1:]
 		c.tmpl = append(c.tmpl, literal("-"+body[:1])+"{"+key+"}")
 		return 0
@@ -196,6 +200,23 @@ func (c *command) flag(argv []string, i int, values map[string]bool, dashLong bo
 		c.tmpl = append(c.tmpl, literal(w))
 		return 0
 	}
+}
+
+// credentialName is the name of the parameter for the value of flag
+// name, where text is the flag's word, with its value attached or after
+// a blank (-pPASSWORD, --user=u:pw, -u u:pw): name with "_password" when
+// the redactor finds a credential in text and name does not already say
+// so (SensitiveKey), else name. Apart from its flag, the value (u:pw,
+// PASSWORD) is not recognisably a credential; under such a name the
+// redactor and the miner treat it as the secret it is.
+func credentialName(name, text string) string {
+	if redact.SensitiveKey(name) {
+		return name
+	}
+	if _, secret := redact.Secret(text); !secret {
+		return name
+	}
+	return name + "_password"
 }
 
 // operand records the operand w: under its name from names when the head

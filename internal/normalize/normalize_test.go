@@ -140,6 +140,20 @@ func TestShellActions(t *testing.T) {
 			{ID: "call_1.2", Kind: tc, Name: "go mod tidy", Argv: argv("go", "mod", "tidy")},
 		},
 	}, {
+		// A password apart from its flag is no recognisable credential:
+		// its parameter is named as one, so that the redactor removes it
+		// and the miner reads it as a secret.
+		name: "credentials on a command line are parameters named as credentials",
+		cmd:  "mysql -pSup3rS3cret9 -e 'select 1' && curl -u admin:Hx9pLq2Vw7 https://x.example.com && curl --user=admin:Hx9pLq2Vw7 https://x.example.com",
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "mysql", Params: P{"p_password": "Sup3rS3cret9", "e": true, "args": L("select 1")},
+				Argv: argv("mysql", "-p{p_password}", "-e", "{args...}")},
+			{ID: "call_1.2", Kind: tc, Name: "curl", Params: P{"u_password": "admin:Hx9pLq2Vw7", "args": L("https://x.example.com")},
+				Argv: argv("curl", "-u", "{u_password}", "{args...}")},
+			{ID: "call_1.3", Kind: tc, Name: "curl", Params: P{"user_password": "admin:Hx9pLq2Vw7", "args": L("https://x.example.com")},
+				Argv: argv("curl", "--user={user_password}", "{args...}")},
+		},
+	}, {
 		name:  "pipe into filters keeps one action",
 		cmd:   `go test ./... 2>&1 | grep -v '^ok' | head -n 40`,
 		extra: []string{"filters", "redirects"},
@@ -405,6 +419,8 @@ func TestArgvRoundTrip(t *testing.T) {
 		{"python", "-m", "pip", "install", "-U", "pip"},
 		{"python3", "scripts/bump.py", "--part", "minor"},
 		{"make", "-j4", "build", "test"},
+		{"mysql", "-uroot", "-pSup3rS3cret9", "-e", "select 1"},
+		{"curl", "-u", "admin:Hx9pLq2Vw7", "--user=admin:Hx9pLq2Vw7", "https://x.example.com"},
 		{"make", "-C", "docs", "html"},
 		{"curl", "-sS", "-X", "POST", "-H", "Content-Type: application/json", "-d", `{"a":1}`, "https://api.example.com/v1/x"},
 		{"head", "-n5", "README.md"},

@@ -165,3 +165,64 @@ func base64Text(r string) (string, bool) {
 	}
 	return string(b), true
 }
+
+// basicCredential reports whether the run r is base64 of user:password,
+// what HTTP Basic authorization and a docker config's "auth" hold: decoded,
+// printable text without blanks and with exactly one colon, after a user
+// of at least one byte from [A-Za-z0-9_.@+-], before a password that credible accepts. Base64 of
+// other text (a path, a sentence, JSON) has blanks, no colon or several,
+// or no credible password; random bytes are not printable.
+func basicCredential(r string) bool {
+	t := strings.TrimRight(r, "=")
+	if len(t) < minBasicRun-2 || len(t) > 256 || len(t)%4 == 1 {
+		return false
+	}
+	// Decode as it goes, without allocating, and stop at the first byte
+	// that cannot be in user:password: most runs are paths or words,
+	// whose decoding fails within a few bytes.
+	var buf [192]byte
+	n, colon := 0, -1
+	var acc uint32
+	bits := 0
+	for i := 0; i < len(t); i++ {
+		d := b64[t[i]]
+		if d == 0xff {
+			return false
+		}
+		acc = acc<<6 | uint32(d)
+		bits += 6
+		if bits < 8 {
+			continue
+		}
+		bits -= 8
+		c := byte(acc >> bits)
+		switch {
+		case c <= ' ' || c >= 0x7f:
+			return false
+		case c == ':':
+			if colon >= 0 {
+				return false
+			}
+			colon = n
+		case colon < 0 && class[c]&cIdent == 0 && c != '@' && c != '+':
+			return false // not a user name: JSON ({"alg":…}), a URL
+		}
+		buf[n] = c
+		n++
+	}
+	return colon > 0 && credible(string(buf[colon+1:n]), false)
+}
+
+// b64 maps the bytes of both base64 alphabets (standard and URL) to their
+// values, and every other byte to 0xff.
+var b64 = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	const std = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	for i := 0; i < len(std); i++ {
+		t[std[i]] = byte(i)
+	}
+	t['-'], t['_'] = 62, 63
+	return t
+}()

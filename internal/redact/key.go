@@ -14,7 +14,8 @@ import "bytes"
 // limit, usage, used, budget, max, min, total, num, remaining, estimate,
 // length, len), the plural "tokens" or "secrets" (max_tokens, tokens_used,
 // required_secrets, which lists logical ids), a form of "tokenize", or a
-// reference to where a credential lives (type, kind, name, url, uri,
+// reference to where a credential lives or which it is (id, except in
+// secret_id, type, kind, name, url, uri,
 // endpoint, path, file, env, var, ref, ttl, expires, expiry, expiration,
 // hint, policy). So "token_count", "maxTokens", "tokenizer", "token_type",
 // "password_file" and "secret_name" are not sensitive. The exclusions trade a
@@ -59,7 +60,13 @@ func sensitive(key string, assign bool) bool {
 		for j < len(words) && words[j] != '_' {
 			j++
 		}
-		if excluded(words[i:j]) {
+		w := words[i:j]
+		if excluded(w) {
+			return false
+		}
+		// An id names a credential (credentialsId, token_id) except
+		// Vault's secret_id, which is one.
+		if (string(w) == "id" || string(w) == "ids") && !bytes.Contains(joined, []byte("secret")) {
 			return false
 		}
 		i = j + 1

@@ -20,6 +20,8 @@ const (
 	KindAssignment  = "assignment"   // the value of a sensitive key=value or key: value
 	KindURLPassword = "url_password" // the password of scheme://user:password@host
 	KindEntropy     = "entropy"      // the long-credential heuristic
+	KindCommandLine = "command_line" // a password or user:password a command-line option passes
+	KindBasic       = "basic_auth"   // base64 of user:password, as HTTP Basic and docker's config hold it
 )
 
 // Secret reports whether s is or contains a credential, and the kind of
@@ -42,6 +44,7 @@ const (
 	cIdent              // [A-Za-z0-9_.-]: may appear in an assignment's key
 	cBearer             // [A-Za-z0-9._~+/=-]: may appear in a bearer token
 	cTrig               // may start a match: a family's first byte, '-', ':' or '='
+	cHex                // [0-9A-Fa-f]
 )
 
 var class = func() (t [256]uint8) {
@@ -60,8 +63,16 @@ var class = func() (t [256]uint8) {
 	t['.'] |= cIdent | cBearer
 	t['~'] |= cBearer
 	t[':'] |= cTrig
-	for _, c := range []byte("eghxAnsrBb") {
+	for _, c := range []byte("eghxAnsrBbp") {
 		t[c] |= cTrig
+	}
+	for c := range families {
+		if len(families[c]) > 0 {
+			t[c] |= cTrig
+		}
+	}
+	for _, c := range []byte("0123456789abcdefABCDEF") {
+		t[c] |= cHex
 	}
 	return t
 }()
@@ -80,6 +91,10 @@ const (
 	minRun = 32
 	maxRun = 1024
 )
+
+// minBasicRun is the shortest run that may be base64 of user:password
+// (KindBasic): 12 bytes of credential encode to 16.
+const minBasicRun = 16
 
 // scan calls yield with each secret in s, in order and without overlap,
 // until yield returns false.
@@ -113,7 +128,7 @@ func scan(s string, yield func(match) bool) {
 		c := s[i]
 		f := class[c]
 		if f&cCred == 0 {
-			if i-rs >= minRun {
+			if i-rs >= minBasicRun {
 				if m, ok := runAt(s, rs, i, floor); ok && !yield(m) {
 					return
 				}
@@ -133,6 +148,9 @@ func scan(s string, yield func(match) bool) {
 				m, ok = assignAt(s, i, floor)
 			case c == '-':
 				m, ok = privateKeyAt(s, i)
+				if !ok && (i == floor || class[s[i-1]]&cWord == 0 && s[i-1] != '-') {
+					m, ok = optionAt(s, i)
+				}
 			case i == floor || class[s[i-1]]&cWord == 0 || i-2 >= floor && s[i-2] == '\\' && escape(s, i-1):
 				m, ok = prefixAt(s, i)
 			case s[i-1] == '_':
@@ -152,7 +170,7 @@ func scan(s string, yield func(match) bool) {
 		}
 		i++
 	}
-	if len(s)-rs >= minRun {
+	if len(s)-rs >= minBasicRun {
 		if m, ok := runAt(s, rs, len(s), floor); ok {
 			yield(m)
 		}
@@ -189,7 +207,7 @@ func runsIn(s string, from, to, floor int, yield func(match) bool) bool {
 		for end < to && class[s[end]]&cCred != 0 {
 			end++
 		}
-		if end-from >= minRun {
+		if end-from >= minBasicRun {
 			if m, ok := runAt(s, from, end, floor); ok && !yield(m) {
 				return false
 			}
@@ -202,15 +220,41 @@ func runsIn(s string, from, to, floor int, yield func(match) bool) bool {
 // runAt applies the long-credential heuristic to the run s[start:end]; it
 // looks no further back than floor.
 func runAt(s string, start, end, floor int) (match, bool) {
-	if end-start > maxRun || digest(s[floor:start], s[start:end]) || !credentialRun(s[start:end]) {
+	r := s[start:end]
+	if len(r) > maxRun {
+		return match{}, false
+	}
+	if basicCredential(r) {
+		return match{start, end, KindBasic}, true
+	}
+	if len(r) < minRun || digest(s[floor:start], r) || !credentialRun(r) {
 		return match{}, false
 	}
 	return match{start, end, KindEntropy}, true
 }
 
-// prefixAt matches a family of credentials by its prefix at s[i], a word
-// start.
+// prefixAt matches a credential by its prefix at s[i], a word start: a
+// family of knownAt or of the vendor families (family.go), or the
+// password of a netrc line.
 func prefixAt(s string, i int) (match, bool) {
+	if len(s)-i < 8 {
+		return match{}, false
+	}
+	if m, ok := knownAt(s, i); ok {
+		return m, true
+	}
+	if m, ok := familyAt(s, i); ok {
+		return m, true
+	}
+	if s[i] == 'p' {
+		return netrcAt(s, i)
+	}
+	return match{}, false
+}
+
+// knownAt matches, at s[i], one of the families this package has always
+// named, each checked by hand.
+func knownAt(s string, i int) (match, bool) {
 	t := s[i:]
 	if len(t) < 8 {
 		return match{}, false
@@ -305,18 +349,18 @@ func embeddedAt(s string, i int) (match, bool) {
 	switch t[0] {
 	case 'g':
 		if t[1] == 'h' || t[1] == 'l' {
-			return prefixAt(s, i)
+			return knownAt(s, i)
 		}
 	case 'x':
 		if t[1] == 'o' {
-			return prefixAt(s, i)
+			return knownAt(s, i)
 		}
 	case 's', 'r':
 		// Inside a word, sk-ant- must go on as Anthropic's keys do
 		// (api03-, admin01-, oat01-): "desk-ant-colony-…" is a name.
 		if t[1] == 'k' && (strings.HasPrefix(t[2:], "-ant-api") || strings.HasPrefix(t[2:], "-ant-admin") || strings.HasPrefix(t[2:], "-ant-oat") ||
 			strings.HasPrefix(t[2:], "_live_") || strings.HasPrefix(t[2:], "_test_")) {
-			return prefixAt(s, i)
+			return knownAt(s, i)
 		}
 	}
 	return match{}, false
@@ -440,9 +484,18 @@ func tokenAt(s string, j int, kind string) (match, bool) {
 }
 
 // privateKeyAt matches a PEM private key block at s[i]: the header, the
-// base64 body (across newlines, raw or escaped as in JSON) and the footer
-// when it follows. The header alone is enough to match, since it appears
-// only with the key.
+// body and the footer when it follows. The header alone is enough to
+// match, since it appears only with the key.
+//
+// When the footer of the same label follows within maxPEM bytes, the
+// match runs to it whatever lies between: the body's line breaks may be
+// raw, escaped once or twice (\n, \\n, JSON inside a JSON string) or
+// escaped slashes (\/), and a legacy encrypted key has header lines
+// (Proc-Type: 4,ENCRYPTED), none of which a scan of base64 bytes would
+// cross, so that it stopped early and the rest of the body, its short
+// last line first, was left in the text. Without a footer (a truncated
+// key), the body is scanned as base64 across line breaks and their
+// escapes.
 func privateKeyAt(s string, i int) (match, bool) {
 	const begin = "-----BEGIN "
 	if !strings.HasPrefix(s[i:], begin) {
@@ -454,14 +507,25 @@ func privateKeyAt(s string, i int) (match, bool) {
 		return match{}, false
 	}
 	j := head + end + 5
+	footer := "-----END " + s[head:head+end] + "-----"
+	if f := strings.Index(s[j:min(len(s), j+maxPEM)], footer); f >= 0 {
+		return match{i, j + f + len(footer), KindPrivateKey}, true
+	}
 body:
 	for j < len(s) {
 		c := s[j]
 		switch {
 		case class[c]&cCred != 0 && c != '-', c == '\n', c == '\r':
 			j++
-		case c == '\\' && j+1 < len(s) && (s[j+1] == 'n' || s[j+1] == 'r'):
-			j += 2
+		case c == '\\':
+			k := j
+			for k < len(s) && s[k] == '\\' {
+				k++
+			}
+			if k == len(s) || s[k] != 'n' && s[k] != 'r' && s[k] != '/' {
+				break body
+			}
+			j = k + 1
 		default:
 			break body
 		}
@@ -473,6 +537,11 @@ body:
 	}
 	return match{i, j, KindPrivateKey}, true
 }
+
+// maxPEM bounds the distance from a private key's header to its footer:
+// an RSA key of 16384 bits is under 13 KB of PEM, and escaping its line
+// breaks twice adds a few hundred bytes.
+const maxPEM = 16 << 10
 
 // minText is a lower bound on the length of a text that holds a match: the
 // shortest is an assignment such as token":"x (9 bytes). Most JSON keys and
@@ -588,7 +657,7 @@ func stop(c byte) bool {
 
 // credible reports whether v, the value of an assignment to a sensitive
 // key, may be a credential. References are not: $VAR, ${{ secrets.X }},
-// {{ template }}, <placeholder>, an ALL_CAPS logical id such as
+// {{ template }}, <placeholder>, [PLACEHOLDER], an ALL_CAPS logical id such as
 // CRATES_IO_TOKEN, nor an earlier redaction. A quoted value is otherwise
 // taken as it is; an unquoted one must also not read as prose: at least 6
 // bytes, not a placeholder word, not a word (see wordLike).
@@ -599,6 +668,10 @@ func credible(v string, quoted bool) bool {
 	switch v[0] {
 	case '$', '<', '%', '*':
 		return false
+	case '[':
+		if v[len(v)-1] == ']' {
+			return false // [PASSWORD]
+		}
 	}
 	if varName(v) {
 		return false

@@ -45,6 +45,14 @@
 // ended, so that a call waiting for a person is listed as pending with
 // its inbox item.
 //
+// # Transports
+//
+// Over stdio (RunStdio) a line the server cannot take (not JSON, an
+// object for an id, a batch, a line over the size limit) is answered with
+// a JSON-RPC error and the server goes on: the SDK's own stdio transport
+// would end the session at the first one. Over streamable HTTP
+// (ListenHTTP) the SDK's handler answers such a request itself.
+//
 // # Changes
 //
 // Watch polls the bundle directories (every Options.Poll, one second by

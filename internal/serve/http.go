@@ -35,13 +35,22 @@ func CheckLoopback(addr string, allowRemote bool) error {
 
 // ListenHTTP serves s over MCP's streamable HTTP transport at addr until
 // ctx is done; listening reports the address it listens on (the port
-// chosen for ":0") before the first request.
+// chosen for ":0") before the first request. A session idle for
+// Options.SessionIdle is closed.
 func (s *Server) ListenHTTP(ctx context.Context, addr string, listening func(net.Addr)) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.MCP() }, nil)
+	idle := s.opts.SessionIdle
+	switch {
+	case idle == 0:
+		idle = DefaultSessionIdle
+	case idle < 0:
+		idle = 0 // the SDK's "never"
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.MCP() },
+		&mcp.StreamableHTTPOptions{SessionTimeout: idle})
 	hs := &http.Server{Handler: h}
 	if listening != nil {
 		listening(ln.Addr())

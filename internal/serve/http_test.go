@@ -3,7 +3,10 @@ package serve
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,5 +114,58 @@ func TestListenHTTPBusy(t *testing.T) {
 	err = s.ListenHTTP(context.Background(), ln.Addr().String(), func(net.Addr) { called = true })
 	if err == nil || called {
 		t.Errorf("ListenHTTP on a busy address = %v (listening reported: %v), want an error", err, called)
+	}
+}
+
+// TestListenHTTPSessionIdle: an HTTP session that gets no request for
+// Options.SessionIdle is closed (a request naming it is then refused as
+// an unknown session, 404), while one kept busy stays. Without the bound
+// every session a client opened and left would be kept for as long as
+// the server runs.
+func TestListenHTTPSessionIdle(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	s := New(Options{Bundles: []string{t.TempDir()}, SessionIdle: idle})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrs := make(chan net.Addr, 1)
+	go s.ListenHTTP(ctx, "127.0.0.1:0", func(a net.Addr) { addrs <- a })
+	url := "http://" + (<-addrs).String() + "/mcp"
+	post := func(session, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+	}
+	open := func() string {
+		t.Helper()
+		code, id := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		if code != http.StatusOK || id == "" {
+			t.Fatalf("initialize = %d, session %q", code, id)
+		}
+		if code, _ := post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
+			t.Fatalf("initialized = %d", code)
+		}
+		return id
+	}
+	busy, left := open(), open()
+	for i := 0; i < 6; i++ {
+		time.Sleep(idle / 3)
+		if code, _ := post(busy, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != http.StatusOK {
+			t.Fatalf("ping of a busy session = %d, want 200", code)
+		}
+	}
+	if code, _ := post(left, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); code != http.StatusNotFound {
+		t.Errorf("ping of a session idle for %v = %d, want 404", 2*idle, code)
 	}
 }

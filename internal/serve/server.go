@@ -25,6 +25,13 @@ import (
 // DefaultPoll is how often Watch looks for changed bundles.
 const DefaultPoll = time.Second
 
+// DefaultSessionIdle is how long an HTTP session is kept without a
+// request. A client that opens a session and goes away without ending it
+// leaves the server holding it (its state, its streams); with no bound, a
+// client that opens sessions in a loop grows the server without end. Half
+// an hour outlasts an agent's pauses between calls.
+const DefaultSessionIdle = 30 * time.Minute
+
 // Name is the serverInfo name of the server.
 const Name = "crystallize"
 
@@ -46,6 +53,11 @@ type Options struct {
 	Poll time.Duration
 	// Version is the serverInfo version.
 	Version string
+	// SessionIdle is how long an HTTP session (ListenHTTP) may go
+	// without a request before the server closes it; the time a call
+	// runs does not count. 0 means DefaultSessionIdle; a negative value
+	// keeps sessions until the client ends them.
+	SessionIdle time.Duration
 	// Register, when set, is called with the workflow's name as each
 	// call starts, and returns the hooks that put the call in the live
 	// session registry: OnStart and Inbox become the run's

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/crystallize-dev/crystallize/internal/redact"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -154,10 +155,18 @@ func action(n int, c ToolCall, stepTool string) trace.Action {
 	}
 	params := map[string]any{}
 	pos := 0
-	for _, w := range SplitArgs(c.Args) {
+	// A credential an option passes in the next word (curl -u user:pw,
+	// --token X) is joined to its option first, so that it reaches the
+	// miner in one word with the option that makes it a credential, and
+	// the workflow reads it as a secret instead of writing it.
+	for _, w := range redact.JoinOptionValues(SplitArgs(c.Args)) {
 		if k, v, ok := strings.Cut(strings.TrimPrefix(w, "--"), "="); ok && strings.HasPrefix(w, "--") && k != "" {
-			params[k] = v
-			continue
+			// --user=name:password stays one word: its name does not
+			// say it holds a credential, the word does.
+			if _, secret := redact.Secret(w); !secret || redact.SensitiveKey(k) {
+				params[k] = v
+				continue
+			}
 		}
 		pos++
 		params["arg"+strconv.Itoa(pos)] = w
