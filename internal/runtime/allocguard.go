@@ -22,7 +22,8 @@ import (
 // allocations are made:
 //
 //   - guardOperators rewrites the workflow's syntax tree before it is
-//     compiled: every x * y, x + y and x % y becomes a call of a hidden
+//     compiled: every x * y, x + y and x % y (and the x of f(*x) and
+//     f(**x)) becomes a call of a hidden
 //     predeclared built-in ("*", "+", "%": names a workflow cannot write)
 //     that sizes the result from its operands and reserves it before
 //     computing it with starlark.Binary; an augmented assignment x op= y
@@ -159,6 +160,10 @@ func (g guardRewriter) expr(e syntax.Expr) syntax.Expr {
 		for i, a := range e.Args {
 			if kv, ok := a.(*syntax.BinaryExpr); ok && kv.Op == syntax.EQ { // name = value
 				kv.Y = g.expr(kv.Y)
+				continue
+			}
+			if u, ok := a.(*syntax.UnaryExpr); ok && u.X != nil && (u.Op == syntax.STAR || u.Op == syntax.STARSTAR) { // f(*args)
+				u.X = hiddenCall("*args", u.OpPos, g.expr(u.X))
 				continue
 			}
 			e.Args[i] = g.expr(a)
@@ -303,6 +308,17 @@ func (h *host) guardedPredeclared() starlark.StringDict {
 			return &guardedOperand{m: m, op: op, v: args[0]}, nil
 		})
 	}
+	// f(*x) and f(**x) make a tuple or dict of x's elements.
+	d["*args"] = starlark.NewBuiltin("*args", func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+		per := uint64(16) // a tuple's slot
+		if _, ok := args[0].(*starlark.Dict); ok {
+			per = hashEntryBytes
+		}
+		if err := m.reserve(elementsBound(args, per), "the arguments unpacked from a "+args[0].Type()); err != nil {
+			return nil, err
+		}
+		return args[0], nil
+	})
 	for name := range guardedMethods {
 		d["."+name] = starlark.NewBuiltin(name, func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 			v, err := attr(args[0], name)
@@ -527,6 +543,13 @@ func (g *guardedOperand) Binary(op syntax.Token, x starlark.Value, side starlark
 func binaryBound(op syntax.Token, x, y starlark.Value, limit uint64) uint64 {
 	switch op {
 	case syntax.STAR:
+		if a, ok := x.(starlark.Int); ok {
+			if b, ok := y.(starlark.Int); ok {
+				// A product has the bits of both; Karatsuba's
+				// temporaries take as much again and more.
+				return 4 * (uint64(a.BigInt().BitLen()+b.BigInt().BitLen())/8 + 16)
+			}
+		}
 		if n, ok := repeatCount(y); ok {
 			return repeatBound(x, n)
 		}

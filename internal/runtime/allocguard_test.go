@@ -36,6 +36,8 @@ var hostileConstructs = []struct{ name, body string }{
 	{"json.decode", `x = json.decode("[" + "{}," * 2000000 + "{}]")`},
 	{"json.indent", `x = json.indent("[" + "1," * 1000000 + "1]", indent = " " * 1000)`},
 	{"getattr", "s = \"x\" * 1000000\n    x = getattr(\"\", \"join\")([s] * 1000)"},
+	{"unpacked arguments", "def f(*args):\n        return len(args)\n    x = f(*range(64000000))"},
+	{"integer squaring", "x = 1 << 500\n    for i in range(40):\n        x = x * x"},
 	{"return value", "s = \"x\" * 1000000\n    return [s] * 1000"},
 }
 
@@ -110,7 +112,9 @@ func TestGuardedSemantics(t *testing.T) {
     d["k"] *= 3
     j = ",".join
     r = list(range(3)) + [x * 2 for x in range(3)]
-    return [b, s, n, d["k"], j(["p", "q"]), "a.b".split("."), "{} {}".format(1, 2), r, json.decode(json.encode({"z": [1]}))]
+    def f(*args, **kwargs):
+        return len(args) + len(kwargs)
+    return [b, s, n, d["k"], j(["p", "q"]), "a.b".split("."), "{} {}".format(1, 2), r, json.decode(json.encode({"z": [1]})), f(*[1, 2], **{"k": 3})]
 `
 	w := workflow(t, src)
 	res, err := Run(context.Background(), w, nil, opts(t, nil))
@@ -118,7 +122,7 @@ func TestGuardedSemantics(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := string(canonical(res.Output))
-	want := `[[1,2],"ababx-3!",42,"yyy","p,q",["a","b"],"1 2",[0,1,2,0,2,4],{"z":[1]}]`
+	want := `[[1,2],"ababx-3!",42,"yyy","p,q",["a","b"],"1 2",[0,1,2,0,2,4],{"z":[1]},3]`
 	if got != want {
 		t.Errorf("output = %s\nwant     %s", got, want)
 	}

@@ -24,12 +24,14 @@ import (
 //
 //   - before an allocation: every construct that can allocate more than
 //     the heap held before it (repetition, concatenation and % of
-//     strings, bytes, lists and tuples, the built-ins that materialise an
-//     iterable, join, replace, format, split, str, repr, print,
-//     json.encode, json.decode, json.indent, and the workflow's result)
-//     reserves an upper bound of what it will allocate, and a bound that
-//     does not fit in what is left of the budget fails the run with
-//     ErrMemoryBudget before anything is allocated (allocguard.go);
+//     strings, bytes, lists and tuples, a product of ints, the built-ins
+//     that materialise an iterable, f(*x), join, replace, format, split,
+//     str, repr, print, json.encode, json.decode, json.indent, and the
+//     workflow's result, which is written out twice after the workflow
+//     returns) reserves an upper bound of what it will allocate, and a
+//     bound that does not fit in what is left of the budget fails the
+//     run with ErrMemoryBudget before anything is allocated
+//     (allocguard.go);
 //   - after the fact: every memoryPoll while the workflow runs, the heap
 //     is measured, and a run over its budget once a garbage collection
 //     has left only live data is cancelled with ErrMemoryBudget.
@@ -136,7 +138,12 @@ func (m *memoryBudget) reserve(n uint64, what string) error {
 			return nil
 		}
 	}
-	err := fmt.Errorf("%w: memory_budget: %s would take %s, and the workflow has %s left of its %d MiB (Options.MaxMemory)", ErrMemoryBudget, what, byteSize(n), byteSize(m.max-min(used, m.max)), m.max>>20)
+	// n is an upper bound, and one counted only until it passed the
+	// budget when larger.
+	err := fmt.Errorf("%w: memory_budget: %s would take up to %s, and the workflow has %s left of its %d MiB (Options.MaxMemory)", ErrMemoryBudget, what, byteSize(n), byteSize(m.max-min(used, m.max)), m.max>>20)
+	if n > m.max {
+		err = fmt.Errorf("%w: memory_budget: %s would take more than the whole %d MiB (Options.MaxMemory)", ErrMemoryBudget, what, m.max>>20)
+	}
 	m.cancel(err)
 	return err
 }

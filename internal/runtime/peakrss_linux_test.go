@@ -39,6 +39,8 @@ var rssConstructs = []struct{ name, body string }{
 	{"json.encode", "s = \"x\" * 10000000\n    x = json.encode([s] * 1000)"},
 	{"json.decode", `x = json.decode("[" + "{}," * 20000000 + "{}]")`},
 	{"json.indent", `x = json.indent("[" + "1," * 10000000 + "1]", indent = " " * 1000)`},
+	{"unpacked arguments", "def f(*args):\n        return len(args)\n    x = f(*range(1000000000))"},
+	{"integer squaring", "x = 1 << 500\n    for i in range(40):\n        x = x * x"},
 	{"return value", "s = \"x\" * 10000000\n    return [s] * 1000"},
 	{"records", "for i in range(100000):\n        ctx.tool(\"echo\", i = i)"},
 }
