@@ -26,6 +26,10 @@
 // budget (Options.MaxSteps, default DefaultMaxSteps) and is cancelled, via
 // Thread.Cancel, when the run's context is: a cancelled run is recorded
 // with status "cancelled", and a tool command in flight is killed.
+// Its memory budget (Options.MaxMemory, see budget.go) is checked before
+// every large allocation: the workflow is compiled with its *, + and %
+// operators and the built-ins that allocate by size replaced by checked
+// ones (allocguard.go).
 //
 // # Tools
 //

@@ -84,6 +84,8 @@ type host struct {
 	maxCost     float64
 	// maxToolCalls and maxModelCalls are call ceilings (0: none).
 	maxToolCalls, maxModelCalls int64
+	// mem is the run's memory budget, set when the workflow starts.
+	mem *memoryBudget
 
 	// passedOver is the step whose failed precondition a person passed
 	// over (fallback.go); the step's action is marked when it runs.
@@ -447,6 +449,9 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	p.paragraph("Receipt `" + r.ID + "`: arguments " + r.ArgumentsSHA256 + ", result " + r.ResultSHA256 + ".")
 	if callErr != nil {
 		p.callout(session.CalloutError, "", oneLine(h.secrets.string(callErr.Error())))
+	}
+	if h.mem != nil {
+		h.mem.own.Add(recordBytes(outJSON, p.lines))
 	}
 	return r.ArgumentsSHA256
 }

@@ -474,7 +474,8 @@ func (h *host) exec(params Params) (any, error) {
 	thread.SetMaxExecutionSteps(h.opts.MaxSteps)
 	done := make(chan struct{})
 	defer close(done)
-	h.watchMemory(h.opts.MaxMemory, done)
+	h.mem = newMemoryBudget(h.opts.MaxMemory, h.cancel)
+	h.mem.watch(h.ctx, done)
 	go func() {
 		select {
 		case <-h.ctx.Done():
@@ -483,7 +484,7 @@ func (h *host) exec(params Params) (any, error) {
 		}
 	}()
 
-	globals, err := starlark.ExecFileOptions(&syntax.FileOptions{}, thread, h.w.File, h.w.Src, predeclared)
+	globals, err := h.load(thread)
 	if err != nil {
 		return nil, h.classify(thread, err)
 	}
@@ -506,11 +507,39 @@ func (h *host) exec(params Params) (any, error) {
 	if err != nil {
 		return nil, h.classify(thread, err)
 	}
+	// The result is converted and written out several times over (the
+	// output, trace.json, session.md) after the workflow returns: its
+	// text must fit in what is left of the budget.
+	if err := h.mem.reserve(resultCopies*textBound(v, h.mem.limit()), "the workflow's result"); err != nil {
+		return nil, err
+	}
 	out, err := toGo(v)
 	if err != nil {
 		return nil, fmt.Errorf("workflow result: %w", err)
 	}
 	return out, nil
+}
+
+// resultCopies is how many copies of its text the result takes at most
+// at once while it is recorded.
+const resultCopies = 2
+
+// load runs the workflow file's top level, compiled with its operators
+// and sized built-ins guarded (see allocguard.go).
+func (h *host) load(thread *starlark.Thread) (starlark.StringDict, error) {
+	f, err := (&syntax.FileOptions{}).Parse(h.w.File, h.w.Src, 0)
+	if err != nil {
+		return nil, err
+	}
+	guardOperators(f)
+	predeclared := h.guardedPredeclared()
+	prog, err := starlark.FileProgram(f, predeclared.Has)
+	if err != nil {
+		return nil, err
+	}
+	globals, err := prog.Init(thread, predeclared)
+	globals.Freeze()
+	return globals, err
 }
 
 // classify turns a thread's error into the run's: cancellation and step

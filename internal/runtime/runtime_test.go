@@ -28,6 +28,8 @@ func TestMain(m *testing.M) {
 	case "touch":
 		os.WriteFile(os.Args[1], []byte("called"), 0o644)
 		os.Exit(0)
+	case "hostile":
+		os.Exit(runHostile(os.Getenv("RUNTIME_TEST_HOSTILE")))
 	}
 	os.Exit(m.Run())
 }
