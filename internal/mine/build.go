@@ -365,22 +365,28 @@ func fuzzy(actions []*trace.Action) bool {
 }
 
 // stepApproval returns the approval boundary of a step. Examples that
-// disagree on whether a human approved the step reject the candidate:
-// replacing a sometimes-approved action with code would drop a check a
-// person made.
+// disagree on whether a human approved the step, or on which boundary
+// they crossed, reject the candidate: replacing a sometimes-approved
+// action with code would drop a check a person made, and keeping the
+// first example's boundary would promise a gate the other runs did not
+// stop at.
 func stepApproval(v stepView) (*trace.Approval, *candidate.Problem) {
 	var first *trace.Approval
 	required := 0
+	boundaries := []string{}
 	for _, a := range v.actions {
-		ap := a.Approval
-		if ap == nil && a.Kind == trace.KindHumanApproval {
-			ap = &trace.Approval{Required: true, Boundary: a.Name}
+		ap := candidate.ActionGate(a)
+		if ap == nil {
+			continue
 		}
-		if ap != nil && first == nil {
+		if first == nil {
 			first = ap
 		}
-		if ap != nil && ap.Required {
+		if ap.Required {
 			required++
+			if !slices.Contains(boundaries, ap.Boundary) {
+				boundaries = append(boundaries, ap.Boundary)
+			}
 		}
 	}
 	if required != 0 && required != len(v.actions) {
@@ -390,14 +396,26 @@ func stepApproval(v stepView) (*trace.Approval, *candidate.Problem) {
 			Step:    v.index,
 		}
 	}
+	if len(boundaries) > 1 {
+		return first, &candidate.Problem{
+			Code:    "divergent_approval",
+			Message: fmt.Sprintf("step %d %s: the examples stop at different approval boundaries %s", v.index, v.actions[0].Name, strings.Join(quoteAll(boundaries), ", ")),
+			Step:    v.index,
+			Path:    fmt.Sprintf("steps[%d].approval.boundary", v.index),
+		}
+	}
 	if first == nil {
 		return nil, nil
 	}
-	out := &trace.Approval{Prompt: first.Prompt, Required: first.Required, Boundary: first.Boundary}
-	if out.Boundary == "" {
-		out.Boundary = v.actions[0].Name
+	return &trace.Approval{Prompt: first.Prompt, Required: first.Required, Boundary: first.Boundary}, nil
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
 	}
-	return out, nil
+	return out
 }
 
 func preconditions(s *candidate.Step) []string {

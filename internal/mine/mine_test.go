@@ -503,3 +503,29 @@ func TestMineReceiptsMissingInSomeExamples(t *testing.T) {
 		t.Errorf("warnings = %+v, want receipts_missing", sel.Warnings)
 	}
 }
+
+// TestMineDivergentBoundary: examples that stop at different approval
+// boundaries are not one procedure; the first example's boundary is not
+// kept for all of them.
+func TestMineDivergentBoundary(t *testing.T) {
+	var traces []*trace.Trace
+	for i, boundary := range []string{"publish", "deploy", "publish"} {
+		id := fmt.Sprintf("t%d", i)
+		a := act(id+"-1", trace.KindToolCall, "release", "")
+		a.Approval = &trace.Approval{Required: true, Boundary: boundary}
+		traces = append(traces, mk(id, a, act(id+"-2", trace.KindToolCall, "b", "")))
+	}
+	r := mustMine(t, traces, Options{})
+	if r.SelectedCandidateID != nil || len(r.RejectedCandidates) == 0 {
+		t.Fatalf("selected %v, rejected %d: want the candidate rejected", r.SelectedCandidateID, len(r.RejectedCandidates))
+	}
+	want := candidate.Problem{
+		Code:    "divergent_approval",
+		Message: `step 1 release: the examples stop at different approval boundaries "publish", "deploy"`,
+		Step:    1,
+		Path:    "steps[1].approval.boundary",
+	}
+	if diff := cmp.Diff(want, r.RejectedCandidates[0].RejectionReasons[0]); diff != "" {
+		t.Errorf("rejection (-want +got):\n%s", diff)
+	}
+}
