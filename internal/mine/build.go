@@ -173,13 +173,17 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 			})
 		}
 
-		// Arguments, key by key. Every example has the same keys: they are
-		// part of the signature.
-		for _, key := range sortedKeys(first.Parameters) {
+		// Arguments, key by key: parameters, which every example has
+		// (they are part of the signature), and the inputs of a model
+		// call that every example passed (candidate.ArgKeys).
+		if dropped := candidate.DroppedInputs(v.actions); len(dropped) > 0 {
+			step.ReviewNotes = append(step.ReviewNotes, fmt.Sprintf("step %d %s: inputs %s were passed in some examples only; the workflow does not pass them", v.index, first.Name, strings.Join(quoteAll(dropped), ", ")))
+		}
+		for _, key := range candidate.ArgKeys(v.actions) {
 			values := make([]any, len(v.actions))
 			canon := make([]string, len(v.actions))
 			for e, a := range v.actions {
-				values[e] = a.Parameters[key]
+				values[e] = candidate.ActionArgs(a)[key]
 				canon[e] = canonical(values[e])
 			}
 			srcPath := candidate.ParameterPath(v.index, key)

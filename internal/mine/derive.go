@@ -117,7 +117,7 @@ func exampleValues(path string, views []stepView, n int) ([]string, bool) {
 		if e >= n {
 			break
 		}
-		s, ok := a.Parameters[key].(string)
+		s, ok := candidate.ActionArgs(a)[key].(string)
 		if !ok {
 			return nil, false
 		}

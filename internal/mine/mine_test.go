@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -527,5 +528,45 @@ func TestMineDivergentBoundary(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, r.RejectedCandidates[0].RejectionReasons[0]); diff != "" {
 		t.Errorf("rejection (-want +got):\n%s", diff)
+	}
+}
+
+// TestMineModelInputs: a model call's inputs are arguments of its step as
+// parameters are: a title step 1 returned is a binding, a value that
+// varies is a parameter, and an input only some examples passed is no
+// argument (a review note says so).
+func TestMineModelInputs(t *testing.T) {
+	var traces []*trace.Trace
+	for i, title := range []string{"Crash on save", "Add dark mode", "Panic on empty config"} {
+		id := fmt.Sprintf("t%d", i)
+		get := act(id+"-1", trace.KindToolCall, "issues.get", fmt.Sprintf(`{"number": %d}`, i))
+		get.Output = map[string]any{"title": title}
+		classify := act(id+"-2", trace.KindModelCall, "classify_issue", "")
+		inputs := map[string]any{"title": title, "tone": fmt.Sprintf("tone-%d", i)}
+		if i == 0 {
+			inputs["hint"] = "first run only"
+		}
+		classify.Inputs = inputs
+		traces = append(traces, mk(id, get, classify))
+	}
+	sel := mustMine(t, traces, Options{}).Selected()
+	if sel == nil {
+		t.Fatal("no candidate selected")
+	}
+	step := sel.Steps[1]
+	var got []string
+	for _, a := range step.Arguments {
+		s := a.Key + " " + string(a.Kind)
+		if a.Binding != nil {
+			s += fmt.Sprintf(" step %d %s", a.Binding.FromStep, a.Binding.FromPath)
+		}
+		got = append(got, s)
+	}
+	want := []string{"title binding step 1 $.title", "tone parameter"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("step 2 arguments (-want +got):\n%s", diff)
+	}
+	if !slices.ContainsFunc(step.ReviewNotes, func(n string) bool { return strings.Contains(n, `inputs "hint" were passed in some examples only`) }) {
+		t.Errorf("review notes %q do not name the dropped input", step.ReviewNotes)
 	}
 }

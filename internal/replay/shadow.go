@@ -728,7 +728,7 @@ func (p *plan) compareEffects(al *aligner, step int, a *trace.Action) string {
 	resolved := al.want[:0]
 	for _, e := range want {
 		if e.param != "" {
-			if v, ok := a.Parameters[e.param].(string); ok {
+			if v, ok := candidate.ActionArgs(a)[e.param].(string); ok {
 				e.target = v
 			}
 		}
