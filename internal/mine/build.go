@@ -223,6 +223,28 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 			}
 			step.Arguments = append(step.Arguments, arg)
 		}
+		if approval != nil {
+			parts, varies, ok := promptTemplate(c.Steps[:j+1], views[:j+1])
+			switch {
+			case varies && ok:
+				step.PromptTemplate = parts
+			case varies:
+				// No template reads every example's question: it is a
+				// value the caller gives, as any other that varies.
+				values := make([]any, len(v.actions))
+				canon := make([]string, len(v.actions))
+				for e, a := range v.actions {
+					values[e] = ""
+					if g := candidate.ActionGate(a); g != nil {
+						values[e] = g.Prompt
+					}
+					canon[e] = canonical(values[e])
+				}
+				name := params.use("approval_prompt", fmt.Sprintf("steps[%d].approval.prompt", v.index), v.index, values, canon)
+				step.PromptTemplate = []candidate.PromptPart{{Parameter: name}}
+				step.ParameterRefs = appendUnique(step.ParameterRefs, name)
+			}
+		}
 		if argv, problem := stepArgv(v, exTraces); problem != nil {
 			c.Warnings = append(c.Warnings, *problem)
 		} else if argv != nil {

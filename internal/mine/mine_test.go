@@ -570,3 +570,39 @@ func TestMineModelInputs(t *testing.T) {
 		t.Errorf("review notes %q do not name the dropped input", step.ReviewNotes)
 	}
 }
+
+// TestMinePromptTemplate: an approval whose examples asked about their own
+// values is templated from the step's arguments; one no template reads is
+// a parameter; one every example asked the same stays literal.
+func TestMinePromptTemplate(t *testing.T) {
+	mine := func(prompt func(i int, v string) string) candidate.Step {
+		t.Helper()
+		var traces []*trace.Trace
+		for i, v := range []string{"0.1.1", "0.1.2", "0.2.0"} {
+			id := fmt.Sprintf("t%d", i)
+			gate := act(id+"-2", trace.KindHumanApproval, "confirm_release", fmt.Sprintf(`{"version": %q}`, v))
+			gate.Approval = &trace.Approval{Required: true, Boundary: "publish", Prompt: prompt(i, v)}
+			traces = append(traces, mk(id, act(id+"-1", trace.KindToolCall, "cargo.set_version", fmt.Sprintf(`{"version": %q}`, v)), gate))
+		}
+		sel := mustMine(t, traces, Options{}).Selected()
+		if sel == nil {
+			t.Fatal("no candidate selected")
+		}
+		return sel.Steps[1]
+	}
+	got := mine(func(_ int, v string) string { return "Publish " + v + " to crates.io?" }).PromptTemplate
+	want := []candidate.PromptPart{{Text: "Publish "}, {Step: 1, Key: "version"}, {Text: " to crates.io?"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("templated prompt (-want +got):\n%s", diff)
+	}
+	step := mine(func(i int, _ string) string { return []string{"Ship it?", "Go ahead?", "Release now?"}[i] })
+	if diff := cmp.Diff([]candidate.PromptPart{{Parameter: "approval_prompt"}}, step.PromptTemplate); diff != "" {
+		t.Errorf("varying prompt (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(step.ParameterRefs, "approval_prompt") {
+		t.Errorf("parameter refs %q lack approval_prompt", step.ParameterRefs)
+	}
+	if got := mine(func(int, string) string { return "Publish?" }).PromptTemplate; got != nil {
+		t.Errorf("a prompt every example asked is templated: %+v", got)
+	}
+}
