@@ -320,6 +320,13 @@ type Step struct {
 	// for a choice among them (ctx.request_decision) instead of an
 	// approval. Empty for any other step.
 	Options []string `json:"options,omitempty"`
+	// PromptTemplate, when the examples asked their approver different
+	// questions ("Publish 0.1.1 to crates.io?", "Publish 0.1.2 …"), is
+	// how the workflow builds this run's question: literal text and the
+	// values of earlier (or this) step's arguments, concatenated, so the
+	// approver sees the values of the run being approved and not those of
+	// the first example. Empty when every example asked the same.
+	PromptTemplate []PromptPart `json:"prompt_template,omitempty"`
 	// Retries is the number of failed attempts of this step, over all
 	// examples, that mining folded into the attempt that succeeded.
 	Retries int `json:"retries,omitempty"`
@@ -352,6 +359,17 @@ type Example struct {
 	// Retries, when any step was retried, is the number of failed attempts
 	// folded into each step's matched action, in step order.
 	Retries []int `json:"retries,omitempty"`
+}
+
+// PromptPart is one piece of an approval prompt template: literal Text,
+// or the value of the argument Key of step Step (1-based, at most the
+// approval's own step), or the workflow parameter Parameter. Exactly one
+// of Text, Step with Key, and Parameter is set.
+type PromptPart struct {
+	Text      string `json:"text,omitempty"`
+	Step      int    `json:"step,omitempty"`
+	Key       string `json:"key,omitempty"`
+	Parameter string `json:"parameter,omitempty"`
 }
 
 // ApprovalPoint is a human approval boundary inside the candidate.

@@ -105,7 +105,7 @@ func TestIngestConformance(t *testing.T) {
 	// No step that failed, or runs a failed step again, is reached without
 	// an approval right before it.
 	wf := readFileT(t, filepath.Join(b, "workflow.star"))
-	for _, call := range []string{`ctx.tool("push", `, `ctx.tool("shell", command = "git push -u origin`, `"push-no-verify-after-green-hook-budget",`, `ctx.model("agent_recovery_advice.push"`} {
+	for _, call := range []string{`ctx.tool("push", `, `ctx.tool("shell", command = "git push -u origin`, `"push-no-verify-after-green-hook-budget",`, "ctx.model(\n        \"agent_recovery_advice.push\",\n        inputs = {"} {
 		i := strings.Index(wf, call)
 		if i < 0 {
 			t.Errorf("workflow.star lacks %s", call)

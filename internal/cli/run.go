@@ -137,7 +137,7 @@ ctx.exec ran or, in a dry run, would run), "fallbacks" ([{"step", "check",
 "tool", "reason", "policy", "boundary"}], the failed checks and steps the
 run handed to its fallback policy), "dry_run_calls" ([{"step",
 "tool", "arguments", "answer", "source"}], source expected_output,
-placeholder or nothing_recorded; empty unless --dry-run)}; with --check,
+placeholder, nothing_recorded or, for a model step, recorded; empty unless --dry-run)}; with --check,
 {"workflow", "tools", "unbound", "commands" ([{"name", "argv",
 "capability", "binding", "declared", "granted"}]), "grants" (the exec
 capabilities needed), "missing_grants", "undeclared", "option_positions"

@@ -441,8 +441,8 @@ func (g *generator) step(b *strings.Builder, i int) {
 	kind := callOf(st)
 
 	if kind != callApprove && kind != callDecide && st.Approval != nil && st.Approval.Required {
-		boundary, prompt := g.approval(st)
-		statement(b, 1, approveCall(boundary, prompt))
+		boundary, _ := g.approval(st)
+		statement(b, 1, approveCall(boundary, g.prompt(i, st)))
 	}
 	// Checked after any approval, right before the step: a person may
 	// take a while, and the world with them.
@@ -453,12 +453,12 @@ func (g *generator) step(b *strings.Builder, i int) {
 	case callApprove:
 		// The arguments of an approval step are what the person
 		// approved in the traces; the prompt stands for them.
-		boundary, prompt := g.approval(st)
-		n = approveCall(boundary, prompt)
+		boundary, _ := g.approval(st)
+		n = approveCall(boundary, g.prompt(i, st))
 	case callDecide:
 		// The question is the approval's prompt; the runtime names the
 		// decision after it.
-		_, prompt := g.approval(st)
+		prompt := g.prompt(i, st)
 		options := make([]*node, len(st.Options))
 		for j, o := range st.Options {
 			// The runtime refuses what is no choice; say so here, where
@@ -471,7 +471,7 @@ func (g *generator) step(b *strings.Builder, i int) {
 		if len(st.Options) < 2 {
 			g.errorf(fmt.Sprintf("$.steps[%d].options", i), "%d options; a decision needs at least 2", len(st.Options))
 		}
-		n = group("ctx.request_decision(", []*node{atom(quote(prompt)), group("[", options, "]")}, ")")
+		n = group("ctx.request_decision(", []*node{prompt, group("[", options, "]")}, ")")
 	case callModel:
 		var inputs []*node
 		seen := map[string]bool{}
@@ -606,9 +606,67 @@ func (g *generator) approval(st candidate.Step) (boundary, prompt string) {
 	return boundary, prompt
 }
 
+// prompt returns the expression of the question step i asks its approver:
+// the literal prompt, or, when the examples asked about their own values,
+// the step's prompt template (candidate.Step.PromptTemplate) as a
+// concatenation of literal text and the values this run has, so the
+// approver of version 0.3.0 is asked about 0.3.0. A template part reads
+// an argument of this step or an earlier one, or a parameter; anything
+// else is reported, as a bad argument is.
+func (g *generator) prompt(i int, st candidate.Step) *node {
+	if len(st.PromptTemplate) == 0 {
+		_, prompt := g.approval(st)
+		return atom(quote(prompt))
+	}
+	parts := make([]string, 0, len(st.PromptTemplate))
+	for k, p := range st.PromptTemplate {
+		path := fmt.Sprintf("$.steps[%d].prompt_template[%d]", i, k)
+		var b strings.Builder
+		switch {
+		case p.Key == "" && p.Step == 0 && p.Parameter == "":
+			b.WriteString(quote(p.Text))
+		case p.Parameter != "" && p.Step == 0 && p.Key == "" && p.Text == "":
+			id, ok := g.param[p.Parameter]
+			if !ok {
+				g.errorf(path+".parameter", "unknown parameter %q", p.Parameter)
+				id = "None"
+			}
+			b.WriteString(id)
+		case p.Step >= 1 && p.Step <= st.Index && p.Step <= len(g.c.Steps) && p.Text == "" && p.Parameter == "":
+			from := g.c.Steps[p.Step-1]
+			j := slices.IndexFunc(from.Arguments, func(a candidate.Argument) bool { return a.Key == p.Key })
+			if j < 0 {
+				g.errorf(path+".key", "step %d has no argument %q", p.Step, p.Key)
+				b.WriteString("None")
+				break
+			}
+			a := from.Arguments[j]
+			if a.Kind == candidate.ArgSecret {
+				// An approver's question never shows a credential.
+				g.errorf(path+".key", "argument %q of step %d is a secret", p.Key, p.Step)
+				b.WriteString("None")
+				break
+			}
+			v := g.value(p.Step-1, j, a)
+			if a.Kind == candidate.ArgBinding {
+				b.WriteString("str(")
+				v.flat(&b)
+				b.WriteString(")")
+			} else {
+				v.flat(&b)
+			}
+		default:
+			g.errorf(path, "a part is text, an argument of this or an earlier step, or a parameter")
+			b.WriteString("None")
+		}
+		parts = append(parts, b.String())
+	}
+	return atom(strings.Join(parts, " + "))
+}
+
 // approveCall returns ctx.approve(boundary, prompt = prompt).
-func approveCall(boundary, prompt string) *node {
-	return group("ctx.approve(", []*node{atom(quote(boundary)), atom(quote(prompt)).withPrefix("prompt = ")}, ")")
+func approveCall(boundary string, prompt *node) *node {
+	return group("ctx.approve(", []*node{atom(quote(boundary)), prompt.withPrefix("prompt = ")}, ")")
 }
 
 // fileText reports whether the argument key of st is text the step

@@ -173,13 +173,17 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 			})
 		}
 
-		// Arguments, key by key. Every example has the same keys: they are
-		// part of the signature.
-		for _, key := range sortedKeys(first.Parameters) {
+		// Arguments, key by key: parameters, which every example has
+		// (they are part of the signature), and the inputs of a model
+		// call that every example passed (candidate.ArgKeys).
+		if dropped := candidate.DroppedInputs(v.actions); len(dropped) > 0 {
+			step.ReviewNotes = append(step.ReviewNotes, fmt.Sprintf("step %d %s: inputs %s were passed in some examples only; the workflow does not pass them", v.index, first.Name, strings.Join(quoteAll(dropped), ", ")))
+		}
+		for _, key := range candidate.ArgKeys(v.actions) {
 			values := make([]any, len(v.actions))
 			canon := make([]string, len(v.actions))
 			for e, a := range v.actions {
-				values[e] = a.Parameters[key]
+				values[e] = candidate.ActionArgs(a)[key]
 				canon[e] = canonical(values[e])
 			}
 			srcPath := candidate.ParameterPath(v.index, key)
@@ -218,6 +222,28 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 				}
 			}
 			step.Arguments = append(step.Arguments, arg)
+		}
+		if approval != nil {
+			parts, varies, ok := promptTemplate(c.Steps[:j+1], views[:j+1])
+			switch {
+			case varies && ok:
+				step.PromptTemplate = parts
+			case varies:
+				// No template reads every example's question: it is a
+				// value the caller gives, as any other that varies.
+				values := make([]any, len(v.actions))
+				canon := make([]string, len(v.actions))
+				for e, a := range v.actions {
+					values[e] = ""
+					if g := candidate.ActionGate(a); g != nil {
+						values[e] = g.Prompt
+					}
+					canon[e] = canonical(values[e])
+				}
+				name := params.use("approval_prompt", fmt.Sprintf("steps[%d].approval.prompt", v.index), v.index, values, canon)
+				step.PromptTemplate = []candidate.PromptPart{{Parameter: name}}
+				step.ParameterRefs = appendUnique(step.ParameterRefs, name)
+			}
 		}
 		if argv, problem := stepArgv(v, exTraces); problem != nil {
 			c.Warnings = append(c.Warnings, *problem)
@@ -365,22 +391,28 @@ func fuzzy(actions []*trace.Action) bool {
 }
 
 // stepApproval returns the approval boundary of a step. Examples that
-// disagree on whether a human approved the step reject the candidate:
-// replacing a sometimes-approved action with code would drop a check a
-// person made.
+// disagree on whether a human approved the step, or on which boundary
+// they crossed, reject the candidate: replacing a sometimes-approved
+// action with code would drop a check a person made, and keeping the
+// first example's boundary would promise a gate the other runs did not
+// stop at.
 func stepApproval(v stepView) (*trace.Approval, *candidate.Problem) {
 	var first *trace.Approval
 	required := 0
+	boundaries := []string{}
 	for _, a := range v.actions {
-		ap := a.Approval
-		if ap == nil && a.Kind == trace.KindHumanApproval {
-			ap = &trace.Approval{Required: true, Boundary: a.Name}
+		ap := candidate.ActionGate(a)
+		if ap == nil {
+			continue
 		}
-		if ap != nil && first == nil {
+		if first == nil {
 			first = ap
 		}
-		if ap != nil && ap.Required {
+		if ap.Required {
 			required++
+			if !slices.Contains(boundaries, ap.Boundary) {
+				boundaries = append(boundaries, ap.Boundary)
+			}
 		}
 	}
 	if required != 0 && required != len(v.actions) {
@@ -390,14 +422,26 @@ func stepApproval(v stepView) (*trace.Approval, *candidate.Problem) {
 			Step:    v.index,
 		}
 	}
+	if len(boundaries) > 1 {
+		return first, &candidate.Problem{
+			Code:    "divergent_approval",
+			Message: fmt.Sprintf("step %d %s: the examples stop at different approval boundaries %s", v.index, v.actions[0].Name, strings.Join(quoteAll(boundaries), ", ")),
+			Step:    v.index,
+			Path:    fmt.Sprintf("steps[%d].approval.boundary", v.index),
+		}
+	}
 	if first == nil {
 		return nil, nil
 	}
-	out := &trace.Approval{Prompt: first.Prompt, Required: first.Required, Boundary: first.Boundary}
-	if out.Boundary == "" {
-		out.Boundary = v.actions[0].Name
+	return &trace.Approval{Prompt: first.Prompt, Required: first.Required, Boundary: first.Boundary}, nil
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
 	}
-	return out, nil
+	return out
 }
 
 func preconditions(s *candidate.Step) []string {

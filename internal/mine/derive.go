@@ -1,6 +1,10 @@
 package mine
 
 import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/derive"
 )
@@ -117,7 +121,7 @@ func exampleValues(path string, views []stepView, n int) ([]string, bool) {
 		if e >= n {
 			break
 		}
-		s, ok := a.Parameters[key].(string)
+		s, ok := candidate.ActionArgs(a)[key].(string)
 		if !ok {
 			return nil, false
 		}
@@ -138,4 +142,83 @@ func evidence(e derive.Expr, refs []string, values map[string]string, want strin
 	ev.Got = got
 	ev.Match = ok && got == want
 	return ev
+}
+
+// promptTemplate returns how the workflow builds the prompt of the
+// approval at the last of steps, when its examples asked different
+// questions. The questions of an approval usually name what is being
+// approved ("Publish 0.1.1 to crates.io?"), which varies as an argument
+// does; a prompt frozen to the first example would ask this run's
+// approver about another run's values. Each example's prompt is read
+// left to right, taking at each position the longest string argument
+// value (of this step or an earlier one, a parameter or a binding) that
+// starts there, else one literal character; the examples agree on a
+// template when they all read to the same parts. varies is false when
+// every example asked the same, and ok is false when they differ and no
+// template reads them all: the caller then makes the prompt a parameter.
+func promptTemplate(steps []candidate.Step, views []stepView) (parts []candidate.PromptPart, varies, ok bool) {
+	last := views[len(views)-1]
+	prompts := make([]string, len(last.actions))
+	for e, a := range last.actions {
+		if g := candidate.ActionGate(a); g != nil {
+			prompts[e] = g.Prompt
+		}
+	}
+	if !slices.ContainsFunc(prompts, func(p string) bool { return p != prompts[0] }) {
+		return nil, false, true
+	}
+	type source struct {
+		step   int
+		key    string
+		values []string
+	}
+	var sources []source
+	for j, st := range steps {
+		for _, arg := range st.Arguments {
+			if arg.Kind != candidate.ArgParameter && arg.Kind != candidate.ArgBinding {
+				continue
+			}
+			values := make([]string, len(prompts))
+			usable := true
+			for e, a := range views[j].actions {
+				s, isString := candidate.ActionArgs(a)[arg.Key].(string)
+				usable = usable && isString && s != ""
+				values[e] = s
+			}
+			if usable {
+				sources = append(sources, source{step: st.Index, key: arg.Key, values: values})
+			}
+		}
+	}
+	var first []candidate.PromptPart
+	for e, prompt := range prompts {
+		var read []candidate.PromptPart
+		for i := 0; i < len(prompt); {
+			best := -1
+			for k, src := range sources {
+				v := src.values[e]
+				if strings.HasPrefix(prompt[i:], v) && (best < 0 || len(v) > len(sources[best].values[e])) {
+					best = k
+				}
+			}
+			if best >= 0 {
+				read = append(read, candidate.PromptPart{Step: sources[best].step, Key: sources[best].key})
+				i += len(sources[best].values[e])
+				continue
+			}
+			_, size := utf8.DecodeRuneInString(prompt[i:])
+			if n := len(read); n > 0 && read[n-1].Key == "" {
+				read[n-1].Text += prompt[i : i+size]
+			} else {
+				read = append(read, candidate.PromptPart{Text: prompt[i : i+size]})
+			}
+			i += size
+		}
+		if e == 0 {
+			first = read
+		} else if !slices.Equal(first, read) {
+			return nil, true, false
+		}
+	}
+	return first, true, true
 }

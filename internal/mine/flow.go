@@ -291,7 +291,7 @@ func targetParameter(v stepView, byShape [][]trace.SideEffect, i int) (string, b
 	for _, key := range sortedKeys(v.actions[0].Parameters) {
 		match := true
 		for e, a := range v.actions {
-			s, ok := a.Parameters[key].(string)
+			s, ok := candidate.ActionArgs(a)[key].(string)
 			if !ok || s != byShape[e][i].Target {
 				match = false
 				break

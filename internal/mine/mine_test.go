@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -501,5 +502,107 @@ func TestMineReceiptsMissingInSomeExamples(t *testing.T) {
 	}
 	if len(sel.Warnings) != 1 || sel.Warnings[0].Code != candidate.CodeReceiptsMissing {
 		t.Errorf("warnings = %+v, want receipts_missing", sel.Warnings)
+	}
+}
+
+// TestMineDivergentBoundary: examples that stop at different approval
+// boundaries are not one procedure; the first example's boundary is not
+// kept for all of them.
+func TestMineDivergentBoundary(t *testing.T) {
+	var traces []*trace.Trace
+	for i, boundary := range []string{"publish", "deploy", "publish"} {
+		id := fmt.Sprintf("t%d", i)
+		a := act(id+"-1", trace.KindToolCall, "release", "")
+		a.Approval = &trace.Approval{Required: true, Boundary: boundary}
+		traces = append(traces, mk(id, a, act(id+"-2", trace.KindToolCall, "b", "")))
+	}
+	r := mustMine(t, traces, Options{})
+	if r.SelectedCandidateID != nil || len(r.RejectedCandidates) == 0 {
+		t.Fatalf("selected %v, rejected %d: want the candidate rejected", r.SelectedCandidateID, len(r.RejectedCandidates))
+	}
+	want := candidate.Problem{
+		Code:    "divergent_approval",
+		Message: `step 1 release: the examples stop at different approval boundaries "publish", "deploy"`,
+		Step:    1,
+		Path:    "steps[1].approval.boundary",
+	}
+	if diff := cmp.Diff(want, r.RejectedCandidates[0].RejectionReasons[0]); diff != "" {
+		t.Errorf("rejection (-want +got):\n%s", diff)
+	}
+}
+
+// TestMineModelInputs: a model call's inputs are arguments of its step as
+// parameters are: a title step 1 returned is a binding, a value that
+// varies is a parameter, and an input only some examples passed is no
+// argument (a review note says so).
+func TestMineModelInputs(t *testing.T) {
+	var traces []*trace.Trace
+	for i, title := range []string{"Crash on save", "Add dark mode", "Panic on empty config"} {
+		id := fmt.Sprintf("t%d", i)
+		get := act(id+"-1", trace.KindToolCall, "issues.get", fmt.Sprintf(`{"number": %d}`, i))
+		get.Output = map[string]any{"title": title}
+		classify := act(id+"-2", trace.KindModelCall, "classify_issue", "")
+		inputs := map[string]any{"title": title, "tone": fmt.Sprintf("tone-%d", i)}
+		if i == 0 {
+			inputs["hint"] = "first run only"
+		}
+		classify.Inputs = inputs
+		traces = append(traces, mk(id, get, classify))
+	}
+	sel := mustMine(t, traces, Options{}).Selected()
+	if sel == nil {
+		t.Fatal("no candidate selected")
+	}
+	step := sel.Steps[1]
+	var got []string
+	for _, a := range step.Arguments {
+		s := a.Key + " " + string(a.Kind)
+		if a.Binding != nil {
+			s += fmt.Sprintf(" step %d %s", a.Binding.FromStep, a.Binding.FromPath)
+		}
+		got = append(got, s)
+	}
+	want := []string{"title binding step 1 $.title", "tone parameter"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("step 2 arguments (-want +got):\n%s", diff)
+	}
+	if !slices.ContainsFunc(step.ReviewNotes, func(n string) bool { return strings.Contains(n, `inputs "hint" were passed in some examples only`) }) {
+		t.Errorf("review notes %q do not name the dropped input", step.ReviewNotes)
+	}
+}
+
+// TestMinePromptTemplate: an approval whose examples asked about their own
+// values is templated from the step's arguments; one no template reads is
+// a parameter; one every example asked the same stays literal.
+func TestMinePromptTemplate(t *testing.T) {
+	mine := func(prompt func(i int, v string) string) candidate.Step {
+		t.Helper()
+		var traces []*trace.Trace
+		for i, v := range []string{"0.1.1", "0.1.2", "0.2.0"} {
+			id := fmt.Sprintf("t%d", i)
+			gate := act(id+"-2", trace.KindHumanApproval, "confirm_release", fmt.Sprintf(`{"version": %q}`, v))
+			gate.Approval = &trace.Approval{Required: true, Boundary: "publish", Prompt: prompt(i, v)}
+			traces = append(traces, mk(id, act(id+"-1", trace.KindToolCall, "cargo.set_version", fmt.Sprintf(`{"version": %q}`, v)), gate))
+		}
+		sel := mustMine(t, traces, Options{}).Selected()
+		if sel == nil {
+			t.Fatal("no candidate selected")
+		}
+		return sel.Steps[1]
+	}
+	got := mine(func(_ int, v string) string { return "Publish " + v + " to crates.io?" }).PromptTemplate
+	want := []candidate.PromptPart{{Text: "Publish "}, {Step: 1, Key: "version"}, {Text: " to crates.io?"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("templated prompt (-want +got):\n%s", diff)
+	}
+	step := mine(func(i int, _ string) string { return []string{"Ship it?", "Go ahead?", "Release now?"}[i] })
+	if diff := cmp.Diff([]candidate.PromptPart{{Parameter: "approval_prompt"}}, step.PromptTemplate); diff != "" {
+		t.Errorf("varying prompt (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(step.ParameterRefs, "approval_prompt") {
+		t.Errorf("parameter refs %q lack approval_prompt", step.ParameterRefs)
+	}
+	if got := mine(func(int, string) string { return "Publish?" }).PromptTemplate; got != nil {
+		t.Errorf("a prompt every example asked is templated: %+v", got)
 	}
 }

@@ -427,7 +427,7 @@ func (k *sampleCheck) example(t *trace.Trace, m match) bool {
 			k.disagree(fmt.Sprintf("effects %d", j), t, step.Index, fmt.Sprintf("has other side effects at step %d", step.Index))
 		}
 		for _, arg := range step.Arguments {
-			v, ok := a.Parameters[arg.Key]
+			v, ok := candidate.ActionArgs(a)[arg.Key]
 			field := fmt.Sprintf("step %d parameters.%s", step.Index, arg.Key)
 			if arg.Kind == candidate.ArgSecret {
 				continue
@@ -498,6 +498,6 @@ func stringAt(t *trace.Trace, m match, path string) (string, bool) {
 	if !ok || step > len(m.pos) {
 		return "", false
 	}
-	s, ok := t.Actions[m.pos[step-1]].Parameters[key].(string)
+	s, ok := candidate.ActionArgs(&t.Actions[m.pos[step-1]])[key].(string)
 	return s, ok
 }

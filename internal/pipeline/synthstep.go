@@ -218,7 +218,7 @@ func stepSpec(dir string, n int) (synth.StepSpec, bundle.WorkflowRef, error) {
 		if out == nil {
 			out = a.ObservedOutput
 		}
-		return synth.StepExample{Where: path + " action " + a.ID, Inputs: a.Parameters, Output: out}
+		return synth.StepExample{Where: path + " action " + a.ID, Inputs: candidate.ActionArgs(a), Output: out}
 	}
 	for _, ex := range cand.Examples {
 		if n > len(ex.ActionIDs) {

@@ -133,7 +133,7 @@ func stepValue(path string, moves []candidate.Move, t *trace.Trace) (string, boo
 	}
 	for _, m := range moves {
 		if m.Kind == candidate.MoveSync && m.Step == step && m.ActionIndex >= 0 && m.ActionIndex < len(t.Actions) {
-			s, ok := t.Actions[m.ActionIndex].Parameters[key].(string)
+			s, ok := candidate.ActionArgs(&t.Actions[m.ActionIndex])[key].(string)
 			return s, ok
 		}
 	}

@@ -658,14 +658,26 @@ func (p *plan) compareStep(al *aligner, step, index int, a *trace.Action) []cand
 			Path:    path(),
 		})
 	}
+	// The approval boundary is one of the four things a replay must
+	// keep: a run that stopped at another gate, or at none, is not the
+	// procedure the reviewer approved, however alike its calls are.
 	want := s.Approval != nil && s.Approval.Required
-	got := (a.Approval != nil && a.Approval.Required) || (a.Approval == nil && a.Kind == trace.KindHumanApproval)
-	if want != got {
+	gate := candidate.ActionGate(a)
+	got := gate != nil && gate.Required
+	switch {
+	case want != got:
 		out = append(out, candidate.Problem{
 			Code:    candidate.CodeApprovalDiffers,
 			Message: fmt.Sprintf("step %d %s: candidate %s approval, action %s %s", step, s.Name, requires(want), a.ID, requires(got)),
 			Step:    step,
-			Path:    path(),
+			Path:    path() + ".approval",
+		})
+	case want && gate.Boundary != stepBoundary(s):
+		out = append(out, candidate.Problem{
+			Code:    candidate.CodeApprovalDiffers,
+			Message: fmt.Sprintf("step %d %s: candidate stops at approval boundary %q, action %s at %q", step, s.Name, stepBoundary(s), a.ID, gate.Boundary),
+			Step:    step,
+			Path:    path() + ".approval.boundary",
 		})
 	}
 	// An action that recorded no output is no evidence either way: many
@@ -685,6 +697,15 @@ func (p *plan) compareStep(al *aligner, step, index int, a *trace.Action) []cand
 		}
 	}
 	return out
+}
+
+// stepBoundary is the boundary a step's approval names, its name when the
+// candidate left it empty (as ActionGate reads an action).
+func stepBoundary(s *candidate.Step) string {
+	if s.Approval.Boundary != "" {
+		return s.Approval.Boundary
+	}
+	return s.Name
 }
 
 func requires(b bool) string {
@@ -707,7 +728,7 @@ func (p *plan) compareEffects(al *aligner, step int, a *trace.Action) string {
 	resolved := al.want[:0]
 	for _, e := range want {
 		if e.param != "" {
-			if v, ok := a.Parameters[e.param].(string); ok {
+			if v, ok := candidate.ActionArgs(a)[e.param].(string); ok {
 				e.target = v
 			}
 		}

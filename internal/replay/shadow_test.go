@@ -279,3 +279,36 @@ func TestShadowParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestShadowApprovalBoundary: the approval boundary is one of the things
+// a replay keeps. A held-out run that stopped at another gate, or at a
+// gate it only named by its action, diverges with the approval's path,
+// as a run that requested another side effect does.
+func TestShadowApprovalBoundary(t *testing.T) {
+	s1, s2 := release("s1", "a"), release("s2", "b")
+	renamed := release("renamed", "c")
+	renamed.Actions[3].Approval.Boundary = "deploy"
+	none := release("none", "d")
+	none.Actions[3].Approval = nil
+	unnamed := release("unnamed", "e") // a gate without a boundary is named by its action
+	unnamed.Actions[3].Approval.Boundary = ""
+	rep := Shadow(releaseCandidate(s1, s2), []*trace.Trace{s1, s2}, []*trace.Trace{renamed, none, unnamed})
+	var got []candidate.Problem
+	for _, st := range rep.Traces[2:] {
+		got = append(got, st.Details...)
+	}
+	want := []candidate.Problem{
+		{Code: candidate.CodeApprovalDiffers, Step: 3, Path: "$.actions[3].approval.boundary",
+			Message: `step 3 cargo.publish: candidate stops at approval boundary "publish", action renamed-publish at "deploy"`},
+		{Code: candidate.CodeApprovalDiffers, Step: 3, Path: "$.actions[3].approval",
+			Message: "step 3 cargo.publish: candidate requires approval, action none-publish does not require"},
+		{Code: candidate.CodeApprovalDiffers, Step: 3, Path: "$.actions[3].approval.boundary",
+			Message: `step 3 cargo.publish: candidate stops at approval boundary "publish", action unnamed-publish at "cargo.publish"`},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("details (-want +got):\n%s", diff)
+	}
+	if rep.Pass {
+		t.Error("Pass = true with every held-out trace crossing another boundary")
+	}
+}

@@ -23,10 +23,14 @@ const (
 	// AnswerNothing: nothing was recorded and the workflow reads nothing
 	// from the result, so the answer is None.
 	AnswerNothing = "nothing_recorded"
+	// AnswerRecorded: a model step's output in the bundle's fixtures (the
+	// run whose inputs match, else the first), which a dry run replays
+	// so the workflow's later steps see an answer of the model's form.
+	AnswerRecorded = "recorded"
 )
 
-// DryRunCall is one call of a dry run: what the step would have received
-// and the answer the run went on with.
+// DryRunCall is one call of a dry run, a tool call or a model step: what
+// the step would have received and the answer the run went on with.
 type DryRunCall struct {
 	Step      int
 	Tool      string

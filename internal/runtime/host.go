@@ -602,6 +602,12 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 			results[i] = result{err: err}
 		case replay:
 			out := h.fixture(c.name, trace.KindModelCall, recIn)
+			if h.opts.DryRun {
+				// A dry run lists a model step with the inputs this run
+				// would send, as it lists a tool call, so a reviewer sees
+				// what reaches the model.
+				h.res.DryRunCalls = append(h.res.DryRunCalls, DryRunCall{Step: step, Tool: c.name, Arguments: recArgs[i], Answer: out, Source: AnswerRecorded})
+			}
 			if out == nil && !h.opts.DryRun {
 				err = fmt.Errorf("%w: replay has no recorded output for model step %s", ErrModel, c.name)
 			}

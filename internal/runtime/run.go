@@ -279,7 +279,7 @@ type Result struct {
 	// Verification is the outcome of Options.Verify, nil without it or
 	// while the run is pending.
 	Verification *Verification
-	// DryRunCalls are, for a dry run, the tool calls in order: what each
+	// DryRunCalls are, for a dry run, the tool calls and model steps in order: what each
 	// step would have received and the answer it went on with.
 	DryRunCalls []DryRunCall
 	// Fallbacks are the failed checks and steps this run (not the part
