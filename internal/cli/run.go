@@ -340,7 +340,7 @@ func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg
 		}
 		fmt.Fprintf(e.stdout, "  %s runs %s: %s %s\n", c.Name, runtime.QuoteArgv(c.Argv), c.Capability, state)
 	}
-	if len(r.Commands) > 0 {
+	if len(r.Commands) > 0 || len(r.Grants) > 0 {
 		fmt.Fprintf(e.stdout, "%s: grants needed: %s; missing: %s\n", w.Name, grantList(r.Grants), grantList(append(r.Undeclared, r.MissingGrants...)))
 	}
 	for _, o := range r.OptionPositions {
