@@ -102,7 +102,11 @@ Model steps (ctx.model) use [models.<step>] or [models.default]: provider
 openai (any OpenAI-compatible chat-completions server), anthropic, or replay
 (the bundle's recorded outputs), with base_url, model, api_key (a logical
 secret id), max_tokens, timeout and optional prices input_usd_per_mtok and
-output_usd_per_mtok; tokens and cost are recorded per call.
+output_usd_per_mtok; tokens and cost are recorded per call. A model step
+with a schema (mined fuzzy steps carry the shape the next steps read) is
+sent it as the provider's structured output; an answer that does not fit
+is asked for again once with the reason, then the step fails and the
+fallback policy below handles it.
 
 Before a step the workflow's ctx.check calls evaluate its preconditions
 (capability, inputs_bound, file_exists, branch_absent, program_on_path,
