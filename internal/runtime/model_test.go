@@ -383,3 +383,36 @@ func TestModelSchemaRetry(t *testing.T) {
 		t.Errorf("Run with fallback ask = %v (pending %+v), want it suspended at step-1-failed", err, res)
 	}
 }
+
+// TestAnthropicSchemaRetry checks the retry on the Messages API: the
+// schema is the forced output tool's input_schema, and a tool input that
+// does not fit is asked for again with the earlier answer and the reason
+// in the user turn.
+func TestAnthropicSchemaRetry(t *testing.T) {
+	wrong := `{"model":"claude-x","content":[{"type":"tool_use","id":"t1","name":"output","input":{"label":"billing"}}],"usage":{"input_tokens":10,"output_tokens":5}}`
+	right := `{"model":"claude-x","content":[{"type":"tool_use","id":"t2","name":"output","input":{"labels":["billing"]}}],"usage":{"input_tokens":12,"output_tokens":5}}`
+	s := &providerServer{path: "/v1/messages", answers: []string{wrong, right}}
+	base := serve(t, s)
+	o := modelOpts(t, ModelConfig{Provider: ProviderAnthropic, BaseURL: base, Model: "claude-x", APIKey: "LLM_KEY"})
+	o.Config.Grants.Capabilities = []string{"tracker.write"}
+	res, err := Run(context.Background(), workflow(t, triageWorkflow), Params{"issue_id": "I-1"}, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if diff := cmp.Diff(map[string]any{"labels": []any{"billing"}}, res.Output); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if len(s.bodies) != 2 {
+		t.Fatalf("the server got %d requests, want 2", len(s.bodies))
+	}
+	tool := s.bodies[0]["tools"].([]any)[0].(map[string]any)
+	if tool["name"] != "output" || tool["input_schema"] == nil {
+		t.Errorf("tool = %v, want the output tool with the step's input_schema", tool)
+	}
+	user := s.bodies[1]["messages"].([]any)[0].(map[string]any)["content"].(string)
+	for _, want := range []string{`An earlier answer was:` + "\n" + `{"label":"billing"}`, "does not match the schema: at '': missing property 'labels'"} {
+		if !strings.Contains(user, want) {
+			t.Errorf("retry user turn = %q, want it to contain %q", user, want)
+		}
+	}
+}
