@@ -70,8 +70,9 @@ summary lists what each step would have received. Approvals pass. --approve NAME
 it ctx.approve asks on the terminal when stdin is one, and otherwise
 suspends the run in state pending_approval (exit status 1), to be continued
 with "crystallize resume RUN-ID --approve NAME" (or --reject NAME).
---check only checks that every tool is bound and that the commands the
-workflow runs are granted.
+--check only checks that every tool is bound and that the capabilities the
+workflow's commands, built-in file tools and bound tools need are declared
+and granted; a run makes the same check before its first step.
 
 Steps mined from shell commands call ctx.exec, which runs the step's argv
 template without a shell and needs no binding: each {param} becomes one
@@ -173,7 +174,7 @@ func newRunCmd(e *env) *cobra.Command {
 	fs.BoolVar(&f.allowUnapproved, "allow-unapproved", false, "run a bundle that is not ready (recorded in the run)")
 	fs.BoolVar(&f.verify, "verify", false, "compare the run's receipts with the candidate's expected receipts; drift fails the run")
 	configFlag(fs, &f.config)
-	fs.BoolVar(&f.check, "check", false, "only check that every tool the workflow calls is bound")
+	fs.BoolVar(&f.check, "check", false, "only check that every tool the workflow calls is bound and every capability it needs is granted")
 	runStateDirFlag(fs, &f.stateDir)
 	fs.Uint64Var(&f.maxSteps, "max-steps", runtime.DefaultMaxSteps, "Starlark step budget of the run")
 	summaryJSONFlag(fs, &f.asJSON)
