@@ -216,6 +216,25 @@ func validateProblems(t *testing.T, s scenario) {
 		},
 		code: CodeSecretFound, path: "fixtures/",
 	}, {
+		// A fixture the manifest itself calls unredacted is refused even
+		// when the secret scan finds nothing in it: the scan knows only
+		// some secrets, redaction removes more.
+		name: "fixture declared unredacted",
+		mutate: func(t *testing.T, dir string, m *Manifest) {
+			rewriteManifest(t, dir, func(doc map[string]any) {
+				doc["fixtures"].([]any)[1].(map[string]any)["redacted"] = false
+			})
+		},
+		code: CodeNotRedacted, path: "$.fixtures[1].redacted",
+	}, {
+		name: "bundle declared unredacted",
+		mutate: func(t *testing.T, dir string, m *Manifest) {
+			rewriteManifest(t, dir, func(doc map[string]any) {
+				doc["redaction"].(map[string]any)["applied"] = false
+			})
+		},
+		code: CodeNotRedacted, path: "$.redaction.applied",
+	}, {
 		name: "symlink",
 		mutate: func(t *testing.T, dir string, m *Manifest) {
 			if err := os.Symlink("/etc/passwd", filepath.Join(dir, "fixtures", "link.json")); err != nil {
@@ -720,5 +739,24 @@ func TestBundleShadowNotListed(t *testing.T) {
 	})
 	if sc, err := ReplayShadow(dir); err != nil || sc.Matches {
 		t.Errorf("ReplayShadow after editing the count: %v, %v; want a difference", err, sc)
+	}
+}
+
+// TestValidateReportsSchemaRead checks that Validate reports the schema
+// marker and version candidate.json holds, not the ones this build
+// expects: a reader of a refused manifest sees what it says.
+func TestValidateReportsSchemaRead(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, _ := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	if v := Validate(dir); v.Schema != Schema || v.SchemaVersion != "1" {
+		t.Fatalf("Validate of a fresh bundle read schema %q version %q, want %q 1", v.Schema, v.SchemaVersion, Schema)
+	}
+	rewriteManifest(t, dir, func(doc map[string]any) {
+		doc["schema"] = "something.else"
+		doc["schema_version"] = 7
+	})
+	v := Validate(dir)
+	if v.Schema != "something.else" || v.SchemaVersion != "7" {
+		t.Errorf("Validate read schema %q version %q, want the manifest's something.else 7", v.Schema, v.SchemaVersion)
 	}
 }

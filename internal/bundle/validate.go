@@ -39,6 +39,7 @@ const (
 	CodeFixtureHash     = "fixture_hash"
 	CodeFixtureInvalid  = "fixture_invalid"
 	CodeSecretFound     = "secret_found"
+	CodeNotRedacted     = "not_redacted"
 	CodeSecretIDInvalid = "secret_id_invalid"
 	CodeSkillInvalid    = "skill_invalid"
 	CodeWorkflowInvalid = "workflow_invalid"
@@ -74,6 +75,13 @@ type Validation struct {
 	// read. Both are empty when the file could not be read.
 	Workflow       string `json:"workflow,omitempty"`
 	WorkflowSHA256 string `json:"workflow_sha256,omitempty"`
+
+	// Schema and SchemaVersion are the schema marker and schema_version
+	// candidate.json holds, as read (the version as its JSON text), so a
+	// refused manifest is shown with what it says, not with what this
+	// build expects. Empty when the manifest has no such member.
+	Schema        string `json:"schema,omitempty"`
+	SchemaVersion string `json:"schema_version,omitempty"`
 
 	// status is the promotion status recomputed by the approval check,
 	// claimed the one the manifest records, and workflowSHA the sha256
@@ -131,7 +139,10 @@ func (x *validator) finish(skipped bool) {
 //     each fixture's sha256 matches (fixture_hash) and it decodes as the
 //     trace the manifest names (fixture_invalid);
 //   - redaction: no file of the bundle contains a secret (secret_found),
-//     whatever redaction.applied says;
+//     whatever redaction.applied says, and the manifest does not say a
+//     fixture or the bundle is unredacted (not_redacted): such a bundle
+//     was not written by mine, and its fixtures may hold payloads the
+//     secret scan does not recognise;
 //   - approval: the latest approval was given for the current workflow
 //     bytes and candidate (approval_stale), and the recorded status is the
 //     one the criteria and approvals give (status_invalid).
@@ -171,7 +182,7 @@ func Validate(dir string) (v *Validation) {
 	x.evalPack(m)
 	x.skill(m)
 	x.fixtures(m)
-	x.redaction()
+	x.redaction(m)
 	x.approval(m)
 	v.OK = len(v.Problems) == 0
 	return v
@@ -184,6 +195,7 @@ func (x *validator) manifest() *Manifest {
 		x.finish(false)
 		return nil
 	}
+	x.v.Schema, x.v.SchemaVersion = peekSchema(data)
 	m, err := decodeManifest(data, ManifestFile)
 	if err != nil {
 		var (
@@ -579,8 +591,39 @@ func (x *validator) fixtures(m *Manifest) {
 	x.finish(false)
 }
 
-// redaction scans every regular file of the bundle for secrets.
-func (x *validator) redaction() {
+// peekSchema returns the schema marker and the schema_version text of a
+// manifest, whatever they are, for printing; "" for one that is missing
+// or not readable.
+func peekSchema(data []byte) (schema, version string) {
+	var head map[string]json.RawMessage
+	if json.Unmarshal(data, &head) != nil {
+		return "", ""
+	}
+	if raw, ok := head["schema"]; ok {
+		if json.Unmarshal(raw, &schema) != nil {
+			schema = string(raw)
+		}
+	}
+	if raw, ok := head["schema_version"]; ok {
+		version = string(raw)
+	}
+	return schema, version
+}
+
+// redaction refuses a manifest that says its content is unredacted, and
+// scans every regular file of the bundle for secrets. The scan finds only
+// secrets it has a rule for; mine redacts more (private payloads, home
+// paths), so a fixture the manifest calls unredacted is refused even
+// when the scan finds nothing in it.
+func (x *validator) redaction(m *Manifest) {
+	if !m.Redaction.Applied {
+		x.problem(CodeNotRedacted, ManifestFile+":$.redaction.applied", "the manifest says the bundle is not redacted; write it again with crystallize mine --bundle")
+	}
+	for i, f := range m.Fixtures {
+		if !f.Redacted {
+			x.problem(CodeNotRedacted, fmt.Sprintf("%s:$.fixtures[%d].redacted", ManifestFile, i), "the manifest says fixture %s is not redacted; write the bundle again with crystallize mine --bundle", f.Path)
+		}
+	}
 	filepath.WalkDir(x.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return nil

@@ -44,7 +44,9 @@ stays self-consistent across upgrades.
 // writeBundleValidation prints the checks of a bundle and every problem,
 // "path: code: message".
 func writeBundleValidation(w io.Writer, dir string, v *bundle.Validation) {
-	fmt.Fprintf(w, "Bundle: %s (schema=%s schema_version=%d)\n", dir, bundle.Schema, bundle.SchemaVersion)
+	// The header shows what candidate.json says, not what this build
+	// expects: a refused schema is then visible at a glance.
+	fmt.Fprintf(w, "Bundle: %s (schema=%s schema_version=%s)\n", dir, orNone(v.Schema), orNone(v.SchemaVersion))
 	if v.Workflow != "" {
 		fmt.Fprintf(w, "Workflow: %s sha256=%s\n", filepath.Join(dir, filepath.FromSlash(v.Workflow)), v.WorkflowSHA256)
 	}
@@ -63,6 +65,14 @@ func writeBundleValidation(w io.Writer, dir string, v *bundle.Validation) {
 	if v.OK {
 		fmt.Fprintln(w, "OK")
 	}
+}
+
+// orNone prints a missing manifest member as "none".
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func newShadowCmd(e *env) *cobra.Command {

@@ -75,7 +75,7 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.store, "store", false, "mine the traces of the trace store (<state-dir>/state.db; see crystallize store) instead of --from")
 	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, stateDirStoreHelp)
 	fs.StringVar(&f.bundle, "bundle", "", "write a portable, redacted review bundle for the selected candidate into this directory")
-	fs.StringVar(&f.evalPack, "eval-pack", "", "also write the bundle's eval pack (TOML) to this file; needs --bundle")
+	fs.StringVar(&f.evalPack, "eval-pack", "", "also write the eval pack (TOML) of the selected candidate to this file: the bundle's with --bundle, else one naming the fixtures a bundle would hold")
 	fs.StringVar(&f.approver, "approver", "", "who is expected to approve the bundle (recorded; not an approval: see crystallize approve)")
 	fs.StringVar(&f.author, "author", "", "who proposes the bundle")
 	fs.StringVar(&f.team, "team", "", "team recorded in the bundle")
@@ -290,9 +290,6 @@ func (f *mineFlags) validate() error {
 	if f.out != "" && f.out == f.report {
 		return usagef("--out and --report name the same file %s", f.out)
 	}
-	if f.evalPack != "" && f.bundle == "" {
-		return usagef("--eval-pack needs --bundle: the pack's fixtures are the bundle's")
-	}
 	if err := bundle.CheckMinConfidence(f.minConfidence); err != nil {
 		return flagError("--promotion-min-confidence", err)
 	}
@@ -382,8 +379,8 @@ func runMine(ctx context.Context, e *env, f *mineFlags, flags *pflag.FlagSet) er
 	printStoreWarning(e, warning)
 	err = printMinedWarning(e, report, outputs, pub, f.asJSON, warning)
 	var ee exitError
-	if (err == nil || errors.As(err, &ee)) && f.out == "" && f.outDir == "" && f.report == "" && pub.Manifest == nil {
-		fmt.Fprintln(e.stderr, "crystallize: nothing written; pass --out, --report, --out-dir or --bundle to save the results")
+	if (err == nil || errors.As(err, &ee)) && f.out == "" && f.outDir == "" && f.report == "" && pub.Manifest == nil && pub.EvalPack == "" {
+		fmt.Fprintln(e.stderr, "crystallize: nothing written; pass --out, --report, --out-dir, --bundle or --eval-pack to save the results")
 	}
 	return err
 }
@@ -406,6 +403,13 @@ func printMinedWarning(e *env, report *candidate.Report, o pipeline.Outputs, pub
 	}
 	err := printResult(e, asJSON, sum, func(w io.Writer) {
 		writeSummary(w, report, o, pub.Workflows)
+		if o.EvalPack != "" {
+			if pub.EvalPack != "" {
+				fmt.Fprintf(w, "Eval pack: %s\n", pub.EvalPack)
+			} else {
+				fmt.Fprintf(w, "Eval pack: not written to %s: no candidate to evaluate\n", o.EvalPack)
+			}
+		}
 		if pub.Manifest != nil {
 			writeBundleSummary(w, o.Bundle, pub.Manifest)
 		}

@@ -302,6 +302,13 @@ crystallize resume RUN-ID --approve ID, which replays what already ran.
 --dry-run executes nothing: tools and models return nothing, gates pass and
 verify nodes take their pass branch.
 
+Before the first node runs, the plan's workflow is checked as "crystallize
+run" checks any: every tool bound, every model answered, and every
+capability a node may need (plan.verify for a verify node, each tool's
+declared capabilities) declared by the plan and granted by the config, so
+a run is not refused after a human already approved a gate on the way.
+--check does only that, and runs nothing.
+
 Exit status: 0 when the plan completed, 1 when it is invalid, failed or is
 pending, 2 on a usage error. --json prints the summary of "crystallize run
 --json"; its output holds each node's output, branch and visit count.`
@@ -309,13 +316,14 @@ pending, 2 on a usage error. --json prints the summary of "crystallize run
 func newPlanRunCmd(e *env) *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
-		Use:   "run FILE [--approve ID]... [--config crystallize.toml] [--dry-run] [--param k=v]...",
+		Use:   "run FILE [--approve ID]... [--config crystallize.toml] [--dry-run | --check] [--param k=v]...",
 		Short: "Run a task plan on the workflow runtime",
 		Long:  planRunDoc,
 		Example: `  crystallize plan run plan.json
   crystallize resume 20260101T120000Z-0123456789ab --approve ship
   crystallize plan run plan.json --approve ship --param rev=v1.2.0
-  crystallize plan run plan.json --dry-run --json`,
+  crystallize plan run plan.json --dry-run --json
+  crystallize plan run plan.json --check`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPlan(cmd, e, f, args[0])
@@ -324,6 +332,7 @@ func newPlanRunCmd(e *env) *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringArrayVar(&f.params, "param", nil, "replace {{NAME}} in command arguments, as NAME=VALUE (repeatable)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "execute nothing; tool and model calls return None and approvals pass")
+	fs.BoolVar(&f.check, "check", false, "only check that every tool the plan calls is bound and every capability it needs is granted")
 	fs.StringArrayVar(&f.approve, "approve", nil, "approve the human gate ID in advance (repeatable)")
 	configFlag(fs, &f.config)
 	runStateDirFlag(fs, &f.stateDir)
@@ -355,6 +364,9 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 	w, err := runtime.Load(star)
 	if err != nil {
 		return err
+	}
+	if f.check {
+		return runCheck(cmd.Context(), e, f, w, cfg)
 	}
 	live := newLive(e, f.stateDir, registry.TypePlan, name)
 	opts := runOptions(cmd, e, cfg, f.stateDir, live)

@@ -54,6 +54,8 @@ provider = "openai"
 base_url = "`+srv.URL+`"
 model = "fake"
 `)
+	// The read tool is the built-in fs.read, so the plan declares fs.read:
+	// what a tool of a node's list needs is checked before the first node.
 	write("plan.json", `{"schema_version": "1", "objective": "o", "entry": "facts",
  "nodes": {
   "facts": {"kind": "read_fact", "purpose": "read", "prompt": "List facts", "tools": ["read"]},
@@ -66,7 +68,7 @@ model = "fake"
  "edges": [{"from": "facts", "to": "work"}, {"from": "facts", "to": "each"},
            {"from": "work", "to": "all"}, {"from": "each", "to": "all"},
            {"from": "all", "to": "squeeze"}, {"from": "squeeze", "to": "gate"}],
- "capabilities": {"tools": ["read"]}}`)
+ "capabilities": {"tools": ["read", "fs.read"]}}`)
 
 	code, stdout, stderr := runCLI(t, "plan", "run", filepath.Join(dir, "plan.json"),
 		"--config", filepath.Join(dir, "crystallize.toml"), "--state-dir", filepath.Join(dir, "state"), "--json")

@@ -70,8 +70,9 @@ summary lists what each step would have received. Approvals pass. --approve NAME
 it ctx.approve asks on the terminal when stdin is one, and otherwise
 suspends the run in state pending_approval (exit status 1), to be continued
 with "crystallize resume RUN-ID --approve NAME" (or --reject NAME).
---check only checks that every tool is bound and that the commands the
-workflow runs are granted.
+--check only checks that every tool is bound and that the capabilities the
+workflow's commands, built-in file tools and bound tools need are declared
+and granted; a run makes the same check before its first step.
 
 Steps mined from shell commands call ctx.exec, which runs the step's argv
 template without a shell and needs no binding: each {param} becomes one
@@ -102,7 +103,11 @@ Model steps (ctx.model) use [models.<step>] or [models.default]: provider
 openai (any OpenAI-compatible chat-completions server), anthropic, or replay
 (the bundle's recorded outputs), with base_url, model, api_key (a logical
 secret id), max_tokens, timeout and optional prices input_usd_per_mtok and
-output_usd_per_mtok; tokens and cost are recorded per call.
+output_usd_per_mtok; tokens and cost are recorded per call. A model step
+with a schema (mined fuzzy steps carry the shape the next steps read) is
+sent it as the provider's structured output; an answer that does not fit
+is asked for again once with the reason, then the step fails and the
+fallback policy below handles it.
 
 Before a step the workflow's ctx.check calls evaluate its preconditions
 (capability, inputs_bound, file_exists, branch_absent, program_on_path,
@@ -169,7 +174,7 @@ func newRunCmd(e *env) *cobra.Command {
 	fs.BoolVar(&f.allowUnapproved, "allow-unapproved", false, "run a bundle that is not ready (recorded in the run)")
 	fs.BoolVar(&f.verify, "verify", false, "compare the run's receipts with the candidate's expected receipts; drift fails the run")
 	configFlag(fs, &f.config)
-	fs.BoolVar(&f.check, "check", false, "only check that every tool the workflow calls is bound")
+	fs.BoolVar(&f.check, "check", false, "only check that every tool the workflow calls is bound and every capability it needs is granted")
 	runStateDirFlag(fs, &f.stateDir)
 	fs.Uint64Var(&f.maxSteps, "max-steps", runtime.DefaultMaxSteps, "Starlark step budget of the run")
 	summaryJSONFlag(fs, &f.asJSON)
@@ -340,7 +345,7 @@ func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg
 		}
 		fmt.Fprintf(e.stdout, "  %s runs %s: %s %s\n", c.Name, runtime.QuoteArgv(c.Argv), c.Capability, state)
 	}
-	if len(r.Commands) > 0 {
+	if len(r.Commands) > 0 || len(r.Grants) > 0 {
 		fmt.Fprintf(e.stdout, "%s: grants needed: %s; missing: %s\n", w.Name, grantList(r.Grants), grantList(append(r.Undeclared, r.MissingGrants...)))
 	}
 	for _, o := range r.OptionPositions {

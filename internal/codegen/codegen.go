@@ -485,7 +485,11 @@ func (g *generator) step(b *strings.Builder, i int) {
 			seen[k] = true
 			inputs = append(inputs, v.withPrefix(k+": "))
 		}
-		n = group("ctx.model(", []*node{atom(quote(st.Name)), group("{", inputs, "}").withPrefix("inputs = ")}, ")")
+		items := []*node{atom(quote(st.Name)), group("{", inputs, "}").withPrefix("inputs = ")}
+		if sc := g.outputSchema(st.Index); sc != nil {
+			items = append(items, sc.withPrefix("schema = "))
+		}
+		n = group("ctx.model(", items, ")")
 	default:
 		// ctx.exec takes the same name and keyword arguments as ctx.tool,
 		// so its run records the action the traces recorded; the argv

@@ -135,3 +135,51 @@ func checkChecks(f *syntax.File) error {
 	})
 	return errors.Join(errs...)
 }
+
+// jsonSchemaTypes maps the JSON types of candidate.JSONType to JSON Schema
+// type names; "unknown" has none.
+var jsonSchemaTypes = map[string]string{
+	"string": "string", "number": "number", "bool": "boolean",
+	"object": "object", "array": "array", "null": "null",
+}
+
+// outputSchema returns the JSON Schema of the result of step index that
+// later steps rely on, as a Starlark dict, or nil when none does: an
+// object with the members the output_shape checks of later steps test,
+// each of the type every example's output had. A model step is sent it,
+// so the model is told what to return (and its provider's structured
+// output mode used), rather than finding out at the check after it.
+func (g *generator) outputSchema(index int) *node {
+	shape := map[string]string{}
+	for _, st := range g.c.Steps {
+		for _, ch := range st.Checks {
+			if ch.Kind != candidate.CheckOutputShape || ch.Step != index {
+				continue
+			}
+			for k, t := range ch.Shape {
+				if _, ok := jsonSchemaTypes[t]; ok {
+					shape[k] = t
+				}
+			}
+		}
+	}
+	if len(shape) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(shape))
+	for k := range shape {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	props := make([]*node, len(keys))
+	required := make([]*node, len(keys))
+	for i, k := range keys {
+		props[i] = group("{", []*node{atom(quote(jsonSchemaTypes[shape[k]])).withPrefix(quote("type") + ": ")}, "}").withPrefix(quote(k) + ": ")
+		required[i] = atom(quote(k))
+	}
+	return group("{", []*node{
+		atom(quote("object")).withPrefix(quote("type") + ": "),
+		group("{", props, "}").withPrefix(quote("properties") + ": "),
+		group("[", required, "]").withPrefix(quote("required") + ": "),
+	}, "}")
+}

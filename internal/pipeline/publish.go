@@ -33,7 +33,12 @@ type Outputs struct {
 	Report string
 	// Bundle is the review bundle's directory.
 	Bundle string
-	// EvalPack is a copy of the bundle's eval pack; it needs Bundle.
+	// EvalPack is the eval pack of the candidate the bundle holds (the
+	// selected one, or the one receipt drift rejected): a copy of the
+	// bundle's, or without Bundle one rendered alone, whose fixture
+	// paths are those a bundle would hold. With no such candidate there
+	// is nothing to evaluate and it is not written (Published.EvalPack
+	// says so); the report and the rest are.
 	EvalPack      string
 	Codegen       codegen.Options
 	BundleOptions bundle.Options
@@ -95,6 +100,9 @@ type Published struct {
 	Workflows []string
 	// Manifest is the bundle's, or nil without a bundle.
 	Manifest *bundle.Manifest
+	// EvalPack is the path the eval pack was written to, or "" when none
+	// was (no --eval-pack, or no candidate to evaluate).
+	EvalPack string
 }
 
 // Publish is the one road from a mining report to files: it shadow-replays
@@ -170,6 +178,15 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 		if _, dup := files[o.EvalPack]; dup || o.EvalPack == o.Report {
 			return nil, fmt.Errorf("writing outputs: %s would be written twice (the eval pack and another output)", o.EvalPack)
 		}
+		// Without a bundle the pack is rendered here, of the candidate a
+		// bundle would hold.
+		if c := bundle.Attempted(r); c != nil && o.Bundle == "" {
+			pack, err := codegen.EvalPack(c, codegen.EvalPackInput{Options: o.Codegen, PackageVersion: o.BundleOptions.PackageVersion})
+			if err != nil {
+				return nil, fmt.Errorf("generating eval pack %s: %w", o.EvalPack, err)
+			}
+			files[o.EvalPack] = pack
+		}
 	}
 	batch := atomicfile.NewBatch(0o644)
 	defer batch.Discard()
@@ -217,7 +234,9 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 			return nil, err
 		}
 		p.Manifest = m
-		if o.EvalPack != "" {
+		// A bundle without a candidate (every one rejected, none by
+		// receipt drift) has no eval pack to copy.
+		if o.EvalPack != "" && m.EvalPack.Path != nil {
 			pack, err := os.ReadFile(filepath.Join(o.Bundle, bundle.EvalPackFile))
 			if err != nil {
 				return nil, fmt.Errorf("reading the bundle's eval pack: %w", err)
@@ -242,6 +261,9 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 	}
 	if err := batch.Commit(); err != nil {
 		return nil, err
+	}
+	if _, ok := files[o.EvalPack]; ok && o.EvalPack != "" {
+		p.EvalPack = filepath.ToSlash(o.EvalPack)
 	}
 	return p, nil
 }

@@ -86,6 +86,8 @@ type SummaryOutputs struct {
 	Workflow  string   `json:"workflow,omitempty"`
 	Report    string   `json:"report,omitempty"`
 	Workflows []string `json:"workflows,omitempty"`
+	// EvalPack is the eval pack written, "" when none was.
+	EvalPack string `json:"eval_pack,omitempty"`
 }
 
 // SummaryBundle is the bundle of a Summary: bundle.Summary, its fixtures
@@ -109,7 +111,7 @@ func Summarize(r *candidate.Report, o Outputs, pub *Published) *Summary {
 		ExcludedTraces:      []SummaryExcluded{},
 		Warnings:            summaryWarnings(r.Warnings),
 		Holdout:             r.Holdout,
-		Outputs:             SummaryOutputs{Workflow: filepath.ToSlash(o.Out), Report: filepath.ToSlash(o.Report), Workflows: pub.Workflows},
+		Outputs:             SummaryOutputs{Workflow: filepath.ToSlash(o.Out), Report: filepath.ToSlash(o.Report), Workflows: pub.Workflows, EvalPack: pub.EvalPack},
 	}
 	for i := range r.Candidates {
 		c := &r.Candidates[i]

@@ -70,9 +70,25 @@ func Preflight(ctx context.Context, w *Workflow, cfg *Config, tools map[string]T
 		}
 		r.Grants = append(r.Grants, c)
 	}
+	// So do the bound tools, with the capabilities they declare.
+	names, toolCaps := boundToolCapabilities(w, cfg, tools)
+	for _, name := range names {
+		for _, c := range toolCaps[name] {
+			switch {
+			case !slices.Contains(w.Capabilities, c):
+				r.Undeclared = append(r.Undeclared, c)
+			case cfg == nil || !slices.Contains(cfg.Grants.Capabilities, c):
+				r.MissingGrants = append(r.MissingGrants, c)
+			}
+			r.Grants = append(r.Grants, c)
+		}
+	}
 	slices.Sort(r.Grants)
 	slices.Sort(r.MissingGrants)
 	slices.Sort(r.Undeclared)
+	r.Grants = slices.Compact(r.Grants)
+	r.MissingGrants = slices.Compact(r.MissingGrants)
+	r.Undeclared = slices.Compact(r.Undeclared)
 	r.grantErr = CheckExec(w, cfg, tools, false)
 	r.OptionPositions = OptionWarnings(w, cfg, tools)
 	return r, nil

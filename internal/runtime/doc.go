@@ -193,6 +193,15 @@
 // is sent only in the authentication header and, like every secret, is
 // replaced in everything recorded.
 //
+// A step with a schema (ctx.model(…, schema = {…}); a mined workflow's
+// fuzzy step carries the shape of the output the steps after it read) is
+// sent it in the provider's structured-output mode (OpenAI-compatible
+// response_format json_schema; an Anthropic tool whose input_schema it
+// is). An answer that does not conform, prose included, is asked for once
+// more with the reason; a second one that does not either fails the step
+// with ErrModelOutput, which the run's fallback policy handles as a
+// failed tool call. Provider errors end the run.
+//
 // # Approvals
 //
 // ctx.approve is decided by Options.Reject, Options.Approve, a dry run or

@@ -477,16 +477,31 @@ type GrantError struct {
 	// Grants are the config's grants and Config its file, for the hint.
 	Grants []string
 	Config string
+	// Tools names, for a capability of Undeclared or Missing that a
+	// bound tool needs, the tools that need it.
+	Tools map[string][]string
+}
+
+// list is caps, each followed by the tools that need it.
+func (e *GrantError) list(caps []string) string {
+	out := make([]string, len(caps))
+	for i, c := range caps {
+		out[i] = c
+		if t := e.Tools[c]; len(t) > 0 {
+			out[i] += " (tool " + strings.Join(t, ", ") + ")"
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func (e *GrantError) Error() string {
 	var parts []string
 	if len(e.Undeclared) > 0 {
-		parts = append(parts, fmt.Sprintf("the workflow runs %s needing %s, which it does not declare", needers(e.Undeclared), strings.Join(e.Undeclared, ", ")))
+		parts = append(parts, fmt.Sprintf("the workflow runs %s needing %s, which it does not declare", needers(e.Undeclared), e.list(e.Undeclared)))
 	}
 	if len(e.Missing) > 0 {
 		parts = append(parts, fmt.Sprintf("the workflow runs %s needing %s, which %s does not grant; %s",
-			needers(e.Missing), strings.Join(e.Missing, ", "), e.Config, grantHint(e.Grants, e.Missing)))
+			needers(e.Missing), e.list(e.Missing), e.Config, grantHint(e.Grants, e.Missing)))
 	}
 	return ErrCapability.Error() + ": " + strings.Join(parts, "; ")
 }
@@ -496,8 +511,12 @@ func (e *GrantError) Unwrap() error { return ErrCapability }
 // CheckExec reports, as a *GrantError, every capability the commands of w
 // and the built-in file tools it calls need that w does not declare or,
 // unless dryRun, cfg does not grant: both run with no binding, so a run
-// is refused before its first step rather than at the step. Commands a
-// binding runs are left to the binding's own checks.
+// is refused before its first step rather than at the step. It reports
+// as well every capability a bound or in-process tool w may call needs
+// (boundToolCapabilities) that w does not declare or cfg does not grant,
+// dry run or not, as the check before each call does: a plan's verify
+// node needing plan.verify is refused before the plan's first node, not
+// after a human approved the gate before it.
 func CheckExec(w *Workflow, cfg *Config, tools map[string]Tool, dryRun bool) error {
 	if cfg == nil {
 		cfg = &Config{Dir: "."}
@@ -509,6 +528,27 @@ func CheckExec(w *Workflow, cfg *Config, tools map[string]Tool, dryRun bool) err
 			e.Undeclared = append(e.Undeclared, c)
 		case !slices.Contains(cfg.Grants.Capabilities, c) && !dryRun:
 			e.Missing = append(e.Missing, c)
+		}
+	}
+	names, toolCaps := boundToolCapabilities(w, cfg, tools)
+	for _, name := range names {
+		for _, c := range toolCaps[name] {
+			var list *[]string
+			switch {
+			case !slices.Contains(w.Capabilities, c):
+				list = &e.Undeclared
+			case !slices.Contains(cfg.Grants.Capabilities, c):
+				list = &e.Missing
+			default:
+				continue
+			}
+			if !slices.Contains(*list, c) {
+				*list = append(*list, c)
+			}
+			if e.Tools == nil {
+				e.Tools = map[string][]string{}
+			}
+			e.Tools[c] = append(e.Tools[c], name)
 		}
 	}
 	for _, c := range ExecCommands(w, cfg, tools) {

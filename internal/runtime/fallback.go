@@ -337,6 +337,14 @@ func (h *host) runSoFar() []any {
 // their own outcome, and under the fail policy the step's error is the
 // run's, as it always was.
 func (h *host) fallible(fn func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error)) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+	return h.fallibleOn(nil, fn)
+}
+
+// fallibleOn is fallible for the failures match accepts only (all when
+// nil): a model step falls back when its answer does not fit its schema
+// (ErrModelOutput), a divergence of the model like a failed tool call,
+// while a provider that cannot be reached still ends the run.
+func (h *host) fallibleOn(match func(error) bool, fn func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error)) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
 	return func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		actions, refusals := len(h.actions), len(h.res.Refusals)
 		v, err := fn(th, b, args, kwargs)
@@ -346,7 +354,7 @@ func (h *host) fallible(fn func(*starlark.Thread, *starlark.Builtin, starlark.Tu
 			h.mark(len(h.actions)-1, map[string]any{"policy": FallbackAsk, "step": h.passedOver})
 			h.passedOver = 0
 		}
-		if err == nil || h.opts.DryRun || fallbackPolicy(h.cfg, h.opts) == FallbackFail || len(h.res.Refusals) > refusals || len(h.actions) == actions {
+		if err == nil || match != nil && !match(err) || h.opts.DryRun || fallbackPolicy(h.cfg, h.opts) == FallbackFail || len(h.res.Refusals) > refusals || len(h.actions) == actions {
 			return v, err
 		}
 		for _, s := range []error{ErrBudget, ErrCancelled, ErrPendingApproval, ErrJournal, ErrStepLimit} {

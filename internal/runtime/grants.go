@@ -1,6 +1,10 @@
 package runtime
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
 
 // ExecGrants sums up what the commands of ExecCommands need: the
 // capabilities of the commands no tool binding takes over (needed), those
@@ -52,4 +56,49 @@ func builtinCapabilities(w *Workflow, cfg *Config, tools map[string]Tool) []stri
 	}
 	slices.Sort(caps)
 	return caps
+}
+
+// boundToolCapabilities returns, for each tool w may call by a literal
+// name (ctx.tool, an agent's tools list, a worker preset's tools) that a
+// binding or an in-process tool takes, the capabilities a call needs, as
+// the check before the call finds them: the binding's, else those of
+// every candidate step of that name. Built-ins no binding takes are left
+// to builtinCapabilities. A run checks them all before its first step,
+// so that a refusal does not come after a human already approved a gate
+// on the way to the call.
+func boundToolCapabilities(w *Workflow, cfg *Config, tools map[string]Tool) (names []string, caps map[string][]string) {
+	caps = map[string][]string{}
+	var all []string
+	all = append(all, w.Tools...)
+	if cfg != nil {
+		for _, worker := range w.Workers {
+			all = append(all, cfg.Workers[worker].Tools...)
+		}
+	}
+	for _, name := range all {
+		if _, done := caps[name]; done {
+			continue
+		}
+		b, ok := resolve(cfg, tools, name)
+		if !ok || b.builtin != "" && b.pattern == "" {
+			continue
+		}
+		need := slices.Clone(b.capabilities())
+		if len(need) == 0 && b.builtin == "" && w.Candidate != nil {
+			for _, s := range w.Candidate.Steps {
+				if s.Name != name || s.Kind == trace.KindModelCall {
+					continue
+				}
+				need = append(need, s.Capabilities...)
+				for _, se := range s.SideEffects {
+					need = append(need, se.Capability)
+				}
+			}
+		}
+		need = slices.DeleteFunc(need, func(c string) bool { return c == "" })
+		slices.Sort(need)
+		caps[name] = slices.Compact(need)
+		names = append(names, name)
+	}
+	return names, caps
 }

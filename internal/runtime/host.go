@@ -132,7 +132,7 @@ func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host 
 	h.ctxValue = &ctxObject{h: h}
 	h.ctxValue.methods = map[string]*starlark.Builtin{
 		"tool":    starlark.NewBuiltin("tool", h.fallible(h.tool)),
-		"model":   starlark.NewBuiltin("model", h.modelCall),
+		"model":   starlark.NewBuiltin("model", h.fallibleOn(isModelOutput, h.modelCall)),
 		"approve": starlark.NewBuiltin("approve", h.approve),
 		"secret":  starlark.NewBuiltin("secret", h.secret),
 		"log":     starlark.NewBuiltin("log", h.log),
@@ -534,6 +534,10 @@ func (h *host) modelCall(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 	}
 	return toStarlark(out)
 }
+
+// isModelOutput reports a model answer that does not fit its step's
+// schema, the model failure the fallback policy handles.
+func isModelOutput(err error) bool { return errors.Is(err, ErrModelOutput) }
 
 // modelCall is one model turn.
 type modelCall struct {

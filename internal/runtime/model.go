@@ -10,7 +10,14 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
+
+// ErrModelOutput: a model's answer to a step with a schema did not fit
+// the schema, even when asked again with the reason. The step fails, and
+// the run follows its fallback policy as for a failed tool call.
+var ErrModelOutput = errors.New("model answer does not fit the step's schema")
 
 // Model providers, the values of [models.name] provider.
 const (
@@ -121,8 +128,11 @@ func userText(req ModelRequest) string {
 }
 
 // Complete sends req and decodes the answer. With a schema the answer
-// must be JSON; without one, an answer that is a JSON document is decoded
-// and any other is returned as a string, as command output is.
+// must be JSON that conforms to it: an answer that does not (prose, or
+// JSON of another shape) is asked for once more, with the reason, and
+// a second answer that does not either fails with ErrModelOutput. Without
+// a schema, an answer that is a JSON document is decoded and any other is
+// returned as a string, as command output is.
 func (p *httpProvider) Complete(ctx context.Context, req ModelRequest) (*ModelResponse, error) {
 	timeout := p.cfg.timeout
 	if timeout == 0 {
@@ -130,50 +140,138 @@ func (p *httpProvider) Complete(ctx context.Context, req ModelRequest) (*ModelRe
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	var schema *jsonschema.Schema
+	if req.Schema != nil {
+		var err error
+		if schema, err = compileSchema(req.Schema); err != nil {
+			return nil, fmt.Errorf("%w: step %s: schema: %v", ErrModel, req.Name, err)
+		}
+	}
+	resp, text, url, err := p.ask(ctx, req, nil, timeout)
+	if err != nil || schema == nil {
+		return resp, err
+	}
+	problem := fits(schema, resp.Output, text)
+	if problem == "" {
+		return resp, nil
+	}
+	// One more turn, told what was wrong: a model that answered in prose
+	// usually answers in JSON when shown the schema's complaint.
+	again, text2, _, err := p.ask(ctx, req, &retry{answer: text, output: resp.Output, problem: problem}, timeout)
+	if err != nil {
+		return nil, err
+	}
+	again.InputTokens += resp.InputTokens
+	again.OutputTokens += resp.OutputTokens
+	again.CostUSD = p.cfg.cost(again.InputTokens, again.OutputTokens)
+	if problem := fits(schema, again.Output, text2); problem != "" {
+		return again, fmt.Errorf("%s: %s: %w: asked twice, the second answer %s", p.cfg.Provider, url, ErrModelOutput, problem)
+	}
+	return again, nil
+}
+
+// retry is what a second request of a step says about the first answer:
+// the answer and why it does not fit the schema.
+type retry struct {
+	answer  string
+	output  any
+	problem string
+}
+
+// retryText is the user turn that asks again.
+func (r *retry) text() string {
+	return "Your answer " + strings.TrimRight(r.problem, ".") + ".\nAnswer again with only a JSON value that conforms to the step's JSON Schema, with no other text."
+}
+
+// ask sends one request of req (the retry turn appended when r is not
+// nil) and decodes the answer: resp.Output is the decoded answer (a
+// string when it is not JSON), text the raw text the model wrote ("" for
+// a tool call's input).
+func (p *httpProvider) ask(ctx context.Context, req ModelRequest, r *retry, timeout time.Duration) (resp *ModelResponse, text, url string, err error) {
 	var (
-		url  string
 		body any
 		hdr  = http.Header{"Content-Type": {"application/json"}}
 	)
 	if p.cfg.Provider == ProviderAnthropic {
 		url = p.base + "/v1/messages"
-		body = p.anthropicRequest(req)
+		body = p.anthropicRequest(req, r)
 		hdr.Set("anthropic-version", AnthropicVersion)
 		if p.key != "" {
 			hdr.Set("x-api-key", p.key)
 		}
 	} else {
 		url = p.base + "/chat/completions"
-		body = p.openaiRequest(req)
+		body = p.openaiRequest(req, r)
 		if p.key != "" {
 			hdr.Set("Authorization", "Bearer "+p.key)
 		}
 	}
 	data, err := p.post(ctx, url, hdr, body, timeout)
 	if err != nil {
-		return nil, err
+		return nil, "", url, err
 	}
-	var resp *ModelResponse
-	var text string
 	if p.cfg.Provider == ProviderAnthropic {
 		resp, text, err = decodeAnthropic(data)
 	} else {
 		resp, text, err = decodeOpenAI(data)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", p.cfg.Provider, url, err)
+		return nil, "", url, fmt.Errorf("%s: %s: %w", p.cfg.Provider, url, err)
 	}
 	if resp.Output == nil {
-		resp.Output, err = answer(text, req.Schema != nil)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", p.cfg.Provider, url, err)
-		}
+		// Prose where JSON was asked for is kept as a string, for the
+		// schema check to refuse with a reason the retry can quote.
+		resp.Output, _ = answer(text, false)
 	}
 	if resp.Model == "" {
 		resp.Model = p.cfg.Model
 	}
 	resp.CostUSD = p.cfg.cost(resp.InputTokens, resp.OutputTokens)
-	return resp, nil
+	return resp, text, url, nil
+}
+
+const stepSchemaURL = "urn:crystallize:step"
+
+// compileSchema compiles a step's JSON Schema.
+func compileSchema(schema any) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(canonical(schema)))
+	if err != nil {
+		return nil, err
+	}
+	// A URN, not a file name: the compiler would resolve a relative name
+	// against the working directory, and its messages quote it.
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(stepSchemaURL, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(stepSchemaURL)
+}
+
+// fits returns why out, the decoded answer whose text is text, does not
+// conform to schema, or "" when it does.
+func fits(schema *jsonschema.Schema, out any, text string) string {
+	if s, ok := out.(string); ok && text != "" && s == text {
+		if _, err := answer(text, true); err != nil {
+			return "is not JSON: " + clip(oneLine(text), 200)
+		}
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(canonical(out)))
+	if err != nil {
+		return "is not JSON: " + err.Error()
+	}
+	if err := schema.Validate(v); err != nil {
+		// The first line names the schema; the others are the
+		// problems, "- at '/labels': got string, want array".
+		lines := strings.Split(err.Error(), "\n")
+		if len(lines) > 1 {
+			lines = lines[1:]
+		}
+		for i, l := range lines {
+			lines[i] = strings.TrimPrefix(l, "- ")
+		}
+		return "does not match the schema: " + clip(oneLine(strings.Join(lines, "; ")), 500)
+	}
+	return ""
 }
 
 // post sends one JSON request and returns the body of a 2xx answer.
@@ -253,14 +351,18 @@ type chatMessage struct {
 // openaiRequest builds a chat-completions request. A schema is sent as
 // response_format json_schema, which OpenAI, vLLM, Ollama and llama.cpp
 // server honour; the system message repeats it for servers that do not.
-func (p *httpProvider) openaiRequest(req ModelRequest) map[string]any {
+func (p *httpProvider) openaiRequest(req ModelRequest, r *retry) map[string]any {
 	sys := systemText
 	if req.Schema != nil {
 		sys = systemSchema + string(canonical(req.Schema))
 	}
+	msgs := []chatMessage{{Role: "system", Content: sys}, {Role: "user", Content: userText(req)}}
+	if r != nil {
+		msgs = append(msgs, chatMessage{Role: "assistant", Content: r.answer}, chatMessage{Role: "user", Content: r.text()})
+	}
 	body := map[string]any{
 		"model":       p.cfg.Model,
-		"messages":    []chatMessage{{Role: "system", Content: sys}, {Role: "user", Content: userText(req)}},
+		"messages":    msgs,
 		"temperature": 0,
 	}
 	if p.cfg.MaxTokens > 0 {
@@ -310,7 +412,11 @@ func decodeOpenAI(data []byte) (*ModelResponse, string, error) {
 // anthropicRequest builds a Messages request. A schema becomes the input
 // schema of one tool the model is made to call (tool_choice), the
 // documented way to get JSON that conforms to a schema.
-func (p *httpProvider) anthropicRequest(req ModelRequest) map[string]any {
+//
+// A retry repeats the request with the reason appended to the user turn:
+// the first answer may have been a tool call, which the Messages API
+// would want answered with a tool result rather than a new question.
+func (p *httpProvider) anthropicRequest(req ModelRequest, r *retry) map[string]any {
 	maxTokens := p.cfg.MaxTokens
 	if maxTokens == 0 {
 		maxTokens = DefaultMaxTokens
@@ -319,7 +425,7 @@ func (p *httpProvider) anthropicRequest(req ModelRequest) map[string]any {
 		"model":       p.cfg.Model,
 		"max_tokens":  maxTokens,
 		"system":      systemText,
-		"messages":    []chatMessage{{Role: "user", Content: userText(req)}},
+		"messages":    []chatMessage{{Role: "user", Content: anthropicUser(req, r)}},
 		"temperature": 0,
 	}
 	if req.Schema != nil {
@@ -373,4 +479,18 @@ func decodeAnthropic(data []byte) (*ModelResponse, string, error) {
 // cost is the price of a call at c's per-million-token prices.
 func (c *ModelConfig) cost(in, out int64) float64 {
 	return (float64(in)*c.InputUSDPerMTok + float64(out)*c.OutputUSDPerMTok) / 1e6
+}
+
+// anthropicUser is the user turn of a Messages request: the step, and on a
+// retry the first answer and why it does not fit.
+func anthropicUser(req ModelRequest, r *retry) string {
+	u := userText(req)
+	if r == nil {
+		return u
+	}
+	prev := r.answer
+	if prev == "" {
+		prev = string(canonical(r.output))
+	}
+	return u + "\n\nAn earlier answer was:\n" + prev + "\n\n" + r.text()
 }

@@ -23,10 +23,13 @@ const apiKeyValue = "sk-test-0123456789abcdef-never-logged"
 // it records each request's headers and JSON body and answers with
 // answer (or status and body when status is not 200).
 type providerServer struct {
-	t       *testing.T
-	path    string
-	status  int
-	answer  string
+	t      *testing.T
+	path   string
+	status int
+	answer string
+	// answers, when set, are the answers to the requests in turn (the
+	// last one to every request after it).
+	answers []string
 	delay   time.Duration
 	headers []http.Header
 	bodies  []map[string]any
@@ -53,6 +56,10 @@ func (s *providerServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if s.status != 0 {
 		w.WriteHeader(s.status)
+	}
+	if n := len(s.answers); n > 0 {
+		io.WriteString(w, s.answers[min(len(s.bodies), n)-1])
+		return
 	}
 	io.WriteString(w, s.answer)
 }
@@ -214,7 +221,7 @@ func TestModelProviderErrors(t *testing.T) {
 		{"openai 500 text", ProviderOpenAI, "/chat/completions", providerServer{status: 500, answer: "upstream exploded"},
 			0, "openai: POST %s/chat/completions: 500 Internal Server Error: upstream exploded"},
 		{"not json with schema", ProviderOpenAI, "/chat/completions", providerServer{answer: `{"choices":[{"message":{"content":"refund"}}]}`},
-			0, "openai: %s/chat/completions: the answer is not JSON, but the step has a schema: refund"},
+			0, "openai: %s/chat/completions: model answer does not fit the step's schema: asked twice, the second answer is not JSON: refund"},
 		{"timeout", ProviderOpenAI, "/chat/completions", providerServer{delay: 5 * time.Second, answer: `{}`},
 			50 * time.Millisecond, "openai: POST %s/chat/completions: timed out after 50ms"},
 	} {
@@ -294,6 +301,118 @@ input_usd_per_mtok = -1
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("LoadConfig error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+// triageWorkflow is the shape of a mined workflow with a fuzzy step: the
+// model step carries the JSON Schema of the output the next step reads,
+// and the next step checks that shape before it uses it.
+const triageWorkflow = `# capabilities: tracker.write · secrets: none
+def wf(ctx, issue_id):
+    step1 = ctx.model("classify_issue", inputs = {"issue_id": issue_id}, schema = {"type": "object", "properties": {"labels": {"type": "array"}}, "required": ["labels"]})
+    ctx.check("output_shape", value = step1, step = 1, shape = {"labels": "array"})
+    return ctx.tool("echo", labels = step1["labels"])
+`
+
+// TestModelSchemaRetry checks that a model step with a schema sends it as
+// the OpenAI-compatible response_format, that an answer in prose is asked
+// again once with the reason it does not fit, and that the run completes
+// with the second answer when it fits.
+func TestModelSchemaRetry(t *testing.T) {
+	prose := `{"choices":[{"message":{"role":"assistant","content":"The issue is about a refund, so I would label it billing."}}],"usage":{"prompt_tokens":100,"completion_tokens":20}}`
+	fitting := `{"choices":[{"message":{"role":"assistant","content":"{\"labels\": [\"billing\"]}"}}],"usage":{"prompt_tokens":150,"completion_tokens":10}}`
+	s := &providerServer{path: "/chat/completions", answers: []string{prose, fitting}}
+	base := serve(t, s)
+	o := modelOpts(t, ModelConfig{Provider: ProviderOpenAI, BaseURL: base, Model: "m", InputUSDPerMTok: 1, OutputUSDPerMTok: 1})
+	o.Config.Grants.Capabilities = []string{"tracker.write"}
+	res, err := Run(context.Background(), workflow(t, triageWorkflow), Params{"issue_id": "I-1"}, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if diff := cmp.Diff(map[string]any{"labels": []any{"billing"}}, res.Output); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if len(s.bodies) != 2 {
+		t.Fatalf("the server got %d requests, want 2 (the answer, and one retry)", len(s.bodies))
+	}
+	schema := map[string]any{"type": "object", "properties": map[string]any{"labels": map[string]any{"type": "array"}}, "required": []any{"labels"}}
+	for i, b := range s.bodies {
+		want := map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "output", "schema": schema}}
+		if diff := cmp.Diff(want, b["response_format"]); diff != "" {
+			t.Errorf("request %d response_format (-want +got):\n%s", i+1, diff)
+		}
+	}
+	msgs := s.bodies[1]["messages"].([]any)
+	if len(msgs) != 4 {
+		t.Fatalf("retry messages = %v, want system, user, the first answer, and the reason", msgs)
+	}
+	if m := msgs[2].(map[string]any); m["role"] != "assistant" || !strings.Contains(m["content"].(string), "label it billing") {
+		t.Errorf("retry message 3 = %v, want the first answer", m)
+	}
+	reason := msgs[3].(map[string]any)["content"].(string)
+	if !strings.Contains(reason, "Your answer is not JSON: The issue is about a refund") {
+		t.Errorf("retry reason = %q, want it to say the answer is not JSON", reason)
+	}
+	// Both calls are paid for, and recorded as one model step.
+	if res.ModelCalls != 1 || res.TokensUsed != 280 {
+		t.Errorf("model calls %d, tokens %d; want 1 step, 280 tokens over both requests", res.ModelCalls, res.TokensUsed)
+	}
+
+	// A second answer that does not fit either fails the step with
+	// ErrModelOutput, after exactly one retry.
+	s = &providerServer{path: "/chat/completions", answers: []string{prose, `{"choices":[{"message":{"content":"{\"label\": \"billing\"}"}}]}`}}
+	base = serve(t, s)
+	o = modelOpts(t, ModelConfig{Provider: ProviderOpenAI, BaseURL: base, Model: "m"})
+	o.Config.Grants.Capabilities = []string{"tracker.write"}
+	_, err = Run(context.Background(), workflow(t, triageWorkflow), Params{"issue_id": "I-1"}, o)
+	if !errors.Is(err, ErrModelOutput) || !strings.Contains(err.Error(), "the second answer does not match the schema: at '': missing property 'labels'") {
+		t.Errorf("Run = %v, want ErrModelOutput naming the missing labels", err)
+	}
+	if len(s.bodies) != 2 {
+		t.Errorf("the server got %d requests, want 2", len(s.bodies))
+	}
+
+	// Then the fallback policy handles it, as a failed tool call: ask
+	// suspends the run at the step for a person.
+	o = modelOpts(t, ModelConfig{Provider: ProviderOpenAI, BaseURL: base, Model: "m"})
+	o.Config.Grants.Capabilities = []string{"tracker.write"}
+	o.Fallback = FallbackAsk
+	res, err = Run(context.Background(), workflow(t, triageWorkflow), Params{"issue_id": "I-1"}, o)
+	if !errors.Is(err, ErrPendingApproval) || res == nil || res.Pending == nil || res.Pending.Boundary != "step-1-failed" {
+		t.Errorf("Run with fallback ask = %v (pending %+v), want it suspended at step-1-failed", err, res)
+	}
+}
+
+// TestAnthropicSchemaRetry checks the retry on the Messages API: the
+// schema is the forced output tool's input_schema, and a tool input that
+// does not fit is asked for again with the earlier answer and the reason
+// in the user turn.
+func TestAnthropicSchemaRetry(t *testing.T) {
+	wrong := `{"model":"claude-x","content":[{"type":"tool_use","id":"t1","name":"output","input":{"label":"billing"}}],"usage":{"input_tokens":10,"output_tokens":5}}`
+	right := `{"model":"claude-x","content":[{"type":"tool_use","id":"t2","name":"output","input":{"labels":["billing"]}}],"usage":{"input_tokens":12,"output_tokens":5}}`
+	s := &providerServer{path: "/v1/messages", answers: []string{wrong, right}}
+	base := serve(t, s)
+	o := modelOpts(t, ModelConfig{Provider: ProviderAnthropic, BaseURL: base, Model: "claude-x", APIKey: "LLM_KEY"})
+	o.Config.Grants.Capabilities = []string{"tracker.write"}
+	res, err := Run(context.Background(), workflow(t, triageWorkflow), Params{"issue_id": "I-1"}, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if diff := cmp.Diff(map[string]any{"labels": []any{"billing"}}, res.Output); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if len(s.bodies) != 2 {
+		t.Fatalf("the server got %d requests, want 2", len(s.bodies))
+	}
+	tool := s.bodies[0]["tools"].([]any)[0].(map[string]any)
+	if tool["name"] != "output" || tool["input_schema"] == nil {
+		t.Errorf("tool = %v, want the output tool with the step's input_schema", tool)
+	}
+	user := s.bodies[1]["messages"].([]any)[0].(map[string]any)["content"].(string)
+	for _, want := range []string{`An earlier answer was:` + "\n" + `{"label":"billing"}`, "does not match the schema: at '': missing property 'labels'"} {
+		if !strings.Contains(user, want) {
+			t.Errorf("retry user turn = %q, want it to contain %q", user, want)
 		}
 	}
 }

@@ -133,40 +133,44 @@ func TestResolveGlob(t *testing.T) {
 	}
 }
 
+// TestCapabilityRefusal checks that a tool needing a capability the run
+// does not hold is refused before the first step: no step runs, so no
+// side effect is done for a run that cannot finish.
 func TestCapabilityRefusal(t *testing.T) {
-	called := false
+	called := 0
 	w := workflow(t, `# capabilities: git.write · secrets: none
 def wf(ctx):
     ctx.tool("git.commit", message = "m")
     ctx.tool("github.open_pr", title = "t")
 `)
 	o := opts(t, &Config{Grants: Grants{Capabilities: []string{"git.write"}}})
+	count := func(context.Context, map[string]any) (any, error) { called++; return nil, nil }
 	o.Tools = map[string]Tool{
-		"git.commit":     {Func: echo, Capabilities: []string{"git.write"}},
-		"github.open_pr": {Func: func(context.Context, map[string]any) (any, error) { called = true; return nil, nil }, Capabilities: []string{"github.write"}},
+		"git.commit":     {Func: count, Capabilities: []string{"git.write"}},
+		"github.open_pr": {Func: count, Capabilities: []string{"github.write"}},
 	}
 	res, err := Run(context.Background(), w, nil, o)
 	if !errors.Is(err, ErrCapability) {
 		t.Fatalf("Run = %v, want ErrCapability", err)
 	}
-	if called {
-		t.Error("the refused tool was called")
+	if res != nil || called != 0 {
+		t.Errorf("Run = %+v after %d tool calls, want no run and no call", res, called)
 	}
-	want := []Refusal{{Step: 2, Tool: "github.open_pr", Missing: []string{"github.write"}}}
-	if diff := cmp.Diff(want, res.Refusals, cmpIgnoreReason); diff != "" {
-		t.Errorf("refusals (-want +got):\n%s", diff)
+	if want := "github.write (tool github.open_pr), which it does not declare"; !strings.Contains(err.Error(), want) {
+		t.Errorf("Run error = %v, want it to say %q", err, want)
 	}
-	if res.Steps != 1 || res.Status != StatusFailed {
-		t.Errorf("steps, status = %d, %s, want 1, failed", res.Steps, res.Status)
+	// Declared but not granted: the same, naming the grant to add.
+	w = workflow(t, `# capabilities: git.write, github.write · secrets: none
+def wf(ctx):
+    ctx.tool("git.commit", message = "m")
+    ctx.tool("github.open_pr", title = "t")
+`)
+	res, err = Run(context.Background(), w, nil, o)
+	if !errors.Is(err, ErrCapability) || res != nil || called != 0 {
+		t.Fatalf("Run = %v, %v after %d calls, want ErrCapability before the first step", res, err, called)
 	}
-	tr := readTrace(t, res)
-	run := tr.Metadata["crystallize_run"].(map[string]any)
-	if refusals := run["refusals"].([]any); len(refusals) != 1 {
-		t.Errorf("trace records %d refusals, want 1", len(refusals))
-	}
-	session := readFile(t, filepath.Join(res.Dir, SessionFile))
-	if !strings.Contains(session, "Refused before it ran") {
-		t.Errorf("session.md does not record the refusal:\n%s", session)
+	if want := `github.write (tool github.open_pr), which`; !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `"github.write"`) {
+		t.Errorf("Run error = %v, want it to name %q and the grant to add", err, want)
 	}
 }
 
