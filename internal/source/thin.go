@@ -29,15 +29,19 @@ import (
 var ErrThinChanged = errors.New("a session was cut or renamed after it was summarized")
 
 // thinEntries replaces the trace of each session entry with its thin
-// copy, after summarize has summarized it.
-func thinEntries(entries []entry, summarize func(*trace.Trace) any) {
+// copy, after summarize has summarized it and it was written to sp (see
+// spool), with buf as scratch space; it returns the scratch space to use
+// next time.
+func thinEntries(entries []entry, summarize func(*trace.Trace) any, sp *spool, buf []byte) []byte {
 	for i := range entries {
 		e := &entries[i]
 		if e.session && e.trace != nil {
 			e.summary = summarize(e.trace)
+			e.spooled, buf = sp.put(e.trace, buf)
 			e.trace = thinTrace(e.trace)
 		}
 	}
+	return buf
 }
 
 // thinTrace is t without what no one reads before the trace is decoded
@@ -112,19 +116,26 @@ type rereader struct {
 	files []file
 	limit int64
 	rules *normalize.Rules
+	spool *spool // nil when there is none
 }
 
 // Reread returns the traces Traces[idx[i]] decoded whole, in that order:
-// a thin session trace is decoded again from its file, as Load decoded
-// it, any other is returned as it is. Files are decoded by
+// a thin session trace is read back from the load's spool, or decoded
+// again from its file when the spool does not hold it, as Load decoded
+// it; any other is returned as it is. Traces are decoded by
 // runtime.GOMAXPROCS workers.
 func (r *Result) Reread(ctx context.Context, idx []int) ([]*trace.Trace, error) {
 	out := make([]*trace.Trace, len(idx))
 	byFile := map[string][]int{} // file → positions in idx
 	var order []string
+	var spooled []int // positions in idx
 	for k, i := range idx {
-		if r.reread == nil || r.Summaries[i] == nil {
+		if r.reread == nil || !r.thin[i] {
 			out[k] = r.Traces[i]
+			continue
+		}
+		if r.spooled[i].n > 0 {
+			spooled = append(spooled, k)
 			continue
 		}
 		path := r.Traces[i].Origin.Path
@@ -132,6 +143,11 @@ func (r *Result) Reread(ctx context.Context, idx []int) ([]*trace.Trace, error) 
 			order = append(order, path)
 		}
 		byFile[path] = append(byFile[path], k)
+	}
+	if len(spooled) > 0 {
+		if err := r.rereadSpooled(ctx, spooled, idx, out); err != nil {
+			return nil, err
+		}
 	}
 	if len(order) == 0 {
 		return out, nil
@@ -196,4 +212,22 @@ func (r *Result) rereadFile(ctx context.Context, f file, want []int, idx []int, 
 		}
 	}
 	return nil
+}
+
+// ReleaseThin lets go of what a load with Options.Summarize keeps only for
+// its caller to read once: Summaries, and the actions of the thin traces,
+// which tell copies apart and date a session. After it, a thin trace has
+// its id, origin, times and metadata, and no actions; Reread reads it back
+// whole as before. A caller that has added the summaries to its miner and
+// chosen the sessions to hold out calls it so that neither is kept for
+// the rest of the run, a few hundred bytes an action.
+func (r *Result) ReleaseThin() {
+	r.Summaries = nil
+	for i, t := range r.Traces {
+		if r.thin[i] {
+			thin := *t
+			thin.Actions = nil
+			r.Traces[i] = &thin
+		}
+	}
 }
