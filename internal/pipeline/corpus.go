@@ -159,6 +159,21 @@ func TwoPassMemoryLimit(inputBytes int64) int64 {
 	return max(896<<20, 768<<20+20*(inputBytes/400))
 }
 
+// SessionMemoryLimit is the soft memory limit of a mining run that reads
+// agent sessions in two passes (sessionCorpus), for inputBytes of session
+// logs. What such a run holds grows with the actions: while the logs are
+// read, a thin copy of each session (about 250 bytes an action) and its
+// summary (about 50), then the miner's symbols and suffix structure, and
+// a bounded cache of decoded examples (SessionExampleCache). A session
+// log takes about 2 KB an action (Claude Code's records carry the model's
+// text and the tools' outputs), so a sixth of the input covers the thin
+// sessions several times over, and 256 MiB the rest; at 10,000 generated
+// Claude Code sessions (1.1 GB) the limit is 440 MiB, and the collector
+// keeps the heap near the live set instead of letting it double.
+func SessionMemoryLimit(inputBytes int64) int64 {
+	return max(384<<20, 256<<20+inputBytes/6)
+}
+
 // LimitMemory lets a run set its own soft memory limit and returns the
 // function that restores the limit in force before it.
 func LimitMemory() (restore func()) {
@@ -178,12 +193,15 @@ func LimitMemory() (restore func()) {
 // Lines, two passes took 30 to 55 % less CPU than one and half or less of
 // its memory, as the examples a candidate is built from are a fraction of
 // the corpus. The report is the same in every case, with either miner.
-// A corpus with agent session logs is loaded whole with source.Load and
-// mined with mine.Mine, unless o.Passes is PassesTwo: a session is put
-// together from many records and is read back by decoding its file again
-// (sessionCorpus), which bounds the memory but costs more CPU than one
-// pass when the examples and held-out sessions are a large share of the
-// corpus (on 10,000 generated Claude Code sessions, two thirds).
+// A corpus with agent session logs is read in two passes too
+// (sessionCorpus), unless o.Passes is PassesOne, which loads it whole with
+// source.Load and mines it with mine.Mine: the load keeps a summary of
+// each session and writes the session itself to a spool, from which the
+// examples and the held-out sessions are read back. On 10,000 generated
+// Claude Code sessions, whose examples and held-out sessions are two
+// thirds of the corpus, that takes a third of one pass's memory for about
+// a tenth more CPU; reading them back by decoding their logs again took
+// twice one pass's CPU.
 func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	if o.Passes == "" {
 		o.Passes = PassesAuto
@@ -205,7 +223,7 @@ func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	// the scan.
 	if o.Holdout == HoldoutNone || o.Holdout == "" || o.Holdout == HoldoutAuto {
 		c, err := scanCorpus(ctx, o)
-		if errors.Is(err, errSessionLogs) && o.Passes == PassesTwo {
+		if errors.Is(err, errSessionLogs) && o.Passes != PassesOne {
 			c, err = sessionCorpus(ctx, o)
 		}
 		if err == nil || !errors.Is(err, errWhole) {
@@ -314,6 +332,11 @@ func storeCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	return &Corpus{Report: m.Report, Examples: m.Examples, ExampleBatches: m.ExampleBatches, Verified: m.Verified, All: m.All, SkippedSessions: m.SkippedSessions}, nil
 }
 
+// SessionExampleCache is the example cache (mine.Options.ExampleCache)
+// of a corpus of agent sessions mined in two passes, in actions: about
+// 64 MB of decoded traces.
+const SessionExampleCache = 1 << 16
+
 // errWhole says that the corpus must be loaded whole.
 var errWhole = errors.New("corpus to load whole")
 
@@ -333,7 +356,7 @@ var errSessionLogs = fmt.Errorf("corpus of agent session logs: %w", errWhole)
 func sessionCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	found := func(int, int64) {}
 	if o.MemoryLimit {
-		found = func(_ int, bytes int64) { debug.SetMemoryLimit(TwoPassMemoryLimit(bytes)) }
+		found = func(_ int, bytes int64) { debug.SetMemoryLimit(SessionMemoryLimit(bytes)) }
 	}
 	res, err := source.Load(ctx, o.Dir, source.Options{SkipInvalid: o.SkipInvalid, Progress: o.Progress.Load, Found: found, Rules: o.Rules,
 		Summarize: func(t *trace.Trace) any { return mine.Summarize(t) }})
@@ -357,6 +380,13 @@ func sessionCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	}
 	opts := o.Mine
 	opts.Progress = o.Progress.Build
+	// Reading an example back from the load's spool costs a small part of
+	// decoding it from its log, so the cache of decoded examples that
+	// saves candidates sharing examples from reading them twice is kept
+	// small: at its default it would hold most of a corpus decoded.
+	if opts.ExampleCache <= 0 {
+		opts.ExampleCache = SessionExampleCache
+	}
 	s, err := mine.NewScan(opts)
 	if err != nil {
 		return nil, err
@@ -372,6 +402,7 @@ func sessionCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 		}
 	}
 	sums = nil
+	res.ReleaseThin()
 	fetch := func(ctx context.Context, idx []int32) ([]*trace.Trace, error) {
 		want := make([]int, len(idx))
 		for i, q := range idx {
