@@ -158,10 +158,11 @@ type entry struct {
 	passed trace.ErrorList
 	note   *Note
 	// summary is what Options.Summarize made of a session's trace
-	// before the trace was thinned, and spooled where the whole trace
-	// was written.
+	// before the trace was thinned, spooled where the whole trace was
+	// written, and calls its actions as dropCopies compares them.
 	summary any
 	spooled spoolRef
+	calls   []thinCall
 	// session is set for the trace of an agent session, which
 	// dropCopies compares with the others.
 	session bool
@@ -274,6 +275,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 		session bool
 		summary any
 		spooled spoolRef
+		calls   []thinCall
 	}
 	var all []found
 	sessionHash := map[string]string{} // session id and source hash → where first read
@@ -300,7 +302,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 			}
 			if !e.session {
 				if c.admit(f.display, e.line, e.trace.ID) {
-					all = append(all, found{e.trace, f.display, e.line, false, nil, spoolRef{}})
+					all = append(all, found{e.trace, f.display, e.line, false, nil, spoolRef{}, nil})
 				}
 				continue
 			}
@@ -313,22 +315,26 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 				continue
 			}
 			sessionHash[key] = trace.Origin{Path: f.display, Line: e.line}.String()
-			all = append(all, found{e.trace, f.display, e.line, true, e.summary, e.spooled})
+			all = append(all, found{e.trace, f.display, e.line, true, e.summary, e.spooled, e.calls})
 		}
 	}
-	traces := make([]*trace.Trace, len(all))
+	acts := &calls{traces: make([]*trace.Trace, len(all)), thin: make([][]thinCall, len(all)), isThin: make([]bool, len(all))}
 	isSession := make([]bool, len(all))
 	display := make([]string, len(all))
-	for i, x := range all {
-		traces[i], isSession[i], display[i] = x.trace, x.session, x.display
+	for i := range all {
+		x := &all[i]
+		acts.traces[i], isSession[i], display[i] = x.trace, x.session, x.display
+		acts.thin[i], acts.isThin[i] = x.calls, x.session && opts.Summarize != nil
+		x.calls = nil
 	}
-	thinBefore := thinShapes(traces, opts.Summarize != nil)
-	keep, copies := dropCopies(traces, isSession, display)
+	thinBefore := thinShapes(acts, opts.Summarize != nil)
+	keep, copies := dropCopies(acts, isSession, display)
 	res.Notes = append(res.Notes, copies...)
-	nameParts(traces, isSession, keep)
-	if thinChanged(traces, keep, thinBefore) {
+	nameParts(acts, isSession, keep)
+	if thinChanged(acts, keep, thinBefore) {
 		return nil, ErrThinChanged
 	}
+	acts = nil
 	for i, x := range all {
 		if !keep[i] || x.session && !c.admit(x.display, x.line, x.trace.ID) {
 			continue
@@ -337,7 +343,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 		if opts.Summarize != nil {
 			res.Summaries = append(res.Summaries, x.summary)
 			res.spooled = append(res.spooled, x.spooled)
-			res.thin = append(res.thin, x.summary != nil)
+			res.thin = append(res.thin, x.session)
 		}
 	}
 	if opts.Summarize != nil {
