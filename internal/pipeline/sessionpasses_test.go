@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"runtime/debug"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/mine"
@@ -101,4 +102,30 @@ func reportJSON(t *testing.T, c *Corpus) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestLimitSessionMemory: a run reading agent sessions in two passes sets
+// the memory limit sized to its input and lets the heap grow to it
+// (SessionGCPercent), unless the user chose a collector's percent (GOGC);
+// LimitMemory restores both.
+func TestLimitSessionMemory(t *testing.T) {
+	for _, user := range []int{100, 50} {
+		old := debug.SetGCPercent(user)
+		before := debug.SetMemoryLimit(-1)
+		restore := LimitMemory()
+		limitSessionMemory(1 << 30)
+		gotLimit, gotPercent := debug.SetMemoryLimit(-1), debug.SetGCPercent(user)
+		restore()
+		afterLimit, afterPercent := debug.SetMemoryLimit(-1), debug.SetGCPercent(old)
+		wantPercent := SessionGCPercent
+		if user != 100 {
+			wantPercent = user
+		}
+		if gotLimit != SessionMemoryLimit(1<<30) || gotPercent != wantPercent {
+			t.Errorf("GOGC=%d: limit %d, percent %d; want %d, %d", user, gotLimit, gotPercent, SessionMemoryLimit(1<<30), wantPercent)
+		}
+		if afterLimit != before || afterPercent != user {
+			t.Errorf("GOGC=%d: restored limit %d, percent %d; want %d, %d", user, afterLimit, afterPercent, before, user)
+		}
+	}
 }
