@@ -167,8 +167,8 @@ Agent session logs are read in two passes too: the first decodes each
 session, keeps its summary and writes the session to a temporary spool
 file (removed at once, gone with the process), from which the sessions
 the candidates are built from and the held-out ones are read back (on
-10,000 Claude Code sessions, a third of the memory of --passes 1, which
-reads them whole).
+10,000 Claude Code sessions, a quarter of the memory of --passes 1, which
+reads them whole, for about the same CPU).
 
 --progress bar draws a bar per pass on stderr (traces, bytes, their
 rates and the time left); auto, the default, does so when stderr is a
