@@ -164,10 +164,12 @@ action and where the trace lives, the second reads back only the traces
 the candidates are built from. --passes 1 decodes and keeps the whole
 corpus in memory instead, which costs more time and memory; auto, the
 default, and 2 read back. The outputs are the same byte for byte.
-Agent session logs are read whole, unless --passes 2: the first pass
-then keeps a summary of each session, and the sessions the candidates
-are built from and the held-out ones are decoded again from their files
-(about half the memory, twice the CPU on 10,000 Claude Code sessions).
+Agent session logs are read in two passes too: the first decodes each
+session, keeps its summary and writes the session to a temporary spool
+file (removed at once, gone with the process), from which the sessions
+the candidates are built from and the held-out ones are read back (on
+10,000 Claude Code sessions, a quarter of the memory of --passes 1, which
+reads them whole, for about the same CPU).
 
 --progress bar draws a bar per pass on stderr (traces, bytes, their
 rates and the time left); auto, the default, does so when stderr is a

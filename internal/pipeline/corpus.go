@@ -79,8 +79,10 @@ type CorpusOptions struct {
 	// Mine configures the miner; Mine.Mode chooses it.
 	Mine mine.Options
 	// MemoryLimit sets a soft memory limit (debug.SetMemoryLimit) sized
-	// to the corpus once its size is known. A caller that sets it should
-	// restore the old limit when the run ends (see LimitMemory).
+	// to the corpus once its size is known, and for agent sessions read
+	// in two passes the collector's percent (SessionGCPercent). A caller
+	// that sets it should restore both when the run ends (see
+	// LimitMemory).
 	MemoryLimit bool
 	Progress    Progress
 	// Holdout holds the most recent eligible traces of the corpus out of
@@ -159,11 +161,52 @@ func TwoPassMemoryLimit(inputBytes int64) int64 {
 	return max(896<<20, 768<<20+20*(inputBytes/400))
 }
 
-// LimitMemory lets a run set its own soft memory limit and returns the
-// function that restores the limit in force before it.
+// SessionMemoryLimit is the soft memory limit of a mining run that reads
+// agent sessions in two passes (sessionCorpus), for inputBytes of session
+// logs. What such a run holds grows with the actions: while the logs are
+// read, a thin copy of each session (about 250 bytes an action) and its
+// summary (about 50), then the miner's symbols and suffix structure, and
+// a bounded cache of decoded examples (SessionExampleCache). A session
+// log takes about 2 KB an action (Claude Code's records carry the model's
+// text and the tools' outputs), so a sixth of the input covers the thin
+// sessions several times over, and 256 MiB the rest; at 10,000 generated
+// Claude Code sessions (1.1 GB) the limit is 440 MiB.
+func SessionMemoryLimit(inputBytes int64) int64 {
+	return max(384<<20, 256<<20+inputBytes/6)
+}
+
+// SessionGCPercent is the garbage collector's percent (debug.SetGCPercent)
+// of a run that reads agent sessions in two passes under
+// SessionMemoryLimit. What such a run keeps is small beside what it
+// allocates (every record of every log is parsed and let go), so at the
+// default of 100 the collector ran every time the heap doubled a small
+// live set, a fifth of the run's CPU; at 400 it lets the heap grow to
+// five times the live set, the memory limit still bounding it. On 10,000
+// Claude Code sessions that took about a tenth off the CPU, at the same
+// bound.
+const SessionGCPercent = 400
+
+// limitSessionMemory sets the soft memory limit and the collector's
+// percent of a run reading inputBytes of agent sessions in two passes. A
+// percent other than the default, which the user set (GOGC), is kept.
+func limitSessionMemory(inputBytes int64) {
+	debug.SetMemoryLimit(SessionMemoryLimit(inputBytes))
+	if old := debug.SetGCPercent(SessionGCPercent); old != 100 {
+		debug.SetGCPercent(old)
+	}
+}
+
+// LimitMemory lets a run set its own soft memory limit and collector's
+// percent, and returns the function that restores those in force before
+// it.
 func LimitMemory() (restore func()) {
 	old := debug.SetMemoryLimit(-1)
-	return func() { debug.SetMemoryLimit(old) }
+	percent := debug.SetGCPercent(100)
+	debug.SetGCPercent(percent)
+	return func() {
+		debug.SetMemoryLimit(old)
+		debug.SetGCPercent(percent)
+	}
 }
 
 // ReadCorpus reads and mines the traces under o.Dir.
@@ -178,12 +221,15 @@ func LimitMemory() (restore func()) {
 // Lines, two passes took 30 to 55 % less CPU than one and half or less of
 // its memory, as the examples a candidate is built from are a fraction of
 // the corpus. The report is the same in every case, with either miner.
-// A corpus with agent session logs is loaded whole with source.Load and
-// mined with mine.Mine, unless o.Passes is PassesTwo: a session is put
-// together from many records and is read back by decoding its file again
-// (sessionCorpus), which bounds the memory but costs more CPU than one
-// pass when the examples and held-out sessions are a large share of the
-// corpus (on 10,000 generated Claude Code sessions, two thirds).
+// A corpus with agent session logs is read in two passes too
+// (sessionCorpus), unless o.Passes is PassesOne, which loads it whole with
+// source.Load and mines it with mine.Mine: the load keeps a summary of
+// each session and writes the session itself to a spool, from which the
+// examples and the held-out sessions are read back. On 10,000 generated
+// Claude Code sessions, whose examples and held-out sessions are two
+// thirds of the corpus, that takes a quarter of one pass's memory (440
+// MiB instead of 1.7 GiB) for about the same CPU; reading them back by
+// decoding their logs again took twice one pass's CPU.
 func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	if o.Passes == "" {
 		o.Passes = PassesAuto
@@ -205,7 +251,7 @@ func ReadCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	// the scan.
 	if o.Holdout == HoldoutNone || o.Holdout == "" || o.Holdout == HoldoutAuto {
 		c, err := scanCorpus(ctx, o)
-		if errors.Is(err, errSessionLogs) && o.Passes == PassesTwo {
+		if errors.Is(err, errSessionLogs) && o.Passes != PassesOne {
 			c, err = sessionCorpus(ctx, o)
 		}
 		if err == nil || !errors.Is(err, errWhole) {
@@ -314,6 +360,11 @@ func storeCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	return &Corpus{Report: m.Report, Examples: m.Examples, ExampleBatches: m.ExampleBatches, Verified: m.Verified, All: m.All, SkippedSessions: m.SkippedSessions}, nil
 }
 
+// SessionExampleCache is the example cache (mine.Options.ExampleCache)
+// of a corpus of agent sessions mined in two passes, in actions: about
+// 64 MB of decoded traces.
+const SessionExampleCache = 1 << 16
+
 // errWhole says that the corpus must be loaded whole.
 var errWhole = errors.New("corpus to load whole")
 
@@ -333,7 +384,7 @@ var errSessionLogs = fmt.Errorf("corpus of agent session logs: %w", errWhole)
 func sessionCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	found := func(int, int64) {}
 	if o.MemoryLimit {
-		found = func(_ int, bytes int64) { debug.SetMemoryLimit(TwoPassMemoryLimit(bytes)) }
+		found = func(_ int, bytes int64) { limitSessionMemory(bytes) }
 	}
 	res, err := source.Load(ctx, o.Dir, source.Options{SkipInvalid: o.SkipInvalid, Progress: o.Progress.Load, Found: found, Rules: o.Rules,
 		Summarize: func(t *trace.Trace) any { return mine.Summarize(t) }})
@@ -357,6 +408,13 @@ func sessionCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 	}
 	opts := o.Mine
 	opts.Progress = o.Progress.Build
+	// Reading an example back from the load's spool costs a small part of
+	// decoding it from its log, so the cache of decoded examples that
+	// saves candidates sharing examples from reading them twice is kept
+	// small: at its default it would hold most of a corpus decoded.
+	if opts.ExampleCache <= 0 {
+		opts.ExampleCache = SessionExampleCache
+	}
 	s, err := mine.NewScan(opts)
 	if err != nil {
 		return nil, err
@@ -372,6 +430,7 @@ func sessionCorpus(ctx context.Context, o CorpusOptions) (*Corpus, error) {
 		}
 	}
 	sums = nil
+	res.ReleaseThin()
 	fetch := func(ctx context.Context, idx []int32) ([]*trace.Trace, error) {
 		want := make([]int, len(idx))
 		for i, q := range idx {

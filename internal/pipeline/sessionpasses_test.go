@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"runtime/debug"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/mine"
@@ -11,17 +12,17 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/tracetest"
 )
 
-// TestSessionsReadBack: with --passes 2, a directory of agent session
-// logs held out from (auto) is mined from the sessions' summaries, and
-// only the sessions a candidate is built from and the held-out ones are
-// decoded a second time; the report, and the held-out sessions, are
-// those of the whole load (--passes 1, and the default).
+// TestSessionsReadBack: by default and with --passes 2, a directory of
+// agent session logs held out from (auto) is mined from the sessions'
+// summaries, and only the sessions a candidate is built from and the
+// held-out ones are read a second time; the report, the held-out sessions
+// and the examples are those of the whole load (--passes 1).
 func TestSessionsReadBack(t *testing.T) {
 	dir := t.TempDir()
 	if err := tracetest.GenerateAgents(tracetest.AgentConfig{Sessions: 40, Seed: 3, Calls: 20}).Write(dir, tracetest.FormatClaude); err != nil {
 		t.Fatal(err)
 	}
-	read := func(passes string) (*Corpus, int) {
+	read := func(t *testing.T, passes string) (*Corpus, int) {
 		t.Helper()
 		reread := 0
 		c, err := ReadCorpus(context.Background(), CorpusOptions{Dir: dir, Passes: passes, Holdout: HoldoutAuto,
@@ -32,14 +33,24 @@ func TestSessionsReadBack(t *testing.T) {
 		}
 		return c, reread
 	}
-	two, reread := read(PassesTwo)
-	one, _ := read(PassesOne)
-	auto, _ := read(PassesAuto)
-	if two.Examples == nil || len(two.Sources) != 0 {
-		t.Fatalf("passes 2: Examples set %v, %d sources kept; want the sessions read back and none kept", two.Examples != nil, len(two.Sources))
+	one, _ := read(t, PassesOne)
+	if one.Examples != nil || len(one.Sources) == 0 {
+		t.Fatalf("passes 1: Examples set %v, %d sources kept; want the sessions loaded whole", one.Examples != nil, len(one.Sources))
 	}
-	if auto.Examples != nil || len(auto.Sources) == 0 {
-		t.Errorf("auto: Examples set %v, %d sources kept; want the sessions loaded whole", auto.Examples != nil, len(auto.Sources))
+	for _, passes := range []string{PassesTwo, PassesAuto} {
+		t.Run("passes "+passes, func(t *testing.T) {
+			two, reread := read(t, passes)
+			checkReadBack(t, one, two, reread)
+		})
+	}
+}
+
+// checkReadBack checks that two, read in two passes with reread traces
+// read back, found what one, the whole load, found.
+func checkReadBack(t *testing.T, one, two *Corpus, reread int) {
+	t.Helper()
+	if two.Examples == nil || len(two.Sources) != 0 {
+		t.Fatalf("Examples set %v, %d sources kept; want the sessions read back and none kept", two.Examples != nil, len(two.Sources))
 	}
 	if len(two.Report.Candidates) == 0 || two.Report.Holdout == nil {
 		t.Fatalf("passes 2: %d candidates, hold-out %v; want both", len(two.Report.Candidates), two.Report.Holdout)
@@ -56,16 +67,14 @@ func TestSessionsReadBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, c := range map[string]*Corpus{"passes 1": one, "auto": auto} {
-		if got, want := reportJSON(t, two), reportJSON(t, c); got != want {
-			t.Errorf("passes 2 and %s reports differ:\n%s\n%s", name, got, want)
-		}
-		if two.Heldout != nil || c.HeldoutBatches != nil {
-			t.Errorf("held-out sessions: passes 2 keeps %d, %s streams %v; want them read back and kept", len(two.Heldout), name, c.HeldoutBatches != nil)
-		}
-		if !reflect.DeepEqual(heldout, c.Heldout) {
-			t.Errorf("passes 2 and %s hold out different sessions: %v, %v", name, ids(heldout), ids(c.Heldout))
-		}
+	if got, want := reportJSON(t, two), reportJSON(t, one); got != want {
+		t.Errorf("reports of two passes and of one differ:\n%s\n%s", got, want)
+	}
+	if two.Heldout != nil || one.HeldoutBatches != nil {
+		t.Errorf("held-out sessions: two passes keep %d, one streams %v; want them read back and kept", len(two.Heldout), one.HeldoutBatches != nil)
+	}
+	if !reflect.DeepEqual(heldout, one.Heldout) {
+		t.Errorf("two passes and one hold out different sessions: %v, %v", ids(heldout), ids(one.Heldout))
 	}
 	// A candidate's examples read back are the sessions of the whole load.
 	byID := map[string]*trace.Trace{}
@@ -93,4 +102,30 @@ func reportJSON(t *testing.T, c *Corpus) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestLimitSessionMemory: a run reading agent sessions in two passes sets
+// the memory limit sized to its input and lets the heap grow to it
+// (SessionGCPercent), unless the user chose a collector's percent (GOGC);
+// LimitMemory restores both.
+func TestLimitSessionMemory(t *testing.T) {
+	for _, user := range []int{100, 50} {
+		old := debug.SetGCPercent(user)
+		before := debug.SetMemoryLimit(-1)
+		restore := LimitMemory()
+		limitSessionMemory(1 << 30)
+		gotLimit, gotPercent := debug.SetMemoryLimit(-1), debug.SetGCPercent(user)
+		restore()
+		afterLimit, afterPercent := debug.SetMemoryLimit(-1), debug.SetGCPercent(old)
+		wantPercent := SessionGCPercent
+		if user != 100 {
+			wantPercent = user
+		}
+		if gotLimit != SessionMemoryLimit(1<<30) || gotPercent != wantPercent {
+			t.Errorf("GOGC=%d: limit %d, percent %d; want %d, %d", user, gotLimit, gotPercent, SessionMemoryLimit(1<<30), wantPercent)
+		}
+		if afterLimit != before || afterPercent != user {
+			t.Errorf("GOGC=%d: restored limit %d, percent %d; want %d, %d", user, afterLimit, afterPercent, before, user)
+		}
+	}
 }

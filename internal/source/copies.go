@@ -38,7 +38,11 @@ import (
 // older cut short), the one with more calls, then the one that went on
 // longer, first, so that the older is the copy.
 // The cost is one map entry per call.
-func dropCopies(traces []*trace.Trace, isSession []bool, display []string) ([]bool, []Note) {
+//
+// acts are the traces' actions, those of thin traces as thinCalls; a
+// session cut to its own calls is cut in acts.
+func dropCopies(acts *calls, isSession []bool, display []string) ([]bool, []Note) {
+	traces := acts.traces
 	keep := make([]bool, len(traces))
 	for i := range keep {
 		keep[i] = true
@@ -72,7 +76,7 @@ func dropCopies(traces []*trace.Trace, isSession []bool, display []string) ([]bo
 			}
 			return -1
 		}
-		return cmp.Or(a.start.Compare(b.start), cmp.Compare(len(traces[b.i].Actions), len(traces[a.i].Actions)),
+		return cmp.Or(a.start.Compare(b.start), cmp.Compare(acts.len(b.i), acts.len(a.i)),
 			b.end.Compare(a.end), cmp.Compare(a.i, b.i))
 	})
 
@@ -81,27 +85,25 @@ func dropCopies(traces []*trace.Trace, isSession []bool, display []string) ([]bo
 	// its id with the same kind, name and parameters; under one id,
 	// different calls are not a copy, and are left to the duplicate-id
 	// check.
-	type made struct {
-		trace  int
-		action *trace.Action
-	}
+	type made struct{ trace, action int }
 	n := 0
 	for _, c := range order {
-		n += len(traces[c.i].Actions)
+		n += acts.len(c.i)
 	}
 	owner := make(map[string]made, n)
-	repeated := func(a *trace.Action) (int, bool) {
-		m, ok := owner[a.ID]
-		if !ok || a.ID == "" || a.Kind != m.action.Kind || a.Name != m.action.Name || !sameParams(a, m.action) {
+	repeated := func(i, j int) (int, bool) {
+		id := acts.id(i, j)
+		m, ok := owner[id]
+		if !ok || id == "" || !acts.same(i, j, m.trace, m.action) {
 			return 0, false
 		}
 		return m.trace, true
 	}
-	claim := func(i int, acts []trace.Action) {
-		for j := range acts {
-			if id := acts[j].ID; id != "" {
+	claim := func(i int) {
+		for j := range acts.len(i) {
+			if id := acts.id(i, j); id != "" {
 				if _, taken := owner[id]; !taken {
-					owner[id] = made{i, &acts[j]}
+					owner[id] = made{i, j}
 				}
 			}
 		}
@@ -111,8 +113,8 @@ func dropCopies(traces []*trace.Trace, isSession []bool, display []string) ([]bo
 		t := traces[c.i]
 		var shared map[int]int // owner → actions of t it made; most sessions repeat none
 		n := 0
-		for j := range t.Actions {
-			if o, ok := repeated(&t.Actions[j]); ok {
+		for j := range acts.len(c.i) {
+			if o, ok := repeated(c.i, j); ok {
 				if shared == nil {
 					shared = map[int]int{}
 				}
@@ -121,7 +123,7 @@ func dropCopies(traces []*trace.Trace, isSession []bool, display []string) ([]bo
 			}
 		}
 		if n == 0 {
-			claim(c.i, t.Actions)
+			claim(c.i)
 			continue
 		}
 		// The session repeated most, to name in the note.
@@ -134,7 +136,7 @@ func dropCopies(traces []*trace.Trace, isSession []bool, display []string) ([]bo
 		orig := traces[from]
 		where := trace.Origin{Path: display[from], Line: orig.Origin.Line}.String()
 		note := Note{Path: display[c.i], Line: t.Origin.Line, Format: agentOf(t), Code: NoteCopy, Detail: orig.ID, ID: t.ID}
-		if n == len(t.Actions) {
+		if n == acts.len(c.i) {
 			keep[c.i] = false
 			note.Message = fmt.Sprintf("session %s only repeats calls of session %s (%s): its %d actions are counted once, as that session's", t.ID, orig.ID, where, n)
 			notes = append(notes, note)
@@ -145,23 +147,22 @@ func dropCopies(traces []*trace.Trace, isSession []bool, display []string) ([]bo
 		// copy's too, also a call the format gives no id of its own
 		// (a Codex web search, known by its line).
 		last := -1
-		for j := range t.Actions {
-			if _, ok := repeated(&t.Actions[j]); ok {
+		for j := range acts.len(c.i) {
+			if _, ok := repeated(c.i, j); ok {
 				last = j
 			}
 		}
 		n = last + 1
-		if n == len(t.Actions) {
+		if n == acts.len(c.i) {
 			keep[c.i] = false
 			note.Message = fmt.Sprintf("session %s only repeats calls of session %s (%s): its %d actions are counted once, as that session's", t.ID, orig.ID, where, n)
 			notes = append(notes, note)
 			continue
 		}
-		own := slices.Clone(t.Actions[n:])
-		t.Actions = own
-		claim(c.i, t.Actions)
+		acts.cut(c.i, n)
+		claim(c.i)
 		note.Code = NoteRepeats
-		note.Message = fmt.Sprintf("session %s repeats calls of session %s (%s): %d of its actions are counted once, as that session's, and its %d own are kept", t.ID, orig.ID, where, n, len(own))
+		note.Message = fmt.Sprintf("session %s repeats calls of session %s (%s): %d of its actions are counted once, as that session's, and its %d own are kept", t.ID, orig.ID, where, n, acts.len(c.i))
 		notes = append(notes, note)
 	}
 	return keep, notes
@@ -185,7 +186,8 @@ func agentOf(t *trace.Trace) string {
 // out with it. A session that shares a call with an earlier one of its
 // id, or that has no call ids to tell, is left as it is, for the
 // duplicate-id check to name both files.
-func nameParts(traces []*trace.Trace, isSession, keep []bool) {
+func nameParts(acts *calls, isSession, keep []bool) {
+	traces := acts.traces
 	byID := map[string][]int{}
 	var ids []string
 	for i, t := range traces {
@@ -206,10 +208,10 @@ func nameParts(traces []*trace.Trace, isSession, keep []bool) {
 		var earlier []map[string]bool
 		for _, i := range group {
 			t := traces[i]
-			calls := make(map[string]bool, len(t.Actions))
-			for _, a := range t.Actions {
-				if a.ID != "" {
-					calls[a.ID] = true
+			calls := make(map[string]bool, acts.len(i))
+			for j := range acts.len(i) {
+				if id := acts.id(i, j); id != "" {
+					calls[id] = true
 				}
 			}
 			if len(earlier) > 0 && !sharesCall(calls, earlier) {

@@ -65,7 +65,7 @@ type result struct {
 // (all but the last, which is counted when the file is done, so that done
 // reaches total exactly when the load ends). Progress is called each time
 // the count grows.
-func decodeAll(ctx context.Context, files []file, limit int64, rules *normalize.Rules, progress func(done, total int), summarize func(*trace.Trace) any) ([][]entry, error) {
+func decodeAll(ctx context.Context, files []file, limit int64, rules *normalize.Rules, progress func(done, total int), summarize func(*trace.Trace) any, sp *spool) ([][]entry, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -91,10 +91,11 @@ func decodeAll(ctx context.Context, files []file, limit int64, rules *normalize.
 	for range min(runtime.GOMAXPROCS(0), jobsAtLeast) {
 		workers.Go(func() {
 			var p trace.Parser
+			var buf []byte
 			for j := range jobs {
 				r := work(ctx, files[j.file], j, limit, rules, &p)
 				if summarize != nil {
-					thinEntries(r.entries, summarize)
+					buf = thinEntries(r.entries, summarize, sp, buf)
 				}
 				select {
 				case results <- r:

@@ -101,10 +101,14 @@ type Result struct {
 	Read      []FileStat
 	Unchanged int
 	// Summaries, with Options.Summarize, holds at index i the summary
-	// of Traces[i] when that is a thin session trace, nil otherwise.
+	// of Traces[i] when that is a thin session trace, nil otherwise,
+	// until ReleaseThin.
 	Summaries []any
-	// reread decodes the files of thin traces again (see Reread).
-	reread *rereader
+	// reread decodes the files of thin traces again (see Reread), and
+	// spooled says where in its spool each of Traces is.
+	reread  *rereader
+	spooled []spoolRef
+	thin    []bool // Traces[i] is a thin session trace
 }
 
 // Skipped is a file, or one line of a JSON Lines file, that Load left out
@@ -154,8 +158,11 @@ type entry struct {
 	passed trace.ErrorList
 	note   *Note
 	// summary is what Options.Summarize made of a session's trace
-	// before the trace was thinned.
+	// before the trace was thinned, spooled where the whole trace was
+	// written, and calls its actions as dropCopies compares them.
 	summary any
+	spooled spoolRef
+	calls   []thinCall
 	// session is set for the trace of an agent session, which
 	// dropCopies compares with the others.
 	session bool
@@ -246,7 +253,11 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if rules == nil {
 		rules = normalize.Default()
 	}
-	results, err := decodeAll(ctx, files, limit, rules, opts.Progress, opts.Summarize)
+	var sp *spool
+	if opts.Summarize != nil {
+		sp = newSpool()
+	}
+	results, err := decodeAll(ctx, files, limit, rules, opts.Progress, opts.Summarize, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -263,6 +274,8 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 		line    int
 		session bool
 		summary any
+		spooled spoolRef
+		calls   []thinCall
 	}
 	var all []found
 	sessionHash := map[string]string{} // session id and source hash → where first read
@@ -289,7 +302,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 			}
 			if !e.session {
 				if c.admit(f.display, e.line, e.trace.ID) {
-					all = append(all, found{e.trace, f.display, e.line, false, nil})
+					all = append(all, found{e.trace, f.display, e.line, false, nil, spoolRef{}, nil})
 				}
 				continue
 			}
@@ -302,22 +315,26 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 				continue
 			}
 			sessionHash[key] = trace.Origin{Path: f.display, Line: e.line}.String()
-			all = append(all, found{e.trace, f.display, e.line, true, e.summary})
+			all = append(all, found{e.trace, f.display, e.line, true, e.summary, e.spooled, e.calls})
 		}
 	}
-	traces := make([]*trace.Trace, len(all))
+	acts := &calls{traces: make([]*trace.Trace, len(all)), thin: make([][]thinCall, len(all)), isThin: make([]bool, len(all))}
 	isSession := make([]bool, len(all))
 	display := make([]string, len(all))
-	for i, x := range all {
-		traces[i], isSession[i], display[i] = x.trace, x.session, x.display
+	for i := range all {
+		x := &all[i]
+		acts.traces[i], isSession[i], display[i] = x.trace, x.session, x.display
+		acts.thin[i], acts.isThin[i] = x.calls, x.session && opts.Summarize != nil
+		x.calls = nil
 	}
-	thinBefore := thinShapes(traces, opts.Summarize != nil)
-	keep, copies := dropCopies(traces, isSession, display)
+	thinBefore := thinShapes(acts, opts.Summarize != nil)
+	keep, copies := dropCopies(acts, isSession, display)
 	res.Notes = append(res.Notes, copies...)
-	nameParts(traces, isSession, keep)
-	if thinChanged(traces, keep, thinBefore) {
+	nameParts(acts, isSession, keep)
+	if thinChanged(acts, keep, thinBefore) {
 		return nil, ErrThinChanged
 	}
+	acts = nil
 	for i, x := range all {
 		if !keep[i] || x.session && !c.admit(x.display, x.line, x.trace.ID) {
 			continue
@@ -325,10 +342,12 @@ func Load(ctx context.Context, dir string, opts Options) (*Result, error) {
 		res.Traces = append(res.Traces, x.trace)
 		if opts.Summarize != nil {
 			res.Summaries = append(res.Summaries, x.summary)
+			res.spooled = append(res.spooled, x.spooled)
+			res.thin = append(res.thin, x.session)
 		}
 	}
 	if opts.Summarize != nil {
-		res.reread = &rereader{files: files, limit: limit, rules: rules}
+		res.reread = &rereader{files: files, limit: limit, rules: rules, spool: sp}
 	}
 	if res.Skipped, err = c.finish(opts.SkipInvalid); err != nil {
 		return nil, err
