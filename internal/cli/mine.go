@@ -502,7 +502,7 @@ func writeSummary(w io.Writer, r *candidate.Report, o pipeline.Outputs, written 
 		if r.SelectedCandidateID != nil && *r.SelectedCandidateID == c.ID {
 			mark = "*"
 		}
-		seen := fmt.Sprintf("%d traces", c.Support)
+		seen := fmt.Sprintf("%d %s", c.Support, unit)
 		if c.Support != len(c.Examples) {
 			seen = fmt.Sprintf("%d sessions (%d traces)", c.Support, len(c.Examples))
 		}
