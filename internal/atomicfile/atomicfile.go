@@ -298,3 +298,22 @@ func syncDir(dir string, sync func(*os.File) error) error {
 	}
 	return nil
 }
+
+// UntrackedIgnore is the .gitignore MkdirUntracked writes: everything in
+// the directory, itself included, stays out of version control.
+const UntrackedIgnore = "# Written by crystallize: this directory holds local state (a database,\n# run records, a signing key) that must not be committed.\n*\n"
+
+// MkdirUntracked creates dir and its parents like os.MkdirAll and, when it
+// creates dir itself, writes dir/.gitignore (UntrackedIgnore) in it. A
+// state directory lives inside the project it serves, and a `git add -A`
+// there would otherwise commit its database and the key that signs its
+// approvals. A directory that exists is left as it is: its owner decides.
+func MkdirUntracked(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return Write(filepath.Join(dir, ".gitignore"), []byte(UntrackedIgnore), 0o644)
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/capped"
 	"github.com/crystallize-dev/crystallize/internal/proc"
 	"github.com/crystallize-dev/crystallize/internal/redact"
@@ -128,6 +129,9 @@ func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID 
 		StartedAt: start.Format(time.RFC3339), Passed: true, Gates: []GateResult{}, Suites: []SuiteResult{},
 	}
 	dir := filepath.Join(root, filepath.FromSlash(ReportsDir), rep.RunID)
+	if err := atomicfile.MkdirUntracked(filepath.Join(root, StateDir)); err != nil {
+		return nil, fmt.Errorf("run report directory: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run report directory: %w", err)
 	}

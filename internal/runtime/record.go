@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/mdtext"
 	"github.com/crystallize-dev/crystallize/internal/session"
@@ -35,6 +36,9 @@ func (h *host) write() error {
 	}
 	data, err := encodeTrace(t, h.res.Receipts)
 	if err != nil {
+		return fmt.Errorf("recording run: %w", err)
+	}
+	if err := atomicfile.MkdirUntracked(h.opts.StateDir); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -52,7 +52,7 @@ func stateKey(stateDir string, create bool) ([]byte, error) {
 	if err == nil || !create || !errors.Is(err, os.ErrNotExist) {
 		return key, err
 	}
-	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+	if err := atomicfile.MkdirUntracked(stateDir); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStateKey, err)
 	}
 	key = make([]byte, 32)

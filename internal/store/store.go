@@ -21,6 +21,8 @@ import (
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 )
 
 // DefaultPath is where the database lives unless a command is told
@@ -334,7 +336,8 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	dsn := path
 	if path != ":memory:" {
 		if dir := filepath.Dir(path); dir != "." {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			// The directory is crystallize's own: kept out of git.
+			if err := atomicfile.MkdirUntracked(dir); err != nil {
 				return nil, fmt.Errorf("opening database: %w", err)
 			}
 		}
