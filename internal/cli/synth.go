@@ -255,6 +255,10 @@ literals and values, x.split(sep)[i], x.replace(a, b), x.lower(),
 x.upper(). It prints the expression as Starlark, or exits 1 when there is
 none. --json prints {"target", "expression", "found"}.
 
+It needs at least 3 examples: an expression that fits one or two is as
+likely a coincidence as a rule, so fewer are refused (exit 1) rather than
+searched.
+
 --all decides for every key at once which ones a caller need not pass:
 it prints "name = expression" for each derived key, every expression over
 the keys that are kept (--json: {"derived": {name: expression}, "kept":
@@ -279,6 +283,9 @@ func newSynthDeriveCmd(e *env) *cobra.Command {
 			examples, err := derive.DecodeExamples(data)
 			if err != nil {
 				return usageError{&trace.Error{File: name, Path: "$", Msg: err.Error()}}
+			}
+			if len(examples) < derive.MinValues {
+				return failuref("%s: %d examples; derive needs at least %d, as an expression that fits fewer is as likely a coincidence as a rule", name, len(examples), derive.MinValues)
 			}
 			if all {
 				return printDerived(e, examples, asJSON)
