@@ -174,8 +174,6 @@ def wf(ctx):
 	}
 }
 
-var cmpIgnoreReason = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Reason" }, cmp.Ignore())
-
 func TestGrantWithoutDeclaration(t *testing.T) {
 	// Granted by the config but not declared by the workflow: refused.
 	w := workflow(t, "def wf(ctx):\n    ctx.tool(\"fs.write\", path = \"a\", content = \"x\")\n")
