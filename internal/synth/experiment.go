@@ -204,6 +204,11 @@ type Hypothesis struct {
 	Alpha     *float64 `key:"alpha" json:"alpha,omitempty"`
 	// Method is "welch" (the default) or "bootstrap".
 	Method string `key:"method" json:"method,omitempty"`
+	// Exact says meets_claim's metric is deterministic: replicates with no
+	// variance in either condition are then compared as they are. Without
+	// it such replicates fail the hypothesis, since a significance test of
+	// two constant samples is undefined, not a p of 0.
+	Exact bool `key:"exact" json:"exact,omitempty"`
 }
 
 // Experiment is an experiment.toml: everything a run needs.

@@ -182,6 +182,22 @@ func meetsClaim(v Verdict, h Hypothesis, conditions map[string]Samples, claim Cl
 		pctOK = false
 	}
 	var significant bool
+	// Two constant samples (deterministic replicates) have no variance to
+	// test against: any difference would come out with p = 0. Only a
+	// hypothesis that says its metric is exact compares them as they are.
+	if variance(base) == 0 && variance(tr) == 0 {
+		v.Result["method"] = "exact_comparison"
+		if !h.Exact {
+			v.Result["significant"] = false
+			v.Result["meets_claim"] = false
+			return fail("every replicate of both conditions has the same %s, so a significance test is undefined; set exact = true on the hypothesis if the metric is deterministic", h.Metric)
+		}
+		significant = gain > 0
+		v.Result["significant"] = significant
+		v.Result["meets_claim"] = significant && pctOK
+		v.Pass = significant && pctOK
+		return v
+	}
 	switch method {
 	case MethodWelch:
 		t, df, p := welch(base, tr, sign)

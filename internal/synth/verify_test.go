@@ -90,3 +90,33 @@ func TestVerify(t *testing.T) {
 		t.Errorf("meets_claim on one replicate = %+v, want a failure with a reason", v)
 	}
 }
+
+// TestMeetsClaimDeterministic: identical replicates have no variance, so
+// a significance test of them is undefined; meets_claim fails with that
+// reason, unless the hypothesis says its metric is exact, when the means
+// are compared as they are.
+func TestMeetsClaimDeterministic(t *testing.T) {
+	same := map[string]Samples{"baseline": {"x": {1.0, 1.0, 1.0}}, "t": {"x": {0.5, 0.5, 0.5}}}
+	worse := map[string]Samples{"baseline": {"x": {1.0, 1.0, 1.0}}, "t": {"x": {1.5, 1.5, 1.5}}}
+	for _, tt := range []struct {
+		name  string
+		exact bool
+		data  map[string]Samples
+		pass  bool
+	}{
+		{"constant replicates, not exact", false, same, false},
+		{"constant replicates, exact, better", true, same, true},
+		{"constant replicates, exact, worse", true, worse, false},
+	} {
+		v := Verify(Hypothesis{Name: "d", Verifier: VerifierMeetsClaim, Metric: "x", Treatment: "t", Exact: tt.exact}, tt.data, nil, Claim{}, 1)
+		if v.Pass != tt.pass {
+			t.Errorf("%s: pass = %v, want %v (%v)", tt.name, v.Pass, tt.pass, v.Result)
+		}
+		if v.Result["method"] != "exact_comparison" {
+			t.Errorf("%s: method = %v, want exact_comparison", tt.name, v.Result["method"])
+		}
+		if !tt.exact && v.Result["p_value"] != nil {
+			t.Errorf("%s: reports a p-value %v for samples with no variance", tt.name, v.Result["p_value"])
+		}
+	}
+}
