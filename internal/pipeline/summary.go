@@ -98,8 +98,8 @@ type SummaryBundle struct {
 	bundle.Summary
 	// CandidateID is the bundle's candidate, in a list of Bundles.
 	CandidateID   string `json:"candidate_id,omitempty"`
-	Fixtures      int  `json:"fixtures"`
-	SkillAccepted bool `json:"skill_accepted"`
+	Fixtures      int    `json:"fixtures"`
+	SkillAccepted bool   `json:"skill_accepted"`
 }
 
 // Summarize is the Summary of report r, published to o as pub (whose
