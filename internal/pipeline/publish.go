@@ -292,9 +292,10 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 // stageBundles adds to batch the review bundle of every safe candidate of
 // r, each under o.Bundles in its BundleDir, with its own examples and
 // shadow report, and lists them in p. It returns the eval pack of the
-// selected candidate's bundle when o.EvalPack asks for one. Every target
-// is checked before anything is staged; any error leaves the caller to
-// discard the batch, so a failure writes no bundle at all.
+// selected candidate's bundle when o.EvalPack asks for one. Each target
+// is checked when its bundle is staged (bundle.Stage); on any error the
+// caller discards the batch, which removes what was staged, so a failure
+// writes no bundle at all.
 func stageBundles(ctx context.Context, batch *atomicfile.Batch, r *candidate.Report, sources, heldout []*trace.Trace, o Outputs, p *Published) ([]byte, error) {
 	bo := o.BundleOptions
 	bo.EvalPack = bo.EvalPack || o.EvalPack != ""
