@@ -32,7 +32,8 @@ type Stats struct {
 	Runs      string          `json:"runs_dir"`
 	Workflows []WorkflowStats `json:"workflows"`
 	// Skipped lists run directories that could not be read, each with
-	// why; they are not counted.
+	// why; they are not counted. A bundle whose examples could not be
+	// read is listed too: its runs are counted, without PerCall.
 	Skipped []SkippedRun `json:"skipped"`
 }
 
