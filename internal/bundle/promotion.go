@@ -313,3 +313,51 @@ func (b *Bundle) Candidate() (*candidate.Candidate, error) {
 	}
 	return readCandidate(b.Dir, b.Manifest.CandidateID)
 }
+
+// ExampleActions returns, for each example of the bundle's candidate
+// whose trace the bundle holds as a source fixture, the actions its steps
+// matched (by action id, in step order): what the agent did, and spent,
+// on the procedure in that session. Examples of traces the bundle does not
+// hold, or whose actions are not all found, are left out; a fixture that
+// cannot be read safely is an error. A bundle without a candidate has no
+// examples.
+func (b *Bundle) ExampleActions() ([][]trace.Action, error) {
+	c, err := b.Candidate()
+	if err != nil || c == nil {
+		return nil, err
+	}
+	fixtures := map[string]Fixture{}
+	for _, f := range b.Manifest.Fixtures {
+		if f.Role == candidate.RoleSource {
+			fixtures[f.TraceID+"\x00"+f.SourceHash] = f
+		}
+	}
+	var out [][]trace.Action
+	for _, ex := range c.Examples {
+		f, ok := fixtures[ex.TraceID+"\x00"+ex.SourceHash]
+		if !ok || len(ex.ActionIDs) == 0 {
+			continue
+		}
+		t, err := readFixture(b.Dir, f)
+		if err != nil {
+			return nil, err
+		}
+		byID := map[string]int{}
+		for i := range t.Actions {
+			byID[t.Actions[i].ID] = i
+		}
+		var acts []trace.Action
+		for _, id := range ex.ActionIDs {
+			i, ok := byID[id]
+			if !ok {
+				acts = nil
+				break
+			}
+			acts = append(acts, t.Actions[i])
+		}
+		if acts != nil {
+			out = append(out, acts)
+		}
+	}
+	return out, nil
+}

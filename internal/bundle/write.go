@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/redact"
@@ -119,6 +120,79 @@ func Write(ctx context.Context, dir string, in Input, opts Options) (*Manifest, 
 		return nil, fmt.Errorf("writing bundle %s: %w", dir, err)
 	}
 	return b.manifest, nil
+}
+
+// Staged is a bundle that Stage added to a batch.
+type Staged struct {
+	Manifest *Manifest
+	// EvalPack is the bundle's eval pack, or nil when it has none.
+	EvalPack []byte
+}
+
+// Stage renders the bundle of in, as Write does, and adds its files
+// under dir to batch, so that several bundles and other outputs are put
+// in place all or none by one Commit. dir must not exist or be empty: a
+// batch only adds files, so writing over an older bundle would leave its
+// fixtures beside the new one's. Nothing is added when the input is
+// inconsistent; on any error the caller discards the batch, which
+// removes every file and directory it staged.
+func Stage(batch *atomicfile.Batch, dir string, in Input, opts Options) (*Staged, error) {
+	if err := checkNew(dir); err != nil {
+		return nil, err
+	}
+	b, err := build(in, opts)
+	if err != nil {
+		return nil, fmt.Errorf("building bundle %s: %w", dir, err)
+	}
+	st := &Staged{Manifest: b.manifest}
+	for _, f := range b.files {
+		if opts.hook != nil {
+			if err := opts.hook(f.name); err != nil {
+				return nil, fmt.Errorf("writing bundle %s: %w", dir, err)
+			}
+		}
+		p := filepath.Join(dir, filepath.FromSlash(f.name))
+		if f.write != nil {
+			err = batch.Add(p, f.write)
+		} else {
+			err = batch.AddBytes(p, f.data)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("writing bundle %s: %w", dir, err)
+		}
+		if f.name == EvalPackFile {
+			st.EvalPack = f.data
+		}
+	}
+	return st, nil
+}
+
+// ErrBundleExists is returned by Stage when its directory already holds
+// files.
+var ErrBundleExists = errors.New("directory exists and is not empty")
+
+// checkNew fails unless dir does not exist or is an empty directory.
+func checkNew(dir string) error {
+	if dir == "" {
+		return errors.New("writing bundle: empty directory name")
+	}
+	st, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("writing bundle: %w", err)
+	case !st.IsDir():
+		return fmt.Errorf("writing bundle %s: %w: it is not a directory", dir, ErrNotBundle)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("writing bundle: %w", err)
+	}
+	if len(ents) > 0 {
+		return fmt.Errorf("writing bundle %s: %w: remove it or write elsewhere", dir, ErrBundleExists)
+	}
+	return nil
 }
 
 // built is a bundle rendered in memory.

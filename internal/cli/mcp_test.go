@@ -254,6 +254,24 @@ capabilities = ["mcp:notes"]
 			t.Errorf("the run was not recorded: %v", err)
 		}
 	}
+	// stats counts the calls served, and sets what one spent against
+	// what the agent's sessions spent on the same procedure.
+	t.Chdir(work)
+	var st struct {
+		Workflows []struct {
+			Workflow string `json:"workflow"`
+			PerCall  *struct {
+				Examples int `json:"examples"`
+				Calls    int `json:"calls"`
+			} `json:"per_call"`
+		} `json:"workflows"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "stats", "--runs", filepath.Join("state", "runs"), "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Workflows) != 1 || st.Workflows[0].PerCall == nil || st.Workflows[0].PerCall.Calls != len(texts) || st.Workflows[0].PerCall.Examples != len(texts)-1 {
+		t.Errorf("stats after %d served calls of a workflow mined from %d sessions = %+v", len(texts), len(texts)-1, st)
+	}
 	servedFile, err := os.ReadFile(filepath.Join(servedNotes, "home.txt"))
 	if err != nil {
 		t.Fatal(err)

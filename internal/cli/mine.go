@@ -46,6 +46,7 @@ type mineFlags struct {
 	stateDir string
 
 	bundle         string
+	bundles        string
 	evalPack       string
 	approver       string
 	author         string
@@ -75,7 +76,8 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.store, "store", false, "mine the traces of the trace store (<state-dir>/state.db; see crystallize store) instead of --from")
 	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, stateDirStoreHelp)
 	fs.StringVar(&f.bundle, "bundle", "", "write a portable, redacted review bundle for the selected candidate into this directory")
-	fs.StringVar(&f.evalPack, "eval-pack", "", "also write the eval pack (TOML) of the selected candidate to this file: the bundle's with --bundle, else one naming the fixtures a bundle would hold")
+	fs.StringVar(&f.bundles, "bundles", "", "write a review bundle for every safe candidate into this directory, one <name>/ each (the names --out-dir gives)")
+	fs.StringVar(&f.evalPack, "eval-pack", "", "also write the eval pack (TOML) of the selected candidate to this file: the bundle's with --bundle or --bundles (every bundle then holds its own), else one naming the fixtures a bundle would hold")
 	fs.StringVar(&f.approver, "approver", "", "who is expected to approve the bundle (recorded; not an approval: see crystallize approve)")
 	fs.StringVar(&f.author, "author", "", "who proposes the bundle")
 	fs.StringVar(&f.team, "team", "", "team recorded in the bundle")
@@ -99,6 +101,16 @@ segments that still need review.
 
 The best safe candidate is written as a Starlark workflow (--out); --out-dir
 writes every safe candidate.
+
+--bundle writes the review bundle of the selected candidate; --bundles DIR
+writes one for every safe candidate, each in DIR/<name>/ (the name --out-dir
+gives its workflow, without .star), each complete as --bundle writes it: its
+own workflow, examples and held-out traces as fixtures, shadow report, skill
+and, with --eval-pack, eval pack. Every bundle is checked and approved on
+its own (crystallize validate DIR/<name>, crystallize approve DIR/<name>).
+They are written all or none, with the other outputs: a failure leaves no
+DIR/<name>. A DIR/<name> that already holds files is refused, never mixed
+with the new bundle. --bundle and --bundles: pass one.
 
 Names are at most 48 characters. A candidate mined from agent sessions is
 named after what its steps do (go_mod_tidy_test_git_add_commit_push), and
@@ -238,7 +250,11 @@ Set SOURCE_DATE_EPOCH to pin generated_at for reproducible output.
    [{"id", "name", "codes"}], "excluded_traces": [{"trace_id", "code"}],
    "warnings": [{"code", "message"}], "holdout" (when traces were held
    out: {"mode", "reason", "order", "traces": [{"trace_id",
-   "started_at"}]}), "outputs": {"workflow", "report", "workflows"}}`
+   "started_at"}]}), "outputs": {"workflow", "report", "workflows"},
+   "bundle" (with --bundle: {"path", "kind", "risk_level",
+   "promotion_status", "promotion_reasons", "fixtures", "skill_accepted"}),
+   "bundles" (with --bundles: a list of the same, each with its
+   "candidate_id")}`
 
 func newMineCmd(e *env) *cobra.Command {
 	f := &mineFlags{}
@@ -292,6 +308,9 @@ func (f *mineFlags) validate() error {
 	if f.out != "" && f.out == f.report {
 		return usagef("--out and --report name the same file %s", f.out)
 	}
+	if f.bundle != "" && f.bundles != "" {
+		return usagef("--bundle and --bundles: pass one (--bundle writes the selected candidate's bundle, --bundles one for every safe candidate)")
+	}
 	if err := bundle.CheckMinConfidence(f.minConfidence); err != nil {
 		return flagError("--promotion-min-confidence", err)
 	}
@@ -338,7 +357,7 @@ func runMine(ctx context.Context, e *env, f *mineFlags, flags *pflag.FlagSet) er
 		}
 	}
 	outputs := pipeline.Outputs{
-		Out: f.out, OutDir: f.outDir, Report: f.report, Bundle: f.bundle, EvalPack: f.evalPack,
+		Out: f.out, OutDir: f.outDir, Report: f.report, Bundle: f.bundle, Bundles: f.bundles, EvalPack: f.evalPack,
 		Codegen: codegen.Options{PackageName: f.packageName},
 		BundleOptions: bundle.Options{
 			PackageName: f.packageName, PackageVersion: f.packageVersion,
@@ -381,8 +400,8 @@ func runMine(ctx context.Context, e *env, f *mineFlags, flags *pflag.FlagSet) er
 	printStoreWarning(e, warning)
 	err = printMinedWarning(e, report, outputs, pub, f.asJSON, warning)
 	var ee exitError
-	if (err == nil || errors.As(err, &ee)) && f.out == "" && f.outDir == "" && f.report == "" && pub.Manifest == nil && pub.EvalPack == "" {
-		fmt.Fprintln(e.stderr, "crystallize: nothing written; pass --out, --report, --out-dir, --bundle or --eval-pack to save the results")
+	if (err == nil || errors.As(err, &ee)) && f.out == "" && f.outDir == "" && f.report == "" && pub.Manifest == nil && pub.EvalPack == "" && f.bundles == "" {
+		fmt.Fprintln(e.stderr, "crystallize: nothing written; pass --out, --report, --out-dir, --bundle, --bundles or --eval-pack to save the results")
 	}
 	return err
 }
@@ -414,6 +433,12 @@ func printMinedWarning(e *env, report *candidate.Report, o pipeline.Outputs, pub
 		}
 		if pub.Manifest != nil {
 			writeBundleSummary(w, o.Bundle, pub.Manifest)
+		}
+		for _, b := range pub.Bundles {
+			writeBundleSummary(w, b.Dir, b.Manifest)
+		}
+		if o.Bundles != "" && len(pub.Bundles) == 0 {
+			fmt.Fprintf(w, "Bundles: none written to %s: no safe candidate\n", o.Bundles)
 		}
 	})
 	if err != nil {

@@ -23,6 +23,17 @@ that waited for an approval, the failures by reason code
 (capability_not_granted, mcp_call_failed, precondition_failed, step_error,
 …), and the fallbacks per step: each failed precondition or step that
 went to the run's fallback policy, as "step N name".
+
+Per call, it sets what one call of the workflow spent (model calls, tokens
+and dollars; the median over the runs that executed) against what the
+agent spent on the same procedure in the sessions it was mined from (the
+median over the candidate's examples that the bundle holds as fixtures:
+the model calls and tokens recorded on the actions its steps matched).
+Dollars are the log's own where it gives them, else the tokens priced by
+their model from the price table (the built-in one, with the [prices]
+section of --config over it); tokens of a model no table knows are listed
+as unpriced, never counted as $0.
+
 Dry runs are counted apart and nowhere else. A run directory that cannot be
 read is listed and skipped.
 
@@ -30,12 +41,14 @@ read is listed and skipped.
 "dry_runs", "statuses", "deterministic_steps", "model_calls",
 "tokens_used", "avoided" ({"runs", "model_calls", "input_tokens",
 "output_tokens", "cost_usd", "wall_ms"} or null), "approvals_waited",
-"failures", "fallbacks_per_step"}], "skipped": [{"dir", "error"}]}.
+"failures", "fallbacks_per_step", "per_call" ({"examples", "source":
+{"model_calls", "tokens", "cost_usd"}, "calls", "served": {…},
+"unpriced_models"} or null)}], "skipped": [{"dir", "error"}]}.
 
 Exit status: 0, 1 when --runs cannot be read, 2 on a usage error.`
 
 func newStatsCmd(e *env) *cobra.Command {
-	var runs string
+	var runs, config string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "stats [--runs DIR] [--json]",
@@ -44,7 +57,11 @@ func newStatsCmd(e *env) *cobra.Command {
 		Example: `  crystallize stats --runs .crystallize/runs --json`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := runtime.ReadStats(runs)
+			prices, err := runtime.PriceTable(config)
+			if err != nil {
+				return err
+			}
+			st, err := runtime.ReadStats(runs, prices)
 			if err != nil {
 				return err
 			}
@@ -57,6 +74,7 @@ func newStatsCmd(e *env) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&runs, "runs", filepath.Join(runtime.DefaultStateDir, "runs"), "directory of run records")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON on stdout")
+	cmd.Flags().StringVar(&config, "config", "", "project configuration whose [prices] section prices models the built-in table does not (default ./"+runtime.ConfigFile+" when it exists)")
 	return cmd
 }
 
@@ -78,6 +96,13 @@ func writeStats(w io.Writer, st *runtime.Stats) {
 				a.Runs, a.ModelCalls, a.InputTokens+a.OutputTokens, a.CostUSD, a.WallMS, s.Bundle)
 		} else {
 			fmt.Fprintln(w, "  avoided: unknown (no completed run of a bundle)")
+		}
+		if p := s.PerCall; p != nil {
+			fmt.Fprintf(w, "  per call (median): source sessions spent %.1f model calls, %.0f tokens, $%.4f (%d examples); a call spent %.1f model calls, %.0f tokens, $%.4f (%d calls)\n",
+				p.Source.ModelCalls, p.Source.Tokens, p.Source.CostUSD, p.Examples, p.Served.ModelCalls, p.Served.Tokens, p.Served.CostUSD, p.Calls)
+			if len(p.UnpricedModels) > 0 {
+				fmt.Fprintf(w, "  unpriced models (left out of the dollars): %s\n", strings.Join(p.UnpricedModels, ", "))
+			}
 		}
 		fmt.Fprintf(w, "  approvals waited: %d\n", s.ApprovalsWaited)
 		if len(s.Failures) > 0 {

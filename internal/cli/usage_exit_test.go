@@ -33,6 +33,7 @@ func TestUsageExitCodes(t *testing.T) {
 		{[]string{"harness", "judge", "calibrate", "suite"}, "crystallize: harness judge calibrate: --judge-url and --judge-model are required\n"},
 		{[]string{"mine", "--from", "t", "--miner", "fuzzy"}, "crystallize: --miner must be auto, exact or gapped, got \"fuzzy\"\n"},
 		{[]string{"mine", "--from", "t", "--passes", "3"}, "crystallize: --passes must be auto, 1 or 2, got \"3\"\n"},
+		{[]string{"mine", "--from", "t", "--bundle", "b", "--bundles", "bs"}, "crystallize: --bundle and --bundles: pass one (--bundle writes the selected candidate's bundle, --bundles one for every safe candidate)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -852,19 +852,14 @@ func savings(views []stepView, prices *price.Table) candidate.Savings {
 			s.InputTokensAvoided += cost.InputTokens
 			s.OutputTokensAvoided += cost.OutputTokens
 			s.WallMSAvoided += cost.WallMS
-			switch p, _, ok := prices.Lookup(cost.Model); {
-			case cost.TotalCostUSD > 0:
-				s.EstimatedCostUSDAvoided += cost.TotalCostUSD
-			case cost.InputTokens == 0 && cost.OutputTokens == 0:
-				// Nothing to price.
-			case ok:
-				s.EstimatedCostUSDAvoided += p.Cost(price.Usage{
-					Input: cost.InputTokens, Output: cost.OutputTokens,
-					CacheRead: cost.CacheReadTokens, CacheWrite: cost.CacheWriteTokens,
-				})
-			default:
+			usd, ok := prices.Dollars(cost.Model, price.Usage{
+				Input: cost.InputTokens, Output: cost.OutputTokens,
+				CacheRead: cost.CacheReadTokens, CacheWrite: cost.CacheWriteTokens,
+			}, cost.TotalCostUSD)
+			if !ok {
 				unpriced[cost.Model] = true
 			}
+			s.EstimatedCostUSDAvoided += usd
 		}
 	}
 	if len(unpriced) > 0 {

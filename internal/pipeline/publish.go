@@ -33,12 +33,17 @@ type Outputs struct {
 	Report string
 	// Bundle is the review bundle's directory.
 	Bundle string
-	// EvalPack is the eval pack of the candidate the bundle holds (the
-	// selected one, or the one receipt drift rejected): a copy of the
-	// bundle's, or without Bundle one rendered alone, whose fixture
-	// paths are those a bundle would hold. With no such candidate there
-	// is nothing to evaluate and it is not written (Published.EvalPack
-	// says so); the report and the rest are.
+	// Bundles receives a review bundle of every safe candidate, each in
+	// the directory BundleDir names (the names OutDir gives workflows,
+	// without .star). It excludes Bundle.
+	Bundles string
+	// EvalPack is the eval pack of the selected candidate (or the one
+	// receipt drift rejected): a copy of the bundle's (with Bundles, every
+	// bundle holds its own and this is the selected candidate's), or
+	// without a bundle one rendered alone, whose fixture paths are those a
+	// bundle would hold. With no such candidate there is nothing to
+	// evaluate and it is not written (Published.EvalPack says so); the
+	// report and the rest are.
 	EvalPack      string
 	Codegen       codegen.Options
 	BundleOptions bundle.Options
@@ -82,14 +87,30 @@ type Outputs struct {
 // are one file. It records the result in used. Candidates are taken in
 // report order, so the same report always gives the same files.
 func WorkflowFile(dir, name string, used map[string]bool) string {
+	return uniquePath(dir, name, ".star", used)
+}
+
+// BundleDir returns the directory under dir of the review bundle of a
+// candidate named name, named as WorkflowFile names its workflow without
+// the extension, so that bundles/<name>/ and workflows/<name>.star of
+// one run are the same candidate's.
+func BundleDir(dir, name string, used map[string]bool) string {
+	return uniquePath(dir, name, "", used)
+}
+
+func uniquePath(dir, name, ext string, used map[string]bool) string {
 	base := codegen.FileName(name, "workflow")
-	path := filepath.Join(dir, base+".star")
+	path := filepath.Join(dir, base+ext)
 	for n := 2; used[strings.ToLower(path)]; n++ {
-		path = filepath.Join(dir, base+"-"+strconv.Itoa(n)+".star")
+		path = filepath.Join(dir, base+"-"+strconv.Itoa(n)+ext)
 	}
 	used[strings.ToLower(path)] = true
 	return path
 }
+
+// bundled says whether o writes a bundle, which holds every held-out
+// trace as a fixture: they are then read into memory, not streamed.
+func (o Outputs) bundled() bool { return o.Bundle != "" || o.Bundles != "" }
 
 // Published is what Publish wrote.
 type Published struct {
@@ -103,6 +124,15 @@ type Published struct {
 	// EvalPack is the path the eval pack was written to, or "" when none
 	// was (no --eval-pack, or no candidate to evaluate).
 	EvalPack string
+	// Bundles are the Bundles directories written, in candidate order.
+	Bundles []PublishedBundle
+}
+
+// PublishedBundle is one bundle of Outputs.Bundles.
+type PublishedBundle struct {
+	// Dir is the bundle's directory.
+	Dir      string
+	Manifest *bundle.Manifest
 }
 
 // Publish is the one road from a mining report to files: it shadow-replays
@@ -180,7 +210,7 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 		}
 		// Without a bundle the pack is rendered here, of the candidate a
 		// bundle would hold.
-		if c := bundle.Attempted(r); c != nil && o.Bundle == "" {
+		if c := bundle.Attempted(r); c != nil && !o.bundled() {
 			pack, err := codegen.EvalPack(c, codegen.EvalPackInput{Options: o.Codegen, PackageVersion: o.BundleOptions.PackageVersion})
 			if err != nil {
 				return nil, fmt.Errorf("generating eval pack %s: %w", o.EvalPack, err)
@@ -199,6 +229,18 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 		})
 		if err != nil {
 			return nil, err
+		}
+	}
+	if o.Bundle != "" && o.Bundles != "" {
+		return nil, errors.New("writing bundles: a bundle directory and a directory of bundles: pass one")
+	}
+	if o.Bundles != "" {
+		pack, err := stageBundles(ctx, batch, r, sources, heldout, o, p)
+		if err != nil {
+			return nil, err
+		}
+		if o.EvalPack != "" && pack != nil {
+			files[o.EvalPack] = pack
 		}
 	}
 	if o.Bundle != "" {
@@ -266,6 +308,56 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 		p.EvalPack = filepath.ToSlash(o.EvalPack)
 	}
 	return p, nil
+}
+
+// stageBundles adds to batch the review bundle of every safe candidate of
+// r, each under o.Bundles in its BundleDir, with its own examples and
+// shadow report, and lists them in p. It returns the eval pack of the
+// selected candidate's bundle when o.EvalPack asks for one. Each target
+// is checked when its bundle is staged (bundle.Stage); on any error the
+// caller discards the batch, which removes what was staged, so a failure
+// writes no bundle at all.
+func stageBundles(ctx context.Context, batch *atomicfile.Batch, r *candidate.Report, sources, heldout []*trace.Trace, o Outputs, p *Published) ([]byte, error) {
+	bo := o.BundleOptions
+	bo.EvalPack = bo.EvalPack || o.EvalPack != ""
+	used := map[string]bool{}
+	dirs := make([]string, len(r.Candidates))
+	for i := range r.Candidates {
+		dirs[i] = BundleDir(o.Bundles, r.Candidates[i].Name, used)
+	}
+	var pack []byte
+	sel := r.Selected()
+	for i := range r.Candidates {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		c := &r.Candidates[i]
+		src, err := codegen.Workflow(c, o.Codegen)
+		if err != nil {
+			return nil, fmt.Errorf("generating workflow %s: %w", c.Name, err)
+		}
+		if c == sel && o.Rewrite != nil {
+			// The selected workflow is the one Publish rewrote.
+			src = p.Workflow
+		}
+		bsrc := sources
+		if o.Examples != nil {
+			if bsrc, err = o.Examples(ctx, c); err != nil {
+				return nil, err
+			}
+		}
+		st, err := bundle.Stage(batch, dirs[i], bundle.Input{
+			Report: r, Candidate: c, Workflow: src, Sources: bsrc, Heldout: heldout,
+		}, bo)
+		if err != nil {
+			return nil, err
+		}
+		if c == sel {
+			pack = st.EvalPack
+		}
+		p.Bundles = append(p.Bundles, PublishedBundle{Dir: dirs[i], Manifest: st.Manifest})
+	}
+	return pack, nil
 }
 
 // Shadow is the shadow-replay step of Publish, for a caller that decides
@@ -387,7 +479,7 @@ func MineDir(ctx context.Context, o MineDirOptions) (*candidate.Report, *Publish
 		heldout = c.Heldout
 		switch {
 		case c.HeldoutBatches == nil:
-		case out.Bundle == "":
+		case !out.bundled():
 			out.Heldout = c.HeldoutBatches
 		default:
 			err := c.HeldoutBatches(func(ts []*trace.Trace) error { heldout = append(heldout, ts...); return nil })
@@ -395,7 +487,7 @@ func MineDir(ctx context.Context, o MineDirOptions) (*candidate.Report, *Publish
 				return nil, nil, err
 			}
 		}
-	case out.Bundle == "":
+	case !out.bundled():
 		out.Heldout = StreamHeldout(ctx, report, o.Heldout)
 	default:
 		if heldout, err = LoadHeldout(ctx, report, o.Heldout); err != nil {

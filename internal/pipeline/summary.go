@@ -30,6 +30,10 @@ type Summary struct {
 	Outputs SummaryOutputs     `json:"outputs"`
 	// Bundle is the written bundle, or nil without one.
 	Bundle *SummaryBundle `json:"bundle,omitempty"`
+	// Bundles are the bundles of every safe candidate (Outputs.Bundles),
+	// in candidate order, each with its candidate's id; absent without
+	// them.
+	Bundles []SummaryBundle `json:"bundles,omitempty"`
 }
 
 // SummaryCandidate is a safe candidate of a Summary.
@@ -94,8 +98,10 @@ type SummaryOutputs struct {
 // and whether its SKILL.md was accepted.
 type SummaryBundle struct {
 	bundle.Summary
-	Fixtures      int  `json:"fixtures"`
-	SkillAccepted bool `json:"skill_accepted"`
+	// CandidateID is the bundle's candidate, in a list of Bundles.
+	CandidateID   string `json:"candidate_id,omitempty"`
+	Fixtures      int    `json:"fixtures"`
+	SkillAccepted bool   `json:"skill_accepted"`
 }
 
 // Summarize is the Summary of report r, published to o as pub (whose
@@ -146,6 +152,12 @@ func Summarize(r *candidate.Report, o Outputs, pub *Published) *Summary {
 	}
 	if m := pub.Manifest; m != nil {
 		s.Bundle = &SummaryBundle{Summary: m.Summary(o.Bundle), Fixtures: len(m.Fixtures), SkillAccepted: m.Skill != nil}
+	}
+	for _, b := range pub.Bundles {
+		s.Bundles = append(s.Bundles, SummaryBundle{
+			Summary: b.Manifest.Summary(b.Dir), CandidateID: b.Manifest.CandidateID,
+			Fixtures: len(b.Manifest.Fixtures), SkillAccepted: b.Manifest.Skill != nil,
+		})
 	}
 	return s
 }

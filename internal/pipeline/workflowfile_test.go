@@ -36,3 +36,18 @@ func TestWorkflowFile(t *testing.T) {
 		seen[strings.ToLower(p)] = true
 	}
 }
+
+// A candidate's bundle directory is named as its workflow file, without
+// the extension, so that bundles/<name>/ and workflows/<name>.star of a
+// run are the same candidate's, names that meet on disk included.
+func TestBundleDirIsWorkflowFile(t *testing.T) {
+	names := []string{"bump", "Bump", "../../etc/cron.d/x", "a/b", "nul", strings.Repeat("please_fix_the_tests_", 15), "\x00", "日本語"}
+	files, dirs := map[string]bool{}, map[string]bool{}
+	for _, n := range names {
+		file := WorkflowFile("out", n, files)
+		dir := BundleDir("out", n, dirs)
+		if want := strings.TrimSuffix(file, ".star"); dir != want {
+			t.Errorf("BundleDir(%q) = %q, want %q", n, dir, want)
+		}
+	}
+}

@@ -142,6 +142,24 @@ func (t *Table) Lookup(model string) (p Price, family string, ok bool) {
 	return Price{}, "", false
 }
 
+// Dollars is what model calls of model that used u cost: logged, the
+// dollars their log recorded, when positive (a provider's bill wins over
+// any table); nothing for calls that used no tokens; else u priced by
+// model's entry. ok is false when u has tokens and t knows no price for
+// model: the dollars are then unknown, and a caller lists the model
+// rather than count them as $0.
+func (t *Table) Dollars(model string, u Usage, logged float64) (usd float64, ok bool) {
+	switch p, _, known := t.Lookup(model); {
+	case logged > 0:
+		return logged, true
+	case u.Input == 0 && u.Output == 0:
+		return 0, true
+	case known:
+		return p.Cost(u), true
+	}
+	return 0, false
+}
+
 // datedSuffix is what may follow a family's name in a model id that is
 // still that family: a snapshot date or "-latest".
 var datedSuffix = regexp.MustCompile(`^-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$`)

@@ -96,3 +96,28 @@ func TestEntries(t *testing.T) {
 		seen[e.Model] = true
 	}
 }
+
+// Dollars takes a log's own dollars first, prices tokens by the table,
+// and says when it cannot rather than answer $0.
+func TestDollars(t *testing.T) {
+	tab := Default().With(map[string]Price{"house-model": {Input: 2, Output: 10}})
+	tests := []struct {
+		model  string
+		u      Usage
+		logged float64
+		want   float64
+		ok     bool
+	}{
+		{"house-model", Usage{Input: 1_000_000, Output: 100_000}, 0, 3, true},
+		{"house-model", Usage{Input: 1_000_000}, 0.5, 0.5, true},
+		{"unknown-model", Usage{Input: 10}, 0, 0, false},
+		{"unknown-model", Usage{Input: 10}, 0.25, 0.25, true},
+		{"unknown-model", Usage{}, 0, 0, true},
+	}
+	for _, tt := range tests {
+		got, ok := tab.Dollars(tt.model, tt.u, tt.logged)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("Dollars(%q, %+v, %v) = %v, %v, want %v, %v", tt.model, tt.u, tt.logged, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -186,7 +186,7 @@ func TestPreconditionFallbackAgent(t *testing.T) {
 	}
 
 	// stats counts the fallback against the step.
-	st, err := ReadStats(filepath.Join(res.Dir, ".."))
+	st, err := ReadStats(filepath.Join(res.Dir, ".."), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

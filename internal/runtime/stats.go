@@ -6,17 +6,23 @@ package runtime
 // state directory. Savings are the candidate's, from the bundle a run
 // ran: the model calls and tokens the source traces spent on the steps
 // the workflow now runs as code, per run, times the runs that completed.
+// Beside them, PerCall sets what one call spent against what the source
+// sessions spent on the same procedure, each a median, in the same
+// units and priced by the same rule (price.Table.Dollars).
 
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/capped"
+	"github.com/crystallize-dev/crystallize/internal/price"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -26,7 +32,8 @@ type Stats struct {
 	Runs      string          `json:"runs_dir"`
 	Workflows []WorkflowStats `json:"workflows"`
 	// Skipped lists run directories that could not be read, each with
-	// why; they are not counted.
+	// why; they are not counted. A bundle whose examples could not be
+	// read is listed too: its runs are counted, without PerCall.
 	Skipped []SkippedRun `json:"skipped"`
 }
 
@@ -65,6 +72,37 @@ type WorkflowStats struct {
 	// Fallbacks counts, per step ("step N name"), the failed checks and
 	// steps that went to the fallback policy (see FallbackKey).
 	Fallbacks map[string]int `json:"fallbacks_per_step"`
+	// PerCall compares one call with one source session, nil when no
+	// run named a bundle whose examples could be read.
+	PerCall *PerCall `json:"per_call"`
+
+	served   []Spend // per executed run
+	unpriced map[string]bool
+}
+
+// PerCall is what one call of a workflow spent against what the agent
+// spent on the same procedure in the sessions it was mined from.
+type PerCall struct {
+	// Examples counts the source examples measured (those the bundle
+	// holds as fixtures); Source is the median of their spend on the
+	// procedure's steps.
+	Examples int   `json:"examples"`
+	Source   Spend `json:"source"`
+	// Calls counts the calls measured (every run that executed); Served
+	// is the median of their spend.
+	Calls  int   `json:"calls"`
+	Served Spend `json:"served"`
+	// UnpricedModels are the models whose tokens the price table does not
+	// know and whose log gave no dollars: CostUSD leaves them out.
+	// Sorted; absent when every token was priced.
+	UnpricedModels []string `json:"unpriced_models,omitempty"`
+}
+
+// Spend is what some model calls cost.
+type Spend struct {
+	ModelCalls float64 `json:"model_calls"`
+	Tokens     float64 `json:"tokens"`
+	CostUSD    float64 `json:"cost_usd"`
 }
 
 // Avoided is what completed runs did not spend compared to the source
@@ -80,10 +118,14 @@ type Avoided struct {
 }
 
 // ReadStats reads every run record under runsDir (one directory per run,
-// each with trace.json) and summarizes them per workflow, sorted by name.
-// A directory without a readable trace is listed in Skipped. A runsDir
-// that does not exist is an error.
-func ReadStats(runsDir string) (*Stats, error) {
+// each with trace.json) and summarizes them per workflow, sorted by name,
+// pricing tokens with prices (nil is price.Default). A directory without
+// a readable trace is listed in Skipped. A runsDir that does not exist is
+// an error.
+func ReadStats(runsDir string, prices *price.Table) (*Stats, error) {
+	if prices == nil {
+		prices = price.Default()
+	}
 	entries, err := os.ReadDir(runsDir)
 	if err != nil {
 		return nil, fmt.Errorf("reading runs: %w", err)
@@ -95,7 +137,7 @@ func ReadStats(runsDir string) (*Stats, error) {
 			continue
 		}
 		dir := filepath.Join(runsDir, e.Name())
-		r, err := readRun(dir)
+		r, err := readRun(dir, prices)
 		if err != nil {
 			st.Skipped = append(st.Skipped, SkippedRun{Dir: dir, Error: err.Error()})
 			continue
@@ -108,6 +150,12 @@ func ReadStats(runsDir string) (*Stats, error) {
 		w.add(r)
 	}
 	for _, w := range by {
+		pc, err := perCall(w, prices)
+		if err != nil {
+			// The runs are counted; only the comparison is unknown.
+			st.Skipped = append(st.Skipped, SkippedRun{Dir: w.Bundle, Error: err.Error()})
+		}
+		w.PerCall = pc
 		st.Workflows = append(st.Workflows, *w)
 	}
 	sort.Slice(st.Workflows, func(i, j int) bool { return st.Workflows[i].Workflow < st.Workflows[j].Workflow })
@@ -123,6 +171,8 @@ type run struct {
 	bundle                    string
 	savings                   *Avoided // per run
 	fallbacks                 map[string]int
+	spent                     Spend
+	unpriced                  []string
 }
 
 func (w *WorkflowStats) add(r *run) {
@@ -132,6 +182,13 @@ func (w *WorkflowStats) add(r *run) {
 		return
 	}
 	w.Statuses[r.status]++
+	w.served = append(w.served, r.spent)
+	for _, m := range r.unpriced {
+		if w.unpriced == nil {
+			w.unpriced = map[string]bool{}
+		}
+		w.unpriced[m] = true
+	}
 	w.DeterministicSteps += r.steps
 	w.ModelCalls += r.modelCalls
 	w.TokensUsed += r.tokens
@@ -169,7 +226,7 @@ func (w *WorkflowStats) add(r *run) {
 const maxRecordBytes = 64 << 20
 
 // readRun reads one run directory.
-func readRun(dir string) (*run, error) {
+func readRun(dir string, prices *price.Table) (*run, error) {
 	file := filepath.Join(dir, TraceFile)
 	// Regular files only, and bounded: a FIFO named trace.json would
 	// hang stats and a link to /dev/zero fill memory.
@@ -193,6 +250,7 @@ func readRun(dir string) (*run, error) {
 		return nil, fmt.Errorf("%s: $.metadata.crystallize_run: no workflow or status", file)
 	}
 	r.fallbacks = fallbackCounts(t.Actions)
+	r.spent, r.unpriced = spend(t.Actions, prices)
 	for _, a := range t.Actions {
 		switch {
 		case a.Metadata["check"] != nil: // a precondition, not a step
@@ -244,6 +302,89 @@ func readRun(dir string) (*run, error) {
 		}
 	}
 	return r, nil
+}
+
+// spend is what actions cost (their recorded model calls and tokens,
+// priced by prices), with the models whose tokens have no price.
+func spend(actions []trace.Action, prices *price.Table) (Spend, []string) {
+	var s Spend
+	var unpriced []string
+	for _, a := range actions {
+		c := a.Cost
+		if c == nil {
+			continue
+		}
+		s.ModelCalls += float64(c.ModelCalls)
+		s.Tokens += float64(c.InputTokens + c.OutputTokens)
+		usd, ok := prices.Dollars(c.Model, price.Usage{
+			Input: c.InputTokens, Output: c.OutputTokens, CacheRead: c.CacheReadTokens, CacheWrite: c.CacheWriteTokens,
+		}, c.TotalCostUSD)
+		if !ok && !slices.Contains(unpriced, c.Model) {
+			unpriced = append(unpriced, c.Model)
+		}
+		s.CostUSD += usd
+	}
+	return s, unpriced
+}
+
+// perCall compares the median call of w with the median source example
+// of the bundle its runs ran; nil when there is no such bundle, no
+// example the bundle holds, or no executed call.
+func perCall(w *WorkflowStats, prices *price.Table) (*PerCall, error) {
+	if w.Bundle == "" || len(w.served) == 0 {
+		return nil, nil
+	}
+	b, err := bundle.Read(w.Bundle)
+	if err != nil {
+		return nil, err
+	}
+	examples, err := b.ExampleActions()
+	if err != nil {
+		return nil, fmt.Errorf("reading the examples of %s: %w", w.Bundle, err)
+	}
+	if len(examples) == 0 {
+		return nil, nil
+	}
+	unpriced := map[string]bool{}
+	for m := range w.unpriced {
+		unpriced[m] = true
+	}
+	source := make([]Spend, len(examples))
+	for i, acts := range examples {
+		var ms []string
+		source[i], ms = spend(acts, prices)
+		for _, m := range ms {
+			unpriced[m] = true
+		}
+	}
+	pc := &PerCall{Examples: len(source), Source: median(source), Calls: len(w.served), Served: median(w.served)}
+	for m := range unpriced {
+		pc.UnpricedModels = append(pc.UnpricedModels, m)
+	}
+	sort.Strings(pc.UnpricedModels)
+	return pc, nil
+}
+
+// median is the median of each field of spends, taken apart: the
+// typical session, not one pulled up by a session that wandered.
+func median(spends []Spend) Spend {
+	field := func(get func(Spend) float64) float64 {
+		v := make([]float64, len(spends))
+		for i, s := range spends {
+			v[i] = get(s)
+		}
+		sort.Float64s(v)
+		n := len(v)
+		if n%2 == 1 {
+			return v[n/2]
+		}
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return Spend{
+		ModelCalls: field(func(s Spend) float64 { return s.ModelCalls }),
+		Tokens:     field(func(s Spend) float64 { return s.Tokens }),
+		CostUSD:    math.Round(field(func(s Spend) float64 { return s.CostUSD })*1e6) / 1e6,
+	}
 }
 
 // failureCodes are the stable codes of run failures, by the error each
