@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -261,6 +262,9 @@ func (s serverEntry) sameAs(e codexServer) bool {
 	return true
 }
 
+// inlineServers finds mcp_servers written as an inline table.
+var inlineServers = regexp.MustCompile(`(?m)^[ \t]*"?mcp_servers"?[ \t]*=`)
+
 // tomlTable is the text of the server's table as install writes it.
 func tomlTable(name string, s serverEntry) string {
 	q := func(v string) string {
@@ -287,6 +291,11 @@ func addTOML(conf []byte, name string, s serverEntry) ([]byte, error) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("%s already has a different MCP server named %q; it is not overwritten: remove it, or uninstall what installed it, first", tomlServers, name)
+	}
+	// A table cannot extend an inline table; the TOML reader here lets it
+	// pass, Codex's does not.
+	if inlineServers.Match(conf) {
+		return nil, errors.New("mcp_servers is an inline table, which a table cannot be added to; add it by hand:\n" + tomlTable(name, s))
 	}
 	var b strings.Builder
 	b.Write(conf)
