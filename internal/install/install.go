@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
@@ -200,28 +201,29 @@ func Install(o Options) (*Plan, error) {
 		return nil, fmt.Errorf("bundle %s: the skill for the agent does not pass the skill checks: %s: %s", o.Bundle, probs[0].Code, probs[0].Message)
 	}
 
-	l, err := agentLayout(o.Agent, o.Scope, o.Project, o.Home)
-	if err != nil {
-		return nil, err
-	}
 	if o.Command == "" {
 		return nil, errors.New("no crystallize command for the agent to start")
 	}
+	tg, err := placeOf(o, m.Skill.Name)
+	if err != nil {
+		return nil, err
+	}
+	l := tg.layout
 	p := &Plan{Agent: o.Agent, Scope: o.Scope, Server: call.Server, Tool: call.Tool,
-		SkillDir: filepath.Join(l.skills, m.Skill.Name), Config: l.config}
+		SkillDir: tg.skillDir, Config: tg.config}
 	if l.note != "" {
 		p.Notes = append(p.Notes, l.note)
 	}
-	p.record = recordPath(o, m.Skill.Name)
+	p.record = tg.record
 
 	rec := &record{Version: 1, Agent: o.Agent, Scope: o.Scope, Bundle: dir, Server: call.Server}
-	if old, err := readRecord(p.record); err == nil {
+	if old, err := readRecord(p.record, tg); err == nil {
 		rec = old
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 
-	skillFile := filepath.Join(p.SkillDir, "SKILL.md")
+	skillFile := tg.skillFile
 	old, err := readOptional(skillFile)
 	if err != nil {
 		return nil, err
@@ -234,7 +236,7 @@ func Install(o Options) (*Plan, error) {
 	}
 
 	server := serverEntry{Command: o.Command, Args: []string{"serve", "mcp", "--bundles", dir}}
-	conf, err := readOptional(l.config)
+	conf, err := readOptional(tg.config)
 	if err != nil {
 		return nil, err
 	}
@@ -245,18 +247,18 @@ func Install(o Options) (*Plan, error) {
 		merged, err = addJSON(conf, call.Server, server.json(o.Agent))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", l.config, err)
+		return nil, fmt.Errorf("%s: %w", tg.config, err)
 	}
 	if merged != nil {
 		mode := fs.FileMode(0o644)
-		if st, err := os.Stat(l.config); err == nil {
+		if st, err := os.Stat(tg.config); err == nil {
 			mode = st.Mode().Perm()
 		} else if o.Scope == ScopeUser {
 			// A user's agent configuration holds credentials of other
 			// servers; a new one is private.
 			mode = 0o600
 		}
-		p.Files = append(p.Files, File{Path: l.config, Old: conf, New: merged, Mode: mode})
+		p.Files = append(p.Files, File{Path: tg.config, Old: conf, New: merged, Mode: mode})
 	}
 	if len(p.Files) == 0 {
 		return p, nil
@@ -301,13 +303,13 @@ func Uninstall(o Options) (*Plan, error) {
 		return nil, fmt.Errorf("bundle %s has no skill, so nothing of it is installed", o.Bundle)
 	}
 	name := b.Manifest.Skill.Name
-	l, err := agentLayout(o.Agent, o.Scope, o.Project, o.Home)
+	tg, err := placeOf(o, name)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Agent: o.Agent, Scope: o.Scope, Server: ServerPrefix + name, SkillDir: filepath.Join(l.skills, name), Config: l.config}
-	p.record = recordPath(o, name)
-	rec, err := readRecord(p.record)
+	p := &Plan{Agent: o.Agent, Scope: o.Scope, Server: ServerPrefix + name, SkillDir: tg.skillDir, Config: tg.config}
+	p.record = tg.record
+	rec, err := readRecord(p.record, tg)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no install of %s for %s in the %s scope is recorded (%s)", name, o.Agent, o.Scope, p.record)
 	}
@@ -414,15 +416,90 @@ func (p *Plan) Diff() string {
 	return b.String()
 }
 
-func recordPath(o Options, skillName string) string {
+// place is where one install of a skill for an agent and scope writes:
+// the only files and directories its record may name.
+type place struct {
+	layout
+	base                        string
+	skillDir, skillFile, config string
+	record, server              string
+}
+
+// placeOf computes the place of o's install of the skill name. A path
+// that leads through a symbolic link is followed, so that a linked
+// configuration (dotfiles) is edited where it lives rather than replaced;
+// in the project scope, a link that leads out of the project is refused:
+// a project someone else wrote must not make install edit files
+// elsewhere.
+func placeOf(o Options, name string) (place, error) {
+	l, err := agentLayout(o.Agent, o.Scope, o.Project, o.Home)
+	if err != nil {
+		return place{}, err
+	}
 	base := o.Project
 	if o.Scope == ScopeUser {
 		base = o.Home
 	}
-	return filepath.Join(base, filepath.FromSlash(RecordDir), o.Agent+"-"+skillName+".json")
+	if resolved, err := filepath.EvalSymlinks(base); err == nil {
+		base = resolved
+	}
+	pl := place{layout: l, base: base, server: ServerPrefix + name,
+		record: filepath.Join(base, filepath.FromSlash(RecordDir), o.Agent+"-"+name+".json")}
+	confine := o.Scope == ScopeProject
+	if pl.skillDir, err = follow(filepath.Join(l.skills, name), base, confine); err != nil {
+		return place{}, err
+	}
+	pl.skillFile = filepath.Join(pl.skillDir, "SKILL.md")
+	if pl.skillFile, err = follow(pl.skillFile, base, confine); err != nil {
+		return place{}, err
+	}
+	if pl.config, err = follow(l.config, base, confine); err != nil {
+		return place{}, err
+	}
+	if pl.record, err = follow(pl.record, base, true); err != nil {
+		return place{}, err
+	}
+	return pl, nil
 }
 
-func readRecord(path string) (*record, error) {
+// follow resolves the symbolic links of the part of path that exists.
+// With confine, a path that then leaves base is an error.
+func follow(path, base string, confine bool) (string, error) {
+	existing, rest := path, ""
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			return path, nil
+		}
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = parent
+	}
+	resolved, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	out := filepath.Join(resolved, rest)
+	if !confine {
+		return out, nil
+	}
+	root, err := filepath.EvalSymlinks(base)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", base, err)
+	}
+	if rel, err := filepath.Rel(root, out); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s leads out of %s through a symbolic link (to %s); refused", path, base, out)
+	}
+	return out, nil
+}
+
+// readRecord reads the install record at path and checks that it names
+// only what an install at pl writes: a record is a file in the project,
+// which whoever wrote the project could have forged to make uninstall
+// write or remove files anywhere.
+func readRecord(path string, pl place) (*record, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -430,6 +507,30 @@ func readRecord(path string) (*record, error) {
 	var r record
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("install record %s: %w", path, err)
+	}
+	refuse := func(what string) error {
+		return fmt.Errorf("install record %s names %s, which an install of this skill does not write; refused (was the record edited?)", path, what)
+	}
+	if r.Server != pl.server {
+		return nil, refuse("server " + strconv.Quote(r.Server))
+	}
+	for _, f := range r.Files {
+		if !(f.Path == pl.skillFile && f.Kind == "skill" || f.Path == pl.config && f.Kind == "config") {
+			return nil, refuse(f.Kind + " " + f.Path)
+		}
+	}
+	for _, d := range r.Dirs {
+		ok := false
+		for _, file := range []string{pl.skillFile, pl.config, pl.record} {
+			rel, err := filepath.Rel(d, file)
+			under, err2 := filepath.Rel(pl.base, d)
+			if err == nil && err2 == nil && under != "." && !strings.HasPrefix(under, "..") && !strings.HasPrefix(rel, "..") {
+				ok = true
+			}
+		}
+		if !ok {
+			return nil, refuse("directory " + d)
+		}
 	}
 	return &r, nil
 }
