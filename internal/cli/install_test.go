@@ -468,3 +468,20 @@ func TestInstallLinkedUserConfig(t *testing.T) {
 		t.Errorf("uninstall replaced the link: %v %v", st, err)
 	}
 }
+
+// TestUninstallDeletedBundle: a bundle deleted before its uninstall is
+// still uninstalled, from the record.
+func TestUninstallDeletedBundle(t *testing.T) {
+	dir := t.TempDir()
+	b := releaseBundle(t, dir, true)
+	project := filepath.Join(dir, "project")
+	os.MkdirAll(project, 0o755)
+	before := fileTree(t, project)
+	args := []string{b, "--agent", "codex", "--project", project, "--home", filepath.Join(dir, "home"), "--command", "cz"}
+	mustRun(t, append([]string{"install"}, args...)...)
+	if err := os.RemoveAll(b); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, append([]string{"uninstall"}, args...)...)
+	sameTree(t, "after uninstall", before, fileTree(t, project))
+}

@@ -295,14 +295,10 @@ func Install(o Options) (*Plan, error) {
 // Uninstall plans taking out what the install of o.Bundle for o.Agent
 // in o.Scope put in, from its record.
 func Uninstall(o Options) (*Plan, error) {
-	b, err := bundle.Read(o.Bundle)
+	name, err := installedName(o)
 	if err != nil {
 		return nil, err
 	}
-	if b.Manifest.Skill == nil {
-		return nil, fmt.Errorf("bundle %s has no skill, so nothing of it is installed", o.Bundle)
-	}
-	name := b.Manifest.Skill.Name
 	tg, err := placeOf(o, name)
 	if err != nil {
 		return nil, err
@@ -361,6 +357,38 @@ func Uninstall(o Options) (*Plan, error) {
 	p.removeDirs = slices.Clone(rec.Dirs)
 	slices.SortFunc(p.removeDirs, func(a, b string) int { return len(b) - len(a) })
 	return p, nil
+}
+
+// installedName is the name of the skill of o.Bundle: from its manifest,
+// or, for a bundle that is gone, from the record of its install, so that
+// deleting a bundle first does not leave its install behind for good.
+func installedName(o Options) (string, error) {
+	b, err := bundle.Read(o.Bundle)
+	if err == nil {
+		if b.Manifest.Skill == nil {
+			return "", fmt.Errorf("bundle %s has no skill, so nothing of it is installed", o.Bundle)
+		}
+		return b.Manifest.Skill.Name, nil
+	}
+	abs, aerr := filepath.Abs(o.Bundle)
+	if aerr != nil {
+		return "", err
+	}
+	pl, perr := placeOf(o, "x")
+	if perr != nil {
+		return "", err
+	}
+	records, _ := filepath.Glob(filepath.Join(filepath.Dir(pl.record), o.Agent+"-*.json"))
+	for _, path := range records {
+		data, rerr := os.ReadFile(path)
+		var r record
+		if rerr != nil || json.Unmarshal(data, &r) != nil || r.Bundle != abs || !strings.HasPrefix(r.Server, ServerPrefix) {
+			continue
+		}
+		// readRecord checks the rest against the place of this name.
+		return strings.TrimPrefix(r.Server, ServerPrefix), nil
+	}
+	return "", err
 }
 
 // Apply makes the plan's changes: the files, then the record.
