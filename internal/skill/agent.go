@@ -186,5 +186,5 @@ func writeCallSection(b *strings.Builder, call ToolCall) {
 	b.WriteString("- Arguments the tool does not take or of the wrong type: correct them from the message and call again.\n")
 	b.WriteString("- Status `pending_approval`: a person has to decide. Give the user the `resume` command from the result; never approve it yourself.\n")
 	fmt.Fprintf(b, "- The tool is not listed or the server refuses it: the bundle is no longer approved for the bytes it runs. "+
-		"Tell the user to run `crystallize validate %s`, and do not do the steps by hand instead.\n\n", codegen.OneLine(call.Bundle))
+		"Tell the user to run %s, and do not do the steps by hand instead.\n\n", mdCode("crystallize validate "+call.Bundle))
 }
