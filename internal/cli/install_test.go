@@ -318,8 +318,8 @@ func TestInstallRefusesUnapproved(t *testing.T) {
 	}
 }
 
-// TestInstalledServerListsTool starts the server the way the agent
-// would, from the command and arguments install wrote into Claude Code's
+// TestInstalledServerListsTool starts the server the way each agent
+// would, from the command and arguments install wrote into its
 // configuration, and lists the bundle's tool over MCP.
 func TestInstalledServerListsTool(t *testing.T) {
 	if testing.Short() {
@@ -333,36 +333,47 @@ func TestInstalledServerListsTool(t *testing.T) {
 	b := releaseBundle(t, dir, true)
 	project := filepath.Join(dir, "project")
 	os.MkdirAll(project, 0o755)
-	mustRun(t, "install", b, "--agent", "claude-code", "--project", project, "--home", filepath.Join(dir, "home"),
-		"--command", filepath.Join(bin, "crystallize"))
-	data, err := os.ReadFile(filepath.Join(project, ".mcp.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	entry := jsonServers(t, data)["crystallize-cut-release"]
-	var args []string
-	for _, a := range entry["args"].([]any) {
-		args = append(args, a.(string))
-	}
-	cmd := exec.Command(entry["command"].(string), args...)
-	cmd.Dir = project
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	res, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	if !slices.Contains(names, "cut_release") {
-		t.Errorf("tools listed by the installed server: %v, want cut_release", names)
+	for _, tc := range []struct {
+		agent, config string
+		servers       func(*testing.T, []byte) map[string]map[string]any
+	}{
+		{"claude-code", ".mcp.json", jsonServers},
+		{"codex", ".codex/config.toml", tomlServers},
+		{"gemini", ".gemini/settings.json", jsonServers},
+	} {
+		t.Run(tc.agent, func(t *testing.T) {
+			mustRun(t, "install", b, "--agent", tc.agent, "--project", project, "--home", filepath.Join(dir, "home"),
+				"--command", filepath.Join(bin, "crystallize"))
+			data, err := os.ReadFile(filepath.Join(project, tc.config))
+			if err != nil {
+				t.Fatal(err)
+			}
+			entry := tc.servers(t, data)["crystallize-cut-release"]
+			var args []string
+			for _, a := range entry["args"].([]any) {
+				args = append(args, a.(string))
+			}
+			cmd := exec.Command(entry["command"].(string), args...)
+			cmd.Dir = project
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: tc.agent, Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range res.Tools {
+				names = append(names, tool.Name)
+			}
+			if !slices.Contains(names, "cut_release") {
+				t.Errorf("tools listed by the installed server: %v, want cut_release", names)
+			}
+		})
 	}
 }
 
