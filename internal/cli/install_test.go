@@ -217,6 +217,9 @@ func TestInstall(t *testing.T) {
 					t.Errorf("installed skill lacks %q:\n%s", want, md)
 				}
 			}
+			if qualified := "which you call as `mcp__crystallize-cut-release__cut_release`"; (tc.agent == "claude-code") != strings.Contains(string(md), qualified) {
+				t.Errorf("the skill for %s names the tool as Claude Code does: %v\n%s", tc.agent, !strings.Contains(string(md), qualified), md)
+			}
 			if strings.Contains(string(md), "allowed-tools:") {
 				t.Errorf("installed skill pre-allows the recorded steps' tools:\n%s", md)
 			}

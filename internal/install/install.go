@@ -193,6 +193,10 @@ func Install(o Options) (*Plan, error) {
 		p.Required = tool.Workflow.Required[i]
 		call.Params = append(call.Params, p)
 	}
+	if o.Agent == ClaudeCode {
+		// Claude Code names an MCP tool mcp__SERVER__TOOL.
+		call.Qualified = "mcp__" + call.Server + "__" + call.Tool
+	}
 	md, err := skill.ForAgent(src, call)
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", o.Bundle, err)
@@ -467,6 +471,11 @@ func placeOf(o Options, name string) (place, error) {
 	base := o.Project
 	if o.Scope == ScopeUser {
 		base = o.Home
+	}
+	// A home or project that does not exist is a mistyped flag, not a
+	// place to create.
+	if st, err := os.Stat(base); err != nil || !st.IsDir() {
+		return place{}, fmt.Errorf("the %s directory %s does not exist", o.Scope, base)
 	}
 	if resolved, err := filepath.EvalSymlinks(base); err == nil {
 		base = resolved

@@ -21,6 +21,9 @@ type ToolCall struct {
 	Server string
 	// Tool is the tool's name (the workflow function).
 	Tool string
+	// Qualified is the name the agent itself gives the tool, when it
+	// has its own (Claude Code's mcp__SERVER__TOOL); "" when not.
+	Qualified string
 	// Bundle is the bundle directory the server serves.
 	Bundle string
 	// Params are the tool's arguments, in the workflow's order.
@@ -124,10 +127,14 @@ func ForAgent(src []byte, call ToolCall) ([]byte, error) {
 func writeCallSection(b *strings.Builder, call ToolCall) {
 	tool, server := mdCode(call.Tool), mdCode(call.Server)
 	b.WriteString("## Run it with the MCP tool\n\n")
-	fmt.Fprintf(b, "This procedure is installed as the MCP tool %s of the MCP server %s (`crystallize serve mcp` serving the reviewed bundle %s). "+
+	fmt.Fprintf(b, "This procedure is installed as the MCP tool %s of the MCP server %s", tool, server)
+	if call.Qualified != "" {
+		fmt.Fprintf(b, ", which you call as %s", mdCode(call.Qualified))
+	}
+	fmt.Fprintf(b, " (`crystallize serve mcp` serving the reviewed bundle %s). "+
 		"When a task asks for the outcome described above, call that tool; do not carry out the steps under Procedure yourself. "+
 		"The tool runs the reviewed workflow with its capability checks, approvals and receipts; doing the steps by hand skips all of them.\n\n",
-		tool, server, mdCode(call.Bundle))
+		mdCode(call.Bundle))
 	b.WriteString("1. Take the value of every argument from the task at hand, never from the examples, which are values earlier runs used:\n")
 	if len(call.Params) == 0 {
 		b.WriteString("   the tool takes no arguments.\n")
