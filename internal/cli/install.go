@@ -20,6 +20,7 @@ instead of doing the steps itself.
   agent        skills (project | user)                MCP servers (project | user)
   claude-code  .claude/skills/NAME | ~/.claude/skills   .mcp.json | ~/.claude.json
   codex        .agents/skills/NAME | ~/.agents/skills   .codex/config.toml | ~/.codex/config.toml
+                                                         (or $CODEX_HOME/config.toml without --home)
   gemini       .gemini/skills/NAME | ~/.gemini/skills   .gemini/settings.json | ~/.gemini/settings.json
 
 Only a bundle crystallize validate passes and that is approved for its
@@ -89,8 +90,11 @@ func runInstall(e *env, f *installFlags, bundleDir string, remove bool) error {
 	}
 	if o.Home == "" {
 		o.Home = e.getenv("HOME")
+		// Codex keeps its configuration in CODEX_HOME when that is set;
+		// with --home, everything is under the home given.
+		o.CodexHome = e.getenv("CODEX_HOME")
 	}
-	for _, p := range []*string{&o.Project, &o.Home} {
+	for _, p := range []*string{&o.Project, &o.Home, &o.CodexHome} {
 		if *p != "" {
 			abs, err := filepath.Abs(*p)
 			if err != nil {

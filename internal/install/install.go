@@ -53,6 +53,9 @@ type Options struct {
 	// Project and Home are the project directory and the user's home.
 	Project string
 	Home    string
+	// CodexHome is Codex's own directory when it is not Home/.codex
+	// (CODEX_HOME): Codex reads its user configuration from there.
+	CodexHome string
 	// Command is the crystallize executable the agent starts.
 	Command string
 }
@@ -116,7 +119,7 @@ type layout struct {
 	note           string
 }
 
-func agentLayout(agent, scope, project, home string) (layout, error) {
+func agentLayout(agent, scope, project, home, codexHome string) (layout, error) {
 	base := project
 	if scope == ScopeUser {
 		base = home
@@ -137,6 +140,8 @@ func agentLayout(agent, scope, project, home string) (layout, error) {
 		l := layout{skills: filepath.Join(base, ".agents", "skills"), config: filepath.Join(base, ".codex", "config.toml"), format: "toml"}
 		if scope == ScopeProject {
 			l.note = "Codex reads a project's .codex/config.toml only when the project is trusted"
+		} else if codexHome != "" {
+			l.config = filepath.Join(codexHome, "config.toml")
 		}
 		return l, nil
 	case Gemini:
@@ -464,7 +469,7 @@ type place struct {
 // a project someone else wrote must not make install edit files
 // elsewhere.
 func placeOf(o Options, name string) (place, error) {
-	l, err := agentLayout(o.Agent, o.Scope, o.Project, o.Home)
+	l, err := agentLayout(o.Agent, o.Scope, o.Project, o.Home, o.CodexHome)
 	if err != nil {
 		return place{}, err
 	}
