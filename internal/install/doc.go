@@ -12,7 +12,8 @@
 //	gemini       .gemini/skills/NAME | ~/.gemini/skills   .gemini/settings.json | ~/.gemini/settings.json, "mcpServers"
 //
 // Codex reads a project's .codex/config.toml only when the project is
-// trusted; install says so.
+// trusted; install says so. Codex's user configuration is in CODEX_HOME
+// when that is set (Options.CodexHome).
 //
 // The invariants:
 //
