@@ -46,6 +46,7 @@ var allowed = map[string][]string{
 	"internal/bundle":          {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact", "internal/assert", "internal/skill", "internal/atomicfile"},
 	"internal/tracetest":       {"internal/trace"},
 	"internal/capture":         {"internal/trace", "internal/redact", "internal/atomicfile"},
+	"internal/install":         {"internal/bundle", "internal/skill", "internal/serve", "internal/atomicfile"},
 	"internal/serve":           {"internal/runtime", "internal/bundle", "internal/candidate", "internal/trace"},
 	"internal/synth":           {"internal/capped", "internal/trace", "internal/redact", "internal/atomicfile"},
 	"internal/derive":          {},

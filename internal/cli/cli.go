@@ -231,6 +231,7 @@ func newRoot(e *env) *cobra.Command {
 	mf.register(root.Flags())
 	root.AddCommand(newMineCmd(e), newValidateCmd(e), newShadowCmd(e), newApproveCmd(e), newEvalCmd(e), newIngestCmd(e), newImportCmd(e), newPersonaCmd(e), newRunCmd(e), newResumeCmd(e), newSessionCmd(e), newPlanCmd(e), newToonCmd(e), newVersionCmd(e))
 	root.AddCommand(newCaptureCmd(e), newServeCmd(e), newStatsCmd(e))
+	root.AddCommand(newInstallCmd(e), newUninstallCmd(e))
 	root.AddCommand(newHarnessCmd(e))
 	root.AddCommand(newSessionsCmd(e), newStatusCmd(e))
 	root.AddCommand(newSynthCmd(e))
