@@ -521,6 +521,11 @@ var agentHomes = [...]struct {
 // home are looked into, so that a walk of a large tree costs no more
 // reads.
 func findHome(p, name string, isRoot bool) (agentHome, bool) {
+	if isRoot {
+		if h, ok := geminiPart(p); ok {
+			return h, true
+		}
+	}
 	for _, a := range agentHomes {
 		if !isRoot && name != a.name {
 			continue
@@ -540,6 +545,27 @@ func findHome(p, name string, isRoot bool) (agentHome, bool) {
 		if beside {
 			return agentHome{agent: a.agent, dir: p, sessions: a.sessions}, true
 		}
+	}
+	return agentHome{}, false
+}
+
+// geminiPart returns the part of a Gemini CLI home that the walked
+// directory p is, when it is one: ~/.gemini/tmp (the projects'
+// directories), one project's directory (its chats/ beside logs.json, the
+// prompts the user typed) or that project's chats/. A walk of any of them
+// then reads the chats and passes logs.json over, as a walk of ~/.gemini
+// does. It is asked of the walked directory only.
+func geminiPart(p string) (agentHome, bool) {
+	const agent = "Gemini CLI"
+	isDir := func(q string) bool { info, err := os.Stat(q); return err == nil && info.IsDir() }
+	isFile := func(q string) bool { info, err := os.Stat(q); return err == nil && info.Mode().IsRegular() }
+	switch {
+	case filepath.Base(p) == "tmp" && filepath.Base(filepath.Dir(p)) == ".gemini":
+		return agentHome{agent: agent, dir: p, sessions: []string{"*/chats"}}, true
+	case isDir(filepath.Join(p, "chats")) && isFile(filepath.Join(p, "logs.json")):
+		return agentHome{agent: agent, dir: p, sessions: []string{"chats"}}, true
+	case filepath.Base(p) == "chats" && isFile(filepath.Join(filepath.Dir(p), "logs.json")):
+		return agentHome{agent: agent, dir: filepath.Dir(p), sessions: []string{"chats"}}, true
 	}
 	return agentHome{}, false
 }

@@ -474,3 +474,38 @@ func TestLoadGeminiSessionFiles(t *testing.T) {
 		}
 	})
 }
+
+// TestLoadGeminiTmp: ~/.gemini/tmp, one project's directory in it, or
+// its chats/ are walked like ~/.gemini: the logs.json beside a project's
+// chats (the prompts the user typed, a JSON array) is passed over as not
+// a session log, and an empty chat is noted, neither refused as a broken
+// trace.
+func TestLoadGeminiTmp(t *testing.T) {
+	project := strings.TrimPrefix(wildGeminiDir, ".gemini/")
+	res, err := Load(context.Background(), filepath.Join(wildHome, ".gemini", project, "chats"), Options{})
+	if err != nil {
+		t.Fatalf("chats: %v", err)
+	}
+	if len(res.Traces) == 0 || len(notesOf(res, "", NoteEmpty)) != 1 {
+		t.Errorf("chats: %d traces, empty notes %v; want traces and one empty chat noted", len(res.Traces), notesOf(res, "", NoteEmpty))
+	}
+	for _, sub := range []string{"tmp", project} {
+		dir := filepath.Join(wildHome, ".gemini", sub)
+		res, err := Load(context.Background(), dir, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", sub, err)
+		}
+		if len(res.Traces) == 0 {
+			t.Errorf("%s: no trace read", sub)
+		}
+		var notes []string
+		for _, n := range res.Notes {
+			if n.Code == NoteNotSessionLog {
+				notes = append(notes, filepath.Base(n.Path)+" "+n.Detail)
+			}
+		}
+		if diff := cmp.Diff([]string{"logs.json Gemini CLI"}, notes); diff != "" {
+			t.Errorf("%s: not-a-session-log notes (-want +got):\n%s", sub, diff)
+		}
+	}
+}
