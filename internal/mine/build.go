@@ -618,58 +618,7 @@ func canonical(v any) string {
 	case nil:
 		return "z"
 	}
-	return string(appendCanonical(make([]byte, 0, 64), v))
-}
-
-func appendCanonical(b []byte, v any) []byte {
-	switch x := v.(type) {
-	case string:
-		b = append(b, 's')
-		b = strconv.AppendInt(b, int64(len(x)), 10)
-		b = append(b, ':')
-		return append(b, x...)
-	case json.Number:
-		b = append(b, 'n')
-		b = strconv.AppendInt(b, int64(len(x)), 10)
-		b = append(b, ':')
-		return append(b, x...)
-	case bool:
-		if x {
-			return append(b, 't')
-		}
-		return append(b, 'f')
-	case nil:
-		return append(b, 'z')
-	case map[string]any:
-		b = append(b, '{')
-		b = strconv.AppendInt(b, int64(len(x)), 10)
-		b = append(b, ':')
-		for _, k := range sortedKeys(x) {
-			b = strconv.AppendInt(b, int64(len(k)), 10)
-			b = append(b, ':')
-			b = append(b, k...)
-			b = appendCanonical(b, x[k])
-		}
-		return b
-	case []any:
-		b = append(b, '[')
-		b = strconv.AppendInt(b, int64(len(x)), 10)
-		b = append(b, ':')
-		for _, el := range x {
-			b = appendCanonical(b, el)
-		}
-		return b
-	}
-	// Values built in Go rather than decoded from JSON: fall back to
-	// their JSON encoding, tagged apart from everything above.
-	j, err := json.Marshal(v)
-	if err != nil {
-		j = fmt.Appendf(nil, "%T:%v", v, v)
-	}
-	b = append(b, 'j')
-	b = strconv.AppendInt(b, int64(len(j)), 10)
-	b = append(b, ':')
-	return append(b, j...)
+	return string(trace.AppendCanonical(make([]byte, 0, 64), v))
 }
 
 // consensusOutput compares the output each example of a step recorded,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -65,19 +64,14 @@ func thinTrace(t *trace.Trace) (*trace.Trace, []thinCall) {
 	}
 	calls := make([]thinCall, len(t.Actions))
 	var h [sha256.Size]byte
+	var b []byte
 	for i := range t.Actions {
 		a := &t.Actions[i]
 		calls[i].id = a.ID
 		if a.ID == "" {
 			continue // never compared
 		}
-		b, err := json.Marshal(a.Parameters)
-		if err != nil {
-			// Parameters are JSON values as decoded; a call whose
-			// parameters cannot be written is told apart from every
-			// other by its position.
-			b = fmt.Appendf(nil, "unencodable parameters %p", a)
-		}
+		b = trace.AppendCanonical(b[:0], a.Parameters)
 		d := sha256.New()
 		for _, part := range [][]byte{[]byte(a.Kind), []byte(a.Name), b} {
 			d.Write(binary.AppendUvarint(nil, uint64(len(part))))
@@ -90,7 +84,7 @@ func thinTrace(t *trace.Trace) (*trace.Trace, []thinCall) {
 
 // thinCall is what dropCopies and nameParts read of an action of a thin
 // trace: its id, and a digest of its kind, name and parameters (the
-// parameters as JSON, whose keys are sorted).
+// parameters as trace.AppendCanonical writes them).
 type thinCall struct {
 	id     string
 	digest [sha256.Size]byte
