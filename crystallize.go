@@ -13,15 +13,20 @@
 // A typical caller loads traces, mines or induces, and reads the result:
 //
 //	traces, err := crystallize.LoadTraces(ctx, "runs/")
+//	heldout, err := crystallize.LoadTraces(ctx, "heldout/")
 //	induced, err := crystallize.InduceSkills(ctx, traces, heldout, crystallize.InduceOptions{})
 //	for _, s := range induced.Accepted {
-//		os.WriteFile(s.Name+"/SKILL.md", s.Markdown, 0o644)
+//		fmt.Printf("%s: %d of %d held-out runs replayed\n", s.Name,
+//			s.Gate.HeldoutReplay.Passed, s.Gate.HeldoutReplay.Compared)
 //	}
+//
+// The aliased types are the stages' own, with their JSON forms and their
+// fields as documented there; their fields can be read from any module,
+// but their packages cannot be imported.
 package crystallize
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
@@ -71,7 +76,7 @@ type PlanValidation = plan.Validation
 type WorkflowGraph = plan.Graph
 
 // BundleValidation is the result of ValidateBundle; its JSON form is the
-// output of "crystallize bundle validate --json".
+// output of "crystallize validate --json".
 type BundleValidation = bundle.Validation
 
 // Bundle is a review bundle's directory with its manifest.
@@ -79,8 +84,9 @@ type Bundle = bundle.Bundle
 
 // LoadTraces reads every trace under path, a directory or one *.json or
 // *.jsonl file: the project's own trace format, OpenTelemetry exports,
-// composition reports and the session logs of the agents it knows (Claude
-// Code, Codex, …), each detected from its content. Any bad file or line
+// composition reports, workflow run records and the session logs of the
+// agents it knows (Claude Code, Codex, Gemini CLI), each detected from its
+// content. Any bad file or line
 // makes it return no traces and an error naming every problem at its file
 // and JSON path.
 func LoadTraces(ctx context.Context, path string) ([]*Trace, error) {
@@ -94,11 +100,19 @@ func LoadTraces(ctx context.Context, path string) ([]*Trace, error) {
 // CompositionTrace converts a composition report (the JSON object a
 // composing agent runtime writes for one run, with "run" and "calls"
 // members) into a trace. name names the report in errors and becomes the
-// trace's source. An error names every problem at its JSON path.
+// trace's source. The report is held to the rules of one LoadTraces
+// reads: a member written twice is refused, since a reviewer could read
+// one value while the other is used. An error names every problem at its
+// JSON path.
 func CompositionTrace(report []byte, name string) (*Trace, error) {
-	var doc map[string]any
-	if err := json.Unmarshal(report, &doc); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON object: %w", name, err)
+	var p trace.Parser
+	v, err := p.Parse(report, name, 0)
+	if err != nil {
+		return nil, err
+	}
+	doc, ok := v.(map[string]any)
+	if !ok {
+		return nil, trace.ErrorList{{File: name, Path: "$", Msg: "expected object, got " + trace.TypeName(v)}}
 	}
 	return source.CompositionTrace(doc, name)
 }
@@ -175,8 +189,8 @@ func RenderPlan(data []byte, file string) (string, error) {
 	return plan.Mermaid(p), nil
 }
 
-// ValidateBundle checks the review bundle in dir as "crystallize bundle
-// validate" does: the manifest, the workflow and its hash, the report,
+// ValidateBundle checks the review bundle in dir as "crystallize validate"
+// does: the manifest, the workflow and its hash, the report,
 // the skill, the fixtures, that no file holds a secret, and that the
 // approval is for the current workflow. It never panics.
 func ValidateBundle(dir string) *BundleValidation {

@@ -12,9 +12,9 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 )
 
-// exampleBundle is a review bundle written, as "crystallize mine --from
-// examples/traces --heldout examples/heldout --bundle DIR" writes it, for
-// the bundle examples to read.
+// exampleBundle is a review bundle written as "crystallize mine --from
+// examples/traces --shadow-from examples/heldout --bundle DIR" writes it,
+// for the bundle examples to read.
 var exampleBundle string
 
 func TestMain(m *testing.M) {
@@ -74,11 +74,13 @@ func ExampleCompositionTrace() {
 	}
 	fmt.Println(t.ID, len(t.Actions))
 
-	_, err = crystallize.CompositionTrace([]byte(`{"run": {}, "calls": "none"}`), "bad.json")
-	fmt.Println(err != nil)
+	_, err = crystallize.CompositionTrace([]byte(`{"run": {"id": "r1"}, "calls": "none"}`), "bad.json")
+	fmt.Println(err)
 	// Output:
 	// composition-comp-run-0001 4
-	// true
+	// bad.json: $.calls: expected array, got string
+	// bad.json: $.run.snippet_hash: missing required field
+	// bad.json: $.run.binding_manifest_hash: missing required field
 }
 
 func ExampleMine() {
