@@ -198,8 +198,9 @@ func ValidateBundle(dir string) *BundleValidation {
 }
 
 // ReadBundle reads the manifest of the bundle in dir, refusing one whose
-// schema this version does not read. It checks nothing else:
-// ValidateBundle checks the whole bundle.
+// schema this version does not read. Like every command that opens a
+// bundle, it removes the temporary files a change killed midway left in
+// it. It checks nothing else: ValidateBundle checks the whole bundle.
 func ReadBundle(dir string) (*Bundle, error) {
 	return bundle.Read(dir)
 }
