@@ -77,8 +77,12 @@ func diagram() string {
 }
 
 // node is a package's mermaid node: its path without "internal/" as the
-// label, and as the id with "/" made "_".
+// label, and as the id with "/" made "_". The module root, whose path is
+// ".", is drawn as the library interface it is.
 func node(pkg string) string {
+	if pkg == "." {
+		return `api["crystallize (module root, public API)"]`
+	}
 	name := strings.TrimPrefix(pkg, "internal/")
 	id := strings.ReplaceAll(name, "/", "_")
 	if id == name {
