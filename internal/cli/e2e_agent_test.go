@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,6 +65,9 @@ func TestAgentSessionsBackIntoAgent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs processes")
 	}
+	if goruntime.GOOS == "windows" {
+		t.Skip("the gh stand-in is a shell script")
+	}
 	bin, err := mcpBinaries()
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +80,13 @@ func TestAgentSessionsBackIntoAgent(t *testing.T) {
 	sessions := filepath.Join(work, "sessions")
 	if err := corpus.Write(sessions, tracetest.FormatClaude); err != nil {
 		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, s := range corpus.Manifest.Sessions {
+		kinds[s.Kind]++
+	}
+	if kinds[tracetest.SessionExploration] == 0 || kinds[tracetest.SessionNoTools] == 0 || len(corpus.Manifest.Procedures) < 2 {
+		t.Fatalf("the corpus lacks noise: sessions by kind %v, %d procedures", kinds, len(corpus.Manifest.Procedures))
 	}
 	var triage *tracetest.AgentProcedure
 	for i := range corpus.Manifest.Procedures {
