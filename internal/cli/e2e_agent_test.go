@@ -116,11 +116,10 @@ func TestAgentSessionsBackIntoAgent(t *testing.T) {
 	}
 	b := filepath.Join(bundles, cand.Name)
 	var manifest struct {
-		Kind         string   `json:"kind"`
 		RiskLevel    string   `json:"risk_level"`
 		Capabilities []string `json:"capabilities"`
 		Shadow       struct {
-			Status string `json:"status"`
+			Pass bool `json:"pass"`
 		} `json:"shadow"`
 		Promotion struct {
 			Criteria struct {
@@ -135,14 +134,14 @@ func TestAgentSessionsBackIntoAgent(t *testing.T) {
 	if err := json.Unmarshal(data, &manifest); err != nil {
 		t.Fatal(err)
 	}
-	if manifest.RiskLevel != "low" || !slices.Equal(manifest.Capabilities, []string{"exec:gh"}) || manifest.Promotion.Criteria.Status != "needs_approval" {
-		t.Fatalf("triage bundle: risk %q, capabilities %v, promotion %q; want a low-risk gh-only candidate awaiting approval",
-			manifest.RiskLevel, manifest.Capabilities, manifest.Promotion.Criteria.Status)
+	if manifest.RiskLevel != "low" || !slices.Equal(manifest.Capabilities, []string{"exec:gh"}) || !manifest.Shadow.Pass || manifest.Promotion.Criteria.Status != "needs_approval" {
+		t.Fatalf("triage bundle: risk %q, capabilities %v, shadow pass %v, promotion %q; want a low-risk gh-only candidate that passed its shadow replay, awaiting approval",
+			manifest.RiskLevel, manifest.Capabilities, manifest.Shadow.Pass, manifest.Promotion.Criteria.Status)
 	}
 	if out := mustRun(t, "validate", b); !strings.Contains(out, "\nOK") {
 		t.Fatalf("validate:\n%s", out)
 	}
-	if out := mustRun(t, "approve", b, "--approver", "lead@example.com", "--reason", "read it"); !strings.Contains(out, "promotion status is now ready") {
+	if out := mustRun(t, "approve", b, "--approver", "lead@example.com", "--reason", "read it", "--state-dir", filepath.Join(work, "state")); !strings.Contains(out, "promotion status is now ready") {
 		t.Fatalf("approve:\n%s", out)
 	}
 
