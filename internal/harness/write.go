@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
+	"github.com/crystallize-dev/crystallize/internal/textdiff"
 )
 
 // ErrNotOwned is returned by Write when a kit would replace a file the
@@ -156,7 +157,11 @@ func Write(root, id string, p *RepoProfile, apply bool) (*WriteResult, error) {
 	var diff strings.Builder
 	for _, fc := range res.Files {
 		if fc.Action != "unchanged" {
-			diff.WriteString(unifiedDiff(fc.Path, fc.old, fc.data, fc.Action == "create"))
+			from := "a/" + fc.Path
+			if fc.Action == "create" {
+				from = "/dev/null"
+			}
+			diff.WriteString(textdiff.Unified(from, "b/"+fc.Path, fc.old, fc.data))
 		}
 	}
 	res.Diff = diff.String()
@@ -212,55 +217,6 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
-}
-
-// unifiedDiff is a unified diff of one file as a single hunk over the
-// whole file; files written by kits are small, and a reviewer reads the
-// hunk top to bottom. Lines are matched by a longest common subsequence.
-func unifiedDiff(name string, old, new []byte, created bool) string {
-	a, b := lines(old), lines(new)
-	var sb strings.Builder
-	if created {
-		fmt.Fprintf(&sb, "--- /dev/null\n+++ b/%s\n@@ -0,0 +1,%d @@\n", name, len(b))
-	} else {
-		fmt.Fprintf(&sb, "--- a/%s\n+++ b/%s\n@@ -1,%d +1,%d @@\n", name, name, len(a), len(b))
-	}
-	// lcs[i][j] is the LCS length of a[i:] and b[j:].
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			sb.WriteString(" " + a[i] + "\n")
-			i, j = i+1, j+1
-		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
-			sb.WriteString("+" + b[j] + "\n")
-			j++
-		default:
-			sb.WriteString("-" + a[i] + "\n")
-			i++
-		}
-	}
-	return sb.String()
-}
-
-func lines(b []byte) []string {
-	if len(b) == 0 {
-		return nil
-	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }
 
 // ErrSymlink is returned by Write when a path it would write goes

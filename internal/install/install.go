@@ -18,6 +18,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/serve"
 	"github.com/crystallize-dev/crystallize/internal/skill"
+	"github.com/crystallize-dev/crystallize/internal/textdiff"
 )
 
 // The agents install knows.
@@ -448,7 +449,14 @@ func (p *Plan) Apply() error {
 func (p *Plan) Diff() string {
 	var b strings.Builder
 	for _, f := range p.Files {
-		b.WriteString(unifiedDiff(f.Path, f.Old, f.New))
+		from, to := "a"+f.Path, "b"+f.Path
+		if f.Old == nil {
+			from = "/dev/null"
+		}
+		if f.New == nil {
+			to = "/dev/null"
+		}
+		b.WriteString(textdiff.Unified(from, to, f.Old, f.New))
 	}
 	return b.String()
 }

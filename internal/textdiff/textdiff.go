@@ -1,25 +1,24 @@
-package install
+// Package textdiff writes the unified diff a person reads before a file
+// is changed for them: a kit's files (harness), an agent's configuration
+// and skill (install).
+package textdiff
 
 import (
 	"fmt"
 	"strings"
 )
 
-// unifiedDiff is a unified diff of one file as a single hunk over the
-// whole file: agent configurations and skills are small, and a person
-// reads the hunk top to bottom. Lines are matched by a longest common
-// subsequence. A nil old is a new file, a nil new a removed one.
-func unifiedDiff(name string, old, new []byte) string {
+// Unified is a unified diff of one file, from the text old (named from)
+// to new (named to), as a single hunk over the whole file: the files it
+// is used for are small, and a person reads the hunk top to bottom. Lines
+// are matched by a longest common subsequence. Name a side that does not
+// exist /dev/null.
+func Unified(from, to string, old, new []byte) string {
 	a, b := lines(old), lines(new)
 	var sb strings.Builder
-	from, to := "a"+name, "b"+name
-	if old == nil {
-		from = "/dev/null"
-	}
-	if new == nil {
-		to = "/dev/null"
-	}
 	fmt.Fprintf(&sb, "--- %s\n+++ %s\n@@ -%s +%s @@\n", from, to, span(len(a)), span(len(b)))
+	// lcs[i][j] is the length of a longest common subsequence of a[i:]
+	// and b[j:].
 	lcs := make([][]int, len(a)+1)
 	for i := range lcs {
 		lcs[i] = make([]int, len(b)+1)
@@ -50,6 +49,7 @@ func unifiedDiff(name string, old, new []byte) string {
 	return sb.String()
 }
 
+// span is a hunk's range of n lines from the first: an empty one is 0,0.
 func span(n int) string {
 	if n == 0 {
 		return "0,0"
