@@ -109,7 +109,7 @@ type file struct {
 // is not among in.Sources) or when dir exists and is neither empty nor a
 // bundle.
 func Write(ctx context.Context, dir string, in Input, opts Options) (*Manifest, error) {
-	if err := checkTarget(dir); err != nil {
+	if err := checkTarget(dir, true); err != nil {
 		return nil, err
 	}
 	b, err := build(in, opts)
@@ -137,7 +137,7 @@ type Staged struct {
 // inconsistent; on any error the caller discards the batch, which
 // removes every file and directory it staged.
 func Stage(batch *atomicfile.Batch, dir string, in Input, opts Options) (*Staged, error) {
-	if err := checkNew(dir); err != nil {
+	if err := checkTarget(dir, false); err != nil {
 		return nil, err
 	}
 	b, err := build(in, opts)
@@ -170,30 +170,6 @@ func Stage(batch *atomicfile.Batch, dir string, in Input, opts Options) (*Staged
 // ErrBundleExists is returned by Stage when its directory already holds
 // files.
 var ErrBundleExists = errors.New("directory exists and is not empty")
-
-// checkNew fails unless dir does not exist or is an empty directory.
-func checkNew(dir string) error {
-	if dir == "" {
-		return errors.New("writing bundle: empty directory name")
-	}
-	st, err := os.Lstat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return fmt.Errorf("writing bundle: %w", err)
-	case !st.IsDir():
-		return fmt.Errorf("writing bundle %s: %w: it is not a directory", dir, ErrNotBundle)
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("writing bundle: %w", err)
-	}
-	if len(ents) > 0 {
-		return fmt.Errorf("writing bundle %s: %w: remove it or write elsewhere", dir, ErrBundleExists)
-	}
-	return nil
-}
 
 // built is a bundle rendered in memory.
 type built struct {
@@ -775,9 +751,11 @@ func hexSHA(b []byte) string {
 }
 
 // checkTarget refuses a dir that Write must not replace: anything but a
-// missing path, an empty directory or a bundle directory (one with a
-// candidate.json carrying the schema marker).
-func checkTarget(dir string) error {
+// missing path, an empty directory or, when replace is set, a bundle
+// directory (one with a candidate.json carrying the schema marker). Stage
+// adds files and never replaces, so it asks for no directory with files
+// (ErrBundleExists).
+func checkTarget(dir string, replace bool) error {
 	if dir == "" {
 		return errors.New("writing bundle: empty directory name")
 	}
@@ -796,6 +774,9 @@ func checkTarget(dir string) error {
 	}
 	if len(ents) == 0 {
 		return nil
+	}
+	if !replace {
+		return fmt.Errorf("writing bundle %s: %w: remove it or write elsewhere", dir, ErrBundleExists)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if err != nil {
@@ -875,7 +856,7 @@ func writeDir(ctx context.Context, dir string, files []file, hook func(string) e
 			return err
 		}
 	}
-	if err := checkTarget(dir); err != nil {
+	if err := checkTarget(dir, true); err != nil {
 		return err
 	}
 	old := ""
