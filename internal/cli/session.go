@@ -249,12 +249,18 @@ its parameters. The candidate is then shadow-replayed against the
 sessions, and written as mine writes it: --out the workflow, --report the
 JSON report, --bundle a review bundle.
 
-Arguments are split as a shell splits them; "--name=value" is parameter
-name, any other word arg1, arg2, …. A session written by crystallize run
-records command lines: with --config (default ./crystallize.toml when it
-exists) the positional arguments of a tool bound to a command are named
-after the template's "{name}" placeholders, so codifying a run gives back
-the workflow's parameter names.
+A tool call is a shell command, read as mine reads an agent's Bash call
+(with the [normalize] section of --config): "git commit -m x" is the step
+git commit with parameter message, run by ctx.exec with the capability
+exec:git, so the workflow runs without a binding. Three kinds keep the
+tool they name, their arguments split as a shell splits them
+("--name=value" is parameter name, any other word arg1, arg2, …): a tool
+the configuration binds, a dotted or MCP tool name (repo.commit,
+mcp__server__tool), and a step of a session written by crystallize run,
+which records command lines: with --config (default ./crystallize.toml
+when it exists) the positional arguments of a tool bound to a command are
+named after the template's "{name}" placeholders, so codifying a run
+gives back the workflow's parameter names.
 
 --interactive reviews the draft on the terminal before anything is
 written: each step is shown with its arguments, and answered with k (or
@@ -341,11 +347,15 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 			return err
 		}
 	}
+	rules, err := agentRules(f.config)
+	if err != nil {
+		return listError(err)
+	}
 	sources, err := codify.ReadSources(files)
 	if err != nil {
 		return listError(err)
 	}
-	d, err := codify.Run(ctx, sources, codify.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt, Config: cfg})
+	d, err := codify.Run(ctx, sources, codify.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt, Config: cfg, Rules: rules})
 	if err != nil {
 		return err
 	}
