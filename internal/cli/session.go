@@ -266,7 +266,9 @@ gives back the workflow's parameter names.
 written: each step is shown with its arguments, and answered with k (or
 an empty line) to keep it, d to drop it, "p ARG NAME" to make the literal
 argument ARG the workflow parameter NAME (the step is asked again, so
-several can be made parameters; a NAME already in use is shared), q to
+several can be made parameters; a NAME already in use is shared; an ARG
+that already is a parameter, mined from several sessions or derived, is
+renamed NAME in every step and derived value that reads it), q to
 stop without writing, or ? for help. Dropped steps are removed from the
 sessions and they are mined again, so the workflow, the report and the
 bundle agree without them. stdin must be a terminal. The report records

@@ -312,14 +312,14 @@ func TestCodifyInteractiveAborted(t *testing.T) {
 }
 
 // TestCodifyInteractiveSeveral reviews a candidate mined from several
-// sessions: dropping a step mines them again, and a mined parameter can
-// be shared.
+// sessions: dropping a step mines them again, a mined parameter can be
+// renamed, and a literal made a parameter.
 func TestCodifyInteractiveSeveral(t *testing.T) {
 	dir := t.TempDir()
 	a := writeSession(t, dir, "a", "./cmd/a", "main")
 	b := writeSession(t, dir, "b", "./cmd/b", "main")
 	// Step 1 go build ARGS (a parameter), 2 go vet ./... , 3 git push origin main.
-	out, err := codifyInteractive(t, dir, "k\nd\np branch\nk\n", a, b)
+	out, err := codifyInteractive(t, dir, "p args packages\nk\nd\np branch\nk\n", a, b)
 	if err != nil {
 		t.Fatalf("codify --interactive: %v\n%s", err, out)
 	}
@@ -328,7 +328,8 @@ func TestCodifyInteractiveSeveral(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"def build_and_publish(ctx, args, branch):\n",
+		"def build_and_publish(ctx, packages, branch):\n",
+		`ctx.exec("go build", ["go", "build", "{args...}"], args = packages)`,
 		"        branch = branch,\n        remote = \"origin\",\n",
 	} {
 		if !strings.Contains(string(src), want) {
@@ -337,6 +338,9 @@ func TestCodifyInteractiveSeveral(t *testing.T) {
 	}
 	if strings.Contains(string(src), "vet") {
 		t.Errorf("wf.star keeps the dropped step:\n%s", src)
+	}
+	if want := "  the parameter args is renamed packages in every step that reads it\n"; !strings.Contains(out, want) {
+		t.Errorf("the review did not say %q:\n%s", want, out)
 	}
 	if v := bundle.Validate(filepath.Join(dir, "bundle")); len(v.Problems) > 0 {
 		t.Errorf("bundle problems: %+v", v.Problems)

@@ -209,8 +209,8 @@ func renameSignature(c *candidate.Candidate, renames map[string]string) error {
 	return nil
 }
 
-// renameDerived renames the parameters c's derived parameters read, in
-// their expressions, refs and evidence, after byOld (a parameter's name to
+// renameDerived renames c's derived parameters and the parameters they
+// read, in their expressions, refs and evidence, after byOld (a parameter's name to
 // its new one): the workflow assigns a derived parameter from the
 // parameters it reads, so a refinement that renames one of them renames
 // it in the expression too, and the candidate must follow or it would
@@ -223,6 +223,7 @@ func renameDerived(c *candidate.Candidate, byOld map[string]string) error {
 	derived := slices.Clone(c.DerivedParameters)
 	for i := range derived {
 		d := &derived[i]
+		d.Name = cmp.Or(byOld[d.Name], d.Name)
 		e, err := derive.Parse(d.Expression)
 		if err != nil {
 			return fmt.Errorf("derived parameter %s = %s: %w", d.Name, d.Expression, err)

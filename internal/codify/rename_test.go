@@ -87,3 +87,69 @@ func TestRefineRenamesDerivedRefs(t *testing.T) {
 		t.Errorf("the regenerated workflow is not the refinement: %v, %v\n%s", renames, err, regen)
 	}
 }
+
+// TestApplyRenamesMinedParameter renames, in a review, a parameter mined
+// from several sessions that a derived parameter reads: every step and
+// the derived expression read the new name, and the workflow passes the
+// check.
+func TestApplyRenamesMinedParameter(t *testing.T) {
+	ctx := context.Background()
+	d, err := Run(ctx, bumpSources(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := d.Report.Selected()
+	for _, tc := range []struct{ key, name, want string }{
+		{"module", "", "module is already the parameter module; give it another name to rename it"},
+		{"module", "version", "version is already a parameter: renaming module to it would make two parameters one"},
+		{"message", "version", "version is already a parameter: renaming message to it would make two parameters one"},
+	} {
+		step := 0
+		if tc.key == "message" {
+			step = 1
+		}
+		if _, err := NewParamEdit(sel, step, tc.key, tc.name); err == nil || err.Error() != tc.want {
+			t.Errorf("NewParamEdit(%s, %q) = %v, want %q", tc.key, tc.name, err, tc.want)
+		}
+	}
+	rename, err := NewParamEdit(sel, 0, "module", "module_path")
+	if err != nil || rename != (ParamEdit{Step: 1, Key: "module", Name: "module_path", From: "module"}) {
+		t.Fatalf("NewParamEdit(module module_path) = %+v, %v", rename, err)
+	}
+	derived, err := NewParamEdit(sel, 1, "message", "commit_message")
+	if err != nil || derived.From != "message" {
+		t.Fatalf("NewParamEdit(message commit_message) = %+v, %v", derived, err)
+	}
+	got, err := Apply(ctx, d, &Review{Params: []ParamEdit{rename, derived}})
+	if err != nil {
+		t.Fatalf("Apply(rename module, message) = %v", err)
+	}
+	gsel := got.Report.Selected()
+	var names []string
+	for _, p := range gsel.Parameters {
+		names = append(names, p.Name)
+	}
+	if strings.Join(names, ",") != "module_path,version" {
+		t.Errorf("parameters = %v, want module_path, version", names)
+	}
+	src, err := codegen.Workflow(gsel, codegen.Options{})
+	if err != nil {
+		t.Fatalf("the reviewed candidate does not generate: %v", err)
+	}
+	for _, want := range []string{
+		"def bump_a_module(ctx, module_path, version):",
+		`commit_message = "Bump " + module_path + " to " + version`,
+		"module = module_path,",
+		"message = commit_message",
+	} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("workflow lacks %q:\n%s", want, src)
+		}
+	}
+	if err := codegen.Check("wf.star", src, "bump_a_module"); err != nil {
+		t.Errorf("the reviewed workflow fails the check: %v", err)
+	}
+	if w := got.Report.Warnings[len(got.Report.Warnings)-1]; !strings.HasSuffix(w.Message, "renamed the parameter module of step 1 go get to module_path; renamed the parameter message of step 2 git commit to commit_message") {
+		t.Errorf("review warning = %q", w.Message)
+	}
+}
