@@ -242,7 +242,8 @@ boundary, and the tool call after an [!error] is a recovery, a fuzzy step
 that needs review.
 
 One session is the workflow: every tool call is a step and every argument
-a literal, as in ingest. Several sessions of the same procedure are mined
+a literal, as in ingest, except the commands that only look (git status,
+grep, cat, …), which are no step, as in mining. Several sessions of the same procedure are mined
 as mine does, with --min-examples set to the number of sessions, so the
 workflow is what they all repeat and what varies between them becomes
 its parameters. The candidate is then shadow-replayed against the

@@ -70,6 +70,9 @@ func Run(ctx context.Context, sources []Source, opts Options) (*Draft, error) {
 		t.Origin = trace.Origin{Path: name}
 		traces = append(traces, t)
 	}
+	if len(traces) == 1 {
+		dropObservations(traces[0])
+	}
 	d := &Draft{Traces: traces, Mine: mine.Options{WorkflowName: opts.WorkflowName, GeneratedAt: opts.GeneratedAt}}
 	if len(traces) > 1 {
 		d.Mine.MinExamples = len(traces)

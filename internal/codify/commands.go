@@ -1,6 +1,7 @@
 package codify
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/normalize"
@@ -97,4 +98,20 @@ func dottedName(name string) bool {
 		}
 	}
 	return true
+}
+
+// dropObservations removes the observations of the one session a
+// workflow is made of (every other action is a step of it): the greps
+// and reads the agent looked around with are not what the procedure
+// does, and mining several sessions skips them the same way. An
+// observation the session made an approval boundary or a recovery stays,
+// since the step it marks would otherwise lose the mark; and so do all of
+// them when the session did nothing else.
+func dropObservations(t *trace.Trace) {
+	kept := slices.DeleteFunc(slices.Clone(t.Actions), func(a trace.Action) bool {
+		return a.Kind == trace.KindObservation && a.Approval == nil && a.Fuzzy == nil
+	})
+	if len(kept) > 0 {
+		t.Actions = kept
+	}
 }
