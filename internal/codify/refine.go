@@ -100,7 +100,7 @@ func prompt(src []byte, fn string) string {
 	return `Refine this Starlark workflow for the person who will review it. You may change only two things:
 - names: rename the parameters of ` + fn + ` (never ctx) and its local variables to clearer snake_case names, consistently at every use;
 - comments: add, reword or remove # comments and the docstring, so that they say what each step does and why.
-Keep everything else exactly as it is: the function name ` + fn + `, the order of its parameters and their defaults, every ctx.tool, ctx.model and ctx.approve call in the same order with the same names, argument names and literal values, and the return statement. Do not add, remove or reorder statements.
+Keep everything else exactly as it is: the function name ` + fn + `, the order of its parameters and their defaults, every ctx.tool, ctx.exec, ctx.check, ctx.model and ctx.approve call in the same order with the same names, argument names and literal values (a ctx.exec argv list word for word), and the return statement. Do not add, remove or reorder statements.
 Answer with the complete refined file only, as plain Starlark, without a markdown code fence.
 
 ` + string(src)
