@@ -242,25 +242,34 @@ boundary, and the tool call after an [!error] is a recovery, a fuzzy step
 that needs review.
 
 One session is the workflow: every tool call is a step and every argument
-a literal, as in ingest. Several sessions of the same procedure are mined
+a literal, as in ingest, except the commands that only look (git status,
+grep, cat, …), which are no step, as in mining. Several sessions of the same procedure are mined
 as mine does, with --min-examples set to the number of sessions, so the
 workflow is what they all repeat and what varies between them becomes
 its parameters. The candidate is then shadow-replayed against the
 sessions, and written as mine writes it: --out the workflow, --report the
 JSON report, --bundle a review bundle.
 
-Arguments are split as a shell splits them; "--name=value" is parameter
-name, any other word arg1, arg2, …. A session written by crystallize run
-records command lines: with --config (default ./crystallize.toml when it
-exists) the positional arguments of a tool bound to a command are named
-after the template's "{name}" placeholders, so codifying a run gives back
-the workflow's parameter names.
+A tool call is a shell command, read as mine reads an agent's Bash call
+(with the [normalize] section of --config): "git commit -m x" is the step
+git commit with parameter message, run by ctx.exec with the capability
+exec:git, so the workflow runs without a binding. Three kinds keep the
+tool they name, their arguments split as a shell splits them
+("--name=value" is parameter name, any other word arg1, arg2, …): a tool
+the configuration binds, a dotted or MCP tool name (repo.commit,
+mcp__server__tool), and a step of a session written by crystallize run,
+which records command lines: with --config (default ./crystallize.toml
+when it exists) the positional arguments of a tool bound to a command are
+named after the template's "{name}" placeholders, so codifying a run
+gives back the workflow's parameter names.
 
 --interactive reviews the draft on the terminal before anything is
 written: each step is shown with its arguments, and answered with k (or
 an empty line) to keep it, d to drop it, "p ARG NAME" to make the literal
 argument ARG the workflow parameter NAME (the step is asked again, so
-several can be made parameters; a NAME already in use is shared), q to
+several can be made parameters; a NAME already in use is shared; an ARG
+that already is a parameter, mined from several sessions or derived, is
+renamed NAME in every step and derived value that reads it), q to
 stop without writing, or ? for help. Dropped steps are removed from the
 sessions and they are mined again, so the workflow, the report and the
 bundle agree without them. stdin must be a terminal. The report records
@@ -341,11 +350,15 @@ func runCodify(ctx context.Context, e *env, f *codifyFlags, files []string, answ
 			return err
 		}
 	}
+	rules, err := agentRules(f.config)
+	if err != nil {
+		return listError(err)
+	}
 	sources, err := codify.ReadSources(files)
 	if err != nil {
 		return listError(err)
 	}
-	d, err := codify.Run(ctx, sources, codify.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt, Config: cfg})
+	d, err := codify.Run(ctx, sources, codify.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt, Config: cfg, Rules: rules})
 	if err != nil {
 		return err
 	}

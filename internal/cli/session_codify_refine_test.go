@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,11 +23,10 @@ import (
 )
 
 // refineDraft is the workflow session codify writes for two sessions that
-// differ in the package built and the branch pushed (writeBuildSessions),
-// the draft codegen's equivalence tests refine.
+// differ in the package built and the branch pushed (writeBuildSessions).
 func refineDraft(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile("../codegen/testdata/refine/draft.star")
+	data, err := os.ReadFile("testdata/refine/draft.star")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,12 +41,13 @@ func writeBuildSessions(t *testing.T, dir string) []string {
 
 // goodRefinement renames both parameters and rewrites the comments.
 var goodRefinement = strings.NewReplacer(
-	"def build_and_publish(ctx, arg2, arg3):", "def build_and_publish(ctx, package_dir, branch):",
-	"arg2 = arg2)", "arg2 = package_dir)",
-	"arg3 = arg3)", "arg3 = branch)",
-	`"""Runs go, go, then git."""`, `"""Builds and vets the package, then pushes the branch."""`,
-	"    # step 1 · tool_call go\n", "    # Build the package that changed.\n",
-	"    # step 3 · tool_call git\n", "",
+	"def build_and_publish(ctx, args, branch):", "def build_and_publish(ctx, package_dirs, branch_name):",
+	"args = args)", "args = package_dirs)",
+	"branch = branch,", "branch = branch_name,",
+	`"""Runs go build, go vet, then git push."""`, `"""Builds and vets the package, then pushes the branch."""`,
+	"    # args is a list of strings, one argument per item (run --param args='[\"a\", \"b\"]')\n", "",
+	"    # step 1 · tool_call go build · capabilities exec:go\n", "    # Build the package that changed.\n",
+	"    # step 3 · tool_call git push · capabilities exec:git\n", "",
 )
 
 // TestCodifyRefineDraft checks that codify still writes refineDraft, the
@@ -58,7 +59,7 @@ func TestCodifyRefineDraft(t *testing.T) {
 		t.Fatalf("codify = %d\n%s", code, out)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "wf.star")); string(got) != refineDraft(t) {
-		t.Fatalf("the draft changed; update ../codegen/testdata/refine/draft.star:\n%s", got)
+		t.Fatalf("the draft changed; update testdata/refine/draft.star:\n%s", got)
 	}
 }
 
@@ -146,7 +147,7 @@ func TestCodifyRefineAccepted(t *testing.T) {
 		t.Errorf("wf.star is not the refinement:\n%s\nwant:\n%s", src, want)
 	}
 	wantNote := filepath.ToSlash(filepath.Join(dir, "wf.star")) + " was refined by model fake-refiner-2026 ([models.refine]) and checked: " +
-		"it passes the workflow check and keeps the draft's 3 steps, arguments and data flow; parameters renamed arg2 → package_dir, arg3 → branch"
+		"it passes the workflow check and keeps the draft's 3 steps, arguments and data flow; parameters renamed args → package_dirs, branch → branch_name"
 	if !strings.Contains(out, "Warning: "+codify.CodeRefined+": "+wantNote+"\n") {
 		t.Errorf("codify --refine output lacks the refinement note %q:\n%s", wantNote, out)
 	}
@@ -167,15 +168,16 @@ func TestCodifyRefineAccepted(t *testing.T) {
 	for _, p := range sel.Parameters {
 		names = append(names, p.Name)
 	}
-	if diff := cmp.Diff([]string{"package_dir", "branch"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"package_dirs", "branch_name"}, names); diff != "" {
 		t.Errorf("report parameters (-want +got):\n%s", diff)
 	}
-	if a := sel.Steps[2].Arguments[2]; a.Parameter != "branch" || sel.Steps[2].ParameterRefs[0] != "branch" {
-		t.Errorf("step 3 argument %+v, refs %v; want parameter branch", a, sel.Steps[2].ParameterRefs)
+	if i := slices.IndexFunc(sel.Steps[2].Arguments, func(a candidate.Argument) bool { return a.Key == "branch" }); i < 0 ||
+		sel.Steps[2].Arguments[i].Parameter != "branch_name" || !slices.Equal(sel.Steps[2].ParameterRefs, []string{"branch_name"}) {
+		t.Errorf("step 3 arguments %+v, refs %v; want argument branch the parameter branch_name", sel.Steps[2].Arguments, sel.Steps[2].ParameterRefs)
 	}
 	// The report's candidate regenerates the refinement's signature.
 	regen, err := codegen.Workflow(sel, codegen.Options{})
-	if err != nil || !strings.Contains(string(regen), "def build_and_publish(ctx, package_dir, branch):") {
+	if err != nil || !strings.Contains(string(regen), "def build_and_publish(ctx, package_dirs, branch_name):") {
 		t.Errorf("regenerated workflow (%v):\n%s", err, regen)
 	}
 
@@ -196,24 +198,26 @@ func TestCodifyRefineRefused(t *testing.T) {
 		{
 			name: "a literal changed",
 			reply: func(src string) string {
-				return strings.Replace(goodRefinement.Replace(src), `"origin"`, `"upstream"`, 1)
+				return strings.Replace(goodRefinement.Replace(src), `remote = "origin"`, `remote = "upstream"`, 1)
 			},
-			err: "crystallize: refusing the model's refinement: step 3 ctx.tool(\"git\"): its arguments changed from " +
-				"`ctx.tool(\"git\", arg1 = \"push\", arg2 = \"origin\", arg3 = arg3)` to `ctx.tool(\"git\", arg1 = \"push\", arg2 = \"upstream\", arg3 = branch)`\n",
+			err: "crystallize: refusing the model's refinement: the code changed from " +
+				"`ctx.exec(\"git push\", [\"git\", \"push\", \"{remote}\", \"{branch}\"], branch = branch, remote = \"origin\",)` (draft line 17) to " +
+				"`ctx.exec(\"git push\", [\"git\", \"push\", \"{remote}\", \"{branch}\"], branch = branch_name, remote = \"upstream\",)` (refinement line 15)\n",
 		},
 		{
 			name: "a step dropped",
 			reply: func(src string) string {
-				return strings.Replace(src, `    ctx.tool("go", arg1 = "vet", arg2 = "./...")`+"\n", "", 1)
+				return strings.Replace(src, `    ctx.exec("go vet", ["go", "vet", "{args...}"], args = ["./..."])`+"\n", "", 1)
 			},
-			err: "crystallize: refusing the model's refinement: step 2: the draft calls ctx.tool(\"go\"), the refinement ctx.tool(\"git\")\n",
+			err: "crystallize: refusing the model's refinement: the code changed from `ctx.exec(\"go vet\", [\"go\", \"vet\", \"{args...}\"], args = [\"./...\"])` (draft line 14) " +
+				"to `ctx.check(\"program_on_path\", program = \"git\", tool = \"git push\")` (refinement line 15)\n",
 		},
 		{
 			name: "a parameter renamed to a builtin",
 			reply: func(src string) string {
-				return strings.NewReplacer("(ctx, arg2, arg3)", "(ctx, arg2, len)", "arg3 = arg3)", "arg3 = len)").Replace(src)
+				return strings.NewReplacer("(ctx, args, branch)", "(ctx, args, len)", "branch = branch,", "branch = len,").Replace(src)
 			},
-			err: "crystallize: refusing the model's refinement: parameter arg3 is renamed len, which a workflow may not bind\n",
+			err: "crystallize: refusing the model's refinement: parameter branch is renamed len, which a workflow may not bind\n",
 		},
 		{
 			name:  "JSON",

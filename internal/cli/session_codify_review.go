@@ -30,7 +30,9 @@ const reviewHelp = `Answers:
   p ARG [NAME]                make the literal argument ARG a workflow parameter
                               NAME (default: ARG); asks about the step again, so
                               several arguments can be made parameters; a NAME
-                              that is already a parameter is shared
+                              that is already a parameter is shared. When ARG
+                              already is a parameter, rename it NAME in every
+                              step and derived value that reads it
   q, quit                     stop; nothing is written
   ?, help                     show this
 End of input stops like q.
@@ -113,16 +115,22 @@ func reviewSteps(ctx context.Context, in io.Reader, out io.Writer, c *candidate.
 					fmt.Fprintf(out, "  %s\n", msg)
 					continue
 				}
+				shared := names[e.Name]
+				for _, x := range rv.Params {
+					shared = shared || x.Name == e.Name
+				}
+				if e.From != "" && shared {
+					fmt.Fprintf(out, "  %s is already a parameter: renaming %s to it would make two parameters one\n", e.Name, e.From)
+					continue
+				}
 				if j := slices.IndexFunc(edits, func(x codify.ParamEdit) bool { return x.Key == e.Key }); j >= 0 {
 					edits[j] = e
 				} else {
 					edits = append(edits, e)
 				}
-				shared := names[e.Name]
-				for _, x := range rv.Params {
-					shared = shared || x.Name == e.Name
-				}
-				if shared {
+				if e.From != "" {
+					fmt.Fprintf(out, "  the parameter %s is renamed %s in every step that reads it\n", e.From, e.Name)
+				} else if shared {
 					fmt.Fprintf(out, "  %s of step %d takes the parameter %s, shared with the steps that already do\n", e.Key, st.Index, e.Name)
 				}
 				showStep(out, c, i, edits)

@@ -199,8 +199,8 @@ func codifyInteractive(t *testing.T, dir, answers string, files ...string) (stri
 // bundle all say so.
 func TestCodifyInteractive(t *testing.T) {
 	dir := t.TempDir()
-	//             1 go               2   3 (fuzzy)  4  5  6 kubectl set image
-	answers := "p arg2 target\nk\nk\nd\nk\nk\np arg4 image\nk\n"
+	//             1 go build         2   3 (fuzzy)  4  5  6 kubectl set
+	answers := "p args target\nk\nk\nd\nk\nk\np args image\nk\n"
 	out, err := codifyInteractive(t, dir, answers, deploySession)
 	if err != nil {
 		t.Fatalf("codify --interactive: %v\n%s", err, out)
@@ -215,9 +215,9 @@ func TestCodifyInteractive(t *testing.T) {
 	}
 	for _, want := range []string{
 		"def deploy_the_billing_service(ctx, target, image):\n",
-		`ctx.tool("go", arg1 = "build", arg2 = target)`,
-		`ctx.tool("kubectl", arg1 = "set", arg2 = "image", arg3 = "deploy/billing", arg4 = image)`,
-		"# step 5 · tool_call kubectl · approval user_intervention (required)\n",
+		`ctx.exec("go build", ["go", "build", "{args...}"], args = target)`,
+		`ctx.exec("kubectl set", ["kubectl", "set", "{args...}"], args = image)`,
+		"# step 5 · tool_call kubectl set · capabilities exec:kubectl · approval user_intervention (required)\n",
 	} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("wf.star lacks %q:\n%s", want, src)
@@ -251,8 +251,8 @@ func TestCodifyInteractive(t *testing.T) {
 		params = append(params, param{p.Name, p.Key, p.Type, p.SourcePaths, p.Examples})
 	}
 	wantParams := []param{
-		{"target", "arg2", "string", []string{"steps[1].parameters.arg2"}, []any{"./cmd/billing"}},
-		{"image", "arg4", "string", []string{"steps[5].parameters.arg4"}, []any{"billing=billing:v2"}},
+		{"target", "args", "array", []string{"steps[1].parameters.args"}, []any{[]any{"./cmd/billing"}}},
+		{"image", "args", "array", []string{"steps[5].parameters.args"}, []any{[]any{"image", "deploy/billing", "billing=billing:v2"}}},
 	}
 	if diff := cmp.Diff(wantParams, params); diff != "" {
 		t.Errorf("report parameters (-want +got):\n%s", diff)
@@ -261,18 +261,18 @@ func TestCodifyInteractive(t *testing.T) {
 	for _, st := range sel.Steps {
 		names = append(names, st.Name)
 	}
-	if diff := cmp.Diff([]string{"go", "migrate", "migrate", "kubectl", "kubectl"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"go build", "migrate", "migrate", "kubectl rollout restart", "kubectl set"}, names); diff != "" {
 		t.Errorf("report steps (-want +got):\n%s", diff)
 	}
 	for _, k := range sel.Constants {
-		if k.Step == 1 && k.Path == "parameters.arg2" || k.Step == 5 && k.Path == "parameters.arg4" {
+		if k.Step == 1 && k.Path == "parameters.args" || k.Step == 5 && k.Path == "parameters.args" {
 			t.Errorf("report keeps constant %+v that became a parameter", k)
 		}
 	}
 	if len(sel.Examples) != 1 || len(sel.Examples[0].ActionIDs) != 5 || sel.Shadow == nil || !sel.Shadow.Pass {
 		t.Errorf("report candidate examples %+v, shadow %+v; want 5 actions replaying", sel.Examples, sel.Shadow)
 	}
-	if !hasWarning(report.Warnings, codify.CodeReviewed, "dropped step 3 migrate; made arg2 of step 1 go the parameter target; made arg4 of step 6 kubectl the parameter image") {
+	if !hasWarning(report.Warnings, codify.CodeReviewed, "dropped step 3 migrate; made args of step 1 go build the parameter target; made args of step 6 kubectl set the parameter image") {
 		t.Errorf("report warnings %+v lack the review", report.Warnings)
 	}
 
@@ -312,14 +312,14 @@ func TestCodifyInteractiveAborted(t *testing.T) {
 }
 
 // TestCodifyInteractiveSeveral reviews a candidate mined from several
-// sessions: dropping a step mines them again, and a mined parameter can
-// be shared.
+// sessions: dropping a step mines them again, a mined parameter can be
+// renamed, and a literal made a parameter.
 func TestCodifyInteractiveSeveral(t *testing.T) {
 	dir := t.TempDir()
 	a := writeSession(t, dir, "a", "./cmd/a", "main")
 	b := writeSession(t, dir, "b", "./cmd/b", "main")
-	// Step 1 go build ARG2 (a parameter), 2 go vet ./... , 3 git push origin main.
-	out, err := codifyInteractive(t, dir, "k\nd\np arg3 branch\nk\n", a, b)
+	// Step 1 go build ARGS (a parameter), 2 go vet ./... , 3 git push origin main.
+	out, err := codifyInteractive(t, dir, "p args packages\nk\nd\np branch\nk\n", a, b)
 	if err != nil {
 		t.Fatalf("codify --interactive: %v\n%s", err, out)
 	}
@@ -328,8 +328,9 @@ func TestCodifyInteractiveSeveral(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"def build_and_publish(ctx, arg2, branch):\n",
-		`ctx.tool("git", arg1 = "push", arg2 = "origin", arg3 = branch)`,
+		"def build_and_publish(ctx, packages, branch):\n",
+		`ctx.exec("go build", ["go", "build", "{args...}"], args = packages)`,
+		"        branch = branch,\n        remote = \"origin\",\n",
 	} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("wf.star lacks %q:\n%s", want, src)
@@ -337,6 +338,9 @@ func TestCodifyInteractiveSeveral(t *testing.T) {
 	}
 	if strings.Contains(string(src), "vet") {
 		t.Errorf("wf.star keeps the dropped step:\n%s", src)
+	}
+	if want := "  the parameter args is renamed packages in every step that reads it\n"; !strings.Contains(out, want) {
+		t.Errorf("the review did not say %q:\n%s", want, out)
 	}
 	if v := bundle.Validate(filepath.Join(dir, "bundle")); len(v.Problems) > 0 {
 		t.Errorf("bundle problems: %+v", v.Problems)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/mine"
+	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/session"
@@ -30,6 +31,9 @@ type Options struct {
 	// Config, when not nil, names the positional arguments of the tools
 	// it binds to commands (see NameArgs).
 	Config *runtime.Config
+	// Rules read the sessions' shell commands as agent sessions' are
+	// read (see normalizeCommands); nil means normalize.Default().
+	Rules *normalize.Rules
 }
 
 // Draft is a mined candidate and the traces it was mined from.
@@ -42,11 +46,16 @@ type Draft struct {
 	Mine mine.Options
 }
 
-// Run converts each session to a trace and mines them: one session is the
+// Run converts each session to a trace, its shell commands read as an
+// agent's (normalizeCommands), and mines them: one session is the
 // workflow, every tool call a step and every argument a literal (as
 // mine.Single); several are mined with MinExamples set to their number,
 // so what varies between them becomes parameters.
 func Run(ctx context.Context, sources []Source, opts Options) (*Draft, error) {
+	rules := opts.Rules
+	if rules == nil {
+		rules = normalize.Default()
+	}
 	var traces []*trace.Trace
 	for _, src := range sources {
 		name := filepath.ToSlash(src.File)
@@ -54,11 +63,15 @@ func Run(ctx context.Context, sources []Source, opts Options) (*Draft, error) {
 		if err != nil {
 			return nil, err
 		}
+		normalizeCommands(t, rules, opts.Config)
 		if opts.Config != nil {
 			NameArgs(t, opts.Config)
 		}
 		t.Origin = trace.Origin{Path: name}
 		traces = append(traces, t)
+	}
+	if len(traces) == 1 {
+		dropObservations(traces[0])
 	}
 	d := &Draft{Traces: traces, Mine: mine.Options{WorkflowName: opts.WorkflowName, GeneratedAt: opts.GeneratedAt}}
 	if len(traces) > 1 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/session"
@@ -65,7 +66,7 @@ func TestApply(t *testing.T) {
 	steps := len(sel.Steps)
 	dropped := sel.Steps[2].Name
 	before := len(d.Traces[0].Actions)
-	got, err := Apply(ctx, d, &Review{Drop: []int{3}, Params: []ParamEdit{{Step: 1, Key: "arg2", Name: "target"}}})
+	got, err := Apply(ctx, d, &Review{Drop: []int{3}, Params: []ParamEdit{{Step: 1, Key: "args", Name: "target"}}})
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
@@ -77,9 +78,9 @@ func TestApply(t *testing.T) {
 		t.Errorf("Apply(drop 3) = %d steps, want %d", len(gsel.Steps), steps-1)
 	}
 	if len(gsel.Parameters) == 0 || gsel.Parameters[0].Name != "target" {
-		t.Errorf("Apply(p arg2 target) parameters = %+v, want target first", gsel.Parameters)
+		t.Errorf("Apply(p args target) parameters = %+v, want target first", gsel.Parameters)
 	}
-	want := "dropped step 3 " + dropped + "; made arg2 of step 1 go the parameter target"
+	want := "dropped step 3 " + dropped + "; made args of step 1 go build the parameter target"
 	if !slices.ContainsFunc(got.Report.Warnings, func(p candidate.Problem) bool {
 		return p.Code == CodeReviewed && strings.HasSuffix(p.Message, want)
 	}) {
@@ -126,15 +127,15 @@ func TestNewParamEdit(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := d.Report.Selected()
-	if e, err := NewParamEdit(c, 0, "arg2", ""); err != nil || e != (ParamEdit{Step: 1, Key: "arg2", Name: "arg2"}) {
-		t.Errorf("NewParamEdit(arg2) = %+v, %v", e, err)
+	if e, err := NewParamEdit(c, 0, "args", ""); err != nil || e != (ParamEdit{Step: 1, Key: "args", Name: "args"}) {
+		t.Errorf("NewParamEdit(args) = %+v, %v", e, err)
 	}
-	if e, err := NewParamEdit(c, 0, "arg2", "target"); err != nil || e.Name != "target" {
-		t.Errorf("NewParamEdit(arg2 target) = %+v, %v", e, err)
+	if e, err := NewParamEdit(c, 0, "args", "target"); err != nil || e.Name != "target" {
+		t.Errorf("NewParamEdit(args target) = %+v, %v", e, err)
 	}
 	for _, tc := range []struct{ key, name, want string }{
 		{"nope", "", `step 1 has no argument "nope" (it has `},
-		{"arg2", "not-a-name", `"not-a-name" cannot name a parameter (try not_a_name)`},
+		{"args", "not-a-name", `"not-a-name" cannot name a parameter (try not_a_name)`},
 	} {
 		if _, err := NewParamEdit(c, 0, tc.key, tc.name); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewParamEdit(%s, %q) = %v, want %q", tc.key, tc.name, err, tc.want)
@@ -208,5 +209,42 @@ func TestReadSourcesAndPublish(t *testing.T) {
 	var list trace.ErrorList
 	if _, err := ReadSources([]string{deploySession, bad}); !errors.As(err, &list) || list[0].File != bad {
 		t.Errorf("ReadSources with a bad log = %v; want its problems", err)
+	}
+}
+
+// TestNormalizeCommands checks which session tool calls are read as
+// shell commands: a program's command line is, with its phase metadata,
+// approval and declared side effects kept; a step crystallize run wrote,
+// a tool the configuration binds and a dotted or MCP tool name are not.
+func TestNormalizeCommands(t *testing.T) {
+	approval := &trace.Approval{Required: true, Prompt: "ok?", Boundary: "user_intervention"}
+	tr := &trace.Trace{Actions: []trace.Action{
+		{ID: "a1", Kind: trace.KindToolCall, Name: "git", Approval: approval,
+			Metadata:    map[string]any{"args": `add a.go && git commit -m "fix it"`, "phase": "p1"},
+			SideEffects: []trace.SideEffect{{Kind: "git_commit", Target: "HEAD"}}},
+		{ID: "a2", Kind: trace.KindToolCall, Name: "repo.commit", Metadata: map[string]any{"args": "-m x"}},
+		{ID: "a3", Kind: trace.KindToolCall, Name: "git", Metadata: map[string]any{"args": "push", "command": "git push"}},
+		{ID: "a4", Kind: trace.KindToolCall, Name: "deploy", Metadata: map[string]any{"args": "prod"}},
+		{ID: "a5", Kind: trace.KindToolCall, Name: "mcp__gh__create_issue", Metadata: map[string]any{"args": "x"}},
+	}}
+	cfg := &runtime.Config{Tools: map[string]runtime.ToolBinding{"deploy": {Command: []string{"deploy.sh", "{env}"}}}}
+	normalizeCommands(tr, normalize.Default(), cfg)
+	var names []string
+	for _, a := range tr.Actions {
+		names = append(names, a.ID+" "+a.Name)
+	}
+	want := []string{"a1 git add", "a1.2 git commit", "a2 repo.commit", "a3 git", "a4 deploy", "a5 mcp__gh__create_issue"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("normalizeCommands = %q, want %q", names, want)
+	}
+	add, commit := tr.Actions[0], tr.Actions[1]
+	if add.Approval != approval || commit.Approval != nil {
+		t.Errorf("approval on %v and %v, want the first action only", add.Approval, commit.Approval)
+	}
+	if len(commit.SideEffects) != 1 || len(add.SideEffects) != 0 {
+		t.Errorf("side effects %v and %v, want the declared one on the last action", add.SideEffects, commit.SideEffects)
+	}
+	if commit.Parameters["message"] != "fix it" || commit.Metadata["phase"] != "p1" || commit.Metadata["argv"] == nil {
+		t.Errorf("git commit = %+v, want parameter message, the phase and an argv template", commit)
 	}
 }

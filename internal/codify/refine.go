@@ -1,6 +1,7 @@
 package codify
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/derive"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -98,7 +100,7 @@ func prompt(src []byte, fn string) string {
 	return `Refine this Starlark workflow for the person who will review it. You may change only two things:
 - names: rename the parameters of ` + fn + ` (never ctx) and its local variables to clearer snake_case names, consistently at every use;
 - comments: add, reword or remove # comments and the docstring, so that they say what each step does and why.
-Keep everything else exactly as it is: the function name ` + fn + `, the order of its parameters and their defaults, every ctx.tool, ctx.model and ctx.approve call in the same order with the same names, argument names and literal values, and the return statement. Do not add, remove or reorder statements.
+Keep everything else exactly as it is: the function name ` + fn + `, the order of its parameters and their defaults, every ctx.tool, ctx.exec, ctx.check, ctx.model and ctx.approve call in the same order with the same names, argument names and literal values (a ctx.exec argv list word for word), and the return statement. Do not add, remove or reorder statements.
 Answer with the complete refined file only, as plain Starlark, without a markdown code fence.
 
 ` + string(src)
@@ -200,7 +202,50 @@ func renameSignature(c *candidate.Candidate, renames map[string]string) error {
 		}
 		byOld[p.Name] = to
 	}
+	if err := renameDerived(c, byOld); err != nil {
+		return err
+	}
 	c.RenameParameters(byOld)
+	return nil
+}
+
+// renameDerived renames c's derived parameters and the parameters they
+// read, in their expressions, refs and evidence, after byOld (a parameter's name to
+// its new one): the workflow assigns a derived parameter from the
+// parameters it reads, so a refinement that renames one of them renames
+// it in the expression too, and the candidate must follow or it would
+// derive from a parameter the workflow no longer has. The derived
+// parameters are copied before they are changed.
+func renameDerived(c *candidate.Candidate, byOld map[string]string) error {
+	if len(c.DerivedParameters) == 0 || len(byOld) == 0 {
+		return nil
+	}
+	derived := slices.Clone(c.DerivedParameters)
+	for i := range derived {
+		d := &derived[i]
+		d.Name = cmp.Or(byOld[d.Name], d.Name)
+		e, err := derive.Parse(d.Expression)
+		if err != nil {
+			return fmt.Errorf("derived parameter %s = %s: %w", d.Name, d.Expression, err)
+		}
+		d.Expression = derive.Rename(e, byOld).String()
+		refs := make([]string, len(d.Refs))
+		for j, r := range d.Refs {
+			refs[j] = cmp.Or(byOld[r], r)
+		}
+		slices.Sort(refs)
+		d.Refs = refs
+		d.Evidence = slices.Clone(d.Evidence)
+		for j := range d.Evidence {
+			ev := &d.Evidence[j]
+			inputs := make(map[string]string, len(ev.Inputs))
+			for k, v := range ev.Inputs {
+				inputs[cmp.Or(byOld[k], k)] = v
+			}
+			ev.Inputs = inputs
+		}
+	}
+	c.DerivedParameters = derived
 	return nil
 }
 

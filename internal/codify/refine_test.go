@@ -1,6 +1,9 @@
 package codify
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestStripFence(t *testing.T) {
 	for in, want := range map[string]string{
@@ -10,6 +13,18 @@ func TestStripFence(t *testing.T) {
 	} {
 		if got := stripFence(in); got != want {
 			t.Errorf("stripFence(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestPromptNamesEveryCall: the model is told to keep every kind of ctx
+// call a draft holds, the ctx.exec and ctx.check of shell commands
+// included, or it may reword what the equivalence check then refuses.
+func TestPromptNamesEveryCall(t *testing.T) {
+	p := prompt([]byte("def f(ctx):\n    pass\n"), "f")
+	for _, call := range []string{"ctx.tool", "ctx.exec", "ctx.check", "ctx.model", "ctx.approve"} {
+		if !strings.Contains(p, call) {
+			t.Errorf("the refine prompt does not name %s:\n%s", call, p)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -40,11 +41,15 @@ type Review struct {
 }
 
 // ParamEdit makes the constant argument Key of step Step (a 1-based index
-// in the reviewed candidate) the workflow parameter Name.
+// in the reviewed candidate) the workflow parameter Name; or, when From
+// is set, renames the parameter From that the argument already takes
+// (mined from several sessions, or derived) to Name, in every step and
+// derived expression that reads it.
 type ParamEdit struct {
 	Step int
 	Key  string
 	Name string
+	From string
 }
 
 // Empty reports whether the review changes nothing.
@@ -123,14 +128,23 @@ func Apply(ctx context.Context, d *Draft, rv *Review) (*Draft, error) {
 		}
 		return n
 	}
+	renames := map[string]string{}
 	for _, e := range rv.Params {
 		if dropped[e.Step] {
+			continue
+		}
+		if e.From != "" {
+			what = append(what, fmt.Sprintf("renamed the parameter %s of step %d %s to %s", e.From, e.Step, sel.Steps[renumber(e.Step)-1].Name, e.Name))
+			renames[e.From] = e.Name
 			continue
 		}
 		what = append(what, fmt.Sprintf("made %s of step %d %s the parameter %s", e.Key, e.Step, sel.Steps[renumber(e.Step)-1].Name, e.Name))
 		if err := sel.Parameterize(renumber(e.Step), e.Key, e.Name); err != nil {
 			return nil, fmt.Errorf("applying the review: %w", err)
 		}
+	}
+	if err := renameParameters(sel, renames); err != nil {
+		return nil, fmt.Errorf("applying the review: %w", err)
 	}
 	sel.SortParameters()
 	r.Warnings = append(r.Warnings, candidate.Problem{
@@ -158,7 +172,21 @@ func NewParamEdit(c *candidate.Candidate, i int, key, name string) (ParamEdit, e
 	if j < 0 {
 		return ParamEdit{}, fmt.Errorf("step %d has no argument %q (it has %s)", st.Index, key, argKeys(st))
 	}
-	if a := st.Arguments[j]; a.Kind != candidate.ArgConstant {
+	a := st.Arguments[j]
+	if a.Kind == candidate.ArgParameter {
+		// Already a parameter: the answer renames it.
+		if name == "" || name == a.Parameter {
+			return ParamEdit{}, fmt.Errorf("%s is already the parameter %s; give it another name to rename it", key, a.Parameter)
+		}
+		if candidate.Identifier(name) != name {
+			return ParamEdit{}, fmt.Errorf("%q cannot name a parameter (try %s)", name, candidate.Identifier(name))
+		}
+		if hasParameter(c, name) {
+			return ParamEdit{}, fmt.Errorf("%s is already a parameter: renaming %s to it would make two parameters one", name, a.Parameter)
+		}
+		return ParamEdit{Step: st.Index, Key: key, Name: name, From: a.Parameter}, nil
+	}
+	if a.Kind != candidate.ArgConstant {
 		return ParamEdit{}, fmt.Errorf("%s is not a literal: it is %s", key, ArgumentSource(a))
 	}
 	if name == "" {
@@ -168,6 +196,38 @@ func NewParamEdit(c *candidate.Candidate, i int, key, name string) (ParamEdit, e
 		return ParamEdit{}, fmt.Errorf("%q cannot name a parameter (try %s)", name, candidate.Identifier(name))
 	}
 	return ParamEdit{Step: st.Index, Key: key, Name: name}, nil
+}
+
+// hasParameter reports whether c has a parameter or a derived parameter
+// named name.
+func hasParameter(c *candidate.Candidate, name string) bool {
+	return slices.ContainsFunc(c.Parameters, func(p candidate.Parameter) bool { return p.Name == name }) ||
+		slices.ContainsFunc(c.DerivedParameters, func(d candidate.DerivedParameter) bool { return d.Name == name })
+}
+
+// renameParameters renames c's parameters and derived parameters after
+// renames (a name to its new one), in the steps that read them and the
+// derived expressions too. A name that is not one of c's, or a new name
+// that is already taken, is an error: the candidate would no longer be
+// what the review showed.
+func renameParameters(c *candidate.Candidate, renames map[string]string) error {
+	if len(renames) == 0 {
+		return nil
+	}
+	for _, from := range slices.Sorted(maps.Keys(renames)) {
+		to := renames[from]
+		if !hasParameter(c, from) {
+			return fmt.Errorf("the workflow has no parameter %s to rename to %s", from, to)
+		}
+		if _, renamed := renames[to]; hasParameter(c, to) && !renamed {
+			return fmt.Errorf("cannot rename %s to %s: %s is already a parameter", from, to, to)
+		}
+	}
+	if err := renameDerived(c, renames); err != nil {
+		return err
+	}
+	c.RenameParameters(renames)
+	return nil
 }
 
 // ArgumentSource says where a step's argument comes from, as a reviewer

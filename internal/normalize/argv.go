@@ -155,7 +155,11 @@ func (c *command) flag(argv []string, i int, values map[string]bool, dashLong bo
 		c.params[key] = body
 		c.tmpl = append(c.tmpl, "-{"+key+"}")
 		return 0
-	case values[body] && hasNext:
+	case hasNext && (values[body] || (long || len(body) == 1) && redact.SensitiveKey(body) && !strings.HasPrefix(argv[i+1], "-")):
+		// A flag the table does not know to take a value but whose
+		// name says it holds a credential (vault login --token X)
+		// takes the next word: read as a boolean, the credential would
+		// be a literal operand of the workflow.
 		c.flags[body] = true
 		key := c.key(credentialName(body, w+" "+argv[i+1]))
 		c.params[key] = argv[i+1]

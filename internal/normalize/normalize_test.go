@@ -154,6 +154,18 @@ func TestShellActions(t *testing.T) {
 				Argv: argv("curl", "--user={user_password}", "{args...}")},
 		},
 	}, {
+		// A flag named as a credential takes the next word even when
+		// the table does not know the program: read as a boolean, the
+		// token would be a literal operand.
+		name: "a credential flag of an unknown program takes its value",
+		cmd:  "vault login --token vtQ8zR2mK5pL1wX4 && tool --password s3cretPw9 --force x",
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "vault", Params: P{"args": L("login"), "token": "vtQ8zR2mK5pL1wX4"},
+				Argv: argv("vault", "{args...}", "--token", "{token}")},
+			{ID: "call_1.2", Kind: tc, Name: "tool", Params: P{"password": "s3cretPw9", "force": true, "args": L("x")},
+				Argv: argv("tool", "--password", "{password}", "--force", "{args...}")},
+		},
+	}, {
 		name:  "pipe into filters keeps one action",
 		cmd:   `go test ./... 2>&1 | grep -v '^ok' | head -n 40`,
 		extra: []string{"filters", "redirects"},
