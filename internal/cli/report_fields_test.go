@@ -108,3 +108,30 @@ func TestReportPromotionMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestReportRuntimeCost: the cost of running a workflow is measured from
+// its steps: triage still makes its classify model call, whose recorded
+// dollars are its cpu_runtime_cost_usd; bump has no fuzzy step, so no
+// model dollars, and its runtime_ms is the tools' recorded time.
+func TestReportRuntimeCost(t *testing.T) {
+	r := mineExamplesReport(t)
+	cs, _ := r["candidates"].([]any)
+	got := map[string]map[string]any{}
+	for _, x := range cs {
+		c := x.(map[string]any)
+		got[c["name"].(string)], _ = c["savings"].(map[string]any)
+	}
+	// Three runs of triage, each classify call recorded at $0.006927,
+	// $0.007677 and $0.006684 (examples/traces 03, 04, 05).
+	if s := got["triage"]; s == nil || s["cpu_runtime_cost_usd"] != 0.021288 {
+		t.Errorf("triage: cpu_runtime_cost_usd = %v, want 0.021288", s["cpu_runtime_cost_usd"])
+	}
+	if s := got["bump"]; s == nil || s["cpu_runtime_cost_usd"] != 0.0 {
+		t.Errorf("bump: cpu_runtime_cost_usd = %v, want 0 (no model call remains)", s["cpu_runtime_cost_usd"])
+	}
+	for name, s := range got {
+		if ms, _ := s["runtime_ms"].(float64); ms <= 0 {
+			t.Errorf("%s: runtime_ms = %v, want the steps' recorded time", name, s["runtime_ms"])
+		}
+	}
+}
