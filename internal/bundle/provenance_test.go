@@ -1,6 +1,8 @@
 package bundle
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -57,4 +59,25 @@ func deref(p *string) any {
 		return nil
 	}
 	return *p
+}
+
+// TestManifestEvalPackLinkRedacted: a token pasted into the eval pack
+// link or a name is redacted in the manifest, as in report.json, so the
+// bundle validates instead of carrying the secret.
+func TestManifestEvalPackLinkRedacted(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	o := opts()
+	token := "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	o.EvalPackLink = "https://evals.example.com/packs/release?token=" + token
+	o.Author = "ops " + token
+	dir, m := scenario{sources: s, heldout: h, build: releaseCandidate, opts: o}.write(t)
+	if v := Validate(dir); !v.OK {
+		t.Errorf("bundle does not validate:\n%s", describe(v))
+	}
+	if b := mustRead(t, filepath.Join(dir, ManifestFile)); strings.Contains(string(b), token) {
+		t.Errorf("%s holds the token", ManifestFile)
+	}
+	if m.EvalPack.Link == nil || !strings.HasPrefix(*m.EvalPack.Link, "https://evals.example.com/packs/release?token=[redacted") {
+		t.Errorf("eval_pack.link = %v", deref(m.EvalPack.Link))
+	}
 }

@@ -332,7 +332,7 @@ func build(in Input, opts Options) (*built, error) {
 
 	m := newManifest(rep, c, name, in.Workflow, fixtures, opts)
 	m.EvalPack.Path = evalPath
-	m.EvalPack.Link = strPtr(opts.EvalPackLink)
+	m.EvalPack.Link = strPtr(redactID(opts.EvalPackLink))
 	setSourceReceipts(m, in)
 	m.Skill = skillRef
 	m.Redaction.Replacements = replaced
@@ -375,9 +375,12 @@ func newManifest(rep *candidate.Report, c *candidate.Candidate, name string, wor
 			FixtureCount: len(fixtures),
 		},
 		Promotion: Promotion{
-			Owner:             strPtr(opts.Author),
-			Approver:          strPtr(opts.Approver),
-			Author:            strPtr(opts.Author),
+			// Names and the link are given on the command line, where a
+			// token pasted into a URL is as much a secret as one in a
+			// trace: they are written as report.json holds them.
+			Owner:             strPtr(redactID(opts.Author)),
+			Approver:          strPtr(redactID(opts.Approver)),
+			Author:            strPtr(redactID(opts.Author)),
 			RolloutPolicy:     RolloutPolicy,
 			RollbackTarget:    RollbackTarget,
 			CreatedAt:         opts.GeneratedAt,
