@@ -238,6 +238,7 @@ func Promote(r *candidate.Report, opts Options) {
 	if minExamples == 0 {
 		minExamples = DefaultMinExamples
 	}
+	meta := opts.promotionMetadata(r.GeneratedAt)
 	set := func(c *candidate.Candidate) {
 		div := divergencesOf(c.Shadow)
 		p := &candidate.Promotion{
@@ -255,6 +256,7 @@ func Promote(r *candidate.Report, opts Options) {
 		}
 		settleCriteria(&p.Criteria, "")
 		p.Status, p.Reasons = p.Criteria.Status, p.Criteria.Reasons
+		p.PromotionMetadata = meta
 		c.Promotion = p
 	}
 	for i := range r.Candidates {
@@ -360,4 +362,29 @@ func (b *Bundle) ExampleActions() ([][]trace.Action, error) {
 		}
 	}
 	return out, nil
+}
+
+// promotionMetadata is the promotion metadata opts give every candidate
+// of a report generated at generatedAt, as newManifest records it for a
+// bundle's: the owner is the author, since nobody else is named, and the
+// dates and version default as a bundle's do.
+func (opts Options) promotionMetadata(generatedAt string) candidate.PromotionMetadata {
+	version := opts.PackageVersion
+	if version == "" {
+		version = DefaultPackageVersion
+	}
+	created := opts.GeneratedAt
+	if created == "" {
+		created = generatedAt
+	}
+	return candidate.PromotionMetadata{
+		Author:          strPtr(opts.Author),
+		Owner:           strPtr(opts.Author),
+		Approver:        strPtr(opts.Approver),
+		PackageName:     opts.PackageName,
+		WorkflowVersion: version,
+		RollbackTarget:  RollbackTarget,
+		CreatedAt:       created,
+		EvalPackLink:    strPtr(opts.EvalPackLink),
+	}
 }

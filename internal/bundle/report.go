@@ -12,7 +12,10 @@ import (
 )
 
 // reportFile is a bundle's report.json: the redacted report and the
-// skills the bundle accepted or rejected.
+// skills the bundle accepted or rejected. Its two lists take the place
+// of the report's own (encoding/json writes the shallower field), which
+// list every candidate's skill: a bundle holds one candidate, and its
+// report says what became of that candidate's skill in it.
 type reportFile struct {
 	*candidate.Report
 	SkillCandidates         []any `json:"skill_candidates"`

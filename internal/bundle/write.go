@@ -66,6 +66,9 @@ type Options struct {
 	MinExamples int
 	// EvalPack writes harn.eval.toml (--eval-pack).
 	EvalPack bool
+	// EvalPackLink is where the eval pack is published
+	// (--eval-pack-link), recorded as eval_pack.link; "" is null.
+	EvalPackLink string
 
 	// hook, when set, is called before each file is written and before
 	// the final rename, with the file's bundle path or "rename"; an error
@@ -305,6 +308,8 @@ func build(in Input, opts Options) (*built, error) {
 
 	m := newManifest(rep, c, name, in.Workflow, fixtures, opts)
 	m.EvalPack.Path = evalPath
+	m.EvalPack.Link = strPtr(redactID(opts.EvalPackLink))
+	setSourceReceipts(m, in)
 	m.Skill = skillRef
 	m.Redaction.Replacements = replaced
 	mb, err := encodeManifest(m)
@@ -346,9 +351,12 @@ func newManifest(rep *candidate.Report, c *candidate.Candidate, name string, wor
 			FixtureCount: len(fixtures),
 		},
 		Promotion: Promotion{
-			Owner:             nil,
-			Approver:          strPtr(opts.Approver),
-			Author:            strPtr(opts.Author),
+			// Names and the link are given on the command line, where a
+			// token pasted into a URL is as much a secret as one in a
+			// trace: they are written as report.json holds them.
+			Owner:             strPtr(redactID(opts.Author)),
+			Approver:          strPtr(redactID(opts.Approver)),
+			Author:            strPtr(redactID(opts.Author)),
 			RolloutPolicy:     RolloutPolicy,
 			RollbackTarget:    RollbackTarget,
 			CreatedAt:         opts.GeneratedAt,
@@ -550,6 +558,38 @@ func buildFixtures(in Input, c *candidate.Candidate) ([]Fixture, [][]byte, int, 
 		fixtures = []Fixture{}
 	}
 	return fixtures, data, total, nil
+}
+
+// SourceReceiptKey is the trace metadata key whose string value is the
+// receipt the system that recorded the run gave it (a run log's or a
+// ticket's id): source_traces[].source_receipt_id. A trace without one
+// leaves it null; nothing else in a trace says it.
+const SourceReceiptKey = "source_receipt_id"
+
+// setSourceReceipts records in m.SourceTraces the source receipt id of
+// each trace of in that has one, redacted as the trace's fixture holds
+// it.
+func setSourceReceipts(m *Manifest, in Input) {
+	type key struct{ id, hash string }
+	receipts := map[key]string{}
+	for _, ts := range [][]*trace.Trace{in.Sources, in.Heldout} {
+		for _, t := range ts {
+			if t == nil {
+				continue
+			}
+			if id, ok := t.Metadata[SourceReceiptKey].(string); ok && id != "" {
+				k := key{redactID(t.ID), t.SourceHash}
+				if _, dup := receipts[k]; !dup {
+					receipts[k] = redactID(id)
+				}
+			}
+		}
+	}
+	for i, st := range m.SourceTraces {
+		if id, ok := receipts[key{st.TraceID, st.SourceHash}]; ok {
+			m.SourceTraces[i].SourceReceiptID = strPtr(id)
+		}
+	}
 }
 
 // redactID returns a trace id as the fixture and the redacted report

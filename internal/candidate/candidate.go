@@ -395,14 +395,25 @@ type Savings struct {
 	OutputTokensAvoided     int64   `json:"output_tokens_avoided"`
 	EstimatedCostUSDAvoided float64 `json:"estimated_cost_usd_avoided"`
 	WallMSAvoided           int64   `json:"wall_ms_avoided"`
-	CPURuntimeCostUSD       float64 `json:"cpu_runtime_cost_usd"`
-	RemainingModelCalls     int64   `json:"remaining_model_calls"`
-	Runs                    int     `json:"runs"`
-	PerRun                  PerRun  `json:"per_run"`
-	// UnpricedModels are the models whose avoided tokens have no price:
-	// the log gave no cost and the price table (price.Table) does not know
-	// them, so the dollars above leave them out. "" stands for tokens of
-	// no named model. Sorted; absent when every token was priced.
+	// CPURuntimeCostUSD is what the workflow still costs to run: the
+	// dollars of the model calls of its fuzzy steps, as the traces
+	// recorded them (or the price table prices their tokens). The CPU
+	// time of the interpreter and the tools has no price in a trace and
+	// is not priced; RuntimeMS is that time instead. 0 for a workflow
+	// without a fuzzy step.
+	CPURuntimeCostUSD float64 `json:"cpu_runtime_cost_usd"`
+	// RuntimeMS is the time the workflow's steps took in the traces: the
+	// recorded duration_ms of each step, or for a fuzzy step its model
+	// wall time when longer. 0 when the traces record no durations.
+	RuntimeMS           int64  `json:"runtime_ms"`
+	RemainingModelCalls int64  `json:"remaining_model_calls"`
+	Runs                int    `json:"runs"`
+	PerRun              PerRun `json:"per_run"`
+	// UnpricedModels are the models whose tokens (avoided, or still spent
+	// by fuzzy steps) have no price: the log gave no cost and the price
+	// table (price.Table) does not know them, so the dollars above leave
+	// them out. "" stands for tokens of no named model. Sorted; absent
+	// when every token was priced.
 	UnpricedModels []string `json:"unpriced_models,omitempty"`
 }
 
@@ -414,4 +425,6 @@ type PerRun struct {
 	EstimatedCostUSDAvoided float64 `json:"estimated_cost_usd_avoided"`
 	WallMSAvoided           float64 `json:"wall_ms_avoided"`
 	RemainingModelCalls     float64 `json:"remaining_model_calls"`
+	CPURuntimeCostUSD       float64 `json:"cpu_runtime_cost_usd"`
+	RuntimeMS               float64 `json:"runtime_ms"`
 }

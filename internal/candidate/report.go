@@ -15,10 +15,19 @@ type Report struct {
 	Candidates          []Candidate   `json:"candidates"`
 	RejectedCandidates  []Candidate   `json:"rejected_candidates"`
 	Warnings            []Problem     `json:"warnings"`
-	InputFormat         InputFormat   `json:"input_format"`
-	Mining              MiningSummary `json:"mining"`
-	WorkflowPath        string        `json:"workflow_path,omitempty"`
-	ShadowSources       []string      `json:"shadow_sources,omitempty"`
+	// SkillCandidates are the SKILL.md projections of the safe candidates
+	// whose replay gate passed; RejectedSkillCandidates those of every
+	// other candidate, safe or not, with the gate's reasons. Publishing a
+	// report fills both (empty, not null, when nothing is in one), so a
+	// reviewer reading report.json alone sees every candidate's skill,
+	// not only the selected one's; both are null in a report that was
+	// never published.
+	SkillCandidates         []SkillCandidate `json:"skill_candidates"`
+	RejectedSkillCandidates []SkillCandidate `json:"rejected_skill_candidates"`
+	InputFormat             InputFormat      `json:"input_format"`
+	Mining                  MiningSummary    `json:"mining"`
+	WorkflowPath            string           `json:"workflow_path,omitempty"`
+	ShadowSources           []string         `json:"shadow_sources,omitempty"`
 	// Holdout lists the eligible traces of the mined corpus itself that
 	// were held out of mining and shadow-replayed as held-out evidence
 	// (mine --holdout), and why; nil when none were.
@@ -27,6 +36,40 @@ type Report struct {
 	// reviewed run (crystallize ingest); mining leaves them out.
 	SegmentSummary  *SegmentSummary  `json:"segment_summary,omitempty"`
 	RecoverySummary *RecoverySummary `json:"recovery_summary,omitempty"`
+}
+
+// SkillCandidate is one candidate's skill: the SKILL.md the replay gate
+// decided on, what would make an agent pick it (Activation), and the
+// gate's receipt.
+type SkillCandidate struct {
+	SkillID             string `json:"skill_id"`
+	Name                string `json:"name"`
+	WorkflowCandidateID string `json:"workflow_candidate_id"`
+	// Decision is the gate's: "accepted" or "rejected".
+	Decision         string    `json:"decision"`
+	RejectionReasons []Problem `json:"rejection_reasons"`
+	// SkillMD is the SKILL.md text, rendered for every safe candidate
+	// whatever the gate decided, so that a rejected skill can be reviewed
+	// too; empty for a rejected candidate, which has no skill to read.
+	SkillMD string `json:"skill_md,omitempty"`
+	// Activation is the SKILL.md frontmatter an agent matches a task
+	// against; nil when SkillMD is empty.
+	Activation *SkillActivation `json:"activation,omitempty"`
+	// Gate is the replay-gate receipt (skill.Gate), as the bundle writes
+	// it to gate.json.
+	Gate any `json:"gate"`
+}
+
+// SkillActivation is what decides when an agent uses a skill: its name,
+// description, short title, when to use it, the tools it may call and the
+// paths it touches (empty when none were inferred).
+type SkillActivation struct {
+	Name         string   `json:"name"`
+	Description  string   `json:"description"`
+	Short        string   `json:"short"`
+	WhenToUse    string   `json:"when_to_use"`
+	AllowedTools []string `json:"allowed_tools"`
+	Paths        []string `json:"paths"`
 }
 
 // Holdout is the part of a corpus held out of mining: the most recent
@@ -188,6 +231,30 @@ type Promotion struct {
 	DivergenceHistory []DivergenceRecord `json:"divergence_history"`
 	ApprovalHistory   []ApprovalRecord   `json:"approval_history"`
 	Criteria          PromotionCriteria  `json:"criteria"`
+	PromotionMetadata
+}
+
+// PromotionMetadata is who proposes a candidate and what promoting it
+// would publish and fall back to: the fields of a bundle manifest's
+// promotion, recorded in report.json too so that the standalone report
+// answers them without a bundle. A name nobody gave is null, never
+// guessed.
+type PromotionMetadata struct {
+	// Author is who proposed the candidate (--author); Owner is who
+	// answers for it once promoted, the author, since nobody else is
+	// named.
+	Author *string `json:"author"`
+	Owner  *string `json:"owner"`
+	// Approver is who is expected to approve (--approver). It is never
+	// an approval: ApprovalHistory records those.
+	Approver        *string `json:"approver"`
+	PackageName     string  `json:"package_name"`
+	WorkflowVersion string  `json:"workflow_version"`
+	RollbackTarget  string  `json:"rollback_target"`
+	CreatedAt       string  `json:"created_at"`
+	// EvalPackLink is where the eval pack is published (--eval-pack-link),
+	// null when not given.
+	EvalPackLink *string `json:"eval_pack_link"`
 }
 
 // DivergenceRecord is a replay-oracle divergence found on one trace: the

@@ -48,6 +48,7 @@ type mineFlags struct {
 	bundle         string
 	bundles        string
 	evalPack       string
+	evalPackLink   string
 	approver       string
 	author         string
 	team           string
@@ -78,6 +79,7 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.bundle, "bundle", "", "write a portable, redacted review bundle for the selected candidate into this directory")
 	fs.StringVar(&f.bundles, "bundles", "", "write a review bundle for every safe candidate into this directory, one <name>/ each (the names --out-dir gives)")
 	fs.StringVar(&f.evalPack, "eval-pack", "", "also write the eval pack (TOML) of the selected candidate to this file: the bundle's with --bundle or --bundles (every bundle then holds its own), else one naming the fixtures a bundle would hold")
+	fs.StringVar(&f.evalPackLink, "eval-pack-link", "", "where the eval pack is published (a URL), recorded as the bundle's eval_pack.link and the report's promotion eval_pack_link")
 	fs.StringVar(&f.approver, "approver", "", "who is expected to approve the bundle (recorded; not an approval: see crystallize approve)")
 	fs.StringVar(&f.author, "author", "", "who proposes the bundle")
 	fs.StringVar(&f.team, "team", "", "team recorded in the bundle")
@@ -362,7 +364,8 @@ func runMine(ctx context.Context, e *env, f *mineFlags, flags *pflag.FlagSet) er
 		BundleOptions: bundle.Options{
 			PackageName: f.packageName, PackageVersion: f.packageVersion,
 			Author: f.author, Approver: f.approver, Team: f.team, Repo: f.repo,
-			GeneratedAt: generatedAt, GeneratorVersion: toolVersion(),
+			EvalPackLink: f.evalPackLink,
+			GeneratedAt:  generatedAt, GeneratorVersion: toolVersion(),
 			MinConfidence: f.minConfidence, MinExamples: f.minExamples,
 			// A confidence of 0 the user gave is 0, not the default.
 			MinConfidenceSet: flags.Changed("promotion-min-confidence"),

@@ -767,8 +767,16 @@ func artifactType(se trace.SideEffect) string {
 // steps the model calls, tokens, cost and model wall-clock time the agent
 // spent deciding them are avoided; fuzzy steps still need their model calls
 // (at least one each). Tool execution time (duration_ms) is not counted as
-// saved: the workflow still runs the tool. CPU cost of the interpreter is
-// not estimated (it is reported as 0, not guessed).
+// saved: the workflow still runs the tool.
+//
+// What running the workflow still costs is measured from the same steps:
+// CPURuntimeCostUSD is the dollars of the fuzzy steps' model calls, which
+// the workflow still makes, and RuntimeMS the time its steps took (each
+// step's duration_ms, or for a fuzzy step its model wall time when that
+// is longer, so that one call timed twice is not counted twice). The CPU
+// time of the interpreter and of the tools has no price in a trace, so no
+// dollars are put on it: a workflow with no fuzzy step costs $0 in model
+// calls, and its RuntimeMS says what it spends instead.
 //
 // The dollars are the trace's own (total_cost_usd) where it gives them;
 // otherwise the action's tokens priced by its model in prices. Tokens of
@@ -793,14 +801,10 @@ func savings(views []stepView, prices *price.Table) candidate.Savings {
 			if a.Cost != nil {
 				cost = *a.Cost
 			}
-			if isFuzzy {
-				s.RemainingModelCalls += max(cost.ModelCalls, 1)
-				continue
+			var ms int64
+			if a.DurationMS != nil {
+				ms = max(*a.DurationMS, 0)
 			}
-			s.ModelCallsAvoided += cost.ModelCalls
-			s.InputTokensAvoided += cost.InputTokens
-			s.OutputTokensAvoided += cost.OutputTokens
-			s.WallMSAvoided += cost.WallMS
 			usd, ok := prices.Dollars(cost.Model, price.Usage{
 				Input: cost.InputTokens, Output: cost.OutputTokens,
 				CacheRead: cost.CacheReadTokens, CacheWrite: cost.CacheWriteTokens,
@@ -808,6 +812,17 @@ func savings(views []stepView, prices *price.Table) candidate.Savings {
 			if !ok {
 				unpriced[cost.Model] = true
 			}
+			if isFuzzy {
+				s.RemainingModelCalls += max(cost.ModelCalls, 1)
+				s.CPURuntimeCostUSD += usd
+				s.RuntimeMS += max(ms, cost.WallMS)
+				continue
+			}
+			s.RuntimeMS += ms
+			s.ModelCallsAvoided += cost.ModelCalls
+			s.InputTokensAvoided += cost.InputTokens
+			s.OutputTokensAvoided += cost.OutputTokens
+			s.WallMSAvoided += cost.WallMS
 			s.EstimatedCostUSDAvoided += usd
 		}
 	}
@@ -815,6 +830,7 @@ func savings(views []stepView, prices *price.Table) candidate.Savings {
 		s.UnpricedModels = sortedKeys(unpriced)
 	}
 	s.EstimatedCostUSDAvoided = round6(s.EstimatedCostUSDAvoided)
+	s.CPURuntimeCostUSD = round6(s.CPURuntimeCostUSD)
 	n := float64(runs)
 	s.PerRun = candidate.PerRun{
 		ModelCallsAvoided:       round4(float64(s.ModelCallsAvoided) / n),
@@ -823,6 +839,8 @@ func savings(views []stepView, prices *price.Table) candidate.Savings {
 		EstimatedCostUSDAvoided: round6(s.EstimatedCostUSDAvoided / n),
 		WallMSAvoided:           round4(float64(s.WallMSAvoided) / n),
 		RemainingModelCalls:     round4(float64(s.RemainingModelCalls) / n),
+		CPURuntimeCostUSD:       round6(s.CPURuntimeCostUSD / n),
+		RuntimeMS:               round4(float64(s.RuntimeMS) / n),
 	}
 	return s
 }

@@ -244,6 +244,8 @@ func TestMineFuzzySegmentAndSavings(t *testing.T) {
 		id := fmt.Sprintf("t%d", i)
 		a := act(id+"-1", trace.KindToolCall, "fetch", fmt.Sprintf(`{"id":"%d"}`, i))
 		a.Cost = &trace.Cost{ModelCalls: 1, InputTokens: 100, OutputTokens: 10, TotalCostUSD: 0.002, WallMS: 900}
+		toolMS := int64(150)
+		a.DurationMS = &toolMS
 		m := act(id+"-2", trace.KindModelCall, "classify", "")
 		m.Cost = &trace.Cost{ModelCalls: 1, InputTokens: 1000, OutputTokens: 50, TotalCostUSD: 0.01, WallMS: 2000}
 		traces = append(traces, mk(id, a, m))
@@ -255,8 +257,12 @@ func TestMineFuzzySegmentAndSavings(t *testing.T) {
 	want := candidate.Savings{
 		ModelCallsAvoided: 2, InputTokensAvoided: 200, OutputTokensAvoided: 20,
 		EstimatedCostUSDAvoided: 0.004, WallMSAvoided: 1800, RemainingModelCalls: 2, Runs: 2,
+		// The workflow still makes the classify calls ($0.01 each) and
+		// spends the fetch tool's 150 ms and classify's 2000 ms per run.
+		CPURuntimeCostUSD: 0.02, RuntimeMS: 4300,
 		PerRun: candidate.PerRun{ModelCallsAvoided: 1, InputTokensAvoided: 100, OutputTokensAvoided: 10,
-			EstimatedCostUSDAvoided: 0.002, WallMSAvoided: 900, RemainingModelCalls: 1},
+			EstimatedCostUSDAvoided: 0.002, WallMSAvoided: 900, RemainingModelCalls: 1,
+			CPURuntimeCostUSD: 0.01, RuntimeMS: 2150},
 	}
 	if diff := cmp.Diff(want, sel.Savings); diff != "" {
 		t.Errorf("savings (-want +got):\n%s", diff)
@@ -267,6 +273,27 @@ func TestMineFuzzySegmentAndSavings(t *testing.T) {
 	// support 1, determinism 0.5, no outputs recorded → consensus 1.
 	if sel.Confidence != 0.75 {
 		t.Errorf("confidence = %v, want 0.2*1 + 0.5*0.5 + 0.3*1 = 0.75", sel.Confidence)
+	}
+}
+
+// TestMineRuntimeCostUnpriced: a fuzzy step whose model has no price and
+// whose log gave no dollars adds nothing to cpu_runtime_cost_usd, and its
+// model is listed as unpriced rather than read as free.
+func TestMineRuntimeCostUnpriced(t *testing.T) {
+	var traces []*trace.Trace
+	for i := range 2 {
+		id := fmt.Sprintf("t%d", i)
+		a := act(id+"-1", trace.KindToolCall, "fetch", fmt.Sprintf(`{"id":"%d"}`, i))
+		m := act(id+"-2", trace.KindModelCall, "classify", "")
+		m.Cost = &trace.Cost{Model: "house-model-9", ModelCalls: 1, InputTokens: 1000, OutputTokens: 50, WallMS: 700}
+		traces = append(traces, mk(id, a, m))
+	}
+	s := mustMine(t, traces, Options{}).Selected().Savings
+	if s.CPURuntimeCostUSD != 0 || s.RuntimeMS != 1400 {
+		t.Errorf("cpu_runtime_cost_usd = %v, runtime_ms = %v; want 0 and 1400", s.CPURuntimeCostUSD, s.RuntimeMS)
+	}
+	if diff := cmp.Diff([]string{"house-model-9"}, s.UnpricedModels); diff != "" {
+		t.Errorf("unpriced models (-want +got):\n%s", diff)
 	}
 }
 

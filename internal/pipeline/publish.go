@@ -161,6 +161,9 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 		return nil, err
 	}
 	*r = *red
+	if err := recordSkills(r, o.Codegen.PackageName); err != nil {
+		return nil, err
+	}
 
 	p := &Published{}
 	// The workflows are rendered before anything is written; the report

@@ -56,6 +56,30 @@ func Render(c *candidate.Candidate, g Gate, opts codegen.Options) ([]byte, error
 	return renderSkill(c, g, opts, "")
 }
 
+// Activation returns what the SKILL.md that Render writes for c and g
+// tells an agent about when to use it: the frontmatter's name,
+// description, short title, when_to_use, allowed tools and paths, the
+// same strings, so that a report can show them without the file.
+func Activation(c *candidate.Candidate, g Gate, opts codegen.Options) candidate.SkillActivation {
+	s := &skill{c: c, g: g, opts: opts, fn: codegen.FuncName(c, opts), name: codegen.SkillName(c)}
+	fm := s.frontmatter("")
+	return candidate.SkillActivation{
+		Name:         fm.Name,
+		Description:  fm.Description,
+		Short:        fm.Metadata["short"],
+		WhenToUse:    fm.Metadata["when_to_use"],
+		AllowedTools: orEmpty(s.tools()),
+		Paths:        orEmpty(s.paths()),
+	}
+}
+
+func orEmpty(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
+}
+
 // renderSkill is Skill with a license. codegen.Options has no license field yet;
 // when it gets one, Skill passes it here.
 func renderSkill(c *candidate.Candidate, g Gate, opts codegen.Options, license string) ([]byte, error) {

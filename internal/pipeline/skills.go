@@ -1,0 +1,56 @@
+package pipeline
+
+import (
+	"fmt"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/skill"
+)
+
+// recordSkills fills r's skill candidates: the skill of every candidate,
+// decided by its replay gate (skill.ShadowGate) as a bundle decides it,
+// with the SKILL.md of every safe one. The skills are named with only
+// the package name, as bundle.Write and Induce name them, so that the
+// ids in report.json are those of the bundles. r is the redacted report:
+// the SKILL.md text is rendered from what is written, never from a
+// secret the traces held.
+func recordSkills(r *candidate.Report, packageName string) error {
+	cg := codegen.Options{PackageName: packageName}
+	r.SkillCandidates = []candidate.SkillCandidate{}
+	r.RejectedSkillCandidates = []candidate.SkillCandidate{}
+	for i := range r.Candidates {
+		c := &r.Candidates[i]
+		g := skill.ShadowGate(c, cg)
+		md, err := skill.Render(c, g, cg)
+		if err != nil {
+			return fmt.Errorf("rendering skill %s: %w", g.SkillName, err)
+		}
+		act := skill.Activation(c, g, cg)
+		sc := skillCandidate(c, g)
+		sc.SkillMD, sc.Activation = string(md), &act
+		if g.Accepted() {
+			r.SkillCandidates = append(r.SkillCandidates, sc)
+		} else {
+			r.RejectedSkillCandidates = append(r.RejectedSkillCandidates, sc)
+		}
+	}
+	// A rejected candidate's skill is rejected with it; it is listed so
+	// that every candidate's skill is accounted for.
+	for i := range r.RejectedCandidates {
+		c := &r.RejectedCandidates[i]
+		r.RejectedSkillCandidates = append(r.RejectedSkillCandidates, skillCandidate(c, skill.ShadowGate(c, cg)))
+	}
+	return nil
+}
+
+func skillCandidate(c *candidate.Candidate, g skill.Gate) candidate.SkillCandidate {
+	reasons := g.RejectionReasons
+	if reasons == nil {
+		reasons = []candidate.Problem{}
+	}
+	return candidate.SkillCandidate{
+		SkillID: g.SkillID, Name: g.SkillName, WorkflowCandidateID: c.ID,
+		Decision: g.Decision, RejectionReasons: reasons, Gate: g,
+	}
+}
