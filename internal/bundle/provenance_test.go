@@ -70,6 +70,7 @@ func TestManifestEvalPackLinkRedacted(t *testing.T) {
 	token := "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 	o.EvalPackLink = "https://evals.example.com/packs/release?token=" + token
 	o.Author = "ops " + token
+	o.Approver = "lead " + token
 	dir, m := scenario{sources: s, heldout: h, build: releaseCandidate, opts: o}.write(t)
 	if v := Validate(dir); !v.OK {
 		t.Errorf("bundle does not validate:\n%s", describe(v))
