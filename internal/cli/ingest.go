@@ -42,7 +42,8 @@ release_harn.crystallization_input.v1 or .v3, an optional release-run.json,
 and the streams deterministic-events.jsonl, agent-events.jsonl and
 tool-observations.jsonl, each optional) and turns it into a review bundle
 without mining: the run is the workflow. Every event becomes a step, in
-timestamp order.
+timestamp order, except that a failure recorded in two streams (a failed
+release step and the tool observation of it) is one step, run once.
 
 Agent-authored steps (review attempts, recovery advice) stay model calls
 behind explicit approvals (release_audit_review, recovery_review). Recovery

@@ -133,6 +133,11 @@ type HarnessEvent struct {
 	// row does not say.
 	SideEffectsKnown *bool
 	SideEffects      []trace.SideEffect
+	// Mirrors are the rows of other streams that record this same failure
+	// (the tool observation of a failed release step). They are folded
+	// into this event rather than made steps of their own: as a workflow
+	// step each would run the failed command once more.
+	Mirrors []HarnessEvent
 }
 
 // StepName is the release step the event is about: data.name of a
@@ -169,7 +174,9 @@ func (e *HarnessEvent) str(key string) string {
 // it is recorded in ReleaseHarness.Missing, naming the file, for the
 // caller to warn about.
 //
-// The trace is the workflow: every row becomes one action, and the actions
+// The trace is the workflow: every row becomes one action (except a failed
+// tool observation that records a failed release step again, which is
+// folded into that step: see foldMirroredFailures), and the actions
 // are in timestamp order (a stable sort, so rows with the same timestamp
 // keep deterministic before tool observations before agent rows, each in
 // file order). Agent-authored review attempts and recovery advice are fuzzy
@@ -337,15 +344,54 @@ func LoadReleaseHarness(dir string) (*trace.Trace, *ReleaseHarness, error) {
 		return nil, nil, fmt.Errorf("%s: %w", dir, ErrNoActions)
 	}
 	slices.SortStableFunc(rows, func(a, b row) int { return a.at.Compare(b.at) })
-	rh.Events = make([]HarnessEvent, len(rows))
+	events := make([]HarnessEvent, len(rows))
 	for i, r := range rows {
-		rh.Events[i] = r.ev
+		events[i] = r.ev
 	}
+	rh.Events = foldMirroredFailures(events)
 
 	t := rh.trace(filepath.Base(filepath.Clean(dir)))
 	t.SourceHash = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	trace.Normalize(t)
 	return t, rh, nil
+}
+
+// foldMirroredFailures returns events without the failed tool
+// observations that record a failed release step a second time, each
+// folded into that step's Mirrors. An observation mirrors a release step
+// when both failed and they share the step name or the command; each step
+// takes at most one observation, so a later failure of the same command (a
+// retry that failed again) stays a step of its own.
+func foldMirroredFailures(events []HarnessEvent) []HarnessEvent {
+	mirrors := func(obs, step *HarnessEvent) bool {
+		if obs.StepName() != "" && obs.StepName() == step.StepName() {
+			return true
+		}
+		return obs.str("command") != "" && obs.str("command") == step.str("command")
+	}
+	folded := make([]bool, len(events))
+	paired := make([]bool, len(events))
+	for i := range events {
+		obs := &events[i]
+		if obs.Type != "tool_observation" || !obs.Failed() {
+			continue
+		}
+		for j := range events {
+			step := &events[j]
+			if step.Type == "release_step_recorded" && step.Failed() && !paired[j] && mirrors(obs, step) {
+				paired[j], folded[i] = true, true
+				step.Mirrors = append(step.Mirrors, *obs)
+				break
+			}
+		}
+	}
+	out := events[:0:0]
+	for i := range events {
+		if !folded[i] {
+			out = append(out, events[i])
+		}
+	}
+	return out
 }
 
 // appendErrs appends err's entries to l when it is a trace.ErrorList (or
@@ -533,6 +579,14 @@ func (rh *ReleaseHarness) trace(source string) *trace.Trace {
 			setDeterministic(a)
 			sideEffects(a, ev, name, "shell.exec")
 			failed = gateRecovery(a, ev, name, failed)
+			if len(ev.Mirrors) > 0 {
+				var at []any
+				for _, m := range ev.Mirrors {
+					at = append(at, fmt.Sprintf("%s:%d", filepath.Base(m.File), m.Line))
+				}
+				a.Metadata["also_recorded_at"] = at
+				addNote(a, fmt.Sprintf("the same failure is also recorded at %v; it is one step, run once", at))
+			}
 		case ev.Type == "tool_observation":
 			tool := cmp.Or(ev.str("tool"), "tool")
 			a.Kind = trace.KindToolCall
