@@ -46,7 +46,9 @@ timestamp order, except that a failure recorded in two streams (a failed
 release step and the tool observation of it) is one step, run once.
 
 Agent-authored steps (review attempts, recovery advice) stay model calls
-behind explicit approvals (release_audit_review, recovery_review). Recovery
+behind explicit approvals (release_audit_review, recovery_review); every
+other agent-authored step (review artifacts, a tool the agent ran, a row
+type this version does not know) waits at release_audit_review. Recovery
 advice is advisory only: the workflow runs neither a step that failed in the
 run nor a later step that re-runs it before a person approves at
 recovery_review. Side effects come from v3 rows' side_effects; a row that

@@ -105,6 +105,13 @@ func TestIngestConformance(t *testing.T) {
 	// No step that failed, or runs a failed step again, is reached without
 	// an approval right before it.
 	wf := readFileT(t, filepath.Join(b, "workflow.star"))
+	// Every agent-authored step waits for a person: the review artifacts
+	// too, not only the review attempt and the recovery advice.
+	if i := strings.Index(wf, `ctx.tool("agent_review_artifacts"`); i < 0 {
+		t.Error("workflow.star lacks the agent_review_artifacts step")
+	} else if before := wf[:i]; !strings.Contains(before[strings.LastIndex(before, "\n    # step"):], `ctx.approve(`) {
+		t.Errorf("workflow.star runs agent_review_artifacts without an approval before it:\n%s", before[strings.LastIndex(before, "\n    # step"):])
+	}
 	// The failed push is recorded as a release step and as a tool
 	// observation: one failure, so the workflow runs it once.
 	if n := strings.Count(wf, `command = "git push -u origin release/v0.7.53"`); n != 1 {

@@ -181,7 +181,8 @@ func (e *HarnessEvent) str(key string) string {
 // keep deterministic before tool observations before agent rows, each in
 // file order). Agent-authored review attempts and recovery advice are fuzzy
 // model calls behind a required approval (BoundaryReleaseAudit,
-// BoundaryRecovery); so is a failed release step and every later step that
+// BoundaryRecovery), and every other agent-authored step waits at
+// BoundaryReleaseAudit; so is a failed release step and every later step that
 // re-runs it, so that a workflow never re-runs a failing step without a
 // person. Release steps and tool observations carry the side effects their
 // v3 rows declare, or an UnknownSideEffects record when the row does not
@@ -625,6 +626,17 @@ func (rh *ReleaseHarness) trace(source string) *trace.Trace {
 			} else {
 				setDeterministic(a)
 			}
+		}
+		// Every agent-authored step waits for a person, whatever its type
+		// (agent_review_artifacts, a tool the agent ran, a row this
+		// version does not know): model output is not deterministic
+		// truth, so the workflow cannot run it unreviewed.
+		if (ev.Stream == StreamAgent || ev.Source == "agent") && a.Approval == nil {
+			a.Approval = &trace.Approval{
+				Required: true, Boundary: BoundaryReleaseAudit,
+				Prompt: fmt.Sprintf("Accept the agent-authored %s? It is model output, not deterministic truth.", ev.Type),
+			}
+			addNote(a, fmt.Sprintf("%s: agent-authored; a person accepts it at %s", ev.Type, BoundaryReleaseAudit))
 		}
 	}
 	return t

@@ -2,6 +2,7 @@ package source
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -148,6 +149,36 @@ func TestReleaseHarnessFailureRecordedTwiceIsOneStep(t *testing.T) {
 	}
 	if len(rh.Events) != len(tr.Actions) {
 		t.Errorf("%d events but %d actions", len(rh.Events), len(tr.Actions))
+	}
+}
+
+// TestReleaseHarnessAgentStepsWaitForApproval: every agent-authored step
+// (review artifacts, a tool the agent ran, a row type this version does
+// not know) has a required approval, not only review attempts and advice.
+func TestReleaseHarnessAgentStepsWaitForApproval(t *testing.T) {
+	const row = `{"schema_version":"release_harn.crystallization_input.v1","event_type":%q,"source":"agent","timestamp":"2026-05-02T10:00:05Z","data":%s}` + "\n"
+	agent := readFile(t, filepath.Join(miniHarness, "agent-events.jsonl")) +
+		fmt.Sprintf(row, "agent_review_artifacts", `{"draft_changelog_md":"## 1.0.1"}`) +
+		fmt.Sprintf(row, "agent_plan_note", `{"text":"bump"}`)
+	tools := readFile(t, filepath.Join(miniHarness, "tool-observations.jsonl")) +
+		strings.Replace(fmt.Sprintf(row, "tool_observation", `{"tool":"shell","command":"git tag v1.0.1","success":true,"status":0}`), "10:00:05Z", "10:00:06Z", 1)
+	dir := copyHarness(t, miniHarness, map[string]string{"agent-events.jsonl": agent, "tool-observations.jsonl": tools})
+	tr, _, err := LoadReleaseHarness(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentSteps := 0
+	for _, a := range tr.Actions {
+		if a.Metadata["stream"] != string(StreamAgent) && a.Metadata["source"] != "agent" {
+			continue
+		}
+		agentSteps++
+		if a.Approval == nil || !a.Approval.Required || a.Approval.Boundary == "" {
+			t.Errorf("agent step %s (%s) has no required approval: %+v", a.ID, a.Name, a.Approval)
+		}
+	}
+	if agentSteps != 4 {
+		t.Errorf("%d agent steps, want 4 (advice, artifacts, unknown row, agent tool call)", agentSteps)
 	}
 }
 
