@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -393,6 +394,30 @@ func foldMirroredFailures(events []HarnessEvent) []HarnessEvent {
 		}
 	}
 	return out
+}
+
+// IsReleaseHarnessDir reports whether dir is a release-harness fixture
+// directory: it holds a manifest.json (a regular file) whose schema_version
+// is a release-harness marker, of any version, so that a directory of an
+// unsupported version is still read as one and refused by name rather
+// than as a pile of unknown trace files.
+func IsReleaseHarnessDir(dir string) bool {
+	p := filepath.Join(dir, harnessManifest)
+	st, err := os.Lstat(p)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > maxHarnessFile {
+		return false
+	}
+	b, err := readLimited(p, maxHarnessFile)
+	if err != nil {
+		return false
+	}
+	var m struct {
+		SchemaVersion string `json:"schema_version"`
+	}
+	if json.Unmarshal(bytes.TrimPrefix(b, utf8BOM), &m) != nil {
+		return false
+	}
+	return strings.HasPrefix(m.SchemaVersion, "release_harn.crystallization_input.")
 }
 
 // appendErrs appends err's entries to l when it is a trace.ErrorList (or
