@@ -37,30 +37,26 @@ type ShadowCheck struct {
 	Current     *candidate.ShadowReport `json:"current"`
 }
 
-// ReplayShadow re-runs replay.Shadow for the bundle's candidate (read from
-// report.json) on its redacted fixtures, each with the role the manifest
-// gives it, and compares the result with the shadow report of
-// candidate.json. It has no side effects: it reads files and calls
-// nothing. Fixtures are checked against their recorded sha256 first, since
-// a comparison on tampered fixtures would prove nothing.
-func ReplayShadow(dir string) (*ShadowCheck, error) {
+// readShadowInputs reads the bundle's manifest, its candidate and its
+// fixtures (checked against their recorded sha256), split by role.
+func readShadowInputs(dir string) (*Manifest, *candidate.Candidate, []*trace.Trace, []*trace.Trace, error) {
 	b, err := Read(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, nil, err
 	}
 	m := b.Manifest
 	if m.CandidateID == "" {
-		return nil, fmt.Errorf("shadow replay of %s: %w", dir, ErrNoCandidate)
+		return nil, nil, nil, nil, fmt.Errorf("shadow replay of %s: %w", dir, ErrNoCandidate)
 	}
 	c, err := readCandidate(dir, m.CandidateID)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, nil, err
 	}
 	var sources, heldout []*trace.Trace
 	for _, f := range m.Fixtures {
 		t, err := readFixture(dir, f)
 		if err != nil {
-			return nil, fmt.Errorf("shadow replay of %s: %w", dir, err)
+			return nil, nil, nil, nil, fmt.Errorf("shadow replay of %s: %w", dir, err)
 		}
 		switch f.Role {
 		case candidate.RoleSource:
@@ -68,8 +64,44 @@ func ReplayShadow(dir string) (*ShadowCheck, error) {
 		case candidate.RoleHeldout:
 			heldout = append(heldout, t)
 		default:
-			return nil, fmt.Errorf("shadow replay of %s: %s: role %q; want source or heldout", dir, f.Path, f.Role)
+			return nil, nil, nil, nil, fmt.Errorf("shadow replay of %s: %s: role %q; want source or heldout", dir, f.Path, f.Role)
 		}
+	}
+	return m, c, sources, heldout, nil
+}
+
+// ShadowHeldout replays the bundle's candidate against held-out traces
+// that are not in the bundle (another run of the procedure, read by the
+// caller), beside the bundle's own source fixtures, and returns the
+// candidate's id and the comparison. It writes nothing: the bundle, and so
+// what its reviewer read, stays as it is; recording new held-out evidence
+// means writing a new bundle. A trace with the id of one of the bundle's
+// source examples is refused: a run is not its own held-out evidence.
+func ShadowHeldout(dir string, extra []*trace.Trace) (string, *candidate.ShadowReport, error) {
+	_, c, sources, _, err := readShadowInputs(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, h := range extra {
+		for _, s := range sources {
+			if h.ID == s.ID {
+				return "", nil, fmt.Errorf("held-out trace %s (%s) is a source example of %s: a run cannot be its own held-out evidence", h.ID, h.Source, dir)
+			}
+		}
+	}
+	return c.ID, replay.Shadow(c, sources, extra), nil
+}
+
+// ReplayShadow re-runs replay.Shadow for the bundle's candidate (read from
+// report.json) on its redacted fixtures, each with the role the manifest
+// gives it, and compares the result with the shadow report of
+// candidate.json. It has no side effects: it reads files and calls
+// nothing. Fixtures are checked against their recorded sha256 first, since
+// a comparison on tampered fixtures would prove nothing.
+func ReplayShadow(dir string) (*ShadowCheck, error) {
+	m, c, sources, heldout, err := readShadowInputs(dir)
+	if err != nil {
+		return nil, err
 	}
 	cur := replay.Shadow(c, sources, heldout)
 	sc := &ShadowCheck{CandidateID: c.ID, Compared: cur.ComparedTraces, Pass: cur.Pass, Current: cur, Differences: diffShadow(m.Shadow, cur)}

@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -39,7 +43,67 @@ redacted fixtures, calling nothing, and exits 1 when the result differs from
 the shadow result recorded in the bundle: use it in CI to prove a bundle
 stays self-consistent across upgrades.
 
---json prints {"candidate_id", "compared", "pass", "matches", "differences"}.`
+--heldout DIR (repeatable) instead replays the bundle's candidate against
+the held-out runs in DIR (another release-harness run, or a trace
+directory), beside the bundle's source fixtures, and exits 1 unless every
+one passes. The bundle is not changed: to record the evidence in a bundle,
+ingest or mine again with --shadow-from. A run that is one of the bundle's
+source examples is refused.
+
+--json prints {"candidate_id", "compared", "pass", "matches", "differences"};
+with --heldout {"bundle", "candidate_id", "heldout": [{"trace_id", "status",
+"first_divergent_step"}], "pass"}.`
+
+// runShadowHeldout replays the bundle's candidate against the held-out
+// directories and prints one line per held-out trace; it exits 1 when a
+// held-out trace does not pass.
+func runShadowHeldout(ctx context.Context, e *env, dir string, dirs []string, asJSON bool) error {
+	for _, d := range dirs {
+		if st, err := os.Stat(d); err != nil {
+			return usagef("--heldout %s: %v", d, unwrapPathError(err))
+		} else if !st.IsDir() {
+			return usagef("--heldout %s: not a directory", d)
+		}
+	}
+	r := &candidate.Report{}
+	traces, err := pipeline.LoadHeldout(ctx, r, pipeline.HeldoutOptions{Dirs: dirs})
+	if err != nil {
+		return err
+	}
+	if len(traces) == 0 {
+		return failuref("--heldout %s: no held-out trace to compare (%d excluded)", strings.Join(dirs, ", "), len(r.ExcludedTraces))
+	}
+	id, sh, err := bundle.ShadowHeldout(dir, traces)
+	if err != nil {
+		return err
+	}
+	var rows []map[string]any
+	for _, t := range sh.Traces {
+		if t.Role == candidate.RoleHeldout {
+			rows = append(rows, map[string]any{"trace_id": t.TraceID, "status": t.Status, "first_divergent_step": t.FirstDivergentStep})
+		}
+	}
+	pass := sh.Pass && len(rows) > 0
+	out := map[string]any{"bundle": dir, "candidate_id": id, "heldout": nonNil(rows), "pass": pass}
+	err = printResult(e, asJSON, out, func(w io.Writer) {
+		fmt.Fprintf(w, "Held-out replay: bundle=%s candidate_id=%s heldout=%d pass=%t\n", dir, id, len(rows), pass)
+		for _, row := range rows {
+			fmt.Fprintf(w, "  %s: %s", row["trace_id"], row["status"])
+			if s, _ := row["first_divergent_step"].(int); s > 0 {
+				fmt.Fprintf(w, " (first divergent step %d)", s)
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, "  the bundle is unchanged: to record this evidence, ingest (or mine) again with --shadow-from")
+	})
+	if err != nil {
+		return err
+	}
+	if !pass {
+		return failuref("held-out replay of %s did not pass", dir)
+	}
+	return nil
+}
 
 // writeBundleValidation prints the checks of a bundle and every problem,
 // "path: code: message".
@@ -77,12 +141,16 @@ func orNone(s string) string {
 
 func newShadowCmd(e *env) *cobra.Command {
 	var asJSON bool
+	var heldout []string
 	cmd := &cobra.Command{
-		Use:   "shadow BUNDLE",
+		Use:   "shadow BUNDLE [--heldout DIR]...",
 		Short: "Re-run the shadow comparison on a bundle's fixtures",
 		Long:  shadowDoc,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(heldout) > 0 {
+				return runShadowHeldout(cmd.Context(), e, args[0], heldout, asJSON)
+			}
 			sc, err := bundle.ReplayShadow(args[0])
 			if err != nil {
 				return err
@@ -103,6 +171,7 @@ func newShadowCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringArrayVar(&heldout, "heldout", nil, "replay the bundle's candidate against the held-out runs in this directory (a release-harness run or a trace directory; repeatable); the bundle is not changed")
 	resultJSONFlag(cmd.Flags(), &asJSON)
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -24,6 +25,7 @@ type ingestFlags struct {
 	workflowName string
 	packageName  string
 	asJSON       bool
+	shadowFrom   []string
 }
 
 func (f *ingestFlags) register(fs *pflag.FlagSet) {
@@ -34,6 +36,7 @@ func (f *ingestFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.report, "report", "", "also write the JSON report to this file")
 	fs.StringVar(&f.workflowName, "workflow-name", "", "name of the workflow function (default: inferred from the release mode)")
 	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header and the bundle")
+	fs.StringArrayVar(&f.shadowFrom, "shadow-from", nil, "held-out release-harness run (or trace directory) to shadow-replay the candidate against (repeatable; never ingested)")
 	summaryJSONFlag(fs, &f.asJSON)
 }
 
@@ -42,10 +45,13 @@ release_harn.crystallization_input.v1 or .v3, an optional release-run.json,
 and the streams deterministic-events.jsonl, agent-events.jsonl and
 tool-observations.jsonl, each optional) and turns it into a review bundle
 without mining: the run is the workflow. Every event becomes a step, in
-timestamp order.
+timestamp order, except that a failure recorded in two streams (a failed
+release step and the tool observation of it) is one step, run once.
 
 Agent-authored steps (review attempts, recovery advice) stay model calls
-behind explicit approvals (release_audit_review, recovery_review). Recovery
+behind explicit approvals (release_audit_review, recovery_review); every
+other agent-authored step (review artifacts, a tool the agent ran, a row
+type this version does not know) waits at release_audit_review. Recovery
 advice is advisory only: the workflow runs neither a step that failed in the
 run nor a later step that re-runs it before a person approves at
 recovery_review. Side effects come from v3 rows' side_effects; a row that
@@ -59,7 +65,12 @@ streams counted once; recovery-advice runs; whether advice was given for a
 step that failed; the failed steps).
 
 One run is one example and no held-out trace, so the bundle's promotion is
-blocked until held-out runs are compared (crystallize mine --shadow-from);
+blocked until held-out runs are compared: --shadow-from DIR (repeatable)
+names another release-harness run (or a trace directory) that the
+candidate is shadow-replayed against, never ingested; a run with the
+ingested run's id is refused, since it is not held out. A held-out run
+that matches lifts heldout_required (approval is still required); one that
+differs blocks promotion with heldout_failed. Without held-out runs
 the bundle still passes crystallize validate and crystallize shadow.
 
 Output, one line each:
@@ -124,7 +135,8 @@ func runIngest(ctx context.Context, e *env, f *ingestFlags) error {
 	}
 	o := pipeline.IngestOptions{
 		From: f.from, Shadow: f.shadow,
-		Mine: mine.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt},
+		Heldout: pipeline.HeldoutOptions{Dirs: f.shadowFrom},
+		Mine:    mine.Options{WorkflowName: f.workflowName, GeneratedAt: generatedAt},
 		Outputs: pipeline.Outputs{
 			Out: f.out, Report: f.report, Bundle: f.bundle,
 			Codegen:       codegen.Options{PackageName: f.packageName},
@@ -162,8 +174,8 @@ func writeIngestSummary(w io.Writer, f *ingestFlags, in *pipeline.Ingested) {
 		fmt.Fprintf(w, "Shadow replay: candidate_id=%s compared=%d pass=%t\n", sc.CandidateID, sc.Compared, sc.Pass)
 	}
 	fmt.Fprintf(w, "Promotion: %s risk=%s\n", promotionStatus(m), m.RiskLevel)
-	if m.Promotion.Criteria.Status == bundle.StatusBlocked {
-		fmt.Fprintln(w, "  one run proves only itself: compare held-out runs (crystallize mine --shadow-from) before promotion; review the bundle meanwhile")
+	if m.Promotion.Criteria.Status == bundle.StatusBlocked && slices.Contains(m.PromotionCodes(), bundle.ReasonHeldoutRequired) {
+		fmt.Fprintln(w, "  one run proves only itself: compare held-out runs (--shadow-from) before promotion; review the bundle meanwhile")
 	}
 	writeWrote(w, f.out, f.report)
 }

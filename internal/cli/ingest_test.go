@@ -105,7 +105,19 @@ func TestIngestConformance(t *testing.T) {
 	// No step that failed, or runs a failed step again, is reached without
 	// an approval right before it.
 	wf := readFileT(t, filepath.Join(b, "workflow.star"))
-	for _, call := range []string{`ctx.tool("push", `, `ctx.tool("shell", command = "git push -u origin`, `"push-no-verify-after-green-hook-budget",`, "ctx.model(\n        \"agent_recovery_advice.push\",\n        inputs = {"} {
+	// Every agent-authored step waits for a person: the review artifacts
+	// too, not only the review attempt and the recovery advice.
+	if i := strings.Index(wf, `ctx.tool("agent_review_artifacts"`); i < 0 {
+		t.Error("workflow.star lacks the agent_review_artifacts step")
+	} else if before := wf[:i]; !strings.Contains(before[strings.LastIndex(before, "\n    # step"):], `ctx.approve(`) {
+		t.Errorf("workflow.star runs agent_review_artifacts without an approval before it:\n%s", before[strings.LastIndex(before, "\n    # step"):])
+	}
+	// The failed push is recorded as a release step and as a tool
+	// observation: one failure, so the workflow runs it once.
+	if n := strings.Count(wf, `command = "git push -u origin release/v0.7.53"`); n != 1 {
+		t.Errorf("workflow.star runs the failed git push %d times, want once:\n%s", n, wf)
+	}
+	for _, call := range []string{`ctx.tool("push", `, `"push-no-verify-after-green-hook-budget",`, "ctx.model(\n        \"agent_recovery_advice.push\",\n        inputs = {"} {
 		i := strings.Index(wf, call)
 		if i < 0 {
 			t.Errorf("workflow.star lacks %s", call)

@@ -662,6 +662,14 @@ type HeldoutOptions struct {
 func LoadHeldout(ctx context.Context, r *candidate.Report, o HeldoutOptions) ([]*trace.Trace, error) {
 	var out []*trace.Trace
 	for _, dir := range o.Dirs {
+		if source.IsReleaseHarnessDir(dir) {
+			t, err := loadHarnessHeldout(dir)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Screen(r, t)...)
+			continue
+		}
 		res, err := source.Load(ctx, dir, source.Options{SkipInvalid: o.SkipInvalid, Rules: o.Rules})
 		if err != nil {
 			return nil, fmt.Errorf("reading held-out traces from %s: %w", dir, err)
@@ -679,6 +687,16 @@ func LoadHeldout(ctx context.Context, r *candidate.Report, o HeldoutOptions) ([]
 func StreamHeldout(ctx context.Context, r *candidate.Report, o HeldoutOptions) replay.HeldoutFunc {
 	return func(yield func([]*trace.Trace) error) error {
 		for _, dir := range o.Dirs {
+			if source.IsReleaseHarnessDir(dir) {
+				t, err := loadHarnessHeldout(dir)
+				if err != nil {
+					return err
+				}
+				if err := yield(Screen(r, t)); err != nil {
+					return err
+				}
+				continue
+			}
 			var batch []*trace.Trace
 			// A session log is found only when the scan reaches its
 			// file, after earlier files' traces may have been handed on:
@@ -737,6 +755,17 @@ func StreamHeldout(ctx context.Context, r *candidate.Report, o HeldoutOptions) r
 		}
 		return nil
 	}
+}
+
+// loadHarnessHeldout reads a release-harness fixture directory, one
+// release run, as one held-out trace: a second run of a release is the
+// held-out evidence for the workflow ingested from the first.
+func loadHarnessHeldout(dir string) ([]*trace.Trace, error) {
+	t, _, err := source.LoadReleaseHarness(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading held-out release-harness run %s: %w", dir, err)
+	}
+	return []*trace.Trace{t}, nil
 }
 
 // heldoutKey names a held-out trace by its id and where it was read.

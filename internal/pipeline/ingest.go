@@ -23,6 +23,10 @@ type IngestOptions struct {
 	// Shadow replays the written bundle from its own fixtures when a
 	// candidate was selected (bundle.ReplayShadow).
 	Shadow bool
+	// Heldout are the held-out directories (other release-harness runs,
+	// or trace directories) the candidate is shadow-replayed against:
+	// the evidence that lets its promotion leave heldout_required.
+	Heldout HeldoutOptions
 }
 
 // Ingested is what Ingest read, decided and wrote.
@@ -105,7 +109,16 @@ func Ingest(ctx context.Context, o IngestOptions) (*Ingested, error) {
 	for i := range report.RejectedCandidates {
 		addReviewNotes(&report.RejectedCandidates[i], t)
 	}
-	pub, err := Publish(ctx, report, []*trace.Trace{t}, nil, o.Outputs)
+	heldout, err := LoadHeldout(ctx, report, o.Heldout)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range heldout {
+		if h.ID == t.ID {
+			return nil, fmt.Errorf("held-out trace %s has the id of the ingested run %s: a run cannot be its own held-out evidence", h.ID, o.From)
+		}
+	}
+	pub, err := Publish(ctx, report, []*trace.Trace{t}, heldout, o.Outputs)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -133,6 +134,11 @@ type HarnessEvent struct {
 	// row does not say.
 	SideEffectsKnown *bool
 	SideEffects      []trace.SideEffect
+	// Mirrors are the rows of other streams that record this same failure
+	// (the tool observation of a failed release step). They are folded
+	// into this event rather than made steps of their own: as a workflow
+	// step each would run the failed command once more.
+	Mirrors []HarnessEvent
 }
 
 // StepName is the release step the event is about: data.name of a
@@ -169,12 +175,15 @@ func (e *HarnessEvent) str(key string) string {
 // it is recorded in ReleaseHarness.Missing, naming the file, for the
 // caller to warn about.
 //
-// The trace is the workflow: every row becomes one action, and the actions
+// The trace is the workflow: every row becomes one action (except a failed
+// tool observation that records a failed release step again, which is
+// folded into that step: see foldMirroredFailures), and the actions
 // are in timestamp order (a stable sort, so rows with the same timestamp
 // keep deterministic before tool observations before agent rows, each in
 // file order). Agent-authored review attempts and recovery advice are fuzzy
 // model calls behind a required approval (BoundaryReleaseAudit,
-// BoundaryRecovery); so is a failed release step and every later step that
+// BoundaryRecovery), and every other agent-authored step waits at
+// BoundaryReleaseAudit; so is a failed release step and every later step that
 // re-runs it, so that a workflow never re-runs a failing step without a
 // person. Release steps and tool observations carry the side effects their
 // v3 rows declare, or an UnknownSideEffects record when the row does not
@@ -337,15 +346,78 @@ func LoadReleaseHarness(dir string) (*trace.Trace, *ReleaseHarness, error) {
 		return nil, nil, fmt.Errorf("%s: %w", dir, ErrNoActions)
 	}
 	slices.SortStableFunc(rows, func(a, b row) int { return a.at.Compare(b.at) })
-	rh.Events = make([]HarnessEvent, len(rows))
+	events := make([]HarnessEvent, len(rows))
 	for i, r := range rows {
-		rh.Events[i] = r.ev
+		events[i] = r.ev
 	}
+	rh.Events = foldMirroredFailures(events)
 
 	t := rh.trace(filepath.Base(filepath.Clean(dir)))
 	t.SourceHash = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	trace.Normalize(t)
 	return t, rh, nil
+}
+
+// foldMirroredFailures returns events without the failed tool
+// observations that record a failed release step a second time, each
+// folded into that step's Mirrors. An observation mirrors a release step
+// when both failed and they share the step name or the command; each step
+// takes at most one observation, so a later failure of the same command (a
+// retry that failed again) stays a step of its own.
+func foldMirroredFailures(events []HarnessEvent) []HarnessEvent {
+	mirrors := func(obs, step *HarnessEvent) bool {
+		if obs.StepName() != "" && obs.StepName() == step.StepName() {
+			return true
+		}
+		return obs.str("command") != "" && obs.str("command") == step.str("command")
+	}
+	folded := make([]bool, len(events))
+	paired := make([]bool, len(events))
+	for i := range events {
+		obs := &events[i]
+		if obs.Type != "tool_observation" || !obs.Failed() {
+			continue
+		}
+		for j := range events {
+			step := &events[j]
+			if step.Type == "release_step_recorded" && step.Failed() && !paired[j] && mirrors(obs, step) {
+				paired[j], folded[i] = true, true
+				step.Mirrors = append(step.Mirrors, *obs)
+				break
+			}
+		}
+	}
+	out := events[:0:0]
+	for i := range events {
+		if !folded[i] {
+			out = append(out, events[i])
+		}
+	}
+	return out
+}
+
+// IsReleaseHarnessDir reports whether dir is a release-harness fixture
+// directory: it holds a manifest.json (a regular file) whose schema_version
+// is a release-harness marker, of any version, so that a directory of an
+// unsupported version is still read as one and refused by name rather
+// than as a pile of unknown trace files.
+func IsReleaseHarnessDir(dir string) bool {
+	p := filepath.Join(dir, harnessManifest)
+	st, err := os.Lstat(p)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > maxHarnessFile {
+		return false
+	}
+	b, err := readLimited(p, maxHarnessFile)
+	if err != nil {
+		return false
+	}
+	var m struct {
+		SchemaVersion string `json:"schema_version"`
+	}
+	if json.Unmarshal(bytes.TrimPrefix(b, utf8BOM), &m) != nil {
+		return false
+	}
+	return strings.HasPrefix(m.SchemaVersion, "release_harn.crystallization_input.")
 }
 
 // appendErrs appends err's entries to l when it is a trace.ErrorList (or
@@ -533,6 +605,14 @@ func (rh *ReleaseHarness) trace(source string) *trace.Trace {
 			setDeterministic(a)
 			sideEffects(a, ev, name, "shell.exec")
 			failed = gateRecovery(a, ev, name, failed)
+			if len(ev.Mirrors) > 0 {
+				var at []any
+				for _, m := range ev.Mirrors {
+					at = append(at, fmt.Sprintf("%s:%d", filepath.Base(m.File), m.Line))
+				}
+				a.Metadata["also_recorded_at"] = at
+				addNote(a, fmt.Sprintf("the same failure is also recorded at %v; it is one step, run once", at))
+			}
 		case ev.Type == "tool_observation":
 			tool := cmp.Or(ev.str("tool"), "tool")
 			a.Kind = trace.KindToolCall
@@ -571,6 +651,17 @@ func (rh *ReleaseHarness) trace(source string) *trace.Trace {
 			} else {
 				setDeterministic(a)
 			}
+		}
+		// Every agent-authored step waits for a person, whatever its type
+		// (agent_review_artifacts, a tool the agent ran, a row this
+		// version does not know): model output is not deterministic
+		// truth, so the workflow cannot run it unreviewed.
+		if (ev.Stream == StreamAgent || ev.Source == "agent") && a.Approval == nil {
+			a.Approval = &trace.Approval{
+				Required: true, Boundary: BoundaryReleaseAudit,
+				Prompt: fmt.Sprintf("Accept the agent-authored %s? It is model output, not deterministic truth.", ev.Type),
+			}
+			addNote(a, fmt.Sprintf("%s: agent-authored; a person accepts it at %s", ev.Type, BoundaryReleaseAudit))
 		}
 	}
 	return t

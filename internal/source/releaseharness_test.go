@@ -2,6 +2,7 @@ package source
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -74,14 +75,14 @@ func TestLoadReleaseHarness(t *testing.T) {
 		}
 		got = append(got, s)
 	}
-	// Timestamp order; the tool observation of the failed push has the
-	// push's timestamp and comes after it (deterministic stream first). The
-	// failed push, its observation and the retry all wait for a person.
+	// Timestamp order. The tool observation of the failed push records the
+	// same failure in another stream: it is folded into the push, not a
+	// second step that would run the failed command again. The failed push
+	// and the retry wait for a person.
 	want := []step{
 		{ID: "deterministic-events.jsonl:1", Kind: "release_analysis", Name: "analyze_release"},
 		{ID: "deterministic-events.jsonl:2", Kind: "release_finding", Name: "record_finding"},
 		{ID: "deterministic-events.jsonl:3", Kind: "release_step", Name: "push", Boundary: BoundaryRecovery},
-		{ID: "tool-observations.jsonl:1", Kind: "tool_call", Name: "shell", Boundary: BoundaryRecovery},
 		{ID: "deterministic-events.jsonl:5", Kind: "release_step", Name: "push-retry", Boundary: BoundaryRecovery},
 		{ID: "agent-events.jsonl:1", Kind: "model_call", Name: "agent_recovery_advice.push", Boundary: BoundaryRecovery, Fuzzy: true},
 	}
@@ -99,7 +100,10 @@ func TestLoadReleaseHarness(t *testing.T) {
 	if len(push.SideEffects) != 1 || push.SideEffects[0].Kind != UnknownSideEffects || push.Metadata["side_effects_known"] != false {
 		t.Errorf("v1 push side effects = %+v, metadata %v; want one %s record and side_effects_known false", push.SideEffects, push.Metadata, UnknownSideEffects)
 	}
-	if advice := tr.Actions[5]; advice.Cost == nil || advice.Cost.InputTokens != 10 || len(advice.SideEffects) != 0 {
+	if diff := cmp.Diff([]any{"tool-observations.jsonl:1"}, push.Metadata["also_recorded_at"]); diff != "" {
+		t.Errorf("push also_recorded_at (-want +got):\n%s", diff)
+	}
+	if advice := tr.Actions[4]; advice.Cost == nil || advice.Cost.InputTokens != 10 || len(advice.SideEffects) != 0 {
 		t.Errorf("advice cost %+v side effects %+v; want 10 input tokens and no side effects", advice.Cost, advice.SideEffects)
 	}
 
@@ -115,6 +119,66 @@ func TestLoadReleaseHarness(t *testing.T) {
 	rec.Representation = ""
 	if diff := cmp.Diff(Recovery{ShellFailures: 1, RecoveryRuns: 1, FedIntoAgent: true, FailedSteps: []string{"push"}}, rec); diff != "" {
 		t.Errorf("Recovery() (-want +got):\n%s", diff)
+	}
+}
+
+// TestReleaseHarnessFailureRecordedTwiceIsOneStep: a failure recorded both
+// as a release step and as a tool observation is one step, so the workflow
+// runs the failing command once; a later observation of the same command
+// failing again is a second failure and stays a step, behind an approval.
+func TestReleaseHarnessFailureRecordedTwiceIsOneStep(t *testing.T) {
+	tools := readFile(t, filepath.Join(miniHarness, "tool-observations.jsonl"))
+	again := strings.Replace(strings.TrimSpace(tools), "10:00:02Z", "10:00:03.5Z", 1)
+	dir := copyHarness(t, miniHarness, map[string]string{"tool-observations.jsonl": tools + again + "\n"})
+	tr, rh, err := LoadReleaseHarness(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pushes []string
+	for _, a := range tr.Actions {
+		if cmd, _ := a.Parameters["command"].(string); cmd == "git push origin release/v1.0.1" {
+			if a.Approval == nil || a.Approval.Boundary != BoundaryRecovery {
+				t.Errorf("%s runs the failed push without a %s approval", a.ID, BoundaryRecovery)
+			}
+			pushes = append(pushes, a.ID)
+		}
+	}
+	want := []string{"deterministic-events.jsonl:3", "tool-observations.jsonl:2"}
+	if diff := cmp.Diff(want, pushes); diff != "" {
+		t.Errorf("steps running the failed push (-want +got):\n%s", diff)
+	}
+	if len(rh.Events) != len(tr.Actions) {
+		t.Errorf("%d events but %d actions", len(rh.Events), len(tr.Actions))
+	}
+}
+
+// TestReleaseHarnessAgentStepsWaitForApproval: every agent-authored step
+// (review artifacts, a tool the agent ran, a row type this version does
+// not know) has a required approval, not only review attempts and advice.
+func TestReleaseHarnessAgentStepsWaitForApproval(t *testing.T) {
+	const row = `{"schema_version":"release_harn.crystallization_input.v1","event_type":%q,"source":"agent","timestamp":"2026-05-02T10:00:05Z","data":%s}` + "\n"
+	agent := readFile(t, filepath.Join(miniHarness, "agent-events.jsonl")) +
+		fmt.Sprintf(row, "agent_review_artifacts", `{"draft_changelog_md":"## 1.0.1"}`) +
+		fmt.Sprintf(row, "agent_plan_note", `{"text":"bump"}`)
+	tools := readFile(t, filepath.Join(miniHarness, "tool-observations.jsonl")) +
+		strings.Replace(fmt.Sprintf(row, "tool_observation", `{"tool":"shell","command":"git tag v1.0.1","success":true,"status":0}`), "10:00:05Z", "10:00:06Z", 1)
+	dir := copyHarness(t, miniHarness, map[string]string{"agent-events.jsonl": agent, "tool-observations.jsonl": tools})
+	tr, _, err := LoadReleaseHarness(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentSteps := 0
+	for _, a := range tr.Actions {
+		if a.Metadata["stream"] != string(StreamAgent) && a.Metadata["source"] != "agent" {
+			continue
+		}
+		agentSteps++
+		if a.Approval == nil || !a.Approval.Required || a.Approval.Boundary == "" {
+			t.Errorf("agent step %s (%s) has no required approval: %+v", a.ID, a.Name, a.Approval)
+		}
+	}
+	if agentSteps != 4 {
+		t.Errorf("%d agent steps, want 4 (advice, artifacts, unknown row, agent tool call)", agentSteps)
 	}
 }
 
@@ -146,7 +210,7 @@ func TestReleaseHarnessV3SideEffects(t *testing.T) {
 	if tr.Actions[2].Metadata["side_effects_known"] != true {
 		t.Errorf("v3 push side_effects_known = %v, want true", tr.Actions[2].Metadata["side_effects_known"])
 	}
-	retry := tr.Actions[4]
+	retry := tr.Actions[3]
 	if len(retry.SideEffects) != 1 || retry.SideEffects[0].Kind != UnknownSideEffects ||
 		retry.SideEffects[0].Metadata["reason"] != "the row says its side effects are not known" {
 		t.Errorf("v3 retry with side_effects_known false: side effects %+v; want an %s record", retry.SideEffects, UnknownSideEffects)
