@@ -405,6 +405,9 @@ func find(dir string) ([]file, []*trace.Error, error) {
 	}
 
 	var homes []agentHome
+	if h, ok := enclosingHome(root); ok {
+		homes = append(homes, h)
+	}
 	var files []file
 	var bad []*trace.Error
 	walkErr := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -521,11 +524,6 @@ var agentHomes = [...]struct {
 // home are looked into, so that a walk of a large tree costs no more
 // reads.
 func findHome(p, name string, isRoot bool) (agentHome, bool) {
-	if isRoot {
-		if h, ok := geminiPart(p); ok {
-			return h, true
-		}
-	}
 	for _, a := range agentHomes {
 		if !isRoot && name != a.name {
 			continue
@@ -549,23 +547,17 @@ func findHome(p, name string, isRoot bool) (agentHome, bool) {
 	return agentHome{}, false
 }
 
-// geminiPart returns the part of a Gemini CLI home that the walked
-// directory p is, when it is one: ~/.gemini/tmp (the projects'
-// directories), one project's directory (its chats/ beside logs.json, the
-// prompts the user typed) or that project's chats/. A walk of any of them
-// then reads the chats and passes logs.json over, as a walk of ~/.gemini
-// does. It is asked of the walked directory only.
-func geminiPart(p string) (agentHome, bool) {
-	const agent = "Gemini CLI"
-	isDir := func(q string) bool { info, err := os.Stat(q); return err == nil && info.IsDir() }
-	isFile := func(q string) bool { info, err := os.Stat(q); return err == nil && info.Mode().IsRegular() }
-	switch {
-	case filepath.Base(p) == "tmp" && filepath.Base(filepath.Dir(p)) == ".gemini":
-		return agentHome{agent: agent, dir: p, sessions: []string{"*/chats"}}, true
-	case isDir(filepath.Join(p, "chats")) && isFile(filepath.Join(p, "logs.json")):
-		return agentHome{agent: agent, dir: p, sessions: []string{"chats"}}, true
-	case filepath.Base(p) == "chats" && isFile(filepath.Join(filepath.Dir(p), "logs.json")):
-		return agentHome{agent: agent, dir: filepath.Dir(p), sessions: []string{"chats"}}, true
+// enclosingHome returns the agent home that the walked directory root
+// lies inside, if any: a walk of ~/.gemini/tmp, of one project's
+// directory in it or of its chats/, or of ~/.claude/projects/<project>,
+// reads that part of the home as a walk of the home itself would, passing
+// over what is not a session log (Gemini CLI's logs.json beside a
+// project's chats) and noting an empty session rather than refusing it.
+func enclosingHome(root string) (agentHome, bool) {
+	for p := filepath.Dir(root); p != filepath.Dir(p); p = filepath.Dir(p) {
+		if h, ok := findHome(p, filepath.Base(p), false); ok {
+			return h, true
+		}
 	}
 	return agentHome{}, false
 }
