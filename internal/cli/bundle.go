@@ -119,6 +119,13 @@ func writeBundleValidation(w io.Writer, dir string, v *bundle.Validation) {
 		parts = append(parts, c.Name+"="+c.Status)
 	}
 	fmt.Fprintf(w, "Checks: %s\n", strings.Join(parts, " "))
+	switch v.PromotionStatus {
+	case bundle.StatusReady:
+		fmt.Fprintln(w, "Promotion: ready (approved for these workflow bytes)")
+	case "":
+	default:
+		fmt.Fprintf(w, "Promotion: %s (nothing runs for real until it is ready)\n", v.PromotionStatus)
+	}
 	for _, p := range v.Problems {
 		loc := ""
 		if p.Path != "" {
