@@ -12,6 +12,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/price"
@@ -305,7 +308,7 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 		c.Confidence = Confidence(c.ConfidenceFactors)
 	}
 	c.Name = inferName(c.ClusterKey, c.Steps, exTraces)
-	c.Description = describe(c.ClusterKey, exTraces)
+	c.Description = describe(c.ClusterKey, c.Name, exTraces, b.traces, examples)
 	return c
 }
 
@@ -897,9 +900,37 @@ func byAgent(traces []*trace.Trace) bool {
 // describe returns the description of a candidate whose examples were
 // recorded by an agent: the goal they share, else the goal of the first
 // example, in full; "" for other traces, whose goal is already the name.
-func describe(k candidate.ClusterKey, traces []*trace.Trace) string {
+func describe(k candidate.ClusterKey, name string, traces, all []*trace.Trace, examples []match) string {
 	if !byAgent(traces) {
 		return ""
+	}
+	// Of the examples' requests, the one that names most of the words of
+	// the procedure's name ("commit and push these changes" for
+	// git_add_commit_push) describes it best; the first of those wins.
+	words := strings.Split(name, "_")
+	best, bestScore := "", -1
+	for _, m := range examples {
+		t := all[m.seq]
+		p := askedBefore(t, t.Actions[m.pos[0]].Timestamp)
+		if p == "" {
+			continue
+		}
+		said := map[string]bool{}
+		for _, w := range strings.FieldsFunc(strings.ToLower(p), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			said[w] = true
+		}
+		score := 0
+		for _, w := range words {
+			if said[w] {
+				score++
+			}
+		}
+		if score > bestScore {
+			best, bestScore = p, score
+		}
+	}
+	if best != "" {
+		return best
 	}
 	if k.Goal != "" {
 		return k.Goal
@@ -910,6 +941,40 @@ func describe(k candidate.ClusterKey, traces []*trace.Trace) string {
 		}
 	}
 	return ""
+}
+
+// minRequestRunes is the length below which a prompt ("continue", "yes",
+// "go on") answers the agent rather than asks for something: it does not
+// describe a procedure.
+const minRequestRunes = 12
+
+// askedBefore is the prompt of t typed last at or before the time at (an
+// action's timestamp) that is long enough to be a request, or "" when
+// there is none (no prompt log, or an action without a time).
+func askedBefore(t *trace.Trace, at string) string {
+	list, _ := t.Metadata[trace.MetaPrompts].([]any)
+	if at == "" || len(list) == 0 {
+		return ""
+	}
+	when, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return ""
+	}
+	var best string
+	var bestAt time.Time
+	for _, v := range list {
+		p, _ := v.(map[string]any)
+		ts, _ := p["timestamp"].(string)
+		text, _ := p["text"].(string)
+		pt, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil || pt.After(when) || utf8.RuneCountInString(strings.TrimSpace(text)) < minRequestRunes {
+			continue
+		}
+		if best == "" || !pt.Before(bestAt) {
+			best, bestAt = text, pt
+		}
+	}
+	return best
 }
 
 // stepsName names a procedure after what it does: the words of its
