@@ -627,10 +627,13 @@ func canonical(v any) string {
 // consensusOutput compares the output each example of a step recorded,
 // preferring observed_output over output. recorded is false when no example
 // recorded one. out is the expected output when every example recorded the
-// same value. consistent is true when every example recorded an output of
-// the same shape (the same members and types): outputs that differ only in
-// values are what parameterized steps produce, while a different shape
-// means the step behaved differently.
+// same value. consistent is true when the examples that recorded an output
+// recorded outputs of the same shape (the same members and types): outputs
+// that differ only in values are what parameterized steps produce, while a
+// different shape means the step behaved differently. An example with no
+// output recorded is no evidence either way (an agent's log often keeps
+// none for a command that printed nothing), so it does not make the step
+// inconsistent; it does keep the step from having an expected output.
 func consensusOutput(v stepView) (out any, recorded, consistent bool) {
 	var first, firstShape string
 	missing := 0
@@ -659,7 +662,7 @@ func consensusOutput(v stepView) (out any, recorded, consistent bool) {
 		return nil, false, false
 	}
 	if missing > 0 {
-		return nil, true, false
+		return nil, true, consistent
 	}
 	if !same {
 		out = nil
