@@ -10,6 +10,9 @@
 // several files at once and renames none of them until all are complete;
 // a Batch does it for files whose contents are streamed as they are
 // written, such as a report of gigabytes, instead of held in memory.
+// ReplaceDir does it for a whole directory (a bundle, an evidence
+// bundle): the new tree is written beside the old, synced, and swapped
+// in with renames, the old one put back if the swap fails.
 // Lock serializes the writers of a file that is read, changed and written
 // back (a bundle's manifest, the approval ledger), so that no change is
 // lost between one writer's read and its write.
