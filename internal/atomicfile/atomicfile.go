@@ -56,6 +56,13 @@ func WriteSync(name string, data []byte, perm os.FileMode, sync func(*os.File) e
 	return syncDir(filepath.Dir(name), sync)
 }
 
+// NoSync is a sync function for WriteSync that syncs nothing: the file
+// is replaced atomically (a reader sees the old contents or the new,
+// never part of them, and a symbolic link at name is replaced, not
+// written through) but not durably. It is for records that nothing
+// resumes from, whose cost is paid on every run.
+func NoSync(*os.File) error { return nil }
+
 // CreateSync writes the new file name with data and mode perm, durably,
 // and fails with an error matching os.ErrExist when name already exists,
 // which it leaves as it was. The file is written and synced as a
