@@ -194,7 +194,7 @@ func checkLoopback(addr string, allow bool) error {
 
 func writeServeList(e *env, entries []serve.Entry, asJSON bool) error {
 	if asJSON {
-		return writeJSON(e.stdout, map[string]any{"bundles": entries})
+		return writeJSON(e.stdout, serve.Listing{Bundles: entries})
 	}
 	if len(entries) == 0 {
 		fmt.Fprintln(e.stdout, "no bundles found")

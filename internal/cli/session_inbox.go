@@ -16,15 +16,6 @@ import (
 // runtime.Message), which can be answered, next to the callouts of
 // indexed session logs, which are only shown.
 
-// itemJSON converts an inbox item to its session inbox --json entry.
-func itemJSON(it store.InboxItem) inboxItem {
-	return inboxItem{
-		Item: it.ID, SessionID: it.SessionID, Phase: "step-" + strconv.Itoa(it.Step), Type: it.Type,
-		Title: it.Text, Step: it.Step, Boundary: it.Boundary, Options: it.Options,
-		Created: registry.FormatTime(it.Created), Answered: it.Answered, Answer: it.Answer, Reason: it.Reason,
-	}
-}
-
 // writeItems prints inbox items, one line each: the item id, the session
 // id, [!type], the text, and a decision's options.
 func writeItems(w io.Writer, items []store.InboxItem) error {

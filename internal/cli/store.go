@@ -227,14 +227,6 @@ func newStoreCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// storeStats is store stats --json.
-type storeStats struct {
-	Store string `json:"store"`
-	*store.TraceStats
-	// Warnings holds the warning of a read-only store; absent otherwise.
-	Warnings []string `json:"warnings,omitempty"`
-}
-
 const storeStatsDoc = `stats counts what the trace store holds: traces (eligible for mining and
 excluded), their actions, distinct action signatures, the bytes of the trace
 documents, the database's size and the part of it free (what store gc gives
@@ -281,7 +273,7 @@ func newStoreStatsCmd(e *env, stateDir *string) *cobra.Command {
 			warning := storeReadOnlyWarning(db, path, "an import whose process was killed is shown as recorded (running), not as interrupted")
 			printStoreWarning(e, warning)
 			if asJSON {
-				sum := storeStats{Store: path, TraceStats: st}
+				sum := pipeline.StoreStatsSummary{Store: path, TraceStats: st}
 				if warning != "" {
 					sum.Warnings = []string{warning}
 				}
@@ -305,12 +297,6 @@ func newStoreStatsCmd(e *env, stateDir *string) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the counts as JSON")
 	return cmd
-}
-
-// storeGC is store gc --json.
-type storeGC struct {
-	Store string `json:"store"`
-	*store.TraceGC
 }
 
 const storeGCDoc = `gc removes, in one transaction, what no stored trace needs: trace documents
@@ -350,7 +336,7 @@ func newStoreGCCmd(e *env, stateDir *string) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(e.stdout, storeGC{Store: path, TraceGC: gc})
+				return writeJSON(e.stdout, pipeline.StoreGCSummary{Store: path, TraceGC: gc})
 			}
 			fmt.Fprintf(e.stdout, "Removed %d unreferenced trace documents, %d unused signatures, %d records of incomplete imports\n", gc.Bodies, gc.Signatures, gc.Imports)
 			if gc.Verdicts > 0 {
@@ -362,14 +348,6 @@ func newStoreGCCmd(e *env, stateDir *string) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
-}
-
-// storeExport is store export --json.
-type storeExport struct {
-	Store  string `json:"store"`
-	Out    string `json:"out"`
-	Traces int    `json:"traces"`
-	Bytes  int64  `json:"bytes"`
 }
 
 const storeExportDoc = `export writes every stored trace into --out as <format>-<id>.json (format:
@@ -418,7 +396,7 @@ func newStoreExportCmd(e *env, stateDir *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sum := storeExport{Store: path, Out: out, Traces: n.Traces, Bytes: n.Bytes}
+			sum := pipeline.StoreExportSummary{Store: path, Out: out, Traces: n.Traces, Bytes: n.Bytes}
 			if asJSON {
 				return writeJSON(e.stdout, sum)
 			}

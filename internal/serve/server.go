@@ -142,6 +142,12 @@ func (s *Server) Listed() []string {
 	return names
 }
 
+// Listing is what `crystallize serve --list --json` prints: every bundle
+// found, served or not, as Status reports it.
+type Listing struct {
+	Bundles []Entry `json:"bundles"`
+}
+
 // Entry is one bundle as Status reports it.
 type Entry struct {
 	Dir    string `json:"dir"`
