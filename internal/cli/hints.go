@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -87,6 +88,17 @@ func remedyHint(re *runtime.RemedyError) string {
 	return ""
 }
 
+// answerHint is the session inbox answer flag that answers the item of e.
+func answerHint(e *registry.AnswerError) string {
+	switch e.Need {
+	case registry.ItemDecisionNeeded:
+		return "; answer --decide with one of " + strings.Join(e.Options, ", ")
+	case registry.ItemApprovalRequired:
+		return "; answer --approve or --reject"
+	}
+	return ", --dismiss marks it read"
+}
+
 // hints lists the hints for the errors in err's tree, depth first: the
 // remedies of runtime.RemedyError, and the command that continues a run
 // suspended at an approval or a decision.
@@ -104,6 +116,8 @@ func hints(err error) []hint {
 			out = append(out, hint{e.Error(), fmt.Sprintf("; continue with %s --approve %s (or --reject %s)", runtime.ResumeCommand(e.StateDir, e.RunID), e.Boundary, e.Boundary)})
 		case *runtime.PendingDecisionError:
 			out = append(out, hint{e.Error(), "; continue with " + runtime.ResumeCommand(e.StateDir, e.RunID) + " --decide OPTION"})
+		case *registry.AnswerError:
+			out = append(out, hint{e.Error(), answerHint(e)})
 		}
 		switch u := err.(type) {
 		case interface{ Unwrap() []error }:

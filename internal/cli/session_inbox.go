@@ -89,6 +89,10 @@ func newSessionInboxAnswerCmd(e *env, db *string) *cobra.Command {
 				d.Close()
 				return err
 			}
+			if n := countTrue(a.Decide != "", a.Approve, a.Reject, a.Dismiss); n != 1 {
+				d.Close()
+				return usagef("%w: give exactly one of --decide, --approve, --reject, --dismiss", registry.ErrAnswer)
+			}
 			if err := registry.Check(it, a); err != nil {
 				d.Close()
 				return usageError{err}
@@ -160,4 +164,15 @@ func newSessionInboxPurgeCmd(e *env, db *string) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// countTrue counts the conditions that hold.
+func countTrue(conds ...bool) int {
+	n := 0
+	for _, c := range conds {
+		if c {
+			n++
+		}
+	}
+	return n
 }
