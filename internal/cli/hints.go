@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
@@ -100,8 +101,9 @@ func answerHint(e *registry.AnswerError) string {
 }
 
 // hints lists the hints for the errors in err's tree, depth first: the
-// remedies of runtime.RemedyError, and the command that continues a run
-// suspended at an approval or a decision.
+// remedies of runtime.RemedyError, the command that continues a run
+// suspended at an approval or a decision, the flag that answers an inbox
+// item, and where a model's configuration comes from.
 func hints(err error) []hint {
 	var out []hint
 	var walk func(error)
@@ -118,6 +120,9 @@ func hints(err error) []hint {
 			out = append(out, hint{e.Error(), "; continue with " + runtime.ResumeCommand(e.StateDir, e.RunID) + " --decide OPTION"})
 		case *registry.AnswerError:
 			out = append(out, hint{e.Error(), answerHint(e)})
+		}
+		if err == pipeline.ErrNoModelConfig {
+			out = append(out, hint{err.Error(), "; name one with --config or create " + runtime.ConfigFile})
 		}
 		switch u := err.(type) {
 		case interface{ Unwrap() []error }:
