@@ -103,7 +103,8 @@ func answerHint(e *registry.AnswerError) string {
 // hints lists the hints for the errors in err's tree, depth first: the
 // remedies of runtime.RemedyError, the command that continues a run
 // suspended at an approval or a decision, the flag that answers an inbox
-// item, and where a model's configuration comes from.
+// item, where a model's configuration comes from, and the flags behind a
+// refused holdout or two workflows written to one file.
 func hints(err error) []hint {
 	var out []hint
 	var walk func(error)
@@ -120,6 +121,10 @@ func hints(err error) []hint {
 			out = append(out, hint{e.Error(), "; continue with " + runtime.ResumeCommand(e.StateDir, e.RunID) + " --decide OPTION"})
 		case *registry.AnswerError:
 			out = append(out, hint{e.Error(), answerHint(e)})
+		case *pipeline.HoldoutTooLargeError:
+			out = append(out, hint{e.Error(), " (--min-examples)"})
+		case *pipeline.WorkflowClashError:
+			out = append(out, hint{e.Error(), " (--out and a candidate's workflow)"})
 		}
 		if err == pipeline.ErrNoModelConfig {
 			out = append(out, hint{err.Error(), "; name one with --config or create " + runtime.ConfigFile})

@@ -118,8 +118,8 @@ func TestRunJSONHints(t *testing.T) {
 	}
 }
 
-// TestStageHints: the inbox's and the model configuration's errors name
-// no flag; the command line adds its flags after their messages.
+// TestStageHints: the stages' errors name no flag; the command line adds
+// its flags after their messages.
 func TestStageHints(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
@@ -128,6 +128,14 @@ func TestStageHints(t *testing.T) {
 		{
 			fmt.Errorf("bounded synthesis: %w", fmt.Errorf("model %q: %w", "coder", pipeline.ErrNoModelConfig)),
 			`bounded synthesis: model "coder": no configuration; name one with --config or create crystallize.toml`,
+		},
+		{
+			fmt.Errorf("mining: %w", &pipeline.HoldoutTooLargeError{Held: 2, Eligible: 4, MinExamples: 3}),
+			"mining: holding out 2 of 4 eligible traces leaves 2 to mine, fewer than the 3 examples a procedure needs (--min-examples)",
+		},
+		{
+			&pipeline.WorkflowClashError{Path: "out/wf.star"},
+			"generating workflows: out/wf.star would be written twice (--out and a candidate's workflow)",
 		},
 		{
 			&registry.AnswerError{Item: 3, Need: registry.ItemDecisionNeeded, Options: []string{"JWT", "sessions"}},
