@@ -8,6 +8,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
 
 // withHints returns err with each runtime remedy in it worded as the
@@ -104,7 +105,8 @@ func answerHint(e *registry.AnswerError) string {
 // remedies of runtime.RemedyError, the command that continues a run
 // suspended at an approval or a decision, the flag that answers an inbox
 // item, where a model's configuration comes from, and the flags behind a
-// refused holdout or two workflows written to one file.
+// refused holdout, two workflows written to one file and a missing trace
+// store.
 func hints(err error) []hint {
 	var out []hint
 	var walk func(error)
@@ -123,6 +125,8 @@ func hints(err error) []hint {
 			out = append(out, hint{e.Error(), answerHint(e)})
 		case *pipeline.HoldoutTooLargeError:
 			out = append(out, hint{e.Error(), " (--min-examples)"})
+		case *tracestore.NoStoreError:
+			out = append(out, hint{e.Error(), ": store traces first with crystallize import --from DIR --store"})
 		case *pipeline.WorkflowClashError:
 			out = append(out, hint{e.Error(), " (--out and a candidate's workflow)"})
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -26,41 +24,15 @@ const storeFlagHelp = "keep the traces in the trace store, <state-dir>/" + regis
 
 const stateDirStoreHelp = "state directory whose trace store to use (<dir>/" + registry.DBFile + ")"
 
-// openTraceStore opens the trace store of stateDir. Unless create is set,
-// a store that does not exist is an error that says how to make one,
-// rather than an empty database left behind; and a store this process may
-// not write (store.Writable: a shared copy, a read-only mount) is opened
-// read-only, for the commands that only read it (mine --store, store stats
-// and export; see storeReadOnlyWarning). A write such a command needs
-// (store gc) then fails with store.ErrReadOnly, leaving the store as it
-// was.
+// openTraceStore opens the trace store of stateDir (tracestore.OpenStore:
+// created for an import, opened read-only for a reader that may not
+// write it) and returns it with its path.
 func openTraceStore(ctx context.Context, stateDir string, create bool) (*store.DB, string, error) {
 	if stateDir == "" {
 		return nil, "", usagef("--state-dir: empty path")
 	}
 	path := registry.Path(stateDir)
-	if create {
-		// A store made read-only stays so, even for a process that could
-		// write it anyway (root).
-		if _, err := os.Stat(path); err == nil && !store.Writable(path) {
-			return nil, path, fmt.Errorf("the trace store %s is read-only (the file or its directory is not writable): %w", path, store.ErrReadOnly)
-		}
-		db, err := store.Open(ctx, path)
-		return db, path, err
-	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, path, fmt.Errorf("no trace store at %s: store traces first with crystallize import --from DIR --store", path)
-	}
-	if !store.Writable(path) {
-		db, err := store.OpenReadOnly(ctx, path)
-		return db, path, err
-	}
-	db, err := store.Open(ctx, path)
-	if errors.Is(err, store.ErrReadOnly) {
-		// Writable as far as permissions tell, yet SQLite could not write
-		// (a file system mounted read-only, say): read it all the same.
-		db, err = store.OpenReadOnly(ctx, path)
-	}
+	db, err := tracestore.OpenStore(ctx, path, create)
 	return db, path, err
 }
 
