@@ -73,24 +73,16 @@ func runShadowHeldout(ctx context.Context, e *env, dir string, dirs []string, as
 	if len(traces) == 0 {
 		return failuref("--heldout %s: no held-out trace to compare (%d excluded)", strings.Join(dirs, ", "), len(r.ExcludedTraces))
 	}
-	id, sh, err := bundle.ShadowHeldout(dir, traces)
+	hc, err := bundle.ShadowHeldout(dir, traces)
 	if err != nil {
 		return err
 	}
-	var rows []map[string]any
-	for _, t := range sh.Traces {
-		if t.Role == candidate.RoleHeldout {
-			rows = append(rows, map[string]any{"trace_id": t.TraceID, "status": t.Status, "first_divergent_step": t.FirstDivergentStep})
-		}
-	}
-	pass := sh.Pass && len(rows) > 0
-	out := map[string]any{"bundle": dir, "candidate_id": id, "heldout": nonNil(rows), "pass": pass}
-	err = printResult(e, asJSON, out, func(w io.Writer) {
-		fmt.Fprintf(w, "Held-out replay: bundle=%s candidate_id=%s heldout=%d pass=%t\n", dir, id, len(rows), pass)
-		for _, row := range rows {
-			fmt.Fprintf(w, "  %s: %s", row["trace_id"], row["status"])
-			if s, _ := row["first_divergent_step"].(int); s > 0 {
-				fmt.Fprintf(w, " (first divergent step %d)", s)
+	err = printResult(e, asJSON, hc, func(w io.Writer) {
+		fmt.Fprintf(w, "Held-out replay: bundle=%s candidate_id=%s heldout=%d pass=%t\n", dir, hc.CandidateID, len(hc.Heldout), hc.Pass)
+		for _, row := range hc.Heldout {
+			fmt.Fprintf(w, "  %s: %s", row.TraceID, row.Status)
+			if row.FirstDivergentStep > 0 {
+				fmt.Fprintf(w, " (first divergent step %d)", row.FirstDivergentStep)
 			}
 			fmt.Fprintln(w)
 		}
@@ -99,7 +91,7 @@ func runShadowHeldout(ctx context.Context, e *env, dir string, dirs []string, as
 	if err != nil {
 		return err
 	}
-	if !pass {
+	if !hc.Pass {
 		return failuref("held-out replay of %s did not pass", dir)
 	}
 	return nil
@@ -162,8 +154,7 @@ func newShadowCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out := map[string]any{"candidate_id": sc.CandidateID, "compared": sc.Compared, "pass": sc.Pass, "matches": sc.Matches, "differences": nonNil(sc.Differences)}
-			err = printResult(e, asJSON, out, func(w io.Writer) {
+			err = printResult(e, asJSON, sc, func(w io.Writer) {
 				fmt.Fprintf(w, "Shadow replay: bundle=%s candidate_id=%s compared=%d pass=%t\n", args[0], sc.CandidateID, sc.Compared, sc.Pass)
 				for _, d := range sc.Differences {
 					fmt.Fprintf(w, "  differs: %s\n", d)

@@ -9,7 +9,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files and testscript expectations")
+var update = flag.Bool("update", os.Getenv("CRYSTALLIZE_UPDATE") != "", "rewrite golden files and testscript expectations (or set CRYSTALLIZE_UPDATE=1)")
 
 // sourceDateEpoch pins generated_at in every test: 2026-01-01T00:00:00Z.
 const sourceDateEpoch = "1767225600"

@@ -421,15 +421,7 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 }
 
 func writeRunJSON(w io.Writer, r *runtime.Result) error {
-	return writeJSON(w, map[string]any{
-		"run_id": r.RunID, "workflow": r.Workflow, "status": r.Status,
-		"steps": r.Steps, "tool_calls": r.ToolCalls, "model_calls": r.ModelCalls, "approvals": r.Approvals,
-		"receipts": len(r.Receipts), "refusals": nonNil(r.Refusals), "duration_ms": r.Duration.Milliseconds(),
-		"tokens_used": r.TokensUsed, "cost_usd": r.CostUSD, "pending": r.Pending,
-		"dir": r.Dir, "dry_run": r.DryRun, "allow_unapproved": r.AllowUnapproved, "error": r.Error, "output": r.Output,
-		"verification": r.Verification, "commands": nonNil(r.Commands), "dry_run_calls": dryRunCalls(r),
-		"fallbacks": nonNil(r.Fallbacks),
-	})
+	return writeJSON(w, r.Summary())
 }
 
 // compactJSON renders v on one line, keys sorted, "<" and ">" as they are
@@ -442,16 +434,6 @@ func compactJSON(v any) string {
 		return fmt.Sprintf("%q", err.Error())
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// dryRunCalls is the --json form of a dry run's calls: [{"step", "tool",
-// "arguments", "answer", "source"}], empty for a run that executes.
-func dryRunCalls(r *runtime.Result) []map[string]any {
-	out := []map[string]any{}
-	for _, c := range r.DryRunCalls {
-		out = append(out, map[string]any{"step": c.Step, "tool": c.Tool, "arguments": c.Arguments, "answer": c.Answer, "source": c.Source})
-	}
-	return out
 }
 
 // stdinPrompter returns a prompter asking on the terminal, or nil when

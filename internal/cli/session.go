@@ -44,21 +44,6 @@ func newSessionCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// lintReport is the --json output of session lint.
-type lintReport struct {
-	Files []lintFile `json:"files"`
-}
-
-type lintFile struct {
-	File     string        `json:"file"`
-	Problems []lintProblem `json:"problems"`
-}
-
-type lintProblem struct {
-	Line    int    `json:"line"`
-	Message string `json:"message"`
-}
-
 const sessionLintDoc = `lint parses each session log and reports every problem it finds, one per
 line as FILE:LINE: message on stderr: frontmatter that is missing or not
 YAML, a missing session_id or status, a status or task status outside its
@@ -81,19 +66,9 @@ func newSessionLintCmd(e *env) *cobra.Command {
 		Long:  sessionLintDoc,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var all trace.ErrorList
-			report := lintReport{Files: []lintFile{}}
-			for _, name := range args {
-				lf := lintFile{File: name, Problems: []lintProblem{}}
-				list, err := session.Lint(name)
-				if err != nil {
-					return err
-				}
-				for _, p := range list {
-					lf.Problems = append(lf.Problems, lintProblem{Line: p.Line, Message: p.Msg})
-				}
-				all = append(all, list...)
-				report.Files = append(report.Files, lf)
+			report, all, err := session.LintFiles(args)
+			if err != nil {
+				return err
 			}
 			if asJSON {
 				if err := writeJSON(e.stdout, report); err != nil {

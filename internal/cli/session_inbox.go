@@ -16,15 +16,6 @@ import (
 // runtime.Message), which can be answered, next to the callouts of
 // indexed session logs, which are only shown.
 
-// itemJSON converts an inbox item to its session inbox --json entry.
-func itemJSON(it store.InboxItem) inboxItem {
-	return inboxItem{
-		Item: it.ID, SessionID: it.SessionID, Phase: "step-" + strconv.Itoa(it.Step), Type: it.Type,
-		Title: it.Text, Step: it.Step, Boundary: it.Boundary, Options: it.Options,
-		Created: registry.FormatTime(it.Created), Answered: it.Answered, Answer: it.Answer, Reason: it.Reason,
-	}
-}
-
 // writeItems prints inbox items, one line each: the item id, the session
 // id, [!type], the text, and a decision's options.
 func writeItems(w io.Writer, items []store.InboxItem) error {
@@ -98,6 +89,10 @@ func newSessionInboxAnswerCmd(e *env, db *string) *cobra.Command {
 				d.Close()
 				return err
 			}
+			if n := countTrue(a.Decide != "", a.Approve, a.Reject, a.Dismiss); n != 1 {
+				d.Close()
+				return usagef("%w: give exactly one of --decide, --approve, --reject, --dismiss", registry.ErrAnswer)
+			}
 			if err := registry.Check(it, a); err != nil {
 				d.Close()
 				return usageError{err}
@@ -169,4 +164,15 @@ func newSessionInboxPurgeCmd(e *env, db *string) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// countTrue counts the conditions that hold.
+func countTrue(conds ...bool) int {
+	n := 0
+	for _, c := range conds {
+		if c {
+			n++
+		}
+	}
+	return n
 }

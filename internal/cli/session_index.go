@@ -66,14 +66,7 @@ func newSessionIndexCmd(e *env) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				problems := make([]string, 0, len(r.Problems))
-				for _, p := range r.Problems {
-					problems = append(problems, fmt.Sprint(p))
-				}
-				if err := writeJSON(e.stdout, map[string]any{
-					"added": r.Added, "updated": r.Updated, "unchanged": r.Unchanged,
-					"removed": r.Removed, "failed": r.Failed, "problems": problems,
-				}); err != nil {
+				if err := writeJSON(e.stdout, r.Summary()); err != nil {
 					return err
 				}
 			} else if asTOON {
@@ -210,28 +203,6 @@ func newSessionSearchCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// inboxItem is one entry of session inbox --json.
-type inboxItem struct {
-	SessionID string `json:"session_id"`
-	Path      string `json:"path"`
-	Started   string `json:"started"`
-	Phase     string `json:"phase"`
-	Type      string `json:"type"`
-	Title     string `json:"title"`
-	Body      string `json:"body"`
-
-	// Set on the items runs posted (see session_inbox.go): the id to
-	// answer, the step that asked, and what it asks.
-	Item     int64    `json:"item,omitempty"`
-	Step     int      `json:"step,omitempty"`
-	Boundary string   `json:"boundary,omitempty"`
-	Options  []string `json:"options,omitempty"`
-	Created  string   `json:"created,omitempty"`
-	Answered bool     `json:"answered,omitempty"`
-	Answer   string   `json:"answer,omitempty"`
-	Reason   string   `json:"reason,omitempty"`
-}
-
 var sessionInboxDoc = `inbox prints what sessions ask or tell a person, in two parts.
 
 First the unanswered items the runs of the registry posted (crystallize
@@ -281,15 +252,12 @@ func newSessionInboxCmd(e *env) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				out := make([]inboxItem, 0, len(posted)+len(items))
+				out := make([]sessionindex.InboxEntry, 0, len(posted)+len(items))
 				for _, it := range posted {
-					out = append(out, itemJSON(it))
+					out = append(out, sessionindex.PostedEntry(it))
 				}
 				for _, it := range items {
-					out = append(out, inboxItem{
-						SessionID: it.Session.SessionID, Path: it.Session.Path, Started: it.Session.Started,
-						Phase: it.Callout.Phase, Type: it.Callout.Type, Title: it.Callout.Title, Body: it.Callout.Body,
-					})
+					out = append(out, sessionindex.CalloutEntry(it))
 				}
 				return writeJSON(e.stdout, out)
 			}

@@ -8,13 +8,6 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/registry"
 )
 
-// statusJSON is the object of status --json.
-type statusJSON struct {
-	Sessions []registry.Summary `json:"sessions"`
-	Inbox    int                `json:"inbox"`
-	Line     string             `json:"line"`
-}
-
 var statusDoc = `status prints one line for a shell prompt or a tmux status bar: the
 active sessions of the state directory's registry, numbered as
 crystallize sessions numbers them, with their state, then the number of
@@ -57,7 +50,7 @@ func newStatusCmd(e *env) *cobra.Command {
 				}
 			}
 			if asJSON {
-				return writeJSON(e.stdout, statusJSON{Sessions: registry.Summaries(line.Sessions), Inbox: line.Inbox, Line: line.String()})
+				return writeJSON(e.stdout, line.Summary())
 			}
 			_, err = fmt.Fprintln(e.stdout, line.String())
 			return err

@@ -171,7 +171,9 @@ func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID 
 	rep.FinishedAt = now().UTC().Format(time.RFC3339)
 	rep.ReportPath = rel(filepath.Join(dir, "report.json"))
 	data, _ := json.MarshalIndent(rep, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
+	// The report is what the ledger's evidence links point at: written
+	// whole and durably, so a crash never leaves a link to half a report.
+	if err := atomicfile.Write(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
 		return nil, fmt.Errorf("writing run report: %w", err)
 	}
 	return rep, nil

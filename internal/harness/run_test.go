@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -205,5 +206,36 @@ func TestGateOutputSpilled(t *testing.T) {
 	}
 	if len(g.Tail) > tailBytes || !strings.HasSuffix(g.Tail, "last line") {
 		t.Errorf("Tail has %d bytes ending %q, want at most %d ending with the last line", len(g.Tail), g.Tail[max(0, len(g.Tail)-20):], tailBytes)
+	}
+}
+
+// TestRunReportDurable: a run's report.json is written through
+// atomicfile, synced before Run returns, with no temporary file left.
+func TestRunReportDurable(t *testing.T) {
+	var synced []string
+	sync := atomicfile.SyncFile
+	atomicfile.SyncFile = func(f *os.File) error { synced = append(synced, filepath.Base(f.Name())); return sync(f) }
+	t.Cleanup(func() { atomicfile.SyncFile = sync })
+
+	root := t.TempDir()
+	m := &Manifest{Commands: []Command{{ID: "ok", Command: "true", Blocks: true}}}
+	rep, err := Run(context.Background(), root, m, "sha256:m", "p", RunOptions{Environ: os.Environ()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(synced, func(s string) bool { return strings.HasPrefix(s, ".report.json.tmp") }) {
+		t.Errorf("synced %v, want report.json synced before it is renamed into place", synced)
+	}
+	dir := filepath.Dir(filepath.Join(root, filepath.FromSlash(rep.ReportPath)))
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if want := []string{"ok.log", "report.json"}; !slices.Equal(names, want) {
+		t.Errorf("report directory holds %v, want %v", names, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -250,6 +251,17 @@ func TestInbox(t *testing.T) {
 		err := Check(c.it, c.a)
 		if (err == nil) != c.fits || err != nil && !errors.Is(err, ErrAnswer) {
 			t.Errorf("Check(%s %v, %+v) = %v, want fits=%v", c.it.Type, c.it.Options, c.a, err, c.fits)
+		}
+		// What would fit is said in words; the command line adds its
+		// flags (AnswerError.Need).
+		if err != nil && strings.Contains(err.Error(), "--") {
+			t.Errorf("Check(%s, %+v) = %v, names a flag", c.it.Type, c.a, err)
+		}
+		var ae *AnswerError
+		if c.a.Approve && c.it.Type == ItemDecisionNeeded && !c.a.Reject && c.a.Decide == "" {
+			if !errors.As(err, &ae) || ae.Need != ItemDecisionNeeded || len(ae.Options) == 0 {
+				t.Errorf("Check(decision, approve) = %#v, want an AnswerError needing a decision among the options", err)
+			}
 		}
 	}
 

@@ -20,6 +20,20 @@ type Line struct {
 	Inbox    int     `json:"inbox"`
 }
 
+// LineSummary is the status line as `crystallize status --json` prints
+// it: each session as sessions --json prints it, the inbox count, and the
+// line itself.
+type LineSummary struct {
+	Sessions []Summary `json:"sessions"`
+	Inbox    int       `json:"inbox"`
+	Line     string    `json:"line"`
+}
+
+// Summary returns l as a LineSummary.
+func (l Line) Summary() LineSummary {
+	return LineSummary{Sessions: Summaries(l.Sessions), Inbox: l.Inbox, Line: l.String()}
+}
+
 // Status reads the status line: two indexed queries (the active rows and
 // the count of unanswered items) and a liveness check per running row,
 // cheap enough for every shell prompt.

@@ -44,7 +44,7 @@ func (h *host) write() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, TraceFile), data, 0o644); err != nil {
+	if err := writeRecord(filepath.Join(dir, TraceFile), data); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
 	// The journal, what a resume needs, is written before the log, so
@@ -61,10 +61,19 @@ func (h *host) write() error {
 			return fmt.Errorf("recording run: %w", err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, SessionFile), md, 0o644); err != nil {
+	if err := writeRecord(filepath.Join(dir, SessionFile), md); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
 	return nil
+}
+
+// writeRecord replaces the record file p with data atomically but
+// without syncing it (atomicfile.NoSync): a reader never sees half a
+// trace.json, and a link planted at p is replaced, not written through.
+// A record is not state a resume trusts (that is the journal, which is
+// synced), so a completed run pays for no fsync.
+func writeRecord(p string, data []byte) error {
+	return atomicfile.WriteSync(p, data, 0o644, atomicfile.NoSync)
 }
 
 // trace builds the run's trace: one action per executed call, and a
