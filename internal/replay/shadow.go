@@ -36,7 +36,9 @@ const MatchThreshold = 0.5
 // when held out and failed when a source. A trace with fitness 1 is then
 // compared step by step with the candidate: side effects, approval
 // boundaries and, where the step has an expected output, the action's
-// output. When the trace has a replay_run or the candidate expects
+// output; and, for a candidate that compares arguments
+// (Candidate.ArgumentsCompared), the arguments of its deterministic
+// steps (see compareArguments). When the trace has a replay_run or the candidate expects
 // receipts, the replay oracle compares the trace's replay run with a copy
 // of it carrying the candidate's expected receipts (see Oracle). A trace
 // passes when its fitness is 1, no comparison found a difference and the
@@ -461,6 +463,9 @@ type plan struct {
 	// verified marks the examples compared and passed before
 	// (Options.Verified); only set with listed.
 	verified []bool
+	// args is what a candidate that compares arguments holds a trace
+	// to; nil for one that does not.
+	args *arguments
 }
 
 // effect is a side effect reduced to what shadow compares. param is the
@@ -489,7 +494,7 @@ func compareEffects(a, b effect) int {
 }
 
 func newPlan(c *candidate.Candidate) *plan {
-	p := &plan{c: c, ix: newSigIndex(c), effects: make([][]effect, len(c.Steps))}
+	p := &plan{c: c, ix: newSigIndex(c), effects: make([][]effect, len(c.Steps)), args: newArguments(c)}
 	for _, ex := range c.Examples {
 		if len(ex.Positions) > 0 {
 			p.gapped = true
@@ -567,6 +572,9 @@ func (p *plan) compare(al *aligner, j job) candidate.ShadowTrace {
 	} else {
 		for _, mv := range res.moves {
 			st.Details = append(st.Details, p.compareStep(al, mv.Step, mv.ActionIndex, &t.Actions[mv.ActionIndex])...)
+		}
+		if p.args != nil {
+			st.Details = append(st.Details, p.compareArguments(t, res.moves)...)
 		}
 	}
 	p.oracle(&st, t)
