@@ -275,6 +275,14 @@ type Binding struct {
 	FromPath string `json:"from_path"`
 }
 
+// TargetExpression is the side-effect metadata key of a candidate step's
+// side effect whose target a run computes from the workflow's parameters:
+// its value is an expression in the form derive.Parse reads, and the
+// effect's Target is that expression in braces, so a reader sees how the
+// target is made. (A target that is one argument of its step is written
+// "{key}" with metadata target_parameter instead.)
+const TargetExpression = "target_expression"
+
 // ArgKind says where a step argument's value comes from.
 type ArgKind string
 

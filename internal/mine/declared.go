@@ -25,7 +25,9 @@ import (
 // read by derive.Substitute ("git push origin " + target_release_branch);
 // one that is a parameter's value is that parameter. A side effect whose
 // target was such an argument's value takes the argument's value at run
-// time (target_parameter), and an expected output that names a
+// time (target_parameter); one whose target otherwise holds parameters'
+// values is an expression over them too (candidate.TargetExpression).
+// An expected output that names a
 // parameter's value is no expectation of the next run, whose values
 // differ: it is dropped, with a note on the step.
 //
@@ -131,6 +133,15 @@ func declareParameters(c *candidate.Candidate, values map[string]string) []strin
 			if key, ok := argValue[se.Target]; ok {
 				se.Target = "{" + key + "}"
 				se.Metadata = map[string]any{"target_parameter": key}
+				continue
+			}
+			// A target that is no argument of its step (the branch a
+			// push writes, the tag a commit makes) is computed from the
+			// workflow's parameters as arguments are.
+			if e, ok := derive.Substitute(se.Target, params); ok {
+				e = derive.Rename(e, name)
+				se.Target = "{" + e.String() + "}"
+				se.Metadata = map[string]any{candidate.TargetExpression: e.String()}
 			}
 		}
 		if st.ExpectedOutput != nil && mentions(st.ExpectedOutput, params) {

@@ -50,35 +50,8 @@ func newArguments(c *candidate.Candidate) *arguments {
 // from the run, not from the candidate.
 func (p *plan) compareArguments(t *trace.Trace, moves []candidate.Move) []candidate.Problem {
 	a := p.args
-	at := map[int]int{} // step → action index
-	for _, mv := range moves {
-		if mv.Kind == candidate.MoveSync {
-			at[mv.Step] = mv.ActionIndex
-		}
-	}
-	value := func(path string) (any, int, bool) {
-		step, key, ok := candidate.ParseParameterPath(path)
-		if !ok {
-			return nil, 0, false
-		}
-		i, ok := at[step]
-		if !ok || i < 0 || i >= len(t.Actions) {
-			return nil, 0, false
-		}
-		v, ok := candidate.ActionArgs(&t.Actions[i])[key]
-		return v, i, ok
-	}
-	values := map[string]string{}
-	for name, paths := range a.paths {
-		if len(paths) == 0 {
-			continue
-		}
-		if v, _, ok := value(paths[0]); ok {
-			if s, ok := v.(string); ok {
-				values[name] = s
-			}
-		}
-	}
+	at := syncActions(moves)
+	values := p.paramValues(t, moves)
 	var out []candidate.Problem
 	for j := range p.c.Steps {
 		s := &p.c.Steps[j]
@@ -134,6 +107,43 @@ func (p *plan) compareArguments(t *trace.Trace, moves []candidate.Move) []candid
 	return out
 }
 
+// syncActions maps each step to the trace action it is aligned with.
+func syncActions(moves []candidate.Move) map[int]int {
+	at := map[int]int{}
+	for _, mv := range moves {
+		if mv.Kind == candidate.MoveSync {
+			at[mv.Step] = mv.ActionIndex
+		}
+	}
+	return at
+}
+
+// paramValues returns the trace's value of each string parameter of the
+// candidate, by name: the argument at the parameter's first source path
+// of the action aligned with that step. A parameter whose step the trace
+// lacks, or whose value there is not a string, has none.
+func (p *plan) paramValues(t *trace.Trace, moves []candidate.Move) map[string]string {
+	at := syncActions(moves)
+	values := map[string]string{}
+	for _, prm := range p.c.Parameters {
+		if len(prm.SourcePaths) == 0 {
+			continue
+		}
+		step, key, ok := candidate.ParseParameterPath(prm.SourcePaths[0])
+		if !ok {
+			continue
+		}
+		i, ok := at[step]
+		if !ok || i < 0 || i >= len(t.Actions) {
+			continue
+		}
+		if s, ok := candidate.ActionArgs(&t.Actions[i])[key].(string); ok {
+			values[prm.Name] = s
+		}
+	}
+	return values
+}
+
 // quote writes a value for a message: a string quoted, anything else as
 // JSON would show it.
 func quote(v any) string {
@@ -141,4 +151,35 @@ func quote(v any) string {
 		return strconv.Quote(s)
 	}
 	return fmt.Sprint(v)
+}
+
+// EffectTarget returns the target of a candidate side effect in a run
+// whose parameters have values (by parameter name): the expression of an
+// effect with metadata candidate.TargetExpression evaluated on them, or
+// the effect's Target as it is when it has none, when the expression does
+// not parse or Target is not it in braces (an edited report), or when a
+// value it reads is missing. Shadow replay resolves a candidate's targets
+// with it, and the runtime the targets it records.
+func EffectTarget(se trace.SideEffect, values map[string]string) string {
+	e := targetExpr(se)
+	if e == nil {
+		return se.Target
+	}
+	if v, ok := e.Eval(values); ok {
+		return v
+	}
+	return se.Target
+}
+
+// targetExpr returns the parsed target expression of se, or nil.
+func targetExpr(se trace.SideEffect) derive.Expr {
+	src, ok := se.Metadata[candidate.TargetExpression].(string)
+	if !ok || se.Target != "{"+src+"}" {
+		return nil
+	}
+	e, err := derive.Parse(src)
+	if err != nil {
+		return nil
+	}
+	return e
 }

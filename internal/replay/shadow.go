@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/derive"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -466,6 +467,9 @@ type plan struct {
 	// args is what a candidate that compares arguments holds a trace
 	// to; nil for one that does not.
 	args *arguments
+	// targetExprs is true when a side effect's target is an expression
+	// over the parameters, which each trace's values resolve.
+	targetExprs bool
 }
 
 // effect is a side effect reduced to what shadow compares. param is the
@@ -475,6 +479,9 @@ type plan struct {
 type effect struct {
 	kind, target, capability, mutation string
 	param                              string
+	// expr is the target's expression over the candidate's parameters
+	// (candidate.TargetExpression), evaluated on each trace's values.
+	expr derive.Expr
 }
 
 func (e effect) String() string {
@@ -505,6 +512,9 @@ func newPlan(c *candidate.Candidate) *plan {
 			e := effect{kind: se.Kind, target: se.Target, capability: se.Capability, mutation: se.Mutation}
 			if key, ok := se.Metadata["target_parameter"].(string); ok && se.Target == "{"+key+"}" {
 				e.param = key
+			}
+			if e.expr = targetExpr(se); e.expr != nil {
+				p.targetExprs = true
 			}
 			p.effects[i] = append(p.effects[i], e)
 		}
@@ -570,6 +580,10 @@ func (p *plan) compare(al *aligner, j job) candidate.ShadowTrace {
 	if res.log+res.model > 0 {
 		st.Details = append(st.Details, mismatches(t, res.moves)...)
 	} else {
+		al.values = nil
+		if p.targetExprs {
+			al.values = p.paramValues(t, res.moves)
+		}
 		for _, mv := range res.moves {
 			st.Details = append(st.Details, p.compareStep(al, mv.Step, mv.ActionIndex, &t.Actions[mv.ActionIndex])...)
 		}
@@ -737,6 +751,11 @@ func (p *plan) compareEffects(al *aligner, step int, a *trace.Action) string {
 	for _, e := range want {
 		if e.param != "" {
 			if v, ok := candidate.ActionArgs(a)[e.param].(string); ok {
+				e.target = v
+			}
+		}
+		if e.expr != nil {
+			if v, ok := e.expr.Eval(al.values); ok {
 				e.target = v
 			}
 		}
