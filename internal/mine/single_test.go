@@ -97,6 +97,7 @@ func TestSingleRunParameters(t *testing.T) {
 	analyze.ObservedOutput = map[string]any{"next_version": "1.5.0"}
 	tag := act("a2", trace.KindToolCall, "tag", `{"command":"git tag v1.5.0"}`)
 	tag.ObservedOutput = map[string]any{"status": float64(0)}
+	tag.SideEffects = []trace.SideEffect{{Kind: "git_ref", Target: "refs/tags/v1.5.0", Capability: "git.write"}}
 	log := act("a3", trace.KindToolCall, "shell", `{"command":"git log v1.4.2..HEAD"}`)
 	log.SideEffects = []trace.SideEffect{{Kind: "unknown_side_effects", Target: "git log v1.4.2..HEAD", Capability: "shell.exec"}}
 	pr := act("a4", trace.KindToolCall, "pr", `{"base":"main","title":"Release 1.5.0 (minor)"}`)
@@ -152,6 +153,9 @@ func TestSingleRunParameters(t *testing.T) {
 	}
 	if se := c.Steps[2].SideEffects[0]; se.Target != "{command}" || se.Metadata["target_parameter"] != "command" {
 		t.Errorf("step 3 side effect %+v, want target {command}", se)
+	}
+	if se := c.Steps[1].SideEffects[0]; se.Target != `{"refs/tags/v" + next_version}` || se.Metadata[candidate.TargetExpression] != `"refs/tags/v" + next_version` {
+		t.Errorf("step 2 side effect %+v, want target {\"refs/tags/v\" + next_version}", se)
 	}
 	if c.Steps[0].ExpectedOutput != nil || c.Steps[1].ExpectedOutput == nil || c.Steps[4].ExpectedOutput != nil {
 		t.Errorf("expected outputs %v, %v, %v; want none where the output names a version and for the model's answer, one for the tag", c.Steps[0].ExpectedOutput, c.Steps[1].ExpectedOutput, c.Steps[4].ExpectedOutput)

@@ -119,3 +119,53 @@ func TestApplyKeepsComparedDerivations(t *testing.T) {
 		t.Errorf("held-out status %s, want fail", h.Status)
 	}
 }
+
+// TestEffectTarget: a target expression is evaluated on a run's values;
+// a target without one, with one it does not spell, or with a value
+// missing stays as it is.
+func TestEffectTarget(t *testing.T) {
+	values := map[string]string{"next_version": "1.0.2"}
+	expr := map[string]any{candidate.TargetExpression: `"refs/tags/v" + next_version`}
+	tests := []struct {
+		se   trace.SideEffect
+		vals map[string]string
+		want string
+	}{
+		{trace.SideEffect{Target: `{"refs/tags/v" + next_version}`, Metadata: expr}, values, "refs/tags/v1.0.2"},
+		{trace.SideEffect{Target: `{"refs/tags/v" + next_version}`, Metadata: expr}, map[string]string{}, `{"refs/tags/v" + next_version}`},
+		{trace.SideEffect{Target: "refs/tags/v1.0.1", Metadata: expr}, values, "refs/tags/v1.0.1"},
+		{trace.SideEffect{Target: "refs/tags/v1.0.1"}, values, "refs/tags/v1.0.1"},
+		{trace.SideEffect{Target: `{x(}`, Metadata: map[string]any{candidate.TargetExpression: `x(`}}, values, `{x(}`},
+	}
+	for _, tt := range tests {
+		if got := EffectTarget(tt.se, tt.vals); got != tt.want {
+			t.Errorf("EffectTarget(%+v, %v) = %q, want %q", tt.se, tt.vals, got, tt.want)
+		}
+	}
+}
+
+// TestShadowResolvesTargetExpressions: a side effect whose target is an
+// expression over the parameters matches each run's own target, and only
+// that one.
+func TestShadowResolvesTargetExpressions(t *testing.T) {
+	withRef := func(tr *trace.Trace, ref string) *trace.Trace {
+		tr.Actions[1].SideEffects = []trace.SideEffect{{Kind: "git_ref", Target: ref}}
+		return tr
+	}
+	src := withRef(pushed("s", "1.0.1", "git tag v1.0.1", "--atomic"), "refs/tags/v1.0.1")
+	c := oneRun(true)
+	c.Steps[1].SideEffects = []trace.SideEffect{{Kind: "git_ref", Target: `{"refs/tags/v" + next_version}`,
+		Metadata: map[string]any{candidate.TargetExpression: `"refs/tags/v" + next_version`}}}
+	next := withRef(pushed("next", "1.0.2", "git tag v1.0.2", "--atomic"), "refs/tags/v1.0.2")
+	stale := withRef(pushed("stale", "1.0.2", "git tag v1.0.2", "--atomic"), "refs/tags/v1.0.1")
+	sh := Shadow(c, []*trace.Trace{src}, []*trace.Trace{next, stale})
+	if len(sh.Traces) != 3 {
+		t.Fatalf("traces %+v", sh.Traces)
+	}
+	if sh.Traces[0].Status != candidate.StatusPass || sh.Traces[1].Status != candidate.StatusPass {
+		t.Errorf("source %s %+v, next release %s %+v; want both to pass", sh.Traces[0].Status, sh.Traces[0].Details, sh.Traces[1].Status, sh.Traces[1].Details)
+	}
+	if got := sh.Traces[2]; got.Status != candidate.StatusFail || len(got.Details) != 1 || got.Details[0].Code != candidate.CodeSideEffectsDiffer {
+		t.Errorf("stale tag: %s %+v; want fail with %s", got.Status, got.Details, candidate.CodeSideEffectsDiffer)
+	}
+}
