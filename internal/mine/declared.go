@@ -27,9 +27,9 @@ import (
 // target was such an argument's value takes the argument's value at run
 // time (target_parameter); one whose target otherwise holds parameters'
 // values is an expression over them too (candidate.TargetExpression).
-// An expected output that names a
-// parameter's value is no expectation of the next run, whose values
-// differ: it is dropped, with a note on the step.
+// An expected output that names a parameter's value is no expectation of
+// the next run, whose values differ: it is dropped, with a note on the
+// step.
 //
 // With one example nothing else can be seen to vary, which is what
 // candidate.ArgumentsCompared makes shadow replay hold a held-out run
@@ -65,7 +65,8 @@ func declareParameters(c *candidate.Candidate, values map[string]string) []strin
 	}
 	params := map[string]string{}
 	used := map[string]bool{}
-	name := map[string]string{} // declared key → parameter name
+	name := map[string]string{}  // declared key → parameter name
+	keyOf := map[string]string{} // parameter name → declared key
 	for _, k := range order {
 		params[k] = values[k]
 		n := candidate.Identifier(k)
@@ -73,7 +74,7 @@ func declareParameters(c *candidate.Candidate, values map[string]string) []strin
 			n = candidate.Identifier(k) + "_" + strconv.Itoa(i)
 		}
 		used[n] = true
-		name[k] = n
+		name[k], keyOf[n] = n, k
 		c.Parameters = append(c.Parameters, candidate.Parameter{
 			Name: n, Key: k, SourcePaths: paths[k], Examples: []any{values[k]}, Type: "string", Required: true,
 		})
@@ -113,7 +114,7 @@ func declareParameters(c *candidate.Candidate, values map[string]string) []strin
 			st.ParameterRefs = appendUnique(st.ParameterRefs, n)
 			inputs := map[string]string{}
 			for _, r := range refs {
-				inputs[r] = params[keyOf(name, r)]
+				inputs[r] = params[keyOf[r]]
 			}
 			c.DerivedParameters = append(c.DerivedParameters, candidate.DerivedParameter{
 				Parameter: candidate.Parameter{
@@ -166,16 +167,6 @@ func declareParameters(c *candidate.Candidate, values map[string]string) []strin
 		names[i] = name[k]
 	}
 	return names
-}
-
-// keyOf returns the declared key whose parameter is named n.
-func keyOf(name map[string]string, n string) string {
-	for k, v := range name {
-		if v == n {
-			return k
-		}
-	}
-	return n
 }
 
 // mentions reports whether a string anywhere in the JSON value v holds
