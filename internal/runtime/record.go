@@ -15,6 +15,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/mdtext"
+	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -572,7 +573,8 @@ func (h *host) callCapabilities(step int, name string, b *binding) []string {
 // effects when it declares any (or is a built-in, whose effects the call
 // itself records), else the candidate step's, with a target the candidate
 // parameterized (metadata target_parameter) taken from the call's
-// argument of that name.
+// argument of that name, and one computed from the workflow's parameters
+// (candidate.TargetExpression) computed from this run's.
 func (h *host) callSideEffects(step int, name string, b *binding, args map[string]any) []trace.SideEffect {
 	if effects := b.sideEffects(); len(effects) > 0 || b.builtin != "" {
 		return effects
@@ -582,12 +584,24 @@ func (h *host) callSideEffects(step int, name string, b *binding, args map[strin
 		return b.sideEffects()
 	}
 	out := make([]trace.SideEffect, len(s.SideEffects))
+	var values map[string]string
 	for i, se := range s.SideEffects {
 		target := se.Target
 		if p, _ := se.Metadata["target_parameter"].(string); p != "" {
 			if v, ok := args[p]; ok {
 				target = argString(v)
 			}
+		}
+		if _, ok := se.Metadata[candidate.TargetExpression]; ok {
+			if values == nil {
+				values = map[string]string{}
+				for k, v := range h.params {
+					if s, ok := v.(string); ok {
+						values[k] = s
+					}
+				}
+			}
+			target = replay.EffectTarget(se, values)
 		}
 		out[i] = trace.SideEffect{Kind: se.Kind, Target: target, Capability: se.Capability, Mutation: se.Mutation}
 	}

@@ -358,6 +358,41 @@ func LoadReleaseHarness(dir string) (*trace.Trace, *ReleaseHarness, error) {
 	return t, rh, nil
 }
 
+// ReleaseParameterKeys are the members of a release's identity that
+// change from one release to the next: its versions, the previous tag,
+// the bump, the branch it is cut on and the branch it is cut from. They
+// are the parameters of a workflow made from one release run
+// (ReleaseHarness.Parameters). mode, repo and mock are not among them:
+// the mode chooses which steps run (another mode is another workflow),
+// and the repository and the mock switch are where and how the workflow
+// runs, not what it releases.
+var ReleaseParameterKeys = []string{"current_version", "next_version", "bump", "latest_tag", "base_branch", "target_release_branch"}
+
+// Parameters returns the release's values of ReleaseParameterKeys: the
+// manifest's release member, else the release analysis's data (the
+// harness writes the bump there only), for the keys that hold a
+// non-empty string.
+func (rh *ReleaseHarness) Parameters() map[string]string {
+	rel, _ := rh.Manifest["release"].(map[string]any)
+	var analysis map[string]any
+	for i := range rh.Events {
+		if rh.Events[i].Type == "release_analysis" {
+			analysis = rh.Events[i].Data
+			break
+		}
+	}
+	out := map[string]string{}
+	for _, k := range ReleaseParameterKeys {
+		for _, src := range []map[string]any{rel, analysis} {
+			if s, ok := src[k].(string); ok && s != "" {
+				out[k] = s
+				break
+			}
+		}
+	}
+	return out
+}
+
 // foldMirroredFailures returns events without the failed tool
 // observations that record a failed release step a second time, each
 // folded into that step's Mirrors. An observation mirrors a release step

@@ -423,3 +423,26 @@ func TestReleaseHarnessV3ListedRunMissing(t *testing.T) {
 		t.Errorf("mini fixture: err %v, Missing %v; want none", err, rh.Missing)
 	}
 }
+
+// TestReleaseHarnessParameters: the release's identity is read from the
+// manifest's release member, then from the release analysis (the harness
+// writes the bump there only); mode, repo and the other members are not
+// parameters, and an empty value is none.
+func TestReleaseHarnessParameters(t *testing.T) {
+	manifest := `{"schema_version": "release_harn.crystallization_input.v1", "run_id": "p",
+	  "release": {"repo": "/work/repo", "mode": "ship-pr", "mock": true, "current_version": "1.0.0", "next_version": "1.0.1",
+	    "starting_branch": "main", "target_release_branch": "release/v1.0.1", "base_branch": "main", "latest_tag": ""}}`
+	analysis := `{"schema_version":"release_harn.crystallization_input.v1","event_type":"release_analysis","source":"deterministic","timestamp":"2026-05-02T10:00:00Z","data":{"bump":"patch","next_version":"9.9.9","latest_tag":"v1.0.0"}}` + "\n"
+	dir := copyHarness(t, miniHarness, map[string]string{"manifest.json": manifest, "deterministic-events.jsonl": analysis})
+	_, rh, err := LoadReleaseHarness(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"current_version": "1.0.0", "next_version": "1.0.1", "bump": "patch", "latest_tag": "v1.0.0",
+		"base_branch": "main", "target_release_branch": "release/v1.0.1",
+	}
+	if diff := cmp.Diff(want, rh.Parameters()); diff != "" {
+		t.Errorf("Parameters (-want +got):\n%s", diff)
+	}
+}
