@@ -41,7 +41,7 @@ var allowed = map[string][]string{
 	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/bundle", "internal/pipeline"},
 	"internal/codify":          {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/derive", "internal/codegen", "internal/session", "internal/runtime", "internal/pipeline"},
 	"internal/skill":           {"internal/trace", "internal/candidate", "internal/codegen", "internal/mdtext"},
-	"internal/pipeline":        {"internal/trace", "internal/redact", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/synth", "internal/atomicfile", "internal/tracestore", "internal/store", "internal/runtime", "internal/plan"},
+	"internal/pipeline":        {"internal/trace", "internal/redact", "internal/session", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/synth", "internal/atomicfile", "internal/tracestore", "internal/store", "internal/runtime", "internal/plan"},
 	"internal/atomicfile":      {},
 	"internal/mdtext":          {},
 	"internal/bundle":          {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact", "internal/assert", "internal/skill", "internal/atomicfile"},
