@@ -31,7 +31,7 @@ var allowed = map[string][]string{
 	"internal/toon":            {},
 	"internal/capped":          {},
 	"internal/textdiff":        {},
-	"internal/session":         {"internal/trace", "internal/mdtext", "internal/redact"},
+	"internal/session":         {"internal/trace", "internal/mdtext", "internal/redact", "internal/atomicfile", "internal/proc"},
 	"internal/proc":            {},
 	"internal/store":           {"internal/proc", "internal/atomicfile"},
 	"internal/sessionindex":    {"internal/capped", "internal/session", "internal/store", "internal/toon", "internal/trace"},
