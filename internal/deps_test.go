@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	"internal/proc":            {},
 	"internal/store":           {"internal/proc", "internal/atomicfile"},
 	"internal/sessionindex":    {"internal/capped", "internal/session", "internal/store", "internal/toon", "internal/trace"},
-	"internal/registry":        {"internal/store", "internal/runtime", "internal/atomicfile", "internal/proc"},
+	"internal/registry":        {"internal/store", "internal/runtime", "internal/sessionindex", "internal/atomicfile", "internal/proc"},
 	"internal/runtime":         {"internal/capped", "internal/proc", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
 	"internal/tracestore":      {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
 	"internal/persona":         {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/bundle", "internal/pipeline"},
