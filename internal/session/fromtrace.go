@@ -244,12 +244,8 @@ func toolCall(a *trace.Action) ToolCall {
 	if cmd, ok := a.Metadata["command"].(string); ok && strings.TrimSpace(cmd) != "" {
 		line := singleLine(cmd, maxCallLine)
 		c.Tool, c.Args, _ = strings.Cut(line, " ")
-		c.Args = strings.TrimSpace(c.Args)
 	} else {
 		c.Tool = oneWord(a.Name)
-		if c.Tool == "" {
-			c.Tool = "tool"
-		}
 		var args []string
 		for _, k := range sortedKeys(a.Parameters) {
 			if v, ok := scalar(a.Parameters[k]); ok {
@@ -257,6 +253,9 @@ func toolCall(a *trace.Action) ToolCall {
 			}
 		}
 		c.Args = strings.Join(args, " ")
+	}
+	if c.Tool == "" {
+		c.Tool = "tool"
 	}
 	c.Result = result(a)
 	return c
@@ -374,7 +373,7 @@ func shellQuote(s string) string {
 // fenced renders text as a fenced code block whose fence no line of text
 // can close, or "(none)" for no text.
 func fenced(text string) string {
-	text = strings.TrimSpace(strings.ReplaceAll(text, "\r", ""))
+	text = strings.TrimSpace(strings.ReplaceAll(strings.ToValidUTF8(text, "\uFFFD"), "\r", ""))
 	if text == "" {
 		return "(none)"
 	}
@@ -400,10 +399,11 @@ func flatten(l string) string {
 	return strings.TrimLeft(l, " \t>*+-")
 }
 
-// firstLine is the first non-blank line of s, trimmed.
+// firstLine is the first non-blank line of s, trimmed, on one line (see
+// singleLine).
 func firstLine(s string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
+	for _, l := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if l = singleLine(l, 0); l != "" {
 			return l
 		}
 	}
@@ -413,13 +413,16 @@ func firstLine(s string) string {
 // singleLine is s on one line: its lines joined by " ", control characters
 // dropped, clipped to max runes (0: no limit).
 func singleLine(s string, max int) string {
-	s = strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), " ")
 	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		switch {
+		case r == '\n' || r == '\t':
+			return ' '
+		case r < 0x20 || r == 0x7f:
 			return -1
 		}
 		return r
-	}, s)
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	s = strings.Join(strings.Fields(s), " ")
 	if max > 0 {
 		s = clip(s, max)
 	}
