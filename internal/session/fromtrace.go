@@ -77,6 +77,7 @@ var agentNames = map[string]string{
 	"claude-code": "Claude Code",
 	"codex":       "Codex CLI",
 	"gemini-cli":  "Gemini CLI",
+	"otel":        "an OpenTelemetry export",
 }
 
 // FromTrace returns the session log of t, a normalized trace of an agent
@@ -126,7 +127,7 @@ func FromTrace(t *trace.Trace, nested []Nested) (*Session, error) {
 	if s.Title == "" {
 		s.Title = fitHeading(name+" session "+s.Meta.SessionID, maxTitle)
 	}
-	intro := "Imported from a " + name + " session log"
+	intro := "Imported from a session log of " + name
 	if t.Source != "" {
 		intro += ", " + renderCode(singleLine(t.Source, 0))
 	}
