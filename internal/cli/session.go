@@ -139,6 +139,21 @@ A phase of "" is the preamble before the first phase.
 For a run it continues, --json prints the same object as crystallize run
 --json.
 
+--agent KEY continues the session with an agent instead of printing the
+pack: the pack goes to the model of [models.KEY] in crystallize.toml (or
+--config; provider openai, any OpenAI-compatible server, or anthropic; its
+api_key secret comes from the environment or the secrets file, as in a
+run), else to the command of [tools."KEY"], which reads it on stdin and
+answers on stdout (claude -p, codex exec -). The answer is logged into
+FILE, rewritten atomically, as a new phase "## Continuation @KEY": a
+[!resume] callout marks the phase it resumed at (or "the end") and when,
+and an [!answer] callout holds the answer, redacted and quoted so that
+nothing in it changes the log's structure. resume_point moves to the new
+phase, tokens_used grows by the model's tokens and KEY joins the
+participants. It prints the phase id and the answer; --json prints
+{"pack", "phase", "reply": {"text", "model", "tokens"}}. A suspended run's
+log is continued by --approve or --reject, not --agent.
+
 Exit status: 0 on success (for a run: it completed), 1 when the log has
 problems (see session lint) or cannot be read, or the run failed, was
 rejected, is still pending or has nothing to resume, 2 on a usage error,
@@ -146,13 +161,14 @@ including a --phase that names no phase, --phase for a run it continues,
 and --approve or --reject for a log that is not a suspended run's.`
 
 func newSessionResumeCmd(e *env) *cobra.Command {
-	var phase string
+	var phase, agent string
 	rf := &resumeFlags{}
 	cmd := &cobra.Command{
-		Use:   "resume FILE [--phase ID] [--approve NAME | --reject NAME]... [--json]",
+		Use:   "resume FILE [--phase ID] [--agent KEY] [--approve NAME | --reject NAME]... [--json]",
 		Short: "Resume a session from its log, or continue a suspended workflow run",
 		Long:  sessionResumeDoc,
 		Example: `  crystallize session resume sessions/2026-01-12-release-notes.md --phase phase-2
+  crystallize session resume sessions/2026-01-12-release-notes.md --agent reviewer
   crystallize session resume .crystallize/runs/20250101T120000Z-0123456789ab/session.md --approve merge`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -160,6 +176,9 @@ func newSessionResumeCmd(e *env) *cobra.Command {
 			s, err := session.Open(name)
 			if err != nil {
 				return listError(err)
+			}
+			if agent != "" {
+				return continueSession(cmd.Context(), e, rf, name, s, phase, agent)
 			}
 			if handled, err := resumeRun(cmd, e, rf, name, s, phase); handled {
 				return err
@@ -181,6 +200,7 @@ func newSessionResumeCmd(e *env) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&phase, "phase", "", "resume at this phase instead of the resume_point")
+	fs.StringVar(&agent, "agent", "", "hand the context pack to [models.KEY] or the command of [tools.\"KEY\"], and log its answer into FILE as a new phase")
 	fs.StringArrayVar(&rf.approve, "approve", nil, "for a suspended run: approve the boundary NAME (repeatable)")
 	fs.StringArrayVar(&rf.reject, "reject", nil, "for a suspended run: reject the boundary NAME (repeatable)")
 	fs.StringVar(&rf.config, "config", "", "for a suspended run: project configuration (default: the one the run used)")

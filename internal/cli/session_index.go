@@ -27,6 +27,11 @@ const sessionIndexDoc = `index keeps a derived index of the session logs (*.md) 
 embedded SQLite database --db (default ` + store.DefaultPath + `), for
 session list, search and inbox. Paths are recorded relative to DIR.
 
+crystallize run keeps the index of its own logs: each run's session.md is
+indexed into <state-dir>/state.db (the default --db) when the run writes
+it, relative to <state-dir>/runs, as "session index .crystallize/runs"
+would index it.
+
 Indexing is incremental: a file whose sha256 is unchanged is skipped, a new
 or changed file is parsed and replaces its entry, and an entry whose file
 is gone is removed. A file with problems (see session lint) is left out of
@@ -215,10 +220,17 @@ answers one and resumes its run; "session inbox purge SESSION" deletes a
 session's answered items.
 
 Then the actionable callouts of every indexed session log (session
-index): ` + strings.Join(sessionindex.Actionable, ", ") + `. The newest
+index; crystallize run indexes each run's session.md as it writes it):
+` + strings.Join(sessionindex.Actionable, ", ") + `. A question
+(decision_needed, approval_required) that was answered is left out: a
+[!decision] or [!user] callout follows it in its phase, or its session
+has finished (completed, failed, cancelled, rejected). The questions and
+completions of a session the registry knows (a run) are its items, above,
+and are not listed again from its log; its errors are. The newest
 session comes first (by started, then path), and each session's callouts
 in document order, one line each: session id, phase id ("-" for the
-preamble), [!type] and the callout's title.
+preamble), [!type] and the callout's title, or its first line of text
+when it has no title (the format's "> [!error]" then "> text").
 
 --json prints one JSON array of both: the items first, as {"item",
 "session_id", "phase" ("step-N"), "type", "title" (the text), "step",
@@ -247,7 +259,7 @@ func newSessionInboxCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			items, err := d.Callouts(ctx, sessionindex.Actionable)
+			items, err := sessionindex.Inbox(ctx, d)
 			if err != nil {
 				return err
 			}
@@ -266,7 +278,7 @@ func newSessionInboxCmd(e *env) *cobra.Command {
 			}
 			tw := newTable(e.stdout)
 			for _, it := range items {
-				fmt.Fprintf(tw, "%s\t%s\t[!%s]\t%s\n", it.Session.SessionID, orDash(it.Callout.Phase), it.Callout.Type, it.Callout.Title)
+				fmt.Fprintf(tw, "%s\t%s\t[!%s]\t%s\n", it.Session.SessionID, orDash(it.Callout.Phase), it.Callout.Type, oneLineText(sessionindex.Headline(it.Callout)))
 			}
 			return tw.Flush()
 		},

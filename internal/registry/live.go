@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/sessionindex"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -109,6 +110,25 @@ func (l *Live) End(res *runtime.Result) {
 		l.Inbox(runtime.Message{Type: runtime.MessageApprovalRequired, Step: p.Step, Boundary: p.Boundary, Text: text})
 	}
 	if err := l.h.End(context.Background(), RunStatus(string(res.Status))); err != nil {
+		l.onError(err)
+	}
+	l.syncLog()
+}
+
+// syncLog indexes the run's session.md, which the runtime has written by
+// the time the run returns, in the session index of the same database:
+// the index is synced when a log is written, so session list, search
+// and inbox show a run without a session index of the runs first. Paths
+// are relative to <state-dir>/runs, as "session index <state-dir>/runs"
+// records them. A run that wrote no log (refused before its first step)
+// has nothing to index.
+func (l *Live) syncLog() {
+	runs := filepath.Join(l.stateDir, "runs")
+	file := filepath.Join(runs, l.id, runtime.SessionFile)
+	if _, err := os.Stat(file); err != nil {
+		return
+	}
+	if err := sessionindex.Sync(context.Background(), l.db, runs, file); err != nil {
 		l.onError(err)
 	}
 }
