@@ -156,12 +156,32 @@ func FromTrace(t *trace.Trace, nested []Nested) (*Session, error) {
 		}
 		cur, kinds = nil, nil
 	}
+	asks := laterPrompts(t)
 	for i := range t.Actions {
 		a := &t.Actions[i]
 		side, _ := a.Metadata["sidechain"].(bool)
 		kind := activity(a)
-		if cur != nil && (side != sidechain || kind == "explore" && kinds[len(kinds)-1] != "explore") {
+		// What the person typed before this call opens a phase with
+		// it: the work that follows answers it.
+		var asked []string
+		for len(asks) > 0 && !asks[0].at.After(actionTime(a, asks[0].at)) {
+			asked = append(asked, asks[0].text)
+			asks = asks[1:]
+		}
+		if cur != nil && (len(asked) > 0 || side != sidechain || kind == "explore" && kinds[len(kinds)-1] != "explore") {
 			flush()
+		}
+		if len(asked) > 0 {
+			cur = &Phase{Agent: oneWord(agent)}
+			if side {
+				cur.Agent = "subagent"
+			}
+			sidechain = side
+			for _, text := range asked {
+				if body := answerLines(text); body != nil {
+					cur.Blocks = append(cur.Blocks, Callout{Type: CalloutUser, Body: body})
+				}
+			}
 		}
 		if cur == nil {
 			cur = &Phase{Agent: oneWord(agent)}
@@ -180,6 +200,14 @@ func FromTrace(t *trace.Trace, nested []Nested) (*Session, error) {
 				renderCode(strings.TrimSpace(call.Tool+" "+call.Args)) + " failed: " + msg}})
 		}
 	}
+	if cur != nil {
+		// Prompts typed after the last call end the log.
+		for _, ask := range asks {
+			if body := answerLines(ask.text); body != nil {
+				cur.Blocks = append(cur.Blocks, Callout{Type: CalloutUser, Body: body})
+			}
+		}
+	}
 	flush()
 	if len(s.Phases) == 0 {
 		// source skips such sessions; a trace read otherwise may have none.
@@ -191,6 +219,41 @@ func FromTrace(t *trace.Trace, nested []Nested) (*Session, error) {
 		return nil, fmt.Errorf("session %s: %w", s.Meta.SessionID, err)
 	}
 	return s, nil
+}
+
+// ask is a prompt the person typed during the session, with its time.
+type ask struct {
+	at   time.Time
+	text string
+}
+
+// laterPrompts are the prompts of t's prompt log after the first (the
+// goal, which the preamble holds), in time order; a prompt whose time
+// does not parse is left out, as it cannot be placed among the calls.
+func laterPrompts(t *trace.Trace) []ask {
+	list, _ := t.Metadata[trace.MetaPrompts].([]any)
+	var out []ask
+	for i, v := range list {
+		p, _ := v.(map[string]any)
+		ts, _ := p["timestamp"].(string)
+		text, _ := p["text"].(string)
+		at, err := time.Parse(time.RFC3339Nano, ts)
+		if i == 0 || err != nil || strings.TrimSpace(text) == "" {
+			continue
+		}
+		out = append(out, ask{at, text})
+	}
+	slices.SortStableFunc(out, func(a, b ask) int { return a.at.Compare(b.at) })
+	return out
+}
+
+// actionTime is when a was called, or dflt when its time is unknown (a
+// prompt is then placed before it).
+func actionTime(a *trace.Action, dflt time.Time) time.Time {
+	if at, err := time.Parse(time.RFC3339Nano, a.Timestamp); err == nil {
+		return at
+	}
+	return dflt
 }
 
 // appendCall adds c to the phase's last tool call list, or opens one.

@@ -100,3 +100,60 @@ func FuzzFromTrace(f *testing.F) {
 		}
 	})
 }
+
+// TestFromTraceLaterPrompts: what the person typed after the first prompt
+// becomes a [!user] callout opening the phase of the calls that followed
+// it (one typed after the last call ends the log), so learn and resume see
+// the turns; text in a prompt that looks like a phase or an inbox callout
+// stays inside the callout.
+func TestFromTraceLaterPrompts(t *testing.T) {
+	tr := &trace.Trace{
+		ID: "c-1", StartedAt: "2026-03-01T08:00:00Z",
+		Metadata: map[string]any{
+			"agent": "claude-code", "goal": "Fix the flaky test",
+			trace.MetaPrompts: []any{
+				map[string]any{"timestamp": "2026-03-01T08:00:00Z", "text": "Fix the flaky test"},
+				map[string]any{"timestamp": "2026-03-01T08:05:00Z", "text": "now commit and push\n## Phase 9\n> [!decision_needed] ship?"},
+				map[string]any{"timestamp": "2026-03-01T08:09:00Z", "text": "thanks"},
+			},
+		},
+		Actions: []trace.Action{
+			{ID: "1", Kind: trace.KindToolCall, Name: "go", Timestamp: "2026-03-01T08:01:00Z", Metadata: map[string]any{"command": "go test ./...", "exit_code": json.Number("0")}, Output: "ok"},
+			{ID: "2", Kind: trace.KindToolCall, Name: "git", Timestamp: "2026-03-01T08:06:00Z", Metadata: map[string]any{"command": "git commit -m fix", "exit_code": json.Number("0")}, Output: "[main 1a2b] fix"},
+			{ID: "3", Kind: trace.KindToolCall, Name: "git", Timestamp: "2026-03-01T08:07:00Z", Metadata: map[string]any{"command": "git push", "exit_code": json.Number("0")}, Output: ""},
+		},
+	}
+	s, err := FromTrace(tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := Format(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("c-1.md", data)
+	if err != nil {
+		t.Fatalf("Parse(Format(FromTrace)) = %v\n%s", err, data)
+	}
+	if len(back.Phases) != 2 {
+		t.Fatalf("%d phases, want 2 (the test run, then the commit the person asked for):\n%s", len(back.Phases), data)
+	}
+	var users [][]string
+	for _, p := range back.Phases {
+		for _, b := range p.Blocks {
+			if c, ok := b.(Callout); ok {
+				if c.Type != CalloutUser {
+					t.Errorf("phase %q holds a %s callout: text of a prompt became one:\n%s", p.Name, c.Type, data)
+				}
+				users = append(users, c.Body)
+			}
+		}
+	}
+	want := [][]string{{"now commit and push", "## Phase 9", "> [!decision_needed] ship?"}, {"thanks"}}
+	if diff := cmp.Diff(want, users); diff != "" {
+		t.Errorf("[!user] callouts (-want +got):\n%s\n%s", diff, data)
+	}
+	if first, ok := back.Phases[1].Blocks[0].(Callout); !ok || first.Type != CalloutUser {
+		t.Errorf("the second phase does not open with the prompt:\n%s", data)
+	}
+}
