@@ -83,6 +83,8 @@ var testOnly = map[string][]string{
 	"internal/codify": {"internal/bundle"},
 	// Lowered plans must pass the same check as generated workflows.
 	"internal/plan": {"internal/codegen"},
+	// The web-app kit's scenarios must parse as the web runner reads them.
+	"internal/harness": {"internal/harness/web"},
 }
 
 func TestImportGraph(t *testing.T) {

@@ -44,6 +44,10 @@ type TemplateOutput struct {
 	Mode    uint32 `json:"mode"`
 	When    string `json:"when,omitempty"`
 	Content string `json:"-"`
+	// Render, when set, makes the content from the profile: a file that
+	// must name what the profile found (the directory a page is in, the
+	// dev server that serves it).
+	Render func(p *RepoProfile) string `json:"-"`
 }
 
 // EvidenceRequirement is what a kit needs to see before its harness is
@@ -87,6 +91,9 @@ func (k *Kit) outputs(p *RepoProfile) []TemplateOutput {
 	var list []TemplateOutput
 	for _, w := range k.Writes {
 		if w.When == "" || slices.ContainsFunc(p.RiskHints, func(h RiskHint) bool { return h.Family == w.When }) {
+			if w.Render != nil {
+				w.Content = w.Render(p)
+			}
 			list = append(list, w)
 		}
 	}
@@ -272,6 +279,27 @@ exit $status
 			Consumer:         "contributors and the pre-merge gate",
 			BlockingCriteria: "build, typecheck or tests exit non-zero or time out",
 			Rollback:         "delete gates/npm-build.sh, gates/typecheck.sh, gates/npm-test.sh and their manifest entries",
+		},
+		{
+			ID: "web-app", Title: "Web app: replayed browser session, accessibility audit, screenshot baseline, performance budgets",
+			AppliesWhen: []Condition{{Family: FamilyWeb, Signal: "static-site"}, {Family: FamilyWeb, Signal: "dev-server"}},
+			Families:    []string{FamilyWeb},
+			Writes: []TemplateOutput{
+				{Path: "gates/web.sh", Mode: 0o755, Render: webGate},
+				{Path: "harness/web/smoke.json", Mode: 0o644, Render: webScenario},
+			},
+			Commands: []Command{{ID: "web", Command: "sh gates/web.sh", Phase: "pre_merge", Blocks: true, TimeoutSeconds: 600}},
+			RequiredEvidence: []EvidenceRequirement{
+				{ID: "web", Description: "every scenario under harness/web replays in headless Chromium with its semantic checks, audit, screenshots and budgets"},
+			},
+			EvolutionRules: []EvolutionRule{
+				{When: "a route, form or dialog is added", Propose: "add a scenario that drives it by role and name"},
+				{When: "a screenshot baseline is re-recorded more than once a month", Propose: "narrow the screenshot to stable content or raise its tolerance"},
+			},
+			Purpose:          "catch front-end regressions a user would meet: broken flows, unnamed controls, unreadable text, visual changes and slow loads",
+			Consumer:         "reviewers of front-end changes and the pre-merge gate",
+			BlockingCriteria: "an action or expectation fails, the audit finds a violation, a screenshot differs beyond its policy, or a budget is exceeded; a check that could not run (no browser, no baseline) is not evidence and blocks in CI mode",
+			Rollback:         "delete gates/web.sh, harness/web/ and their manifest entries",
 		},
 	}
 }

@@ -126,6 +126,10 @@ type Options struct {
 	// StepTimeout bounds how long a step waits for its target or its
 	// expectation; 0 is 5 seconds. A step's timeoutMs overrides it.
 	StepTimeout time.Duration
+	// ServerTimeout bounds the wait for the first page of a server the
+	// scenario does not serve itself (a dev server the gate started);
+	// 0 is 60 seconds.
+	ServerTimeout time.Duration
 }
 
 // BaselinesDir is where a scenario's baselines are, under the root.
@@ -261,6 +265,12 @@ func (r *runner) run(ctx context.Context) {
 		r.add(Check{Kind: "browser", Name: "chromium", Status: NotEvidence, Message: err.Error()})
 		return
 	}
+	if r.s.Serve == "" {
+		if err := waitServer(ctx, start.String(), r.opts.ServerTimeout); err != nil {
+			r.add(Check{Kind: "navigate", Name: start.String(), Status: Failed, Message: err.Error()})
+			return
+		}
+	}
 	ctx, stop, err := launch(ctx, exe, r.viewport())
 	if err != nil {
 		r.add(Check{Kind: "browser", Name: exe, Status: NotEvidence, Message: err.Error()})
@@ -305,6 +315,31 @@ func (r *runner) startURL() (*url.URL, error) {
 		return nil, err
 	}
 	return u, nil
+}
+
+// waitServer waits until u answers an HTTP request, whatever its
+// status: a dev server started with the gate takes seconds to listen.
+func waitServer(ctx context.Context, u string, timeout time.Duration) error {
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	deadline := time.Now().Add(timeout)
+	client := &http.Client{Timeout: 5 * time.Second}
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("no answer from %s after %s: %v", u, timeout, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // serveDir serves dir over HTTP on a loopback port.
