@@ -55,7 +55,7 @@ var allowed = map[string][]string{
 	"internal/tools/procbench": {},
 	"internal/assert":          {"internal/trace"},
 	"internal/harness":         {"internal/capped", "internal/proc", "internal/trace", "internal/store", "internal/assert", "internal/redact", "internal/atomicfile", "internal/textdiff"},
-	"internal/harness/web":     {"internal/trace", "internal/atomicfile"},
+	"internal/harness/web":     {"internal/trace", "internal/atomicfile", "internal/textdiff"},
 	"internal/cli":             {"*"},
 	// The module root is the library interface, package crystallize: a
 	// thin layer over the stages for callers outside the module, which

@@ -26,6 +26,7 @@ replays its steps:
   {"press": "Enter"}
   {"expect": [{"role": "heading", "name": "Welcome, ada@example.com"}]}
   {"absent": [{"role": "alert"}]}
+  {"screen": "- RootWebArea \"Shop\"\n  - heading \"Cart\" level=1\n"}
   {"audit": {}}                      image-alt, label, button-name,
                                      link-name, color-contrast
   {"screenshot": "home", "policy": {"tolerance": 32, "maxDiffRatio": 0.001}}
@@ -44,6 +45,11 @@ screen each failed check read. --browser (or $CRYSTALLIZE_BROWSER) names
 the Chromium; by default it is chromium on PATH. Baselines are
 harness/web/baselines/<name>/<shot>.png; --update-baselines records them.
 
+--replay TRACE replays a recording: its actions in order, each followed by
+a screen step expecting the screen the recording saw (the whole
+accessibility tree, line for line). A replay that fails keeps the diff of
+the first screen that differs.
+
 Nothing passes without evidence: a missing browser, a missing baseline, a
 recorded baseline or a metric the browser did not report is "not
 evidence". The exit code is 0 when every check passed, 1 when one failed,
@@ -55,15 +61,24 @@ such a gate as not evidence, and --ci makes it block).
 "trace"}.`
 
 func newHarnessWebCmd(e *env) *cobra.Command {
-	var asJSON, update bool
+	var asJSON, update, replay bool
 	var root, evidence, browser string
 	cmd := &cobra.Command{
-		Use:   "web SCENARIO",
+		Use:   "web SCENARIO | --replay TRACE",
 		Short: "Replay a web scenario in headless Chromium and check it",
 		Long:  harnessWebDoc,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := web.LoadScenario(args[0])
+			var s *web.Scenario
+			var err error
+			if replay {
+				var rec *web.Recording
+				if rec, err = web.LoadRecording(args[0]); err == nil {
+					s, err = web.Replay(rec)
+				}
+			} else {
+				s, err = web.LoadScenario(args[0])
+			}
 			if err != nil {
 				return err
 			}
@@ -95,6 +110,7 @@ func newHarnessWebCmd(e *env) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringVar(&root, "root", ".", "repository root: serve and the baselines are under it")
 	cmd.Flags().StringVar(&evidence, "evidence", "", "directory for the trace, screenshots and diff images")
+	cmd.Flags().BoolVar(&replay, "replay", false, "the argument is a recording (trace.json): replay its actions and expect its screens")
 	cmd.Flags().BoolVar(&update, "update-baselines", false, "record each screenshot as its baseline (the check is then not evidence)")
 	cmd.Flags().StringVar(&browser, "browser", "", "Chromium executable (default: $CRYSTALLIZE_BROWSER, else chromium on PATH)")
 	return cmd

@@ -22,6 +22,8 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
+	"github.com/crystallize-dev/crystallize/internal/textdiff"
+	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // ErrNoBrowser is returned by FindBrowser when no Chromium is installed.
@@ -89,9 +91,14 @@ type Report struct {
 // Recording is the trace of a run: every action with the screen after
 // it, and what the page wrote to the console and failed to load.
 type Recording struct {
-	Scenario string  `json:"scenario"`
-	URL      string  `json:"url"`
-	Events   []Event `json:"events"`
+	Scenario string `json:"scenario"`
+	// Serve and Start are the scenario's serve and url, so a replay
+	// opens the same page on whatever port serves it then; URL is where
+	// it was opened this time.
+	Serve  string  `json:"serve,omitempty"`
+	Start  string  `json:"start"`
+	URL    string  `json:"url"`
+	Events []Event `json:"events"`
 }
 
 // Event is one step of a recording.
@@ -99,6 +106,13 @@ type Event struct {
 	Step   int    `json:"step"`
 	Action string `json:"action"`
 	Detail string `json:"detail,omitempty"`
+	// The action as a step replays it: the target of a click or type,
+	// the typed text, the key, the URL of a navigate (as the scenario
+	// gave it; empty for the first page).
+	Target   *Target `json:"target,omitempty"`
+	Text     string  `json:"text,omitempty"`
+	Key      string  `json:"key,omitempty"`
+	Navigate string  `json:"navigate,omitempty"`
 	// Screen is the accessibility tree after the action (Screen.Text).
 	Screen string `json:"screen,omitempty"`
 	// Timing is the page load's measurement, for a load.
@@ -152,7 +166,7 @@ func Run(ctx context.Context, s *Scenario, opts Options) (*Report, error) {
 	if opts.StepTimeout == 0 {
 		opts.StepTimeout = 5 * time.Second
 	}
-	r := &runner{s: s, opts: opts, rep: &Report{Scenario: s.Name, Checks: []Check{}}, rec: &Recording{Scenario: s.Name}}
+	r := &runner{s: s, opts: opts, rep: &Report{Scenario: s.Name, Checks: []Check{}}, rec: &Recording{Scenario: s.Name, Serve: s.Serve, Start: s.URL}}
 	r.run(ctx)
 	r.rep.Status = r.status()
 	r.rec.URL = r.rep.URL
@@ -285,7 +299,7 @@ func (r *runner) run(ctx context.Context) {
 		r.add(Check{Kind: "browser", Name: exe, Status: NotEvidence, Message: err.Error()})
 		return
 	}
-	if !r.load(ctx, 0, start.String()) {
+	if !r.load(ctx, 0, start.String(), "") {
 		return
 	}
 	for i, st := range r.s.Steps {
@@ -401,16 +415,16 @@ func launch(ctx context.Context, exe string, vp Viewport) (context.Context, func
 }
 
 // load navigates to u, records the screen and checks the budgets.
-func (r *runner) load(ctx context.Context, step int, u string) bool {
+func (r *runner) load(ctx context.Context, step int, u, given string) bool {
 	nctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	err := chromedp.Do(nctx, chromedp.Navigate(u))
 	cancel()
 	if err != nil {
 		r.add(Check{Step: step, Kind: "navigate", Name: u, Status: Failed, Message: err.Error()})
-		r.rec.Events = append(r.rec.Events, Event{Step: step, Action: "navigate", Detail: u, Errors: r.pageErrors()})
+		r.rec.Events = append(r.rec.Events, Event{Step: step, Action: "navigate", Detail: u, Navigate: given, Errors: r.pageErrors()})
 		return false
 	}
-	ev := Event{Step: step, Action: "navigate", Detail: u}
+	ev := Event{Step: step, Action: "navigate", Detail: u, Navigate: given}
 	t, terr := measure(ctx)
 	if terr == nil {
 		ev.Timing = t
@@ -462,7 +476,7 @@ func (r *runner) step(ctx context.Context, i int, st Step) bool {
 			r.add(Check{Step: i, Kind: "navigate", Name: st.Navigate, Status: Failed, Message: err.Error()})
 			return false
 		}
-		return r.load(ctx, i, u.String())
+		return r.load(ctx, i, u.String(), st.Navigate)
 	case "click", "type":
 		t := st.Click
 		if st.action == "type" {
@@ -475,18 +489,21 @@ func (r *runner) step(ctx context.Context, i int, st Step) bool {
 		if err != nil {
 			ev := r.evidenceScreen(i, scr)
 			r.add(Check{Step: i, Kind: st.action, Name: t.String(), Status: Failed, Message: err.Error(), Evidence: ev})
-			r.rec.Events = append(r.rec.Events, Event{Step: i, Action: st.action, Detail: t.String(), Errors: r.pageErrors()})
+			r.rec.Events = append(r.rec.Events, Event{Step: i, Action: st.action, Detail: t.String(), Target: t, Text: st.Text, Errors: r.pageErrors()})
 			return false
 		}
-		return r.record(ctx, i, st.action, t.String())
+		return r.record(ctx, Event{Step: i, Action: st.action, Detail: t.String(), Target: t, Text: st.Text})
 	case "press":
 		if err := chromedp.Do(ctx, chromedp.KeyEvent(keyOf[st.Press])); err != nil {
 			r.add(Check{Step: i, Kind: "press", Name: st.Press, Status: Failed, Message: err.Error()})
 			return false
 		}
-		return r.record(ctx, i, "press", st.Press)
+		return r.record(ctx, Event{Step: i, Action: "press", Detail: st.Press, Key: st.Press})
 	case "expect", "absent":
 		r.expect(ctx, i, st)
+		return true
+	case "screen":
+		r.screen(ctx, i, st)
 		return true
 	case "audit":
 		scr, err := snapshot(ctx)
@@ -527,9 +544,8 @@ var keyOf = map[string]string{"Enter": kb.Enter, "Tab": kb.Tab, "Escape": kb.Esc
 // record appends an action's event with the screen after it. A page
 // that navigates as the result of the action (a form submit) is given
 // the time to load before the screen is read.
-func (r *runner) record(ctx context.Context, i int, action, detail string) bool {
+func (r *runner) record(ctx context.Context, ev Event) bool {
 	waitSettled(ctx)
-	ev := Event{Step: i, Action: action, Detail: detail}
 	if scr, err := snapshot(ctx); err == nil {
 		ev.Screen = scr.Text()
 	}
@@ -631,6 +647,106 @@ func (r *runner) expect(ctx context.Context, i int, st Step) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	r.add(c)
+}
+
+// screen checks a screen step: the whole screen, line for line, polling
+// until it matches or the timeout; a mismatch keeps the diff.
+func (r *runner) screen(ctx context.Context, i int, st Step) {
+	c := Check{Step: i, Kind: "screen", Name: "screen"}
+	deadline := time.Now().Add(r.timeout(st))
+	for {
+		scr, err := snapshot(ctx)
+		if err != nil {
+			c.Status, c.Message = NotEvidence, err.Error()
+			break
+		}
+		got := scr.Text()
+		if got == st.Screen {
+			c.Status = Passed
+			break
+		}
+		if time.Now().After(deadline) {
+			diff := textdiff.Unified("recorded", "replayed", []byte(st.Screen), []byte(got))
+			name := fmt.Sprintf("step-%02d.screen.diff", i)
+			c.Status, c.Message = Failed, "the screen differs from the recording:\n"+firstChanges(diff, 6)
+			if os.WriteFile(filepath.Join(r.opts.EvidenceDir, name), []byte(diff), 0o644) == nil {
+				c.Evidence = []string{name}
+			}
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r.add(c)
+}
+
+// firstChanges are the first n changed lines of a unified diff.
+func firstChanges(diff string, n int) string {
+	var out []string
+	for _, l := range strings.Split(diff, "\n") {
+		if (strings.HasPrefix(l, "-") || strings.HasPrefix(l, "+")) && !strings.HasPrefix(l, "---") && !strings.HasPrefix(l, "+++") {
+			out = append(out, l)
+			if len(out) == n {
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// Replay is the scenario that replays a recording: its actions in order,
+// each followed by a screen step that expects the screen the recording
+// saw after it. A replay that passes is the same session, as a user of
+// a screen reader would hear it; one that fails shows where it diverged.
+func Replay(rec *Recording) (*Scenario, error) {
+	if len(rec.Events) == 0 || rec.Events[0].Navigate != "" {
+		return nil, errors.New("recording: no first page load")
+	}
+	s := &Scenario{Name: rec.Scenario, Serve: rec.Serve, URL: rec.Start}
+	for i, ev := range rec.Events {
+		var st Step
+		switch {
+		case i == 0:
+		case ev.Action == "navigate" && ev.Navigate != "":
+			st.Navigate = ev.Navigate
+		case ev.Action == "click" && ev.Target != nil:
+			st.Click = ev.Target
+		case ev.Action == "type" && ev.Target != nil:
+			st.Type, st.Text = ev.Target, ev.Text
+		case ev.Action == "press" && ev.Key != "":
+			st.Press = ev.Key
+		default:
+			return nil, fmt.Errorf("recording: events[%d]: %s cannot be replayed", i, ev.Action)
+		}
+		if i > 0 {
+			s.Steps = append(s.Steps, st)
+		}
+		if ev.Screen == "" {
+			return nil, fmt.Errorf("recording: events[%d]: no screen after %s; a failed run is not a recording", i, ev.Action)
+		}
+		s.Steps = append(s.Steps, Step{Screen: ev.Screen})
+	}
+	// The steps are checked as a scenario file's would be.
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScenario(data, "recording")
+}
+
+// LoadRecording reads a trace.json.
+func LoadRecording(file string) (*Recording, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := trace.ParseJSON(data, file, 1); err != nil {
+		return nil, err
+	}
+	var rec Recording
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("%s: decoding recording: %w", file, err)
+	}
+	return &rec, nil
 }
 
 // evidenceScreen writes the screen a failed check read and returns its

@@ -58,6 +58,10 @@ type Step struct {
 	// is. Both give up after the timeout and fail with the screen.
 	Expect []Target `json:"expect,omitempty"`
 	Absent []Target `json:"absent,omitempty"`
+	// Screen waits until the whole screen (Screen.Text) is this text:
+	// the semantic snapshot a replayed recording checks after each
+	// action.
+	Screen string `json:"screen,omitempty"`
 	// Audit runs the accessibility rules (all of them when Rules is
 	// empty) on the current page.
 	Audit *Audit `json:"audit,omitempty"`
@@ -198,13 +202,14 @@ func ParseScenario(data []byte, file string) (*Scenario, error) {
 		p := fmt.Sprintf("$.steps[%d]", i)
 		var set []string
 		for name, on := range map[string]bool{"navigate": st.Navigate != "", "click": st.Click != nil, "type": st.Type != nil,
-			"press": st.Press != "", "expect": st.Expect != nil, "absent": st.Absent != nil, "audit": st.Audit != nil, "screenshot": st.Screenshot != ""} {
+			"press": st.Press != "", "expect": st.Expect != nil, "absent": st.Absent != nil, "audit": st.Audit != nil, "screenshot": st.Screenshot != "",
+			"screen": st.Screen != ""} {
 			if on {
 				set = append(set, name)
 			}
 		}
 		if len(set) != 1 {
-			bad(p, "a step has exactly one of navigate, click, type, press, expect, absent, audit, screenshot; found %d", len(set))
+			bad(p, "a step has exactly one of navigate, click, type, press, expect, absent, screen, audit, screenshot; found %d", len(set))
 			continue
 		}
 		st.action = set[0]

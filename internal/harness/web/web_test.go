@@ -347,3 +347,73 @@ func toRGBA(img image.Image) *image.RGBA {
 	}
 	return out
 }
+
+// TestReplayRecording records a session, replays the recording against
+// the same app (every screen matches) and against a changed app, where
+// the replay fails at the first screen that differs and keeps the diff.
+func TestReplayRecording(t *testing.T) {
+	exe := needBrowser(t)
+	s := scenario(t, `{"name":"sign-in","serve":"testdata/app","url":"/index.html","steps":[
+	  {"type":{"role":"textbox","name":"Email"},"text":"ada@example.com"},
+	  {"press":"Enter"},
+	  {"click":{"role":"link","name":"About us"}},
+	  {"navigate":"/index.html"}
+	]}`)
+	ev := t.TempDir()
+	rep := run(t, s, Options{Root: ".", Browser: exe, EvidenceDir: ev})
+	// A session without a check is not evidence: it only records.
+	if rep.Status != NotEvidence || len(rep.Checks) != 0 {
+		t.Fatalf("recording run: status %s, want not_evidence with no check:\n%s", rep.Status, checksOf(rep))
+	}
+	rec, err := LoadRecording(filepath.Join(ev, "trace.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay, err := Replay(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(replay.Steps), 9; got != want {
+		t.Fatalf("replay has %d steps, want %d (4 actions, 5 screens)", got, want)
+	}
+	rep = run(t, replay, Options{Root: ".", Browser: exe})
+	if rep.Status != Passed || len(rep.Checks) != 5 {
+		t.Fatalf("replay against the same app: status %s:\n%s", rep.Status, checksOf(rep))
+	}
+
+	// The same app greeting differently.
+	changed := t.TempDir()
+	for _, f := range []string{"index.html", "about.html", "team.png"} {
+		data, err := os.ReadFile(filepath.Join("testdata/app", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = bytes.ReplaceAll(data, []byte("'Welcome, '"), []byte("'Hello, '"))
+		os.MkdirAll(filepath.Join(changed, "testdata/app"), 0o755)
+		if err := os.WriteFile(filepath.Join(changed, "testdata/app", f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev = t.TempDir()
+	rep = run(t, replay, Options{Root: changed, Browser: exe, EvidenceDir: ev, StepTimeout: 500 * time.Millisecond})
+	if rep.Status != Failed {
+		t.Fatalf("replay against a changed app: status %s, want failed:\n%s", rep.Status, checksOf(rep))
+	}
+	var failed *Check
+	for i := range rep.Checks {
+		if rep.Checks[i].Status == Failed {
+			failed = &rep.Checks[i]
+			break
+		}
+	}
+	if failed.Step != 5 || !strings.Contains(failed.Message, `-    - heading "Welcome, ada@example.com" level=2`) ||
+		!strings.Contains(failed.Message, `+    - heading "Hello, ada@example.com" level=2`) {
+		t.Errorf("first failed check: step %d %s", failed.Step, failed.Message)
+	}
+	if len(failed.Evidence) != 1 {
+		t.Fatalf("evidence %v, want the screen diff", failed.Evidence)
+	}
+	if _, err := os.Stat(filepath.Join(ev, failed.Evidence[0])); err != nil {
+		t.Error(err)
+	}
+}
