@@ -150,7 +150,7 @@ const contrastJS = `(() => {
   };
   const name = el => {
     let s = '<' + el.localName;
-    for (const a of ['id', 'name', 'class']) if (el.getAttribute(a)) s += ' ' + a + '="' + el.getAttribute(a) + '"';
+    for (const a of ['id', 'name', 'class', 'href']) if (el.getAttribute(a)) s += ' ' + a + '="' + el.getAttribute(a) + '"';
     return s + '>';
   };
   const out = [], seen = new Set();

@@ -382,7 +382,8 @@ func serveDir(dir string) (*server, error) {
 // its own (updates, sync, QUIC probes) and make rendering repeatable: a
 // fixed scale factor, sRGB, no scrollbars and no font hinting.
 func launch(ctx context.Context, exe string, vp Viewport) (context.Context, func(), error) {
-	profile, err := os.MkdirTemp("", "crystallize-chromium-")
+	tmp := browserTemp()
+	profile, err := os.MkdirTemp(tmp, "crystallize-chromium-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("browser profile: %w", err)
 	}
@@ -395,6 +396,7 @@ func launch(ctx context.Context, exe string, vp Viewport) (context.Context, func
 		chromedp.Flag("font-render-hinting", "none"),
 		chromedp.Flag("force-device-scale-factor", "1"),
 		chromedp.WindowSize(int(vp.Width), int(vp.Height)),
+		chromedp.Env("TMPDIR="+tmp),
 	)
 	if os.Geteuid() == 0 {
 		// Chromium refuses to sandbox itself as root.
@@ -412,6 +414,25 @@ func launch(ctx context.Context, exe string, vp Viewport) (context.Context, func
 		return nil, nil, fmt.Errorf("starting %s: %w", exe, err)
 	}
 	return tctx, stop, nil
+}
+
+// maxSocketDir bounds the temporary directory Chromium gets: its
+// singleton socket is TMPDIR/.org.chromium.Chromium.XXXXXX/SingletonSocket,
+// and a Unix socket path longer than 107 bytes makes the browser exit at
+// start with nothing but "chrome failed to start" to show for it.
+const maxSocketDir = 60
+
+// browserTemp is the temporary directory for the browser: the usual one,
+// or /tmp when that is too long for Chromium's socket.
+func browserTemp() string {
+	tmp := os.TempDir()
+	if len(tmp) <= maxSocketDir {
+		return tmp
+	}
+	if st, err := os.Stat("/tmp"); err == nil && st.IsDir() {
+		return "/tmp"
+	}
+	return tmp
 }
 
 // load navigates to u, records the screen and checks the budgets.

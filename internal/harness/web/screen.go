@@ -87,8 +87,8 @@ func snapshot(ctx context.Context) (*Screen, error) {
 		}
 		role := axString(n.Role)
 		// An inline text box is a line of layout of its text, which the
-		// screen already shows.
-		if n.Ignored || role == "InlineTextBox" || (structural[role] && axString(n.Name) == "") {
+		// screen already shows; a list marker is the bullet of its item.
+		if n.Ignored || role == "InlineTextBox" || role == "ListMarker" || (structural[role] && axString(n.Name) == "") {
 			return kids
 		}
 		out := &node{Role: role, Name: axString(n.Name), Value: axString(n.Value), Backend: n.BackendDOMNodeID, Children: kids}
