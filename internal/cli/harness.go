@@ -207,7 +207,8 @@ scripts, eval suites and harness/manifest.json (schema sf.harness.v1). With
 (or that was edited since), and never touches untracked files: such a
 conflict fails the whole write and nothing is written.
 
-Kits: agent-runtime, database, go-service, nix-project, typescript-cli, web-app.
+Kits: agent-runtime, database, go-service, nix-project, rag-system, typescript-cli,
+web-app.
 
 --json prints {"kit", "applied", "files": [{"path", "action", "mode"}],
 "diff"}.`

@@ -7,6 +7,7 @@ package harness
 // not new control flow.
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 )
@@ -261,6 +262,36 @@ exit $status
 			Rollback:         "delete gates/nix-*.sh and their manifest entries",
 		},
 		{
+			ID: "rag-system", Title: "RAG system: retrieval dataset with near-miss cases, recall@k, MRR, NDCG and context recall",
+			AppliesWhen: []Condition{{Family: FamilyRAG}},
+			Families:    []string{FamilyRAG},
+			Writes: []TemplateOutput{
+				{Path: "harness/rag/retrieve.sh", Mode: 0o755, Content: gateHeader + `# Prints the ranking the repository's retriever returns for the query "$1",
+# best first, as JSON: [{"id": "docs/architecture.md#gateway", "text": "..."}]
+# (ids only, ["docs/a.md", ...], is enough for recall@k, MRR and NDCG; the
+# texts are what context_recall reads). Replace the lines below with a
+# call to your retriever. Until then every case fails: an unconnected
+# retriever is not evidence.
+echo "harness/rag/retrieve.sh is not connected to a retriever: nothing was retrieved" >&2
+exit 77
+`},
+				{Path: "harness/evals/rag/retrieval.jsonl", Mode: 0o644, Content: ragCase("rag-routing-owner-001", "Which service owns failover routing?", "docs/architecture.md#gateway", "The gateway owns failover routing.", "near-miss") +
+					ragCase("rag-routing-owner-near-miss-001", "Which service shows the failover status page?", "docs/portal.md#status", "The portal shows the failover status page.", "near-miss", "role-reversal")},
+			},
+			EvalSuites: []EvalSuite{{ID: "rag-retrieval", Path: "harness/evals/rag/retrieval.jsonl", Runner: RunnerEval, Threshold: 1}},
+			RequiredEvidence: []EvidenceRequirement{
+				{ID: "rag-retrieval", Description: "the retriever, run on every case, ranks the expected documents and its passages support the reference claims"},
+			},
+			EvolutionRules: []EvolutionRule{
+				{When: "a retrieval answers a question with its near miss", Propose: "add the pair to harness/evals/rag/retrieval.jsonl"},
+				{When: "the dataset has enough cases to set thresholds from", Propose: "calibrate the metric thresholds and mark them calibrated so they block"},
+			},
+			Purpose:          "catch retrieval regressions: the right document missing, ranked low, or its near miss retrieved instead",
+			Consumer:         "authors of retrieval, chunking and embedding changes, and the pre-merge gate",
+			BlockingCriteria: "the retriever does not run; recall@k, MRR, NDCG and context recall block once their thresholds are marked calibrated and advise until then",
+			Rollback:         "delete harness/rag/retrieve.sh, harness/evals/rag/ and their manifest entries",
+		},
+		{
 			ID: "typescript-cli", Title: "TypeScript CLI: build, typecheck and tests",
 			AppliesWhen: []Condition{{Stack: "typescript"}, {Stack: "node"}},
 			Writes: []TemplateOutput{
@@ -302,6 +333,30 @@ exit $status
 			Rollback:         "delete gates/web.sh, harness/web/ and their manifest entries",
 		},
 	}
+}
+
+// ragCase is a retrieval case of the rag-system kit: the query runs
+// through harness/rag/retrieve.sh, the repository's retriever, and the
+// ranking is scored against the expected document and reference claim.
+// Its metrics advise until their thresholds are calibrated.
+func ragCase(id, query, doc, claim string, tags ...string) string {
+	c := map[string]any{
+		"id": id, "kind": "retrieval",
+		"input": map[string]any{
+			"query": query, "command": []string{"sh", "harness/rag/retrieve.sh", query},
+			"expected_documents": []string{doc}, "reference_claims": []string{claim},
+		},
+		"assert": []map[string]any{
+			{"type": "exit_code"},
+			{"type": "recall_at_k", "k": 5, "threshold": 1.0},
+			{"type": "mrr", "threshold": 0.5},
+			{"type": "ndcg", "k": 5, "threshold": 0.8},
+			{"type": "context_recall", "threshold": 0.85},
+		},
+		"tags": append([]string{"rag"}, tags...),
+	}
+	data, _ := json.Marshal(c)
+	return string(data) + "\n"
 }
 
 // KitByID returns the kit with the id, or false.

@@ -408,7 +408,7 @@ func runCase(ctx context.Context, root string, c Case, eng *Engine, env []string
 
 // gather produces a case's evidence.
 func gather(ctx context.Context, root string, in CaseInput, env []string) (Evidence, error) {
-	ev := Evidence{Input: in, Retrieved: in.RetrievedDocuments}
+	ev := Evidence{Input: in, Retrieved: in.RetrievedDocuments, Contexts: in.RetrievedContexts}
 	argv, err := in.Argv()
 	if err != nil {
 		return ev, err
@@ -435,10 +435,24 @@ func gather(ctx context.Context, root string, in CaseInput, env []string) (Evide
 		ev.Output = out
 	}
 	if ev.Retrieved == nil && ev.Output != "" {
-		// A command may print its ranking as a JSON list of ids.
+		// A command may print its ranking as a JSON list of ids, or of
+		// passages {"id", "text"} whose texts context_recall reads.
 		var ids []string
-		if json.Unmarshal([]byte(strings.TrimSpace(ev.Output)), &ids) == nil {
+		var passages []struct {
+			ID   string `json:"id"`
+			Text string `json:"text"`
+		}
+		out := []byte(strings.TrimSpace(ev.Output))
+		if json.Unmarshal(out, &ids) == nil {
 			ev.Retrieved = ids
+		} else if json.Unmarshal(out, &passages) == nil {
+			ev.Retrieved = []string{}
+			for _, p := range passages {
+				ev.Retrieved = append(ev.Retrieved, p.ID)
+				if ev.Contexts == nil || len(in.RetrievedContexts) == 0 {
+					ev.Contexts = append(ev.Contexts, p.Text)
+				}
+			}
 		}
 	}
 	ev.Trajectory, err = trajectoryOf(root, in)
