@@ -372,9 +372,36 @@ func serveDir(dir string) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve %s: %w", dir, err)
 	}
-	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
+	h, err := staticHandler(dir)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("serve %s: %w", dir, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	return &server{Addr: ln.Addr().String(), srv: srv}, nil
+}
+
+// staticHandler serves the files of dir and nothing else: the port is
+// open to every local user while the scenario runs, so a symbolic link
+// that leads out of dir is not followed (os.Root refuses it) and no
+// path with a segment starting with "." is served: .git, .env and the
+// tool's own .crystallize state stay unread.
+func staticHandler(dir string) (http.Handler, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	files := http.FileServerFS(root.FS())
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		for _, seg := range strings.Split(req.URL.Path, "/") {
+			if strings.HasPrefix(seg, ".") {
+				http.NotFound(w, req)
+				return
+			}
+		}
+		files.ServeHTTP(w, req)
+	}), nil
 }
 
 // launch starts a headless Chromium with a fresh profile and returns a

@@ -417,3 +417,56 @@ func TestReplayRecording(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestStaticHandlerServesOnlyThePage: the served directory's files are
+// served; dotfiles (.git, .env, the tool's state) and symbolic links out
+// of the directory are not, though the port is open to every local user.
+func TestStaticHandlerServesOnlyThePage(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	for name, body := range map[string]string{
+		"site/index.html":             "<h1>page</h1>",
+		"site/.env":                   "API_KEY=secret",
+		"site/.git/config":            "[remote]",
+		"site/.crystallize/state.db":  "ledger",
+		"site/assets/app.js":          "1",
+		filepath.Join(outside, "key"): "secret",
+	} {
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, name)
+		}
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "site/escape")); err != nil {
+		t.Fatal(err)
+	}
+	h, err := staticHandler(filepath.Join(dir, "site"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for path, want := range map[string]int{
+		"/index.html": 200, "/assets/app.js": 200,
+		"/.env": 404, "/.git/config": 404, "/.crystallize/state.db": 404, "/assets/../.env": 404,
+		"/escape/key": 0, // anything but the file: os.Root refuses the link
+	} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := new(bytes.Buffer)
+		body.ReadFrom(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(body.String(), "secret") || strings.Contains(body.String(), "ledger") || strings.Contains(body.String(), "[remote]") {
+			t.Errorf("GET %s served %q", path, body)
+		}
+		if want != 0 && resp.StatusCode != want {
+			t.Errorf("GET %s = %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+}
