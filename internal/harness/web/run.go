@@ -840,7 +840,8 @@ func (r *runner) screenshot(ctx context.Context, i int, st Step) Check {
 	c.Evidence = []string{actualName}
 	basePath := filepath.Join(r.opts.BaselineDir, st.Screenshot+".png")
 	if r.opts.UpdateBaselines {
-		if err := os.MkdirAll(r.opts.BaselineDir, 0o755); err == nil {
+		err = os.MkdirAll(r.opts.BaselineDir, 0o755)
+		if err == nil {
 			err = atomicfile.Write(basePath, shot, 0o644)
 		}
 		if err != nil {

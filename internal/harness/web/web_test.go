@@ -220,6 +220,13 @@ func TestScreenshotDiffBlocks(t *testing.T) {
 	if rep.Status != NotEvidence || !strings.Contains(rep.Checks[0].Message, "no baseline") {
 		t.Fatalf("without a baseline: %s:\n%s", rep.Status, checksOf(rep))
 	}
+	// A baseline that cannot be written is not reported as recorded.
+	blocked := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(blocked, nil, 0o644)
+	rep = run(t, s, Options{Browser: exe, BaselineDir: filepath.Join(blocked, "dir"), UpdateBaselines: true})
+	if rep.Status != NotEvidence || !strings.Contains(rep.Checks[0].Message, "recording baseline: ") {
+		t.Fatalf("unwritable baseline: %s:\n%s", rep.Status, checksOf(rep))
+	}
 	rep = run(t, s, Options{Browser: exe, BaselineDir: baselines, UpdateBaselines: true})
 	if rep.Status != NotEvidence || !strings.Contains(rep.Checks[0].Message, "baseline recorded") {
 		t.Fatalf("recording the baseline: %s:\n%s", rep.Status, checksOf(rep))
