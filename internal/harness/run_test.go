@@ -239,3 +239,35 @@ func TestRunReportDurable(t *testing.T) {
 		t.Errorf("report directory holds %v, want %v", names, want)
 	}
 }
+
+// TestGateNotEvidence: a gate that exits ExitNotEvidence checked
+// nothing. It never counts as passed; it blocks the run in CI mode only.
+// A gate's files in its evidence directory are listed in the report.
+func TestGateNotEvidence(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	m := &Manifest{Schema: ManifestSchema, Owner: Owner, Commands: []Command{
+		{ID: "browser", Command: "echo no browser; exit 77", Phase: "pre_merge", Blocks: true, TimeoutSeconds: 10},
+		{ID: "shot", Command: `echo png > "$CRYSTALLIZE_EVIDENCE_DIR/home.diff.png"`, Phase: "pre_merge", Blocks: true, TimeoutSeconds: 10},
+	}}
+	for _, ci := range []bool{false, true} {
+		rep, err := Run(ctx, dir, m, "sha256:m", "p", RunOptions{Environ: os.Environ(), CI: ci})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Passed == ci {
+			t.Errorf("CI=%t: run passed=%t, want %t", ci, rep.Passed, !ci)
+		}
+		g := rep.Gates[0]
+		if g.Passed || !g.NotEvidence {
+			t.Errorf("CI=%t: gate %s passed=%t notEvidence=%t, want not evidence and not passed", ci, g.ID, g.Passed, g.NotEvidence)
+		}
+		want := ReportsDir + "/" + rep.RunID + "/shot.evidence/home.diff.png"
+		if g := rep.Gates[1]; !g.Passed || len(g.Evidence) != 1 || g.Evidence[0] != want {
+			t.Errorf("CI=%t: gate shot passed=%t evidence %v, want %s", ci, g.Passed, g.Evidence, want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(want))); err != nil {
+			t.Error(err)
+		}
+	}
+}
