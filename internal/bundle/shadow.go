@@ -156,26 +156,6 @@ func diffShadow(rec, cur *candidate.ShadowReport) []string {
 	return d
 }
 
-// ReadCandidate reads the manifest of the bundle in dir and the candidate
-// it names from report.json, selected or rejected, for a reader that
-// shows the whole candidate (its steps, parameters and examples), which
-// the manifest only summarizes. The candidate is nil, with no error, for
-// a bundle that holds none.
-func ReadCandidate(dir string) (*Manifest, *candidate.Candidate, error) {
-	b, err := Read(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	if b.Manifest.CandidateID == "" {
-		return b.Manifest, nil, nil
-	}
-	c, err := readCandidate(dir, b.Manifest.CandidateID)
-	if err != nil {
-		return b.Manifest, nil, err
-	}
-	return b.Manifest, c, nil
-}
-
 // readCandidate returns the candidate with the given id from the bundle's
 // report.json.
 func readCandidate(dir, id string) (*candidate.Candidate, error) {
