@@ -136,7 +136,7 @@ func runReview(cmd *cobra.Command, e *env, f *reviewFlags, args []string) error 
 	}
 	srv, err := review.NewServer(review.Options{
 		// Decisions are dated as crystallize approve dates them.
-		Now: func() time.Time { t, _ := sourceDate(e.getenv); return t },
+		Now:     func() time.Time { t, _ := sourceDate(e.getenv); return t },
 		Bundles: dirs, Approver: f.approver, StateDir: f.stateDir,
 		AllowSelfApproval: cfg != nil && cfg.Approvals.AllowSelfApproval,
 		Inbox:             &cliInbox{e: e, db: f.db},
