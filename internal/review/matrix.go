@@ -76,6 +76,8 @@ type Cell struct {
 	// (log moves), Retries the failed attempts folded into this step.
 	Action   string
 	ActionID string
+	// Note says what a receipts cell compared.
+	Note     string
 	Expected string
 	Extra    []string
 	Details  []candidate.Problem
@@ -270,7 +272,7 @@ func buildRow(i int, st candidate.ShadowTrace, steps []MatrixStep, t *trace.Trac
 	r.Receipts = Cell{ID: fmt.Sprintf("c%d-r", i), State: CellNone}
 	if o := st.ReplayOracle; o != nil {
 		r.Receipts.State = CellMatched
-		r.Receipts.Action = fmt.Sprintf("%d receipt position(s) compared", st.ComparedReceipts)
+		r.Receipts.Note = fmt.Sprintf("replay oracle: %d receipt position(s) compared", st.ComparedReceipts)
 		if o.Divergence != nil {
 			r.Receipts.State = CellDivergent
 			r.Receipts.Path = o.Divergence.Path

@@ -20,6 +20,12 @@ var (
 	tmpl    = template.Must(template.New("page").Funcs(template.FuncMap{
 		"json": compact,
 		"inc":  func(i int) int { return i + 1 },
+		"deref": func(f *float64) float64 {
+			if f == nil {
+				return 0
+			}
+			return *f
+		},
 		"pages": func(n int) []struct{} {
 			return make([]struct{}, n)
 		},

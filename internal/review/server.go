@@ -212,7 +212,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h.Set("Content-Security-Policy", CSP)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "no-referrer")
+		// same-origin, not no-referrer: under no-referrer a browser
+		// sends "Origin: null" with the page's own form posts, which the
+		// Origin check must refuse like any opaque origin.
+		h.Set("Referrer-Policy", "same-origin")
 		h.Set("Cache-Control", "no-store")
 		if !s.hostAllowed(r.Host) {
 			http.Error(w, "misdirected request: this server answers only to its own address", http.StatusMisdirectedRequest)
