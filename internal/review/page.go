@@ -2,6 +2,8 @@ package review
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -45,6 +47,9 @@ type Page struct {
 	// Source is the workflow file, line by line, with the evidence each
 	// line came from where the header and step comments record it.
 	Source []SourceLine
+	// SourceSHA256 is the hex sha256 of the workflow bytes shown, which
+	// can differ from the one the manifest records (validation says so).
+	SourceSHA256 string
 	// Previous is the last approved version of the same workflow, when
 	// one is known and differs; Diff is the diff from it to Source.
 	Previous *Previous
@@ -148,6 +153,10 @@ func (p *Page) build(src []byte, fixtures map[string]*trace.Trace) {
 	p.Graph = buildGraph(p.Manifest, p.Candidate)
 	p.Matrix = buildMatrix(p.Manifest, p.Candidate, fixtures)
 	p.Source = sourceLines(src, p.Manifest)
+	if src != nil {
+		sum := sha256.Sum256(src)
+		p.SourceSHA256 = hex.EncodeToString(sum[:])
+	}
 	p.DryRun = dryRun(p.Candidate)
 	p.Refusal = refusal(p)
 }

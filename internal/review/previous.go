@@ -26,7 +26,7 @@ func previousVersion(p *Page, dirs []string) *Previous {
 			continue
 		}
 		b, err := bundle.Read(d)
-		if err != nil || b.Manifest.Workflow.Name != p.Manifest.Workflow.Name || b.Manifest.Workflow.SHA256 == p.Manifest.Workflow.SHA256 {
+		if err != nil || b.Manifest.Workflow.Name != p.Manifest.Workflow.Name || b.Manifest.Workflow.SHA256 == p.SourceSHA256 {
 			continue
 		}
 		if !bundle.Ready(d).OK() {
@@ -43,11 +43,11 @@ func previousVersion(p *Page, dirs []string) *Previous {
 	if err != nil {
 		return nil
 	}
-	var cur strings.Builder
-	for _, l := range p.Source {
-		cur.WriteString(l.Text + "\n")
+	cur, err := readInside(p.Dir, p.Manifest.Workflow.Path)
+	if err != nil {
+		return nil
 	}
-	return &Previous{Label: "approved in " + bestDir, SHA256: best.Workflow.SHA256, Diff: diffLines(textdiff.Unified(bestDir+"/"+best.Workflow.Path, p.Dir+"/"+p.Manifest.Workflow.Path, old, []byte(cur.String())))}
+	return &Previous{Label: "approved in " + bestDir, SHA256: best.Workflow.SHA256, Diff: diffLines(textdiff.Unified(bestDir+"/"+best.Workflow.Path, p.Dir+"/"+p.Manifest.Workflow.Path, old, cur))}
 }
 
 // diffLines classes the lines of a unified diff for the page.

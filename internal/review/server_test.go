@@ -385,3 +385,62 @@ func TestIsLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestPreviousVersion checks the diff against the last approved version
+// of the same workflow among the bundles shown: an approved bundle of the
+// workflow is found, its changed lines are marked, and a bundle that is
+// not approved, or has the same bytes, is no previous version.
+func TestPreviousVersion(t *testing.T) {
+	old, cur := copyBundle(t, "pass"), copyBundle(t, "pass")
+	wf := filepath.Join(cur, bundle.WorkflowFile)
+	src, err := os.ReadFile(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := bytes.Replace(src, []byte(`bucket = "docs-prod"`), []byte(`bucket = "docs-staging"`), 1)
+	if bytes.Equal(changed, src) {
+		t.Fatal("the workflow has no docs-prod bucket to change")
+	}
+	if err := os.WriteFile(wf, changed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p := Load(cur); previousVersion(p, []string{old, cur}) != nil {
+		t.Error("a bundle that is not approved counts as the previous version")
+	}
+	if _, err := bundle.Approve(old, bundle.Approval{Actor: "bob@example.com", At: "2026-11-28T12:00:00Z"}); err != nil {
+		t.Fatal(err)
+	}
+	p := Load(cur)
+	prev := previousVersion(p, []string{old, cur})
+	if prev == nil {
+		t.Fatal("no previous version found")
+	}
+	var add, del []string
+	for _, l := range prev.Diff {
+		switch l.Class {
+		case "add":
+			add = append(add, l.Text)
+		case "del":
+			del = append(del, l.Text)
+		}
+	}
+	if len(add) != 1 || !strings.Contains(add[0], "docs-staging") || len(del) != 1 || !strings.Contains(del[0], "docs-prod") {
+		t.Errorf("diff adds %q and deletes %q; want the bucket changed", add, del)
+	}
+	// The server's page shows it.
+	ts, _, _ := testServer(t, "bob@example.com", old, cur)
+	resp, err := http.Get(ts.URL + "/b/1/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !regexp.MustCompile(`<h3>Changes since the last approved version</h3><p>approved in [^<]*/pass`).Match(body) ||
+		!regexp.MustCompile(`<span class="add">&#43; +ctx.tool\(&#34;site.upload&#34;, bucket = &#34;docs-staging&#34;`).Match(body) {
+		i := bytes.Index(body, []byte("Changes since"))
+		t.Errorf("page lacks the diff against the approved version: %s", body[max(0, i):min(len(body), i+900)])
+	}
+	if p := Load(old); previousVersion(p, []string{old, copyBundle(t, "pass")}) != nil {
+		t.Error("the same bytes count as a previous version")
+	}
+}
