@@ -80,6 +80,7 @@ type Cell struct {
 	Note     string
 	Expected string
 	Extra    []string
+	Retries  int
 	Details  []candidate.Problem
 	Path     string
 	// Left and Right are a receipt divergence's two values.
@@ -94,6 +95,9 @@ func (c Cell) Title() string {
 	}
 	if len(c.Extra) > 0 {
 		s += fmt.Sprintf(", %d extra action(s)", len(c.Extra))
+	}
+	if c.Retries > 0 {
+		s += fmt.Sprintf(", %d failed attempt(s) folded in", c.Retries)
 	}
 	return s
 }
@@ -180,8 +184,24 @@ func matrixWindow(m *bundle.Manifest, c *candidate.Candidate, fixtures map[strin
 		lo := page * RowsPerPage
 		shown = idx[lo:min(lo+RowsPerPage, len(idx))]
 	}
+	retries := map[string][]int{}
+	if c != nil {
+		for _, ex := range c.Examples {
+			if len(ex.Retries) > 0 {
+				retries[ex.TraceID] = ex.Retries
+			}
+		}
+	}
 	for _, i := range shown {
-		mx.Rows = append(mx.Rows, buildRow(i, traces[i], mx.Steps, fixtures[traces[i].TraceID]))
+		r := buildRow(i, traces[i], mx.Steps, fixtures[traces[i].TraceID])
+		if rs := retries[traces[i].TraceID]; traces[i].Role == candidate.RoleSource && len(rs) > 0 {
+			for k := range r.Cells {
+				if k < len(rs) {
+					r.Cells[k].Retries = rs[k]
+				}
+			}
+		}
+		mx.Rows = append(mx.Rows, r)
 	}
 	return mx
 }
