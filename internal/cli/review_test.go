@@ -29,7 +29,9 @@ func TestReviewServes(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := make(chan int, 1)
-			go func() { done <- run(ctx, e, []string{"review", "--addr", tt.addr, "--state-dir", t.TempDir(), "--db", filepath.Join(t.TempDir(), "state.db"), dir}) }()
+			go func() {
+				done <- run(ctx, e, []string{"review", "--addr", tt.addr, "--state-dir", t.TempDir(), "--db", filepath.Join(t.TempDir(), "state.db"), dir})
+			}()
 			listening := regexp.MustCompile(`^review: 1 bundle\(s\) at http://.+:(\d+)/ `)
 			var port string
 			for deadline := time.Now().Add(20 * time.Second); port == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
