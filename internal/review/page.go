@@ -193,17 +193,31 @@ func problemCodes(ps []candidate.Problem) string {
 }
 
 // readInside reads the bundle file p, refusing a path that leaves the
-// bundle; validation reports such a path, the page only declines to show
-// it.
+// bundle or passes through a symlink anywhere on its way: validation
+// reports such a path, the page only declines to show it. Without the
+// symlink check a hostile bundle whose workflow path runs through a link
+// to the reviewer's home would put a private file on the page, and into
+// a static export attached to a ticket.
 func readInside(dir, p string) ([]byte, error) {
-	if p == "" || filepath.IsAbs(p) || strings.Contains(p, "\\") || slices.Contains(strings.Split(p, "/"), "..") {
+	if p == "" || filepath.IsAbs(p) || strings.Contains(p, "\\") || strings.Contains(p, ":") || slices.Contains(strings.Split(p, "/"), "..") {
 		return nil, fmt.Errorf("%s: not a path inside the bundle", p)
 	}
-	full := filepath.Join(dir, filepath.FromSlash(p))
-	if st, err := os.Lstat(full); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", p)
+	cur := dir
+	parts := strings.Split(p, "/")
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		st, err := os.Lstat(cur)
+		if err != nil {
+			return nil, err
+		}
+		if st.Mode()&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s: passes through a symlink", p)
+		}
+		if i == len(parts)-1 && !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file", p)
+		}
 	}
-	return os.ReadFile(full)
+	return os.ReadFile(cur)
 }
 
 // readFixtures decodes the bundle's fixtures by trace id, so a matrix

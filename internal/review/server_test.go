@@ -444,3 +444,55 @@ func TestPreviousVersion(t *testing.T) {
 		t.Error("the same bytes count as a previous version")
 	}
 }
+
+// TestSymlinkedFilesNotShown is the attack of a bundle whose workflow
+// path and a fixture run through a symlink to a file outside it (the
+// reviewer's private file): the page and the static export show neither
+// the file's content, and validation's symlink problem is on the page.
+func TestSymlinkedFilesNotShown(t *testing.T) {
+	dir := copyBundle(t, "pass")
+	outside := filepath.Join(t.TempDir(), "private")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := "def private_notes(ctx):\n    # PRIVATE-CONTENT-7f3a\n    return {}\n"
+	if err := os.WriteFile(filepath.Join(outside, bundle.WorkflowFile), []byte(secret), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "docs_1.json"), []byte(`{"version":1,"id":"docs_1","actions":[{"id":"a","kind":"tool_call","name":"PRIVATE-CONTENT-7f3a"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The workflow through a linked directory, the fixtures directory a
+	// link.
+	if err := os.Symlink(outside, filepath.Join(dir, "wf")); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(dir, "fixtures"))
+	if err := os.Symlink(outside, filepath.Join(dir, "fixtures")); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, bundle.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte(`"path": "workflow.star"`), []byte(`"path": "wf/workflow.star"`), 1)
+	if err := os.WriteFile(filepath.Join(dir, bundle.ManifestFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := renderPage(&page, view{Page: Load(dir), Token: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	var st bytes.Buffer
+	if err := WriteStatic(&st, LoadStatic(dir)); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"page": page.String(), "static": st.String()} {
+		if strings.Contains(out, "PRIVATE-CONTENT-7f3a") {
+			t.Errorf("%s shows the content of a file outside the bundle", name)
+		}
+		if !strings.Contains(out, "<code>symlink</code>") {
+			t.Errorf("%s does not show validation's symlink problem", name)
+		}
+	}
+}
