@@ -67,6 +67,9 @@ type view struct {
 	// bundle page
 	Page  *Page
 	Index int
+	// SelfApproval says why the approver may not approve this bundle
+	// (they wrote it); Approve is then disabled, Reject is not.
+	SelfApproval string
 	// index
 	Bundles []listed
 	// inbox

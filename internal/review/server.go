@@ -336,6 +336,9 @@ func (s *Server) renderBundle(w http.ResponseWriter, r *http.Request, status, n 
 	p.Previous = previousVersion(p, s.opts.Bundles)
 	v := s.view()
 	v.Page, v.Index, v.Title, v.Flash = p, n, p.Name, flash
+	if p.Manifest != nil && !s.opts.AllowSelfApproval && bundle.IsAuthor(p.Manifest, s.opts.Approver) {
+		v.SelfApproval = s.opts.Approver + " wrote this bundle: another person must approve it (you may reject it)"
+	}
 	s.write(w, status, "bundle", v)
 }
 

@@ -230,13 +230,26 @@ func TestDecideRefusals(t *testing.T) {
 			}
 		})
 	}
-	// The blocked bundle's page says so before anyone tries.
-	ts, _, _ := testServer(t, "bob@example.com", drift)
+	// The author's page says so before they try.
+	ts, _, _ := testServer(t, "alice@example.com", pass)
 	resp, err := http.Get(ts.URL + "/b/0/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !regexp.MustCompile(`id="self-approval"[^>]*>alice@example.com wrote this bundle`).Match(body) ||
+		!regexp.MustCompile(`value="approve" id="approve" disabled>`).Match(body) {
+		t.Errorf("the author's page does not say they cannot approve it")
+	}
+
+	// The blocked bundle's page says so before anyone tries.
+	ts, _, _ = testServer(t, "bob@example.com", drift)
+	resp, err = http.Get(ts.URL + "/b/0/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if !regexp.MustCompile(`id="refusal"[^>]*>A decision would be refused: promotion is blocked: candidate_rejected`).Match(body) ||
 		!regexp.MustCompile(`<button type="submit" name="decision" value="approve" id="approve" disabled>`).Match(body) {
