@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"net/http/httptest"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/rogpeppe/go-internal/txtar"
 
@@ -195,6 +197,22 @@ func TestReviewBrowserApprove(t *testing.T) {
 		t.Errorf("status after approval = %q, want ready", st)
 	}
 	screenshot(t, ctx, "approved")
+
+	// Printed, the page keeps its content and drops its forms and
+	// navigation.
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "print"}); err != nil {
+		t.Fatal(err)
+	}
+	if v := eval[string](t, ctx, `[getComputedStyle(document.getElementById("decide")).display, getComputedStyle(document.getElementById("matrix")).display].join(",")`); v != "none,block" {
+		t.Errorf("print media: decide and matrix display = %s, want none,block", v)
+	}
+	pdf, err := chromedp.Run(ctx, chromedp.PrintToPDF())
+	if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF")) {
+		t.Errorf("printing the page: %v (%d bytes)", err, len(pdf))
+	}
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{}); err != nil {
+		t.Fatal(err)
+	}
 	stdout.Reset()
 	if code := run(context.Background(), e, []string{"validate", dirs[1]}); code != exitOK || !strings.Contains(stdout.String(), "OK") {
 		t.Errorf("crystallize validate after the page's approval: exit %d\n%s%s", code, stdout, stderr)
