@@ -239,9 +239,13 @@ func buildRow(i int, st candidate.ShadowTrace, steps []MatrixStep, t *trace.Trac
 		return indent(t.Actions[ai])
 	}
 	if st.Status == candidate.StatusUnmatched {
+		// The trace does not contain the procedure: its alignment, all
+		// model moves, says nothing a cell should repeat.
 		for k := range r.Cells {
 			r.Cells[k].State = CellUnmatched
 		}
+		r.Receipts = Cell{ID: fmt.Sprintf("c%d-r", i), State: CellNone}
+		return r
 	}
 	last := -1 // the column of the last step move, for log moves after it
 	for _, mv := range st.Alignment {

@@ -30,7 +30,7 @@ func TestMatrixCells(t *testing.T) {
 				{Code: candidate.CodeSignatureMismatch, Step: 2, Message: "missing"},
 				{Code: candidate.CodeSideEffectsDiffer, Step: 3, Path: "/side_effects/0/target", Message: "differs"},
 			}},
-		{TraceID: "t3", Role: candidate.RoleHeldout, Status: candidate.StatusUnmatched},
+		{TraceID: "t3", Role: candidate.RoleHeldout, Status: candidate.StatusUnmatched, Alignment: []candidate.Move{{Kind: candidate.MoveModel, Step: 1, ActionIndex: -1}, {Kind: candidate.MoveModel, Step: 2, ActionIndex: -1}}},
 	}}}
 	fixtures := map[string]*trace.Trace{"t2": {ID: "t2", Actions: []trace.Action{{ID: "a0", Name: "a"}, {ID: "stray", Name: "rm"}, {ID: "c0", Name: "c"}}}}
 	mx := matrixWindow(m, c, fixtures, 0, false)
