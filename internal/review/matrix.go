@@ -3,6 +3,7 @@ package review
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
@@ -80,9 +81,13 @@ type Cell struct {
 	Note     string
 	Expected string
 	Extra    []string
-	Retries  int
-	Details  []candidate.Problem
-	Path     string
+	// Between lists the trace's actions between this step's action and
+	// the next step's that a gapped candidate tolerates (observations,
+	// failed attempts, edits of a retry), at most maxBetween of them.
+	Between []string
+	Retries int
+	Details []candidate.Problem
+	Path    string
 	// Left and Right are a receipt divergence's two values.
 	Left, Right string
 }
@@ -276,6 +281,7 @@ func buildRow(i int, st candidate.ShadowTrace, steps []MatrixStep, t *trace.Trac
 			}
 		}
 	}
+	between(r.Cells, st.Alignment, col, t)
 	for _, d := range st.Details {
 		if d.Code == candidate.CodeReceiptDrift {
 			continue
@@ -309,4 +315,45 @@ func buildRow(i int, st candidate.ShadowTrace, steps []MatrixStep, t *trace.Trac
 		}
 	}
 	return r
+}
+
+// maxBetween bounds the actions a cell lists between two steps.
+const maxBetween = 20
+
+// between fills each cell's Between with the trace's actions that lie
+// between its aligned action and the next step's and that the alignment
+// does not list as log moves: the actions shadow replay counted as
+// Interleaved.
+func between(cells []Cell, moves []candidate.Move, col map[int]int, t *trace.Trace) {
+	if t == nil {
+		return
+	}
+	logged := map[int]bool{}
+	type at struct{ k, ai int }
+	var synced []at
+	for _, mv := range moves {
+		switch mv.Kind {
+		case candidate.MoveLog:
+			logged[mv.ActionIndex] = true
+		case candidate.MoveSync:
+			if k, ok := col[mv.Step]; ok {
+				synced = append(synced, at{k, mv.ActionIndex})
+			}
+		}
+	}
+	for i := 0; i+1 < len(synced); i++ {
+		from, to := synced[i].ai, synced[i+1].ai
+		for ai := from + 1; ai < to && ai < len(t.Actions); ai++ {
+			if ai < 0 || logged[ai] {
+				continue
+			}
+			c := &cells[synced[i].k]
+			if len(c.Between) == maxBetween {
+				c.Between = append(c.Between, "…")
+				break
+			}
+			a := t.Actions[ai]
+			c.Between = append(c.Between, strings.TrimSpace(a.ID+" "+string(a.Kind)+" "+a.Name))
+		}
+	}
 }

@@ -23,7 +23,7 @@ func TestMatrixCells(t *testing.T) {
 		return candidate.Move{Kind: candidate.MoveSync, Step: step, ActionIndex: ai, ActionID: "x"}
 	}
 	m := &bundle.Manifest{Shadow: &candidate.ShadowReport{Traces: []candidate.ShadowTrace{
-		{TraceID: "t1", Role: candidate.RoleSource, Status: candidate.StatusPass, Alignment: []candidate.Move{sync(1, 0), sync(2, 1), sync(3, 2)}},
+		{TraceID: "t1", Role: candidate.RoleSource, Status: candidate.StatusPass, Interleaved: 2, Alignment: []candidate.Move{sync(1, 0), sync(2, 3), sync(3, 4)}},
 		{TraceID: "t2", Role: candidate.RoleHeldout, Status: candidate.StatusFail,
 			Alignment: []candidate.Move{sync(1, 0), {Kind: candidate.MoveLog, ActionIndex: 1, ActionID: "stray", Signature: "tool_call:rm:"}, {Kind: candidate.MoveModel, Step: 2, ActionIndex: -1}, sync(3, 2)},
 			Details: []candidate.Problem{
@@ -32,7 +32,10 @@ func TestMatrixCells(t *testing.T) {
 			}},
 		{TraceID: "t3", Role: candidate.RoleHeldout, Status: candidate.StatusUnmatched, Alignment: []candidate.Move{{Kind: candidate.MoveModel, Step: 1, ActionIndex: -1}, {Kind: candidate.MoveModel, Step: 2, ActionIndex: -1}}},
 	}}}
-	fixtures := map[string]*trace.Trace{"t2": {ID: "t2", Actions: []trace.Action{{ID: "a0", Name: "a"}, {ID: "stray", Name: "rm"}, {ID: "c0", Name: "c"}}}}
+	fixtures := map[string]*trace.Trace{
+		"t1": {ID: "t1", Actions: []trace.Action{{ID: "a0", Name: "a"}, {ID: "r", Kind: trace.KindObservation, Name: "fs.read"}, {ID: "f", Kind: trace.KindToolCall, Name: "b"}, {ID: "b0", Name: "b"}, {ID: "c0", Name: "c"}}},
+		"t2": {ID: "t2", Actions: []trace.Action{{ID: "a0", Name: "a"}, {ID: "stray", Name: "rm"}, {ID: "c0", Name: "c"}}},
+	}
 	mx := matrixWindow(m, c, fixtures, 0, false)
 	got := map[string][]string{}
 	for _, r := range mx.Rows {
@@ -53,6 +56,14 @@ func TestMatrixCells(t *testing.T) {
 	}
 	if r := mx.Rows[0]; r.FirstPath != "/side_effects/0/target" || !strings.Contains(r.Cells[2].Action, `"id": "c0"`) || r.Cells[0].Extra[0] != "stray tool_call:rm:" {
 		t.Errorf("t2: first path %q, step 3 action %q, extra %q", r.FirstPath, r.Cells[2].Action, r.Cells[0].Extra)
+	}
+	// Between t1's steps 1 and 2 lie a read and a failed attempt; the
+	// stray action of t2 is a log move, listed as extra, not between.
+	if got := mx.Rows[2].Cells[0].Between; strings.Join(got, "|") != "r observation fs.read|f tool_call b" {
+		t.Errorf("t1 step 1 between = %q", got)
+	}
+	if got := mx.Rows[0].Cells[0].Between; len(got) != 0 {
+		t.Errorf("t2 step 1 between = %q, want none (its stray action is extra)", got)
 	}
 }
 
