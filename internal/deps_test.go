@@ -48,6 +48,7 @@ var allowed = map[string][]string{
 	"internal/tracetest":       {"internal/trace"},
 	"internal/capture":         {"internal/trace", "internal/redact", "internal/atomicfile"},
 	"internal/install":         {"internal/bundle", "internal/skill", "internal/serve", "internal/atomicfile", "internal/textdiff"},
+	"internal/review":          {"internal/bundle", "internal/candidate", "internal/trace", "internal/runtime", "internal/registry", "internal/store", "internal/textdiff"},
 	"internal/serve":           {"internal/runtime", "internal/bundle", "internal/candidate", "internal/trace"},
 	"internal/synth":           {"internal/capped", "internal/trace", "internal/redact", "internal/atomicfile"},
 	"internal/derive":          {},

@@ -469,17 +469,7 @@ func orEmpty(s []string) []string {
 // findCandidate returns the candidate with the given id among the report's
 // candidates and rejected candidates.
 func findCandidate(r *candidate.Report, id string) *candidate.Candidate {
-	for i := range r.Candidates {
-		if r.Candidates[i].ID == id {
-			return &r.Candidates[i]
-		}
-	}
-	for i := range r.RejectedCandidates {
-		if r.RejectedCandidates[i].ID == id {
-			return &r.RejectedCandidates[i]
-		}
-	}
-	return nil
+	return r.Find(id)
 }
 
 // buildFixtures renders one redacted fixture per source example (every

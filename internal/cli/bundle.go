@@ -191,14 +191,17 @@ workflow bytes in the run's state directory, so an approval record written
 into candidate.json by hand is not enough.
 
 --approver on "crystallize mine" only names who is expected to approve;
-this command is the approval.
+this command is the approval. The author a bundle records (mine --author)
+cannot approve it: another person must, unless the project configuration
+(--config, default ./crystallize.toml when it exists) sets [approvals]
+allow_self_approval = true. The author may reject it.
 
 --json prints the updated promotion block.`
 
 func newApproveCmd(e *env) *cobra.Command {
 	var (
-		approver, reason, stateDir string
-		reject, asJSON             bool
+		approver, reason, stateDir, config string
+		reject, asJSON                     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "approve BUNDLE --approver NAME [--reason TEXT] [--reject]",
@@ -213,7 +216,13 @@ func newApproveCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, err := runtime.ApproveBundle(args[0], stateDir, bundle.Approval{Actor: approver, Reason: reason, Reject: reject, At: at})
+			cfg, err := projectConfig(config)
+			if err != nil {
+				return err
+			}
+			a := bundle.Approval{Actor: approver, Reason: reason, Reject: reject, At: at}
+			a.AllowSelfApproval = cfg != nil && cfg.Approvals.AllowSelfApproval
+			m, err := runtime.ApproveBundle(args[0], stateDir, a)
 			if err != nil {
 				return err
 			}
@@ -233,6 +242,7 @@ func newApproveCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&reason, "reason", "", "why")
 	cmd.Flags().BoolVar(&reject, "reject", false, "record a rejection instead of an approval")
 	cmd.Flags().StringVar(&stateDir, "state-dir", runtime.DefaultStateDir, "state directory whose approval ledger records the decision")
+	configFlag(cmd.Flags(), &config)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the updated promotion block as JSON")
 	return cmd
 }

@@ -79,45 +79,10 @@ func newSessionInboxAnswerCmd(e *env, db *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			d, err := openIndex(ctx, *db)
-			if err != nil {
-				return err
-			}
-			it, err := d.Item(ctx, id)
-			if err != nil {
-				d.Close()
-				return err
-			}
 			if n := countTrue(a.Decide != "", a.Approve, a.Reject, a.Dismiss); n != 1 {
-				d.Close()
 				return usagef("%w: give exactly one of --decide, --approve, --reject, --dismiss", registry.ErrAnswer)
 			}
-			if err := registry.Check(it, a); err != nil {
-				d.Close()
-				return usageError{err}
-			}
-			if a.Dismiss {
-				defer d.Close()
-				if err := registry.Dismiss(ctx, d, it, a.Reason, registry.Options{}); err != nil {
-					return err
-				}
-				fmt.Fprintf(e.stdout, "dismissed #%d\n", it.ID)
-				return nil
-			}
-			s, err := d.LiveSession(ctx, it.SessionID)
-			d.Close() // the resumed run opens the registry itself
-			if err != nil {
-				return err
-			}
-			f := &resumeFlags{stateDir: s.StateDir, asJSON: asJSON, decide: a.Decide, reason: a.Reason}
-			switch {
-			case a.Approve:
-				f.approve = []string{it.Boundary}
-			case a.Reject:
-				f.reject = []string{it.Boundary}
-			}
-			return runResume(cmd, e, f, it.SessionID)
+			return answerItem(cmd, e, *db, id, a, asJSON)
 		},
 	}
 	fs := cmd.Flags()
@@ -128,6 +93,47 @@ func newSessionInboxAnswerCmd(e *env, db *string) *cobra.Command {
 	fs.StringVar(&a.Reason, "reason", "", "why; recorded with the answer")
 	fs.BoolVar(&asJSON, "json", false, "print the resumed run's summary as JSON")
 	return cmd
+}
+
+// answerItem answers inbox item id with a and resumes the run that asked,
+// as "session inbox answer" does; crystallize review answers through it
+// too, so an answer from the page has the same effect.
+func answerItem(cmd *cobra.Command, e *env, db string, id int64, a registry.Answer, asJSON bool) error {
+	ctx := cmd.Context()
+	d, err := openIndex(ctx, db)
+	if err != nil {
+		return err
+	}
+	it, err := d.Item(ctx, id)
+	if err != nil {
+		d.Close()
+		return err
+	}
+	if err := registry.Check(it, a); err != nil {
+		d.Close()
+		return usageError{err}
+	}
+	if a.Dismiss {
+		defer d.Close()
+		if err := registry.Dismiss(ctx, d, it, a.Reason, registry.Options{}); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "dismissed #%d\n", it.ID)
+		return nil
+	}
+	s, err := d.LiveSession(ctx, it.SessionID)
+	d.Close() // the resumed run opens the registry itself
+	if err != nil {
+		return err
+	}
+	f := &resumeFlags{stateDir: s.StateDir, asJSON: asJSON, decide: a.Decide, reason: a.Reason}
+	switch {
+	case a.Approve:
+		f.approve = []string{it.Boundary}
+	case a.Reject:
+		f.reject = []string{it.Boundary}
+	}
+	return runResume(cmd, e, f, it.SessionID)
 }
 
 const sessionInboxPurgeDoc = `purge deletes the answered inbox items of SESSION (a session id, or a

@@ -86,6 +86,10 @@ type ApprovalsConfig struct {
 	// workflow bytes (see approvals.go), not only an approval record in
 	// its candidate.json, which anyone who can write the bundle can add.
 	RequireLedger bool `toml:"require_ledger"`
+	// AllowSelfApproval lets the author a bundle records approve it
+	// (crystallize approve, crystallize review). Off by default: an
+	// approval is a second person's reading.
+	AllowSelfApproval bool `toml:"allow_self_approval"`
 }
 
 // Grants are the capabilities the project grants to workflows; a workflow
