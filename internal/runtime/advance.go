@@ -143,3 +143,7 @@ func Advance(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Journ
 // yielding reports whether step is past the one step a driven run
 // performs in this call.
 func (h *host) yielding(step int) bool { return h.driven && step > h.replayUntil }
+
+// NewRunID is a new run id, as Run makes one: the time and 48 random
+// bits, usable as a directory name and as an engine's workflow id.
+func NewRunID(now time.Time) string { return newRunID(now) }

@@ -122,3 +122,33 @@ func TestAdvanceRejectAndChange(t *testing.T) {
 		t.Errorf("Advance of a changed workflow = %v, want ErrJournal", err)
 	}
 }
+
+// TestTemporalConfig: the [temporal] table's bad values are reported
+// together, each naming the file and key.
+func TestTemporalConfig(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "crystallize.toml")
+	if err := os.WriteFile(p, []byte("[temporal]\nstep_timeout = \"soon\"\nbackoff_coefficient = 0.5\nmaximum_attempts = -1\napproval_timeout = \"48h\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadConfig(p)
+	for _, want := range []string{
+		p + `: temporal.step_timeout: "soon" is not a positive duration`,
+		p + ": temporal.backoff_coefficient: 0.5, want at least 1",
+		p + ": temporal.maximum_attempts: -1",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("LoadConfig = %v, want %q", err, want)
+		}
+	}
+	if err := os.WriteFile(p, []byte("[temporal]\nstep_timeout = \"90s\"\napproval_timeout = \"48h\"\nmaximum_attempts = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, approval, _, _, err := cfg.Temporal.Durations()
+	if err != nil || step.String() != "1m30s" || approval.String() != "48h0m0s" {
+		t.Errorf("Durations = %v, %v, %v", step, approval, err)
+	}
+}
