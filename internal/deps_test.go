@@ -51,7 +51,7 @@ var allowed = map[string][]string{
 	"internal/serve":        {"internal/runtime", "internal/bundle", "internal/candidate", "internal/trace"},
 	// Runs on Temporal are driven through runtime.Advance; the test
 	// server helper is used by the tests of temporal and cli only.
-	"internal/temporal":              {"internal/runtime"},
+	"internal/temporal":              {"internal/runtime", "internal/bundle"},
 	"internal/temporal/temporaltest": {},
 	"internal/synth":                 {"internal/capped", "internal/trace", "internal/redact", "internal/atomicfile"},
 	"internal/derive":                {},

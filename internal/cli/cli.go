@@ -236,5 +236,6 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(newSessionsCmd(e), newStatusCmd(e))
 	root.AddCommand(newSynthCmd(e))
 	root.AddCommand(newStoreCmd(e))
+	root.AddCommand(newWorkerCmd(e), newApproveRunCmd(e), newRunsCmd(e))
 	return root
 }

@@ -135,9 +135,10 @@ func Advance(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Journ
 		}
 	}
 	res, err := h.run(j.Params)
-	next := h.snapshot()
-	next.Approve = j.Approve // decided in advance: the engine adds its own
-	return next, res, err
+	// The snapshot keeps the boundaries approved so far, as a resumed
+	// run's journal does: a boundary the workflow crosses twice is
+	// approved once.
+	return h.snapshot(), res, err
 }
 
 // yielding reports whether step is past the one step a driven run

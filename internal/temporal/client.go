@@ -95,6 +95,21 @@ var ErrNotWaiting = errors.New("run is not waiting at that boundary")
 // the run made of it ("approved merge"). A run that waits at another
 // boundary, or at none, is ErrNotWaiting, naming the one it waits at.
 func Decide(ctx context.Context, c client.Client, runID, boundary string, d Decision) (string, error) {
+	// The memo says where the run waits: a decision for another boundary
+	// is refused here, since an Update waits for a worker to take it,
+	// and none may be running.
+	desc, err := c.DescribeWorkflowExecution(ctx, runID, "")
+	if err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return "", fmt.Errorf("no run %s", runID)
+		}
+		return "", fmt.Errorf("run %s: %w", runID, err)
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	if p := pendingOf(info.GetMemo().GetFields()); p == nil || p.Boundary != boundary || info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return "", notWaitingErr(runID, boundary, info.GetStatus(), p)
+	}
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: runID, UpdateName: boundary, Args: []any{d},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
@@ -127,10 +142,14 @@ func notWaiting(ctx context.Context, c client.Client, runID, boundary string) er
 		return fmt.Errorf("%w: run %s, boundary %s", ErrNotWaiting, runID, boundary)
 	}
 	info := d.GetWorkflowExecutionInfo()
-	if p := pendingOf(info.GetMemo().GetFields()); p != nil {
+	return notWaitingErr(runID, boundary, info.GetStatus(), pendingOf(info.GetMemo().GetFields()))
+}
+
+func notWaitingErr(runID, boundary string, status enumspb.WorkflowExecutionStatus, p *runtime.Pending) error {
+	if p != nil && status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return fmt.Errorf("%w: run %s waits at %s, not %s", ErrNotWaiting, runID, p.Boundary, boundary)
 	}
-	return fmt.Errorf("%w: run %s is %s and waits at no boundary", ErrNotWaiting, runID, statusName(info.GetStatus()))
+	return fmt.Errorf("%w: run %s is %s and waits at no boundary", ErrNotWaiting, runID, statusName(status))
 }
 
 // Run is one run as List reports it.

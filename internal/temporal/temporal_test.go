@@ -278,4 +278,3 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("Start(.star) = %v, want a refusal", err)
 	}
 }
-
