@@ -51,7 +51,7 @@ func (e *effects) counts() map[string]int {
 	return out
 }
 
-func load(t *testing.T, p string) *runtime.Workflow {
+func load(t testing.TB, p string) *runtime.Workflow {
 	t.Helper()
 	w, err := runtime.Load(p)
 	if err != nil {
@@ -74,9 +74,12 @@ func runOptions(state string, e *effects) runtime.Options {
 	}
 }
 
+// temporalAddress is the address of a server for t.
+func temporalAddress(t testing.TB) string { return temporaltest.Address(t) }
+
 func dial(t *testing.T) client.Client {
 	t.Helper()
-	c, err := Dial(DialOptions{Address: temporaltest.Address(t)})
+	c, err := Dial(DialOptions{Address: temporalAddress(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +103,7 @@ func waitPending(t *testing.T, c client.Client, id, boundary string) {
 	t.Fatalf("run %s never waited at %s", id, boundary)
 }
 
-func startWorker(t *testing.T, c client.Client, queue string, w *runtime.Workflow, run runtime.Options) func() {
+func startWorker(t testing.TB, c client.Client, queue string, w *runtime.Workflow, run runtime.Options) func() {
 	t.Helper()
 	wk, err := NewWorker(c, WorkerOptions{TaskQueue: queue, Bundles: []*runtime.Workflow{w}, Run: run})
 	if err != nil {
