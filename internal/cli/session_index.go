@@ -230,6 +230,9 @@ type inboxItem struct {
 	Answered bool     `json:"answered,omitempty"`
 	Answer   string   `json:"answer,omitempty"`
 	Reason   string   `json:"reason,omitempty"`
+	// Temporal is set on the boundaries runs on Temporal wait at
+	// (--temporal): session_id is the run id, answered by approve-run.
+	Temporal bool `json:"temporal,omitempty"`
 }
 
 var sessionInboxDoc = `inbox prints what sessions ask or tell a person, in two parts.
@@ -255,13 +258,20 @@ preamble), [!type] and the callout's title.
 fields left out), then the callouts as {"session_id", "path", "started",
 "phase", "type", "title", "body"}.
 
+With --temporal ADDR it also lists, first, the boundaries runs on that
+Temporal server wait at (crystallize runs --temporal): run id, step,
+[!approval_required] or [!decision_needed], the prompt and options, and
+the approve-run command that decides it; in --json as items with
+"temporal": true and the run id as "session_id".
+
 Exit status: 0 on success, 1 on error, 2 on a usage error.`
 
 func newSessionInboxCmd(e *env) *cobra.Command {
 	var db string
 	var asJSON, all bool
+	var tf temporalFlags
 	cmd := &cobra.Command{
-		Use:   "inbox [--db FILE] [--json] [--all]",
+		Use:   "inbox [--db FILE] [--json] [--all] [--temporal ADDR]",
 		Short: "Gather what sessions ask or tell a person",
 		Long:  sessionInboxDoc,
 		Args:  cobra.NoArgs,
@@ -280,8 +290,15 @@ func newSessionInboxCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			waiting, err := temporalPending(cmd, e, &tf)
+			if err != nil {
+				return err
+			}
 			if asJSON {
-				out := make([]inboxItem, 0, len(posted)+len(items))
+				out := make([]inboxItem, 0, len(waiting)+len(posted)+len(items))
+				for _, r := range waiting {
+					out = append(out, temporalItem(r))
+				}
 				for _, it := range posted {
 					out = append(out, itemJSON(it))
 				}
@@ -292,6 +309,9 @@ func newSessionInboxCmd(e *env) *cobra.Command {
 					})
 				}
 				return writeJSON(e.stdout, out)
+			}
+			if err := writeTemporalItems(e.stdout, waiting, tf.address); err != nil {
+				return err
 			}
 			if err := writeItems(e.stdout, posted); err != nil {
 				return err
@@ -306,6 +326,7 @@ func newSessionInboxCmd(e *env) *cobra.Command {
 	cmd.PersistentFlags().StringVar(&db, "db", store.DefaultPath, dbHelp)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the callouts as JSON")
 	cmd.Flags().BoolVar(&all, "all", false, "list answered items too")
+	tf.register(cmd.Flags(), false)
 	cmd.AddCommand(newSessionInboxAnswerCmd(e, &db), newSessionInboxPurgeCmd(e, &db))
 	return cmd
 }

@@ -257,3 +257,72 @@ func writeRuns(w io.Writer, runs []temporal.Run, addr string) {
 		}
 	}
 }
+
+// temporalPending lists the runs on the Temporal server tf names that wait
+// at a boundary, for session inbox and status; nil without --temporal.
+func temporalPending(cmd *cobra.Command, e *env, tf *temporalFlags) ([]temporal.Run, error) {
+	if tf.address == "" {
+		return nil, nil
+	}
+	c, err := temporal.Dial(temporal.DialOptions{Address: tf.address, Namespace: tf.namespace, Log: e.stderr})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	runs, err := temporal.List(cmd.Context(), c, tf.namespace)
+	if err != nil {
+		return nil, err
+	}
+	var out []temporal.Run
+	for _, r := range runs {
+		if r.Pending != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// temporalItem is a waiting run on Temporal as a session inbox entry: the
+// run id stands for the session, and the type is the one a local run
+// posts for the same step.
+func temporalItem(r temporal.Run) inboxItem {
+	p := r.Pending
+	typ := runtime.MessageApprovalRequired
+	if p.Kind == runtime.PendingDecision {
+		typ = runtime.MessageDecisionNeeded
+	}
+	return inboxItem{
+		SessionID: r.RunID, Phase: fmt.Sprintf("step-%d", p.Step), Type: typ, Title: p.Prompt,
+		Step: p.Step, Boundary: p.Boundary, Options: p.Options, Started: r.Started.Format(time.RFC3339), Temporal: true,
+	}
+}
+
+// writeTemporalItems prints waiting runs as session inbox lines, each
+// with the approve-run command that answers it.
+func writeTemporalItems(w io.Writer, runs []temporal.Run, addr string) error {
+	tw := newTable(w)
+	for _, r := range runs {
+		it := temporalItem(r)
+		text := oneLineText(it.Title)
+		if len(it.Options) > 0 {
+			text += " (" + joinOptions(it.Options) + ")"
+		}
+		how := "--boundary " + it.Boundary
+		if it.Type == runtime.MessageDecisionNeeded {
+			how += " --decide OPTION"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t[!%s]\t%s\tcrystallize approve-run %s %s --temporal %s\n", r.RunID, it.Phase, it.Type, text, r.RunID, how, addr)
+	}
+	return tw.Flush()
+}
+
+func joinOptions(opts []string) string {
+	s := ""
+	for i, o := range opts {
+		if i > 0 {
+			s += " | "
+		}
+		s += o
+	}
+	return s
+}
