@@ -98,7 +98,7 @@ func Decide(ctx context.Context, c client.Client, runID, boundary string, d Deci
 	// The memo says where the run waits: a decision for another boundary
 	// is refused here, since an Update waits for a worker to take it,
 	// and none may be running.
-	desc, err := c.DescribeWorkflowExecution(ctx, runID, "")
+	desc, err := describe(ctx, c, runID)
 	if err != nil {
 		var nf *serviceerror.NotFound
 		if errors.As(err, &nf) {
@@ -137,7 +137,7 @@ func Decide(ctx context.Context, c client.Client, runID, boundary string, d Deci
 
 // notWaiting says which boundary, if any, runID waits at instead.
 func notWaiting(ctx context.Context, c client.Client, runID, boundary string) error {
-	d, err := c.DescribeWorkflowExecution(ctx, runID, "")
+	d, err := describe(ctx, c, runID)
 	if err != nil {
 		return fmt.Errorf("%w: run %s, boundary %s", ErrNotWaiting, runID, boundary)
 	}
@@ -241,4 +241,13 @@ func statusName(s enumspb.WorkflowExecutionStatus) string {
 		return "continued_as_new"
 	}
 	return strings.ToLower(s.String())
+}
+
+// describe is the server's description of run runID.
+func describe(ctx context.Context, c client.Client, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	d, err := c.DescribeWorkflow(ctx, runID, "")
+	if err != nil {
+		return nil, err
+	}
+	return d.RawResponse, nil
 }

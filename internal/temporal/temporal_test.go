@@ -92,7 +92,7 @@ func waitPending(t *testing.T, c client.Client, id, boundary string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		d, err := c.DescribeWorkflowExecution(context.Background(), id, "")
+		d, err := describe(context.Background(), c, id)
 		if err == nil {
 			if p := pendingOf(d.GetWorkflowExecutionInfo().GetMemo().GetFields()); p != nil && p.Boundary == boundary {
 				return

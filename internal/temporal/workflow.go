@@ -213,7 +213,7 @@ func (r registry) await(ctx workflow.Context, s *served, state *State, p *runtim
 	}
 	handle := func(_ workflow.Context, d Decision) (string, error) {
 		got = &d
-		return describe(p, d), nil
+		return describeDecision(p, d), nil
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, p.Boundary, handle, workflow.UpdateHandlerOptions{Validator: validate}); err != nil {
 		return nil, err
@@ -248,7 +248,7 @@ func checkDecision(p *runtime.Pending, d Decision) error {
 	return nil
 }
 
-func describe(p *runtime.Pending, d Decision) string {
+func describeDecision(p *runtime.Pending, d Decision) string {
 	switch {
 	case p.Kind == runtime.PendingDecision:
 		return "decided " + p.Boundary + ": " + d.Option
