@@ -93,6 +93,9 @@ func start(t testing.TB, bin string) (string, error) {
 		"--port", strconv.Itoa(ports[0]), "--http-port", strconv.Itoa(ports[1]), "--metrics-port", strconv.Itoa(ports[2]),
 		"--log-level", "error")
 	cmd.Stdout, cmd.Stderr = log, log
+	// A test binary that dies (a timeout's panic) runs no cleanup: the
+	// server must not outlive it.
+	cmd.SysProcAttr = dieWithParent()
 	if err := cmd.Start(); err != nil {
 		return "", fmt.Errorf("starting %s: %w", bin, err)
 	}
