@@ -237,5 +237,6 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(newSynthCmd(e))
 	root.AddCommand(newStoreCmd(e))
 	root.AddCommand(newReviewCmd(e))
+	root.AddCommand(newWorkerCmd(e), newApproveRunCmd(e), newRunsCmd(e))
 	return root
 }

@@ -33,6 +33,9 @@ type runFlags struct {
 	maxSteps        uint64
 	asJSON          bool
 	fallback        string
+	// temporal, with its address set, starts the run on Temporal.
+	temporal temporalFlags
+	wait     bool
 }
 
 const runDoc = `run loads the workflow TARGET (a bundle directory or a .star file), checks that
@@ -179,10 +182,18 @@ func newRunCmd(e *env) *cobra.Command {
 	fs.Uint64Var(&f.maxSteps, "max-steps", runtime.DefaultMaxSteps, "Starlark step budget of the run")
 	summaryJSONFlag(fs, &f.asJSON)
 	fs.StringVar(&f.fallback, "fallback", "", "what a failed precondition or step does: fail, agent or ask (default crystallize.toml [fallback] policy, else fail)")
+	f.temporal.register(fs, true)
+	fs.BoolVar(&f.wait, "wait", false, "with --temporal, wait for the run to end and print how it ended")
 	return cmd
 }
 
 func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
+	if f.temporal.address != "" {
+		return runTemporal(cmd, e, f, target)
+	}
+	if f.wait {
+		return usagef("--wait waits for a run on Temporal; give --temporal ADDR")
+	}
 	if f.fallback != "" && !slices.Contains(runtime.FallbackPolicies, f.fallback) {
 		return usagef("--fallback %q: want one of %s", f.fallback, strings.Join(runtime.FallbackPolicies, ", "))
 	}

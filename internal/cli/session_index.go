@@ -238,13 +238,20 @@ when it has no title (the format's "> [!error]" then "> text").
 fields left out), then the callouts as {"session_id", "path", "started",
 "phase", "type", "title", "body"}.
 
+With --temporal ADDR it also lists, first, the boundaries runs on that
+Temporal server wait at (crystallize runs --temporal): run id, step,
+[!approval_required] or [!decision_needed], the prompt and options, and
+the approve-run command that decides it; in --json as items with
+"temporal": true and the run id as "session_id".
+
 Exit status: 0 on success, 1 on error, 2 on a usage error.`
 
 func newSessionInboxCmd(e *env) *cobra.Command {
 	var db string
 	var asJSON, all bool
+	var tf temporalFlags
 	cmd := &cobra.Command{
-		Use:   "inbox [--db FILE] [--json] [--all]",
+		Use:   "inbox [--db FILE] [--json] [--all] [--temporal ADDR]",
 		Short: "Gather what sessions ask or tell a person",
 		Long:  sessionInboxDoc,
 		Args:  cobra.NoArgs,
@@ -263,8 +270,15 @@ func newSessionInboxCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			waiting, err := temporalPending(cmd, e, &tf)
+			if err != nil {
+				return err
+			}
 			if asJSON {
-				out := make([]sessionindex.InboxEntry, 0, len(posted)+len(items))
+				out := make([]sessionindex.InboxEntry, 0, len(waiting)+len(posted)+len(items))
+				for _, r := range waiting {
+					out = append(out, temporalItem(r))
+				}
 				for _, it := range posted {
 					out = append(out, sessionindex.PostedEntry(it))
 				}
@@ -272,6 +286,9 @@ func newSessionInboxCmd(e *env) *cobra.Command {
 					out = append(out, sessionindex.CalloutEntry(it))
 				}
 				return writeJSON(e.stdout, out)
+			}
+			if err := writeTemporalItems(e.stdout, waiting, tf.address); err != nil {
+				return err
 			}
 			if err := writeItems(e.stdout, posted); err != nil {
 				return err
@@ -286,6 +303,7 @@ func newSessionInboxCmd(e *env) *cobra.Command {
 	cmd.PersistentFlags().StringVar(&db, "db", store.DefaultPath, dbHelp)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the callouts as JSON")
 	cmd.Flags().BoolVar(&all, "all", false, "list answered items too")
+	tf.register(cmd.Flags(), false)
 	cmd.AddCommand(newSessionInboxAnswerCmd(e, &db), newSessionInboxPurgeCmd(e, &db))
 	return cmd
 }

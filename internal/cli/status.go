@@ -21,16 +21,21 @@ directory without a registry reads as empty, and status creates nothing
 there. It reads two indexed queries, so it stays fast with thousands of
 sessions registered.
 
---json prints {"sessions": [...], "inbox": N, "line": "..."}, each
-session as sessions --json prints it.
+With --temporal ADDR the line ends with the number of runs on that
+Temporal server that wait at an approval or decision ("| 1 temporal
+pending"; see crystallize runs).
+
+--json prints {"sessions": [...], "inbox": N, "temporal_pending"?: N,
+"line": "..."}, each session as sessions --json prints it.
 
 Exit status: 0 on success, 1 on error, 2 on a usage error.`
 
 func newStatusCmd(e *env) *cobra.Command {
 	var stateDir string
 	var asJSON bool
+	var tf temporalFlags
 	cmd := &cobra.Command{
-		Use:   "status [--json] [--state-dir DIR]",
+		Use:   "status [--json] [--state-dir DIR] [--temporal ADDR]",
 		Short: "Print one status line: active sessions and the inbox count",
 		Long:  statusDoc,
 		Example: `  PS1='$(crystallize status 2>/dev/null) \$ '
@@ -49,14 +54,28 @@ func newStatusCmd(e *env) *cobra.Command {
 					return err
 				}
 			}
-			if asJSON {
-				return writeJSON(e.stdout, line.Summary())
+			text := line.String()
+			var pending *int
+			if tf.address != "" {
+				waiting, err := temporalPending(cmd, e, &tf)
+				if err != nil {
+					return err
+				}
+				n := len(waiting)
+				pending = &n
+				text += fmt.Sprintf("  |  %d temporal pending", n)
 			}
-			_, err = fmt.Fprintln(e.stdout, line.String())
+			if asJSON {
+				sum := line.Summary()
+				sum.Temporal, sum.Line = pending, text
+				return writeJSON(e.stdout, sum)
+			}
+			_, err = fmt.Fprintln(e.stdout, text)
 			return err
 		},
 	}
 	registryStateDirFlag(cmd.Flags(), &stateDir)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	tf.register(cmd.Flags(), false)
 	return cmd
 }

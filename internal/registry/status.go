@@ -26,7 +26,10 @@ type Line struct {
 type LineSummary struct {
 	Sessions []Summary `json:"sessions"`
 	Inbox    int       `json:"inbox"`
-	Line     string    `json:"line"`
+	// Temporal counts the runs on a Temporal server that wait at a
+	// boundary, when the caller asked one; left out otherwise.
+	Temporal *int   `json:"temporal_pending,omitempty"`
+	Line     string `json:"line"`
 }
 
 // Summary returns l as a LineSummary.

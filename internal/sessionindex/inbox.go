@@ -30,6 +30,9 @@ type InboxEntry struct {
 	Answered bool     `json:"answered,omitempty"`
 	Answer   string   `json:"answer,omitempty"`
 	Reason   string   `json:"reason,omitempty"`
+	// Temporal is set on the boundaries runs on Temporal wait at:
+	// session_id is the run id, answered by approve-run.
+	Temporal bool `json:"temporal,omitempty"`
 }
 
 // PostedEntry is the entry of an item a run posted. Its phase is the
