@@ -215,7 +215,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	if f.check {
 		return runCheck(cmd.Context(), e, f, w, cfg)
 	}
-	live := newLive(e, f.stateDir, registry.TypeWorkflow, w.Name)
+	live := newLive(e, f.stateDir, registry.TypeWorkflow, w.Name).As("", liveModel(cfg))
 	opts := runOptions(cmd, e, cfg, f.stateDir, live)
 	opts.DryRun, opts.AllowUnapproved, opts.Verify = f.dryRun, f.allowUnapproved, f.verify
 	opts.Approve, opts.MaxSteps, opts.Fallback = f.approve, f.maxSteps, f.fallback

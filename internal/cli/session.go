@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -467,15 +468,29 @@ defaults:
 ids], "tokens", "tier", "model"?, "reasons": ["PHASE: why → tier" or
 "routine"], "over_limit"}]}.
 
+--run delegates the split: each group goes, with its phases' markdown, to
+the agent of its tier in crystallize.toml (or --config): [models.MODEL]
+when the tier names a model that has such an entry, else [models.TIER]
+(an OpenAI-compatible or Anthropic model), else a command bound as
+[tools."TIER"] that reads the prompt on stdin, as session resume --agent
+finds its agent. Each answer is appended to the log as a phase
+"Delegated group N @KEY" with a [!delegated] callout naming the group's
+phases and tier, and an [!answer] callout holding the answer, redacted.
+The log is written once, atomically, when every group has answered: a
+group without an agent, an agent that fails or answers nothing leaves
+the log as it was. With --json --run prints {"plan", "results": [{"agent",
+"phase", "reply"}]}.
+
 Exit status: 0 on success, 1 when the log or the route file has problems
-or cannot be read, 2 on a usage error.`
+or cannot be read or an agent fails, 2 on a usage error (a tier without
+an agent).`
 
 func newSessionSplitCmd(e *env) *cobra.Command {
 	var maxTokens int
-	var routeFile string
-	var asJSON bool
+	var routeFile, config string
+	var asJSON, run bool
 	cmd := &cobra.Command{
-		Use:   "split FILE --max-tokens N [--route FILE.toml] [--json]",
+		Use:   "split FILE --max-tokens N [--route FILE.toml] [--run [--config FILE]] [--json]",
 		Short: "Split a session into phase groups for delegation, each with a model tier",
 		Long:  sessionSplitDoc,
 		Args:  cobra.ExactArgs(1),
@@ -490,11 +505,18 @@ func newSessionSplitCmd(e *env) *cobra.Command {
 					return listError(err)
 				}
 			}
+			opts := session.SplitOptions{MaxTokens: maxTokens, Route: route}
+			if run {
+				return runSplit(cmd.Context(), e, args[0], opts, config, asJSON)
+			}
+			if config != "" {
+				return usagef("--config names the agents of --run")
+			}
 			s, err := session.Open(args[0])
 			if err != nil {
 				return listError(err)
 			}
-			plan, err := session.Split(s, session.SplitOptions{MaxTokens: maxTokens, Route: route})
+			plan, err := session.Split(s, opts)
 			if err != nil {
 				return err
 			}
@@ -508,7 +530,42 @@ func newSessionSplitCmd(e *env) *cobra.Command {
 	cmd.Flags().IntVar(&maxTokens, "max-tokens", 0, "most estimated tokens in a group (required)")
 	cmd.Flags().StringVar(&routeFile, "route", "", "routing rules (TOML) naming tiers, models and rules")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the split as JSON")
+	cmd.Flags().BoolVar(&run, "run", false, "send each group to its tier's agent and append the answers to the log as phases")
+	cmd.Flags().StringVar(&config, "config", "", "crystallize.toml naming the tiers' agents (default: the nearest one)")
 	return cmd
+}
+
+// runSplit is session split --run: the split delegated to the agents of
+// its tiers and the answers appended to the log.
+func runSplit(ctx context.Context, e *env, name string, opts session.SplitOptions, config string, asJSON bool) error {
+	cfg, err := projectConfig(config)
+	if err != nil {
+		return err
+	}
+	res, err := session.RunSplit(ctx, name, session.SplitRunOptions{
+		Split: opts, Now: time.Now,
+		Agent: func(g session.Group) (string, session.Agent, error) {
+			key := g.Tier
+			if cfg != nil && g.Model != "" {
+				if _, ok := cfg.Models[g.Model]; ok {
+					key = g.Model
+				}
+			}
+			a, err := sessionAgent(cfg, key, e.getenv)
+			return key, a, err
+		},
+	})
+	if err != nil {
+		return listError(err)
+	}
+	if asJSON {
+		return writeJSON(e.stdout, res)
+	}
+	for i, r := range res.Results {
+		g := res.Plan.Groups[i]
+		fmt.Fprintf(e.stdout, "group %d (%s, tier %s) → %s: phase %s\n", i+1, strings.Join(g.Phases, ", "), g.Tier, r.Agent, r.Phase)
+	}
+	return nil
 }
 
 // splitTable is plan as an aligned table, one row per group.

@@ -10,13 +10,19 @@ import (
 
 var statusDoc = `status prints one line for a shell prompt or a tmux status bar: the
 active sessions of the state directory's registry, numbered as
-crystallize sessions numbers them, with their state, then the number of
-unanswered inbox items:
+crystallize sessions numbers them, each as BRANCH/WHO (the git branch of
+its workspace, then its agent, else its model, else the workflow it
+runs), then the number of unanswered inbox items and where to list the
+sessions:
 
-  [1] release_note running  [2] triage pending  |  2 inbox
+  [1] main/claude  [2] feat/auth/ollama  |  2  /sessions
+
+A workflow run's model is the model of [models.default] in its
+crystallize.toml; without a branch (outside git, a detached HEAD) WHO
+stands alone.
 
 At most ` + fmt.Sprint(registry.MaxShown) + ` sessions are named; the others are counted ("+3 more").
-With no active session it prints "no active sessions  |  N inbox". A
+With no active session it prints "no active sessions  |  N  /sessions". A
 directory without a registry reads as empty, and status creates nothing
 there. It reads two indexed queries, so it stays fast with thousands of
 sessions registered.

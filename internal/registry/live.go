@@ -25,6 +25,7 @@ import (
 // because it cannot be shown would be worse.
 type Live struct {
 	stateDir, typ, name string
+	agent, model        string
 	onError             func(error)
 	db                  *store.DB
 	h                   *Handle
@@ -41,6 +42,13 @@ func NewLive(stateDir, agentType, name string, onError func(error)) *Live {
 	return &Live{stateDir: stateDir, typ: agentType, name: name, onError: onError}
 }
 
+// As records the agent behind the run and its model ("" when not known),
+// which the status line shows; call it before Start. It returns l.
+func (l *Live) As(agent, model string) *Live {
+	l.agent, l.model = agent, model
+	return l
+}
+
 // Start registers run id; it is runtime.Options.OnStart.
 func (l *Live) Start(id string) {
 	l.id = id
@@ -50,7 +58,7 @@ func (l *Live) Start(id string) {
 		l.onError(err)
 		return
 	}
-	h, err := Register(ctx, db, Start{ID: id, StateDir: l.stateDir, AgentType: l.typ, Name: l.name}, Options{})
+	h, err := Register(ctx, db, Start{ID: id, StateDir: l.stateDir, AgentType: l.typ, Name: l.name, Agent: l.agent, Model: l.model}, Options{})
 	if err != nil {
 		db.Close()
 		l.onError(err)

@@ -98,7 +98,7 @@ const continuePrompt = `You are continuing an agent session from its log. The co
 // must parse without problems (the error is Parse's); Resume's errors
 // (ErrNoPhase) are returned as they are.
 func Continue(ctx context.Context, name string, opts ContinueOptions) (*Continuation, error) {
-	if opts.Agent == nil || !lineOK(opts.Key, true) || strings.ContainsFunc(opts.Key, func(r rune) bool { return r == ' ' || r == '\t' }) || isTag(opts.Key) {
+	if opts.Agent == nil || !agentKeyOK(opts.Key) {
 		return nil, fmt.Errorf("continuing %s: no agent, or an agent key %q that is not one word", name, opts.Key)
 	}
 	s, err := Open(name)
