@@ -188,7 +188,11 @@ func (e *HarnessEvent) str(key string) string {
 // re-runs it, so that a workflow never re-runs a failing step without a
 // person. Release steps and tool observations carry the side effects their
 // v3 rows declare, or an UnknownSideEffects record when the row does not
-// declare them.
+// declare them. A tool observation that only reads (read_file, or a shell
+// command the built-in normalize tables read as a read: git log, git
+// diff, git status, cat) is a trace.KindObservation, as it is in an
+// agent's log, so that what it printed is kept as observed state and
+// never held against another release.
 //
 // The trace's source hash is sha256 over each file read, as its name, a
 // NUL, its bytes and a NUL, in the order above, so it changes when any of
