@@ -271,7 +271,10 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 			if consistent {
 				agreeing++
 			}
-			if out != nil {
+			switch {
+			case out != nil && readOnly(v):
+				step.ReviewNotes = append(step.ReviewNotes, fmt.Sprintf("step %d %s: it only reads; its recorded output is the state it observed, which the next run may find changed, so it is observed output, not an expected output", v.index, step.Name))
+			case out != nil:
 				step.ExpectedOutput = out
 				c.ExpectedOutputs = append(c.ExpectedOutputs, candidate.ExpectedOutput{Step: v.index, Output: out})
 			}
@@ -668,6 +671,31 @@ func consensusOutput(v stepView) (out any, recorded, consistent bool) {
 		out = nil
 	}
 	return out, true, consistent
+}
+
+// readOnly reports whether every example of a step only reads: an
+// observation, or an action whose every capability is a read (fs.read,
+// git.read) and that changes nothing. What a read returns is observed
+// state (the commits since the last tag, a diff, a file's text), which
+// the next run finds changed by the work between the runs; it is no
+// output the procedure produces, so it is never an expected output that
+// shadow replay would hold another run to. The outputs of steps that
+// change something stay expected where the examples agree.
+func readOnly(v stepView) bool {
+	for _, a := range v.actions {
+		if a.Kind == trace.KindObservation {
+			continue
+		}
+		if len(a.Capabilities) == 0 || len(a.SideEffects) > 0 {
+			return false
+		}
+		for _, c := range a.Capabilities {
+			if !strings.HasSuffix(c, ".read") {
+				return false
+			}
+		}
+	}
+	return len(v.actions) > 0
 }
 
 // shape renders the structure of a JSON value without its scalar values:

@@ -30,7 +30,8 @@ var ErrEmptyTrace = errors.New("trace has no actions")
 // values the run declares as its parameters (Options.RunParameters): they
 // are parameters, and the arguments made from them expressions over them
 // (declareParameters). A fuzzy step has no expected output: one model
-// answer shows no stable one. The candidate compares arguments in shadow
+// answer shows no stable one; nor has a step that only reads (readOnly),
+// whose output is the state it observed. The candidate compares arguments in shadow
 // replay (candidate.ArgumentsCompared), so a held-out run is held to
 // every value but its parameters. Options.WorkflowName names it,
 // Options.GeneratedAt is copied; the other options do not apply.

@@ -3,6 +3,7 @@ package mine
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -176,5 +177,47 @@ func TestSingleRunParameters(t *testing.T) {
 	}
 	if c := r.Selected(); len(c.Parameters) != 0 || len(c.DerivedParameters) != 0 || !c.ArgumentsCompared {
 		t.Errorf("Single without run parameters: parameters %v derived %v compared %v", c.Parameters, c.DerivedParameters, c.ArgumentsCompared)
+	}
+}
+
+// TestSingleReadsAreObservedState: what a read-only step recorded (an
+// observation, or a step whose every capability reads) is the state it
+// found, which the next run finds changed; it is no expected output. A
+// step that changes something keeps its recorded output as expected.
+func TestSingleReadsAreObservedState(t *testing.T) {
+	log := act("a1", trace.KindObservation, "shell", `{"command":"git log --oneline v1.0.0..HEAD"}`)
+	log.ObservedOutput = map[string]any{"stdout": "c0ffee1 fix a race", "status": "0"}
+	analysis := act("a2", "release_analysis", "analyze_release", `{"repo":"/work/r"}`)
+	analysis.Capabilities = []string{"fs.read", "git.read"}
+	analysis.ObservedOutput = map[string]any{"latest_tag": "v1.0.0"}
+	tag := act("a3", "release_step", "tag", `{"command":"git tag v1"}`)
+	tag.Capabilities = []string{"shell.exec"}
+	tag.ObservedOutput = map[string]any{"status": "0", "success": true}
+	// A step that reads but also changes something is no read.
+	stamp := act("a4", trace.KindToolCall, "stamp", `{"path":"VERSION"}`)
+	stamp.Capabilities = []string{"fs.read"}
+	stamp.SideEffects = []trace.SideEffect{{Kind: "file_write", Target: "VERSION"}}
+	stamp.ObservedOutput = "ok"
+	tr := mk("run", log, analysis, tag, stamp)
+	trace.Normalize(tr)
+	r, err := Single(context.Background(), tr, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Selected()
+	if c == nil {
+		t.Fatalf("Single selected nothing; rejected %+v", r.RejectedCandidates)
+	}
+	var steps []int
+	for _, o := range c.ExpectedOutputs {
+		steps = append(steps, o.Step)
+	}
+	if diff := cmp.Diff([]int{3, 4}, steps); diff != "" {
+		t.Errorf("steps with an expected output (-want +got):\n%s", diff)
+	}
+	for _, i := range []int{0, 1} {
+		if st := c.Steps[i]; st.ExpectedOutput != nil || len(st.ReviewNotes) == 0 || !strings.Contains(st.ReviewNotes[len(st.ReviewNotes)-1], "observed output, not an expected output") {
+			t.Errorf("step %d %s: expected output %v, notes %q; want none, and a note that it is observed output", st.Index, st.Name, st.ExpectedOutput, st.ReviewNotes)
+		}
 	}
 }
