@@ -34,10 +34,12 @@ steps (matched, missing, extra, divergent, with the first divergence's
 JSON path; a cell opens on the redacted action and what was expected),
 the parameters with their examples, constants, derived expressions and
 their checks, excluded traces, the workflow source with each line linked
-to its step or trace, a diff against the last approved version of the
-same workflow among the bundles shown, the dry-run call of each step,
-grants and secret ids, crystallize validate's checks, the eval pack's
-results, savings, confidence and the promotion status with its reasons.
+to its step or trace, a diff of code and side effects against the last
+approved version of the same workflow (among the bundles shown, else the
+copy approving keeps in --state-dir/approved, refused if it was changed
+since), the dry-run call of each step, grants and secret ids, crystallize
+validate's checks, the eval pack's results, savings, confidence and the
+promotion status with its reasons.
 
 Approve and Reject record exactly what crystallize approve records,
 after validating the bundle again, and need a reason; a blocked, stale
@@ -83,7 +85,7 @@ func newReviewCmd(e *env) *cobra.Command {
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:0", "address to listen on (host:port); off loopback only when given explicitly")
 	fs.BoolVar(&f.open, "open", false, "open the page in the default browser")
 	fs.StringVar(&f.approver, "approver", "", "who decides (default: the page asks for a name)")
-	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, "state directory whose approval ledger records decisions")
+	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, "state directory whose approval ledger records decisions and keeps approved versions")
 	fs.StringVar(&f.db, "db", store.DefaultPath, "the registry whose inbox the page shows and answers")
 	configFlag(fs, &f.config)
 	fs.StringVar(&f.static, "static", "", "write the page of one BUNDLE to this file, without forms, and exit")

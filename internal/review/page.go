@@ -66,7 +66,14 @@ type Previous struct {
 	// Label says where it came from (a bundle directory or the state
 	// directory's archive) and SHA256 which bytes.
 	Label, SHA256 string
-	Diff          []DiffLine
+	// Err, when not empty, is why the approved bytes cannot be shown (an
+	// archived copy is missing or was changed after the approval); Diff
+	// and Effects are then empty.
+	Err  string
+	Diff []DiffLine
+	// Effects is the diff of the side effects, one per line, from the
+	// approved version to this one; nil when they are the same.
+	Effects []DiffLine
 }
 
 // DiffLine is one line of a unified diff, with its class: "add", "del",

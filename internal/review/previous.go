@@ -2,10 +2,13 @@ package review
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/textdiff"
+	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // previousVersion finds the last approved version of p's workflow among
@@ -47,7 +50,65 @@ func previousVersion(p *Page, dirs []string) *Previous {
 	if err != nil {
 		return nil
 	}
-	return &Previous{Label: "approved in " + bestDir, SHA256: best.Workflow.SHA256, Diff: diffLines(textdiff.Unified(bestDir+"/"+best.Workflow.Path, p.Dir+"/"+p.Manifest.Workflow.Path, old, cur))}
+	return &Previous{Label: "approved in " + bestDir, SHA256: best.Workflow.SHA256,
+		Diff:    diffLines(textdiff.Unified(bestDir+"/"+best.Workflow.Path, p.Dir+"/"+p.Manifest.Workflow.Path, old, cur)),
+		Effects: effectsDiff(best.SideEffects, p.Manifest.SideEffects)}
+}
+
+// archivedVersion finds the last approved version of p's workflow in
+// the state directory: the ledger's most recent approval of a workflow
+// of the same name with other bytes, read from the archive approving
+// keeps (runtime.LastApproved). A bundle mined again in place holds no
+// copy of what was approved before; the archive does. A copy that is
+// missing or was changed since, or a ledger that cannot be read, is a
+// Previous with Err saying so, never a diff against bytes nobody
+// approved. Nil when the ledger holds no such approval.
+func archivedVersion(p *Page, stateDir string) *Previous {
+	if p.Manifest == nil || len(p.Source) == 0 {
+		return nil
+	}
+	v, err := runtime.LastApproved(stateDir, p.Manifest.Workflow.Name, p.SourceSHA256)
+	if err != nil {
+		return &Previous{Label: "the approval ledger in " + stateDir, Err: err.Error()}
+	}
+	if v == nil {
+		return nil
+	}
+	label := "approved by " + v.Actor + " at " + v.RecordedAt + " (candidate " + v.CandidateID + "), kept in " + filepath.Join(stateDir, runtime.ApprovedDir)
+	if v.Err != nil {
+		return &Previous{Label: label, SHA256: v.SHA256, Err: v.Err.Error()}
+	}
+	cur, err := readInside(p.Dir, p.Manifest.Workflow.Path)
+	if err != nil {
+		return nil
+	}
+	from := filepath.Join(stateDir, runtime.ApprovedDir, v.SHA256+".star")
+	return &Previous{Label: label, SHA256: v.SHA256,
+		Diff:    diffLines(textdiff.Unified(from, p.Dir+"/"+p.Manifest.Workflow.Path, v.Source, cur)),
+		Effects: effectsDiff(v.SideEffects, p.Manifest.SideEffects)}
+}
+
+// effectsDiff is the diff of two lists of side effects, each one line of
+// JSON, sorted so that an order that changed alone is no change; nil
+// when they are the same.
+func effectsDiff(old, cur []trace.SideEffect) []DiffLine {
+	a, b := effectLines(old), effectLines(cur)
+	if a == b {
+		return nil
+	}
+	return diffLines(textdiff.Unified("approved side effects", "side effects now", []byte(a), []byte(b)))
+}
+
+func effectLines(ses []trace.SideEffect) string {
+	lines := make([]string, 0, len(ses))
+	for _, se := range ses {
+		lines = append(lines, compact(se))
+	}
+	slices.Sort(lines)
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // diffLines classes the lines of a unified diff for the page.

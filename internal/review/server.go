@@ -334,6 +334,9 @@ func (s *Server) renderBundle(w http.ResponseWriter, r *http.Request, status, n 
 		}
 	}
 	p.Previous = previousVersion(p, s.opts.Bundles)
+	if p.Previous == nil {
+		p.Previous = archivedVersion(p, s.opts.StateDir)
+	}
 	v := s.view()
 	v.Page, v.Index, v.Title, v.Flash = p, n, p.Name, flash
 	if p.Manifest != nil && !s.opts.AllowSelfApproval && bundle.IsAuthor(p.Manifest, s.opts.Approver) {
