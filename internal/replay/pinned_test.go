@@ -1,6 +1,9 @@
 package replay
 
 import (
+	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -52,5 +55,55 @@ func TestShadowPinnedPositions(t *testing.T) {
 				t.Errorf("interleaved %d, want %d", st.Interleaved, tt.interleaved)
 			}
 		})
+	}
+}
+
+// TestShadowEffectMessage checks that a side effect that differs from the
+// step's is described with its capability and mutation, which are what a
+// reviewer needs to see when only they differ.
+func TestShadowEffectMessage(t *testing.T) {
+	s1, s2 := release("s1", "release-1"), release("s2", "release-2")
+	h := release("h", "release-3")
+	h.Actions[2].SideEffects = []trace.SideEffect{{Kind: "file_write", Target: "harn.toml", Capability: "fs.admin", Mutation: "append"}}
+	rep := Shadow(releaseCandidate(s1, s2), []*trace.Trace{s1, s2}, []*trace.Trace{h})
+	want := "step 2 update_manifest: candidate declares side effects [file_write harn.toml (fs.write)], action h-manifest requested [file_write harn.toml (fs.admin) append]"
+	var got []string
+	for _, st := range rep.Traces {
+		for _, d := range st.Details {
+			got = append(got, d.Message)
+		}
+	}
+	if !slices.Contains(got, want) {
+		t.Errorf("details %q, want one %q", got, want)
+	}
+}
+
+// TestShadowOutputFallback checks that a step's expected output is
+// compared with the action's output when the trace observed none.
+func TestShadowOutputFallback(t *testing.T) {
+	s1, s2 := release("s1", "release-1"), release("s2", "release-2")
+	h := release("h", "release-3")
+	h.Actions[2].Output = map[string]any{"ok": false}
+	rep := Shadow(releaseCandidate(s1, s2), []*trace.Trace{s1, s2}, []*trace.Trace{h})
+	st := rep.Traces[len(rep.Traces)-1]
+	if st.TraceID != "h" || !slices.ContainsFunc(st.Details, func(p candidate.Problem) bool { return p.Code == candidate.CodeOutputDiffers }) {
+		t.Errorf("trace %s details %+v, want %s", st.TraceID, st.Details, candidate.CodeOutputDiffers)
+	}
+}
+
+// TestShadowReceiptDriftMessage checks that receipt drift names the
+// receipt field that drifted.
+func TestShadowReceiptDriftMessage(t *testing.T) {
+	s1, s2 := release("s1", "release-1"), release("s2", "release-2")
+	h := release("h", "release-3")
+	h.ReplayRun = map[string]any{
+		"run_id":          "run_h",
+		"effect_receipts": []any{map[string]any{"receipt_id": "r", "sha256": "changed", "size": json.Number("12")}},
+	}
+	rep := Shadow(releaseCandidate(s1, s2), []*trace.Trace{s1, s2}, []*trace.Trace{h})
+	st := rep.Traces[len(rep.Traces)-1]
+	i := slices.IndexFunc(st.Details, func(p candidate.Problem) bool { return p.Code == candidate.CodeReceiptDrift })
+	if i < 0 || !strings.HasPrefix(st.Details[i].Message, "replay run diverges from the candidate's expected receipts at /effect_receipts/0/sha256: ") {
+		t.Errorf("details %+v, want receipt drift at /effect_receipts/0/sha256", st.Details)
 	}
 }
