@@ -1,0 +1,75 @@
+package redact
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+)
+
+// TestDigest checks which random-looking runs are digests or API ids by
+// their notation: after a digest prefix, or starting with an id prefix at
+// the run's start or after = or /, but not inside another word.
+func TestDigest(t *testing.T) {
+	tests := []struct {
+		before, run string
+		want        bool
+	}{
+		{"go.sum h1:", "Zq2kQ9xV7mB3nR8tY1wE4uI6oP0aS5dF", true},
+		{"image@sha256:", "Zq2kQ9xV7mB3nR8tY1wE4uI6oP0aS5dF", true},
+		{"sha256", "Zq2kQ9xV7mB3nR8tY1wE4uI6oP0aS5dF", false},
+		{"", "sha512-Zq2kQ9xV7mB3nR8tY1wE4uI6oP0aS5dF", true},
+		{"", "integrity=sha512-Zq2kQ9xV7mB3nR8tY1wE4uI6oP0aS5dF", true},
+		{"", "v1/toolu_Zq2kQ9xV7mB3nR8tY1wE4uI6oP", true},
+		{"", "xtoolu_Zq2kQ9xV7mB3nR8tY1wE4uI6oP", false},
+		{"", "key:toolu_Zq2kQ9xV7mB3nR8tY1wE4uI6oP", false},
+		{"", "Zq2kQ9xV7mB3nR8tY1wE4uI6oP0aS5dF", false},
+	}
+	for _, tt := range tests {
+		if got := digest(tt.before, tt.run); got != tt.want {
+			t.Errorf("digest(%q, %q) = %v, want %v", tt.before, tt.run, got, tt.want)
+		}
+	}
+}
+
+// TestCredentialRunWordy checks that a run whose letters and digits come
+// mostly in runs of four or more of one class, like words and numbers
+// joined, is not taken for a credential, while the same characters
+// alternating are.
+func TestCredentialRunWordy(t *testing.T) {
+	alternating := "a1B2c3D4e5F6g7H8i9J0"
+	if !credentialRun(alternating + "kMn5pQr7sTu9vWx3yZ") {
+		t.Errorf("credentialRun(%q) = false for alternating classes", alternating+"kMn5pQr7sTu9vWx3yZ")
+	}
+	wordy := alternating + "kmnpQRSVwxyzLMNOtuvsEGHK"
+	if credentialRun(wordy) {
+		t.Errorf("credentialRun(%q) = true for a run mostly of words", wordy)
+	}
+}
+
+// TestBasicCredentialLength checks the bounds of a base64 user:password:
+// too short or over 256 characters is not one.
+func TestBasicCredentialLength(t *testing.T) {
+	enc := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	if !basicCredential(enc("deploy:Xk9pQ2vL7mR4")) {
+		t.Errorf("basicCredential(%q) = false", enc("deploy:Xk9pQ2vL7mR4"))
+	}
+	long := enc("deploy:" + strings.Repeat("Xk9pQ2vL7mR4", 20))
+	if basicCredential(long) {
+		t.Errorf("basicCredential of %d characters = true, want false over 256", len(long))
+	}
+	if short := enc("a:Xk9p"); basicCredential(short) {
+		t.Errorf("basicCredential(%q) = true, want false under %d", short, minBasicRun)
+	}
+}
+
+// TestFamilyLength checks that a vendor family with a fixed length
+// matches that length only.
+func TestFamilyLength(t *testing.T) {
+	hex := "0123456789abcdef0123456789abcdef"
+	if kind, _ := Secret("token shpat_" + hex); kind != KindShopify {
+		t.Errorf("Secret(shpat_ + 32 hex) kind %q, want %q", kind, KindShopify)
+	}
+	if kind, _ := Secret("token shpat_" + hex + "a"); kind == KindShopify {
+		t.Errorf("Secret(shpat_ + 33 hex) kind %q, want no Shopify token", kind)
+	}
+}
