@@ -204,6 +204,17 @@ func TestScanLimit(t *testing.T) {
 			if !found {
 				t.Errorf("warnings %+v, want %s %q", rep.Warnings, candidate.CodeScanLimit, want)
 			}
+			// Rejected candidates are listed up to the safe ones asked
+			// for, and the others counted.
+			if len(rep.RejectedCandidates) != 1 {
+				t.Errorf("%d rejected candidates listed, want 1", len(rep.RejectedCandidates))
+			}
+			omitted := fmt.Sprintf("%d more rejected candidates are not listed", limit-1)
+			if !slices.ContainsFunc(rep.Warnings, func(w candidate.Problem) bool {
+				return w.Code == "rejected_candidates_omitted" && w.Message == omitted
+			}) {
+				t.Errorf("warnings %+v, want rejected_candidates_omitted %q", rep.Warnings, omitted)
+			}
 
 			// Under the limit, nothing is cut and nothing is said.
 			rep = mustMine(t, scanLimitCorpus(limit-10), opts)

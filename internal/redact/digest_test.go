@@ -73,3 +73,47 @@ func TestFamilyLength(t *testing.T) {
 		t.Errorf("Secret(shpat_ + 33 hex) kind %q, want no Shopify token", kind)
 	}
 }
+
+// TestJWTSignature checks the signature rule of a JSON Web Token: a
+// signature of ten or more characters makes one whatever the payload;
+// a shorter one only when the payload is also an encoded object.
+func TestJWTSignature(t *testing.T) {
+	header := "eyJhbGciOiJIUzI1NiJ9"
+	tests := []struct {
+		payload, signature string
+		want               bool
+	}{
+		{"c3ViamVjdF9pZF8xMjM", "dBjftJeZ4CVPmB92K27uhbUJU1p1r", true},
+		{"eyJzdWIiOiIxMjMifQ", "", true},
+		{"c3ViamVjdF9pZF8xMjM", "abc", false},
+	}
+	for _, tt := range tests {
+		s := "auth " + header + "." + tt.payload + "." + tt.signature + " end"
+		m, ok := jwtAt(s, 5)
+		if ok != tt.want || ok && m.kind != KindJWT {
+			t.Errorf("jwtAt(%q) = %v, %v; want %v", s, m, ok, tt.want)
+		}
+	}
+}
+
+// TestCredible checks the references an assignment's value may be
+// instead of a credential.
+func TestCredible(t *testing.T) {
+	for _, tt := range []struct {
+		v      string
+		quoted bool
+		want   bool
+	}{
+		{"", true, false},
+		{"[redacted:token", true, false},
+		{"{{ secrets.token }}", true, false},
+		{"CRATES_IO_TOKEN", true, false},
+		{"crates_IO_TOKEN", true, true},
+		{"_IO_TOKEN", true, true},
+		{"Xk9pQ2vL7mR4", false, true},
+	} {
+		if got := credible(tt.v, tt.quoted); got != tt.want {
+			t.Errorf("credible(%q, %v) = %v, want %v", tt.v, tt.quoted, got, tt.want)
+		}
+	}
+}
