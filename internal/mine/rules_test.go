@@ -17,3 +17,24 @@ func TestPathKey(t *testing.T) {
 		}
 	}
 }
+
+// TestContainsRun checks the exact miner's containment: needle as a
+// contiguous run of hay, anywhere in it.
+func TestContainsRun(t *testing.T) {
+	for _, tt := range []struct {
+		hay, needle []int32
+		want        bool
+	}{
+		{[]int32{1, 2, 3}, []int32{2, 3}, true},
+		{[]int32{1, 2, 3}, []int32{1, 2, 3}, true},
+		{[]int32{1, 2, 3}, nil, true},
+		{[]int32{1, 2, 3}, []int32{4, 5}, false},
+		{[]int32{1, 2, 3}, []int32{1, 3}, false},
+		{[]int32{1, 2}, []int32{1, 2, 3}, false},
+		{[]int32{5, 1, 5, 1, 2}, []int32{1, 2}, true},
+	} {
+		if got := containsRun(tt.hay, tt.needle); got != tt.want {
+			t.Errorf("containsRun(%v, %v) = %v, want %v", tt.hay, tt.needle, got, tt.want)
+		}
+	}
+}

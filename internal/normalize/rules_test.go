@@ -1,0 +1,33 @@
+package normalize
+
+import "testing"
+
+// TestClusteredWriteFlag checks that a write flag inside a cluster of
+// short flags counts as given: sed -ni edits in place, sed -n only reads.
+func TestClusteredWriteFlag(t *testing.T) {
+	for cmd, want := range map[string]string{
+		`sed -n 's/a/b/p' notes.txt`:  "observation",
+		`sed -ni 's/a/b/p' notes.txt`: "tool_call",
+		`sort -uo out.txt in.txt`:     "tool_call",
+		`sort -u in.txt`:              "observation",
+	} {
+		acts := Default().Actions(shell(cmd))
+		if len(acts) != 1 || string(acts[0].Kind) != want {
+			t.Errorf("Actions(%q): %d actions, first of kind %v; want one %s", cmd, len(acts), acts[0].Kind, want)
+		}
+	}
+}
+
+// TestKey checks how a flag or operand name becomes a parameter key:
+// letters and digits stay, dashes and dots become "_", the rest goes.
+func TestKey(t *testing.T) {
+	for name, want := range map[string]string{
+		"dry-run": "dry_run", "Z9": "Z9", "a0": "a0", "max.depth": "max_depth",
+		"n~{}": "n", "[x]": "x", "@": "flag", "/:": "flag", "AZaz09": "AZaz09",
+	} {
+		c := command{longNames: map[string]string{}, params: map[string]any{}}
+		if got := c.key(name); got != want {
+			t.Errorf("key(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
