@@ -31,3 +31,23 @@ func TestKey(t *testing.T) {
 		}
 	}
 }
+
+// TestWordClasses checks the word shapes argv reading depends on at the
+// edges of each range: a subcommand word and a cluster of letters.
+func TestWordClasses(t *testing.T) {
+	for w, want := range map[string]bool{
+		"run": true, "Run": true, "z": true, "Z": true, "mod:tidy": true, "x.y_z-9": true, "a0": true, "a9": true,
+		"": false, "9a": false, "_a": false, "a/b": false, "a b": false, "a@": false, "a[": false, "a{": false, "a`": false,
+	} {
+		if got := isSubcommand(w); got != want {
+			t.Errorf("isSubcommand(%q) = %v, want %v", w, got, want)
+		}
+	}
+	for s, want := range map[string]bool{
+		"la": true, "AZaz": true, "": false, "l1": false, "l@": false, "l[": false, "l`": false, "l{": false,
+	} {
+		if got := isLetters(s); got != want {
+			t.Errorf("isLetters(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
