@@ -51,3 +51,30 @@ func TestWordClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestPatchMetadata checks what an apply_patch action records of the
+// call: the shell command it came from, and the patch itself when it
+// could not be read and no command says what ran.
+func TestPatchMetadata(t *testing.T) {
+	tests := []struct {
+		name     string
+		call     Call
+		command  any
+		unparsed bool
+	}{
+		{"from a shell", shell([]any{"apply_patch", "*** Begin Patch\n*** Add File: n.md\n+n\n*** End Patch\n"}),
+			`apply_patch $'*** Begin Patch\n*** Add File: n.md\n+n\n*** End Patch\n'`, false},
+		{"unreadable, as a tool", Call{Tool: "apply_patch", Args: P{"input": "*** Begin Patch\nnothing\n"}}, "*** Begin Patch\nnothing\n", true},
+		{"unreadable, from a shell", shell([]any{"apply_patch", "*** Begin Patch\nnothing\n"}), `apply_patch $'*** Begin Patch\nnothing\n'`, true},
+	}
+	for _, tt := range tests {
+		acts := Default().Actions(tt.call)
+		if len(acts) != 1 {
+			t.Fatalf("%s: %d actions, want 1", tt.name, len(acts))
+		}
+		md := acts[0].Metadata
+		if md["command"] != tt.command || (md["unparsed"] == true) != tt.unparsed {
+			t.Errorf("%s: metadata %q, want command %q and unparsed %v", tt.name, md, tt.command, tt.unparsed)
+		}
+	}
+}
