@@ -1,6 +1,12 @@
 package mine
 
-import "testing"
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+)
 
 // TestPathKey checks how a flow binding's JSON path names an object
 // member: an identifier as ".name", anything else quoted in brackets,
@@ -36,5 +42,34 @@ func TestContainsRun(t *testing.T) {
 		if got := containsRun(tt.hay, tt.needle); got != tt.want {
 			t.Errorf("containsRun(%v, %v) = %v, want %v", tt.hay, tt.needle, got, tt.want)
 		}
+	}
+}
+
+// TestSessionCounterWraps checks that a count after the stamp counter
+// wraps around starts afresh: stamps left by earlier counts must not
+// make a session look counted already.
+func TestSessionCounterWraps(t *testing.T) {
+	c := newSessionCounter([]int32{0, 0, 1, 2}, 3)
+	if got := c.count([]int32{0, 1, 2}); got != 2 {
+		t.Fatalf("count = %d, want 2", got)
+	}
+	c.epoch = math.MaxUint32
+	if got := c.count([]int32{0, 2, 3}); got != 3 {
+		t.Errorf("count after the wrap = %d, want 3", got)
+	}
+	if got := c.count([]int32{1, 3}); got != 2 {
+		t.Errorf("next count = %d, want 2", got)
+	}
+}
+
+// TestSourcesBeforeMine checks that a scan's sources cannot be read
+// before it was mined: there are no candidates to read them for.
+func TestSourcesBeforeMine(t *testing.T) {
+	s, err := NewScan(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Sources(context.Background(), &candidate.Report{}); err == nil {
+		t.Error("Sources of a scan that was not mined: no error")
 	}
 }
