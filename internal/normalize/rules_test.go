@@ -78,3 +78,15 @@ func TestPatchMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestHasDrive checks the drive letter a Windows path starts with.
+func TestHasDrive(t *testing.T) {
+	for w, want := range map[string]bool{
+		`C:\Tools\go.exe`: true, "c:": true, "C:go": true,
+		"C": false, "": false, "1:x": false, `\\server\x`: false, "CD:": false,
+	} {
+		if got := hasDrive(w); got != want {
+			t.Errorf("hasDrive(%q) = %v, want %v", w, got, want)
+		}
+	}
+}
