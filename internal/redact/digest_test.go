@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -114,6 +115,59 @@ func TestCredible(t *testing.T) {
 	} {
 		if got := credible(tt.v, tt.quoted); got != tt.want {
 			t.Errorf("credible(%q, %v) = %v, want %v", tt.v, tt.quoted, got, tt.want)
+		}
+	}
+}
+
+// TestBearerWord checks that only the word Bearer starts a bearer token,
+// not another word that begins like it.
+func TestBearerWord(t *testing.T) {
+	if kind, _ := Secret("Authorization: Bearer Xk9pQ2vL7mR4abcdEF"); kind != KindBearer {
+		t.Errorf("Secret(Bearer token) kind %q, want %q", kind, KindBearer)
+	}
+	for _, s := range []string{"Betray Xk9pQ2vL7mR4abcdEF", "Bxarer Xk9pQ2vL7mR4abcdEF"} {
+		if kind, _ := Secret(s); kind == KindBearer {
+			t.Errorf("Secret(%q) kind %q, want no bearer token", s, kind)
+		}
+	}
+}
+
+// TestMatchSpaced checks that only white space may stand between the
+// bytes of a spaced match.
+func TestMatchSpaced(t *testing.T) {
+	for _, tt := range []struct {
+		s      string
+		end    int
+		spaced bool
+	}{
+		{"abc", 3, false},
+		{"a b\r\n\tc", 7, true},
+		{"abXc", -1, false},
+		{" abc", -1, false},
+		{"ab", -1, false},
+	} {
+		end, spaced := matchSpaced(tt.s, 0, "abc")
+		if end != tt.end || spaced != tt.spaced {
+			t.Errorf("matchSpaced(%q, abc) = %d, %v; want %d, %v", tt.s, end, spaced, tt.end, tt.spaced)
+		}
+	}
+}
+
+// TestSelfEncoding checks which types take the JSON round trip because
+// encoding/json treats them specially: a byte slice (base64) but not
+// another slice.
+func TestSelfEncoding(t *testing.T) {
+	for _, tt := range []struct {
+		v    any
+		want bool
+	}{
+		{[]byte("x"), true},
+		{[]string{"x"}, false},
+		{map[int]string{}, true},
+		{map[string]string{}, false},
+	} {
+		if got := selfEncoding(reflect.TypeOf(tt.v)); got != tt.want {
+			t.Errorf("selfEncoding(%T) = %v, want %v", tt.v, got, tt.want)
 		}
 	}
 }
