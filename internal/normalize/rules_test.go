@@ -6,10 +6,12 @@ import "testing"
 // short flags counts as given: sed -ni edits in place, sed -n only reads.
 func TestClusteredWriteFlag(t *testing.T) {
 	for cmd, want := range map[string]string{
-		`sed -n 's/a/b/p' notes.txt`:  "observation",
-		`sed -ni 's/a/b/p' notes.txt`: "tool_call",
-		`sort -uo out.txt in.txt`:     "tool_call",
-		`sort -u in.txt`:              "observation",
+		`sed -n 's/a/b/p' notes.txt`:             "observation",
+		`sed -ni 's/a/b/p' notes.txt`:            "tool_call",
+		`sort -uo out.txt in.txt`:                "tool_call",
+		`sort -u in.txt`:                         "observation",
+		`sed --in-place=.bak 's/a/b/' notes.txt`: "tool_call",
+		`sort --output=out.txt in.txt`:           "tool_call",
 	} {
 		acts := Default().Actions(shell(cmd))
 		if len(acts) != 1 || string(acts[0].Kind) != want {
@@ -24,6 +26,7 @@ func TestKey(t *testing.T) {
 	for name, want := range map[string]string{
 		"dry-run": "dry_run", "Z9": "Z9", "a0": "a0", "max.depth": "max_depth",
 		"n~{}": "n", "[x]": "x", "@": "flag", "/:": "flag", "AZaz09": "AZaz09",
+		"2": "n2", "9x": "n9x", "0": "n0",
 	} {
 		c := command{longNames: map[string]string{}, params: map[string]any{}}
 		if got := c.key(name); got != want {
@@ -88,5 +91,43 @@ func TestHasDrive(t *testing.T) {
 		if got := hasDrive(w); got != want {
 			t.Errorf("hasDrive(%q) = %v, want %v", w, got, want)
 		}
+	}
+}
+
+// TestFilterThatWrites checks that sed, sort or awk after a pipe is a
+// filter of the command before it only when it writes nothing.
+func TestFilterThatWrites(t *testing.T) {
+	for cmd, want := range map[string]int{
+		`go test ./... | sort`:               1,
+		`go test ./... | sort -o out.txt`:    2,
+		`go test ./... | sed -n 1,5p`:        1,
+		`go test ./... | sed -i s/a/b/ f`:    2,
+		`go test ./... | awk -i inplace 1 f`: 2,
+	} {
+		if got := len(Default().Actions(shell(cmd))); got != want {
+			t.Errorf("Actions(%q): %d actions, want %d", cmd, got, want)
+		}
+	}
+}
+
+// TestCatHeredocOnly checks that only a plain cat of a heredoc in $(…)
+// is read as literal text: not with an assignment before it, and a
+// substitution that is no simple command is no literal either.
+func TestCatHeredocOnly(t *testing.T) {
+	msg := func(cmd string) any {
+		acts := Default().Actions(shell(cmd))
+		if len(acts) == 0 {
+			return nil
+		}
+		return acts[0].Parameters["message"]
+	}
+	if got := msg("git commit -m \"$(cat <<'EOF'\nFix the parser\nEOF\n)\""); got != "Fix the parser" {
+		t.Errorf("cat heredoc message %q, want the literal text", got)
+	}
+	if got := msg("git commit -m \"$(LANG=C cat <<'EOF'\nFix the parser\nEOF\n)\""); got == "Fix the parser" {
+		t.Errorf("cat heredoc after an assignment read as literal text %q", got)
+	}
+	if got := msg("git commit -m \"$(if true; then echo x; fi)\""); got == "x" {
+		t.Errorf("an if in $(…) read as literal text %q", got)
 	}
 }
