@@ -30,10 +30,12 @@ func TestShadowPinnedPositions(t *testing.T) {
 		{"contiguous, at its start", candidate.Example{StartIndex: 3}, []string{"=1@3", "=2@4"}, 0},
 		{"contiguous, start past the end", candidate.Example{StartIndex: 4}, []string{"=1@0", "=2@1"}, 0},
 		{"contiguous, negative start", candidate.Example{StartIndex: -1}, []string{"=1@0", "=2@1"}, 0},
+		// The trace ends after the first step of that occurrence.
+		{"contiguous, start of a run the trace cuts short", candidate.Example{StartIndex: 5}, []string{"=1@0", "=2@1"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr := seq("t", "A B x A B")
+			tr := seq("t", "A B x A B A")
 			if tt.example.Positions != nil {
 				tr = seq("t", "A B A read B")
 				tr.Actions[3].Kind = trace.KindObservation

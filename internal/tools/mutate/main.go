@@ -24,7 +24,8 @@
 // compile; the score is killed / (killed + survived). Mutants on lines the
 // tests do not cover (one coverage run first) survive without a run.
 //
-// With -sample N it tests a deterministic sample (by -seed) of N mutants
+// With -match it tests only the mutants whose description matches. With
+// -sample N it tests a deterministic sample (by -seed) of N mutants
 // of each package, which bounds the run; -timeout bounds each test run.
 // It prints one line a package and, with -v, every surviving mutant.
 // The exit status is 1 when a package scores under -min.
@@ -46,6 +47,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -72,6 +74,7 @@ type config struct {
 	verbose bool
 	list    bool
 	run     string
+	match   *regexp.Regexp
 }
 
 func run(args []string, out io.Writer) error {
@@ -84,8 +87,16 @@ func run(args []string, out io.Writer) error {
 	fs.BoolVar(&c.verbose, "v", false, "list every surviving mutant")
 	fs.BoolVar(&c.list, "list", false, "list the mutants of the sample without testing them")
 	fs.StringVar(&c.run, "run", "", "pass -run `REGEXP` to go test")
+	match := fs.String("match", "", "only the mutants whose description (as -list prints it) matches `REGEXP`")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *match != "" {
+		re, err := regexp.Compile(*match)
+		if err != nil {
+			return fmt.Errorf("-match: %w", err)
+		}
+		c.match = re
 	}
 	if fs.NArg() == 0 {
 		return errors.New("usage: mutate [flags] PKG...")
@@ -192,6 +203,9 @@ func mutatePackage(p pkg, c config, tmp string, out io.Writer) (result, error) {
 			return result{}, err
 		}
 		all = append(all, ms...)
+	}
+	if c.match != nil {
+		all = slices.DeleteFunc(all, func(m mutant) bool { return !c.match.MatchString(m.String()) })
 	}
 	res := result{total: len(all)}
 	sample := all
