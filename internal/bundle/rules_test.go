@@ -1,6 +1,8 @@
 package bundle
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -42,5 +44,44 @@ func TestSafePathEmpty(t *testing.T) {
 	}
 	if len(x.v.Problems) != 1 || !strings.Contains(x.v.Problems[0].Message, "empty path") {
 		t.Errorf("problems %+v, want one about an empty path", x.v.Problems)
+	}
+}
+
+// TestBuildNeedsWorkflow checks that a bundle is not built without the
+// workflow the caller rendered.
+func TestBuildNeedsWorkflow(t *testing.T) {
+	if _, err := build(Input{Report: &candidate.Report{}}, Options{}); err == nil || !strings.Contains(err.Error(), "no workflow source") {
+		t.Errorf("build without a workflow: %v, want no workflow source", err)
+	}
+}
+
+// TestOpenDirFile checks that the lock refuses to open what is not a
+// directory (opening a FIFO would block).
+func TestOpenDirFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := openDir(f); err == nil || !strings.Contains(err.Error(), "is not a directory") {
+		if d != nil {
+			d.Close()
+		}
+		t.Errorf("openDir(file): %v, want is not a directory", err)
+	}
+}
+
+// TestReadNotRegular checks that a bundle file that is a directory is
+// reported as missing, not read.
+func TestReadNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "workflow.star"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	x := &validator{dir: dir, v: &Validation{}}
+	if _, err := x.read("workflow.star", "workflow"); err == nil {
+		t.Fatal("read of a directory: no error")
+	}
+	if len(x.v.Problems) != 1 || x.v.Problems[0].Code != CodeFileMissing || !strings.Contains(x.v.Problems[0].Message, "is not a regular file") {
+		t.Errorf("problems %+v, want %s: not a regular file", x.v.Problems, CodeFileMissing)
 	}
 }
