@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,5 +84,46 @@ func TestReadNotRegular(t *testing.T) {
 	}
 	if len(x.v.Problems) != 1 || x.v.Problems[0].Code != CodeFileMissing || !strings.Contains(x.v.Problems[0].Message, "is not a regular file") {
 		t.Errorf("problems %+v, want %s: not a regular file", x.v.Problems, CodeFileMissing)
+	}
+}
+
+// TestWriteDirRestores checks that when the new bundle cannot be moved
+// into place after the old one was moved aside, the old one is put back
+// and nothing is left beside it. The hook removes the new bundle's
+// temporary directory just before the swap, which makes the swap fail.
+func TestWriteDirRestores(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "b")
+	manifest := []byte(`{"schema":"` + Schema + `"}`)
+	old := []file{{name: ManifestFile, data: manifest}, {name: "marker", data: []byte("old")}}
+	if err := writeDir(context.Background(), dir, old, nil); err != nil {
+		t.Fatal(err)
+	}
+	sabotage := func(name string) error {
+		if name != "rename" {
+			return nil
+		}
+		tmps, _ := filepath.Glob(filepath.Join(parent, ".b.tmp-*"))
+		for _, tmp := range tmps {
+			if err := os.RemoveAll(tmp); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err := writeDir(context.Background(), dir, []file{{name: ManifestFile, data: manifest}, {name: "marker", data: []byte("new")}}, sabotage)
+	if err == nil {
+		t.Fatal("writeDir whose swap fails: no error")
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "marker")); err != nil || string(got) != "old" {
+		t.Errorf("after the failed swap, marker = %q, %v; want the old bundle back", got, err)
+	}
+	ents, _ := os.ReadDir(parent)
+	if len(ents) != 1 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left beside the bundle: %v, want only b", names)
 	}
 }
