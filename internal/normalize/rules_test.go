@@ -127,6 +127,15 @@ func TestCatHeredocOnly(t *testing.T) {
 	if got := msg("git commit -m \"$(LANG=C cat <<'EOF'\nFix the parser\nEOF\n)\""); got == "Fix the parser" {
 		t.Errorf("cat heredoc after an assignment read as literal text %q", got)
 	}
+	for _, sub := range []string{
+		"$(! cat <<'EOF'\nFix the parser\nEOF\n)",
+		"$(cat <<'EOF' 2>/dev/null\nFix the parser\nEOF\n)",
+		"$(cat <<'EOF' &\nFix the parser\nEOF\n)",
+	} {
+		if got := msg("git commit -m \"" + sub + "\""); got == "Fix the parser" {
+			t.Errorf("%q read as literal text", sub)
+		}
+	}
 	if got := msg("git commit -m \"$(if true; then echo x; fi)\""); got == "x" {
 		t.Errorf("an if in $(…) read as literal text %q", got)
 	}
