@@ -21,8 +21,8 @@
 // with go test -overlay, so the work tree is never modified and mutants can
 // be tested one after another. A mutant is killed when the tests fail or
 // time out, survives when they pass, and is not viable when it does not
-// compile; the score is killed / (killed + survived). Mutants on lines the
-// tests do not cover (one coverage run first) survive without a run.
+// compile; the score is killed / (killed + survived). Mutants in functions
+// the tests never enter (one coverage run first) survive without a run.
 //
 // With -match it tests only the mutants whose description matches. With
 // -sample N it tests a deterministic sample (by -seed) of N mutants
@@ -163,6 +163,9 @@ type mutant struct {
 	repl       string
 	op         string // cmp, bool, not, zero, del
 	desc       string
+	// body is the lines of the function it is in: a mutant of a
+	// function no test enters cannot be killed.
+	body [2]int
 }
 
 func (m mutant) String() string {
@@ -172,7 +175,7 @@ func (m mutant) String() string {
 type result struct {
 	total, tested               int
 	killed, survived, notViable int
-	uncovered                   int // survivors never run: their line is not covered
+	uncovered                   int // survivors never run: no test enters their function
 	survivors                   []mutant
 }
 
@@ -184,7 +187,7 @@ func (r result) score() float64 {
 }
 
 func (r result) line(name string) string {
-	return fmt.Sprintf("%s: %d of %d mutants: %d killed, %d survived (%d on uncovered lines), %d not viable: score %.1f%%",
+	return fmt.Sprintf("%s: %d of %d mutants: %d killed, %d survived (%d in functions no test enters), %d not viable: score %.1f%%",
 		name, r.tested, r.total, r.killed, r.survived, r.uncovered, r.notViable, 100*r.score())
 }
 
@@ -230,12 +233,12 @@ func mutatePackage(p pkg, c config, tmp string, out io.Writer) (result, error) {
 		return res, err
 	}
 	for i, m := range sample {
-		if !covered[coverKey{filepath.Base(m.file), m.line}] {
+		if !entered(covered, m) {
 			res.survived++
 			res.uncovered++
 			res.survivors = append(res.survivors, m)
 			if c.verbose {
-				fmt.Fprintf(out, "  survived (not covered) %s\n", m)
+				fmt.Fprintf(out, "  survived (not entered) %s\n", m)
 			}
 			continue
 		}
@@ -257,6 +260,18 @@ func mutatePackage(p pkg, c config, tmp string, out io.Writer) (result, error) {
 		}
 	}
 	return res, nil
+}
+
+// entered reports whether the tests ran any statement of the function
+// m is in. Lines are not enough: a case expression or a condition
+// continued on another line belongs to no statement block of a profile.
+func entered(covered map[coverKey]bool, m mutant) bool {
+	for l := m.body[0]; l <= m.body[1]; l++ {
+		if covered[coverKey{filepath.Base(m.file), l}] {
+			return true
+		}
+	}
+	return false
 }
 
 type coverKey struct {
@@ -363,8 +378,9 @@ func mutants(path string, src []byte) ([]mutant, error) {
 	off := func(p token.Pos) int { return tf.Offset(p) }
 	text := func(n ast.Node) string { return string(src[off(n.Pos()):off(n.End())]) }
 	var out []mutant
+	var body [2]int
 	add := func(at token.Pos, start, end int, repl, op, desc string) {
-		out = append(out, mutant{file: path, line: tf.Line(at), start: start, end: end, repl: repl, op: op, desc: desc})
+		out = append(out, mutant{file: path, line: tf.Line(at), start: start, end: end, repl: repl, op: op, desc: desc, body: body})
 	}
 	negated := map[token.Token]token.Token{
 		token.EQL: token.NEQ, token.NEQ: token.EQL,
@@ -428,6 +444,7 @@ func mutants(path string, src []byte) ([]mutant, error) {
 				return true
 			}
 		}
+		body = [2]int{tf.Line(fn.Body.Pos()), tf.Line(fn.Body.End())}
 		ast.Inspect(fn.Body, visit(resultTypes(fn.Type)))
 	}
 	slices.SortStableFunc(out, func(a, b mutant) int { return a.start - b.start })

@@ -98,8 +98,8 @@ func TestRun(t *testing.T) {
 	}
 	text := out.String()
 	for _, want := range []string{
-		"example.com/m/p: 14 of 14 mutants: 4 killed, 10 survived (10 on uncovered lines), 0 not viable: score 28.6%",
-		"survived (not covered) p.go:12: del n++",
+		"example.com/m/p: 14 of 14 mutants: 4 killed, 10 survived (10 in functions no test enters), 0 not viable: score 28.6%",
+		"survived (not entered) p.go:12: del n++",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
@@ -111,5 +111,25 @@ func TestRun(t *testing.T) {
 	// The package is as it was.
 	if b, _ := os.ReadFile(filepath.Join(dir, "p/p.go")); string(b) != source {
 		t.Errorf("p.go changed:\n%s", b)
+	}
+}
+
+// TestEntered checks that a mutant counts as reached when the tests ran
+// any statement of its function, even where its own line is in no
+// statement block (a case expression).
+func TestEntered(t *testing.T) {
+	covered := map[coverKey]bool{{"p.go", 5}: true}
+	for _, tt := range []struct {
+		m    mutant
+		want bool
+	}{
+		{mutant{file: "/x/p.go", line: 6, body: [2]int{3, 8}}, true},
+		{mutant{file: "/x/p.go", line: 5, body: [2]int{5, 5}}, true},
+		{mutant{file: "/x/p.go", line: 11, body: [2]int{10, 12}}, false},
+		{mutant{file: "/x/q.go", line: 6, body: [2]int{3, 8}}, false},
+	} {
+		if got := entered(covered, tt.m); got != tt.want {
+			t.Errorf("entered(%s, body %v) = %v, want %v", tt.m.file, tt.m.body, got, tt.want)
+		}
 	}
 }
