@@ -140,3 +140,17 @@ func TestCatHeredocOnly(t *testing.T) {
 		t.Errorf("an if in $(…) read as literal text %q", got)
 	}
 }
+
+// TestFilterRedirect checks that a command after a pipe that redirects
+// its output to a file is no filter of the command before it: it writes.
+func TestFilterRedirect(t *testing.T) {
+	for cmd, want := range map[string]int{
+		`go test ./... | grep -v ok`:                1,
+		`go test ./... | grep -v ok 2>&1`:           1,
+		`go test ./... | grep -v ok > failures.txt`: 2,
+	} {
+		if got := len(Default().Actions(shell(cmd))); got != want {
+			t.Errorf("Actions(%q): %d actions, want %d", cmd, got, want)
+		}
+	}
+}
