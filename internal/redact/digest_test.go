@@ -171,3 +171,15 @@ func TestSelfEncoding(t *testing.T) {
 		}
 	}
 }
+
+// TestCopySensitiveArray checks that an array under a sensitive key is
+// an error, as for a slice: it cannot hold the redaction string.
+func TestCopySensitiveArray(t *testing.T) {
+	type pins struct {
+		Pins [2]int `json:"password"`
+	}
+	_, _, err := Copy(&pins{Pins: [2]int{1, 2}})
+	if err == nil || !strings.HasPrefix(err.Error(), "redacting /password: the member's key is sensitive") {
+		t.Errorf("Copy of an array under a sensitive key = %v, want the member's key is sensitive", err)
+	}
+}
