@@ -2,6 +2,8 @@ package bundle
 
 import (
 	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -125,5 +127,36 @@ func TestWriteDirRestores(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("left beside the bundle: %v, want only b", names)
+	}
+}
+
+// TestRejectedManifestWarnings checks that a bundle without a selected
+// candidate carries the report's warnings, which say why mining found
+// none, and each rejected candidate's reasons under its id.
+func TestRejectedManifestWarnings(t *testing.T) {
+	rep := &candidate.Report{
+		Warnings:           []candidate.Problem{{Code: candidate.CodeScanLimit, Message: "looked at the 200 highest-ranked"}},
+		RejectedCandidates: []candidate.Candidate{{ID: "candidate_x", RejectionReasons: []candidate.Problem{{Code: "secret", Message: "holds a secret"}}}},
+	}
+	m := newManifest(rep, nil, "none", nil, nil, Options{})
+	if !slices.ContainsFunc(m.Warnings, func(p candidate.Problem) bool { return p.Code == candidate.CodeScanLimit }) {
+		t.Errorf("manifest warnings %+v, want the report's %s", m.Warnings, candidate.CodeScanLimit)
+	}
+	if !slices.ContainsFunc(m.RejectionReasons, func(p candidate.Problem) bool { return p.Message == "candidate_x: holds a secret" }) {
+		t.Errorf("manifest rejection reasons %+v, want candidate_x's under its id", m.RejectionReasons)
+	}
+}
+
+// TestWriteStreamErrors checks that a file that cannot be created, or
+// whose rendering fails, is an error.
+func TestWriteStreamErrors(t *testing.T) {
+	dir := t.TempDir()
+	ok := func(w io.Writer) error { _, err := w.Write([]byte("x")); return err }
+	if err := writeStream(filepath.Join(dir, "missing", "f"), ok); err == nil {
+		t.Error("writeStream into a missing directory: no error")
+	}
+	failed := errors.New("render failed")
+	if err := writeStream(filepath.Join(dir, "f"), func(io.Writer) error { return failed }); !errors.Is(err, failed) {
+		t.Errorf("writeStream whose rendering fails: %v, want %v", err, failed)
 	}
 }
