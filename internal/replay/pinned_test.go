@@ -109,3 +109,29 @@ func TestShadowReceiptDriftMessage(t *testing.T) {
 		t.Errorf("details %+v, want receipt drift at /effect_receipts/0/sha256", st.Details)
 	}
 }
+
+// TestApplyVerifiedNotRead checks that an example verified before and
+// not listed is counted as passed without its trace being looked for:
+// the sources here lack those traces, and the candidate still passes.
+func TestApplyVerifiedNotRead(t *testing.T) {
+	c := cand("a b")
+	c.ID = "candidate_v"
+	var all []*trace.Trace
+	for i := range 5 {
+		tr := seq("t"+itoa(i), "a b")
+		all = append(all, tr)
+		c.Examples = append(c.Examples, candidate.Example{TraceID: tr.ID, SourceHash: tr.SourceHash})
+	}
+	r := &candidate.Report{Candidates: []candidate.Candidate{*c}, RejectedCandidates: []candidate.Candidate{}}
+	o := Options{ListPassing: 2, Verified: func(*candidate.Candidate) []bool { return []bool{true, true, true, true, true} }}
+	listedOnly := func(*candidate.Candidate) (Sources, error) { return IndexSources([]*trace.Trace{all[0], all[4]}), nil }
+	if err := ApplyStream(r, o, listedOnly, func(func([]*trace.Trace) error) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Candidates) != 1 {
+		t.Fatalf("candidate rejected: %+v", r.RejectedCandidates)
+	}
+	if sh := r.Candidates[0].Shadow; sh.PassedNotListed != 3 || len(sh.Traces) != 2 {
+		t.Errorf("passed not listed %d, traces %d; want 3 and 2", sh.PassedNotListed, len(sh.Traces))
+	}
+}
