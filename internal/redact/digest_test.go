@@ -215,3 +215,15 @@ func TestEmbeddedAnthropicKey(t *testing.T) {
 		t.Errorf("Secret(desk-ant-colony…) = %q, want no secret", kind)
 	}
 }
+
+// TestAssignmentKeyLength checks the bounds of a sensitive key: one of
+// more than 64 identifier bytes is no key a person wrote.
+func TestAssignmentKeyLength(t *testing.T) {
+	if kind, _ := Secret("db_password=Xk9pQ2vL7mR4"); kind != KindAssignment {
+		t.Errorf("Secret(db_password=…) kind %q, want %q", kind, KindAssignment)
+	}
+	long := strings.Repeat("a", 60) + "_password=Xk9pQ2vL7mR4"
+	if kind, _ := Secret(long); kind == KindAssignment {
+		t.Errorf("Secret(%q) kind %q, want no assignment", long, kind)
+	}
+}
