@@ -3,6 +3,7 @@ package mine
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
@@ -71,5 +72,28 @@ func TestSourcesBeforeMine(t *testing.T) {
 	}
 	if _, err := s.Sources(context.Background(), &candidate.Report{}); err == nil {
 		t.Error("Sources of a scan that was not mined: no error")
+	}
+}
+
+// TestFinishExplicitName checks that the name the user gives the selected
+// candidate wins: another candidate, safe or rejected, that inferred the
+// same name is renamed, and the others keep theirs.
+func TestFinishExplicitName(t *testing.T) {
+	report := &candidate.Report{
+		Candidates:         []candidate.Candidate{{ID: "a", Name: "inferred"}, {ID: "b", Name: "release"}, {ID: "c", Name: "lint"}},
+		RejectedCandidates: []candidate.Candidate{{ID: "d", Name: "release"}, {ID: "e", Name: "other"}},
+	}
+	names := map[string]bool{"inferred": true, "release": true, "lint": true, "other": true}
+	finish(report, Options{WorkflowName: "release"}, names, 0)
+	var got []string
+	for _, c := range append(report.Candidates, report.RejectedCandidates...) {
+		got = append(got, c.Name)
+	}
+	want := []string{"release", "release_2", "lint", "release_3", "other"}
+	if !slices.Equal(got, want) {
+		t.Errorf("names %q, want %q", got, want)
+	}
+	if report.SelectedCandidateID == nil || *report.SelectedCandidateID != "a" {
+		t.Errorf("selected %v, want a", report.SelectedCandidateID)
 	}
 }
