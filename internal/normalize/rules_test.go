@@ -1,6 +1,11 @@
 package normalize
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
 
 // TestClusteredWriteFlag checks that a write flag inside a cluster of
 // short flags counts as given: sed -ni edits in place, sed -n only reads.
@@ -152,5 +157,14 @@ func TestFilterRedirect(t *testing.T) {
 		if got := len(Default().Actions(shell(cmd))); got != want {
 			t.Errorf("Actions(%q): %d actions, want %d", cmd, got, want)
 		}
+	}
+}
+
+// TestPatchMove checks that a patch that moves a file writes its new
+// path too.
+func TestPatchMove(t *testing.T) {
+	acts := Default().Actions(Call{Tool: "apply_patch", Args: P{"input": "*** Begin Patch\n*** Update File: a.go\n*** Move to: b.go\n@@\n-x\n+y\n*** End Patch\n"}})
+	if len(acts) != 1 || !slices.ContainsFunc(acts[0].SideEffects, func(se trace.SideEffect) bool { return se.Target == "b.go" && se.Mutation == "add" }) {
+		t.Errorf("moved file: %+v, want a write of b.go", acts)
 	}
 }
