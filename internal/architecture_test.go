@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the package diagram in docs/architecture.md")
+var update = flag.Bool("update", os.Getenv("CRYSTALLIZE_UPDATE") != "", "rewrite the package diagram in docs/architecture.md (or set CRYSTALLIZE_UPDATE=1)")
 
 // Markers around the generated package diagram in docs/architecture.md.
 const (

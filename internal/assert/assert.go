@@ -45,6 +45,7 @@ const (
 	TypeRecallAtK      = "recall_at_k"
 	TypeMRR            = "mrr"
 	TypeNDCG           = "ndcg"
+	TypeContextRecall  = "context_recall"
 	TypeToolCallF1     = "tool_call_f1"
 	TypeTrajectoryGoal = "trajectory_goal_success"
 	TypeLLMRubric      = "llm_rubric"
@@ -57,7 +58,7 @@ const (
 // default. Types not in the table are unknown.
 var Blocking = map[string]string{
 	TypeExitCode: "yes", TypeContains: "yes", TypeNotContains: "yes", TypeJSONSchema: "yes", TypeASTMatch: "yes",
-	TypeRecallAtK: "calibrated", TypeMRR: "calibrated", TypeNDCG: "calibrated", TypeToolCallF1: "calibrated",
+	TypeRecallAtK: "calibrated", TypeMRR: "calibrated", TypeNDCG: "calibrated", TypeToolCallF1: "calibrated", TypeContextRecall: "calibrated",
 	TypeTrajectoryGoal: "no", TypeLLMRubric: "no", TypeFactuality: "no", TypeSelectBest: "no",
 }
 
@@ -103,9 +104,12 @@ type ToolCall struct {
 // Evidence is what a case produced: the output text, the exit code of
 // its command, a ranking and a trajectory.
 type Evidence struct {
-	Output     string
-	ExitCode   *int
-	Retrieved  []string
+	Output    string
+	ExitCode  *int
+	Retrieved []string
+	// Contexts are the texts of the retrieved documents, for
+	// context_recall.
+	Contexts   []string
 	Trajectory []ToolCall
 	Input      CaseInput
 }
@@ -253,6 +257,23 @@ func (e *Engine) Check(ctx context.Context, a Assertion, ev Evidence) Result {
 			break
 		}
 		metric(NDCG(rel, ev.Retrieved, a.K), fmt.Sprintf("ndcg@%d", kOr(a.K, len(ev.Retrieved))))
+	case TypeContextRecall:
+		claims := ev.Input.ReferenceClaims
+		if len(claims) == 0 {
+			claims = sentences(ev.Input.Reference)
+		}
+		switch {
+		case len(claims) == 0:
+			r.Message = "no reference_claims or reference"
+		case len(ev.Contexts) == 0:
+			r.Message = "no retrieved contexts: the ranking carries no text"
+		default:
+			score, missed := ContextRecall(claims, ev.Contexts)
+			metric(score, fmt.Sprintf("context recall (%d of %d claims in the retrieved contexts)", len(claims)-len(missed), len(claims)))
+			if len(missed) > 0 {
+				r.Message += fmt.Sprintf("; first unsupported: %q", missed[0])
+			}
+		}
 	case TypeToolCallF1:
 		if len(ev.Input.ExpectedToolCalls) == 0 {
 			r.Message = "no expected_tool_calls"
@@ -462,6 +483,85 @@ func matchNode(p, n reflect.Value) bool {
 		return true
 	}
 	return reflect.DeepEqual(p.Interface(), n.Interface())
+}
+
+// claimCoverage is the share of a claim's content words one retrieved
+// context must hold for the claim to count as supported by it.
+const claimCoverage = 0.8
+
+// ContextRecall is the share of the reference claims that the retrieved
+// contexts support, and the claims they do not. It is the deterministic,
+// lexical reading of the metric: a claim is supported when one context
+// holds at least claimCoverage of its content words (lowercased words of
+// three or more letters and digits, short function words aside), so a
+// claim split across two passages, or paraphrased beyond its words, is
+// not counted; a judge can refine that, the metric does not guess.
+func ContextRecall(claims, contexts []string) (float64, []string) {
+	if len(claims) == 0 {
+		return 0, nil
+	}
+	bags := make([]map[string]bool, len(contexts))
+	for i, c := range contexts {
+		bags[i] = map[string]bool{}
+		for _, w := range contentWords(c) {
+			bags[i][w] = true
+		}
+	}
+	var missed []string
+	for _, claim := range claims {
+		words := contentWords(claim)
+		supported := false
+		for _, bag := range bags {
+			if len(words) == 0 {
+				break
+			}
+			n := 0
+			for _, w := range words {
+				if bag[w] {
+					n++
+				}
+			}
+			if float64(n) >= claimCoverage*float64(len(words))-1e-9 {
+				supported = true
+				break
+			}
+		}
+		if !supported {
+			missed = append(missed, claim)
+		}
+	}
+	return float64(len(claims)-len(missed)) / float64(len(claims)), missed
+}
+
+// stopWords are the function words a claim's support does not hinge on.
+var stopWords = map[string]bool{"the": true, "and": true, "for": true, "are": true, "was": true, "were": true, "with": true,
+	"that": true, "this": true, "from": true, "has": true, "have": true, "its": true, "not": true, "but": true, "all": true,
+	"any": true, "can": true, "into": true, "than": true, "then": true, "there": true, "which": true, "who": true, "will": true}
+
+// contentWords are the distinct content words of s, in order.
+func contentWords(s string) []string {
+	var list []string
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127)
+	}) {
+		if len([]rune(w)) >= 3 && !stopWords[w] && !seen[w] {
+			seen[w] = true
+			list = append(list, w)
+		}
+	}
+	return list
+}
+
+// sentences splits a reference answer into its claims, one a sentence.
+func sentences(s string) []string {
+	var list []string
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '.' || r == '!' || r == '?' || r == '\n' }) {
+		if p := strings.TrimSpace(part); p != "" {
+			list = append(list, p)
+		}
+	}
+	return list
 }
 
 // RecallAtK is the share of expected documents among the first k

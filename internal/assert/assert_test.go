@@ -141,3 +141,50 @@ func TestRetrievalMetrics(t *testing.T) {
 		t.Errorf("ToolCallF1 with a duplicate = %v %v, want 0.5 1", p, r)
 	}
 }
+
+// TestContextRecall: a claim counts when one retrieved passage holds its
+// content words; the near miss (the portal, not the gateway) does not,
+// and a claim split across two passages is not stitched together.
+func TestContextRecall(t *testing.T) {
+	contexts := []string{
+		"The gateway owns failover routing between regions.",
+		"The portal shows the failover status page to customers.",
+		"Routing tables are rebuilt nightly.",
+	}
+	for _, tc := range []struct {
+		claims []string
+		want   float64
+		missed string
+	}{
+		{[]string{"The gateway owns failover routing."}, 1, ""},
+		{[]string{"The portal owns failover routing."}, 0, "The portal owns failover routing."},
+		{[]string{"The gateway owns failover routing.", "The gateway rebuilds routing tables nightly."}, 0.5, "The gateway rebuilds routing tables nightly."},
+		{[]string{"THE GATEWAY, which owns routing for failover!"}, 1, ""},
+	} {
+		got, missed := ContextRecall(tc.claims, contexts)
+		if math.Abs(got-tc.want) > 1e-9 || (tc.missed != "" && (len(missed) == 0 || missed[0] != tc.missed)) || (tc.missed == "" && len(missed) > 0) {
+			t.Errorf("ContextRecall(%q) = %v, %q, want %v, %q", tc.claims, got, missed, tc.want, tc.missed)
+		}
+	}
+	e := &Engine{}
+	for _, tc := range []struct {
+		a    Assertion
+		ev   Evidence
+		pass bool
+		msg  string
+	}{
+		{Assertion{Type: TypeContextRecall, Threshold: ptr(0.85), Calibrated: true},
+			Evidence{Input: CaseInput{Reference: "The gateway owns failover routing. Routing tables are rebuilt nightly."}, Contexts: contexts},
+			true, "context recall (2 of 2 claims in the retrieved contexts) = 1"},
+		{Assertion{Type: TypeContextRecall, Threshold: ptr(0.85), Calibrated: true},
+			Evidence{Input: CaseInput{ReferenceClaims: []string{"The portal owns failover routing."}}, Contexts: contexts},
+			false, `first unsupported: "The portal owns failover routing."`},
+		{Assertion{Type: TypeContextRecall}, Evidence{Input: CaseInput{ReferenceClaims: []string{"x"}}}, false, "no retrieved contexts"},
+		{Assertion{Type: TypeContextRecall}, Evidence{Contexts: contexts}, false, "no reference_claims or reference"},
+	} {
+		r := e.Check(context.Background(), tc.a, tc.ev)
+		if r.Passed != tc.pass || !strings.Contains(r.Message, tc.msg) || r.Blocking != tc.a.Calibrated {
+			t.Errorf("Check(%+v) = %+v, want passed=%t blocking=%t message containing %q", tc.a, r, tc.pass, tc.a.Calibrated, tc.msg)
+		}
+	}
+}

@@ -29,8 +29,14 @@ type CaseInput struct {
 	Trace             string     `json:"trace,omitempty"`
 	ExpectedToolCalls []ToolCall `json:"expected_tool_calls,omitempty"`
 	Reference         string     `json:"reference,omitempty"`
-	Candidates        []string   `json:"candidates,omitempty"`
-	BestCandidate     *int       `json:"best_candidate,omitempty"`
+	// ReferenceClaims are the statements a retrieval must support, for
+	// context_recall (else the sentences of Reference).
+	ReferenceClaims []string `json:"reference_claims,omitempty"`
+	// RetrievedContexts are recorded passages, the text of a recorded
+	// ranking.
+	RetrievedContexts []string `json:"retrieved_contexts,omitempty"`
+	Candidates        []string `json:"candidates,omitempty"`
+	BestCandidate     *int     `json:"best_candidate,omitempty"`
 }
 
 // Argv returns the command of the case: nil when it has none.

@@ -10,6 +10,9 @@
 // several files at once and renames none of them until all are complete;
 // a Batch does it for files whose contents are streamed as they are
 // written, such as a report of gigabytes, instead of held in memory.
+// ReplaceDir does it for a whole directory (a bundle, an evidence
+// bundle): the new tree is written beside the old, synced, and swapped
+// in with renames, the old one put back if the swap fails.
 // Lock serializes the writers of a file that is read, changed and written
 // back (a bundle's manifest, the approval ledger), so that no change is
 // lost between one writer's read and its write.
@@ -52,6 +55,13 @@ func WriteSync(name string, data []byte, perm os.FileMode, sync func(*os.File) e
 	}
 	return syncDir(filepath.Dir(name), sync)
 }
+
+// NoSync is a sync function for WriteSync that syncs nothing: the file
+// is replaced atomically (a reader sees the old contents or the new,
+// never part of them, and a symbolic link at name is replaced, not
+// written through) but not durably. It is for records that nothing
+// resumes from, whose cost is paid on every run.
+func NoSync(*os.File) error { return nil }
 
 // CreateSync writes the new file name with data and mode perm, durably,
 // and fails with an error matching os.ErrExist when name already exists,

@@ -27,6 +27,32 @@ type Approval struct {
 	// in the order they reach approval_history. An error is returned by
 	// Approve, with the manifest it wrote.
 	Record func(ApprovalRecord) error
+	// AllowSelfApproval lets the bundle's recorded author approve it. By
+	// default an approval must come from someone else, as a change
+	// needs a reviewer who is not its author; a project where one person
+	// does both says so in its configuration ([approvals]
+	// allow_self_approval), never per decision.
+	AllowSelfApproval bool
+}
+
+// ErrSelfApproval is returned (wrapped, naming the author) by Approve for
+// an approval whose actor is the bundle's recorded author.
+var ErrSelfApproval = errors.New("the author of a bundle cannot approve it")
+
+// IsAuthor reports whether actor is the author m records
+// (promotion.author): the same name once surrounding space and case are
+// ignored, or once actor is redacted as the author was when the bundle
+// was written. A bundle without an author has none to refuse.
+func IsAuthor(m *Manifest, actor string) bool {
+	if m.Promotion.Author == nil {
+		return false
+	}
+	author := strings.TrimSpace(*m.Promotion.Author)
+	actor = strings.TrimSpace(actor)
+	if author == "" || actor == "" {
+		return false
+	}
+	return strings.EqualFold(author, actor) || strings.EqualFold(author, redactID(actor))
 }
 
 // ErrBlocked is returned (wrapped, with the blocking reasons) by Approve
@@ -37,7 +63,8 @@ var ErrBlocked = errors.New("promotion is blocked")
 // {actor, decision, recorded_at, reason, candidate_id, workflow_sha256} to
 // promotion.approval_history, recomputes the status (needs_approval
 // becomes ready on an approval) and rewrites candidate.json atomically. It
-// refuses a bundle without a candidate, a blocked candidate (naming the
+// refuses a bundle without a candidate, an approval by the bundle's
+// author (unless a.AllowSelfApproval), a blocked candidate (naming the
 // blocking reasons, recomputed from the manifest's evidence rather than
 // read from its status), and a workflow file that no longer has the
 // sha256 the manifest records: a decision must be about the bytes the
@@ -62,6 +89,9 @@ func Approve(dir string, a Approval) (*Manifest, error) {
 	m := b.Manifest
 	if m.CandidateID == "" {
 		return nil, fmt.Errorf("approving bundle %s: it holds no candidate (kind %s)", dir, m.Kind)
+	}
+	if !a.Reject && !a.AllowSelfApproval && IsAuthor(m, a.Actor) {
+		return nil, fmt.Errorf("approving bundle %s: %w: %s wrote it; another person must approve it (or set [approvals] allow_self_approval = true in crystallize.toml)", dir, ErrSelfApproval, *m.Promotion.Author)
 	}
 	if rs := recompute(m); len(rs) > 0 {
 		codes := make([]string, len(rs))

@@ -398,6 +398,33 @@ func TestApprove(t *testing.T) {
 	}
 }
 
+// TestApproveSelf checks that the author a bundle records cannot approve
+// it, in any spelling of their name, unless the caller allows it; the
+// author may still reject it.
+func TestApproveSelf(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, m := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	if m.Promotion.Author == nil || *m.Promotion.Author != "ops@example.com" {
+		t.Fatalf("author = %v, want ops@example.com", m.Promotion.Author)
+	}
+	for _, actor := range []string{"ops@example.com", " OPS@example.com "} {
+		_, err := Approve(dir, Approval{Actor: actor, At: "2026-04-27T09:00:00Z"})
+		if !errors.Is(err, ErrSelfApproval) {
+			t.Errorf("Approve(actor %q) = %v, want ErrSelfApproval", actor, err)
+		}
+	}
+	if got, err := Read(dir); err != nil || len(got.Manifest.Promotion.ApprovalHistory) != 0 {
+		t.Fatalf("approval history after refused self-approvals: %v %v", got, err)
+	}
+	if _, err := Approve(dir, Approval{Actor: "ops@example.com", At: "2026-04-27T09:00:00Z", Reject: true, Reason: "not yet"}); err != nil {
+		t.Errorf("Approve(author rejects) = %v, want nil", err)
+	}
+	m, err := Approve(dir, Approval{Actor: "ops@example.com", At: "2026-04-27T10:00:00Z", AllowSelfApproval: true})
+	if err != nil || m.Promotion.Criteria.Status != StatusReady {
+		t.Errorf("Approve(author, allowed) = %v; want ready", err)
+	}
+}
+
 func TestReplayShadowEval(t *testing.T) {
 	s, h := releaseTraces(t, nil)
 	dir, m := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)

@@ -11,9 +11,9 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
-// harnFixtures holds the original project's fixtures, read in place and
-// never copied into the repository.
-const harnFixtures = "/work/shared/fixtures/harn"
+// harnFixtures holds the original project's fixtures, in ../shared beside
+// the module root, read in place and never copied into the repository.
+const harnFixtures = "../../../shared/fixtures/harn"
 
 // requireFixtures skips the test, naming the directory, when the fixtures
 // are absent, unless CRYSTALLIZE_REQUIRE_CONFORMANCE=1 asks for them.

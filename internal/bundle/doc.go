@@ -18,8 +18,9 @@
 //     with redact.Scan.
 //   - A bundle directory is either complete or absent. Write builds the
 //     bundle in a temporary directory beside its target, writes the
-//     manifest last, and renames the directory into place; an existing
-//     bundle is replaced only once the new one is complete. An interrupted
+//     manifest last, syncs it, and renames the directory into place
+//     (atomicfile.ReplaceDir); an existing bundle is replaced only once
+//     the new one is complete, and put back if the swap fails. An interrupted
 //     write leaves at most a hidden temporary directory without a manifest,
 //     which never validates.
 //   - Every claim the manifest makes can be checked against the files:

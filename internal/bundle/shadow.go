@@ -33,8 +33,34 @@ type ShadowCheck struct {
 	Matches bool `json:"matches"`
 	// Differences says how the result differs from the record, one line
 	// per difference.
-	Differences []string                `json:"differences"`
-	Current     *candidate.ShadowReport `json:"current"`
+	Differences []string `json:"differences"`
+	// Current is the replay's whole report, for a caller that wants more
+	// than the verdict; the JSON form (shadow --json) leaves it out.
+	Current *candidate.ShadowReport `json:"-"`
+}
+
+// HeldoutCheck is a bundle's candidate replayed against held-out runs
+// (ShadowHeldout), as `crystallize shadow --heldout --json` prints it.
+type HeldoutCheck struct {
+	Bundle      string `json:"bundle"`
+	CandidateID string `json:"candidate_id"`
+	// Heldout are the held-out traces compared, in the replay's order.
+	Heldout []HeldoutTrace `json:"heldout"`
+	// Pass is true when the replay passes and compared at least one
+	// held-out trace: no held-out evidence is not a pass.
+	Pass bool `json:"pass"`
+	// Report is the replay's whole report; the JSON form leaves it out.
+	Report *candidate.ShadowReport `json:"-"`
+}
+
+// HeldoutTrace is one held-out trace's outcome.
+type HeldoutTrace struct {
+	TraceID string `json:"trace_id"`
+	// Status is candidate.StatusPass, StatusFail or StatusUnmatched.
+	Status string `json:"status"`
+	// FirstDivergentStep is the 1-based candidate step where the trace
+	// first differs, 0 when it does not.
+	FirstDivergentStep int `json:"first_divergent_step"`
 }
 
 // readShadowInputs reads the bundle's manifest, its candidate and its
@@ -73,23 +99,31 @@ func readShadowInputs(dir string) (*Manifest, *candidate.Candidate, []*trace.Tra
 // ShadowHeldout replays the bundle's candidate against held-out traces
 // that are not in the bundle (another run of the procedure, read by the
 // caller), beside the bundle's own source fixtures, and returns the
-// candidate's id and the comparison. It writes nothing: the bundle, and so
+// outcome for each held-out trace. It writes nothing: the bundle, and so
 // what its reviewer read, stays as it is; recording new held-out evidence
 // means writing a new bundle. A trace with the id of one of the bundle's
 // source examples is refused: a run is not its own held-out evidence.
-func ShadowHeldout(dir string, extra []*trace.Trace) (string, *candidate.ShadowReport, error) {
+func ShadowHeldout(dir string, extra []*trace.Trace) (*HeldoutCheck, error) {
 	_, c, sources, _, err := readShadowInputs(dir)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	for _, h := range extra {
 		for _, s := range sources {
 			if h.ID == s.ID {
-				return "", nil, fmt.Errorf("held-out trace %s (%s) is a source example of %s: a run cannot be its own held-out evidence", h.ID, h.Source, dir)
+				return nil, fmt.Errorf("held-out trace %s (%s) is a source example of %s: a run cannot be its own held-out evidence", h.ID, h.Source, dir)
 			}
 		}
 	}
-	return c.ID, replay.Shadow(c, sources, extra), nil
+	sh := replay.Shadow(c, sources, extra)
+	hc := &HeldoutCheck{Bundle: dir, CandidateID: c.ID, Heldout: []HeldoutTrace{}, Report: sh}
+	for _, t := range sh.Traces {
+		if t.Role == candidate.RoleHeldout {
+			hc.Heldout = append(hc.Heldout, HeldoutTrace{TraceID: t.TraceID, Status: t.Status, FirstDivergentStep: t.FirstDivergentStep})
+		}
+	}
+	hc.Pass = sh.Pass && len(hc.Heldout) > 0
+	return hc, nil
 }
 
 // ReplayShadow re-runs replay.Shadow for the bundle's candidate (read from

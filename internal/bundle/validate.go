@@ -83,6 +83,13 @@ type Validation struct {
 	Schema        string `json:"schema,omitempty"`
 	SchemaVersion string `json:"schema_version,omitempty"`
 
+	// PromotionStatus is the promotion status the criteria and the
+	// approvals give for the workflow bytes read (blocked,
+	// needs_approval or ready), recomputed rather than read from the
+	// manifest: "approval=ok" alone only says that the record is
+	// consistent, and a reviewer must also see whether anyone approved.
+	PromotionStatus string `json:"promotion_status,omitempty"`
+
 	// status is the promotion status recomputed by the approval check,
 	// claimed the one the manifest records, and workflowSHA the sha256
 	// of the workflow bytes that check saw; Ready reports them.
@@ -671,6 +678,7 @@ func (x *validator) approval(m *Manifest) {
 	want.Promotion.Criteria.Reasons = recompute(m)
 	settle(&want)
 	x.v.status, x.v.claimed, x.v.workflowSHA = want.Promotion.Criteria.Status, m.Promotion.Criteria.Status, cur
+	x.v.PromotionStatus = want.Promotion.Criteria.Status
 	if got := m.Promotion.Criteria.Status; got != want.Promotion.Criteria.Status && got != "" {
 		x.problem(CodeStatusInvalid, ManifestFile+":$.promotion.criteria.status", "status %q, but the criteria and approvals give %q", got, want.Promotion.Criteria.Status)
 	}

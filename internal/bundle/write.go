@@ -469,17 +469,7 @@ func orEmpty(s []string) []string {
 // findCandidate returns the candidate with the given id among the report's
 // candidates and rejected candidates.
 func findCandidate(r *candidate.Report, id string) *candidate.Candidate {
-	for i := range r.Candidates {
-		if r.Candidates[i].ID == id {
-			return &r.Candidates[i]
-		}
-	}
-	for i := range r.RejectedCandidates {
-		if r.RejectedCandidates[i].ID == id {
-			return &r.RejectedCandidates[i]
-		}
-	}
-	return nil
+	return r.Find(id)
 }
 
 // buildFixtures renders one redacted fixture per source example (every
@@ -848,80 +838,41 @@ func writeStream(p string, write func(io.Writer) error) error {
 	return err
 }
 
-// writeDir writes files into a temporary directory beside dir and renames
-// it into place; an existing bundle at dir is moved aside first and
-// removed once the new one is in place. On any failure the temporary
-// directory is removed and dir is left as it was.
-func writeDir(ctx context.Context, dir string, files []file, hook func(string) error) (err error) {
-	parent, base := filepath.Dir(dir), filepath.Base(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(tmp)
-		}
-	}()
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
-	}
-	for _, f := range files {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if hook != nil {
-			if err := hook(f.name); err != nil {
+// writeDir writes files into a new directory and swaps it in for dir
+// (atomicfile.ReplaceDir): an existing bundle at dir is replaced whole,
+// and on any failure dir is left as it was and nothing else remains.
+func writeDir(ctx context.Context, dir string, files []file, hook func(string) error) error {
+	return atomicfile.ReplaceDir(dir, func(tmp string) error {
+		for _, f := range files {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if hook != nil {
+				if err := hook(f.name); err != nil {
+					return err
+				}
+			}
+			p := filepath.Join(tmp, filepath.FromSlash(f.name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			var err error
+			if f.write != nil {
+				err = writeStream(p, f.write)
+			} else {
+				err = os.WriteFile(p, f.data, 0o644)
+			}
+			if err != nil {
 				return err
 			}
 		}
-		p := filepath.Join(tmp, filepath.FromSlash(f.name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
+		if hook != nil {
+			if err := hook("rename"); err != nil {
+				return err
+			}
 		}
-		if f.write != nil {
-			err = writeStream(p, f.write)
-		} else {
-			err = os.WriteFile(p, f.data, 0o644)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if hook != nil {
-		if err := hook("rename"); err != nil {
-			return err
-		}
-	}
-	if err := checkTarget(dir, true); err != nil {
-		return err
-	}
-	old := ""
-	if _, err := os.Lstat(dir); err == nil {
-		// Reserve a unique name for the old bundle, then move it there.
-		o, err := os.MkdirTemp(parent, "."+base+".old-")
-		if err != nil {
-			return err
-		}
-		if err := os.Remove(o); err != nil {
-			return err
-		}
-		if err := os.Rename(dir, o); err != nil {
-			return err
-		}
-		old = o
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if old != "" {
-			os.Rename(old, dir)
-		}
-		return err
-	}
-	if old != "" {
-		os.RemoveAll(old)
-	}
-	return nil
+		// dir is checked again last: it may have become something that
+		// is not a bundle while this one was written.
+		return checkTarget(dir, true)
+	})
 }

@@ -86,6 +86,15 @@ type Candidate struct {
 	// Parameters at its start instead of asking the caller for them;
 	// empty when no parameter is derived.
 	DerivedParameters []DerivedParameter `json:"derived_parameters,omitempty"`
+	// ArgumentsCompared says that shadow replay holds a trace to the
+	// arguments of every deterministic step, not only to its signature:
+	// a constant must be the action's value, a derived parameter what its
+	// expression computes from the trace's own parameter values, and a
+	// parameter taken at several steps the same value at each. A
+	// candidate that is one recorded run (mine.Single) sets it: nothing
+	// showed that any value but its declared parameters may vary, so a
+	// run that passed another is not the procedure the reviewer read.
+	ArgumentsCompared bool               `json:"arguments_compared,omitempty"`
 	Constants         []Constant         `json:"constants"`
 	Bindings          []Binding          `json:"bindings"`
 	Steps             []Step             `json:"steps"`
@@ -265,6 +274,14 @@ type Binding struct {
 	// "$.branch" or "$.items[0].id"; "$" is the whole result.
 	FromPath string `json:"from_path"`
 }
+
+// TargetExpression is the side-effect metadata key of a candidate step's
+// side effect whose target a run computes from the workflow's parameters:
+// its value is an expression in the form derive.Parse reads, and the
+// effect's Target is that expression in braces, so a reader sees how the
+// target is made. (A target that is one argument of its step is written
+// "{key}" with metadata target_parameter instead.)
+const TargetExpression = "target_expression"
 
 // ArgKind says where a step argument's value comes from.
 type ArgKind string

@@ -146,6 +146,22 @@ func (r *Report) Selected() *Candidate {
 	return nil
 }
 
+// Find returns the candidate with the given id, selected or rejected, or
+// nil.
+func (r *Report) Find(id string) *Candidate {
+	for i := range r.Candidates {
+		if r.Candidates[i].ID == id {
+			return &r.Candidates[i]
+		}
+	}
+	for i := range r.RejectedCandidates {
+		if r.RejectedCandidates[i].ID == id {
+			return &r.RejectedCandidates[i]
+		}
+	}
+	return nil
+}
+
 // Exclusion is a trace that was read but not used for mining.
 type Exclusion struct {
 	TraceID    string `json:"trace_id"`

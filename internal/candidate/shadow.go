@@ -56,6 +56,10 @@ const (
 	// CodeOutputDiffers is a step with an expected output that the trace
 	// action did not produce.
 	CodeOutputDiffers = "output_differs"
+	// CodeArgumentDiffers is a step of a candidate that compares
+	// arguments (Candidate.ArgumentsCompared) whose trace action passed
+	// another value than the candidate would.
+	CodeArgumentDiffers = "argument_differs"
 	// CodeReceiptDrift is a replay-oracle divergence between the trace's
 	// replay run and the candidate's expected receipts.
 	CodeReceiptDrift = "receipt_drift"

@@ -174,3 +174,76 @@ func TestHTTPUpstreamUnrelayable(t *testing.T) {
 		t.Errorf("call 4 after the unrelayable answers: %v", r.Error)
 	}
 }
+
+// TestHTTPUpstreamUnrelayableEvents: a streamable HTTP server that answers
+// a request with an event stream whose event is over the size limit, or
+// nested too deep to decode, gives the client a JSON-RPC error for its
+// request, and the session goes on: the SDK would end the connection.
+func TestHTTPUpstreamUnrelayableEvents(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(body, &m)
+		w.Header().Set("Mcp-Session-Id", "s")
+		if len(m.ID) == 0 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		switch string(m.ID) {
+		case "2":
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"pad\":%q}}\n\n", strings.Repeat("x", 200000))
+		case "3":
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":%s%s}\n\n", strings.Repeat("[", 20000), strings.Repeat("]", 20000))
+		default:
+			fmt.Fprintf(w, "id: e%s\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n\n", m.ID, m.ID)
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := (&HTTPUpstream{Endpoint: srv.URL, MaxMessage: 64 << 10}).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	call := func(n int64) *jsonrpc.Response {
+		t.Helper()
+		id, _ := jsonrpc.MakeID(float64(n))
+		method := "tools/call"
+		if n == 1 {
+			method = "initialize"
+		}
+		if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: json.RawMessage(`{}`)}); err != nil {
+			t.Fatalf("writing request %d: %v", n, err)
+		}
+		msg, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatalf("reading the answer to %d: %v", n, err)
+		}
+		resp, ok := msg.(*jsonrpc.Response)
+		if !ok || resp.ID != id {
+			t.Fatalf("answer to %d = %#v", n, msg)
+		}
+		return resp
+	}
+	call(1)
+	for _, tc := range []struct {
+		n    int64
+		want string
+	}{{2, "larger than 65536 bytes"}, {3, "nested deeper"}} {
+		r := call(tc.n)
+		if e, ok := r.Error.(*jsonrpc.Error); !ok || e.Code != codeUnrelayable || !strings.Contains(e.Message, tc.want) {
+			t.Errorf("call %d = %v, want error %d saying %q", tc.n, r.Error, codeUnrelayable, tc.want)
+		}
+	}
+	if r := call(4); r.Error != nil {
+		t.Errorf("call 4 after the unrelayable events: %v", r.Error)
+	}
+}

@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
+	"strconv"
 )
 
 // maxEventSize bounds the bytes of one server-sent event, as the SDK
@@ -22,6 +22,9 @@ type event struct {
 	hasID bool
 	data  []byte // the data fields joined by newlines
 	retry int64  // the retry field in milliseconds, -1 when absent
+	// tooLarge says the event had more than the bound's bytes: its
+	// fields were dropped as they came, and only its end was seen.
+	tooLarge bool
 }
 
 // readEvents reads server-sent events from r as the HTML standard's
@@ -29,8 +32,11 @@ type event struct {
 // byte order mark is skipped; a line starting with a colon is a comment;
 // one space after the field's colon is dropped; an event is dispatched at
 // an empty line and an unfinished one at the end is discarded), and calls
-// fn for each event that carried a field. It returns fn's first error, the
-// reader's error, errEventTooLarge, or nil at the end of r.
+// fn for each event that carried a field. An event of more than max bytes
+// is read to its end without being kept and handed to fn with only
+// tooLarge set: fn decides whether that ends the stream (returning
+// errEventTooLarge) or skips the event. It returns fn's first error, the
+// reader's error, or nil at the end of r.
 func readEvents(r io.Reader, max int, fn func(event) error) error {
 	br := bufio.NewReader(r)
 	var (
@@ -39,12 +45,14 @@ func readEvents(r io.Reader, max int, fn func(event) error) error {
 		data    bytes.Buffer
 		hasData bool
 		line    []byte
+		lineLen int // bytes of the line read, kept or not
 		size    int
+		over    bool // the current event has more than max bytes
 		skipLF  bool // the last line ended with CR: a following LF is part of it
 		first   = true
 	)
 	for {
-		line = line[:0]
+		line, lineLen = line[:0], 0
 		var err error
 		for {
 			var b byte
@@ -65,9 +73,12 @@ func readEvents(r io.Reader, max int, fn func(event) error) error {
 				skipLF = true
 				break
 			}
-			line = append(line, b)
+			lineLen++
 			if size++; size > max {
-				return fmt.Errorf("%w: more than %d bytes", errEventTooLarge, max)
+				over = true
+			}
+			if !over {
+				line = append(line, b)
 			}
 		}
 		if err != nil {
@@ -79,6 +90,17 @@ func readEvents(r io.Reader, max int, fn func(event) error) error {
 		if first {
 			line = bytes.TrimPrefix(line, []byte("\ufeff"))
 			first = false
+		}
+		if over {
+			if lineLen > 0 {
+				continue // a line of an oversized event: dropped
+			}
+			if err := fn(event{retry: -1, tooLarge: true}); err != nil {
+				return err
+			}
+			ev, seen, hasData, size, over = event{retry: -1}, false, false, 0, false
+			data.Reset()
+			continue
 		}
 		if len(line) == 0 {
 			if seen {
@@ -118,4 +140,24 @@ func readEvents(r io.Reader, max int, fn func(event) error) error {
 			}
 		}
 	}
+}
+
+// appendEvent appends ev to b in the event-stream format: its fields, one
+// data line per line of its data, and the empty line that dispatches it.
+func appendEvent(b []byte, ev event) []byte {
+	if ev.name != "" {
+		b = append(append(append(b, "event: "...), ev.name...), '\n')
+	}
+	if ev.hasID {
+		b = append(append(append(b, "id: "...), ev.id...), '\n')
+	}
+	if ev.retry >= 0 {
+		b = append(strconv.AppendInt(append(b, "retry: "...), ev.retry, 10), '\n')
+	}
+	if ev.data != nil {
+		for line := range bytes.SplitSeq(ev.data, []byte("\n")) {
+			b = append(append(append(b, "data: "...), line...), '\n')
+		}
+	}
+	return append(b, '\n')
 }

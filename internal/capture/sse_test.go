@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,9 @@ func parseAll(t testing.TB, input string, max int) ([]parsed, error) {
 	t.Helper()
 	var got []parsed
 	err := readEvents(strings.NewReader(input), max, func(e event) error {
+		if e.tooLarge {
+			return errEventTooLarge
+		}
 		got = append(got, parsed{e.name, e.id, string(e.data), e.hasID, e.retry})
 		return nil
 	})
@@ -64,8 +68,23 @@ func TestReadEventsTooLarge(t *testing.T) {
 	if !errors.Is(err, errEventTooLarge) {
 		t.Fatalf("err = %v, want errEventTooLarge", err)
 	}
+	// An oversized event is read to its end and handed over alone; the
+	// events around it are whole.
+	var seen []string
+	in := "data: a\n\nid: 7\ndata: " + strings.Repeat("x", 100) + "\ndata: y\n\ndata: b\n\n"
+	err = readEvents(strings.NewReader(in), 64, func(e event) error {
+		if e.tooLarge {
+			seen = append(seen, fmt.Sprintf("tooLarge id=%q data=%q", e.id, e.data))
+		} else {
+			seen = append(seen, string(e.data))
+		}
+		return nil
+	})
+	if want := []string{"a", `tooLarge id="" data=""`, "b"}; err != nil || !slices.Equal(seen, want) {
+		t.Errorf("events = %q, %v; want %q", seen, err, want)
+	}
 	// The bound is per event, not per stream.
-	in := strings.Repeat("data: "+strings.Repeat("x", 40)+"\n\n", 10)
+	in = strings.Repeat("data: "+strings.Repeat("x", 40)+"\n\n", 10)
 	if got, err := parseAll(t, in, 64); err != nil || len(got) != 10 {
 		t.Fatalf("%d events, %v", len(got), err)
 	}

@@ -143,6 +143,7 @@ func (v *versionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		ex.observe(resp, err)
 		if err == nil && ex.call.IsValid() {
 			boundJSON(resp, ex.call, v.conn.maxMessage())
+			boundEvents(resp, ex.call, min(v.conn.maxMessage(), maxEventSize))
 		}
 	}
 	return resp, err
@@ -180,6 +181,45 @@ func boundJSON(resp *http.Response, call jsonrpc.ID, max int) {
 	answer := errorLine(id, "capture: the server's response could not be relayed: "+why)
 	resp.Body = io.NopCloser(bytes.NewReader(answer))
 	resp.ContentLength = int64(len(answer))
+	resp.Header.Del("Content-Length")
+}
+
+// boundEvents replaces the event stream that answers the request call
+// with one in which an event the SDK's connection cannot take (more than
+// max bytes, or data that is not one JSON-RPC message) is an error
+// response for call. The SDK ends the whole connection on such an event,
+// and with it the relay; with the error in its place, that call fails and
+// the session goes on. The stream is read as it comes, one event at a
+// time: an oversized event is dropped as it is read, never held.
+func boundEvents(resp *http.Response, call jsonrpc.ID, max int) {
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 || mediaType(resp.Header.Get("Content-Type")) != "text/event-stream" {
+		return
+	}
+	id, _ := json.Marshal(call.Raw())
+	body := resp.Body
+	pr, pw := io.Pipe()
+	go func() {
+		err := readEvents(body, max, func(ev event) error {
+			why := ""
+			switch {
+			case ev.tooLarge:
+				why = fmt.Sprintf("an event of its stream is larger than %d bytes", max)
+			case (ev.name == "" || ev.name == "message") && len(ev.data) > 0:
+				if _, err := jsonrpc.DecodeMessage(ev.data); err != nil {
+					why = "an event of its stream is not one JSON-RPC message (or is nested deeper than a decoder goes)"
+				}
+			}
+			if why != "" {
+				ev = event{retry: -1, data: bytes.TrimSuffix(errorLine(id, "capture: the server's response could not be relayed: "+why), []byte("\n"))}
+			}
+			_, err := pw.Write(appendEvent(nil, ev))
+			return err
+		})
+		body.Close()
+		pw.CloseWithError(err) // nil: the reader sees the end of the stream
+	}()
+	resp.Body = pr
+	resp.ContentLength = -1
 	resp.Header.Del("Content-Length")
 }
 
@@ -583,6 +623,14 @@ func (c *upstreamConn) listen(session, version string, lastID *string, first boo
 		}
 		if ev.retry >= 0 {
 			retry = time.Duration(ev.retry) * time.Millisecond
+		}
+		if ev.tooLarge {
+			// Not the answer to a request: nothing to answer with
+			// an error. Dropped, said, and the stream goes on.
+			if c.warn != nil {
+				c.warn(fmt.Sprintf("standalone stream of session %q: an event larger than %d bytes was dropped", session, maxEventSize))
+			}
+			return nil
 		}
 		if (ev.name != "" && ev.name != "message") || len(ev.data) == 0 {
 			// A close event (its retry field says when to

@@ -73,24 +73,16 @@ func runShadowHeldout(ctx context.Context, e *env, dir string, dirs []string, as
 	if len(traces) == 0 {
 		return failuref("--heldout %s: no held-out trace to compare (%d excluded)", strings.Join(dirs, ", "), len(r.ExcludedTraces))
 	}
-	id, sh, err := bundle.ShadowHeldout(dir, traces)
+	hc, err := bundle.ShadowHeldout(dir, traces)
 	if err != nil {
 		return err
 	}
-	var rows []map[string]any
-	for _, t := range sh.Traces {
-		if t.Role == candidate.RoleHeldout {
-			rows = append(rows, map[string]any{"trace_id": t.TraceID, "status": t.Status, "first_divergent_step": t.FirstDivergentStep})
-		}
-	}
-	pass := sh.Pass && len(rows) > 0
-	out := map[string]any{"bundle": dir, "candidate_id": id, "heldout": nonNil(rows), "pass": pass}
-	err = printResult(e, asJSON, out, func(w io.Writer) {
-		fmt.Fprintf(w, "Held-out replay: bundle=%s candidate_id=%s heldout=%d pass=%t\n", dir, id, len(rows), pass)
-		for _, row := range rows {
-			fmt.Fprintf(w, "  %s: %s", row["trace_id"], row["status"])
-			if s, _ := row["first_divergent_step"].(int); s > 0 {
-				fmt.Fprintf(w, " (first divergent step %d)", s)
+	err = printResult(e, asJSON, hc, func(w io.Writer) {
+		fmt.Fprintf(w, "Held-out replay: bundle=%s candidate_id=%s heldout=%d pass=%t\n", dir, hc.CandidateID, len(hc.Heldout), hc.Pass)
+		for _, row := range hc.Heldout {
+			fmt.Fprintf(w, "  %s: %s", row.TraceID, row.Status)
+			if row.FirstDivergentStep > 0 {
+				fmt.Fprintf(w, " (first divergent step %d)", row.FirstDivergentStep)
 			}
 			fmt.Fprintln(w)
 		}
@@ -99,7 +91,7 @@ func runShadowHeldout(ctx context.Context, e *env, dir string, dirs []string, as
 	if err != nil {
 		return err
 	}
-	if !pass {
+	if !hc.Pass {
 		return failuref("held-out replay of %s did not pass", dir)
 	}
 	return nil
@@ -119,6 +111,13 @@ func writeBundleValidation(w io.Writer, dir string, v *bundle.Validation) {
 		parts = append(parts, c.Name+"="+c.Status)
 	}
 	fmt.Fprintf(w, "Checks: %s\n", strings.Join(parts, " "))
+	switch v.PromotionStatus {
+	case bundle.StatusReady:
+		fmt.Fprintln(w, "Promotion: ready (approved for these workflow bytes)")
+	case "":
+	default:
+		fmt.Fprintf(w, "Promotion: %s (nothing runs for real until it is ready)\n", v.PromotionStatus)
+	}
 	for _, p := range v.Problems {
 		loc := ""
 		if p.Path != "" {
@@ -155,8 +154,7 @@ func newShadowCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out := map[string]any{"candidate_id": sc.CandidateID, "compared": sc.Compared, "pass": sc.Pass, "matches": sc.Matches, "differences": nonNil(sc.Differences)}
-			err = printResult(e, asJSON, out, func(w io.Writer) {
+			err = printResult(e, asJSON, sc, func(w io.Writer) {
 				fmt.Fprintf(w, "Shadow replay: bundle=%s candidate_id=%s compared=%d pass=%t\n", args[0], sc.CandidateID, sc.Compared, sc.Pass)
 				for _, d := range sc.Differences {
 					fmt.Fprintf(w, "  differs: %s\n", d)
@@ -193,14 +191,17 @@ workflow bytes in the run's state directory, so an approval record written
 into candidate.json by hand is not enough.
 
 --approver on "crystallize mine" only names who is expected to approve;
-this command is the approval.
+this command is the approval. The author a bundle records (mine --author)
+cannot approve it: another person must, unless the project configuration
+(--config, default ./crystallize.toml when it exists) sets [approvals]
+allow_self_approval = true. The author may reject it.
 
 --json prints the updated promotion block.`
 
 func newApproveCmd(e *env) *cobra.Command {
 	var (
-		approver, reason, stateDir string
-		reject, asJSON             bool
+		approver, reason, stateDir, config string
+		reject, asJSON                     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "approve BUNDLE --approver NAME [--reason TEXT] [--reject]",
@@ -215,7 +216,13 @@ func newApproveCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, err := runtime.ApproveBundle(args[0], stateDir, bundle.Approval{Actor: approver, Reason: reason, Reject: reject, At: at})
+			cfg, err := projectConfig(config)
+			if err != nil {
+				return err
+			}
+			a := bundle.Approval{Actor: approver, Reason: reason, Reject: reject, At: at}
+			a.AllowSelfApproval = cfg != nil && cfg.Approvals.AllowSelfApproval
+			m, err := runtime.ApproveBundle(args[0], stateDir, a)
 			if err != nil {
 				return err
 			}
@@ -235,6 +242,7 @@ func newApproveCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&reason, "reason", "", "why")
 	cmd.Flags().BoolVar(&reject, "reject", false, "record a rejection instead of an approval")
 	cmd.Flags().StringVar(&stateDir, "state-dir", runtime.DefaultStateDir, "state directory whose approval ledger records the decision")
+	configFlag(cmd.Flags(), &config)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the updated promotion block as JSON")
 	return cmd
 }

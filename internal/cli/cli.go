@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/crystallize-dev/crystallize/internal/trace"
 	"github.com/crystallize-dev/crystallize/internal/tracestore"
@@ -229,6 +230,9 @@ func newRoot(e *env) *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	mf.register(root.Flags())
+	// The compatibility form takes mine's flags, but the root's help lists
+	// the commands: mine's flags are in crystallize mine --help.
+	root.Flags().VisitAll(func(f *pflag.Flag) { f.Hidden = true })
 	root.AddCommand(newMineCmd(e), newValidateCmd(e), newShadowCmd(e), newApproveCmd(e), newEvalCmd(e), newIngestCmd(e), newImportCmd(e), newPersonaCmd(e), newRunCmd(e), newResumeCmd(e), newSessionCmd(e), newPlanCmd(e), newToonCmd(e), newVersionCmd(e))
 	root.AddCommand(newCaptureCmd(e), newServeCmd(e), newStatsCmd(e))
 	root.AddCommand(newInstallCmd(e), newUninstallCmd(e))
@@ -236,5 +240,7 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(newSessionsCmd(e), newStatusCmd(e))
 	root.AddCommand(newSynthCmd(e))
 	root.AddCommand(newStoreCmd(e))
+	root.AddCommand(newReviewCmd(e))
+	root.AddCommand(newWorkerCmd(e), newApproveRunCmd(e), newRunsCmd(e))
 	return root
 }

@@ -48,7 +48,7 @@ func newHarnessCmd(e *env) *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	cmd.AddCommand(newHarnessProfileCmd(e), newHarnessPlanCmd(e), newHarnessWriteCmd(e), newHarnessRunCmd(e),
-		newHarnessJudgeCmd(e), newHarnessDriftCmd(e), newHarnessMemoryCmd(e))
+		newHarnessJudgeCmd(e), newHarnessDriftCmd(e), newHarnessMemoryCmd(e), newHarnessWebCmd(e))
 	return cmd
 }
 
@@ -207,7 +207,8 @@ scripts, eval suites and harness/manifest.json (schema sf.harness.v1). With
 (or that was edited since), and never touches untracked files: such a
 conflict fails the whole write and nothing is written.
 
-Kits: agent-runtime, database, go-service, nix-project, typescript-cli.
+Kits: agent-runtime, database, go-service, nix-project, rag-system, typescript-cli,
+web-app.
 
 --json prints {"kit", "applied", "files": [{"path", "action", "mode"}],
 "diff"}.`
@@ -279,7 +280,13 @@ comma-separated list).
 
 A gate's whole output, redacted, is in its log; the report keeps its last
 lines (at most 4 KiB), the log's size (outputBytes) and its digest
-(outputSha256).
+(outputSha256). Each gate gets an evidence directory in
+$CRYSTALLIZE_EVIDENCE_DIR; the files it leaves there (screenshots, diff
+images, recordings) are listed as its evidence.
+
+A gate that exits 77 could not check anything (a browser or tool is
+missing): it is reported as not evidence, never as a pass. It blocks the
+run under --ci, which is on when the CI variable is "true" or "1".
 
 --json prints the run report: {"runId", "profileId", "manifestHash",
 "phase", "passed", "gates", "suites", "reportPath", ...}.`
@@ -315,6 +322,7 @@ func newHarnessRunCmd(e *env) *cobra.Command {
 	var jf judgeFlags
 	var phase string
 	var passEnv []string
+	var ci bool
 	cmd := &cobra.Command{
 		Use:   "run [DIR]",
 		Short: "Run the harness and record the evidence",
@@ -327,7 +335,11 @@ func newHarnessRunCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			rep, err := harness.RunRecorded(ctx, root, db, now, jf.config(e), harness.RunOptions{Phase: phase, Environ: os.Environ(), PassEnv: passEnv})
+			if !cmd.Flags().Changed("ci") {
+				v := e.getenv("CI")
+				ci = v == "true" || v == "1"
+			}
+			rep, err := harness.RunRecorded(ctx, root, db, now, jf.config(e), harness.RunOptions{Phase: phase, Environ: os.Environ(), PassEnv: passEnv, CI: ci})
 			if err != nil {
 				return err
 			}
@@ -335,6 +347,11 @@ func newHarnessRunCmd(e *env) *cobra.Command {
 				return err
 			}
 			if !rep.Passed {
+				for _, g := range rep.Gates {
+					if g.NotEvidence && g.Blocks && ci {
+						return failuref("harness run %s: a blocking gate failed (CI mode: gate %s could not check anything, which is not evidence)", rep.RunID, g.ID)
+					}
+				}
 				return failuref("harness run %s: a blocking gate failed", rep.RunID)
 			}
 			return nil
@@ -343,13 +360,21 @@ func newHarnessRunCmd(e *env) *cobra.Command {
 	f.register(cmd)
 	jf.register(cmd)
 	cmd.Flags().StringVar(&phase, "phase", "", "run only this phase")
+	cmd.Flags().BoolVar(&ci, "ci", false, "a gate that is not evidence (exit 77) blocks the run (default: on when CI is true or 1)")
 	passEnvFlag(cmd, &passEnv)
 	return cmd
 }
 
 func writeHarnessRun(w io.Writer, rep *harness.RunReport) {
 	for _, g := range rep.Gates {
-		fmt.Fprintf(w, "%s gate %s (blocks=%t, exit %d, %dms) log %s\n", passOrFail(g.Passed), g.ID, g.Blocks, g.ExitCode, g.DurationMS, g.OutputPath)
+		verdict := passOrFail(g.Passed)
+		if g.NotEvidence {
+			verdict = "NOT EVIDENCE"
+		}
+		fmt.Fprintf(w, "%s gate %s (blocks=%t, exit %d, %dms) log %s\n", verdict, g.ID, g.Blocks, g.ExitCode, g.DurationMS, g.OutputPath)
+		for _, p := range g.Evidence {
+			fmt.Fprintf(w, "    evidence %s\n", p)
+		}
 		if !g.Passed && g.Tail != "" {
 			for _, line := range strings.Split(g.Tail, "\n") {
 				fmt.Fprintf(w, "    %s\n", line)

@@ -5,7 +5,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
+	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
 
 // withHints returns err with each runtime remedy in it worded as the
@@ -87,9 +90,23 @@ func remedyHint(re *runtime.RemedyError) string {
 	return ""
 }
 
+// answerHint is the session inbox answer flag that answers the item of e.
+func answerHint(e *registry.AnswerError) string {
+	switch e.Need {
+	case registry.ItemDecisionNeeded:
+		return "; answer --decide with one of " + strings.Join(e.Options, ", ")
+	case registry.ItemApprovalRequired:
+		return "; answer --approve or --reject"
+	}
+	return ", --dismiss marks it read"
+}
+
 // hints lists the hints for the errors in err's tree, depth first: the
-// remedies of runtime.RemedyError, and the command that continues a run
-// suspended at an approval or a decision.
+// remedies of runtime.RemedyError, the command that continues a run
+// suspended at an approval or a decision, the flag that answers an inbox
+// item, where a model's configuration comes from, and the flags behind a
+// refused holdout, two workflows written to one file and a missing trace
+// store.
 func hints(err error) []hint {
 	var out []hint
 	var walk func(error)
@@ -104,6 +121,17 @@ func hints(err error) []hint {
 			out = append(out, hint{e.Error(), fmt.Sprintf("; continue with %s --approve %s (or --reject %s)", runtime.ResumeCommand(e.StateDir, e.RunID), e.Boundary, e.Boundary)})
 		case *runtime.PendingDecisionError:
 			out = append(out, hint{e.Error(), "; continue with " + runtime.ResumeCommand(e.StateDir, e.RunID) + " --decide OPTION"})
+		case *registry.AnswerError:
+			out = append(out, hint{e.Error(), answerHint(e)})
+		case *pipeline.HoldoutTooLargeError:
+			out = append(out, hint{e.Error(), " (--min-examples)"})
+		case *tracestore.NoStoreError:
+			out = append(out, hint{e.Error(), ": store traces first with crystallize import --from DIR --store"})
+		case *pipeline.WorkflowClashError:
+			out = append(out, hint{e.Error(), " (--out and a candidate's workflow)"})
+		}
+		if err == pipeline.ErrNoModelConfig {
+			out = append(out, hint{err.Error(), "; name one with --config or create " + runtime.ConfigFile})
 		}
 		switch u := err.(type) {
 		case interface{ Unwrap() []error }:

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
+	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -113,5 +115,46 @@ func TestRunJSONHints(t *testing.T) {
 	want := "approval pending: boundary merge; continue with crystallize resume " + sum.RunID + " --state-dir " + state + " --approve merge (or --reject merge)"
 	if code != exitFailure || sum.Error != want || !strings.Contains(stderr, want) {
 		t.Errorf("run --json = %d, error %q, stderr %q; want %q in both", code, sum.Error, stderr, want)
+	}
+}
+
+// TestStageHints: the stages' errors name no flag; the command line adds
+// its flags after their messages.
+func TestStageHints(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{
+			fmt.Errorf("bounded synthesis: %w", fmt.Errorf("model %q: %w", "coder", pipeline.ErrNoModelConfig)),
+			`bounded synthesis: model "coder": no configuration; name one with --config or create crystallize.toml`,
+		},
+		{
+			fmt.Errorf("mining: %w", &pipeline.HoldoutTooLargeError{Held: 2, Eligible: 4, MinExamples: 3}),
+			"mining: holding out 2 of 4 eligible traces leaves 2 to mine, fewer than the 3 examples a procedure needs (--min-examples)",
+		},
+		{
+			&pipeline.WorkflowClashError{Path: "out/wf.star"},
+			"generating workflows: out/wf.star would be written twice (--out and a candidate's workflow)",
+		},
+		{
+			&registry.AnswerError{Item: 3, Need: registry.ItemDecisionNeeded, Options: []string{"JWT", "sessions"}},
+			"answer does not fit the item: item 3 asks for a decision; answer --decide with one of JWT, sessions",
+		},
+		{
+			&registry.AnswerError{Item: 4, Need: registry.ItemApprovalRequired},
+			"answer does not fit the item: item 4 asks for an approval; answer --approve or --reject",
+		},
+		{
+			&registry.AnswerError{Item: 5, Need: registry.ItemInfo},
+			"answer does not fit the item: item 5 is a notification; it asks nothing, --dismiss marks it read",
+		},
+	} {
+		if strings.Contains(tc.err.Error(), "--") {
+			t.Errorf("stage error %q names a flag", tc.err)
+		}
+		if got := withHints(tc.err).Error(); got != tc.want {
+			t.Errorf("withHints(%q) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }

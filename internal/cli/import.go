@@ -96,6 +96,20 @@ what is stored and how to export it. With --json it prints {"from", "store",
 "formats": [{"format", "traces", "actions", "observations",
 "skipped_sessions"}], "skipped_sessions", "skipped_invalid"}.
 
+--format session-md writes each session as a session log instead,
+<agent>-<redacted id>.md (see crystallize session --help), so that session
+resume, learn, index, inbox and split read what an agent did outside
+crystallize: the first prompt is the title and, in full, the preamble; the
+tool calls (a shell command as the command line the agent ran, any other
+tool as its name and short arguments, each with its exit code and the first
+line of its output) are grouped into phases of work, a new phase where the
+agent starts to look again; a failed call is followed by an [!error]
+callout; a subagent with a log of its own is a session of its own, linked
+from its parent by a [!subagent] callout. The status is paused: a log ends
+where the agent stopped, and does not say whether the work was done. A log
+is written from the redacted trace, so it hides what the trace would.
+--format session-md is for --out; --store keeps traces.
+
 Exit status: 0 on success, 1 on invalid input or an error, 2 on a usage error.
 
 --json prints instead:
@@ -111,6 +125,7 @@ Exit status: 0 on success, 1 on invalid input or an error, 2 on a usage error.
 
 type importFlags struct {
 	from, out   string
+	format      string
 	asJSON      bool
 	skipInvalid bool
 	config      string
@@ -129,6 +144,7 @@ func newImportCmd(e *env) *cobra.Command {
 		Example: `  crystallize import --from ~/.claude --out traces/
   crystallize import --from ~/.claude/projects/-home-me-shop --out traces/
   crystallize import --from ~/.codex/sessions --out traces/ --json
+  crystallize import --from ~/.claude/projects/-home-me-shop --out sessions/ --format session-md
   crystallize import --from runs/ --store`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -139,6 +155,7 @@ func newImportCmd(e *env) *cobra.Command {
 	fs.StringVar(&f.from, "from", "", "directory of session logs and traces (*.json, *.jsonl; searched recursively), an agent's home (~/.claude, ~/.codex), or one such file")
 	fs.StringVar(&f.out, "out", "", "directory to write one trace file per session into")
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+	fs.StringVar(&f.format, "format", pipeline.FormatTrace, "what to write for each session: trace (<agent>-<id>.json) or session-md (<agent>-<id>.md, a session log)")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "import the valid sessions and list each invalid file and line instead of failing")
 	fs.StringVar(&f.config, "config", "", configFlagHelp)
 	fs.BoolVar(&f.store, "store", false, storeFlagHelp)
@@ -151,6 +168,10 @@ func runImport(ctx context.Context, e *env, f *importFlags) error {
 	switch {
 	case f.from == "":
 		return usagef("--from is required: the directory (or file) of session logs to import")
+	case f.format != pipeline.FormatTrace && f.format != pipeline.FormatSessionMD:
+		return usagef("--format %q: want %s or %s", f.format, pipeline.FormatTrace, pipeline.FormatSessionMD)
+	case f.store && f.format != pipeline.FormatTrace:
+		return usagef("--format %s writes files into --out; --store keeps traces", f.format)
 	case f.store:
 		return runImportStore(ctx, e, f)
 	case f.rehash:
@@ -166,7 +187,7 @@ func runImport(ctx context.Context, e *env, f *importFlags) error {
 		return err
 	}
 	prog := newProgress(e, !f.asJSON, "reading sessions")
-	im, err := pipeline.Import(ctx, pipeline.ImportOptions{From: f.from, Out: f.out, SkipInvalid: f.skipInvalid, Rules: rules, Progress: prog.update})
+	im, err := pipeline.Import(ctx, pipeline.ImportOptions{From: f.from, Out: f.out, Format: f.format, SkipInvalid: f.skipInvalid, Rules: rules, Progress: prog.update})
 	prog.done()
 	if err != nil {
 		return err
@@ -178,7 +199,11 @@ func runImport(ctx context.Context, e *env, f *importFlags) error {
 		return writeIndentedJSON(e.stdout, s)
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "Imported %d traces from %s into %s\n", s.Traces, s.From, s.Out)
+	noun := "traces"
+	if f.format == pipeline.FormatSessionMD {
+		noun = "session logs"
+	}
+	fmt.Fprintf(w, "Imported %d %s from %s into %s\n", s.Traces, noun, s.From, s.Out)
 	for _, fm := range s.Formats {
 		fmt.Fprintf(w, "  %s: %d sessions, %d actions (%d observations), %d skipped\n", fm.Format, fm.Sessions, fm.Actions, fm.Observations, fm.SkippedSessions)
 	}

@@ -59,6 +59,15 @@ does not declare them (every v1 row, or side_effects_known false) has
 unknown side effects, which is not none: the step records
 side_effects_known=false and the bundle's risk is at least medium.
 
+The workflow runs the next release, not only this one: the release's
+current_version, next_version, bump, latest_tag, base_branch and
+target_release_branch (manifest.json release, else the release analysis)
+are its parameters wherever a step passes one whole, and every other value
+that holds them (a tag v1.2.3, a branch release/1.2.3, the message
+"Release 1.2.3", a changelog heading, a side effect's ref) is an expression
+over them, listed in report.json derived_parameters. The mode, the repository
+and every other value stay literals.
+
 report.json carries segment_summary (what is safe to automate and what needs
 review) and recovery_summary (failures seen, a failure recorded in two
 streams counted once; recovery-advice runs; whether advice was given for a
@@ -68,7 +77,10 @@ One run is one example and no held-out trace, so the bundle's promotion is
 blocked until held-out runs are compared: --shadow-from DIR (repeatable)
 names another release-harness run (or a trace directory) that the
 candidate is shadow-replayed against, never ingested; a run with the
-ingested run's id is refused, since it is not held out. A held-out run
+ingested run's id is refused, since it is not held out. The next release
+matches with its own versions; a run that differs in anything else (a
+step, an approval, a command, a side effect) does not, and an argument
+that differs is reported as argument_differs with its path. A held-out run
 that matches lifts heldout_required (approval is still required); one that
 differs blocks promotion with heldout_failed. Without held-out runs
 the bundle still passes crystallize validate and crystallize shadow.

@@ -113,9 +113,16 @@ func TestIngestConformance(t *testing.T) {
 		t.Errorf("workflow.star runs agent_review_artifacts without an approval before it:\n%s", before[strings.LastIndex(before, "\n    # step"):])
 	}
 	// The failed push is recorded as a release step and as a tool
-	// observation: one failure, so the workflow runs it once.
-	if n := strings.Count(wf, `command = "git push -u origin release/v0.7.53"`); n != 1 {
+	// observation: one failure, so the workflow runs it once. Its branch
+	// is the workflow's parameter, not this release's.
+	if n := strings.Count(wf, `"git push -u origin " + target_release_branch`); n != 1 {
+		t.Errorf("workflow.star makes the failed git push's command %d times, want once:\n%s", n, wf)
+	}
+	if n := strings.Count(wf, `ctx.tool("push", command = push_command)`); n != 1 {
 		t.Errorf("workflow.star runs the failed git push %d times, want once:\n%s", n, wf)
+	}
+	if strings.Contains(wf, "0.7.53") {
+		t.Errorf("workflow.star names the recorded release's next version 0.7.53; it is a parameter:\n%s", wf)
 	}
 	for _, call := range []string{`ctx.tool("push", `, `"push-no-verify-after-green-hook-budget",`, "ctx.model(\n        \"agent_recovery_advice.push\",\n        inputs = {"} {
 		i := strings.Index(wf, call)

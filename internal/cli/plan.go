@@ -368,7 +368,7 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 	if f.check {
 		return runCheck(cmd.Context(), e, f, w, cfg)
 	}
-	live := newLive(e, f.stateDir, registry.TypePlan, name)
+	live := newLive(e, f.stateDir, registry.TypePlan, name).As("", liveModel(cfg))
 	opts := runOptions(cmd, e, cfg, f.stateDir, live)
 	opts.DryRun, opts.Approve, opts.MaxSteps = f.dryRun, f.approve, f.maxSteps
 	res, err := runtime.Run(cmd.Context(), w, nil, opts)

@@ -62,20 +62,14 @@ every claim it makes instead of trusting it:
   approval   the recorded approval is for the workflow as it is now
 
 It prints the workflow file the approval check read and its sha256 (the
-bytes a ready bundle runs), lists every problem with a stable code and
-exits 1 when there is any.
+bytes a ready bundle runs), the promotion status the criteria and the
+approvals give for those bytes (needs_approval until someone approves
+them: approval=ok only says the record is consistent), lists every problem
+with a stable code and exits 1 when there is any.
 --json prints {"bundle", "checks": [{"name", "status"}], "problems":
-[{"code", "message", "path"}], "ok", "workflow", "workflow_sha256"}; the
-last two are absent when the workflow file could not be read.`
-
-// nonNil returns s, or an empty slice for nil, so --json prints [] and
-// never null for a list.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
+[{"code", "message", "path"}], "ok", "workflow", "workflow_sha256",
+"promotion_status"}; the workflow's two are absent when the file could not
+be read.`
 
 // writeWrote prints the line that lists the files a command wrote,
 // "Wrote: a, b", leaving out empty names; nothing when none is left.

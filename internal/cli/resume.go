@@ -99,7 +99,7 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 	if err != nil {
 		return err
 	}
-	live := newLive(e, f.stateDir, registry.TypeWorkflow, j.Workflow)
+	live := newLive(e, f.stateDir, registry.TypeWorkflow, j.Workflow).As("", liveModel(cfg))
 	opts := runOptions(cmd, e, cfg, f.stateDir, live)
 	opts.Approve, opts.Reject, opts.Decide = f.approve, f.reject, f.decide
 	res, err := runtime.Resume(cmd.Context(), w, j, opts)

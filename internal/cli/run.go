@@ -33,6 +33,9 @@ type runFlags struct {
 	maxSteps        uint64
 	asJSON          bool
 	fallback        string
+	// temporal, with its address set, starts the run on Temporal.
+	temporal temporalFlags
+	wait     bool
 }
 
 const runDoc = `run loads the workflow TARGET (a bundle directory or a .star file), checks that
@@ -179,10 +182,18 @@ func newRunCmd(e *env) *cobra.Command {
 	fs.Uint64Var(&f.maxSteps, "max-steps", runtime.DefaultMaxSteps, "Starlark step budget of the run")
 	summaryJSONFlag(fs, &f.asJSON)
 	fs.StringVar(&f.fallback, "fallback", "", "what a failed precondition or step does: fail, agent or ask (default crystallize.toml [fallback] policy, else fail)")
+	f.temporal.register(fs, true)
+	fs.BoolVar(&f.wait, "wait", false, "with --temporal, wait for the run to end and print how it ended")
 	return cmd
 }
 
 func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
+	if f.temporal.address != "" {
+		return runTemporal(cmd, e, f, target)
+	}
+	if f.wait {
+		return usagef("--wait waits for a run on Temporal; give --temporal ADDR")
+	}
 	if f.fallback != "" && !slices.Contains(runtime.FallbackPolicies, f.fallback) {
 		return usagef("--fallback %q: want one of %s", f.fallback, strings.Join(runtime.FallbackPolicies, ", "))
 	}
@@ -204,7 +215,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	if f.check {
 		return runCheck(cmd.Context(), e, f, w, cfg)
 	}
-	live := newLive(e, f.stateDir, registry.TypeWorkflow, w.Name)
+	live := newLive(e, f.stateDir, registry.TypeWorkflow, w.Name).As("", liveModel(cfg))
 	opts := runOptions(cmd, e, cfg, f.stateDir, live)
 	opts.DryRun, opts.AllowUnapproved, opts.Verify = f.dryRun, f.allowUnapproved, f.verify
 	opts.Approve, opts.MaxSteps, opts.Fallback = f.approve, f.maxSteps, f.fallback
@@ -421,15 +432,7 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 }
 
 func writeRunJSON(w io.Writer, r *runtime.Result) error {
-	return writeJSON(w, map[string]any{
-		"run_id": r.RunID, "workflow": r.Workflow, "status": r.Status,
-		"steps": r.Steps, "tool_calls": r.ToolCalls, "model_calls": r.ModelCalls, "approvals": r.Approvals,
-		"receipts": len(r.Receipts), "refusals": nonNil(r.Refusals), "duration_ms": r.Duration.Milliseconds(),
-		"tokens_used": r.TokensUsed, "cost_usd": r.CostUSD, "pending": r.Pending,
-		"dir": r.Dir, "dry_run": r.DryRun, "allow_unapproved": r.AllowUnapproved, "error": r.Error, "output": r.Output,
-		"verification": r.Verification, "commands": nonNil(r.Commands), "dry_run_calls": dryRunCalls(r),
-		"fallbacks": nonNil(r.Fallbacks),
-	})
+	return writeJSON(w, r.Summary())
 }
 
 // compactJSON renders v on one line, keys sorted, "<" and ">" as they are
@@ -442,16 +445,6 @@ func compactJSON(v any) string {
 		return fmt.Sprintf("%q", err.Error())
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// dryRunCalls is the --json form of a dry run's calls: [{"step", "tool",
-// "arguments", "answer", "source"}], empty for a run that executes.
-func dryRunCalls(r *runtime.Result) []map[string]any {
-	out := []map[string]any{}
-	for _, c := range r.DryRunCalls {
-		out = append(out, map[string]any{"step": c.Step, "tool": c.Tool, "arguments": c.Arguments, "answer": c.Answer, "source": c.Source})
-	}
-	return out
 }
 
 // stdinPrompter returns a prompter asking on the terminal, or nil when

@@ -54,9 +54,10 @@ A call runs the workflow like crystallize run, with the project's
 configuration (--config, default ./crystallize.toml when it exists): its
 tool bindings, [grants] capabilities and secrets; the run is recorded in
 --state-dir (trace.json, session.md). The result's structuredContent is
-{"run_id", "workflow", "status", "output", "steps", "tool_calls",
-"model_calls", "approvals", "receipts", "duration_ms", "dir"}, with the text
-content a one-line summary. A run that reaches an approval suspends and
+the object crystallize run --json prints ({"run_id", "workflow", "status",
+"output", "steps", "tool_calls", "model_calls", "approvals", "receipts",
+"duration_ms", "dir", "error", ...}; see crystallize run --help), with the
+text content a one-line summary. A run that reaches an approval suspends and
 returns status "pending_approval" with "approval" ({"step", "boundary",
 "prompt"}) and "resume", the crystallize resume command a person runs to
 continue it; a call cannot approve, since the caller is the agent the
@@ -193,7 +194,7 @@ func checkLoopback(addr string, allow bool) error {
 
 func writeServeList(e *env, entries []serve.Entry, asJSON bool) error {
 	if asJSON {
-		return writeJSON(e.stdout, map[string]any{"bundles": entries})
+		return writeJSON(e.stdout, serve.Listing{Bundles: entries})
 	}
 	if len(entries) == 0 {
 		fmt.Fprintln(e.stdout, "no bundles found")

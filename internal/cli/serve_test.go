@@ -130,7 +130,7 @@ func TestServeApprovalPending(t *testing.T) {
 	if !strings.Contains(inbox, `"type": "approval_required"`) || !strings.Contains(inbox, `"boundary": "publish"`) || !strings.Contains(inbox, runID) {
 		t.Errorf("session inbox --json lacks the call's approval:\n%s", inbox)
 	}
-	if line := mustRun(t, "status", "--state-dir", state); !strings.Contains(line, "write_note pending") || !strings.Contains(line, "1 inbox") {
+	if line := mustRun(t, "status", "--state-dir", state); !strings.Contains(line, "write_note  |") || !strings.Contains(line, "|  1  /sessions") {
 		t.Errorf("status = %q", line)
 	}
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -44,21 +45,6 @@ func newSessionCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// lintReport is the --json output of session lint.
-type lintReport struct {
-	Files []lintFile `json:"files"`
-}
-
-type lintFile struct {
-	File     string        `json:"file"`
-	Problems []lintProblem `json:"problems"`
-}
-
-type lintProblem struct {
-	Line    int    `json:"line"`
-	Message string `json:"message"`
-}
-
 const sessionLintDoc = `lint parses each session log and reports every problem it finds, one per
 line as FILE:LINE: message on stderr: frontmatter that is missing or not
 YAML, a missing session_id or status, a status or task status outside its
@@ -81,19 +67,9 @@ func newSessionLintCmd(e *env) *cobra.Command {
 		Long:  sessionLintDoc,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var all trace.ErrorList
-			report := lintReport{Files: []lintFile{}}
-			for _, name := range args {
-				lf := lintFile{File: name, Problems: []lintProblem{}}
-				list, err := session.Lint(name)
-				if err != nil {
-					return err
-				}
-				for _, p := range list {
-					lf.Problems = append(lf.Problems, lintProblem{Line: p.Line, Message: p.Msg})
-				}
-				all = append(all, list...)
-				report.Files = append(report.Files, lf)
+			report, all, err := session.LintFiles(args)
+			if err != nil {
+				return err
 			}
 			if asJSON {
 				if err := writeJSON(e.stdout, report); err != nil {
@@ -164,6 +140,21 @@ A phase of "" is the preamble before the first phase.
 For a run it continues, --json prints the same object as crystallize run
 --json.
 
+--agent KEY continues the session with an agent instead of printing the
+pack: the pack goes to the model of [models.KEY] in crystallize.toml (or
+--config; provider openai, any OpenAI-compatible server, or anthropic; its
+api_key secret comes from the environment or the secrets file, as in a
+run), else to the command of [tools."KEY"], which reads it on stdin and
+answers on stdout (claude -p, codex exec -). The answer is logged into
+FILE, rewritten atomically, as a new phase "## Continuation @KEY": a
+[!resume] callout marks the phase it resumed at (or "the end") and when,
+and an [!answer] callout holds the answer, redacted and quoted so that
+nothing in it changes the log's structure. resume_point moves to the new
+phase, tokens_used grows by the model's tokens and KEY joins the
+participants. It prints the phase id and the answer; --json prints
+{"pack", "phase", "reply": {"text", "model", "tokens"}}. A suspended run's
+log is continued by --approve or --reject, not --agent.
+
 Exit status: 0 on success (for a run: it completed), 1 when the log has
 problems (see session lint) or cannot be read, or the run failed, was
 rejected, is still pending or has nothing to resume, 2 on a usage error,
@@ -171,13 +162,14 @@ including a --phase that names no phase, --phase for a run it continues,
 and --approve or --reject for a log that is not a suspended run's.`
 
 func newSessionResumeCmd(e *env) *cobra.Command {
-	var phase string
+	var phase, agent string
 	rf := &resumeFlags{}
 	cmd := &cobra.Command{
-		Use:   "resume FILE [--phase ID] [--approve NAME | --reject NAME]... [--json]",
+		Use:   "resume FILE [--phase ID] [--agent KEY] [--approve NAME | --reject NAME]... [--json]",
 		Short: "Resume a session from its log, or continue a suspended workflow run",
 		Long:  sessionResumeDoc,
 		Example: `  crystallize session resume sessions/2026-01-12-release-notes.md --phase phase-2
+  crystallize session resume sessions/2026-01-12-release-notes.md --agent reviewer
   crystallize session resume .crystallize/runs/20250101T120000Z-0123456789ab/session.md --approve merge`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -185,6 +177,9 @@ func newSessionResumeCmd(e *env) *cobra.Command {
 			s, err := session.Open(name)
 			if err != nil {
 				return listError(err)
+			}
+			if agent != "" {
+				return continueSession(cmd.Context(), e, rf, name, s, phase, agent)
 			}
 			if handled, err := resumeRun(cmd, e, rf, name, s, phase); handled {
 				return err
@@ -206,6 +201,7 @@ func newSessionResumeCmd(e *env) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&phase, "phase", "", "resume at this phase instead of the resume_point")
+	fs.StringVar(&agent, "agent", "", "hand the context pack to [models.KEY] or the command of [tools.\"KEY\"], and log its answer into FILE as a new phase")
 	fs.StringArrayVar(&rf.approve, "approve", nil, "for a suspended run: approve the boundary NAME (repeatable)")
 	fs.StringArrayVar(&rf.reject, "reject", nil, "for a suspended run: reject the boundary NAME (repeatable)")
 	fs.StringVar(&rf.config, "config", "", "for a suspended run: project configuration (default: the one the run used)")
@@ -472,15 +468,29 @@ defaults:
 ids], "tokens", "tier", "model"?, "reasons": ["PHASE: why → tier" or
 "routine"], "over_limit"}]}.
 
+--run delegates the split: each group goes, with its phases' markdown, to
+the agent of its tier in crystallize.toml (or --config): [models.MODEL]
+when the tier names a model that has such an entry, else [models.TIER]
+(an OpenAI-compatible or Anthropic model), else a command bound as
+[tools."TIER"] that reads the prompt on stdin, as session resume --agent
+finds its agent. Each answer is appended to the log as a phase
+"Delegated group N @KEY" with a [!delegated] callout naming the group's
+phases and tier, and an [!answer] callout holding the answer, redacted.
+The log is written once, atomically, when every group has answered: a
+group without an agent, an agent that fails or answers nothing leaves
+the log as it was. With --json --run prints {"plan", "results": [{"agent",
+"phase", "reply"}]}.
+
 Exit status: 0 on success, 1 when the log or the route file has problems
-or cannot be read, 2 on a usage error.`
+or cannot be read or an agent fails, 2 on a usage error (a tier without
+an agent).`
 
 func newSessionSplitCmd(e *env) *cobra.Command {
 	var maxTokens int
-	var routeFile string
-	var asJSON bool
+	var routeFile, config string
+	var asJSON, run bool
 	cmd := &cobra.Command{
-		Use:   "split FILE --max-tokens N [--route FILE.toml] [--json]",
+		Use:   "split FILE --max-tokens N [--route FILE.toml] [--run [--config FILE]] [--json]",
 		Short: "Split a session into phase groups for delegation, each with a model tier",
 		Long:  sessionSplitDoc,
 		Args:  cobra.ExactArgs(1),
@@ -495,11 +505,18 @@ func newSessionSplitCmd(e *env) *cobra.Command {
 					return listError(err)
 				}
 			}
+			opts := session.SplitOptions{MaxTokens: maxTokens, Route: route}
+			if run {
+				return runSplit(cmd.Context(), e, args[0], opts, config, asJSON)
+			}
+			if config != "" {
+				return usagef("--config names the agents of --run")
+			}
 			s, err := session.Open(args[0])
 			if err != nil {
 				return listError(err)
 			}
-			plan, err := session.Split(s, session.SplitOptions{MaxTokens: maxTokens, Route: route})
+			plan, err := session.Split(s, opts)
 			if err != nil {
 				return err
 			}
@@ -513,7 +530,42 @@ func newSessionSplitCmd(e *env) *cobra.Command {
 	cmd.Flags().IntVar(&maxTokens, "max-tokens", 0, "most estimated tokens in a group (required)")
 	cmd.Flags().StringVar(&routeFile, "route", "", "routing rules (TOML) naming tiers, models and rules")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the split as JSON")
+	cmd.Flags().BoolVar(&run, "run", false, "send each group to its tier's agent and append the answers to the log as phases")
+	cmd.Flags().StringVar(&config, "config", "", "crystallize.toml naming the tiers' agents (default: the nearest one)")
 	return cmd
+}
+
+// runSplit is session split --run: the split delegated to the agents of
+// its tiers and the answers appended to the log.
+func runSplit(ctx context.Context, e *env, name string, opts session.SplitOptions, config string, asJSON bool) error {
+	cfg, err := projectConfig(config)
+	if err != nil {
+		return err
+	}
+	res, err := session.RunSplit(ctx, name, session.SplitRunOptions{
+		Split: opts, Now: time.Now,
+		Agent: func(g session.Group) (string, session.Agent, error) {
+			key := g.Tier
+			if cfg != nil && g.Model != "" {
+				if _, ok := cfg.Models[g.Model]; ok {
+					key = g.Model
+				}
+			}
+			a, err := sessionAgent(cfg, key, e.getenv)
+			return key, a, err
+		},
+	})
+	if err != nil {
+		return listError(err)
+	}
+	if asJSON {
+		return writeJSON(e.stdout, res)
+	}
+	for i, r := range res.Results {
+		g := res.Plan.Groups[i]
+		fmt.Fprintf(e.stdout, "group %d (%s, tier %s) → %s: phase %s\n", i+1, strings.Join(g.Phases, ", "), g.Tier, r.Agent, r.Phase)
+	}
+	return nil
 }
 
 // splitTable is plan as an aligned table, one row per group.

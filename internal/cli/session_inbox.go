@@ -16,15 +16,6 @@ import (
 // runtime.Message), which can be answered, next to the callouts of
 // indexed session logs, which are only shown.
 
-// itemJSON converts an inbox item to its session inbox --json entry.
-func itemJSON(it store.InboxItem) inboxItem {
-	return inboxItem{
-		Item: it.ID, SessionID: it.SessionID, Phase: "step-" + strconv.Itoa(it.Step), Type: it.Type,
-		Title: it.Text, Step: it.Step, Boundary: it.Boundary, Options: it.Options,
-		Created: registry.FormatTime(it.Created), Answered: it.Answered, Answer: it.Answer, Reason: it.Reason,
-	}
-}
-
 // writeItems prints inbox items, one line each: the item id, the session
 // id, [!type], the text, and a decision's options.
 func writeItems(w io.Writer, items []store.InboxItem) error {
@@ -88,41 +79,10 @@ func newSessionInboxAnswerCmd(e *env, db *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			d, err := openIndex(ctx, *db)
-			if err != nil {
-				return err
+			if n := countTrue(a.Decide != "", a.Approve, a.Reject, a.Dismiss); n != 1 {
+				return usagef("%w: give exactly one of --decide, --approve, --reject, --dismiss", registry.ErrAnswer)
 			}
-			it, err := d.Item(ctx, id)
-			if err != nil {
-				d.Close()
-				return err
-			}
-			if err := registry.Check(it, a); err != nil {
-				d.Close()
-				return usageError{err}
-			}
-			if a.Dismiss {
-				defer d.Close()
-				if err := registry.Dismiss(ctx, d, it, a.Reason, registry.Options{}); err != nil {
-					return err
-				}
-				fmt.Fprintf(e.stdout, "dismissed #%d\n", it.ID)
-				return nil
-			}
-			s, err := d.LiveSession(ctx, it.SessionID)
-			d.Close() // the resumed run opens the registry itself
-			if err != nil {
-				return err
-			}
-			f := &resumeFlags{stateDir: s.StateDir, asJSON: asJSON, decide: a.Decide, reason: a.Reason}
-			switch {
-			case a.Approve:
-				f.approve = []string{it.Boundary}
-			case a.Reject:
-				f.reject = []string{it.Boundary}
-			}
-			return runResume(cmd, e, f, it.SessionID)
+			return answerItem(cmd, e, *db, id, a, asJSON)
 		},
 	}
 	fs := cmd.Flags()
@@ -133,6 +93,47 @@ func newSessionInboxAnswerCmd(e *env, db *string) *cobra.Command {
 	fs.StringVar(&a.Reason, "reason", "", "why; recorded with the answer")
 	fs.BoolVar(&asJSON, "json", false, "print the resumed run's summary as JSON")
 	return cmd
+}
+
+// answerItem answers inbox item id with a and resumes the run that asked,
+// as "session inbox answer" does; crystallize review answers through it
+// too, so an answer from the page has the same effect.
+func answerItem(cmd *cobra.Command, e *env, db string, id int64, a registry.Answer, asJSON bool) error {
+	ctx := cmd.Context()
+	d, err := openIndex(ctx, db)
+	if err != nil {
+		return err
+	}
+	it, err := d.Item(ctx, id)
+	if err != nil {
+		d.Close()
+		return err
+	}
+	if err := registry.Check(it, a); err != nil {
+		d.Close()
+		return usageError{err}
+	}
+	if a.Dismiss {
+		defer d.Close()
+		if err := registry.Dismiss(ctx, d, it, a.Reason, registry.Options{}); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "dismissed #%d\n", it.ID)
+		return nil
+	}
+	s, err := d.LiveSession(ctx, it.SessionID)
+	d.Close() // the resumed run opens the registry itself
+	if err != nil {
+		return err
+	}
+	f := &resumeFlags{stateDir: s.StateDir, asJSON: asJSON, decide: a.Decide, reason: a.Reason}
+	switch {
+	case a.Approve:
+		f.approve = []string{it.Boundary}
+	case a.Reject:
+		f.reject = []string{it.Boundary}
+	}
+	return runResume(cmd, e, f, it.SessionID)
 }
 
 const sessionInboxPurgeDoc = `purge deletes the answered inbox items of SESSION (a session id, or a
@@ -169,4 +170,15 @@ func newSessionInboxPurgeCmd(e *env, db *string) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// countTrue counts the conditions that hold.
+func countTrue(conds ...bool) int {
+	n := 0
+	for _, c := range conds {
+		if c {
+			n++
+		}
+	}
+	return n
 }

@@ -27,6 +27,11 @@ const sessionIndexDoc = `index keeps a derived index of the session logs (*.md) 
 embedded SQLite database --db (default ` + store.DefaultPath + `), for
 session list, search and inbox. Paths are recorded relative to DIR.
 
+crystallize run keeps the index of its own logs: each run's session.md is
+indexed into <state-dir>/state.db (the default --db) when the run writes
+it, relative to <state-dir>/runs, as "session index .crystallize/runs"
+would index it.
+
 Indexing is incremental: a file whose sha256 is unchanged is skipped, a new
 or changed file is parsed and replaces its entry, and an entry whose file
 is gone is removed. A file with problems (see session lint) is left out of
@@ -66,14 +71,7 @@ func newSessionIndexCmd(e *env) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				problems := make([]string, 0, len(r.Problems))
-				for _, p := range r.Problems {
-					problems = append(problems, fmt.Sprint(p))
-				}
-				if err := writeJSON(e.stdout, map[string]any{
-					"added": r.Added, "updated": r.Updated, "unchanged": r.Unchanged,
-					"removed": r.Removed, "failed": r.Failed, "problems": problems,
-				}); err != nil {
+				if err := writeJSON(e.stdout, r.Summary()); err != nil {
 					return err
 				}
 			} else if asTOON {
@@ -210,28 +208,6 @@ func newSessionSearchCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// inboxItem is one entry of session inbox --json.
-type inboxItem struct {
-	SessionID string `json:"session_id"`
-	Path      string `json:"path"`
-	Started   string `json:"started"`
-	Phase     string `json:"phase"`
-	Type      string `json:"type"`
-	Title     string `json:"title"`
-	Body      string `json:"body"`
-
-	// Set on the items runs posted (see session_inbox.go): the id to
-	// answer, the step that asked, and what it asks.
-	Item     int64    `json:"item,omitempty"`
-	Step     int      `json:"step,omitempty"`
-	Boundary string   `json:"boundary,omitempty"`
-	Options  []string `json:"options,omitempty"`
-	Created  string   `json:"created,omitempty"`
-	Answered bool     `json:"answered,omitempty"`
-	Answer   string   `json:"answer,omitempty"`
-	Reason   string   `json:"reason,omitempty"`
-}
-
 var sessionInboxDoc = `inbox prints what sessions ask or tell a person, in two parts.
 
 First the unanswered items the runs of the registry posted (crystallize
@@ -244,10 +220,17 @@ answers one and resumes its run; "session inbox purge SESSION" deletes a
 session's answered items.
 
 Then the actionable callouts of every indexed session log (session
-index): ` + strings.Join(sessionindex.Actionable, ", ") + `. The newest
+index; crystallize run indexes each run's session.md as it writes it):
+` + strings.Join(sessionindex.Actionable, ", ") + `. A question
+(decision_needed, approval_required) that was answered is left out: a
+[!decision] or [!user] callout follows it in its phase, or its session
+has finished (completed, failed, cancelled, rejected). The questions and
+completions of a session the registry knows (a run) are its items, above,
+and are not listed again from its log; its errors are. The newest
 session comes first (by started, then path), and each session's callouts
 in document order, one line each: session id, phase id ("-" for the
-preamble), [!type] and the callout's title.
+preamble), [!type] and the callout's title, or its first line of text
+when it has no title (the format's "> [!error]" then "> text").
 
 --json prints one JSON array of both: the items first, as {"item",
 "session_id", "phase" ("step-N"), "type", "title" (the text), "step",
@@ -255,13 +238,20 @@ preamble), [!type] and the callout's title.
 fields left out), then the callouts as {"session_id", "path", "started",
 "phase", "type", "title", "body"}.
 
+With --temporal ADDR it also lists, first, the boundaries runs on that
+Temporal server wait at (crystallize runs --temporal): run id, step,
+[!approval_required] or [!decision_needed], the prompt and options, and
+the approve-run command that decides it; in --json as items with
+"temporal": true and the run id as "session_id".
+
 Exit status: 0 on success, 1 on error, 2 on a usage error.`
 
 func newSessionInboxCmd(e *env) *cobra.Command {
 	var db string
 	var asJSON, all bool
+	var tf temporalFlags
 	cmd := &cobra.Command{
-		Use:   "inbox [--db FILE] [--json] [--all]",
+		Use:   "inbox [--db FILE] [--json] [--all] [--temporal ADDR]",
 		Short: "Gather what sessions ask or tell a person",
 		Long:  sessionInboxDoc,
 		Args:  cobra.NoArgs,
@@ -276,29 +266,36 @@ func newSessionInboxCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			items, err := d.Callouts(ctx, sessionindex.Actionable)
+			items, err := sessionindex.Inbox(ctx, d)
+			if err != nil {
+				return err
+			}
+			waiting, err := temporalPending(cmd, e, &tf)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				out := make([]inboxItem, 0, len(posted)+len(items))
+				out := make([]sessionindex.InboxEntry, 0, len(waiting)+len(posted)+len(items))
+				for _, r := range waiting {
+					out = append(out, temporalItem(r))
+				}
 				for _, it := range posted {
-					out = append(out, itemJSON(it))
+					out = append(out, sessionindex.PostedEntry(it))
 				}
 				for _, it := range items {
-					out = append(out, inboxItem{
-						SessionID: it.Session.SessionID, Path: it.Session.Path, Started: it.Session.Started,
-						Phase: it.Callout.Phase, Type: it.Callout.Type, Title: it.Callout.Title, Body: it.Callout.Body,
-					})
+					out = append(out, sessionindex.CalloutEntry(it))
 				}
 				return writeJSON(e.stdout, out)
+			}
+			if err := writeTemporalItems(e.stdout, waiting, tf.address); err != nil {
+				return err
 			}
 			if err := writeItems(e.stdout, posted); err != nil {
 				return err
 			}
 			tw := newTable(e.stdout)
 			for _, it := range items {
-				fmt.Fprintf(tw, "%s\t%s\t[!%s]\t%s\n", it.Session.SessionID, orDash(it.Callout.Phase), it.Callout.Type, it.Callout.Title)
+				fmt.Fprintf(tw, "%s\t%s\t[!%s]\t%s\n", it.Session.SessionID, orDash(it.Callout.Phase), it.Callout.Type, oneLineText(sessionindex.Headline(it.Callout)))
 			}
 			return tw.Flush()
 		},
@@ -306,6 +303,7 @@ func newSessionInboxCmd(e *env) *cobra.Command {
 	cmd.PersistentFlags().StringVar(&db, "db", store.DefaultPath, dbHelp)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the callouts as JSON")
 	cmd.Flags().BoolVar(&all, "all", false, "list answered items too")
+	tf.register(cmd.Flags(), false)
 	cmd.AddCommand(newSessionInboxAnswerCmd(e, &db), newSessionInboxPurgeCmd(e, &db))
 	return cmd
 }

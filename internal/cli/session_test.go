@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/crystallize-dev/crystallize/internal/session"
 )
 
 // sessionCmd runs "crystallize session args..." in-process under a root of
@@ -69,13 +71,13 @@ func TestSessionLint(t *testing.T) {
 	}
 
 	code, stdout, _ := sessionCmd(t, "lint", "--json", examples+"2026-01-14-flaky-test.md", bad)
-	var report lintReport
+	var report session.LintReport
 	if err := json.Unmarshal([]byte(stdout), &report); err != nil || code != 1 {
 		t.Fatalf("lint --json = %d, %v\n%s", code, err, stdout)
 	}
-	want := []lintFile{
-		{File: examples + "2026-01-14-flaky-test.md", Problems: []lintProblem{}},
-		{File: bad, Problems: []lintProblem{{2, "missing session_id"}, {9, "tool call without result arrow"}}},
+	want := []session.LintFile{
+		{File: examples + "2026-01-14-flaky-test.md", Problems: []session.LintProblem{}},
+		{File: bad, Problems: []session.LintProblem{{Line: 2, Message: "missing session_id"}, {Line: 9, Message: "tool call without result arrow"}}},
 	}
 	if len(report.Files) != 2 || report.Files[0].File != want[0].File || len(report.Files[0].Problems) != 0 ||
 		len(report.Files[1].Problems) != 2 || report.Files[1].Problems[1] != want[1].Problems[1] {

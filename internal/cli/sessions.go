@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
+	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -18,6 +19,15 @@ func newLive(e *env, stateDir, agentType, name string) *registry.Live {
 	return registry.NewLive(stateDir, agentType, name, func(err error) {
 		fmt.Fprintf(e.stderr, "crystallize: registry: %v\n", err)
 	})
+}
+
+// liveModel is the model a run of cfg is registered with, for the
+// status line: the model of [models.default], "" without one.
+func liveModel(cfg *runtime.Config) string {
+	if cfg == nil {
+		return ""
+	}
+	return cfg.Models["default"].Model
 }
 
 const sessionsDoc = `sessions lists the sessions of the state directory's registry: the
@@ -41,8 +51,9 @@ agent), name, session id and workspace.
 
 --json prints an array of {"number", "session_id", "name",
 "agent_type", "state", "status", "workspace", "state_dir", "pid",
-"started", "heartbeat", "ended"?}: state is status, or stale; times are
-RFC 3339 in UTC.
+"started", "heartbeat", "ended"?, "branch", "agent", "model"}: state is
+status, or stale; times are RFC 3339 in UTC; branch, agent and model are
+"" when not known.
 
 Exit status: 0 on success, 1 on error, 2 on a usage error.`
 

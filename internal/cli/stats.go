@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -45,6 +47,8 @@ read is listed and skipped.
 {"model_calls", "tokens", "cost_usd"}, "calls", "served": {…},
 "unpriced_models"} or null)}], "skipped": [{"dir", "error"}]}.
 
+Without --runs, a project with no run yet shows no runs (exit 0).
+
 Exit status: 0, 1 when --runs cannot be read, 2 on a usage error.`
 
 func newStatsCmd(e *env) *cobra.Command {
@@ -62,6 +66,12 @@ func newStatsCmd(e *env) *cobra.Command {
 				return err
 			}
 			st, err := runtime.ReadStats(runs, prices)
+			if errors.Is(err, fs.ErrNotExist) && !cmd.Flags().Changed("runs") {
+				// No run yet in this project: nothing to show is an
+				// answer, not a failure. A --runs that names a missing
+				// directory is still a mistyped path.
+				st, err = runtime.EmptyStats(runs), nil
+			}
 			if err != nil {
 				return err
 			}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -26,41 +24,15 @@ const storeFlagHelp = "keep the traces in the trace store, <state-dir>/" + regis
 
 const stateDirStoreHelp = "state directory whose trace store to use (<dir>/" + registry.DBFile + ")"
 
-// openTraceStore opens the trace store of stateDir. Unless create is set,
-// a store that does not exist is an error that says how to make one,
-// rather than an empty database left behind; and a store this process may
-// not write (store.Writable: a shared copy, a read-only mount) is opened
-// read-only, for the commands that only read it (mine --store, store stats
-// and export; see storeReadOnlyWarning). A write such a command needs
-// (store gc) then fails with store.ErrReadOnly, leaving the store as it
-// was.
+// openTraceStore opens the trace store of stateDir (tracestore.OpenStore:
+// created for an import, opened read-only for a reader that may not
+// write it) and returns it with its path.
 func openTraceStore(ctx context.Context, stateDir string, create bool) (*store.DB, string, error) {
 	if stateDir == "" {
 		return nil, "", usagef("--state-dir: empty path")
 	}
 	path := registry.Path(stateDir)
-	if create {
-		// A store made read-only stays so, even for a process that could
-		// write it anyway (root).
-		if _, err := os.Stat(path); err == nil && !store.Writable(path) {
-			return nil, path, fmt.Errorf("the trace store %s is read-only (the file or its directory is not writable): %w", path, store.ErrReadOnly)
-		}
-		db, err := store.Open(ctx, path)
-		return db, path, err
-	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, path, fmt.Errorf("no trace store at %s: store traces first with crystallize import --from DIR --store", path)
-	}
-	if !store.Writable(path) {
-		db, err := store.OpenReadOnly(ctx, path)
-		return db, path, err
-	}
-	db, err := store.Open(ctx, path)
-	if errors.Is(err, store.ErrReadOnly) {
-		// Writable as far as permissions tell, yet SQLite could not write
-		// (a file system mounted read-only, say): read it all the same.
-		db, err = store.OpenReadOnly(ctx, path)
-	}
+	db, err := tracestore.OpenStore(ctx, path, create)
 	return db, path, err
 }
 
@@ -227,14 +199,6 @@ func newStoreCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// storeStats is store stats --json.
-type storeStats struct {
-	Store string `json:"store"`
-	*store.TraceStats
-	// Warnings holds the warning of a read-only store; absent otherwise.
-	Warnings []string `json:"warnings,omitempty"`
-}
-
 const storeStatsDoc = `stats counts what the trace store holds: traces (eligible for mining and
 excluded), their actions, distinct action signatures, the bytes of the trace
 documents, the database's size and the part of it free (what store gc gives
@@ -281,7 +245,7 @@ func newStoreStatsCmd(e *env, stateDir *string) *cobra.Command {
 			warning := storeReadOnlyWarning(db, path, "an import whose process was killed is shown as recorded (running), not as interrupted")
 			printStoreWarning(e, warning)
 			if asJSON {
-				sum := storeStats{Store: path, TraceStats: st}
+				sum := pipeline.StoreStatsSummary{Store: path, TraceStats: st}
 				if warning != "" {
 					sum.Warnings = []string{warning}
 				}
@@ -305,12 +269,6 @@ func newStoreStatsCmd(e *env, stateDir *string) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the counts as JSON")
 	return cmd
-}
-
-// storeGC is store gc --json.
-type storeGC struct {
-	Store string `json:"store"`
-	*store.TraceGC
 }
 
 const storeGCDoc = `gc removes, in one transaction, what no stored trace needs: trace documents
@@ -350,7 +308,7 @@ func newStoreGCCmd(e *env, stateDir *string) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(e.stdout, storeGC{Store: path, TraceGC: gc})
+				return writeJSON(e.stdout, pipeline.StoreGCSummary{Store: path, TraceGC: gc})
 			}
 			fmt.Fprintf(e.stdout, "Removed %d unreferenced trace documents, %d unused signatures, %d records of incomplete imports\n", gc.Bodies, gc.Signatures, gc.Imports)
 			if gc.Verdicts > 0 {
@@ -362,14 +320,6 @@ func newStoreGCCmd(e *env, stateDir *string) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
-}
-
-// storeExport is store export --json.
-type storeExport struct {
-	Store  string `json:"store"`
-	Out    string `json:"out"`
-	Traces int    `json:"traces"`
-	Bytes  int64  `json:"bytes"`
 }
 
 const storeExportDoc = `export writes every stored trace into --out as <format>-<id>.json (format:
@@ -418,7 +368,7 @@ func newStoreExportCmd(e *env, stateDir *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sum := storeExport{Store: path, Out: out, Traces: n.Traces, Bytes: n.Bytes}
+			sum := pipeline.StoreExportSummary{Store: path, Out: out, Traces: n.Traces, Bytes: n.Bytes}
 			if asJSON {
 				return writeJSON(e.stdout, sum)
 			}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -290,19 +289,15 @@ func newSynthDeriveCmd(e *env) *cobra.Command {
 			if all {
 				return printDerived(e, examples, asJSON)
 			}
-			expr, ok := derive.Parameter(examples, target)
+			d := derive.Derive(examples, target)
 			if asJSON {
-				v := map[string]any{"target": target, "found": ok, "expression": nil}
-				if ok {
-					v["expression"] = expr.String()
-				}
-				if err := writeIndentedJSON(e.stdout, v); err != nil {
+				if err := writeIndentedJSON(e.stdout, d); err != nil {
 					return err
 				}
-			} else if ok {
-				fmt.Fprintf(e.stdout, "%s = %s\n", target, expr)
+			} else if d.Found {
+				fmt.Fprintf(e.stdout, "%s = %s\n", target, *d.Expression)
 			}
-			if !ok {
+			if !d.Found {
 				return failuref("no expression derives %q from the other values in every example", target)
 			}
 			return nil
@@ -315,24 +310,14 @@ func newSynthDeriveCmd(e *env) *cobra.Command {
 }
 
 func printDerived(e *env, examples []map[string]string, asJSON bool) error {
-	derived := derive.Parameters(examples)
-	kept := derive.Kept(examples, derived)
-	names := make([]string, 0, len(derived))
-	for k := range derived {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	d := derive.DeriveAll(examples)
 	if asJSON {
-		v := map[string]any{"derived": map[string]string{}, "kept": kept}
-		for _, k := range names {
-			v["derived"].(map[string]string)[k] = derived[k].String()
-		}
-		return writeIndentedJSON(e.stdout, v)
+		return writeIndentedJSON(e.stdout, d)
 	}
-	for _, k := range names {
-		fmt.Fprintf(e.stdout, "%s = %s\n", k, derived[k])
+	for _, k := range d.Names() {
+		fmt.Fprintf(e.stdout, "%s = %s\n", k, d.Derived[k])
 	}
-	fmt.Fprintf(e.stdout, "kept: %s\n", strings.Join(kept, ", "))
+	fmt.Fprintf(e.stdout, "kept: %s\n", strings.Join(d.Kept, ", "))
 	return nil
 }
 

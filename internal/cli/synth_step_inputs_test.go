@@ -98,10 +98,10 @@ func TestModelStepInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr = runCLI(t, "synth", "step", "bundle", "--step", "2", "--out", "right")
-	if code != 0 || !strings.Contains(stdout, "verified on 4 recorded and 1 held-out runs") {
+	if code != 0 || !strings.Contains(stdout, "verified on 4 recorded runs (1 withheld from the model) and 1 held-out runs") {
 		t.Fatalf("right function: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
-	if len(*prompts) != 1 || !strings.Contains((*prompts)[0], `"title":"Search is slow"`) {
+	if len(*prompts) != 1 || !strings.Contains((*prompts)[0], `"title":"Slow checkout page returns 500 on retry"`) {
 		t.Errorf("the prompt must show the recorded inputs: %q", *prompts)
 	}
 

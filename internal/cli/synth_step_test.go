@@ -84,11 +84,14 @@ func TestSynthStep(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("synth step: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "step 2 classify_issue: accepted classify") || !strings.Contains(stdout, "verified on 4 recorded and 1 held-out runs") {
+	if !strings.Contains(stdout, "step 2 classify_issue: accepted classify") || !strings.Contains(stdout, "verified on 4 recorded runs (1 withheld from the model) and 1 held-out runs") {
 		t.Errorf("stdout = %s", stdout)
 	}
-	if len(*prompts) != 1 || !strings.Contains((*prompts)[0], `"title":"Search is slow"`) || strings.Contains((*prompts)[0], "Ledger") {
-		t.Errorf("the prompt must hold the recorded runs and not the held-out one: %q", *prompts)
+	// The last recorded run is withheld from the model, and the held-out
+	// one is never shown.
+	if len(*prompts) != 1 || !strings.Contains((*prompts)[0], `"title":"Slow checkout page returns 500 on retry"`) ||
+		strings.Contains((*prompts)[0], "Search is slow") || strings.Contains((*prompts)[0], "Ledger") {
+		t.Errorf("the prompt must hold the first three recorded runs and neither the withheld nor the held-out one: %q", *prompts)
 	}
 	wf, err := os.ReadFile("bundle/workflow.star")
 	if err != nil {
@@ -278,4 +281,108 @@ func snapshot(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return files
+}
+
+// classifyByID is a lookup table of the recorded issue ids: right on
+// every recorded run, and no classifier.
+const classifyByID = "```python\ndef classify(inputs):\n    return {\n        \"T-1\": {\"labels\": [\"bug\", \"sev/high\"]},\n        \"T-2\": {\"labels\": [\"flaky-test\", \"sev/low\"]},\n        \"T-3\": {\"labels\": [\"bug\", \"sev/high\"]},\n    }[inputs[\"issue_id\"]]\n```\n"
+
+// classifyCaseSensitive is right on every recorded run and wrong once a
+// title is written in capitals.
+const classifyCaseSensitive = "```python\ndef classify(inputs):\n    t = inputs[\"title\"]\n    if \"Flaky\" in t:\n        return {\"labels\": [\"flaky-test\", \"sev/low\"]}\n    if \"500\" in t:\n        return {\"labels\": [\"bug\", \"sev/high\"]}\n    return {\"labels\": [\"perf\", \"sev/medium\"]}\n```\n"
+
+// A synthesized step must generalise: with three recorded runs, a table
+// of their ids is refused, a function that breaks a stated invariant is
+// refused, and a general one is accepted, all against a local
+// OpenAI-compatible server.
+func TestSynthStepGeneralises(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	files := map[string]string{
+		"traces/1.json":  triageTrace("T-1", "Refund webhook returns 500", []string{"bug", "sev/high"}),
+		"traces/2.json":  triageTrace("T-2", "Flaky settlement test", []string{"flaky-test", "sev/low"}),
+		"traces/3.json":  triageTrace("T-3", "Slow checkout page returns 500 on retry", []string{"bug", "sev/high"}),
+		"heldout/4.json": triageTrace("T-4", "Ledger API 500s under load", []string{"bug", "sev/high"}),
+	}
+	for name, content := range files {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, stdout, stderr := runCLI(t, "mine", "--from", "traces", "--shadow-from", "heldout", "--workflow-name", "triage", "--bundle", "bundle"); code != 0 {
+		t.Fatalf("mine: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	answer := classifyByID
+	srv, prompts := openAIServer(t, func(string) string { return answer })
+	cfg := "[models.default]\nprovider = \"openai\"\nbase_url = \"" + srv.URL + "\"\nmodel = \"local-coder-1\"\n"
+	if err := os.WriteFile("crystallize.toml", []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mined := snapshot(t, "bundle")
+	invariants := []string{"--invariant", "case:title", "--invariant", "whitespace:title", "--invariant", "id:issue_id"}
+
+	// The lookup table is refused before it runs, naming each recited id
+	// and the run it comes from; the bundle is unchanged.
+	code, stdout, stderr := runCLI(t, "synth", "step", "bundle", "--step", "2", "--out", "table")
+	if code != exitFailure {
+		t.Fatalf("lookup table: exit %d, want 1\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		`  code fixtures/T-1.json action T-1-a2: recorded_literal: line 3: the dict key "T-1" is the recorded input issue_id of this run; the function must compute its output, not look it up`,
+		`  code fixtures/T-2.json action T-2-a2: recorded_literal: line 4: the dict key "T-2" is the recorded input issue_id of this run`,
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout = %s\nwant %s", stdout, want)
+		}
+	}
+	if diff := cmp.Diff(mined, snapshot(t, "bundle")); diff != "" {
+		t.Errorf("a refused function changed the bundle (-before +after):\n%s", diff)
+	}
+	if p := (*prompts)[0]; !strings.Contains(p, "Flaky settlement test") || strings.Contains(p, "Slow checkout") {
+		t.Errorf("the prompt must show T-1 and T-2 and withhold T-3: %s", p)
+	}
+	var table struct {
+		Withheld []string `json:"withheld"`
+		Failures []struct {
+			Code string `json:"code"`
+		} `json:"failures"`
+	}
+	data, _ := os.ReadFile("table/step.json")
+	if err := json.Unmarshal(data, &table); err != nil || len(table.Withheld) != 1 || table.Withheld[0] != "fixtures/T-3.json action T-3-a2" ||
+		len(table.Failures) != 2 || table.Failures[0].Code != "recorded_literal" {
+		t.Errorf("step.json = %s (%v)", data, err)
+	}
+
+	// A function right on every recorded run but not under a stated
+	// invariant is refused, naming the input no trace held.
+	answer = classifyCaseSensitive
+	code, stdout, stderr = runCLI(t, append([]string{"synth", "step", "bundle", "--step", "2", "--out", "cased"}, invariants...)...)
+	want := `  case_invariant_title fixtures/T-2.json action T-2-a2 with title "FLAKY SETTLEMENT TEST": got {"labels":["perf","sev/medium"]}, want {"labels":["flaky-test","sev/low"]}`
+	if code != exitFailure || !strings.Contains(stdout, want) {
+		t.Errorf("case-sensitive: exit %d\nstdout: %s\nstderr: %s\nwant %s", code, stdout, stderr, want)
+	}
+	if diff := cmp.Diff(mined, snapshot(t, "bundle")); diff != "" {
+		t.Errorf("a refused function changed the bundle (-before +after):\n%s", diff)
+	}
+
+	// The general function is accepted under every invariant.
+	answer = classifyRight
+	code, stdout, stderr = runCLI(t, append([]string{"synth", "step", "bundle", "--step", "2"}, invariants...)...)
+	if code != 0 || !strings.Contains(stdout, "verified on 3 recorded runs (1 withheld from the model) and 1 held-out runs") {
+		t.Fatalf("general: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	var step struct {
+		Accepted   bool           `json:"accepted"`
+		Checked    map[string]int `json:"checked"`
+		Properties []string       `json:"properties"`
+	}
+	data, _ = os.ReadFile("bundle.synth/step-2/step.json")
+	wantChecked := map[string]int{"examples": 2, "withheld": 1, "heldout": 1, "case_invariant_title": 6, "whitespace_invariant_title": 3, "opaque_id_issue_id": 3}
+	if err := json.Unmarshal(data, &step); err != nil || !step.Accepted || !cmp.Equal(step.Checked, wantChecked) ||
+		!cmp.Equal(step.Properties, []string{"case_invariant_title", "whitespace_invariant_title", "opaque_id_issue_id"}) {
+		t.Errorf("step.json = %s (%v)", data, err)
+	}
 }

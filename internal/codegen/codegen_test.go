@@ -15,7 +15,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+var update = flag.Bool("update", os.Getenv("CRYSTALLIZE_UPDATE") != "", "rewrite golden files (or set CRYSTALLIZE_UPDATE=1)")
 
 // goldenCase is the input of a golden test, testdata/NAME.json: options
 // and either a candidate (rendered by Workflow) or a report (rendered by

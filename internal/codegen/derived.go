@@ -59,7 +59,13 @@ func (g *generator) prologue(b *strings.Builder) {
 	if len(g.derived) == 0 {
 		return
 	}
-	comment(b, 1, "Derived from the parameters; every example agreed (report.json derived_parameters).")
+	if len(g.c.Examples) == 1 {
+		// One run: its values were found to hold the parameters' values,
+		// which is not agreement between examples.
+		comment(b, 1, "Made from the parameters as the recorded run made them (report.json derived_parameters).")
+	} else {
+		comment(b, 1, "Derived from the parameters; every example agreed (report.json derived_parameters).")
+	}
 	for _, d := range g.derived {
 		statement(b, 1, atom(d.id+" = "+d.expr.String()))
 	}

@@ -53,3 +53,35 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Substitute's expression reproduces the value it read, reads only the
+// parameters it was given, and Parse reads back what it prints, whatever
+// the value and the parameters' values (quotes, backslashes, overlapping
+// values, invalid UTF-8).
+func FuzzSubstitute(f *testing.F) {
+	f.Add(`git commit -m "Release v1.2.3"`, "1.2.3", "release/v1.2.3", "main")
+	f.Add("1.2.3.4 1.2.34 v1.2.3", "1.2.3", "2.3", "v1")
+	f.Add("\\\"x\xff", "\\", "\"x", "\xff")
+	f.Fuzz(func(t *testing.T, s, a, b, c string) {
+		values := map[string]string{"a": a, "b": b, "c": c}
+		e, ok := Substitute(s, values)
+		if !ok {
+			return
+		}
+		if got, ok := e.Eval(values); !ok || got != s {
+			t.Errorf("Substitute(%q) = %s = %q", s, e, got)
+		}
+		for _, r := range Refs(e) {
+			if _, ok := values[r]; !ok {
+				t.Errorf("Substitute(%q) = %s reads %s", s, e, r)
+			}
+		}
+		back, err := Parse(e.String())
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", e, err)
+		}
+		if got, ok := back.Eval(values); !ok || got != s {
+			t.Errorf("Parse(%s) evaluates to %q, want %q", e, got, s)
+		}
+	})
+}

@@ -16,6 +16,7 @@ const (
 	TypeRecallAtK      = assert.TypeRecallAtK
 	TypeMRR            = assert.TypeMRR
 	TypeNDCG           = assert.TypeNDCG
+	TypeContextRecall  = assert.TypeContextRecall
 	TypeToolCallF1     = assert.TypeToolCallF1
 	TypeTrajectoryGoal = assert.TypeTrajectoryGoal
 	TypeLLMRubric      = assert.TypeLLMRubric
@@ -51,8 +52,10 @@ const PromptWrapperVersion = assert.PromptWrapperVersion
 // defaults table, given whether its judge is promoted.
 func BlocksByDefault(a Assertion, promoted bool) bool { return assert.BlocksByDefault(a, promoted) }
 
-// RecallAtK, ReciprocalRank, NDCG and ToolCallF1 are the engine's metrics.
+// RecallAtK, ReciprocalRank, NDCG, ContextRecall and ToolCallF1 are the
+// engine's metrics.
 var (
+	ContextRecall  = assert.ContextRecall
 	RecallAtK      = assert.RecallAtK
 	ReciprocalRank = assert.ReciprocalRank
 	NDCG           = assert.NDCG

@@ -7,6 +7,7 @@ package harness
 // not new control flow.
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 )
@@ -44,6 +45,10 @@ type TemplateOutput struct {
 	Mode    uint32 `json:"mode"`
 	When    string `json:"when,omitempty"`
 	Content string `json:"-"`
+	// Render, when set, makes the content from the profile: a file that
+	// must name what the profile found (the directory a page is in, the
+	// dev server that serves it).
+	Render func(p *RepoProfile) string `json:"-"`
 }
 
 // EvidenceRequirement is what a kit needs to see before its harness is
@@ -87,6 +92,9 @@ func (k *Kit) outputs(p *RepoProfile) []TemplateOutput {
 	var list []TemplateOutput
 	for _, w := range k.Writes {
 		if w.When == "" || slices.ContainsFunc(p.RiskHints, func(h RiskHint) bool { return h.Family == w.When }) {
+			if w.Render != nil {
+				w.Content = w.Render(p)
+			}
 			list = append(list, w)
 		}
 	}
@@ -254,6 +262,36 @@ exit $status
 			Rollback:         "delete gates/nix-*.sh and their manifest entries",
 		},
 		{
+			ID: "rag-system", Title: "RAG system: retrieval dataset with near-miss cases, recall@k, MRR, NDCG and context recall",
+			AppliesWhen: []Condition{{Family: FamilyRAG}},
+			Families:    []string{FamilyRAG},
+			Writes: []TemplateOutput{
+				{Path: "harness/rag/retrieve.sh", Mode: 0o755, Content: gateHeader + `# Prints the ranking the repository's retriever returns for the query "$1",
+# best first, as JSON: [{"id": "docs/architecture.md#gateway", "text": "..."}]
+# (ids only, ["docs/a.md", ...], is enough for recall@k, MRR and NDCG; the
+# texts are what context_recall reads). Replace the lines below with a
+# call to your retriever. Until then every case fails: an unconnected
+# retriever is not evidence.
+echo "harness/rag/retrieve.sh is not connected to a retriever: nothing was retrieved" >&2
+exit 77
+`},
+				{Path: "harness/evals/rag/retrieval.jsonl", Mode: 0o644, Content: ragCase("rag-routing-owner-001", "Which service owns failover routing?", "docs/architecture.md#gateway", "The gateway owns failover routing.", "near-miss") +
+					ragCase("rag-routing-owner-near-miss-001", "Which service shows the failover status page?", "docs/portal.md#status", "The portal shows the failover status page.", "near-miss", "role-reversal")},
+			},
+			EvalSuites: []EvalSuite{{ID: "rag-retrieval", Path: "harness/evals/rag/retrieval.jsonl", Runner: RunnerEval, Threshold: 1}},
+			RequiredEvidence: []EvidenceRequirement{
+				{ID: "rag-retrieval", Description: "the retriever, run on every case, ranks the expected documents and its passages support the reference claims"},
+			},
+			EvolutionRules: []EvolutionRule{
+				{When: "a retrieval answers a question with its near miss", Propose: "add the pair to harness/evals/rag/retrieval.jsonl"},
+				{When: "the dataset has enough cases to set thresholds from", Propose: "calibrate the metric thresholds and mark them calibrated so they block"},
+			},
+			Purpose:          "catch retrieval regressions: the right document missing, ranked low, or its near miss retrieved instead",
+			Consumer:         "authors of retrieval, chunking and embedding changes, and the pre-merge gate",
+			BlockingCriteria: "the retriever does not run; recall@k, MRR, NDCG and context recall block once their thresholds are marked calibrated and advise until then",
+			Rollback:         "delete harness/rag/retrieve.sh, harness/evals/rag/ and their manifest entries",
+		},
+		{
 			ID: "typescript-cli", Title: "TypeScript CLI: build, typecheck and tests",
 			AppliesWhen: []Condition{{Stack: "typescript"}, {Stack: "node"}},
 			Writes: []TemplateOutput{
@@ -273,7 +311,52 @@ exit $status
 			BlockingCriteria: "build, typecheck or tests exit non-zero or time out",
 			Rollback:         "delete gates/npm-build.sh, gates/typecheck.sh, gates/npm-test.sh and their manifest entries",
 		},
+		{
+			ID: "web-app", Title: "Web app: replayed browser session, accessibility audit, screenshot baseline, performance budgets",
+			AppliesWhen: []Condition{{Family: FamilyWeb, Signal: "static-site"}, {Family: FamilyWeb, Signal: "dev-server"}},
+			Families:    []string{FamilyWeb},
+			Writes: []TemplateOutput{
+				{Path: "gates/web.sh", Mode: 0o755, Render: webGate},
+				{Path: "harness/web/smoke.json", Mode: 0o644, Render: webScenario},
+			},
+			Commands: []Command{{ID: "web", Command: "sh gates/web.sh", Phase: "pre_merge", Blocks: true, TimeoutSeconds: 600}},
+			RequiredEvidence: []EvidenceRequirement{
+				{ID: "web", Description: "every scenario under harness/web replays in headless Chromium with its semantic checks, audit, screenshots and budgets"},
+			},
+			EvolutionRules: []EvolutionRule{
+				{When: "a route, form or dialog is added", Propose: "add a scenario that drives it by role and name"},
+				{When: "a screenshot baseline is re-recorded more than once a month", Propose: "narrow the screenshot to stable content or raise its tolerance"},
+			},
+			Purpose:          "catch front-end regressions a user would meet: broken flows, unnamed controls, unreadable text, visual changes and slow loads",
+			Consumer:         "reviewers of front-end changes and the pre-merge gate",
+			BlockingCriteria: "an action or expectation fails, the audit finds a violation, a screenshot differs beyond its policy, or a budget is exceeded; a check that could not run (no browser, no baseline) is not evidence and blocks in CI mode",
+			Rollback:         "delete gates/web.sh, harness/web/ and their manifest entries",
+		},
 	}
+}
+
+// ragCase is a retrieval case of the rag-system kit: the query runs
+// through harness/rag/retrieve.sh, the repository's retriever, and the
+// ranking is scored against the expected document and reference claim.
+// Its metrics advise until their thresholds are calibrated.
+func ragCase(id, query, doc, claim string, tags ...string) string {
+	c := map[string]any{
+		"id": id, "kind": "retrieval",
+		"input": map[string]any{
+			"query": query, "command": []string{"sh", "harness/rag/retrieve.sh", query},
+			"expected_documents": []string{doc}, "reference_claims": []string{claim},
+		},
+		"assert": []map[string]any{
+			{"type": "exit_code"},
+			{"type": "recall_at_k", "k": 5, "threshold": 1.0},
+			{"type": "mrr", "threshold": 0.5},
+			{"type": "ndcg", "k": 5, "threshold": 0.8},
+			{"type": "context_recall", "threshold": 0.85},
+		},
+		"tags": append([]string{"rag"}, tags...),
+	}
+	data, _ := json.Marshal(c)
+	return string(data) + "\n"
 }
 
 // KitByID returns the kit with the id, or false.

@@ -143,6 +143,8 @@ func Retain(ctx context.Context, mem Memory, project string, seq int64, rep *Run
 	}
 	for _, g := range rep.Gates {
 		switch {
+		case g.NotEvidence:
+			// A gate that checked nothing teaches nothing.
 		case g.Blocks && !g.Passed:
 			why := fmt.Sprintf("exit %d", g.ExitCode)
 			if g.TimedOut {

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+var update = flag.Bool("update", os.Getenv("CRYSTALLIZE_UPDATE") != "", "rewrite golden files (or set CRYSTALLIZE_UPDATE=1)")
 
 // gitEnv pins identity, dates and configuration so that the repositories
 // the tests build have the same commit ids on every machine.

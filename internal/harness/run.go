@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -30,6 +31,18 @@ const ReportsDir = StateDir + "/reports"
 // ErrEmptyPhase is returned by Run when --phase selects no command and
 // no suite.
 var ErrEmptyPhase = errors.New("no command or eval suite in this phase")
+
+// ExitNotEvidence is the exit code by which a gate says it could not
+// check anything (its browser, tool or input is missing): 77, the
+// "skipped" of automake and meson. Such a gate is not evidence, never
+// a pass; it blocks the run only in CI mode, where a harness that
+// cannot run is a broken harness.
+const ExitNotEvidence = 77
+
+// EvidenceEnv names the variable that gives a gate its evidence
+// directory: files it writes there (screenshots, diff images,
+// recordings) are listed in the run report as the gate's evidence.
+const EvidenceEnv = "CRYSTALLIZE_EVIDENCE_DIR"
 
 // defaultCaseTimeout bounds a case's command when it names no timeout.
 const defaultCaseTimeout = 60 * time.Second
@@ -54,6 +67,9 @@ type RunOptions struct {
 	Environ []string
 	// PassEnv names further variables of Environ the commands get.
 	PassEnv []string
+	// CI makes a gate that is not evidence (ExitNotEvidence) block the
+	// run like a failed one.
+	CI bool
 }
 
 // RunReport is a run's full report, written to a file; the ledger holds
@@ -81,7 +97,13 @@ type GateResult struct {
 	TimedOut   bool   `json:"timedOut"`
 	DurationMS int64  `json:"durationMs"`
 	Passed     bool   `json:"passed"`
-	OutputPath string `json:"outputPath"`
+	// NotEvidence is set when the gate exited ExitNotEvidence: it
+	// checked nothing, so it did not pass either.
+	NotEvidence bool   `json:"notEvidence,omitempty"`
+	OutputPath  string `json:"outputPath"`
+	// Evidence are the files the gate wrote to its evidence directory,
+	// relative to the root.
+	Evidence []string `json:"evidence,omitempty"`
 	// OutputBytes and OutputSHA256 are the size and digest of the log
 	// at OutputPath, the gate's whole output redacted: the report keeps
 	// only its Tail, and the digest ties the report to the file.
@@ -146,7 +168,14 @@ func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID 
 		}
 		g := runGate(ctx, root, dir, c, env)
 		g.OutputPath = rel(g.OutputPath)
-		if !g.Passed && g.Blocks {
+		for i, e := range g.Evidence {
+			if abs, err := filepath.Abs(root); err == nil {
+				if r, err := filepath.Rel(abs, e); err == nil {
+					g.Evidence[i] = filepath.ToSlash(r)
+				}
+			}
+		}
+		if !g.Passed && g.Blocks && (!g.NotEvidence || opts.CI) {
 			rep.Passed = false
 		}
 		rep.Gates = append(rep.Gates, g)
@@ -171,7 +200,9 @@ func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID 
 	rep.FinishedAt = now().UTC().Format(time.RFC3339)
 	rep.ReportPath = rel(filepath.Join(dir, "report.json"))
 	data, _ := json.MarshalIndent(rep, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
+	// The report is what the ledger's evidence links point at: written
+	// whole and durably, so a crash never leaves a link to half a report.
+	if err := atomicfile.Write(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
 		return nil, fmt.Errorf("writing run report: %w", err)
 	}
 	return rep, nil
@@ -210,9 +241,22 @@ func runGate(ctx context.Context, root, dir string, c Command, env []string) Gat
 	sum := sha256.New()
 	red := redact.NewWriter(io.MultiWriter(f, sum))
 	out := &capped.Buffer{Spill: red}
+	// The gate runs in root: its evidence directory must not depend on
+	// the working directory it was named from.
+	evDir, err := filepath.Abs(filepath.Join(dir, c.ID+".evidence"))
+	if err == nil {
+		err = os.Mkdir(evDir, 0o755)
+	}
+	if err != nil {
+		g.Tail = "evidence directory: " + err.Error()
+		return g
+	}
+	env = append(slices.Clip(env), EvidenceEnv+"="+evDir)
 	code, timedOut, d := execute(ctx, root, []string{"sh", "-c", c.Command}, env, timeout, out)
 	g.ExitCode, g.TimedOut, g.DurationMS = code, timedOut, d.Milliseconds()
 	g.Passed = code == 0 && !timedOut
+	g.NotEvidence = code == ExitNotEvidence && !timedOut
+	g.Evidence = evidenceFiles(evDir)
 	err = out.Err()
 	if err == nil {
 		err = red.Close()
@@ -230,6 +274,22 @@ func runGate(ctx context.Context, root, dir string, c Command, env []string) Gat
 	}
 	g.OutputSHA256 = "sha256:" + hex.EncodeToString(sum.Sum(nil))
 	return g
+}
+
+// evidenceFiles lists the regular files under dir, sorted, and removes
+// dir when the gate left it empty.
+func evidenceFiles(dir string) []string {
+	var list []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			list = append(list, p)
+		}
+		return nil
+	})
+	if len(list) == 0 {
+		os.RemoveAll(dir)
+	}
+	return list
 }
 
 // fileTail is the tail of the size bytes of f: its last tailLines lines
@@ -350,7 +410,7 @@ func runCase(ctx context.Context, root string, c Case, eng *Engine, env []string
 
 // gather produces a case's evidence.
 func gather(ctx context.Context, root string, in CaseInput, env []string) (Evidence, error) {
-	ev := Evidence{Input: in, Retrieved: in.RetrievedDocuments}
+	ev := Evidence{Input: in, Retrieved: in.RetrievedDocuments, Contexts: in.RetrievedContexts}
 	argv, err := in.Argv()
 	if err != nil {
 		return ev, err
@@ -377,10 +437,24 @@ func gather(ctx context.Context, root string, in CaseInput, env []string) (Evide
 		ev.Output = out
 	}
 	if ev.Retrieved == nil && ev.Output != "" {
-		// A command may print its ranking as a JSON list of ids.
+		// A command may print its ranking as a JSON list of ids, or of
+		// passages {"id", "text"} whose texts context_recall reads.
 		var ids []string
-		if json.Unmarshal([]byte(strings.TrimSpace(ev.Output)), &ids) == nil {
+		var passages []struct {
+			ID   string `json:"id"`
+			Text string `json:"text"`
+		}
+		out := []byte(strings.TrimSpace(ev.Output))
+		if json.Unmarshal(out, &ids) == nil {
 			ev.Retrieved = ids
+		} else if json.Unmarshal(out, &passages) == nil {
+			ev.Retrieved = []string{}
+			for _, p := range passages {
+				ev.Retrieved = append(ev.Retrieved, p.ID)
+				if ev.Contexts == nil || len(in.RetrievedContexts) == 0 {
+					ev.Contexts = append(ev.Contexts, p.Text)
+				}
+			}
 		}
 	}
 	ev.Trajectory, err = trajectoryOf(root, in)
@@ -412,8 +486,11 @@ func Record(ctx context.Context, db *store.DB, projectHash string, rep *RunRepor
 	var results []store.ResultRow
 	for _, g := range rep.Gates {
 		msg := fmt.Sprintf("exit %d", g.ExitCode)
-		if g.TimedOut {
+		switch {
+		case g.TimedOut:
 			msg = "timed out"
+		case g.NotEvidence:
+			msg = fmt.Sprintf("exit %d: not evidence", g.ExitCode)
 		}
 		score := 0.0
 		if g.Passed {

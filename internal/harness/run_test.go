@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -205,5 +206,68 @@ func TestGateOutputSpilled(t *testing.T) {
 	}
 	if len(g.Tail) > tailBytes || !strings.HasSuffix(g.Tail, "last line") {
 		t.Errorf("Tail has %d bytes ending %q, want at most %d ending with the last line", len(g.Tail), g.Tail[max(0, len(g.Tail)-20):], tailBytes)
+	}
+}
+
+// TestRunReportDurable: a run's report.json is written through
+// atomicfile, synced before Run returns, with no temporary file left.
+func TestRunReportDurable(t *testing.T) {
+	var synced []string
+	sync := atomicfile.SyncFile
+	atomicfile.SyncFile = func(f *os.File) error { synced = append(synced, filepath.Base(f.Name())); return sync(f) }
+	t.Cleanup(func() { atomicfile.SyncFile = sync })
+
+	root := t.TempDir()
+	m := &Manifest{Commands: []Command{{ID: "ok", Command: "true", Blocks: true}}}
+	rep, err := Run(context.Background(), root, m, "sha256:m", "p", RunOptions{Environ: os.Environ()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(synced, func(s string) bool { return strings.HasPrefix(s, ".report.json.tmp") }) {
+		t.Errorf("synced %v, want report.json synced before it is renamed into place", synced)
+	}
+	dir := filepath.Dir(filepath.Join(root, filepath.FromSlash(rep.ReportPath)))
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if want := []string{"ok.log", "report.json"}; !slices.Equal(names, want) {
+		t.Errorf("report directory holds %v, want %v", names, want)
+	}
+}
+
+// TestGateNotEvidence: a gate that exits ExitNotEvidence checked
+// nothing. It never counts as passed; it blocks the run in CI mode only.
+// A gate's files in its evidence directory are listed in the report.
+func TestGateNotEvidence(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	m := &Manifest{Schema: ManifestSchema, Owner: Owner, Commands: []Command{
+		{ID: "browser", Command: "echo no browser; exit 77", Phase: "pre_merge", Blocks: true, TimeoutSeconds: 10},
+		{ID: "shot", Command: `echo png > "$CRYSTALLIZE_EVIDENCE_DIR/home.diff.png"`, Phase: "pre_merge", Blocks: true, TimeoutSeconds: 10},
+	}}
+	for _, ci := range []bool{false, true} {
+		rep, err := Run(ctx, dir, m, "sha256:m", "p", RunOptions{Environ: os.Environ(), CI: ci})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Passed == ci {
+			t.Errorf("CI=%t: run passed=%t, want %t", ci, rep.Passed, !ci)
+		}
+		g := rep.Gates[0]
+		if g.Passed || !g.NotEvidence {
+			t.Errorf("CI=%t: gate %s passed=%t notEvidence=%t, want not evidence and not passed", ci, g.ID, g.Passed, g.NotEvidence)
+		}
+		want := ReportsDir + "/" + rep.RunID + "/shot.evidence/home.diff.png"
+		if g := rep.Gates[1]; !g.Passed || len(g.Evidence) != 1 || g.Evidence[0] != want {
+			t.Errorf("CI=%t: gate shot passed=%t evidence %v, want %s", ci, g.Passed, g.Evidence, want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(want))); err != nil {
+			t.Error(err)
+		}
 	}
 }

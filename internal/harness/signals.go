@@ -230,6 +230,11 @@ func (s *scanner) file(p string) {
 	case strings.HasPrefix(base, "playwright.config."):
 		add(s.tests, "playwright", "")
 		s.hint(FamilyWeb, "browser-tests", p)
+	case base == "index.html" && !strings.Contains(p, "testdata/") && !strings.Contains(p, "node_modules/"):
+		// A page a browser can open as it is: the web-app kit serves its
+		// directory and drives it.
+		add(s.entry, "static-site", dir)
+		s.hint(FamilyWeb, "static-site", p)
 	}
 
 	// Documents.
@@ -398,6 +403,10 @@ func (s *scanner) packageJSON(p string) {
 		s.entry[Signal{Kind: "npm-main", Path: p, Detail: pkg.Main}] = true
 	}
 	for name, cmd := range pkg.Scripts {
+		if tool := devServerTool(cmd); tool != "" && (name == "dev" || name == "start" || name == "serve") {
+			s.entry[Signal{Kind: "dev-server", Path: p, Detail: name + ": " + tool}] = true
+			s.hint(FamilyWeb, "dev-server", p)
+		}
 		switch {
 		case name == "test" || strings.HasPrefix(name, "test:"):
 			s.tests[Signal{Kind: "npm-script", Path: p, Detail: name + ": " + cmd}] = true
@@ -410,6 +419,22 @@ func (s *scanner) packageJSON(p string) {
 			s.dep(p, name)
 		}
 	}
+}
+
+// devServers are the front-end dev servers a package script may start,
+// by the word that names them in the script.
+var devServers = []string{"vite", "next", "react-scripts", "webpack-dev-server", "webpack serve", "astro", "nuxt", "parcel", "svelte-kit", "ng serve", "vue-cli-service"}
+
+// devServerTool is the dev server a package script starts, or "".
+func devServerTool(cmd string) string {
+	for _, t := range devServers {
+		for _, f := range strings.Split(cmd, "&&") {
+			if f = strings.TrimSpace(f); f == t || strings.HasPrefix(f, t+" ") || strings.HasPrefix(f, "npx "+t) {
+				return strings.Fields(t)[0]
+			}
+		}
+	}
+	return ""
 }
 
 // compose records the services of a compose file by their images.

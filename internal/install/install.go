@@ -402,36 +402,62 @@ func installedName(o Options) (string, error) {
 }
 
 // Apply makes the plan's changes: the files, then the record.
-func (p *Plan) Apply() error {
+func (p *Plan) Apply() (err error) {
 	if len(p.Files) == 0 && p.recordData == nil && !p.removeRecord {
 		return nil
 	}
+	// An install that fails half-way must not leave an agent with a
+	// changed configuration and nothing that says how to undo it: the
+	// record is written first, and on any error every file written so
+	// far, the directories created and the record are put back.
+	var undo []func()
+	defer func() {
+		if err != nil {
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
+			}
+		}
+	}()
+	if p.recordData != nil {
+		stateDir := filepath.Dir(filepath.Dir(p.record))
+		if err := atomicfile.MkdirUntracked(stateDir); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(p.record), 0o700); err != nil {
+			return err
+		}
+		old, rerr := os.ReadFile(p.record)
+		// The record keeps the configurations as they were, which may
+		// hold other servers' credentials: it is private.
+		if err := atomicfile.Write(p.record, p.recordData, 0o600); err != nil {
+			return err
+		}
+		undo = append(undo, func() { putBack(p.record, old, rerr == nil, 0o600) })
+	}
 	for _, d := range p.createDirs {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := mkdirUndoable(d, &undo); err != nil {
 			return err
 		}
 	}
 	for _, f := range p.Files {
+		old, rerr := os.ReadFile(f.Path)
+		existed, mode := rerr == nil, f.Mode
+		if st, err := os.Stat(f.Path); err == nil {
+			mode = st.Mode().Perm()
+		}
 		if f.New == nil {
 			if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
-			continue
+		} else {
+			if err := mkdirUndoable(filepath.Dir(f.Path), &undo); err != nil {
+				return err
+			}
+			if err := atomicfile.Write(f.Path, f.New, f.Mode); err != nil {
+				return fmt.Errorf("writing %s: %w", f.Path, err)
+			}
 		}
-		if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
-			return err
-		}
-		if err := atomicfile.Write(f.Path, f.New, f.Mode); err != nil {
-			return fmt.Errorf("writing %s: %w", f.Path, err)
-		}
-	}
-	if p.recordData != nil {
-		if err := os.MkdirAll(filepath.Dir(p.record), 0o700); err != nil {
-			return err
-		}
-		// The record keeps the configurations as they were, which may
-		// hold other servers' credentials: it is private.
-		return atomicfile.Write(p.record, p.recordData, 0o600)
+		undo = append(undo, func() { putBack(f.Path, old, existed, mode) })
 	}
 	if !p.removeRecord {
 		return nil
@@ -440,9 +466,58 @@ func (p *Plan) Apply() error {
 		return err
 	}
 	for _, d := range p.removeDirs {
+		removeIfOnlyIgnore(d)
 		os.Remove(d) // only when empty; a directory with other files stays
 	}
 	return nil
+}
+
+// removeIfOnlyIgnore removes dir/.gitignore when it is the only entry of
+// dir and holds what atomicfile.MkdirUntracked wrote: the state directory
+// install created is then removed whole, as if it had never been.
+func removeIfOnlyIgnore(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 || entries[0].Name() != ".gitignore" {
+		return
+	}
+	p := filepath.Join(dir, ".gitignore")
+	if b, err := os.ReadFile(p); err == nil && string(b) == atomicfile.UntrackedIgnore {
+		os.Remove(p)
+	}
+}
+
+// mkdirUndoable creates dir and its missing parents, adding to undo the
+// removal of each directory it created (deepest first when undone).
+func mkdirUndoable(dir string, undo *[]func()) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		missing = append(missing, d)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		d := missing[i]
+		*undo = append(*undo, func() { os.Remove(d) })
+	}
+	return nil
+}
+
+// putBack restores path to what it held before an Apply: the old bytes
+// when it existed, nothing when it did not. It is best effort: it runs
+// only after an earlier error, which is the one reported.
+func putBack(path string, old []byte, existed bool, mode fs.FileMode) {
+	if !existed {
+		os.Remove(path)
+		return
+	}
+	if mode == 0 {
+		mode = 0o644
+	}
+	atomicfile.Write(path, old, mode)
 }
 
 // Diff is the plan's changes as unified diffs, one per file.

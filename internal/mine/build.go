@@ -12,6 +12,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/price"
@@ -268,7 +271,10 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 			if consistent {
 				agreeing++
 			}
-			if out != nil {
+			switch {
+			case out != nil && readOnly(v):
+				step.ReviewNotes = append(step.ReviewNotes, fmt.Sprintf("step %d %s: it only reads; its recorded output is the state it observed, which the next run may find changed, so it is observed output, not an expected output", v.index, step.Name))
+			case out != nil:
 				step.ExpectedOutput = out
 				c.ExpectedOutputs = append(c.ExpectedOutputs, candidate.ExpectedOutput{Step: v.index, Output: out})
 			}
@@ -305,7 +311,7 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 		c.Confidence = Confidence(c.ConfidenceFactors)
 	}
 	c.Name = inferName(c.ClusterKey, c.Steps, exTraces)
-	c.Description = describe(c.ClusterKey, exTraces)
+	c.Description = describe(c.ClusterKey, c.Name, exTraces, b.traces, examples)
 	return c
 }
 
@@ -624,10 +630,13 @@ func canonical(v any) string {
 // consensusOutput compares the output each example of a step recorded,
 // preferring observed_output over output. recorded is false when no example
 // recorded one. out is the expected output when every example recorded the
-// same value. consistent is true when every example recorded an output of
-// the same shape (the same members and types): outputs that differ only in
-// values are what parameterized steps produce, while a different shape
-// means the step behaved differently.
+// same value. consistent is true when the examples that recorded an output
+// recorded outputs of the same shape (the same members and types): outputs
+// that differ only in values are what parameterized steps produce, while a
+// different shape means the step behaved differently. An example with no
+// output recorded is no evidence either way (an agent's log often keeps
+// none for a command that printed nothing), so it does not make the step
+// inconsistent; it does keep the step from having an expected output.
 func consensusOutput(v stepView) (out any, recorded, consistent bool) {
 	var first, firstShape string
 	missing := 0
@@ -656,12 +665,37 @@ func consensusOutput(v stepView) (out any, recorded, consistent bool) {
 		return nil, false, false
 	}
 	if missing > 0 {
-		return nil, true, false
+		return nil, true, consistent
 	}
 	if !same {
 		out = nil
 	}
 	return out, true, consistent
+}
+
+// readOnly reports whether every example of a step only reads: an
+// observation, or an action whose every capability is a read (fs.read,
+// git.read) and that changes nothing. What a read returns is observed
+// state (the commits since the last tag, a diff, a file's text), which
+// the next run finds changed by the work between the runs; it is no
+// output the procedure produces, so it is never an expected output that
+// shadow replay would hold another run to. The outputs of steps that
+// change something stay expected where the examples agree.
+func readOnly(v stepView) bool {
+	for _, a := range v.actions {
+		if a.Kind == trace.KindObservation {
+			continue
+		}
+		if len(a.Capabilities) == 0 || len(a.SideEffects) > 0 {
+			return false
+		}
+		for _, c := range a.Capabilities {
+			if !strings.HasSuffix(c, ".read") {
+				return false
+			}
+		}
+	}
+	return len(v.actions) > 0
 }
 
 // shape renders the structure of a JSON value without its scalar values:
@@ -897,9 +931,37 @@ func byAgent(traces []*trace.Trace) bool {
 // describe returns the description of a candidate whose examples were
 // recorded by an agent: the goal they share, else the goal of the first
 // example, in full; "" for other traces, whose goal is already the name.
-func describe(k candidate.ClusterKey, traces []*trace.Trace) string {
+func describe(k candidate.ClusterKey, name string, traces, all []*trace.Trace, examples []match) string {
 	if !byAgent(traces) {
 		return ""
+	}
+	// Of the examples' requests, the one that names most of the words of
+	// the procedure's name ("commit and push these changes" for
+	// git_add_commit_push) describes it best; the first of those wins.
+	words := strings.Split(name, "_")
+	best, bestScore := "", -1
+	for _, m := range examples {
+		t := all[m.seq]
+		p := askedBefore(t, t.Actions[m.pos[0]].Timestamp)
+		if p == "" {
+			continue
+		}
+		said := map[string]bool{}
+		for _, w := range strings.FieldsFunc(strings.ToLower(p), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			said[w] = true
+		}
+		score := 0
+		for _, w := range words {
+			if said[w] {
+				score++
+			}
+		}
+		if score > bestScore {
+			best, bestScore = p, score
+		}
+	}
+	if best != "" {
+		return best
 	}
 	if k.Goal != "" {
 		return k.Goal
@@ -910,6 +972,40 @@ func describe(k candidate.ClusterKey, traces []*trace.Trace) string {
 		}
 	}
 	return ""
+}
+
+// minRequestRunes is the length below which a prompt ("continue", "yes",
+// "go on") answers the agent rather than asks for something: it does not
+// describe a procedure.
+const minRequestRunes = 12
+
+// askedBefore is the prompt of t typed last at or before the time at (an
+// action's timestamp) that is long enough to be a request, or "" when
+// there is none (no prompt log, or an action without a time).
+func askedBefore(t *trace.Trace, at string) string {
+	list, _ := t.Metadata[trace.MetaPrompts].([]any)
+	if at == "" || len(list) == 0 {
+		return ""
+	}
+	when, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return ""
+	}
+	var best string
+	var bestAt time.Time
+	for _, v := range list {
+		p, _ := v.(map[string]any)
+		ts, _ := p["timestamp"].(string)
+		text, _ := p["text"].(string)
+		pt, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil || pt.After(when) || utf8.RuneCountInString(strings.TrimSpace(text)) < minRequestRunes {
+			continue
+		}
+		if best == "" || !pt.Before(bestAt) {
+			best, bestAt = text, pt
+		}
+	}
+	return best
 }
 
 // stepsName names a procedure after what it does: the words of its

@@ -83,6 +83,13 @@ type Options struct {
 	// dollars); nil means price.Default. A model it does not know is
 	// listed in the savings as unpriced, never counted as free.
 	Prices *price.Table
+	// RunParameters are the values the one run Single builds a candidate
+	// from declares as its parameters, by name (a release manifest's
+	// current_version, next_version, target_release_branch, …): they
+	// become the workflow's parameters, and the values made from them
+	// expressions over them (see declareParameters). Mine ignores them:
+	// there, what varies is seen across the examples.
+	RunParameters map[string]string
 }
 
 // prices returns the price table of o.

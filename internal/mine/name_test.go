@@ -1,6 +1,7 @@
 package mine
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -56,12 +57,16 @@ func TestInferNameAgentSessionsUseSteps(t *testing.T) {
 	if got, want := inferName(k, steps, traces), "go_test_fs_edit_go_test_git_add_commit_push"; got != want {
 		t.Errorf("inferName = %q, want %q", got, want)
 	}
-	if got := describe(k, traces); got != prompt {
+	ex := []match{{seq: 0, pos: []int32{0}}, {seq: 1, pos: []int32{0}}, {seq: 2, pos: []int32{0}}}
+	for _, tr := range traces {
+		tr.Actions = []trace.Action{{ID: "a"}}
+	}
+	if got := describe(k, "x", traces, traces, ex); got != prompt {
 		t.Errorf("describe = %q, want the whole prompt", got)
 	}
 	// Prompts that differ: the first example's.
 	traces[0].Metadata["goal"] = "Bump x"
-	if got := describe(candidate.ClusterKey{}, traces); got != "Bump x" {
+	if got := describe(candidate.ClusterKey{}, "x", traces, traces, ex); got != "Bump x" {
 		t.Errorf("describe = %q, want the first example's goal", got)
 	}
 
@@ -77,7 +82,7 @@ func TestInferNameAgentSessionsUseSteps(t *testing.T) {
 	if got := inferName(candidate.ClusterKey{Goal: prompt}, steps, labelled); got != "go_test_to_git_push" {
 		t.Errorf("inferName(long goal) = %q, want go_test_to_git_push", got)
 	}
-	if got := describe(candidate.ClusterKey{Goal: prompt}, labelled); got != "" {
+	if got := describe(candidate.ClusterKey{Goal: prompt}, "x", labelled, labelled, nil); got != "" {
 		t.Errorf("describe(labelled) = %q, want empty: the label is the name", got)
 	}
 }
@@ -99,5 +104,46 @@ func TestUniqueNameBounded(t *testing.T) {
 	}
 	if got[1] != strings.Repeat("a", MaxNameLen-4)+"_2" || got[11] != strings.Repeat("a", MaxNameLen-4)+"_12" {
 		t.Errorf("uniqueName = %q, %q", got[1], got[11])
+	}
+}
+
+// A procedure done in the middle of a session is described by the request
+// typed last before its first step, not by the session's first prompt;
+// a short answer ("continue") is not a request; of the examples'
+// requests, the one that names the procedure's words wins.
+func TestDescribeUsesTheRequestBeforeTheProcedure(t *testing.T) {
+	session := func(prompts ...string) *trace.Trace {
+		var list []any
+		for i, p := range prompts {
+			list = append(list, map[string]any{"timestamp": fmt.Sprintf("2026-01-02T10:0%d:00Z", i), "text": p})
+		}
+		return &trace.Trace{
+			Metadata: map[string]any{"agent": "claude-code", "goal": prompts[0], trace.MetaPrompts: list},
+			Actions: []trace.Action{
+				{ID: "a1", Timestamp: "2026-01-02T10:00:30Z"},
+				{ID: "a2", Timestamp: "2026-01-02T10:02:30Z"},
+				{ID: "a3", Timestamp: "2026-01-02T10:02:40Z"},
+			},
+		}
+	}
+	traces := []*trace.Trace{
+		session("Why does the login page hang?", "fix it please", "continue"),
+		session("Refactor the parser", "now commit and push these changes", "ok"),
+	}
+	// Each example starts at a2, after the first two prompts and before
+	// the third.
+	ex := []match{{seq: 0, pos: []int32{1, 2}}, {seq: 1, pos: []int32{1, 2}}}
+	if got, want := describe(candidate.ClusterKey{}, "git_add_commit_push", traces, traces, ex), "now commit and push these changes"; got != want {
+		t.Errorf("describe = %q, want %q", got, want)
+	}
+	// Only the first example: its last request before a2, not "continue"
+	// (typed after) nor the session's first prompt.
+	if got, want := describe(candidate.ClusterKey{}, "git_add_commit_push", traces, traces, ex[:1]), "fix it please"; got != want {
+		t.Errorf("describe = %q, want %q", got, want)
+	}
+	// No prompt log: the goal, as before.
+	traces[0].Metadata[trace.MetaPrompts] = nil
+	if got, want := describe(candidate.ClusterKey{}, "git_add_commit_push", traces, traces, ex[:1]), "Why does the login page hang?"; got != want {
+		t.Errorf("describe without a prompt log = %q, want %q", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -25,8 +26,15 @@ var ErrEmptyTrace = errors.New("trace has no actions")
 // approvals, fuzzy segments, expected outputs, receipts, savings), with
 // the trace as its only example. One example cannot tell a parameter from
 // a constant, so every argument is a constant and the report says so with
-// a CodeSingleTrace warning; support is 1 of 1. Options.WorkflowName names
-// it, Options.GeneratedAt is copied; the other options do not apply.
+// a CodeSingleTrace warning; support is 1 of 1. The exception are the
+// values the run declares as its parameters (Options.RunParameters): they
+// are parameters, and the arguments made from them expressions over them
+// (declareParameters). A fuzzy step has no expected output: one model
+// answer shows no stable one; nor has a step that only reads (readOnly),
+// whose output is the state it observed. The candidate compares arguments in shadow
+// replay (candidate.ArgumentsCompared), so a held-out run is held to
+// every value but its parameters. Options.WorkflowName names it,
+// Options.GeneratedAt is copied; the other options do not apply.
 //
 // A trace that Excluded rejects yields a report with the exclusion and no
 // candidate, as Mine would; a candidate with rejection reasons is listed
@@ -74,10 +82,13 @@ func Single(ctx context.Context, t *trace.Trace, opts Options) (*candidate.Repor
 	b := builder{traces: []*trace.Trace{t}, eligible: 1, prices: opts.prices()}
 	c := b.build(contiguous([]Occurrence{{Seq: 0, Start: 0}}, len(t.Actions)), len(t.Actions))
 	report.Mining.CandidatesBuilt = 1
-	c.Warnings = append(c.Warnings, candidate.Problem{
-		Code:    CodeSingleTrace,
-		Message: "built from one trace: every value is a literal, since one example cannot show which fields vary",
-	})
+	c.ArgumentsCompared = true
+	dropModelOutputs(c)
+	msg := "built from one trace: every value is a literal, since one example cannot show which fields vary"
+	if names := declareParameters(c, opts.RunParameters); len(names) > 0 {
+		msg = fmt.Sprintf("built from one trace: every value is a literal except the parameters the run declares (%s) and the values made from them, since one example cannot show which other fields vary", strings.Join(names, ", "))
+	}
+	c.Warnings = append(c.Warnings, candidate.Problem{Code: CodeSingleTrace, Message: msg})
 	if opts.WorkflowName != "" {
 		c.Name = candidate.Identifier(opts.WorkflowName)
 	}

@@ -99,6 +99,10 @@ func (r *Rules) parseArgv(argv []string) command {
 			c.operand(w, names, list)
 			continue
 		}
+		if selectorFlags[c.head][w] {
+			c.operand(w, nil, list)
+			continue
+		}
 		if w == "--" {
 			endOpts = true
 			c.tmpl = append(c.tmpl, "--")

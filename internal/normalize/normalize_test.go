@@ -300,7 +300,7 @@ func TestShellActions(t *testing.T) {
 		name: "a commit message from a quoted heredoc is a literal",
 		cmd:  "git add -A && git commit -m \"$(cat <<'EOF'\nFix nil map in Load\n\nThe $HOME case.\nEOF\n)\"",
 		want: []got{
-			{ID: "call_1", Kind: tc, Name: "git add", Params: P{"A": true}, Argv: argv("git", "add", "-A")},
+			{ID: "call_1", Kind: tc, Name: "git add", Params: P{"paths": L("-A")}, Argv: argv("git", "add", "{paths...}")},
 			{ID: "call_1.2", Kind: tc, Name: "git commit", Params: P{"message": "Fix nil map in Load\n\nThe $HOME case."},
 				Argv: argv("git", "commit", "-m", "{message}")},
 		},

@@ -25,7 +25,8 @@ func signature(a trace.Action) string {
 // signature, and that the argv template gives the argv back.
 func TestVariadicOperands(t *testing.T) {
 	same := [][]string{
-		{"git add go.mod", "git add go.mod go.sum", "git add a b c d e f g h", "git add -- x y"},
+		// A flag that selects the files (-A, -u) is one of them.
+		{"git add go.mod", "git add go.mod go.sum", "git add a b c d e f g h", "git add -- x y", "git add -A", "git add --all", "git add -u src"},
 		{"rm -rf dist", "rm -rf dist build node_modules/.cache"},
 		{"make build", "make lint test"},
 		{"npm install left-pad react", "npm install a b c"},

@@ -234,6 +234,16 @@ var pathOperands = wordSet(`git:add git:commit git:rm git:mv git:restore git:che
 	ln unlink cat ls head tail wc stat file du less more diff cmp realpath readlink tree shred trash
 	gofmt goimports black ruff:format prettier eslint`)
 
+// selectorFlags are, per head, flags that say which files a command whose
+// operands are files works on, in place of naming them: "git add -A" and
+// "git add a.go b.go" both stage the change, one all of it. Such a flag is
+// kept as an item of the paths list, so that both are git add with the one
+// key paths and line up as one step, and a run given ["-A"] or a list of
+// files runs either form.
+var selectorFlags = map[string]map[string]bool{
+	"git add": {"-A": true, "--all": true, "-u": true, "--update": true},
+}
+
 // wrappers are programs that run the command that follows them, with
 // how many words of their own precede it: "timeout 60 go test" is
 // "go test" run with a limit. Their words stay in the argv template, the

@@ -102,9 +102,19 @@ func planHoldout(mode string, eligible int, byAgent bool, minExamples int) (int,
 		k = max(1, int(fraction*float64(eligible)))
 	}
 	if eligible-k < minExamples {
-		return 0, "", fmt.Errorf("holding out %d of %d eligible traces leaves %d to mine, fewer than the %d examples a procedure needs (--min-examples)", k, eligible, eligible-k, minExamples)
+		return 0, "", &HoldoutTooLargeError{Held: k, Eligible: eligible, MinExamples: minExamples}
 	}
 	return k, fmt.Sprintf("holdout %s: the %d most recent of %d eligible traces are held out of mining and replayed as held-out evidence", mode, k, eligible), nil
+}
+
+// HoldoutTooLargeError is a holdout that leaves fewer traces to mine
+// than the examples a procedure needs.
+type HoldoutTooLargeError struct {
+	Held, Eligible, MinExamples int
+}
+
+func (e *HoldoutTooLargeError) Error() string {
+	return fmt.Sprintf("holding out %d of %d eligible traces leaves %d to mine, fewer than the %d examples a procedure needs", e.Held, e.Eligible, e.Eligible-e.Held, e.MinExamples)
 }
 
 // SplitHoldout holds out of traces, a corpus in corpus order, the most

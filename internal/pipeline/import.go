@@ -16,6 +16,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/redact"
+	sessionlog "github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 	"github.com/crystallize-dev/crystallize/internal/tracestore"
@@ -34,7 +35,20 @@ type ImportOptions struct {
 	Rules *normalize.Rules
 	// Progress reports the load in source.Load's units of work.
 	Progress func(done, total int)
+	// Format is what each session is written as: FormatTrace (the
+	// default, also for "") or FormatSessionMD.
+	Format string
 }
+
+// Import formats, the values of ImportOptions.Format.
+const (
+	// FormatTrace writes <agent>-<id>.json, a normalized trace.
+	FormatTrace = "trace"
+	// FormatSessionMD writes <agent>-<id>.md, a session log
+	// (session.FromTrace) of the redacted trace, for session resume,
+	// learn, index and split.
+	FormatSessionMD = "session-md"
+)
 
 // ImportedTrace is one trace Import wrote.
 type ImportedTrace struct {
@@ -158,8 +172,17 @@ func Import(ctx context.Context, o ImportOptions) (*Imported, error) {
 		}
 		return formats[name]
 	}
+	if o.Format == "" {
+		o.Format = FormatTrace
+	}
+	if o.Format != FormatTrace && o.Format != FormatSessionMD {
+		return nil, fmt.Errorf("importing sessions: unknown format %q; want %s or %s", o.Format, FormatTrace, FormatSessionMD)
+	}
 	files := make(map[string][]byte, len(res.Traces))
 	used := map[string]bool{}
+	// A session log is written from the redacted trace, which the first
+	// pass keeps, so that the markdown hides what the trace file would.
+	var redacted []*trace.Trace
 	for _, tr := range res.Traces {
 		agent, _ := tr.Metadata["agent"].(string)
 		if agent == "" {
@@ -177,6 +200,14 @@ func Import(ctx context.Context, o ImportOptions) (*Imported, error) {
 		// redacted as in the document.
 		id, _ := redact.Text(tr.ID)
 		path := filepath.Join(o.Out, TraceFileName(agent, id, used))
+		if o.Format == FormatSessionMD {
+			path = strings.TrimSuffix(path, ".json") + ".md"
+			rt, err := trace.Decode(data, path, 0)
+			if err != nil {
+				return nil, fmt.Errorf("reading back redacted trace %s: %w", id, err)
+			}
+			redacted = append(redacted, rt)
+		}
 		files[path] = data
 		fm := format(agent)
 		fm.Sessions++
@@ -195,6 +226,11 @@ func Import(ctx context.Context, o ImportOptions) (*Imported, error) {
 		}
 		im.Files = append(im.Files, ImportedTrace{Path: path, TraceID: id, Format: agent, Source: src, Actions: len(tr.Actions)})
 	}
+	if o.Format == FormatSessionMD {
+		if err := sessionFiles(files, im.Files, redacted); err != nil {
+			return nil, err
+		}
+	}
 	for _, s := range res.SkippedSessions {
 		format(s.Format).SkippedSessions++
 	}
@@ -205,6 +241,48 @@ func Import(ctx context.Context, o ImportOptions) (*Imported, error) {
 		return nil, err
 	}
 	return im, nil
+}
+
+// sessionFiles replaces the trace documents in files with the session
+// logs of the redacted traces, written at the paths of written (in the
+// order of traces). A subagent's trace (metadata parent_session_id) is
+// linked from its parent's log by the name of its own log, as the
+// session format links nested sessions.
+func sessionFiles(files map[string][]byte, written []ImportedTrace, traces []*trace.Trace) error {
+	stem := func(i int) string { return strings.TrimSuffix(filepath.Base(written[i].Path), ".md") }
+	byID := map[string]int{}
+	for i, t := range traces {
+		if _, nested := t.Metadata["parent_session_id"]; !nested {
+			byID[t.ID] = i
+		}
+	}
+	children := map[int][]sessionlog.Nested{}
+	for i, t := range traces {
+		parent, _ := t.Metadata["parent_session_id"].(string)
+		p, ok := byID[parent]
+		if parent == "" || !ok {
+			continue
+		}
+		n := sessionlog.Nested{Session: stem(i), Agent: "subagent"}
+		n.Model, _ = t.Metadata["model"].(string)
+		n.Goal, _ = t.Metadata["goal"].(string)
+		if t.Usage != nil {
+			n.Tokens = t.Usage.InputTokens + t.Usage.OutputTokens
+		}
+		children[p] = append(children[p], n)
+	}
+	for i, t := range traces {
+		s, err := sessionlog.FromTrace(t, children[i])
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", written[i].Path, err)
+		}
+		data, err := sessionlog.Format(s)
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", written[i].Path, err)
+		}
+		files[written[i].Path] = data
+	}
+	return nil
 }
 
 // Within reports whether dir is root or lies below it, comparing absolute

@@ -70,7 +70,9 @@ func (e *ShadowError) Error() string {
 }
 
 // Ingest turns one release-harness fixture directory into a review
-// bundle: the run is one trace, mined as the workflow (MineTraces), whose
+// bundle: the run is one trace, mined as the workflow (MineTraces) with
+// the release's versions, tag, bump and branches as its parameters
+// (ReleaseHarness.Parameters, mine.Options.RunParameters), whose
 // report carries the harness's segment and recovery summaries, a warning
 // for each optional file the manifest promised but the directory lacks
 // (on the report and on every candidate, so the bundle's manifest carries
@@ -81,7 +83,11 @@ func Ingest(ctx context.Context, o IngestOptions) (*Ingested, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading release-harness fixture %s: %w", o.From, err)
 	}
-	report, err := MineTraces(ctx, []*trace.Trace{t}, o.Mine)
+	// The run is the workflow, with the release's identity as its
+	// parameters, so that it can run the next release.
+	mo := o.Mine
+	mo.RunParameters = rh.Parameters()
+	report, err := MineTraces(ctx, []*trace.Trace{t}, mo)
 	if err != nil {
 		return nil, err
 	}

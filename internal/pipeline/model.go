@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -23,10 +24,14 @@ type ConfigModel struct {
 	Client *http.Client
 }
 
+// ErrNoModelConfig is returned by ConfigModel.Complete when it has no
+// configuration to find the model in.
+var ErrNoModelConfig = errors.New("no configuration")
+
 // Complete implements synth.Model.
 func (m *ConfigModel) Complete(ctx context.Context, key, prompt string) (*synth.Answer, error) {
 	if m.Config == nil {
-		return nil, fmt.Errorf("model %q: no configuration; name one with --config or create %s", key, runtime.ConfigFile)
+		return nil, fmt.Errorf("model %q: %w", key, ErrNoModelConfig)
 	}
 	mc, ok := m.Config.Models[key]
 	if !ok {

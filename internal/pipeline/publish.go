@@ -199,7 +199,7 @@ func Publish(ctx context.Context, r *candidate.Report, sources, heldout []*trace
 			}
 			path := WorkflowFile(o.OutDir, c.Name, used)
 			if _, dup := files[path]; dup {
-				return nil, fmt.Errorf("generating workflows: %s would be written twice (--out and a candidate's workflow)", path)
+				return nil, &WorkflowClashError{Path: path}
 			}
 			files[path] = src
 			p.Workflows = append(p.Workflows, filepath.ToSlash(path))
@@ -505,4 +505,15 @@ func MineDir(ctx context.Context, o MineDirOptions) (*candidate.Report, *Publish
 		return nil, nil, err
 	}
 	return report, pub, nil
+}
+
+// WorkflowClashError is a workflow file that both the selected
+// candidate's workflow (Options.Out) and one of the per-candidate
+// workflows (Options.OutDir) would be written to.
+type WorkflowClashError struct {
+	Path string
+}
+
+func (e *WorkflowClashError) Error() string {
+	return fmt.Sprintf("generating workflows: %s would be written twice", e.Path)
 }

@@ -71,10 +71,30 @@ func LoadStep(dir string, n int) (*Step, error) {
 	return &Step{dir: dir, n: n, spec: spec, wf: wf}, nil
 }
 
+// Require states metamorphic properties of the step, each KIND:INPUT
+// (synth.ParseStepInvariant): the synthesized function must also give
+// the outputs they determine on perturbed recorded inputs.
+func (st *Step) Require(invariants []string) error {
+	for _, s := range invariants {
+		inv, err := synth.ParseStepInvariant(s)
+		if err != nil {
+			return err
+		}
+		if err := inv.Check(st.spec.Examples); err != nil {
+			return err
+		}
+		st.spec.Invariants = append(st.spec.Invariants, inv)
+	}
+	return nil
+}
+
 // Synthesize asks model (the [models.*] entry modelName) for a function
 // that computes the step and accepts it only when it proves itself: it
-// runs in sandbox on every recorded run of the step, on its held-out runs
-// and under the step's metamorphic properties (synth.SynthesizeStep), and
+// holds no recorded input as a literal, and runs in sandbox on every
+// recorded run of the step (those shown to the model and those withheld
+// from it), on its held-out runs, under the step's metamorphic
+// properties and on the perturbed inputs of the required invariants
+// (synth.SynthesizeStep), and
 // must fit in the workflow in place of the step's ctx.model call
 // (synth.ReplaceModelCall). The evidence (step.json, and function.star
 // when accepted) is written into out (DefaultStepOut when empty) before
@@ -95,8 +115,8 @@ func (st *Step) Synthesize(ctx context.Context, model synth.Model, modelName str
 	}
 	var newWorkflow []byte
 	if res.Accepted {
-		note := fmt.Sprintf("step %d %s: synthesized by %s (code sha256 %s), verified on %d recorded and %d held-out runs; review before promotion",
-			n, spec.Name, res.Call.Model, res.SHA256[:16], res.Checked["examples"], res.Checked["heldout"])
+		note := fmt.Sprintf("step %d %s: synthesized by %s (code sha256 %s), verified on %d recorded runs (%d withheld from the model) and %d held-out runs; review before promotion",
+			n, spec.Name, res.Call.Model, res.SHA256[:16], res.RecordedChecked(), res.Checked["withheld"], res.Checked["heldout"])
 		src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(wf.Path)))
 		if err != nil {
 			return nil, fmt.Errorf("reading the workflow: %w", err)
@@ -161,7 +181,7 @@ func synthesizedStep(n int, res *synth.StepResult) candidate.SynthesizedStep {
 		Model: res.Call.Model, ModelKey: res.Call.Key,
 		PromptSHA256: res.Call.PromptSHA256, ResponseSHA256: res.Call.ResponseSHA256,
 		InputTokens: res.Call.InputTokens, OutputTokens: res.Call.OutputTokens,
-		ExamplesChecked: res.Checked["examples"], HeldoutChecked: res.Checked["heldout"],
+		ExamplesChecked: res.RecordedChecked(), HeldoutChecked: res.Checked["heldout"],
 		Properties: res.Properties,
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files and schemas/task-plan.v1.json")
+var update = flag.Bool("update", os.Getenv("CRYSTALLIZE_UPDATE") != "", "rewrite golden files and schemas/task-plan.v1.json (or set CRYSTALLIZE_UPDATE=1)")
 
 const (
 	schemaFile  = "../../schemas/task-plan.v1.json"

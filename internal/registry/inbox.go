@@ -79,6 +79,29 @@ func (a Answer) String() string {
 // reports it as a usage error.
 var ErrAnswer = fmt.Errorf("answer does not fit the item")
 
+// AnswerError is an answer of the wrong kind for its item. Need is the
+// item's type, which says what it asks for: ItemDecisionNeeded, a
+// decision among Options; ItemApprovalRequired, approve or reject; any
+// other, a notification, dismiss. A command line words that as its own
+// flags. It matches ErrAnswer.
+type AnswerError struct {
+	Item    int64
+	Need    string
+	Options []string
+}
+
+func (e *AnswerError) Error() string {
+	switch e.Need {
+	case ItemDecisionNeeded:
+		return fmt.Sprintf("%v: item %d asks for a decision", ErrAnswer, e.Item)
+	case ItemApprovalRequired:
+		return fmt.Sprintf("%v: item %d asks for an approval", ErrAnswer, e.Item)
+	}
+	return fmt.Sprintf("%v: item %d is a notification; it asks nothing", ErrAnswer, e.Item)
+}
+
+func (e *AnswerError) Unwrap() error { return ErrAnswer }
+
 // Check reports whether a answers it: exactly one kind of answer, the
 // kind the item asks for (an option of a decision, approve or reject for
 // an approval, dismiss for a notification), and the item not answered
@@ -91,7 +114,7 @@ func Check(it store.InboxItem, a Answer) error {
 		}
 	}
 	if n != 1 {
-		return fmt.Errorf("%w: give exactly one of --decide, --approve, --reject, --dismiss", ErrAnswer)
+		return fmt.Errorf("%w: give exactly one answer: a decision, approve, reject or dismiss", ErrAnswer)
 	}
 	if it.Answered {
 		return fmt.Errorf("%w: item %d was answered already (%s)", ErrAnswer, it.ID, it.Answer)
@@ -99,7 +122,7 @@ func Check(it store.InboxItem, a Answer) error {
 	switch it.Type {
 	case ItemDecisionNeeded:
 		if a.Decide == "" {
-			return fmt.Errorf("%w: item %d asks for a decision; answer --decide with one of %s", ErrAnswer, it.ID, strings.Join(it.Options, ", "))
+			return &AnswerError{Item: it.ID, Need: ItemDecisionNeeded, Options: it.Options}
 		}
 		for _, o := range it.Options {
 			if o == a.Decide {
@@ -109,11 +132,11 @@ func Check(it store.InboxItem, a Answer) error {
 		return fmt.Errorf("%w: %q is not an option of item %d (options: %s)", ErrAnswer, a.Decide, it.ID, strings.Join(it.Options, ", "))
 	case ItemApprovalRequired:
 		if !a.Approve && !a.Reject {
-			return fmt.Errorf("%w: item %d asks for an approval; answer --approve or --reject", ErrAnswer, it.ID)
+			return &AnswerError{Item: it.ID, Need: ItemApprovalRequired}
 		}
 	default:
 		if !a.Dismiss {
-			return fmt.Errorf("%w: item %d is a notification; it asks nothing, --dismiss marks it read", ErrAnswer, it.ID)
+			return &AnswerError{Item: it.ID, Need: it.Type}
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/sessionindex"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -24,6 +25,7 @@ import (
 // because it cannot be shown would be worse.
 type Live struct {
 	stateDir, typ, name string
+	agent, model        string
 	onError             func(error)
 	db                  *store.DB
 	h                   *Handle
@@ -40,6 +42,13 @@ func NewLive(stateDir, agentType, name string, onError func(error)) *Live {
 	return &Live{stateDir: stateDir, typ: agentType, name: name, onError: onError}
 }
 
+// As records the agent behind the run and its model ("" when not known),
+// which the status line shows; call it before Start. It returns l.
+func (l *Live) As(agent, model string) *Live {
+	l.agent, l.model = agent, model
+	return l
+}
+
 // Start registers run id; it is runtime.Options.OnStart.
 func (l *Live) Start(id string) {
 	l.id = id
@@ -49,7 +58,7 @@ func (l *Live) Start(id string) {
 		l.onError(err)
 		return
 	}
-	h, err := Register(ctx, db, Start{ID: id, StateDir: l.stateDir, AgentType: l.typ, Name: l.name}, Options{})
+	h, err := Register(ctx, db, Start{ID: id, StateDir: l.stateDir, AgentType: l.typ, Name: l.name, Agent: l.agent, Model: l.model}, Options{})
 	if err != nil {
 		db.Close()
 		l.onError(err)
@@ -109,6 +118,25 @@ func (l *Live) End(res *runtime.Result) {
 		l.Inbox(runtime.Message{Type: runtime.MessageApprovalRequired, Step: p.Step, Boundary: p.Boundary, Text: text})
 	}
 	if err := l.h.End(context.Background(), RunStatus(string(res.Status))); err != nil {
+		l.onError(err)
+	}
+	l.syncLog()
+}
+
+// syncLog indexes the run's session.md, which the runtime has written by
+// the time the run returns, in the session index of the same database:
+// the index is synced when a log is written, so session list, search
+// and inbox show a run without a session index of the runs first. Paths
+// are relative to <state-dir>/runs, as "session index <state-dir>/runs"
+// records them. A run that wrote no log (refused before its first step)
+// has nothing to index.
+func (l *Live) syncLog() {
+	runs := filepath.Join(l.stateDir, "runs")
+	file := filepath.Join(runs, l.id, runtime.SessionFile)
+	if _, err := os.Stat(file); err != nil {
+		return
+	}
+	if err := sessionindex.Sync(context.Background(), l.db, runs, file); err != nil {
 		l.onError(err)
 	}
 }

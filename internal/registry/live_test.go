@@ -22,7 +22,7 @@ func TestLive(t *testing.T) {
 	if _, err := os.Stat(Path(state)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a run that never started created the registry: %v", err)
 	}
-	l.Start("run-1")
+	l.As("claude", "claude-opus").Start("run-1")
 	l.End(&runtime.Result{Status: runtime.StatusPendingApproval, Pending: &runtime.Pending{Step: 2, Boundary: "merge"}})
 	if len(errs) > 0 {
 		t.Fatalf("errors: %v", errs)
@@ -34,7 +34,8 @@ func TestLive(t *testing.T) {
 	}
 	defer db.Close()
 	list, err := List(ctx, db, true, Options{})
-	if err != nil || len(list) != 1 || list[0].SessionID != "run-1" || list[0].State != StatusPending || list[0].Name != "wf" {
+	if err != nil || len(list) != 1 || list[0].SessionID != "run-1" || list[0].State != StatusPending || list[0].Name != "wf" ||
+		list[0].Agent != "claude" || list[0].Model != "claude-opus" {
 		t.Fatalf("List = %+v, %v; want run-1 pending", list, err)
 	}
 	items, err := db.Items(ctx, "run-1", true)

@@ -104,6 +104,11 @@ type Start struct {
 	StateDir  string // where it is recorded
 	AgentType string // TypeWorkflow, TypePlan or TypeAgent
 	Name      string // the workflow's or plan's name
+	// Branch is the git branch of Workspace; "" means Register reads
+	// it (see Branch).
+	Branch string
+	Agent  string // the agent behind the session, "" when not known
+	Model  string // its model, "" when not known
 }
 
 // Handle is a registered session. Its heartbeat goroutine runs until End.
@@ -142,10 +147,14 @@ func Register(ctx context.Context, db *store.DB, s Start, opts Options) (*Handle
 	if err != nil {
 		return nil, fmt.Errorf("registering session %s: %w", s.ID, err)
 	}
+	if s.Branch == "" {
+		s.Branch = Branch(ws)
+	}
 	now := opts.Now().UnixMilli()
 	err = db.PutLive(ctx, store.LiveSession{
 		SessionID: s.ID, Workspace: ws, StateDir: sd, AgentType: s.AgentType, Name: s.Name,
 		Status: StatusRunning, PID: os.Getpid(), Started: now, Heartbeat: now,
+		Branch: s.Branch, Agent: s.Agent, Model: s.Model,
 	})
 	if err != nil {
 		return nil, err

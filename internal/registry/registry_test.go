@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -251,6 +252,17 @@ func TestInbox(t *testing.T) {
 		if (err == nil) != c.fits || err != nil && !errors.Is(err, ErrAnswer) {
 			t.Errorf("Check(%s %v, %+v) = %v, want fits=%v", c.it.Type, c.it.Options, c.a, err, c.fits)
 		}
+		// What would fit is said in words; the command line adds its
+		// flags (AnswerError.Need).
+		if err != nil && strings.Contains(err.Error(), "--") {
+			t.Errorf("Check(%s, %+v) = %v, names a flag", c.it.Type, c.a, err)
+		}
+		var ae *AnswerError
+		if c.a.Approve && c.it.Type == ItemDecisionNeeded && !c.a.Reject && c.a.Decide == "" {
+			if !errors.As(err, &ae) || ae.Need != ItemDecisionNeeded || len(ae.Options) == 0 {
+				t.Errorf("Check(decision, approve) = %#v, want an AnswerError needing a decision among the options", err)
+			}
+		}
 	}
 
 	// Answering the decision leaves the notifications of its step.
@@ -284,6 +296,10 @@ func TestLineString(t *testing.T) {
 	entry := func(n int, name, state string) Entry {
 		return Entry{Number: n, LiveSession: store.LiveSession{Name: name}, State: state}
 	}
+	who := func(e Entry, branch, agent, model string) Entry {
+		e.Branch, e.Agent, e.Model = branch, agent, model
+		return e
+	}
 	many := Line{Inbox: 4}
 	for i := 1; i <= MaxShown+2; i++ {
 		many.Sessions = append(many.Sessions, entry(i, fmt.Sprint("w", i), StatusRunning))
@@ -292,10 +308,17 @@ func TestLineString(t *testing.T) {
 		line Line
 		want string
 	}{
-		{Line{}, "no active sessions  |  0 inbox"},
-		{Line{Sessions: []Entry{entry(1, "release_note", StatusRunning), entry(2, "triage", StatusPending)}, Inbox: 2},
-			"[1] release_note running  [2] triage pending  |  2 inbox"},
-		{many, "[1] w1 running  [2] w2 running  [3] w3 running  [4] w4 running  [5] w5 running  +2 more  |  4 inbox"},
+		{Line{}, "no active sessions  |  0  /sessions"},
+		// The seed's status bar: branch and agent, else model, else
+		// the workflow's name; no branch outside git.
+		{Line{Sessions: []Entry{
+			who(entry(1, "release_note", StatusRunning), "main", "claude", "claude-opus"),
+			who(entry(2, "triage", StatusPending), "feat/auth", "", "ollama"),
+			who(entry(3, "deploy", StatusRunning), "test", "", ""),
+			entry(4, "adhoc", StatusRunning),
+		}, Inbox: 2},
+			"[1] main/claude  [2] feat/auth/ollama  [3] test/deploy  [4] adhoc  |  2  /sessions"},
+		{many, "[1] w1  [2] w2  [3] w3  [4] w4  [5] w5  +2 more  |  4  /sessions"},
 	}
 	for _, tt := range tests {
 		if got := tt.line.String(); got != tt.want {

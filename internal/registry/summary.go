@@ -20,6 +20,11 @@ type Summary struct {
 	Started   string `json:"started"`
 	Heartbeat string `json:"heartbeat"`
 	Ended     string `json:"ended,omitempty"`
+	// Branch, Agent and Model say who the session is (see Start); empty
+	// when not known.
+	Branch string `json:"branch"`
+	Agent  string `json:"agent"`
+	Model  string `json:"model"`
 }
 
 // Summary is e's Summary.
@@ -28,6 +33,7 @@ func (e Entry) Summary() Summary {
 		Number: e.Number, SessionID: e.SessionID, Name: e.Name, AgentType: e.AgentType,
 		State: e.State, Status: e.Status, Workspace: e.Workspace, StateDir: e.StateDir, PID: e.PID,
 		Started: FormatTime(e.Started), Heartbeat: FormatTime(e.Heartbeat),
+		Branch: e.Branch, Agent: e.Agent, Model: e.Model,
 	}
 	if e.Ended != 0 {
 		s.Ended = FormatTime(e.Ended)

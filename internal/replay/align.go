@@ -205,6 +205,10 @@ type aligner struct {
 	moves []candidate.Move
 	// want and got hold a step's side effects while they are compared.
 	want, got []effect
+	// values are the trace's parameter values, by parameter name, while
+	// a candidate whose side-effect targets are expressions over them is
+	// compared with it (see plan.paramValues); nil otherwise.
+	values map[string]string
 	// Scratch for the retry rule (candidate.FoldRetries): each action's
 	// attempt, its part, the attempts folded into it, and the signatures
 	// interned for it.

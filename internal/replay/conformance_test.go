@@ -13,9 +13,10 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
-// fixtureDir holds the original project's release fixtures, read in place
-// and never copied into the repository.
-const fixtureDir = "/work/shared/fixtures/harn/crystallize_v2_release"
+// fixtureDir holds the original project's release fixtures, in ../shared
+// beside the module root, read in place and never copied into the
+// repository.
+const fixtureDir = "../../../shared/fixtures/harn/crystallize_v2_release"
 
 // requireFixtures skips the test when the fixtures are absent, unless
 // CRYSTALLIZE_REQUIRE_CONFORMANCE=1 asks for them, as CI does.

@@ -26,7 +26,11 @@ type heldoutMatch struct {
 // mining found it on the source examples only, and a held-out trace that
 // contradicts it is a caller who would need to pass another value. The
 // parameter goes back to c.Parameters, so the workflow asks for it again,
-// and a derivation_rejected warning names the trace.
+// and a derivation_rejected warning names the trace. A candidate that
+// compares arguments (Candidate.ArgumentsCompared) keeps the derivation
+// and records the mismatch as evidence only: its shadow replay failed the
+// trace already, and its derived values are parts of the recorded run,
+// not values a caller would choose.
 //
 // matched are the held-out traces that contain the procedure, each with
 // the index of its comparison in sh.Traces.
@@ -95,6 +99,14 @@ func checkDerived(c *candidate.Candidate, sh *candidate.ShadowReport, matched []
 			if !ev.Match && refused == nil {
 				refused = &d.Evidence[len(d.Evidence)-1]
 			}
+		}
+		if refused != nil && c.ArgumentsCompared {
+			// A candidate that compares arguments has already failed the
+			// trace (argument_differs): the value is not one the caller
+			// may choose, so it stays derived and the evidence says
+			// where it did not hold.
+			kept = append(kept, d)
+			continue
 		}
 		if refused != nil {
 			c.Parameters = append(c.Parameters, d.Parameter)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/derive"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -36,7 +37,9 @@ const MatchThreshold = 0.5
 // when held out and failed when a source. A trace with fitness 1 is then
 // compared step by step with the candidate: side effects, approval
 // boundaries and, where the step has an expected output, the action's
-// output. When the trace has a replay_run or the candidate expects
+// output; and, for a candidate that compares arguments
+// (Candidate.ArgumentsCompared), the arguments of its deterministic
+// steps (see compareArguments). When the trace has a replay_run or the candidate expects
 // receipts, the replay oracle compares the trace's replay run with a copy
 // of it carrying the candidate's expected receipts (see Oracle). A trace
 // passes when its fitness is 1, no comparison found a difference and the
@@ -461,6 +464,12 @@ type plan struct {
 	// verified marks the examples compared and passed before
 	// (Options.Verified); only set with listed.
 	verified []bool
+	// args is what a candidate that compares arguments holds a trace
+	// to; nil for one that does not.
+	args *arguments
+	// targetExprs is true when a side effect's target is an expression
+	// over the parameters, which each trace's values resolve.
+	targetExprs bool
 }
 
 // effect is a side effect reduced to what shadow compares. param is the
@@ -470,6 +479,9 @@ type plan struct {
 type effect struct {
 	kind, target, capability, mutation string
 	param                              string
+	// expr is the target's expression over the candidate's parameters
+	// (candidate.TargetExpression), evaluated on each trace's values.
+	expr derive.Expr
 }
 
 func (e effect) String() string {
@@ -489,7 +501,7 @@ func compareEffects(a, b effect) int {
 }
 
 func newPlan(c *candidate.Candidate) *plan {
-	p := &plan{c: c, ix: newSigIndex(c), effects: make([][]effect, len(c.Steps))}
+	p := &plan{c: c, ix: newSigIndex(c), effects: make([][]effect, len(c.Steps)), args: newArguments(c)}
 	for _, ex := range c.Examples {
 		if len(ex.Positions) > 0 {
 			p.gapped = true
@@ -500,6 +512,9 @@ func newPlan(c *candidate.Candidate) *plan {
 			e := effect{kind: se.Kind, target: se.Target, capability: se.Capability, mutation: se.Mutation}
 			if key, ok := se.Metadata["target_parameter"].(string); ok && se.Target == "{"+key+"}" {
 				e.param = key
+			}
+			if e.expr = targetExpr(se); e.expr != nil {
+				p.targetExprs = true
 			}
 			p.effects[i] = append(p.effects[i], e)
 		}
@@ -565,8 +580,15 @@ func (p *plan) compare(al *aligner, j job) candidate.ShadowTrace {
 	if res.log+res.model > 0 {
 		st.Details = append(st.Details, mismatches(t, res.moves)...)
 	} else {
+		al.values = nil
+		if p.targetExprs {
+			al.values = p.paramValues(t, res.moves)
+		}
 		for _, mv := range res.moves {
 			st.Details = append(st.Details, p.compareStep(al, mv.Step, mv.ActionIndex, &t.Actions[mv.ActionIndex])...)
+		}
+		if p.args != nil {
+			st.Details = append(st.Details, p.compareArguments(t, res.moves)...)
 		}
 	}
 	p.oracle(&st, t)
@@ -729,6 +751,11 @@ func (p *plan) compareEffects(al *aligner, step int, a *trace.Action) string {
 	for _, e := range want {
 		if e.param != "" {
 			if v, ok := candidate.ActionArgs(a)[e.param].(string); ok {
+				e.target = v
+			}
+		}
+		if e.expr != nil {
+			if v, ok := e.expr.Eval(al.values); ok {
 				e.target = v
 			}
 		}

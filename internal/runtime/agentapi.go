@@ -145,6 +145,9 @@ func (h *host) requestDecision(_ *starlark.Thread, b *starlark.Builtin, args sta
 	if h.replaying(step) {
 		return h.replay(step, "decision", name, argsDigest)
 	}
+	if h.yielding(step) {
+		return nil, errYield
+	}
 	var chosen, approver string
 	switch {
 	case step == h.replayUntil && h.opts.Decide != "":

@@ -55,15 +55,25 @@ type LedgerEntry struct {
 	RecordedAt string `json:"recorded_at"`
 	// Bundle is the absolute path of the bundle directory, for readers.
 	Bundle string `json:"bundle"`
-	MAC    string `json:"mac,omitempty"`
+	// Workflow is the name of the bundle's workflow, so that a reader
+	// can find the approved versions of one workflow across candidates
+	// (LastApproved). Entries written before it was recorded have none.
+	Workflow string `json:"workflow,omitempty"`
+	MAC      string `json:"mac,omitempty"`
 }
 
-// macInput is what an entry's MAC covers: every field but the MAC.
+// macInput is what an entry's MAC covers: every field but the MAC. The
+// workflow name is left out when empty, so that entries written before
+// it was recorded still verify.
 func (e LedgerEntry) macInput() []byte {
-	return canonical(map[string]any{
+	fields := map[string]any{
 		"candidate_id": e.CandidateID, "workflow_sha256": e.WorkflowSHA256,
 		"decision": e.Decision, "actor": e.Actor, "recorded_at": e.RecordedAt, "bundle": e.Bundle,
-	})
+	}
+	if e.Workflow != "" {
+		fields["workflow"] = e.Workflow
+	}
+	return canonical(fields)
 }
 
 // RecordApproval appends e, authenticated with the state key (created on
@@ -232,12 +242,27 @@ func checkApprovalLedger(w *Workflow, opts Options) error {
 // The ledger line is appended while the bundle is still locked
 // (bundle.Approval.Record): a decision taken at the same time waits, so
 // the ledger's last word on the bundle is the manifest's last decision.
+//
+// An approval also keeps the approved workflow bytes and side effects in
+// the state directory's archive (archiveApproved), before the ledger
+// line: an approval the ledger holds has its copy, from which a later
+// review shows what changed since.
 func ApproveBundle(dir, stateDir string, a bundle.Approval) (*bundle.Manifest, error) {
 	a.Record = func(last bundle.ApprovalRecord) error {
-		if err := RecordApproval(stateDir, LedgerEntry{
-			CandidateID: last.CandidateID, WorkflowSHA256: last.WorkflowSHA256, Decision: last.Decision,
-			Actor: last.Actor, RecordedAt: last.RecordedAt, Bundle: dir,
-		}); err != nil {
+		b, err := bundle.Read(dir)
+		if err == nil && last.Decision == bundle.DecisionApproved {
+			var src []byte
+			if src, err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(b.Manifest.Workflow.Path))); err == nil {
+				err = archiveApproved(stateDir, b.Manifest, src)
+			}
+		}
+		if err == nil {
+			err = RecordApproval(stateDir, LedgerEntry{
+				CandidateID: last.CandidateID, WorkflowSHA256: last.WorkflowSHA256, Decision: last.Decision,
+				Actor: last.Actor, RecordedAt: last.RecordedAt, Bundle: dir, Workflow: b.Manifest.Workflow.Name,
+			})
+		}
+		if err != nil {
 			return fmt.Errorf("the decision is in %s but not in the approval ledger: %w", filepath.Join(dir, bundle.ManifestFile), err)
 		}
 		return nil

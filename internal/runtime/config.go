@@ -48,6 +48,10 @@ type Config struct {
 	// ApprovalsConfig.
 	Approvals ApprovalsConfig `toml:"approvals"`
 
+	// Temporal is how a run on Temporal times and retries its steps
+	// (package temporal).
+	Temporal TemporalConfig `toml:"temporal"`
+
 	// Normalize extends the table that turns agents' tool calls into
 	// actions when their sessions are imported; see normalize.Config.
 	Normalize normalize.Config `toml:"normalize"`
@@ -86,6 +90,10 @@ type ApprovalsConfig struct {
 	// workflow bytes (see approvals.go), not only an approval record in
 	// its candidate.json, which anyone who can write the bundle can add.
 	RequireLedger bool `toml:"require_ledger"`
+	// AllowSelfApproval lets the author a bundle records approve it
+	// (crystallize approve, crystallize review). Off by default: an
+	// approval is a second person's reading.
+	AllowSelfApproval bool `toml:"allow_self_approval"`
 }
 
 // Grants are the capabilities the project grants to workflows; a workflow
@@ -236,11 +244,81 @@ func LoadConfig(file string) (*Config, error) {
 	return c, nil
 }
 
+// TemporalConfig is the [temporal] table. Each step of a run on
+// Temporal is one activity; these say how long it may take and how a
+// failed attempt is retried. An attempt fails when its worker is lost or
+// cannot reach what the step needs, not when the step's tool fails: that
+// is the run's failure, recorded and handled by the fallback policy as in
+// a local run. Durations are time.ParseDuration strings.
+type TemporalConfig struct {
+	// StepTimeout bounds one attempt at one step; "" means the longest
+	// timeout of the tools and models the workflow calls, plus a minute.
+	StepTimeout string `toml:"step_timeout"`
+	// ApprovalTimeout is how long an approval or decision waits; ""
+	// waits until it is decided. A boundary not decided in time is
+	// rejected.
+	ApprovalTimeout string `toml:"approval_timeout"`
+	// InitialInterval is the wait before the first retry ("" is 1s),
+	// BackoffCoefficient what each wait is multiplied by (0 is 2),
+	// MaximumInterval the longest wait ("" is 100 × InitialInterval),
+	// MaximumAttempts the attempts at most (0 is unlimited).
+	InitialInterval    string  `toml:"initial_interval"`
+	BackoffCoefficient float64 `toml:"backoff_coefficient"`
+	MaximumInterval    string  `toml:"maximum_interval"`
+	MaximumAttempts    int     `toml:"maximum_attempts"`
+}
+
+// Durations parses the table's durations, naming the key of a bad one.
+func (t TemporalConfig) Durations() (step, approval, initial, maximum time.Duration, err error) {
+	var errs []error
+	parse := func(key, s string) time.Duration {
+		if s == "" {
+			return 0
+		}
+		d, perr := time.ParseDuration(s)
+		if perr != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("temporal.%s: %q is not a positive duration such as \"30s\"", key, s))
+		}
+		return d
+	}
+	step = parse("step_timeout", t.StepTimeout)
+	approval = parse("approval_timeout", t.ApprovalTimeout)
+	initial = parse("initial_interval", t.InitialInterval)
+	maximum = parse("maximum_interval", t.MaximumInterval)
+	if t.BackoffCoefficient != 0 && t.BackoffCoefficient < 1 {
+		errs = append(errs, fmt.Errorf("temporal.backoff_coefficient: %v, want at least 1", t.BackoffCoefficient))
+	}
+	if t.MaximumAttempts < 0 {
+		errs = append(errs, fmt.Errorf("temporal.maximum_attempts: %d, want 0 (unlimited) or more", t.MaximumAttempts))
+	}
+	return step, approval, initial, maximum, errors.Join(errs...)
+}
+
+// StepTimeout is the longest a step of w may take under c: the longest
+// timeout of a tool binding or model entry, at least DefaultToolTimeout.
+func (c *Config) StepTimeout() time.Duration {
+	d := max(DefaultToolTimeout, DefaultModelTimeout)
+	for _, b := range c.Tools {
+		d = max(d, b.timeout)
+	}
+	for _, m := range c.Models {
+		if t, err := time.ParseDuration(m.Timeout); err == nil {
+			d = max(d, t)
+		}
+	}
+	return d
+}
+
 // check validates the bindings and parses their timeouts.
 func (c *Config) check(file string) []error {
 	var errs []error
 	bad := func(p, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s: %s", file, p, fmt.Sprintf(format, args...)))
+	}
+	if _, _, _, _, err := c.Temporal.Durations(); err != nil {
+		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+			errs = append(errs, fmt.Errorf("%s: %w", file, e))
+		}
 	}
 	if p := c.Fallback.Policy; p != "" && !slices.Contains(FallbackPolicies, p) {
 		bad("fallback.policy", "%q, want one of %s", p, strings.Join(FallbackPolicies, ", "))

@@ -32,11 +32,11 @@ const (
 // DryRunCall is one call of a dry run, a tool call or a model step: what
 // the step would have received and the answer the run went on with.
 type DryRunCall struct {
-	Step      int
-	Tool      string
-	Arguments map[string]any
-	Answer    any
-	Source    string // AnswerExpected, AnswerPlaceholder or AnswerNothing
+	Step      int            `json:"step"`
+	Tool      string         `json:"tool"`
+	Arguments map[string]any `json:"arguments"`
+	Answer    any            `json:"answer"`
+	Source    string         `json:"source"` // AnswerExpected, AnswerPlaceholder or AnswerNothing
 }
 
 // dryRunAnswer is the answer a dry run gives a tool call, in place of

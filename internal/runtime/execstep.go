@@ -122,6 +122,9 @@ func (h *host) callExec(name string, tmpl []string, args map[string]any) (any, e
 		out, _, err := h.replayCall(step, "tool", name, digest(h.secrets.value(args)))
 		return out, err
 	}
+	if h.yielding(step) {
+		return nil, errYield
+	}
 	if err := h.checkCalls(1, 0); err != nil {
 		return nil, err
 	}

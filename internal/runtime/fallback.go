@@ -357,7 +357,7 @@ func (h *host) fallibleOn(match func(error) bool, fn func(*starlark.Thread, *sta
 		if err == nil || match != nil && !match(err) || h.opts.DryRun || fallbackPolicy(h.cfg, h.opts) == FallbackFail || len(h.res.Refusals) > refusals || len(h.actions) == actions {
 			return v, err
 		}
-		for _, s := range []error{ErrBudget, ErrCancelled, ErrPendingApproval, ErrJournal, ErrStepLimit} {
+		for _, s := range []error{ErrBudget, ErrCancelled, ErrPendingApproval, ErrJournal, ErrStepLimit, errYield} {
 			if errors.Is(err, s) {
 				return v, err
 			}

@@ -58,6 +58,9 @@ type host struct {
 	journal      *Journal
 	replayUntil  int
 	pendingPhase int
+	// driven is set by Advance: the run performs the step at
+	// replayUntil only, and writes nothing until it ends.
+	driven bool
 
 	ctxValue *ctxObject
 
@@ -262,6 +265,9 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 	step := h.step
 	if h.replaying(step) {
 		return h.replayCall(step, "tool", name, digest(h.secrets.value(callArgs)))
+	}
+	if h.yielding(step) {
+		return nil, nil, errYield
 	}
 	if err := h.checkCalls(1, 0); err != nil {
 		return nil, nil, err
@@ -580,6 +586,9 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 			fresh++
 		}
 	}
+	if h.yielding(first) {
+		return nil, errYield
+	}
 	if err := h.checkCalls(0, fresh); err != nil {
 		return nil, err
 	}
@@ -747,6 +756,9 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	if h.replaying(step) {
 		return h.replay(step, "approve", boundary, argsDigest)
 	}
+	if h.yielding(step) {
+		return nil, errYield
+	}
 	var approver string
 	approved := true
 	switch {
@@ -896,6 +908,9 @@ func (h *host) fail(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 // finish sets the result's status, output and error.
 func (h *host) finish(out any, err error) {
 	switch {
+	case h.driven && errors.Is(err, errYield):
+		h.res.Status = StatusRunning
+		return
 	case err == nil:
 		h.res.Status = StatusCompleted
 		h.res.Output = h.secrets.value(out)

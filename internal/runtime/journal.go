@@ -368,9 +368,22 @@ func (h *host) journalFailure(step int, kind, name, argsDigest string, failure e
 // writeJournal writes journal.json: always for a suspended run, and for a
 // resumed one, so that its status says it can no longer be resumed.
 func (h *host) writeJournal(dir string) error {
-	if h.res.Status != StatusPendingApproval && h.journal == nil {
+	if h.res.Status != StatusPendingApproval && h.journal == nil || h.driven {
 		return nil
 	}
+	data, err := encodeCanonical(h.snapshot())
+	if err != nil {
+		return err
+	}
+	key, err := stateKey(h.opts.StateDir, true)
+	if err != nil {
+		return err
+	}
+	return writeJournalPair(dir, key, h.opts.RunID, data)
+}
+
+// snapshot is the run's journal as it stands.
+func (h *host) snapshot() *Journal {
 	j := &Journal{
 		RunID: h.opts.RunID, Status: h.res.Status,
 		Workflow: h.w.Name, WorkflowSHA256: h.w.SHA256,
@@ -411,15 +424,7 @@ func (h *host) writeJournal(dir string) error {
 	for _, p := range phases {
 		j.Phases = append(j.Phases, JournalPhase{Title: p.title, Lines: p.lines})
 	}
-	data, err := encodeCanonical(j)
-	if err != nil {
-		return err
-	}
-	key, err := stateKey(h.opts.StateDir, true)
-	if err != nil {
-		return err
-	}
-	return writeJournalPair(dir, key, j.RunID, data)
+	return j
 }
 
 // journalWriteStep is called between the writes of writeJournalPair; a

@@ -53,6 +53,9 @@ func (h *host) check(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if h.replaying(guards) {
 		return starlark.True, nil
 	}
+	if h.yielding(guards) {
+		return nil, errYield // evaluated by the advance that performs its step
+	}
 	callArgs := make(map[string]any, len(kwargs))
 	for _, kv := range kwargs {
 		k := string(kv[0].(starlark.String))

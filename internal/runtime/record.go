@@ -15,6 +15,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/mdtext"
+	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -44,7 +45,7 @@ func (h *host) write() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, TraceFile), data, 0o644); err != nil {
+	if err := writeRecord(filepath.Join(dir, TraceFile), data); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
 	// The journal, what a resume needs, is written before the log, so
@@ -61,10 +62,19 @@ func (h *host) write() error {
 			return fmt.Errorf("recording run: %w", err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, SessionFile), md, 0o644); err != nil {
+	if err := writeRecord(filepath.Join(dir, SessionFile), md); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
 	return nil
+}
+
+// writeRecord replaces the record file p with data atomically but
+// without syncing it (atomicfile.NoSync): a reader never sees half a
+// trace.json, and a link planted at p is replaced, not written through.
+// A record is not state a resume trusts (that is the journal, which is
+// synced), so a completed run pays for no fsync.
+func writeRecord(p string, data []byte) error {
+	return atomicfile.WriteSync(p, data, 0o644, atomicfile.NoSync)
 }
 
 // trace builds the run's trace: one action per executed call, and a
@@ -563,7 +573,8 @@ func (h *host) callCapabilities(step int, name string, b *binding) []string {
 // effects when it declares any (or is a built-in, whose effects the call
 // itself records), else the candidate step's, with a target the candidate
 // parameterized (metadata target_parameter) taken from the call's
-// argument of that name.
+// argument of that name, and one computed from the workflow's parameters
+// (candidate.TargetExpression) computed from this run's.
 func (h *host) callSideEffects(step int, name string, b *binding, args map[string]any) []trace.SideEffect {
 	if effects := b.sideEffects(); len(effects) > 0 || b.builtin != "" {
 		return effects
@@ -573,12 +584,24 @@ func (h *host) callSideEffects(step int, name string, b *binding, args map[strin
 		return b.sideEffects()
 	}
 	out := make([]trace.SideEffect, len(s.SideEffects))
+	var values map[string]string
 	for i, se := range s.SideEffects {
 		target := se.Target
 		if p, _ := se.Metadata["target_parameter"].(string); p != "" {
 			if v, ok := args[p]; ok {
 				target = argString(v)
 			}
+		}
+		if _, ok := se.Metadata[candidate.TargetExpression]; ok {
+			if values == nil {
+				values = map[string]string{}
+				for k, v := range h.params {
+					if s, ok := v.(string); ok {
+						values[k] = s
+					}
+				}
+			}
+			target = replay.EffectTarget(se, values)
 		}
 		out[i] = trace.SideEffect{Kind: se.Kind, Target: target, Capability: se.Capability, Mutation: se.Mutation}
 	}

@@ -117,6 +117,11 @@ type Avoided struct {
 	WallMS       float64 `json:"wall_ms"`
 }
 
+// EmptyStats is the summary of a runs directory with no run in it.
+func EmptyStats(runsDir string) *Stats {
+	return &Stats{Runs: runsDir, Workflows: []WorkflowStats{}, Skipped: []SkippedRun{}}
+}
+
 // ReadStats reads every run record under runsDir (one directory per run,
 // each with trace.json) and summarizes them per workflow, sorted by name,
 // pricing tokens with prices (nil is price.Default). A directory without
@@ -130,7 +135,7 @@ func ReadStats(runsDir string, prices *price.Table) (*Stats, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading runs: %w", err)
 	}
-	st := &Stats{Runs: runsDir, Workflows: []WorkflowStats{}, Skipped: []SkippedRun{}}
+	st := EmptyStats(runsDir)
 	by := map[string]*WorkflowStats{}
 	for _, e := range entries {
 		if !e.IsDir() {

@@ -142,6 +142,12 @@ func (s *Server) Listed() []string {
 	return names
 }
 
+// Listing is what `crystallize serve --list --json` prints: every bundle
+// found, served or not, as Status reports it.
+type Listing struct {
+	Bundles []Entry `json:"bundles"`
+}
+
 // Entry is one bundle as Status reports it.
 type Entry struct {
 	Dir    string `json:"dir"`
@@ -502,34 +508,41 @@ func toolError(msg string) *mcp.CallToolResult {
 	}
 }
 
+// ToolResult is a run as the structured content of an MCP tool result:
+// the run's runtime.Summary, the very object `crystallize run --json`
+// prints, and for a run that waits for an approval, the approval and the
+// command a person runs to continue it.
+type ToolResult struct {
+	runtime.Summary
+	// Approval is the approval the run waits for; absent otherwise.
+	Approval *Approval `json:"approval,omitempty"`
+	// Resume is the crystallize resume command, with --approve, that
+	// continues a suspended run; absent otherwise.
+	Resume string `json:"resume,omitempty"`
+}
+
+// Approval names the approval a suspended run waits for.
+type Approval struct {
+	Step     int    `json:"step"`
+	Boundary string `json:"boundary"`
+	Prompt   string `json:"prompt"`
+}
+
 // result is a run as a tool result: structured content and a one-line
 // summary. A pending approval is not an error: the run is waiting, and
 // the result says how to continue it.
 func result(r *runtime.Result, stateDir string) *mcp.CallToolResult {
-	sc := map[string]any{
-		"run_id":      r.RunID,
-		"workflow":    r.Workflow,
-		"status":      r.Status,
-		"output":      r.Output,
-		"steps":       r.Steps,
-		"tool_calls":  r.ToolCalls,
-		"model_calls": r.ModelCalls,
-		"approvals":   r.Approvals,
-		"receipts":    len(r.Receipts),
-		"duration_ms": r.Duration.Milliseconds(),
-		"dir":         filepath.ToSlash(r.Dir),
-	}
+	sc := &ToolResult{Summary: r.Summary()}
 	summary := fmt.Sprintf("%s: run %s %s after %d steps (%d tool calls, %d model calls, %d approvals)", r.Workflow, r.RunID, r.Status, r.Steps, r.ToolCalls, r.ModelCalls, r.Approvals)
 	isError := false
 	switch {
 	case r.Pending != nil:
 		resume := runtime.ResumeCommand(stateDir, r.RunID)
-		sc["approval"] = map[string]any{"step": r.Pending.Step, "boundary": r.Pending.Boundary, "prompt": r.Pending.Prompt}
-		sc["resume"] = resume + " --approve " + r.Pending.Boundary
+		sc.Approval = &Approval{Step: r.Pending.Step, Boundary: r.Pending.Boundary, Prompt: r.Pending.Prompt}
+		sc.Resume = resume + " --approve " + r.Pending.Boundary
 		summary = fmt.Sprintf("%s: run %s is waiting for approval %s at step %d; a person continues it with: %s --approve %s (or --reject %s)", r.Workflow, r.RunID, r.Pending.Boundary, r.Pending.Step, resume, r.Pending.Boundary, r.Pending.Boundary)
 	case r.Status != runtime.StatusCompleted:
 		isError = true
-		sc["error"] = r.Error
 		summary += ": " + r.Error
 	default:
 		if out, err := json.Marshal(r.Output); err == nil && r.Output != nil {

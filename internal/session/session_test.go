@@ -17,7 +17,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+var update = flag.Bool("update", os.Getenv("CRYSTALLIZE_UPDATE") != "", "rewrite golden files (or set CRYSTALLIZE_UPDATE=1)")
 
 // equate compares sessions: an empty slice equals a nil one.
 var equate = cmpopts.EquateEmpty()

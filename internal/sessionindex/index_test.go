@@ -162,3 +162,103 @@ func TestTOON(t *testing.T) {
 		t.Errorf("TOON(nil) = %q, %v, want %q", got, err, "sessions: []")
 	}
 }
+
+// TestSyncIndexesOneFile checks that Sync indexes one log, leaves the
+// other entries alone, follows a change and removes a log that is gone.
+func TestSyncIndexesOneFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := store.Open(ctx, ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	write(t, dir, "a.md", doc("s-a", "2026-01-01T00:00:00Z", "A"))
+	write(t, dir, "run/b.md", doc("s-b", "2026-01-02T00:00:00Z", "B", "[!error] Broke"))
+	if _, err := Update(ctx, db, dir); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "run/c.md", doc("s-c", "2026-01-03T00:00:00Z", "C", "[!task_complete] Done"))
+	write(t, dir, "run/b.md", doc("s-b", "2026-01-02T00:00:00Z", "B2"))
+	for _, f := range []string{"run/c.md", "run/b.md"} {
+		if err := Sync(ctx, db, dir, filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	titles, inbox := state(t, db)
+	want := map[string]string{"a.md s-a": "A", "run/b.md s-b": "B2", "run/c.md s-c": "C"}
+	if diff := cmp.Diff(want, titles); diff != "" {
+		t.Errorf("after Sync (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"s-c/work/task_complete/Done"}, inbox); diff != "" {
+		t.Errorf("inbox after Sync (-want +got):\n%s", diff)
+	}
+	os.Remove(filepath.Join(dir, "run/c.md"))
+	if err := Sync(ctx, db, dir, filepath.Join(dir, "run/c.md")); err != nil {
+		t.Fatal(err)
+	}
+	if titles, _ := state(t, db); len(titles) != 2 {
+		t.Errorf("a log that is gone stays indexed: %v", titles)
+	}
+	write(t, dir, "run/bad.md", "---\ntype: session\n---\n")
+	if err := Sync(ctx, db, dir, filepath.Join(dir, "run/bad.md")); err == nil || !strings.Contains(err.Error(), "bad.md") {
+		t.Errorf("Sync of a log with problems = %v, want its problems", err)
+	}
+	if err := Sync(ctx, db, dir, filepath.Join(t.TempDir(), "x.md")); err == nil {
+		t.Errorf("Sync of a file outside dir succeeded")
+	}
+}
+
+// TestInboxLeavesOutAnsweredQuestions checks that a question followed by
+// its answer in the same phase, or in a finished session, is not
+// actionable, and that an open question, errors and completions are.
+func TestInboxLeavesOutAnsweredQuestions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := store.Open(ctx, ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Answered in its phase (as crystallize run records a decision).
+	write(t, dir, "answered.md", doc("s-answered", "2026-01-03T00:00:00Z", "A",
+		"[!decision_needed] Which auth?", "[!user] Decided `auth`: `JWT` (--decide)", "[!task_complete] Done"))
+	// Open: the answer is in another phase's text only.
+	write(t, dir, "open.md", doc("s-open", "2026-01-02T00:00:00Z", "O",
+		"[!approval_required] Delete 47 files?", "[!error] Broke"))
+	// Finished: a completed run asks nothing any more.
+	done := strings.Replace(doc("s-done", "2026-01-01T00:00:00Z", "D", "[!decision_needed] Which region?"), "status: active", "status: completed", 1)
+	write(t, dir, "done.md", done)
+	if _, err := Update(ctx, db, dir); err != nil {
+		t.Fatal(err)
+	}
+	items, err := Inbox(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range items {
+		got = append(got, it.Session.SessionID+"/"+it.Callout.Type+"/"+Headline(it.Callout))
+	}
+	want := []string{"s-answered/task_complete/Done", "s-open/approval_required/Delete 47 files?", "s-open/error/Broke"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Inbox (-want +got):\n%s", diff)
+	}
+}
+
+// TestHeadline checks that a callout in the format's own shape, its
+// text in the body, shows its first line of text.
+func TestHeadline(t *testing.T) {
+	for _, tc := range []struct {
+		c    store.Callout
+		want string
+	}{
+		{store.Callout{Title: "Which auth?", Body: "Options: `JWT`"}, "Which auth?"},
+		{store.Callout{Body: "\nFirst attempt had a circular reference.\nFixed."}, "First attempt had a circular reference."},
+		{store.Callout{Title: "  ", Body: ""}, ""},
+	} {
+		if got := Headline(tc.c); got != tc.want {
+			t.Errorf("Headline(%+v) = %q, want %q", tc.c, got, tc.want)
+		}
+	}
+}

@@ -20,7 +20,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+var update = flag.Bool("update", os.Getenv("CRYSTALLIZE_UPDATE") != "", "rewrite golden files (or set CRYSTALLIZE_UPDATE=1)")
 
 // skillCase is the input of a skill golden test, testdata/skillmd/NAME.json:
 // options, the gate's trace results and a candidate. The outputs are

@@ -269,6 +269,7 @@ func decodeClaudeSession(s *claudeSession, file string, summaries map[string]str
 	var turnOrder []*claudeTurn
 	meta := map[string]any{"agent": "claude-code", "session_id": s.id}
 	var goal, sideGoal, first, last, prevTS, agentID string
+	var prompts, sidePrompts promptLog
 	allSide := true
 	unpaired := 0
 	var summary string
@@ -391,7 +392,7 @@ func decodeClaudeSession(s *claudeSession, file string, summaries map[string]str
 			}
 			if text, ok := content.(string); ok {
 				if isMeta == nil || !*isMeta {
-					notePrompt(text, sidechain, &goal, &sideGoal)
+					notePrompt(text, ts, sidechain, &goal, &sideGoal, &prompts, &sidePrompts)
 				}
 				break
 			}
@@ -437,7 +438,7 @@ func decodeClaudeSession(s *claudeSession, file string, summaries map[string]str
 				}
 			}
 			if results == 0 && (isMeta == nil || !*isMeta) {
-				notePrompt(strings.Join(prompt, "\n"), sidechain, &goal, &sideGoal)
+				notePrompt(strings.Join(prompt, "\n"), ts, sidechain, &goal, &sideGoal, &prompts, &sidePrompts)
 			}
 		}
 		errs = append(errs, d.Errs...)
@@ -493,10 +494,12 @@ func decodeClaudeSession(s *claudeSession, file string, summaries map[string]str
 			t.ID = s.id + ".sidechain"
 		}
 		goal = sideGoal
+		prompts = sidePrompts
 	}
 	if goal != "" {
 		meta["goal"] = goal
 	}
+	prompts.put(meta)
 	if summary != "" {
 		meta["summary"] = summary
 	}
@@ -561,11 +564,23 @@ func claudeToolResult(d *trace.Fields, doc map[string]any, c *claudeCall, res an
 // claudeNotPrompts are the starts of user records that Claude Code writes
 // for the user's slash commands and their output, and for interruptions:
 // text typed at the prompt but not a task.
-var claudeNotPrompts = [...]string{"<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>", "<local-command-stderr>", "[Request interrupted", "Caveat:"}
+var claudeNotPrompts = [...]string{"<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>", "<local-command-stderr>", "[Request interrupted", "Caveat:",
+	// What the IDE, background tasks and the ! shell escape put in the
+	// user's turn, and the summary that continues a compacted session.
+	"<ide_opened_file>", "<ide_selection>", "<task-notification>", "<bash-input>", "<bash-stdout>", "<bash-stderr>",
+	"<system-reminder>", "<user-prompt-submit-hook>", "This session is being continued from a previous conversation",
+	// Claude Code's own prompt for the summary of a conversation, run as
+	// a session of its own.
+	"Context: This summary will be shown in a list"}
+
+// claudeWarmup is the whole prompt of the subagent sessions Claude Code
+// starts to warm its cache: not a task anyone asked for.
+const claudeWarmup = "Warmup"
 
 // notePrompt keeps text as the session's goal, or as a subagent's goal
-// when the record is a sidechain, if it is the first real prompt.
-func notePrompt(text string, sidechain bool, goal, sideGoal *string) {
+// when the record is a sidechain, if it is the first real prompt, and
+// logs every real prompt with its time.
+func notePrompt(text, ts string, sidechain bool, goal, sideGoal *string, prompts, sidePrompts *promptLog) {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return
@@ -575,13 +590,17 @@ func notePrompt(text string, sidechain bool, goal, sideGoal *string) {
 			return
 		}
 	}
-	target := goal
+	if text == claudeWarmup {
+		return
+	}
+	target, log := goal, prompts
 	if sidechain {
-		target = sideGoal
+		target, log = sideGoal, sidePrompts
 	}
 	if *target == "" {
 		*target = text
 	}
+	log.add(ts, text)
 }
 
 // contentBlocks returns message.content as an array of blocks; a string

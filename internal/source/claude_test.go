@@ -45,6 +45,8 @@ func TestClaudeSession(t *testing.T) {
 		"git_branch":    "main",
 		"agent_version": "2.0.14",
 		"model":         "claude-sonnet-4-5-20250929",
+		"prompts": []any{map[string]any{"timestamp": "2025-10-14T09:30:02.274Z",
+			"text": "Bump golang.org/x/text to v0.21.0, make sure the tests still pass, and commit it."}},
 	}
 	if diff := cmp.Diff(wantMeta, tr.Metadata); diff != "" {
 		t.Errorf("metadata (-want +got):\n%s", diff)
@@ -305,3 +307,33 @@ func fuzzSessions(f *testing.F, glob string, a SessionAdapter) {
 }
 
 func FuzzClaude(f *testing.F) { fuzzSessions(f, "testdata/agents/claude/*/*.jsonl", Claude{}) }
+
+// TestClaudePrompts: every prompt the person typed is logged with its
+// time, in order; what Claude Code, the IDE or a background task put in
+// the user's turn (a task notification, an opened file, the summary that
+// continues a compacted session) is neither a prompt nor the goal.
+func TestClaudePrompts(t *testing.T) {
+	in := `{"type":"user","sessionId":"s","timestamp":"2026-01-02T10:00:00Z","message":{"role":"user","content":"This session is being continued from a previous conversation that ran out of context."}}
+{"type":"user","sessionId":"s","timestamp":"2026-01-02T10:00:01Z","message":{"role":"user","content":[{"type":"text","text":"<ide_opened_file>The user opened main.go</ide_opened_file>"}]}}
+{"type":"user","sessionId":"s","timestamp":"2026-01-02T10:00:02Z","message":{"role":"user","content":"fix the flaky test"}}
+{"type":"assistant","sessionId":"s","timestamp":"2026-01-02T10:00:03Z","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"go test ./..."}}]}}
+{"type":"user","sessionId":"s","timestamp":"2026-01-02T10:00:04Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}}
+{"type":"user","sessionId":"s","timestamp":"2026-01-02T10:00:05Z","message":{"role":"user","content":"<task-notification><task-id>x</task-id></task-notification>"}}
+{"type":"user","sessionId":"s","timestamp":"2026-01-02T10:00:06Z","message":{"role":"user","content":[{"type":"text","text":"now commit and push"}]}}`
+	var rec recorder
+	traces, _, err := decodeClaude(parseLines(t, in), "f.jsonl", rec.actions)
+	if err != nil || len(traces) != 1 {
+		t.Fatalf("decodeClaude = %d traces, %v", len(traces), err)
+	}
+	md := traces[0].Metadata
+	if md["goal"] != "fix the flaky test" {
+		t.Errorf("goal = %q, want the first prompt the person typed", md["goal"])
+	}
+	want := []any{
+		map[string]any{"timestamp": "2026-01-02T10:00:02Z", "text": "fix the flaky test"},
+		map[string]any{"timestamp": "2026-01-02T10:00:06Z", "text": "now commit and push"},
+	}
+	if diff := cmp.Diff(want, md[trace.MetaPrompts]); diff != "" {
+		t.Errorf("prompts (-want +got):\n%s", diff)
+	}
+}

@@ -268,6 +268,7 @@ func decodeCodexSession(recs []codexRecord, file string, actions func(normalize.
 	meta := map[string]any{"agent": "codex"}
 	usage := &trace.Usage{}
 	var id, model, goal, typedGoal, first, last, lastInput string
+	var prompts promptLog
 	var prevTotal *[3]int64
 	unpaired := 0
 
@@ -420,8 +421,11 @@ func decodeCodexSession(recs []codexRecord, file string, actions func(normalize.
 					turnCalls = nil
 				}
 			case "user_message":
-				if msg := d.OptString(r.payload, p, "message"); typedGoal == "" && !isPreamble(msg) {
-					typedGoal = strings.TrimSpace(msg)
+				if msg := d.OptString(r.payload, p, "message"); !isPreamble(msg) && strings.TrimSpace(msg) != "" {
+					if typedGoal == "" {
+						typedGoal = strings.TrimSpace(msg)
+					}
+					prompts.add(ts, msg)
 				}
 			}
 		default:
@@ -446,6 +450,7 @@ func decodeCodexSession(recs []codexRecord, file string, actions func(normalize.
 	if goal != "" {
 		meta["goal"] = goal
 	}
+	prompts.put(meta)
 	if unpaired > 0 {
 		meta["unpaired_tool_results"] = unpaired
 	}

@@ -48,6 +48,8 @@ func TestCodexSession(t *testing.T) {
 		"originator":      "codex_cli_rs",
 		"model":           "gpt-5-codex",
 		"approval_policy": "on-request",
+		"prompts": []any{map[string]any{"timestamp": "2025-11-03T09:12:45.211Z",
+			"text": "Add a --json flag to the report command, and make sure the tests pass."}},
 	}
 	if diff := cmp.Diff(wantMeta, tr.Metadata); diff != "" {
 		t.Errorf("metadata (-want +got):\n%s", diff)

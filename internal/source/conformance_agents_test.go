@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // realAgentsDir holds session logs that people published, as their
@@ -94,9 +96,51 @@ func TestConformanceRealAgents(t *testing.T) {
 					t.Errorf("%s: copy of %s, which is not imported", n.Path, n.Detail)
 				}
 			}
-			t.Logf("%d traces, %d distinct tool calls, %d notes, %d sessions without calls", len(res.Traces), len(calls), len(res.Notes), len(res.SkippedSessions))
+			prompts := checkPromptLogs(t, res.Traces)
+			t.Logf("%d traces, %d distinct tool calls, %d notes, %d sessions without calls, %d prompts", len(res.Traces), len(calls), len(res.Notes), len(res.SkippedSessions), prompts)
 		})
 	}
+}
+
+// notTyped are starts of user turns that the agent, the IDE or a
+// background task wrote: a prompt log that holds one describes a
+// procedure with words nobody typed.
+var notTyped = []string{"<ide_", "<task-notification>", "<bash-", "<command-", "<local-command", "<system-reminder>",
+	"This session is being continued from a previous conversation", "Context: This summary will be shown"}
+
+// checkPromptLogs checks each trace's prompt log: in time order, with
+// nothing the person did not type, and starting with the goal. It returns
+// the number of prompts.
+func checkPromptLogs(t *testing.T, traces []*trace.Trace) int {
+	n := 0
+	for _, tr := range traces {
+		list, _ := tr.Metadata[trace.MetaPrompts].([]any)
+		prev := ""
+		for i, v := range list {
+			p := v.(map[string]any)
+			ts, text := p["timestamp"].(string), p["text"].(string)
+			if ts < prev {
+				t.Errorf("trace %s: prompt %d at %s comes before the one at %s", tr.ID, i, ts, prev)
+			}
+			prev = ts
+			if text == "Warmup" {
+				t.Errorf("trace %s: prompt %d is Claude Code's warmup", tr.ID, i)
+			}
+			for _, s := range notTyped {
+				if strings.HasPrefix(text, s) {
+					t.Errorf("trace %s: prompt %d starts with %q, which no person typed", tr.ID, i, s)
+				}
+			}
+			n++
+		}
+		if goal, _ := tr.Metadata["goal"].(string); goal != "" && len(list) > 0 {
+			first := list[0].(map[string]any)["text"].(string)
+			if !strings.HasPrefix(goal, strings.TrimSuffix(first, "…")) {
+				t.Errorf("trace %s: goal %.60q is not the first prompt %.60q", tr.ID, goal, first)
+			}
+		}
+	}
+	return n
 }
 
 // codexCallTypes are the response items of a Codex rollout that are tool

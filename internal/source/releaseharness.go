@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -187,7 +188,11 @@ func (e *HarnessEvent) str(key string) string {
 // re-runs it, so that a workflow never re-runs a failing step without a
 // person. Release steps and tool observations carry the side effects their
 // v3 rows declare, or an UnknownSideEffects record when the row does not
-// declare them.
+// declare them. A tool observation that only reads (read_file, or a shell
+// command the built-in normalize tables read as a read: git log, git
+// diff, git status, cat) is a trace.KindObservation, as it is in an
+// agent's log, so that what it printed is kept as observed state and
+// never held against another release.
 //
 // The trace's source hash is sha256 over each file read, as its name, a
 // NUL, its bytes and a NUL, in the order above, so it changes when any of
@@ -356,6 +361,41 @@ func LoadReleaseHarness(dir string) (*trace.Trace, *ReleaseHarness, error) {
 	t.SourceHash = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	trace.Normalize(t)
 	return t, rh, nil
+}
+
+// ReleaseParameterKeys are the members of a release's identity that
+// change from one release to the next: its versions, the previous tag,
+// the bump, the branch it is cut on and the branch it is cut from. They
+// are the parameters of a workflow made from one release run
+// (ReleaseHarness.Parameters). mode, repo and mock are not among them:
+// the mode chooses which steps run (another mode is another workflow),
+// and the repository and the mock switch are where and how the workflow
+// runs, not what it releases.
+var ReleaseParameterKeys = []string{"current_version", "next_version", "bump", "latest_tag", "base_branch", "target_release_branch"}
+
+// Parameters returns the release's values of ReleaseParameterKeys: the
+// manifest's release member, else the release analysis's data (the
+// harness writes the bump there only), for the keys that hold a
+// non-empty string.
+func (rh *ReleaseHarness) Parameters() map[string]string {
+	rel, _ := rh.Manifest["release"].(map[string]any)
+	var analysis map[string]any
+	for i := range rh.Events {
+		if rh.Events[i].Type == "release_analysis" {
+			analysis = rh.Events[i].Data
+			break
+		}
+	}
+	out := map[string]string{}
+	for _, k := range ReleaseParameterKeys {
+		for _, src := range []map[string]any{rel, analysis} {
+			if s, ok := src[k].(string); ok && s != "" {
+				out[k] = s
+				break
+			}
+		}
+	}
+	return out
 }
 
 // foldMirroredFailures returns events without the failed tool
@@ -627,6 +667,13 @@ func (rh *ReleaseHarness) trace(source string) *trace.Trace {
 				capability = "fs.read"
 			}
 			a.Capabilities = []string{capability}
+			if readsOnly(tool, ev.str("command")) {
+				// What a read printed (the commits since the last tag,
+				// a diff's stat, the changelog) is the state it found,
+				// which the next release finds changed: mining keeps it
+				// as observed output, never as an output to reproduce.
+				a.Kind = trace.KindObservation
+			}
 			if s := ev.StepName(); s != "" {
 				a.Metadata["step_name"] = s
 			}
@@ -665,6 +712,30 @@ func (rh *ReleaseHarness) trace(source string) *trace.Trace {
 		}
 	}
 	return t
+}
+
+// readsOnly reports whether a tool observation only reads: the
+// harness's read_file, or a shell command that the built-in normalize
+// tables make an observation, as they do in an agent's log (git log, git
+// diff, git status, cat; never git push or a script).
+func readsOnly(tool, command string) bool {
+	switch tool {
+	case "read_file":
+		return true
+	case "shell":
+	default:
+		return false
+	}
+	if strings.TrimSpace(command) == "" {
+		return false
+	}
+	acts := normalize.Default().Actions(normalize.Call{Tool: "shell", Args: map[string]any{"command": command}})
+	for i := range acts {
+		if acts[i].Kind != trace.KindObservation {
+			return false
+		}
+	}
+	return len(acts) > 0
 }
 
 // gateRecovery puts a required BoundaryRecovery approval on the action of

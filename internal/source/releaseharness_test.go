@@ -423,3 +423,75 @@ func TestReleaseHarnessV3ListedRunMissing(t *testing.T) {
 		t.Errorf("mini fixture: err %v, Missing %v; want none", err, rh.Missing)
 	}
 }
+
+// TestReleaseHarnessParameters: the release's identity is read from the
+// manifest's release member, then from the release analysis (the harness
+// writes the bump there only); mode, repo and the other members are not
+// parameters, and an empty value is none.
+func TestReleaseHarnessParameters(t *testing.T) {
+	manifest := `{"schema_version": "release_harn.crystallization_input.v1", "run_id": "p",
+	  "release": {"repo": "/work/repo", "mode": "ship-pr", "mock": true, "current_version": "1.0.0", "next_version": "1.0.1",
+	    "starting_branch": "main", "target_release_branch": "release/v1.0.1", "base_branch": "main", "latest_tag": ""}}`
+	analysis := `{"schema_version":"release_harn.crystallization_input.v1","event_type":"release_analysis","source":"deterministic","timestamp":"2026-05-02T10:00:00Z","data":{"bump":"patch","next_version":"9.9.9","latest_tag":"v1.0.0"}}` + "\n"
+	dir := copyHarness(t, miniHarness, map[string]string{"manifest.json": manifest, "deterministic-events.jsonl": analysis})
+	_, rh, err := LoadReleaseHarness(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"current_version": "1.0.0", "next_version": "1.0.1", "bump": "patch", "latest_tag": "v1.0.0",
+		"base_branch": "main", "target_release_branch": "release/v1.0.1",
+	}
+	if diff := cmp.Diff(want, rh.Parameters()); diff != "" {
+		t.Errorf("Parameters (-want +got):\n%s", diff)
+	}
+}
+
+// TestReleaseHarnessReadsAreObservations: a tool observation that only
+// reads (read_file, or a shell command the normalize tables read as a
+// read) is an observation, whose output mining keeps as observed state;
+// one that changes something, or runs a script, or a compound command
+// with a write in it, stays a tool call.
+func TestReleaseHarnessReadsAreObservations(t *testing.T) {
+	const row = `{"schema_version":"release_harn.crystallization_input.v1","event_type":"tool_observation","source":"deterministic","timestamp":"2026-05-02T10:00:01Z","data":{"tool":%q,%s,"success":true,"status":0,"stdout":"x","stderr":""}}` + "\n"
+	cases := []struct {
+		tool, arg string
+		want      trace.Kind
+	}{
+		{"shell", `"command":"git log --oneline --no-merges v1.0.0..HEAD"`, trace.KindObservation},
+		{"shell", `"command":"git diff HEAD --stat"`, trace.KindObservation},
+		{"shell", `"command":"git status --porcelain"`, trace.KindObservation},
+		{"shell", `"command":"cat CHANGELOG.md"`, trace.KindObservation},
+		{"read_file", `"path":"CHANGELOG.md"`, trace.KindObservation},
+		{"shell", `"command":"git tag v1.0.1"`, trace.KindToolCall},
+		{"shell", `"command":"git log --oneline > notes.txt"`, trace.KindToolCall},
+		{"shell", `"command":"git status && git push origin main"`, trace.KindToolCall},
+		{"shell", `"command":"./scripts/changelog.sh"`, trace.KindToolCall},
+		{"gh", `"command":"gh pr view 1"`, trace.KindToolCall},
+	}
+	var tools strings.Builder
+	for _, c := range cases {
+		fmt.Fprintf(&tools, row, c.tool, c.arg)
+	}
+	dir := copyHarness(t, miniHarness, map[string]string{"tool-observations.jsonl": tools.String()})
+	tr, _, err := LoadReleaseHarness(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	for _, a := range tr.Actions {
+		if a.Metadata["event_type"] != "tool_observation" {
+			continue
+		}
+		if c := cases[i]; a.Kind != c.want {
+			t.Errorf("%s {%s}: kind %s, want %s", c.tool, c.arg, a.Kind, c.want)
+		}
+		if a.ObservedOutput == nil {
+			t.Errorf("%s: observed output dropped", a.ID)
+		}
+		i++
+	}
+	if i != len(cases) {
+		t.Fatalf("%d tool observations in the trace, want %d", i, len(cases))
+	}
+}

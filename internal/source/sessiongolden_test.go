@@ -16,7 +16,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/tracetest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
+var update = flag.Bool("update", os.Getenv("CRYSTALLIZE_UPDATE") != "", "rewrite the golden files (or set CRYSTALLIZE_UPDATE=1)")
 
 // sessionGolden pins the sha256 of everything Load makes of agent session
 // logs: every trace as encoded, with its source and source hash, every

@@ -26,7 +26,10 @@ type LiveSession struct {
 	PID       int    `json:"pid"`
 	Started   int64  `json:"started"`
 	Heartbeat int64  `json:"heartbeat"`
-	Ended     int64  `json:"ended"` // 0 while the session has not ended
+	Ended     int64  `json:"ended"`  // 0 while the session has not ended
+	Branch    string `json:"branch"` // the workspace's git branch; "" outside git or detached
+	Agent     string `json:"agent"`  // the agent behind the session, "" when not known
+	Model     string `json:"model"`  // its model, "" when not known
 }
 
 // InboxItem is one row of the inbox: a callout a run wrote that a person
@@ -56,14 +59,15 @@ var ErrNoItem = errors.New("no such inbox item")
 // PutLive registers r. A session already registered under r.SessionID
 // (a suspended run being resumed) keeps its agent type, name and start
 // time, so that it keeps its place in listings, and takes r's workspace,
-// state directory, status, pid and heartbeat.
+// state directory, status, pid, heartbeat, branch, agent and model.
 func (s *DB) PutLive(ctx context.Context, r LiveSession) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO live_sessions
-		(session_id, workspace, state_dir, agent_type, name, status, pid, started, heartbeat, ended)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		(session_id, workspace, state_dir, agent_type, name, status, pid, started, heartbeat, ended, branch, agent, model)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(session_id) DO UPDATE SET workspace = excluded.workspace, state_dir = excluded.state_dir,
-			status = excluded.status, pid = excluded.pid, heartbeat = excluded.heartbeat, ended = excluded.ended`,
-		r.SessionID, r.Workspace, r.StateDir, r.AgentType, r.Name, r.Status, r.PID, r.Started, r.Heartbeat, r.Ended)
+			status = excluded.status, pid = excluded.pid, heartbeat = excluded.heartbeat, ended = excluded.ended,
+			branch = excluded.branch, agent = excluded.agent, model = excluded.model`,
+		r.SessionID, r.Workspace, r.StateDir, r.AgentType, r.Name, r.Status, r.PID, r.Started, r.Heartbeat, r.Ended, r.Branch, r.Agent, r.Model)
 	if err != nil {
 		return fmt.Errorf("registering session %s: %w", r.SessionID, err)
 	}
@@ -106,7 +110,7 @@ func (s *DB) DeleteLive(ctx context.Context, ids []string) error {
 	})
 }
 
-const liveCols = `session_id, workspace, state_dir, agent_type, name, status, pid, started, heartbeat, ended`
+const liveCols = `session_id, workspace, state_dir, agent_type, name, status, pid, started, heartbeat, ended, branch, agent, model`
 
 // LiveSessions returns the registry's rows whose status is one of
 // statuses (all rows when statuses is empty), oldest first (by started,
@@ -129,7 +133,7 @@ func (s *DB) LiveSessions(ctx context.Context, statuses ...string) ([]LiveSessio
 	list := []LiveSession{}
 	for rows.Next() {
 		var r LiveSession
-		if err := rows.Scan(&r.SessionID, &r.Workspace, &r.StateDir, &r.AgentType, &r.Name, &r.Status, &r.PID, &r.Started, &r.Heartbeat, &r.Ended); err != nil {
+		if err := rows.Scan(&r.SessionID, &r.Workspace, &r.StateDir, &r.AgentType, &r.Name, &r.Status, &r.PID, &r.Started, &r.Heartbeat, &r.Ended, &r.Branch, &r.Agent, &r.Model); err != nil {
 			return nil, fmt.Errorf("reading registry: %w", err)
 		}
 		list = append(list, r)
@@ -144,7 +148,7 @@ func (s *DB) LiveSessions(ctx context.Context, statuses ...string) ([]LiveSessio
 func (s *DB) LiveSession(ctx context.Context, id string) (LiveSession, error) {
 	var r LiveSession
 	err := s.db.QueryRowContext(ctx, `SELECT `+liveCols+` FROM live_sessions WHERE session_id = ?`, id).
-		Scan(&r.SessionID, &r.Workspace, &r.StateDir, &r.AgentType, &r.Name, &r.Status, &r.PID, &r.Started, &r.Heartbeat, &r.Ended)
+		Scan(&r.SessionID, &r.Workspace, &r.StateDir, &r.AgentType, &r.Name, &r.Status, &r.PID, &r.Started, &r.Heartbeat, &r.Ended, &r.Branch, &r.Agent, &r.Model)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, fmt.Errorf("session %s: %w", id, ErrNoSession)
 	}

@@ -275,6 +275,13 @@ var migrations = []string{
 	// first time it mines those traces, as for traces stored before 5.
 	// (A read-only open of a schema 8 store mines them as stored.)
 	`UPDATE traces SET flags = NULL WHERE excluded = 0;`,
+	// 10: who a live session is, for the status line: the git branch of
+	// its workspace, the agent behind it and its model ('' where not
+	// known, and for sessions registered before). Read-only opens (the
+	// trace store) never read the registry, so readOnlyVersion stays.
+	`ALTER TABLE live_sessions ADD COLUMN branch TEXT NOT NULL DEFAULT '';
+	ALTER TABLE live_sessions ADD COLUMN agent TEXT NOT NULL DEFAULT '';
+	ALTER TABLE live_sessions ADD COLUMN model TEXT NOT NULL DEFAULT '';`,
 }
 
 // Version is the schema version Open brings a database to.

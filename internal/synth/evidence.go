@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/redact"
@@ -73,15 +74,6 @@ func WriteEvidence(dir string, rep *Report) error {
 	if err := replaceable(dir); err != nil {
 		return fmt.Errorf("writing evidence: %w", err)
 	}
-	parent := filepath.Dir(filepath.Clean(dir))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("writing evidence: %w", err)
-	}
-	tmp, err := os.MkdirTemp(parent, ".evidence-")
-	if err != nil {
-		return fmt.Errorf("writing evidence: %w", err)
-	}
-	defer os.RemoveAll(tmp)
 	m := &Manifest{
 		Schema: EvidenceSchema, SchemaVersion: EvidenceSchemaVersion,
 		Claim: rep.Claim, ModelCalls: rep.ModelCalls, Checks: rep.Checks, Hypotheses: rep.Hypotheses,
@@ -110,12 +102,12 @@ func WriteEvidence(dir string, rep *Report) error {
 		}
 		m.Replicates = append(m.Replicates, row)
 	}
-	// The files are collected and written by atomicfile.WriteAll, which
-	// syncs each, so the directory renamed into place holds durable files.
+	// The files are collected, then written and swapped in whole by
+	// atomicfile.ReplaceDir, which syncs them before the swap.
 	contents := map[string][]byte{}
 	write := func(name string, data []byte) error {
 		m.Files[name] = sha(string(data))
-		contents[filepath.Join(tmp, filepath.FromSlash(name))] = data
+		contents[name] = data
 		return nil
 	}
 	writeJSON := func(name string, v any) ([]byte, error) {
@@ -169,17 +161,27 @@ func WriteEvidence(dir string, rep *Report) error {
 	if err != nil {
 		return fmt.Errorf("writing evidence: %w", err)
 	}
-	contents[filepath.Join(tmp, ManifestFile)] = b
-	if err := atomicfile.WriteAll(contents, 0o644); err != nil {
-		return fmt.Errorf("writing evidence: %w", err)
+	contents[ManifestFile] = b
+	names := make([]string, 0, len(contents))
+	for name := range contents {
+		names = append(names, name)
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("writing evidence: %w", err)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return fmt.Errorf("writing evidence: %w", err)
-	}
-	if err := atomicfile.SyncDir(parent); err != nil {
+	sort.Strings(names)
+	err = atomicfile.ReplaceDir(dir, func(tmp string) error {
+		for _, name := range names {
+			p := filepath.Join(tmp, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, contents[name], 0o644); err != nil {
+				return err
+			}
+		}
+		// dir is checked again last: it may have become something that
+		// is not an evidence bundle while this one was written.
+		return replaceable(dir)
+	})
+	if err != nil {
 		return fmt.Errorf("writing evidence: %w", err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"go.starlark.net/syntax"
@@ -29,6 +30,10 @@ type StepSpec struct {
 	Examples, Heldout []StepExample
 	AllowedImports    []string
 	Resources         Resources
+	// Invariants are the metamorphic properties stated for the step:
+	// the function also runs on perturbed recorded inputs whose outputs
+	// they determine.
+	Invariants []StepInvariant
 	// Model is the [models.*] key to ask.
 	Model string
 }
@@ -41,8 +46,13 @@ type StepResult struct {
 	Source   string    `json:"source,omitempty"`
 	SHA256   string    `json:"code_sha256,omitempty"`
 	Call     ModelCall `json:"model_call"`
-	// Checked counts the examples the function was run on, by set.
+	// Checked counts the examples the function was run on, by set:
+	// "examples" (shown to the model), "withheld" (recorded but not
+	// shown), "heldout", and each property.
 	Checked map[string]int `json:"checked"`
+	// Withheld names the recorded runs kept out of the prompt, on which
+	// the function shows that it does more than repeat what it was shown.
+	Withheld []string `json:"withheld"`
 	// Failures name every example the function got wrong (or the check
 	// that refused it), so a reviewer can see why it was refused.
 	Failures   []StepFailure `json:"failures"`
@@ -51,7 +61,9 @@ type StepResult struct {
 
 // StepFailure is one reason a synthesized function is refused.
 type StepFailure struct {
-	Set     string `json:"set"` // "examples", "heldout", a property name, or "code"
+	Set string `json:"set"` // "examples", "withheld", "heldout", a property name, or "code"
+	// Code classifies a refusal of the code itself (CodeRecordedLiteral).
+	Code    string `json:"code,omitempty"`
 	Example string `json:"example,omitempty"`
 	Got     any    `json:"got,omitempty"`
 	Want    any    `json:"want,omitempty"`
@@ -78,15 +90,25 @@ func StepPrompt(spec StepSpec) string {
 	return b.String()
 }
 
+// RecordedChecked is the number of recorded runs the function was run
+// on, shown to the model or withheld from it.
+func (r *StepResult) RecordedChecked() int { return r.Checked["examples"] + r.Checked["withheld"] }
+
 // SynthesizeStep asks the model for a function that does the step, and
-// checks it: run in a capsule (sb, or this process when nil) on every
-// recorded example, then on every held-out example, then under the
-// metamorphic properties derived from the examples (StepProperties). The
-// function is accepted only if every check passes; otherwise every
-// failure is listed, each naming its example. Errors are reserved for a
-// model call that fails.
+// checks that it generalises. The model is shown all but the last
+// quarter (at least one) of the recorded examples; a function whose code
+// holds a shown input value as a literal is refused without running
+// (CodeRecordedLiteral); the rest runs in a capsule (sb, or this process
+// when nil) on every shown example, on every withheld one, on every
+// held-out example, then under the metamorphic properties derived from
+// the examples (StepProperties) and on the perturbed inputs of the
+// stated invariants. The function is accepted only if every check
+// passes; otherwise every failure is listed, each naming its example.
+// Errors are reserved for a spec synthesis cannot work from (fewer than
+// MinStepExamples examples, an invariant of an input the step does not
+// have) and a model call that fails.
 func SynthesizeStep(ctx context.Context, m Model, sb *Sandbox, spec StepSpec) (*StepResult, error) {
-	res := &StepResult{Step: spec.Name, Checked: map[string]int{}, Failures: []StepFailure{}, Properties: []string{}}
+	res := &StepResult{Step: spec.Name, Checked: map[string]int{}, Withheld: []string{}, Failures: []StepFailure{}, Properties: []string{}}
 	// Recorded values come from trace decoders (json.Number, float64);
 	// compare and pass them in this package's value model.
 	for _, set := range [][]StepExample{spec.Examples, spec.Heldout} {
@@ -95,7 +117,22 @@ func SynthesizeStep(ctx context.Context, m Model, sb *Sandbox, spec StepSpec) (*
 			set[i].Inputs, set[i].Output = in, normalize(set[i].Output)
 		}
 	}
-	prompt := StepPrompt(spec)
+	if len(spec.Examples) < MinStepExamples {
+		return nil, fmt.Errorf("step %s: %d recorded runs; synthesis needs at least %d: %d to show the model and 1 withheld from it to check that the function generalises",
+			spec.Name, len(spec.Examples), MinStepExamples, MinStepExamples-1)
+	}
+	for _, inv := range spec.Invariants {
+		if err := inv.Check(spec.Examples); err != nil {
+			return nil, fmt.Errorf("step %s: invariant %w", spec.Name, err)
+		}
+	}
+	shown, withheld := withhold(spec.Examples)
+	for _, ex := range withheld {
+		res.Withheld = append(res.Withheld, ex.Where)
+	}
+	asked := spec
+	asked.Examples = shown
+	prompt := StepPrompt(asked)
 	res.Call = ModelCall{Step: spec.Name, Key: spec.Model, PromptSHA256: sha(prompt)}
 	if m == nil {
 		return nil, fmt.Errorf("step %s: no model configured", spec.Name)
@@ -120,6 +157,10 @@ func SynthesizeStep(ctx context.Context, m Model, sb *Sandbox, spec StepSpec) (*
 		return refuse(err.Error())
 	}
 	res.Function = fn
+	if lits := recordedLiterals(src, shown); len(lits) > 0 {
+		res.Failures = append(res.Failures, lits...)
+		return res, nil
+	}
 	c := &Capsule{Name: spec.Name + ".star", Source: src, Entrypoint: fn, AllowedImports: spec.AllowedImports, Resources: spec.Resources, ReturnsValue: true}
 
 	// One batch: examples, held-out examples, then each property's
@@ -130,8 +171,11 @@ func SynthesizeStep(ctx context.Context, m Model, sb *Sandbox, spec StepSpec) (*
 		want       any
 	}
 	var runs []run
-	for _, ex := range spec.Examples {
+	for _, ex := range shown {
 		runs = append(runs, run{"examples", ex.Where, ex.Inputs, ex.Output})
+	}
+	for _, ex := range withheld {
+		runs = append(runs, run{"withheld", ex.Where, ex.Inputs, ex.Output})
 	}
 	for _, ex := range spec.Heldout {
 		runs = append(runs, run{"heldout", ex.Where, ex.Inputs, ex.Output})
@@ -141,6 +185,25 @@ func SynthesizeStep(ctx context.Context, m Model, sb *Sandbox, spec StepSpec) (*
 		for i, ex := range spec.Examples {
 			if in, ok := p.apply(ex.Inputs, uint64(i)); ok {
 				runs = append(runs, run{p.Name, ex.Where, in, ex.Output})
+			}
+		}
+	}
+	for _, inv := range spec.Invariants {
+		res.Properties = append(res.Properties, inv.Name())
+		taken := map[string]bool{}
+		for _, set := range [][]StepExample{spec.Examples, spec.Heldout} {
+			for _, ex := range set {
+				if v, ok := ex.Inputs[inv.Key].(string); ok {
+					taken[v] = true
+				}
+			}
+		}
+		for _, ex := range spec.Examples {
+			ins, wants := inv.perturb(ex, taken)
+			for i := range ins {
+				// The run names the input it was given, which no trace holds.
+				where := fmt.Sprintf("%s with %s %s", ex.Where, inv.Key, strconv.Quote(ins[i][inv.Key].(string)))
+				runs = append(runs, run{inv.Name(), where, ins[i], wants[i]})
 			}
 		}
 	}

@@ -6,6 +6,13 @@ import "encoding/json"
 // reads and writes. A trace without a version field is taken as version 1.
 const SchemaVersion = 1
 
+// MetaPrompts is the trace metadata member that lists what the user typed
+// during an agent session, in order: [{"timestamp": …, "text": …}]. A
+// session often does several things, and its first prompt (the goal) says
+// nothing of a procedure done at its end: the prompt typed last before the
+// procedure's first step is the request it answered.
+const MetaPrompts = "prompts"
+
 // Kind is the type of an action. The named constants are the kinds the
 // pipeline treats specially; any other string is kept as it was written.
 type Kind string

@@ -51,11 +51,13 @@ func (c *AgentCorpus) build(i int) *agentSession {
 	var units [][]agentCall
 	var goals []string
 	boundary := map[int]bool{} // gap index that separates two procedures
+	asks := map[int]string{}   // gap index → the request typed there
 	for k, pl := range plan.plants {
 		def := &procDefs[pl.proc]
 		v := c.values[pl.proc][pl.n]
 		if k > 0 {
 			boundary[len(units)] = true
+			asks[len(units)] = def.goal(v)
 		}
 		units = append(units, def.units(b, v, &c.Manifest.Procedures[pl.proc].Plantings[pl.n])...)
 		goals = append(goals, def.goal(v))
@@ -64,7 +66,9 @@ func (c *AgentCorpus) build(i int) *agentSession {
 	case 0:
 		s.goal = exploreGoals[plan.explore]
 	default:
-		s.goal = strings.Join(goals, " After that: ")
+		// The person asks for the first procedure at the start and for
+		// each next one when the one before is done, as people do.
+		s.goal = goals[0]
 	}
 
 	procCalls := 0
@@ -104,11 +108,15 @@ func (c *AgentCorpus) build(i int) *agentSession {
 
 	for g, n := range gaps {
 		inner := g > 0 && g < len(units) && !boundary[g]
+		first := len(s.turns)
 		b.noise(n, inner)
 		if g < len(units) {
 			for _, call := range units[g] {
 				b.turn(stepTexts[r.IntN(len(stepTexts))], []agentCall{call})
 			}
+		}
+		if ask := asks[g]; ask != "" && first < len(s.turns) {
+			s.turns[first].prompt = ask
 		}
 	}
 	if len(plan.plants) > 0 {

@@ -359,6 +359,9 @@ type planItem struct{ step, status string }
 // agentTurn is one model turn: its text, its usage and the tool calls it
 // produced (several when the model called tools in parallel).
 type agentTurn struct {
+	// prompt, when set, is what the person typed before the turn: the
+	// request for the next procedure of a session that does several.
+	prompt         string
 	text           string
 	startMS, latMS int64
 	input, output  int

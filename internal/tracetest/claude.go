@@ -103,6 +103,9 @@ func writeClaude(buf *bytes.Buffer, s *agentSession) {
 		if t.text != "" {
 			records++
 		}
+		if t.prompt != "" {
+			records++
+		}
 	}
 	if s.summary != "" {
 		jsonLine(buf, claudeSummary{Type: "summary", Summary: s.summary, LeafUUID: derivedUUID(s.id, records-1)})
@@ -122,6 +125,9 @@ func writeClaude(buf *bytes.Buffer, s *agentSession) {
 	emit("user", 0, claudeUserMessage{Role: "user", Content: s.goal}, nil, "")
 	for ti := range s.turns {
 		t := &s.turns[ti]
+		if t.prompt != "" {
+			emit("user", t.startMS, claudeUserMessage{Role: "user", Content: t.prompt}, nil, "")
+		}
 		var content []any
 		if t.text != "" {
 			content = append(content, claudeText{Type: "text", Text: t.text})

@@ -88,6 +88,10 @@ func writeCodex(buf *bytes.Buffer, s *agentSession) {
 	for ti := range s.turns {
 		t := &s.turns[ti]
 		at := t.startMS + t.latMS
+		if t.prompt != "" {
+			line(t.startMS, "response_item", codexMessage{Type: "message", Role: "user", Content: []codexText{{"input_text", t.prompt}}})
+			line(t.startMS, "event_msg", map[string]any{"type": "user_message", "message": t.prompt, "kind": "plain"})
+		}
 		if t.text != "" {
 			line(at, "response_item", codexMessage{Type: "message", Role: "assistant", Content: []codexText{{"output_text", t.text}}})
 		}
