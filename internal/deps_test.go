@@ -58,6 +58,7 @@ var allowed = map[string][]string{
 	"internal/derive":                {},
 	"internal/tools/gencorpus":       {"internal/trace", "internal/tracetest"},
 	"internal/tools/procbench":       {},
+	"internal/tools/mutate":          {},
 	"internal/assert":                {"internal/trace"},
 	"internal/harness":               {"internal/capped", "internal/proc", "internal/trace", "internal/store", "internal/assert", "internal/redact", "internal/atomicfile", "internal/textdiff"},
 	"internal/harness/web":           {"internal/trace", "internal/atomicfile", "internal/textdiff"},

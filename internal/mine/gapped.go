@@ -38,7 +38,7 @@ import (
 //     end (no one-item longer pattern with the same support made by
 //     appending or prepending), the part of BIDE's closure check (Wang and
 //     Han, 2004) that stays exact under a gap constraint; a pattern missing
-//     a middle step is caught when candidates are selected (gapSubsumed).
+//     a middle step is caught when candidates are selected (subsumed).
 //  3. Selection (mineGapped): patterns are taken best first (Score), the
 //     noise rule (denoise) drops the steps that sit where they do by
 //     chance, a shortened pattern goes back into the queue at its new

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sort"
-	"sync"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/price"
@@ -168,21 +166,9 @@ func Mine(ctx context.Context, traces []*trace.Trace, opts Options) (*candidate.
 func (s *Scan) mine(ctx context.Context, src traceSource) (*candidate.Report, error) {
 	opts, report := s.opts, s.report
 	minEx := opts.minExamples()
-	report.SourceTraceCount = len(s.seqs)
-	report.ExcludedTraceCount = len(report.ExcludedTraces)
-	report.Mining = candidate.MiningSummary{
-		MinExamples:        minEx,
-		MaxCandidates:      opts.maxCandidates(),
-		EligibleTraces:     len(s.seqs),
-		Actions:            s.actions,
-		DistinctSignatures: len(s.symbols),
-	}
-	if err := ctx.Err(); err != nil {
+	if done, err := s.begin(ctx, candidate.MiningSummary{}); err != nil {
 		return nil, err
-	}
-	s.noteSessions(&report.Mining)
-	if w, few := s.tooFewSessions(minEx); few {
-		report.Warnings = append(report.Warnings, w)
+	} else if done {
 		return report, nil
 	}
 
@@ -232,128 +218,49 @@ func (s *Scan) mine(ctx context.Context, src traceSource) (*candidate.Report, er
 		return nil, err
 	}
 
-	b := builder{eligible: len(s.seqs), prices: opts.prices()}
-	var built []builtRepeat
-	maxSafe := opts.maxCandidates()
-	limit := opts.scanLimit()
-	rejectedOmitted := 0
-	names := map[string]bool{}
-	// Repeats are taken in rank order, in batches built in parallel: the
-	// builds are independent and read the traces only. Whether a repeat
-	// is subsumed depends on the ones before it, so that is decided in
-	// order before a batch is built, and results are consumed in order,
-	// which keeps the report identical to a sequential scan. A batch may
-	// build a few candidates past the last one needed; they are dropped.
-	workers := max(1, runtime.GOMAXPROCS(0))
-	scanned := 0
-scan:
-	for scanned < len(repeats) {
-		if len(report.Candidates) >= maxSafe {
-			break
-		}
-		if scanned >= limit {
-			report.Warnings = append(report.Warnings, candidate.Problem{
-				Code: candidate.CodeScanLimit,
-				Message: fmt.Sprintf("looked at the %d highest-ranked of %d repeated sequences and found fewer than %d distinct safe candidates; the rest rank lower (raise --max-candidates to look further)",
-					limit, len(repeats), maxSafe),
-			})
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		var batch []builtRepeat
-		for scanned < len(repeats) && scanned < limit && len(batch) < 2*workers {
-			r := repeats[scanned]
-			scanned++
-			br := builtRepeat{symbols: idx.Symbols(r), examples: idx.Examples(r), support: r.Support}
-			if subsumed(built, br.symbols, br.examples, br.support) {
-				continue
-			}
-			// What is not a procedure is built to say so, but stands for
-			// nothing a procedure could repeat.
-			if symsNotProcedure(br.symbols, sh) == "" {
-				built = append(built, br)
-			}
-			batch = append(batch, br)
-		}
-		if opts.Progress != nil {
-			opts.Progress(scanned, min(len(repeats), limit))
-		}
-		// A candidate with more examples than the bound is built from a
-		// sample; only the sample's traces are read for the batch.
-		matches := make([][]match, len(batch))
-		samples := make([][]match, len(batch))
-		picked := make([][]int, len(batch))
-		var need []int32
-		for i, br := range batch {
-			matches[i] = contiguous(br.examples, len(br.symbols))
-			samples[i], picked[i] = sampled(matches[i], opts.exampleSample())
-			for _, m := range samples[i] {
-				need = append(need, m.seq)
-			}
-		}
-		traces, err := src.traces(ctx, need)
-		if err != nil {
-			return nil, err
-		}
-		b.traces = traces
-		results := make([]*candidate.Candidate, len(batch))
-		var wg sync.WaitGroup
-		for i := range batch {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				results[i] = b.build(samples[i], len(batch[i].symbols))
-			}()
-		}
-		wg.Wait()
-		// The builds are done with the batch's traces. When sampled
-		// candidates are to be completed, which reads every other example
-		// of theirs, the cache is let go first: kept, it would be most of
-		// the live heap that each collection marks during the longest
-		// part of a large corpus's second pass, and its traces are read
-		// again if a later batch needs them.
-		verified := make([][]bool, len(batch))
-		if slices.ContainsFunc(picked, func(p []int) bool { return p != nil }) {
-			b.traces = nil
-			src.release()
-		}
-		for i, c := range results {
-			if picked[i] != nil {
-				v, err := checkRest(ctx, src, c, matches[i], picked[i], len(s.seqs), opts)
-				if err != nil {
-					return nil, err
-				}
-				verified[i] = v
-			}
-			sc.setSupport(c, exampleSeqs(batch[i].examples), len(batch[i].symbols))
-			rejectNonProcedure(c)
-			noteFailures(c)
-		}
-		for i, c := range results {
-			if len(report.Candidates) >= maxSafe {
-				break scan
-			}
-			report.Mining.CandidatesBuilt++
-			if !c.Safe() && len(report.RejectedCandidates) >= maxSafe {
-				rejectedOmitted++
-				continue
-			}
-			c.Name = uniqueName(names, c.Name)
-			s.examples[c.ID] = exampleSeqs(batch[i].examples)
-			if verified[i] != nil {
-				s.verified[c.ID] = verifiedExamples{seqs: matchSeqs(matches[i]), verified: verified[i]}
-			}
-			if c.Safe() {
-				report.Candidates = append(report.Candidates, *c)
-			} else {
-				report.RejectedCandidates = append(report.RejectedCandidates, *c)
-			}
-		}
+	r := &repeatRanking{idx: idx, repeats: repeats, shapes: sh}
+	how := selection{
+		builder:  builder{eligible: len(s.seqs), prices: opts.prices()},
+		sessions: sc,
+		batch:    2 * max(1, runtime.GOMAXPROCS(0)),
 	}
-	finish(report, opts, names, rejectedOmitted)
+	if err := s.selectCandidates(ctx, src, r, how); err != nil {
+		return nil, err
+	}
 	return report, nil
+}
+
+// repeatRanking is the exact miner's ranking: the repeats in rank order.
+type repeatRanking struct {
+	idx     *Index
+	repeats []Repeat
+	shapes  shapes
+	at      int
+	built   []builtPattern
+}
+
+func (r *repeatRanking) more() bool           { return r.at < len(r.repeats) }
+func (r *repeatRanking) scanned() int         { return r.at }
+func (r *repeatRanking) total() (int, string) { return len(r.repeats), "repeated sequences" }
+
+func (r *repeatRanking) next(_ context.Context, limit, n int) ([]pick, error) {
+	var picks []pick
+	for r.at < len(r.repeats) && r.at < limit && len(picks) < n {
+		rep := r.repeats[r.at]
+		r.at++
+		syms, examples := r.idx.Symbols(rep), r.idx.Examples(rep)
+		traces := exampleSeqs(examples)
+		if subsumed(r.built, syms, traces, rep.Support, containsRun) {
+			continue
+		}
+		// What is not a procedure is built to say so, but stands for
+		// nothing a procedure could repeat.
+		if symsNotProcedure(syms, r.shapes) == "" {
+			r.built = append(r.built, builtPattern{syms: syms, traces: traces, sessions: rep.Support})
+		}
+		picks = append(picks, pick{length: len(syms), traces: traces, all: contiguous(examples, len(syms))})
+	}
+	return picks, nil
 }
 
 // noteSessions records the eligible sessions in m when they are fewer
@@ -457,66 +364,7 @@ func exampleSeqs(examples []Occurrence) []int32 {
 	return out
 }
 
-type builtRepeat struct {
-	symbols  []int32
-	examples []Occurrence
-	support  int // distinct sessions of the examples
-}
-
-// subsumed reports whether a higher-ranked candidate already stands for
-// the repeat syms found in examples, in one of two ways:
-//
-//   - the candidate covers the same traces with a longer sequence that
-//     contains syms: the repeat is the same procedure seen through a
-//     shorter window, occurrence-maximal only because the shorter run also
-//     appears once more elsewhere in one of the traces;
-//   - syms contains the candidate's sequence plus incidental steps, in a
-//     subset of its traces that is less than a tenth of them: a procedure
-//     that happened to be preceded or followed by the same unrelated action
-//     a few times. On a large corpus these variants would otherwise fill
-//     the candidate list.
-//
-// Listing either would bury the real candidates.
-func subsumed(built []builtRepeat, syms []int32, examples []Occurrence, support int) bool {
-	for _, b := range built {
-		switch {
-		case len(b.symbols) > len(syms) && len(b.examples) == len(examples):
-			if sameTraces(b.examples, examples) && containsRun(b.symbols, syms) {
-				return true
-			}
-		case len(b.symbols) < len(syms) && 10*support < b.support:
-			if subsetTraces(examples, b.examples) && containsRun(syms, b.symbols) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func sameTraces(a, b []Occurrence) bool {
-	for i := range a {
-		if a[i].Seq != b[i].Seq {
-			return false
-		}
-	}
-	return true
-}
-
-// subsetTraces reports whether every trace of sub is a trace of super.
-// Both are sorted by Seq.
-func subsetTraces(sub, super []Occurrence) bool {
-	j := 0
-	for _, o := range sub {
-		for j < len(super) && super[j].Seq < o.Seq {
-			j++
-		}
-		if j == len(super) || super[j].Seq != o.Seq {
-			return false
-		}
-	}
-	return true
-}
-
+// containsRun reports whether needle is a contiguous run of hay.
 func containsRun(hay, needle []int32) bool {
 outer:
 	for i := 0; i+len(needle) <= len(hay); i++ {

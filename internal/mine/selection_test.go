@@ -15,7 +15,7 @@ import (
 
 // The rules of candidate selection, each tested where it decides, so that
 // replacing it by the identity fails a test: the noise rule (denoise),
-// subsumption of gapped patterns (gapSubsumed) and the scan limit of both
+// subsumption of patterns (subsumed) and the scan limit of both
 // miners.
 
 // TestDenoise applies the noise rule to patterns with a planted extra
@@ -93,7 +93,7 @@ func TestGapSubsumed(t *testing.T) {
 		}
 		return out
 	}
-	built := []gapBuilt{
+	built := []builtPattern{
 		{syms: []int32{1, 2, 3, 4}, traces: []int32{0, 1, 2, 3}, sessions: 4},
 		{syms: []int32{7, 8}, traces: seq(40), sessions: 40},
 		// A pattern the noise rule shortened from 10 11 12 13 to 11 12 13.
@@ -118,8 +118,37 @@ func TestGapSubsumed(t *testing.T) {
 		{"part of a shortened pattern in a trace it lacks", []int32{10, 11, 13}, []int32{0, 4}, false},
 	}
 	for _, tt := range tests {
-		if got := gapSubsumed(built, tt.syms, tt.traces, len(tt.traces)); got != tt.want {
-			t.Errorf("%s: gapSubsumed(%v, %v) = %v, want %v", tt.name, tt.syms, tt.traces, got, tt.want)
+		if got := subsumed(built, tt.syms, tt.traces, len(tt.traces), isSubsequence); got != tt.want {
+			t.Errorf("%s: subsumed(%v, %v) = %v, want %v", tt.name, tt.syms, tt.traces, got, tt.want)
+		}
+	}
+}
+
+// TestSubsumedRun checks the same rule with the exact miner's notion of
+// containment, a contiguous run: a repeat inside a longer built one in the
+// same traces is subsumed, but steps of it that are not a run of it are a
+// procedure of their own.
+func TestSubsumedRun(t *testing.T) {
+	built := []builtPattern{
+		{syms: []int32{1, 2, 3, 4}, traces: []int32{0, 1, 2, 3}, sessions: 4},
+		{syms: []int32{7, 8}, traces: []int32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, sessions: 11},
+	}
+	tests := []struct {
+		name   string
+		syms   []int32
+		traces []int32
+		want   bool
+	}{
+		{"a run of a built candidate, in its traces", []int32{2, 3}, []int32{0, 1, 2, 3}, true},
+		{"a run of a built candidate, in more traces", []int32{2, 3}, []int32{0, 1, 2, 3, 4}, false},
+		{"its steps with one between them missing", []int32{1, 3, 4}, []int32{0, 1, 2, 3}, false},
+		{"the candidate plus a step, in under a tenth of its sessions", []int32{7, 8, 9}, []int32{5}, true},
+		{"the candidate with a step inside it", []int32{7, 9, 8}, []int32{5}, false},
+		{"the candidate plus a step, in a trace it lacks", []int32{7, 8, 9}, []int32{12}, false},
+	}
+	for _, tt := range tests {
+		if got := subsumed(built, tt.syms, tt.traces, len(tt.traces), containsRun); got != tt.want {
+			t.Errorf("%s: subsumed(%v, %v) = %v, want %v", tt.name, tt.syms, tt.traces, got, tt.want)
 		}
 	}
 }
@@ -174,6 +203,17 @@ func TestScanLimit(t *testing.T) {
 			}
 			if !found {
 				t.Errorf("warnings %+v, want %s %q", rep.Warnings, candidate.CodeScanLimit, want)
+			}
+			// Rejected candidates are listed up to the safe ones asked
+			// for, and the others counted.
+			if len(rep.RejectedCandidates) != 1 {
+				t.Errorf("%d rejected candidates listed, want 1", len(rep.RejectedCandidates))
+			}
+			omitted := fmt.Sprintf("%d more rejected candidates are not listed", limit-1)
+			if !slices.ContainsFunc(rep.Warnings, func(w candidate.Problem) bool {
+				return w.Code == "rejected_candidates_omitted" && w.Message == omitted
+			}) {
+				t.Errorf("warnings %+v, want rejected_candidates_omitted %q", rep.Warnings, omitted)
 			}
 
 			// Under the limit, nothing is cut and nothing is said.

@@ -83,20 +83,12 @@ func BenchmarkStage(b *testing.B) {
 		b.Run(fmt.Sprintf("traces=%d/stage=build", n), func(b *testing.B) {
 			idx := NewIndex(s.seqs)
 			repeats := idx.Repeats(opts.minExamples(), 2)
-			var batch []builtRepeat
-			for _, r := range repeats {
-				br := builtRepeat{symbols: idx.Symbols(r), examples: idx.Examples(r), support: r.Support}
-				if subsumed(batch, br.symbols, br.examples, br.support) {
-					continue
-				}
-				if batch = append(batch, br); len(batch) == 2*DefaultMaxCandidates {
-					break
-				}
-			}
+			r := &repeatRanking{idx: idx, repeats: repeats, shapes: symbolShapes(s.symbols)}
+			batch, _ := r.next(context.Background(), len(repeats), 2*DefaultMaxCandidates)
 			bld := builder{traces: corpus.Traces, eligible: n}
 			for b.Loop() {
-				for _, br := range batch {
-					bld.build(contiguous(br.examples, len(br.symbols)), len(br.symbols))
+				for _, p := range batch {
+					bld.build(p.all, p.length)
 				}
 			}
 			perAction(b)

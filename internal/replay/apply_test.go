@@ -84,6 +84,10 @@ func TestApplyReceiptDrift(t *testing.T) {
 	if r.SelectedCandidateID != nil || len(r.Candidates) != 0 || len(r.RejectedCandidates) != 1 {
 		t.Fatalf("selected %v, %d safe, %d rejected; want nothing selected and the candidate rejected", r.SelectedCandidateID, len(r.Candidates), len(r.RejectedCandidates))
 	}
+	// A report lists no candidates as an empty list, never null.
+	if r.Candidates == nil {
+		t.Error("Candidates = nil with every candidate rejected, want an empty list")
+	}
 	var got []candidate.Problem
 	for _, p := range r.RejectedCandidates[0].RejectionReasons {
 		if p.Code == candidate.CodeReceiptDrift {
@@ -97,5 +101,8 @@ func TestApplyReceiptDrift(t *testing.T) {
 	r = run(noReplay)
 	if r.SelectedCandidateID == nil || len(r.RejectedCandidates) != 0 {
 		t.Errorf("held-out trace without a replay run: selected %v, rejected %d; want the candidate still selected", r.SelectedCandidateID, len(r.RejectedCandidates))
+	}
+	if r.RejectedCandidates == nil {
+		t.Error("RejectedCandidates = nil with none rejected, want an empty list")
 	}
 }

@@ -273,6 +273,13 @@ func TestEqual(t *testing.T) {
 		{map[string]any{"a": 1}, map[string]any{"b": 1}, false},
 		{[]any{1, 2}, []any{1, 2, 3}, false},
 		{[]string{"x"}, []string{"x"}, true},
+		// Every integer type a decoder or a test may hand over compares
+		// by value.
+		{float32(0.5), json.Number("0.5"), true},
+		{int(7), uint(7), true},
+		{int32(-2), json.Number("-2"), true},
+		{uint64(18446744073709551615), json.Number("18446744073709551615"), true},
+		{uint(7), uint64(8), false},
 	}
 	for _, tt := range tests {
 		if got := equal(tt.a, tt.b); got != tt.want {
