@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
+	"github.com/crystallize-dev/crystallize/internal/capped"
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -229,27 +229,16 @@ func readArchived(stateDir string, key []byte, workflow, sha string) ([]byte, []
 	return src, effects, nil
 }
 
-// readRegularLimit reads the regular file p, up to limit bytes; a symlink or
-// a larger file is an error.
+// readRegularLimit reads the regular file p, up to limit bytes
+// (capped.ReadFile); a symbolic link, which could lead out of the state
+// directory, is refused.
 func readRegularLimit(p string, limit int64) ([]byte, error) {
 	st, err := os.Lstat(p)
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", p)
+	if st.Mode()&os.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s is a symbolic link", p)
 	}
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", p, limit)
-	}
-	return data, nil
+	return capped.ReadFile(p, limit)
 }
