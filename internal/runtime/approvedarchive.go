@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
-	"github.com/crystallize-dev/crystallize/internal/capped"
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/capped"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
