@@ -99,7 +99,7 @@ func run(args []string, out io.Writer) error {
 		c.match = re
 	}
 	if fs.NArg() == 0 {
-		return errors.New("usage: mutate [flags] PKG...")
+		return errors.New("usage: mutate [flags] PKG [PKG ...] (one or more packages)")
 	}
 	tmp, err := os.MkdirTemp("", "mutate-")
 	if err != nil {
