@@ -210,12 +210,13 @@ func writeServeList(e *env, entries []serve.Entry, asJSON bool) error {
 }
 
 // serveRegistry registers each served call in the live session registry
-// of stateDir, as agent type "agent": the run is started by an agent
-// calling a tool, not by a person running a workflow or a plan, and
-// that is who "crystallize sessions" should say is behind it.
-func serveRegistry(e *env, stateDir string) func(string) serve.Registration {
-	return func(workflow string) serve.Registration {
-		l := newLive(e, stateDir, registry.TypeAgent, workflow)
+// of stateDir, as agent type "agent" named after the MCP client that
+// called (claude-code, codex…): the run is started by an agent calling a
+// tool, not by a person running a workflow or a plan, and that is who
+// "crystallize sessions" and the status line should say is behind it.
+func serveRegistry(e *env, stateDir string) func(string, string) serve.Registration {
+	return func(workflow, client string) serve.Registration {
+		l := newLive(e, stateDir, registry.TypeAgent, workflow).As(client, "")
 		return serve.Registration{OnStart: l.Start, Inbox: l.Inbox, End: l.End}
 	}
 }

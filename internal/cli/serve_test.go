@@ -123,14 +123,14 @@ func TestServeApprovalPending(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun(t, "sessions", "--json", "--state-dir", state)), &live); err != nil {
 		t.Fatal(err)
 	}
-	if len(live) != 1 || live[0].SessionID != runID || live[0].State != registry.StatusPending || live[0].AgentType != registry.TypeAgent || live[0].Name != "write_note" {
-		t.Fatalf("sessions --json = %+v, want run %s of write_note pending as an agent session", live, runID)
+	if len(live) != 1 || live[0].SessionID != runID || live[0].State != registry.StatusPending || live[0].AgentType != registry.TypeAgent || live[0].Name != "write_note" || live[0].Agent != "test" {
+		t.Fatalf("sessions --json = %+v, want run %s of write_note pending as a session of the agent that called (the MCP client test)", live, runID)
 	}
 	inbox := mustRun(t, "session", "inbox", "--json", "--db", registry.Path(state))
 	if !strings.Contains(inbox, `"type": "approval_required"`) || !strings.Contains(inbox, `"boundary": "publish"`) || !strings.Contains(inbox, runID) {
 		t.Errorf("session inbox --json lacks the call's approval:\n%s", inbox)
 	}
-	if line := mustRun(t, "status", "--state-dir", state); !strings.Contains(line, "write_note  |") || !strings.Contains(line, "|  1  /sessions") {
+	if line := mustRun(t, "status", "--state-dir", state); !strings.Contains(line, "test  |") || !strings.Contains(line, "|  1  /sessions") {
 		t.Errorf("status = %q", line)
 	}
 

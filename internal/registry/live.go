@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/sessionindex"
@@ -43,10 +44,32 @@ func NewLive(stateDir, agentType, name string, onError func(error)) *Live {
 }
 
 // As records the agent behind the run and its model ("" when not known),
-// which the status line shows; call it before Start. It returns l.
+// which the status line shows; call it before Start. It returns l. Both
+// may come from outside (an MCP client names itself), and the status line
+// goes to a terminal or a tmux bar: each is kept as one word of printable
+// characters, at most maxWho of them.
 func (l *Live) As(agent, model string) *Live {
-	l.agent, l.model = agent, model
+	l.agent, l.model = oneWord(agent), oneWord(model)
 	return l
+}
+
+// maxWho bounds the agent and model names a session records.
+const maxWho = 40
+
+// oneWord is s with what is not printable dropped, spaces joined by
+// "-", and cut to maxWho runes.
+func oneWord(s string) string {
+	clean := strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || unicode.IsPrint(r) {
+			return r
+		}
+		return -1
+	}, s)
+	w := []rune(strings.Join(strings.Fields(clean), "-"))
+	if len(w) > maxWho {
+		w = w[:maxWho]
+	}
+	return string(w)
 }
 
 // Start registers run id; it is runtime.Options.OnStart.

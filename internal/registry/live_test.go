@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/runtime"
@@ -143,5 +144,18 @@ func TestLogTail(t *testing.T) {
 	}
 	if _, lines, err := LogTail(e, 0); err != nil || len(lines) != 0 {
 		t.Errorf("LogTail(0) = %q, %v; want none", lines, err)
+	}
+}
+
+// TestAsKeepsOneWord: an agent's name comes from outside (an MCP client
+// names itself) and is shown on a terminal: control characters are
+// dropped, spaces joined, and the length bounded.
+func TestAsKeepsOneWord(t *testing.T) {
+	l := NewLive(t.TempDir(), TypeAgent, "w", nil).As("claude code\x1b[31m\n"+strings.Repeat("x", 80), "gpt\t5")
+	if want := ("claude-code[31m-" + strings.Repeat("x", 80))[:maxWho]; l.agent != want {
+		t.Errorf("agent = %q, want %q", l.agent, want)
+	}
+	if l.model != "gpt-5" {
+		t.Errorf("model = %q, want gpt-5", l.model)
 	}
 }

@@ -58,8 +58,9 @@ type Options struct {
 	// runs does not count. 0 means DefaultSessionIdle; a negative value
 	// keeps sessions until the client ends them.
 	SessionIdle time.Duration
-	// Register, when set, is called with the workflow's name as each
-	// call starts, and returns the hooks that put the call in the live
+	// Register, when set, is called with the workflow's name and the
+	// name the calling MCP client gave in its handshake ("" when it gave
+	// none) as each call starts, and returns the hooks that put the call in the live
 	// session registry: OnStart and Inbox become the run's
 	// runtime.Options hooks, and End is called with its result (nil when
 	// it was refused before its first step), so that a served call is
@@ -67,7 +68,7 @@ type Options struct {
 	// person, like a run started from the command line. The server does
 	// not open the registry itself: the caller owns how a run is shown
 	// there, and one implementation serves run, resume and serve alike.
-	Register func(workflow string) Registration
+	Register func(workflow, client string) Registration
 }
 
 // Registration is one call's place in the live session registry; any
@@ -384,7 +385,11 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 			opts.Log = s.opts.Log
 		}
 		if s.opts.Register != nil {
-			reg := s.opts.Register(w.Name)
+			client := ""
+			if ci := req.ClientInfo(); ci != nil {
+				client = ci.Name
+			}
+			reg := s.opts.Register(w.Name, client)
 			opts.OnStart = chain(opts.OnStart, reg.OnStart)
 			opts.Inbox = chain(opts.Inbox, reg.Inbox)
 			if reg.End != nil {
