@@ -660,7 +660,7 @@ func writeBundleSummary(w io.Writer, dir string, m *bundle.Manifest) {
 		fmt.Fprintf(w, "  divergence in %s at %s: %s\n", d.TraceID, d.Path, d.Message)
 	}
 	if m.Promotion.Criteria.Status == bundle.StatusNeedsApproval {
-		fmt.Fprintf(w, "Next: review the bundle, then crystallize approve %s --approver NAME\n", dir)
+		fmt.Fprintf(w, "Next: crystallize review %s (a page with the graph, the evidence and Approve), or read it and run crystallize approve %s --approver NAME\n", dir, dir)
 	}
 }
 
