@@ -127,10 +127,14 @@ func TestREADMEBackIntoAgent(t *testing.T) {
 			name = filepath.Base(f[2])
 		}
 	}
+	if page, err := os.ReadFile(filepath.Join(project, "review.html")); err != nil || !strings.Contains(string(page), name) {
+		t.Errorf("the review page of %s was not written: %v", name, err)
+	}
 	server := "crystallize-" + strings.ReplaceAll(name, "_", "-")
 	for _, want := range []string{
 		"Bundle: bundles/" + name + " ",
 		"Promotion: needs_approval (nothing runs for real until it is ready)",
+		"wrote review.html (bundles/" + name + ", status needs_approval)",
 		"promotion status is now ready",
 		"MCP server: " + server + " in " + filepath.Join(project, ".mcp.json"),
 	} {
