@@ -76,7 +76,7 @@ func newReviewCmd(e *env) *cobra.Command {
 				args = []string{"."}
 			}
 			if f.static != "" {
-				return reviewStatic(e, f.static, args)
+				return reviewStatic(e, f.static, f.stateDir, args)
 			}
 			return runReview(cmd, e, &f, args)
 		},
@@ -92,7 +92,7 @@ func newReviewCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func reviewStatic(e *env, out string, args []string) error {
+func reviewStatic(e *env, out, stateDir string, args []string) error {
 	if len(args) != 1 {
 		return usagef("--static writes the page of one bundle; got %d paths", len(args))
 	}
@@ -103,7 +103,7 @@ func reviewStatic(e *env, out string, args []string) error {
 	if len(dirs) != 1 {
 		return usagef("--static writes the page of one bundle; %s holds %d", args[0], len(dirs))
 	}
-	p := review.LoadStatic(dirs[0])
+	p := review.LoadStatic(dirs[0], stateDir)
 	if p.Err != "" && p.Manifest == nil {
 		return fmt.Errorf("reading bundle %s: %s", dirs[0], p.Err)
 	}

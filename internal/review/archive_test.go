@@ -108,6 +108,15 @@ func TestArchivedVersion(t *testing.T) {
 		t.Errorf("side-effect diff adds %q and deletes %q; want the target changed", add, del)
 	}
 
+	// The static page, attached to a pull request, shows the same diff.
+	var st bytes.Buffer
+	if err := WriteStatic(&st, LoadStatic(dir, state)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(st.String(), "Changes since the last approved version") || !strings.Contains(st.String(), "Side effects changed:") {
+		t.Error("the static page lacks the diff against the archived version")
+	}
+
 	body := getPage(t, ts.URL+"/b/0/")
 	if !regexp.MustCompile(`<h3>Changes since the last approved version</h3><p>approved by bob@example.com at 2026-11-28T12:00:00Z`).MatchString(body) ||
 		!regexp.MustCompile(`<span class="add">&#43; +ctx.tool\(&#34;site.upload&#34;, bucket = &#34;docs-staging&#34;`).MatchString(body) ||

@@ -106,11 +106,17 @@ func WriteStatic(w io.Writer, p *Page) error {
 }
 
 // LoadStatic loads the bundle in dir for WriteStatic, with its matrix
-// sampled rather than paged.
-func LoadStatic(dir string) *Page {
+// sampled rather than paged, and the diff against the last approved
+// version of its workflow that stateDir's archive keeps ("" for none), as
+// the served page shows it: a page attached to a pull request is read by
+// the same reviewer.
+func LoadStatic(dir, stateDir string) *Page {
 	p := Load(dir)
 	if p.Manifest != nil {
 		p.Matrix = matrixWindow(p.Manifest, p.Candidate, readFixtures(dir, p.Manifest), 0, true)
+		if stateDir != "" {
+			p.Previous = archivedVersion(p, stateDir)
+		}
 	}
 	return p
 }

@@ -331,7 +331,7 @@ func TestHostileRendersInert(t *testing.T) {
 		t.Errorf("page has %d script elements, want 1 (the embedded review.js)", n)
 	}
 	var st bytes.Buffer
-	if err := WriteStatic(&st, LoadStatic(copyBundle(t, "hostile"))); err != nil {
+	if err := WriteStatic(&st, LoadStatic(copyBundle(t, "hostile"), "")); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(st.String(), "<script") || strings.Contains(st.String(), `onerror="`) || strings.Contains(st.String(), "<img") {
@@ -343,7 +343,7 @@ func TestHostileRendersInert(t *testing.T) {
 // script, and a policy that names its one inline style by hash.
 func TestStatic(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteStatic(&buf, LoadStatic(copyBundle(t, "drift"))); err != nil {
+	if err := WriteStatic(&buf, LoadStatic(copyBundle(t, "drift"), "")); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()
@@ -497,7 +497,7 @@ func TestSymlinkedFilesNotShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	var st bytes.Buffer
-	if err := WriteStatic(&st, LoadStatic(dir)); err != nil {
+	if err := WriteStatic(&st, LoadStatic(dir, "")); err != nil {
 		t.Fatal(err)
 	}
 	for name, out := range map[string]string{"page": page.String(), "static": st.String()} {
