@@ -151,12 +151,14 @@ func TestProfileRecognisesRepositoryShapes(t *testing.T) {
 		{
 			name: "go-ssh-server-x-crypto",
 			files: map[string]string{
-				"go.mod":           "module example.com/gate\n\ngo 1.22\n\nrequire golang.org/x/crypto v0.30.0\n",
-				"cmd/gate/main.go": "package main\n\nimport \"golang.org/x/crypto/ssh\"\n\nfunc main() {\n\tcfg := &ssh.ServerConfig{}\n\t_, _, _, _ = ssh.NewServerConn(nil, cfg)\n}\n",
-				"client/dial.go":   "package client\n\nimport \"golang.org/x/crypto/ssh\"\n\nfunc Dial() { _, _ = ssh.Dial(\"tcp\", \"host:22\", &ssh.ClientConfig{}) }\n",
+				"go.mod":                "module example.com/gate\n\ngo 1.22\n\nrequire golang.org/x/crypto v0.30.0\n",
+				"cmd/gate/main.go":      "package main\n\nimport \"golang.org/x/crypto/ssh\"\n\nfunc main() {\n\tcfg := &ssh.ServerConfig{}\n\t_, _, _, _ = ssh.NewServerConn(nil, cfg)\n}\n",
+				"internal/srv/serve.go": "package srv\n\nimport (\n\t\"net\"\n\n\tgossh \"golang.org/x/crypto/ssh\"\n)\n\nfunc Serve(c net.Conn, cfg *gossh.ServerConfig) { _, _, _, _ = gossh.NewServerConn(c, cfg) }\n",
+				"client/dial.go":        "package client\n\nimport \"golang.org/x/crypto/ssh\"\n\nfunc Dial() { _, _ = ssh.Dial(\"tcp\", \"host:22\", &ssh.ClientConfig{}) }\n",
 			},
 			check: func(p *RepoProfile) bool {
 				return hasSignal(p.NetworkSurfaces, Signal{Kind: "ssh-server", Path: "cmd/gate/main.go"}) &&
+					hasSignal(p.NetworkSurfaces, Signal{Kind: "ssh-server", Path: "internal/srv/serve.go"}) &&
 					!hasSignal(p.NetworkSurfaces, Signal{Kind: "ssh-server", Path: "client/dial.go"}) &&
 					hasHint(p, FamilySecurity, "ssh-server", "cmd/gate/main.go")
 			},

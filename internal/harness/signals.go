@@ -162,9 +162,9 @@ var (
 	goBenchRe  = regexp.MustCompile(`(?m)^func Benchmark\w*\(`)
 	goCgoRe    = regexp.MustCompile(`(?m)^import "C"`)
 	goWinSvcRe = regexp.MustCompile(`golang\.org/x/sys/windows/svc`)
-	// goSSHServerRe is golang.org/x/crypto/ssh used as a server: only a
-	// server builds a ServerConfig or accepts a connection with it.
-	goSSHServerRe = regexp.MustCompile(`\bssh\.(ServerConfig\b|NewServerConn\()`)
+	// goSSHImportRe finds golang.org/x/crypto/ssh and the name it is
+	// imported as (servers often alias it, gossh "golang.org/x/crypto/ssh").
+	goSSHImportRe = regexp.MustCompile(`(?m)^\s*(?:import\s+)?(\w+\s+)?"golang\.org/x/crypto/ssh"`)
 	exposeRe      = regexp.MustCompile(`(?mi)^\s*EXPOSE\s+(.+)$`)
 	entryRe       = regexp.MustCompile(`(?m)^\s*(ENTRYPOINT|CMD)\s+(.+)$`)
 	sqlDropRe     = regexp.MustCompile(`(?i)\b(DROP\s+(TABLE|COLUMN|INDEX)|TRUNCATE)\b`)
@@ -385,10 +385,25 @@ func (s *scanner) goFile(p, base, dir string) {
 	if goWinSvcRe.Match(data) {
 		s.hint(FamilyWindows, "service-manager", p)
 	}
-	if goSSHServerRe.Match(data) {
+	if goSSHServer(data) {
 		s.network[Signal{Kind: "ssh-server", Path: p}] = true
 		s.hint(FamilySecurity, "ssh-server", p)
 	}
+}
+
+// goSSHServer reports golang.org/x/crypto/ssh used as a server: only a
+// server builds a ServerConfig or accepts a connection with one; a client
+// dials with a ClientConfig.
+func goSSHServer(data []byte) bool {
+	m := goSSHImportRe.FindSubmatch(data)
+	if m == nil {
+		return false
+	}
+	name := strings.TrimSpace(string(m[1]))
+	if name == "" {
+		name = "ssh"
+	}
+	return regexp.MustCompile(`\b`+regexp.QuoteMeta(name)+`\.(ServerConfig\b|NewServerConn\()`).Match(data)
 }
 
 // dep records a dependency named in the manifest at p.
