@@ -403,7 +403,7 @@ func goSSHServer(data []byte) bool {
 	if name == "" {
 		name = "ssh"
 	}
-	return regexp.MustCompile(`\b`+regexp.QuoteMeta(name)+`\.(ServerConfig\b|NewServerConn\()`).Match(data)
+	return regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\.(ServerConfig\b|NewServerConn\()`).Match(data)
 }
 
 // dep records a dependency named in the manifest at p.
