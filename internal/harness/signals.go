@@ -72,8 +72,13 @@ var depRules = []depRule{
 	{"github.com/labstack/echo/", "http-server", FamilyWeb}, {"github.com/go-chi/chi/", "http-server", FamilyWeb},
 	{"fastapi", "http-server", FamilyWeb}, {"flask", "http-server", FamilyWeb}, {"django", "http-server", FamilyWeb},
 	// security
-	{"jsonwebtoken", "auth", FamilySecurity}, {"github.com/golang-jwt/jwt/", "auth", FamilySecurity}, {"passport", "auth", FamilySecurity},
+	{"jsonwebtoken", "auth", FamilySecurity}, {"pyjwt", "auth", FamilySecurity}, {"python-jose", "auth", FamilySecurity}, {"github.com/golang-jwt/jwt/", "auth", FamilySecurity}, {"passport", "auth", FamilySecurity},
 	{"bcrypt", "auth", FamilySecurity}, {"golang.org/x/crypto", "crypto", FamilySecurity}, {"golang.org/x/oauth2", "auth", FamilySecurity},
+	// SSH servers: a listener that takes logins is a network service and
+	// an authentication surface at once.
+	{"github.com/charmbracelet/wish", "ssh-server", FamilySecurity}, {"github.com/charmbracelet/wish/", "ssh-server", FamilySecurity},
+	{"charm.land/wish/", "ssh-server", FamilySecurity}, {"github.com/gliderlabs/ssh", "ssh-server", FamilySecurity},
+	{"charm.land/ssh", "ssh-server", FamilySecurity},
 	// windows
 	{"github.com/kardianos/service", "service-manager", FamilyWindows},
 }
@@ -90,6 +95,7 @@ type scanner struct {
 	hintPaths                                          map[[2]string][]string
 	hashes                                             map[string]string
 	goTestDirs, jsTestDirs, migrationDirs, promptPaths map[string]bool
+	alembicDirs                                        map[string]bool
 }
 
 func newScanner(root string) *scanner {
@@ -97,7 +103,7 @@ func newScanner(root string) *scanner {
 		root: root, stacks: map[Signal]bool{}, entry: map[Signal]bool{}, tests: map[Signal]bool{}, ci: map[Signal]bool{},
 		docs: map[Signal]bool{}, data: map[Signal]bool{}, network: map[Signal]bool{}, hintPaths: map[[2]string][]string{},
 		hashes: map[string]string{}, goTestDirs: map[string]bool{}, jsTestDirs: map[string]bool{}, migrationDirs: map[string]bool{},
-		promptPaths: map[string]bool{},
+		promptPaths: map[string]bool{}, alembicDirs: map[string]bool{},
 	}
 }
 
@@ -151,18 +157,21 @@ func (s *scanner) hash(p string) string {
 }
 
 var (
-	goMainRe    = regexp.MustCompile(`(?m)^package main\b`)
-	goHTTPRe    = regexp.MustCompile(`\bhttp\.(ListenAndServe|ListenAndServeTLS|HandleFunc|NewServeMux|Server\{)`)
-	goBenchRe   = regexp.MustCompile(`(?m)^func Benchmark\w*\(`)
-	goCgoRe     = regexp.MustCompile(`(?m)^import "C"`)
-	goWinSvcRe  = regexp.MustCompile(`golang\.org/x/sys/windows/svc`)
-	exposeRe    = regexp.MustCompile(`(?mi)^\s*EXPOSE\s+(.+)$`)
-	entryRe     = regexp.MustCompile(`(?m)^\s*(ENTRYPOINT|CMD)\s+(.+)$`)
-	sqlDropRe   = regexp.MustCompile(`(?i)\b(DROP\s+(TABLE|COLUMN|INDEX)|TRUNCATE)\b`)
-	securityRe  = regexp.MustCompile(`(^|[/_.-])(auth|oauth|jwt|login|csrf|password|passwd|credential|credentials|token|tokens)([/_.-]|$)`)
-	retrievalRe = regexp.MustCompile(`(^|[/_.-])(embedding|embeddings|retriever|retrieval|vectorstore|chunker|chunking|rerank|reranker)([/_.-]|$)`)
-	composeRe   = regexp.MustCompile(`^(docker-)?compose(\.[\w-]+)?\.ya?ml$`)
-	deployRe    = regexp.MustCompile(`^deploy[\w.-]*\.(sh|ya?ml)$`)
+	goMainRe   = regexp.MustCompile(`(?m)^package main\b`)
+	goHTTPRe   = regexp.MustCompile(`\bhttp\.(ListenAndServe|ListenAndServeTLS|HandleFunc|NewServeMux|Server\{)`)
+	goBenchRe  = regexp.MustCompile(`(?m)^func Benchmark\w*\(`)
+	goCgoRe    = regexp.MustCompile(`(?m)^import "C"`)
+	goWinSvcRe = regexp.MustCompile(`golang\.org/x/sys/windows/svc`)
+	// goSSHImportRe finds golang.org/x/crypto/ssh and the name it is
+	// imported as (servers often alias it, gossh "golang.org/x/crypto/ssh").
+	goSSHImportRe = regexp.MustCompile(`(?m)^\s*(?:import\s+)?(\w+\s+)?"golang\.org/x/crypto/ssh"`)
+	exposeRe      = regexp.MustCompile(`(?mi)^\s*EXPOSE\s+(.+)$`)
+	entryRe       = regexp.MustCompile(`(?m)^\s*(ENTRYPOINT|CMD)\s+(.+)$`)
+	sqlDropRe     = regexp.MustCompile(`(?i)\b(DROP\s+(TABLE|COLUMN|INDEX)|TRUNCATE)\b`)
+	securityRe    = regexp.MustCompile(`(^|[/_.-])(auth|oauth|jwt|login|csrf|password|passwd|credential|credentials|token|tokens)([/_.-]|$)`)
+	retrievalRe   = regexp.MustCompile(`(^|[/_.-])(embedding|embeddings|retriever|retrieval|vectorstore|chunker|chunking|rerank|reranker)([/_.-]|$)`)
+	composeRe     = regexp.MustCompile(`^(docker-)?compose(\.[\w-]+)?\.ya?ml$`)
+	deployRe      = regexp.MustCompile(`^deploy[\w.-]*\.(sh|ya?ml)$`)
 )
 
 // file looks at one profiled file.
@@ -187,11 +196,23 @@ func (s *scanner) file(p string) {
 		for _, d := range tomlDeps(s.read(p)) {
 			s.dep(p, d)
 		}
-	case base == "pyproject.toml" || base == "requirements.txt" || base == "setup.py":
+	case base == "pyproject.toml" || base == "requirements.txt" || base == "setup.py" || base == "setup.cfg":
 		add(s.stacks, "python", "")
-		for _, d := range tomlDeps(s.read(p)) {
+		data := s.read(p)
+		deps := tomlDeps(data)
+		if base == "requirements.txt" {
+			deps = requirementNames(data)
+		}
+		for _, d := range deps {
 			s.dep(p, d)
 		}
+		for _, e := range pythonScripts(base, data) {
+			add(s.entry, "python-script", e)
+		}
+	case base == "alembic.ini":
+		// Alembic's migrations live wherever script_location says; the
+		// env.py beside them is found below.
+		s.hint(FamilyDatabase, "migrations", p)
 	case base == "flake.nix" || base == "shell.nix" || base == "default.nix":
 		add(s.stacks, "nix", "")
 		s.hint(FamilyInfrastructure, "nix", p)
@@ -220,6 +241,11 @@ func (s *scanner) file(p string) {
 		s.hint(FamilyInfrastructure, "ci", p)
 	case isLintConfig(base):
 		add(s.ci, "lint", strings.TrimPrefix(strings.TrimSuffix(base, path.Ext(base)), "."))
+	case s.isCIScript(p, base, ext):
+		// CI that lives in a script the hosted workflow only calls
+		// (.ci/run, ci/test.sh): the commands CI runs are in it.
+		add(s.ci, "ci-script", "")
+		s.hint(FamilyInfrastructure, "ci", p)
 	case ext == ".tf":
 		s.hint(FamilyInfrastructure, "terraform", p)
 	case deployRe.MatchString(base):
@@ -265,11 +291,20 @@ func (s *scanner) file(p string) {
 		s.hint(FamilyAgent, "prompts", p)
 	}
 
-	// Migrations and SQL.
-	if isMigration(p) {
-		if !s.migrationDirs[dir] {
-			s.migrationDirs[dir] = true
-			s.data[Signal{Kind: "migrations", Path: dir}] = true
+	// Migrations and SQL. Alembic's env.py marks its directory as a
+	// migrations directory whatever it is called; the listing is sorted,
+	// so env.py is seen before the versions/ beside it.
+	if base == "env.py" && alembicEnvRe.Match(s.read(p)) {
+		s.alembicDirs[dir] = true
+	}
+	if alembic := s.alembicRoot(p); isMigration(p) || alembic != "" {
+		migrations := dir
+		if alembic != "" {
+			migrations = alembic
+		}
+		if !s.migrationDirs[migrations] {
+			s.migrationDirs[migrations] = true
+			s.data[Signal{Kind: "migrations", Path: migrations}] = true
 		}
 		s.hint(FamilyDatabase, "migrations", p)
 		if ext == ".sql" && sqlDropRe.Match(s.read(p)) {
@@ -350,6 +385,25 @@ func (s *scanner) goFile(p, base, dir string) {
 	if goWinSvcRe.Match(data) {
 		s.hint(FamilyWindows, "service-manager", p)
 	}
+	if goSSHServer(data) {
+		s.network[Signal{Kind: "ssh-server", Path: p}] = true
+		s.hint(FamilySecurity, "ssh-server", p)
+	}
+}
+
+// goSSHServer reports golang.org/x/crypto/ssh used as a server: only a
+// server builds a ServerConfig or accepts a connection with one; a client
+// dials with a ClientConfig.
+func goSSHServer(data []byte) bool {
+	m := goSSHImportRe.FindSubmatch(data)
+	if m == nil {
+		return false
+	}
+	name := strings.TrimSpace(string(m[1]))
+	if name == "" {
+		name = "ssh"
+	}
+	return regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\.(ServerConfig\b|NewServerConn\()`).Match(data)
 }
 
 // dep records a dependency named in the manifest at p.
@@ -362,7 +416,7 @@ func (s *scanner) dep(p, name string) {
 		if dataKinds[r.kind] {
 			s.data[Signal{Kind: r.kind, Path: p, Detail: name}] = true
 		}
-		if r.kind == "http-server" || r.kind == "mcp-sdk" {
+		if r.kind == "http-server" || r.kind == "mcp-sdk" || r.kind == "ssh-server" {
 			s.network[Signal{Kind: r.kind, Path: p, Detail: name}] = true
 		}
 		s.hint(r.family, r.kind, p)
@@ -466,6 +520,103 @@ func isLintConfig(base string) bool {
 	return strings.HasPrefix(base, ".eslintrc") || strings.HasPrefix(base, "eslint.config.") || strings.HasPrefix(base, ".prettierrc")
 }
 
+// alembicEnvRe is the import an Alembic env.py cannot do without.
+var alembicEnvRe = regexp.MustCompile(`(?m)^\s*from\s+alembic\s+import\s+.*\bcontext\b`)
+
+// alembicRoot is the Alembic migrations directory holding p (its env.py
+// or a file under it), or "".
+func (s *scanner) alembicRoot(p string) string {
+	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+		if s.alembicDirs[d] {
+			return d
+		}
+	}
+	return ""
+}
+
+// isCIScript reports a script CI runs from the repository rather than
+// from workflow YAML: anything shell-like under .ci/ or ci/, and
+// scripts/ci* (scripts/ci, scripts/ci-test.sh). Without a .sh suffix the
+// file must be executable, so notes and configs there are not scripts.
+func (s *scanner) isCIScript(p, base, ext string) bool {
+	underCI := strings.HasPrefix(p, ".ci/") || strings.HasPrefix(p, "ci/")
+	if !underCI && !(path.Dir(p) == "scripts" && strings.HasPrefix(base, "ci")) {
+		return false
+	}
+	if ext == ".sh" || ext == ".bash" {
+		return true
+	}
+	if ext != "" {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(s.root, filepath.FromSlash(p)))
+	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
+}
+
+var (
+	// pyScriptsTableRe opens the TOML tables of console scripts: PEP 621
+	// [project.scripts] and Poetry's [tool.poetry.scripts].
+	pyScriptsTableRe = regexp.MustCompile(`^\[(project\.scripts|tool\.poetry\.scripts)\]\s*$`)
+	pyScriptLineRe   = regexp.MustCompile(`^\s*"?([A-Za-z0-9_.-]+)"?\s*=\s*["']([^"']+)["']`)
+	cfgScriptLineRe  = regexp.MustCompile(`^\s+([A-Za-z0-9_.-]+)\s*=\s*(\S+)\s*$`)
+	setupPyScriptRe  = regexp.MustCompile(`["']\s*([A-Za-z0-9_.-]+)\s*=\s*([A-Za-z0-9_.]+:[A-Za-z0-9_.]+)\s*["']`)
+)
+
+// pythonScripts lists the console scripts a Python manifest installs, as
+// "name -> module:function": they are the commands the package puts on
+// PATH, its entry points.
+func pythonScripts(base string, data []byte) []string {
+	var list []string
+	lines := strings.Split(string(data), "\n")
+	switch base {
+	case "pyproject.toml":
+		in := false
+		for _, l := range lines {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "[") {
+				in = pyScriptsTableRe.MatchString(t)
+				continue
+			}
+			if m := pyScriptLineRe.FindStringSubmatch(l); in && m != nil {
+				list = append(list, m[1]+" -> "+m[2])
+			}
+		}
+	case "setup.cfg":
+		// console_scripts = followed by indented "name = target" lines.
+		in := false
+		for _, l := range lines {
+			t := strings.TrimSpace(l)
+			switch {
+			case strings.HasPrefix(t, "console_scripts"):
+				in = true
+			case in && t != "" && strings.HasPrefix(l, " ") || in && strings.HasPrefix(l, "\t"):
+				if m := cfgScriptLineRe.FindStringSubmatch(l); m != nil {
+					list = append(list, m[1]+" -> "+m[2])
+				}
+			case t != "":
+				in = false
+			}
+		}
+	case "setup.py":
+		// The list after "console_scripts", up to its closing bracket.
+		text := string(data)
+		for {
+			i := strings.Index(text, "console_scripts")
+			if i < 0 {
+				break
+			}
+			text = text[i+len("console_scripts"):]
+			end := strings.Index(text, "]")
+			if end < 0 {
+				end = len(text)
+			}
+			for _, m := range setupPyScriptRe.FindAllStringSubmatch(text[:end], -1) {
+				list = append(list, m[1]+" -> "+m[2])
+			}
+		}
+	}
+	return list
+}
+
 func isMigration(p string) bool {
 	for _, seg := range strings.Split(path.Dir(p), "/") {
 		if seg == "migrations" || seg == "migrate" || seg == "migration" {
@@ -514,6 +665,24 @@ func tomlDeps(data []byte) []string {
 	}
 	for _, m := range pyDepRe.FindAllSubmatch(data, -1) {
 		list = append(list, strings.ToLower(string(m[1])))
+	}
+	return list
+}
+
+// requirementRe is the distribution name a requirements.txt line starts
+// with; a bare name (no version pin) is a requirement too.
+var requirementRe = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*(\[|[<>=~!;@ ]|$)`)
+
+// requirementNames lists the distributions a requirements.txt names,
+// lower-cased as the dependency rules are; options (-r, -e, --hash) and
+// comments are not requirements.
+func requirementNames(data []byte) []string {
+	var list []string
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if m := requirementRe.FindStringSubmatch(line); m != nil {
+			list = append(list, strings.ToLower(m[1]))
+		}
 	}
 	return list
 }
