@@ -184,26 +184,65 @@ fi
 			AppliesWhen: []Condition{{Family: FamilyDatabase, Signal: "migrations"}, {Family: FamilyDatabase, Signal: "sql"}},
 			Families:    []string{FamilyDatabase},
 			Writes: []TemplateOutput{
-				{Path: "gates/destructive-sql.sh", Mode: 0o755, Content: gateHeader + `# Fails when a migration drops or truncates without a marker comment
-# "-- destructive: reviewed" on the same file, so data loss is a decision.
+				{Path: "gates/destructive-sql.sh", Mode: 0o755, Content: gateHeader + `# Fails when a migration drops or truncates without a marker comment on
+# the same file ("-- destructive: reviewed" in SQL, "# destructive: reviewed"
+# in an Alembic revision), so data loss is a decision. It reads SQL files
+# under migrations/ or migrate/ and the revisions of Alembic directories
+# (those with an env.py that imports alembic); with none of them it checked
+# nothing and says so (exit 77: not evidence).
 status=0
+checked=0
 for f in $(find . -path ./node_modules -prune -o \( -path '*/migrations/*' -o -path '*/migrate/*' \) -name '*.sql' -print | sort); do
+  checked=$((checked + 1))
   if grep -Eiq '(drop[[:space:]]+(table|column|index)|truncate)' "$f" && ! grep -q -- '-- destructive: reviewed' "$f"; then
     echo "$f: destructive statement without '-- destructive: reviewed'"
     status=1
   fi
 done
+for env in $(find . -path ./node_modules -prune -o -name env.py -print | sort); do
+  grep -q 'from alembic import' "$env" || continue
+  for f in $(find "$(dirname "$env")/versions" -name '*.py' 2>/dev/null | sort); do
+    checked=$((checked + 1))
+    if grep -Eq 'op\.(drop_table|drop_column|drop_index|drop_constraint)|TRUNCATE|truncate' "$f" && ! grep -q '# destructive: reviewed' "$f"; then
+      echo "$f: destructive operation without '# destructive: reviewed'"
+      status=1
+    fi
+  done
+done
+if [ "$checked" -eq 0 ]; then
+  echo "no SQL migration under migrations/ or migrate/ and no Alembic revision: nothing was checked"
+  exit 77
+fi
 exit $status
 `},
-				{Path: "gates/migrations-ordered.sh", Mode: 0o755, Content: gateHeader + `# Fails when two migrations of a directory share a version prefix.
+				{Path: "gates/migrations-ordered.sh", Mode: 0o755, Content: gateHeader + `# Fails when two migrations of a directory share a version prefix, or when
+# two Alembic revisions revise the same one (two heads: an order nobody
+# chose). With no migration directory it checked nothing (exit 77).
 status=0
+checked=0
 for d in $(find . -path ./node_modules -prune -o -type d \( -name migrations -o -name migrate \) -print | sort); do
+  checked=$((checked + 1))
   dups=$(ls "$d" | sed -n 's/^\([0-9][0-9]*\)[_-].*/\1/p' | sort | uniq -d)
   if [ -n "$dups" ]; then
     echo "$d: duplicate migration versions: $dups"
     status=1
   fi
 done
+for env in $(find . -path ./node_modules -prune -o -name env.py -print | sort); do
+  grep -q 'from alembic import' "$env" || continue
+  v="$(dirname "$env")/versions"
+  [ -d "$v" ] || continue
+  checked=$((checked + 1))
+  dups=$(cat "$v"/*.py 2>/dev/null | sed -n "s/^down_revision[^=]*=[[:space:]]*['\"]\([^'\"]*\)['\"].*/\1/p" | sort | uniq -d)
+  if [ -n "$dups" ]; then
+    echo "$v: more than one revision revises $dups"
+    status=1
+  fi
+done
+if [ "$checked" -eq 0 ]; then
+  echo "no migrations/, migrate/ or Alembic directory: nothing was checked"
+  exit 77
+fi
 exit $status
 `},
 			},
