@@ -22,6 +22,7 @@ import (
 // Risk families.
 const (
 	FamilyWeb            = "web"
+	FamilyTerminal       = "terminal"
 	FamilyAgent          = "agent"
 	FamilyRAG            = "rag"
 	FamilyInfrastructure = "infrastructure"
@@ -32,7 +33,7 @@ const (
 )
 
 // Families lists the risk families in the order they are reported.
-var Families = []string{FamilyWeb, FamilyAgent, FamilyRAG, FamilyInfrastructure, FamilyDatabase, FamilyWindows, FamilySecurity, FamilyPerformance}
+var Families = []string{FamilyWeb, FamilyTerminal, FamilyAgent, FamilyRAG, FamilyInfrastructure, FamilyDatabase, FamilyWindows, FamilySecurity, FamilyPerformance}
 
 // depRule maps a dependency name (exact, or a prefix ending in "/") to a
 // signal.
@@ -74,6 +75,11 @@ var depRules = []depRule{
 	// security
 	{"jsonwebtoken", "auth", FamilySecurity}, {"github.com/golang-jwt/jwt/", "auth", FamilySecurity}, {"passport", "auth", FamilySecurity},
 	{"bcrypt", "auth", FamilySecurity}, {"golang.org/x/crypto", "crypto", FamilySecurity}, {"golang.org/x/oauth2", "auth", FamilySecurity},
+	// terminal apps and the SSH servers that serve them
+	{"github.com/charmbracelet/wish", "ssh-server", FamilyTerminal}, {"github.com/charmbracelet/ssh", "ssh-server", FamilyTerminal},
+	{"github.com/gliderlabs/ssh", "ssh-server", FamilyTerminal}, {"github.com/charmbracelet/bubbletea", "tui", FamilyTerminal},
+	{"github.com/charmbracelet/bubbletea/", "tui", FamilyTerminal}, {"github.com/charmbracelet/wish/", "ssh-server", FamilyTerminal},
+	{"charm.land/wish/", "ssh-server", FamilyTerminal}, {"charm.land/bubbletea/", "tui", FamilyTerminal},
 	// windows
 	{"github.com/kardianos/service", "service-manager", FamilyWindows},
 }
@@ -362,7 +368,7 @@ func (s *scanner) dep(p, name string) {
 		if dataKinds[r.kind] {
 			s.data[Signal{Kind: r.kind, Path: p, Detail: name}] = true
 		}
-		if r.kind == "http-server" || r.kind == "mcp-sdk" {
+		if r.kind == "http-server" || r.kind == "mcp-sdk" || r.kind == "ssh-server" {
 			s.network[Signal{Kind: r.kind, Path: p, Detail: name}] = true
 		}
 		s.hint(r.family, r.kind, p)
