@@ -85,8 +85,22 @@ evidence=${CRYSTALLIZE_EVIDENCE_DIR:-harness/ssh/last-run}
 mkdir -p "$evidence"
 work=$(mktemp -d)
 pid=""
+# The server command may start the server as a grandchild (sh -c, go
+# run): stopping it means stopping every process under it, deepest first.
+descendants() {
+  for child in $(ps -A -o pid= -o ppid= | awk -v p="$1" '$2 == p { print $1 }'); do
+    descendants "$child"
+    echo "$child"
+  done
+}
+stop_server() {
+  if [ -n "$pid" ]; then
+    kill $(descendants "$pid") "$pid" 2>/dev/null || true
+    pid=""
+  fi
+}
 cleanup() {
-  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi
+  stop_server
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -117,7 +131,7 @@ while [ "$attempt" -lt 5 ] && [ "$started" = 0 ]; do
     echo "ssh-smoke: the server runs but no SSH server answered on 127.0.0.1:$port; does the command read \$SSH_PORT? see $evidence/ssh-server.log"
     exit 1
   fi
-  [ "$started" = 1 ] || pid=""
+  [ "$started" = 1 ] || stop_server
 done
 if [ "$started" = 0 ]; then
   echo "ssh-smoke: the server exited without listening; see $evidence/ssh-server.log"

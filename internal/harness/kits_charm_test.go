@@ -147,7 +147,9 @@ const (
 [ -n "${STANDIN_SERVER_FAIL:-}" ] && { echo "listen: address already in use"; exit 1; }
 echo "$SSH_HOST:$SSH_PORT" >"$STANDIN_STATE/listening"
 echo "serving on $SSH_HOST:$SSH_PORT"
-exec sleep 60
+sleep 60 &
+echo $! >"$STANDIN_STATE/child"
+wait
 `
 	standInKeyscan = `#!/bin/sh
 port=""
@@ -246,6 +248,13 @@ func TestCharmServiceSSHSmokeGate(t *testing.T) {
 	code, out, _ = gate(nil, "--server", server)
 	if code != 0 || !strings.Contains(out, "matches") {
 		t.Fatalf("same screen: exit %d\n%s", code, out)
+	}
+	// The gate stops what the server command started, grandchildren
+	// included, even when run outside the harness's process group.
+	if child, err := os.ReadFile(filepath.Join(state, "child")); err != nil {
+		t.Fatal(err)
+	} else if stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(child)) + "/stat"); err == nil && !strings.Contains(string(stat), ") Z ") {
+		t.Fatalf("the server's child %s outlived the gate: %s", strings.TrimSpace(string(child)), stat)
 	}
 	code, out, _ = gate([]string{"STANDIN_VERSION=v2"}, "--server", server)
 	if code != 1 || !strings.Contains(out, "-Shell v1") || !strings.Contains(out, "+Shell v2") {
