@@ -28,6 +28,10 @@ type Kit struct {
 	Consumer         string                `json:"consumer"`
 	BlockingCriteria string                `json:"blockingCriteria"`
 	Rollback         string                `json:"rollbackPath"`
+	// Adapted are the ids of commands whose line the user is meant to
+	// edit in the manifest (a server command only they know): rewriting
+	// the kit keeps their line rather than resetting it.
+	Adapted []string `json:"adapted,omitempty"`
 }
 
 // Condition matches a profile: a stack kind, or a risk family (with a
@@ -209,6 +213,7 @@ fi
 			Consumer:         "reviewers of changes to the app and the pre-merge gate",
 			BlockingCriteria: "go build or go test fails, the server does not listen, the session fails or its screen differs from the baseline; no server command, no ssh client or no baseline is not evidence and blocks in CI mode",
 			Rollback:         "delete gates/charm-go-build.sh, gates/charm-go-test.sh, gates/ssh-smoke.sh, harness/ssh/ and their manifest entries",
+			Adapted:          []string{"ssh-smoke"},
 		},
 		{
 			ID: "database", Title: "Database: migration checks and a destructive-SQL guard",

@@ -124,6 +124,23 @@ func TestCharmServiceKitWrites(t *testing.T) {
 		t.Fatalf("ssh-smoke entry = %+v", smoke)
 	}
 
+	// The server command is the user's to write into the manifest; a
+	// rewrite of the kit keeps it, and resets nothing else.
+	edited := strings.Replace(read(ManifestPath), `--server ''`, `--server 'go run ./cmd/shell -port $SSH_PORT'`, 1)
+	if err := os.WriteFile(filepath.Join(dir, ManifestPath), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Write(dir, "charm-service", p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept := again.Manifest.Commands[slices.IndexFunc(again.Manifest.Commands, func(c Command) bool { return c.ID == "ssh-smoke" })]; kept.Command != `sh gates/ssh-smoke.sh --server 'go run ./cmd/shell -port $SSH_PORT'` {
+		t.Errorf("after a rewrite, ssh-smoke = %q: the user's server command was lost", kept.Command)
+	}
+	if read(ManifestPath) != edited {
+		t.Errorf("a rewrite changed the edited manifest:\n%s", read(ManifestPath))
+	}
+
 	// Run as written: the empty server command checks nothing.
 	only := &Manifest{Schema: m.Schema, Owner: m.Owner, GeneratedBy: m.GeneratedBy, Commands: []Command{*smoke}}
 	rep, err := Run(ctx, dir, only, "test", p.ProfileID, RunOptions{Environ: os.Environ()})
