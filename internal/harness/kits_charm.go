@@ -112,11 +112,15 @@ ssh-keygen -q -t ed25519 -N '' -C crystallize-harness -f "$work/id" >/dev/null
 # other ports are tried before giving up.
 started=0
 attempt=0
+taken=0
 while [ "$attempt" -lt 5 ] && [ "$started" = 0 ]; do
   attempt=$((attempt + 1))
   port=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
   ssh-keyscan -T 2 -p "$port" 127.0.0.1 >"$work/known_hosts" 2>/dev/null || true
-  [ -s "$work/known_hosts" ] && continue
+  if [ -s "$work/known_hosts" ]; then
+    taken=$((taken + 1))
+    continue
+  fi
   (SSH_HOST=127.0.0.1 SSH_PORT=$port HOST=127.0.0.1 PORT=$port; export SSH_HOST SSH_PORT HOST PORT; exec sh -c "$server") >>"$evidence/ssh-server.log" 2>&1 &
   pid=$!
   i=0
@@ -133,6 +137,10 @@ while [ "$attempt" -lt 5 ] && [ "$started" = 0 ]; do
   fi
   [ "$started" = 1 ] || stop_server
 done
+if [ "$started" = 0 ] && [ "$taken" = "$attempt" ]; then
+  echo "ssh-smoke: an SSH server already answered on every port tried; the session would not reach yours: nothing was checked"
+  exit 77
+fi
 if [ "$started" = 0 ]; then
   echo "ssh-smoke: the server exited without listening; see $evidence/ssh-server.log"
   exit 1

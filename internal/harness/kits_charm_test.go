@@ -171,7 +171,7 @@ wait
 	standInKeyscan = `#!/bin/sh
 port=""
 while [ $# -gt 0 ]; do case "$1" in -p) port=$2; shift 2;; -T) shift 2;; *) host=$1; shift;; esac; done
-[ "$(cat "$STANDIN_STATE/listening" 2>/dev/null)" = "$host:$port" ] || exit 0
+[ -n "${STANDIN_FOREIGN:-}" ] || [ "$(cat "$STANDIN_STATE/listening" 2>/dev/null)" = "$host:$port" ] || exit 0
 echo "[$host]:$port ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIStandInHostKeyForTheSmokeTestOnly"
 `
 	standInSSH = `#!/bin/sh
@@ -226,6 +226,7 @@ func TestCharmServiceSSHSmokeGate(t *testing.T) {
 	gate := func(env []string, args ...string) (int, string, string) {
 		t.Helper()
 		evidence := t.TempDir()
+		os.Remove(filepath.Join(state, "listening"))
 		cmd := exec.Command("sh", append([]string{"gates/ssh-smoke.sh"}, args...)...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "STANDIN_STATE="+state, EvidenceEnv+"="+evidence, "SSH_SMOKE_START_SECONDS=2")
@@ -238,7 +239,6 @@ func TestCharmServiceSSHSmokeGate(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		os.Remove(filepath.Join(state, "listening"))
 		screen, _ := os.ReadFile(filepath.Join(evidence, "ssh-screen.txt"))
 		return code, string(out), string(screen)
 	}
@@ -284,6 +284,15 @@ func TestCharmServiceSSHSmokeGate(t *testing.T) {
 	code, out, _ = gate([]string{"STANDIN_SERVER_FAIL=1"}, "--server", server)
 	if code != 1 || !strings.Contains(out, "exited without listening") {
 		t.Fatalf("server that cannot listen: exit %d\n%s", code, out)
+	}
+	// A port where another SSH server already answers is never used:
+	// the session would compare someone else's screen.
+	code, out, _ = gate([]string{"STANDIN_FOREIGN=1"}, "--server", server)
+	if code != ExitNotEvidence || !strings.Contains(out, "already answered on every port") {
+		t.Fatalf("foreign servers on every port: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(state, "listening")); err == nil {
+		t.Fatal("the gate started the server on a port another SSH server answers on")
 	}
 	code, out, _ = gate(nil, "--server", "exec sleep 60")
 	if code != 1 || !strings.Contains(out, "no SSH server answered") {
