@@ -207,8 +207,10 @@ scripts, eval suites and harness/manifest.json (schema sf.harness.v1). With
 (or that was edited since), and never touches untracked files: such a
 conflict fails the whole write and nothing is written.
 
-Kits: agent-runtime, database, go-service, nix-project, rag-system, typescript-cli,
-web-app.
+Kits: agent-runtime, charm-service, database, go-service, nix-project, rag-system,
+typescript-cli, web-app. The charm-service kit's ssh-smoke entry is yours to
+adapt: write how your server starts into its --server, and a rewrite of the
+kit keeps that line.
 
 --json prints {"kit", "applied", "files": [{"path", "action", "mode"}],
 "diff"}.`

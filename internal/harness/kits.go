@@ -28,6 +28,10 @@ type Kit struct {
 	Consumer         string                `json:"consumer"`
 	BlockingCriteria string                `json:"blockingCriteria"`
 	Rollback         string                `json:"rollbackPath"`
+	// Adapted are the ids of commands whose line the user is meant to
+	// edit in the manifest (a server command only they know): rewriting
+	// the kit keeps their line rather than resetting it.
+	Adapted []string `json:"adapted,omitempty"`
 }
 
 // Condition matches a profile: a stack kind, or a risk family (with a
@@ -176,6 +180,40 @@ fi
 			Consumer:         "reviewers of agent changes and the pre-merge gate",
 			BlockingCriteria: "replay or a deterministic assertion fails; model-judged assertions stay advisory until calibrated",
 			Rollback:         "delete the files listed in harness/manifest.json for kit agent-runtime and its entries",
+		},
+		{
+			ID: "charm-service", Title: "Charm service: go build, go test, and an SSH session smoke against a recorded screen",
+			AppliesWhen: []Condition{{Family: FamilyTerminal, Signal: "ssh-server"}, {Family: FamilyTerminal, Signal: "tui"}},
+			Families:    []string{FamilyTerminal},
+			Writes: []TemplateOutput{
+				// Gate names of their own: the go-service kit owns
+				// gates/go-test.sh, and one file has one owner.
+				{Path: "gates/charm-go-build.sh", Mode: 0o755, Content: gateHeader + "go build ./...\n"},
+				{Path: "gates/charm-go-test.sh", Mode: 0o755, Content: gateHeader + "go test ./...\n"},
+				{Path: "gates/ssh-smoke.sh", Mode: 0o755, Render: charmSSHGate},
+				{Path: "harness/ssh/session.keys", Mode: 0o644, Content: "q"},
+			},
+			Commands: []Command{
+				{ID: "charm-go-build", Command: "sh gates/charm-go-build.sh", Phase: "pre_commit", Blocks: true, TimeoutSeconds: 600},
+				{ID: "charm-go-test", Command: "sh gates/charm-go-test.sh", Phase: "pre_merge", Blocks: true, TimeoutSeconds: 900},
+				// The empty --server is deliberate: the gate is not
+				// evidence until someone writes how the server starts.
+				{ID: "ssh-smoke", Command: "sh gates/ssh-smoke.sh --server ''", Phase: "pre_merge", Blocks: true, TimeoutSeconds: 300},
+			},
+			RequiredEvidence: []EvidenceRequirement{
+				{ID: "charm-go-build", Description: "the module builds"},
+				{ID: "charm-go-test", Description: "the packages' tests pass"},
+				{ID: "ssh-smoke", Description: "a batch-mode ssh session to the server, started on a free loopback port, prints the recorded screen"},
+			},
+			EvolutionRules: []EvolutionRule{
+				{When: "a new command, menu or screen is added to the app", Propose: "send its keys in harness/ssh/session.keys and re-record the baseline"},
+				{When: "the baseline is re-recorded more than once a month", Propose: "narrow the session to stable screens (no clock, no random ids)"},
+			},
+			Purpose:          "catch regressions a user of the SSH app would meet: a server that does not start, refuses the session, or shows a changed screen",
+			Consumer:         "reviewers of changes to the app and the pre-merge gate",
+			BlockingCriteria: "go build or go test fails, the server does not listen, the session fails or its screen differs from the baseline; no server command, no ssh client or no baseline is not evidence and blocks in CI mode",
+			Rollback:         "delete gates/charm-go-build.sh, gates/charm-go-test.sh, gates/ssh-smoke.sh, harness/ssh/ and their manifest entries",
+			Adapted:          []string{"ssh-smoke"},
 		},
 		{
 			ID: "database", Title: "Database: migration checks and a destructive-SQL guard",

@@ -19,6 +19,7 @@ type Risk struct {
 // familyHarnesses are the harnesses each family calls for.
 var familyHarnesses = map[string][]string{
 	FamilyWeb:            {"browser smoke", "accessibility checks", "visual diffs", "performance budget", "browser trace replay"},
+	FamilyTerminal:       {"SSH session smoke", "recorded screen baseline"},
 	FamilyAgent:          {"fixture replay", "trajectory assertions", "tool permission tests", "injection red-team"},
 	FamilyRAG:            {"recall@k", "MRR", "NDCG", "near-miss sets", "faithfulness", "context recall"},
 	FamilyInfrastructure: {"build matrix", "secret scan", "config validation", "rollback checks"},

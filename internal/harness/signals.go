@@ -22,6 +22,7 @@ import (
 // Risk families.
 const (
 	FamilyWeb            = "web"
+	FamilyTerminal       = "terminal"
 	FamilyAgent          = "agent"
 	FamilyRAG            = "rag"
 	FamilyInfrastructure = "infrastructure"
@@ -32,7 +33,7 @@ const (
 )
 
 // Families lists the risk families in the order they are reported.
-var Families = []string{FamilyWeb, FamilyAgent, FamilyRAG, FamilyInfrastructure, FamilyDatabase, FamilyWindows, FamilySecurity, FamilyPerformance}
+var Families = []string{FamilyWeb, FamilyTerminal, FamilyAgent, FamilyRAG, FamilyInfrastructure, FamilyDatabase, FamilyWindows, FamilySecurity, FamilyPerformance}
 
 // depRule maps a dependency name (exact, or a prefix ending in "/") to a
 // signal.
@@ -79,6 +80,11 @@ var depRules = []depRule{
 	{"github.com/charmbracelet/wish", "ssh-server", FamilySecurity}, {"github.com/charmbracelet/wish/", "ssh-server", FamilySecurity},
 	{"charm.land/wish/", "ssh-server", FamilySecurity}, {"github.com/gliderlabs/ssh", "ssh-server", FamilySecurity},
 	{"charm.land/ssh", "ssh-server", FamilySecurity},
+	// terminal apps and the SSH servers that serve them
+	{"github.com/charmbracelet/wish", "ssh-server", FamilyTerminal}, {"github.com/charmbracelet/ssh", "ssh-server", FamilyTerminal},
+	{"github.com/gliderlabs/ssh", "ssh-server", FamilyTerminal}, {"github.com/charmbracelet/bubbletea", "tui", FamilyTerminal},
+	{"github.com/charmbracelet/bubbletea/", "tui", FamilyTerminal}, {"github.com/charmbracelet/wish/", "ssh-server", FamilyTerminal},
+	{"charm.land/wish/", "ssh-server", FamilyTerminal}, {"charm.land/bubbletea/", "tui", FamilyTerminal},
 	// windows
 	{"github.com/kardianos/service", "service-manager", FamilyWindows},
 }

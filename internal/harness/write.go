@@ -96,16 +96,26 @@ func Write(root, id string, p *RepoProfile, apply bool) (*WriteResult, error) {
 		return nil, fmt.Errorf("writing kit %s: %s: %w; move or rename it, or adopt it by hand", id, strings.Join(refused, ", "), ErrNotOwned)
 	}
 
-	// Merge the kit into the manifest: its previous entries are replaced,
-	// every other entry (the user's own or another kit's) is kept as is.
+	// Merge the kit into the manifest: its previous entries are replaced
+	// (an Adapted command keeps the line the user wrote into it), every
+	// other entry (the user's own or another kit's) is kept as is.
 	for _, c := range kit.commands(p) {
 		if i := slices.IndexFunc(m.Commands, func(x Command) bool { return x.ID == c.ID }); i >= 0 && m.Commands[i].Kit != id {
 			return nil, fmt.Errorf("writing kit %s: %s: command %q: %w", id, ManifestPath, c.ID, ErrNotOwned)
 		}
 	}
+	adapted := map[string]string{}
+	for _, c := range m.Commands {
+		if c.Kit == id && slices.Contains(kit.Adapted, c.ID) {
+			adapted[c.ID] = c.Command
+		}
+	}
 	m.Commands = slices.DeleteFunc(m.Commands, func(c Command) bool { return c.Kit == id })
 	for _, c := range kit.commands(p) {
 		c.Kit = id
+		if line, ok := adapted[c.ID]; ok {
+			c.Command = line
+		}
 		m.Commands = append(m.Commands, c)
 	}
 	m.EvalSuites = slices.DeleteFunc(m.EvalSuites, func(s EvalSuite) bool { return s.Kit == id })
