@@ -232,6 +232,10 @@ func CalibrateStored(ctx context.Context, root string, db *store.DB, suite strin
 	if err != nil {
 		return nil, err
 	}
+	cal.GoldenSet = filepath.ToSlash(path)
+	if r, err := filepath.Rel(root, path); err == nil && filepath.IsLocal(r) {
+		cal.GoldenSet = filepath.ToSlash(r)
+	}
 	if err := SaveCalibration(ctx, db, cal, now.Format(time.RFC3339)); err != nil {
 		return nil, err
 	}

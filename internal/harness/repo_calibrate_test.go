@@ -61,8 +61,8 @@ func TestCalibrateStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cal.SuiteID != "agent-injection" || !cal.Promoted || cal.Pinned.Quorum != 2 {
-		t.Errorf("calibration of suite %q: promoted %v (reasons %v), quorum %d; want the suite, promoted by a quorum of 2", cal.SuiteID, cal.Promoted, cal.Reasons, cal.Pinned.Quorum)
+	if cal.SuiteID != "agent-injection" || cal.GoldenSet != "harness/evals/golden.jsonl" || !cal.Promoted || cal.Pinned.Quorum != 2 {
+		t.Errorf("calibration of suite %q on %q: promoted %v (reasons %v), quorum %d; want the suite and its golden set, promoted by a quorum of 2", cal.SuiteID, cal.GoldenSet, cal.Promoted, cal.Reasons, cal.Pinned.Quorum)
 	}
 	mu.Lock()
 	if !asked["a"] || !asked["b"] || len(asked) != 2 {
