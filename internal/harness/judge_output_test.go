@@ -67,6 +67,9 @@ func TestRunStoresJudgeOutput(t *testing.T) {
 	if strings.Contains(string(report), "answer-marker-7f3a") {
 		t.Error("the report inlines the judge's answer")
 	}
+	if strings.Contains(string(report), token) || !strings.Contains(cases[0].Results[1].Message, "judge: leaks ") {
+		t.Errorf("the report's judge reason %q is not the reason redacted", cases[0].Results[1].Message)
+	}
 	var back RunReport
 	if err := json.Unmarshal(report, &back); err != nil || len(back.Suites[0].Cases[0].JudgeOutputs) != 1 || back.Suites[0].Cases[0].JudgeOutputs[0] != o {
 		t.Errorf("the report file does not reference the judge output: %v", err)

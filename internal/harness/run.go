@@ -413,6 +413,10 @@ func runCase(ctx context.Context, root string, c Case, eng *Engine, env []string
 			}
 			r = caseEng.Check(ctx, a, ev)
 			if rec != nil && rec.raw != nil {
+				// The report keeps the judge's reason, which may quote
+				// the output it judged: it leaves redacted, as the
+				// stored answer does.
+				r.Message, _ = redact.Text(r.Message)
 				out, werr := storeJudgeOutput(root, judgeDir+"-"+strconv.Itoa(i)+".txt", i, rec.raw)
 				if werr != nil {
 					// The verdict has no evidence behind it: it cannot count.
