@@ -81,6 +81,7 @@ func newHarnessCalibrateCmd(e *env) *cobra.Command {
 			err = printResult(e, f.asJSON, cal, func(w io.Writer) {
 				h := cal.HeldOut
 				fmt.Fprintf(w, "judge %s/%s on %s (%s)\n", cal.Pinned.Provider, cal.Pinned.Model, cal.SuiteID, cal.ConfigHash)
+				fmt.Fprintf(w, "golden set: %s (%s)\n", cal.GoldenSet, cal.GoldenSetHash)
 				fmt.Fprintf(w, "held-out: %d cases, false-pass %.3g, false-block %.3g, precision %.3g, recall %.3g, F1 %.3g, schema validity %.3g, stability %.3g, critical false passes %d\n",
 					h.Cases, h.FalsePassRate, h.FalseBlockRate, h.Precision, h.Recall, h.F1, h.SchemaValidity, h.RerunStability, h.CriticalFalsePasses)
 				if cal.Promoted {
