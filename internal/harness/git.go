@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -119,7 +120,12 @@ func checkTracked(ctx context.Context, path, name string) error {
 	if _, err := git(ctx, dir, "rev-parse", "--is-inside-work-tree"); err != nil {
 		return fmt.Errorf("%s: %w: it is not in a git work tree", name, ErrUntracked)
 	}
-	if _, err := git(ctx, dir, "ls-files", "--error-unmatch", "--", base); err != nil {
+	// ls-files lists the path only when the index holds it.
+	out, err := git(ctx, dir, "ls-files", "-z", "--", base)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if !slices.Contains(splitNUL(out), base) {
 		return fmt.Errorf("%s: %w: git add and commit it first", name, ErrUntracked)
 	}
 	return nil
