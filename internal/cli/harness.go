@@ -272,7 +272,9 @@ you would run the repository's own tests.
 none. Model-judged assertions (llm_rubric, factuality, select_best) use the
 judge given by --judge-url and --judge-model (API key from
 CRYSTALLIZE_JUDGE_API_KEY) and stay advisory unless "harness judge
-calibrate" promoted that judge for the suite.
+calibrate" promoted that judge for the suite, on the golden set the suite
+holds now. Each answer the judge gave is stored, redacted, under the run's
+report directory; a case's judgeOutputs give its path, size and sha256.
 
 Gates and case commands start with PATH, HOME, the locale, TMPDIR, TZ,
 USER and LOGNAME only (as workflow commands do): the judge's API key and

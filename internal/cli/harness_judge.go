@@ -33,7 +33,8 @@ const harnessCalibrateDoc = `calibrate measures a judge on the golden set SUITE 
 harness/manifest.json, or a JSONL file): cases labelled "expected": "pass" or
 "fail" (optionally "critical": true and "split": "calibration" or "heldout";
 unsplit cases are split by a hash of their id), each with an llm_rubric or
-factuality assertion.
+factuality assertion. The golden set holds the rubrics, so it must be a file
+git tracks: an untracked, ignored or symlinked one is refused.
 
 It pins provider, model, temperature, output schema, prompt wrapper, case
 schema and rubric hash; measures false-pass and false-block rates,
@@ -42,8 +43,10 @@ disagreement and rerun stability on each split; and promotes the judge to
 blocking only when the held-out split has zero false passes on critical
 failures, a valid and stable judge, a false-block rate within bounds, and a
 deterministic companion assertion on every critical case (or an agreeing
-quorum, --quorum-model). The calibration is stored in the database; any
-change to what was pinned makes the judge advisory again. It exits 1 when
+quorum, --quorum-model). The calibration is stored in the database, naming
+the suite and the digest of its golden set: the judge is promoted for that
+suite alone, and any change to what was pinned or to the golden set's cases
+makes it advisory again. It exits 1 when
 the judge stays advisory.
 
 --json prints the calibration.`
@@ -78,6 +81,7 @@ func newHarnessCalibrateCmd(e *env) *cobra.Command {
 			err = printResult(e, f.asJSON, cal, func(w io.Writer) {
 				h := cal.HeldOut
 				fmt.Fprintf(w, "judge %s/%s on %s (%s)\n", cal.Pinned.Provider, cal.Pinned.Model, cal.SuiteID, cal.ConfigHash)
+				fmt.Fprintf(w, "golden set: %s (%s)\n", cal.GoldenSet, cal.GoldenSetHash)
 				fmt.Fprintf(w, "held-out: %d cases, false-pass %.3g, false-block %.3g, precision %.3g, recall %.3g, F1 %.3g, schema validity %.3g, stability %.3g, critical false passes %d\n",
 					h.Cases, h.FalsePassRate, h.FalseBlockRate, h.Precision, h.Recall, h.F1, h.SchemaValidity, h.RerunStability, h.CriticalFalsePasses)
 				if cal.Promoted {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,6 +78,13 @@ func TestHarnessJudgeCalibration(t *testing.T) {
 		}
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+	// The golden set holds the rubrics: calibration reads it only once
+	// git tracks it.
+	for _, argv := range [][]string{{"init", "-q"}, {"add", "-A"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, argv...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", argv, err, out)
 		}
 	}
 	blocking := func(out string) map[string]bool {

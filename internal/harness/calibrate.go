@@ -77,9 +77,16 @@ type SplitMetrics struct {
 	AmbiguousOrUnjudgeable int     `json:"ambiguousOrUnjudgeable"`
 }
 
-// Calibration is the outcome of Calibrate.
+// Calibration is the outcome of Calibrate. It names the suite and the
+// golden set it was measured on: a judge promoted there is promoted
+// nowhere else, and not there either once the golden set changes.
 type Calibration struct {
-	SuiteID                string       `json:"suiteId"`
+	SuiteID string `json:"suiteId"`
+	// GoldenSet is the golden set's file, relative to the repository
+	// root when it lies inside it.
+	GoldenSet string `json:"goldenSet,omitempty"`
+	// GoldenSetHash digests the golden set's cases (GoldenSetHash).
+	GoldenSetHash          string       `json:"goldenSetHash"`
 	ConfigHash             string       `json:"configHash"`
 	Pinned                 Pinned       `json:"pinned"`
 	Calibration            SplitMetrics `json:"calibration"`
@@ -93,6 +100,14 @@ type Calibration struct {
 func ConfigHash(p Pinned) string {
 	b, _ := json.Marshal(p)
 	return "jc_" + shortHash(string(b))
+}
+
+// GoldenSetHash digests a golden set's cases as parsed, so that any
+// change to a case (an output, a label, a split, an assertion) makes a
+// different golden set while reformatting the file does not.
+func GoldenSetHash(cases []Case) string {
+	b, _ := json.Marshal(cases)
+	return "sha256:" + hashBytes(b)
 }
 
 // pin computes the pinned configuration of a judge over cases.
@@ -145,7 +160,7 @@ func Calibrate(ctx context.Context, suiteID string, cases []Case, opts Calibrate
 		maxFB = 0.1
 	}
 	p := pin(opts.Config, len(judges), cases)
-	cal := &Calibration{SuiteID: suiteID, Pinned: p, ConfigHash: ConfigHash(p), Reasons: []string{}}
+	cal := &Calibration{SuiteID: suiteID, GoldenSetHash: GoldenSetHash(cases), Pinned: p, ConfigHash: ConfigHash(p), Reasons: []string{}}
 	var labelled int
 	cal.DeterministicCompanion = true
 	critical := 0
@@ -320,9 +335,13 @@ func SaveCalibration(ctx context.Context, db *store.DB, cal *Calibration, create
 }
 
 // PromotedFor returns the Promoted function of RunOptions: a suite's
-// judge blocks only when its newest calibration promoted it under the
-// same configuration hash that cfg and the suite's current rubrics give
-// now. Any change to them (a rubric edit, another model) invalidates it.
+// judge blocks only when its newest calibration promoted it for that
+// suite, on the golden set the suite holds now, under the same
+// configuration hash that cfg and the suite's current rubrics give now.
+// Any change to them (a rubric edit, another model, another case, the
+// suite pointed at another file) invalidates it, and a suite without a
+// calibration of its own has an advisory judge, whatever other suites
+// promoted it for.
 func PromotedFor(ctx context.Context, db *store.DB, root string, m *Manifest, cfg JudgeConfig) func(string) bool {
 	return func(suiteID string) bool {
 		i := slices.IndexFunc(m.EvalSuites, func(s EvalSuite) bool { return s.ID == suiteID })
@@ -335,6 +354,17 @@ func PromotedFor(ctx context.Context, db *store.DB, root string, m *Manifest, cf
 		}
 		row, ok, err := db.LastCalibration(ctx, suiteID)
 		if err != nil || !ok || !row.Promoted {
+			return false
+		}
+		var cal Calibration
+		if err := json.Unmarshal([]byte(row.Body), &cal); err != nil {
+			return false
+		}
+		// The calibration must be of this suite and of the cases it holds
+		// now: the rubrics alone do not say which cases the judge was
+		// measured on, and a golden set that is easier than the suite
+		// proves nothing about it.
+		if cal.SuiteID != suiteID || cal.GoldenSetHash != GoldenSetHash(cases) {
 			return false
 		}
 		// A run asks one judge, so only a calibration of that judge alone

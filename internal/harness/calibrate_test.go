@@ -253,3 +253,74 @@ func TestCalibrationBarFalseBlocksAndInstability(t *testing.T) {
 		}
 	}
 }
+
+// TestPromotionTiedToGoldenSet: a judge promoted on one golden set is
+// promoted nowhere else. The suite pointed at another file with the same
+// rubrics, or its golden set edited without touching a rubric, makes the
+// judge advisory there: its verdicts no longer block.
+func TestPromotionTiedToGoldenSet(t *testing.T) {
+	ctx := context.Background()
+	cases, err := ParseSuite(strings.NewReader(goldenSet), "golden.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := judgeServer(t, func(p string) string {
+		return verdict(!strings.Contains(p, "API_KEY=abc") && !strings.Contains(p, "hunter2"))
+	})
+	cfg := JudgeConfig{BaseURL: good.URL + "/v1", Model: "careful"}
+	cal, err := Calibrate(ctx, "agent-injection", cases, CalibrateOptions{Config: cfg})
+	if err != nil || !cal.Promoted {
+		t.Fatalf("Calibrate = %+v, %v; want promoted", cal, err)
+	}
+	if cal.SuiteID != "agent-injection" || cal.GoldenSetHash != GoldenSetHash(cases) || !strings.HasPrefix(cal.GoldenSetHash, "sha256:") {
+		t.Errorf("calibration names suite %q and golden set %q, want agent-injection and %s", cal.SuiteID, cal.GoldenSetHash, GoldenSetHash(cases))
+	}
+	// The production suite shares the rubric but holds other cases.
+	prod := strings.ReplaceAll(goldenSet, "I will not share secrets.", "Here you go.")
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"harness/evals/golden.jsonl": goldenSet, "harness/evals/prod.jsonl": prod})
+	db, err := store.Open(ctx, filepath.Join(dir, ".crystallize", "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := SaveCalibration(ctx, db, cal, "2026-01-01T00:00:00Z"); err != nil {
+		t.Fatal(err)
+	}
+	suite := func(path string) *Manifest {
+		return &Manifest{EvalSuites: []EvalSuite{
+			{ID: "agent-injection", Path: path, Runner: RunnerEval, Threshold: 1},
+			{ID: "prod", Path: "harness/evals/golden.jsonl", Runner: RunnerEval, Threshold: 1},
+		}}
+	}
+	m := suite("harness/evals/golden.jsonl")
+	if !PromotedFor(ctx, db, dir, m, cfg)("agent-injection") {
+		t.Error("the judge is not promoted on the golden set it was calibrated on")
+	}
+	if PromotedFor(ctx, db, dir, m, cfg)("prod") {
+		t.Error("another suite reading the same golden set inherits the promotion")
+	}
+	if PromotedFor(ctx, db, dir, suite("harness/evals/prod.jsonl"), cfg)("agent-injection") {
+		t.Error("the suite pointed at another file with the same rubrics keeps the promotion")
+	}
+	writeTree(t, dir, map[string]string{"harness/evals/golden.jsonl": prod})
+	if PromotedFor(ctx, db, dir, m, cfg)("agent-injection") {
+		t.Error("a golden set edited without touching a rubric keeps the promotion")
+	}
+
+	// In a run, the judge's failing verdict on the edited suite advises
+	// and does not block.
+	rep, err := Run(ctx, dir, m, "mh", "p", RunOptions{Judge: &HTTPJudge{Config: cfg}, Promoted: PromotedFor(ctx, db, dir, m, cfg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rep.Suites {
+		for _, c := range s.Cases {
+			for _, r := range c.Results {
+				if r.Type == TypeLLMRubric && r.Blocking {
+					t.Errorf("suite %s case %s: the judge's verdict blocks on a golden set it was not calibrated on", s.ID, c.ID)
+				}
+			}
+		}
+	}
+}

@@ -3,10 +3,12 @@ package harness
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -94,4 +96,37 @@ func Root(ctx context.Context, dir string) (string, error) {
 		return t, nil
 	}
 	return abs, nil
+}
+
+// ErrUntracked marks a file that git does not track.
+var ErrUntracked = errors.New("not tracked by git")
+
+// checkTracked returns an error naming the file at path as name unless
+// git tracks it in the work tree holding it. A symlink is refused too: git would track the
+// link while the content read comes from wherever it points.
+func checkTracked(ctx context.Context, path, name string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	st, err := os.Lstat(abs)
+	if err != nil {
+		return err
+	}
+	if st.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s: %w: it is a symlink, and its target is what would be read", name, ErrUntracked)
+	}
+	dir, base := filepath.Split(abs)
+	if _, err := git(ctx, dir, "rev-parse", "--is-inside-work-tree"); err != nil {
+		return fmt.Errorf("%s: %w: it is not in a git work tree", name, ErrUntracked)
+	}
+	// ls-files lists the path only when the index holds it.
+	out, err := git(ctx, dir, "ls-files", "-z", "--", base)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if !slices.Contains(splitNUL(out), base) {
+		return fmt.Errorf("%s: %w: git add and commit it first", name, ErrUntracked)
+	}
+	return nil
 }

@@ -57,6 +57,24 @@ var ErrSchema = fmt.Errorf("judge answer does not follow the verdict schema")
 
 // Judge sends the request and decodes the verdict.
 func (j *HTTPJudge) Judge(ctx context.Context, req JudgeRequest) (Verdict, error) {
+	v, _, err := j.JudgeRaw(ctx, req)
+	return v, err
+}
+
+// JudgeRaw is Judge that also returns the endpoint's answer as received
+// (the response body, at most 1 MiB), nil when no answer came: a run
+// keeps it as the evidence behind the verdict.
+func (j *HTTPJudge) JudgeRaw(ctx context.Context, req JudgeRequest) (Verdict, []byte, error) {
+	raw, err := j.send(ctx, req)
+	if err != nil {
+		return Verdict{}, raw, err
+	}
+	v, err := j.decode(raw)
+	return v, raw, err
+}
+
+// send posts the judge prompt and returns the response body.
+func (j *HTTPJudge) send(ctx context.Context, req JudgeRequest) ([]byte, error) {
 	prompt := judgePrompt(req)
 	cfg := j.Config
 	var body any
@@ -80,12 +98,12 @@ func (j *HTTPJudge) Judge(ctx context.Context, req JudgeRequest) (Verdict, error
 			"messages": []map[string]string{{"role": "user", "content": prompt}},
 		}
 	default:
-		return Verdict{}, fmt.Errorf("unknown judge provider %q", cfg.Provider)
+		return nil, fmt.Errorf("unknown judge provider %q", cfg.Provider)
 	}
 	data, _ := json.Marshal(body)
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
 	if err != nil {
-		return Verdict{}, err
+		return nil, err
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	if cfg.APIKey != "" {
@@ -104,18 +122,23 @@ func (j *HTTPJudge) Judge(ctx context.Context, req JudgeRequest) (Verdict, error
 	}
 	resp, err := client.Do(hr)
 	if err != nil {
-		return Verdict{}, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return Verdict{}, err
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return Verdict{}, fmt.Errorf("judge endpoint: %s: %s", resp.Status, strings.TrimSpace(string(raw)))
+		return raw, fmt.Errorf("judge endpoint: %s: %s", resp.Status, strings.TrimSpace(string(raw)))
 	}
+	return raw, nil
+}
+
+// decode reads the verdict out of a response body of the provider.
+func (j *HTTPJudge) decode(raw []byte) (Verdict, error) {
 	var text string
-	if cfg.Provider == ProviderAnthropic {
+	if j.Config.Provider == ProviderAnthropic {
 		var r struct {
 			Content []struct {
 				Type string `json:"type"`
@@ -175,4 +198,62 @@ func parseVerdict(text string) (Verdict, error) {
 		return Verdict{}, fmt.Errorf("%w: score %v outside [0, 1]", ErrSchema, v.Score)
 	}
 	return v, nil
+}
+
+// RawJudge is a judge that can hand back its answer as received.
+type RawJudge interface {
+	JudgeRaw(ctx context.Context, req JudgeRequest) (Verdict, []byte, error)
+}
+
+// JudgeOutput references the answer a judge gave on one assertion of a
+// case: the file a run stored it in, relative to the root, with its
+// size and digest. The report keeps the reference, not the answer, which
+// can be long and is the model's text, not the harness's.
+type JudgeOutput struct {
+	Assertion int    `json:"assertion"`
+	Path      string `json:"path"`
+	Bytes     int64  `json:"bytes"`
+	SHA256    string `json:"sha256"`
+}
+
+// recordingJudge keeps the last answer of the judge it wraps. A judge
+// that cannot give its raw answer is recorded by the verdict or error it
+// returned, so every verdict has its evidence.
+type recordingJudge struct {
+	inner Judge
+	raw   []byte
+}
+
+func (r *recordingJudge) Judge(ctx context.Context, req JudgeRequest) (Verdict, error) {
+	var v Verdict
+	var err error
+	if rj, ok := r.inner.(RawJudge); ok {
+		v, r.raw, err = rj.JudgeRaw(ctx, req)
+	} else {
+		v, err = r.inner.Judge(ctx, req)
+	}
+	if r.raw == nil {
+		if err != nil {
+			r.raw = []byte("error: " + err.Error() + "\n")
+		} else {
+			r.raw, _ = json.Marshal(v)
+		}
+	}
+	return v, err
+}
+
+// describingRecorder is a recordingJudge of a judge that names itself,
+// so the report names the judge and not the recorder.
+type describingRecorder struct {
+	*recordingJudge
+	Describer
+}
+
+// record wraps j in a recordingJudge, keeping its Describe if it has one.
+func record(j Judge) (Judge, *recordingJudge) {
+	r := &recordingJudge{inner: j}
+	if d, ok := j.(Describer); ok {
+		return describingRecorder{r, d}, r
+	}
+	return r, r
 }

@@ -222,6 +222,16 @@ func CalibrateStored(ctx context.Context, root string, db *store.DB, suite strin
 	if err != nil {
 		return nil, err
 	}
+	// The golden set holds the rubrics the judge is pinned to. A judge
+	// may come to block on them, so they must be what reviewers read in
+	// the repository, not a file only this work tree has.
+	name := filepath.ToSlash(path)
+	if r, err := filepath.Rel(root, path); err == nil && filepath.IsLocal(r) {
+		name = filepath.ToSlash(r)
+	}
+	if err := checkTracked(ctx, path, name); err != nil {
+		return nil, fmt.Errorf("calibrating %s: rubric file %w", suite, err)
+	}
 	opts := CalibrateOptions{Config: cfg, Root: root, Environ: environ, PassEnv: passEnv}
 	for _, q := range quorum {
 		c := cfg
@@ -232,6 +242,7 @@ func CalibrateStored(ctx context.Context, root string, db *store.DB, suite strin
 	if err != nil {
 		return nil, err
 	}
+	cal.GoldenSet = name
 	if err := SaveCalibration(ctx, db, cal, now.Format(time.RFC3339)); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +15,14 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
+
+// commitAll makes dir a git repository with every file in it committed.
+func commitAll(t *testing.T, dir string) {
+	t.Helper()
+	run(t, dir, "git", "init", "-q")
+	run(t, dir, "git", "add", "-A")
+	run(t, dir, "git", "commit", "-q", "-m", "initial")
+}
 
 // TestCalibrateStored calibrates a judge on the golden set a repository's
 // harness manifest names, with a quorum, and finds the calibration in the
@@ -28,6 +37,8 @@ func TestCalibrateStored(t *testing.T) {
 		ManifestPath:                 string(m.Encode()),
 		"harness/evals/golden.jsonl": goldenSet,
 	})
+	gitEnv(t)
+	commitAll(t, dir)
 	db, err := store.Open(ctx, filepath.Join(dir, ".crystallize", "state.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -61,8 +72,8 @@ func TestCalibrateStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cal.SuiteID != "agent-injection" || !cal.Promoted || cal.Pinned.Quorum != 2 {
-		t.Errorf("calibration of suite %q: promoted %v (reasons %v), quorum %d; want the suite, promoted by a quorum of 2", cal.SuiteID, cal.Promoted, cal.Reasons, cal.Pinned.Quorum)
+	if cal.SuiteID != "agent-injection" || cal.GoldenSet != "harness/evals/golden.jsonl" || !cal.Promoted || cal.Pinned.Quorum != 2 {
+		t.Errorf("calibration of suite %q on %q: promoted %v (reasons %v), quorum %d; want the suite and its golden set, promoted by a quorum of 2", cal.SuiteID, cal.GoldenSet, cal.Promoted, cal.Reasons, cal.Pinned.Quorum)
 	}
 	mu.Lock()
 	if !asked["a"] || !asked["b"] || len(asked) != 2 {
@@ -84,6 +95,7 @@ func TestCalibrateStored(t *testing.T) {
 	// Without a harness manifest, the suite is the golden set's path.
 	bare := t.TempDir()
 	writeTree(t, bare, map[string]string{"golden.jsonl": goldenSet})
+	commitAll(t, bare)
 	path := filepath.Join(bare, "golden.jsonl")
 	if _, err := CalibrateStored(ctx, bare, db, path, cfg, nil, now, os.Environ(), nil); err != nil {
 		t.Fatalf("CalibrateStored by path: %v", err)
@@ -97,5 +109,53 @@ func TestCalibrateStored(t *testing.T) {
 	}
 	if _, ok, _ := db.LastCalibration(ctx, "no-such-suite"); ok {
 		t.Error("a failed calibration was stored")
+	}
+}
+
+// TestCalibrateRefusesUntrackedRubrics: the golden set holds the rubrics
+// a promoted judge blocks on, so a file git does not track (untracked,
+// ignored, outside any repository, or a symlink) is refused with an
+// error naming it, and no calibration is stored.
+func TestCalibrateRefusesUntrackedRubrics(t *testing.T) {
+	ctx := context.Background()
+	gitEnv(t)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{".gitignore": "ignored.jsonl\n", "tracked.jsonl": goldenSet})
+	commitAll(t, dir)
+	writeTree(t, dir, map[string]string{"harness/evals/scratch.jsonl": goldenSet, "ignored.jsonl": goldenSet})
+	if err := os.Symlink("harness/evals/scratch.jsonl", filepath.Join(dir, "link.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "git", "add", "link.jsonl")
+	outside := t.TempDir()
+	writeTree(t, outside, map[string]string{"golden.jsonl": goldenSet})
+	db, err := store.Open(ctx, filepath.Join(dir, ".crystallize", "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	asked := 0
+	srv := judgeServer(t, func(string) string { asked++; return verdict(true) })
+	cfg := JudgeConfig{BaseURL: srv.URL + "/v1", Model: "m"}
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	for _, tt := range []struct{ suite, name string }{
+		{filepath.Join(dir, "harness", "evals", "scratch.jsonl"), "harness/evals/scratch.jsonl"},
+		{filepath.Join(dir, "ignored.jsonl"), "ignored.jsonl"},
+		{filepath.Join(dir, "link.jsonl"), "link.jsonl"},
+		{filepath.Join(outside, "golden.jsonl"), filepath.ToSlash(filepath.Join(outside, "golden.jsonl"))},
+	} {
+		_, err := CalibrateStored(ctx, dir, db, tt.suite, cfg, nil, now, os.Environ(), nil)
+		if !errors.Is(err, ErrUntracked) || !strings.Contains(err.Error(), "rubric file "+tt.name+": not tracked by git") {
+			t.Errorf("CalibrateStored(%s) = %v, want the rubric file %s refused as not tracked by git", tt.name, err, tt.name)
+		}
+		if _, ok, _ := db.LastCalibration(ctx, tt.suite); ok {
+			t.Errorf("a calibration was stored for the untracked %s", tt.name)
+		}
+	}
+	if asked != 0 {
+		t.Errorf("the judge was asked %d times about untracked rubrics", asked)
+	}
+	if _, err := CalibrateStored(ctx, dir, db, filepath.Join(dir, "tracked.jsonl"), cfg, nil, now, os.Environ(), nil); err != nil {
+		t.Errorf("CalibrateStored of a tracked golden set: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -131,6 +133,9 @@ type CaseResult struct {
 	Blocking bool     `json:"blocking"`
 	Error    string   `json:"error,omitempty"`
 	Results  []Result `json:"results"`
+	// JudgeOutputs reference the judge's answers, stored as files of
+	// the run's report directory.
+	JudgeOutputs []JudgeOutput `json:"judgeOutputs,omitempty"`
 }
 
 // Run runs the manifest's gates and eval suites in root and writes the
@@ -185,7 +190,7 @@ func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID 
 			continue
 		}
 		eng := &Engine{Judge: opts.Judge, Promoted: opts.Promoted != nil && opts.Promoted(s.ID)}
-		sr := runSuite(ctx, root, s, eng, env)
+		sr := runSuite(ctx, root, s, eng, env, filepath.Join(dir, "judge", strconv.Itoa(len(rep.Suites))))
 		if !sr.Passed && sr.Blocking {
 			rep.Passed = false
 		}
@@ -350,7 +355,8 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func runSuite(ctx context.Context, root string, s EvalSuite, eng *Engine, env []string) SuiteResult {
+// runSuite runs a suite's cases; the judge's answers go under judgeDir.
+func runSuite(ctx context.Context, root string, s EvalSuite, eng *Engine, env []string, judgeDir string) SuiteResult {
 	sr := SuiteResult{ID: s.ID, Path: s.Path, Threshold: s.Threshold, Cases: []CaseResult{}, Blocking: true}
 	cases, err := LoadSuite(filepath.Join(root, filepath.FromSlash(s.Path)))
 	if err != nil {
@@ -360,8 +366,8 @@ func runSuite(ctx context.Context, root string, s EvalSuite, eng *Engine, env []
 	}
 	sr.Blocking = false
 	passed := 0
-	for _, c := range cases {
-		cr := runCase(ctx, root, c, eng, env)
+	for i, c := range cases {
+		cr := runCase(ctx, root, c, eng, env, filepath.Join(judgeDir, strconv.Itoa(i)))
 		if cr.Blocking {
 			sr.Blocking = true
 		}
@@ -384,18 +390,42 @@ func runSuite(ctx context.Context, root string, s EvalSuite, eng *Engine, env []
 // runCase gathers a case's evidence and checks its assertions. The case
 // passes when every blocking assertion passes; an error gathering the
 // evidence fails every assertion that needed it.
-func runCase(ctx context.Context, root string, c Case, eng *Engine, env []string) CaseResult {
+// The judge's answer on the assertion at index i is stored as
+// judgeDir-i.txt and referenced from the case's result.
+func runCase(ctx context.Context, root string, c Case, eng *Engine, env []string, judgeDir string) CaseResult {
 	cr := CaseResult{ID: c.ID, Passed: true, Results: []Result{}}
 	ev, err := gather(ctx, root, c.Input, env)
 	if err != nil {
 		cr.Error = err.Error()
 	}
-	for _, a := range c.Assert {
+	caseEng := *eng
+	var rec *recordingJudge
+	if eng.Judge != nil {
+		caseEng.Judge, rec = record(eng.Judge)
+	}
+	for i, a := range c.Assert {
 		var r Result
 		if err != nil {
 			r = Result{Type: a.Type, Blocking: BlocksByDefault(a, eng.Promoted), Message: "evidence: " + err.Error()}
 		} else {
-			r = eng.Check(ctx, a, ev)
+			if rec != nil {
+				rec.raw = nil
+			}
+			r = caseEng.Check(ctx, a, ev)
+			if rec != nil && rec.raw != nil {
+				// The report keeps the judge's reason, which may quote
+				// the output it judged: it leaves redacted, as the
+				// stored answer does.
+				r.Message, _ = redact.Text(r.Message)
+				out, werr := storeJudgeOutput(root, judgeDir+"-"+strconv.Itoa(i)+".txt", i, rec.raw)
+				if werr != nil {
+					// The verdict has no evidence behind it: it cannot count.
+					r.Passed = false
+					r.Message = "judge output not stored: " + werr.Error()
+				} else {
+					cr.JudgeOutputs = append(cr.JudgeOutputs, out)
+				}
+			}
 		}
 		if r.Blocking {
 			cr.Blocking = true
@@ -514,4 +544,29 @@ func Record(ctx context.Context, db *store.DB, projectHash string, rep *RunRepor
 		}
 	}
 	return db.PutRun(ctx, run, cases, results)
+}
+
+// storeJudgeOutput writes a judge's answer to the file name, through
+// the redactor as a gate's log is (the answer may quote the case's
+// output, tokens included), and returns its reference: the path
+// relative to root, the size and digest of what was written.
+func storeJudgeOutput(root, name string, assertion int, raw []byte) (JudgeOutput, error) {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return JudgeOutput{}, err
+	}
+	var buf bytes.Buffer
+	red := redact.NewWriter(&buf)
+	red.Write(raw)
+	if err := red.Close(); err != nil {
+		return JudgeOutput{}, err
+	}
+	if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
+		return JudgeOutput{}, err
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	rel, err := filepath.Rel(root, name)
+	if err != nil {
+		return JudgeOutput{}, err
+	}
+	return JudgeOutput{Assertion: assertion, Path: filepath.ToSlash(rel), Bytes: int64(buf.Len()), SHA256: "sha256:" + hex.EncodeToString(sum[:])}, nil
 }
