@@ -230,6 +230,11 @@ func build(in Input, opts Options) (*built, error) {
 		if c == nil {
 			return nil, fmt.Errorf("candidate %s is not in the report", in.Candidate.ID)
 		}
+		// The bundle's report selects the candidate the bundle holds:
+		// with one bundle per candidate (mine --bundles), the run's
+		// selection names another bundle's workflow.
+		id := c.ID
+		rep.SelectedCandidateID = &id
 	}
 	cg := codegen.Options{PackageName: opts.PackageName}
 	name := codegen.FuncName(c, cg)
