@@ -110,10 +110,31 @@ func TestCommandUnrelayable(t *testing.T) {
 	}
 }
 
-// TestHTTPUpstreamUnrelayable: a JSON answer of a streamable HTTP server
-// over the size limit, or nested too deep to decode, reaches the client
-// as a JSON-RPC error for its request, and the session goes on.
+// TestHTTPUpstreamUnrelayable: an answer of a streamable HTTP server over
+// the size limit, or nested too deep to decode, reaches the client as a
+// JSON-RPC error for its request and the session goes on, whether the
+// server answers with a JSON body or an event stream (on which the SDK
+// would end the whole connection).
 func TestHTTPUpstreamUnrelayable(t *testing.T) {
+	for _, sse := range []bool{false, true} {
+		name := "json"
+		if sse {
+			name = "event-stream"
+		}
+		t.Run(name, func(t *testing.T) { testUnrelayable(t, sse) })
+	}
+}
+
+// testUnrelayable runs TestHTTPUpstreamUnrelayable against a server that
+// answers as JSON or, with sse, as an event stream.
+func testUnrelayable(t *testing.T, sse bool) {
+	answer := func(w http.ResponseWriter, msg string) {
+		if sse {
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", msg)
+			return
+		}
+		fmt.Fprint(w, msg)
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.WriteHeader(http.StatusMethodNotAllowed)
@@ -124,19 +145,23 @@ func TestHTTPUpstreamUnrelayable(t *testing.T) {
 			ID json.RawMessage `json:"id"`
 		}
 		json.Unmarshal(body, &m)
-		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Mcp-Session-Id", "s")
 		if len(m.ID) == 0 {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
+		if sse {
+			w.Header().Set("Content-Type", "text/event-stream")
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+		}
 		switch string(m.ID) {
 		case "2":
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":2,"result":{"pad":%q}}`, strings.Repeat("x", 200000))
+			answer(w, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"result":{"pad":%q}}`, strings.Repeat("x", 200000)))
 		case "3":
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":3,"result":%s%s}`, strings.Repeat("[", 20000), strings.Repeat("]", 20000))
+			answer(w, fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"result":%s%s}`, strings.Repeat("[", 20000), strings.Repeat("]", 20000)))
 		default:
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
+			answer(w, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID))
 		}
 	}))
 	defer srv.Close()
@@ -164,86 +189,16 @@ func TestHTTPUpstreamUnrelayable(t *testing.T) {
 		return resp
 	}
 	call(1, "initialize")
-	for n, want := range map[int64]string{2: "larger than 65536 bytes", 3: "nested deeper"} {
-		r := call(n, "tools/call")
-		if e, ok := r.Error.(*jsonrpc.Error); !ok || e.Code != codeUnrelayable || !strings.Contains(e.Message, want) {
-			t.Errorf("call %d = %v, want error %d saying %q", n, r.Error, codeUnrelayable, want)
-		}
-	}
-	if r := call(4, "tools/call"); r.Error != nil {
-		t.Errorf("call 4 after the unrelayable answers: %v", r.Error)
-	}
-}
-
-// TestHTTPUpstreamUnrelayableEvents: a streamable HTTP server that answers
-// a request with an event stream whose event is over the size limit, or
-// nested too deep to decode, gives the client a JSON-RPC error for its
-// request, and the session goes on: the SDK would end the connection.
-func TestHTTPUpstreamUnrelayableEvents(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		var m struct {
-			ID json.RawMessage `json:"id"`
-		}
-		json.Unmarshal(body, &m)
-		w.Header().Set("Mcp-Session-Id", "s")
-		if len(m.ID) == 0 {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		switch string(m.ID) {
-		case "2":
-			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"pad\":%q}}\n\n", strings.Repeat("x", 200000))
-		case "3":
-			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":%s%s}\n\n", strings.Repeat("[", 20000), strings.Repeat("]", 20000))
-		default:
-			fmt.Fprintf(w, "id: e%s\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n\n", m.ID, m.ID)
-		}
-	}))
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := (&HTTPUpstream{Endpoint: srv.URL, MaxMessage: 64 << 10}).Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	call := func(n int64) *jsonrpc.Response {
-		t.Helper()
-		id, _ := jsonrpc.MakeID(float64(n))
-		method := "tools/call"
-		if n == 1 {
-			method = "initialize"
-		}
-		if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: json.RawMessage(`{}`)}); err != nil {
-			t.Fatalf("writing request %d: %v", n, err)
-		}
-		msg, err := conn.Read(ctx)
-		if err != nil {
-			t.Fatalf("reading the answer to %d: %v", n, err)
-		}
-		resp, ok := msg.(*jsonrpc.Response)
-		if !ok || resp.ID != id {
-			t.Fatalf("answer to %d = %#v", n, msg)
-		}
-		return resp
-	}
-	call(1)
 	for _, tc := range []struct {
 		n    int64
 		want string
 	}{{2, "larger than 65536 bytes"}, {3, "nested deeper"}} {
-		r := call(tc.n)
+		r := call(tc.n, "tools/call")
 		if e, ok := r.Error.(*jsonrpc.Error); !ok || e.Code != codeUnrelayable || !strings.Contains(e.Message, tc.want) {
 			t.Errorf("call %d = %v, want error %d saying %q", tc.n, r.Error, codeUnrelayable, tc.want)
 		}
 	}
-	if r := call(4); r.Error != nil {
-		t.Errorf("call 4 after the unrelayable events: %v", r.Error)
+	if r := call(4, "tools/call"); r.Error != nil {
+		t.Errorf("call 4 after the unrelayable answers: %v", r.Error)
 	}
 }
