@@ -152,6 +152,15 @@ func TestArchivedVersionTampered(t *testing.T) {
 			}
 			write(t, effects, strings.Replace(string(data), "docs-prod", "docs-staging", 1))
 		}},
+		{"side effects named twice", "duplicate key", func(t *testing.T, _, effects string) {
+			// A second member of the same name: encoding/json would keep
+			// it and leave the first, which the MAC was computed over.
+			data, err := os.ReadFile(effects)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, effects, strings.Replace(string(data), `"workflow":`, `"side_effects": [], "workflow":`, 1))
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyBundle(t, "pass")

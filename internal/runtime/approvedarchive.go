@@ -214,6 +214,11 @@ func readArchived(stateDir string, key []byte, workflow, sha string) ([]byte, []
 		return nil, nil, fmt.Errorf("%w: %s: %v", ErrArchive, eff, err)
 	}
 	var e approvedEffects
+	// As for the ledger: encoding/json would take "Side_Effects" for
+	// "side_effects" and the last of two; the names must be exact.
+	if errs := trace.CheckNames(meta, eff, 1, &e); len(errs) > 0 {
+		return nil, nil, fmt.Errorf("%w: %v", ErrArchive, errs)
+	}
 	dec := json.NewDecoder(bytes.NewReader(meta))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
