@@ -107,6 +107,9 @@ func procedures() []Procedure {
 		{Name: "dependency-bump", Alternatives: [][]Step{{bump, verify, {"git commit", head("git commit")}}}},
 		{Name: "release", Alternatives: [][]Step{
 			{{"git tag", headWithOperand("git tag")}, {"git push", head("git push")}},
+			// "npm version patch" bumps package.json, commits and tags;
+			// pushing the tag is the release.
+			{{"npm version", headWithOperand("npm version", "yarn version", "pnpm version")}, {"git push", head("git push")}},
 			{{"gh release create", head("gh release create")}},
 		}},
 	}
@@ -196,17 +199,29 @@ type Detection struct {
 	In []string `json:"in"`
 }
 
-// Detect counts each procedure's sessions.
+// Detect counts each procedure's sessions. A subagent's own log counts
+// with the session that started it, as mine counts it: the subagent's
+// work is part of that session, so four subagents of one conversation
+// that each commit and push are one occasion, not four.
 func Detect(procs []Procedure, sessions []Session) []Detection {
 	out := make([]Detection, len(procs))
 	for i, p := range procs {
 		out[i] = Detection{Procedure: p.Name, Steps: p.StepNames()}
+		roots := map[string]bool{}
 		for _, s := range sessions {
 			if p.Occurs(s.Events) {
-				out[i].Sessions++
+				roots[rootSession(s.Key)] = true
 				out[i].In = append(out[i].In, s.Key+" "+s.Source)
 			}
 		}
+		out[i].Sessions = len(roots)
 	}
 	return out
+}
+
+// rootSession is the session a subagent's key belongs to: the key
+// without its ".agent-<id>" suffix.
+func rootSession(key string) string {
+	root, _, _ := strings.Cut(key, ".agent-")
+	return root
 }

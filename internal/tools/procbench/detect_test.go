@@ -45,6 +45,8 @@ func TestProceduresOccur(t *testing.T) {
 		{"bump without commit", []Event{cmd("cargo update"), cmd("cargo test")}, nil},
 		{"release by tag", []Event{cmdOp("git tag"), cmdOp("git push")}, []string{"release"}},
 		{"listing tags is no release", []Event{cmd("git tag"), cmd("git push")}, nil},
+		{"release by npm version", []Event{cmd("gh pr merge"), cmdOp("npm version"), cmd("git push")}, []string{"release"}},
+		{"npm version without a bump is no release", []Event{cmd("npm version"), cmd("git push")}, nil},
 		{"release by gh", []Event{cmd("gh release create")}, []string{"release"}},
 		{"edits and reads only", []Event{edit, edit}, nil},
 	}
@@ -64,6 +66,10 @@ func TestDetectCountsSessions(t *testing.T) {
 		{Key: "b", Events: commitPush},
 		{Key: "c", Events: []Event{cmd("go test"), edit, cmd("go test")}},
 		{Key: "d", Events: []Event{edit}},
+		// Two subagents of one session that each test, fix and test
+		// again are one more session, not two.
+		{Key: "e.agent-1", Events: []Event{cmd("go test"), edit, cmd("go test")}},
+		{Key: "e.agent-2", Events: []Event{cmd("go test"), edit, cmd("go test")}},
 	}
 	got := map[string]int{}
 	det := Detect(Procedures, sessions)
@@ -73,7 +79,7 @@ func TestDetectCountsSessions(t *testing.T) {
 	if diff := cmp.Diff([]string{"a ", "b "}, det[0].In); diff != "" {
 		t.Errorf("commit-push sessions (-want +got):\n%s", diff)
 	}
-	want := map[string]int{"commit-push": 2, "commit-push-pr": 0, "test-fix-retest": 1, "dependency-bump": 0, "release": 0}
+	want := map[string]int{"commit-push": 2, "commit-push-pr": 0, "test-fix-retest": 2, "dependency-bump": 0, "release": 0}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Detect sessions (-want +got):\n%s", diff)
 	}
