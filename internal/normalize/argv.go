@@ -217,8 +217,16 @@ func (c *command) flag(argv []string, i int, values map[string]bool, dashLong bo
 // so (SensitiveKey), else name. Apart from its flag, the value (u:pw,
 // PASSWORD) is not recognisably a credential; under such a name the
 // redactor and the miner treat it as the secret it is.
+//
+// A value of more than one line is text someone wrote (a commit message,
+// a pull request's body), never a credential as a whole, even when it
+// holds one: Claude Code ends its commit messages with a session link the
+// redactor takes for a credential. Named as one, every commit message of
+// such a history would be a secret, and those commits a step of another
+// signature than the ones without the link. The secret in it is redacted
+// where it stands, as every string of a trace is.
 func credentialName(name, text string) string {
-	if redact.SensitiveKey(name) {
+	if redact.SensitiveKey(name) || strings.ContainsAny(text, "\n\r") {
 		return name
 	}
 	if _, secret := redact.Secret(text); !secret {
@@ -447,4 +455,48 @@ func (r *Rules) readOnly(c command) bool {
 		return c.operands == 0
 	}
 	return true
+}
+
+// stdinText gives argv with the heredoc text standing for its input: when
+// the command reads that input as the text of a flag (git commit -F -,
+// gh pr create --body-file -), the pair becomes the flag that takes the
+// text inline (git commit -m TEXT), which is the same command by the
+// tool's documentation. Agents write a commit message both ways; read as
+// the same flag, both are one step with one argv template, and the
+// template runs without a heredoc. ok is false when argv reads no such
+// flag from standard input, once: the heredoc is then input the template
+// cannot carry.
+func (r *Rules) stdinText(argv []string, text string) (out []string, ok bool) {
+	cmd := r.parseArgv(argv)
+	flags, known := stdinTextFlags[cmd.head]
+	if !known {
+		return nil, false
+	}
+	at, width := -1, 0
+	for i := len(strings.Fields(cmd.head)); i < len(argv); i++ {
+		w := argv[i]
+		if w == "--" {
+			break
+		}
+		n := 0
+		switch {
+		case slices.Contains(flags.file, w) && i+1 < len(argv) && argv[i+1] == "-":
+			n = 2
+		case strings.HasPrefix(w, "--") && strings.HasSuffix(w, "=-") && slices.Contains(flags.file, strings.TrimSuffix(w, "=-")):
+			n = 1
+		}
+		if n == 0 {
+			continue
+		}
+		if at >= 0 {
+			return nil, false
+		}
+		at, width = i, n
+		i += n - 1
+	}
+	if at < 0 {
+		return nil, false
+	}
+	out = slices.Concat(argv[:at], []string{flags.inline, text}, argv[at+width:])
+	return out, true
 }

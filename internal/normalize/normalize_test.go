@@ -154,6 +154,18 @@ func TestShellActions(t *testing.T) {
 				Argv: argv("curl", "--user={user_password}", "{args...}")},
 		},
 	}, {
+		// A message of several lines is text, whatever it holds: a
+		// commit message that ends with a session link the redactor
+		// takes for a credential keeps its parameter's name, so that its
+		// commits are one step with those of messages without the link.
+		// The link itself is redacted later, where it stands.
+		name: "a message of several lines is not a credential",
+		cmd:  "git commit -q -m \"Fix the parser\n\nClaude-Session: https://claude.example/code/session_01Hq7ZkR3mW9xPtL2vN8cB4d\"",
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "git commit", Params: P{"q": true, "message": "Fix the parser\n\nClaude-Session: https://claude.example/code/session_01Hq7ZkR3mW9xPtL2vN8cB4d"},
+				Argv: argv("git", "commit", "-q", "-m", "{message}")},
+		},
+	}, {
 		// A flag named as a credential takes the next word even when
 		// the table does not know the program: read as a boolean, the
 		// token would be a literal operand.
@@ -309,6 +321,35 @@ func TestShellActions(t *testing.T) {
 		cmd:   "gh pr create --title T --body \"$(cat <<EOF\nBy $USER\nEOF\n)\"",
 		extra: []string{"unparsed"},
 		want:  []got{{ID: "call_1", Kind: tc, Name: "gh pr create", Extra: P{"unparsed": true}}},
+	}, {
+		// Agents give a commit message as -m "$(cat <<'EOF' …)" or as
+		// -F - with the heredoc on standard input: both are one step,
+		// with the template of the first, which needs no heredoc.
+		name: "a commit message read from a heredoc on standard input is the message",
+		cmd:  "git commit -q -F - <<'EOF' && git log --oneline -1\nFix nil map in Load\n\nThe $HOME case.\nEOF",
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "git commit", Params: P{"q": true, "message": "Fix nil map in Load\n\nThe $HOME case."},
+				Argv: argv("git", "commit", "-q", "-m", "{message}")},
+			{ID: "call_1.2", Kind: obs, Name: "git log", Params: P{"oneline": true, "n": "1"}, Argv: argv("git", "log", "--oneline", "-{n}")},
+		},
+	}, {
+		name: "a pull request's body read from a heredoc is the body",
+		cmd:  "gh pr create --title 'Fix nil map' --body-file=- <<'EOF'\n## Summary\n- fixes Load\nEOF",
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "gh pr create", Params: P{"title": "Fix nil map", "body": "## Summary\n- fixes Load"},
+				Argv: argv("gh", "pr", "create", "--title", "{title}", "--body", "{body}")},
+		},
+	}, {
+		// The heredoc must be what the flag reads, and read as written.
+		name:  "a heredoc the command does not read as a flag's text is input the template cannot carry",
+		cmd:   "git commit -F notes.txt <<'EOF'\nx\nEOF\ngit commit -F - <<EOF\nBy $USER\nEOF\ngit commit -F - -F - <<'EOF'\nx\nEOF\npython3 - <<'EOF'\nprint(1)\nEOF",
+		extra: []string{"unparsed"},
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "git commit", Extra: P{"unparsed": true}},
+			{ID: "call_1.2", Kind: tc, Name: "git commit", Extra: P{"unparsed": true}},
+			{ID: "call_1.3", Kind: tc, Name: "git commit", Extra: P{"unparsed": true}},
+			{ID: "call_1.4", Kind: tc, Name: "python3", Extra: P{"unparsed": true}},
+		},
 	}, {
 		name:  "heredoc into a file is unparsed and writes",
 		cmd:   "cat > notes.md <<'EOF'\n# Notes\nEOF",

@@ -483,11 +483,15 @@ func (w *walker) call(s *syntax.Stmt, ce *syntax.CallExpr) {
 	// input the argv template cannot carry), leaves the part unparsed; its
 	// file writes are still side effects.
 	plain := ok
+	stdin, heredocs := "", 0
 	for _, r := range s.Redirs {
 		switch r.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
+			heredocs++
 			if body, ok := heredoc(r.Hdoc); ok && prog == "apply_patch" {
 				p.patch = body
+			} else if body, ok := literalHeredoc(r); ok && r.N == nil && heredocs == 1 {
+				stdin = body
 			} else {
 				plain = false
 			}
@@ -512,6 +516,11 @@ func (w *walker) call(s *syntax.Stmt, ce *syntax.CallExpr) {
 				p.writes = append(p.writes, target)
 			}
 		}
+	}
+	if plain && heredocs > 0 && p.patch == "" {
+		// A heredoc is input the argv template cannot carry, unless the
+		// command reads it as the text a flag of its own could give.
+		p.argv, plain = w.rules.stdinText(argv, stdin)
 	}
 	if !plain {
 		p.argv, p.unparsed, p.patch = nil, true, ""
@@ -634,7 +643,19 @@ func catHeredoc(cs *syntax.CmdSubst) (string, bool) {
 		return "", false
 	}
 	r := s.Redirs[0]
-	if r.Op != syntax.Hdoc || r.N != nil || r.Word == nil {
+	if r.Op != syntax.Hdoc || r.N != nil {
+		return "", false
+	}
+	return literalHeredoc(r)
+}
+
+// literalHeredoc returns the text a heredoc gives its command when that
+// text is its body as written, less the trailing newlines (a commit
+// message or a pull request's body loses them either way): a body that
+// expands nothing, after a quoted delimiter or with none of the
+// characters an unquoted one would expand.
+func literalHeredoc(r *syntax.Redirect) (string, bool) {
+	if r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc || r.Word == nil {
 		return "", false
 	}
 	body, ok := heredoc(r.Hdoc)

@@ -307,3 +307,21 @@ func init() {
 		}
 	}
 }
+
+// stdinTextFlags gives, per head, the flags that read a file whose name
+// may be "-", standard input, for text the command also takes inline,
+// and the flag that takes it inline. See Rules.stdinText.
+var stdinTextFlags = map[string]struct {
+	file   []string
+	inline string
+}{
+	"git commit":        {[]string{"-F", "--file"}, "-m"},
+	"git tag":           {[]string{"-F", "--file"}, "-m"},
+	"gh pr create":      {[]string{"-F", "--body-file"}, "--body"},
+	"gh pr edit":        {[]string{"-F", "--body-file"}, "--body"},
+	"gh pr comment":     {[]string{"-F", "--body-file"}, "--body"},
+	"gh issue create":   {[]string{"-F", "--body-file"}, "--body"},
+	"gh issue edit":     {[]string{"-F", "--body-file"}, "--body"},
+	"gh issue comment":  {[]string{"-F", "--body-file"}, "--body"},
+	"gh release create": {[]string{"-F", "--notes-file"}, "--notes"},
+}
