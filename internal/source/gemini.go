@@ -113,6 +113,7 @@ func decodeGeminiRun(recs []Record, file string, actions func(normalize.Call) []
 	meta := map[string]any{"agent": "gemini-cli"}
 	usage := &trace.Usage{}
 	var id, model, goal, first, last, prevTS, turnStart string
+	var prompts promptLog
 	var total turnUsage
 	var turnWall []int64 // per turn, the time the model took to answer
 	inTurn := false
@@ -149,6 +150,7 @@ func decodeGeminiRun(recs []Record, file string, actions func(normalize.Call) []
 				if goal == "" {
 					goal = strings.TrimSpace(content)
 				}
+				prompts.add(ts, content)
 			case "assistant":
 				startTurn()
 			}
@@ -263,6 +265,7 @@ func decodeGeminiRun(recs []Record, file string, actions func(normalize.Call) []
 	if goal != "" {
 		meta["goal"] = goal
 	}
+	prompts.put(meta)
 	if unpaired > 0 {
 		meta["unpaired_tool_results"] = unpaired
 	}
@@ -475,6 +478,7 @@ func decodeChatMessages(msgs []chatMessage, id string, session map[string]any, f
 	}
 	usage := &trace.Usage{}
 	var goal, first, last, prevTS string
+	var prompts promptLog
 	for _, m := range msgs {
 		d := &trace.Fields{File: file, Line: m.line}
 		p := m.path
@@ -488,8 +492,11 @@ func decodeChatMessages(msgs []chatMessage, id string, session map[string]any, f
 		ts := checkTime(d, msg, p, "timestamp")
 		switch typ {
 		case "user":
-			if text, ok := partsText(msg["content"]); ok && goal == "" {
-				goal = strings.TrimSpace(text)
+			if text, ok := partsText(msg["content"]); ok {
+				if goal == "" {
+					goal = strings.TrimSpace(text)
+				}
+				prompts.add(ts, text)
 			}
 		case "gemini":
 			chatModelMessage(d, msg, m, meta, usage, prevTS, ts, seen, &calls)
@@ -518,6 +525,7 @@ func decodeChatMessages(msgs []chatMessage, id string, session map[string]any, f
 	if goal != "" {
 		meta["goal"] = goal
 	}
+	prompts.put(meta)
 	if first == "" {
 		first, _ = session["startTime"].(string)
 	}

@@ -89,7 +89,10 @@ func TestGeminiStream(t *testing.T) {
 	// The one model named in the result's stats is the model that ran,
 	// not the "auto" alias of the init event.
 	wantMD := map[string]any{"agent": "gemini-cli", "session_id": geminiStreamID, "model": "gemini-2.5-pro",
-		"goal": "Bump the version to 1.4.0, note it in the changelog and commit"}
+		"goal": "Bump the version to 1.4.0, note it in the changelog and commit",
+		// Every prompt, with its time, describes the procedure that
+		// follows it (see mine's describe).
+		trace.MetaPrompts: []any{map[string]any{"timestamp": "2025-11-20T09:00:00.000Z", "text": "Bump the version to 1.4.0, note it in the changelog and commit"}}}
 	if diff := cmp.Diff(wantMD, tr.Metadata); diff != "" {
 		t.Errorf("metadata (-want +got):\n%s", diff)
 	}
@@ -165,6 +168,10 @@ func TestGeminiChatJSON(t *testing.T) {
 	}
 	if tr.Metadata["goal"] != "Fix the typo in the README and commit it" {
 		t.Errorf("goal = %v", tr.Metadata["goal"])
+	}
+	wantPrompts := []any{map[string]any{"timestamp": "2025-11-18T14:00:05.000Z", "text": "Fix the typo in the README and commit it"}}
+	if diff := cmp.Diff(wantPrompts, tr.Metadata[trace.MetaPrompts]); diff != "" {
+		t.Errorf("prompts (-want +got):\n%s", diff)
 	}
 	// Thoughts are billed as output: 61+40 over two calls, 90+10 over two.
 	var got [][3]int64
