@@ -181,7 +181,9 @@ func RunRecorded(ctx context.Context, root string, db *store.DB, now time.Time, 
 }
 
 // PlanStored is MakePlan for a profiled repository: its manifest, if it
-// has one, and the gates and suites that passed in the runs db recorded.
+// has one, and the gates and suites that passed in the runs db recorded,
+// with the repository's memories that apply to the plan (Recall). The
+// memories come from their own file, not from db.
 func PlanStored(ctx context.Context, root string, db *store.DB, p *RepoProfile) (*Plan, error) {
 	m, _, err := LoadManifest(root)
 	if err != nil {
@@ -191,7 +193,11 @@ func PlanStored(ctx context.Context, root string, db *store.DB, p *RepoProfile) 
 	if err != nil {
 		return nil, err
 	}
-	return MakePlan(root, p, m, passed), nil
+	pl := MakePlan(root, p, m, passed)
+	if pl.Memories, err = Recall(root, p, m, pl); err != nil {
+		return nil, err
+	}
+	return pl, nil
 }
 
 // SuitePath resolves the golden set a calibration reads: the path of the
