@@ -151,8 +151,18 @@ prints what is missing, weak, stale and overbroad, and the template kits it
 proposes, each with purpose, consumer, risk protected, files written,
 commands run, blocking criteria and rollback path. It writes no file.
 
+Before all that it shows the memories ("harness memory add") that apply to
+this plan: those with a scope entry naming a file changed in the work
+tree, a file a risk signal names, a harness file or one a proposed kit
+would write (path:GLOB), a gate or eval suite of the manifest or of a
+proposed kit (gate:ID), a kit applied or proposed (kit:ID), a risk family
+(family:NAME) or a stack (stack:KIND) of the profile. The ones with most
+matching scope entries come first, then the newest; each says which of
+its entries matched what. A memory that matches nothing is not shown.
+
 --json prints {"profileId", "risks", "missing", "weak", "stale",
-"overbroad", "proposed"}.`
+"overbroad", "proposed", "memories": [{"id", "text", "scope", "source",
+"created", "matches": [{"scope", "matched"}]}]}.`
 
 func newHarnessPlanCmd(e *env) *cobra.Command {
 	var f harnessFlags
@@ -175,6 +185,7 @@ func newHarnessPlanCmd(e *env) *cobra.Command {
 				return writeJSON(e.stdout, pl)
 			}
 			w := e.stdout
+			writeRecalled(w, pl.Memories)
 			for _, r := range pl.Risks {
 				var sig []string
 				for _, s := range r.Signals {
