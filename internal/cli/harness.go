@@ -304,7 +304,12 @@ missing): it is reported as not evidence, never as a pass. It blocks the
 run under --ci, which is on when the CI variable is "true" or "1".
 
 --json prints the run report: {"runId", "profileId", "manifestHash",
-"phase", "passed", "gates", "suites", "reportPath", ...}.`
+"phase", "passed", "gates", "suites", "reportPath", ...}.
+
+A blocking gate that failed, and that no memory names (gate:ID), gets a
+proposed memory: the command that would record it, printed and never
+run (in --json, "proposedMemories"). Rewrite its text into the lesson
+the failure taught before you record it with "harness memory add".`
 
 // passEnvFlag registers --pass-env, the variables a harness's commands
 // get beyond the base environment.
@@ -410,4 +415,12 @@ func writeHarnessRun(w io.Writer, rep *harness.RunReport) {
 		}
 	}
 	fmt.Fprintf(w, "run %s %s, report %s\n", rep.RunID, map[bool]string{true: "passed", false: "failed"}[rep.Passed], rep.ReportPath)
+	for _, m := range rep.ProposedMemories {
+		line := "crystallize harness memory add " + harness.ShellQuote(m.Text)
+		for _, sc := range m.Scope {
+			line += " --scope " + harness.ShellQuote(sc)
+		}
+		line += " --source " + harness.ShellQuote(m.Source)
+		fmt.Fprintf(w, "proposed memory (not written; rewrite it as the lesson, then run):\n  %s\n", line)
+	}
 }

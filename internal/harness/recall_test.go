@@ -179,3 +179,29 @@ func TestPlanRefusesBadMemoryFile(t *testing.T) {
 		t.Errorf("PlanStored with a bad memory file = %v, want harness/memory.jsonl:2: $.pinned: unknown field", err)
 	}
 }
+
+func TestProposeMemories(t *testing.T) {
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	rep := &RunReport{Gates: []GateResult{
+		{ID: "go-vet", Blocks: true, ExitCode: 3, Tail: "ok\nvet: shadowed err\n"},
+		{ID: "go-test", Blocks: true, Passed: true},
+		{ID: "lint", Blocks: false, ExitCode: 1, Tail: "style\n"},
+		{ID: "web", Blocks: true, ExitCode: 77, NotEvidence: true},
+		{ID: "slow", Blocks: true, TimedOut: true, ExitCode: -1, Tail: "\x1b[31mred <b>bold</b>\n"},
+		{ID: "known", Blocks: true, ExitCode: 1, Tail: "again\n"},
+	}}
+	known := []memory.Entry{{ID: "mem_x", Text: "known fails on Mondays", Scope: []string{"gate:known"}, Source: "person", Created: "2026-10-01T00:00:00Z"}}
+	got := ProposeMemories(rep, known, now)
+	var texts []string
+	for _, e := range got {
+		texts = append(texts, e.Text+" | "+strings.Join(e.Scope, ",")+" | "+e.Source)
+	}
+	want := []string{
+		"gate go-vet failed (exit 3): vet: shadowed err | gate:go-vet | gate:go-vet",
+		// Output a memory may not hold is left out, not copied.
+		"gate slow failed (timed out) | gate:slow | gate:slow",
+	}
+	if !slices.Equal(texts, want) {
+		t.Errorf("ProposeMemories =\n%s\nwant\n%s", strings.Join(texts, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/harness/memory"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -148,7 +149,8 @@ func DriftNow(ctx context.Context, root string, db *store.DB, now time.Time) (*D
 
 // RunRecorded runs the manifest of root (Run) on a fresh profile, stored
 // stamped now, and records the run, its cases and the lessons it teaches
-// in db. With judge set, judged assertions go to that endpoint and the
+// in db. It proposes, and does not write, a memory for each blocking
+// gate that failed and that no memory names yet (ProposeMemories). With judge set, judged assertions go to that endpoint and the
 // calibration decides which of them block (PromotedFor).
 func RunRecorded(ctx context.Context, root string, db *store.DB, now time.Time, judge *JudgeConfig, opts RunOptions) (*RunReport, error) {
 	m, data, err := LoadManifest(root)
@@ -177,6 +179,11 @@ func RunRecorded(ctx context.Context, root string, db *store.DB, now time.Time, 
 	if err := Retain(ctx, StoreMemory{DB: db}, p.ProjectHash, seq, rep); err != nil {
 		return nil, err
 	}
+	// A memory file that does not load leaves nothing to compare with,
+	// so every failed gate is proposed; the run stays recorded and
+	// reported either way, and plan names the bad line.
+	known, _ := memory.Load(root)
+	rep.ProposedMemories = ProposeMemories(rep, known, now)
 	return rep, nil
 }
 
