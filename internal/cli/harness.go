@@ -151,8 +151,18 @@ prints what is missing, weak, stale and overbroad, and the template kits it
 proposes, each with purpose, consumer, risk protected, files written,
 commands run, blocking criteria and rollback path. It writes no file.
 
+Before all that it shows the memories ("harness memory add") that apply to
+this plan: those with a scope entry naming a file changed in the work
+tree, a file a risk signal names, a harness file or one a proposed kit
+would write (path:GLOB), a gate or eval suite of the manifest or of a
+proposed kit (gate:ID), a kit applied or proposed (kit:ID), a risk family
+(family:NAME) or a stack (stack:KIND) of the profile. The ones with most
+matching scope entries come first, then the newest; each says which of
+its entries matched what. A memory that matches nothing is not shown.
+
 --json prints {"profileId", "risks", "missing", "weak", "stale",
-"overbroad", "proposed"}.`
+"overbroad", "proposed", "memories": [{"id", "text", "scope", "source",
+"created", "matches": [{"scope", "matched"}]}]}.`
 
 func newHarnessPlanCmd(e *env) *cobra.Command {
 	var f harnessFlags
@@ -175,6 +185,7 @@ func newHarnessPlanCmd(e *env) *cobra.Command {
 				return writeJSON(e.stdout, pl)
 			}
 			w := e.stdout
+			writeRecalled(w, pl.Memories)
 			for _, r := range pl.Risks {
 				var sig []string
 				for _, s := range r.Signals {
@@ -293,7 +304,12 @@ missing): it is reported as not evidence, never as a pass. It blocks the
 run under --ci, which is on when the CI variable is "true" or "1".
 
 --json prints the run report: {"runId", "profileId", "manifestHash",
-"phase", "passed", "gates", "suites", "reportPath", ...}.`
+"phase", "passed", "gates", "suites", "reportPath", ...}.
+
+A blocking gate that failed, and that no memory names (gate:ID), gets a
+proposed memory: the command that would record it, printed and never
+run (in --json, "proposedMemories"). Rewrite its text into the lesson
+the failure taught before you record it with "harness memory add".`
 
 // passEnvFlag registers --pass-env, the variables a harness's commands
 // get beyond the base environment.
@@ -399,4 +415,12 @@ func writeHarnessRun(w io.Writer, rep *harness.RunReport) {
 		}
 	}
 	fmt.Fprintf(w, "run %s %s, report %s\n", rep.RunID, map[bool]string{true: "passed", false: "failed"}[rep.Passed], rep.ReportPath)
+	for _, m := range rep.ProposedMemories {
+		line := "crystallize harness memory add " + harness.ShellQuote(m.Text)
+		for _, sc := range m.Scope {
+			line += " --scope " + harness.ShellQuote(sc)
+		}
+		line += " --source " + harness.ShellQuote(m.Source)
+		fmt.Fprintf(w, "proposed memory (not written; rewrite it as the lesson, then run):\n  %s\n", line)
+	}
 }

@@ -4,8 +4,10 @@
 // (MakePlan), writes template kits as reviewable files (Write), runs the
 // manifest's gates and eval suites as evidence (Run), calibrates model
 // judges before they may block (Calibrate), retains lessons from the
-// evidence (Retain) and notices when the repository and its harness
-// drift apart (Drift).
+// evidence (Retain), recalls the memories a plan touches (Recall; the
+// memories themselves live in harness/memory.jsonl, package memory, not
+// in the store) and notices when the repository and its harness drift
+// apart (Drift).
 //
 // Ownership is the package's main invariant. Tracked files are the
 // contract, the local store holds derived evidence, and a file the tool

@@ -98,7 +98,7 @@ func webGate(p *RepoProfile) string {
 	}
 	cd := ""
 	if app.PackageDir != "." {
-		cd = "cd " + shellQuote(app.PackageDir) + " && "
+		cd = "cd " + ShellQuote(app.PackageDir) + " && "
 	}
 	start := fmt.Sprintf(`# Starts the dev server (npm run %s, %s) on 127.0.0.1:%d for the
 # scenarios; its log is evidence, and the harness stops it with the gate.
@@ -107,7 +107,10 @@ func webGate(p *RepoProfile) string {
 	return gateHeader + start + webGateRun
 }
 
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+// ShellQuote quotes s as one word for sh: between single quotes, each
+// single quote closed, escaped and reopened. Nothing inside is expanded,
+// so a gate's output in a proposed command line runs as text.
+func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func webScenario(p *RepoProfile) string {
 	app := webAppOf(p)

@@ -5,6 +5,12 @@ package harness
 // whose gates passed, matures from candidate to established to proven as
 // evidence repeats, and decays a level each time decayRuns runs go by
 // without new evidence, so stale knowledge fades unless revalidated.
+//
+// These lessons are tallies of the ledger's runs and live in the ledger:
+// deleting it resets them, and running the harness again rebuilds them.
+// What must outlast the ledger, a lesson a person decided to keep, is a
+// memory of package memory, in its own file, and a failed gate proposes
+// one (ProposeMemories) rather than writing it.
 
 import (
 	"context"

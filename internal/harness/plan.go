@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/harness/memory"
 )
 
 // Risk is a risk family the profile shows, with the hints that
@@ -75,6 +77,10 @@ type Plan struct {
 	Stale     []Finding  `json:"stale"`
 	Overbroad []Finding  `json:"overbroad"`
 	Proposed  []Proposal `json:"proposed"`
+	// Memories are the repository's memories this plan recalls (Recall),
+	// the most relevant first; empty unless the plan was made by
+	// PlanStored, which reads them.
+	Memories []memory.Recalled `json:"memories"`
 }
 
 // maxGateSeconds is the longest timeout a gate may declare before the
@@ -89,7 +95,7 @@ const maxGateSeconds = 1800
 // least once; a kit's required evidence that never passed makes its
 // harness weak.
 func MakePlan(root string, p *RepoProfile, m *Manifest, passed map[string]bool) *Plan {
-	pl := &Plan{ProfileID: p.ProfileID, Risks: Classify(p), Missing: []Finding{}, Weak: []Finding{}, Stale: []Finding{}, Overbroad: []Finding{}, Proposed: []Proposal{}}
+	pl := &Plan{ProfileID: p.ProfileID, Risks: Classify(p), Missing: []Finding{}, Weak: []Finding{}, Stale: []Finding{}, Overbroad: []Finding{}, Proposed: []Proposal{}, Memories: []memory.Recalled{}}
 	applied := map[string]bool{}
 	covered := map[string]bool{}
 	if m != nil {

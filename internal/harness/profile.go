@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/crystallize-dev/crystallize/internal/harness/memory"
 )
 
 // Git statuses of a RepoFileObservation.
@@ -260,7 +262,7 @@ func listFiles(ctx context.Context, root string, p *RepoProfile) (string, []stri
 	}
 	var changed []statusEntry
 	for _, e := range parseStatus(out) {
-		if inStateDir(e.Path) {
+		if notProfiled(e.Path) {
 			continue
 		}
 		changed = append(changed, e)
@@ -270,7 +272,7 @@ func listFiles(ctx context.Context, root string, p *RepoProfile) (string, []stri
 	}
 	var files []string
 	for f := range set {
-		if inStateDir(f) {
+		if notProfiled(f) {
 			continue
 		}
 		if st, err := os.Lstat(filepath.Join(root, filepath.FromSlash(f))); err != nil || !st.Mode().IsRegular() {
@@ -282,7 +284,15 @@ func listFiles(ctx context.Context, root string, p *RepoProfile) (string, []stri
 	return root, files, changed, nil
 }
 
-func inStateDir(p string) bool { return p == StateDir || strings.HasPrefix(p, StateDir+"/") }
+// notProfiled says whether the profiler leaves the path p out: the
+// state directory, and the memory file. A memory says something about
+// the repository, it is not part of what the repository is, so adding
+// one changes neither the profile nor its id; and an observation of the
+// file, with its first line as summary, would copy a memory into the
+// ledger, which keeps memories out by design.
+func notProfiled(p string) bool {
+	return p == StateDir || strings.HasPrefix(p, StateDir+"/") || p == memory.File
+}
 
 // observe describes a changed file. Its ownership is generated when the
 // manifest lists it with its current content, observed_only when it is

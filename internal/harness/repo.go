@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/harness/memory"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -148,7 +149,8 @@ func DriftNow(ctx context.Context, root string, db *store.DB, now time.Time) (*D
 
 // RunRecorded runs the manifest of root (Run) on a fresh profile, stored
 // stamped now, and records the run, its cases and the lessons it teaches
-// in db. With judge set, judged assertions go to that endpoint and the
+// in db. It proposes, and does not write, a memory for each blocking
+// gate that failed and that no memory names yet (ProposeMemories). With judge set, judged assertions go to that endpoint and the
 // calibration decides which of them block (PromotedFor).
 func RunRecorded(ctx context.Context, root string, db *store.DB, now time.Time, judge *JudgeConfig, opts RunOptions) (*RunReport, error) {
 	m, data, err := LoadManifest(root)
@@ -177,11 +179,18 @@ func RunRecorded(ctx context.Context, root string, db *store.DB, now time.Time, 
 	if err := Retain(ctx, StoreMemory{DB: db}, p.ProjectHash, seq, rep); err != nil {
 		return nil, err
 	}
+	// A memory file that does not load leaves nothing to compare with,
+	// so every failed gate is proposed; the run stays recorded and
+	// reported either way, and plan names the bad line.
+	known, _ := memory.Load(root)
+	rep.ProposedMemories = ProposeMemories(rep, known, now)
 	return rep, nil
 }
 
 // PlanStored is MakePlan for a profiled repository: its manifest, if it
-// has one, and the gates and suites that passed in the runs db recorded.
+// has one, and the gates and suites that passed in the runs db recorded,
+// with the repository's memories that apply to the plan (Recall). The
+// memories come from their own file, not from db.
 func PlanStored(ctx context.Context, root string, db *store.DB, p *RepoProfile) (*Plan, error) {
 	m, _, err := LoadManifest(root)
 	if err != nil {
@@ -191,7 +200,11 @@ func PlanStored(ctx context.Context, root string, db *store.DB, p *RepoProfile) 
 	if err != nil {
 		return nil, err
 	}
-	return MakePlan(root, p, m, passed), nil
+	pl := MakePlan(root, p, m, passed)
+	if pl.Memories, err = Recall(root, p, m, pl); err != nil {
+		return nil, err
+	}
+	return pl, nil
 }
 
 // SuitePath resolves the golden set a calibration reads: the path of the

@@ -21,6 +21,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/capped"
+	"github.com/crystallize-dev/crystallize/internal/harness/memory"
 	"github.com/crystallize-dev/crystallize/internal/proc"
 	"github.com/crystallize-dev/crystallize/internal/redact"
 	"github.com/crystallize-dev/crystallize/internal/store"
@@ -87,6 +88,11 @@ type RunReport struct {
 	Gates        []GateResult  `json:"gates"`
 	Suites       []SuiteResult `json:"suites"`
 	ReportPath   string        `json:"reportPath"`
+	// ProposedMemories are memories RunRecorded proposes from the failed
+	// gates (ProposeMemories), for a person to rewrite and record. They
+	// are advice, not evidence: report.json, written before, leaves them
+	// out, and nothing records them.
+	ProposedMemories []memory.Entry `json:"proposedMemories,omitempty"`
 }
 
 // GateResult is one manifest command as run.
