@@ -515,6 +515,12 @@ func writeSummary(w io.Writer, r *candidate.Report, o pipeline.Outputs, written 
 	}
 	if h := r.Holdout; h != nil {
 		fmt.Fprintf(w, "Held out: %s (%s)\n", heldoutList(h), h.Reason)
+		if h.Mode == pipeline.HoldoutAuto {
+			// A procedure done in exactly --min-examples sessions, one of
+			// them among the held-out ones, is not mined: say so, and
+			// what finding it costs.
+			fmt.Fprintf(w, "  a procedure done in only %d sessions is missed when one is held out: --holdout none mines every session, and its candidates stay blocked until held-out runs (--shadow-from) pass\n", r.Mining.MinExamples)
+		}
 	}
 	// Support counts sessions; where every session is one trace the
 	// two are the same and the summary says traces.
