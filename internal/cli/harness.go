@@ -367,12 +367,7 @@ func newHarnessRunCmd(e *env) *cobra.Command {
 				return err
 			}
 			if !rep.Passed {
-				for _, g := range rep.Gates {
-					if g.NotEvidence && g.Blocks && ci {
-						return failuref("harness run %s: a blocking gate failed (CI mode: gate %s could not check anything, which is not evidence)", rep.RunID, g.ID)
-					}
-				}
-				return failuref("harness run %s: a blocking gate failed", rep.RunID)
+				return failuref("harness run %s failed: %s", rep.RunID, strings.Join(rep.Failures(ci), "; "))
 			}
 			return nil
 		},

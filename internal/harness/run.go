@@ -132,6 +132,50 @@ type SuiteResult struct {
 	Cases     []CaseResult `json:"cases"`
 }
 
+// fails reports whether the gate fails its run: a blocking gate that
+// did not pass, unless it checked nothing outside CI mode (not evidence
+// is a failure only where a run must prove something).
+func (g *GateResult) fails(ci bool) bool {
+	return !g.Passed && g.Blocks && (!g.NotEvidence || ci)
+}
+
+// fails reports whether the suite fails its run: a blocking suite that
+// did not pass.
+func (s *SuiteResult) fails() bool { return !s.Passed && s.Blocking }
+
+// Failures says what made a run fail, one line a gate or suite in the
+// order they ran (none when it passed); ci is the RunOptions.CI the run
+// had. A person reading "the run failed" needs to know whether a gate
+// broke, a gate proved nothing, or a suite scored too low.
+func (r *RunReport) Failures(ci bool) []string {
+	var out []string
+	for i := range r.Gates {
+		g := &r.Gates[i]
+		switch {
+		case !g.fails(ci):
+		case g.NotEvidence:
+			out = append(out, fmt.Sprintf("gate %s checked nothing (exit %d), which is not evidence, and CI mode needs evidence", g.ID, ExitNotEvidence))
+		case g.TimedOut:
+			out = append(out, fmt.Sprintf("gate %s timed out", g.ID))
+		default:
+			out = append(out, fmt.Sprintf("gate %s exited %d", g.ID, g.ExitCode))
+		}
+	}
+	for i := range r.Suites {
+		s := &r.Suites[i]
+		switch {
+		case !s.fails():
+		case s.Error != "":
+			out = append(out, fmt.Sprintf("suite %s: %s", s.ID, s.Error))
+		case len(s.Cases) == 0:
+			out = append(out, fmt.Sprintf("suite %s has no case", s.ID))
+		default:
+			out = append(out, fmt.Sprintf("suite %s scored %.2f, below its threshold %.2f", s.ID, s.Score, s.Threshold))
+		}
+	}
+	return out
+}
+
 // CaseResult is one case as run.
 type CaseResult struct {
 	ID       string   `json:"id"`
@@ -186,7 +230,7 @@ func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID 
 				}
 			}
 		}
-		if !g.Passed && g.Blocks && (!g.NotEvidence || opts.CI) {
+		if g.fails(opts.CI) {
 			rep.Passed = false
 		}
 		rep.Gates = append(rep.Gates, g)
@@ -197,7 +241,7 @@ func Run(ctx context.Context, root string, m *Manifest, manifestHash, profileID 
 		}
 		eng := &Engine{Judge: opts.Judge, Promoted: opts.Promoted != nil && opts.Promoted(s.ID)}
 		sr := runSuite(ctx, root, s, eng, env, filepath.Join(dir, "judge", strconv.Itoa(len(rep.Suites))))
-		if !sr.Passed && sr.Blocking {
+		if sr.fails() {
 			rep.Passed = false
 		}
 		rep.Suites = append(rep.Suites, sr)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
@@ -269,5 +271,43 @@ func TestGateNotEvidence(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(want))); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestRunFailures: a failed run says which gate or suite failed it and
+// how, with the rule Passed uses: a non-blocking failure and, outside CI
+// mode, a gate that checked nothing are not named.
+func TestRunFailures(t *testing.T) {
+	rep := &RunReport{
+		Gates: []GateResult{
+			{ID: "vet", Blocks: true, ExitCode: 3},
+			{ID: "lint", Blocks: false, ExitCode: 1},
+			{ID: "web", Blocks: true, ExitCode: ExitNotEvidence, NotEvidence: true},
+			{ID: "slow", Blocks: true, ExitCode: -1, TimedOut: true},
+			{ID: "build", Blocks: true, Passed: true},
+		},
+		Suites: []SuiteResult{
+			{ID: "agent", Blocking: true, Score: 0.5, Threshold: 0.8, Cases: []CaseResult{{ID: "a"}}},
+			{ID: "empty", Blocking: true},
+			{ID: "broken", Blocking: true, Error: "cases.jsonl: line 2: not JSON"},
+			{ID: "advisory", Blocking: false, Score: 0, Threshold: 1, Cases: []CaseResult{{ID: "b"}}},
+		},
+	}
+	local := []string{
+		"gate vet exited 3",
+		"gate slow timed out",
+		"suite agent scored 0.50, below its threshold 0.80",
+		"suite empty has no case",
+		"suite broken: cases.jsonl: line 2: not JSON",
+	}
+	if diff := cmp.Diff(local, rep.Failures(false)); diff != "" {
+		t.Errorf("Failures(ci=false) (-want +got):\n%s", diff)
+	}
+	ci := slices.Insert(slices.Clone(local), 1, "gate web checked nothing (exit 77), which is not evidence, and CI mode needs evidence")
+	if diff := cmp.Diff(ci, rep.Failures(true)); diff != "" {
+		t.Errorf("Failures(ci=true) (-want +got):\n%s", diff)
+	}
+	if got := (&RunReport{Gates: []GateResult{{ID: "ok", Blocks: true, Passed: true}}}).Failures(true); got != nil {
+		t.Errorf("Failures of a passing run = %q, want none", got)
 	}
 }
