@@ -36,12 +36,13 @@ var allowed = map[string][]string{
 	"internal/store":        {"internal/proc", "internal/atomicfile"},
 	"internal/sessionindex": {"internal/capped", "internal/session", "internal/store", "internal/toon", "internal/trace"},
 	"internal/registry":     {"internal/store", "internal/runtime", "internal/sessionindex", "internal/atomicfile", "internal/proc"},
-	"internal/runtime":      {"internal/capped", "internal/proc", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
+	"internal/runconfig":    {"internal/normalize", "internal/price", "internal/trace"},
+	"internal/runtime":      {"internal/runconfig", "internal/capped", "internal/proc", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
 	"internal/tracestore":   {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
 	"internal/persona":      {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/bundle", "internal/pipeline"},
-	"internal/codify":       {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/derive", "internal/codegen", "internal/session", "internal/runtime", "internal/pipeline"},
+	"internal/codify":       {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/derive", "internal/codegen", "internal/session", "internal/runconfig", "internal/runtime", "internal/pipeline"},
 	"internal/skill":        {"internal/trace", "internal/candidate", "internal/codegen", "internal/mdtext"},
-	"internal/pipeline":     {"internal/trace", "internal/redact", "internal/session", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/synth", "internal/atomicfile", "internal/tracestore", "internal/store", "internal/runtime", "internal/plan"},
+	"internal/pipeline":     {"internal/trace", "internal/redact", "internal/session", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/synth", "internal/atomicfile", "internal/tracestore", "internal/store", "internal/runconfig", "internal/runtime", "internal/plan"},
 	"internal/atomicfile":   {},
 	"internal/mdtext":       {},
 	"internal/bundle":       {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact", "internal/assert", "internal/skill", "internal/atomicfile"},
@@ -52,7 +53,7 @@ var allowed = map[string][]string{
 	"internal/serve":        {"internal/runtime", "internal/bundle", "internal/candidate", "internal/trace"},
 	// Runs on Temporal are driven through runtime.Advance; the test
 	// server helper is used by the tests of temporal and cli only.
-	"internal/temporal":              {"internal/runtime", "internal/bundle"},
+	"internal/temporal":              {"internal/runconfig", "internal/runtime", "internal/bundle"},
 	"internal/temporal/temporaltest": {},
 	"internal/synth":                 {"internal/capped", "internal/trace", "internal/redact", "internal/atomicfile"},
 	"internal/derive":                {},
@@ -87,6 +88,9 @@ var testOnly = map[string][]string{
 	"internal/persona": {"internal/replay"},
 	// A codified draft is published with the bundle's options.
 	"internal/codify": {"internal/bundle"},
+	// The configuration's copy of the bundle markers is pinned to
+	// bundle's.
+	"internal/runconfig": {"internal/bundle"},
 	// Lowered plans must pass the same check as generated workflows.
 	"internal/plan": {"internal/codegen"},
 	// The web-app kit's scenarios must parse as the web runner reads them.

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -29,7 +30,7 @@ func registryStateDirFlag(fs *pflag.FlagSet, p *string) {
 // configFlag registers --config, the project configuration, defaulting
 // to ./crystallize.toml (projectConfig reads it).
 func configFlag(fs *pflag.FlagSet, p *string) {
-	fs.StringVar(p, "config", "", "project configuration (default ./"+runtime.ConfigFile+" when it exists)")
+	fs.StringVar(p, "config", "", "project configuration (default ./"+runconfig.ConfigFile+" when it exists)")
 }
 
 // summaryJSONFlag registers --json for a command that prints a summary
@@ -48,7 +49,7 @@ func resultJSONFlag(fs *pflag.FlagSet, p *bool) {
 // configuration and tools, the terminal for approvals, the process's
 // environment, the state directory, the run log on stderr and the live
 // registration. The caller adds what is its own.
-func runOptions(cmd *cobra.Command, e *env, cfg *runtime.Config, stateDir string, live *registry.Live) runtime.Options {
+func runOptions(cmd *cobra.Command, e *env, cfg *runconfig.Config, stateDir string, live *registry.Live) runtime.Options {
 	environ := os.Environ()
 	return runtime.Options{
 		Config:   cfg,

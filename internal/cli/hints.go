@@ -7,6 +7,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/registry"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
@@ -131,7 +132,7 @@ func hints(err error) []hint {
 			out = append(out, hint{e.Error(), " (--out and a candidate's workflow)"})
 		}
 		if err == pipeline.ErrNoModelConfig {
-			out = append(out, hint{err.Error(), "; name one with --config or create " + runtime.ConfigFile})
+			out = append(out, hint{err.Error(), "; name one with --config or create " + runconfig.ConfigFile})
 		}
 		switch u := err.(type) {
 		case interface{ Unwrap() []error }:

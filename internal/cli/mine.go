@@ -20,6 +20,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
@@ -341,7 +342,7 @@ func runMine(ctx context.Context, e *env, f *mineFlags, flags *pflag.FlagSet) er
 	if err != nil {
 		return err
 	}
-	prices, err := runtime.PriceTable(f.config)
+	prices, err := runconfig.PriceTable(f.config)
 	if err != nil {
 		return err
 	}
@@ -562,7 +563,7 @@ func writeSummary(w io.Writer, r *candidate.Report, o pipeline.Outputs, written 
 			c.Savings.PerRun.ModelCallsAvoided, c.Savings.PerRun.InputTokensAvoided+c.Savings.PerRun.OutputTokensAvoided,
 			c.Savings.PerRun.EstimatedCostUSDAvoided, c.Savings.PerRun.RemainingModelCalls)
 		if len(c.Savings.UnpricedModels) > 0 {
-			fmt.Fprintf(w, "      unpriced: %s (not in the dollars; price them with [prices.\"MODEL\"] in %s)\n", unpricedList(c.Savings.UnpricedModels), runtime.ConfigFile)
+			fmt.Fprintf(w, "      unpriced: %s (not in the dollars; price them with [prices.\"MODEL\"] in %s)\n", unpricedList(c.Savings.UnpricedModels), runconfig.ConfigFile)
 		}
 	}
 	for i := range r.RejectedCandidates {

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -194,8 +195,8 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	if f.wait {
 		return usagef("--wait waits for a run on Temporal; give --temporal ADDR")
 	}
-	if f.fallback != "" && !slices.Contains(runtime.FallbackPolicies, f.fallback) {
-		return usagef("--fallback %q: want one of %s", f.fallback, strings.Join(runtime.FallbackPolicies, ", "))
+	if f.fallback != "" && !slices.Contains(runconfig.FallbackPolicies, f.fallback) {
+		return usagef("--fallback %q: want one of %s", f.fallback, strings.Join(runconfig.FallbackPolicies, ", "))
 	}
 	if f.verify && f.dryRun {
 		return usagef("--verify compares the receipts of a run that executes; it cannot be combined with --dry-run")
@@ -306,10 +307,10 @@ func paramPairs(flags []string) (map[string]string, error) {
 // no bindings and no grants, which is enough for a dry run and for a
 // workflow whose commands need nothing granted, and refuses the rest
 // with the binding or grant to add.
-func (f *runFlags) loadConfig() (*runtime.Config, error) {
+func (f *runFlags) loadConfig() (*runconfig.Config, error) {
 	cfg, err := projectConfig(f.config)
 	if cfg == nil && err == nil {
-		cfg = &runtime.Config{Dir: "."}
+		cfg = &runconfig.Config{Dir: "."}
 	}
 	return cfg, err
 }
@@ -317,19 +318,19 @@ func (f *runFlags) loadConfig() (*runtime.Config, error) {
 // projectConfig reads the project configuration a --config flag names,
 // or ./crystallize.toml when the flag is empty and the file exists;
 // with neither it returns nil and no error.
-func projectConfig(flag string) (*runtime.Config, error) {
-	file := runtime.ConfigPath(flag)
+func projectConfig(flag string) (*runconfig.Config, error) {
+	file := runconfig.ConfigPath(flag)
 	if file == "" {
 		return nil, nil
 	}
-	return runtime.LoadConfig(file)
+	return runconfig.LoadConfig(file)
 }
 
 // runCheck reports whether every tool the workflow calls is bound. MCP
 // servers are started and asked which tools they declare, so a name bound
 // to a server that lacks it, or to a server that cannot start, is
 // reported too.
-func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg *runtime.Config) error {
+func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg *runconfig.Config) error {
 	environ := os.Environ()
 	r, err := runtime.Preflight(ctx, w, cfg, runtime.InprocTools(cfg, environ), environ)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/serve"
 )
@@ -53,11 +54,11 @@ func noteTraces(t testing.TB, dir string, approval bool) (src, held string) {
 // noteServer mines the note traces into an approved bundle under dir,
 // writes a config granting the fs tools, and returns a serve.Server for
 // it and a client session connected to it in process.
-func noteServer(t testing.TB, dir string, approval bool) (*serve.Server, *mcp.ClientSession, *runtime.Config) {
+func noteServer(t testing.TB, dir string, approval bool) (*serve.Server, *mcp.ClientSession, *runconfig.Config) {
 	return noteServerWith(t, dir, approval, nil)
 }
 
-func noteServerWith(t testing.TB, dir string, approval bool, copts *mcp.ClientOptions) (*serve.Server, *mcp.ClientSession, *runtime.Config) {
+func noteServerWith(t testing.TB, dir string, approval bool, copts *mcp.ClientOptions) (*serve.Server, *mcp.ClientSession, *runconfig.Config) {
 	t.Helper()
 	src, held := noteTraces(t, dir, approval)
 	bundleDir := filepath.Join(dir, "bundles", "note")
@@ -67,7 +68,7 @@ func noteServerWith(t testing.TB, dir string, approval bool, copts *mcp.ClientOp
 	if err := os.WriteFile(cfgFile, []byte("[grants]\ncapabilities = [\"fs.read\", \"fs.write\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := runtime.LoadConfig(cfgFile)
+	cfg, err := runconfig.LoadConfig(cfgFile)
 	if err != nil {
 		t.Fatal(err)
 	}

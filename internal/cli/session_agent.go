@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/session"
 )
@@ -19,12 +20,12 @@ import (
 // anthropic, its api_key secret resolved as in a run), else the command
 // of [tools."KEY"], which reads the prompt on stdin and answers on
 // stdout. Anything else is a usage error naming what was looked for.
-func sessionAgent(cfg *runtime.Config, key string, getenv func(string) string) (session.Agent, error) {
+func sessionAgent(cfg *runconfig.Config, key string, getenv func(string) string) (session.Agent, error) {
 	if cfg == nil {
-		return nil, usagef("--agent %s: no %s (or --config): the agent is [models.%s] or a command bound as [tools.%q]", key, runtime.ConfigFile, key, key)
+		return nil, usagef("--agent %s: no %s (or --config): the agent is [models.%s] or a command bound as [tools.%q]", key, runconfig.ConfigFile, key, key)
 	}
 	if mc, ok := cfg.Models[key]; ok {
-		if mc.Provider == runtime.ProviderReplay {
+		if mc.Provider == runconfig.ProviderReplay {
 			return nil, usagef("--agent %s: [models.%s] replays a bundle's fixtures and cannot continue a session", key, key)
 		}
 		apiKey := ""

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -61,7 +62,7 @@ func newStatsCmd(e *env) *cobra.Command {
 		Example: `  crystallize stats --runs .crystallize/runs --json`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prices, err := runtime.PriceTable(config)
+			prices, err := runconfig.PriceTable(config)
 			if err != nil {
 				return err
 			}
@@ -84,7 +85,7 @@ func newStatsCmd(e *env) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&runs, "runs", filepath.Join(runtime.DefaultStateDir, "runs"), "directory of run records")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON on stdout")
-	cmd.Flags().StringVar(&config, "config", "", "project configuration whose [prices] section prices models the built-in table does not (default ./"+runtime.ConfigFile+" when it exists)")
+	cmd.Flags().StringVar(&config, "config", "", "project configuration whose [prices] section prices models the built-in table does not (default ./"+runconfig.ConfigFile+" when it exists)")
 	return cmd
 }
 

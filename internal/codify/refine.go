@@ -14,6 +14,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/derive"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -67,9 +68,9 @@ type Refiner struct {
 // [models.default], or ErrNoModel. The API key is the secret the entry's
 // api_key names, from getenv or the secrets file, as in a run. client nil
 // means http.DefaultClient.
-func NewRefiner(cfg *runtime.Config, getenv func(string) string, client *http.Client) (*Refiner, error) {
+func NewRefiner(cfg *runconfig.Config, getenv func(string) string, client *http.Client) (*Refiner, error) {
 	var key string
-	var mc runtime.ModelConfig
+	var mc runconfig.ModelConfig
 	if cfg != nil {
 		for _, k := range ModelKeys {
 			if m, ok := cfg.Models[k]; ok {

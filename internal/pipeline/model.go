@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/synth"
 )
@@ -18,7 +19,7 @@ import (
 type ConfigModel struct {
 	// Config is the configuration; nil when there is none, which every
 	// prompt is refused for.
-	Config *runtime.Config
+	Config *runconfig.Config
 	Getenv func(string) string
 	// Client is the HTTP client of the providers; nil is their default.
 	Client *http.Client

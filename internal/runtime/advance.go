@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"slices"
 	"time"
 )
@@ -85,7 +86,7 @@ func Advance(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Journ
 	}
 	cfg := opts.Config
 	if cfg == nil {
-		cfg = &Config{Dir: "."}
+		cfg = &runconfig.Config{Dir: "."}
 	}
 	opts.RunID = j.RunID
 	opts.DryRun = j.DryRun

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -130,7 +131,7 @@ func TestTemporalConfig(t *testing.T) {
 	if err := os.WriteFile(p, []byte("[temporal]\nstep_timeout = \"soon\"\nbackoff_coefficient = 0.5\nmaximum_attempts = -1\napproval_timeout = \"48h\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := LoadConfig(p)
+	_, err := runconfig.LoadConfig(p)
 	for _, want := range []string{
 		p + `: temporal.step_timeout: "soon" is not a positive duration`,
 		p + ": temporal.backoff_coefficient: 0.5, want at least 1",
@@ -143,7 +144,7 @@ func TestTemporalConfig(t *testing.T) {
 	if err := os.WriteFile(p, []byte("[temporal]\nstep_timeout = \"90s\"\napproval_timeout = \"48h\"\nmaximum_attempts = 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(p)
+	cfg, err := runconfig.LoadConfig(p)
 	if err != nil {
 		t.Fatal(err)
 	}

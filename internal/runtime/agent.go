@@ -28,18 +28,6 @@ var (
 	ErrWorker = errors.New("unknown worker")
 )
 
-// WorkerConfig is a [workers.name] entry: a preset ctx.agent(…,
-// worker="name") runs as. Its prompt comes before the step's; its tools,
-// when set, narrow the step's (a preset never widens what a step may
-// call); its model names the [models.*] entry that answers.
-type WorkerConfig struct {
-	Model         string   `toml:"model"`
-	Prompt        string   `toml:"prompt"`
-	Tools         []string `toml:"tools"`
-	MaxIterations int      `toml:"max_iterations"`
-	DoneSentinel  string   `toml:"done_sentinel"`
-}
-
 // agentProtocol tells the model of an agent step how to ask for a tool.
 const agentProtocol = `To call a tool, answer with only the JSON object {"tool": NAME, "args": {…}}, NAME one of "tools"; the result comes back in "transcript". Otherwise answer with the result of the step`
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -53,7 +54,7 @@ def wf(ctx):
 		map[string]any{"tool": "delete", "args": map[string]any{}},
 		"fixed; DONE",
 	}}
-	o := opts(t, &Config{Grants: Grants{Capabilities: []string{"repo.read"}}})
+	o := opts(t, &runconfig.Config{Grants: runconfig.Grants{Capabilities: []string{"repo.read"}}})
 	o.Model = m
 	o.Tools = map[string]Tool{
 		"read":   {Func: func(_ context.Context, a map[string]any) (any, error) { reads.Add(1); return "package a", nil }, Capabilities: []string{"repo.read"}},
@@ -88,7 +89,7 @@ func TestAgentReadOnlyRefusesWriters(t *testing.T) {
 def wf(ctx):
     return ctx.agent("look", tools = ["write"], max_iterations = 2, read_only = True)
 `)
-	o := opts(t, &Config{Grants: Grants{Capabilities: []string{"repo.write"}}})
+	o := opts(t, &runconfig.Config{Grants: runconfig.Grants{Capabilities: []string{"repo.write"}}})
 	o.Model = &scriptModel{replies: []any{map[string]any{"tool": "write", "args": map[string]any{}}}}
 	o.Tools = map[string]Tool{"write": {
 		Func:        func(context.Context, map[string]any) (any, error) { t.Error("write called"); return nil, nil },
@@ -130,9 +131,9 @@ func TestWorkerPreset(t *testing.T) {
     return ctx.agent("review", prompt = "Review the diff", tools = ["read", "write"], max_iterations = 2, worker = "reviewer")
 `)
 	m := &scriptModel{replies: []any{map[string]any{"tool": "write", "args": map[string]any{}}, "ok"}}
-	cfg := &Config{
-		Models:  map[string]ModelConfig{"strong": {Provider: ProviderReplay}},
-		Workers: map[string]WorkerConfig{"reviewer": {Model: "strong", Prompt: "You are a careful reviewer.", Tools: []string{"read"}}},
+	cfg := &runconfig.Config{
+		Models:  map[string]runconfig.ModelConfig{"strong": {Provider: runconfig.ProviderReplay}},
+		Workers: map[string]runconfig.WorkerConfig{"reviewer": {Model: "strong", Prompt: "You are a careful reviewer.", Tools: []string{"read"}}},
 	}
 	o := opts(t, cfg)
 	o.Model = m
@@ -152,7 +153,7 @@ func TestWorkerPreset(t *testing.T) {
 	}
 
 	for _, dry := range []bool{false, true} {
-		o = opts(t, &Config{Models: map[string]ModelConfig{"default": {Provider: ProviderReplay}}})
+		o = opts(t, &runconfig.Config{Models: map[string]runconfig.ModelConfig{"default": {Provider: runconfig.ProviderReplay}}})
 		o.Tools = map[string]Tool{"read": {Func: echo}, "write": {Func: echo}}
 		o.DryRun = dry
 		res, err = Run(context.Background(), w, nil, o)
@@ -342,7 +343,7 @@ provider = "replay"
 model = "missing"
 max_iterations = -1
 `), 0o644)
-	_, err := LoadConfig(p)
+	_, err := runconfig.LoadConfig(p)
 	for _, want := range []string{
 		p + ": workers.reviewer.model: no [models.missing] and no [models.default] answers this worker",
 		p + ": workers.reviewer.max_iterations: negative",

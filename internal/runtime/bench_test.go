@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,7 +79,7 @@ func BenchmarkRunSteps(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(root, "in.txt"), []byte("hello\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	cfg := &Config{Dir: root, Grants: Grants{Capabilities: []string{"fs.read"}}}
+	cfg := &runconfig.Config{Dir: root, Grants: runconfig.Grants{Capabilities: []string{"fs.read"}}}
 	for _, bc := range []struct {
 		name, call string
 		tools      map[string]Tool

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,7 +39,7 @@ func TestMemoryBudget(t *testing.T) {
 // long strings while the receipts digest the whole value.
 func TestSizeLimits(t *testing.T) {
 	root := t.TempDir()
-	cfg := &Config{Dir: root, Grants: Grants{Capabilities: []string{"fs.read", "fs.write"}}}
+	cfg := &runconfig.Config{Dir: root, Grants: runconfig.Grants{Capabilities: []string{"fs.read", "fs.write"}}}
 	os.WriteFile(filepath.Join(root, "big.bin"), make([]byte, MaxFileBytes+1), 0o644)
 	tests := []struct {
 		name, src string

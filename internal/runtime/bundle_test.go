@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
 // writeBundle writes a minimal bundle: a manifest with the given promotion
@@ -39,7 +40,7 @@ func TestBundleNotReady(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := opts(t, &Config{Grants: Grants{Capabilities: []string{"go.exec"}}})
+		o := opts(t, &runconfig.Config{Grants: runconfig.Grants{Capabilities: []string{"go.exec"}}})
 		o.Tools = map[string]Tool{"go.test": {Func: func(context.Context, map[string]any) (any, error) { called++; return "ran", nil }, Capabilities: []string{"go.exec"}}}
 		mod(&o)
 		return Run(context.Background(), w, nil, o)
@@ -96,7 +97,7 @@ func TestBundleWorkflowChanged(t *testing.T) {
 
 func TestLoadConfig(t *testing.T) {
 	dir := t.TempDir()
-	p := filepath.Join(dir, ConfigFile)
+	p := filepath.Join(dir, runconfig.ConfigFile)
 	os.WriteFile(p, []byte(`[workspace]
 roots = ["."]
 [tools."git.checkout_branch"]
@@ -117,7 +118,7 @@ provider = "openai"
 [grants]
 capabilities = ["git.write", "fs.write"]
 `), 0o644)
-	_, err := LoadConfig(p)
+	_, err := runconfig.LoadConfig(p)
 	if err == nil {
 		t.Fatal("LoadConfig accepted a bad config")
 	}
@@ -132,11 +133,11 @@ capabilities = ["git.write", "fs.write"]
 		}
 	}
 	os.WriteFile(p, []byte("[tools.\"git.*\"]\ncommand = [\"git\"]\ntimeout = \"30s\"\n[grants]\ncapabilities = [\"git.write\"]\n"), 0o644)
-	c, err := LoadConfig(p)
+	c, err := runconfig.LoadConfig(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, ok := resolve(c, nil, "git.push"); !ok || b.tool.timeout.String() != "30s" {
+	if b, ok := resolve(c, nil, "git.push"); !ok || b.tool.ParsedTimeout().String() != "30s" {
 		t.Errorf("resolve(git.push) = %+v, %v", b, ok)
 	}
 }
@@ -150,7 +151,7 @@ func TestResumeRechecksReadiness(t *testing.T) {
 	dir := writeBundle(t, bundle.StatusReady, src)
 	state := t.TempDir()
 	called := 0
-	o := opts(t, &Config{Grants: Grants{Capabilities: []string{"go.exec"}}})
+	o := opts(t, &runconfig.Config{Grants: runconfig.Grants{Capabilities: []string{"go.exec"}}})
 	o.StateDir = state
 	o.Tools = map[string]Tool{"go.test": {Func: func(context.Context, map[string]any) (any, error) { called++; return "ran", nil }, Capabilities: []string{"go.exec"}}}
 	w, err := Load(dir)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"slices"
 )
 
@@ -41,7 +42,7 @@ func (r *PreflightReport) Err() error { return errors.Join(r.bindErr, r.grantErr
 // the run would have and environ the environment of the servers. The
 // error is for a check that could not take place; what the check finds
 // is in the report and its Err.
-func Preflight(ctx context.Context, w *Workflow, cfg *Config, tools map[string]Tool, environ []string) (*PreflightReport, error) {
+func Preflight(ctx context.Context, w *Workflow, cfg *runconfig.Config, tools map[string]Tool, environ []string) (*PreflightReport, error) {
 	bindErr := CheckMCP(ctx, w, cfg, Options{Environ: environ, Tools: tools})
 	var ue *UnboundError
 	if bindErr != nil && !errors.As(bindErr, &ue) {

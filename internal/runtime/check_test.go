@@ -11,6 +11,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/plan"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
 // TestPreflight checks the report of a workflow whose command is not
@@ -19,7 +20,7 @@ import (
 func TestPreflight(t *testing.T) {
 	w := workflow(t, showWorkflow)
 	dir := execWorkspace(t)
-	r, err := Preflight(context.Background(), w, &Config{Dir: dir}, nil, os.Environ())
+	r, err := Preflight(context.Background(), w, &runconfig.Config{Dir: dir}, nil, os.Environ())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestPreflight(t *testing.T) {
 		}
 	}
 
-	r, err = Preflight(context.Background(), w, &Config{Dir: dir, Grants: Grants{Capabilities: []string{"exec:show"}}}, nil, os.Environ())
+	r, err = Preflight(context.Background(), w, &runconfig.Config{Dir: dir, Grants: runconfig.Grants{Capabilities: []string{"exec:show"}}}, nil, os.Environ())
 	if err != nil || r.Err() != nil || len(r.MissingGrants) != 0 || len(r.Commands) != 1 {
 		t.Errorf("granted: %+v, %v, verdict %v; want one command and no error", r, err, r.Err())
 	}
@@ -52,7 +53,7 @@ func TestPreflight(t *testing.T) {
 // TestInprocTools checks that a plan's verify tool is bound, behind its
 // capability, so that Preflight finds a lowered plan's workflow bound.
 func TestInprocTools(t *testing.T) {
-	tools := InprocTools(&Config{Dir: t.TempDir()}, os.Environ())
+	tools := InprocTools(&runconfig.Config{Dir: t.TempDir()}, os.Environ())
 	v, ok := tools[plan.VerifyTool]
 	if !ok || v.Func == nil || len(v.Capabilities) != 1 || v.Capabilities[0] != plan.VerifyCapability {
 		t.Fatalf("InprocTools = %+v; want %s behind %s", tools, plan.VerifyTool, plan.VerifyCapability)

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -22,7 +23,7 @@ func TestDryRunDataFlow(t *testing.T) {
     ctx.tool("gh.open_pr", branch = s1["branch"], id = s1["meta"]["id"])
     return {"status": "ok"}
 `
-	cfg := &Config{Tools: map[string]ToolBinding{
+	cfg := &runconfig.Config{Tools: map[string]runconfig.ToolBinding{
 		"git.create_branch": {Command: []string{os.Args[0]}, Env: map[string]string{"RUNTIME_TEST_HELPER": "argv"}},
 		"gh.open_pr":        {Command: []string{os.Args[0]}, Env: map[string]string{"RUNTIME_TEST_HELPER": "argv"}},
 	}}

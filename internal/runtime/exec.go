@@ -19,6 +19,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/capped"
 	"github.com/crystallize-dev/crystallize/internal/proc"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
 // ErrToolNotLiteral is returned for a call of a tool whose name the
@@ -73,20 +74,20 @@ func (h *host) execute(name string, b *binding, args map[string]any) (out any, a
 	case b.inproc != nil:
 		// An in-process tool (plan.verify runs a shell) gets the same
 		// time a command binding does.
-		ctx, cancel := context.WithTimeout(h.ctx, DefaultToolTimeout)
+		ctx, cancel := context.WithTimeout(h.ctx, runconfig.DefaultToolTimeout)
 		defer cancel()
 		out, err = b.inproc.Func(ctx, args)
 		if err != nil && ctx.Err() == context.DeadlineExceeded && h.ctx.Err() == nil {
-			err = fmt.Errorf("%s timed out after %s: %w", name, DefaultToolTimeout, err)
+			err = fmt.Errorf("%s timed out after %s: %w", name, runconfig.DefaultToolTimeout, err)
 		}
 		return out, nil, nil, err
-	case b.builtin == ToolFSRead:
+	case b.builtin == runconfig.ToolFSRead:
 		out, err = h.fsRead(name, args)
 		return out, nil, nil, err
-	case b.builtin == ToolFSWrite:
+	case b.builtin == runconfig.ToolFSWrite:
 		out, err = h.fsWrite(name, args)
 		return out, nil, nil, err
-	case b.builtin == ToolFSEdit:
+	case b.builtin == runconfig.ToolFSEdit:
 		out, err = h.fsEdit(name, args)
 		return out, nil, nil, err
 	case b.tool != nil && b.tool.MCP != "":
@@ -135,7 +136,7 @@ func (h *host) withTimeout(name string, f func() (any, error)) (any, error) {
 
 // expandCommand expands a binding's argv, working directory and
 // environment for a call.
-func (h *host) expandCommand(t *ToolBinding, args map[string]any) (argv []string, dir string, env []string, err error) {
+func (h *host) expandCommand(t *runconfig.ToolBinding, args map[string]any) (argv []string, dir string, env []string, err error) {
 	var errs []error
 	argv = make([]string, 0, len(t.Command))
 	for i, tmpl := range t.Command {
@@ -165,13 +166,13 @@ func (h *host) expandCommand(t *ToolBinding, args map[string]any) (argv []string
 		return nil, "", nil, errors.Join(append(errs, errors.New("the command is empty"))...)
 	}
 	if p := argv[0]; strings.ContainsRune(p, '/') && !filepath.IsAbs(p) {
-		argv[0] = h.cfg.abs(p)
+		argv[0] = h.cfg.Abs(p)
 	}
-	dir = h.cfg.roots()[0]
+	dir = h.cfg.Roots()[0]
 	if t.Cwd != "" {
 		d, err := h.expand(t.Cwd, args)
 		errs = append(errs, err)
-		dir = h.cfg.abs(d)
+		dir = h.cfg.Abs(d)
 	}
 	// Only what the config passes: the variables every program needs to
 	// start (execEnv) and the binding's env. Tokens in the runner's
@@ -194,7 +195,7 @@ func (h *host) expandCommand(t *ToolBinding, args map[string]any) (argv []string
 // AllowOptions does not list. It returns the leading parameter's name.
 // An element whose expansion starts with "-" is refused there
 // (optionValue); run --check lists these positions.
-func OptionPosition(t *ToolBinding, i int) (name string, ok bool) {
+func OptionPosition(t *runconfig.ToolBinding, i int) (name string, ok bool) {
 	name, ok = optionPosition(t, i)
 	if !ok || slices.Contains(t.AllowOptions, name) {
 		return "", false
@@ -205,33 +206,20 @@ func OptionPosition(t *ToolBinding, i int) (name string, ok bool) {
 // optionPosition is OptionPosition whatever AllowOptions says: an
 // element whose leading parameter is listed is still refused when its
 // dash comes from a later one (optionValue).
-func optionPosition(t *ToolBinding, i int) (name string, ok bool) {
+func optionPosition(t *runconfig.ToolBinding, i int) (name string, ok bool) {
 	if i <= 0 || i >= len(t.Command) {
 		return "", false
 	}
 	el := t.Command[i]
 	if list, ok := candidate.ArgvList(el); ok {
 		name = list
-	} else if name, ok = leadingPlaceholder(el); !ok {
+	} else if name, ok = runconfig.LeadingPlaceholder(el); !ok {
 		return "", false
 	}
-	if !isIdent(name) || name == "workspace" || slices.Contains(t.Command[1:i], "--") {
+	if !runconfig.IsIdent(name) || name == "workspace" || slices.Contains(t.Command[1:i], "--") {
 		return "", false
 	}
 	return name, true
-}
-
-// leadingPlaceholder returns the name of the placeholder el starts with
-// ("{name}…"); "{{" is a literal brace.
-func leadingPlaceholder(el string) (string, bool) {
-	if len(el) < 3 || el[0] != '{' || el[1] == '{' {
-		return "", false
-	}
-	end := strings.IndexByte(el, '}')
-	if end < 0 {
-		return "", false
-	}
-	return el[1:end], true
 }
 
 // optionValue returns what element el (an option position whose leading
@@ -243,7 +231,7 @@ func leadingPlaceholder(el string) (string, bool) {
 // {workspace} is filled in as a placeholder that is not a dash (neither
 // is a parameter of the call), and a parameter the call does not pass as
 // nothing (the call fails for it anyway).
-func optionValue(t *ToolBinding, el, name string, args map[string]any) (string, bool) {
+func optionValue(t *runconfig.ToolBinding, el, name string, args map[string]any) (string, bool) {
 	var b strings.Builder
 	for i := 0; i < len(el); {
 		c := el[i]
@@ -259,7 +247,7 @@ func optionValue(t *ToolBinding, el, name string, args map[string]any) (string, 
 				switch {
 				case key == "workspace" || strings.HasPrefix(key, "secret:"):
 					b.WriteString("_")
-				case isIdent(key):
+				case runconfig.IsIdent(key):
 					if v, ok := args[key]; ok {
 						b.WriteString(argString(v))
 					}
@@ -299,9 +287,9 @@ func (o OptionWarning) String() string {
 
 // OptionWarnings lists, for run --check, the option positions of the
 // command bindings of the tools w calls.
-func OptionWarnings(w *Workflow, cfg *Config, tools map[string]Tool) []OptionWarning {
+func OptionWarnings(w *Workflow, cfg *runconfig.Config, tools map[string]Tool) []OptionWarning {
 	if cfg == nil {
-		cfg = &Config{Dir: "."}
+		cfg = &runconfig.Config{Dir: "."}
 	}
 	out := []OptionWarning{}
 	seen := map[string]bool{}
@@ -388,14 +376,14 @@ func (h *host) expandWith(tmpl string, args map[string]any, escape func(string) 
 				break
 			}
 			key := tmpl[i+1 : i+end]
-			if id, ok := strings.CutPrefix(key, "secret:"); ok && isSecretID(id) {
+			if id, ok := strings.CutPrefix(key, "secret:"); ok && runconfig.IsSecretID(id) {
 				v, err := h.bindingSecret(id)
 				errs = append(errs, err)
 				b.WriteString(v)
 				i += end + 1
 				continue
 			}
-			if !isIdent(key) {
+			if !runconfig.IsIdent(key) {
 				break
 			}
 			if v, ok := args[key]; ok {
@@ -408,7 +396,7 @@ func (h *host) expandWith(tmpl string, args map[string]any, escape func(string) 
 					used[key] = true
 				}
 			} else if key == "workspace" {
-				b.WriteString(h.cfg.roots()[0])
+				b.WriteString(h.cfg.Roots()[0])
 			} else {
 				missing = append(missing, key)
 			}
@@ -446,55 +434,22 @@ func (h *host) secretValue(id string) (string, error) {
 		v = h.opts.Getenv(id)
 	}
 	if v == "" {
-		return "", fmt.Errorf("%w: %s is not set; %s", ErrSecret, id, h.cfg.secretHint(id))
+		return "", fmt.Errorf("%w: %s is not set; %s", runconfig.ErrSecret, id, h.cfg.SecretHint(id))
 	}
 	h.secrets.add(id, v)
 	return v, nil
 }
 
-// templateSecrets returns the ids of the {secret:ID} placeholders in
-// tmpl, in order.
-func templateSecrets(tmpl string) []string {
-	var ids []string
-	for rest := tmpl; ; {
-		i := strings.Index(rest, "{secret:")
-		if i < 0 {
-			return ids
-		}
-		rest = rest[i+len("{secret:"):]
-		end := strings.IndexByte(rest, '}')
-		if end < 0 {
-			return ids
-		}
-		if id := rest[:end]; isSecretID(id) {
-			ids = append(ids, id)
-		}
-		rest = rest[end+1:]
-	}
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
 // command runs a command binding: argv directly, never through a shell,
 // with the arguments as JSON on stdin.
-func (h *host) command(t *ToolBinding, args map[string]any) (any, []string, error) {
+func (h *host) command(t *runconfig.ToolBinding, args map[string]any) (any, []string, error) {
 	argv, dir, env, err := h.expandCommand(t, args)
 	if err != nil {
 		return nil, argv, err
 	}
-	timeout := t.timeout
+	timeout := t.ParsedTimeout()
 	if timeout == 0 {
-		timeout = DefaultToolTimeout
+		timeout = runconfig.DefaultToolTimeout
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, timeout)
 	defer cancel()
@@ -537,7 +492,7 @@ func (h *host) command(t *ToolBinding, args map[string]any) (any, []string, erro
 // lexically; an absolute p must lie under some root. os.Root then refuses
 // whatever escapes through symlinks.
 func (h *host) locate(p string) (root, rel string, err error) {
-	roots := h.cfg.roots()
+	roots := h.cfg.Roots()
 	if p == "" {
 		return "", "", fmt.Errorf("%w: empty path", ErrOutsideWorkspace)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/capped"
 	"github.com/crystallize-dev/crystallize/internal/proc"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
 // CapShellExec is the capability that lets ctx.exec run any program; a
@@ -84,7 +85,7 @@ func (h *host) execBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlar
 // bindingOverrides reports whether name has a binding of its own, which
 // then runs ctx.exec(name, …) in place of the template: an in-process
 // tool or a [tools] entry (exact or glob), not a default built-in.
-func bindingOverrides(cfg *Config, tools map[string]Tool, name string) bool {
+func bindingOverrides(cfg *runconfig.Config, tools map[string]Tool, name string) bool {
 	b, ok := resolve(cfg, tools, name)
 	return ok && (b.inproc != nil || b.pattern != "")
 }
@@ -136,7 +137,7 @@ func (h *host) callExec(name string, tmpl []string, args map[string]any) (any, e
 		h.refuse(step, name, err.Error(), []string{capability})
 		return nil, err
 	}
-	dir, err := filepath.Abs(h.cfg.roots()[0])
+	dir, err := filepath.Abs(h.cfg.Roots()[0])
 	if err != nil {
 		return nil, fmt.Errorf("exec %s: %w", name, err)
 	}
@@ -251,11 +252,11 @@ func grantHint(grants, missing []string) string {
 	return hint
 }
 
-func configName(cfg *Config) string {
+func configName(cfg *runconfig.Config) string {
 	if cfg != nil && cfg.File != "" {
 		return cfg.File
 	}
-	return ConfigFile
+	return runconfig.ConfigFile
 }
 
 // expandArgv expands a ctx.exec template with the command-template rules
@@ -316,7 +317,7 @@ func (h *host) expandArgv(tmpl []string, args map[string]any) ([]string, error) 
 			errs = append(errs, fmt.Errorf("argv[%d] %q: %w", i, el, err))
 			continue
 		}
-		if _, lead := leadingPlaceholder(el); !endOpts && i > 0 && lead && strings.HasPrefix(v, "-") {
+		if _, lead := runconfig.LeadingPlaceholder(el); !endOpts && i > 0 && lead && strings.HasPrefix(v, "-") {
 			errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"", ErrOptionArgument, i, el, v))
 			continue
 		}
@@ -388,7 +389,7 @@ func (h *host) expandHome(v string) (out string, inHome bool) {
 // "stderr", "exit_code"}; a non-zero exit is also an error, quoting the
 // end of stderr, since the next step should not run on a failed one.
 func (h *host) runArgv(argv []string, dir string) (out any, exitCode *int, err error) {
-	ctx, cancel := context.WithTimeout(h.ctx, DefaultToolTimeout)
+	ctx, cancel := context.WithTimeout(h.ctx, runconfig.DefaultToolTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
@@ -400,7 +401,7 @@ func (h *host) runArgv(argv []string, dir string) (out any, exitCode *int, err e
 	runErr := proc.Run(cmd) // its own process group, killed when it returns
 	switch {
 	case ctx.Err() == context.DeadlineExceeded && h.ctx.Err() == nil:
-		return nil, nil, fmt.Errorf("%s timed out after %s", argv[0], DefaultToolTimeout)
+		return nil, nil, fmt.Errorf("%s timed out after %s", argv[0], runconfig.DefaultToolTimeout)
 	case h.ctx.Err() != nil:
 		return nil, nil, h.ctx.Err()
 	}
@@ -454,9 +455,9 @@ type ExecCommand struct {
 // appearance (one entry per distinct name and template), with what each
 // needs under cfg. codegen.Check, which Load runs, guarantees that every
 // one is written out, so the list is complete before the first step.
-func ExecCommands(w *Workflow, cfg *Config, tools map[string]Tool) []ExecCommand {
+func ExecCommands(w *Workflow, cfg *runconfig.Config, tools map[string]Tool) []ExecCommand {
 	if cfg == nil {
-		cfg = &Config{Dir: "."}
+		cfg = &runconfig.Config{Dir: "."}
 	}
 	var out []ExecCommand
 	for _, s := range execSites(w) {
@@ -520,9 +521,9 @@ func (e *GrantError) Unwrap() error { return ErrCapability }
 // dry run or not, as the check before each call does: a plan's verify
 // node needing plan.verify is refused before the plan's first node, not
 // after a human approved the gate before it.
-func CheckExec(w *Workflow, cfg *Config, tools map[string]Tool, dryRun bool) error {
+func CheckExec(w *Workflow, cfg *runconfig.Config, tools map[string]Tool, dryRun bool) error {
 	if cfg == nil {
-		cfg = &Config{Dir: "."}
+		cfg = &runconfig.Config{Dir: "."}
 	}
 	e := &GrantError{Grants: cfg.Grants.Capabilities, Config: configName(cfg)}
 	for _, c := range builtinCapabilities(w, cfg, tools) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/capped"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -39,7 +40,7 @@ func execWorkspace(t *testing.T) string {
 
 func execOpts(t *testing.T, dir string, grants ...string) Options {
 	t.Helper()
-	o := opts(t, &Config{Dir: dir, Grants: Grants{Capabilities: grants}})
+	o := opts(t, &runconfig.Config{Dir: dir, Grants: runconfig.Grants{Capabilities: grants}})
 	o.Environ = os.Environ()
 	return o
 }
@@ -50,7 +51,7 @@ def wf(ctx, b, version):
 `
 
 func TestExecExpand(t *testing.T) {
-	h := &host{cfg: &Config{Dir: "/ws"}}
+	h := &host{cfg: &runconfig.Config{Dir: "/ws"}}
 	args := map[string]any{
 		"b": "deps/x; rm -rf / $(id)", "dash": "-rf", "long": "--upload-pack=evil", "empty": "", "n": 3, "sp": "a b",
 		"paths": []any{"a b.go", "{x}", "c;d"}, "none": []any{}, "hostile": []any{"ok.go", "--force", "-x"},
@@ -122,7 +123,7 @@ func TestExecExpandHome(t *testing.T) {
 		{nil, []string{"make", "-C", "~/shop", "~", "~bob/x", "a~/b", "--dir=~/x"}},
 	}
 	for _, tt := range tests {
-		h := &host{cfg: &Config{Dir: "/ws"}, opts: Options{Environ: tt.environ}}
+		h := &host{cfg: &runconfig.Config{Dir: "/ws"}, opts: Options{Environ: tt.environ}}
 		got, err := h.expandArgv(tmpl, args)
 		if err != nil || !slices.Equal(got, tt.want) {
 			t.Errorf("with %q: expandArgv(%q) = %q, %v; want %q", tt.environ, tmpl, got, err, tt.want)
@@ -223,7 +224,7 @@ func TestExecDryRun(t *testing.T) {
 def wf(ctx, name):
     ctx.exec("touch", ["touch", "{name}"], name = name)
 `)
-	o := opts(t, &Config{Dir: dir})
+	o := opts(t, &runconfig.Config{Dir: dir})
 	o.DryRun = true
 	res, err := Run(context.Background(), w, Params{"name": "made"}, o)
 	if err != nil {
@@ -338,7 +339,7 @@ def wf(ctx):
 // name runs instead of the template, with the binding's capabilities.
 func TestExecBindingOverrides(t *testing.T) {
 	w := workflow(t, showWorkflow)
-	cfg := &Config{Dir: t.TempDir(), Tools: map[string]ToolBinding{
+	cfg := &runconfig.Config{Dir: t.TempDir(), Tools: map[string]runconfig.ToolBinding{
 		"show it": {Command: []string{os.Args[0], "{b}", "{version}"}, Env: map[string]string{"RUNTIME_TEST_HELPER": "argv"}},
 	}}
 	o := opts(t, cfg)
@@ -427,7 +428,7 @@ func FuzzExecPlaceholders(f *testing.F) {
 	for _, s := range []string{"{b}", "{module}@{version}", "--title={title}", "{{b}}", "{x{y}", "{a b}", "{secret:T}", "}{", "{workspace}", "{1}"} {
 		f.Add(s)
 	}
-	h := &host{cfg: &Config{Dir: "/ws"}, opts: Options{DryRun: true}}
+	h := &host{cfg: &runconfig.Config{Dir: "/ws"}, opts: Options{DryRun: true}}
 	f.Fuzz(func(t *testing.T, el string) {
 		args := map[string]any{}
 		var idents []string
@@ -470,7 +471,7 @@ def wf(ctx, name):
 		SideEffects:    []trace.SideEffect{{Kind: "file_write", Target: "{arg1}", Capability: "fs.write", Metadata: map[string]any{"target_parameter": "arg1"}}},
 		ExpectedOutput: map[string]any{"file": "recorded"},
 	}}}
-	o := opts(t, &Config{Dir: dir})
+	o := opts(t, &runconfig.Config{Dir: dir})
 	o.DryRun = true
 	res, err := Run(context.Background(), w, Params{"name": "made.txt"}, o)
 	if err != nil {
@@ -509,7 +510,7 @@ func TestBindingOptionPosition(t *testing.T) {
 		{[]string{"echo", "x{a}", "{{a}}"}, nil, nil},
 	}
 	for _, tt := range tests {
-		b := &ToolBinding{Command: tt.cmd, AllowOptions: tt.allow}
+		b := &runconfig.ToolBinding{Command: tt.cmd, AllowOptions: tt.allow}
 		var got []int
 		for i := range tt.cmd {
 			if _, ok := OptionPosition(b, i); ok {
@@ -520,7 +521,7 @@ func TestBindingOptionPosition(t *testing.T) {
 			t.Errorf("OptionPosition(%q, allow %q) at %v, want %v", tt.cmd, tt.allow, got, tt.want)
 		}
 	}
-	cfg := &Config{Tools: map[string]ToolBinding{"git.checkout": {Command: []string{"git", "checkout", "{ref}"}}}}
+	cfg := &runconfig.Config{Tools: map[string]runconfig.ToolBinding{"git.checkout": {Command: []string{"git", "checkout", "{ref}"}}}}
 	w := workflow(t, "def wf(ctx, ref):\n    ctx.tool(\"git.checkout\", ref = ref)\n")
 	for _, dry := range []bool{false, true} {
 		o := opts(t, cfg)
@@ -541,7 +542,7 @@ func TestBindingOptionPosition(t *testing.T) {
 // call, in a dry run too.
 func TestBindingList(t *testing.T) {
 	dir := execWorkspace(t)
-	cfg := &Config{Dir: dir, Tools: map[string]ToolBinding{"show": {Command: []string{"./bin/show", "add", "{paths...}"}}}}
+	cfg := &runconfig.Config{Dir: dir, Tools: map[string]runconfig.ToolBinding{"show": {Command: []string{"./bin/show", "add", "{paths...}"}}}}
 	w := workflow(t, "def wf(ctx, paths):\n    return ctx.tool(\"show\", paths = paths)\n")
 	o := opts(t, cfg)
 	o.Environ = os.Environ()

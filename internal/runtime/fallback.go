@@ -9,6 +9,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -45,16 +46,6 @@ import (
 // them per step (candidate.Step.Fallbacks), and crystallize stats per
 // workflow and step.
 
-// Fallback policies.
-const (
-	FallbackFail  = "fail"
-	FallbackAgent = "agent"
-	FallbackAsk   = "ask"
-)
-
-// FallbackPolicies are the policies, in documentation order.
-var FallbackPolicies = []string{FallbackFail, FallbackAgent, FallbackAsk}
-
 // DefaultFallbackIterations is the fallback agent's turn limit when
 // [fallback] max_iterations is not set.
 const DefaultFallbackIterations = 12
@@ -62,34 +53,26 @@ const DefaultFallbackIterations = 12
 // ErrFallback: the fallback agent stopped before it said it was done.
 var ErrFallback = errors.New("fallback did not complete")
 
-// FallbackConfig is the [fallback] table of crystallize.toml.
-type FallbackConfig struct {
-	Policy string `toml:"policy"`
-	// Model is the [models.*] key of the agent policy's model.
-	Model         string `toml:"model"`
-	MaxIterations int    `toml:"max_iterations"`
-}
-
 // checkFallback reports a policy that is not one of FallbackPolicies, and,
 // before the first step, an agent policy whose model has no provider: a
 // run should not find out half way that its fallback cannot run.
-func checkFallback(cfg *Config, opts Options) error {
+func checkFallback(cfg *runconfig.Config, opts Options) error {
 	p := fallbackPolicy(cfg, opts)
-	if !slices.Contains(FallbackPolicies, p) {
+	if !slices.Contains(runconfig.FallbackPolicies, p) {
 		return fmt.Errorf("fallback policy %q, want one of fail, agent, ask", p)
 	}
-	if p != FallbackAgent || opts.Model != nil || opts.DryRun {
+	if p != runconfig.FallbackAgent || opts.Model != nil || opts.DryRun {
 		return nil
 	}
 	name := cmp.Or(cfg.Fallback.Model, "fallback")
-	if _, _, ok := cfg.model(name); !ok {
+	if _, _, ok := cfg.ModelEntry(name); !ok {
 		return fmt.Errorf("%w: fallback policy agent needs a model; configure [models.%s] or [models.default] in crystallize.toml", ErrModel, name)
 	}
 	return nil
 }
 
-func fallbackPolicy(cfg *Config, opts Options) string {
-	return cmp.Or(opts.Fallback, cfg.Fallback.Policy, FallbackFail)
+func fallbackPolicy(cfg *runconfig.Config, opts Options) string {
+	return cmp.Or(opts.Fallback, cfg.Fallback.Policy, runconfig.FallbackFail)
 }
 
 // Fallback is one failed check or step and the policy the run followed.
@@ -159,10 +142,10 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 	// --reject): that decision comes before the policy.
 	switch {
 	case slices.Contains(h.opts.Reject, d.boundary):
-		h.mark(d.action, meta(FallbackAsk))
+		h.mark(d.action, meta(runconfig.FallbackAsk))
 		return nil, fmt.Errorf("%w: boundary %s (--reject %s): %s", ErrRejected, d.boundary, d.boundary, d.reason)
 	case slices.Contains(h.opts.Approve, d.boundary):
-		h.mark(d.action, meta(FallbackAsk))
+		h.mark(d.action, meta(runconfig.FallbackAsk))
 		p := h.newPhase(title)
 		if d.check == "" {
 			p.callout(session.CalloutError, "", what+" again after "+codeSpan("--approve "+d.boundary)+": "+oneLine(d.reason))
@@ -174,11 +157,11 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 	}
 
 	switch policy {
-	case FallbackAgent:
-		h.mark(d.action, meta(FallbackAgent))
+	case runconfig.FallbackAgent:
+		h.mark(d.action, meta(runconfig.FallbackAgent))
 		return h.agentFallback(d, what)
-	case FallbackAsk:
-		h.mark(d.action, meta(FallbackAsk))
+	case runconfig.FallbackAsk:
+		h.mark(d.action, meta(runconfig.FallbackAsk))
 		if h.opts.Prompter != nil {
 			ok, err := h.opts.Prompter.Ask(h.ctx, d.boundary, what+": "+d.reason)
 			if err != nil {
@@ -216,7 +199,7 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 			codeSpan(resume+" --approve "+d.boundary)+" or "+codeSpan("--reject "+d.boundary))
 		return nil, &PendingApprovalError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Boundary: d.boundary}
 	default:
-		h.mark(d.action, meta(FallbackFail))
+		h.mark(d.action, meta(runconfig.FallbackFail))
 		h.newPhase(title).callout(session.CalloutError, "", what+": "+oneLine(d.reason)+". Fallback policy fail: nothing after it runs.")
 		return nil, d.err
 	}
@@ -264,7 +247,7 @@ func (h *host) agentFallback(d divergence, what string) (starlark.Value, error) 
 		call:    call,
 	})
 	for i := before; i < len(h.actions); i++ {
-		h.mark(i, map[string]any{"policy": FallbackAgent, "step": d.step})
+		h.mark(i, map[string]any{"policy": runconfig.FallbackAgent, "step": d.step})
 	}
 	if err != nil {
 		return nil, err
@@ -351,10 +334,10 @@ func (h *host) fallibleOn(match func(error) bool, fn func(*starlark.Thread, *sta
 		if h.passedOver != 0 && len(h.actions) > actions {
 			// The step ran although its precondition failed: mining the
 			// run counts it as a step that needed the fallback.
-			h.mark(len(h.actions)-1, map[string]any{"policy": FallbackAsk, "step": h.passedOver})
+			h.mark(len(h.actions)-1, map[string]any{"policy": runconfig.FallbackAsk, "step": h.passedOver})
 			h.passedOver = 0
 		}
-		if err == nil || match != nil && !match(err) || h.opts.DryRun || fallbackPolicy(h.cfg, h.opts) == FallbackFail || len(h.res.Refusals) > refusals || len(h.actions) == actions {
+		if err == nil || match != nil && !match(err) || h.opts.DryRun || fallbackPolicy(h.cfg, h.opts) == runconfig.FallbackFail || len(h.res.Refusals) > refusals || len(h.actions) == actions {
 			return v, err
 		}
 		for _, s := range []error{ErrBudget, ErrCancelled, ErrPendingApproval, ErrJournal, ErrStepLimit, errYield} {

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -95,9 +96,9 @@ func (s *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func fallbackOpts(t *testing.T, dir, policy, modelURL string) Options {
 	t.Helper()
-	cfg := &Config{Dir: dir, Grants: Grants{Capabilities: []string{"exec:git", "fs.write"}}, Fallback: FallbackConfig{Policy: policy, Model: "local"}}
+	cfg := &runconfig.Config{Dir: dir, Grants: runconfig.Grants{Capabilities: []string{"exec:git", "fs.write"}}, Fallback: runconfig.FallbackConfig{Policy: policy, Model: "local"}}
 	if modelURL != "" {
-		cfg.Models = map[string]ModelConfig{"local": {Provider: ProviderOpenAI, BaseURL: modelURL + "/v1", Model: "local-model"}}
+		cfg.Models = map[string]runconfig.ModelConfig{"local": {Provider: runconfig.ProviderOpenAI, BaseURL: modelURL + "/v1", Model: "local-model"}}
 	}
 	o := opts(t, cfg)
 	o.Environ = os.Environ()
@@ -127,7 +128,7 @@ func TestPreconditionFallbackAgent(t *testing.T) {
 	defer srv.Close()
 	m.t = t
 
-	res, err := Run(context.Background(), workflow(t, branchWorkflow), Params{"branch": "feature"}, fallbackOpts(t, dir, FallbackAgent, srv.URL))
+	res, err := Run(context.Background(), workflow(t, branchWorkflow), Params{"branch": "feature"}, fallbackOpts(t, dir, runconfig.FallbackAgent, srv.URL))
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -159,7 +160,7 @@ func TestPreconditionFallbackAgent(t *testing.T) {
 		t.Fatalf("checks recorded: %+v", checks)
 	}
 	fb, _ := checks[1].Metadata[candidate.MetaFallback].(map[string]any)
-	if fb["policy"] != FallbackAgent || !strings.Contains(fb["reason"].(string), "already exists") {
+	if fb["policy"] != runconfig.FallbackAgent || !strings.Contains(fb["reason"].(string), "already exists") {
 		t.Errorf("the failed check's fallback metadata: %v", fb)
 	}
 	var names []string
@@ -170,7 +171,7 @@ func TestPreconditionFallbackAgent(t *testing.T) {
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("the fallback agent's actions (-want +got):\n%s", diff)
 	}
-	if len(res.Fallbacks) != 1 || res.Fallbacks[0].Check != "branch_absent" || res.Fallbacks[0].Policy != FallbackAgent {
+	if len(res.Fallbacks) != 1 || res.Fallbacks[0].Check != "branch_absent" || res.Fallbacks[0].Policy != runconfig.FallbackAgent {
 		t.Errorf("Result.Fallbacks = %+v", res.Fallbacks)
 	}
 	run := tr.Metadata["crystallize_run"].(map[string]any)
@@ -225,7 +226,7 @@ func TestPreconditionFallbackFail(t *testing.T) {
 		t.Fatalf("checks %v", checks)
 	}
 	fb, _ := checks[1].Metadata[candidate.MetaFallback].(map[string]any)
-	if fb["policy"] != FallbackFail {
+	if fb["policy"] != runconfig.FallbackFail {
 		t.Errorf("fallback metadata %v", fb)
 	}
 	checkSessionLog(t, res)
@@ -246,8 +247,8 @@ def wf(ctx, name):
     return ctx.tool("fs.read", path = name)
 `
 	w := workflow(t, src)
-	o := opts(t, &Config{Dir: dir, Grants: Grants{Capabilities: []string{"fs.read", "fs.write"}}})
-	o.Fallback = FallbackAsk
+	o := opts(t, &runconfig.Config{Dir: dir, Grants: runconfig.Grants{Capabilities: []string{"fs.read", "fs.write"}}})
+	o.Fallback = runconfig.FallbackAsk
 	res, err := Run(context.Background(), w, Params{"name": "in.txt"}, o)
 	if !errors.Is(err, ErrPendingApproval) || res.Status != StatusPendingApproval {
 		t.Fatalf("status %s, err %v; want pending", res.Status, err)
@@ -278,12 +279,12 @@ def wf(ctx, name):
 		t.Errorf("checks: %+v", checks)
 	}
 	fb, _ := checks[0].Metadata[candidate.MetaFallback].(map[string]any)
-	if fb["policy"] != FallbackAsk {
+	if fb["policy"] != runconfig.FallbackAsk {
 		t.Errorf("fallback metadata %v", fb)
 	}
 	// The step the person let run is marked, so mining counts it.
 	last := tr.Actions[len(tr.Actions)-1]
-	if fb, _ := last.Metadata[candidate.MetaFallback].(map[string]any); last.Name != "fs.read" || fb["policy"] != FallbackAsk {
+	if fb, _ := last.Metadata[candidate.MetaFallback].(map[string]any); last.Name != "fs.read" || fb["policy"] != runconfig.FallbackAsk {
 		t.Errorf("last action %s %v", last.Name, last.Metadata)
 	}
 }
@@ -300,7 +301,7 @@ def wf(ctx, b):
 	m := &scriptedModel{t: t, answers: []string{`{"tool": "git checkout", "args": {"b": "feature-3"}}`, `"switched to feature-3"`}}
 	srv := httptest.NewServer(m)
 	defer srv.Close()
-	res, err := Run(context.Background(), workflow(t, src), Params{"b": "feature"}, fallbackOpts(t, dir, FallbackAgent, srv.URL))
+	res, err := Run(context.Background(), workflow(t, src), Params{"b": "feature"}, fallbackOpts(t, dir, runconfig.FallbackAgent, srv.URL))
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -309,11 +310,11 @@ def wf(ctx, b):
 	}
 	tr := readTrace(t, res)
 	first := tr.Actions[0]
-	if fb, _ := first.Metadata[candidate.MetaFallback].(map[string]any); first.Name != "git checkout" || fb["policy"] != FallbackAgent || fb["boundary"] != "step-1-failed" {
+	if fb, _ := first.Metadata[candidate.MetaFallback].(map[string]any); first.Name != "git checkout" || fb["policy"] != runconfig.FallbackAgent || fb["boundary"] != "step-1-failed" {
 		t.Errorf("failed step: %s %v", first.Name, first.Metadata)
 	}
 
-	res, err = Run(context.Background(), workflow(t, src), Params{"b": "feature"}, fallbackOpts(t, dir, FallbackFail, ""))
+	res, err = Run(context.Background(), workflow(t, src), Params{"b": "feature"}, fallbackOpts(t, dir, runconfig.FallbackFail, ""))
 	if err == nil || FailureCode(res.Status, res.Error) != "step_error" {
 		t.Errorf("under fail: err %v, reason %s", err, FailureCode(res.Status, res.Error))
 	}
@@ -321,7 +322,7 @@ def wf(ctx, b):
 
 func TestFallbackConfig(t *testing.T) {
 	w := workflow(t, branchWorkflow)
-	o := fallbackOpts(t, t.TempDir(), FallbackAgent, "")
+	o := fallbackOpts(t, t.TempDir(), runconfig.FallbackAgent, "")
 	if _, err := Run(context.Background(), w, Params{"branch": "x"}, o); !errors.Is(err, ErrModel) {
 		t.Errorf("agent policy without a model: %v, want ErrModel", err)
 	}
@@ -334,17 +335,17 @@ func TestFallbackConfig(t *testing.T) {
 	if err := os.WriteFile(file, []byte("[fallback]\npolicy = \"agent\"\nmodel = \"local\"\nmax_iterations = 4\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(file)
+	cfg, err := runconfig.LoadConfig(file)
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}
-	if diff := cmp.Diff(FallbackConfig{Policy: "agent", Model: "local", MaxIterations: 4}, cfg.Fallback); diff != "" {
+	if diff := cmp.Diff(runconfig.FallbackConfig{Policy: "agent", Model: "local", MaxIterations: 4}, cfg.Fallback); diff != "" {
 		t.Errorf("[fallback] (-want +got):\n%s", diff)
 	}
 	if err := os.WriteFile(file, []byte("[fallback]\npolicy = \"sometimes\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadConfig(file); err == nil || !strings.Contains(err.Error(), `fallback.policy: "sometimes", want one of fail, agent, ask`) {
+	if _, err := runconfig.LoadConfig(file); err == nil || !strings.Contains(err.Error(), `fallback.policy: "sometimes", want one of fail, agent, ask`) {
 		t.Errorf("LoadConfig with a bad policy: %v", err)
 	}
 }
@@ -360,7 +361,7 @@ def wf(ctx):
     return ctx.tool("fs.read", path = "in.txt")["content"]
 `
 	w := workflow(t, src)
-	o := opts(t, &Config{Dir: dir, Grants: Grants{Capabilities: []string{"fs.read", "fs.write"}}, Fallback: FallbackConfig{Policy: FallbackAsk}})
+	o := opts(t, &runconfig.Config{Dir: dir, Grants: runconfig.Grants{Capabilities: []string{"fs.read", "fs.write"}}, Fallback: runconfig.FallbackConfig{Policy: runconfig.FallbackAsk}})
 	res, err := Run(context.Background(), w, nil, o)
 	if !errors.Is(err, ErrPendingApproval) || res.Pending == nil || res.Pending.Boundary != "step-2-failed" || res.Pending.Step != 2 {
 		t.Fatalf("err %v, pending %+v; want pending at step-2-failed", err, res.Pending)

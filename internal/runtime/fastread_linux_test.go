@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"golang.org/x/sys/unix"
 )
 
@@ -186,7 +187,7 @@ func TestFSReadChecked(t *testing.T) {
 	if !localFileSystem(root) {
 		t.Skip("the temporary directory is not on a file system known to be local")
 	}
-	cfg := &Config{Dir: root, Grants: Grants{Capabilities: []string{"fs.read"}}}
+	cfg := &runconfig.Config{Dir: root, Grants: runconfig.Grants{Capabilities: []string{"fs.read"}}}
 	o := opts(t, cfg).withDefaults()
 	w := workflow(t, "# capabilities: fs.read · secrets: none\ndef wf(ctx):\n    pass\n")
 	h := newHost(context.Background(), w, cfg, o)
@@ -197,7 +198,7 @@ func TestFSReadChecked(t *testing.T) {
 	}
 	fast := func(p string) (any, bool) {
 		t.Helper()
-		if err := h.guardPath(ToolFSRead, args(p)); err != nil {
+		if err := h.guardPath(runconfig.ToolFSRead, args(p)); err != nil {
 			t.Fatal(err)
 		}
 		return fsReadChecked(p, h.takeChecked(p))
@@ -213,7 +214,7 @@ func TestFSReadChecked(t *testing.T) {
 		}
 	}
 	// A check is used once, and only for its own path.
-	if err := h.guardPath(ToolFSRead, args("f.txt")); err != nil {
+	if err := h.guardPath(runconfig.ToolFSRead, args("f.txt")); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := fsReadChecked("sub/g.txt", h.takeChecked("sub/g.txt")); ok {
@@ -225,7 +226,7 @@ func TestFSReadChecked(t *testing.T) {
 
 	// Swapped between the check and the read: another file renamed over
 	// it, or a symlink out of the root. fs.read then goes through os.Root.
-	if err := h.guardPath(ToolFSRead, args("f.txt")); err != nil {
+	if err := h.guardPath(runconfig.ToolFSRead, args("f.txt")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(filepath.Join(root, "other"), filepath.Join(root, "f.txt")); err != nil {
@@ -234,7 +235,7 @@ func TestFSReadChecked(t *testing.T) {
 	if out, ok := fsReadChecked("f.txt", h.takeChecked("f.txt")); ok {
 		t.Errorf("a file renamed over the checked one was read from the check: %v", out)
 	}
-	if err := h.guardPath(ToolFSRead, args("sub/g.txt")); err != nil {
+	if err := h.guardPath(runconfig.ToolFSRead, args("sub/g.txt")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(filepath.Join(root, "sub"), filepath.Join(parent, "sub-old")); err != nil {
@@ -248,7 +249,7 @@ func TestFSReadChecked(t *testing.T) {
 	}
 	// Through a symlink, the check resolves the path itself and leaves no
 	// file to read by identity.
-	if err := h.guardPath(ToolFSRead, args("sub/outside.txt")); err != nil {
+	if err := h.guardPath(runconfig.ToolFSRead, args("sub/outside.txt")); err != nil {
 		t.Fatal(err)
 	}
 	if out, ok := fsReadChecked("sub/outside.txt", h.takeChecked("sub/outside.txt")); ok {
@@ -273,7 +274,7 @@ func TestFSReadSwappedDuringRun(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(parent, "outside.txt"), []byte("secret"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{Dir: root, Grants: Grants{Capabilities: []string{"fs.read"}}}
+	cfg := &runconfig.Config{Dir: root, Grants: runconfig.Grants{Capabilities: []string{"fs.read"}}}
 	w := workflow(t, `# capabilities: fs.read · secrets: none
 def wf(ctx, path):
     first = ctx.tool("fs.read", path = "f.txt")["content"]

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
 // TestLoadFIFO: a workflow or manifest that is a FIFO is refused instead
@@ -48,7 +49,7 @@ func TestFSFIFO(t *testing.T) {
 		t.Skip("no FIFOs here:", err)
 	}
 	os.Mkdir(filepath.Join(root, "dir"), 0o755)
-	cfg := &Config{Dir: root, Grants: Grants{Capabilities: []string{"fs.read", "fs.write"}}}
+	cfg := &runconfig.Config{Dir: root, Grants: runconfig.Grants{Capabilities: []string{"fs.read", "fs.write"}}}
 	for _, src := range []string{
 		`ctx.tool("fs.read", path = "pipe")`,
 		`ctx.tool("fs.write", path = "pipe", content = "x")`,
@@ -58,7 +59,7 @@ func TestFSFIFO(t *testing.T) {
 		w := workflow(t, "# capabilities: fs.read, fs.write · secrets: none\ndef wf(ctx):\n    "+src+"\n")
 		c := cfg
 		if strings.Contains(src, "/dev/") {
-			c = &Config{Dir: "/dev", Grants: cfg.Grants}
+			c = &runconfig.Config{Dir: "/dev", Grants: cfg.Grants}
 		}
 		done := make(chan error, 1)
 		go func() { _, err := Run(t.Context(), w, nil, opts(t, c)); done <- err }()

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"strings"
 	"unicode/utf8"
 )
@@ -15,7 +16,7 @@ var ErrEdit = errors.New("edit does not apply")
 // fileMutation is the mutation the receipt of a file-writing built-in
 // records, the word normalization gives agents' edits of the same kind,
 // so that a run's side effects compare equal to the traces'.
-var fileMutation = map[string]string{ToolFSWrite: "write", ToolFSEdit: "edit"}
+var fileMutation = map[string]string{runconfig.ToolFSWrite: "write", runconfig.ToolFSEdit: "edit"}
 
 // textEdit is one exact replacement of fs.edit.
 type textEdit struct {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -46,7 +47,7 @@ func TestFSEdit(t *testing.T) {
 			if err := os.WriteFile(file, []byte(before), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cfg := &Config{Dir: root, Workspace: Workspace{Roots: []string{"."}}, Grants: Grants{Capabilities: []string{"fs.write"}}}
+			cfg := &runconfig.Config{Dir: root, Workspace: runconfig.Workspace{Roots: []string{"."}}, Grants: runconfig.Grants{Capabilities: []string{"fs.write"}}}
 			w := workflow(t, "# capabilities: fs.write · secrets: none\ndef wf(ctx):\n    return ctx.tool(\"fs.edit\", path = \"notes.txt\", "+tt.call+")\n")
 			res, err := Run(context.Background(), w, nil, opts(t, cfg))
 			switch {
@@ -93,12 +94,12 @@ func TestFSEditConfinement(t *testing.T) {
 	symlinks := os.Symlink(outside, filepath.Join(root, "link")) == nil
 	src := "# capabilities: fs.write · secrets: none\ndef wf(ctx, path):\n    return ctx.tool(\"fs.edit\", path = path, old = \"old\", new = \"new\")\n"
 	w := workflow(t, src)
-	cfg := func(caps ...string) *Config {
-		return &Config{Dir: root, File: filepath.Join(root, "crystallize.toml"), Workspace: Workspace{Roots: []string{"."}}, Grants: Grants{Capabilities: caps}}
+	cfg := func(caps ...string) *runconfig.Config {
+		return &runconfig.Config{Dir: root, File: filepath.Join(root, "crystallize.toml"), Workspace: runconfig.Workspace{Roots: []string{"."}}, Grants: runconfig.Grants{Capabilities: caps}}
 	}
 	tests := []struct {
 		path   string
-		cfg    *Config
+		cfg    *runconfig.Config
 		dryRun bool
 		is     error
 		skip   bool
@@ -141,16 +142,16 @@ func TestFSEditConfinement(t *testing.T) {
 // TestFSEditBuiltinByDefault: fs.edit needs no binding, is named in a
 // config as a built-in, and is refused to a read-only step.
 func TestFSEditBuiltinByDefault(t *testing.T) {
-	if b, ok := resolve(nil, nil, ToolFSEdit); !ok || b.builtin != ToolFSEdit {
+	if b, ok := resolve(nil, nil, runconfig.ToolFSEdit); !ok || b.builtin != runconfig.ToolFSEdit {
 		t.Fatalf("resolve(fs.edit) = %+v, %v, want the built-in", b, ok)
 	}
-	if b, _ := resolve(nil, nil, ToolFSEdit); strings.Join(b.capabilities(), ",") != "fs.write" {
+	if b, _ := resolve(nil, nil, runconfig.ToolFSEdit); strings.Join(b.capabilities(), ",") != "fs.write" {
 		t.Errorf("fs.edit needs %v, want fs.write", b.capabilities())
 	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "crystallize.toml")
 	os.WriteFile(file, []byte("[tools.\"notes.edit\"]\nbuiltin = \"fs.edit\"\n[tools.\"bad\"]\nbuiltin = \"fs.delete\"\n"), 0o644)
-	_, err := LoadConfig(file)
+	_, err := runconfig.LoadConfig(file)
 	if err == nil || !strings.Contains(err.Error(), `unknown built-in "fs.delete"; want one of fs.read, fs.write, fs.edit`) || strings.Contains(err.Error(), "notes.edit") {
 		t.Errorf("LoadConfig = %v, want only the unknown built-in refused", err)
 	}
@@ -161,7 +162,7 @@ func TestFSEditBuiltinByDefault(t *testing.T) {
 def wf(ctx):
     return ctx.agent("look", tools = ["fs.edit"], max_iterations = 2, read_only = True)
 `)
-	o := opts(t, &Config{Dir: root, Workspace: Workspace{Roots: []string{"."}}, Grants: Grants{Capabilities: []string{"fs.write"}}})
+	o := opts(t, &runconfig.Config{Dir: root, Workspace: runconfig.Workspace{Roots: []string{"."}}, Grants: runconfig.Grants{Capabilities: []string{"fs.write"}}})
 	o.Model = &scriptModel{replies: []any{map[string]any{"tool": "fs.edit", "args": map[string]any{"path": "a.txt", "old": "x", "new": "y"}}}}
 	_, err = Run(context.Background(), w, nil, o)
 	if !errors.Is(err, ErrCapability) || !strings.Contains(err.Error(), "read-only") {
@@ -199,7 +200,7 @@ func TestFileBuiltinGrants(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
-			o := opts(t, &Config{Dir: root, Workspace: Workspace{Roots: []string{"."}}, Grants: Grants{Capabilities: tt.grants}})
+			o := opts(t, &runconfig.Config{Dir: root, Workspace: runconfig.Workspace{Roots: []string{"."}}, Grants: runconfig.Grants{Capabilities: tt.grants}})
 			o.DryRun = tt.dryRun
 			o.Tools = map[string]Tool{"first": {Func: func(context.Context, map[string]any) (any, error) { return nil, nil }}}
 			res, err := Run(context.Background(), tt.w, nil, o)
@@ -225,7 +226,7 @@ func TestFileBuiltinGrants(t *testing.T) {
 		})
 	}
 
-	r, err := Preflight(context.Background(), declared, &Config{Dir: t.TempDir()}, map[string]Tool{"first": {}}, nil)
+	r, err := Preflight(context.Background(), declared, &runconfig.Config{Dir: t.TempDir()}, map[string]Tool{"first": {}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +247,7 @@ def wf(ctx):
     ctx.check("file_exists", path = "notes/other.md")
 `)
 	root := t.TempDir()
-	o := opts(t, &Config{Dir: root, Workspace: Workspace{Roots: []string{"."}}})
+	o := opts(t, &runconfig.Config{Dir: root, Workspace: runconfig.Workspace{Roots: []string{"."}}})
 	o.DryRun = true
 	var log strings.Builder
 	o.Log = &log
@@ -270,7 +271,7 @@ def wf(ctx):
 func TestFSHomePath(t *testing.T) {
 	const src = "# capabilities: fs.write · secrets: none\ndef wf(ctx):\n    return ctx.tool(\"fs.write\", path = \"~/notes.txt\", content = \"hi\\n\")\n"
 	run := func(t *testing.T, root string, environ []string) error {
-		cfg := &Config{Dir: root, Workspace: Workspace{Roots: []string{"."}}, Grants: Grants{Capabilities: []string{"fs.write"}}}
+		cfg := &runconfig.Config{Dir: root, Workspace: runconfig.Workspace{Roots: []string{"."}}, Grants: runconfig.Grants{Capabilities: []string{"fs.write"}}}
 		o := opts(t, cfg)
 		o.Environ = environ
 		_, err := Run(context.Background(), workflow(t, src), nil, o)
@@ -293,7 +294,7 @@ func TestFSHomePath(t *testing.T) {
 		}
 		// The check that precedes a mined edit looks where the edit will.
 		check := "# capabilities: fs.write · secrets: none\ndef wf(ctx):\n    ctx.check(\"file_exists\", path = \"~/notes.txt\")\n"
-		cfg := &Config{Dir: root, Workspace: Workspace{Roots: []string{"."}}, Grants: Grants{Capabilities: []string{"fs.write"}}}
+		cfg := &runconfig.Config{Dir: root, Workspace: runconfig.Workspace{Roots: []string{"."}}, Grants: runconfig.Grants{Capabilities: []string{"fs.write"}}}
 		o := opts(t, cfg)
 		o.Environ = []string{"HOME=" + home}
 		if _, err := Run(context.Background(), workflow(t, check), nil, o); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -94,13 +95,13 @@ func TestFSRootReplaced(t *testing.T) {
 			// tools/run.sh is a program in the replacement and an
 			// ordinary file in the pinned root; bin/prog is a program of
 			// the pinned root.
-			cfg := &Config{
+			cfg := &runconfig.Config{
 				Dir: root,
-				Tools: map[string]ToolBinding{
+				Tools: map[string]runconfig.ToolBinding{
 					"run":  {Command: []string{filepath.Join(parent, "b", "tools", "run.sh")}},
 					"prog": {Command: []string{filepath.Join(pinned, "bin", "prog")}},
 				},
-				Grants: Grants{Capabilities: []string{"fs.read", "fs.write"}},
+				Grants: runconfig.Grants{Capabilities: []string{"fs.read", "fs.write"}},
 			}
 			w := workflow(t, `# capabilities: fs.read, fs.write · secrets: none
 def wf(ctx, last):

@@ -3,6 +3,7 @@ package runtime
 import (
 	"slices"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -41,7 +42,7 @@ func ExecGrants(commands []ExecCommand) (needed, missing, undeclared []string) {
 // by a literal name need, sorted, when no binding or in-process tool
 // takes the name: what the workflow needs beyond its commands to run
 // with no configuration but grants.
-func builtinCapabilities(w *Workflow, cfg *Config, tools map[string]Tool) []string {
+func builtinCapabilities(w *Workflow, cfg *runconfig.Config, tools map[string]Tool) []string {
 	var caps []string
 	for _, name := range w.Tools {
 		b, ok := resolve(cfg, tools, name)
@@ -66,7 +67,7 @@ func builtinCapabilities(w *Workflow, cfg *Config, tools map[string]Tool) []stri
 // to builtinCapabilities. A run checks them all before its first step,
 // so that a refusal does not come after a human already approved a gate
 // on the way to the call.
-func boundToolCapabilities(w *Workflow, cfg *Config, tools map[string]Tool) (names []string, caps map[string][]string) {
+func boundToolCapabilities(w *Workflow, cfg *runconfig.Config, tools map[string]Tool) (names []string, caps map[string][]string) {
 	caps = map[string][]string{}
 	var all []string
 	all = append(all, w.Tools...)

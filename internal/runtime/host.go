@@ -17,6 +17,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/crystallize-dev/crystallize/internal/mdtext"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -26,7 +27,7 @@ import (
 type host struct {
 	ctx  context.Context
 	w    *Workflow
-	cfg  *Config
+	cfg  *runconfig.Config
 	opts Options
 	res  *Result
 
@@ -109,7 +110,7 @@ type phase struct {
 	loose  bool
 }
 
-func newHost(ctx context.Context, w *Workflow, cfg *Config, opts Options) *host {
+func newHost(ctx context.Context, w *Workflow, cfg *runconfig.Config, opts Options) *host {
 	ctx, cancel := context.WithCancelCause(ctx)
 	h := &host{
 		ctx: ctx, cancel: cancel, w: w, cfg: cfg, opts: opts,
@@ -300,7 +301,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		h.refuse(step, name, err.Error(), missing)
 		return nil, nil, err
 	}
-	if c.readOnly && (len(h.callSideEffects(step, name, bind, callArgs)) > 0 || writesFiles(bind.builtin)) {
+	if c.readOnly && (len(h.callSideEffects(step, name, bind, callArgs)) > 0 || runconfig.WritesFiles(bind.builtin)) {
 		err := fmt.Errorf("%w: tool %s declares side effects, and the step calling it is read-only", ErrCapability, name)
 		h.refuse(step, name, err.Error(), nil)
 		return nil, nil, err
@@ -337,7 +338,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 			req, err = h.expandHTTP(bind.tool.HTTP, callArgs)
 		}
 		out = h.dryRunAnswer(step, name, h.callKind(step, name, bind), recArgs)
-		if bind.builtin == ToolFSWrite && err == nil {
+		if bind.builtin == runconfig.ToolFSWrite && err == nil {
 			if h.rehearsed == nil {
 				h.rehearsed = map[string]bool{}
 			}
@@ -352,7 +353,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 	}
 	recOut := h.secrets.value(out)
 	effects := h.callSideEffects(step, name, bind, recArgs)
-	if writesFiles(bind.builtin) && err == nil && !h.opts.DryRun {
+	if runconfig.WritesFiles(bind.builtin) && err == nil && !h.opts.DryRun {
 		effects = append(effects, trace.SideEffect{Kind: "file_write", Target: argString(recArgs["path"]), Capability: "fs.write", Mutation: fileMutation[bind.builtin]})
 	}
 	argsDigest := h.record(step, h.callKind(step, name, bind), name, recArgs, recOut, caps, effects, status, dur, argv, err)
@@ -624,7 +625,7 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 			if out == nil && !h.opts.DryRun {
 				err = fmt.Errorf("%w: replay has no recorded output for model step %s", ErrModel, c.name)
 			}
-			results[i] = result{resp: &ModelResponse{Output: out, Model: ProviderReplay}, err: err, dryRn: h.opts.DryRun}
+			results[i] = result{resp: &ModelResponse{Output: out, Model: runconfig.ProviderReplay}, err: err, dryRn: h.opts.DryRun}
 		default:
 			wg.Add(1)
 			sem <- struct{}{}
@@ -703,11 +704,11 @@ func (h *host) modelFor(name string) (m Model, replay bool, err error) {
 	case h.opts.DryRun:
 		return nil, true, nil
 	}
-	key, mc, ok := h.cfg.model(name)
+	key, mc, ok := h.cfg.ModelEntry(name)
 	if !ok {
 		return nil, false, withRemedy(fmt.Errorf("%w: model step %s has no provider; configure [models.default] or [models.%s] in crystallize.toml", ErrModel, name, name), RemedyDryRun, "")
 	}
-	if mc.Provider == ProviderReplay {
+	if mc.Provider == runconfig.ProviderReplay {
 		return nil, true, nil
 	}
 	if m, ok := h.providers[key]; ok {
@@ -730,7 +731,7 @@ func (h *host) modelFor(name string) (m Model, replay bool, err error) {
 
 // apiKey resolves the api_key secret of [models.key]; its value is
 // replaced in everything recorded from then on.
-func (h *host) apiKey(key string, mc ModelConfig) (string, error) {
+func (h *host) apiKey(key string, mc runconfig.ModelConfig) (string, error) {
 	if mc.APIKey == "" {
 		return "", nil
 	}
@@ -863,7 +864,7 @@ func (h *host) secret(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 		return nil, err
 	}
 	if !slices.Contains(h.w.Secrets, id) {
-		return nil, fmt.Errorf("%w: %s is not among the secrets the workflow declares (%s)", ErrSecret, id, orNone(h.w.Secrets))
+		return nil, fmt.Errorf("%w: %s is not among the secrets the workflow declares (%s)", runconfig.ErrSecret, id, orNone(h.w.Secrets))
 	}
 	v, err := h.workflowSecret(id)
 	if err != nil {
@@ -1019,4 +1020,30 @@ func orNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+// workflowSecret resolves a secret ctx.secret asks for: from the
+// environment (then the file) when [secrets] env lists it, else from the
+// secrets file only.
+func (h *host) workflowSecret(id string) (string, error) {
+	if slices.Contains(h.cfg.Secrets.Env, id) {
+		return h.secretValue(id)
+	}
+	var v string
+	if h.cfg.Secrets.File != "" {
+		values, err := runconfig.ReadSecretsFile(h.cfg.Abs(h.cfg.Secrets.File))
+		if err != nil {
+			return "", err
+		}
+		v = values[id]
+	}
+	if v == "" {
+		where := "list it in crystallize.toml [secrets] env = [\"" + id + "\"] to let workflows read the environment variable"
+		if h.cfg.Secrets.File != "" {
+			where += ", or add it to " + h.cfg.Secrets.File
+		}
+		return "", fmt.Errorf("%w: secret_not_provided: %s is not provided by the configuration; %s", runconfig.ErrSecret, id, where)
+	}
+	h.secrets.add(id, v)
+	return v, nil
 }

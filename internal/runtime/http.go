@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"io"
 	"mime"
 	"net/http"
@@ -13,96 +14,6 @@ import (
 	"slices"
 	"strings"
 )
-
-// HTTPBinding is the http executor of a [tools."name"] entry:
-//
-//	http = { method = "POST", url = "https://api.github.com/repos/{repo}/pulls",
-//	         headers = { Authorization = "Bearer {secret:GITHUB_TOKEN}" }, body = "json" }
-//
-// Every call is one request. In the URL, "{name}" takes the call's
-// argument name, escaped as a path segment before the "?" and as a query
-// value after it, so a value cannot change the URL's shape; a value that
-// makes a "." or ".." segment, as it is or once a server decodes its
-// %2F, is refused (ErrPathSegment). Header
-// values are templates too, and the only place a secret may appear, as
-// "{secret:ID}": a URL is recorded, headers never are. The arguments
-// neither the URL nor a header took are sent as Body says. A response is
-// parsed as JSON when its content type says JSON or it is valid JSON, and
-// is otherwise returned as text; a status outside 2xx is an error naming
-// the status and the URL. The binding's timeout bounds the whole
-// exchange, and cancelling the run aborts it.
-type HTTPBinding struct {
-	// Method is the request method; default GET.
-	Method string `toml:"method"`
-	// URL is an absolute http or https URL template.
-	URL string `toml:"url"`
-	// Headers are added to the request; values are templates.
-	Headers map[string]string `toml:"headers"`
-	// Body says what carries the remaining arguments: BodyJSON (a JSON
-	// object as the request body, the default for POST, PUT and PATCH),
-	// BodyQuery (query parameters, the default for other methods) or
-	// BodyNone (they are not sent).
-	Body string `toml:"body"`
-}
-
-// Values of HTTPBinding.Body.
-const (
-	BodyJSON  = "json"
-	BodyQuery = "query"
-	BodyNone  = "none"
-)
-
-var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
-
-// check reports every problem of the binding at path p of file.
-func (hb *HTTPBinding) check(file, p string) []error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s%s: %s", file, p, field, fmt.Sprintf(format, args...)))
-	}
-	if m := hb.method(); !slices.Contains(httpMethods, m) {
-		bad(".method", "unknown method %q; want one of %s", hb.Method, strings.Join(httpMethods, ", "))
-	}
-	// The template is checked with placeholders filled, since "{" is not
-	// valid in a URL's host.
-	u, err := url.Parse(placeholders.Replace(hb.URL))
-	switch {
-	case hb.URL == "":
-		bad(".url", "empty url")
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		bad(".url", "%q is not an absolute http or https URL", hb.URL)
-	}
-	if ids := templateSecrets(hb.URL); len(ids) > 0 {
-		bad(".url", "names secret %s; URLs are recorded, so secrets go in headers", ids[0])
-	}
-	switch hb.Body {
-	case "", BodyJSON, BodyQuery, BodyNone:
-	default:
-		bad(".body", "unknown body %q; want %s, %s or %s", hb.Body, BodyJSON, BodyQuery, BodyNone)
-	}
-	return errs
-}
-
-// placeholders stands a harmless value in for every template brace.
-var placeholders = strings.NewReplacer("{", "x", "}", "x")
-
-func (hb *HTTPBinding) method() string {
-	if hb.Method == "" {
-		return http.MethodGet
-	}
-	return strings.ToUpper(hb.Method)
-}
-
-func (hb *HTTPBinding) body() string {
-	if hb.Body != "" {
-		return hb.Body
-	}
-	switch hb.method() {
-	case http.MethodPost, http.MethodPut, http.MethodPatch:
-		return BodyJSON
-	}
-	return BodyQuery
-}
 
 // httpRequest is a call's request, expanded.
 type httpRequest struct {
@@ -114,7 +25,7 @@ type httpRequest struct {
 // expandHTTP builds the request of a call: the URL with its parameters
 // escaped, the headers with their secrets, and the remaining arguments as
 // the body or query.
-func (h *host) expandHTTP(hb *HTTPBinding, args map[string]any) (*httpRequest, error) {
+func (h *host) expandHTTP(hb *runconfig.HTTPBinding, args map[string]any) (*httpRequest, error) {
 	used := map[string]bool{}
 	base, query, hasQuery := strings.Cut(hb.URL, "?")
 	var errs []error
@@ -128,7 +39,7 @@ func (h *host) expandHTTP(hb *HTTPBinding, args map[string]any) (*httpRequest, e
 		errs = append(errs, err)
 		u += "?" + q
 	}
-	req := &httpRequest{method: hb.method(), header: http.Header{}}
+	req := &httpRequest{method: hb.RequestMethod(), header: http.Header{}}
 	for _, k := range sortedKeys(hb.Headers) {
 		v, err := h.expandWith(hb.Headers[k], args, nil, used)
 		errs = append(errs, err)
@@ -143,13 +54,13 @@ func (h *host) expandHTTP(hb *HTTPBinding, args map[string]any) (*httpRequest, e
 			rest[k] = v
 		}
 	}
-	switch hb.body() {
-	case BodyJSON:
+	switch hb.BodyKind() {
+	case runconfig.BodyJSON:
 		req.body = canonical(rest)
 		if req.header.Get("Content-Type") == "" {
 			req.header.Set("Content-Type", "application/json")
 		}
-	case BodyQuery:
+	case runconfig.BodyQuery:
 		if len(rest) > 0 {
 			q := url.Values{}
 			for _, k := range sortedKeys(rest) {
@@ -212,14 +123,14 @@ func dotSegments(tmpl, expanded string) error {
 }
 
 // httpCall runs an http binding.
-func (h *host) httpCall(t *ToolBinding, args map[string]any) (any, *httpRequest, error) {
+func (h *host) httpCall(t *runconfig.ToolBinding, args map[string]any) (any, *httpRequest, error) {
 	r, err := h.expandHTTP(t.HTTP, args)
 	if err != nil {
 		return nil, nil, err
 	}
-	timeout := t.timeout
+	timeout := t.ParsedTimeout()
 	if timeout == 0 {
-		timeout = DefaultToolTimeout
+		timeout = runconfig.DefaultToolTimeout
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, timeout)
 	defer cancel()

@@ -14,16 +14,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/google/go-cmp/cmp"
 )
 
 const token = "ghp-s3cr3t-token-value-9876543210"
 
 // httpConfig binds tool "gh.open_pr" to srv with binding hb.
-func httpConfig(t *testing.T, hb HTTPBinding, timeout string) *Config {
+func httpConfig(t *testing.T, hb runconfig.HTTPBinding, timeout string) *runconfig.Config {
 	t.Helper()
 	dir := t.TempDir()
-	p := filepath.Join(dir, ConfigFile)
+	p := filepath.Join(dir, runconfig.ConfigFile)
 	var b strings.Builder
 	b.WriteString("[tools.\"gh.open_pr\"]\ncapability = \"github.write\"\n")
 	if timeout != "" {
@@ -43,7 +44,7 @@ func httpConfig(t *testing.T, hb HTTPBinding, timeout string) *Config {
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := LoadConfig(p)
+	c, err := runconfig.LoadConfig(p)
 	if err != nil {
 		t.Fatalf("LoadConfig:\n%s\n%v", b.String(), err)
 	}
@@ -85,7 +86,7 @@ func TestHTTPBinding(t *testing.T) {
 		json.NewEncoder(w).Encode(map[string]any{"number": 7, "seen": r.Header.Get("Authorization")})
 	}))
 	defer srv.Close()
-	cfg := httpConfig(t, HTTPBinding{
+	cfg := httpConfig(t, runconfig.HTTPBinding{
 		Method:  "post",
 		URL:     srv.URL + "/repos/{repo}/pulls?draft={draft}",
 		Headers: map[string]string{"Authorization": "Bearer {secret:GITHUB_TOKEN}"},
@@ -169,7 +170,7 @@ func TestHTTPResponses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)
 			defer srv.Close()
-			cfg := httpConfig(t, HTTPBinding{Method: "POST", URL: srv.URL + "/repos/{repo}/pulls?draft={draft}"}, tt.timeout)
+			cfg := httpConfig(t, runconfig.HTTPBinding{Method: "POST", URL: srv.URL + "/repos/{repo}/pulls?draft={draft}"}, tt.timeout)
 			res, err := Run(context.Background(), workflow(t, prWorkflow), Params{"repo": "acme", "title": "t"}, opts(t, cfg))
 			if tt.err != "" {
 				want := strings.ReplaceAll(tt.err, "{url}", srv.URL)
@@ -200,7 +201,7 @@ func TestHTTPQueryBody(t *testing.T) {
 		io.WriteString(w, "[]")
 	}))
 	defer srv.Close()
-	cfg := httpConfig(t, HTTPBinding{URL: srv.URL + "/search/{repo}"}, "")
+	cfg := httpConfig(t, runconfig.HTTPBinding{URL: srv.URL + "/search/{repo}"}, "")
 	if _, err := Run(context.Background(), workflow(t, prWorkflow), Params{"repo": "acme", "title": "a&b=c"}, opts(t, cfg)); err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestHTTPCancel(t *testing.T) {
 		hang(w, r)
 	}))
 	defer srv.Close()
-	cfg := httpConfig(t, HTTPBinding{Method: "POST", URL: srv.URL + "/{repo}"}, "")
+	cfg := httpConfig(t, runconfig.HTTPBinding{Method: "POST", URL: srv.URL + "/{repo}"}, "")
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
 	begin := time.Now()
@@ -235,7 +236,7 @@ func TestHTTPSecretUnset(t *testing.T) {
 	hit := false
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hit = true }))
 	defer srv.Close()
-	cfg := httpConfig(t, HTTPBinding{Method: "POST", URL: srv.URL, Headers: map[string]string{"Authorization": "token {secret:GITHUB_TOKEN}"}}, "")
+	cfg := httpConfig(t, runconfig.HTTPBinding{Method: "POST", URL: srv.URL, Headers: map[string]string{"Authorization": "token {secret:GITHUB_TOKEN}"}}, "")
 	res, err := Run(context.Background(), workflow(t, prWorkflow), Params{"repo": "acme", "title": "t"}, opts(t, cfg))
 	want := `secret unavailable: tools."gh.open_pr" names secret GITHUB_TOKEN, which is not set; set the environment variable GITHUB_TOKEN`
 	if err == nil || err.Error() != want {
@@ -249,7 +250,7 @@ func TestHTTPSecretUnset(t *testing.T) {
 // TestHTTPDryRun: a dry run records the request without sending it or
 // resolving its secrets.
 func TestHTTPDryRun(t *testing.T) {
-	cfg := httpConfig(t, HTTPBinding{Method: "POST", URL: "https://api.github.com/repos/{repo}/pulls", Headers: map[string]string{"Authorization": "Bearer {secret:GITHUB_TOKEN}"}}, "")
+	cfg := httpConfig(t, runconfig.HTTPBinding{Method: "POST", URL: "https://api.github.com/repos/{repo}/pulls", Headers: map[string]string{"Authorization": "Bearer {secret:GITHUB_TOKEN}"}}, "")
 	o := opts(t, cfg)
 	o.DryRun = true
 	res, err := Run(context.Background(), workflow(t, prWorkflow), Params{"repo": "acme/x", "title": "t"}, o)
@@ -263,7 +264,7 @@ func TestHTTPDryRun(t *testing.T) {
 
 func TestHTTPConfigErrors(t *testing.T) {
 	dir := t.TempDir()
-	p := filepath.Join(dir, ConfigFile)
+	p := filepath.Join(dir, runconfig.ConfigFile)
 	os.WriteFile(p, []byte(`[tools."a"]
 http = { method = "FETCH", url = "ftp://x/{y}", body = "xml" }
 [tools."b"]
@@ -273,7 +274,7 @@ http = { url = "/relative" }
 [tools."d"]
 http = { url = "https://api", colour = "red" }
 `), 0o644)
-	_, err := LoadConfig(p)
+	_, err := runconfig.LoadConfig(p)
 	if err == nil {
 		t.Fatal("LoadConfig accepted bad http bindings")
 	}
@@ -332,7 +333,7 @@ func TestHTTPDotSegment(t *testing.T) {
 		w.Write([]byte(`{}`))
 	}))
 	defer srv.Close()
-	cfg := httpConfig(t, HTTPBinding{Method: "GET", URL: srv.URL + "/repos/acme/{repo}/pulls"}, "")
+	cfg := httpConfig(t, runconfig.HTTPBinding{Method: "GET", URL: srv.URL + "/repos/acme/{repo}/pulls"}, "")
 	w := workflow(t, "# capabilities: github.write · secrets: none\ndef wf(ctx, repo):\n    return ctx.tool(\"gh.open_pr\", repo = repo)\n")
 	for _, tt := range []struct {
 		repo string

@@ -1,6 +1,9 @@
 package runtime
 
-import "github.com/crystallize-dev/crystallize/internal/plan"
+import (
+	"github.com/crystallize-dev/crystallize/internal/plan"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+)
 
 // InprocTools are the tools implemented in process that a front end binds
 // for every run: plan.verify, which the workflows lowered from task plans
@@ -8,7 +11,7 @@ import "github.com/crystallize-dev/crystallize/internal/plan"
 // environ (it still needs its capability granted). Binding it for every
 // run means a plan's workflow can be run, checked and resumed like any
 // other.
-func InprocTools(cfg *Config, environ []string) map[string]Tool {
+func InprocTools(cfg *runconfig.Config, environ []string) map[string]Tool {
 	return map[string]Tool{
 		plan.VerifyTool: {Func: plan.Verifier(cfg.Dir, environ), Capabilities: []string{plan.VerifyCapability}},
 	}

@@ -14,6 +14,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -225,7 +226,7 @@ func Resume(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Result
 	}
 	cfg := opts.Config
 	if cfg == nil {
-		cfg = &Config{Dir: "."}
+		cfg = &runconfig.Config{Dir: "."}
 	}
 	opts.RunID = j.RunID
 	opts.DryRun = j.DryRun
@@ -513,12 +514,12 @@ func writeDurable(p string, data []byte) error {
 // LoadConfig loads the configuration a resumed run uses: file when the
 // caller names one, else the one the run was started with (Config), else
 // none, which is the empty configuration of the current directory.
-func (j *Journal) LoadConfig(file string) (*Config, error) {
+func (j *Journal) LoadConfig(file string) (*runconfig.Config, error) {
 	if file == "" {
 		file = j.Config
 	}
 	if file == "" {
-		return &Config{Dir: "."}, nil
+		return &runconfig.Config{Dir: "."}, nil
 	}
-	return LoadConfig(file)
+	return runconfig.LoadConfig(file)
 }

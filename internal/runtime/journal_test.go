@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -44,7 +45,7 @@ func (m fixedModel) Complete(context.Context, ModelRequest) (*ModelResponse, err
 }
 
 func approvalOpts(t *testing.T, state string, c counter, modelCalls *int) Options {
-	o := opts(t, &Config{Secrets: SecretsConfig{Env: []string{"TOKEN"}}})
+	o := opts(t, &runconfig.Config{Secrets: runconfig.SecretsConfig{Env: []string{"TOKEN"}}})
 	o.StateDir = state
 	o.Tools = c.tools()
 	o.Model = fixedModel{modelCalls}

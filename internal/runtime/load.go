@@ -3,7 +3,6 @@ package runtime
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -84,50 +84,6 @@ func (w *Workflow) Origin() string {
 		return OriginBundle
 	}
 	return OriginBareFile
-}
-
-// bundleOf reports the bundle directory holding file (or, when file is a
-// symlink, the file it points to): the nearest directory above it whose
-// candidate.json carries the bundle schema marker.
-func bundleOf(file string) (string, bool) {
-	paths := []string{file}
-	if real, err := filepath.EvalSymlinks(file); err == nil && real != file {
-		paths = append(paths, real)
-	}
-	for _, p := range paths {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			continue
-		}
-		for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
-			if isBundleDir(d) {
-				return d, true
-			}
-			if d == filepath.Dir(d) {
-				break
-			}
-		}
-	}
-	return "", false
-}
-
-// isBundleDir reports whether dir holds a candidate.json with the bundle
-// schema marker; another tool's candidate.json does not make a bundle.
-func isBundleDir(dir string) bool {
-	// Only a regular file of a manifest's size is read: a FIFO or device
-	// named candidate.json must not hang or flood the check.
-	name := filepath.Join(dir, bundle.ManifestFile)
-	if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() || st.Size() > 64<<20 {
-		return false
-	}
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return false
-	}
-	var head struct {
-		Schema string `json:"schema"`
-	}
-	return json.Unmarshal(data, &head) == nil && head.Schema == bundle.Schema
 }
 
 // Status is the bundle's promotion status as bundle.Ready recomputes it
@@ -197,7 +153,7 @@ func Load(target string) (*Workflow, error) {
 		return nil, fmt.Errorf("loading workflow: %w", err)
 	}
 	if !st.IsDir() {
-		if dir, ok := bundleOf(target); ok {
+		if dir, ok := runconfig.BundleOf(target); ok {
 			return nil, fmt.Errorf("%w: %s is a file of the bundle %s; run the bundle (crystallize run %s), whose approval is checked", ErrBundleMember, target, dir, dir)
 		}
 		src, err := readRegular(target)

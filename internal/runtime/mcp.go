@@ -25,20 +25,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os/exec"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// DefaultMCPStartTimeout bounds starting an MCP server (connecting,
-// initializing and listing its tools) when its entry sets no timeout.
-// Calls are bounded by their binding's timeout, DefaultToolTimeout by
-// default.
-const DefaultMCPStartTimeout = time.Minute
 
 // ErrMCP is wrapped by the errors of MCP bindings: a server that cannot be
 // started or reached, a tool it does not declare, a call that fails or
@@ -46,89 +40,13 @@ const DefaultMCPStartTimeout = time.Minute
 // tool.
 var ErrMCP = errors.New("mcp call failed")
 
-// MCPServer is one [mcp.name] entry: an MCP server started over stdio from
-// Command, or reached over streamable HTTP at URL (exactly one of them).
-type MCPServer struct {
-	// Command is the server's argv. Its elements may use {workspace};
-	// a program containing a slash is relative to the config's
-	// directory, like a command tool's.
-	Command []string `toml:"command"`
-	// Cwd is the server's working directory (default the first
-	// workspace root), Env variables added to Options.Environ; both only
-	// with Command.
-	Cwd string            `toml:"cwd"`
-	Env map[string]string `toml:"env"`
-	// URL is the endpoint of a streamable HTTP server, such as
-	// "http://127.0.0.1:8931/mcp".
-	URL string `toml:"url"`
-	// Timeout bounds starting the server and listing its tools (a
-	// time.ParseDuration string); default DefaultMCPStartTimeout.
-	Timeout string `toml:"timeout"`
-
-	timeout time.Duration
-}
-
-// checkMCP validates the [mcp.*] entries and the tool bindings that name
-// them; check calls it after the other bindings are checked.
-func (c *Config) checkMCP(file string) []error {
-	var errs []error
-	bad := func(p, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s: %s", file, p, fmt.Sprintf(format, args...)))
-	}
-	for _, name := range sortedKeys(c.MCP) {
-		s := c.MCP[name]
-		p := "mcp." + name
-		switch {
-		case len(s.Command) == 0 && s.URL == "":
-			bad(p, "no server; set command (stdio) or url (streamable HTTP)")
-		case len(s.Command) > 0 && s.URL != "":
-			bad(p, "both command and url; set one")
-		case s.URL != "":
-			if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				bad(p+".url", "%q is not an http or https URL", s.URL)
-			}
-			if s.Cwd != "" || len(s.Env) > 0 {
-				bad(p, "cwd and env apply only to a server started from a command")
-			}
-		case s.Command[0] == "":
-			bad(p+".command[0]", "empty program")
-		}
-		s.timeout = DefaultMCPStartTimeout
-		if s.Timeout != "" {
-			d, err := time.ParseDuration(s.Timeout)
-			if err != nil || d <= 0 {
-				bad(p+".timeout", "%q is not a positive duration such as \"30s\"", s.Timeout)
-			}
-			s.timeout = d
-		}
-		c.MCP[name] = s
-	}
-	for _, name := range sortedKeys(c.Tools) {
-		b := c.Tools[name]
-		p := fmt.Sprintf("tools.%q", name)
-		if b.MCP == "" {
-			if b.Tool != "" {
-				bad(p+".tool", "names an MCP tool, but the binding sets no mcp server")
-			}
-			continue
-		}
-		if _, ok := c.MCP[b.MCP]; !ok {
-			bad(p+".mcp", "unknown server %q; define it under [mcp.%s] (servers: %s)", b.MCP, b.MCP, orNone(sortedKeys(c.MCP)))
-		}
-		if b.Cwd != "" || len(b.Env) > 0 {
-			bad(p, "cwd and env of an MCP server go in its [mcp.%s] entry: one server process serves every binding", b.MCP)
-		}
-	}
-	return errs
-}
-
 // mcpToolName returns the MCP tool a call of name through the binding t,
 // found under the config key pattern, calls: t.Tool when it is set; for
 // a glob pattern, name without the pattern's literal prefix (the text
 // before its first metacharacter), so "docs.search" through "docs.*" calls
 // "search"; otherwise, and when stripping would leave nothing, name
 // itself.
-func mcpToolName(pattern string, t *ToolBinding, name string) string {
+func mcpToolName(pattern string, t *runconfig.ToolBinding, name string) string {
 	if t.Tool != "" {
 		return t.Tool
 	}
@@ -163,9 +81,9 @@ func (h *host) mcpCallTool(name string, b *binding, args map[string]any) (any, e
 	if _, ok := s.tools[tool]; !ok {
 		return nil, &mcpError{server: server, tool: tool, msg: fmt.Sprintf("the server declares no such tool (it declares: %s)", orNone(sortedKeys(s.tools)))}
 	}
-	timeout := b.tool.timeout
+	timeout := b.tool.ParsedTimeout()
 	if timeout == 0 {
-		timeout = DefaultToolTimeout
+		timeout = runconfig.DefaultToolTimeout
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, timeout)
 	defer cancel()
@@ -228,7 +146,7 @@ func (h *host) openMCP(server string) *mcpServer {
 			DisableStandaloneSSE: true,
 		}
 	} else {
-		argv, dir, env, err := h.expandCommand(&ToolBinding{Command: cfg.Command, Cwd: cfg.Cwd, Env: cfg.Env}, nil)
+		argv, dir, env, err := h.expandCommand(&runconfig.ToolBinding{Command: cfg.Command, Cwd: cfg.Cwd, Env: cfg.Env}, nil)
 		if err != nil {
 			return fail("starting: "+err.Error(), err)
 		}
@@ -240,7 +158,7 @@ func (h *host) openMCP(server string) *mcpServer {
 		cmd.WaitDelay = time.Second
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
 	}
-	timeout := cmp.Or(cfg.timeout, DefaultMCPStartTimeout)
+	timeout := cmp.Or(cfg.ParsedTimeout(), runconfig.DefaultMCPStartTimeout)
 	ctx, cancel := context.WithTimeout(h.ctx, timeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "crystallize", Version: "v0"}, nil)
@@ -405,9 +323,9 @@ func (e *mcpError) Unwrap() []error {
 // unbound name and an error for each server that could not be started or
 // listed (wrapping ErrMCP); the names bound to such a server are not
 // listed as unbound, since whether they are is unknown.
-func CheckMCP(ctx context.Context, w *Workflow, cfg *Config, opts Options) error {
+func CheckMCP(ctx context.Context, w *Workflow, cfg *runconfig.Config, opts Options) error {
 	if cfg == nil {
-		cfg = &Config{Dir: "."}
+		cfg = &runconfig.Config{Dir: "."}
 	}
 	h := &host{ctx: ctx, cfg: cfg, opts: opts}
 	defer h.closeMCP()

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -102,7 +103,7 @@ def archive_docs(ctx, query):
 
 // docsConfig returns crystallize.toml binding docs.* to the server
 // described by server (the body of its [mcp.docs] table), loaded.
-func docsConfig(t *testing.T, server string) *Config {
+func docsConfig(t *testing.T, server string) *runconfig.Config {
 	t.Helper()
 	dir := t.TempDir()
 	src := `[tools."docs.*"]
@@ -119,11 +120,11 @@ capabilities = ["docs.read", "docs.write"]
 
 [mcp.docs]
 ` + server
-	p := filepath.Join(dir, ConfigFile)
+	p := filepath.Join(dir, runconfig.ConfigFile)
 	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(p)
+	cfg, err := runconfig.LoadConfig(p)
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}
@@ -157,7 +158,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 
 // testDocsRun runs docsWorkflow through cfg and checks its result and
 // record.
-func testDocsRun(t *testing.T, cfg *Config) {
+func testDocsRun(t *testing.T, cfg *runconfig.Config) {
 	t.Helper()
 	w := workflow(t, docsWorkflow)
 	o := opts(t, nil)
@@ -322,11 +323,11 @@ func TestMCPConfigErrors(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), ConfigFile)
+			p := filepath.Join(t.TempDir(), runconfig.ConfigFile)
 			if err := os.WriteFile(p, []byte(tc.src), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadConfig(p)
+			_, err := runconfig.LoadConfig(p)
 			if want := p + ": " + tc.want; err == nil || err.Error() != want {
 				t.Errorf("LoadConfig = %v, want %s", err, want)
 			}
@@ -346,7 +347,7 @@ func TestMCPToolName(t *testing.T) {
 		{"mcp__docs__*", "", "mcp__docs__search", "search"},
 		{"docs.*", "", "docs.", "docs."},
 	} {
-		if got := mcpToolName(tc.pattern, &ToolBinding{Tool: tc.tool}, tc.name); got != tc.want {
+		if got := mcpToolName(tc.pattern, &runconfig.ToolBinding{Tool: tc.tool}, tc.name); got != tc.want {
 			t.Errorf("mcpToolName(%q, tool %q, %q) = %q, want %q", tc.pattern, tc.tool, tc.name, got, tc.want)
 		}
 	}

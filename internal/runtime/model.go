@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -18,29 +19,6 @@ import (
 // the schema, even when asked again with the reason. The step fails, and
 // the run follows its fallback policy as for a failed tool call.
 var ErrModelOutput = errors.New("model answer does not fit the step's schema")
-
-// Model providers, the values of [models.name] provider.
-const (
-	ProviderOpenAI    = "openai"
-	ProviderAnthropic = "anthropic"
-	ProviderReplay    = "replay"
-)
-
-// Defaults of a [models.name] entry.
-const (
-	// DefaultModelTimeout bounds one model call that sets no timeout.
-	DefaultModelTimeout = 2 * time.Minute
-	// DefaultMaxTokens is the answer budget sent to providers that
-	// require one (Anthropic) when max_tokens is not set.
-	DefaultMaxTokens = 1024
-	// DefaultOpenAIURL and DefaultAnthropicURL are the base URLs of
-	// providers that set none.
-	DefaultOpenAIURL    = "https://api.openai.com/v1"
-	DefaultAnthropicURL = "https://api.anthropic.com"
-	// AnthropicVersion is the anthropic-version header the Messages
-	// client sends.
-	AnthropicVersion = "2023-06-01"
-)
 
 // maxErrorBody is how much of a provider's error response an error
 // quotes; maxResponse bounds what a response body may be.
@@ -76,16 +54,16 @@ func (e *ProviderError) Error() string {
 // servers); it is sent only in the provider's authentication header.
 // client nil means http.DefaultClient; the call's context and c's timeout
 // bound every request.
-func NewProvider(c ModelConfig, apiKey string, client *http.Client) (Model, error) {
+func NewProvider(c runconfig.ModelConfig, apiKey string, client *http.Client) (Model, error) {
 	if client == nil {
 		client = http.DefaultClient
 	}
 	p := &httpProvider{cfg: c, key: apiKey, client: client}
 	switch c.Provider {
-	case ProviderOpenAI:
-		p.base = DefaultOpenAIURL
-	case ProviderAnthropic:
-		p.base = DefaultAnthropicURL
+	case runconfig.ProviderOpenAI:
+		p.base = runconfig.DefaultOpenAIURL
+	case runconfig.ProviderAnthropic:
+		p.base = runconfig.DefaultAnthropicURL
 	default:
 		return nil, fmt.Errorf("%w: provider %q has no HTTP client", ErrModel, c.Provider)
 	}
@@ -98,7 +76,7 @@ func NewProvider(c ModelConfig, apiKey string, client *http.Client) (Model, erro
 
 // httpProvider speaks one provider's wire format over net/http.
 type httpProvider struct {
-	cfg    ModelConfig
+	cfg    runconfig.ModelConfig
 	key    string
 	base   string
 	client *http.Client
@@ -134,9 +112,9 @@ func userText(req ModelRequest) string {
 // a schema, an answer that is a JSON document is decoded and any other is
 // returned as a string, as command output is.
 func (p *httpProvider) Complete(ctx context.Context, req ModelRequest) (*ModelResponse, error) {
-	timeout := p.cfg.timeout
+	timeout := p.cfg.ParsedTimeout()
 	if timeout == 0 {
-		timeout = DefaultModelTimeout
+		timeout = runconfig.DefaultModelTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -163,7 +141,7 @@ func (p *httpProvider) Complete(ctx context.Context, req ModelRequest) (*ModelRe
 	}
 	again.InputTokens += resp.InputTokens
 	again.OutputTokens += resp.OutputTokens
-	again.CostUSD = p.cfg.cost(again.InputTokens, again.OutputTokens)
+	again.CostUSD = p.cfg.Cost(again.InputTokens, again.OutputTokens)
 	if problem := fits(schema, again.Output, text2); problem != "" {
 		return again, fmt.Errorf("%s: %s: %w: asked twice, the second answer %s", p.cfg.Provider, url, ErrModelOutput, problem)
 	}
@@ -192,10 +170,10 @@ func (p *httpProvider) ask(ctx context.Context, req ModelRequest, r *retry, time
 		body any
 		hdr  = http.Header{"Content-Type": {"application/json"}}
 	)
-	if p.cfg.Provider == ProviderAnthropic {
+	if p.cfg.Provider == runconfig.ProviderAnthropic {
 		url = p.base + "/v1/messages"
 		body = p.anthropicRequest(req, r)
-		hdr.Set("anthropic-version", AnthropicVersion)
+		hdr.Set("anthropic-version", runconfig.AnthropicVersion)
 		if p.key != "" {
 			hdr.Set("x-api-key", p.key)
 		}
@@ -210,7 +188,7 @@ func (p *httpProvider) ask(ctx context.Context, req ModelRequest, r *retry, time
 	if err != nil {
 		return nil, "", url, err
 	}
-	if p.cfg.Provider == ProviderAnthropic {
+	if p.cfg.Provider == runconfig.ProviderAnthropic {
 		resp, text, err = decodeAnthropic(data)
 	} else {
 		resp, text, err = decodeOpenAI(data)
@@ -226,7 +204,7 @@ func (p *httpProvider) ask(ctx context.Context, req ModelRequest, r *retry, time
 	if resp.Model == "" {
 		resp.Model = p.cfg.Model
 	}
-	resp.CostUSD = p.cfg.cost(resp.InputTokens, resp.OutputTokens)
+	resp.CostUSD = p.cfg.Cost(resp.InputTokens, resp.OutputTokens)
 	return resp, text, url, nil
 }
 
@@ -419,7 +397,7 @@ func decodeOpenAI(data []byte) (*ModelResponse, string, error) {
 func (p *httpProvider) anthropicRequest(req ModelRequest, r *retry) map[string]any {
 	maxTokens := p.cfg.MaxTokens
 	if maxTokens == 0 {
-		maxTokens = DefaultMaxTokens
+		maxTokens = runconfig.DefaultMaxTokens
 	}
 	body := map[string]any{
 		"model":       p.cfg.Model,
@@ -474,11 +452,6 @@ func decodeAnthropic(data []byte) (*ModelResponse, string, error) {
 		return nil, "", fmt.Errorf("the response has no text (stop reason %q)", r.StopReason)
 	}
 	return resp, text.String(), nil
-}
-
-// cost is the price of a call at c's per-million-token prices.
-func (c *ModelConfig) cost(in, out int64) float64 {
-	return (float64(in)*c.InputUSDPerMTok + float64(out)*c.OutputUSDPerMTok) / 1e6
 }
 
 // anthropicUser is the user turn of a Messages request: the step, and on a

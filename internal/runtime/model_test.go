@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -76,8 +77,8 @@ const modelWorkflow = `def wf(ctx, ticket):
     return ctx.tool("echo", label = c["label"])
 `
 
-func modelOpts(t *testing.T, mc ModelConfig) Options {
-	o := opts(t, &Config{Models: map[string]ModelConfig{"default": mc}})
+func modelOpts(t *testing.T, mc runconfig.ModelConfig) Options {
+	o := opts(t, &runconfig.Config{Models: map[string]runconfig.ModelConfig{"default": mc}})
 	o.Tools = map[string]Tool{"echo": {Func: echo}}
 	o.Getenv = func(k string) string {
 		if k == "LLM_KEY" {
@@ -93,7 +94,7 @@ func TestOpenAIProvider(t *testing.T) {
 "choices":[{"index":0,"message":{"role":"assistant","content":"{\"label\": \"refund\"}"},"finish_reason":"stop"}],
 "usage":{"prompt_tokens":120,"completion_tokens":8,"total_tokens":128}}`}
 	base := serve(t, s) + "/v1"
-	o := modelOpts(t, ModelConfig{Provider: ProviderOpenAI, BaseURL: base, Model: "llama3.1", APIKey: "LLM_KEY", InputUSDPerMTok: 1, OutputUSDPerMTok: 2})
+	o := modelOpts(t, runconfig.ModelConfig{Provider: runconfig.ProviderOpenAI, BaseURL: base, Model: "llama3.1", APIKey: "LLM_KEY", InputUSDPerMTok: 1, OutputUSDPerMTok: 2})
 	res, err := Run(context.Background(), workflow(t, modelWorkflow), Params{"ticket": "T-1"}, o)
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +132,7 @@ func TestAnthropicProvider(t *testing.T) {
 "content":[{"type":"text","text":"Recording it."},{"type":"tool_use","id":"t1","name":"output","input":{"label":"refund"}}],
 "stop_reason":"tool_use","usage":{"input_tokens":300,"output_tokens":20}}`}
 	base := serve(t, s)
-	o := modelOpts(t, ModelConfig{Provider: ProviderAnthropic, BaseURL: base + "/", Model: "claude-x", APIKey: "LLM_KEY", OutputUSDPerMTok: 15})
+	o := modelOpts(t, runconfig.ModelConfig{Provider: runconfig.ProviderAnthropic, BaseURL: base + "/", Model: "claude-x", APIKey: "LLM_KEY", OutputUSDPerMTok: 15})
 	res, err := Run(context.Background(), workflow(t, modelWorkflow), Params{"ticket": "T-1"}, o)
 	if err != nil {
 		t.Fatal(err)
@@ -140,14 +141,14 @@ func TestAnthropicProvider(t *testing.T) {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
 	h := s.headers[0]
-	for k, v := range map[string]string{"X-Api-Key": apiKeyValue, "Anthropic-Version": AnthropicVersion, "Content-Type": "application/json", "Authorization": ""} {
+	for k, v := range map[string]string{"X-Api-Key": apiKeyValue, "Anthropic-Version": runconfig.AnthropicVersion, "Content-Type": "application/json", "Authorization": ""} {
 		if got := h.Get(k); got != v {
 			t.Errorf("header %s = %q, want %q", k, got, v)
 		}
 	}
 	want := map[string]any{
 		"model":       "claude-x",
-		"max_tokens":  float64(DefaultMaxTokens),
+		"max_tokens":  float64(runconfig.DefaultMaxTokens),
 		"system":      systemText,
 		"messages":    []any{map[string]any{"role": "user", "content": "Classify the ticket.\n\nInputs (JSON):\n{\"ticket\":\"T-1\"}"}},
 		"temperature": float64(0),
@@ -214,22 +215,22 @@ func TestModelProviderErrors(t *testing.T) {
 		timeout  time.Duration
 		want     string
 	}{
-		{"openai 401", ProviderOpenAI, "/chat/completions", providerServer{status: 401, answer: `{"error":{"message":"Incorrect API key provided: sk-test-0123456789abcdef-never-logged","type":"invalid_request_error"}}`},
+		{"openai 401", runconfig.ProviderOpenAI, "/chat/completions", providerServer{status: 401, answer: `{"error":{"message":"Incorrect API key provided: sk-test-0123456789abcdef-never-logged","type":"invalid_request_error"}}`},
 			0, "openai: POST %s/chat/completions: 401 Unauthorized: Incorrect API key provided: [redacted:LLM_KEY]"},
-		{"anthropic 529", ProviderAnthropic, "/v1/messages", providerServer{status: 529, answer: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
+		{"anthropic 529", runconfig.ProviderAnthropic, "/v1/messages", providerServer{status: 529, answer: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
 			0, "anthropic: POST %s/v1/messages: 529: Overloaded"},
-		{"openai 500 text", ProviderOpenAI, "/chat/completions", providerServer{status: 500, answer: "upstream exploded"},
+		{"openai 500 text", runconfig.ProviderOpenAI, "/chat/completions", providerServer{status: 500, answer: "upstream exploded"},
 			0, "openai: POST %s/chat/completions: 500 Internal Server Error: upstream exploded"},
-		{"not json with schema", ProviderOpenAI, "/chat/completions", providerServer{answer: `{"choices":[{"message":{"content":"refund"}}]}`},
+		{"not json with schema", runconfig.ProviderOpenAI, "/chat/completions", providerServer{answer: `{"choices":[{"message":{"content":"refund"}}]}`},
 			0, "openai: %s/chat/completions: model answer does not fit the step's schema: asked twice, the second answer is not JSON: refund"},
-		{"timeout", ProviderOpenAI, "/chat/completions", providerServer{delay: 5 * time.Second, answer: `{}`},
+		{"timeout", runconfig.ProviderOpenAI, "/chat/completions", providerServer{delay: 5 * time.Second, answer: `{}`},
 			50 * time.Millisecond, "openai: POST %s/chat/completions: timed out after 50ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.srv
 			s.path = tc.path
 			base := serve(t, &s)
-			o := modelOpts(t, ModelConfig{Provider: tc.provider, BaseURL: base, Model: "m", APIKey: "LLM_KEY", timeout: tc.timeout})
+			o := modelOpts(t, runconfig.ModelConfig{Provider: tc.provider, BaseURL: base, Model: "m", APIKey: "LLM_KEY"}.WithTimeout(tc.timeout))
 			called := false
 			o.Tools = map[string]Tool{"echo": {Func: func(context.Context, map[string]any) (any, error) { called = true; return nil, nil }}}
 			res, err := Run(context.Background(), workflow(t, modelWorkflow), Params{"ticket": "T-1"}, o)
@@ -252,14 +253,14 @@ func TestModelChecksBeforeFirstStep(t *testing.T) {
     ctx.model("summarize", inputs = {})
     ctx.model("draft", inputs = {})
 `)
-	o := opts(t, &Config{Models: map[string]ModelConfig{
-		"summarize": {Provider: ProviderOpenAI, Model: "m", APIKey: "UNSET_KEY"},
-		"draft":     {Provider: ProviderReplay},
+	o := opts(t, &runconfig.Config{Models: map[string]runconfig.ModelConfig{
+		"summarize": {Provider: runconfig.ProviderOpenAI, Model: "m", APIKey: "UNSET_KEY"},
+		"draft":     {Provider: runconfig.ProviderReplay},
 	}})
 	called := false
 	o.Tools = map[string]Tool{"echo": {Func: func(context.Context, map[string]any) (any, error) { called = true; return nil, nil }}}
 	_, err := Run(context.Background(), w, nil, o)
-	if !errors.Is(err, ErrModel) || !errors.Is(err, ErrSecret) {
+	if !errors.Is(err, ErrModel) || !errors.Is(err, runconfig.ErrSecret) {
 		t.Fatalf("Run = %v, want ErrModel and ErrSecret", err)
 	}
 	for _, want := range []string{
@@ -279,7 +280,7 @@ func TestModelChecksBeforeFirstStep(t *testing.T) {
 }
 
 func TestModelConfigErrors(t *testing.T) {
-	p := filepath.Join(t.TempDir(), ConfigFile)
+	p := filepath.Join(t.TempDir(), runconfig.ConfigFile)
 	os.WriteFile(p, []byte(`[models.default]
 provider = "openai"
 base_url = "localhost:11434"
@@ -291,7 +292,7 @@ provider = "gemini"
 provider = "anthropic"
 input_usd_per_mtok = -1
 `), 0o644)
-	_, err := LoadConfig(p)
+	_, err := runconfig.LoadConfig(p)
 	for _, want := range []string{
 		p + `: models.default.base_url: "localhost:11434" is not an http or https URL`,
 		p + `: models.default.timeout: "later" is not a positive duration`,
@@ -324,7 +325,7 @@ func TestModelSchemaRetry(t *testing.T) {
 	fitting := `{"choices":[{"message":{"role":"assistant","content":"{\"labels\": [\"billing\"]}"}}],"usage":{"prompt_tokens":150,"completion_tokens":10}}`
 	s := &providerServer{path: "/chat/completions", answers: []string{prose, fitting}}
 	base := serve(t, s)
-	o := modelOpts(t, ModelConfig{Provider: ProviderOpenAI, BaseURL: base, Model: "m", InputUSDPerMTok: 1, OutputUSDPerMTok: 1})
+	o := modelOpts(t, runconfig.ModelConfig{Provider: runconfig.ProviderOpenAI, BaseURL: base, Model: "m", InputUSDPerMTok: 1, OutputUSDPerMTok: 1})
 	o.Config.Grants.Capabilities = []string{"tracker.write"}
 	res, err := Run(context.Background(), workflow(t, triageWorkflow), Params{"issue_id": "I-1"}, o)
 	if err != nil {
@@ -363,7 +364,7 @@ func TestModelSchemaRetry(t *testing.T) {
 	// ErrModelOutput, after exactly one retry.
 	s = &providerServer{path: "/chat/completions", answers: []string{prose, `{"choices":[{"message":{"content":"{\"label\": \"billing\"}"}}]}`}}
 	base = serve(t, s)
-	o = modelOpts(t, ModelConfig{Provider: ProviderOpenAI, BaseURL: base, Model: "m"})
+	o = modelOpts(t, runconfig.ModelConfig{Provider: runconfig.ProviderOpenAI, BaseURL: base, Model: "m"})
 	o.Config.Grants.Capabilities = []string{"tracker.write"}
 	_, err = Run(context.Background(), workflow(t, triageWorkflow), Params{"issue_id": "I-1"}, o)
 	if !errors.Is(err, ErrModelOutput) || !strings.Contains(err.Error(), "the second answer does not match the schema: at '': missing property 'labels'") {
@@ -375,9 +376,9 @@ func TestModelSchemaRetry(t *testing.T) {
 
 	// Then the fallback policy handles it, as a failed tool call: ask
 	// suspends the run at the step for a person.
-	o = modelOpts(t, ModelConfig{Provider: ProviderOpenAI, BaseURL: base, Model: "m"})
+	o = modelOpts(t, runconfig.ModelConfig{Provider: runconfig.ProviderOpenAI, BaseURL: base, Model: "m"})
 	o.Config.Grants.Capabilities = []string{"tracker.write"}
-	o.Fallback = FallbackAsk
+	o.Fallback = runconfig.FallbackAsk
 	res, err = Run(context.Background(), workflow(t, triageWorkflow), Params{"issue_id": "I-1"}, o)
 	if !errors.Is(err, ErrPendingApproval) || res == nil || res.Pending == nil || res.Pending.Boundary != "step-1-failed" {
 		t.Errorf("Run with fallback ask = %v (pending %+v), want it suspended at step-1-failed", err, res)
@@ -393,7 +394,7 @@ func TestAnthropicSchemaRetry(t *testing.T) {
 	right := `{"model":"claude-x","content":[{"type":"tool_use","id":"t2","name":"output","input":{"labels":["billing"]}}],"usage":{"input_tokens":12,"output_tokens":5}}`
 	s := &providerServer{path: "/v1/messages", answers: []string{wrong, right}}
 	base := serve(t, s)
-	o := modelOpts(t, ModelConfig{Provider: ProviderAnthropic, BaseURL: base, Model: "claude-x", APIKey: "LLM_KEY"})
+	o := modelOpts(t, runconfig.ModelConfig{Provider: runconfig.ProviderAnthropic, BaseURL: base, Model: "claude-x", APIKey: "LLM_KEY"})
 	o.Config.Grants.Capabilities = []string{"tracker.write"}
 	res, err := Run(context.Background(), workflow(t, triageWorkflow), Params{"issue_id": "I-1"}, o)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,7 +70,7 @@ func runHostile(name string) int {
 			fmt.Println(err)
 			return 1
 		}
-		o := Options{Config: &Config{Dir: dir}, StateDir: filepath.Join(dir, "state"), RunID: "run-hostile"}
+		o := Options{Config: &runconfig.Config{Dir: dir}, StateDir: filepath.Join(dir, "state"), RunID: "run-hostile"}
 		o.Tools = map[string]Tool{"echo": {Func: echo}}
 		_, err = Run(context.Background(), w, nil, o)
 		fmt.Printf("%d\t%v\n", peakRSS(), err)

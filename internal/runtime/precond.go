@@ -102,7 +102,7 @@ func (h *host) workspacePath(p string) string {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
-	return filepath.Join(h.cfg.abs(h.cfg.roots()[0]), p)
+	return filepath.Join(h.cfg.Abs(h.cfg.Roots()[0]), p)
 }
 
 // evalCheck evaluates one check. An error is a check written wrong (an
@@ -191,7 +191,7 @@ func (h *host) evalCheck(kind string, args map[string]any) (checkResult, error) 
 		if h.opts.DryRun {
 			break // a dry run runs no program, git included
 		}
-		dir := h.cfg.abs(h.cfg.roots()[0])
+		dir := h.cfg.Abs(h.cfg.Roots()[0])
 		// refs/heads/ keeps the name an operand whatever it starts with.
 		_, code, err := h.runArgv([]string{"git", "rev-parse", "--verify", "--quiet", "refs/heads/" + br}, dir)
 		switch {
@@ -244,8 +244,8 @@ func (h *host) evalCheck(kind string, args map[string]any) (checkResult, error) 
 
 // inRoots reports whether the absolute path p is inside a workspace root.
 func (h *host) inRoots(p string) bool {
-	for _, r := range h.cfg.roots() {
-		rel, err := filepath.Rel(h.cfg.abs(r), p)
+	for _, r := range h.cfg.Roots() {
+		rel, err := filepath.Rel(h.cfg.Abs(r), p)
 		if err == nil && filepath.IsLocal(rel) || rel == "." {
 			return true
 		}

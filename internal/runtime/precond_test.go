@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,8 +15,8 @@ func TestCheckKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := workflow(t, "# capabilities: exec:git, fs.read, git.write, github.write · secrets: none\ndef wf(ctx):\n    pass\n")
-	cfg := &Config{Dir: repo, Grants: Grants{Capabilities: []string{"exec:git", "git.write"}},
-		Tools: map[string]ToolBinding{"git.create_branch": {Command: []string{"true"}, Capability: "git.write"}, "gh pr create": {Command: []string{"true"}, Capability: "github.write"}}}
+	cfg := &runconfig.Config{Dir: repo, Grants: runconfig.Grants{Capabilities: []string{"exec:git", "git.write"}},
+		Tools: map[string]runconfig.ToolBinding{"git.create_branch": {Command: []string{"true"}, Capability: "git.write"}, "gh pr create": {Command: []string{"true"}, Capability: "github.write"}}}
 	o := opts(t, cfg)
 	o.Environ = os.Environ()
 	h := newHost(context.Background(), w, cfg, o.withDefaults())

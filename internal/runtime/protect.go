@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -81,14 +82,14 @@ func (h *host) guards() []guard {
 		add(h.cfg.File, false, RuleConfig, "the configuration file of this run")
 	}
 	if h.cfg.Secrets.File != "" {
-		add(h.cfg.abs(h.cfg.Secrets.File), false, RuleSecrets, "the secrets file")
+		add(h.cfg.Abs(h.cfg.Secrets.File), false, RuleSecrets, "the secrets file")
 	}
 	if h.opts.StateDir != "" {
 		if abs, err := filepath.Abs(h.opts.StateDir); err == nil {
 			add(abs, true, RuleState, "the state directory")
 		}
 	}
-	roots := h.cfg.roots()
+	roots := h.cfg.Roots()
 	// verb is "runs" for argv[0], "names" for a file among the
 	// arguments (a script, or a file the program reads).
 	program := func(p, what, owner, verb string) {
@@ -142,7 +143,7 @@ func (h *host) program(argv0 string) string {
 		return ""
 	}
 	if strings.ContainsRune(argv0, '/') {
-		return h.cfg.abs(argv0)
+		return h.cfg.Abs(argv0)
 	}
 	p, err := exec.LookPath(argv0)
 	if err != nil {
@@ -176,10 +177,10 @@ func (h *host) program(argv0 string) string {
 // output file ("data/in.json", "--out=build/x.json") does not close its
 // whole directory to the workflow.
 func (h *host) argvFiles(args []string, cwd string) []argvFile {
-	dir := h.cfg.roots()[0]
+	dir := h.cfg.Roots()[0]
 	if cwd != "" {
 		if d, ok := h.literal(cwd); ok {
-			dir = h.cfg.abs(d)
+			dir = h.cfg.Abs(d)
 		}
 	}
 	var out []argvFile
@@ -227,7 +228,7 @@ type argvFile struct {
 // when it holds any other placeholder ({name}, {name...}, {secret:ID}):
 // its value is known only at the call.
 func (h *host) literal(s string) (string, bool) {
-	s = strings.ReplaceAll(s, "{workspace}", h.cfg.roots()[0])
+	s = strings.ReplaceAll(s, "{workspace}", h.cfg.Roots()[0])
 	if strings.ContainsAny(s, "{}") {
 		return "", false
 	}
@@ -354,8 +355,8 @@ func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, 
 			}
 		}
 	}
-	if strings.EqualFold(filepath.Base(full), ConfigFile) || strings.EqualFold(filepath.Base(rel), ConfigFile) {
-		return refuse(RuleConfig, "a "+ConfigFile+" a later run could load")
+	if strings.EqualFold(filepath.Base(full), runconfig.ConfigFile) || strings.EqualFold(filepath.Base(rel), runconfig.ConfigFile) {
+		return refuse(RuleConfig, "a "+runconfig.ConfigFile+" a later run could load")
 	}
 	return last, rc, nil
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,17 +36,17 @@ func TestFSProtected(t *testing.T) {
 	symlinks := os.Symlink(filepath.Join(root, "tools"), filepath.Join(root, "alias")) == nil
 	hardlinks := os.Link(filepath.Join(root, "tools/git-commit.sh"), filepath.Join(root, "src/hard.sh")) == nil
 
-	cfg := &Config{
+	cfg := &runconfig.Config{
 		Dir:       root,
 		File:      filepath.Join(root, "crystallize.toml"),
-		Workspace: Workspace{Roots: []string{"."}},
-		Tools: map[string]ToolBinding{
+		Workspace: runconfig.Workspace{Roots: []string{"."}},
+		Tools: map[string]runconfig.ToolBinding{
 			"git.commit": {Command: []string{"./tools/git-commit.sh", "{message}"}},
 			"deploy":     {Command: []string{"bin/deploy"}},
 			"from.path":  {Command: []string{"{program}"}},
 		},
-		Secrets: SecretsConfig{File: "secrets.env"},
-		Grants:  Grants{Capabilities: []string{"fs.read", "fs.write"}},
+		Secrets: runconfig.SecretsConfig{File: "secrets.env"},
+		Grants:  runconfig.Grants{Capabilities: []string{"fs.read", "fs.write"}},
 	}
 	src := "# capabilities: fs.read, fs.write · secrets: none\ndef wf(ctx, tool, path):\n    if tool == \"fs.read\":\n        return ctx.tool(\"fs.read\", path = path)\n    return ctx.tool(\"fs.write\", path = path, content = \"pwned\")\n"
 	w := workflow(t, src)
@@ -121,7 +122,7 @@ func TestFSProtected(t *testing.T) {
 func TestFSProtectedRootProgram(t *testing.T) {
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, "run.sh"), []byte("#!/bin/sh\n"), 0o755)
-	cfg := &Config{Dir: root, Tools: map[string]ToolBinding{"x": {Command: []string{"./run.sh"}}}, Grants: Grants{Capabilities: []string{"fs.write"}}}
+	cfg := &runconfig.Config{Dir: root, Tools: map[string]runconfig.ToolBinding{"x": {Command: []string{"./run.sh"}}}, Grants: runconfig.Grants{Capabilities: []string{"fs.write"}}}
 	w := workflow(t, "# capabilities: fs.write · secrets: none\ndef wf(ctx, path):\n    return ctx.tool(\"fs.write\", path = path, content = \"x\")\n")
 	if _, err := Run(context.Background(), w, Params{"path": "run.sh"}, opts(t, cfg)); !errors.Is(err, ErrProtected) {
 		t.Errorf("fs.write(run.sh) = %v, want ErrProtected", err)
@@ -160,8 +161,8 @@ func protectWalk(h *host, tool, p, root, rel string) error {
 			return refuse(RuleState, "inside a "+DefaultStateDir+" directory")
 		}
 	}
-	if strings.EqualFold(filepath.Base(full), ConfigFile) || strings.EqualFold(filepath.Base(rel), ConfigFile) {
-		return refuse(RuleConfig, "a "+ConfigFile+" a later run could load")
+	if strings.EqualFold(filepath.Base(full), runconfig.ConfigFile) || strings.EqualFold(filepath.Base(rel), runconfig.ConfigFile) {
+		return refuse(RuleConfig, "a "+runconfig.ConfigFile+" a later run could load")
 	}
 	return nil
 }
@@ -212,11 +213,11 @@ func TestProtectMatchesWalk(t *testing.T) {
 	for _, viaRoot := range []bool{false, true} {
 		for _, stateDir := range []string{filepath.Join(real, "state"), base} {
 			for _, dir := range []string{real, filepath.Join(base, "link")} {
-				cfg := &Config{
+				cfg := &runconfig.Config{
 					Dir:    dir,
 					File:   filepath.Join(dir, "crystallize.toml"),
-					Tools:  map[string]ToolBinding{"run": {Command: []string{"./tools/run.sh"}}, "ext": {Command: []string{filepath.Join(outside, "bin", "tool")}}},
-					Grants: Grants{Capabilities: []string{"fs.read", "fs.write"}},
+					Tools:  map[string]runconfig.ToolBinding{"run": {Command: []string{"./tools/run.sh"}}, "ext": {Command: []string{filepath.Join(outside, "bin", "tool")}}},
+					Grants: runconfig.Grants{Capabilities: []string{"fs.read", "fs.write"}},
 				}
 				o := Options{Config: cfg, StateDir: stateDir, RunID: "run-test"}.withDefaults()
 				h := newHost(context.Background(), workflow(t, "def wf(ctx):\n    return 1\n"), o.Config, o)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -29,11 +30,11 @@ def wf(ctx, file):
 		Index: 1, Kind: trace.KindFileMutation, Name: "notes.append", Capabilities: []string{"fs.write"},
 		SideEffects: []trace.SideEffect{{Kind: "file_write", Target: "{path}", Capability: "fs.write", Metadata: map[string]any{"target_parameter": "path"}}},
 	}}}
-	plain := ToolBinding{Command: []string{os.Args[0], "{path}", "{text}"}, Env: map[string]string{"RUNTIME_TEST_HELPER": "argv"}}
-	run := func(b ToolBinding, grants []string) (*Result, error) {
+	plain := runconfig.ToolBinding{Command: []string{os.Args[0], "{path}", "{text}"}, Env: map[string]string{"RUNTIME_TEST_HELPER": "argv"}}
+	run := func(b runconfig.ToolBinding, grants []string) (*Result, error) {
 		w := workflow(t, src)
 		w.Candidate = cand
-		o := opts(t, &Config{Tools: map[string]ToolBinding{"notes.append": b}, Grants: Grants{Capabilities: grants}})
+		o := opts(t, &runconfig.Config{Tools: map[string]runconfig.ToolBinding{"notes.append": b}, Grants: runconfig.Grants{Capabilities: grants}})
 		return Run(context.Background(), w, Params{"file": "notes.md"}, o)
 	}
 
@@ -60,7 +61,7 @@ def wf(ctx, file):
 	// recorded as it says.
 	own := plain
 	own.Kind, own.Capability = "tool_call", "notes.write"
-	own.SideEffects = []SideEffect{{Kind: "append", Target: "journal", Capability: "notes.write"}}
+	own.SideEffects = []runconfig.SideEffect{{Kind: "append", Target: "journal", Capability: "notes.write"}}
 	res, err = run(own, []string{"notes.write"})
 	if err != nil {
 		t.Fatalf("run with a declaring binding: %v", err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
 )
 
@@ -24,10 +25,10 @@ def wf(ctx, text):
     ctx.approve("merge")
     return {"status": "ok"}
 `
-	b := ToolBinding{Command: []string{os.Args[0], "{path}", "{text}"}, Env: map[string]string{"RUNTIME_TEST_HELPER": "argv"}, Capability: "notes.write"}
+	b := runconfig.ToolBinding{Command: []string{os.Args[0], "{path}", "{text}"}, Env: map[string]string{"RUNTIME_TEST_HELPER": "argv"}, Capability: "notes.write"}
 	for pad := 0; pad < 3; pad++ {
 		w := workflow(t, src)
-		o := opts(t, &Config{Tools: map[string]ToolBinding{"notes.append": b}, Grants: Grants{Capabilities: []string{"notes.write"}}})
+		o := opts(t, &runconfig.Config{Tools: map[string]runconfig.ToolBinding{"notes.append": b}, Grants: runconfig.Grants{Capabilities: []string{"notes.write"}}})
 		res, err := Run(context.Background(), w, Params{"text": strings.Repeat("a", pad) + strings.Repeat("é", 150)}, o)
 		var pending *PendingApprovalError
 		if !errors.As(err, &pending) || res.Status != StatusPendingApproval {
@@ -51,7 +52,7 @@ def wf(ctx):
     return {"status": "ok"}
 `
 	w := workflow(t, deep)
-	o := opts(t, &Config{})
+	o := opts(t, &runconfig.Config{})
 	res, err := Run(context.Background(), w, Params{}, o)
 	if err != nil || res.Status != StatusCompleted {
 		t.Fatalf("deep notification: status %s, err %v; want completed", res.Status, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
 )
 
@@ -95,7 +96,7 @@ func TestOpenRunLog(t *testing.T) {
 // the caller's, else the run's own, else none.
 func TestJournalLoadConfig(t *testing.T) {
 	dir := t.TempDir()
-	file := filepath.Join(dir, ConfigFile)
+	file := filepath.Join(dir, runconfig.ConfigFile)
 	if err := os.WriteFile(file, []byte("[grants]\ncapabilities = [\"fs.read\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

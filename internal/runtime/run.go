@@ -19,6 +19,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -53,8 +54,6 @@ var (
 	ErrUnbound = errors.New("unbound tool")
 	// ErrCapability: a call needing a capability the run does not hold.
 	ErrCapability = errors.New("capability not granted")
-	// ErrSecret: a secret that is not declared or not set.
-	ErrSecret = errors.New("secret unavailable")
 	// ErrStepLimit: the workflow ran out of its step budget.
 	ErrStepLimit = errors.New("step limit exceeded")
 	// ErrCancelled: the run's context was cancelled.
@@ -139,7 +138,7 @@ type ModelResponse struct {
 type Options struct {
 	// Config is the project configuration; nil means an empty one rooted
 	// at the current directory.
-	Config *Config
+	Config *runconfig.Config
 	// Tools are in-process tools; they take precedence over the config.
 	Tools map[string]Tool
 	// Model answers every ctx.model call when set (tests, embedders).
@@ -289,7 +288,7 @@ type Result struct {
 
 // Check reports every tool name w calls with a literal name that has no
 // binding in cfg or tools, as an *UnboundError.
-func Check(w *Workflow, cfg *Config, tools map[string]Tool) error {
+func Check(w *Workflow, cfg *runconfig.Config, tools map[string]Tool) error {
 	var unbound []string
 	for _, name := range w.Tools {
 		if _, ok := resolve(cfg, tools, name); !ok {
@@ -317,7 +316,7 @@ func Run(ctx context.Context, w *Workflow, params Params, opts Options) (*Result
 	}
 	cfg := opts.Config
 	if cfg == nil {
-		cfg = &Config{Dir: "."}
+		cfg = &runconfig.Config{Dir: "."}
 	}
 	if err := Check(w, cfg, opts.Tools); err != nil {
 		return nil, err
@@ -375,7 +374,7 @@ func (h *host) run(params Params) (*Result, error) {
 // that no provider would answer, and model API keys that are not set: a
 // run should not stop half way, its side effects done, for want of
 // configuration.
-func checkModels(w *Workflow, cfg *Config, opts Options) error {
+func checkModels(w *Workflow, cfg *runconfig.Config, opts Options) error {
 	var none []string
 	var errs []error
 	keys := map[string]bool{}
@@ -386,7 +385,7 @@ func checkModels(w *Workflow, cfg *Config, opts Options) error {
 		// it decides the step's prompt and tools.
 		wc, ok := cfg.Workers[worker]
 		if !ok {
-			errs = append(errs, fmt.Errorf("%w: the workflow runs worker %q; define [workers.%s] in %s", ErrWorker, worker, worker, cmp.Or(cfg.File, ConfigFile)))
+			errs = append(errs, fmt.Errorf("%w: the workflow runs worker %q; define [workers.%s] in %s", ErrWorker, worker, worker, cmp.Or(cfg.File, runconfig.ConfigFile)))
 			continue
 		}
 		steps = append(steps, cmp.Or(wc.Model, worker))
@@ -395,7 +394,7 @@ func checkModels(w *Workflow, cfg *Config, opts Options) error {
 		return errors.Join(errs...)
 	}
 	for _, name := range steps {
-		key, mc, ok := cfg.model(name)
+		key, mc, ok := cfg.ModelEntry(name)
 		if !ok {
 			none = append(none, name)
 			continue
@@ -403,7 +402,7 @@ func checkModels(w *Workflow, cfg *Config, opts Options) error {
 		if mc.APIKey != "" && !keys[key] {
 			keys[key] = true
 			if opts.Getenv == nil || opts.Getenv(mc.APIKey) == "" {
-				errs = append(errs, fmt.Errorf("%w: models.%s.api_key names secret %s, which is not set; %s", ErrSecret, key, mc.APIKey, cfg.secretHint(mc.APIKey)))
+				errs = append(errs, fmt.Errorf("%w: models.%s.api_key names secret %s, which is not set; %s", runconfig.ErrSecret, key, mc.APIKey, cfg.SecretHint(mc.APIKey)))
 			}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -50,10 +51,10 @@ func workflow(t testing.TB, src string) *Workflow {
 
 // opts returns options recording into a temporary state directory, with
 // a workspace root of its own.
-func opts(t testing.TB, cfg *Config) Options {
+func opts(t testing.TB, cfg *runconfig.Config) Options {
 	t.Helper()
 	if cfg == nil {
-		cfg = &Config{}
+		cfg = &runconfig.Config{}
 	}
 	if cfg.Dir == "" {
 		cfg.Dir = t.TempDir()
@@ -90,7 +91,7 @@ func TestUnboundTools(t *testing.T) {
     ctx.tool("docs.search", q = "x")
     ctx.tool("go.test")
 `)
-	cfg := &Config{Tools: map[string]ToolBinding{"docs.*": {Command: []string{"true"}}}}
+	cfg := &runconfig.Config{Tools: map[string]runconfig.ToolBinding{"docs.*": {Command: []string{"true"}}}}
 	o := opts(t, cfg)
 	o.Tools = map[string]Tool{"noop": {Func: echo}}
 	for _, check := range []func() error{
@@ -112,7 +113,7 @@ func TestUnboundTools(t *testing.T) {
 }
 
 func TestResolveGlob(t *testing.T) {
-	cfg := &Config{Tools: map[string]ToolBinding{
+	cfg := &runconfig.Config{Tools: map[string]runconfig.ToolBinding{
 		"git.*":        {Command: []string{"a"}},
 		"git.commit*":  {Command: []string{"b"}},
 		"git.checkout": {Command: []string{"c"}},
@@ -125,7 +126,7 @@ func TestResolveGlob(t *testing.T) {
 			t.Errorf("resolve(%q) = %v, %v, want pattern %q", name, b, ok, want)
 		}
 	}
-	if b, ok := resolve(cfg, nil, "fs.read"); !ok || b.builtin != ToolFSRead {
+	if b, ok := resolve(cfg, nil, "fs.read"); !ok || b.builtin != runconfig.ToolFSRead {
 		t.Errorf("resolve(fs.read) = %v, %v, want the built-in", b, ok)
 	}
 	if _, ok := resolve(cfg, nil, "github.open_pr"); ok {
@@ -143,7 +144,7 @@ def wf(ctx):
     ctx.tool("git.commit", message = "m")
     ctx.tool("github.open_pr", title = "t")
 `)
-	o := opts(t, &Config{Grants: Grants{Capabilities: []string{"git.write"}}})
+	o := opts(t, &runconfig.Config{Grants: runconfig.Grants{Capabilities: []string{"git.write"}}})
 	count := func(context.Context, map[string]any) (any, error) { called++; return nil, nil }
 	o.Tools = map[string]Tool{
 		"git.commit":     {Func: count, Capabilities: []string{"git.write"}},
@@ -177,7 +178,7 @@ def wf(ctx):
 func TestGrantWithoutDeclaration(t *testing.T) {
 	// Granted by the config but not declared by the workflow: refused.
 	w := workflow(t, "def wf(ctx):\n    ctx.tool(\"fs.write\", path = \"a\", content = \"x\")\n")
-	o := opts(t, &Config{Grants: Grants{Capabilities: []string{"fs.write"}}})
+	o := opts(t, &runconfig.Config{Grants: runconfig.Grants{Capabilities: []string{"fs.write"}}})
 	if _, err := Run(context.Background(), w, nil, o); !errors.Is(err, ErrCapability) {
 		t.Fatalf("Run = %v, want ErrCapability", err)
 	}
@@ -189,13 +190,13 @@ func TestShellMetacharactersVerbatim(t *testing.T) {
 def wf(ctx, arg):
     return ctx.tool("argv", arg = arg)
 `)
-	o := opts(t, &Config{
-		Tools: map[string]ToolBinding{"argv": {
+	o := opts(t, &runconfig.Config{
+		Tools: map[string]runconfig.ToolBinding{"argv": {
 			Command:    []string{os.Args[0], "{arg}", "--flag={arg}", "{missing_brace", "{{literal}}"},
 			Env:        map[string]string{"RUNTIME_TEST_HELPER": "argv"},
 			Capability: "test.exec",
 		}},
-		Grants: Grants{Capabilities: []string{"test.exec"}},
+		Grants: runconfig.Grants{Capabilities: []string{"test.exec"}},
 	})
 	res, err := Run(context.Background(), w, Params{"arg": nasty}, o)
 	if err != nil {
@@ -216,7 +217,7 @@ func TestFSConfinement(t *testing.T) {
 		t.Skip("no symlinks:", err)
 	}
 	os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(root, "file-link"))
-	cfg := &Config{Dir: root, Workspace: Workspace{Roots: []string{"."}}, Grants: Grants{Capabilities: []string{"fs.read", "fs.write"}}}
+	cfg := &runconfig.Config{Dir: root, Workspace: runconfig.Workspace{Roots: []string{"."}}, Grants: runconfig.Grants{Capabilities: []string{"fs.read", "fs.write"}}}
 	src := "# capabilities: fs.read, fs.write · secrets: none\ndef wf(ctx, tool, path):\n    if tool == \"fs.read\":\n        return ctx.tool(\"fs.read\", path = path)\n    return ctx.tool(\"fs.write\", path = path, content = \"x\")\n"
 	w := workflow(t, src)
 	for _, tc := range []struct {
@@ -306,7 +307,7 @@ func TestCancellation(t *testing.T) {
 
 func TestCancelKillsCommand(t *testing.T) {
 	w := workflow(t, "def wf(ctx):\n    ctx.tool(\"sleep\")\n")
-	o := opts(t, &Config{Tools: map[string]ToolBinding{"sleep": {Command: []string{"sleep", "30"}}}})
+	o := opts(t, &runconfig.Config{Tools: map[string]runconfig.ToolBinding{"sleep": {Command: []string{"sleep", "30"}}}})
 	o.Environ = os.Environ()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -331,9 +332,9 @@ def wf(ctx):
     ctx.tool("argv", token = tok)
     ctx.fail("bad token " + r["token"])
 `)
-	o := opts(t, &Config{Tools: map[string]ToolBinding{"argv": {
+	o := opts(t, &runconfig.Config{Tools: map[string]runconfig.ToolBinding{"argv": {
 		Command: []string{os.Args[0], "{token}"}, Env: map[string]string{"RUNTIME_TEST_HELPER": "argv"},
-	}}, Secrets: SecretsConfig{Env: []string{"API_TOKEN"}}})
+	}}, Secrets: runconfig.SecretsConfig{Env: []string{"API_TOKEN"}}})
 	o.Tools = map[string]Tool{"echo": {Func: echo}}
 	o.Getenv = func(k string) string {
 		if k == "API_TOKEN" {
@@ -376,7 +377,7 @@ func TestUndeclaredSecret(t *testing.T) {
 	w := workflow(t, "def wf(ctx):\n    ctx.secret(\"HOME\")\n")
 	o := opts(t, nil)
 	o.Getenv = func(string) string { return "/root" }
-	if _, err := Run(context.Background(), w, nil, o); !errors.Is(err, ErrSecret) {
+	if _, err := Run(context.Background(), w, nil, o); !errors.Is(err, runconfig.ErrSecret) {
 		t.Fatalf("Run = %v, want ErrSecret", err)
 	}
 }
@@ -393,9 +394,9 @@ def wf(ctx, name):
     ctx.tool("fs.write", path = "f.txt", content = "x")
     return [a, b, m]
 `)
-	cfg := &Config{Dir: ws, Tools: map[string]ToolBinding{"touch": {
+	cfg := &runconfig.Config{Dir: ws, Tools: map[string]runconfig.ToolBinding{"touch": {
 		Command: []string{os.Args[0], "{path}"}, Env: map[string]string{"RUNTIME_TEST_HELPER": "touch"}, Capability: "x.write",
-	}}, Grants: Grants{Capabilities: []string{"x.write", "fs.write"}}}
+	}}, Grants: runconfig.Grants{Capabilities: []string{"x.write", "fs.write"}}}
 	o := opts(t, cfg)
 	w.Capabilities = append(w.Capabilities, "fs.write")
 	o.DryRun = true
@@ -481,7 +482,7 @@ def wf(ctx, branch):
     ctx.tool("github.open_pr", branch = s["branch"])
     return {"status": "ok"}
 `)
-	o := opts(t, &Config{Grants: Grants{Capabilities: []string{"git.write"}}})
+	o := opts(t, &runconfig.Config{Grants: runconfig.Grants{Capabilities: []string{"git.write"}}})
 	gitRef := trace.SideEffect{Kind: "git_ref", Target: "b", Capability: "git.write", Mutation: "create"}
 	o.Tools = map[string]Tool{"git.create_branch": {Func: echo, SideEffects: []trace.SideEffect{gitRef}}, "github.open_pr": {Func: echo}}
 	res, err := Run(context.Background(), w, Params{"branch": "deps/x"}, o)
@@ -553,7 +554,7 @@ func BenchmarkStep(b *testing.B) {
 // literals are seen by Check and run --check.
 func TestComputedToolName(t *testing.T) {
 	root := t.TempDir()
-	cfg := &Config{Dir: root, Grants: Grants{Capabilities: []string{"fs.write"}}}
+	cfg := &runconfig.Config{Dir: root, Grants: runconfig.Grants{Capabilities: []string{"fs.write"}}}
 	w := workflow(t, "# capabilities: fs.write · secrets: none\ndef wf(ctx):\n    ctx.tool(\"fs.\" + \"write\", path = \"x.txt\", content = \"pwned\")\n")
 	if len(w.Tools) != 0 {
 		t.Fatalf("Load found tools %q in a computed name", w.Tools)

@@ -14,75 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/google/go-cmp/cmp"
 )
-
-func TestParseSecrets(t *testing.T) {
-	tests := []struct {
-		file string
-		want map[string]string
-		errs []string
-	}{
-		{
-			file: "testdata/secrets/good.env",
-			want: map[string]string{"GITHUB_TOKEN": "ghp-abc", "API_KEY": "quoted value", "SINGLE": "x=y", "EMPTY": ""},
-		},
-		{
-			file: "testdata/secrets/bad.env",
-			errs: []string{
-				"unusable secrets file: testdata/secrets/bad.env:1: want KEY=VALUE",
-				"unusable secrets file: testdata/secrets/bad.env:2: the key is not a logical secret id (letters, digits, _ . -, not starting with a digit)",
-				"unusable secrets file: testdata/secrets/bad.env:4: A is already set on line 3",
-			},
-		},
-	}
-	for _, tt := range tests {
-		data, err := os.ReadFile(tt.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := parseSecrets(tt.file, data)
-		if tt.errs != nil {
-			if err == nil || err.Error() != strings.Join(tt.errs, "\n") {
-				t.Errorf("parseSecrets(%s) = %v, want\n%s", tt.file, err, strings.Join(tt.errs, "\n"))
-			}
-			if err != nil && strings.Contains(err.Error(), "=2") {
-				t.Errorf("the error quotes a value: %v", err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatalf("parseSecrets(%s) = %v", tt.file, err)
-		}
-		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("parseSecrets(%s) (-want +got):\n%s", tt.file, diff)
-		}
-	}
-}
-
-func FuzzParseSecrets(f *testing.F) {
-	for _, name := range []string{"good.env", "bad.env"} {
-		data, err := os.ReadFile(filepath.Join("testdata/secrets", name))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		values, err := parseSecrets("f.env", data)
-		if err != nil {
-			if !errors.Is(err, ErrSecretsFile) {
-				t.Errorf("error %v is not ErrSecretsFile", err)
-			}
-			return
-		}
-		for k := range values {
-			if !isSecretID(k) {
-				t.Errorf("key %q is not a secret id", k)
-			}
-		}
-	})
-}
 
 // writeSecrets writes a secrets file with mode perm into dir.
 func writeSecrets(t *testing.T, dir, content string, perm os.FileMode) {
@@ -98,13 +32,13 @@ func writeSecrets(t *testing.T, dir, content string, perm os.FileMode) {
 
 func TestSecretsFileReadableByOthers(t *testing.T) {
 	for _, perm := range []os.FileMode{0o644, 0o640, 0o604} {
-		cfg := &Config{Dir: t.TempDir(), Secrets: SecretsConfig{File: "secrets.env"}}
+		cfg := &runconfig.Config{Dir: t.TempDir(), Secrets: runconfig.SecretsConfig{File: "secrets.env"}}
 		writeSecrets(t, cfg.Dir, "API_TOKEN=x\n", perm)
 		w := workflow(t, "# capabilities: none · secrets: API_TOKEN\ndef wf(ctx):\n    ctx.secret(\"API_TOKEN\")\n")
 		res, err := Run(context.Background(), w, nil, opts(t, cfg))
 		p := filepath.Join(cfg.Dir, "secrets.env")
 		want := "unusable secrets file: " + p + " has mode " + "0" + strings.TrimPrefix(perm.String(), "-")
-		if !errors.Is(err, ErrSecretsFile) || res != nil {
+		if !errors.Is(err, runconfig.ErrSecretsFile) || res != nil {
 			t.Fatalf("Run with a %v secrets file = %v, want ErrSecretsFile before the first step", perm, err)
 		}
 		if msg := err.Error(); !strings.HasPrefix(msg, "unusable secrets file: "+p+" has mode ") || !strings.HasSuffix(msg, "which lets group or others read it; run chmod 600 "+p) {
@@ -130,7 +64,7 @@ func TestSecretsFile(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	writeSecrets(t, dir, "# secrets\nGITHUB_TOKEN="+fileToken+"\nAPI_KEY="+fileAPI+"\n", 0o600)
-	os.WriteFile(filepath.Join(dir, ConfigFile), []byte(`[secrets]
+	os.WriteFile(filepath.Join(dir, runconfig.ConfigFile), []byte(`[secrets]
 file = "secrets.env"
 env = ["API_KEY"]
 [tools."argv"]
@@ -139,7 +73,7 @@ env = { RUNTIME_TEST_HELPER = "argv" }
 [tools."gh.get"]
 http = { url = "`+srv.URL+`/user", headers = { Authorization = "token {secret:GITHUB_TOKEN}" } }
 `), 0o644)
-	cfg, err := LoadConfig(filepath.Join(dir, ConfigFile))
+	cfg, err := runconfig.LoadConfig(filepath.Join(dir, runconfig.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,9 +121,9 @@ def wf(ctx):
 
 // TestSecretsFileMissing: a secrets file the config names must exist.
 func TestSecretsFileMissing(t *testing.T) {
-	cfg := &Config{Dir: t.TempDir(), Secrets: SecretsConfig{File: "nope.env"}}
+	cfg := &runconfig.Config{Dir: t.TempDir(), Secrets: runconfig.SecretsConfig{File: "nope.env"}}
 	_, err := Run(context.Background(), workflow(t, "def wf(ctx):\n    pass\n"), nil, opts(t, cfg))
-	if !errors.Is(err, ErrSecretsFile) || !errors.Is(err, os.ErrNotExist) {
+	if !errors.Is(err, runconfig.ErrSecretsFile) || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Run = %v, want ErrSecretsFile wrapping not-exist", err)
 	}
 }
@@ -207,19 +141,19 @@ func TestSecretNotProvided(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		secrets SecretsConfig
+		secrets runconfig.SecretsConfig
 		file    string
 		want    string // the output, or the error
 	}{
-		{"not provided", SecretsConfig{}, "", "secret_not_provided: GH_TOKEN is not provided by the configuration"},
-		{"other variable listed", SecretsConfig{Env: []string{"HOME"}}, "", "secret_not_provided"},
-		{"listed", SecretsConfig{Env: []string{"GH_TOKEN"}}, "", "20"},
-		{"in the file", SecretsConfig{File: "secrets.env"}, "GH_TOKEN=from-file\n", "9"},
-		{"not in the file", SecretsConfig{File: "secrets.env"}, "OTHER=x\n", "or add it to secrets.env"},
+		{"not provided", runconfig.SecretsConfig{}, "", "secret_not_provided: GH_TOKEN is not provided by the configuration"},
+		{"other variable listed", runconfig.SecretsConfig{Env: []string{"HOME"}}, "", "secret_not_provided"},
+		{"listed", runconfig.SecretsConfig{Env: []string{"GH_TOKEN"}}, "", "20"},
+		{"in the file", runconfig.SecretsConfig{File: "secrets.env"}, "GH_TOKEN=from-file\n", "9"},
+		{"not in the file", runconfig.SecretsConfig{File: "secrets.env"}, "OTHER=x\n", "or add it to secrets.env"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := &Config{Dir: t.TempDir(), Secrets: tt.secrets}
+			cfg := &runconfig.Config{Dir: t.TempDir(), Secrets: tt.secrets}
 			if tt.file != "" {
 				writeSecrets(t, cfg.Dir, tt.file, 0o600)
 			}
@@ -227,7 +161,7 @@ func TestSecretNotProvided(t *testing.T) {
 			o.Getenv = getenv
 			res, err := Run(context.Background(), w, nil, o)
 			if err != nil {
-				if !errors.Is(err, ErrSecret) || !strings.Contains(err.Error(), tt.want) {
+				if !errors.Is(err, runconfig.ErrSecret) || !strings.Contains(err.Error(), tt.want) {
 					t.Errorf("Run = %v, want ErrSecret with %q", err, tt.want)
 				}
 				return
@@ -254,7 +188,7 @@ def wf(ctx):
     r = ctx.tool("b64", value = tok)
     return {"lower": tok.lower(), "b64": r, "spaced": " ".join([tok[:10], tok[10:]])}
 `)
-	cfg := &Config{Secrets: SecretsConfig{Env: []string{"TOKEN"}}}
+	cfg := &runconfig.Config{Secrets: runconfig.SecretsConfig{Env: []string{"TOKEN"}}}
 	o := opts(t, cfg)
 	o.Getenv = func(k string) string { return map[string]string{"TOKEN": value}[k] }
 	o.Tools = map[string]Tool{"b64": {Func: func(_ context.Context, args map[string]any) (any, error) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -60,7 +61,7 @@ func TestSessionBuiltFromBlocks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := workflow(t, "# capabilities: fs.read · secrets: none\ndef wf(ctx):\n    "+tc.body+"\n")
-			cfg := &Config{Dir: root, Grants: Grants{Capabilities: []string{"fs.read"}}}
+			cfg := &runconfig.Config{Dir: root, Grants: runconfig.Grants{Capabilities: []string{"fs.read"}}}
 			o := Options{Config: cfg, Tools: tools, StateDir: t.TempDir(), RunID: "run-test", DryRun: tc.dryRun}.withDefaults()
 			h := newHost(context.Background(), w, cfg, o)
 			h.res.Started = o.Now()

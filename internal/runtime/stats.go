@@ -23,6 +23,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/capped"
 	"github.com/crystallize-dev/crystallize/internal/price"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -400,8 +401,8 @@ var failureCodes = []struct {
 	code string
 }{
 	{ErrCapability, "capability_not_granted"},
-	{ErrSecret, "secret_unavailable"},
-	{ErrSecretsFile, "secrets_file_unusable"},
+	{runconfig.ErrSecret, "secret_unavailable"},
+	{runconfig.ErrSecretsFile, "secrets_file_unusable"},
 	{ErrStepLimit, "step_limit_exceeded"},
 	{ErrCancelled, "cancelled"},
 	{ErrFailed, "workflow_failed"},

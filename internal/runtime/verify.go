@@ -11,6 +11,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/replay"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -91,8 +92,8 @@ type expectation struct {
 // resolves the secrets source (environment, then secrets file), checks
 // that every model step has a provider and every secret a binding names
 // is set, and loads what a verified run is compared with.
-func prepare(w *Workflow, cfg *Config, opts Options) (Options, *expectation, error) {
-	getenv, err := secretSource(cfg, opts.Getenv)
+func prepare(w *Workflow, cfg *runconfig.Config, opts Options) (Options, *expectation, error) {
+	getenv, err := runconfig.SecretSource(cfg, opts.Getenv)
 	if err != nil {
 		return opts, nil, err
 	}
@@ -109,7 +110,7 @@ func prepare(w *Workflow, cfg *Config, opts Options) (Options, *expectation, err
 
 // checkBindingSecrets reports every {secret:ID} in the bindings of the
 // tools w names that is not set.
-func checkBindingSecrets(w *Workflow, cfg *Config, opts Options) error {
+func checkBindingSecrets(w *Workflow, cfg *runconfig.Config, opts Options) error {
 	if opts.DryRun {
 		return nil
 	}
@@ -131,13 +132,13 @@ func checkBindingSecrets(w *Workflow, cfg *Config, opts Options) error {
 			}
 		}
 		for _, tmpl := range tmpls {
-			for _, id := range templateSecrets(tmpl) {
+			for _, id := range runconfig.TemplateSecrets(tmpl) {
 				if seen[id] {
 					continue
 				}
 				seen[id] = true
 				if opts.Getenv == nil || opts.Getenv(id) == "" {
-					errs = append(errs, fmt.Errorf("%w: tools.%q names secret %s, which is not set; %s", ErrSecret, b.pattern, id, cfg.secretHint(id)))
+					errs = append(errs, fmt.Errorf("%w: tools.%q names secret %s, which is not set; %s", runconfig.ErrSecret, b.pattern, id, cfg.SecretHint(id)))
 				}
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/temporal/temporaltest"
 )
@@ -62,7 +63,7 @@ func load(t testing.TB, p string) *runtime.Workflow {
 
 func runOptions(state string, e *effects) runtime.Options {
 	return runtime.Options{
-		Config:   &runtime.Config{Dir: ".", Secrets: runtime.SecretsConfig{Env: []string{"TOKEN"}}},
+		Config:   &runconfig.Config{Dir: ".", Secrets: runconfig.SecretsConfig{Env: []string{"TOKEN"}}},
 		Tools:    e.tools(),
 		StateDir: state,
 		Getenv: func(k string) string {

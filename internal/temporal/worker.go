@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -101,7 +102,7 @@ func RegisterWith(w registrar, reg registry, run runtime.Options) {
 func newRegistry(opts WorkerOptions) (registry, error) {
 	cfg := opts.Run.Config
 	if cfg == nil {
-		cfg = &runtime.Config{Dir: "."}
+		cfg = &runconfig.Config{Dir: "."}
 	}
 	stepTimeout, approvalTimeout, initial, maximum, err := cfg.Temporal.Durations()
 	if err != nil {

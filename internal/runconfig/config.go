@@ -1,11 +1,14 @@
-package runtime
+package runconfig
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -16,7 +19,6 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/price"
-	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // ConfigFile is the name of the project configuration the cli looks for
@@ -37,7 +39,7 @@ type Config struct {
 	Workers   map[string]WorkerConfig `toml:"workers"`
 	Grants    Grants                  `toml:"grants"`
 	// Fallback is what a run does when a precondition or a
-	// deterministic step fails; see fallback.go.
+	// deterministic step fails; see the runner's fallback.go.
 	Fallback FallbackConfig `toml:"fallback"`
 
 	// Secrets names the file secrets are read from after the
@@ -87,7 +89,7 @@ type Workspace struct {
 type ApprovalsConfig struct {
 	// RequireLedger makes a bundle run for real only when the state
 	// directory's approval ledger holds an authenticated approval of its
-	// workflow bytes (see approvals.go), not only an approval record in
+	// workflow bytes (the runner's approvals.go), not only an approval record in
 	// its candidate.json, which anyone who can write the bundle can add.
 	RequireLedger bool `toml:"require_ledger"`
 	// AllowSelfApproval lets the author a bundle records approve it
@@ -105,7 +107,7 @@ type Grants struct {
 // ToolBinding is one [tools."name"] entry: how calls to the tools it names
 // are executed, and what they need and change.
 type ToolBinding struct {
-	// Command is an argv template; see the package comment.
+	// Command is an argv template; see the runner's package comment.
 	Command []string `toml:"command"`
 	// AllowOptions names the parameters of Command that may start with
 	// "-" where they start an argv element. Any other such value is
@@ -128,7 +130,7 @@ type ToolBinding struct {
 	// MCP binds the name to a tool of the server [mcp.<MCP>]. Tool
 	// names that tool; by default it is the called name without the
 	// literal prefix of a glob key, so "docs.search" bound by
-	// [tools."docs.*"] calls "search" (see the package comment).
+	// [tools."docs.*"] calls "search" (see the runner's package comment).
 	MCP  string `toml:"mcp"`
 	Tool string `toml:"tool"`
 	// HTTP makes every call an HTTP request; see HTTPBinding.
@@ -200,10 +202,10 @@ const (
 )
 
 // builtins are the built-in tools, in the order messages list them.
-var builtins = []string{ToolFSRead, ToolFSWrite, ToolFSEdit}
+var Builtins = []string{ToolFSRead, ToolFSWrite, ToolFSEdit}
 
 // writesFiles reports whether the built-in named builtin changes files.
-func writesFiles(builtin string) bool { return builtin == ToolFSWrite || builtin == ToolFSEdit }
+func WritesFiles(builtin string) bool { return builtin == ToolFSWrite || builtin == ToolFSEdit }
 
 // ErrConfigInBundle is returned by LoadConfig for a configuration file
 // inside a bundle directory. A bundle is what a reviewer approved: its
@@ -218,7 +220,7 @@ var ErrConfigInBundle = errors.New("configuration inside a bundle")
 // every problem it finds, each as "file: path: message", joined. A file
 // inside a bundle is refused (ErrConfigInBundle).
 func LoadConfig(file string) (*Config, error) {
-	if dir, ok := bundleOf(file); ok {
+	if dir, ok := BundleOf(file); ok {
 		return nil, fmt.Errorf("%w: %s is a file of the bundle %s; the project's configuration binds the tools (run from the project, or pass --config)", ErrConfigInBundle, file, dir)
 	}
 	c := new(Config)
@@ -323,7 +325,7 @@ func (c *Config) check(file string) []error {
 	if p := c.Fallback.Policy; p != "" && !slices.Contains(FallbackPolicies, p) {
 		bad("fallback.policy", "%q, want one of %s", p, strings.Join(FallbackPolicies, ", "))
 	}
-	for _, name := range sortedKeys(c.Tools) {
+	for _, name := range slices.Sorted(maps.Keys(c.Tools)) {
 		b := c.Tools[name]
 		p := fmt.Sprintf("tools.%q", name)
 		if _, err := path.Match(name, ""); err != nil {
@@ -342,8 +344,8 @@ func (c *Config) check(file string) []error {
 			bad(p, "more than one executor; set exactly one of command, builtin, mcp, http")
 		case b.HTTP != nil:
 			errs = append(errs, b.HTTP.check(file, p+".http")...)
-		case b.Builtin != "" && !slices.Contains(builtins, b.Builtin):
-			bad(p+".builtin", "unknown built-in %q; want one of %s", b.Builtin, strings.Join(builtins, ", "))
+		case b.Builtin != "" && !slices.Contains(Builtins, b.Builtin):
+			bad(p+".builtin", "unknown built-in %q; want one of %s", b.Builtin, strings.Join(Builtins, ", "))
 		}
 		b.timeout = DefaultToolTimeout
 		if b.Timeout != "" {
@@ -355,7 +357,7 @@ func (c *Config) check(file string) []error {
 		}
 		for i, o := range b.AllowOptions {
 			if !slices.ContainsFunc(b.Command, func(el string) bool {
-				lead, ok := leadingPlaceholder(el)
+				lead, ok := LeadingPlaceholder(el)
 				return ok && lead == o || el == "{"+o+"...}"
 			}) {
 				bad(fmt.Sprintf("%s.allow_options[%d]", p, i), "%q is not a parameter that starts an element of command", o)
@@ -369,7 +371,7 @@ func (c *Config) check(file string) []error {
 		c.Tools[name] = b
 	}
 	errs = append(errs, c.checkMCP(file)...)
-	for _, name := range sortedKeys(c.Models) {
+	for _, name := range slices.Sorted(maps.Keys(c.Models)) {
 		m := c.Models[name]
 		p := "models." + name
 		switch m.Provider {
@@ -402,10 +404,10 @@ func (c *Config) check(file string) []error {
 		}
 		c.Models[name] = m
 	}
-	for _, name := range sortedKeys(c.Workers) {
+	for _, name := range slices.Sorted(maps.Keys(c.Workers)) {
 		wc := c.Workers[name]
 		p := "workers." + name
-		if _, _, ok := c.model(cmp.Or(wc.Model, name)); !ok {
+		if _, _, ok := c.ModelEntry(cmp.Or(wc.Model, name)); !ok {
 			bad(p+".model", "no [models.%s] and no [models.default] answers this worker", cmp.Or(wc.Model, name))
 		}
 		if wc.MaxIterations < 0 {
@@ -416,107 +418,29 @@ func (c *Config) check(file string) []error {
 }
 
 // roots returns the absolute workspace roots.
-func (c *Config) roots() []string {
+func (c *Config) Roots() []string {
 	rs := c.Workspace.Roots
 	if len(rs) == 0 {
 		rs = []string{"."}
 	}
 	out := make([]string, len(rs))
 	for i, r := range rs {
-		out[i] = c.abs(r)
+		out[i] = c.Abs(r)
 	}
 	return out
 }
 
 // abs resolves p against Dir.
-func (c *Config) abs(p string) string {
+func (c *Config) Abs(p string) string {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
 	return filepath.Join(c.Dir, p)
 }
 
-// binding is a resolved tool name: what executes it and what it needs.
-type binding struct {
-	// pattern is the config key that bound the name ("" for in-process
-	// and default built-ins).
-	pattern string
-	tool    *ToolBinding // nil for in-process tools
-	inproc  *Tool
-	builtin string
-	// caps is capabilities' answer once asked (capsKnown): a run
-	// resolves each name once and asks at every call. Records share it
-	// and never change it.
-	caps      []string
-	capsKnown bool
-}
-
-// capabilities returns what a call through b needs, sorted.
-func (b *binding) capabilities() []string {
-	if !b.capsKnown {
-		b.caps, b.capsKnown = b.neededCapabilities(), true
-	}
-	return b.caps
-}
-
-func (b *binding) neededCapabilities() []string {
-	var caps []string
-	switch {
-	case b.inproc != nil:
-		caps = append(caps, b.inproc.Capabilities...)
-		for _, se := range b.inproc.SideEffects {
-			caps = append(caps, se.Capability)
-		}
-	case b.tool != nil:
-		caps = append(caps, b.tool.Capability)
-		caps = append(caps, b.tool.Capabilities...)
-		for _, se := range b.tool.SideEffects {
-			caps = append(caps, se.Capability)
-		}
-	}
-	switch {
-	case b.builtin == ToolFSRead:
-		caps = append(caps, "fs.read")
-	case writesFiles(b.builtin):
-		caps = append(caps, "fs.write")
-	}
-	caps = slices.DeleteFunc(caps, func(s string) bool { return s == "" })
-	slices.Sort(caps)
-	return slices.Compact(caps)
-}
-
-// kind is the action kind b's calls are recorded with.
-func (b *binding) kind() trace.Kind {
-	switch {
-	case b.tool != nil && b.tool.Kind != "":
-		return trace.Kind(b.tool.Kind)
-	case b.tool != nil && b.tool.HTTP != nil:
-		return trace.KindExternalAPICall
-	case writesFiles(b.builtin):
-		// As agents' file edits are normalized, so that a run's trace
-		// lines up with the traces it was mined from.
-		return trace.KindFileMutation
-	}
-	return trace.KindToolCall
-}
-
-// sideEffects returns the side effects b declares.
-func (b *binding) sideEffects() []trace.SideEffect {
-	var out []trace.SideEffect
-	switch {
-	case b.inproc != nil:
-		out = append(out, b.inproc.SideEffects...)
-	case b.tool != nil:
-		for _, se := range b.tool.SideEffects {
-			out = append(out, trace.SideEffect{Kind: se.Kind, Target: se.Target, Capability: se.Capability, Mutation: se.Mutation})
-		}
-	}
-	return out
-}
-
 // model returns the [models.*] entry a ctx.model step named name uses,
 // and its key: [models.name], else [models.default].
-func (c *Config) model(name string) (key string, m ModelConfig, ok bool) {
+func (c *Config) ModelEntry(name string) (key string, m ModelConfig, ok bool) {
 	if m, ok := c.Models[name]; ok {
 		return name, m, true
 	}
@@ -524,51 +448,12 @@ func (c *Config) model(name string) (key string, m ModelConfig, ok bool) {
 	return "default", m, ok
 }
 
-// resolve finds the binding of a tool name; see the package comment for
-// the order.
-func resolve(c *Config, tools map[string]Tool, name string) (*binding, bool) {
-	if t, ok := tools[name]; ok {
-		return &binding{inproc: &t}, true
-	}
-	if c != nil {
-		if b, ok := c.Tools[name]; ok {
-			return &binding{pattern: name, tool: &b, builtin: b.Builtin}, true
-		}
-		best := ""
-		for pat := range c.Tools {
-			if !strings.ContainsAny(pat, "*?[") {
-				continue
-			}
-			if ok, _ := path.Match(pat, name); ok && (len(pat) > len(best) || len(pat) == len(best) && pat < best) {
-				best = pat
-			}
-		}
-		if best != "" {
-			b := c.Tools[best]
-			return &binding{pattern: best, tool: &b, builtin: b.Builtin}, true
-		}
-	}
-	if slices.Contains(builtins, name) {
-		return &binding{builtin: name}, true
-	}
-	return nil, false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // checkPrices checks the [prices] section: every model has an input and
 // an output price, no price is negative or not a number, and a cache
 // price not given becomes the input price.
 func (c *Config) checkPrices(file string, md toml.MetaData) []error {
 	var errs []error
-	for _, name := range sortedKeys(c.Prices) {
+	for _, name := range slices.Sorted(maps.Keys(c.Prices)) {
 		p := c.Prices[name]
 		key := fmt.Sprintf("prices.%q", name)
 		for _, req := range []string{"input", "output"} {
@@ -593,4 +478,177 @@ func (c *Config) checkPrices(file string, md toml.MetaData) []error {
 		c.Prices[name] = p
 	}
 	return errs
+}
+
+// WorkerConfig is a [workers.name] entry: a preset ctx.agent(…,
+// worker="name") runs as. Its prompt comes before the step's; its tools,
+// when set, narrow the step's (a preset never widens what a step may
+// call); its model names the [models.*] entry that answers.
+type WorkerConfig struct {
+	Model         string   `toml:"model"`
+	Prompt        string   `toml:"prompt"`
+	Tools         []string `toml:"tools"`
+	MaxIterations int      `toml:"max_iterations"`
+	DoneSentinel  string   `toml:"done_sentinel"`
+}
+
+// Fallback policies.
+const (
+	FallbackFail  = "fail"
+	FallbackAgent = "agent"
+	FallbackAsk   = "ask"
+)
+
+// FallbackPolicies are the policies, in documentation order.
+var FallbackPolicies = []string{FallbackFail, FallbackAgent, FallbackAsk}
+
+// FallbackConfig is the [fallback] table of crystallize.toml.
+type FallbackConfig struct {
+	Policy string `toml:"policy"`
+	// Model is the [models.*] key of the agent policy's model.
+	Model         string `toml:"model"`
+	MaxIterations int    `toml:"max_iterations"`
+}
+
+// Model providers, the values of [models.name] provider.
+const (
+	ProviderOpenAI    = "openai"
+	ProviderAnthropic = "anthropic"
+	ProviderReplay    = "replay"
+)
+
+// Defaults of a [models.name] entry.
+const (
+	// DefaultModelTimeout bounds one model call that sets no timeout.
+	DefaultModelTimeout = 2 * time.Minute
+	// DefaultMaxTokens is the answer budget sent to providers that
+	// require one (Anthropic) when max_tokens is not set.
+	DefaultMaxTokens = 1024
+	// DefaultOpenAIURL and DefaultAnthropicURL are the base URLs of
+	// providers that set none.
+	DefaultOpenAIURL    = "https://api.openai.com/v1"
+	DefaultAnthropicURL = "https://api.anthropic.com"
+	// AnthropicVersion is the anthropic-version header the Messages
+	// client sends.
+	AnthropicVersion = "2023-06-01"
+)
+
+// cost is the price of a call at c's per-million-token prices.
+func (c *ModelConfig) Cost(in, out int64) float64 {
+	return (float64(in)*c.InputUSDPerMTok + float64(out)*c.OutputUSDPerMTok) / 1e6
+}
+
+// leadingPlaceholder returns the name of the placeholder el starts with
+// ("{name}…"); "{{" is a literal brace.
+func LeadingPlaceholder(el string) (string, bool) {
+	if len(el) < 3 || el[0] != '{' || el[1] == '{' {
+		return "", false
+	}
+	end := strings.IndexByte(el, '}')
+	if end < 0 {
+		return "", false
+	}
+	return el[1:end], true
+}
+
+// templateSecrets returns the ids of the {secret:ID} placeholders in
+// tmpl, in order.
+func TemplateSecrets(tmpl string) []string {
+	var ids []string
+	for rest := tmpl; ; {
+		i := strings.Index(rest, "{secret:")
+		if i < 0 {
+			return ids
+		}
+		rest = rest[i+len("{secret:"):]
+		end := strings.IndexByte(rest, '}')
+		if end < 0 {
+			return ids
+		}
+		if id := rest[:end]; IsSecretID(id) {
+			ids = append(ids, id)
+		}
+		rest = rest[end+1:]
+	}
+}
+
+func IsIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// bundleOf reports the bundle directory holding file (or, when file is a
+// symlink, the file it points to): the nearest directory above it whose
+// candidate.json carries the bundle schema marker.
+func BundleOf(file string) (string, bool) {
+	paths := []string{file}
+	if real, err := filepath.EvalSymlinks(file); err == nil && real != file {
+		paths = append(paths, real)
+	}
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+			if isBundleDir(d) {
+				return d, true
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	return "", false
+}
+
+// bundleManifestFile and bundleSchema are bundle.ManifestFile and
+// bundle.Schema, the file and the marker that make a directory a bundle.
+// The configuration is read by stages that bundle's own imports sit
+// below, so it does not import bundle; a test pins the two copies
+// together.
+const (
+	bundleManifestFile = "candidate.json"
+	bundleSchema       = "harn.crystallization.candidate.bundle"
+)
+
+// isBundleDir reports whether dir holds a candidate.json with the bundle
+// schema marker; another tool's candidate.json does not make a bundle.
+func isBundleDir(dir string) bool {
+	// Only a regular file of a manifest's size is read: a FIFO or device
+	// named candidate.json must not hang or flood the check.
+	name := filepath.Join(dir, bundleManifestFile)
+	if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() || st.Size() > 64<<20 {
+		return false
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return false
+	}
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	return json.Unmarshal(data, &head) == nil && head.Schema == bundleSchema
+}
+
+// ParsedTimeout is Timeout as LoadConfig parsed it (DefaultToolTimeout
+// when unset); 0 for a binding built in code.
+func (t *ToolBinding) ParsedTimeout() time.Duration { return t.timeout }
+
+// ParsedTimeout is Timeout as LoadConfig parsed it (DefaultModelTimeout
+// when unset); 0 for an entry built in code.
+func (m *ModelConfig) ParsedTimeout() time.Duration { return m.timeout }
+
+// WithTimeout is m with the timeout LoadConfig would have parsed from
+// Timeout, for an entry built in code (tests, embedders).
+func (m ModelConfig) WithTimeout(d time.Duration) ModelConfig {
+	m.timeout = d
+	return m
 }

@@ -1,10 +1,9 @@
-package runtime
+package runconfig
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 )
 
@@ -28,6 +27,9 @@ type SecretsConfig struct {
 	Env []string `toml:"env"`
 }
 
+// ErrSecret: a secret that is not declared or not set.
+var ErrSecret = errors.New("secret unavailable")
+
 // ErrSecretsFile is returned for a secrets file that cannot be used: not
 // readable, readable by others, or malformed.
 var ErrSecretsFile = errors.New("unusable secrets file")
@@ -37,12 +39,12 @@ var ErrSecretsFile = errors.New("unusable secrets file")
 // secrets file. The file is read once, before the first step, so that an
 // unusable file stops the run before anything happened rather than at the
 // first secret.
-func secretSource(cfg *Config, getenv func(string) string) (func(string) string, error) {
+func SecretSource(cfg *Config, getenv func(string) string) (func(string) string, error) {
 	if cfg.Secrets.File == "" {
 		return getenv, nil
 	}
-	file := cfg.abs(cfg.Secrets.File)
-	values, err := readSecretsFile(file)
+	file := cfg.Abs(cfg.Secrets.File)
+	values, err := ReadSecretsFile(file)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +63,7 @@ func secretSource(cfg *Config, getenv func(string) string) (func(string) string,
 // provider outside a run (session codify --refine). A secret set nowhere
 // is ErrSecret, with a hint at where to set it.
 func (c *Config) Secret(id string, getenv func(string) string) (string, error) {
-	lookup, err := secretSource(c, getenv)
+	lookup, err := SecretSource(c, getenv)
 	if err != nil {
 		return "", err
 	}
@@ -70,12 +72,12 @@ func (c *Config) Secret(id string, getenv func(string) string) (string, error) {
 			return v, nil
 		}
 	}
-	return "", fmt.Errorf("%w: %s is not set; %s", ErrSecret, id, c.secretHint(id))
+	return "", fmt.Errorf("%w: %s is not set; %s", ErrSecret, id, c.SecretHint(id))
 }
 
 // readSecretsFile reads and parses a secrets file, refusing one whose
 // permissions let group or others read (or write) it.
-func readSecretsFile(file string) (map[string]string, error) {
+func ReadSecretsFile(file string) (map[string]string, error) {
 	st, err := os.Stat(file)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSecretsFile, err)
@@ -114,7 +116,7 @@ func parseSecrets(file string, data []byte) (map[string]string, error) {
 		case !ok:
 			errs = append(errs, fmt.Errorf("%w: %s:%d: want KEY=VALUE", ErrSecretsFile, file, n))
 			continue
-		case !isSecretID(k):
+		case !IsSecretID(k):
 			errs = append(errs, fmt.Errorf("%w: %s:%d: the key is not a logical secret id (letters, digits, _ . -, not starting with a digit)", ErrSecretsFile, file, n))
 			continue
 		case lines[k] != 0:
@@ -136,7 +138,7 @@ func parseSecrets(file string, data []byte) (map[string]string, error) {
 
 // isSecretID reports whether s can name a secret: a letter or "_", then
 // letters, digits, "_", "." or "-".
-func isSecretID(s string) bool {
+func IsSecretID(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -149,35 +151,9 @@ func isSecretID(s string) bool {
 }
 
 // secretHint says where a secret that is not set can be set.
-func (c *Config) secretHint(id string) string {
+func (c *Config) SecretHint(id string) string {
 	if c != nil && c.Secrets.File != "" {
 		return fmt.Sprintf("set the environment variable %s or add it to %s", id, c.Secrets.File)
 	}
 	return "set the environment variable " + id
-}
-
-// workflowSecret resolves a secret ctx.secret asks for: from the
-// environment (then the file) when [secrets] env lists it, else from the
-// secrets file only.
-func (h *host) workflowSecret(id string) (string, error) {
-	if slices.Contains(h.cfg.Secrets.Env, id) {
-		return h.secretValue(id)
-	}
-	var v string
-	if h.cfg.Secrets.File != "" {
-		values, err := readSecretsFile(h.cfg.abs(h.cfg.Secrets.File))
-		if err != nil {
-			return "", err
-		}
-		v = values[id]
-	}
-	if v == "" {
-		where := "list it in crystallize.toml [secrets] env = [\"" + id + "\"] to let workflows read the environment variable"
-		if h.cfg.Secrets.File != "" {
-			where += ", or add it to " + h.cfg.Secrets.File
-		}
-		return "", fmt.Errorf("%w: secret_not_provided: %s is not provided by the configuration; %s", ErrSecret, id, where)
-	}
-	h.secrets.add(id, v)
-	return v, nil
 }
