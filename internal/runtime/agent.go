@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"go.starlark.net/starlark"
 )
 
@@ -252,7 +253,7 @@ func isDone(reply any, sentinel string) bool {
 	}
 	s, ok := reply.(string)
 	if !ok {
-		s = string(canonical(reply))
+		s = string(stepvalue.Canonical(reply))
 	}
 	return strings.Contains(s, sentinel)
 }

@@ -9,6 +9,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/crystallize-dev/crystallize/internal/session"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 )
 
 // The agent API: how a workflow talks to the person who runs it.
@@ -141,7 +142,7 @@ func (h *host) requestDecision(_ *starlark.Thread, b *starlark.Builtin, args sta
 	h.step++
 	step := h.step
 	question = h.secrets.string(question)
-	argsDigest := digest(map[string]any{"question": question, "options": toAny(options), "name": name})
+	argsDigest := stepvalue.Digest(map[string]any{"question": question, "options": toAny(options), "name": name})
 	if h.replaying(step) {
 		return h.replay(step, "decision", name, argsDigest)
 	}
@@ -161,7 +162,7 @@ func (h *host) requestDecision(_ *starlark.Thread, b *starlark.Builtin, args sta
 		h.res.Pending = &Pending{Step: step, Boundary: name, Prompt: question, Kind: PendingDecision, Options: options}
 		h.pendingPhase = len(h.phases)
 		p := h.newPhase(fmt.Sprintf("Step %d · decide %s (pending)", step, name))
-		p.callout(session.CalloutDecisionNeeded, oneLine(question), "Options: "+codeList(options),
+		p.callout(session.CalloutDecisionNeeded, stepvalue.OneLine(question), "Options: "+codeList(options),
 			"Continue with "+codeSpan(ResumeCommand(h.opts.StateDir, h.opts.RunID)+" --decide OPTION"))
 		h.message(Message{Type: MessageDecisionNeeded, Step: step, Boundary: name, Text: question, Options: options})
 		return nil, &PendingDecisionError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Name: name, Options: options}
@@ -170,7 +171,7 @@ func (h *host) requestDecision(_ *starlark.Thread, b *starlark.Builtin, args sta
 	// The log keeps the question with its answer: the pending phase is
 	// rewritten on resume, and this is what replaces it.
 	p := h.newPhase(fmt.Sprintf("Step %d · decide %s", step, name))
-	p.callout(session.CalloutDecisionNeeded, oneLine(question), "Options: "+codeList(options))
+	p.callout(session.CalloutDecisionNeeded, stepvalue.OneLine(question), "Options: "+codeList(options))
 	callout := session.CalloutDecision
 	if approver == "--decide" {
 		callout = session.CalloutUser // a person answered on resume
@@ -222,7 +223,7 @@ func (h *host) requestApproval(thread *starlark.Thread, b *starlark.Builtin, arg
 	if errors.As(err, &pe) && h.pendingPhase >= 0 {
 		// The pending phase approve wrote opens with its callout line;
 		// this call asks for an approval, and says so.
-		h.phases[h.pendingPhase].retitle(session.CalloutDecision, session.CalloutApprovalRequired, oneLine(h.secrets.string(text)))
+		h.phases[h.pendingPhase].retitle(session.CalloutDecision, session.CalloutApprovalRequired, stepvalue.OneLine(h.secrets.string(text)))
 		h.message(Message{Type: MessageApprovalRequired, Step: h.res.Pending.Step, Boundary: boundary, Text: h.secrets.string(text)})
 	}
 	return v, err

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -121,7 +122,7 @@ func TestGuardedSemantics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := string(canonical(res.Output))
+	got := string(stepvalue.Canonical(res.Output))
 	want := `[[1,2],"ababx-3!",42,"yyy","p,q",["a","b"],"1 2",[0,1,2,0,2,4],{"z":[1]},3]`
 	if got != want {
 		t.Errorf("output = %s\nwant     %s", got, want)

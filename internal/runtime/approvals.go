@@ -11,6 +11,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -73,7 +74,7 @@ func (e LedgerEntry) macInput() []byte {
 	if e.Workflow != "" {
 		fields["workflow"] = e.Workflow
 	}
-	return canonical(fields)
+	return stepvalue.Canonical(fields)
 }
 
 // RecordApproval appends e, authenticated with the state key (created on

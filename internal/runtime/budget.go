@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"runtime"
 	"runtime/metrics"
 	"sync/atomic"
@@ -213,7 +214,7 @@ func (m *memoryBudget) watch(ctx context.Context, done <-chan struct{}) {
 // MaxArgumentBytes of canonical JSON.
 func checkArgumentSize(name string, args map[string]any) error {
 	var buf [512]byte
-	if n := len(appendCanonicalTo(buf[:0], args)); n > MaxArgumentBytes {
+	if n := len(stepvalue.AppendCanonical(buf[:0], args)); n > MaxArgumentBytes {
 		return fmt.Errorf("%w: arguments_too_large: the arguments of %s are %d bytes of JSON, more than %d", ErrTooLarge, name, n, MaxArgumentBytes)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,7 +73,7 @@ func TestSizeLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Receipts[0].ArgumentsSHA256 != digest(map[string]any{"s": strings.Repeat("y", 200000)}) {
+	if res.Receipts[0].ArgumentsSHA256 != stepvalue.Digest(map[string]any{"s": strings.Repeat("y", 200000)}) {
 		t.Error("the receipt does not digest the whole argument")
 	}
 	for _, f := range []string{TraceFile, SessionFile} {

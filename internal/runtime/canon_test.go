@@ -228,19 +228,6 @@ func TestAppendReceipt(t *testing.T) {
 	}
 }
 
-// TestOneLineMatchesFields: oneLine's shortcut for text already on one
-// line gives what joining strings.Fields gives.
-func TestOneLineMatchesFields(t *testing.T) {
-	for _, s := range []string{
-		"", " ", "a", "a b", "a  b", " a", "a ", "a\tb", "a\nb", "a\rb", "a\vb", "a\fb",
-		"a\u00a0b", "a\u2028b", "a\u0085b", "héllo wörld", "x = {\"k\": 1}", "  ", "a b c d",
-	} {
-		if got, want := oneLine(s), strings.Join(strings.Fields(s), " "); got != want {
-			t.Errorf("oneLine(%q) = %q, want %q", s, got, want)
-		}
-	}
-}
-
 // TestClipRecordedShares: a value with nothing to clip is recorded as it
 // is, and one with a long string is copied, the original left whole.
 func TestClipRecordedShares(t *testing.T) {

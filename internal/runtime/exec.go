@@ -20,6 +20,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/capped"
 	"github.com/crystallize-dev/crystallize/internal/proc"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 )
 
 // ErrToolNotLiteral is returned for a call of a tool whose name the
@@ -249,7 +250,7 @@ func optionValue(t *runconfig.ToolBinding, el, name string, args map[string]any)
 					b.WriteString("_")
 				case runconfig.IsIdent(key):
 					if v, ok := args[key]; ok {
-						b.WriteString(argString(v))
+						b.WriteString(stepvalue.ArgString(v))
 					}
 				default:
 					b.WriteString(el[i : i+end+1])
@@ -266,7 +267,7 @@ func optionValue(t *runconfig.ToolBinding, el, name string, args map[string]any)
 		return v, false
 	}
 	lead, _ := args[name]
-	allowed := slices.Contains(t.AllowOptions, name) && strings.HasPrefix(argString(lead), "-")
+	allowed := slices.Contains(t.AllowOptions, name) && strings.HasPrefix(stepvalue.ArgString(lead), "-")
 	return v, !allowed
 }
 
@@ -328,7 +329,7 @@ func guardOptions(b *binding, args map[string]any) error {
 			}
 			items, ok := args[name].([]any)
 			if !ok {
-				items = []any{argString(args[name])}
+				items = []any{stepvalue.ArgString(args[name])}
 			}
 			for j, item := range items {
 				if s, _ := item.(string); strings.HasPrefix(s, "-") {
@@ -387,7 +388,7 @@ func (h *host) expandWith(tmpl string, args map[string]any, escape func(string) 
 				break
 			}
 			if v, ok := args[key]; ok {
-				s := argString(v)
+				s := stepvalue.ArgString(v)
 				if escape != nil {
 					s = escape(s)
 				}
@@ -456,7 +457,7 @@ func (h *host) command(t *runconfig.ToolBinding, args map[string]any) (any, []st
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.Stdin = bytes.NewReader(canonical(args))
+	cmd.Stdin = bytes.NewReader(stepvalue.Canonical(args))
 	stdout := &capped.Buffer{Max: MaxFileBytes}
 	stderr := &capped.Buffer{Max: maxExecOutput}
 	cmd.Stdout = stdout
@@ -484,7 +485,7 @@ func (h *host) command(t *runconfig.ToolBinding, args map[string]any) (any, []st
 		// Cut JSON would be read as a string and mislead the next step.
 		return nil, argv, fmt.Errorf("%w: output_too_large: %s printed %d bytes, more than %d", ErrTooLarge, argv[0], stdout.Total(), MaxFileBytes)
 	}
-	return parseOutput(stdout.Bytes()), argv, nil
+	return stepvalue.ParseOutput(stdout.Bytes()), argv, nil
 }
 
 // locate finds the workspace root holding p and p relative to it. A
@@ -524,7 +525,7 @@ func (h *host) locate(p string) (root, rel string, err error) {
 // (see protect). A path outside the workspace is left to the call itself,
 // which fails with ErrOutsideWorkspace.
 func (h *host) guardPath(tool string, args map[string]any) error {
-	p := argString(args["path"])
+	p := stepvalue.ArgString(args["path"])
 	h.checked = checkedPath{}
 	root, rel, err := h.locate(p)
 	if err != nil {
@@ -704,7 +705,7 @@ func (o *openRoots) close() {
 // opened and read there too when it is on the root's local file system,
 // and bounded by builtinTimeout when not.
 func (h *host) fsRead(name string, args map[string]any) (any, error) {
-	p := argString(args["path"])
+	p := stepvalue.ArgString(args["path"])
 	chk := h.takeChecked(p)
 	if out, ok := fsReadChecked(p, chk); ok {
 		return out, nil
@@ -817,8 +818,8 @@ func fileKind(m os.FileMode) string {
 // there too when the file is on the root's own local file system
 // (writesInline); otherwise the write is bounded by builtinTimeout.
 func (h *host) fsWrite(name string, args map[string]any) (any, error) {
-	p := argString(args["path"])
-	content := argString(args["content"])
+	p := stepvalue.ArgString(args["path"])
+	content := stepvalue.ArgString(args["content"])
 	chk := h.takeChecked(p)
 	if len(content) > MaxFileBytes {
 		return nil, fmt.Errorf("%w: file_too_large: the content for %s is %d bytes, more than %d, the most fs.write writes", ErrTooLarge, p, len(content), MaxFileBytes)

@@ -20,6 +20,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/capped"
 	"github.com/crystallize-dev/crystallize/internal/proc"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 )
 
 // CapShellExec is the capability that lets ctx.exec run any program; a
@@ -120,7 +121,7 @@ func (h *host) callExec(name string, tmpl []string, args map[string]any) (any, e
 	h.step++
 	step := h.step
 	if h.replaying(step) {
-		out, _, err := h.replayCall(step, "tool", name, digest(h.secrets.value(args)))
+		out, _, err := h.replayCall(step, "tool", name, stepvalue.Digest(h.secrets.value(args)))
 		return out, err
 	}
 	if h.yielding(step) {

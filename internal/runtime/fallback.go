@@ -11,6 +11,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -148,10 +149,10 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 		h.mark(d.action, meta(runconfig.FallbackAsk))
 		p := h.newPhase(title)
 		if d.check == "" {
-			p.callout(session.CalloutError, "", what+" again after "+codeSpan("--approve "+d.boundary)+": "+oneLine(d.reason))
+			p.callout(session.CalloutError, "", what+" again after "+codeSpan("--approve "+d.boundary)+": "+stepvalue.OneLine(d.reason))
 			return nil, d.err
 		}
-		p.callout(session.CalloutUser, "", what+"; passed over by "+codeSpan("--approve "+d.boundary)+": "+oneLine(d.reason))
+		p.callout(session.CalloutUser, "", what+"; passed over by "+codeSpan("--approve "+d.boundary)+": "+stepvalue.OneLine(d.reason))
 		h.passedOver = d.step
 		return starlark.True, nil
 	}
@@ -169,10 +170,10 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 			}
 			p := h.newPhase(title)
 			if !ok {
-				p.callout(session.CalloutUser, "", what+"; rejected: "+oneLine(d.reason))
+				p.callout(session.CalloutUser, "", what+"; rejected: "+stepvalue.OneLine(d.reason))
 				return nil, fmt.Errorf("%w: boundary %s (interactive): %s", ErrRejected, d.boundary, d.reason)
 			}
-			p.callout(session.CalloutUser, "", what+"; approved: "+oneLine(d.reason))
+			p.callout(session.CalloutUser, "", what+"; approved: "+stepvalue.OneLine(d.reason))
 			if d.retry != nil {
 				return d.retry()
 			}
@@ -195,12 +196,12 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 		h.pendingPhase = len(h.phases)
 		p := h.newPhase(title + " (pending)")
 		resume := ResumeCommand(h.opts.StateDir, h.opts.RunID)
-		p.callout(session.CalloutDecision, "", what+": "+oneLine(d.reason)+". Fallback policy ask: "+
+		p.callout(session.CalloutDecision, "", what+": "+stepvalue.OneLine(d.reason)+". Fallback policy ask: "+
 			codeSpan(resume+" --approve "+d.boundary)+" or "+codeSpan("--reject "+d.boundary))
 		return nil, &PendingApprovalError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Boundary: d.boundary}
 	default:
 		h.mark(d.action, meta(runconfig.FallbackFail))
-		h.newPhase(title).callout(session.CalloutError, "", what+": "+oneLine(d.reason)+". Fallback policy fail: nothing after it runs.")
+		h.newPhase(title).callout(session.CalloutError, "", what+": "+stepvalue.OneLine(d.reason)+". Fallback policy fail: nothing after it runs.")
 		return nil, d.err
 	}
 }
@@ -233,7 +234,7 @@ func (h *host) agentFallback(d divergence, what string) (starlark.Value, error) 
 	}
 	model := cmp.Or(h.cfg.Fallback.Model, "fallback")
 	p := h.newPhase(fmt.Sprintf("Fallback · step %d · agent", d.step))
-	p.callout("warning", "", what+": "+oneLine(d.reason)+". Fallback policy agent: the rest of the run goes to model "+codeSpan(model)+" with tools "+codeSpan(orNone(names))+".")
+	p.callout("warning", "", what+": "+stepvalue.OneLine(d.reason)+". Fallback policy agent: the rest of the run goes to model "+codeSpan(model)+" with tools "+codeSpan(orNone(names))+".")
 
 	before := len(h.actions)
 	res, err := h.agentLoop(agentSpec{

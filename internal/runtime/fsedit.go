@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"strings"
 	"unicode/utf8"
 )
@@ -141,7 +142,7 @@ func applyEdits(content string, edits []textEdit, p string) (string, error) {
 // fs.write's: the workspace roots, the protected set (checked before
 // the call, as for every file built-in) and the run's pinned root.
 func (h *host) fsEdit(name string, args map[string]any) (any, error) {
-	p := argString(args["path"])
+	p := stepvalue.ArgString(args["path"])
 	chk := h.takeChecked(p)
 	edits, err := editArgs(args)
 	if err != nil {

@@ -12,13 +12,13 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"go.starlark.net/starlark"
 
 	"github.com/crystallize-dev/crystallize/internal/mdtext"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -265,7 +265,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 	h.step++
 	step := h.step
 	if h.replaying(step) {
-		return h.replayCall(step, "tool", name, digest(h.secrets.value(callArgs)))
+		return h.replayCall(step, "tool", name, stepvalue.Digest(h.secrets.value(callArgs)))
 	}
 	if h.yielding(step) {
 		return nil, nil, errYield
@@ -342,7 +342,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 			if h.rehearsed == nil {
 				h.rehearsed = map[string]bool{}
 			}
-			h.rehearsed[h.workspacePath(argString(callArgs["path"]))] = true
+			h.rehearsed[h.workspacePath(stepvalue.ArgString(callArgs["path"]))] = true
 		}
 	} else {
 		out, argv, req, err = h.execute(name, bind, callArgs)
@@ -354,7 +354,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 	recOut := h.secrets.value(out)
 	effects := h.callSideEffects(step, name, bind, recArgs)
 	if runconfig.WritesFiles(bind.builtin) && err == nil && !h.opts.DryRun {
-		effects = append(effects, trace.SideEffect{Kind: "file_write", Target: argString(recArgs["path"]), Capability: "fs.write", Mutation: fileMutation[bind.builtin]})
+		effects = append(effects, trace.SideEffect{Kind: "file_write", Target: stepvalue.ArgString(recArgs["path"]), Capability: "fs.write", Mutation: fileMutation[bind.builtin]})
 	}
 	argsDigest := h.record(step, h.callKind(step, name, bind), name, recArgs, recOut, caps, effects, status, dur, argv, err)
 	if req != nil {
@@ -431,11 +431,11 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	h.actions = append(h.actions, a)
 
 	// The output's canonical JSON is both digested and shown.
-	outJSON := canonical(out)
+	outJSON := stepvalue.Canonical(out)
 	r := Receipt{
 		ID:   recordID(h.opts.RunID, "-r", step),
 		Step: step, Kind: string(kind), Tool: name, Status: status,
-		ArgumentsSHA256: digest(args), ResultSHA256: digestJSON(outJSON),
+		ArgumentsSHA256: stepvalue.Digest(args), ResultSHA256: stepvalue.DigestJSON(outJSON),
 		SideEffects: effects, DurationMS: ms,
 	}
 	if r.SideEffects == nil {
@@ -447,15 +447,15 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	p := h.newPhase("Step " + strconv.Itoa(step) + " · " + name)
 	p.lines = make([]string, 0, 5)
 	p.blocks = make([]session.Block, 0, 2)
-	call := session.ToolCall{Result: codeSpan(clip(string(outJSON), 200)) + " (" + string(status) + ", " + strconv.FormatInt(ms, 10) + " ms)"}
-	call.Tool, call.Args, _ = strings.Cut(oneLine(callLine(name, shown, argv)), " ")
+	call := session.ToolCall{Result: codeSpan(stepvalue.Clip(string(outJSON), 200)) + " (" + string(status) + ", " + strconv.FormatInt(ms, 10) + " ms)"}
+	call.Tool, call.Args, _ = strings.Cut(stepvalue.OneLine(callLine(name, shown, argv)), " ")
 	for _, se := range effects {
 		call.SideEffects = append(call.SideEffects, codeSpan(strings.TrimSpace(se.Kind+" "+se.Target)))
 	}
 	p.toolCall(call)
 	p.paragraph("Receipt `" + r.ID + "`: arguments " + r.ArgumentsSHA256 + ", result " + r.ResultSHA256 + ".")
 	if callErr != nil {
-		p.callout(session.CalloutError, "", oneLine(h.secrets.string(callErr.Error())))
+		p.callout(session.CalloutError, "", stepvalue.OneLine(h.secrets.string(callErr.Error())))
 	}
 	if h.mem != nil {
 		h.mem.own.Add(recordBytes(outJSON, p.lines))
@@ -486,14 +486,14 @@ func (h *host) refuse(step int, name, reason string, missing []string) {
 	reason = h.secrets.string(reason)
 	h.res.Refusals = append(h.res.Refusals, Refusal{Step: step, Tool: name, Reason: reason, Missing: missing})
 	p := h.newPhase(fmt.Sprintf("Step %d · %s (refused)", step, name))
-	p.callout(session.CalloutError, "", "Refused before it ran: "+oneLine(reason))
+	p.callout(session.CalloutError, "", "Refused before it ran: "+stepvalue.OneLine(reason))
 }
 
 // fixture returns the output the bundle's fixtures recorded for a call:
 // the first action of that name and kind whose arguments equal args, else
 // the first of that name and kind, else nil.
 func (h *host) fixture(name string, kind trace.Kind, args any) any {
-	want := string(canonical(args))
+	want := string(stepvalue.Canonical(args))
 	var first *trace.Action
 	for _, t := range h.w.Fixtures {
 		for i := range t.Actions {
@@ -505,7 +505,7 @@ func (h *host) fixture(name string, kind trace.Kind, args any) any {
 			if kind == trace.KindModelCall && a.Inputs != nil {
 				recorded = a.Inputs
 			}
-			if string(canonical(recorded)) == want {
+			if string(stepvalue.Canonical(recorded)) == want {
 				return a.Output
 			}
 			if first == nil {
@@ -643,7 +643,7 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 	for i, c := range calls {
 		step := first + i
 		if h.replaying(step) {
-			out, _, err := h.replayCall(step, "model", c.name, digest(recArgs[i]))
+			out, _, err := h.replayCall(step, "model", c.name, stepvalue.Digest(recArgs[i]))
 			if err != nil {
 				return nil, err
 			}
@@ -753,7 +753,7 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	}
 	h.step++
 	step := h.step
-	argsDigest := digest(map[string]any{"boundary": boundary, "prompt": h.secrets.string(prompt)})
+	argsDigest := stepvalue.Digest(map[string]any{"boundary": boundary, "prompt": h.secrets.string(prompt)})
 	if h.replaying(step) {
 		return h.replay(step, "approve", boundary, argsDigest)
 	}
@@ -782,7 +782,7 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		body := []string{"Waiting for approval of boundary " + codeSpan(boundary) + ": " +
 			codeSpan(ResumeCommand(h.opts.StateDir, h.opts.RunID)+" --approve "+boundary) + " or " + codeSpan("--reject "+boundary)}
 		if prompt != "" {
-			body = append(body, "Prompt: "+oneLine(h.secrets.string(prompt)))
+			body = append(body, "Prompt: "+stepvalue.OneLine(h.secrets.string(prompt)))
 		}
 		p.callout(session.CalloutDecision, "", body...)
 		return nil, &PendingApprovalError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Boundary: boundary}
@@ -798,7 +798,7 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	}
 	body := []string{verb + " boundary " + codeSpan(boundary) + " (" + approver + ")"}
 	if prompt != "" {
-		body = append(body, "Prompt: "+oneLine(h.secrets.string(prompt)))
+		body = append(body, "Prompt: "+stepvalue.OneLine(h.secrets.string(prompt)))
 	}
 	p.callout(callout, "", body...)
 	if !approved {
@@ -935,7 +935,7 @@ func (h *host) finish(out any, err error) {
 		case StatusRejected:
 			title = "Rejected"
 		}
-		h.newPhase(title).callout(session.CalloutError, "", oneLine(h.res.Error))
+		h.newPhase(title).callout(session.CalloutError, "", stepvalue.OneLine(h.res.Error))
 	}
 }
 
@@ -969,7 +969,7 @@ func callLine(name string, args map[string]any, argv []string) string {
 	}
 	parts := []string{name}
 	for _, k := range sortedKeys(args) {
-		parts = append(parts, k+"="+string(canonical(args[k])))
+		parts = append(parts, k+"="+string(stepvalue.Canonical(args[k])))
 	}
 	return strings.Join(parts, " ")
 }
@@ -986,34 +986,7 @@ func shellQuote(s string) string {
 }
 
 // codeSpan renders s, made one line, as a markdown code span.
-func codeSpan(s string) string { return mdtext.CodeSpan(oneLine(s)) }
-
-// oneLine joins the words of s with single spaces. Most text is already
-// one line with single spaces between ASCII words, and is returned as it
-// is; anything else goes through strings.Fields.
-func oneLine(s string) string {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= utf8.RuneSelf, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r',
-			c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' '):
-			return strings.Join(strings.Fields(s), " ")
-		}
-	}
-	return s
-}
-
-// clip shortens s to at most n bytes and an ellipsis, cutting between
-// characters, never inside one: what it returns goes into session.md,
-// which must be valid UTF-8.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 { // a continuation byte: inside a character
-		n--
-	}
-	return s[:n] + "…"
-}
+func codeSpan(s string) string { return mdtext.CodeSpan(stepvalue.OneLine(s)) }
 
 func orNone(s []string) string {
 	if len(s) == 0 {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"io"
 	"mime"
 	"net/http"
@@ -56,7 +57,7 @@ func (h *host) expandHTTP(hb *runconfig.HTTPBinding, args map[string]any) (*http
 	}
 	switch hb.BodyKind() {
 	case runconfig.BodyJSON:
-		req.body = canonical(rest)
+		req.body = stepvalue.Canonical(rest)
 		if req.header.Get("Content-Type") == "" {
 			req.header.Set("Content-Type", "application/json")
 		}
@@ -64,7 +65,7 @@ func (h *host) expandHTTP(hb *runconfig.HTTPBinding, args map[string]any) (*http
 		if len(rest) > 0 {
 			q := url.Values{}
 			for _, k := range sortedKeys(rest) {
-				q.Set(k, argString(rest[k]))
+				q.Set(k, stepvalue.ArgString(rest[k]))
 			}
 			sep := "?"
 			if strings.Contains(u, "?") {
@@ -198,7 +199,7 @@ func parseResponse(contentType string, data []byte) any {
 			return v
 		}
 	}
-	return parseOutput(data)
+	return stepvalue.ParseOutput(data)
 }
 
 // recordRequest adds the method and URL of an http call to its action

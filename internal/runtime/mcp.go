@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -250,7 +251,7 @@ func annotations(t *mcp.Tool) map[string]any {
 func mcpResult(res *mcp.CallToolResult) any {
 	if res.StructuredContent != nil {
 		if data, err := json.Marshal(res.StructuredContent); err == nil {
-			return parseOutput(data)
+			return stepvalue.ParseOutput(data)
 		}
 	}
 	var texts []string
@@ -260,7 +261,7 @@ func mcpResult(res *mcp.CallToolResult) any {
 		}
 	}
 	if len(texts) > 0 && len(texts) == len(res.Content) {
-		return parseOutput([]byte(strings.Join(texts, "\n")))
+		return stepvalue.ParseOutput([]byte(strings.Join(texts, "\n")))
 	}
 	if len(res.Content) == 0 {
 		return nil
@@ -269,7 +270,7 @@ func mcpResult(res *mcp.CallToolResult) any {
 	if err != nil {
 		return nil
 	}
-	return parseOutput(data)
+	return stepvalue.ParseOutput(data)
 }
 
 // contentText joins the text items of content.

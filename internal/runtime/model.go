@@ -11,9 +11,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 )
+
+// ErrModel: a model call with no provider that can answer it.
+var ErrModel = errors.New("model unavailable")
 
 // ErrModelOutput: a model's answer to a step with a schema did not fit
 // the schema, even when asked again with the reason. The step fails, and
@@ -100,7 +105,7 @@ func userText(req ModelRequest) string {
 	}
 	if req.Inputs != nil {
 		b.WriteString("\n\nInputs (JSON):\n")
-		b.Write(canonical(req.Inputs))
+		b.Write(stepvalue.Canonical(req.Inputs))
 	}
 	return b.String()
 }
@@ -212,7 +217,7 @@ const stepSchemaURL = "urn:crystallize:step"
 
 // compileSchema compiles a step's JSON Schema.
 func compileSchema(schema any) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(canonical(schema)))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(stepvalue.Canonical(schema)))
 	if err != nil {
 		return nil, err
 	}
@@ -230,10 +235,10 @@ func compileSchema(schema any) (*jsonschema.Schema, error) {
 func fits(schema *jsonschema.Schema, out any, text string) string {
 	if s, ok := out.(string); ok && text != "" && s == text {
 		if _, err := answer(text, true); err != nil {
-			return "is not JSON: " + clip(oneLine(text), 200)
+			return "is not JSON: " + stepvalue.Clip(stepvalue.OneLine(text), 200)
 		}
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(canonical(out)))
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(stepvalue.Canonical(out)))
 	if err != nil {
 		return "is not JSON: " + err.Error()
 	}
@@ -247,7 +252,7 @@ func fits(schema *jsonschema.Schema, out any, text string) string {
 		for i, l := range lines {
 			lines[i] = strings.TrimPrefix(l, "- ")
 		}
-		return "does not match the schema: " + clip(oneLine(strings.Join(lines, "; ")), 500)
+		return "does not match the schema: " + stepvalue.Clip(stepvalue.OneLine(strings.Join(lines, "; ")), 500)
 	}
 	return ""
 }
@@ -255,7 +260,7 @@ func fits(schema *jsonschema.Schema, out any, text string) string {
 // post sends one JSON request and returns the body of a 2xx answer.
 // Errors name the provider, the URL and the status, never the key.
 func (p *httpProvider) post(ctx context.Context, url string, hdr http.Header, body any, timeout time.Duration) ([]byte, error) {
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(canonical(body)))
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(stepvalue.Canonical(body)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.cfg.Provider, err)
 	}
@@ -293,12 +298,12 @@ func errorMessage(data []byte) string {
 		var s string
 		switch {
 		case json.Unmarshal(e.Error, &obj) == nil && obj.Message != "":
-			return clip(oneLine(obj.Message), maxErrorBody)
+			return stepvalue.Clip(stepvalue.OneLine(obj.Message), maxErrorBody)
 		case json.Unmarshal(e.Error, &s) == nil && s != "":
-			return clip(oneLine(s), maxErrorBody)
+			return stepvalue.Clip(stepvalue.OneLine(s), maxErrorBody)
 		}
 	}
-	return clip(oneLine(string(data)), maxErrorBody)
+	return stepvalue.Clip(stepvalue.OneLine(string(data)), maxErrorBody)
 }
 
 // answer decodes a model's text: JSON when it is JSON (inside a markdown
@@ -313,10 +318,10 @@ func answer(text string, wantJSON bool) (any, error) {
 		s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "```"))
 	}
 	if json.Valid([]byte(s)) {
-		return parseOutput([]byte(s)), nil
+		return stepvalue.ParseOutput([]byte(s)), nil
 	}
 	if wantJSON {
-		return nil, fmt.Errorf("the answer is not JSON, but the step has a schema: %s", clip(oneLine(text), 200))
+		return nil, fmt.Errorf("the answer is not JSON, but the step has a schema: %s", stepvalue.Clip(stepvalue.OneLine(text), 200))
 	}
 	return text, nil
 }
@@ -332,7 +337,7 @@ type chatMessage struct {
 func (p *httpProvider) openaiRequest(req ModelRequest, r *retry) map[string]any {
 	sys := systemText
 	if req.Schema != nil {
-		sys = systemSchema + string(canonical(req.Schema))
+		sys = systemSchema + string(stepvalue.Canonical(req.Schema))
 	}
 	msgs := []chatMessage{{Role: "system", Content: sys}, {Role: "user", Content: userText(req)}}
 	if r != nil {
@@ -380,7 +385,7 @@ func decodeOpenAI(data []byte) (*ModelResponse, string, error) {
 	m := r.Choices[0].Message
 	switch {
 	case m.Refusal != "":
-		return nil, "", fmt.Errorf("the model refused: %s", clip(oneLine(m.Refusal), 200))
+		return nil, "", fmt.Errorf("the model refused: %s", stepvalue.Clip(stepvalue.OneLine(m.Refusal), 200))
 	case m.Content == nil:
 		return nil, "", fmt.Errorf("the response has no content (finish reason %q)", r.Choices[0].FinishReason)
 	}
@@ -441,7 +446,7 @@ func decodeAnthropic(data []byte) (*ModelResponse, string, error) {
 		switch c.Type {
 		case "tool_use":
 			if c.Name == "output" {
-				resp.Output = parseOutput(c.Input)
+				resp.Output = stepvalue.ParseOutput(c.Input)
 				return resp, "", nil
 			}
 		case "text":
@@ -463,7 +468,30 @@ func anthropicUser(req ModelRequest, r *retry) string {
 	}
 	prev := r.answer
 	if prev == "" {
-		prev = string(canonical(r.output))
+		prev = string(stepvalue.Canonical(r.output))
 	}
 	return u + "\n\nAn earlier answer was:\n" + prev + "\n\n" + r.text()
+}
+
+// Model answers ctx.model calls.
+type Model interface {
+	Complete(ctx context.Context, req ModelRequest) (*ModelResponse, error)
+}
+
+// ModelRequest is one ctx.model call.
+type ModelRequest struct {
+	Step   int
+	Name   string
+	Prompt string
+	Inputs any
+	Schema any
+}
+
+// ModelResponse is a model's answer and what it cost.
+type ModelResponse struct {
+	Output       any
+	Model        string
+	InputTokens  int64
+	OutputTokens int64
+	CostUSD      float64
 }

@@ -279,33 +279,6 @@ func TestModelChecksBeforeFirstStep(t *testing.T) {
 	}
 }
 
-func TestModelConfigErrors(t *testing.T) {
-	p := filepath.Join(t.TempDir(), runconfig.ConfigFile)
-	os.WriteFile(p, []byte(`[models.default]
-provider = "openai"
-base_url = "localhost:11434"
-model = "x"
-timeout = "later"
-[models.b]
-provider = "gemini"
-[models.c]
-provider = "anthropic"
-input_usd_per_mtok = -1
-`), 0o644)
-	_, err := runconfig.LoadConfig(p)
-	for _, want := range []string{
-		p + `: models.default.base_url: "localhost:11434" is not an http or https URL`,
-		p + `: models.default.timeout: "later" is not a positive duration`,
-		p + `: models.b.provider: unknown provider "gemini"; want openai, anthropic or replay`,
-		p + `: models.c.model: empty model`,
-		p + `: models.c: negative price`,
-	} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("LoadConfig error lacks %q:\n%v", want, err)
-		}
-	}
-}
-
 // triageWorkflow is the shape of a mined workflow with a fuzzy step: the
 // model step carries the JSON Schema of the output the next step reads,
 // and the next step checks that shape before it uses it.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/session"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -299,7 +300,7 @@ func (h *host) recordCheck(guards int, kind string, args map[string]any, res che
 		p = h.newPhase(title)
 	}
 	if !res.ok {
-		line += ": " + oneLine(res.reason)
+		line += ": " + stepvalue.OneLine(res.reason)
 	}
 	p.paragraph(line)
 	return len(h.actions) - 1

@@ -17,6 +17,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/mdtext"
 	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/session"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -589,7 +590,7 @@ func (h *host) callSideEffects(step int, name string, b *binding, args map[strin
 		target := se.Target
 		if p, _ := se.Metadata["target_parameter"].(string); p != "" {
 			if v, ok := args[p]; ok {
-				target = argString(v)
+				target = stepvalue.ArgString(v)
 			}
 		}
 		if _, ok := se.Metadata[candidate.TargetExpression]; ok {

@@ -60,8 +60,6 @@ var (
 	ErrCancelled = errors.New("run cancelled")
 	// ErrFailed: the workflow called ctx.fail.
 	ErrFailed = errors.New("workflow failed")
-	// ErrModel: a model call with no provider that can answer it.
-	ErrModel = errors.New("model unavailable")
 )
 
 // ParamError lists every missing and unknown parameter of a call.
@@ -107,29 +105,6 @@ type Tool struct {
 	Func         func(ctx context.Context, args map[string]any) (any, error)
 	Capabilities []string
 	SideEffects  []trace.SideEffect
-}
-
-// Model answers ctx.model calls.
-type Model interface {
-	Complete(ctx context.Context, req ModelRequest) (*ModelResponse, error)
-}
-
-// ModelRequest is one ctx.model call.
-type ModelRequest struct {
-	Step   int
-	Name   string
-	Prompt string
-	Inputs any
-	Schema any
-}
-
-// ModelResponse is a model's answer and what it cost.
-type ModelResponse struct {
-	Output       any
-	Model        string
-	InputTokens  int64
-	OutputTokens int64
-	CostUSD      float64
 }
 
 // Options control a run. The zero value runs for real with no config

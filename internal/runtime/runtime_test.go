@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -368,7 +369,7 @@ def wf(ctx):
 	if files != 2 {
 		t.Errorf("the run wrote %d files, want 2", files)
 	}
-	if res.Receipts[0].ArgumentsSHA256 != digest(map[string]any{"token": "[redacted:API_TOKEN]", "header": "Bearer [redacted:API_TOKEN]"}) {
+	if res.Receipts[0].ArgumentsSHA256 != stepvalue.Digest(map[string]any{"token": "[redacted:API_TOKEN]", "header": "Bearer [redacted:API_TOKEN]"}) {
 		t.Errorf("the arguments digest is not of the redacted arguments")
 	}
 }
@@ -489,7 +490,7 @@ def wf(ctx, branch):
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Receipts) != 2 || res.Receipts[0].ArgumentsSHA256 != digest(map[string]any{"branch": "deps/x", "repo_path": "/r"}) {
+	if len(res.Receipts) != 2 || res.Receipts[0].ArgumentsSHA256 != stepvalue.Digest(map[string]any{"branch": "deps/x", "repo_path": "/r"}) {
 		t.Errorf("receipts = %+v", res.Receipts)
 	}
 	if diff := cmp.Diff([]trace.SideEffect{gitRef}, res.Receipts[0].SideEffects); diff != "" {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -201,7 +202,7 @@ def wf(ctx):
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := string(canonical(res.Output)) + log.String()
+	out := string(stepvalue.Canonical(res.Output)) + log.String()
 	for _, form := range []string{"reversed", "case", "split", "base64"} {
 		if !strings.Contains(out, "[redacted:TOKEN~"+form+"]") {
 			t.Errorf("no %s form replaced in\n%s", form, out)

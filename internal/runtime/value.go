@@ -1,21 +1,15 @@
 package runtime
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"slices"
-	"strconv"
 	"strings"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/crystallize-dev/crystallize/internal/redact"
-	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // toGo converts a Starlark value to the generic JSON value encoding/json
@@ -143,147 +137,6 @@ func toStarlark(v any) (starlark.Value, error) {
 		return starlark.NewList(elems), nil
 	}
 	return nil, fmt.Errorf("a Go %T cannot be passed to a workflow", v)
-}
-
-// canonical encodes v as compact JSON with object keys sorted (which
-// encoding/json does for maps) and without HTML escaping. The generic
-// values a run passes around are written directly, as encoding/json
-// writes them (TestCanonicalMatchesEncodingJSON): every call digests its
-// arguments and result, and the encoder's reflection cost a step more
-// than the digest.
-func canonical(v any) []byte {
-	return appendCanonicalTo(make([]byte, 0, 256), v)
-}
-
-// appendCanonicalTo is canonical(v) appended to dst: with dst a buffer
-// on the caller's stack, a value that fits is encoded without growing
-// a slice from nothing a few bytes at a time.
-func appendCanonicalTo(dst []byte, v any) []byte {
-	if out, ok := appendCompact(dst, v); ok {
-		return out
-	}
-	return append(dst, canonicalJSON(v)...)
-}
-
-// appendCompact appends v as canonical writes it, or reports false for a
-// value holding a type it leaves to encoding/json.
-func appendCompact(dst []byte, v any) ([]byte, bool) {
-	switch v := v.(type) {
-	case nil:
-		return append(dst, "null"...), true
-	case bool:
-		return strconv.AppendBool(dst, v), true
-	case string:
-		return redact.AppendJSONString(dst, v), true
-	case int:
-		return strconv.AppendInt(dst, int64(v), 10), true
-	case int64:
-		return strconv.AppendInt(dst, v, 10), true
-	case json.Number:
-		if v == "" {
-			return append(dst, '0'), true
-		}
-		if !trace.IsNumber(string(v)) {
-			return dst, false
-		}
-		return append(dst, v...), true
-	case []any:
-		if v == nil {
-			return append(dst, "null"...), true
-		}
-		dst = append(dst, '[')
-		for i, e := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var ok bool
-			if dst, ok = appendCompact(dst, e); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, ']'), true
-	case map[string]any:
-		if v == nil {
-			return append(dst, "null"...), true
-		}
-		var small [8]string // most objects are small: their keys stay off the heap
-		keys := small[:0]
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys) // encoding/json sorts string keys by their bytes
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = redact.AppendJSONString(dst, k)
-			dst = append(dst, ':')
-			var ok bool
-			if dst, ok = appendCompact(dst, v[k]); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, '}'), true
-	}
-	return dst, false
-}
-
-// canonicalJSON is canonical through encoding/json.
-func canonicalJSON(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		// Values come from toGo or JSON decoding and always encode;
-		// a failure is still recorded rather than hidden.
-		return []byte(fmt.Sprintf("%q", err.Error()))
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
-// digest is "sha256:" and the hex SHA-256 of v's canonical JSON.
-func digest(v any) string {
-	var buf [512]byte
-	return digestJSON(appendCanonicalTo(buf[:0], v))
-}
-
-// digestJSON is digest of a value whose canonical JSON is data.
-func digestJSON(data []byte) string {
-	sum := sha256.Sum256(data)
-	var out [len("sha256:") + 2*sha256.Size]byte
-	copy(out[:], "sha256:")
-	hex.Encode(out[len("sha256:"):], sum[:])
-	return string(out[:])
-}
-
-// parseOutput returns out decoded as JSON when it is a JSON document, else
-// out as a string with one trailing newline removed.
-func parseOutput(out []byte) any {
-	trimmed := bytes.TrimSpace(out)
-	if len(trimmed) > 0 && json.Valid(trimmed) {
-		dec := json.NewDecoder(bytes.NewReader(trimmed))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err == nil {
-			return v
-		}
-	}
-	return strings.TrimSuffix(string(out), "\n")
-}
-
-// argString renders an argument for a command line: strings as they are,
-// None as "", everything else as its canonical JSON.
-func argString(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	case json.Number:
-		return string(v)
-	}
-	return string(canonical(v))
 }
 
 // scrubber replaces secret values in recorded text. Longer values are

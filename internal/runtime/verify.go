@@ -13,6 +13,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -226,6 +227,6 @@ func (h *host) verify() error {
 			err.Step, err.Tool = h.res.Receipts[i].Step, h.res.Receipts[i].Tool
 		}
 	}
-	p.callout(session.CalloutError, "", oneLine(h.secrets.string(err.Error())))
+	p.callout(session.CalloutError, "", stepvalue.OneLine(h.secrets.string(err.Error())))
 	return err
 }

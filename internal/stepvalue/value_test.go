@@ -1,4 +1,4 @@
-package runtime
+package stepvalue
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestCanonicalMatchesEncodingJSON holds canonical's direct encoder to
+// TestCanonicalMatchesEncodingJSON holds Canonical's direct encoder to
 // encoding/json, whose bytes every recorded digest is of, on random
 // generic values with hostile strings and keys, numbers of every form
 // and types it leaves to encoding/json.
@@ -58,8 +58,8 @@ func TestCanonicalMatchesEncodingJSON(t *testing.T) {
 		if _, ok := appendCompact(nil, v); ok {
 			direct++
 		}
-		if got, want := string(canonical(v)), string(canonicalJSON(v)); got != want {
-			t.Fatalf("canonical(%#v) = %s, encoding/json writes %s", v, got, want)
+		if got, want := string(Canonical(v)), string(canonicalJSON(v)); got != want {
+			t.Fatalf("Canonical(%#v) = %s, encoding/json writes %s", v, got, want)
 		}
 	}
 	if direct < 10000 {
