@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/session"
@@ -35,7 +36,7 @@ func sessionAgent(cfg *runconfig.Config, key string, getenv func(string) string)
 				return nil, fmt.Errorf("models.%s.api_key: %w", key, err)
 			}
 		}
-		m, err := runtime.NewProvider(mc, apiKey, nil)
+		m, err := model.NewProvider(mc, apiKey, nil)
 		if err != nil {
 			return nil, usagef("--agent %s: models.%s: %v", key, key, err)
 		}
@@ -60,12 +61,12 @@ func sessionAgent(cfg *runconfig.Config, key string, getenv func(string) string)
 
 // modelAgent continues a session with a configured model.
 type modelAgent struct {
-	model runtime.Model
+	model model.Provider
 	name  string
 }
 
 func (a modelAgent) Continue(ctx context.Context, prompt string) (session.Reply, error) {
-	resp, err := a.model.Complete(ctx, runtime.ModelRequest{Name: "resume", Prompt: prompt})
+	resp, err := a.model.Complete(ctx, model.Request{Name: "resume", Prompt: prompt})
 	if err != nil {
 		return session.Reply{}, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -24,11 +25,11 @@ import (
 type scriptModel struct {
 	mu      sync.Mutex
 	replies []any
-	asked   []ModelRequest
+	asked   []model.Request
 	cost    float64
 }
 
-func (m *scriptModel) Complete(_ context.Context, req ModelRequest) (*ModelResponse, error) {
+func (m *scriptModel) Complete(_ context.Context, req model.Request) (*model.Response, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.asked = append(m.asked, req)
@@ -37,7 +38,7 @@ func (m *scriptModel) Complete(_ context.Context, req ModelRequest) (*ModelRespo
 	}
 	r := m.replies[0]
 	m.replies = m.replies[1:]
-	return &ModelResponse{Output: r, Model: "script", CostUSD: m.cost}, nil
+	return &model.Response{Output: r, Model: "script", CostUSD: m.cost}, nil
 }
 
 // TestAgentCallsTools: the model asks for a tool, gets its result in the
@@ -168,7 +169,7 @@ type slowModel struct {
 	in, peak atomic.Int64
 }
 
-func (m *slowModel) Complete(_ context.Context, req ModelRequest) (*ModelResponse, error) {
+func (m *slowModel) Complete(_ context.Context, req model.Request) (*model.Response, error) {
 	n := m.in.Add(1)
 	defer m.in.Add(-1)
 	for {
@@ -179,7 +180,7 @@ func (m *slowModel) Complete(_ context.Context, req ModelRequest) (*ModelRespons
 	}
 	item, _ := req.Inputs.(map[string]any)["item"].(json.Number).Int64()
 	time.Sleep(time.Duration(20-5*item) * time.Millisecond) // later items finish first
-	return &ModelResponse{Output: fmt.Sprint("done ", item)}, nil
+	return &model.Response{Output: fmt.Sprint("done ", item)}, nil
 }
 
 // TestMapConcurrency: ctx.map runs up to max_concurrency calls at once

@@ -9,6 +9,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
@@ -67,7 +68,7 @@ func checkFallback(cfg *runconfig.Config, opts Options) error {
 	}
 	name := cmp.Or(cfg.Fallback.Model, "fallback")
 	if _, _, ok := cfg.ModelEntry(name); !ok {
-		return fmt.Errorf("%w: fallback policy agent needs a model; configure [models.%s] or [models.default] in crystallize.toml", ErrModel, name)
+		return fmt.Errorf("%w: fallback policy agent needs a model; configure [models.%s] or [models.default] in crystallize.toml", model.ErrUnavailable, name)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -323,7 +324,7 @@ def wf(ctx, b):
 func TestFallbackConfig(t *testing.T) {
 	w := workflow(t, branchWorkflow)
 	o := fallbackOpts(t, t.TempDir(), runconfig.FallbackAgent, "")
-	if _, err := Run(context.Background(), w, Params{"branch": "x"}, o); !errors.Is(err, ErrModel) {
+	if _, err := Run(context.Background(), w, Params{"branch": "x"}, o); !errors.Is(err, model.ErrUnavailable) {
 		t.Errorf("agent policy without a model: %v, want ErrModel", err)
 	}
 	o.Fallback = "retry"

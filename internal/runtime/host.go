@@ -16,6 +16,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/crystallize-dev/crystallize/internal/mdtext"
+	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
@@ -43,7 +44,7 @@ type host struct {
 	phases    []phase
 	model     string // last model that answered, for session.md
 	// providers are the model clients made so far, by [models.*] key.
-	providers map[string]Model
+	providers map[string]model.Provider
 	// servers are the run's MCP sessions, by [mcp.*] key (see mcp.go).
 	servers map[string]*mcpServer
 	// expect is what the run is verified against (Options.Verify).
@@ -544,7 +545,7 @@ func (h *host) modelCall(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 
 // isModelOutput reports a model answer that does not fit its step's
 // schema, the model failure the fallback policy handles.
-func isModelOutput(err error) bool { return errors.Is(err, ErrModelOutput) }
+func isModelOutput(err error) bool { return errors.Is(err, model.ErrOutput) }
 
 // modelCall is one model turn.
 type modelCall struct {
@@ -575,7 +576,7 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 		return nil, err
 	}
 	type result struct {
-		resp  *ModelResponse
+		resp  *model.Response
 		err   error
 		dur   time.Duration
 		dryRn bool
@@ -623,9 +624,9 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 				h.res.DryRunCalls = append(h.res.DryRunCalls, DryRunCall{Step: step, Tool: c.name, Arguments: recArgs[i], Answer: out, Source: AnswerRecorded})
 			}
 			if out == nil && !h.opts.DryRun {
-				err = fmt.Errorf("%w: replay has no recorded output for model step %s", ErrModel, c.name)
+				err = fmt.Errorf("%w: replay has no recorded output for model step %s", model.ErrUnavailable, c.name)
 			}
-			results[i] = result{resp: &ModelResponse{Output: out, Model: runconfig.ProviderReplay}, err: err, dryRn: h.opts.DryRun}
+			results[i] = result{resp: &model.Response{Output: out, Model: runconfig.ProviderReplay}, err: err, dryRn: h.opts.DryRun}
 		default:
 			wg.Add(1)
 			sem <- struct{}{}
@@ -633,7 +634,7 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 				defer wg.Done()
 				defer func() { <-sem }()
 				start := time.Now()
-				resp, err := m.Complete(h.ctx, ModelRequest{Step: step, Name: c.name, Prompt: c.prompt, Inputs: c.inputs, Schema: c.schema})
+				resp, err := m.Complete(h.ctx, model.Request{Step: step, Name: c.name, Prompt: c.prompt, Inputs: c.inputs, Schema: c.schema})
 				results[i] = result{resp: resp, err: err, dur: time.Since(start)}
 			}()
 		}
@@ -657,7 +658,7 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 			status = ReceiptDryRun
 		}
 		if resp == nil {
-			resp = &ModelResponse{}
+			resp = &model.Response{}
 		}
 		if err != nil {
 			status = ReceiptError
@@ -697,7 +698,7 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 // modelFor returns what answers the model step name: Options.Model, else
 // replay in a dry run, else the provider its [models.*] entry configures
 // (replay true for provider replay). Clients are made once per entry.
-func (h *host) modelFor(name string) (m Model, replay bool, err error) {
+func (h *host) modelFor(name string) (m model.Provider, replay bool, err error) {
 	switch {
 	case h.opts.Model != nil:
 		return h.opts.Model, false, nil
@@ -706,7 +707,7 @@ func (h *host) modelFor(name string) (m Model, replay bool, err error) {
 	}
 	key, mc, ok := h.cfg.ModelEntry(name)
 	if !ok {
-		return nil, false, withRemedy(fmt.Errorf("%w: model step %s has no provider; configure [models.default] or [models.%s] in crystallize.toml", ErrModel, name, name), RemedyDryRun, "")
+		return nil, false, withRemedy(fmt.Errorf("%w: model step %s has no provider; configure [models.default] or [models.%s] in crystallize.toml", model.ErrUnavailable, name, name), RemedyDryRun, "")
 	}
 	if mc.Provider == runconfig.ProviderReplay {
 		return nil, true, nil
@@ -718,12 +719,12 @@ func (h *host) modelFor(name string) (m Model, replay bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	m, err = NewProvider(mc, apiKey, h.opts.HTTPClient)
+	m, err = model.NewProvider(mc, apiKey, h.opts.HTTPClient)
 	if err != nil {
 		return nil, false, err
 	}
 	if h.providers == nil {
-		h.providers = map[string]Model{}
+		h.providers = map[string]model.Provider{}
 	}
 	h.providers[key] = m
 	return m, false, nil

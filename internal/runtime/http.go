@@ -16,6 +16,9 @@ import (
 	"strings"
 )
 
+// maxHTTPResponse bounds what a response body may be.
+const maxHTTPResponse = 32 << 20
+
 // httpRequest is a call's request, expanded.
 type httpRequest struct {
 	method, url string
@@ -163,12 +166,12 @@ func (h *host) httpCall(t *runconfig.ToolBinding, args map[string]any) (any, *ht
 		return nil, r, fmt.Errorf("%s %s: %w", r.method, r.url, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPResponse+1))
 	if err != nil {
 		return nil, r, fmt.Errorf("%s %s: reading the response: %w", r.method, r.url, err)
 	}
-	if len(data) > maxResponse {
-		return nil, r, fmt.Errorf("%s %s: the response is larger than %d bytes", r.method, r.url, maxResponse)
+	if len(data) > maxHTTPResponse {
+		return nil, r, fmt.Errorf("%s %s: the response is larger than %d bytes", r.method, r.url, maxHTTPResponse)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		msg := strings.TrimSpace(string(data))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/google/go-cmp/cmp"
 )
@@ -39,9 +40,9 @@ func (c counter) tools() map[string]Tool {
 
 type fixedModel struct{ calls *int }
 
-func (m fixedModel) Complete(context.Context, ModelRequest) (*ModelResponse, error) {
+func (m fixedModel) Complete(context.Context, model.Request) (*model.Response, error) {
 	*m.calls++
-	return &ModelResponse{Output: "desc", Model: "fixed", InputTokens: 3, OutputTokens: 2}, nil
+	return &model.Response{Output: "desc", Model: "fixed", InputTokens: 3, OutputTokens: 2}, nil
 }
 
 func approvalOpts(t *testing.T, state string, c counter, modelCalls *int) Options {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/google/go-cmp/cmp"
 )
@@ -115,7 +116,7 @@ func TestOpenAIProvider(t *testing.T) {
 	want := map[string]any{
 		"model": "llama3.1",
 		"messages": []any{
-			map[string]any{"role": "system", "content": systemSchema + `{"type":"object"}`},
+			map[string]any{"role": "system", "content": "You perform one step of an automated workflow. Answer only with a JSON value that conforms to this JSON Schema, with no other text:\n" + `{"type":"object"}`},
 			map[string]any{"role": "user", "content": "Classify the ticket.\n\nInputs (JSON):\n{\"ticket\":\"T-1\"}"},
 		},
 		"temperature":     float64(0),
@@ -149,7 +150,7 @@ func TestAnthropicProvider(t *testing.T) {
 	want := map[string]any{
 		"model":       "claude-x",
 		"max_tokens":  float64(runconfig.DefaultMaxTokens),
-		"system":      systemText,
+		"system":      "You perform one step of an automated workflow. Answer only with the result of the step.",
 		"messages":    []any{map[string]any{"role": "user", "content": "Classify the ticket.\n\nInputs (JSON):\n{\"ticket\":\"T-1\"}"}},
 		"temperature": float64(0),
 		"tools": []any{map[string]any{
@@ -260,7 +261,7 @@ func TestModelChecksBeforeFirstStep(t *testing.T) {
 	called := false
 	o.Tools = map[string]Tool{"echo": {Func: func(context.Context, map[string]any) (any, error) { called = true; return nil, nil }}}
 	_, err := Run(context.Background(), w, nil, o)
-	if !errors.Is(err, ErrModel) || !errors.Is(err, runconfig.ErrSecret) {
+	if !errors.Is(err, model.ErrUnavailable) || !errors.Is(err, runconfig.ErrSecret) {
 		t.Fatalf("Run = %v, want ErrModel and ErrSecret", err)
 	}
 	for _, want := range []string{
@@ -340,7 +341,7 @@ func TestModelSchemaRetry(t *testing.T) {
 	o = modelOpts(t, runconfig.ModelConfig{Provider: runconfig.ProviderOpenAI, BaseURL: base, Model: "m"})
 	o.Config.Grants.Capabilities = []string{"tracker.write"}
 	_, err = Run(context.Background(), workflow(t, triageWorkflow), Params{"issue_id": "I-1"}, o)
-	if !errors.Is(err, ErrModelOutput) || !strings.Contains(err.Error(), "the second answer does not match the schema: at '': missing property 'labels'") {
+	if !errors.Is(err, model.ErrOutput) || !strings.Contains(err.Error(), "the second answer does not match the schema: at '': missing property 'labels'") {
 		t.Errorf("Run = %v, want ErrModelOutput naming the missing labels", err)
 	}
 	if len(s.bodies) != 2 {

@@ -19,6 +19,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -120,7 +121,7 @@ type Options struct {
 	// When nil a dry run replays from the bundle's fixtures, and a real
 	// run uses the step's [models.*] entry; a step with none is
 	// ErrModel.
-	Model Model
+	Model model.Provider
 	// HTTPClient makes the requests of model providers and http tool
 	// bindings; nil means http.DefaultClient.
 	HTTPClient *http.Client
@@ -382,7 +383,7 @@ func checkModels(w *Workflow, cfg *runconfig.Config, opts Options) error {
 		}
 	}
 	if len(none) > 0 {
-		errs = append([]error{withRemedy(fmt.Errorf("%w: model steps %s have no provider; configure [models.default] (or [models.<step>]) in crystallize.toml", ErrModel, quoteList(none)), RemedyDryRun, "")}, errs...)
+		errs = append([]error{withRemedy(fmt.Errorf("%w: model steps %s have no provider; configure [models.default] (or [models.<step>]) in crystallize.toml", model.ErrUnavailable, quoteList(none)), RemedyDryRun, "")}, errs...)
 	}
 	return errors.Join(errs...)
 }

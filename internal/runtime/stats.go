@@ -22,6 +22,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/capped"
+	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/price"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -406,7 +407,7 @@ var failureCodes = []struct {
 	{ErrStepLimit, "step_limit_exceeded"},
 	{ErrCancelled, "cancelled"},
 	{ErrFailed, "workflow_failed"},
-	{ErrModel, "model_unavailable"},
+	{model.ErrUnavailable, "model_unavailable"},
 	{ErrMCP, "mcp_call_failed"},
 	{ErrBudget, "budget_exceeded"},
 	{ErrWorker, "unknown_worker"},

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/price"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -17,7 +18,7 @@ func TestFailureCode(t *testing.T) {
 		{StatusFailed, fmt.Errorf("%w: tool x needs y", ErrCapability).Error(), "capability_not_granted"},
 		{StatusFailed, fmt.Errorf("step 2: %w: server notes, tool add", ErrMCP).Error(), "mcp_call_failed"},
 		// The outermost cause, the one a reader sees first, decides.
-		{StatusFailed, ErrFailed.Error() + ": " + ErrModel.Error(), "workflow_failed"},
+		{StatusFailed, ErrFailed.Error() + ": " + model.ErrUnavailable.Error(), "workflow_failed"},
 		{StatusRejected, "approval rejected: merge", "approval_rejected"},
 		{StatusRejected, "", "approval_rejected"},
 		{StatusCancelled, "context canceled", "cancelled"},

@@ -1,4 +1,4 @@
-package runtime
+package model
 
 import (
 	"bytes"
@@ -17,13 +17,13 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 )
 
-// ErrModel: a model call with no provider that can answer it.
-var ErrModel = errors.New("model unavailable")
+// ErrUnavailable: a model call with no provider that can answer it.
+var ErrUnavailable = errors.New("model unavailable")
 
-// ErrModelOutput: a model's answer to a step with a schema did not fit
+// ErrOutput: a model's answer to a step with a schema did not fit
 // the schema, even when asked again with the reason. The step fails, and
 // the run follows its fallback policy as for a failed tool call.
-var ErrModelOutput = errors.New("model answer does not fit the step's schema")
+var ErrOutput = errors.New("model answer does not fit the step's schema")
 
 // maxErrorBody is how much of a provider's error response an error
 // quotes; maxResponse bounds what a response body may be.
@@ -59,7 +59,7 @@ func (e *ProviderError) Error() string {
 // servers); it is sent only in the provider's authentication header.
 // client nil means http.DefaultClient; the call's context and c's timeout
 // bound every request.
-func NewProvider(c runconfig.ModelConfig, apiKey string, client *http.Client) (Model, error) {
+func NewProvider(c runconfig.ModelConfig, apiKey string, client *http.Client) (Provider, error) {
 	if client == nil {
 		client = http.DefaultClient
 	}
@@ -70,7 +70,7 @@ func NewProvider(c runconfig.ModelConfig, apiKey string, client *http.Client) (M
 	case runconfig.ProviderAnthropic:
 		p.base = runconfig.DefaultAnthropicURL
 	default:
-		return nil, fmt.Errorf("%w: provider %q has no HTTP client", ErrModel, c.Provider)
+		return nil, fmt.Errorf("%w: provider %q has no HTTP client", ErrUnavailable, c.Provider)
 	}
 	if c.BaseURL != "" {
 		p.base = c.BaseURL
@@ -97,7 +97,7 @@ const (
 	systemSchema = "You perform one step of an automated workflow. Answer only with a JSON value that conforms to this JSON Schema, with no other text:\n"
 )
 
-func userText(req ModelRequest) string {
+func userText(req Request) string {
 	var b strings.Builder
 	b.WriteString(req.Prompt)
 	if req.Prompt == "" {
@@ -113,10 +113,10 @@ func userText(req ModelRequest) string {
 // Complete sends req and decodes the answer. With a schema the answer
 // must be JSON that conforms to it: an answer that does not (prose, or
 // JSON of another shape) is asked for once more, with the reason, and
-// a second answer that does not either fails with ErrModelOutput. Without
+// a second answer that does not either fails with ErrOutput. Without
 // a schema, an answer that is a JSON document is decoded and any other is
 // returned as a string, as command output is.
-func (p *httpProvider) Complete(ctx context.Context, req ModelRequest) (*ModelResponse, error) {
+func (p *httpProvider) Complete(ctx context.Context, req Request) (*Response, error) {
 	timeout := p.cfg.ParsedTimeout()
 	if timeout == 0 {
 		timeout = runconfig.DefaultModelTimeout
@@ -127,7 +127,7 @@ func (p *httpProvider) Complete(ctx context.Context, req ModelRequest) (*ModelRe
 	if req.Schema != nil {
 		var err error
 		if schema, err = compileSchema(req.Schema); err != nil {
-			return nil, fmt.Errorf("%w: step %s: schema: %v", ErrModel, req.Name, err)
+			return nil, fmt.Errorf("%w: step %s: schema: %v", ErrUnavailable, req.Name, err)
 		}
 	}
 	resp, text, url, err := p.ask(ctx, req, nil, timeout)
@@ -148,7 +148,7 @@ func (p *httpProvider) Complete(ctx context.Context, req ModelRequest) (*ModelRe
 	again.OutputTokens += resp.OutputTokens
 	again.CostUSD = p.cfg.Cost(again.InputTokens, again.OutputTokens)
 	if problem := fits(schema, again.Output, text2); problem != "" {
-		return again, fmt.Errorf("%s: %s: %w: asked twice, the second answer %s", p.cfg.Provider, url, ErrModelOutput, problem)
+		return again, fmt.Errorf("%s: %s: %w: asked twice, the second answer %s", p.cfg.Provider, url, ErrOutput, problem)
 	}
 	return again, nil
 }
@@ -170,7 +170,7 @@ func (r *retry) text() string {
 // nil) and decodes the answer: resp.Output is the decoded answer (a
 // string when it is not JSON), text the raw text the model wrote ("" for
 // a tool call's input).
-func (p *httpProvider) ask(ctx context.Context, req ModelRequest, r *retry, timeout time.Duration) (resp *ModelResponse, text, url string, err error) {
+func (p *httpProvider) ask(ctx context.Context, req Request, r *retry, timeout time.Duration) (resp *Response, text, url string, err error) {
 	var (
 		body any
 		hdr  = http.Header{"Content-Type": {"application/json"}}
@@ -334,7 +334,7 @@ type chatMessage struct {
 // openaiRequest builds a chat-completions request. A schema is sent as
 // response_format json_schema, which OpenAI, vLLM, Ollama and llama.cpp
 // server honour; the system message repeats it for servers that do not.
-func (p *httpProvider) openaiRequest(req ModelRequest, r *retry) map[string]any {
+func (p *httpProvider) openaiRequest(req Request, r *retry) map[string]any {
 	sys := systemText
 	if req.Schema != nil {
 		sys = systemSchema + string(stepvalue.Canonical(req.Schema))
@@ -360,7 +360,7 @@ func (p *httpProvider) openaiRequest(req ModelRequest, r *retry) map[string]any 
 	return body
 }
 
-func decodeOpenAI(data []byte) (*ModelResponse, string, error) {
+func decodeOpenAI(data []byte) (*Response, string, error) {
 	var r struct {
 		Model   string `json:"model"`
 		Choices []struct {
@@ -378,7 +378,7 @@ func decodeOpenAI(data []byte) (*ModelResponse, string, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, "", fmt.Errorf("decoding response: %w", err)
 	}
-	resp := &ModelResponse{Model: r.Model, InputTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.CompletionTokens}
+	resp := &Response{Model: r.Model, InputTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.CompletionTokens}
 	if len(r.Choices) == 0 {
 		return nil, "", errors.New("the response has no choices")
 	}
@@ -399,7 +399,7 @@ func decodeOpenAI(data []byte) (*ModelResponse, string, error) {
 // A retry repeats the request with the reason appended to the user turn:
 // the first answer may have been a tool call, which the Messages API
 // would want answered with a tool result rather than a new question.
-func (p *httpProvider) anthropicRequest(req ModelRequest, r *retry) map[string]any {
+func (p *httpProvider) anthropicRequest(req Request, r *retry) map[string]any {
 	maxTokens := p.cfg.MaxTokens
 	if maxTokens == 0 {
 		maxTokens = runconfig.DefaultMaxTokens
@@ -422,7 +422,7 @@ func (p *httpProvider) anthropicRequest(req ModelRequest, r *retry) map[string]a
 	return body
 }
 
-func decodeAnthropic(data []byte) (*ModelResponse, string, error) {
+func decodeAnthropic(data []byte) (*Response, string, error) {
 	var r struct {
 		Model   string `json:"model"`
 		Content []struct {
@@ -440,7 +440,7 @@ func decodeAnthropic(data []byte) (*ModelResponse, string, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, "", fmt.Errorf("decoding response: %w", err)
 	}
-	resp := &ModelResponse{Model: r.Model, InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens}
+	resp := &Response{Model: r.Model, InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens}
 	var text strings.Builder
 	for _, c := range r.Content {
 		switch c.Type {
@@ -461,7 +461,7 @@ func decodeAnthropic(data []byte) (*ModelResponse, string, error) {
 
 // anthropicUser is the user turn of a Messages request: the step, and on a
 // retry the first answer and why it does not fit.
-func anthropicUser(req ModelRequest, r *retry) string {
+func anthropicUser(req Request, r *retry) string {
 	u := userText(req)
 	if r == nil {
 		return u
@@ -473,13 +473,14 @@ func anthropicUser(req ModelRequest, r *retry) string {
 	return u + "\n\nAn earlier answer was:\n" + prev + "\n\n" + r.text()
 }
 
-// Model answers ctx.model calls.
-type Model interface {
-	Complete(ctx context.Context, req ModelRequest) (*ModelResponse, error)
+// Provider answers ctx.model calls: a remote API's client (NewProvider),
+// the runner's replay of recorded answers, or a caller's own.
+type Provider interface {
+	Complete(ctx context.Context, req Request) (*Response, error)
 }
 
-// ModelRequest is one ctx.model call.
-type ModelRequest struct {
+// Request is one ctx.model call.
+type Request struct {
 	Step   int
 	Name   string
 	Prompt string
@@ -487,8 +488,8 @@ type ModelRequest struct {
 	Schema any
 }
 
-// ModelResponse is a model's answer and what it cost.
-type ModelResponse struct {
+// Response is a model's answer and what it cost.
+type Response struct {
 	Output       any
 	Model        string
 	InputTokens  int64
