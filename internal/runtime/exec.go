@@ -70,7 +70,7 @@ func stderrTail(stderr string) string {
 
 // execute runs one bound tool call for real. It returns, for the
 // record, the argv of a command binding or the request of an http one.
-func (h *host) execute(name string, b *binding, args map[string]any) (out any, argv []string, req *httpRequest, err error) {
+func (h *executor) execute(name string, b *binding, args map[string]any) (out any, argv []string, req *httpRequest, err error) {
 	switch {
 	case b.inproc != nil:
 		// An in-process tool (plan.verify runs a shell) gets the same
@@ -113,7 +113,7 @@ var builtinTimeout = 30 * time.Second
 // withTimeout runs f, giving up after builtinTimeout or when the run is
 // cancelled. f is left to finish on its own: a blocked system call cannot
 // be interrupted, but the run goes on.
-func (h *host) withTimeout(name string, f func() (any, error)) (any, error) {
+func (h *executor) withTimeout(name string, f func() (any, error)) (any, error) {
 	type result struct {
 		out any
 		err error
@@ -137,7 +137,7 @@ func (h *host) withTimeout(name string, f func() (any, error)) (any, error) {
 
 // expandCommand expands a binding's argv, working directory and
 // environment for a call.
-func (h *host) expandCommand(t *runconfig.ToolBinding, args map[string]any) (argv []string, dir string, env []string, err error) {
+func (h *executor) expandCommand(t *runconfig.ToolBinding, args map[string]any) (argv []string, dir string, env []string, err error) {
 	var errs []error
 	argv = make([]string, 0, len(t.Command))
 	for i, tmpl := range t.Command {
@@ -179,7 +179,7 @@ func (h *host) expandCommand(t *runconfig.ToolBinding, args map[string]any) (arg
 	// start (execEnv) and the binding's env. Tokens in the runner's
 	// environment reach a program only when its binding names them,
 	// "{secret:ID}" in env, so they are also scrubbed from the records.
-	env = execEnviron(h.opts.Environ)
+	env = execEnviron(h.environ)
 	for _, k := range sortedKeys(t.Env) {
 		v, err := h.expand(t.Env[k], args)
 		errs = append(errs, err)
@@ -350,14 +350,14 @@ func guardOptions(b *binding, args map[string]any) error {
 // the secret ID (which is then replaced in everything recorded). The
 // result of a replacement is not expanded again, and "{{" and "}}" stand
 // for literal braces; text in braces that is neither is kept as it is.
-func (h *host) expand(tmpl string, args map[string]any) (string, error) {
+func (h *executor) expand(tmpl string, args map[string]any) (string, error) {
 	return h.expandWith(tmpl, args, nil, nil)
 }
 
 // expandWith is expand with escape, when not nil, applied to every
 // argument value (an HTTP binding escapes URL parameters), and the name of
 // every argument the template takes added to used, when not nil.
-func (h *host) expandWith(tmpl string, args map[string]any, escape func(string) string, used map[string]bool) (string, error) {
+func (h *executor) expandWith(tmpl string, args map[string]any, escape func(string) string, used map[string]bool) (string, error) {
 	if !strings.ContainsAny(tmpl, "{}") {
 		return tmpl, nil
 	}
@@ -419,8 +419,8 @@ func (h *host) expandWith(tmpl string, args map[string]any, escape func(string) 
 // bindingSecret resolves a {secret:ID} of a binding's template. A dry run
 // resolves nothing: it writes the placeholder the value would be recorded
 // as.
-func (h *host) bindingSecret(id string) (string, error) {
-	if h.opts.DryRun {
+func (h *executor) bindingSecret(id string) (string, error) {
+	if h.dryRun {
 		return "[redacted:" + id + "]", nil
 	}
 	return h.secretValue(id)
@@ -429,10 +429,10 @@ func (h *host) bindingSecret(id string) (string, error) {
 // secretValue resolves the secret id through Options.Getenv (the
 // environment, then the secrets file) and registers its value to be
 // replaced in everything recorded.
-func (h *host) secretValue(id string) (string, error) {
+func (h *executor) secretValue(id string) (string, error) {
 	var v string
-	if h.opts.Getenv != nil {
-		v = h.opts.Getenv(id)
+	if h.getenv != nil {
+		v = h.getenv(id)
 	}
 	if v == "" {
 		return "", fmt.Errorf("%w: %s is not set; %s", runconfig.ErrSecret, id, h.cfg.SecretHint(id))
@@ -443,7 +443,7 @@ func (h *host) secretValue(id string) (string, error) {
 
 // command runs a command binding: argv directly, never through a shell,
 // with the arguments as JSON on stdin.
-func (h *host) command(t *runconfig.ToolBinding, args map[string]any) (any, []string, error) {
+func (h *executor) command(t *runconfig.ToolBinding, args map[string]any) (any, []string, error) {
 	argv, dir, env, err := h.expandCommand(t, args)
 	if err != nil {
 		return nil, argv, err
@@ -492,7 +492,7 @@ func (h *host) command(t *runconfig.ToolBinding, args map[string]any) (any, []st
 // relative p is relative to the first root and must not climb out of it
 // lexically; an absolute p must lie under some root. os.Root then refuses
 // whatever escapes through symlinks.
-func (h *host) locate(p string) (root, rel string, err error) {
+func (h *executor) locate(p string) (root, rel string, err error) {
 	roots := h.cfg.Roots()
 	if p == "" {
 		return "", "", fmt.Errorf("%w: empty path", ErrOutsideWorkspace)
@@ -524,7 +524,7 @@ func (h *host) locate(p string) (root, rel string, err error) {
 // guardPath refuses a file built-in's path argument in the protected set
 // (see protect). A path outside the workspace is left to the call itself,
 // which fails with ErrOutsideWorkspace.
-func (h *host) guardPath(tool string, args map[string]any) error {
+func (h *executor) guardPath(tool string, args map[string]any) error {
 	p := stepvalue.ArgString(args["path"])
 	h.checked = checkedPath{}
 	root, rel, err := h.locate(p)
@@ -552,7 +552,7 @@ type checkedPath struct {
 
 // takeChecked returns the check of the path p and forgets it, so that it
 // is used at most once, by the call it was made for.
-func (h *host) takeChecked(p string) checkedPath {
+func (h *executor) takeChecked(p string) checkedPath {
 	c := h.checked
 	h.checked = checkedPath{}
 	if c.path != p || c.path == "" {
@@ -569,7 +569,7 @@ func (h *host) takeChecked(p string) checkedPath {
 // protected path as policy (guardPath) before it executes the call,
 // with the same arguments. Checking twice cost a step as much as the
 // rest of reading a small file.
-func (h *host) openRoot(p string, chk checkedPath) (*openRoot, string, error) {
+func (h *executor) openRoot(p string, chk checkedPath) (*openRoot, string, error) {
 	dir, rel, err := h.locate(p)
 	if err != nil {
 		return nil, "", err
@@ -704,7 +704,7 @@ func (o *openRoots) close() {
 // goroutine, as the protected-set check has just done; the file is
 // opened and read there too when it is on the root's local file system,
 // and bounded by builtinTimeout when not.
-func (h *host) fsRead(name string, args map[string]any) (any, error) {
+func (h *executor) fsRead(name string, args map[string]any) (any, error) {
 	p := stepvalue.ArgString(args["path"])
 	chk := h.takeChecked(p)
 	if out, ok := fsReadChecked(p, chk); ok {
@@ -817,7 +817,7 @@ func fileKind(m os.FileMode) string {
 // it looks at the root and the file on the run's goroutine, and writes
 // there too when the file is on the root's own local file system
 // (writesInline); otherwise the write is bounded by builtinTimeout.
-func (h *host) fsWrite(name string, args map[string]any) (any, error) {
+func (h *executor) fsWrite(name string, args map[string]any) (any, error) {
 	p := stepvalue.ArgString(args["path"])
 	content := stepvalue.ArgString(args["content"])
 	chk := h.takeChecked(p)

@@ -142,7 +142,7 @@ func (h *host) callExec(name string, tmpl []string, args map[string]any) (any, e
 	if err != nil {
 		return nil, fmt.Errorf("exec %s: %w", name, err)
 	}
-	argv, err := h.expandArgv(tmpl, args)
+	argv, err := h.tools.expandArgv(tmpl, args)
 	if err != nil {
 		err = h.publicError(fmt.Errorf("exec %s: %w", name, err))
 		h.refuse(step, name, err.Error(), nil)
@@ -174,7 +174,7 @@ func (h *host) callExec(name string, tmpl []string, args map[string]any) (any, e
 		status = ReceiptDryRun
 		out = h.dryRunAnswer(step, name, kind, recArgs)
 	} else {
-		out, exitCode, err = h.runArgv(argv, dir)
+		out, exitCode, err = h.tools.runArgv(argv, dir)
 	}
 	dur := time.Since(start)
 	if err != nil {
@@ -276,7 +276,7 @@ func configName(cfg *runconfig.Config) string {
 // template means. After "--" programs read no options. A value after a
 // literal prefix ("--title={title}") is the option's own value and is
 // left alone.
-func (h *host) expandArgv(tmpl []string, args map[string]any) ([]string, error) {
+func (h *executor) expandArgv(tmpl []string, args map[string]any) ([]string, error) {
 	argv := make([]string, 0, len(tmpl))
 	var errs []error
 	endOpts := false
@@ -368,13 +368,13 @@ func argList(name string, args map[string]any) ([]string, error) {
 // it is. inHome reports whether v names a path in the home directory at
 // all ("~", "~/…"), expanded or not, so that a file built-in can refuse
 // one it cannot expand rather than take "~" for a directory name.
-func (h *host) expandHome(v string) (out string, inHome bool) {
+func (h *executor) expandHome(v string) (out string, inHome bool) {
 	rest, ok := strings.CutPrefix(v, "~")
 	if !ok || rest != "" && rest[0] != '/' && rest[0] != '\\' {
 		return v, false
 	}
 	home := ""
-	for _, kv := range h.opts.Environ {
+	for _, kv := range h.environ {
 		if k, val, ok := strings.Cut(kv, "="); ok && (k == "HOME" || k == "USERPROFILE" && home == "") && val != "" {
 			home = val
 		}
@@ -389,12 +389,12 @@ func (h *host) expandHome(v string) (out string, inHome bool) {
 // environment, no stdin and DefaultToolTimeout. Its result is {"stdout",
 // "stderr", "exit_code"}; a non-zero exit is also an error, quoting the
 // end of stderr, since the next step should not run on a failed one.
-func (h *host) runArgv(argv []string, dir string) (out any, exitCode *int, err error) {
+func (h *executor) runArgv(argv []string, dir string) (out any, exitCode *int, err error) {
 	ctx, cancel := context.WithTimeout(h.ctx, runconfig.DefaultToolTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = execEnviron(h.opts.Environ)
+	cmd.Env = execEnviron(h.environ)
 	stdout := &capped.Buffer{Max: maxExecOutput}
 	stderr := &capped.Buffer{Max: maxExecOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr

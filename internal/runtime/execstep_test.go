@@ -51,7 +51,7 @@ def wf(ctx, b, version):
 `
 
 func TestExecExpand(t *testing.T) {
-	h := &host{cfg: &runconfig.Config{Dir: "/ws"}}
+	h := &host{tools: &executor{cfg: &runconfig.Config{Dir: "/ws"}}}
 	args := map[string]any{
 		"b": "deps/x; rm -rf / $(id)", "dash": "-rf", "long": "--upload-pack=evil", "empty": "", "n": 3, "sp": "a b",
 		"paths": []any{"a b.go", "{x}", "c;d"}, "none": []any{}, "hostile": []any{"ok.go", "--force", "-x"},
@@ -94,7 +94,7 @@ func TestExecExpand(t *testing.T) {
 		{tmpl: []string{"{paths...}"}, err: `argv[0] "{paths...}": the program must be literal`},
 	}
 	for _, tt := range tests {
-		got, err := h.expandArgv(tt.tmpl, args)
+		got, err := h.tools.expandArgv(tt.tmpl, args)
 		gotErr := ""
 		if err != nil {
 			gotErr = err.Error()
@@ -103,7 +103,7 @@ func TestExecExpand(t *testing.T) {
 			t.Errorf("expandArgv(%q) = %q, %q; want %q, %q", tt.tmpl, got, gotErr, tt.want, tt.err)
 		}
 	}
-	if _, err := h.expandArgv([]string{"rm", "{dash}"}, args); !errors.Is(err, ErrOptionArgument) {
+	if _, err := h.tools.expandArgv([]string{"rm", "{dash}"}, args); !errors.Is(err, ErrOptionArgument) {
 		t.Errorf("expandArgv(option) = %v, want ErrOptionArgument", err)
 	}
 }
@@ -123,8 +123,8 @@ func TestExecExpandHome(t *testing.T) {
 		{nil, []string{"make", "-C", "~/shop", "~", "~bob/x", "a~/b", "--dir=~/x"}},
 	}
 	for _, tt := range tests {
-		h := &host{cfg: &runconfig.Config{Dir: "/ws"}, opts: Options{Environ: tt.environ}}
-		got, err := h.expandArgv(tmpl, args)
+		h := &host{tools: &executor{cfg: &runconfig.Config{Dir: "/ws"}, environ: tt.environ}}
+		got, err := h.tools.expandArgv(tmpl, args)
 		if err != nil || !slices.Equal(got, tt.want) {
 			t.Errorf("with %q: expandArgv(%q) = %q, %v; want %q", tt.environ, tmpl, got, err, tt.want)
 		}
@@ -428,7 +428,7 @@ func FuzzExecPlaceholders(f *testing.F) {
 	for _, s := range []string{"{b}", "{module}@{version}", "--title={title}", "{{b}}", "{x{y}", "{a b}", "{secret:T}", "}{", "{workspace}", "{1}"} {
 		f.Add(s)
 	}
-	h := &host{cfg: &runconfig.Config{Dir: "/ws"}, opts: Options{DryRun: true}}
+	h := &host{tools: &executor{cfg: &runconfig.Config{Dir: "/ws"}, dryRun: true}}
 	f.Fuzz(func(t *testing.T, el string) {
 		args := map[string]any{}
 		var idents []string
@@ -438,7 +438,7 @@ func FuzzExecPlaceholders(f *testing.F) {
 				idents = append(idents, n)
 			}
 		}
-		if _, err := h.expandWith(el, args, nil, nil); err != nil {
+		if _, err := h.tools.expandWith(el, args, nil, nil); err != nil {
 			t.Fatalf("expandWith(%q, %v) = %v, want success", el, args, err)
 		}
 		for _, n := range idents {
@@ -447,7 +447,7 @@ func FuzzExecPlaceholders(f *testing.F) {
 			}
 			less := maps.Clone(args)
 			delete(less, n)
-			if _, err := h.expandWith(el, less, nil, nil); err == nil {
+			if _, err := h.tools.expandWith(el, less, nil, nil); err == nil {
 				t.Fatalf("expandWith(%q) without %s succeeded, want a missing-argument error", el, n)
 			}
 		}

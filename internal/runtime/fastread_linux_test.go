@@ -191,17 +191,17 @@ func TestFSReadChecked(t *testing.T) {
 	o := opts(t, cfg).withDefaults()
 	w := workflow(t, "# capabilities: fs.read · secrets: none\ndef wf(ctx):\n    pass\n")
 	h := newHost(context.Background(), w, cfg, o)
-	defer h.roots.close()
+	defer h.tools.roots.close()
 	args := func(p string) map[string]any { return map[string]any{"path": p} }
-	if _, err := h.fsRead("fs.read", args("f.txt")); err != nil { // opens the root
+	if _, err := h.tools.fsRead("fs.read", args("f.txt")); err != nil { // opens the root
 		t.Fatal(err)
 	}
 	fast := func(p string) (any, bool) {
 		t.Helper()
-		if err := h.guardPath(runconfig.ToolFSRead, args(p)); err != nil {
+		if err := h.tools.guardPath(runconfig.ToolFSRead, args(p)); err != nil {
 			t.Fatal(err)
 		}
-		return fsReadChecked(p, h.takeChecked(p))
+		return fsReadChecked(p, h.tools.takeChecked(p))
 	}
 	for p, want := range map[string]string{"f.txt": "one", "sub/g.txt": "two", filepath.Join(root, "sub", "g.txt"): "two"} {
 		out, ok := fast(p)
@@ -214,28 +214,28 @@ func TestFSReadChecked(t *testing.T) {
 		}
 	}
 	// A check is used once, and only for its own path.
-	if err := h.guardPath(runconfig.ToolFSRead, args("f.txt")); err != nil {
+	if err := h.tools.guardPath(runconfig.ToolFSRead, args("f.txt")); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := fsReadChecked("sub/g.txt", h.takeChecked("sub/g.txt")); ok {
+	if _, ok := fsReadChecked("sub/g.txt", h.tools.takeChecked("sub/g.txt")); ok {
 		t.Error("the check of f.txt read sub/g.txt")
 	}
-	if _, ok := fsReadChecked("f.txt", h.takeChecked("f.txt")); ok {
+	if _, ok := fsReadChecked("f.txt", h.tools.takeChecked("f.txt")); ok {
 		t.Error("a check was used twice")
 	}
 
 	// Swapped between the check and the read: another file renamed over
 	// it, or a symlink out of the root. fs.read then goes through os.Root.
-	if err := h.guardPath(runconfig.ToolFSRead, args("f.txt")); err != nil {
+	if err := h.tools.guardPath(runconfig.ToolFSRead, args("f.txt")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(filepath.Join(root, "other"), filepath.Join(root, "f.txt")); err != nil {
 		t.Fatal(err)
 	}
-	if out, ok := fsReadChecked("f.txt", h.takeChecked("f.txt")); ok {
+	if out, ok := fsReadChecked("f.txt", h.tools.takeChecked("f.txt")); ok {
 		t.Errorf("a file renamed over the checked one was read from the check: %v", out)
 	}
-	if err := h.guardPath(runconfig.ToolFSRead, args("sub/g.txt")); err != nil {
+	if err := h.tools.guardPath(runconfig.ToolFSRead, args("sub/g.txt")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(filepath.Join(root, "sub"), filepath.Join(parent, "sub-old")); err != nil {
@@ -244,18 +244,18 @@ func TestFSReadChecked(t *testing.T) {
 	if err := os.Symlink(parent, filepath.Join(root, "sub")); err != nil {
 		t.Fatal(err)
 	}
-	if out, ok := fsReadChecked("sub/g.txt", h.takeChecked("sub/g.txt")); ok {
+	if out, ok := fsReadChecked("sub/g.txt", h.tools.takeChecked("sub/g.txt")); ok {
 		t.Errorf("a path whose directory became a symlink was read from the check: %v", out)
 	}
 	// Through a symlink, the check resolves the path itself and leaves no
 	// file to read by identity.
-	if err := h.guardPath(runconfig.ToolFSRead, args("sub/outside.txt")); err != nil {
+	if err := h.tools.guardPath(runconfig.ToolFSRead, args("sub/outside.txt")); err != nil {
 		t.Fatal(err)
 	}
-	if out, ok := fsReadChecked("sub/outside.txt", h.takeChecked("sub/outside.txt")); ok {
+	if out, ok := fsReadChecked("sub/outside.txt", h.tools.takeChecked("sub/outside.txt")); ok {
 		t.Errorf("a path through a symlink was read from the check: %v", out)
 	}
-	if _, err := h.fsRead("fs.read", args("sub/outside.txt")); !errors.Is(err, ErrOutsideWorkspace) {
+	if _, err := h.tools.fsRead("fs.read", args("sub/outside.txt")); !errors.Is(err, ErrOutsideWorkspace) {
 		t.Errorf("sub/outside.txt through a symlink out of the root = %v, want ErrOutsideWorkspace", err)
 	}
 }

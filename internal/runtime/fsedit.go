@@ -141,7 +141,7 @@ func applyEdits(content string, edits []textEdit, p string) (string, error) {
 // It returns {"path", "bytes"}, as fs.write does. Confinement is
 // fs.write's: the workspace roots, the protected set (checked before
 // the call, as for every file built-in) and the run's pinned root.
-func (h *host) fsEdit(name string, args map[string]any) (any, error) {
+func (h *executor) fsEdit(name string, args map[string]any) (any, error) {
 	p := stepvalue.ArgString(args["path"])
 	chk := h.takeChecked(p)
 	edits, err := editArgs(args)

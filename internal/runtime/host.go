@@ -38,15 +38,15 @@ type host struct {
 	// created (workspacePath), so that a later step's file_exists check
 	// holds as it would in a real run.
 	rehearsed map[string]bool
-	secrets   scrubber
-	step      int
-	actions   []trace.Action
-	phases    []phase
-	model     string // last model that answered, for session.md
+	secrets   *scrubber
+	// tools executes the run's tool calls (exec.go).
+	tools   *executor
+	step    int
+	actions []trace.Action
+	phases  []phase
+	model   string // last model that answered, for session.md
 	// providers are the model clients made so far, by [models.*] key.
 	providers map[string]model.Provider
-	// servers are the run's MCP sessions, by [mcp.*] key (see mcp.go).
-	servers map[string]*mcpServer
 	// expect is what the run is verified against (Options.Verify).
 	expect *expectation
 
@@ -66,20 +66,9 @@ type host struct {
 
 	ctxValue *ctxObject
 
-	// protected is the protected set of the file built-ins, computed on
-	// first use (see guards).
-	protected []guard
-	// rootChecks caches, per workspace root, what protect needs of the
-	// root and the directories above it (see protect).
-	rootChecks rootCache
-	// roots holds the workspace roots the file built-ins opened.
-	roots openRoots
 	// bound holds the binding of each tool name called so far, nil for
 	// a name nothing binds (see resolve).
 	bound map[string]*binding
-	// checked is what the protected-set check found of the path of the
-	// file built-in call about to run (see guardPath).
-	checked checkedPath
 
 	// cancel ends the run's context; ctx.budget's wall clock calls it
 	// with an ErrBudget cause. maxCost is the cost ceiling (0: none).
@@ -121,7 +110,9 @@ func newHost(ctx context.Context, w *Workflow, cfg *runconfig.Config, opts Optio
 		},
 		allowed:      map[string]bool{},
 		pendingPhase: -1,
+		secrets:      &scrubber{},
 	}
+	h.tools = newExecutor(ctx, cfg, opts, h.secrets)
 	// The state key authenticates journals and approvals: whoever reads
 	// it can forge them. The file built-ins refuse it (protect), but a
 	// tool may print it, so its value is replaced in everything recorded
@@ -154,6 +145,15 @@ func newHost(ctx context.Context, w *Workflow, cfg *runconfig.Config, opts Optio
 		h.ctxValue.methods[name] = m
 	}
 	return h
+}
+
+// newExecutor is the executor of a run's tool calls under cfg and opts,
+// adding the secrets it resolves to secrets.
+func newExecutor(ctx context.Context, cfg *runconfig.Config, opts Options, secrets *scrubber) *executor {
+	return &executor{
+		ctx: ctx, cfg: cfg, environ: opts.Environ, getenv: opts.Getenv, dryRun: opts.DryRun,
+		stateDir: opts.StateDir, httpClient: opts.HTTPClient, secrets: secrets,
+	}
 }
 
 // ctxObject is the ctx a workflow receives.
@@ -310,7 +310,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 	if bind.builtin != "" {
 		// The protected set is policy, like a capability: refused before
 		// the call, dry run or not, and never a tolerable failure.
-		if err := h.guardPath(bind.builtin, callArgs); err != nil {
+		if err := h.tools.guardPath(bind.builtin, callArgs); err != nil {
 			h.refuse(step, name, err.Error(), nil)
 			return nil, nil, err
 		}
@@ -334,9 +334,9 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		status = ReceiptDryRun
 		switch {
 		case bind.tool != nil && len(bind.tool.Command) > 0:
-			argv, _, _, err = h.expandCommand(bind.tool, callArgs)
+			argv, _, _, err = h.tools.expandCommand(bind.tool, callArgs)
 		case bind.tool != nil && bind.tool.HTTP != nil:
-			req, err = h.expandHTTP(bind.tool.HTTP, callArgs)
+			req, err = h.tools.expandHTTP(bind.tool.HTTP, callArgs)
 		}
 		out = h.dryRunAnswer(step, name, h.callKind(step, name, bind), recArgs)
 		if bind.builtin == runconfig.ToolFSWrite && err == nil {
@@ -346,7 +346,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 			h.rehearsed[h.workspacePath(stepvalue.ArgString(callArgs["path"]))] = true
 		}
 	} else {
-		out, argv, req, err = h.execute(name, bind, callArgs)
+		out, argv, req, err = h.tools.execute(name, bind, callArgs)
 	}
 	dur := time.Since(start)
 	if err != nil {
@@ -736,7 +736,7 @@ func (h *host) apiKey(key string, mc runconfig.ModelConfig) (string, error) {
 	if mc.APIKey == "" {
 		return "", nil
 	}
-	v, err := h.secretValue(mc.APIKey)
+	v, err := h.tools.secretValue(mc.APIKey)
 	if err != nil {
 		return "", fmt.Errorf("models.%s.api_key: %w", key, err)
 	}
@@ -1001,7 +1001,7 @@ func orNone(s []string) string {
 // secrets file only.
 func (h *host) workflowSecret(id string) (string, error) {
 	if slices.Contains(h.cfg.Secrets.Env, id) {
-		return h.secretValue(id)
+		return h.tools.secretValue(id)
 	}
 	var v string
 	if h.cfg.Secrets.File != "" {

@@ -29,7 +29,7 @@ type httpRequest struct {
 // expandHTTP builds the request of a call: the URL with its parameters
 // escaped, the headers with their secrets, and the remaining arguments as
 // the body or query.
-func (h *host) expandHTTP(hb *runconfig.HTTPBinding, args map[string]any) (*httpRequest, error) {
+func (h *executor) expandHTTP(hb *runconfig.HTTPBinding, args map[string]any) (*httpRequest, error) {
 	used := map[string]bool{}
 	base, query, hasQuery := strings.Cut(hb.URL, "?")
 	var errs []error
@@ -127,7 +127,7 @@ func dotSegments(tmpl, expanded string) error {
 }
 
 // httpCall runs an http binding.
-func (h *host) httpCall(t *runconfig.ToolBinding, args map[string]any) (any, *httpRequest, error) {
+func (h *executor) httpCall(t *runconfig.ToolBinding, args map[string]any) (any, *httpRequest, error) {
 	r, err := h.expandHTTP(t.HTTP, args)
 	if err != nil {
 		return nil, nil, err
@@ -147,7 +147,7 @@ func (h *host) httpCall(t *runconfig.ToolBinding, args map[string]any) (any, *ht
 		return nil, r, err
 	}
 	req.Header = r.header
-	client := h.opts.HTTPClient
+	client := h.httpClient
 	if client == nil {
 		client = http.DefaultClient
 	}

@@ -73,7 +73,7 @@ type mcpServer struct {
 // structured content when it has some, else its text (parsed as JSON when
 // it is JSON, the texts of several items joined by newlines), else its
 // content items as JSON objects.
-func (h *host) mcpCallTool(name string, b *binding, args map[string]any) (any, error) {
+func (h *executor) mcpCallTool(name string, b *binding, args map[string]any) (any, error) {
 	server, tool := b.tool.MCP, mcpToolName(b.pattern, b.tool, name)
 	s := h.mcpSession(server)
 	if s.err != nil {
@@ -111,7 +111,7 @@ func (h *host) mcpCallTool(name string, b *binding, args map[string]any) (any, e
 
 // mcpSession returns the run's session with server, opening it at the
 // first call.
-func (h *host) mcpSession(server string) *mcpServer {
+func (h *executor) mcpSession(server string) *mcpServer {
 	if s, ok := h.servers[server]; ok {
 		return s
 	}
@@ -126,7 +126,7 @@ func (h *host) mcpSession(server string) *mcpServer {
 // openMCP starts or connects to server and lists its tools. The session
 // outlives the start timeout: a command server runs until the run's
 // context ends or closeMCP closes it.
-func (h *host) openMCP(server string) *mcpServer {
+func (h *executor) openMCP(server string) *mcpServer {
 	cfg := h.cfg.MCP[server]
 	s := &mcpServer{}
 	fail := func(msg string, err error) *mcpServer {
@@ -141,7 +141,7 @@ func (h *host) openMCP(server string) *mcpServer {
 	if cfg.URL != "" {
 		transport = &mcp.StreamableClientTransport{
 			Endpoint:   cfg.URL,
-			HTTPClient: h.opts.HTTPClient,
+			HTTPClient: h.httpClient,
 			// Calls are request and response; the standalone
 			// stream would only carry notifications nobody reads.
 			DisableStandaloneSSE: true,
@@ -184,7 +184,7 @@ func (h *host) openMCP(server string) *mcpServer {
 // closeMCP closes the run's sessions, which stops the servers it started.
 // A server that fails to stop cleanly does not fail the run: its work,
 // recorded call by call, is done.
-func (h *host) closeMCP() {
+func (h *executor) closeMCP() {
 	for _, name := range sortedKeys(h.servers) {
 		if s := h.servers[name]; s.session != nil {
 			_ = s.session.Close()
@@ -203,7 +203,7 @@ func (h *host) recordMCP(b *binding, name string) {
 	server, tool := b.tool.MCP, mcpToolName(b.pattern, b.tool, name)
 	m := map[string]any{"server": server, "tool": tool}
 	line := "MCP server " + codeSpan(server) + ", tool " + codeSpan(tool)
-	if s := h.servers[server]; s != nil && s.tools[tool] != nil {
+	if s := h.tools.servers[server]; s != nil && s.tools[tool] != nil {
 		ann := annotations(s.tools[tool])
 		m["annotations"] = ann
 		var hints []string
@@ -328,8 +328,8 @@ func CheckMCP(ctx context.Context, w *Workflow, cfg *runconfig.Config, opts Opti
 	if cfg == nil {
 		cfg = &runconfig.Config{Dir: "."}
 	}
-	h := &host{ctx: ctx, cfg: cfg, opts: opts}
-	defer h.closeMCP()
+	e := newExecutor(ctx, cfg, opts, &scrubber{})
+	defer e.closeMCP()
 	var unbound []string
 	var errs []error
 	for _, name := range w.Tools {
@@ -341,9 +341,9 @@ func CheckMCP(ctx context.Context, w *Workflow, cfg *runconfig.Config, opts Opti
 		if b.tool == nil || b.tool.MCP == "" {
 			continue
 		}
-		s, seen := h.servers[b.tool.MCP]
+		s, seen := e.servers[b.tool.MCP]
 		if !seen {
-			s = h.mcpSession(b.tool.MCP)
+			s = e.mcpSession(b.tool.MCP)
 			if s.err != nil {
 				errs = append(errs, s.err)
 			}

@@ -99,7 +99,7 @@ func (h *host) check(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 // workspacePath is the file p names: p itself when absolute, else p
 // under the first workspace root, as the file built-ins resolve it.
 func (h *host) workspacePath(p string) string {
-	p, _ = h.expandHome(p)
+	p, _ = h.tools.expandHome(p)
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
@@ -194,7 +194,7 @@ func (h *host) evalCheck(kind string, args map[string]any) (checkResult, error) 
 		}
 		dir := h.cfg.Abs(h.cfg.Roots()[0])
 		// refs/heads/ keeps the name an operand whatever it starts with.
-		_, code, err := h.runArgv([]string{"git", "rev-parse", "--verify", "--quiet", "refs/heads/" + br}, dir)
+		_, code, err := h.tools.runArgv([]string{"git", "rev-parse", "--verify", "--quiet", "refs/heads/" + br}, dir)
 		switch {
 		case code == nil && err != nil:
 			return fail("cannot ask git whether branch %s exists: %v", br, err)

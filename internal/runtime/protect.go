@@ -68,7 +68,7 @@ type guard struct {
 }
 
 // guards returns the protected set of the run, computed once.
-func (h *host) guards() []guard {
+func (h *executor) guards() []guard {
 	if h.protected != nil {
 		return h.protected
 	}
@@ -84,8 +84,8 @@ func (h *host) guards() []guard {
 	if h.cfg.Secrets.File != "" {
 		add(h.cfg.Abs(h.cfg.Secrets.File), false, RuleSecrets, "the secrets file")
 	}
-	if h.opts.StateDir != "" {
-		if abs, err := filepath.Abs(h.opts.StateDir); err == nil {
+	if h.stateDir != "" {
+		if abs, err := filepath.Abs(h.stateDir); err == nil {
 			add(abs, true, RuleState, "the state directory")
 		}
 	}
@@ -138,7 +138,7 @@ func (h *host) guards() []guard {
 // slash against the config's directory, a bare name through PATH. A
 // program chosen by a template ({…}) is not known before the call and is
 // left out.
-func (h *host) program(argv0 string) string {
+func (h *executor) program(argv0 string) string {
 	if argv0 == "" || strings.ContainsAny(argv0, "{}") {
 		return ""
 	}
@@ -176,7 +176,7 @@ func (h *host) program(argv0 string) string {
 // other file is protected alone, so that a binding naming an input or
 // output file ("data/in.json", "--out=build/x.json") does not close its
 // whole directory to the workflow.
-func (h *host) argvFiles(args []string, cwd string) []argvFile {
+func (h *executor) argvFiles(args []string, cwd string) []argvFile {
 	dir := h.cfg.Roots()[0]
 	if cwd != "" {
 		if d, ok := h.literal(cwd); ok {
@@ -227,7 +227,7 @@ type argvFile struct {
 // literal returns the template s with {workspace} filled in, and false
 // when it holds any other placeholder ({name}, {name...}, {secret:ID}):
 // its value is known only at the call.
-func (h *host) literal(s string) (string, bool) {
+func (h *executor) literal(s string) (string, bool) {
 	s = strings.ReplaceAll(s, "{workspace}", h.cfg.Roots()[0])
 	if strings.ContainsAny(s, "{}") {
 		return "", false
@@ -250,7 +250,7 @@ func (h *host) literal(s string) (string, bool) {
 // path is resolved inside the pinned root one name at a time
 // (resolveIn), so only the directories inside the workspace are looked
 // at per call, and they are the ones the call then opens.
-func (h *host) protect(tool, p, root, rel string) error {
+func (h *executor) protect(tool, p, root, rel string) error {
 	_, _, err := h.protectFile(tool, p, root, rel)
 	return err
 }
@@ -260,7 +260,7 @@ func (h *host) protect(tool, p, root, rel string) error {
 // path was resolved name by name without a symlink, the lstat of its
 // last name: the file the check is about, which a read then opens by
 // identity (fsReadChecked).
-func (h *host) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, error) {
+func (h *executor) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, error) {
 	refuse := func(rule, why string) (fs.FileInfo, *rootCheck, error) {
 		return nil, nil, &ProtectedError{Tool: tool, Path: p, Rule: rule, Why: why}
 	}

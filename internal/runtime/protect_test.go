@@ -141,7 +141,7 @@ func protectWalk(h *host, tool, p, root, rel string) error {
 	}
 	full := realPath(filepath.Join(root, rel))
 	target, _ := os.Stat(full)
-	for _, g := range h.guards() {
+	for _, g := range h.tools.guards() {
 		if full == g.path || target != nil && g.info != nil && os.SameFile(target, g.info) {
 			return refuse(g.rule, g.why)
 		}
@@ -221,17 +221,17 @@ func TestProtectMatchesWalk(t *testing.T) {
 				}
 				o := Options{Config: cfg, StateDir: stateDir, RunID: "run-test"}.withDefaults()
 				h := newHost(context.Background(), workflow(t, "def wf(ctx):\n    return 1\n"), o.Config, o)
-				defer h.roots.close()
+				defer h.tools.roots.close()
 				for _, p := range paths {
-					root, rel, err := h.locate(p)
+					root, rel, err := h.tools.locate(p)
 					if err != nil {
 						continue
 					}
-					if c := h.roots.open[root]; viaRoot && c != nil && c.fd >= 0 {
+					if c := h.tools.roots.open[root]; viaRoot && c != nil && c.fd >= 0 {
 						closeDirFD(c.fd)
 						c.fd = -1
 					}
-					got, want := h.protect("fs.write", p, root, rel), protectWalk(h, "fs.write", p, root, rel)
+					got, want := h.tools.protect("fs.write", p, root, rel), protectWalk(h, "fs.write", p, root, rel)
 					var gp, wp *ProtectedError
 					errors.As(got, &gp)
 					errors.As(want, &wp)

@@ -315,7 +315,7 @@ func (h *host) run(params Params) (*Result, error) {
 		h.opts.OnStart(h.opts.RunID)
 	}
 	out, err := h.exec(params)
-	h.roots.close()
+	h.tools.roots.close()
 	if h.budgetTimer != nil {
 		h.budgetTimer.Stop()
 	}
@@ -443,7 +443,7 @@ var predeclared = starlark.StringDict{
 
 // exec runs the workflow function on a new thread.
 func (h *host) exec(params Params) (any, error) {
-	defer h.closeMCP()
+	defer h.tools.closeMCP()
 	thread := &starlark.Thread{
 		Name: "workflow " + h.w.Name,
 		Load: func(*starlark.Thread, string) (starlark.StringDict, error) {
