@@ -38,8 +38,9 @@ var allowed = map[string][]string{
 	"internal/registry":     {"internal/store", "internal/runtime", "internal/sessionindex", "internal/atomicfile", "internal/proc"},
 	"internal/stepvalue":    {"internal/redact", "internal/trace"},
 	"internal/model":        {"internal/runconfig", "internal/stepvalue"},
+	"internal/toolexec":     {"internal/candidate", "internal/capped", "internal/proc", "internal/redact", "internal/runconfig", "internal/stepvalue", "internal/trace"},
 	"internal/runconfig":    {"internal/normalize", "internal/price", "internal/trace"},
-	"internal/runtime":      {"internal/model", "internal/runconfig", "internal/stepvalue", "internal/capped", "internal/proc", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
+	"internal/runtime":      {"internal/toolexec", "internal/model", "internal/runconfig", "internal/stepvalue", "internal/capped", "internal/proc", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
 	"internal/tracestore":   {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
 	"internal/persona":      {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/bundle", "internal/pipeline"},
 	"internal/codify":       {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/derive", "internal/codegen", "internal/session", "internal/model", "internal/runconfig", "internal/runtime", "internal/pipeline"},
@@ -97,8 +98,9 @@ var testOnly = map[string][]string{
 	"internal/plan": {"internal/codegen"},
 	// The web-app kit's scenarios must parse as the web runner reads them.
 	"internal/harness": {"internal/harness/web"},
-	// The integration tests run against a Temporal dev server.
-	"internal/temporal": {"internal/temporal/temporaltest"},
+	// The integration tests run against a Temporal dev server, with
+	// in-process tools.
+	"internal/temporal": {"internal/temporal/temporaltest", "internal/toolexec"},
 }
 
 func TestImportGraph(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -57,7 +58,7 @@ def wf(ctx):
 	}}
 	o := opts(t, &runconfig.Config{Grants: runconfig.Grants{Capabilities: []string{"repo.read"}}})
 	o.Model = m
-	o.Tools = map[string]Tool{
+	o.Tools = map[string]toolexec.Tool{
 		"read":   {Func: func(_ context.Context, a map[string]any) (any, error) { reads.Add(1); return "package a", nil }, Capabilities: []string{"repo.read"}},
 		"delete": {Func: func(context.Context, map[string]any) (any, error) { t.Error("delete called"); return nil, nil }},
 	}
@@ -92,7 +93,7 @@ def wf(ctx):
 `)
 	o := opts(t, &runconfig.Config{Grants: runconfig.Grants{Capabilities: []string{"repo.write"}}})
 	o.Model = &scriptModel{replies: []any{map[string]any{"tool": "write", "args": map[string]any{}}}}
-	o.Tools = map[string]Tool{"write": {
+	o.Tools = map[string]toolexec.Tool{"write": {
 		Func:        func(context.Context, map[string]any) (any, error) { t.Error("write called"); return nil, nil },
 		SideEffects: []trace.SideEffect{{Kind: "file_write", Capability: "repo.write"}},
 	}}
@@ -114,7 +115,7 @@ func TestAgentStopsAfterFailures(t *testing.T) {
 	call := map[string]any{"tool": "flaky", "args": map[string]any{}}
 	o := opts(t, nil)
 	o.Model = &scriptModel{replies: []any{call, call, call}}
-	o.Tools = map[string]Tool{"flaky": {Func: func(context.Context, map[string]any) (any, error) { return nil, errors.New("boom") }}}
+	o.Tools = map[string]toolexec.Tool{"flaky": {Func: func(context.Context, map[string]any) (any, error) { return nil, errors.New("boom") }}}
 	res, err := Run(context.Background(), w, nil, o)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -138,7 +139,7 @@ func TestWorkerPreset(t *testing.T) {
 	}
 	o := opts(t, cfg)
 	o.Model = m
-	o.Tools = map[string]Tool{"read": {Func: echo}, "write": {Func: echo}}
+	o.Tools = map[string]toolexec.Tool{"read": {Func: echo}, "write": {Func: echo}}
 	res, err := Run(context.Background(), w, nil, o)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -155,7 +156,7 @@ func TestWorkerPreset(t *testing.T) {
 
 	for _, dry := range []bool{false, true} {
 		o = opts(t, &runconfig.Config{Models: map[string]runconfig.ModelConfig{"default": {Provider: runconfig.ProviderReplay}}})
-		o.Tools = map[string]Tool{"read": {Func: echo}, "write": {Func: echo}}
+		o.Tools = map[string]toolexec.Tool{"read": {Func: echo}, "write": {Func: echo}}
 		o.DryRun = dry
 		res, err = Run(context.Background(), w, nil, o)
 		if !errors.Is(err, ErrWorker) || !strings.Contains(err.Error(), "[workers.reviewer]") || res != nil {
@@ -231,7 +232,7 @@ func TestBudgets(t *testing.T) {
     ctx.tool("sleep")
 `)
 	o = opts(t, nil)
-	o.Tools = map[string]Tool{"sleep": {Func: func(ctx context.Context, _ map[string]any) (any, error) {
+	o.Tools = map[string]toolexec.Tool{"sleep": {Func: func(ctx context.Context, _ map[string]any) (any, error) {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -263,7 +264,7 @@ func TestTryToolResume(t *testing.T) {
     return r
 `)
 	o := opts(t, nil)
-	o.Tools = map[string]Tool{"flaky": {Func: func(context.Context, map[string]any) (any, error) {
+	o.Tools = map[string]toolexec.Tool{"flaky": {Func: func(context.Context, map[string]any) (any, error) {
 		calls.Add(1)
 		return nil, errors.New("boom")
 	}}}
@@ -304,7 +305,7 @@ func TestCallCeilings(t *testing.T) {
 	var calls atomic.Int64
 	o := opts(t, nil)
 	o.Model = &scriptModel{replies: []any{"a"}}
-	o.Tools = map[string]Tool{"t": {Func: func(context.Context, map[string]any) (any, error) { calls.Add(1); return "ok", nil }}}
+	o.Tools = map[string]toolexec.Tool{"t": {Func: func(context.Context, map[string]any) (any, error) { calls.Add(1); return "ok", nil }}}
 	res, err := Run(context.Background(), w, nil, o)
 	if !errors.Is(err, ErrPendingApproval) {
 		t.Fatalf("Run = %v, want pending", err)

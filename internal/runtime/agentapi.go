@@ -111,7 +111,7 @@ func (h *host) notify(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 	if !complete {
 		typ = MessageInfo
 	}
-	text = h.secrets.string(text)
+	text = h.secrets.Scrub(text)
 	var body []string
 	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
 		body = append(body, strings.TrimRight(l, " "))
@@ -141,7 +141,7 @@ func (h *host) requestDecision(_ *starlark.Thread, b *starlark.Builtin, args sta
 	}
 	h.step++
 	step := h.step
-	question = h.secrets.string(question)
+	question = h.secrets.Scrub(question)
 	argsDigest := stepvalue.Digest(map[string]any{"question": question, "options": toAny(options), "name": name})
 	if h.replaying(step) {
 		return h.replay(step, "decision", name, argsDigest)
@@ -223,8 +223,8 @@ func (h *host) requestApproval(thread *starlark.Thread, b *starlark.Builtin, arg
 	if errors.As(err, &pe) && h.pendingPhase >= 0 {
 		// The pending phase approve wrote opens with its callout line;
 		// this call asks for an approval, and says so.
-		h.phases[h.pendingPhase].retitle(session.CalloutDecision, session.CalloutApprovalRequired, stepvalue.OneLine(h.secrets.string(text)))
-		h.message(Message{Type: MessageApprovalRequired, Step: h.res.Pending.Step, Boundary: boundary, Text: h.secrets.string(text)})
+		h.phases[h.pendingPhase].retitle(session.CalloutDecision, session.CalloutApprovalRequired, stepvalue.OneLine(h.secrets.Scrub(text)))
+		h.message(Message{Type: MessageApprovalRequired, Step: h.res.Pending.Step, Boundary: boundary, Text: h.secrets.Scrub(text)})
 	}
 	return v, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -142,14 +143,14 @@ func TestOwnRecordsNotCharged(t *testing.T) {
 	}
 	w := workflow(t, "def wf(ctx, big):\n    for i in range(100000):\n        ctx.tool(\"echo\", i = i)\n    return len(\"x\" * big)\n")
 	o := opts(t, nil)
-	o.Tools = map[string]Tool{"echo": {Func: echo}}
+	o.Tools = map[string]toolexec.Tool{"echo": {Func: echo}}
 	o.MaxMemory = 64 << 20
 	res, err := Run(context.Background(), w, Params{"big": 1 << 20}, o)
 	if err != nil || len(res.Receipts) != 100000 {
 		t.Fatalf("Run = %d receipts, %v; want 100000 calls within the budget", len(res.Receipts), err)
 	}
 	o = opts(t, nil)
-	o.Tools = map[string]Tool{"echo": {Func: echo}}
+	o.Tools = map[string]toolexec.Tool{"echo": {Func: echo}}
 	o.MaxMemory = 64 << 20
 	if _, err := Run(context.Background(), w, Params{"big": 65 << 20}, o); !errors.Is(err, ErrMemoryBudget) {
 		t.Errorf("Run after the calls = %v, want ErrMemoryBudget", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -36,7 +37,7 @@ import (
 // anything against someone who can read the key.
 
 // ApprovalLedgerFile is the ledger's name under the state directory.
-const ApprovalLedgerFile = "approvals.jsonl"
+const ApprovalLedgerFile = toolexec.ApprovalLedgerFile
 
 // maxLedger bounds the ledger read.
 const maxLedger = 16 << 20

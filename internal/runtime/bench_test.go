@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,10 +25,10 @@ func workflow20() string {
 	return b.String()
 }
 
-func noopTools() map[string]Tool {
-	tools := map[string]Tool{}
+func noopTools() map[string]toolexec.Tool {
+	tools := map[string]toolexec.Tool{}
 	for i := range 5 {
-		tools[fmt.Sprintf("t.step%d", i)] = Tool{Func: func(_ context.Context, args map[string]any) (any, error) {
+		tools[fmt.Sprintf("t.step%d", i)] = toolexec.Tool{Func: func(_ context.Context, args map[string]any) (any, error) {
 			return map[string]any{"id": args["n"], "ok": true}, nil
 		}}
 	}
@@ -82,10 +83,10 @@ func BenchmarkRunSteps(b *testing.B) {
 	cfg := &runconfig.Config{Dir: root, Grants: runconfig.Grants{Capabilities: []string{"fs.read"}}}
 	for _, bc := range []struct {
 		name, call string
-		tools      map[string]Tool
+		tools      map[string]toolexec.Tool
 	}{
 		{"builtin", `ctx.tool("fs.read", path = "in.txt")`, nil},
-		{"inproc", `ctx.tool("noop", i = i, name = "x")`, map[string]Tool{"noop": {Func: func(context.Context, map[string]any) (any, error) { return map[string]any{"ok": true}, nil }}}},
+		{"inproc", `ctx.tool("noop", i = i, name = "x")`, map[string]toolexec.Tool{"noop": {Func: func(context.Context, map[string]any) (any, error) { return map[string]any{"ok": true}, nil }}}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			w := workflow(b, fmt.Sprintf("# capabilities: fs.read · secrets: none\ndef wf(ctx):\n    for i in range(%d):\n        %s\n", steps, bc.call))

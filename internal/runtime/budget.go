@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"runtime"
 	"runtime/metrics"
 	"sync/atomic"
@@ -56,9 +57,6 @@ const (
 	// MaxArgumentBytes bounds the canonical JSON of a tool call's
 	// arguments.
 	MaxArgumentBytes = 16 << 20
-	// MaxFileBytes bounds a file fs.read reads or fs.write writes, and
-	// the stdout of a command binding.
-	MaxFileBytes = 8 << 20
 	// maxRecordedString is the longest string a run record keeps whole;
 	// a longer one is cut and says how much was cut.
 	maxRecordedString = 64 << 10
@@ -75,9 +73,6 @@ var (
 	// ErrMemoryBudget: the workflow made the heap grow by more than its
 	// budget.
 	ErrMemoryBudget = errors.New("memory budget exceeded")
-	// ErrTooLarge: an argument, a file or an output is over its size
-	// limit.
-	ErrTooLarge = errors.New("size limit exceeded")
 )
 
 // heapBytes is the memory occupied by heap objects, live or not yet
@@ -215,7 +210,7 @@ func (m *memoryBudget) watch(ctx context.Context, done <-chan struct{}) {
 func checkArgumentSize(name string, args map[string]any) error {
 	var buf [512]byte
 	if n := len(stepvalue.AppendCanonical(buf[:0], args)); n > MaxArgumentBytes {
-		return fmt.Errorf("%w: arguments_too_large: the arguments of %s are %d bytes of JSON, more than %d", ErrTooLarge, name, n, MaxArgumentBytes)
+		return fmt.Errorf("%w: arguments_too_large: the arguments of %s are %d bytes of JSON, more than %d", toolexec.ErrTooLarge, name, n, MaxArgumentBytes)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,21 +42,21 @@ func TestMemoryBudget(t *testing.T) {
 func TestSizeLimits(t *testing.T) {
 	root := t.TempDir()
 	cfg := &runconfig.Config{Dir: root, Grants: runconfig.Grants{Capabilities: []string{"fs.read", "fs.write"}}}
-	os.WriteFile(filepath.Join(root, "big.bin"), make([]byte, MaxFileBytes+1), 0o644)
+	os.WriteFile(filepath.Join(root, "big.bin"), make([]byte, toolexec.MaxFileBytes+1), 0o644)
 	tests := []struct {
 		name, src string
 		err       error
 		code      string
 	}{
-		{"write", `ctx.tool("fs.write", path = "out.txt", content = "x" * (8 * 1024 * 1024 + 1))`, ErrTooLarge, "file_too_large"},
-		{"read", `ctx.tool("fs.read", path = "big.bin")`, ErrTooLarge, "file_too_large"},
-		{"arguments", `ctx.tool("echo", big = "x" * (17 * 1024 * 1024))`, ErrTooLarge, "arguments_too_large"},
+		{"write", `ctx.tool("fs.write", path = "out.txt", content = "x" * (8 * 1024 * 1024 + 1))`, toolexec.ErrTooLarge, "file_too_large"},
+		{"read", `ctx.tool("fs.read", path = "big.bin")`, toolexec.ErrTooLarge, "file_too_large"},
+		{"arguments", `ctx.tool("echo", big = "x" * (17 * 1024 * 1024))`, toolexec.ErrTooLarge, "arguments_too_large"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := workflow(t, "# capabilities: fs.read, fs.write · secrets: none\ndef wf(ctx):\n    "+tt.src+"\n")
 			o := opts(t, cfg)
-			o.Tools = map[string]Tool{"echo": {Func: echo}}
+			o.Tools = map[string]toolexec.Tool{"echo": {Func: echo}}
 			_, err := Run(context.Background(), w, nil, o)
 			if !errors.Is(err, tt.err) || !strings.Contains(err.Error(), tt.code) {
 				t.Errorf("Run = %v, want %v with %s", err, tt.err, tt.code)
@@ -68,7 +69,7 @@ func TestSizeLimits(t *testing.T) {
 
 	w := workflow(t, "def wf(ctx):\n    return len(ctx.tool(\"echo\", s = \"y\" * 200000)[\"s\"])\n")
 	o := opts(t, nil)
-	o.Tools = map[string]Tool{"echo": {Func: echo}}
+	o.Tools = map[string]toolexec.Tool{"echo": {Func: echo}}
 	res, err := Run(context.Background(), w, nil, o)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
 // writeBundle writes a minimal bundle: a manifest with the given promotion
@@ -41,7 +42,7 @@ func TestBundleNotReady(t *testing.T) {
 			t.Fatal(err)
 		}
 		o := opts(t, &runconfig.Config{Grants: runconfig.Grants{Capabilities: []string{"go.exec"}}})
-		o.Tools = map[string]Tool{"go.test": {Func: func(context.Context, map[string]any) (any, error) { called++; return "ran", nil }, Capabilities: []string{"go.exec"}}}
+		o.Tools = map[string]toolexec.Tool{"go.test": {Func: func(context.Context, map[string]any) (any, error) { called++; return "ran", nil }, Capabilities: []string{"go.exec"}}}
 		mod(&o)
 		return Run(context.Background(), w, nil, o)
 	}
@@ -137,7 +138,7 @@ capabilities = ["git.write", "fs.write"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, ok := resolve(c, nil, "git.push"); !ok || b.tool.ParsedTimeout().String() != "30s" {
+	if b, ok := toolexec.Resolve(c, nil, "git.push"); !ok || b.Tool.ParsedTimeout().String() != "30s" {
 		t.Errorf("resolve(git.push) = %+v, %v", b, ok)
 	}
 }
@@ -153,7 +154,7 @@ func TestResumeRechecksReadiness(t *testing.T) {
 	called := 0
 	o := opts(t, &runconfig.Config{Grants: runconfig.Grants{Capabilities: []string{"go.exec"}}})
 	o.StateDir = state
-	o.Tools = map[string]Tool{"go.test": {Func: func(context.Context, map[string]any) (any, error) { called++; return "ran", nil }, Capabilities: []string{"go.exec"}}}
+	o.Tools = map[string]toolexec.Tool{"go.test": {Func: func(context.Context, map[string]any) (any, error) { called++; return "ran", nil }, Capabilities: []string{"go.exec"}}}
 	w, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)

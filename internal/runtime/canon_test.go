@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -105,7 +106,7 @@ func randomString(r *rand.Rand) string {
 func TestEncodeTrace(t *testing.T) {
 	w := workflow(t, "def wf(ctx):\n    for v in [\"<x>\", \"a\\nb\", {\"k\": [1, 2.5]}, None]:\n        ctx.tool(\"echo\", v = v, s = \"\\u2028&\")\n    ctx.log(\"done <ok>\")\n")
 	o := opts(t, nil)
-	o.Tools = map[string]Tool{"echo": {Func: echo}}
+	o.Tools = map[string]toolexec.Tool{"echo": {Func: echo}}
 	res, err := Run(t.Context(), w, nil, o)
 	if err != nil {
 		t.Fatal(err)

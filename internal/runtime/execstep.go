@@ -2,11 +2,8 @@ package runtime
 
 import (
 	"cmp"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,29 +14,14 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
-	"github.com/crystallize-dev/crystallize/internal/capped"
-	"github.com/crystallize-dev/crystallize/internal/proc"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
 // CapShellExec is the capability that lets ctx.exec run any program; a
 // workflow or a grant names one program with "exec:<program>".
 const CapShellExec = "shell.exec"
-
-// ErrOptionArgument is returned by ctx.exec for a value that would reach
-// the program as an option: a value starting with "-" substituted for a
-// whole argv element.
-var ErrOptionArgument = errors.New("argument would be read as an option")
-
-// execEnv lists the environment variables ctx.exec passes on from
-// Options.Environ (proc.BaseEnv); every other variable, tokens and
-// credentials among them, is dropped.
-var execEnv = proc.BaseEnv
-
-// maxExecOutput bounds what a command's stdout and stderr each keep; the
-// rest is dropped and the text says so.
-const maxExecOutput = 1 << 20
 
 // Command is a program a ctx.exec step ran, or in a dry run would have
 // run: its argv after expansion (secrets replaced), its working directory,
@@ -86,9 +68,9 @@ func (h *host) execBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlar
 // bindingOverrides reports whether name has a binding of its own, which
 // then runs ctx.exec(name, …) in place of the template: an in-process
 // tool or a [tools] entry (exact or glob), not a default built-in.
-func bindingOverrides(cfg *runconfig.Config, tools map[string]Tool, name string) bool {
-	b, ok := resolve(cfg, tools, name)
-	return ok && (b.inproc != nil || b.pattern != "")
+func bindingOverrides(cfg *runconfig.Config, tools map[string]toolexec.Tool, name string) bool {
+	b, ok := toolexec.Resolve(cfg, tools, name)
+	return ok && (b.Inproc != nil || b.Pattern != "")
 }
 
 func stringList(v starlark.Value) ([]string, error) {
@@ -121,7 +103,7 @@ func (h *host) callExec(name string, tmpl []string, args map[string]any) (any, e
 	h.step++
 	step := h.step
 	if h.replaying(step) {
-		out, _, err := h.replayCall(step, "tool", name, stepvalue.Digest(h.secrets.value(args)))
+		out, _, err := h.replayCall(step, "tool", name, stepvalue.Digest(h.secrets.Value(args)))
 		return out, err
 	}
 	if h.yielding(step) {
@@ -142,7 +124,7 @@ func (h *host) callExec(name string, tmpl []string, args map[string]any) (any, e
 	if err != nil {
 		return nil, fmt.Errorf("exec %s: %w", name, err)
 	}
-	argv, err := h.tools.expandArgv(tmpl, args)
+	argv, err := h.tools.ExpandArgv(tmpl, args)
 	if err != nil {
 		err = h.publicError(fmt.Errorf("exec %s: %w", name, err))
 		h.refuse(step, name, err.Error(), nil)
@@ -152,12 +134,12 @@ func (h *host) callExec(name string, tmpl []string, args map[string]any) (any, e
 		argv[0] = filepath.Join(dir, p)
 	}
 
-	recArgs := h.secrets.value(args).(map[string]any)
+	recArgs := h.secrets.Value(args).(map[string]any)
 	// A command has no binding to declare what it is, so the record
 	// takes the kind, capabilities and side effects of the candidate step
 	// it performs, as callTool does for a binding that declares nothing:
 	// a run's trace then mines with the traces it was mined from.
-	plain := &binding{}
+	plain := &toolexec.Binding{}
 	kind := h.callKind(step, name, plain)
 	caps := []string{capability}
 	for _, c := range h.callCapabilities(step, name, plain) {
@@ -174,13 +156,13 @@ func (h *host) callExec(name string, tmpl []string, args map[string]any) (any, e
 		status = ReceiptDryRun
 		out = h.dryRunAnswer(step, name, kind, recArgs)
 	} else {
-		out, exitCode, err = h.tools.runArgv(argv, dir)
+		out, exitCode, err = h.tools.RunArgv(argv, dir)
 	}
 	dur := time.Since(start)
 	if err != nil {
 		status = ReceiptError
 	}
-	recOut := h.secrets.value(out)
+	recOut := h.secrets.Value(out)
 	recArgv := slices.Clone(argv) // record replaces secrets in place
 	argsDigest := h.record(step, kind, name, recArgs, recOut, caps, effects, status, dur, recArgv, err)
 	if exitCode != nil {
@@ -260,180 +242,6 @@ func configName(cfg *runconfig.Config) string {
 	return runconfig.ConfigFile
 }
 
-// expandArgv expands a ctx.exec template with the command-template rules
-// of command bindings (see expandWith): each placeholder is replaced
-// inside its one element, so a value is never split or seen by a shell.
-// An element that is a list placeholder {name...} (candidate.ArgvList)
-// becomes one element per item of the list argument name, none for an
-// empty list; the argument must be a list of strings (or numbers), since
-// a string would have to be split to make a list. On top of those rules
-// it refuses a {secret:ID} (a workflow reads a secret with ctx.secret,
-// which it must declare), a placeholder in the program, and a value
-// that makes an element starting with a placeholder start with "-"
-// ("{ref}" as much as "{owner}/{repo}"), or an item of a list, before a
-// literal "--": the program would read it as
-// an option ("-rf", "--upload-pack=…") rather than as the operand the
-// template means. After "--" programs read no options. A value after a
-// literal prefix ("--title={title}") is the option's own value and is
-// left alone.
-func (h *executor) expandArgv(tmpl []string, args map[string]any) ([]string, error) {
-	argv := make([]string, 0, len(tmpl))
-	var errs []error
-	endOpts := false
-	for i, el := range tmpl {
-		if i > 0 && el == "--" {
-			endOpts = true
-		}
-		if name, ok := candidate.ArgvList(el); ok && i > 0 {
-			items, err := argList(name, args)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("argv[%d] %s: %w", i, el, err))
-				continue
-			}
-			for j, v := range items {
-				if !endOpts && strings.HasPrefix(v, "-") {
-					errs = append(errs, fmt.Errorf("%w: argv[%d] %s item %d is %q, which starts with \"-\"", ErrOptionArgument, i, el, j, v))
-				}
-			}
-			argv = append(argv, items...)
-			continue
-		}
-		names := candidate.ArgvPlaceholders(el)
-		bad := false
-		for _, n := range names {
-			if strings.HasPrefix(n, "secret:") {
-				errs = append(errs, fmt.Errorf("argv[%d] %q: a command reads a secret from a keyword argument, ctx.secret(%q)", i, el, strings.TrimPrefix(n, "secret:")))
-				bad = true
-			}
-		}
-		if i == 0 && len(names) > 0 {
-			errs = append(errs, fmt.Errorf("argv[0] %q: the program must be literal", el))
-			bad = true
-		}
-		if bad {
-			continue
-		}
-		v, err := h.expandWith(el, args, nil, nil)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("argv[%d] %q: %w", i, el, err))
-			continue
-		}
-		if _, lead := runconfig.LeadingPlaceholder(el); !endOpts && i > 0 && lead && strings.HasPrefix(v, "-") {
-			errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"", ErrOptionArgument, i, el, v))
-			continue
-		}
-		if i > 0 {
-			v, _ = h.expandHome(v)
-		}
-		argv = append(argv, v)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return argv, nil
-}
-
-// argList is the list argument name of a list placeholder, its items as
-// the strings they put in argv.
-func argList(name string, args map[string]any) ([]string, error) {
-	v, ok := args[name]
-	if !ok {
-		return nil, fmt.Errorf("the template names {%s...}, which the call does not pass", name)
-	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("%s is %s, want a list of strings, one per argument (from the command line: --param %s='[\"a\",\"b\"]')", name, candidate.JSONType(v), name)
-	}
-	items := make([]string, len(list))
-	for j, e := range list {
-		switch e := e.(type) {
-		case string:
-			items[j] = e
-		case json.Number:
-			items[j] = string(e)
-		default:
-			return nil, fmt.Errorf("%s item %d is %s, want a string", name, j, candidate.JSONType(e))
-		}
-	}
-	return items, nil
-}
-
-// expandHome returns v with a leading "~" (all of v, or followed by a
-// separator) replaced by the home directory of Options.Environ (HOME, or
-// USERPROFILE on Windows), as a shell would expand it. Mined workflows
-// write the home directory of the traces as "~" (redact.Home: no output
-// names the user who ran the agent), so "~/src/repo" must reach the
-// program as the home of whoever runs the workflow. Without a home in
-// the environment, or for "~user" and a "~" inside a value, v is left as
-// it is. inHome reports whether v names a path in the home directory at
-// all ("~", "~/…"), expanded or not, so that a file built-in can refuse
-// one it cannot expand rather than take "~" for a directory name.
-func (h *executor) expandHome(v string) (out string, inHome bool) {
-	rest, ok := strings.CutPrefix(v, "~")
-	if !ok || rest != "" && rest[0] != '/' && rest[0] != '\\' {
-		return v, false
-	}
-	home := ""
-	for _, kv := range h.environ {
-		if k, val, ok := strings.Cut(kv, "="); ok && (k == "HOME" || k == "USERPROFILE" && home == "") && val != "" {
-			home = val
-		}
-	}
-	if home == "" {
-		return v, true
-	}
-	return home + rest, true
-}
-
-// runArgv runs argv in dir, without a shell, with the scrubbed
-// environment, no stdin and DefaultToolTimeout. Its result is {"stdout",
-// "stderr", "exit_code"}; a non-zero exit is also an error, quoting the
-// end of stderr, since the next step should not run on a failed one.
-func (h *executor) runArgv(argv []string, dir string) (out any, exitCode *int, err error) {
-	ctx, cancel := context.WithTimeout(h.ctx, runconfig.DefaultToolTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = execEnviron(h.environ)
-	stdout := &capped.Buffer{Max: maxExecOutput}
-	stderr := &capped.Buffer{Max: maxExecOutput}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.WaitDelay = time.Second
-	runErr := proc.Run(cmd) // its own process group, killed when it returns
-	switch {
-	case ctx.Err() == context.DeadlineExceeded && h.ctx.Err() == nil:
-		return nil, nil, fmt.Errorf("%s timed out after %s", argv[0], runconfig.DefaultToolTimeout)
-	case h.ctx.Err() != nil:
-		return nil, nil, h.ctx.Err()
-	}
-	var ee *exec.ExitError
-	if runErr != nil && !errors.As(runErr, &ee) {
-		return nil, nil, fmt.Errorf("%s: %w", argv[0], runErr) // did not start
-	}
-	code := cmd.ProcessState.ExitCode()
-	res := map[string]any{"stdout": stdout.String(), "stderr": stderr.String(), "exit_code": code}
-	if code != 0 {
-		msg := stderrTail(stderr.String())
-		if msg != "" {
-			return res, &code, fmt.Errorf("%s: exit status %d: %s", argv[0], code, msg)
-		}
-		return res, &code, fmt.Errorf("%s: exit status %d", argv[0], code)
-	}
-	return res, &code, nil
-}
-
-// execEnviron keeps the execEnv variables of environ.
-func execEnviron(environ []string) []string {
-	env := []string{}
-	for _, kv := range environ {
-		k, _, ok := strings.Cut(kv, "=")
-		if ok && slices.Contains(execEnv, k) {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 // ExecCommand is one ctx.exec call of a workflow and what running it
 // needs.
 type ExecCommand struct {
@@ -456,7 +264,7 @@ type ExecCommand struct {
 // appearance (one entry per distinct name and template), with what each
 // needs under cfg. codegen.Check, which Load runs, guarantees that every
 // one is written out, so the list is complete before the first step.
-func ExecCommands(w *Workflow, cfg *runconfig.Config, tools map[string]Tool) []ExecCommand {
+func ExecCommands(w *Workflow, cfg *runconfig.Config, tools map[string]toolexec.Tool) []ExecCommand {
 	if cfg == nil {
 		cfg = &runconfig.Config{Dir: "."}
 	}
@@ -464,8 +272,8 @@ func ExecCommands(w *Workflow, cfg *runconfig.Config, tools map[string]Tool) []E
 	for _, s := range execSites(w) {
 		program := candidate.ArgvProgram(s.argv)
 		c := ExecCommand{Name: s.name, Argv: s.argv, Capability: "exec:" + program}
-		if b, ok := resolve(cfg, tools, s.name); ok && (b.inproc != nil || b.pattern != "") {
-			c.Binding = cmp.Or(b.pattern, s.name)
+		if b, ok := toolexec.Resolve(cfg, tools, s.name); ok && (b.Inproc != nil || b.Pattern != "") {
+			c.Binding = cmp.Or(b.Pattern, s.name)
 		}
 		c.Declared, c.Granted = execPermitted(w.Capabilities, cfg.Grants.Capabilities, program)
 		out = append(out, c)
@@ -522,7 +330,7 @@ func (e *GrantError) Unwrap() error { return ErrCapability }
 // dry run or not, as the check before each call does: a plan's verify
 // node needing plan.verify is refused before the plan's first node, not
 // after a human approved the gate before it.
-func CheckExec(w *Workflow, cfg *runconfig.Config, tools map[string]Tool, dryRun bool) error {
+func CheckExec(w *Workflow, cfg *runconfig.Config, tools map[string]toolexec.Tool, dryRun bool) error {
 	if cfg == nil {
 		cfg = &runconfig.Config{Dir: "."}
 	}

@@ -193,7 +193,7 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 				}
 			}
 		}
-		h.res.Pending = &Pending{Step: d.step, Boundary: d.boundary, Prompt: h.secrets.string(what + ": " + d.reason)}
+		h.res.Pending = &Pending{Step: d.step, Boundary: d.boundary, Prompt: h.secrets.Scrub(what + ": " + d.reason)}
 		h.pendingPhase = len(h.phases)
 		p := h.newPhase(title + " (pending)")
 		resume := ResumeCommand(h.opts.StateDir, h.opts.RunID)
@@ -212,7 +212,7 @@ func (h *host) agentFallback(d divergence, what string) (starlark.Value, error) 
 	names, call := h.fallbackTools()
 	inputs := map[string]any{
 		"workflow":   h.w.Name,
-		"parameters": h.secrets.value(map[string]any(h.params)),
+		"parameters": h.secrets.Value(map[string]any(h.params)),
 		"failure":    map[string]any{"step": d.step, "what": what, "reason": d.reason},
 		"run_so_far": h.runSoFar(),
 	}
@@ -354,7 +354,7 @@ func (h *host) fallibleOn(match func(error) bool, fn func(*starlark.Thread, *sta
 		}
 		step, _ := a.Metadata["step"].(int)
 		return h.fallback(divergence{
-			step: step, name: a.Name, reason: h.secrets.string(err.Error()), action: i,
+			step: step, name: a.Name, reason: h.secrets.Scrub(err.Error()), action: i,
 			boundary: fmt.Sprintf("step-%d-failed", step), err: err,
 			retry: func() (starlark.Value, error) { return fn(th, b, args, kwargs) },
 		})

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -53,7 +54,7 @@ func TestFSEdit(t *testing.T) {
 			switch {
 			case tt.err == "" && err != nil:
 				t.Fatalf("fs.edit(%s) = %v, want success", tt.call, err)
-			case tt.err != "" && (!errors.Is(err, ErrEdit) || !strings.Contains(err.Error(), tt.err)):
+			case tt.err != "" && (!errors.Is(err, toolexec.ErrEdit) || !strings.Contains(err.Error(), tt.err)):
 				t.Fatalf("fs.edit(%s) = %v, want ErrEdit saying %q", tt.call, err, tt.err)
 			}
 			if b, _ := os.ReadFile(file); string(b) != tt.want {
@@ -104,13 +105,13 @@ func TestFSEditConfinement(t *testing.T) {
 		is     error
 		skip   bool
 	}{
-		{path: "../" + filepath.Base(outside) + "/secret.txt", cfg: cfg("fs.write"), is: ErrOutsideWorkspace},
-		{path: filepath.Join(outside, "secret.txt"), cfg: cfg("fs.write"), is: ErrOutsideWorkspace},
-		{path: "link/secret.txt", cfg: cfg("fs.write"), is: ErrOutsideWorkspace, skip: !symlinks},
-		{path: "crystallize.toml", cfg: cfg("fs.write"), is: ErrProtected},
-		{path: ".git/config", cfg: cfg("fs.write"), is: ErrProtected},
+		{path: "../" + filepath.Base(outside) + "/secret.txt", cfg: cfg("fs.write"), is: toolexec.ErrOutsideWorkspace},
+		{path: filepath.Join(outside, "secret.txt"), cfg: cfg("fs.write"), is: toolexec.ErrOutsideWorkspace},
+		{path: "link/secret.txt", cfg: cfg("fs.write"), is: toolexec.ErrOutsideWorkspace, skip: !symlinks},
+		{path: "crystallize.toml", cfg: cfg("fs.write"), is: toolexec.ErrProtected},
+		{path: ".git/config", cfg: cfg("fs.write"), is: toolexec.ErrProtected},
 		{path: "in.txt", cfg: cfg("fs.read"), is: ErrCapability},
-		{path: "missing.txt", cfg: cfg("fs.write"), is: ErrEdit},
+		{path: "missing.txt", cfg: cfg("fs.write"), is: toolexec.ErrEdit},
 		{path: "in.txt", cfg: cfg("fs.write"), dryRun: true},
 	}
 	for _, tt := range tests {
@@ -142,11 +143,11 @@ func TestFSEditConfinement(t *testing.T) {
 // TestFSEditBuiltinByDefault: fs.edit needs no binding, is named in a
 // config as a built-in, and is refused to a read-only step.
 func TestFSEditBuiltinByDefault(t *testing.T) {
-	if b, ok := resolve(nil, nil, runconfig.ToolFSEdit); !ok || b.builtin != runconfig.ToolFSEdit {
+	if b, ok := toolexec.Resolve(nil, nil, runconfig.ToolFSEdit); !ok || b.Builtin != runconfig.ToolFSEdit {
 		t.Fatalf("resolve(fs.edit) = %+v, %v, want the built-in", b, ok)
 	}
-	if b, _ := resolve(nil, nil, runconfig.ToolFSEdit); strings.Join(b.capabilities(), ",") != "fs.write" {
-		t.Errorf("fs.edit needs %v, want fs.write", b.capabilities())
+	if b, _ := toolexec.Resolve(nil, nil, runconfig.ToolFSEdit); strings.Join(b.Capabilities(), ",") != "fs.write" {
+		t.Errorf("fs.edit needs %v, want fs.write", b.Capabilities())
 	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "crystallize.toml")
@@ -202,7 +203,7 @@ func TestFileBuiltinGrants(t *testing.T) {
 			root := t.TempDir()
 			o := opts(t, &runconfig.Config{Dir: root, Workspace: runconfig.Workspace{Roots: []string{"."}}, Grants: runconfig.Grants{Capabilities: tt.grants}})
 			o.DryRun = tt.dryRun
-			o.Tools = map[string]Tool{"first": {Func: func(context.Context, map[string]any) (any, error) { return nil, nil }}}
+			o.Tools = map[string]toolexec.Tool{"first": {Func: func(context.Context, map[string]any) (any, error) { return nil, nil }}}
 			res, err := Run(context.Background(), tt.w, nil, o)
 			switch {
 			case tt.err == "" && err != nil:
@@ -226,7 +227,7 @@ func TestFileBuiltinGrants(t *testing.T) {
 		})
 	}
 
-	r, err := Preflight(context.Background(), declared, &runconfig.Config{Dir: t.TempDir()}, map[string]Tool{"first": {}}, nil)
+	r, err := Preflight(context.Background(), declared, &runconfig.Config{Dir: t.TempDir()}, map[string]toolexec.Tool{"first": {}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +305,7 @@ func TestFSHomePath(t *testing.T) {
 	t.Run("home outside the workspace", func(t *testing.T) {
 		root, home := t.TempDir(), t.TempDir()
 		err := run(t, root, []string{"HOME=" + home})
-		if !errors.Is(err, ErrOutsideWorkspace) {
+		if !errors.Is(err, toolexec.ErrOutsideWorkspace) {
 			t.Fatalf("fs.write ~/notes.txt = %v, want ErrOutsideWorkspace", err)
 		}
 		if _, err := os.Stat(filepath.Join(home, "notes.txt")); err == nil {
@@ -314,7 +315,7 @@ func TestFSHomePath(t *testing.T) {
 	t.Run("no home", func(t *testing.T) {
 		root := t.TempDir()
 		err := run(t, root, []string{"PATH=/usr/bin"})
-		if !errors.Is(err, ErrOutsideWorkspace) || !strings.Contains(err.Error(), "HOME is not set") {
+		if !errors.Is(err, toolexec.ErrOutsideWorkspace) || !strings.Contains(err.Error(), "HOME is not set") {
 			t.Fatalf("fs.write ~/notes.txt with no HOME = %v, want ErrOutsideWorkspace saying HOME is not set", err)
 		}
 		if _, err := os.Stat(filepath.Join(root, "~")); err == nil {

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -42,14 +43,14 @@ func ExecGrants(commands []ExecCommand) (needed, missing, undeclared []string) {
 // by a literal name need, sorted, when no binding or in-process tool
 // takes the name: what the workflow needs beyond its commands to run
 // with no configuration but grants.
-func builtinCapabilities(w *Workflow, cfg *runconfig.Config, tools map[string]Tool) []string {
+func builtinCapabilities(w *Workflow, cfg *runconfig.Config, tools map[string]toolexec.Tool) []string {
 	var caps []string
 	for _, name := range w.Tools {
-		b, ok := resolve(cfg, tools, name)
-		if !ok || b.builtin == "" || b.pattern != "" {
+		b, ok := toolexec.Resolve(cfg, tools, name)
+		if !ok || b.Builtin == "" || b.Pattern != "" {
 			continue
 		}
-		for _, c := range b.capabilities() {
+		for _, c := range b.Capabilities() {
 			if !slices.Contains(caps, c) {
 				caps = append(caps, c)
 			}
@@ -67,7 +68,7 @@ func builtinCapabilities(w *Workflow, cfg *runconfig.Config, tools map[string]To
 // to builtinCapabilities. A run checks them all before its first step,
 // so that a refusal does not come after a human already approved a gate
 // on the way to the call.
-func boundToolCapabilities(w *Workflow, cfg *runconfig.Config, tools map[string]Tool) (names []string, caps map[string][]string) {
+func boundToolCapabilities(w *Workflow, cfg *runconfig.Config, tools map[string]toolexec.Tool) (names []string, caps map[string][]string) {
 	caps = map[string][]string{}
 	var all []string
 	all = append(all, w.Tools...)
@@ -80,12 +81,12 @@ func boundToolCapabilities(w *Workflow, cfg *runconfig.Config, tools map[string]
 		if _, done := caps[name]; done {
 			continue
 		}
-		b, ok := resolve(cfg, tools, name)
-		if !ok || b.builtin != "" && b.pattern == "" {
+		b, ok := toolexec.Resolve(cfg, tools, name)
+		if !ok || b.Builtin != "" && b.Pattern == "" {
 			continue
 		}
-		need := slices.Clone(b.capabilities())
-		if len(need) == 0 && b.builtin == "" && w.Candidate != nil {
+		need := slices.Clone(b.Capabilities())
+		if len(need) == 0 && b.Builtin == "" && w.Candidate != nil {
 			for _, s := range w.Candidate.Steps {
 				if s.Name != name || s.Kind == trace.KindModelCall {
 					continue

@@ -20,6 +20,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -38,9 +39,9 @@ type host struct {
 	// created (workspacePath), so that a later step's file_exists check
 	// holds as it would in a real run.
 	rehearsed map[string]bool
-	secrets   *scrubber
+	secrets   *toolexec.Scrubber
 	// tools executes the run's tool calls (exec.go).
-	tools   *executor
+	tools   *toolexec.Executor
 	step    int
 	actions []trace.Action
 	phases  []phase
@@ -68,7 +69,7 @@ type host struct {
 
 	// bound holds the binding of each tool name called so far, nil for
 	// a name nothing binds (see resolve).
-	bound map[string]*binding
+	bound map[string]*toolexec.Binding
 
 	// cancel ends the run's context; ctx.budget's wall clock calls it
 	// with an ErrBudget cause. maxCost is the cost ceiling (0: none).
@@ -110,7 +111,7 @@ func newHost(ctx context.Context, w *Workflow, cfg *runconfig.Config, opts Optio
 		},
 		allowed:      map[string]bool{},
 		pendingPhase: -1,
-		secrets:      &scrubber{},
+		secrets:      &toolexec.Scrubber{},
 	}
 	h.tools = newExecutor(ctx, cfg, opts, h.secrets)
 	// The state key authenticates journals and approvals: whoever reads
@@ -118,7 +119,7 @@ func newHost(ctx context.Context, w *Workflow, cfg *runconfig.Config, opts Optio
 	// tool may print it, so its value is replaced in everything recorded
 	// like a secret's.
 	if key, err := stateKey(opts.StateDir, false); err == nil {
-		h.secrets.add(StateKeySecret, hex.EncodeToString(key))
+		h.secrets.Add(StateKeySecret, hex.EncodeToString(key))
 	}
 	for _, c := range w.Capabilities {
 		if slices.Contains(cfg.Grants.Capabilities, c) {
@@ -149,11 +150,11 @@ func newHost(ctx context.Context, w *Workflow, cfg *runconfig.Config, opts Optio
 
 // newExecutor is the executor of a run's tool calls under cfg and opts,
 // adding the secrets it resolves to secrets.
-func newExecutor(ctx context.Context, cfg *runconfig.Config, opts Options, secrets *scrubber) *executor {
-	return &executor{
-		ctx: ctx, cfg: cfg, environ: opts.Environ, getenv: opts.Getenv, dryRun: opts.DryRun,
-		stateDir: opts.StateDir, httpClient: opts.HTTPClient, secrets: secrets,
-	}
+func newExecutor(ctx context.Context, cfg *runconfig.Config, opts Options, secrets *toolexec.Scrubber) *toolexec.Executor {
+	return toolexec.New(ctx, cfg, toolexec.Settings{
+		Environ: opts.Environ, Getenv: opts.Getenv, DryRun: opts.DryRun,
+		StateDir: opts.StateDir, HTTPClient: opts.HTTPClient, Secrets: secrets,
+	})
 }
 
 // ctxObject is the ctx a workflow receives.
@@ -198,7 +199,7 @@ func (h *host) logLine(msg string) {
 	if h.step < h.replayUntil {
 		return
 	}
-	msg = h.secrets.string(msg)
+	msg = h.secrets.Scrub(msg)
 	h.current().paragraph(msg)
 	if h.opts.Log != nil {
 		fmt.Fprintf(h.opts.Log, "%s\n", msg)
@@ -266,7 +267,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 	h.step++
 	step := h.step
 	if h.replaying(step) {
-		return h.replayCall(step, "tool", name, stepvalue.Digest(h.secrets.value(callArgs)))
+		return h.replayCall(step, "tool", name, stepvalue.Digest(h.secrets.Value(callArgs)))
 	}
 	if h.yielding(step) {
 		return nil, nil, errYield
@@ -290,7 +291,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 	// declared, not granted, as a dry run of a command does: it performs
 	// nothing, and a workflow mined from agents' file edits rehearses
 	// with no configuration.
-	rehearsal := h.opts.DryRun && bind.builtin != "" && bind.pattern == ""
+	rehearsal := h.opts.DryRun && bind.Builtin != "" && bind.Pattern == ""
 	for _, c := range caps {
 		if !h.allowed[c] && !(rehearsal && slices.Contains(h.w.Capabilities, c)) {
 			missing = append(missing, c)
@@ -302,15 +303,15 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		h.refuse(step, name, err.Error(), missing)
 		return nil, nil, err
 	}
-	if c.readOnly && (len(h.callSideEffects(step, name, bind, callArgs)) > 0 || runconfig.WritesFiles(bind.builtin)) {
+	if c.readOnly && (len(h.callSideEffects(step, name, bind, callArgs)) > 0 || runconfig.WritesFiles(bind.Builtin)) {
 		err := fmt.Errorf("%w: tool %s declares side effects, and the step calling it is read-only", ErrCapability, name)
 		h.refuse(step, name, err.Error(), nil)
 		return nil, nil, err
 	}
-	if bind.builtin != "" {
+	if bind.Builtin != "" {
 		// The protected set is policy, like a capability: refused before
 		// the call, dry run or not, and never a tolerable failure.
-		if err := h.tools.guardPath(bind.builtin, callArgs); err != nil {
+		if err := h.tools.GuardPath(bind.Builtin, callArgs); err != nil {
 			h.refuse(step, name, err.Error(), nil)
 			return nil, nil, err
 		}
@@ -320,42 +321,42 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 		h.refuse(step, name, err.Error(), nil)
 		return nil, nil, err
 	}
-	if err := guardOptions(bind, callArgs); err != nil {
+	if err := toolexec.GuardOptions(bind, callArgs); err != nil {
 		h.refuse(step, name, err.Error(), nil)
 		return nil, nil, err
 	}
 
-	recArgs := h.secrets.value(callArgs).(map[string]any)
+	recArgs := h.secrets.Value(callArgs).(map[string]any)
 	start := time.Now()
 	var argv []string
-	var req *httpRequest
+	var req *toolexec.Request
 	status := ReceiptOK
 	if h.opts.DryRun {
 		status = ReceiptDryRun
 		switch {
-		case bind.tool != nil && len(bind.tool.Command) > 0:
-			argv, _, _, err = h.tools.expandCommand(bind.tool, callArgs)
-		case bind.tool != nil && bind.tool.HTTP != nil:
-			req, err = h.tools.expandHTTP(bind.tool.HTTP, callArgs)
+		case bind.Tool != nil && len(bind.Tool.Command) > 0:
+			argv, _, _, err = h.tools.ExpandCommand(bind.Tool, callArgs)
+		case bind.Tool != nil && bind.Tool.HTTP != nil:
+			req, err = h.tools.ExpandHTTP(bind.Tool.HTTP, callArgs)
 		}
 		out = h.dryRunAnswer(step, name, h.callKind(step, name, bind), recArgs)
-		if bind.builtin == runconfig.ToolFSWrite && err == nil {
+		if bind.Builtin == runconfig.ToolFSWrite && err == nil {
 			if h.rehearsed == nil {
 				h.rehearsed = map[string]bool{}
 			}
 			h.rehearsed[h.workspacePath(stepvalue.ArgString(callArgs["path"]))] = true
 		}
 	} else {
-		out, argv, req, err = h.tools.execute(name, bind, callArgs)
+		out, argv, req, err = h.tools.Execute(name, bind, callArgs)
 	}
 	dur := time.Since(start)
 	if err != nil {
 		status = ReceiptError
 	}
-	recOut := h.secrets.value(out)
+	recOut := h.secrets.Value(out)
 	effects := h.callSideEffects(step, name, bind, recArgs)
-	if runconfig.WritesFiles(bind.builtin) && err == nil && !h.opts.DryRun {
-		effects = append(effects, trace.SideEffect{Kind: "file_write", Target: stepvalue.ArgString(recArgs["path"]), Capability: "fs.write", Mutation: fileMutation[bind.builtin]})
+	if runconfig.WritesFiles(bind.Builtin) && err == nil && !h.opts.DryRun {
+		effects = append(effects, trace.SideEffect{Kind: "file_write", Target: stepvalue.ArgString(recArgs["path"]), Capability: "fs.write", Mutation: toolexec.FileMutation[bind.Builtin]})
 	}
 	argsDigest := h.record(step, h.callKind(step, name, bind), name, recArgs, recOut, caps, effects, status, dur, argv, err)
 	if req != nil {
@@ -381,13 +382,13 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 // resolve is resolve for the run's configuration and tools, each name
 // looked up once: what binds a name does not change during a run, and a
 // workflow calls the same few tools over and over.
-func (h *host) resolve(name string) (*binding, bool) {
+func (h *host) resolve(name string) (*toolexec.Binding, bool) {
 	if b, ok := h.bound[name]; ok {
 		return b, b != nil
 	}
-	b, ok := resolve(h.cfg, h.opts.Tools, name)
+	b, ok := toolexec.Resolve(h.cfg, h.opts.Tools, name)
 	if h.bound == nil {
-		h.bound = map[string]*binding{}
+		h.bound = map[string]*toolexec.Binding{}
 	}
 	h.bound[name] = b
 	return b, ok
@@ -421,12 +422,12 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	meta := map[string]any{"step": step, "status": status}
 	if argv != nil {
 		for i, a := range argv {
-			argv[i] = h.secrets.string(a)
+			argv[i] = h.secrets.Scrub(a)
 		}
 		meta["argv"] = toAny(argv)
 	}
 	if callErr != nil {
-		meta["error"] = h.secrets.string(callErr.Error())
+		meta["error"] = h.secrets.Scrub(callErr.Error())
 	}
 	a.Metadata = meta
 	h.actions = append(h.actions, a)
@@ -456,7 +457,7 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	p.toolCall(call)
 	p.paragraph("Receipt `" + r.ID + "`: arguments " + r.ArgumentsSHA256 + ", result " + r.ResultSHA256 + ".")
 	if callErr != nil {
-		p.callout(session.CalloutError, "", stepvalue.OneLine(h.secrets.string(callErr.Error())))
+		p.callout(session.CalloutError, "", stepvalue.OneLine(h.secrets.Scrub(callErr.Error())))
 	}
 	if h.mem != nil {
 		h.mem.own.Add(recordBytes(outJSON, p.lines))
@@ -484,7 +485,7 @@ func toAny(s []string) []any {
 
 // refuse records a call refused before it happened.
 func (h *host) refuse(step int, name, reason string, missing []string) {
-	reason = h.secrets.string(reason)
+	reason = h.secrets.Scrub(reason)
 	h.res.Refusals = append(h.res.Refusals, Refusal{Step: step, Tool: name, Reason: reason, Missing: missing})
 	p := h.newPhase(fmt.Sprintf("Step %d · %s (refused)", step, name))
 	p.callout(session.CalloutError, "", "Refused before it ran: "+stepvalue.OneLine(reason))
@@ -602,8 +603,8 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 	sem := make(chan struct{}, max(concurrency, 1))
 	for i, c := range calls {
 		step := first + i
-		recIn := h.secrets.value(c.inputs)
-		recArgs[i] = map[string]any{"prompt": h.secrets.string(c.prompt), "inputs": recIn}
+		recIn := h.secrets.Value(c.inputs)
+		recArgs[i] = map[string]any{"prompt": h.secrets.Scrub(c.prompt), "inputs": recIn}
 		if c.prompt == "" {
 			delete(recArgs[i], "prompt")
 		}
@@ -663,7 +664,7 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 		if err != nil {
 			status = ReceiptError
 		}
-		argsDigest := h.record(step, trace.KindModelCall, c.name, recArgs[i], h.secrets.value(resp.Output), nil, nil, status, r.dur, nil, err)
+		argsDigest := h.record(step, trace.KindModelCall, c.name, recArgs[i], h.secrets.Value(resp.Output), nil, nil, status, r.dur, nil, err)
 		a := &h.actions[len(h.actions)-1]
 		a.Cost = &trace.Cost{Model: resp.Model, ModelCalls: 1, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, TotalCostUSD: resp.CostUSD}
 		u := &ModelUsage{Model: resp.Model, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, CostUSD: resp.CostUSD}
@@ -682,7 +683,7 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 			}
 			continue
 		}
-		out := h.secrets.value(resp.Output)
+		out := h.secrets.Value(resp.Output)
 		h.journalCall(step, "model", c.name, argsDigest, out)
 		outs[i] = resp.Output
 	}
@@ -736,7 +737,7 @@ func (h *host) apiKey(key string, mc runconfig.ModelConfig) (string, error) {
 	if mc.APIKey == "" {
 		return "", nil
 	}
-	v, err := h.tools.secretValue(mc.APIKey)
+	v, err := h.tools.SecretValue(mc.APIKey)
 	if err != nil {
 		return "", fmt.Errorf("models.%s.api_key: %w", key, err)
 	}
@@ -754,7 +755,7 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	}
 	h.step++
 	step := h.step
-	argsDigest := stepvalue.Digest(map[string]any{"boundary": boundary, "prompt": h.secrets.string(prompt)})
+	argsDigest := stepvalue.Digest(map[string]any{"boundary": boundary, "prompt": h.secrets.Scrub(prompt)})
 	if h.replaying(step) {
 		return h.replay(step, "approve", boundary, argsDigest)
 	}
@@ -777,18 +778,18 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		}
 		approver, approved = "interactive", ok
 	default:
-		h.res.Pending = &Pending{Step: step, Boundary: boundary, Prompt: h.secrets.string(prompt)}
+		h.res.Pending = &Pending{Step: step, Boundary: boundary, Prompt: h.secrets.Scrub(prompt)}
 		h.pendingPhase = len(h.phases)
 		p := h.newPhase(fmt.Sprintf("Step %d · approve %s (pending)", step, boundary))
 		body := []string{"Waiting for approval of boundary " + codeSpan(boundary) + ": " +
 			codeSpan(ResumeCommand(h.opts.StateDir, h.opts.RunID)+" --approve "+boundary) + " or " + codeSpan("--reject "+boundary)}
 		if prompt != "" {
-			body = append(body, "Prompt: "+stepvalue.OneLine(h.secrets.string(prompt)))
+			body = append(body, "Prompt: "+stepvalue.OneLine(h.secrets.Scrub(prompt)))
 		}
 		p.callout(session.CalloutDecision, "", body...)
 		return nil, &PendingApprovalError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Boundary: boundary}
 	}
-	h.recordApproval(step, boundary, h.secrets.string(prompt), approver, map[string]any{"approved": approved}, nil)
+	h.recordApproval(step, boundary, h.secrets.Scrub(prompt), approver, map[string]any{"approved": approved}, nil)
 	p := h.newPhase(fmt.Sprintf("Step %d · approve %s", step, boundary))
 	callout, verb := session.CalloutDecision, "Approved"
 	if approver == "interactive" || step == h.replayUntil {
@@ -799,7 +800,7 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	}
 	body := []string{verb + " boundary " + codeSpan(boundary) + " (" + approver + ")"}
 	if prompt != "" {
-		body = append(body, "Prompt: "+stepvalue.OneLine(h.secrets.string(prompt)))
+		body = append(body, "Prompt: "+stepvalue.OneLine(h.secrets.Scrub(prompt)))
 	}
 	p.callout(callout, "", body...)
 	if !approved {
@@ -915,12 +916,12 @@ func (h *host) finish(out any, err error) {
 		return
 	case err == nil:
 		h.res.Status = StatusCompleted
-		h.res.Output = h.secrets.value(out)
+		h.res.Output = h.secrets.Value(out)
 	case errors.Is(err, ErrCancelled):
 		h.res.Status = StatusCancelled
 	case errors.Is(err, ErrPendingApproval):
 		h.res.Status = StatusPendingApproval
-		h.res.Error = h.secrets.string(err.Error())
+		h.res.Error = h.secrets.Scrub(err.Error())
 		return // the pending phase says it
 	case errors.Is(err, ErrRejected):
 		h.res.Status = StatusRejected
@@ -928,7 +929,7 @@ func (h *host) finish(out any, err error) {
 		h.res.Status = StatusFailed
 	}
 	if err != nil {
-		h.res.Error = h.secrets.string(err.Error())
+		h.res.Error = h.secrets.Scrub(err.Error())
 		title := "Failure"
 		switch h.res.Status {
 		case StatusCancelled:
@@ -943,7 +944,7 @@ func (h *host) finish(out any, err error) {
 // publicError is err with secrets replaced in its message, keeping the
 // chain for errors.Is.
 func (h *host) publicError(err error) error {
-	msg := h.secrets.string(err.Error())
+	msg := h.secrets.Scrub(err.Error())
 	if msg == err.Error() {
 		return err
 	}
@@ -1001,7 +1002,7 @@ func orNone(s []string) string {
 // secrets file only.
 func (h *host) workflowSecret(id string) (string, error) {
 	if slices.Contains(h.cfg.Secrets.Env, id) {
-		return h.tools.secretValue(id)
+		return h.tools.SecretValue(id)
 	}
 	var v string
 	if h.cfg.Secrets.File != "" {
@@ -1018,6 +1019,15 @@ func (h *host) workflowSecret(id string) (string, error) {
 		}
 		return "", fmt.Errorf("%w: secret_not_provided: %s is not provided by the configuration; %s", runconfig.ErrSecret, id, where)
 	}
-	h.secrets.add(id, v)
+	h.secrets.Add(id, v)
 	return v, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

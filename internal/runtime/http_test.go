@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -354,7 +355,7 @@ func TestHTTPDotSegment(t *testing.T) {
 		paths = nil
 		_, err := Run(context.Background(), w, Params{"repo": tt.repo}, opts(t, cfg))
 		switch {
-		case !tt.ok && (!errors.Is(err, ErrPathSegment) || !strings.Contains(err.Error(), "path_traversal") || len(paths) > 0):
+		case !tt.ok && (!errors.Is(err, toolexec.ErrPathSegment) || !strings.Contains(err.Error(), "path_traversal") || len(paths) > 0):
 			t.Errorf("repo %q: Run = %v, requests %q; want ErrPathSegment and no request", tt.repo, err, paths)
 		case tt.ok && (err != nil || len(paths) != 1 || paths[0] != tt.path):
 			t.Errorf("repo %q: Run = %v, requests %q; want %s", tt.repo, err, paths, tt.path)

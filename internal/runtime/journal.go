@@ -352,7 +352,7 @@ func (h *host) replayCall(step int, kind, name, argsDigest string) (out any, fai
 	if c.Error != "" {
 		return nil, errors.New(c.Error), nil
 	}
-	return h.secrets.restore(c.Output), nil, nil
+	return h.secrets.Restore(c.Output), nil, nil
 }
 
 // journalCall records a completed step for resume.

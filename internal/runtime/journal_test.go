@@ -10,6 +10,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -31,8 +32,8 @@ def wf(ctx, branch):
 
 type counter map[string]int
 
-func (c counter) tools() map[string]Tool {
-	return map[string]Tool{"effect": {Func: func(_ context.Context, args map[string]any) (any, error) {
+func (c counter) tools() map[string]toolexec.Tool {
+	return map[string]toolexec.Tool{"effect": {Func: func(_ context.Context, args map[string]any) (any, error) {
 		c[args["step"].(string)]++
 		return args, nil
 	}}}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -234,7 +235,7 @@ func TestMCPErrors(t *testing.T) {
 			o := opts(t, nil)
 			o.Config = cfg
 			res, err := Run(context.Background(), w, nil, o)
-			if !errors.Is(err, ErrMCP) || !strings.HasPrefix(err.Error(), tc.want) {
+			if !errors.Is(err, toolexec.ErrMCP) || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Fatalf("Run = %v, want ErrMCP starting %q", err, tc.want)
 			}
 			if tc.stderr != "" && !strings.HasSuffix(err.Error(), "; server stderr: "+tc.stderr) {
@@ -257,7 +258,7 @@ def wf(ctx):
 	cfg := docsConfig(t, stdioServer("serve", ""))
 	err := CheckMCP(context.Background(), w, cfg, Options{})
 	var ue *UnboundError
-	if !errors.As(err, &ue) || errors.Is(err, ErrMCP) {
+	if !errors.As(err, &ue) || errors.Is(err, toolexec.ErrMCP) {
 		t.Fatalf("CheckMCP = %v, want only an *UnboundError", err)
 	}
 	if diff := cmp.Diff([]string{"docs.missing", "other.tool"}, ue.Names); diff != "" {
@@ -266,7 +267,7 @@ def wf(ctx):
 
 	cfg = docsConfig(t, stdioServer("exit", ""))
 	err = CheckMCP(context.Background(), w, cfg, Options{})
-	if !errors.As(err, &ue) || !errors.Is(err, ErrMCP) {
+	if !errors.As(err, &ue) || !errors.Is(err, toolexec.ErrMCP) {
 		t.Fatalf("CheckMCP = %v, want an *UnboundError and ErrMCP", err)
 	}
 	if diff := cmp.Diff([]string{"other.tool"}, ue.Names); diff != "" {
@@ -332,23 +333,5 @@ func TestMCPConfigErrors(t *testing.T) {
 				t.Errorf("LoadConfig = %v, want %s", err, want)
 			}
 		})
-	}
-}
-
-func TestMCPToolName(t *testing.T) {
-	for _, tc := range []struct {
-		pattern, tool, name, want string
-	}{
-		{"docs.*", "", "docs.search", "search"},
-		{"docs.*", "find", "docs.search", "find"},
-		{"docs.search", "", "docs.search", "docs.search"},
-		{"docs.search", "search", "docs.search", "search"},
-		{"*", "", "search", "search"},
-		{"mcp__docs__*", "", "mcp__docs__search", "search"},
-		{"docs.*", "", "docs.", "docs."},
-	} {
-		if got := mcpToolName(tc.pattern, &runconfig.ToolBinding{Tool: tc.tool}, tc.name); got != tc.want {
-			t.Errorf("mcpToolName(%q, tool %q, %q) = %q, want %q", tc.pattern, tc.tool, tc.name, got, tc.want)
-		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -80,7 +81,7 @@ const modelWorkflow = `def wf(ctx, ticket):
 
 func modelOpts(t *testing.T, mc runconfig.ModelConfig) Options {
 	o := opts(t, &runconfig.Config{Models: map[string]runconfig.ModelConfig{"default": mc}})
-	o.Tools = map[string]Tool{"echo": {Func: echo}}
+	o.Tools = map[string]toolexec.Tool{"echo": {Func: echo}}
 	o.Getenv = func(k string) string {
 		if k == "LLM_KEY" {
 			return apiKeyValue
@@ -233,7 +234,7 @@ func TestModelProviderErrors(t *testing.T) {
 			base := serve(t, &s)
 			o := modelOpts(t, runconfig.ModelConfig{Provider: tc.provider, BaseURL: base, Model: "m", APIKey: "LLM_KEY"}.WithTimeout(tc.timeout))
 			called := false
-			o.Tools = map[string]Tool{"echo": {Func: func(context.Context, map[string]any) (any, error) { called = true; return nil, nil }}}
+			o.Tools = map[string]toolexec.Tool{"echo": {Func: func(context.Context, map[string]any) (any, error) { called = true; return nil, nil }}}
 			res, err := Run(context.Background(), workflow(t, modelWorkflow), Params{"ticket": "T-1"}, o)
 			want := strings.ReplaceAll(tc.want, "%s", base)
 			if err == nil || !strings.Contains(err.Error(), want) {
@@ -259,7 +260,7 @@ func TestModelChecksBeforeFirstStep(t *testing.T) {
 		"draft":     {Provider: runconfig.ProviderReplay},
 	}})
 	called := false
-	o.Tools = map[string]Tool{"echo": {Func: func(context.Context, map[string]any) (any, error) { called = true; return nil, nil }}}
+	o.Tools = map[string]toolexec.Tool{"echo": {Func: func(context.Context, map[string]any) (any, error) { called = true; return nil, nil }}}
 	_, err := Run(context.Background(), w, nil, o)
 	if !errors.Is(err, model.ErrUnavailable) || !errors.Is(err, runconfig.ErrSecret) {
 		t.Fatalf("Run = %v, want ErrModel and ErrSecret", err)

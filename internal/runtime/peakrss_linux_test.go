@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,7 +72,7 @@ func runHostile(name string) int {
 			return 1
 		}
 		o := Options{Config: &runconfig.Config{Dir: dir}, StateDir: filepath.Join(dir, "state"), RunID: "run-hostile"}
-		o.Tools = map[string]Tool{"echo": {Func: echo}}
+		o.Tools = map[string]toolexec.Tool{"echo": {Func: echo}}
 		_, err = Run(context.Background(), w, nil, o)
 		fmt.Printf("%d\t%v\n", peakRSS(), err)
 		return 0

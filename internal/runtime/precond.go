@@ -15,6 +15,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -99,7 +100,7 @@ func (h *host) check(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 // workspacePath is the file p names: p itself when absolute, else p
 // under the first workspace root, as the file built-ins resolve it.
 func (h *host) workspacePath(p string) string {
-	p, _ = h.tools.expandHome(p)
+	p, _ = h.tools.ExpandHome(p)
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
@@ -121,7 +122,7 @@ func (h *host) evalCheck(kind string, args map[string]any) (checkResult, error) 
 		return s, nil
 	}
 	fail := func(format string, a ...any) (checkResult, error) {
-		return checkResult{reason: h.secrets.string(fmt.Sprintf(format, a...))}, nil
+		return checkResult{reason: h.secrets.Scrub(fmt.Sprintf(format, a...))}, nil
 	}
 	switch kind {
 	case candidate.CheckCapability:
@@ -130,10 +131,10 @@ func (h *host) evalCheck(kind string, args map[string]any) (checkResult, error) 
 			return checkResult{}, err
 		}
 		tool, _ := args["tool"].(string)
-		if b, ok := resolve(h.cfg, h.opts.Tools, tool); tool != "" && ok && (b.inproc != nil || b.pattern != "") && len(b.capabilities()) > 0 {
+		if b, ok := toolexec.Resolve(h.cfg, h.opts.Tools, tool); tool != "" && ok && (b.Inproc != nil || b.Pattern != "") && len(b.Capabilities()) > 0 {
 			// The binding performs the step; it needs what it declares.
 			var missing []string
-			for _, bc := range b.capabilities() {
+			for _, bc := range b.Capabilities() {
 				if !h.allowed[bc] {
 					missing = append(missing, bc)
 				}
@@ -194,7 +195,7 @@ func (h *host) evalCheck(kind string, args map[string]any) (checkResult, error) 
 		}
 		dir := h.cfg.Abs(h.cfg.Roots()[0])
 		// refs/heads/ keeps the name an operand whatever it starts with.
-		_, code, err := h.tools.runArgv([]string{"git", "rev-parse", "--verify", "--quiet", "refs/heads/" + br}, dir)
+		_, code, err := h.tools.RunArgv([]string{"git", "rev-parse", "--verify", "--quiet", "refs/heads/" + br}, dir)
 		switch {
 		case code == nil && err != nil:
 			return fail("cannot ask git whether branch %s exists: %v", br, err)
@@ -272,7 +273,7 @@ func (h *host) recordCheck(guards int, kind string, args map[string]any, res che
 	}
 	ms := dur.Milliseconds()
 	det := true
-	recArgs := h.secrets.value(args).(map[string]any)
+	recArgs := h.secrets.Value(args).(map[string]any)
 	meta := map[string]any{"check": kind, "status": status, "guards_step": guards}
 	if c := h.w.Candidate; c != nil {
 		for _, s := range c.Steps {

@@ -18,6 +18,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -532,27 +533,27 @@ func (h *host) candidateStep(step int, name string) *candidate.Step {
 
 // callKind is the binding's kind when it sets one (kind, or an HTTP
 // binding), else the candidate step's, else tool_call.
-func (h *host) callKind(step int, name string, b *binding) trace.Kind {
-	if b.tool != nil && (b.tool.Kind != "" || b.tool.HTTP != nil) {
-		return b.kind()
+func (h *host) callKind(step int, name string, b *toolexec.Binding) trace.Kind {
+	if b.Tool != nil && (b.Tool.Kind != "" || b.Tool.HTTP != nil) {
+		return b.Kind()
 	}
 	if s := h.candidateStep(step, name); s != nil && s.Kind != "" {
 		return s.Kind
 	}
-	return b.kind()
+	return b.Kind()
 }
 
 // callCapabilities is what a call needs: the binding's capabilities when
 // it declares any, else the candidate step's and its side effects',
 // sorted. A call the candidate says writes files needs fs.write even when
 // its binding forgot to say so: deny by default.
-func (h *host) callCapabilities(step int, name string, b *binding) []string {
-	if caps := b.capabilities(); len(caps) > 0 || b.builtin != "" {
+func (h *host) callCapabilities(step int, name string, b *toolexec.Binding) []string {
+	if caps := b.Capabilities(); len(caps) > 0 || b.Builtin != "" {
 		return caps
 	}
 	s := h.candidateStep(step, name)
 	if s == nil {
-		return b.capabilities()
+		return b.Capabilities()
 	}
 	var caps []string
 	add := func(c string) {
@@ -576,13 +577,13 @@ func (h *host) callCapabilities(step int, name string, b *binding) []string {
 // parameterized (metadata target_parameter) taken from the call's
 // argument of that name, and one computed from the workflow's parameters
 // (candidate.TargetExpression) computed from this run's.
-func (h *host) callSideEffects(step int, name string, b *binding, args map[string]any) []trace.SideEffect {
-	if effects := b.sideEffects(); len(effects) > 0 || b.builtin != "" {
+func (h *host) callSideEffects(step int, name string, b *toolexec.Binding, args map[string]any) []trace.SideEffect {
+	if effects := b.SideEffects(); len(effects) > 0 || b.Builtin != "" {
 		return effects
 	}
 	s := h.candidateStep(step, name)
 	if s == nil || len(s.SideEffects) == 0 {
-		return b.sideEffects()
+		return b.SideEffects()
 	}
 	out := make([]trace.SideEffect, len(s.SideEffects))
 	var values map[string]string
@@ -676,4 +677,37 @@ func OpenRunLog(name string, s *session.Session) (*RunLog, error) {
 		return nil, &NothingToResumeError{RunID: id, Status: r.Journal.Status}
 	}
 	return r, nil
+}
+
+// recordRequest adds the method and URL of an http call to its action
+// and session phase, just recorded. Headers, which hold the secrets, are
+// never recorded.
+func (h *host) recordRequest(r *toolexec.Request) {
+	line := r.Method + " " + h.secrets.Scrub(r.URL)
+	h.actions[len(h.actions)-1].Metadata["request"] = line
+	h.phases[len(h.phases)-1].noteAfterCalls("Request: " + codeSpan(line))
+}
+
+// recordMCP adds, to the action and session phase of the call just
+// recorded, the MCP server and tool it called and the tool's annotations
+// (when the server was reached). It does nothing for other bindings.
+func (h *host) recordMCP(b *toolexec.Binding, name string) {
+	if b.Tool == nil || b.Tool.MCP == "" || len(h.actions) == 0 {
+		return
+	}
+	server, tool := b.Tool.MCP, toolexec.MCPToolName(b.Pattern, b.Tool, name)
+	m := map[string]any{"server": server, "tool": tool}
+	line := "MCP server " + codeSpan(server) + ", tool " + codeSpan(tool)
+	if ann, ok := h.tools.MCPAnnotations(server, tool); ok {
+		m["annotations"] = ann
+		var hints []string
+		for _, k := range sortedKeys(ann) {
+			if v, ok := ann[k].(bool); ok {
+				hints = append(hints, fmt.Sprintf("%s=%t", k, v))
+			}
+		}
+		line += ": " + strings.Join(hints, ", ")
+	}
+	h.actions[len(h.actions)-1].Metadata["mcp"] = m
+	h.phases[len(h.phases)-1].noteAfterCalls(line)
 }

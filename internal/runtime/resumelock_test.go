@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,7 +23,7 @@ func TestResumeOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var merges atomic.Int32
-	tools := map[string]Tool{"effect": {Func: func(_ context.Context, args map[string]any) (any, error) {
+	tools := map[string]toolexec.Tool{"effect": {Func: func(_ context.Context, args map[string]any) (any, error) {
 		if args["step"] == "merge" {
 			merges.Add(1)
 			time.Sleep(100 * time.Millisecond) // the window two resumes raced in

@@ -21,6 +21,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -33,7 +34,7 @@ const DefaultMaxSteps = 10_000_000
 
 // DefaultStateDir is where runs are recorded when Options.StateDir is
 // empty: <StateDir>/runs/<run-id>/.
-const DefaultStateDir = ".crystallize"
+const DefaultStateDir = toolexec.StateDirName
 
 // Run statuses, recorded in Result.Status, the trace and session.md; see
 // also StatusPendingApproval and StatusRejected.
@@ -100,14 +101,6 @@ func (e *UnboundError) Unwrap() error { return ErrUnbound }
 // Params are a run's arguments, by parameter name, as generic JSON values.
 type Params map[string]any
 
-// Tool is an in-process tool, given in Options.Tools: tests and
-// benchmarks use them, and the cli may in future for tools it implements.
-type Tool struct {
-	Func         func(ctx context.Context, args map[string]any) (any, error)
-	Capabilities []string
-	SideEffects  []trace.SideEffect
-}
-
 // Options control a run. The zero value runs for real with no config
 // (only the built-in fs tools, confined to "."), no grants, no secrets and
 // no approvals, and records the run under DefaultStateDir.
@@ -116,7 +109,7 @@ type Options struct {
 	// at the current directory.
 	Config *runconfig.Config
 	// Tools are in-process tools; they take precedence over the config.
-	Tools map[string]Tool
+	Tools map[string]toolexec.Tool
 	// Model answers every ctx.model call when set (tests, embedders).
 	// When nil a dry run replays from the bundle's fixtures, and a real
 	// run uses the step's [models.*] entry; a step with none is
@@ -264,10 +257,10 @@ type Result struct {
 
 // Check reports every tool name w calls with a literal name that has no
 // binding in cfg or tools, as an *UnboundError.
-func Check(w *Workflow, cfg *runconfig.Config, tools map[string]Tool) error {
+func Check(w *Workflow, cfg *runconfig.Config, tools map[string]toolexec.Tool) error {
 	var unbound []string
 	for _, name := range w.Tools {
-		if _, ok := resolve(cfg, tools, name); !ok {
+		if _, ok := toolexec.Resolve(cfg, tools, name); !ok {
 			unbound = append(unbound, name)
 		}
 	}
@@ -315,7 +308,7 @@ func (h *host) run(params Params) (*Result, error) {
 		h.opts.OnStart(h.opts.RunID)
 	}
 	out, err := h.exec(params)
-	h.tools.roots.close()
+	h.tools.CloseRoots()
 	if h.budgetTimer != nil {
 		h.budgetTimer.Stop()
 	}
@@ -331,7 +324,7 @@ func (h *host) run(params Params) (*Result, error) {
 	if h.expect != nil && h.res.Status != StatusPendingApproval {
 		verr := h.verify()
 		if verr != nil && h.res.Error == "" {
-			h.res.Error = h.secrets.string(verr.Error())
+			h.res.Error = h.secrets.Scrub(verr.Error())
 		}
 		if verr != nil {
 			err = errors.Join(err, verr)
@@ -443,7 +436,7 @@ var predeclared = starlark.StringDict{
 
 // exec runs the workflow function on a new thread.
 func (h *host) exec(params Params) (any, error) {
-	defer h.tools.closeMCP()
+	defer h.tools.CloseMCP()
 	thread := &starlark.Thread{
 		Name: "workflow " + h.w.Name,
 		Load: func(*starlark.Thread, string) (starlark.StringDict, error) {

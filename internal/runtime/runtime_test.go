@@ -16,6 +16,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -94,7 +95,7 @@ func TestUnboundTools(t *testing.T) {
 `)
 	cfg := &runconfig.Config{Tools: map[string]runconfig.ToolBinding{"docs.*": {Command: []string{"true"}}}}
 	o := opts(t, cfg)
-	o.Tools = map[string]Tool{"noop": {Func: echo}}
+	o.Tools = map[string]toolexec.Tool{"noop": {Func: echo}}
 	for _, check := range []func() error{
 		func() error { return Check(w, cfg, nil) },
 		func() error { _, err := Run(context.Background(), w, nil, o); return err },
@@ -122,15 +123,15 @@ func TestResolveGlob(t *testing.T) {
 	for name, want := range map[string]string{
 		"git.checkout": "git.checkout", "git.commit": "git.commit*", "git.push": "git.*",
 	} {
-		b, ok := resolve(cfg, nil, name)
-		if !ok || b.pattern != want {
+		b, ok := toolexec.Resolve(cfg, nil, name)
+		if !ok || b.Pattern != want {
 			t.Errorf("resolve(%q) = %v, %v, want pattern %q", name, b, ok, want)
 		}
 	}
-	if b, ok := resolve(cfg, nil, "fs.read"); !ok || b.builtin != runconfig.ToolFSRead {
+	if b, ok := toolexec.Resolve(cfg, nil, "fs.read"); !ok || b.Builtin != runconfig.ToolFSRead {
 		t.Errorf("resolve(fs.read) = %v, %v, want the built-in", b, ok)
 	}
-	if _, ok := resolve(cfg, nil, "github.open_pr"); ok {
+	if _, ok := toolexec.Resolve(cfg, nil, "github.open_pr"); ok {
 		t.Errorf("resolve(github.open_pr) bound an unconfigured name")
 	}
 }
@@ -147,7 +148,7 @@ def wf(ctx):
 `)
 	o := opts(t, &runconfig.Config{Grants: runconfig.Grants{Capabilities: []string{"git.write"}}})
 	count := func(context.Context, map[string]any) (any, error) { called++; return nil, nil }
-	o.Tools = map[string]Tool{
+	o.Tools = map[string]toolexec.Tool{
 		"git.commit":     {Func: count, Capabilities: []string{"git.write"}},
 		"github.open_pr": {Func: count, Capabilities: []string{"github.write"}},
 	}
@@ -243,7 +244,7 @@ func TestFSConfinement(t *testing.T) {
 		if tc.ok && err != nil {
 			t.Errorf("%s(%q) = %v, want success", tc.tool, tc.path, err)
 		}
-		if !tc.ok && !errors.Is(err, ErrOutsideWorkspace) {
+		if !tc.ok && !errors.Is(err, toolexec.ErrOutsideWorkspace) {
 			t.Errorf("%s(%q) = %v, want ErrOutsideWorkspace", tc.tool, tc.path, err)
 		}
 	}
@@ -283,7 +284,7 @@ func TestCancellation(t *testing.T) {
 	defer cancel()
 	o := opts(t, nil)
 	after := false
-	o.Tools = map[string]Tool{
+	o.Tools = map[string]toolexec.Tool{
 		"cancel": {Func: func(context.Context, map[string]any) (any, error) { cancel(); return nil, nil }},
 		"after":  {Func: func(context.Context, map[string]any) (any, error) { after = true; return nil, nil }},
 	}
@@ -336,7 +337,7 @@ def wf(ctx):
 	o := opts(t, &runconfig.Config{Tools: map[string]runconfig.ToolBinding{"argv": {
 		Command: []string{os.Args[0], "{token}"}, Env: map[string]string{"RUNTIME_TEST_HELPER": "argv"},
 	}}, Secrets: runconfig.SecretsConfig{Env: []string{"API_TOKEN"}}})
-	o.Tools = map[string]Tool{"echo": {Func: echo}}
+	o.Tools = map[string]toolexec.Tool{"echo": {Func: echo}}
 	o.Getenv = func(k string) string {
 		if k == "API_TOKEN" {
 			return value
@@ -401,7 +402,7 @@ def wf(ctx, name):
 	o := opts(t, cfg)
 	w.Capabilities = append(w.Capabilities, "fs.write")
 	o.DryRun = true
-	o.Tools = map[string]Tool{"inproc": {Func: func(context.Context, map[string]any) (any, error) {
+	o.Tools = map[string]toolexec.Tool{"inproc": {Func: func(context.Context, map[string]any) (any, error) {
 		t.Error("dry run called an in-process tool")
 		return nil, nil
 	}}}
@@ -485,7 +486,7 @@ def wf(ctx, branch):
 `)
 	o := opts(t, &runconfig.Config{Grants: runconfig.Grants{Capabilities: []string{"git.write"}}})
 	gitRef := trace.SideEffect{Kind: "git_ref", Target: "b", Capability: "git.write", Mutation: "create"}
-	o.Tools = map[string]Tool{"git.create_branch": {Func: echo, SideEffects: []trace.SideEffect{gitRef}}, "github.open_pr": {Func: echo}}
+	o.Tools = map[string]toolexec.Tool{"git.create_branch": {Func: echo, SideEffects: []trace.SideEffect{gitRef}}, "github.open_pr": {Func: echo}}
 	res, err := Run(context.Background(), w, Params{"branch": "deps/x"}, o)
 	if err != nil {
 		t.Fatal(err)
@@ -538,7 +539,7 @@ func BenchmarkStep(b *testing.B) {
 	const steps = 100
 	w := workflow(b, fmt.Sprintf("def wf(ctx):\n    for i in range(%d):\n        ctx.tool(\"noop\", i = i, name = \"x\")\n", steps))
 	o := opts(b, nil)
-	o.Tools = map[string]Tool{"noop": {Func: func(context.Context, map[string]any) (any, error) { return nil, nil }}}
+	o.Tools = map[string]toolexec.Tool{"noop": {Func: func(context.Context, map[string]any) (any, error) { return nil, nil }}}
 	h := newHost(context.Background(), w, o.Config, o.withDefaults())
 	b.ResetTimer()
 	for b.Loop() {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -192,7 +193,7 @@ def wf(ctx):
 	cfg := &runconfig.Config{Secrets: runconfig.SecretsConfig{Env: []string{"TOKEN"}}}
 	o := opts(t, cfg)
 	o.Getenv = func(k string) string { return map[string]string{"TOKEN": value}[k] }
-	o.Tools = map[string]Tool{"b64": {Func: func(_ context.Context, args map[string]any) (any, error) {
+	o.Tools = map[string]toolexec.Tool{"b64": {Func: func(_ context.Context, args map[string]any) (any, error) {
 		v := args["value"].(string)
 		return map[string]any{"std": base64.StdEncoding.EncodeToString([]byte(v)), "basic": "Basic " + base64.StdEncoding.EncodeToString([]byte("me:"+v))}, nil
 	}}}

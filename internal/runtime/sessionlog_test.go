@@ -10,6 +10,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -24,7 +25,7 @@ func TestSessionBuiltFromBlocks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "in.txt"), []byte("hello `x`\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tools := map[string]Tool{
+	tools := map[string]toolexec.Tool{
 		"ok": {Func: echo, SideEffects: []trace.SideEffect{{Kind: "file_write", Target: "out.txt"}, {Kind: "http", Target: ""}}},
 		"bad": {Func: func(context.Context, map[string]any) (any, error) {
 			return nil, errors.New("boom:\n  second line `with` ticks")
@@ -103,7 +104,7 @@ func TestSessionBuiltFromBlocks(t *testing.T) {
 func TestSessionLooseFallsBack(t *testing.T) {
 	w := workflow(t, "def wf(ctx):\n    ctx.tool(\"noop\")\n")
 	o := opts(t, nil)
-	o.Tools = map[string]Tool{"noop": {Func: func(context.Context, map[string]any) (any, error) { return nil, nil }}}
+	o.Tools = map[string]toolexec.Tool{"noop": {Func: func(context.Context, map[string]any) (any, error) { return nil, nil }}}
 	o = o.withDefaults()
 	h := newHost(context.Background(), w, o.Config, o)
 	h.res.Started = o.Now()

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
 // The state key authenticates what a run leaves in the state directory
@@ -30,7 +31,7 @@ import (
 // about a journal copied with its key to another state directory.
 
 // StateKeyFile is the name of the state key under the state directory.
-const StateKeyFile = "state.key"
+const StateKeyFile = toolexec.StateKeyFile
 
 // StateKeySecret is the id the state key's value is recorded as
 // ("[redacted:state_key]") when a tool prints it.

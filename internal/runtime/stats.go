@@ -25,6 +25,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/price"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -408,15 +409,15 @@ var failureCodes = []struct {
 	{ErrCancelled, "cancelled"},
 	{ErrFailed, "workflow_failed"},
 	{model.ErrUnavailable, "model_unavailable"},
-	{ErrMCP, "mcp_call_failed"},
+	{toolexec.ErrMCP, "mcp_call_failed"},
 	{ErrBudget, "budget_exceeded"},
 	{ErrWorker, "unknown_worker"},
 	{ErrRejected, "approval_rejected"},
 	{ErrDrift, "receipt_drift"},
 	{ErrUnverifiable, "unverifiable"},
 	{ErrUnbound, "unbound_tool"},
-	{ErrOutsideWorkspace, "outside_workspace"},
-	{ErrOptionArgument, "option_argument"},
+	{toolexec.ErrOutsideWorkspace, "outside_workspace"},
+	{toolexec.ErrOptionArgument, "option_argument"},
 	{ErrJournal, "journal_mismatch"},
 	{ErrPrecondition, "precondition_failed"},
 	{ErrFallback, "fallback_incomplete"},

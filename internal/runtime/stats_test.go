@@ -8,6 +8,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/price"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -16,7 +17,7 @@ func TestFailureCode(t *testing.T) {
 		status, msg, want string
 	}{
 		{StatusFailed, fmt.Errorf("%w: tool x needs y", ErrCapability).Error(), "capability_not_granted"},
-		{StatusFailed, fmt.Errorf("step 2: %w: server notes, tool add", ErrMCP).Error(), "mcp_call_failed"},
+		{StatusFailed, fmt.Errorf("step 2: %w: server notes, tool add", toolexec.ErrMCP).Error(), "mcp_call_failed"},
 		// The outermost cause, the one a reader sees first, decides.
 		{StatusFailed, ErrFailed.Error() + ": " + model.ErrUnavailable.Error(), "workflow_failed"},
 		{StatusRejected, "approval rejected: merge", "approval_rejected"},

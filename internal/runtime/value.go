@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"strings"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
-
-	"github.com/crystallize-dev/crystallize/internal/redact"
 )
 
 // toGo converts a Starlark value to the generic JSON value encoding/json
@@ -137,118 +134,4 @@ func toStarlark(v any) (starlark.Value, error) {
 		return starlark.NewList(elems), nil
 	}
 	return nil, fmt.Errorf("a Go %T cannot be passed to a workflow", v)
-}
-
-// scrubber replaces secret values in recorded text. Longer values are
-// replaced first, so that a secret containing another is replaced whole.
-// What it returns has then been through the redactor (redact.Value) too,
-// so a credential the run never resolved as a secret (a token a tool
-// printed, one under a "token" key) does not reach the run's records
-// either: trace.json, session.md, the journal, the result.
-type scrubber struct {
-	ids    []string
-	values []string
-}
-
-func (s *scrubber) add(id, value string) {
-	if value == "" {
-		return
-	}
-	for _, v := range s.values {
-		if v == value {
-			return
-		}
-	}
-	i := 0
-	for i < len(s.values) && len(s.values[i]) >= len(value) {
-		i++
-	}
-	s.values = append(s.values[:i], append([]string{value}, s.values[i:]...)...)
-	s.ids = append(s.ids[:i], append([]string{id}, s.ids[i:]...)...)
-}
-
-// string scrubs one string.
-func (s *scrubber) string(x string) string {
-	out, _ := redact.Value(s.known(x))
-	return out.(string)
-}
-
-// known replaces the known secret values in x: as they are, by
-// "[redacted:ID]", which restore puts the value back for, and in the
-// transformed forms redact.ReplaceTransformed finds (reversed,
-// case-folded, base64, split by white space), by "[redacted:ID~form]",
-// which stays.
-func (s *scrubber) known(x string) string {
-	for i, v := range s.values {
-		if strings.Contains(x, v) {
-			x = strings.ReplaceAll(x, v, "[redacted:"+s.ids[i]+"]")
-		}
-	}
-	for i, v := range s.values {
-		x = redact.ReplaceTransformed(x, v, func(form string) string {
-			return "[redacted:" + s.ids[i] + "~" + form + "]"
-		})
-	}
-	return x
-}
-
-// value scrubs every string (and object key) in a generic value, returning
-// a new value; v is not changed.
-func (s *scrubber) value(v any) any {
-	out, _ := redact.Value(s.knownValue(v))
-	return out
-}
-
-// knownValue replaces the known secret values in every string (and
-// object key) of v.
-func (s *scrubber) knownValue(v any) any {
-	if len(s.values) == 0 {
-		return v
-	}
-	switch v := v.(type) {
-	case string:
-		return s.known(v)
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = s.knownValue(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[s.known(k)] = s.knownValue(e)
-		}
-		return out
-	}
-	return v
-}
-
-// restore puts the values of the secrets known so far back into a value
-// scrub replaced them in: a journaled output, answered again to the
-// workflow when a run is resumed.
-func (s *scrubber) restore(v any) any {
-	if len(s.values) == 0 {
-		return v
-	}
-	switch v := v.(type) {
-	case string:
-		for i, id := range s.ids {
-			v = strings.ReplaceAll(v, "[redacted:"+id+"]", s.values[i])
-		}
-		return v
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = s.restore(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[s.restore(k).(string)] = s.restore(e)
-		}
-		return out
-	}
-	return v
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -118,11 +119,11 @@ func checkBindingSecrets(w *Workflow, cfg *runconfig.Config, opts Options) error
 	var errs []error
 	seen := map[string]bool{}
 	for _, name := range w.Tools {
-		b, ok := resolve(cfg, opts.Tools, name)
-		if !ok || b.tool == nil {
+		b, ok := toolexec.Resolve(cfg, opts.Tools, name)
+		if !ok || b.Tool == nil {
 			continue
 		}
-		t := b.tool
+		t := b.Tool
 		tmpls := append(slices.Clone(t.Command), t.Cwd)
 		for _, k := range sortedKeys(t.Env) {
 			tmpls = append(tmpls, t.Env[k])
@@ -139,7 +140,7 @@ func checkBindingSecrets(w *Workflow, cfg *runconfig.Config, opts Options) error
 				}
 				seen[id] = true
 				if opts.Getenv == nil || opts.Getenv(id) == "" {
-					errs = append(errs, fmt.Errorf("%w: tools.%q names secret %s, which is not set; %s", runconfig.ErrSecret, b.pattern, id, cfg.SecretHint(id)))
+					errs = append(errs, fmt.Errorf("%w: tools.%q names secret %s, which is not set; %s", runconfig.ErrSecret, b.Pattern, id, cfg.SecretHint(id)))
 				}
 			}
 		}
@@ -227,6 +228,6 @@ func (h *host) verify() error {
 			err.Step, err.Tool = h.res.Receipts[i].Step, h.res.Receipts[i].Tool
 		}
 	}
-	p.callout(session.CalloutError, "", stepvalue.OneLine(h.secrets.string(err.Error())))
+	p.callout(session.CalloutError, "", stepvalue.OneLine(h.secrets.Scrub(err.Error())))
 	return err
 }

@@ -14,13 +14,14 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
 const verifySrc = "def wf(ctx):\n    ctx.tool(\"t.a\", x = \"1\")\n    return ctx.tool(\"t.b\")\n"
 
 // verifyTools returns in-process tools t.a and t.b; t.b answers b.
-func verifyTools(b string) map[string]Tool {
-	return map[string]Tool{
+func verifyTools(b string) map[string]toolexec.Tool {
+	return map[string]toolexec.Tool{
 		"t.a": {Func: func(context.Context, map[string]any) (any, error) { return "A", nil }},
 		"t.b": {Func: func(context.Context, map[string]any) (any, error) { return b, nil }},
 	}
@@ -183,7 +184,7 @@ func TestVerifyRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			called := 0
 			o := opts(t, nil)
-			o.Tools = map[string]Tool{
+			o.Tools = map[string]toolexec.Tool{
 				"t.a": {Func: func(context.Context, map[string]any) (any, error) { called++; return nil, nil }},
 				"t.b": {Func: func(context.Context, map[string]any) (any, error) { called++; return nil, nil }},
 			}

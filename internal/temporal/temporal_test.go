@@ -20,6 +20,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/temporal/temporaltest"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
 const secretValue = "tok-secret-value-42"
@@ -30,8 +31,8 @@ type effects struct {
 	n  map[string]int
 }
 
-func (e *effects) tools() map[string]runtime.Tool {
-	return map[string]runtime.Tool{"effect": {Func: func(_ context.Context, args map[string]any) (any, error) {
+func (e *effects) tools() map[string]toolexec.Tool {
+	return map[string]toolexec.Tool{"effect": {Func: func(_ context.Context, args map[string]any) (any, error) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		if e.n == nil {

@@ -1,4 +1,4 @@
-package runtime
+package toolexec
 
 import (
 	"context"
@@ -188,20 +188,18 @@ func TestFSReadChecked(t *testing.T) {
 		t.Skip("the temporary directory is not on a file system known to be local")
 	}
 	cfg := &runconfig.Config{Dir: root, Grants: runconfig.Grants{Capabilities: []string{"fs.read"}}}
-	o := opts(t, cfg).withDefaults()
-	w := workflow(t, "# capabilities: fs.read · secrets: none\ndef wf(ctx):\n    pass\n")
-	h := newHost(context.Background(), w, cfg, o)
-	defer h.tools.roots.close()
+	e := New(context.Background(), cfg, Settings{StateDir: filepath.Join(parent, ".crystallize")})
+	defer e.CloseRoots()
 	args := func(p string) map[string]any { return map[string]any{"path": p} }
-	if _, err := h.tools.fsRead("fs.read", args("f.txt")); err != nil { // opens the root
+	if _, err := e.fsRead("fs.read", args("f.txt")); err != nil { // opens the root
 		t.Fatal(err)
 	}
 	fast := func(p string) (any, bool) {
 		t.Helper()
-		if err := h.tools.guardPath(runconfig.ToolFSRead, args(p)); err != nil {
+		if err := e.GuardPath(runconfig.ToolFSRead, args(p)); err != nil {
 			t.Fatal(err)
 		}
-		return fsReadChecked(p, h.tools.takeChecked(p))
+		return fsReadChecked(p, e.takeChecked(p))
 	}
 	for p, want := range map[string]string{"f.txt": "one", "sub/g.txt": "two", filepath.Join(root, "sub", "g.txt"): "two"} {
 		out, ok := fast(p)
@@ -214,28 +212,28 @@ func TestFSReadChecked(t *testing.T) {
 		}
 	}
 	// A check is used once, and only for its own path.
-	if err := h.tools.guardPath(runconfig.ToolFSRead, args("f.txt")); err != nil {
+	if err := e.GuardPath(runconfig.ToolFSRead, args("f.txt")); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := fsReadChecked("sub/g.txt", h.tools.takeChecked("sub/g.txt")); ok {
+	if _, ok := fsReadChecked("sub/g.txt", e.takeChecked("sub/g.txt")); ok {
 		t.Error("the check of f.txt read sub/g.txt")
 	}
-	if _, ok := fsReadChecked("f.txt", h.tools.takeChecked("f.txt")); ok {
+	if _, ok := fsReadChecked("f.txt", e.takeChecked("f.txt")); ok {
 		t.Error("a check was used twice")
 	}
 
 	// Swapped between the check and the read: another file renamed over
 	// it, or a symlink out of the root. fs.read then goes through os.Root.
-	if err := h.tools.guardPath(runconfig.ToolFSRead, args("f.txt")); err != nil {
+	if err := e.GuardPath(runconfig.ToolFSRead, args("f.txt")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(filepath.Join(root, "other"), filepath.Join(root, "f.txt")); err != nil {
 		t.Fatal(err)
 	}
-	if out, ok := fsReadChecked("f.txt", h.tools.takeChecked("f.txt")); ok {
+	if out, ok := fsReadChecked("f.txt", e.takeChecked("f.txt")); ok {
 		t.Errorf("a file renamed over the checked one was read from the check: %v", out)
 	}
-	if err := h.tools.guardPath(runconfig.ToolFSRead, args("sub/g.txt")); err != nil {
+	if err := e.GuardPath(runconfig.ToolFSRead, args("sub/g.txt")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(filepath.Join(root, "sub"), filepath.Join(parent, "sub-old")); err != nil {
@@ -244,77 +242,18 @@ func TestFSReadChecked(t *testing.T) {
 	if err := os.Symlink(parent, filepath.Join(root, "sub")); err != nil {
 		t.Fatal(err)
 	}
-	if out, ok := fsReadChecked("sub/g.txt", h.tools.takeChecked("sub/g.txt")); ok {
+	if out, ok := fsReadChecked("sub/g.txt", e.takeChecked("sub/g.txt")); ok {
 		t.Errorf("a path whose directory became a symlink was read from the check: %v", out)
 	}
 	// Through a symlink, the check resolves the path itself and leaves no
 	// file to read by identity.
-	if err := h.tools.guardPath(runconfig.ToolFSRead, args("sub/outside.txt")); err != nil {
+	if err := e.GuardPath(runconfig.ToolFSRead, args("sub/outside.txt")); err != nil {
 		t.Fatal(err)
 	}
-	if out, ok := fsReadChecked("sub/outside.txt", h.tools.takeChecked("sub/outside.txt")); ok {
+	if out, ok := fsReadChecked("sub/outside.txt", e.takeChecked("sub/outside.txt")); ok {
 		t.Errorf("a path through a symlink was read from the check: %v", out)
 	}
-	if _, err := h.tools.fsRead("fs.read", args("sub/outside.txt")); !errors.Is(err, ErrOutsideWorkspace) {
+	if _, err := e.fsRead("fs.read", args("sub/outside.txt")); !errors.Is(err, ErrOutsideWorkspace) {
 		t.Errorf("sub/outside.txt through a symlink out of the root = %v, want ErrOutsideWorkspace", err)
-	}
-}
-
-// TestFSReadSwappedDuringRun: a run that has read a file, its root then
-// open, is refused the same file once it becomes a symlink out of the
-// root or a directory, as a run that never read it would be, and reads
-// it again by its absolute path once it is back.
-func TestFSReadSwappedDuringRun(t *testing.T) {
-	parent := t.TempDir()
-	root := filepath.Join(parent, "ws")
-	if err := os.Mkdir(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f := filepath.Join(root, "f.txt")
-	if err := os.WriteFile(filepath.Join(parent, "outside.txt"), []byte("secret"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg := &runconfig.Config{Dir: root, Grants: runconfig.Grants{Capabilities: []string{"fs.read"}}}
-	w := workflow(t, `# capabilities: fs.read · secrets: none
-def wf(ctx, path):
-    first = ctx.tool("fs.read", path = "f.txt")["content"]
-    ctx.tool("swap")
-    return first + "|" + ctx.tool("fs.read", path = path)["content"]
-`)
-	for _, c := range []struct {
-		name, path string
-		swap       func() error
-		want       error
-		output     string
-	}{
-		{"symlink out of the root", "f.txt", func() error {
-			os.Remove(f)
-			return os.Symlink(filepath.Join(parent, "outside.txt"), f)
-		}, ErrOutsideWorkspace, ""},
-		{"directory", "f.txt", func() error { os.Remove(f); return os.Mkdir(f, 0o755) }, ErrNotRegular, ""},
-		{"climbing out", "../outside.txt", func() error { return nil }, ErrOutsideWorkspace, ""},
-		{"another file, by absolute path", f, func() error { return os.WriteFile(f, []byte("two"), 0o644) }, nil, "one|two"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			os.RemoveAll(f)
-			if err := os.WriteFile(f, []byte("one"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			o := opts(t, cfg)
-			o.Tools = map[string]Tool{"swap": {Func: func(context.Context, map[string]any) (any, error) { return nil, c.swap() }}}
-			res, err := Run(context.Background(), w, Params{"path": c.path}, o)
-			if c.want != nil {
-				if !errors.Is(err, c.want) {
-					t.Fatalf("Run = %v, want %v", err, c.want)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Output != c.output {
-				t.Errorf("output = %v, want %s", res.Output, c.output)
-			}
-		})
 	}
 }

@@ -1,4 +1,4 @@
-package runtime
+package toolexec
 
 import (
 	"errors"
@@ -14,10 +14,10 @@ import (
 // does not replace every occurrence. The file is then left as it was.
 var ErrEdit = errors.New("edit does not apply")
 
-// fileMutation is the mutation the receipt of a file-writing built-in
+// FileMutation is the mutation the receipt of a file-writing built-in
 // records, the word normalization gives agents' edits of the same kind,
 // so that a run's side effects compare equal to the traces'.
-var fileMutation = map[string]string{runconfig.ToolFSWrite: "write", runconfig.ToolFSEdit: "edit"}
+var FileMutation = map[string]string{runconfig.ToolFSWrite: "write", runconfig.ToolFSEdit: "edit"}
 
 // textEdit is one exact replacement of fs.edit.
 type textEdit struct {
@@ -141,7 +141,7 @@ func applyEdits(content string, edits []textEdit, p string) (string, error) {
 // It returns {"path", "bytes"}, as fs.write does. Confinement is
 // fs.write's: the workspace roots, the protected set (checked before
 // the call, as for every file built-in) and the run's pinned root.
-func (h *executor) fsEdit(name string, args map[string]any) (any, error) {
+func (h *Executor) fsEdit(name string, args map[string]any) (any, error) {
 	p := stepvalue.ArgString(args["path"])
 	chk := h.takeChecked(p)
 	edits, err := editArgs(args)

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package runtime
+package toolexec
 
 // openNonBlocking: see openflag_unix.go.
 const openNonBlocking = 0

@@ -1,4 +1,4 @@
-package runtime
+package toolexec
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,28 +24,12 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 )
 
-// ErrToolNotLiteral is returned for a call of a tool whose name the
-// workflow does not write as a string literal.
-var ErrToolNotLiteral = errors.New("tool name not written in the workflow")
+// MaxFileBytes bounds a file fs.read reads or fs.write writes, and the
+// stdout of a command binding.
+const MaxFileBytes = 8 << 20
 
-// literalTool refuses a tool call whose name is not one the workflow
-// writes as a string literal: the first argument of ctx.tool or
-// ctx.try_tool, an element of ctx.agent's tools list, or the name of a
-// ctx.exec step. Load, Check, run --check and the capability checks
-// before the first step see only those names; a name computed at run
-// time ("fs." + "write") would otherwise be called without any of them
-// having seen it. Code generation always writes literals.
-func literalTool(w *Workflow, name string) error {
-	if slices.Contains(w.Tools, name) {
-		return nil
-	}
-	for _, s := range execSites(w) {
-		if s.name == name {
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: tool_not_literal: %q is not among the tool names the workflow writes as string literals (%s); write the name as a literal so that run --check and the checks before the first step see it", ErrToolNotLiteral, name, orNone(w.Tools))
-}
+// ErrTooLarge: an argument, a file or an output is over its size limit.
+var ErrTooLarge = errors.New("size limit exceeded")
 
 // ErrOutsideWorkspace is returned by the built-in fs tools for a path that
 // is not inside a workspace root.
@@ -68,37 +53,37 @@ func stderrTail(stderr string) string {
 	return "…" + msg[cut:]
 }
 
-// execute runs one bound tool call for real. It returns, for the
+// Execute runs one bound tool call for real. It returns, for the
 // record, the argv of a command binding or the request of an http one.
-func (h *executor) execute(name string, b *binding, args map[string]any) (out any, argv []string, req *httpRequest, err error) {
+func (h *Executor) Execute(name string, b *Binding, args map[string]any) (out any, argv []string, req *Request, err error) {
 	switch {
-	case b.inproc != nil:
+	case b.Inproc != nil:
 		// An in-process tool (plan.verify runs a shell) gets the same
 		// time a command binding does.
 		ctx, cancel := context.WithTimeout(h.ctx, runconfig.DefaultToolTimeout)
 		defer cancel()
-		out, err = b.inproc.Func(ctx, args)
+		out, err = b.Inproc.Func(ctx, args)
 		if err != nil && ctx.Err() == context.DeadlineExceeded && h.ctx.Err() == nil {
 			err = fmt.Errorf("%s timed out after %s: %w", name, runconfig.DefaultToolTimeout, err)
 		}
 		return out, nil, nil, err
-	case b.builtin == runconfig.ToolFSRead:
+	case b.Builtin == runconfig.ToolFSRead:
 		out, err = h.fsRead(name, args)
 		return out, nil, nil, err
-	case b.builtin == runconfig.ToolFSWrite:
+	case b.Builtin == runconfig.ToolFSWrite:
 		out, err = h.fsWrite(name, args)
 		return out, nil, nil, err
-	case b.builtin == runconfig.ToolFSEdit:
+	case b.Builtin == runconfig.ToolFSEdit:
 		out, err = h.fsEdit(name, args)
 		return out, nil, nil, err
-	case b.tool != nil && b.tool.MCP != "":
+	case b.Tool != nil && b.Tool.MCP != "":
 		out, err = h.mcpCallTool(name, b, args)
 		return out, nil, nil, err
-	case b.tool != nil && b.tool.HTTP != nil:
-		out, req, err = h.httpCall(b.tool, args)
+	case b.Tool != nil && b.Tool.HTTP != nil:
+		out, req, err = h.httpCall(b.Tool, args)
 		return out, nil, req, err
 	}
-	out, argv, err = h.command(b.tool, args)
+	out, argv, err = h.command(b.Tool, args)
 	return out, argv, nil, err
 }
 
@@ -113,7 +98,7 @@ var builtinTimeout = 30 * time.Second
 // withTimeout runs f, giving up after builtinTimeout or when the run is
 // cancelled. f is left to finish on its own: a blocked system call cannot
 // be interrupted, but the run goes on.
-func (h *executor) withTimeout(name string, f func() (any, error)) (any, error) {
+func (h *Executor) withTimeout(name string, f func() (any, error)) (any, error) {
 	type result struct {
 		out any
 		err error
@@ -135,9 +120,9 @@ func (h *executor) withTimeout(name string, f func() (any, error)) (any, error) 
 	}
 }
 
-// expandCommand expands a binding's argv, working directory and
+// ExpandCommand expands a binding's argv, working directory and
 // environment for a call.
-func (h *executor) expandCommand(t *runconfig.ToolBinding, args map[string]any) (argv []string, dir string, env []string, err error) {
+func (h *Executor) ExpandCommand(t *runconfig.ToolBinding, args map[string]any) (argv []string, dir string, env []string, err error) {
 	var errs []error
 	argv = make([]string, 0, len(t.Command))
 	for i, tmpl := range t.Command {
@@ -158,7 +143,7 @@ func (h *executor) expandCommand(t *runconfig.ToolBinding, args map[string]any) 
 		errs = append(errs, err)
 		if err == nil && option {
 			if _, refused := optionValue(t, tmpl, name, args); refused {
-				errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"; the binding takes it as an operand (list it in allow_options, or put it after a literal \"--\", if it may be an option)", ErrOptionArgument, i, tmpl, h.secrets.string(v)))
+				errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"; the binding takes it as an operand (list it in allow_options, or put it after a literal \"--\", if it may be an option)", ErrOptionArgument, i, tmpl, h.secrets.Scrub(v)))
 			}
 		}
 		argv = append(argv, v)
@@ -180,7 +165,7 @@ func (h *executor) expandCommand(t *runconfig.ToolBinding, args map[string]any) 
 	// environment reach a program only when its binding names them,
 	// "{secret:ID}" in env, so they are also scrubbed from the records.
 	env = execEnviron(h.environ)
-	for _, k := range sortedKeys(t.Env) {
+	for _, k := range slices.Sorted(maps.Keys(t.Env)) {
 		v, err := h.expand(t.Env[k], args)
 		errs = append(errs, err)
 		env = append(env, k+"="+v)
@@ -271,60 +256,22 @@ func optionValue(t *runconfig.ToolBinding, el, name string, args map[string]any)
 	return v, !allowed
 }
 
-// OptionWarning is a parameter a command binding of a workflow's tool
-// puts where the program may read an option (see OptionPosition).
-type OptionWarning struct {
-	Tool      string `json:"tool"`
-	Binding   string `json:"binding"`
-	Index     int    `json:"index"`
-	Element   string `json:"element"`
-	Parameter string `json:"parameter"`
-}
-
-func (o OptionWarning) String() string {
-	return fmt.Sprintf("tools.%q command argv[%d] %s takes parameter %s where an option can go: a value starting with \"-\" is refused; put it after a literal \"--\" or list it in allow_options if it may be an option",
-		o.Binding, o.Index, o.Element, o.Parameter)
-}
-
-// OptionWarnings lists, for run --check, the option positions of the
-// command bindings of the tools w calls.
-func OptionWarnings(w *Workflow, cfg *runconfig.Config, tools map[string]Tool) []OptionWarning {
-	if cfg == nil {
-		cfg = &runconfig.Config{Dir: "."}
-	}
-	out := []OptionWarning{}
-	seen := map[string]bool{}
-	for _, name := range w.Tools {
-		b, ok := resolve(cfg, tools, name)
-		if !ok || b.tool == nil || seen[b.pattern] {
-			continue
-		}
-		seen[b.pattern] = true
-		for i, el := range b.tool.Command {
-			if p, ok := OptionPosition(b.tool, i); ok {
-				out = append(out, OptionWarning{Tool: name, Binding: b.pattern, Index: i, Element: el, Parameter: p})
-			}
-		}
-	}
-	return out
-}
-
-// guardOptions refuses a call of a command binding that would put a value
+// GuardOptions refuses a call of a command binding that would put a value
 // starting with "-" where the program may read an option (see
 // OptionPosition). It is policy, checked before the call and in dry runs,
 // like a capability.
-func guardOptions(b *binding, args map[string]any) error {
-	if b.tool == nil || len(b.tool.Command) == 0 {
+func GuardOptions(b *Binding, args map[string]any) error {
+	if b.Tool == nil || len(b.Tool.Command) == 0 {
 		return nil
 	}
 	var errs []error
-	for i, el := range b.tool.Command {
-		name, ok := optionPosition(b.tool, i)
+	for i, el := range b.Tool.Command {
+		name, ok := optionPosition(b.Tool, i)
 		if !ok {
 			continue
 		}
 		if _, list := candidate.ArgvList(el); list {
-			if slices.Contains(b.tool.AllowOptions, name) {
+			if slices.Contains(b.Tool.AllowOptions, name) {
 				continue
 			}
 			items, ok := args[name].([]any)
@@ -338,7 +285,7 @@ func guardOptions(b *binding, args map[string]any) error {
 			}
 			continue
 		}
-		if v, refused := optionValue(b.tool, el, name, args); refused {
+		if v, refused := optionValue(b.Tool, el, name, args); refused {
 			errs = append(errs, fmt.Errorf("%w: argv[%d] %s is %q, which starts with \"-\"; the binding takes it as an operand (list it in allow_options, or put it after a literal \"--\", if it may be an option)", ErrOptionArgument, i, el, v))
 		}
 	}
@@ -350,14 +297,14 @@ func guardOptions(b *binding, args map[string]any) error {
 // the secret ID (which is then replaced in everything recorded). The
 // result of a replacement is not expanded again, and "{{" and "}}" stand
 // for literal braces; text in braces that is neither is kept as it is.
-func (h *executor) expand(tmpl string, args map[string]any) (string, error) {
+func (h *Executor) expand(tmpl string, args map[string]any) (string, error) {
 	return h.expandWith(tmpl, args, nil, nil)
 }
 
 // expandWith is expand with escape, when not nil, applied to every
 // argument value (an HTTP binding escapes URL parameters), and the name of
 // every argument the template takes added to used, when not nil.
-func (h *executor) expandWith(tmpl string, args map[string]any, escape func(string) string, used map[string]bool) (string, error) {
+func (h *Executor) expandWith(tmpl string, args map[string]any, escape func(string) string, used map[string]bool) (string, error) {
 	if !strings.ContainsAny(tmpl, "{}") {
 		return tmpl, nil
 	}
@@ -419,17 +366,17 @@ func (h *executor) expandWith(tmpl string, args map[string]any, escape func(stri
 // bindingSecret resolves a {secret:ID} of a binding's template. A dry run
 // resolves nothing: it writes the placeholder the value would be recorded
 // as.
-func (h *executor) bindingSecret(id string) (string, error) {
+func (h *Executor) bindingSecret(id string) (string, error) {
 	if h.dryRun {
 		return "[redacted:" + id + "]", nil
 	}
-	return h.secretValue(id)
+	return h.SecretValue(id)
 }
 
-// secretValue resolves the secret id through Options.Getenv (the
+// SecretValue resolves the secret id through Options.Getenv (the
 // environment, then the secrets file) and registers its value to be
 // replaced in everything recorded.
-func (h *executor) secretValue(id string) (string, error) {
+func (h *Executor) SecretValue(id string) (string, error) {
 	var v string
 	if h.getenv != nil {
 		v = h.getenv(id)
@@ -437,14 +384,14 @@ func (h *executor) secretValue(id string) (string, error) {
 	if v == "" {
 		return "", fmt.Errorf("%w: %s is not set; %s", runconfig.ErrSecret, id, h.cfg.SecretHint(id))
 	}
-	h.secrets.add(id, v)
+	h.secrets.Add(id, v)
 	return v, nil
 }
 
 // command runs a command binding: argv directly, never through a shell,
 // with the arguments as JSON on stdin.
-func (h *executor) command(t *runconfig.ToolBinding, args map[string]any) (any, []string, error) {
-	argv, dir, env, err := h.expandCommand(t, args)
+func (h *Executor) command(t *runconfig.ToolBinding, args map[string]any) (any, []string, error) {
+	argv, dir, env, err := h.ExpandCommand(t, args)
 	if err != nil {
 		return nil, argv, err
 	}
@@ -492,7 +439,7 @@ func (h *executor) command(t *runconfig.ToolBinding, args map[string]any) (any, 
 // relative p is relative to the first root and must not climb out of it
 // lexically; an absolute p must lie under some root. os.Root then refuses
 // whatever escapes through symlinks.
-func (h *executor) locate(p string) (root, rel string, err error) {
+func (h *Executor) locate(p string) (root, rel string, err error) {
 	roots := h.cfg.Roots()
 	if p == "" {
 		return "", "", fmt.Errorf("%w: empty path", ErrOutsideWorkspace)
@@ -501,7 +448,7 @@ func (h *executor) locate(p string) (root, rel string, err error) {
 	// "~/…" (no output names the user), so it is the home directory of
 	// whoever runs the workflow, as in a command's argument; never a
 	// directory named "~" inside the workspace.
-	if home, inHome := h.expandHome(p); inHome {
+	if home, inHome := h.ExpandHome(p); inHome {
 		if home == p {
 			return "", "", fmt.Errorf("%w: %s is in the home directory, and the run has none (HOME is not set)", ErrOutsideWorkspace, p)
 		}
@@ -521,10 +468,10 @@ func (h *executor) locate(p string) (root, rel string, err error) {
 	return "", "", fmt.Errorf("%w: %s is not under a workspace root (%s)", ErrOutsideWorkspace, p, strings.Join(roots, ", "))
 }
 
-// guardPath refuses a file built-in's path argument in the protected set
+// GuardPath refuses a file built-in's path argument in the protected set
 // (see protect). A path outside the workspace is left to the call itself,
 // which fails with ErrOutsideWorkspace.
-func (h *executor) guardPath(tool string, args map[string]any) error {
+func (h *Executor) GuardPath(tool string, args map[string]any) error {
 	p := stepvalue.ArgString(args["path"])
 	h.checked = checkedPath{}
 	root, rel, err := h.locate(p)
@@ -552,7 +499,7 @@ type checkedPath struct {
 
 // takeChecked returns the check of the path p and forgets it, so that it
 // is used at most once, by the call it was made for.
-func (h *executor) takeChecked(p string) checkedPath {
+func (h *Executor) takeChecked(p string) checkedPath {
 	c := h.checked
 	h.checked = checkedPath{}
 	if c.path != p || c.path == "" {
@@ -569,7 +516,7 @@ func (h *executor) takeChecked(p string) checkedPath {
 // protected path as policy (guardPath) before it executes the call,
 // with the same arguments. Checking twice cost a step as much as the
 // rest of reading a small file.
-func (h *executor) openRoot(p string, chk checkedPath) (*openRoot, string, error) {
+func (h *Executor) openRoot(p string, chk checkedPath) (*openRoot, string, error) {
 	dir, rel, err := h.locate(p)
 	if err != nil {
 		return nil, "", err
@@ -704,7 +651,7 @@ func (o *openRoots) close() {
 // goroutine, as the protected-set check has just done; the file is
 // opened and read there too when it is on the root's local file system,
 // and bounded by builtinTimeout when not.
-func (h *executor) fsRead(name string, args map[string]any) (any, error) {
+func (h *Executor) fsRead(name string, args map[string]any) (any, error) {
 	p := stepvalue.ArgString(args["path"])
 	chk := h.takeChecked(p)
 	if out, ok := fsReadChecked(p, chk); ok {
@@ -817,7 +764,7 @@ func fileKind(m os.FileMode) string {
 // it looks at the root and the file on the run's goroutine, and writes
 // there too when the file is on the root's own local file system
 // (writesInline); otherwise the write is bounded by builtinTimeout.
-func (h *executor) fsWrite(name string, args map[string]any) (any, error) {
+func (h *Executor) fsWrite(name string, args map[string]any) (any, error) {
 	p := stepvalue.ArgString(args["path"])
 	content := stepvalue.ArgString(args["content"])
 	chk := h.takeChecked(p)

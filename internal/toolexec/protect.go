@@ -1,10 +1,11 @@
-package runtime
+package toolexec
 
 import (
 	"errors"
 	"fmt"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,6 +58,17 @@ func (e *ProtectedError) Error() string {
 
 func (e *ProtectedError) Unwrap() error { return ErrProtected }
 
+// The names of a state directory, which the protected set keeps out of
+// the file built-ins' reach wherever it is: a directory is one by its
+// default name or by the state key it holds, and its key and approval
+// ledger are refused by name too. The runner, which writes them, takes
+// its names from here.
+const (
+	StateDirName       = ".crystallize"
+	StateKeyFile       = "state.key"
+	ApprovalLedgerFile = "approvals.jsonl"
+)
+
 // guard is one member of the protected set: a path, whether everything
 // under it is protected too, and its rule.
 type guard struct {
@@ -68,7 +80,7 @@ type guard struct {
 }
 
 // guards returns the protected set of the run, computed once.
-func (h *executor) guards() []guard {
+func (h *Executor) guards() []guard {
 	if h.protected != nil {
 		return h.protected
 	}
@@ -117,12 +129,12 @@ func (h *executor) guards() []guard {
 			}
 		}
 	}
-	for _, name := range sortedKeys(h.cfg.Tools) {
+	for _, name := range slices.Sorted(maps.Keys(h.cfg.Tools)) {
 		if b := h.cfg.Tools[name]; len(b.Command) > 0 {
 			command(b.Command, b.Cwd, fmt.Sprintf("the binding tools.%q", name))
 		}
 	}
-	for _, name := range sortedKeys(h.cfg.MCP) {
+	for _, name := range slices.Sorted(maps.Keys(h.cfg.MCP)) {
 		if s := h.cfg.MCP[name]; len(s.Command) > 0 {
 			command(s.Command, s.Cwd, fmt.Sprintf("the server mcp.%s", name))
 		}
@@ -138,7 +150,7 @@ func (h *executor) guards() []guard {
 // slash against the config's directory, a bare name through PATH. A
 // program chosen by a template ({…}) is not known before the call and is
 // left out.
-func (h *executor) program(argv0 string) string {
+func (h *Executor) program(argv0 string) string {
 	if argv0 == "" || strings.ContainsAny(argv0, "{}") {
 		return ""
 	}
@@ -176,7 +188,7 @@ func (h *executor) program(argv0 string) string {
 // other file is protected alone, so that a binding naming an input or
 // output file ("data/in.json", "--out=build/x.json") does not close its
 // whole directory to the workflow.
-func (h *executor) argvFiles(args []string, cwd string) []argvFile {
+func (h *Executor) argvFiles(args []string, cwd string) []argvFile {
 	dir := h.cfg.Roots()[0]
 	if cwd != "" {
 		if d, ok := h.literal(cwd); ok {
@@ -227,7 +239,7 @@ type argvFile struct {
 // literal returns the template s with {workspace} filled in, and false
 // when it holds any other placeholder ({name}, {name...}, {secret:ID}):
 // its value is known only at the call.
-func (h *executor) literal(s string) (string, bool) {
+func (h *Executor) literal(s string) (string, bool) {
 	s = strings.ReplaceAll(s, "{workspace}", h.cfg.Roots()[0])
 	if strings.ContainsAny(s, "{}") {
 		return "", false
@@ -250,7 +262,7 @@ func (h *executor) literal(s string) (string, bool) {
 // path is resolved inside the pinned root one name at a time
 // (resolveIn), so only the directories inside the workspace are looked
 // at per call, and they are the ones the call then opens.
-func (h *executor) protect(tool, p, root, rel string) error {
+func (h *Executor) protect(tool, p, root, rel string) error {
 	_, _, err := h.protectFile(tool, p, root, rel)
 	return err
 }
@@ -260,7 +272,7 @@ func (h *executor) protect(tool, p, root, rel string) error {
 // path was resolved name by name without a symlink, the lstat of its
 // last name: the file the check is about, which a read then opens by
 // identity (fsReadChecked).
-func (h *executor) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, error) {
+func (h *Executor) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootCheck, error) {
 	refuse := func(rule, why string) (fs.FileInfo, *rootCheck, error) {
 		return nil, nil, &ProtectedError{Tool: tool, Path: p, Rule: rule, Why: why}
 	}
@@ -348,8 +360,8 @@ func (h *executor) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootChe
 			switch {
 			case strings.EqualFold(n, ".git"):
 				return refuse(RuleGit, "inside a .git directory")
-			case strings.EqualFold(n, DefaultStateDir):
-				return refuse(RuleState, "inside a "+DefaultStateDir+" directory")
+			case strings.EqualFold(n, StateDirName):
+				return refuse(RuleState, "inside a "+StateDirName+" directory")
 			case strings.EqualFold(n, StateKeyFile), strings.EqualFold(n, ApprovalLedgerFile):
 				return refuse(RuleState, "a state directory's "+n)
 			}
@@ -362,7 +374,7 @@ func (h *executor) protectFile(tool, p, root, rel string) (fs.FileInfo, *rootChe
 }
 
 // holdsStateKey reports whether the directory dir (a real path under
-// rc's root, or the root or above) holds a StateKeyFile: whether it is a
+// rc's root, or the root or above) holds a stateKeyFile: whether it is a
 // state directory.
 func holdsStateKey(rc *rootCheck, dir string) bool {
 	if rc.open != nil {
@@ -449,7 +461,7 @@ type rootCheck struct {
 	// error of the call the check was made for.
 	openErr error
 	// inState is whether the root or a directory above it is a state
-	// directory (holds a StateKeyFile): then every path under the root is
+	// directory (holds a stateKeyFile): then every path under the root is
 	// inside one.
 	inState bool
 }

@@ -1,4 +1,4 @@
-package runtime
+package toolexec
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -19,17 +20,17 @@ import (
 // maxHTTPResponse bounds what a response body may be.
 const maxHTTPResponse = 32 << 20
 
-// httpRequest is a call's request, expanded.
-type httpRequest struct {
-	method, url string
+// Request is a call's request, expanded.
+type Request struct {
+	Method, URL string
 	header      http.Header
 	body        []byte // nil for none
 }
 
-// expandHTTP builds the request of a call: the URL with its parameters
+// ExpandHTTP builds the request of a call: the URL with its parameters
 // escaped, the headers with their secrets, and the remaining arguments as
 // the body or query.
-func (h *executor) expandHTTP(hb *runconfig.HTTPBinding, args map[string]any) (*httpRequest, error) {
+func (h *Executor) ExpandHTTP(hb *runconfig.HTTPBinding, args map[string]any) (*Request, error) {
 	used := map[string]bool{}
 	base, query, hasQuery := strings.Cut(hb.URL, "?")
 	var errs []error
@@ -43,8 +44,8 @@ func (h *executor) expandHTTP(hb *runconfig.HTTPBinding, args map[string]any) (*
 		errs = append(errs, err)
 		u += "?" + q
 	}
-	req := &httpRequest{method: hb.RequestMethod(), header: http.Header{}}
-	for _, k := range sortedKeys(hb.Headers) {
+	req := &Request{Method: hb.RequestMethod(), header: http.Header{}}
+	for _, k := range slices.Sorted(maps.Keys(hb.Headers)) {
 		v, err := h.expandWith(hb.Headers[k], args, nil, used)
 		errs = append(errs, err)
 		req.header.Set(k, v)
@@ -67,7 +68,7 @@ func (h *executor) expandHTTP(hb *runconfig.HTTPBinding, args map[string]any) (*
 	case runconfig.BodyQuery:
 		if len(rest) > 0 {
 			q := url.Values{}
-			for _, k := range sortedKeys(rest) {
+			for _, k := range slices.Sorted(maps.Keys(rest)) {
 				q.Set(k, stepvalue.ArgString(rest[k]))
 			}
 			sep := "?"
@@ -80,7 +81,7 @@ func (h *executor) expandHTTP(hb *runconfig.HTTPBinding, args map[string]any) (*
 	if req.header.Get("Accept") == "" {
 		req.header.Set("Accept", "application/json")
 	}
-	req.url = u
+	req.URL = u
 	return req, nil
 }
 
@@ -127,8 +128,8 @@ func dotSegments(tmpl, expanded string) error {
 }
 
 // httpCall runs an http binding.
-func (h *executor) httpCall(t *runconfig.ToolBinding, args map[string]any) (any, *httpRequest, error) {
-	r, err := h.expandHTTP(t.HTTP, args)
+func (h *Executor) httpCall(t *runconfig.ToolBinding, args map[string]any) (any, *Request, error) {
+	r, err := h.ExpandHTTP(t.HTTP, args)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -142,7 +143,7 @@ func (h *executor) httpCall(t *runconfig.ToolBinding, args map[string]any) (any,
 	if r.body != nil {
 		body = bytes.NewReader(r.body)
 	}
-	req, err := http.NewRequestWithContext(ctx, r.method, r.url, body)
+	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, body)
 	if err != nil {
 		return nil, r, err
 	}
@@ -157,21 +158,21 @@ func (h *executor) httpCall(t *runconfig.ToolBinding, args map[string]any) (any,
 		case h.ctx.Err() != nil:
 			return nil, r, h.ctx.Err()
 		case ctx.Err() == context.DeadlineExceeded:
-			return nil, r, fmt.Errorf("%s %s timed out after %s", r.method, r.url, timeout)
+			return nil, r, fmt.Errorf("%s %s timed out after %s", r.Method, r.URL, timeout)
 		}
 		// The client's error quotes the URL; say it once.
 		if uerr := (*url.Error)(nil); errors.As(err, &uerr) {
 			err = uerr.Err
 		}
-		return nil, r, fmt.Errorf("%s %s: %w", r.method, r.url, err)
+		return nil, r, fmt.Errorf("%s %s: %w", r.Method, r.URL, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPResponse+1))
 	if err != nil {
-		return nil, r, fmt.Errorf("%s %s: reading the response: %w", r.method, r.url, err)
+		return nil, r, fmt.Errorf("%s %s: reading the response: %w", r.Method, r.URL, err)
 	}
 	if len(data) > maxHTTPResponse {
-		return nil, r, fmt.Errorf("%s %s: the response is larger than %d bytes", r.method, r.url, maxHTTPResponse)
+		return nil, r, fmt.Errorf("%s %s: the response is larger than %d bytes", r.Method, r.URL, maxHTTPResponse)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		msg := strings.TrimSpace(string(data))
@@ -179,9 +180,9 @@ func (h *executor) httpCall(t *runconfig.ToolBinding, args map[string]any) (any,
 			msg = msg[:maxStderr] + "…"
 		}
 		if msg != "" {
-			return nil, r, fmt.Errorf("%s %s: status %s: %s", r.method, r.url, resp.Status, msg)
+			return nil, r, fmt.Errorf("%s %s: status %s: %s", r.Method, r.URL, resp.Status, msg)
 		}
-		return nil, r, fmt.Errorf("%s %s: status %s", r.method, r.url, resp.Status)
+		return nil, r, fmt.Errorf("%s %s: status %s", r.Method, r.URL, resp.Status)
 	}
 	return parseResponse(resp.Header.Get("Content-Type"), data), r, nil
 }
@@ -203,13 +204,4 @@ func parseResponse(contentType string, data []byte) any {
 		}
 	}
 	return stepvalue.ParseOutput(data)
-}
-
-// recordRequest adds the method and URL of an http call to its action
-// and session phase, just recorded. Headers, which hold the secrets, are
-// never recorded.
-func (h *host) recordRequest(r *httpRequest) {
-	line := r.method + " " + h.secrets.string(r.url)
-	h.actions[len(h.actions)-1].Metadata["request"] = line
-	h.phases[len(h.phases)-1].noteAfterCalls("Request: " + codeSpan(line))
 }

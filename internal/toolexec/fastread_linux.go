@@ -1,4 +1,4 @@
-package runtime
+package toolexec
 
 import (
 	"io/fs"

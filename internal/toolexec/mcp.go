@@ -1,4 +1,4 @@
-package runtime
+package toolexec
 
 // MCP bindings: a tool bound with mcp = "name" is a tool of the Model
 // Context Protocol server [mcp.name], reached with the official Go SDK.
@@ -25,7 +25,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -41,13 +43,13 @@ import (
 // tool.
 var ErrMCP = errors.New("mcp call failed")
 
-// mcpToolName returns the MCP tool a call of name through the binding t,
+// MCPToolName returns the MCP tool a call of name through the binding t,
 // found under the config key pattern, calls: t.Tool when it is set; for
 // a glob pattern, name without the pattern's literal prefix (the text
 // before its first metacharacter), so "docs.search" through "docs.*" calls
 // "search"; otherwise, and when stripping would leave nothing, name
 // itself.
-func mcpToolName(pattern string, t *runconfig.ToolBinding, name string) string {
+func MCPToolName(pattern string, t *runconfig.ToolBinding, name string) string {
 	if t.Tool != "" {
 		return t.Tool
 	}
@@ -73,16 +75,16 @@ type mcpServer struct {
 // structured content when it has some, else its text (parsed as JSON when
 // it is JSON, the texts of several items joined by newlines), else its
 // content items as JSON objects.
-func (h *executor) mcpCallTool(name string, b *binding, args map[string]any) (any, error) {
-	server, tool := b.tool.MCP, mcpToolName(b.pattern, b.tool, name)
+func (h *Executor) mcpCallTool(name string, b *Binding, args map[string]any) (any, error) {
+	server, tool := b.Tool.MCP, MCPToolName(b.Pattern, b.Tool, name)
 	s := h.mcpSession(server)
 	if s.err != nil {
 		return nil, s.err
 	}
 	if _, ok := s.tools[tool]; !ok {
-		return nil, &mcpError{server: server, tool: tool, msg: fmt.Sprintf("the server declares no such tool (it declares: %s)", orNone(sortedKeys(s.tools)))}
+		return nil, &mcpError{server: server, tool: tool, msg: fmt.Sprintf("the server declares no such tool (it declares: %s)", namesOrNone(slices.Sorted(maps.Keys(s.tools))))}
 	}
-	timeout := b.tool.ParsedTimeout()
+	timeout := b.Tool.ParsedTimeout()
 	if timeout == 0 {
 		timeout = runconfig.DefaultToolTimeout
 	}
@@ -111,7 +113,7 @@ func (h *executor) mcpCallTool(name string, b *binding, args map[string]any) (an
 
 // mcpSession returns the run's session with server, opening it at the
 // first call.
-func (h *executor) mcpSession(server string) *mcpServer {
+func (h *Executor) mcpSession(server string) *mcpServer {
 	if s, ok := h.servers[server]; ok {
 		return s
 	}
@@ -126,7 +128,7 @@ func (h *executor) mcpSession(server string) *mcpServer {
 // openMCP starts or connects to server and lists its tools. The session
 // outlives the start timeout: a command server runs until the run's
 // context ends or closeMCP closes it.
-func (h *executor) openMCP(server string) *mcpServer {
+func (h *Executor) openMCP(server string) *mcpServer {
 	cfg := h.cfg.MCP[server]
 	s := &mcpServer{}
 	fail := func(msg string, err error) *mcpServer {
@@ -147,7 +149,7 @@ func (h *executor) openMCP(server string) *mcpServer {
 			DisableStandaloneSSE: true,
 		}
 	} else {
-		argv, dir, env, err := h.expandCommand(&runconfig.ToolBinding{Command: cfg.Command, Cwd: cfg.Cwd, Env: cfg.Env}, nil)
+		argv, dir, env, err := h.ExpandCommand(&runconfig.ToolBinding{Command: cfg.Command, Cwd: cfg.Cwd, Env: cfg.Env}, nil)
 		if err != nil {
 			return fail("starting: "+err.Error(), err)
 		}
@@ -181,41 +183,16 @@ func (h *executor) openMCP(server string) *mcpServer {
 	return s
 }
 
-// closeMCP closes the run's sessions, which stops the servers it started.
+// CloseMCP closes the run's sessions, which stops the servers it started.
 // A server that fails to stop cleanly does not fail the run: its work,
 // recorded call by call, is done.
-func (h *executor) closeMCP() {
-	for _, name := range sortedKeys(h.servers) {
+func (h *Executor) CloseMCP() {
+	for _, name := range slices.Sorted(maps.Keys(h.servers)) {
 		if s := h.servers[name]; s.session != nil {
 			_ = s.session.Close()
 		}
 	}
 	h.servers = nil
-}
-
-// recordMCP adds, to the action and session phase of the call just
-// recorded, the MCP server and tool it called and the tool's annotations
-// (when the server was reached). It does nothing for other bindings.
-func (h *host) recordMCP(b *binding, name string) {
-	if b.tool == nil || b.tool.MCP == "" || len(h.actions) == 0 {
-		return
-	}
-	server, tool := b.tool.MCP, mcpToolName(b.pattern, b.tool, name)
-	m := map[string]any{"server": server, "tool": tool}
-	line := "MCP server " + codeSpan(server) + ", tool " + codeSpan(tool)
-	if s := h.tools.servers[server]; s != nil && s.tools[tool] != nil {
-		ann := annotations(s.tools[tool])
-		m["annotations"] = ann
-		var hints []string
-		for _, k := range sortedKeys(ann) {
-			if v, ok := ann[k].(bool); ok {
-				hints = append(hints, fmt.Sprintf("%s=%t", k, v))
-			}
-		}
-		line += ": " + strings.Join(hints, ", ")
-	}
-	h.actions[len(h.actions)-1].Metadata["mcp"] = m
-	h.phases[len(h.phases)-1].noteAfterCalls(line)
 }
 
 // annotations returns a tool's hints as recorded: every hint, with the
@@ -316,48 +293,6 @@ func (e *mcpError) Unwrap() []error {
 	return []error{ErrMCP, e.err}
 }
 
-// CheckMCP is Check, and it also asks the servers of MCP bindings: a name
-// bound to an MCP server counts as bound only when the server declares
-// the tool the name calls. It starts each server those names need once
-// (with opts.Environ and opts.HTTPClient, as a run would), lists its
-// tools and closes it. The result joins an *UnboundError listing every
-// unbound name and an error for each server that could not be started or
-// listed (wrapping ErrMCP); the names bound to such a server are not
-// listed as unbound, since whether they are is unknown.
-func CheckMCP(ctx context.Context, w *Workflow, cfg *runconfig.Config, opts Options) error {
-	if cfg == nil {
-		cfg = &runconfig.Config{Dir: "."}
-	}
-	e := newExecutor(ctx, cfg, opts, &scrubber{})
-	defer e.closeMCP()
-	var unbound []string
-	var errs []error
-	for _, name := range w.Tools {
-		b, ok := resolve(cfg, opts.Tools, name)
-		if !ok {
-			unbound = append(unbound, name)
-			continue
-		}
-		if b.tool == nil || b.tool.MCP == "" {
-			continue
-		}
-		s, seen := e.servers[b.tool.MCP]
-		if !seen {
-			s = e.mcpSession(b.tool.MCP)
-			if s.err != nil {
-				errs = append(errs, s.err)
-			}
-		}
-		if s.err == nil && s.tools[mcpToolName(b.pattern, b.tool, name)] == nil {
-			unbound = append(unbound, name)
-		}
-	}
-	if len(unbound) > 0 {
-		errs = append([]error{&UnboundError{Names: unbound}}, errs...)
-	}
-	return errors.Join(errs...)
-}
-
 // tailBuffer keeps the last max bytes written to it. A command's stderr
 // is copied into it by os/exec's goroutine while the host reads it, hence
 // the lock.
@@ -381,4 +316,36 @@ func (b *tailBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return string(b.buf)
+}
+
+// namesOrNone lists names for a message, "none" when there are none.
+func namesOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// MCPTool opens the session of server unless a call already tried to,
+// and reports whether the server declares tool; err is why the server
+// cannot be used, and opened whether this call was the one that tried to
+// start it.
+func (h *Executor) MCPTool(server, tool string) (declared, opened bool, err error) {
+	s, seen := h.servers[server]
+	if !seen {
+		s = h.mcpSession(server)
+	}
+	if s.err != nil {
+		return false, !seen, s.err
+	}
+	return s.tools[tool] != nil, !seen, nil
+}
+
+// MCPAnnotations returns the annotations of tool as the open session of
+// server lists them, and false when no open session declares the tool.
+func (h *Executor) MCPAnnotations(server, tool string) (map[string]any, bool) {
+	if s := h.servers[server]; s != nil && s.tools[tool] != nil {
+		return annotations(s.tools[tool]), true
+	}
+	return nil, false
 }
