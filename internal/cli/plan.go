@@ -372,6 +372,6 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 	opts := runOptions(cmd, e, cfg, f.stateDir, live)
 	opts.DryRun, opts.Approve, opts.MaxSteps = f.dryRun, f.approve, f.maxSteps
 	res, err := runtime.Run(cmd.Context(), w, nil, opts)
-	live.End(res)
+	live.End(res.Outcome())
 	return printRunResult(e, res, err, f.asJSON)
 }

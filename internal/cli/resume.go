@@ -103,8 +103,8 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 	opts := runOptions(cmd, e, cfg, f.stateDir, live)
 	opts.Approve, opts.Reject, opts.Decide = f.approve, f.reject, f.decide
 	res, err := runtime.Resume(cmd.Context(), w, j, opts)
-	live.Answered(j, res, registry.ResumeAnswer(j, f.approve, f.reject, f.decide, f.reason))
-	live.End(res)
+	live.Answered(j.Pending, res.Outcome(), registry.ResumeAnswer(j.Pending, f.approve, f.reject, f.decide, f.reason))
+	live.End(res.Outcome())
 	return printRunResult(e, res, err, f.asJSON)
 }
 

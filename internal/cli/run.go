@@ -18,6 +18,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -221,7 +222,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	opts.DryRun, opts.AllowUnapproved, opts.Verify = f.dryRun, f.allowUnapproved, f.verify
 	opts.Approve, opts.MaxSteps, opts.Fallback = f.approve, f.maxSteps, f.fallback
 	res, err := runtime.Run(cmd.Context(), w, params, opts)
-	live.End(res)
+	live.End(res.Outcome())
 	var pe *runtime.ParamError
 	if errors.As(err, &pe) {
 		return usageError{err}
@@ -397,7 +398,7 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 	if len(r.Commands) > 0 {
 		fmt.Fprintf(w, "  commands in: %s\n", r.Commands[0].Dir)
 	}
-	if p := r.Pending; p != nil && p.Kind == runtime.PendingDecision {
+	if p := r.Pending; p != nil && p.Kind == runstate.PendingDecision {
 		resume := runtime.ResumeCommand(filepath.Dir(filepath.Dir(r.Dir)), r.RunID)
 		fmt.Fprintf(w, "  pending decision %s at step %d: %s --decide OPTION (options: %s)\n", p.Boundary, p.Step, resume, strings.Join(p.Options, ", "))
 	} else if p != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/serve"
 )
@@ -105,7 +106,7 @@ func TestServeApprovalPending(t *testing.T) {
 	sc, _ := res.StructuredContent.(map[string]any)
 	approval, _ := sc["approval"].(map[string]any)
 	resume, _ := sc["resume"].(string)
-	if sc["status"] != runtime.StatusPendingApproval || approval["boundary"] != "publish" || !strings.Contains(resume, "crystallize resume") || !strings.HasSuffix(resume, "--approve publish") {
+	if sc["status"] != runstate.StatusPendingApproval || approval["boundary"] != "publish" || !strings.Contains(resume, "crystallize resume") || !strings.HasSuffix(resume, "--approve publish") {
 		t.Fatalf("structuredContent = %v, want pending_approval of publish with a resume command", sc)
 	}
 	text := res.Content[0].(*mcp.TextContent).Text

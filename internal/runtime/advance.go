@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"slices"
 	"time"
 )
@@ -30,9 +31,6 @@ import (
 // recorded as Run records it, trace.json and session.md under
 // <StateDir>/runs/<run-id>/, so mining reads it like any other run.
 
-// StatusRunning is the status of a run Advance stopped between two steps.
-const StatusRunning = "running"
-
 // errYield stops a driven run before a step the call must not perform.
 var errYield = errors.New("yield: the step belongs to the next advance")
 
@@ -43,7 +41,7 @@ func NewJournal(w *Workflow, runID string, params Params, approve []string) *Jou
 		params = Params{}
 	}
 	return &Journal{
-		RunID: runID, Status: StatusRunning, Workflow: w.Name, WorkflowSHA256: w.SHA256,
+		RunID: runID, Status: runstate.StatusRunning, Workflow: w.Name, WorkflowSHA256: w.SHA256,
 		Params: params, Approve: slices.Clone(approve), Calls: []JournalCall{},
 	}
 }
@@ -64,7 +62,7 @@ func Advance(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Journ
 		return nil, nil, fmt.Errorf("%w: no run id", ErrJournal)
 	}
 	switch j.Status {
-	case StatusRunning, StatusPendingApproval:
+	case runstate.StatusRunning, runstate.StatusPendingApproval:
 	default:
 		return nil, nil, fmt.Errorf("%w: run %s is %s", ErrJournal, j.RunID, j.Status)
 	}
@@ -81,7 +79,7 @@ func Advance(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Journ
 			return nil, nil, fmt.Errorf("boundary %s is both approved and rejected", b)
 		}
 	}
-	if p := j.Pending; opts.Decide != "" && p != nil && p.Kind == PendingDecision && !slices.Contains(p.Options, opts.Decide) {
+	if p := j.Pending; opts.Decide != "" && p != nil && p.Kind == runstate.PendingDecision && !slices.Contains(p.Options, opts.Decide) {
 		return nil, nil, fmt.Errorf("%w: %q is not an option of %s (options: %s)", ErrDecision, opts.Decide, p.Boundary, quoteList(p.Options))
 	}
 	cfg := opts.Config

@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/google/go-cmp/cmp"
 )
 
 // driveToEnd advances a run one step at a time, as a durable engine
 // does, carrying the journal through JSON (the engine's history) between
 // calls and deciding each boundary with decide.
-func driveToEnd(t *testing.T, w *Workflow, o Options, params Params, decide func(*Pending) Options) (*Result, []string) {
+func driveToEnd(t *testing.T, w *Workflow, o Options, params Params, decide func(*runstate.Pending) Options) (*Result, []string) {
 	t.Helper()
 	j := NewJournal(w, "run-driven", params, nil)
 	var statuses []string
@@ -31,8 +32,8 @@ func driveToEnd(t *testing.T, w *Workflow, o Options, params Params, decide func
 		}
 		statuses = append(statuses, nj.Status)
 		switch nj.Status {
-		case StatusRunning:
-		case StatusPendingApproval:
+		case runstate.StatusRunning:
+		case runstate.StatusPendingApproval:
 			next = decide(nj.Pending)
 		default:
 			return res, statuses
@@ -45,7 +46,7 @@ func driveToEnd(t *testing.T, w *Workflow, o Options, params Params, decide func
 		if jerr := json.Unmarshal(data, j); jerr != nil {
 			t.Fatal(jerr)
 		}
-		if nj.Status == StatusRunning && len(j.Calls) == 0 {
+		if nj.Status == runstate.StatusRunning && len(j.Calls) == 0 {
 			t.Fatalf("advance made no progress: %+v", nj)
 		}
 		if _, err := os.Stat(filepath.Join(o.StateDir, "runs", "run-driven")); err == nil {
@@ -66,10 +67,10 @@ func TestAdvance(t *testing.T) {
 	c := counter{}
 	models := 0
 	o := approvalOpts(t, state, c, &models)
-	res, statuses := driveToEnd(t, w, o, Params{"branch": "b1"}, func(p *Pending) Options {
+	res, statuses := driveToEnd(t, w, o, Params{"branch": "b1"}, func(p *runstate.Pending) Options {
 		return Options{Approve: []string{p.Boundary}}
 	})
-	if res == nil || res.Status != StatusCompleted {
+	if res == nil || res.Status != runstate.StatusCompleted {
 		t.Fatalf("driven run ended %v, want completed", res)
 	}
 	want := []string{"running", "running", "pending_approval", "running", "running", "pending_approval", "running", "completed"}
@@ -79,12 +80,12 @@ func TestAdvance(t *testing.T) {
 	if diff := cmp.Diff(counter{"branch": 1, "merge": 1, "release": 1}, c); diff != "" || models != 1 {
 		t.Errorf("effects (-want +got):\n%s (model calls %d)", diff, models)
 	}
-	tr := readFile(t, filepath.Join(state, "runs", "run-driven", TraceFile))
+	tr := readFile(t, filepath.Join(state, "runs", "run-driven", runstate.TraceFile))
 	if strings.Contains(tr, "tok-secret-value-42") {
 		t.Errorf("trace.json holds the secret value")
 	}
-	if _, err := os.Stat(filepath.Join(state, "runs", "run-driven", JournalFile)); err == nil {
-		t.Errorf("a driven run wrote %s; its engine keeps the journal", JournalFile)
+	if _, err := os.Stat(filepath.Join(state, "runs", "run-driven", runstate.JournalFile)); err == nil {
+		t.Errorf("a driven run wrote %s; its engine keeps the journal", runstate.JournalFile)
 	}
 
 	local := t.TempDir()
@@ -110,10 +111,10 @@ func TestAdvanceRejectAndChange(t *testing.T) {
 	w := workflow(t, approvalWorkflow)
 	state := t.TempDir()
 	c := counter{}
-	res, _ := driveToEnd(t, w, approvalOpts(t, state, c, new(int)), Params{"branch": "b1"}, func(p *Pending) Options {
+	res, _ := driveToEnd(t, w, approvalOpts(t, state, c, new(int)), Params{"branch": "b1"}, func(p *runstate.Pending) Options {
 		return Options{Reject: []string{p.Boundary}}
 	})
-	if res.Status != StatusRejected || c["merge"] != 0 {
+	if res.Status != runstate.StatusRejected || c["merge"] != 0 {
 		t.Errorf("rejected run: status %s, merge ran %d times", res.Status, c["merge"])
 	}
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -223,7 +224,7 @@ func TestBudgets(t *testing.T) {
 	o := opts(t, nil)
 	o.Model = m
 	res, err := Run(context.Background(), w, nil, o)
-	if !errors.Is(err, ErrBudget) || res.ModelCalls != 3 || res.Status != StatusFailed {
+	if !errors.Is(err, ErrBudget) || res.ModelCalls != 3 || res.Status != runstate.StatusFailed {
 		t.Fatalf("cost: Run = %v after %d model calls (status %s), want ErrBudget after 3", err, res.ModelCalls, res.Status)
 	}
 
@@ -248,7 +249,7 @@ func TestBudgets(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("the call in flight was not cancelled (%v)", d)
 	}
-	if res.Status != StatusFailed {
+	if res.Status != runstate.StatusFailed {
 		t.Errorf("status = %s, want failed", res.Status)
 	}
 }

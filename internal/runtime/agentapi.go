@@ -8,6 +8,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 )
@@ -41,36 +42,6 @@ import (
 // ctx.approve records it; only the pending callout is
 // [!approval_required] instead of [!decision].
 
-// Message kinds given to Options.Inbox: the callout types they are
-// written as.
-const (
-	MessageTaskComplete     = "task_complete"
-	MessageInfo             = "info"
-	MessageDecisionNeeded   = "decision_needed"
-	MessageApprovalRequired = "approval_required"
-)
-
-// PendingDecision is Pending.Kind for a run waiting at
-// ctx.request_decision; "" is an approval.
-const PendingDecision = "decision"
-
-// Message is what the agent API tells a person: the callout a call of
-// ctx.notify, ctx.request_decision or ctx.request_approval wrote.
-type Message struct {
-	Type string
-	// Step is the step the message was written at: the decision's or
-	// approval's own step, or for a notification the last step before
-	// it.
-	Step int
-	// Boundary names the decision or approval ("" for notifications).
-	Boundary string
-	// Text is the notification, question or approval prompt, secrets
-	// replaced.
-	Text string
-	// Options are the choices of a decision.
-	Options []string
-}
-
 // ErrDecision: a decision answered with a choice it does not offer, or
 // asked with options that cannot be offered.
 var ErrDecision = errors.New("invalid decision")
@@ -86,7 +57,7 @@ func (h *host) agentMethods() map[string]*starlark.Builtin {
 }
 
 // message hands m to Options.Inbox.
-func (h *host) message(m Message) {
+func (h *host) message(m runstate.Message) {
 	if h.opts.Inbox != nil {
 		h.opts.Inbox(m)
 	}
@@ -107,9 +78,9 @@ func (h *host) notify(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 		// step replayUntil, after this call.
 		return starlark.None, nil
 	}
-	typ := MessageTaskComplete
+	typ := runstate.MessageTaskComplete
 	if !complete {
-		typ = MessageInfo
+		typ = runstate.MessageInfo
 	}
 	text = h.secrets.Scrub(text)
 	var body []string
@@ -117,7 +88,7 @@ func (h *host) notify(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 		body = append(body, strings.TrimRight(l, " "))
 	}
 	h.current().message(typ, body)
-	h.message(Message{Type: typ, Step: h.step, Text: text})
+	h.message(runstate.Message{Type: typ, Step: h.step, Text: text})
 	return starlark.None, nil
 }
 
@@ -159,12 +130,12 @@ func (h *host) requestDecision(_ *starlark.Thread, b *starlark.Builtin, args sta
 	case h.opts.DryRun:
 		chosen, approver = options[0], "dry run"
 	default:
-		h.res.Pending = &Pending{Step: step, Boundary: name, Prompt: question, Kind: PendingDecision, Options: options}
+		h.res.Pending = &runstate.Pending{Step: step, Boundary: name, Prompt: question, Kind: runstate.PendingDecision, Options: options}
 		h.pendingPhase = len(h.phases)
 		p := h.newPhase(fmt.Sprintf("Step %d · decide %s (pending)", step, name))
 		p.callout(session.CalloutDecisionNeeded, stepvalue.OneLine(question), "Options: "+codeList(options),
 			"Continue with "+codeSpan(ResumeCommand(h.opts.StateDir, h.opts.RunID)+" --decide OPTION"))
-		h.message(Message{Type: MessageDecisionNeeded, Step: step, Boundary: name, Text: question, Options: options})
+		h.message(runstate.Message{Type: runstate.MessageDecisionNeeded, Step: step, Boundary: name, Text: question, Options: options})
 		return nil, &PendingDecisionError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Name: name, Options: options}
 	}
 	h.recordApproval(step, name, question, approver, map[string]any{"decision": chosen}, map[string]any{"options": toAny(options)})
@@ -224,7 +195,7 @@ func (h *host) requestApproval(thread *starlark.Thread, b *starlark.Builtin, arg
 		// The pending phase approve wrote opens with its callout line;
 		// this call asks for an approval, and says so.
 		h.phases[h.pendingPhase].retitle(session.CalloutDecision, session.CalloutApprovalRequired, stepvalue.OneLine(h.secrets.Scrub(text)))
-		h.message(Message{Type: MessageApprovalRequired, Step: h.res.Pending.Step, Boundary: boundary, Text: h.secrets.Scrub(text)})
+		h.message(runstate.Message{Type: runstate.MessageApprovalRequired, Step: h.res.Pending.Step, Boundary: boundary, Text: h.secrets.Scrub(text)})
 	}
 	return v, err
 }

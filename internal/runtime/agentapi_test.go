@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -22,9 +23,9 @@ const decisionWorkflow = `def wf(ctx, service):
 `
 
 // inbox collects the messages a run hands to Options.Inbox.
-type inbox []Message
+type inbox []runstate.Message
 
-func (in *inbox) add(m Message) { *in = append(*in, m) }
+func (in *inbox) add(m runstate.Message) { *in = append(*in, m) }
 
 func TestRequestDecisionResume(t *testing.T) {
 	state := t.TempDir()
@@ -36,17 +37,17 @@ func TestRequestDecisionResume(t *testing.T) {
 	ctx := context.Background()
 
 	res, err := Run(ctx, w, Params{"service": "api"}, o)
-	if !errors.Is(err, ErrPendingApproval) || res.Status != StatusPendingApproval {
+	if !errors.Is(err, ErrPendingApproval) || res.Status != runstate.StatusPendingApproval {
 		t.Fatalf("Run = %v (status %s), want a pending decision", err, res.Status)
 	}
-	want := &Pending{Step: 2, Boundary: "strategy", Prompt: "Which auth strategy?", Kind: PendingDecision, Options: []string{"JWT", "Session", "OAuth"}}
+	want := &runstate.Pending{Step: 2, Boundary: "strategy", Prompt: "Which auth strategy?", Kind: runstate.PendingDecision, Options: []string{"JWT", "Session", "OAuth"}}
 	if diff := cmp.Diff(want, res.Pending); diff != "" {
 		t.Errorf("pending (-want +got):\n%s", diff)
 	}
 	if !strings.Contains(err.Error(), `decision pending: strategy (options "JWT", "Session", "OAuth")`) {
 		t.Errorf("error = %q", err)
 	}
-	s := readFile(t, filepath.Join(res.Dir, SessionFile))
+	s := readFile(t, filepath.Join(res.Dir, runstate.SessionFile))
 	for _, line := range []string{"> [!info]", "> prepared api", "## Step 2 · decide strategy (pending)", "> [!decision_needed] Which auth strategy?", "> Options: `JWT`, `Session`, `OAuth`"} {
 		if !strings.Contains(s, "\n"+line+"\n") {
 			t.Errorf("session.md lacks line %q:\n%s", line, s)
@@ -79,7 +80,7 @@ func TestRequestDecisionResume(t *testing.T) {
 	}
 	o.Decide = "redis"
 	res, err = Resume(ctx, w, j, o)
-	if err != nil || res.Status != StatusCompleted {
+	if err != nil || res.Status != runstate.StatusCompleted {
 		t.Fatalf("second Resume = %v (status %s)", err, res.Status)
 	}
 	if diff := cmp.Diff([]any{"OAuth", "redis"}, res.Output); diff != "" {
@@ -91,7 +92,7 @@ func TestRequestDecisionResume(t *testing.T) {
 	if res.Approvals != 2 {
 		t.Errorf("approvals = %d, want the 2 decisions", res.Approvals)
 	}
-	s = readFile(t, filepath.Join(res.Dir, SessionFile))
+	s = readFile(t, filepath.Join(res.Dir, runstate.SessionFile))
 	for _, line := range []string{"> Decided `strategy`: `OAuth` (--decide)", "> Decided `where_do_sessions_live`: `redis` (--decide)", "> [!task_complete]", "> Implemented OAuth on redis"} {
 		if !strings.Contains(s, "\n"+line+"\n") {
 			t.Errorf("session.md lacks line %q:\n%s", line, s)
@@ -104,10 +105,10 @@ func TestRequestDecisionResume(t *testing.T) {
 	// Each message once: the resumes do not repeat what was written
 	// before the run was suspended.
 	wantInbox := inbox{
-		{Type: MessageInfo, Step: 1, Text: "prepared api"},
-		{Type: MessageDecisionNeeded, Step: 2, Boundary: "strategy", Text: "Which auth strategy?", Options: []string{"JWT", "Session", "OAuth"}},
-		{Type: MessageDecisionNeeded, Step: 4, Boundary: "where_do_sessions_live", Text: "Where do sessions live?", Options: []string{"memory", "redis"}},
-		{Type: MessageTaskComplete, Step: 4, Text: "Implemented OAuth on redis"},
+		{Type: runstate.MessageInfo, Step: 1, Text: "prepared api"},
+		{Type: runstate.MessageDecisionNeeded, Step: 2, Boundary: "strategy", Text: "Which auth strategy?", Options: []string{"JWT", "Session", "OAuth"}},
+		{Type: runstate.MessageDecisionNeeded, Step: 4, Boundary: "where_do_sessions_live", Text: "Where do sessions live?", Options: []string{"memory", "redis"}},
+		{Type: runstate.MessageTaskComplete, Step: 4, Text: "Implemented OAuth on redis"},
 	}
 	if diff := cmp.Diff(wantInbox, got); diff != "" {
 		t.Errorf("inbox (-want +got):\n%s", diff)
@@ -160,8 +161,8 @@ func TestRequestApproval(t *testing.T) {
 		status string
 		calls  int
 	}{
-		{"approved", func(o *Options) { o.Approve = []string{"about_to_delete_47_files"} }, StatusCompleted, 1},
-		{"rejected", func(o *Options) { o.Reject = []string{"about_to_delete_47_files"} }, StatusRejected, 0},
+		{"approved", func(o *Options) { o.Approve = []string{"about_to_delete_47_files"} }, runstate.StatusCompleted, 1},
+		{"rejected", func(o *Options) { o.Reject = []string{"about_to_delete_47_files"} }, runstate.StatusRejected, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := counter{}
@@ -175,11 +176,11 @@ func TestRequestApproval(t *testing.T) {
 			if p := res.Pending; p.Kind != "" || p.Boundary != "about_to_delete_47_files" || p.Prompt != "About to delete 47 files" {
 				t.Errorf("pending = %+v, want an approval of about_to_delete_47_files", p)
 			}
-			s := readFile(t, filepath.Join(res.Dir, SessionFile))
+			s := readFile(t, filepath.Join(res.Dir, runstate.SessionFile))
 			if !strings.Contains(s, "\n> [!approval_required] About to delete 47 files\n") || strings.Contains(s, "> [!decision]\n> Waiting") {
 				t.Errorf("session.md does not ask with [!approval_required]:\n%s", s)
 			}
-			if diff := cmp.Diff(inbox{{Type: MessageApprovalRequired, Step: 1, Boundary: "about_to_delete_47_files", Text: "About to delete 47 files"}}, got); diff != "" {
+			if diff := cmp.Diff(inbox{{Type: runstate.MessageApprovalRequired, Step: 1, Boundary: "about_to_delete_47_files", Text: "About to delete 47 files"}}, got); diff != "" {
 				t.Errorf("inbox (-want +got):\n%s", diff)
 			}
 			j, err := ReadJournal(o.StateDir, "run-test")
@@ -192,7 +193,7 @@ func TestRequestApproval(t *testing.T) {
 				t.Errorf("Resume: status %s, deletes %d; want %s, %d", res.Status, c["delete"], tt.status, tt.calls)
 			}
 			// The same decision record as ctx.approve.
-			tr := readFile(t, filepath.Join(res.Dir, TraceFile))
+			tr := readFile(t, filepath.Join(res.Dir, runstate.TraceFile))
 			if !strings.Contains(tr, `"kind": "human_approval"`) || !strings.Contains(tr, `"boundary": "about_to_delete_47_files"`) {
 				t.Errorf("trace lacks the approval action:\n%s", tr)
 			}
@@ -251,7 +252,7 @@ func TestApprovalActions(t *testing.T) {
 	var tr struct {
 		Actions []map[string]any `json:"actions"`
 	}
-	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(res.Dir, TraceFile))), &tr); err != nil {
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(res.Dir, runstate.TraceFile))), &tr); err != nil {
 		t.Fatal(err)
 	}
 	if len(tr.Actions) != 2 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"os"
@@ -25,8 +26,8 @@ func TestMemoryBudget(t *testing.T) {
 	if !errors.Is(err, ErrMemoryBudget) || !strings.Contains(err.Error(), "memory_budget") {
 		t.Fatalf("Run = %v, want ErrMemoryBudget", err)
 	}
-	if res.Status != StatusFailed {
-		t.Errorf("status = %s, want %s", res.Status, StatusFailed)
+	if res.Status != runstate.StatusFailed {
+		t.Errorf("status = %s, want %s", res.Status, runstate.StatusFailed)
 	}
 	t.Logf("stopped after %s", time.Since(start))
 	// A workflow within its budget is not disturbed.
@@ -77,7 +78,7 @@ func TestSizeLimits(t *testing.T) {
 	if res.Receipts[0].ArgumentsSHA256 != stepvalue.Digest(map[string]any{"s": strings.Repeat("y", 200000)}) {
 		t.Error("the receipt does not digest the whole argument")
 	}
-	for _, f := range []string{TraceFile, SessionFile} {
+	for _, f := range []string{runstate.TraceFile, runstate.SessionFile} {
 		data := readFile(t, filepath.Join(res.Dir, f))
 		if len(data) > 2*maxRecordedString+20000 || !strings.Contains(data, "more bytes not recorded") {
 			t.Errorf("%s is %d bytes; want the 200000-byte argument cut", f, len(data))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
@@ -67,7 +68,7 @@ func TestBundleNotReady(t *testing.T) {
 		if err != nil || called != 1 || !res.AllowUnapproved {
 			t.Fatalf("--allow-unapproved run = %v (called %d, recorded %v)", err, called, res.AllowUnapproved)
 		}
-		if s := readFile(t, filepath.Join(res.Dir, SessionFile)); !strings.Contains(s, "allow_unapproved: true") {
+		if s := readFile(t, filepath.Join(res.Dir, runstate.SessionFile)); !strings.Contains(s, "allow_unapproved: true") {
 			t.Errorf("session.md does not record --allow-unapproved:\n%s", s)
 		}
 		called = 0

@@ -9,6 +9,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -57,7 +58,7 @@ func TestDryRunDataFlow(t *testing.T) {
 	if diff := cmp.Diff(want, calls(res)); diff != "" {
 		t.Errorf("dry-run calls (-want +got):\n%s", diff)
 	}
-	if res.Steps != 2 || res.Status != StatusCompleted {
+	if res.Steps != 2 || res.Status != runstate.StatusCompleted {
 		t.Errorf("steps %d, status %s; want 2, completed", res.Steps, res.Status)
 	}
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -122,7 +123,7 @@ func TestExecGranted(t *testing.T) {
 			if got := a.Metadata["exit_code"]; got == nil || got.(interface{ String() string }).String() != "0" {
 				t.Errorf("metadata exit_code = %v, want 0", got)
 			}
-			md, err := os.ReadFile(filepath.Join(res.Dir, SessionFile))
+			md, err := os.ReadFile(filepath.Join(res.Dir, runstate.SessionFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,7 +223,7 @@ def wf(ctx, path):
 	if err == nil || !strings.Contains(err.Error(), "exec ls: ls: exit status 2: ") || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("Run = %v, want the exit status and stderr of ls", err)
 	}
-	if res.Steps != 1 || res.Status != StatusFailed {
+	if res.Steps != 1 || res.Status != runstate.StatusFailed {
 		t.Errorf("steps %d, status %s; want 1, failed", res.Steps, res.Status)
 	}
 	out := readTrace(t, res).Actions[0].Output.(map[string]any)
@@ -293,7 +294,7 @@ def wf(ctx):
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	data, err := os.ReadFile(filepath.Join(res.Dir, TraceFile))
+	data, err := os.ReadFile(filepath.Join(res.Dir, runstate.TraceFile))
 	if err != nil {
 		t.Fatal(err)
 	}

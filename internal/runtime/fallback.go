@@ -11,6 +11,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -193,7 +194,7 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 				}
 			}
 		}
-		h.res.Pending = &Pending{Step: d.step, Boundary: d.boundary, Prompt: h.secrets.Scrub(what + ": " + d.reason)}
+		h.res.Pending = &runstate.Pending{Step: d.step, Boundary: d.boundary, Prompt: h.secrets.Scrub(what + ": " + d.reason)}
 		h.pendingPhase = len(h.phases)
 		p := h.newPhase(title + " (pending)")
 		resume := ResumeCommand(h.opts.StateDir, h.opts.RunID)

@@ -19,6 +19,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -133,8 +134,8 @@ func TestPreconditionFallbackAgent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	if res.Status != StatusCompleted {
-		t.Fatalf("status %s, want %s", res.Status, StatusCompleted)
+	if res.Status != runstate.StatusCompleted {
+		t.Fatalf("status %s, want %s", res.Status, runstate.StatusCompleted)
 	}
 	if diff := cmp.Diff(map[string]any{"branch": "feature-2"}, res.Output); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
@@ -180,7 +181,7 @@ func TestPreconditionFallbackAgent(t *testing.T) {
 	if len(list) != 1 || list[0].(map[string]any)["check"] != "branch_absent" {
 		t.Errorf("crystallize_run.fallbacks = %v", run["fallbacks"])
 	}
-	session := readFile(t, filepath.Join(res.Dir, SessionFile))
+	session := readFile(t, filepath.Join(res.Dir, runstate.SessionFile))
 	for _, want := range []string{"Preconditions of step 1", "branch feature already exists", "Fallback policy agent"} {
 		if !strings.Contains(session, want) {
 			t.Errorf("session.md does not say %q:\n%s", want, session)
@@ -203,7 +204,7 @@ func TestPreconditionFallbackFail(t *testing.T) {
 	if !errors.Is(err, ErrPrecondition) {
 		t.Fatalf("error %v, want ErrPrecondition", err)
 	}
-	if res.Status != StatusFailed || FailureCode(res.Status, res.Error) != "precondition_failed" {
+	if res.Status != runstate.StatusFailed || FailureCode(res.Status, res.Error) != "precondition_failed" {
 		t.Errorf("status %s, reason %s (%s)", res.Status, FailureCode(res.Status, res.Error), res.Error)
 	}
 	// Nothing after the failed check ran or was written.
@@ -231,7 +232,7 @@ func TestPreconditionFallbackFail(t *testing.T) {
 		t.Errorf("fallback metadata %v", fb)
 	}
 	checkSessionLog(t, res)
-	session := readFile(t, filepath.Join(res.Dir, SessionFile))
+	session := readFile(t, filepath.Join(res.Dir, runstate.SessionFile))
 	if !strings.Contains(session, "Fallback policy fail") {
 		t.Errorf("session.md:\n%s", session)
 	}
@@ -251,7 +252,7 @@ def wf(ctx, name):
 	o := opts(t, &runconfig.Config{Dir: dir, Grants: runconfig.Grants{Capabilities: []string{"fs.read", "fs.write"}}})
 	o.Fallback = runconfig.FallbackAsk
 	res, err := Run(context.Background(), w, Params{"name": "in.txt"}, o)
-	if !errors.Is(err, ErrPendingApproval) || res.Status != StatusPendingApproval {
+	if !errors.Is(err, ErrPendingApproval) || res.Status != runstate.StatusPendingApproval {
 		t.Fatalf("status %s, err %v; want pending", res.Status, err)
 	}
 	if res.Pending.Boundary != "precondition-2-file_exists" || res.Pending.Step != 2 {

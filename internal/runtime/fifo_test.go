@@ -13,6 +13,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
@@ -78,7 +79,7 @@ func TestFSFIFO(t *testing.T) {
 // TestReadJournalFIFO: a journal or journal MAC that is a FIFO is refused
 // instead of blocking resume.
 func TestReadJournalFIFO(t *testing.T) {
-	for _, name := range []string{JournalFile, journalMACFile} {
+	for _, name := range []string{runstate.JournalFile, journalMACFile} {
 		state := t.TempDir()
 		if _, err := stateKey(state, true); err != nil {
 			t.Fatal(err)
@@ -87,7 +88,7 @@ func TestReadJournalFIFO(t *testing.T) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, JournalFile), []byte("{}"), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, runstate.JournalFile), []byte("{}"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		p := filepath.Join(dir, name)

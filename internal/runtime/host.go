@@ -18,6 +18,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/mdtext"
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
@@ -778,7 +779,7 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		}
 		approver, approved = "interactive", ok
 	default:
-		h.res.Pending = &Pending{Step: step, Boundary: boundary, Prompt: h.secrets.Scrub(prompt)}
+		h.res.Pending = &runstate.Pending{Step: step, Boundary: boundary, Prompt: h.secrets.Scrub(prompt)}
 		h.pendingPhase = len(h.phases)
 		p := h.newPhase(fmt.Sprintf("Step %d · approve %s (pending)", step, boundary))
 		body := []string{"Waiting for approval of boundary " + codeSpan(boundary) + ": " +
@@ -912,29 +913,29 @@ func (h *host) fail(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 func (h *host) finish(out any, err error) {
 	switch {
 	case h.driven && errors.Is(err, errYield):
-		h.res.Status = StatusRunning
+		h.res.Status = runstate.StatusRunning
 		return
 	case err == nil:
-		h.res.Status = StatusCompleted
+		h.res.Status = runstate.StatusCompleted
 		h.res.Output = h.secrets.Value(out)
 	case errors.Is(err, ErrCancelled):
-		h.res.Status = StatusCancelled
+		h.res.Status = runstate.StatusCancelled
 	case errors.Is(err, ErrPendingApproval):
-		h.res.Status = StatusPendingApproval
+		h.res.Status = runstate.StatusPendingApproval
 		h.res.Error = h.secrets.Scrub(err.Error())
 		return // the pending phase says it
 	case errors.Is(err, ErrRejected):
-		h.res.Status = StatusRejected
+		h.res.Status = runstate.StatusRejected
 	default:
-		h.res.Status = StatusFailed
+		h.res.Status = runstate.StatusFailed
 	}
 	if err != nil {
 		h.res.Error = h.secrets.Scrub(err.Error())
 		title := "Failure"
 		switch h.res.Status {
-		case StatusCancelled:
+		case runstate.StatusCancelled:
 			title = "Cancelled"
-		case StatusRejected:
+		case runstate.StatusRejected:
 			title = "Rejected"
 		}
 		h.newPhase(title).callout(session.CalloutError, "", stepvalue.OneLine(h.res.Error))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/google/go-cmp/cmp"
 )
@@ -223,7 +224,7 @@ func TestHTTPCancel(t *testing.T) {
 	go func() { <-started; cancel() }()
 	begin := time.Now()
 	res, err := Run(ctx, workflow(t, prWorkflow), Params{"repo": "acme", "title": "t"}, opts(t, cfg))
-	if !errors.Is(err, ErrCancelled) || res.Status != StatusCancelled {
+	if !errors.Is(err, ErrCancelled) || res.Status != runstate.StatusCancelled {
 		t.Errorf("Run = %v (status %v), want ErrCancelled", err, res.Status)
 	}
 	if d := time.Since(begin); d > 5*time.Second {

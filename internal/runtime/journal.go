@@ -15,6 +15,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -35,18 +36,6 @@ import (
 // journaled: outputs are journaled with secret values replaced, and put
 // back when replayed.
 
-// JournalFile is the journal of a run that was suspended.
-const JournalFile = "journal.json"
-
-// More run statuses.
-const (
-	// StatusPendingApproval: the run waits for an approval decision;
-	// Resume continues it.
-	StatusPendingApproval = "pending_approval"
-	// StatusRejected: an approval boundary was rejected.
-	StatusRejected = "rejected"
-)
-
 var (
 	// ErrPendingApproval: the run stopped at an approval nobody has
 	// decided yet; Result.Pending says which.
@@ -62,17 +51,6 @@ var (
 // one only when stdin is a terminal.
 type Prompter interface {
 	Ask(ctx context.Context, boundary, prompt string) (approved bool, err error)
-}
-
-// Pending is the approval a suspended run waits for.
-type Pending struct {
-	Step     int    `json:"step"`
-	Boundary string `json:"boundary"`
-	Prompt   string `json:"prompt,omitempty"`
-	// Kind is PendingDecision for ctx.request_decision, whose Options
-	// are the choices; "" for an approval.
-	Kind    string   `json:"kind,omitempty"`
-	Options []string `json:"options,omitempty"`
 }
 
 // JournalCall is one completed step: enough to recognize it and answer it
@@ -99,18 +77,18 @@ type Journal struct {
 	Status string `json:"status"`
 	// Target is the absolute path of the bundle or .star file, Config
 	// that of the configuration ("" for none).
-	Target         string   `json:"target"`
-	Config         string   `json:"config,omitempty"`
-	Workflow       string   `json:"workflow"`
-	WorkflowSHA256 string   `json:"workflow_sha256"`
-	Params         Params   `json:"params"`
-	DryRun         bool     `json:"dry_run"`
-	Unapproved     bool     `json:"allow_unapproved"`
-	Verify         bool     `json:"verify,omitempty"`
-	Approve        []string `json:"approve"`
-	MaxSteps       uint64   `json:"max_steps"`
-	Started        string   `json:"started"`
-	Pending        *Pending `json:"pending,omitempty"`
+	Target         string            `json:"target"`
+	Config         string            `json:"config,omitempty"`
+	Workflow       string            `json:"workflow"`
+	WorkflowSHA256 string            `json:"workflow_sha256"`
+	Params         Params            `json:"params"`
+	DryRun         bool              `json:"dry_run"`
+	Unapproved     bool              `json:"allow_unapproved"`
+	Verify         bool              `json:"verify,omitempty"`
+	Approve        []string          `json:"approve"`
+	MaxSteps       uint64            `json:"max_steps"`
+	Started        string            `json:"started"`
+	Pending        *runstate.Pending `json:"pending,omitempty"`
 	// Resumes counts how often the run was resumed.
 	Resumes int           `json:"resumes"`
 	Calls   []JournalCall `json:"calls"`
@@ -141,7 +119,7 @@ func ReadJournal(stateDir, runID string) (*Journal, error) {
 	if runID == "" || !filepath.IsLocal(runID) || strings.ContainsAny(runID, `/\`) {
 		return nil, fmt.Errorf("%w: %q is not a run id", ErrJournal, runID)
 	}
-	p := filepath.Join(stateDir, "runs", runID, JournalFile)
+	p := filepath.Join(stateDir, "runs", runID, runstate.JournalFile)
 	// Regular files only, like every other input: a FIFO in the state
 	// directory would block resume.
 	data, err := readRegular(p)
@@ -149,7 +127,7 @@ func ReadJournal(stateDir, runID string) (*Journal, error) {
 		if _, serr := os.Stat(filepath.Dir(p)); serr != nil {
 			return nil, fmt.Errorf("%w: no run %s in %s", ErrJournal, runID, filepath.Join(stateDir, "runs"))
 		}
-		return nil, fmt.Errorf("%w: run %s was never suspended (it has no %s)", ErrJournal, runID, JournalFile)
+		return nil, fmt.Errorf("%w: run %s was never suspended (it has no %s)", ErrJournal, runID, runstate.JournalFile)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading journal: %w", err)
@@ -203,12 +181,12 @@ func ReadJournal(stateDir, runID string) (*Journal, error) {
 // MaxSteps are the journal's. The run keeps its record directory, and its records
 // continue where they stopped.
 func Resume(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Result, error) {
-	if j.Status != StatusPendingApproval || j.Pending == nil {
-		return nil, fmt.Errorf("%w: run %s is %s, not %s", ErrJournal, j.RunID, j.Status, StatusPendingApproval)
+	if j.Status != runstate.StatusPendingApproval || j.Pending == nil {
+		return nil, fmt.Errorf("%w: run %s is %s, not %s", ErrJournal, j.RunID, j.Status, runstate.StatusPendingApproval)
 	}
 	// An answer the decision does not offer is refused before anything
 	// runs: it would end the run as failed and leave it to no resume.
-	if p := j.Pending; opts.Decide != "" && p.Kind == PendingDecision && !slices.Contains(p.Options, opts.Decide) {
+	if p := j.Pending; opts.Decide != "" && p.Kind == runstate.PendingDecision && !slices.Contains(p.Options, opts.Decide) {
 		return nil, fmt.Errorf("%w: %q is not an option of %s (options: %s)", ErrDecision, opts.Decide, p.Boundary, quoteList(p.Options))
 	}
 	unlock, err := lockResume(opts.StateDir, j)
@@ -311,7 +289,7 @@ func lockResume(stateDir string, j *Journal) (unlock func(), err error) {
 		unlock()
 		return nil, err
 	}
-	if now.Status != StatusPendingApproval || now.Pending == nil {
+	if now.Status != runstate.StatusPendingApproval || now.Pending == nil {
 		unlock()
 		return nil, fmt.Errorf("%w: run %s is already resumed: it is %s now", ErrJournal, j.RunID, now.Status)
 	}
@@ -369,7 +347,7 @@ func (h *host) journalFailure(step int, kind, name, argsDigest string, failure e
 // writeJournal writes journal.json: always for a suspended run, and for a
 // resumed one, so that its status says it can no longer be resumed.
 func (h *host) writeJournal(dir string) error {
-	if h.res.Status != StatusPendingApproval && h.journal == nil || h.driven {
+	if h.res.Status != runstate.StatusPendingApproval && h.journal == nil || h.driven {
 		return nil
 	}
 	data, err := encodeCanonical(h.snapshot())
@@ -419,7 +397,7 @@ func (h *host) snapshot() *Journal {
 	// The pending phase is rewritten when the run is resumed; the
 	// journal keeps the phases before it.
 	phases := h.phases
-	if h.res.Status == StatusPendingApproval && h.pendingPhase >= 0 {
+	if h.res.Status == runstate.StatusPendingApproval && h.pendingPhase >= 0 {
 		phases = phases[:h.pendingPhase]
 	}
 	for _, p := range phases {
@@ -453,7 +431,7 @@ var journalWriteStep = func(step string) error { return nil }
 // step 1 or 2 of that rewrite leaves the run resumable, as a crash before
 // the rewrite would.
 func writeJournalPair(dir string, key []byte, runID string, data []byte) error {
-	jp, mp := filepath.Join(dir, JournalFile), filepath.Join(dir, journalMACFile)
+	jp, mp := filepath.Join(dir, runstate.JournalFile), filepath.Join(dir, journalMACFile)
 	mac := recordMAC(key, "journal", runID, data)
 	macs := mac + "\n"
 	if old := currentJournalMAC(jp, mp, key, runID); old != "" && old != mac {

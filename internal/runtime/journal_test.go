@@ -10,6 +10,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/google/go-cmp/cmp"
 )
@@ -66,16 +67,16 @@ func TestPendingApprovalResume(t *testing.T) {
 	c := counter{}
 	models := 0
 	res, err := Run(context.Background(), w, Params{"branch": "b1"}, approvalOpts(t, state, c, &models))
-	if !errors.Is(err, ErrPendingApproval) || res.Status != StatusPendingApproval {
+	if !errors.Is(err, ErrPendingApproval) || res.Status != runstate.StatusPendingApproval {
 		t.Fatalf("Run = %v (status %s), want a pending approval", err, res.Status)
 	}
-	if diff := cmp.Diff(&Pending{Step: 3, Boundary: "merge", Prompt: "Merge b1?"}, res.Pending); diff != "" {
+	if diff := cmp.Diff(&runstate.Pending{Step: 3, Boundary: "merge", Prompt: "Merge b1?"}, res.Pending); diff != "" {
 		t.Errorf("pending (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(counter{"branch": 1}, c); diff != "" || models != 1 {
 		t.Errorf("effects before the boundary (-want +got):\n%s (model calls %d)", diff, models)
 	}
-	s := readFile(t, filepath.Join(res.Dir, SessionFile))
+	s := readFile(t, filepath.Join(res.Dir, runstate.SessionFile))
 	for _, want := range []string{"status: pending_approval", "resume_point: step-3", "## Step 3 · approve merge (pending)", "crystallize resume run-test --state-dir " + state + " --approve merge"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("session.md lacks %q:\n%s", want, s)
@@ -130,7 +131,7 @@ func TestPendingApprovalResume(t *testing.T) {
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("trace actions (-want +got):\n%s", diff)
 	}
-	s = readFile(t, filepath.Join(res.Dir, SessionFile))
+	s = readFile(t, filepath.Join(res.Dir, runstate.SessionFile))
 	for _, want := range []string{"status: completed", "> [!user]", "> Approved boundary `release` (--approve release)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("session.md lacks %q:\n%s", want, s)
@@ -160,13 +161,13 @@ func TestResumeReject(t *testing.T) {
 	o := approvalOpts(t, state, c, &models)
 	o.Reject = []string{"merge"}
 	res, err := Resume(context.Background(), w, j, o)
-	if !errors.Is(err, ErrRejected) || res.Status != StatusRejected {
+	if !errors.Is(err, ErrRejected) || res.Status != runstate.StatusRejected {
 		t.Fatalf("Resume --reject = %v (status %s), want a rejected run", err, res.Status)
 	}
 	if diff := cmp.Diff(counter{"branch": 1}, c); diff != "" {
 		t.Errorf("effects (-want +got):\n%s", diff)
 	}
-	s := readFile(t, filepath.Join(res.Dir, SessionFile))
+	s := readFile(t, filepath.Join(res.Dir, runstate.SessionFile))
 	if !strings.Contains(s, "status: rejected") || !strings.Contains(s, "> Rejected boundary `merge` (--reject merge)") {
 		t.Errorf("session.md:\n%s", s)
 	}
@@ -217,15 +218,15 @@ func TestPrompter(t *testing.T) {
 	if err != nil || res.Approvals != 1 {
 		t.Fatalf("Run(yes) = %v", err)
 	}
-	if s := readFile(t, filepath.Join(res.Dir, SessionFile)); !strings.Contains(s, "> [!user]\n> Approved boundary `merge` (interactive)") {
+	if s := readFile(t, filepath.Join(res.Dir, runstate.SessionFile)); !strings.Contains(s, "> [!user]\n> Approved boundary `merge` (interactive)") {
 		t.Errorf("session.md:\n%s", s)
 	}
-	if _, err := os.Stat(filepath.Join(res.Dir, JournalFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(res.Dir, runstate.JournalFile)); err == nil {
 		t.Error("a run that was never suspended wrote a journal")
 	}
 	o = opts(t, nil)
 	o.Prompter = decide(false)
-	if res, err := Run(context.Background(), w, nil, o); !errors.Is(err, ErrRejected) || res.Status != StatusRejected {
+	if res, err := Run(context.Background(), w, nil, o); !errors.Is(err, ErrRejected) || res.Status != runstate.StatusRejected {
 		t.Fatalf("Run(no) = %v", err)
 	}
 }
@@ -254,10 +255,10 @@ func TestJournalForged(t *testing.T) {
 		reason string
 	}{
 		{"options changed", func(t *testing.T, _, dir string) {
-			edit(t, filepath.Join(dir, JournalFile), `"allow_unapproved": false`, `"allow_unapproved": true`)
+			edit(t, filepath.Join(dir, runstate.JournalFile), `"allow_unapproved": false`, `"allow_unapproved": true`)
 		}, "run-test", "journal_unauthenticated"},
 		{"output changed", func(t *testing.T, _, dir string) {
-			edit(t, filepath.Join(dir, JournalFile), `"value": "b1"`, `"value": "main"`)
+			edit(t, filepath.Join(dir, runstate.JournalFile), `"value": "b1"`, `"value": "main"`)
 		}, "run-test", "journal_unauthenticated"},
 		{"mac removed", func(t *testing.T, _, dir string) {
 			if err := os.Remove(filepath.Join(dir, journalMACFile)); err != nil {
@@ -285,7 +286,7 @@ func TestJournalForged(t *testing.T) {
 		{"duplicate key", func(t *testing.T, state, dir string) {
 			// Re-MACed with the real key: whoever holds the key is
 			// trusted, but a duplicate member is still refused.
-			p := filepath.Join(dir, JournalFile)
+			p := filepath.Join(dir, runstate.JournalFile)
 			edit(t, p, `"allow_unapproved": false`, `"allow_unapproved": false, "allow_unapproved": true`)
 			key, _ := stateKey(state, false)
 			os.WriteFile(filepath.Join(dir, journalMACFile), []byte(recordMAC(key, "journal", "run-test", []byte(readFile(t, p)))), 0o600)
@@ -368,7 +369,7 @@ def wf(ctx, branch):
 	if err != nil {
 		t.Fatalf("Resume: %v", err)
 	}
-	if n := strings.Count(readFile(t, filepath.Join(res.Dir, SessionFile)), "asking to merge b1"); n != 1 {
+	if n := strings.Count(readFile(t, filepath.Join(res.Dir, runstate.SessionFile)), "asking to merge b1"); n != 1 {
 		t.Errorf("session.md logs the line before the boundary %d times, want 1", n)
 	}
 }
@@ -394,7 +395,7 @@ func TestJournalCrash(t *testing.T) {
 	if syncs != 6 {
 		t.Errorf("suspending synced %d times, want 6", syncs)
 	}
-	p := filepath.Join(res.Dir, JournalFile)
+	p := filepath.Join(res.Dir, runstate.JournalFile)
 	data := readFile(t, p)
 	if _, err := ReadJournal(state, "run-test"); err != nil {
 		t.Fatalf("ReadJournal of the whole journal: %v", err)
@@ -456,29 +457,29 @@ func TestReadJournalWrongShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := []byte(`{"run_id": 5}`)
-	if err := writeDurable(filepath.Join(dir, JournalFile), data); err != nil {
+	if err := writeDurable(filepath.Join(dir, runstate.JournalFile), data); err != nil {
 		t.Fatal(err)
 	}
 	if err := writeDurable(filepath.Join(dir, journalMACFile), []byte(recordMAC(key, "journal", "r1", data)+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	_, err = ReadJournal(state, "r1")
-	if !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), filepath.Join(dir, JournalFile)) {
-		t.Errorf("ReadJournal = %v, want ErrJournal naming %s", err, JournalFile)
+	if !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), filepath.Join(dir, runstate.JournalFile)) {
+		t.Errorf("ReadJournal = %v, want ErrJournal naming %s", err, runstate.JournalFile)
 	}
 
 	// An authentic journal whose member names only fold onto the
 	// journal's is refused too: encoding/json would read "Target" as
 	// the target a reader of "target" did not see.
 	data = []byte(`{"run_id": "r1", "target": "a", "Target": "b"}`)
-	if err := writeDurable(filepath.Join(dir, JournalFile), data); err != nil {
+	if err := writeDurable(filepath.Join(dir, runstate.JournalFile), data); err != nil {
 		t.Fatal(err)
 	}
 	if err := writeDurable(filepath.Join(dir, journalMACFile), []byte(recordMAC(key, "journal", "r1", data)+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	_, err = ReadJournal(state, "r1")
-	if want := filepath.Join(dir, JournalFile) + `:1: $.Target: key "Target" is not "target"`; !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), want) {
+	if want := filepath.Join(dir, runstate.JournalFile) + `:1: $.Target: key "Target" is not "target"`; !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), want) {
 		t.Errorf("ReadJournal = %v, want ErrJournal with %s", err, want)
 	}
 }
@@ -523,7 +524,7 @@ func TestJournalCrashBetweenWrites(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ReadJournal = %v, want the journal pending at %s", err, want)
 		}
-		if j.Status != StatusPendingApproval || j.Pending == nil || j.Pending.Boundary != want {
+		if j.Status != runstate.StatusPendingApproval || j.Pending == nil || j.Pending.Boundary != want {
 			t.Fatalf("journal is %s pending %+v, want pending at %s", j.Status, j.Pending, want)
 		}
 	}
@@ -554,19 +555,19 @@ func TestJournalCrashBetweenWrites(t *testing.T) {
 
 	// Completed: the journal says so and only its MAC is left, so the
 	// journal pending at release, should anyone keep a copy, is refused.
-	pending := readFile(t, filepath.Join(res.Dir, JournalFile))
+	pending := readFile(t, filepath.Join(res.Dir, runstate.JournalFile))
 	crashAt("")
-	if res, err := resume("release"); err != nil || res.Status != StatusCompleted {
+	if res, err := resume("release"); err != nil || res.Status != runstate.StatusCompleted {
 		t.Fatalf("Resume = %v, want completed", err)
 	}
 	if n := strings.Count(readFile(t, macPath), "\n"); n != 1 {
 		t.Errorf("journal.mac holds %d lines after a whole write, want 1", n)
 	}
 	j, err := ReadJournal(state, "run-test")
-	if err != nil || j.Status != StatusCompleted {
+	if err != nil || j.Status != runstate.StatusCompleted {
 		t.Fatalf("ReadJournal = %v, %v; want the completed journal", j, err)
 	}
-	if err := os.WriteFile(filepath.Join(res.Dir, JournalFile), []byte(pending), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(res.Dir, runstate.JournalFile), []byte(pending), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ReadJournal(state, "run-test"); !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), "journal_unauthenticated") {
@@ -591,7 +592,7 @@ func TestJournalRewriteKeepsNoForgery(t *testing.T) {
 		t.Fatal(err)
 	}
 	forged := []byte(`{"run_id": "r1", "status": "pending_approval", "allow_unapproved": true}`)
-	if err := os.WriteFile(filepath.Join(dir, JournalFile), forged, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, runstate.JournalFile), forged, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	journalWriteStep = func(step string) error {

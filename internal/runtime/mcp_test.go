@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -195,7 +196,7 @@ func testDocsRun(t *testing.T, cfg *runconfig.Config) {
 		t.Errorf("step 2 path = %v, want step 1's docs/retries.md", p)
 	}
 	checkSessionLog(t, res)
-	session := readFile(t, filepath.Join(res.Dir, SessionFile))
+	session := readFile(t, filepath.Join(res.Dir, runstate.SessionFile))
 	for _, line := range []string{
 		"MCP server `docs`, tool `search`: destructiveHint=true, idempotentHint=true, openWorldHint=false, readOnlyHint=true",
 		"MCP server `docs`, tool `archive`: destructiveHint=true, idempotentHint=false, openWorldHint=true, readOnlyHint=false",
@@ -241,7 +242,7 @@ func TestMCPErrors(t *testing.T) {
 			if tc.stderr != "" && !strings.HasSuffix(err.Error(), "; server stderr: "+tc.stderr) {
 				t.Errorf("Run = %v, want it to end quoting the server's stderr %q", err, tc.stderr)
 			}
-			if res.Status != StatusFailed || len(res.Receipts) != 1 || res.Receipts[0].Status != ReceiptError {
+			if res.Status != runstate.StatusFailed || len(res.Receipts) != 1 || res.Receipts[0].Status != ReceiptError {
 				t.Errorf("status %s, receipts %+v; want failed with one error receipt", res.Status, res.Receipts)
 			}
 		})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/google/go-cmp/cmp"
 )
@@ -188,7 +189,7 @@ func checkUsage(t *testing.T, res *Result, o Options, want ModelUsage) {
 	if u, ok := rc["usage"].(map[string]any); !ok || u["model"] != want.Model {
 		t.Errorf("replay_run receipt usage = %v", rc["usage"])
 	}
-	if s := readFile(t, filepath.Join(res.Dir, SessionFile)); !strings.Contains(s, "model: "+want.Model) || !strings.Contains(s, "tokens_used: ") {
+	if s := readFile(t, filepath.Join(res.Dir, runstate.SessionFile)); !strings.Contains(s, "model: "+want.Model) || !strings.Contains(s, "tokens_used: ") {
 		t.Errorf("session.md lacks the model:\n%s", s)
 	}
 	noSecret(t, o.StateDir, apiKeyValue)
@@ -240,7 +241,7 @@ func TestModelProviderErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("Run = %v, want an error containing %q", err, want)
 			}
-			if called || res.Status != StatusFailed || res.Receipts[0].Status != ReceiptError {
+			if called || res.Status != runstate.StatusFailed || res.Receipts[0].Status != ReceiptError {
 				t.Errorf("called %v, status %s, receipt %s; want a failed run stopped at the model step", called, res.Status, res.Receipts[0].Status)
 			}
 			noSecret(t, o.StateDir, apiKeyValue)

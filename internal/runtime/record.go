@@ -16,16 +16,11 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/mdtext"
 	"github.com/crystallize-dev/crystallize/internal/replay"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
-)
-
-// Names of the files of a run record.
-const (
-	TraceFile   = "trace.json"
-	SessionFile = "session.md"
 )
 
 // write records the run: trace.json and session.md under
@@ -47,7 +42,7 @@ func (h *host) write() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
-	if err := writeRecord(filepath.Join(dir, TraceFile), data); err != nil {
+	if err := writeRecord(filepath.Join(dir, runstate.TraceFile), data); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
 	// The journal, what a resume needs, is written before the log, so
@@ -64,7 +59,7 @@ func (h *host) write() error {
 			return fmt.Errorf("recording run: %w", err)
 		}
 	}
-	if err := writeRecord(filepath.Join(dir, SessionFile), md); err != nil {
+	if err := writeRecord(filepath.Join(dir, runstate.SessionFile), md); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
 	return nil
@@ -262,7 +257,7 @@ func (h *host) parsedSession(body string) ([]byte, error) {
 	s := h.sessionMeta()
 	// Recorded text (a tool's output, a notification) may hold bytes
 	// that are not UTF-8; the format holds only UTF-8.
-	if err := session.ParseBody(SessionFile, strings.ToValidUTF8(body, "\uFFFD"), s); err != nil {
+	if err := session.ParseBody(runstate.SessionFile, strings.ToValidUTF8(body, "\uFFFD"), s); err != nil {
 		return nil, err
 	}
 	s.Meta.ResumePoint = resumePhase(s, s.Meta.ResumePoint)
@@ -293,7 +288,7 @@ func (h *host) plainSession(why error) ([]byte, error) {
 	reason := strings.Join(strings.Fields(strings.ToValidUTF8(why.Error(), "\uFFFD")), " ")
 	md := fmt.Sprintf("# %s\n\nThe log of this run could not be written in the session format (%s); trace.json in this directory holds every step.\n",
 		h.w.Name, codeSpan(reason))
-	if err := session.ParseBody(SessionFile, md, s); err != nil {
+	if err := session.ParseBody(runstate.SessionFile, md, s); err != nil {
 		return nil, err
 	}
 	return session.Format(s)
@@ -309,7 +304,7 @@ func (h *host) sessionMeta() *session.Session {
 		model = "none"
 	}
 	resume := session.NoResumePoint
-	if r.Status != StatusCompleted {
+	if r.Status != runstate.StatusCompleted {
 		resume = "step-" + strconv.Itoa(h.step)
 	}
 	if r.Pending != nil {
@@ -622,7 +617,7 @@ func RunRecord(name string, s *session.Session) (runID, stateDir string, ok bool
 	runDir := filepath.Dir(filepath.Clean(name))
 	runs := filepath.Dir(runDir)
 	id := s.Meta.SessionID
-	if !workflow || filepath.Base(name) != SessionFile || filepath.Base(runDir) != id || filepath.Base(runs) != "runs" {
+	if !workflow || filepath.Base(name) != runstate.SessionFile || filepath.Base(runDir) != id || filepath.Base(runs) != "runs" {
 		return "", "", false
 	}
 	return id, filepath.Dir(runs), true
@@ -660,10 +655,10 @@ func OpenRunLog(name string, s *session.Session) (*RunLog, error) {
 		return nil, nil
 	}
 	r := &RunLog{RunID: id, StateDir: stateDir, Status: s.Meta.Status}
-	_, err := os.Stat(filepath.Join(filepath.Dir(name), JournalFile))
+	_, err := os.Stat(filepath.Join(filepath.Dir(name), runstate.JournalFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if r.Status == StatusCompleted || r.Status == StatusRejected {
+		if r.Status == runstate.StatusCompleted || r.Status == runstate.StatusRejected {
 			return nil, &NothingToResumeError{RunID: id, Status: r.Status}
 		}
 		return r, nil
@@ -673,7 +668,7 @@ func OpenRunLog(name string, s *session.Session) (*RunLog, error) {
 	if r.Journal, err = ReadJournal(stateDir, id); err != nil {
 		return nil, err
 	}
-	if r.Journal.Status != StatusPendingApproval {
+	if r.Journal.Status != runstate.StatusPendingApproval {
 		return nil, &NothingToResumeError{RunID: id, Status: r.Journal.Status}
 	}
 	return r, nil

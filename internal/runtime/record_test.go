@@ -11,6 +11,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -77,11 +78,11 @@ def wf(ctx, file):
 // bytes: crystallize session resume reads exactly what the run wrote.
 func checkSessionLog(t *testing.T, res *Result) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(res.Dir, SessionFile))
+	data, err := os.ReadFile(filepath.Join(res.Dir, runstate.SessionFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := session.Parse(SessionFile, data)
+	s, err := session.Parse(runstate.SessionFile, data)
 	if err != nil {
 		t.Fatalf("session.md does not parse: %v\n%s", err, data)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/session"
 )
 
@@ -31,14 +32,14 @@ def wf(ctx, text):
 		o := opts(t, &runconfig.Config{Tools: map[string]runconfig.ToolBinding{"notes.append": b}, Grants: runconfig.Grants{Capabilities: []string{"notes.write"}}})
 		res, err := Run(context.Background(), w, Params{"text": strings.Repeat("a", pad) + strings.Repeat("é", 150)}, o)
 		var pending *PendingApprovalError
-		if !errors.As(err, &pending) || res.Status != StatusPendingApproval {
+		if !errors.As(err, &pending) || res.Status != runstate.StatusPendingApproval {
 			t.Fatalf("pad %d: status %s, err %v; want pending_approval", pad, res.Status, err)
 		}
-		data, err := os.ReadFile(filepath.Join(res.Dir, SessionFile))
+		data, err := os.ReadFile(filepath.Join(res.Dir, runstate.SessionFile))
 		if err != nil {
 			t.Fatalf("pad %d: %v", pad, err)
 		}
-		if _, err := session.Parse(SessionFile, data); err != nil {
+		if _, err := session.Parse(runstate.SessionFile, data); err != nil {
 			t.Errorf("pad %d: session.md does not parse: %v", pad, err)
 		}
 		if _, err := ReadJournal(o.StateDir, res.RunID); err != nil {
@@ -54,14 +55,14 @@ def wf(ctx):
 	w := workflow(t, deep)
 	o := opts(t, &runconfig.Config{})
 	res, err := Run(context.Background(), w, Params{}, o)
-	if err != nil || res.Status != StatusCompleted {
+	if err != nil || res.Status != runstate.StatusCompleted {
 		t.Fatalf("deep notification: status %s, err %v; want completed", res.Status, err)
 	}
-	data, err := os.ReadFile(filepath.Join(res.Dir, SessionFile))
+	data, err := os.ReadFile(filepath.Join(res.Dir, runstate.SessionFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := session.Parse(SessionFile, data); err != nil {
+	if _, err := session.Parse(runstate.SessionFile, data); err != nil {
 		t.Errorf("session.md does not parse: %v", err)
 	}
 	if !strings.Contains(string(data), "could not be written in the session format") {

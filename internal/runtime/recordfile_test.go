@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +24,7 @@ func TestRecordReplacesLink(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{TraceFile, SessionFile} {
+	for _, name := range []string{runstate.TraceFile, runstate.SessionFile} {
 		if err := os.Symlink(outside, filepath.Join(dir, name)); err != nil {
 			t.Skip("no symbolic links here:", err)
 		}

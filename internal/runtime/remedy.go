@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"slices"
 	"strings"
 )
@@ -79,7 +80,7 @@ func (j *Journal) CheckDecision(decide string) error {
 	if decide == "" {
 		return nil
 	}
-	if p == nil || p.Kind != PendingDecision {
+	if p == nil || p.Kind != runstate.PendingDecision {
 		what := "nothing"
 		if p != nil {
 			what = "approval of boundary " + p.Boundary

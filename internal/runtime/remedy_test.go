@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/session"
 )
 
 func TestCheckDecision(t *testing.T) {
-	waiting := &Journal{RunID: "r1", Pending: &Pending{Kind: PendingDecision, Boundary: "strategy", Options: []string{"JWT", "OAuth"}}}
-	approval := &Journal{RunID: "r2", Pending: &Pending{Boundary: "merge"}}
+	waiting := &Journal{RunID: "r1", Pending: &runstate.Pending{Kind: runstate.PendingDecision, Boundary: "strategy", Options: []string{"JWT", "OAuth"}}}
+	approval := &Journal{RunID: "r2", Pending: &runstate.Pending{Boundary: "merge"}}
 	for _, tt := range []struct {
 		j       *Journal
 		decide  string
@@ -41,16 +42,16 @@ func TestCheckDecision(t *testing.T) {
 
 func TestRunRecord(t *testing.T) {
 	run := &session.Session{Meta: session.Meta{SessionID: "run-1", Extra: []session.Field{{Key: "workflow", Value: "wf"}}}}
-	id, dir, ok := RunRecord(filepath.Join("st", "runs", "run-1", SessionFile), run)
+	id, dir, ok := RunRecord(filepath.Join("st", "runs", "run-1", runstate.SessionFile), run)
 	if !ok || id != "run-1" || dir != "st" {
 		t.Errorf("RunRecord = %q, %q, %v; want run-1 under st", id, dir, ok)
 	}
-	for _, name := range []string{filepath.Join("st", "runs", "run-2", SessionFile), filepath.Join("st", "logs", "run-1", SessionFile), "notes.md"} {
+	for _, name := range []string{filepath.Join("st", "runs", "run-2", runstate.SessionFile), filepath.Join("st", "logs", "run-1", runstate.SessionFile), "notes.md"} {
 		if _, _, ok := RunRecord(name, run); ok {
 			t.Errorf("RunRecord(%s) = ok, want not a run's log", name)
 		}
 	}
-	if _, _, ok := RunRecord(filepath.Join("st", "runs", "run-1", SessionFile), &session.Session{Meta: session.Meta{SessionID: "run-1"}}); ok {
+	if _, _, ok := RunRecord(filepath.Join("st", "runs", "run-1", runstate.SessionFile), &session.Session{Meta: session.Meta{SessionID: "run-1"}}); ok {
 		t.Error("a log without workflow: is a run's log")
 	}
 }
@@ -66,7 +67,7 @@ func TestOpenRunLog(t *testing.T) {
 	if !errors.Is(err, ErrPendingApproval) {
 		t.Fatalf("Run = %v, want a pending approval", err)
 	}
-	name := filepath.Join(res.Dir, SessionFile)
+	name := filepath.Join(res.Dir, runstate.SessionFile)
 	s, err := session.Open(name)
 	if err != nil {
 		t.Fatal(err)
@@ -79,15 +80,15 @@ func TestOpenRunLog(t *testing.T) {
 	if r, err := OpenRunLog("notes.md", s); r != nil || err != nil {
 		t.Errorf("OpenRunLog(not a run's log) = %+v, %v; want nil", r, err)
 	}
-	if err := os.Remove(filepath.Join(res.Dir, JournalFile)); err != nil {
+	if err := os.Remove(filepath.Join(res.Dir, runstate.JournalFile)); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := OpenRunLog(name, s); err != nil || r == nil || r.Journal != nil {
 		t.Errorf("OpenRunLog(never suspended, %s) = %+v, %v; want no journal", s.Meta.Status, r, err)
 	}
-	s.Meta.Status = StatusCompleted
+	s.Meta.Status = runstate.StatusCompleted
 	var ended *NothingToResumeError
-	if _, err := OpenRunLog(name, s); !errors.As(err, &ended) || ended.Status != StatusCompleted {
+	if _, err := OpenRunLog(name, s); !errors.As(err, &ended) || ended.Status != runstate.StatusCompleted {
 		t.Errorf("OpenRunLog(completed) = %v; want nothing to resume", err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -35,14 +36,6 @@ const DefaultMaxSteps = 10_000_000
 // DefaultStateDir is where runs are recorded when Options.StateDir is
 // empty: <StateDir>/runs/<run-id>/.
 const DefaultStateDir = toolexec.StateDirName
-
-// Run statuses, recorded in Result.Status, the trace and session.md; see
-// also StatusPendingApproval and StatusRejected.
-const (
-	StatusCompleted = "completed"
-	StatusFailed    = "failed"
-	StatusCancelled = "cancelled"
-)
 
 // Errors a run can fail with; callers use errors.Is. The messages of the
 // wrapping errors say which tool, capability, secret or boundary.
@@ -165,7 +158,7 @@ type Options struct {
 	Decide string
 	// Inbox receives the messages of the agent API as they are written
 	// (see agentapi.go); nil drops them (session.md still has them).
-	Inbox func(Message)
+	Inbox func(runstate.Message)
 	// OnStart is called with the run id once the run is admitted, just
 	// before its first step: a run refused before then (not ready,
 	// parameters, unbound tools, grants) never calls it, as it records
@@ -243,7 +236,7 @@ type Result struct {
 	// Error is the failure message (secrets replaced), "" on success.
 	Error string
 	// Pending is the approval a suspended run waits for.
-	Pending *Pending
+	Pending *runstate.Pending
 	// Verification is the outcome of Options.Verify, nil without it or
 	// while the run is pending.
 	Verification *Verification
@@ -316,12 +309,12 @@ func (h *host) run(params Params) (*Result, error) {
 	h.res.Ended = h.opts.Now()
 	h.res.Duration = h.res.Ended.Sub(h.res.Started)
 	h.finish(out, err)
-	if h.driven && (h.res.Status == StatusRunning || h.res.Status == StatusPendingApproval) {
+	if h.driven && (h.res.Status == runstate.StatusRunning || h.res.Status == runstate.StatusPendingApproval) {
 		// The engine driving the run keeps its journal; nothing is
 		// recorded until the run ends.
 		return h.res, nil
 	}
-	if h.expect != nil && h.res.Status != StatusPendingApproval {
+	if h.expect != nil && h.res.Status != runstate.StatusPendingApproval {
 		verr := h.verify()
 		if verr != nil && h.res.Error == "" {
 			h.res.Error = h.secrets.Scrub(verr.Error())

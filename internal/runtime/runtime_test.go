@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -267,7 +268,7 @@ func TestStepLimit(t *testing.T) {
 	if !errors.Is(err, ErrStepLimit) {
 		t.Fatalf("Run = %v, want ErrStepLimit", err)
 	}
-	if res.Status != StatusFailed {
+	if res.Status != runstate.StatusFailed {
 		t.Errorf("status = %s, want failed", res.Status)
 	}
 }
@@ -296,13 +297,13 @@ func TestCancellation(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("cancellation took %s", d)
 	}
-	if after || res.Status != StatusCancelled {
+	if after || res.Status != runstate.StatusCancelled {
 		t.Errorf("after = %v, status = %s; want false, cancelled", after, res.Status)
 	}
-	if tr := readTrace(t, res); tr.Metadata["crystallize_run"].(map[string]any)["status"] != StatusCancelled {
+	if tr := readTrace(t, res); tr.Metadata["crystallize_run"].(map[string]any)["status"] != runstate.StatusCancelled {
 		t.Errorf("trace does not record the cancellation: %v", tr.Metadata)
 	}
-	if s := readFile(t, filepath.Join(res.Dir, SessionFile)); !strings.Contains(s, "status: cancelled") {
+	if s := readFile(t, filepath.Join(res.Dir, runstate.SessionFile)); !strings.Contains(s, "status: cancelled") {
 		t.Errorf("session.md does not record the cancellation:\n%s", s)
 	}
 }
@@ -315,7 +316,7 @@ func TestCancelKillsCommand(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	res, err := Run(ctx, w, nil, o)
-	if !errors.Is(err, ErrCancelled) || res.Status != StatusCancelled {
+	if !errors.Is(err, ErrCancelled) || res.Status != runstate.StatusCancelled {
 		t.Fatalf("Run = %v (status %v), want a cancelled run", err, res.Status)
 	}
 	if d := time.Since(start); d > 10*time.Second {
@@ -455,7 +456,7 @@ func TestApprovals(t *testing.T) {
 	if err != nil || res.Approvals != 1 || res.Output != "merged" {
 		t.Fatalf("Run = %v, %v; want one approval and output merged", res, err)
 	}
-	if s := readFile(t, filepath.Join(res.Dir, SessionFile)); !strings.Contains(s, "> [!decision]") {
+	if s := readFile(t, filepath.Join(res.Dir, runstate.SessionFile)); !strings.Contains(s, "> [!decision]") {
 		t.Errorf("session.md lacks the decision callout:\n%s", s)
 	}
 }
@@ -504,7 +505,7 @@ def wf(ctx, branch):
 	if got := len(tr.ReplayRun["effect_receipts"].([]any)); got != 2 {
 		t.Errorf("replay_run has %d receipts, want 2", got)
 	}
-	s := readFile(t, filepath.Join(res.Dir, SessionFile))
+	s := readFile(t, filepath.Join(res.Dir, runstate.SessionFile))
 	for _, want := range []string{"session_id: run-test", "status: completed", "resume_point: none", "tokens_used: 0", "## Step 1 · git.create_branch", "**Tool calls:**", "- `git.create_branch branch=\"deps/x\" repo_path=\"/r\"`"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("session.md lacks %q:\n%s", want, s)
@@ -514,7 +515,7 @@ def wf(ctx, branch):
 
 func readTrace(t *testing.T, res *Result) *trace.Trace {
 	t.Helper()
-	p := filepath.Join(res.Dir, TraceFile)
+	p := filepath.Join(res.Dir, runstate.TraceFile)
 	data, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)

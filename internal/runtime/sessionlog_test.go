@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -84,14 +85,14 @@ func TestSessionBuiltFromBlocks(t *testing.T) {
 			if string(built) != string(parsed) {
 				t.Fatalf("built from blocks:\n%s\nread from markdown:\n%s", built, parsed)
 			}
-			written, err := os.ReadFile(filepath.Join(h.res.Dir, SessionFile))
+			written, err := os.ReadFile(filepath.Join(h.res.Dir, runstate.SessionFile))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if string(written) != string(built) {
 				t.Fatalf("session.md is not the log built from blocks:\n%s", written)
 			}
-			if _, err := session.Parse(SessionFile, written); err != nil {
+			if _, err := session.Parse(runstate.SessionFile, written); err != nil {
 				t.Fatalf("session.md does not parse: %v", err)
 			}
 		})

@@ -25,6 +25,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/price"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -213,7 +214,7 @@ func (w *WorkflowStats) add(r *run) {
 		if w.Bundle == "" {
 			w.Bundle = r.bundle
 		}
-		if r.status == StatusCompleted {
+		if r.status == runstate.StatusCompleted {
 			if w.Avoided == nil {
 				w.Avoided = &Avoided{}
 			}
@@ -235,7 +236,7 @@ const maxRecordBytes = 64 << 20
 
 // readRun reads one run directory.
 func readRun(dir string, prices *price.Table) (*run, error) {
-	file := filepath.Join(dir, TraceFile)
+	file := filepath.Join(dir, runstate.TraceFile)
 	// Regular files only, and bounded: a FIFO named trace.json would
 	// hang stats and a link to /dev/zero fill memory.
 	data, err := capped.ReadFile(file, maxRecordBytes)
@@ -273,20 +274,20 @@ func readRun(dir string, prices *price.Table) (*run, error) {
 		r.tokens = u.InputTokens + u.OutputTokens
 	}
 	switch r.status {
-	case StatusFailed, StatusRejected, StatusCancelled:
+	case runstate.StatusFailed, runstate.StatusRejected, runstate.StatusCancelled:
 		msg, _ := meta["error"].(string)
 		r.failure, _ = meta["reason_code"].(string)
 		if r.failure == "" {
 			r.failure = FailureCode(r.status, msg)
 		}
 	}
-	_, err = os.Stat(filepath.Join(dir, JournalFile))
-	r.waited = err == nil || r.status == StatusPendingApproval
+	_, err = os.Stat(filepath.Join(dir, runstate.JournalFile))
+	r.waited = err == nil || r.status == runstate.StatusPendingApproval
 
 	// The bundle the run ran: the journal's absolute target, else the
 	// directory of the workflow file when it holds a manifest.
 	var target string
-	if jdata, err := capped.ReadFile(filepath.Join(dir, JournalFile), maxRecordBytes); err == nil {
+	if jdata, err := capped.ReadFile(filepath.Join(dir, runstate.JournalFile), maxRecordBytes); err == nil {
 		var j struct {
 			Target string `json:"target"`
 		}
@@ -439,9 +440,9 @@ func FailureCode(status, msg string) string {
 	switch {
 	case best != "":
 		return best
-	case status == StatusRejected:
+	case status == runstate.StatusRejected:
 		return "approval_rejected"
-	case status == StatusCancelled:
+	case status == runstate.StatusCancelled:
 		return "cancelled"
 	}
 	return "step_error"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/price"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -16,14 +17,14 @@ func TestFailureCode(t *testing.T) {
 	for _, tc := range []struct {
 		status, msg, want string
 	}{
-		{StatusFailed, fmt.Errorf("%w: tool x needs y", ErrCapability).Error(), "capability_not_granted"},
-		{StatusFailed, fmt.Errorf("step 2: %w: server notes, tool add", toolexec.ErrMCP).Error(), "mcp_call_failed"},
+		{runstate.StatusFailed, fmt.Errorf("%w: tool x needs y", ErrCapability).Error(), "capability_not_granted"},
+		{runstate.StatusFailed, fmt.Errorf("step 2: %w: server notes, tool add", toolexec.ErrMCP).Error(), "mcp_call_failed"},
 		// The outermost cause, the one a reader sees first, decides.
-		{StatusFailed, ErrFailed.Error() + ": " + model.ErrUnavailable.Error(), "workflow_failed"},
-		{StatusRejected, "approval rejected: merge", "approval_rejected"},
-		{StatusRejected, "", "approval_rejected"},
-		{StatusCancelled, "context canceled", "cancelled"},
-		{StatusFailed, "tool go.test: exit status 1", "step_error"},
+		{runstate.StatusFailed, ErrFailed.Error() + ": " + model.ErrUnavailable.Error(), "workflow_failed"},
+		{runstate.StatusRejected, "approval rejected: merge", "approval_rejected"},
+		{runstate.StatusRejected, "", "approval_rejected"},
+		{runstate.StatusCancelled, "context canceled", "cancelled"},
+		{runstate.StatusFailed, "tool go.test: exit status 1", "step_error"},
 	} {
 		if got := FailureCode(tc.status, tc.msg); got != tc.want {
 			t.Errorf("FailureCode(%s, %q) = %s, want %s", tc.status, tc.msg, got, tc.want)
@@ -39,7 +40,7 @@ func TestReadStatsBadRecords(t *testing.T) {
 		"no-status": `{"version":1,"id":"x","actions":[],"metadata":{"crystallize_run":{"workflow":"wf"}}}`,
 	} {
 		os.MkdirAll(filepath.Join(dir, name), 0o755)
-		os.WriteFile(filepath.Join(dir, name, TraceFile), []byte(data), 0o644)
+		os.WriteFile(filepath.Join(dir, name, runstate.TraceFile), []byte(data), 0o644)
 	}
 	st, err := ReadStats(dir, nil)
 	if err != nil {

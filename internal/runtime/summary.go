@@ -1,5 +1,7 @@
 package runtime
 
+import "github.com/crystallize-dev/crystallize/internal/runstate"
+
 // Summary is a run's result as the tool reports it to a program:
 // `crystallize run --json` (and resume's) prints it, and an MCP tool call
 // returns it as its structured content, so a script and an agent read one
@@ -21,7 +23,7 @@ type Summary struct {
 	CostUSD    float64   `json:"cost_usd"`
 	// Pending is the approval or decision a suspended run waits for,
 	// null otherwise.
-	Pending *Pending `json:"pending"`
+	Pending *runstate.Pending `json:"pending"`
 	// Dir is the run's record directory.
 	Dir             string        `json:"dir"`
 	DryRun          bool          `json:"dry_run"`
@@ -53,4 +55,13 @@ func orEmpty[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// Outcome is how the run ended, for the registry of live runs; nil for a
+// run that failed before it had a result (r nil).
+func (r *Result) Outcome() *runstate.Outcome {
+	if r == nil {
+		return nil
+	}
+	return &runstate.Outcome{Status: r.Status, Pending: r.Pending}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
@@ -46,7 +47,7 @@ func verifyBundle(t *testing.T, expect func([]any) []any) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		data, err := os.ReadFile(filepath.Join(res.Dir, TraceFile))
+		data, err := os.ReadFile(filepath.Join(res.Dir, runstate.TraceFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +114,7 @@ func TestVerify(t *testing.T) {
 			if rec == nil || rec["passed"] != tt.verdict {
 				t.Errorf("trace.json verification = %v, want passed %v", rec, tt.verdict)
 			}
-			session := readFile(t, filepath.Join(res.Dir, SessionFile))
+			session := readFile(t, filepath.Join(res.Dir, runstate.SessionFile))
 			if !strings.Contains(session, "\n## Verify\n") {
 				t.Errorf("session.md has no Verify phase:\n%s", session)
 			}
@@ -134,8 +135,8 @@ func TestVerify(t *testing.T) {
 			if !strings.HasPrefix(err.Error(), want) || !strings.HasPrefix(res.Error, want) {
 				t.Errorf("error = %q (recorded %q), want it to start with %q", err, res.Error, want)
 			}
-			if res.Status != StatusCompleted {
-				t.Errorf("status = %s, want %s: the workflow completed, its receipts drifted", res.Status, StatusCompleted)
+			if res.Status != runstate.StatusCompleted {
+				t.Errorf("status = %s, want %s: the workflow completed, its receipts drifted", res.Status, runstate.StatusCompleted)
 			}
 			if m := rec["divergence"].(map[string]any); m["path"] != tt.path {
 				t.Errorf("trace.json divergence = %v, want path %s", m, tt.path)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -24,12 +25,12 @@ func TestResultIsRunSummary(t *testing.T) {
 		}
 	}
 	completed := base()
-	completed.Status, completed.Output = runtime.StatusCompleted, map[string]any{"tag": "v1"}
+	completed.Status, completed.Output = runstate.StatusCompleted, map[string]any{"tag": "v1"}
 	failed := base()
-	failed.Status, failed.Error = runtime.StatusFailed, "step 2: boom"
+	failed.Status, failed.Error = runstate.StatusFailed, "step 2: boom"
 	pending := base()
-	pending.Status = runtime.StatusPendingApproval
-	pending.Pending = &runtime.Pending{Step: 3, Boundary: "publish", Prompt: "Publish?"}
+	pending.Status = runstate.StatusPendingApproval
+	pending.Pending = &runstate.Pending{Step: 3, Boundary: "publish", Prompt: "Publish?"}
 
 	for _, tc := range []struct {
 		name  string

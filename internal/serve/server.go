@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -75,8 +76,8 @@ type Options struct {
 // hook may be nil.
 type Registration struct {
 	OnStart func(runID string)
-	Inbox   func(runtime.Message)
-	End     func(*runtime.Result)
+	Inbox   func(runstate.Message)
+	End     func(*runstate.Outcome)
 }
 
 // Server is the MCP server of a set of bundle directories.
@@ -393,7 +394,7 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 			opts.OnStart = chain(opts.OnStart, reg.OnStart)
 			opts.Inbox = chain(opts.Inbox, reg.Inbox)
 			if reg.End != nil {
-				defer func() { reg.End(res) }()
+				defer func() { reg.End(res.Outcome()) }()
 			}
 		}
 		res, err = runtime.Run(ctx, w, params, opts)
@@ -546,7 +547,7 @@ func result(r *runtime.Result, stateDir string) *mcp.CallToolResult {
 		sc.Approval = &Approval{Step: r.Pending.Step, Boundary: r.Pending.Boundary, Prompt: r.Pending.Prompt}
 		sc.Resume = resume + " --approve " + r.Pending.Boundary
 		summary = fmt.Sprintf("%s: run %s is waiting for approval %s at step %d; a person continues it with: %s --approve %s (or --reject %s)", r.Workflow, r.RunID, r.Pending.Boundary, r.Pending.Step, resume, r.Pending.Boundary, r.Pending.Boundary)
-	case r.Status != runtime.StatusCompleted:
+	case r.Status != runstate.StatusCompleted:
 		isError = true
 		summary += ": " + r.Error
 	default:

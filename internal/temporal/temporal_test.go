@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/temporal/temporaltest"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
@@ -164,7 +165,7 @@ func TestRunSurvivesWorkerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Status != runtime.StatusCompleted || out.Dir != filepath.Join(state, "runs", id) {
+	if out.Status != runstate.StatusCompleted || out.Dir != filepath.Join(state, "runs", id) {
 		t.Errorf("run ended %+v", out)
 	}
 	if diff := cmp.Diff([]any{"b1", "b1", "beta", true}, out.Output); diff != "" {
@@ -173,11 +174,11 @@ func TestRunSurvivesWorkerRestart(t *testing.T) {
 	if diff := cmp.Diff(map[string]int{"branch": 1, "merge": 1, "release": 1}, e.counts()); diff != "" {
 		t.Errorf("effects (-want +got):\n%s", diff)
 	}
-	tr, err := os.ReadFile(filepath.Join(out.Dir, runtime.TraceFile))
+	tr, err := os.ReadFile(filepath.Join(out.Dir, runstate.TraceFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(out.Dir, runtime.SessionFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out.Dir, runstate.SessionFile)); err != nil {
 		t.Error(err)
 	}
 	if strings.Contains(string(tr), secretValue) {

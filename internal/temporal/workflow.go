@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -86,9 +87,9 @@ type Decision struct {
 
 // State is what a run is doing, as its StateQuery and memo say.
 type State struct {
-	Status  string           `json:"status"`
-	Steps   int              `json:"steps"`
-	Pending *runtime.Pending `json:"pending,omitempty"`
+	Status  string            `json:"status"`
+	Steps   int               `json:"steps"`
+	Pending *runstate.Pending `json:"pending,omitempty"`
 }
 
 // served is one bundle a worker serves: its workflow as the worker
@@ -138,7 +139,7 @@ func (r registry) run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 		}
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefused, nil)
 	}
-	state := State{Status: runtime.StatusRunning}
+	state := State{Status: runstate.StatusRunning}
 	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (State, error) { return state, nil }); err != nil {
 		return nil, err
 	}
@@ -154,7 +155,7 @@ func (r registry) run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 	next := StepInput{
 		Workflow: in.Workflow, WorkflowSHA256: in.WorkflowSHA256,
 		Journal: &runtime.Journal{
-			RunID: in.RunID, Status: runtime.StatusRunning,
+			RunID: in.RunID, Status: runstate.StatusRunning,
 			Workflow: in.Workflow, WorkflowSHA256: in.WorkflowSHA256,
 			Params: params, Approve: approve, Calls: []runtime.JournalCall{},
 		},
@@ -165,7 +166,7 @@ func (r registry) run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 			return nil, err
 		}
 		if out.End != nil {
-			if out.End.Status != runtime.StatusCompleted {
+			if out.End.Status != runstate.StatusCompleted {
 				return nil, temporal.NewNonRetryableApplicationError(
 					fmt.Sprintf("run %s %s: %s", in.RunID, out.End.Status, out.End.Error), ErrTypeRun, nil, out.End)
 			}
@@ -177,7 +178,7 @@ func (r registry) run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 		}
 		state.Steps = len(j.Calls)
 		next = StepInput{Workflow: in.Workflow, WorkflowSHA256: in.WorkflowSHA256, Journal: j}
-		if j.Status != runtime.StatusPendingApproval || j.Pending == nil {
+		if j.Status != runstate.StatusPendingApproval || j.Pending == nil {
 			continue
 		}
 		d, err := r.await(ctx, s, &state, j.Pending)
@@ -187,7 +188,7 @@ func (r registry) run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 		switch {
 		case d == nil:
 			next.Reject = []string{j.Pending.Boundary} // not decided in time
-		case j.Pending.Kind == runtime.PendingDecision:
+		case j.Pending.Kind == runstate.PendingDecision:
 			next.Decide = d.Option
 		case d.Approve:
 			next.Approve = []string{j.Pending.Boundary}
@@ -199,8 +200,8 @@ func (r registry) run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 
 // await waits for the decision of the boundary p, sent as the Update
 // named after it; nil when the approval timeout passed first.
-func (r registry) await(ctx workflow.Context, s *served, state *State, p *runtime.Pending) (*Decision, error) {
-	state.Status, state.Pending = runtime.StatusPendingApproval, p
+func (r registry) await(ctx workflow.Context, s *served, state *State, p *runstate.Pending) (*Decision, error) {
+	state.Status, state.Pending = runstate.StatusPendingApproval, p
 	if err := workflow.UpsertMemo(ctx, map[string]any{"pending": p}); err != nil {
 		return nil, err
 	}
@@ -226,7 +227,7 @@ func (r registry) await(ctx workflow.Context, s *served, state *State, p *runtim
 	} else if err := workflow.Await(ctx, decided); err != nil {
 		return nil, err
 	}
-	state.Status, state.Pending = runtime.StatusRunning, nil
+	state.Status, state.Pending = runstate.StatusRunning, nil
 	if err := workflow.UpsertMemo(ctx, map[string]any{"pending": nil}); err != nil {
 		return nil, err
 	}
@@ -235,8 +236,8 @@ func (r registry) await(ctx workflow.Context, s *served, state *State, p *runtim
 
 // checkDecision reports whether d answers p: an option of a decision,
 // a plain yes or no for an approval.
-func checkDecision(p *runtime.Pending, d Decision) error {
-	if p.Kind == runtime.PendingDecision {
+func checkDecision(p *runstate.Pending, d Decision) error {
+	if p.Kind == runstate.PendingDecision {
 		if !slices.Contains(p.Options, d.Option) {
 			return fmt.Errorf("%w: %q is not an option of %s (options: %v)", runtime.ErrDecision, d.Option, p.Boundary, p.Options)
 		}
@@ -248,9 +249,9 @@ func checkDecision(p *runtime.Pending, d Decision) error {
 	return nil
 }
 
-func describeDecision(p *runtime.Pending, d Decision) string {
+func describeDecision(p *runstate.Pending, d Decision) string {
 	switch {
-	case p.Kind == runtime.PendingDecision:
+	case p.Kind == runstate.PendingDecision:
 		return "decided " + p.Boundary + ": " + d.Option
 	case d.Approve:
 		return "approved " + p.Boundary
@@ -284,7 +285,7 @@ func (a *activities) step(ctx context.Context, in StepInput) (*StepOutput, error
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefused, nil)
 	}
 	switch j.Status {
-	case runtime.StatusRunning, runtime.StatusPendingApproval:
+	case runstate.StatusRunning, runstate.StatusPendingApproval:
 		return &StepOutput{Journal: j}, nil
 	}
 	if res == nil || res.Dir == "" {
