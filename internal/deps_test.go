@@ -52,7 +52,7 @@ var allowed = map[string][]string{
 	"internal/bundle":       {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact", "internal/assert", "internal/skill", "internal/atomicfile"},
 	"internal/tracetest":    {"internal/trace"},
 	"internal/capture":      {"internal/trace", "internal/redact", "internal/atomicfile"},
-	"internal/install":      {"internal/bundle", "internal/skill", "internal/serve", "internal/atomicfile", "internal/textdiff"},
+	"internal/install":      {"internal/bundle", "internal/skill", "internal/runtime", "internal/atomicfile", "internal/textdiff"},
 	"internal/review":       {"internal/bundle", "internal/candidate", "internal/trace", "internal/runtime", "internal/registry", "internal/store", "internal/textdiff"},
 	"internal/serve":        {"internal/runtime", "internal/runstate", "internal/bundle", "internal/candidate", "internal/trace"},
 	// Runs on Temporal are driven through runtime.Advance; the test
