@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/crystallize-dev/crystallize/internal/membudget"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"runtime"
@@ -46,7 +47,7 @@ var hostileConstructs = []struct{ name, body string }{
 // heapPeak polls the heap until stop is called and returns the highest
 // growth it saw over its start.
 func heapPeak() (stop func() uint64) {
-	base := heapBytes()
+	base := membudget.HeapBytes()
 	var peak atomic.Uint64
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -55,7 +56,7 @@ func heapPeak() (stop func() uint64) {
 		t := time.NewTicker(100 * time.Microsecond)
 		defer t.Stop()
 		for {
-			if now := heapBytes(); now > base && now-base > peak.Load() {
+			if now := membudget.HeapBytes(); now > base && now-base > peak.Load() {
 				peak.Store(now - base)
 			}
 			select {
@@ -87,7 +88,7 @@ func TestHostileAllocations(t *testing.T) {
 			stop := heapPeak()
 			_, err := Run(context.Background(), w, nil, o)
 			peak := stop()
-			if !errors.Is(err, ErrMemoryBudget) || !strings.Contains(err.Error(), "memory_budget") {
+			if !errors.Is(err, membudget.ErrMemoryBudget) || !strings.Contains(err.Error(), "memory_budget") {
 				t.Errorf("Run = %v, want ErrMemoryBudget", err)
 			}
 			if peak > 2*budget {
@@ -152,7 +153,7 @@ func TestOwnRecordsNotCharged(t *testing.T) {
 	o = opts(t, nil)
 	o.Tools = map[string]toolexec.Tool{"echo": {Func: echo}}
 	o.MaxMemory = 64 << 20
-	if _, err := Run(context.Background(), w, Params{"big": 65 << 20}, o); !errors.Is(err, ErrMemoryBudget) {
+	if _, err := Run(context.Background(), w, Params{"big": 65 << 20}, o); !errors.Is(err, membudget.ErrMemoryBudget) {
 		t.Errorf("Run after the calls = %v, want ErrMemoryBudget", err)
 	}
 }

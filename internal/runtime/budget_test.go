@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/crystallize-dev/crystallize/internal/membudget"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
@@ -23,7 +24,7 @@ func TestMemoryBudget(t *testing.T) {
 	o.MaxMemory = 32 << 20
 	start := time.Now()
 	res, err := Run(context.Background(), w, nil, o)
-	if !errors.Is(err, ErrMemoryBudget) || !strings.Contains(err.Error(), "memory_budget") {
+	if !errors.Is(err, membudget.ErrMemoryBudget) || !strings.Contains(err.Error(), "memory_budget") {
 		t.Fatalf("Run = %v, want ErrMemoryBudget", err)
 	}
 	if res.Status != runstate.StatusFailed {

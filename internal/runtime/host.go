@@ -16,6 +16,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/crystallize-dev/crystallize/internal/mdtext"
+	"github.com/crystallize-dev/crystallize/internal/membudget"
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
@@ -81,7 +82,7 @@ type host struct {
 	// maxToolCalls and maxModelCalls are call ceilings (0: none).
 	maxToolCalls, maxModelCalls int64
 	// mem is the run's memory budget, set when the workflow starts.
-	mem *memoryBudget
+	mem *membudget.Budget
 
 	// passedOver is the step whose failed precondition a person passed
 	// over (fallback.go); the step's action is marked when it runs.
@@ -461,7 +462,7 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 		p.callout(session.CalloutError, "", stepvalue.OneLine(h.secrets.Scrub(callErr.Error())))
 	}
 	if h.mem != nil {
-		h.mem.own.Add(recordBytes(outJSON, p.lines))
+		h.mem.AddOwn(recordBytes(outJSON, p.lines))
 	}
 	return r.ArgumentsSHA256
 }

@@ -13,12 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"go.starlark.net/lib/json"
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/membudget"
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
@@ -383,7 +382,7 @@ func (opts Options) withDefaults() Options {
 		opts.MaxSteps = DefaultMaxSteps
 	}
 	if opts.MaxMemory == 0 {
-		opts.MaxMemory = DefaultMaxMemory
+		opts.MaxMemory = membudget.DefaultMaxMemory
 	}
 	if opts.StateDir == "" {
 		opts.StateDir = DefaultStateDir
@@ -421,12 +420,6 @@ func newRunID(now time.Time) string {
 	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
-// predeclared are the globals of every workflow (codegen.Predeclared).
-var predeclared = starlark.StringDict{
-	"json":   json.Module,
-	"struct": starlark.NewBuiltin("struct", starlarkstruct.Make),
-}
-
 // exec runs the workflow function on a new thread.
 func (h *host) exec(params Params) (any, error) {
 	defer h.tools.CloseMCP()
@@ -440,8 +433,8 @@ func (h *host) exec(params Params) (any, error) {
 	thread.SetMaxExecutionSteps(h.opts.MaxSteps)
 	done := make(chan struct{})
 	defer close(done)
-	h.mem = newMemoryBudget(h.opts.MaxMemory, h.cancel)
-	h.mem.watch(h.ctx, done)
+	h.mem = membudget.New(h.opts.MaxMemory, h.cancel)
+	h.mem.Watch(h.ctx, done)
 	go func() {
 		select {
 		case <-h.ctx.Done():
@@ -476,7 +469,7 @@ func (h *host) exec(params Params) (any, error) {
 	// The result is converted and written out several times over (the
 	// output, trace.json, session.md) after the workflow returns: its
 	// text must fit in what is left of the budget.
-	if err := h.mem.reserve(resultCopies*textBound(v, h.mem.limit()), "the workflow's result"); err != nil {
+	if err := h.mem.Reserve(resultCopies*membudget.TextBound(v, h.mem.Limit()), "the workflow's result"); err != nil {
 		return nil, err
 	}
 	out, err := toGo(v)
@@ -497,8 +490,8 @@ func (h *host) load(thread *starlark.Thread) (starlark.StringDict, error) {
 	if err != nil {
 		return nil, err
 	}
-	guardOperators(f)
-	predeclared := h.guardedPredeclared()
+	membudget.GuardOperators(f)
+	predeclared := h.mem.Predeclared()
 	prog, err := starlark.FileProgram(f, predeclared.Has)
 	if err != nil {
 		return nil, err
@@ -512,7 +505,7 @@ func (h *host) load(thread *starlark.Thread) (starlark.StringDict, error) {
 // exhaustion become ErrCancelled and ErrStepLimit, since Starlark reports
 // both as a plain cancellation.
 func (h *host) classify(thread *starlark.Thread, err error) error {
-	if cause := context.Cause(h.ctx); errors.Is(cause, ErrBudget) || errors.Is(cause, ErrMemoryBudget) {
+	if cause := context.Cause(h.ctx); errors.Is(cause, ErrBudget) || errors.Is(cause, membudget.ErrMemoryBudget) {
 		return cause
 	}
 	if cerr := h.ctx.Err(); cerr != nil {

@@ -1,18 +1,15 @@
-package runtime
+package membudget
 
 import (
 	"fmt"
-	"strings"
-	"unicode"
-	"unicode/utf8"
-
 	"go.starlark.net/lib/json"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
-)
-
-// Allocation guards.
+	"strings"
+	"unicode"
+	"unicode/utf8"
+) // Allocation guards.
 //
 // One Starlark step can allocate far more than the heap held before it:
 // [0] * 1000000000 is 16 GB, sep.join([s] * 1000) a thousand copies of s,
@@ -40,12 +37,12 @@ import (
 //
 // Each check computes an upper bound of the bytes the result will take
 // (see the *Bound functions), without allocating it, and calls
-// memoryBudget.reserve, which refuses when the bound does not fit in what
+// Budget.Reserve, which refuses when the bound does not fit in what
 // is left of the budget. Bounds under reserveFloor are not checked: what
 // small steps allocate is the heap watch's to catch.
 
-// guardOperators rewrites f in place as described above.
-func guardOperators(f *syntax.File) {
+// GuardOperators rewrites f in place as described above.
+func GuardOperators(f *syntax.File) {
 	g := guardRewriter{}
 	for _, s := range f.Stmts {
 		g.stmt(s)
@@ -221,16 +218,15 @@ func hiddenCall(name string, pos syntax.Position, args ...syntax.Expr) *syntax.C
 	return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: pos, Name: name}, Lparen: pos, Args: args, Rparen: pos}
 }
 
-// guardedPredeclared is predeclared for one run: the hidden guards of
+// Predeclared is predeclared for one run: the hidden guards of
 // the operators and methods, and the built-ins that allocate by size,
 // checked against h's budget.
-func (h *host) guardedPredeclared() starlark.StringDict {
-	m := h.mem
+func (m *Budget) Predeclared() starlark.StringDict {
 	d := starlark.StringDict{
 		"struct": predeclared["struct"],
 		"json": &starlarkstruct.Module{Name: "json", Members: starlark.StringDict{
 			"encode": m.checked(json.Module.Members["encode"], func(args starlark.Tuple, _ []starlark.Tuple) uint64 {
-				return sumBound(args, m.limit())
+				return sumBound(args, m.Limit())
 			}),
 			"decode": m.checked(json.Module.Members["decode"], func(args starlark.Tuple, _ []starlark.Tuple) uint64 {
 				if len(args) > 0 {
@@ -280,7 +276,7 @@ func (h *host) guardedPredeclared() starlark.StringDict {
 		}
 		return uint64(max(n, 0)) * (16 + tupleBytes(len(args)))
 	})
-	text := func(args starlark.Tuple, _ []starlark.Tuple) uint64 { return sumBound(args, m.limit()) }
+	text := func(args starlark.Tuple, _ []starlark.Tuple) uint64 { return sumBound(args, m.Limit()) }
 	for _, name := range []string{"repr", "fail", "print"} {
 		d[name] = m.checked(starlark.Universe[name], text)
 	}
@@ -290,13 +286,13 @@ func (h *host) guardedPredeclared() starlark.StringDict {
 				return 0 // str of a string is the string
 			}
 		}
-		return sumBound(args, m.limit())
+		return sumBound(args, m.Limit())
 	})
 	for tok, name := range binaryGuards {
 		op := tok
 		d[name] = starlark.NewBuiltin(name, func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 			x, y := args[0], args[1]
-			if err := m.reserve(binaryBound(op, x, y, m.limit()), "the "+op.String()+" of "+x.Type()+" and "+y.Type()); err != nil {
+			if err := m.Reserve(binaryBound(op, x, y, m.Limit()), "the "+op.String()+" of "+x.Type()+" and "+y.Type()); err != nil {
 				return nil, err
 			}
 			return starlark.Binary(op, x, y)
@@ -314,7 +310,7 @@ func (h *host) guardedPredeclared() starlark.StringDict {
 		if _, ok := args[0].(*starlark.Dict); ok {
 			per = hashEntryBytes
 		}
-		if err := m.reserve(elementsBound(args, per), "the arguments unpacked from a "+args[0].Type()); err != nil {
+		if err := m.Reserve(elementsBound(args, per), "the arguments unpacked from a "+args[0].Type()); err != nil {
 			return nil, err
 		}
 		return args[0], nil
@@ -351,10 +347,10 @@ func tupleBytes(n int) uint64 { return 32 + 16*uint64(n) }
 
 // checked is fn behind a reservation of the bytes bound says its call
 // allocates.
-func (m *memoryBudget) checked(fn starlark.Value, bound func(args starlark.Tuple, kwargs []starlark.Tuple) uint64) *starlark.Builtin {
+func (m *Budget) checked(fn starlark.Value, bound func(args starlark.Tuple, kwargs []starlark.Tuple) uint64) *starlark.Builtin {
 	b := fn.(*starlark.Builtin)
 	return starlark.NewBuiltin(b.Name(), func(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		if err := m.reserve(bound(args, kwargs), b.Name()); err != nil {
+		if err := m.Reserve(bound(args, kwargs), b.Name()); err != nil {
 			return nil, err
 		}
 		return b.CallInternal(thread, args, kwargs)
@@ -365,14 +361,14 @@ func (m *memoryBudget) checked(fn starlark.Value, bound func(args starlark.Tuple
 // of its positional arguments' elements, each taking perElem bytes, behind
 // a reservation. An iterable of no known length is first collected into
 // a tuple, reserving as it grows.
-func (m *memoryBudget) materialising(name string, perElem uint64) *starlark.Builtin {
+func (m *Budget) materialising(name string, perElem uint64) *starlark.Builtin {
 	b := starlark.Universe[name].(*starlark.Builtin)
 	return starlark.NewBuiltin(name, func(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		args, err := m.collectUnsized(name, args)
 		if err != nil {
 			return nil, err
 		}
-		if err := m.reserve(elementsBound(args, perElem), name); err != nil {
+		if err := m.Reserve(elementsBound(args, perElem), name); err != nil {
 			return nil, err
 		}
 		return b.CallInternal(thread, args, kwargs)
@@ -382,7 +378,7 @@ func (m *memoryBudget) materialising(name string, perElem uint64) *starlark.Buil
 // collectUnsized returns args with every iterable of unknown length
 // replaced by a tuple of its elements, reserving every reserveFloor bytes
 // while collecting.
-func (m *memoryBudget) collectUnsized(what string, args starlark.Tuple) (starlark.Tuple, error) {
+func (m *Budget) collectUnsized(what string, args starlark.Tuple) (starlark.Tuple, error) {
 	var out starlark.Tuple
 	for i, a := range args {
 		it, ok := a.(starlark.Iterable)
@@ -397,7 +393,7 @@ func (m *memoryBudget) collectUnsized(what string, args starlark.Tuple) (starlar
 		var x starlark.Value
 		for iter.Next(&x) {
 			if len(elems) == cap(elems) {
-				if err := m.reserve(2*16*uint64(len(elems)+1), what); err != nil {
+				if err := m.Reserve(2*16*uint64(len(elems)+1), what); err != nil {
 					iter.Done()
 					return nil, err
 				}
@@ -429,7 +425,7 @@ func elementsBound(args starlark.Tuple, perElem uint64) uint64 {
 
 // method returns the method v (name of recv) guarded by a reservation,
 // or v itself when recv's name does not build from its arguments.
-func (m *memoryBudget) method(recv starlark.Value, name string, v starlark.Value) starlark.Value {
+func (m *Budget) method(recv starlark.Value, name string, v starlark.Value) starlark.Value {
 	b, ok := v.(*starlark.Builtin)
 	if !ok {
 		return v
@@ -444,7 +440,7 @@ func (m *memoryBudget) method(recv starlark.Value, name string, v starlark.Value
 				if len(args) == 0 {
 					return 0
 				}
-				return joinBound(s, args[0], m.limit())
+				return joinBound(s, args[0], m.Limit())
 			}
 		case "replace":
 			bound = func(args starlark.Tuple, _ []starlark.Tuple) uint64 { return replaceBound(s, args) }
@@ -454,7 +450,7 @@ func (m *memoryBudget) method(recv starlark.Value, name string, v starlark.Value
 				for _, kv := range kwargs {
 					all = append(all, kv[1])
 				}
-				return fieldsBound(s, '{', all, m.limit())
+				return fieldsBound(s, '{', all, m.Limit())
 			}
 		case "split", "rsplit", "splitlines":
 			bound = func(args starlark.Tuple, _ []starlark.Tuple) uint64 { return splitBound(s, name, args) }
@@ -486,7 +482,7 @@ func (m *memoryBudget) method(recv starlark.Value, name string, v starlark.Value
 				return nil, err
 			}
 		}
-		if err := m.reserve(bound(args, kwargs), recv.Type()+"."+name); err != nil {
+		if err := m.Reserve(bound(args, kwargs), recv.Type()+"."+name); err != nil {
 			return nil, err
 		}
 		return b.CallInternal(thread, args, kwargs)
@@ -497,7 +493,7 @@ func (m *memoryBudget) method(recv starlark.Value, name string, v starlark.Value
 // left operand through HasBinary, and it checks the result's size before
 // applying op. A list's += extends the list in place, as Starlark does.
 type guardedOperand struct {
-	m  *memoryBudget
+	m  *Budget
 	op syntax.Token
 	v  starlark.Value
 }
@@ -514,7 +510,7 @@ func (g *guardedOperand) Binary(op syntax.Token, x starlark.Value, side starlark
 	if side == starlark.Left { // x op= y never puts y on the left
 		return nil, nil
 	}
-	if err := g.m.reserve(binaryBound(g.op, x, g.v, g.m.limit()), "the "+g.op.String()+"= of "+x.Type()+" and "+g.v.Type()); err != nil {
+	if err := g.m.Reserve(binaryBound(g.op, x, g.v, g.m.Limit()), "the "+g.op.String()+"= of "+x.Type()+" and "+g.v.Type()); err != nil {
 		return nil, err
 	}
 	if l, ok := x.(*starlark.List); ok && g.op == syntax.PLUS {
@@ -616,7 +612,7 @@ func fieldsBound(s string, mark byte, args starlark.Tuple, limit uint64) uint64 
 	}
 	var widest uint64
 	for _, a := range args {
-		widest = max(widest, textBound(a, limit/fields+1))
+		widest = max(widest, TextBound(a, limit/fields+1))
 	}
 	return uint64(len(s)) + fields*widest
 }
@@ -698,7 +694,7 @@ func splitBound(s, method string, args starlark.Tuple) uint64 {
 func sumBound(args starlark.Tuple, limit uint64) uint64 {
 	var n uint64
 	for _, a := range args {
-		n += textBound(a, limit) + 1
+		n += TextBound(a, limit) + 1
 		if n > limit {
 			break
 		}
@@ -706,10 +702,10 @@ func sumBound(args starlark.Tuple, limit uint64) uint64 {
 	return n
 }
 
-// textBound bounds the length of v written as text: repr, str and JSON
+// TextBound bounds the length of v written as text: repr, str and JSON
 // escape at most a few bytes per byte of a string and never write more
 // around a value than these counts. It stops counting once over limit.
-func textBound(v starlark.Value, limit uint64) uint64 {
+func TextBound(v starlark.Value, limit uint64) uint64 {
 	t := textSizer{limit: limit, path: map[starlark.Value]bool{}}
 	t.value(v)
 	return t.n
@@ -848,4 +844,10 @@ func jsonIndentBound(s string, perLevel int) uint64 {
 		}
 	}
 	return uint64(len(s)) + tokens*(1+(maxDepth+1)*uint64(perLevel))
+}
+
+// predeclared are the globals of every workflow (codegen.Predeclared).
+var predeclared = starlark.StringDict{
+	"json":   json.Module,
+	"struct": starlark.NewBuiltin("struct", starlarkstruct.Make),
 }
