@@ -107,7 +107,7 @@ type Grants struct {
 // ToolBinding is one [tools."name"] entry: how calls to the tools it names
 // are executed, and what they need and change.
 type ToolBinding struct {
-	// Command is an argv template; see the runner's package comment.
+	// Command is an argv template; see package toolexec.
 	Command []string `toml:"command"`
 	// AllowOptions names the parameters of Command that may start with
 	// "-" where they start an argv element. Any other such value is
@@ -130,7 +130,7 @@ type ToolBinding struct {
 	// MCP binds the name to a tool of the server [mcp.<MCP>]. Tool
 	// names that tool; by default it is the called name without the
 	// literal prefix of a glob key, so "docs.search" bound by
-	// [tools."docs.*"] calls "search" (see the runner's package comment).
+	// [tools."docs.*"] calls "search" (see package toolexec).
 	MCP  string `toml:"mcp"`
 	Tool string `toml:"tool"`
 	// HTTP makes every call an HTTP request; see HTTPBinding.

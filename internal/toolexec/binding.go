@@ -84,7 +84,7 @@ func (b *Binding) SideEffects() []trace.SideEffect {
 	return out
 }
 
-// Resolve finds the binding of a tool name; see the runner's package comment for
+// Resolve finds the binding of a tool name; see the package comment for
 // the order.
 func Resolve(c *runconfig.Config, tools map[string]Tool, name string) (*Binding, bool) {
 	if t, ok := tools[name]; ok {
