@@ -45,9 +45,9 @@ var allowed = map[string][]string{
 	"internal/runtime":      {"internal/membudget", "internal/runstate", "internal/toolexec", "internal/model", "internal/runconfig", "internal/stepvalue", "internal/capped", "internal/proc", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
 	"internal/tracestore":   {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
 	"internal/persona":      {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/bundle", "internal/pipeline"},
-	"internal/codify":       {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/derive", "internal/codegen", "internal/session", "internal/model", "internal/runconfig", "internal/runtime", "internal/pipeline"},
+	"internal/codify":       {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/derive", "internal/codegen", "internal/session", "internal/model", "internal/runconfig", "internal/pipeline"},
 	"internal/skill":        {"internal/trace", "internal/candidate", "internal/codegen", "internal/mdtext"},
-	"internal/pipeline":     {"internal/trace", "internal/redact", "internal/session", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/synth", "internal/atomicfile", "internal/tracestore", "internal/store", "internal/model", "internal/runconfig", "internal/runtime", "internal/plan"},
+	"internal/pipeline":     {"internal/trace", "internal/redact", "internal/session", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/synth", "internal/atomicfile", "internal/tracestore", "internal/store", "internal/model", "internal/runconfig", "internal/plan"},
 	"internal/atomicfile":   {},
 	"internal/mdtext":       {},
 	"internal/bundle":       {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact", "internal/assert", "internal/skill", "internal/atomicfile"},
@@ -84,8 +84,9 @@ var testOnly = map[string][]string{
 	// The trace store is tested on generated corpora too.
 	"internal/tracestore": {"internal/tracetest"},
 	// Publishing is tested and benchmarked on generated corpora mined in
-	// two passes.
-	"internal/pipeline": {"internal/tracetest"},
+	// two passes, and a bundle it wrote is approved as review approves
+	// one.
+	"internal/pipeline": {"internal/tracetest", "internal/runtime"},
 	// Generated agent sessions pin what the session decoders make of them.
 	"internal/source": {"internal/tracetest"},
 	// The persona tests compare a proposal with the shadow comparison's
