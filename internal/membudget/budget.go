@@ -14,7 +14,7 @@ import (
 //
 // Starlark bounds a workflow's time (the step budget) but not its memory:
 // [0] * 1000000000 is one step and 16 GB. A run's memory budget
-// (Options.MaxMemory, default DefaultMaxMemory) is the heap growth the
+// (the runner's Options.MaxMemory, default DefaultMaxMemory) is the heap growth the
 // workflow may cause, measured as the bytes occupied by heap objects over
 // what they were when it started, less what the run's own records hold
 // (the runner's recordBytes: the action, receipt, journal entry and session lines of

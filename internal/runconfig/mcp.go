@@ -23,7 +23,7 @@ type MCPServer struct {
 	// directory, like a command tool's.
 	Command []string `toml:"command"`
 	// Cwd is the server's working directory (default the first
-	// workspace root), Env variables added to Options.Environ; both only
+	// workspace root), Env variables added to the runner's Options.Environ; both only
 	// with Command.
 	Cwd string            `toml:"cwd"`
 	Env map[string]string `toml:"env"`

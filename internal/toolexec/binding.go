@@ -114,7 +114,7 @@ func Resolve(c *runconfig.Config, tools map[string]Tool, name string) (*Binding,
 	return nil, false
 }
 
-// Tool is an in-process tool, given in Options.Tools: tests and
+// Tool is an in-process tool, given in the runner's Options.Tools: tests and
 // benchmarks use them, and the cli may in future for tools it implements.
 type Tool struct {
 	Func         func(ctx context.Context, args map[string]any) (any, error)

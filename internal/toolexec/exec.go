@@ -373,7 +373,7 @@ func (h *Executor) bindingSecret(id string) (string, error) {
 	return h.SecretValue(id)
 }
 
-// SecretValue resolves the secret id through Options.Getenv (the
+// SecretValue resolves the secret id through Settings.Getenv (the
 // environment, then the secrets file) and registers its value to be
 // replaced in everything recorded.
 func (h *Executor) SecretValue(id string) (string, error) {
@@ -512,7 +512,7 @@ func (h *Executor) takeChecked(p string) checkedPath {
 // it (see rootCheck): the one the protected-set check of this call
 // looked at (chk, when the call was checked), so that the call opens
 // nothing the check did not see. The protected set is not checked again
-// here: the file built-ins run only through callTool, which refuses a
+// here: the file built-ins run only through the runner's callTool, which refuses a
 // protected path as policy (guardPath) before it executes the call,
 // with the same arguments. Checking twice cost a step as much as the
 // rest of reading a small file.

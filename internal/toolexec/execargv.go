@@ -21,7 +21,7 @@ import (
 var ErrOptionArgument = errors.New("argument would be read as an option")
 
 // execEnv lists the environment variables ctx.exec passes on from
-// Options.Environ (proc.BaseEnv); every other variable, tokens and
+// Settings.Environ (proc.BaseEnv); every other variable, tokens and
 // credentials among them, is dropped.
 var execEnv = proc.BaseEnv
 
@@ -128,7 +128,7 @@ func argList(name string, args map[string]any) ([]string, error) {
 }
 
 // ExpandHome returns v with a leading "~" (all of v, or followed by a
-// separator) replaced by the home directory of Options.Environ (HOME, or
+// separator) replaced by the home directory of Settings.Environ (HOME, or
 // USERPROFILE on Windows), as a shell would expand it. Mined workflows
 // write the home directory of the traces as "~" (redact.Home: no output
 // names the user who ran the agent), so "~/src/repo" must reach the

@@ -14,7 +14,7 @@ package toolexec
 // error. A server that fails to start is not retried within the run: every
 // call that needs it fails with the same error.
 //
-// The SDK's sessions are safe for concurrent use, but the host calls tools
+// The SDK's sessions are safe for concurrent use, but the runner calls tools
 // one at a time from the workflow's thread, so the session table needs no
 // lock.
 
@@ -199,7 +199,7 @@ func (h *Executor) CloseMCP() {
 // protocol's default where the server leaves it unset (destructive and
 // open-world default true, read-only and idempotent false), and the
 // title when there is one. The hints are the server's claims, recorded
-// for review and mining; the host does not trust them for capabilities.
+// for review and mining; the runner does not trust them for capabilities.
 func annotations(t *mcp.Tool) map[string]any {
 	m := map[string]any{
 		"readOnlyHint": false, "destructiveHint": true,
@@ -294,7 +294,7 @@ func (e *mcpError) Unwrap() []error {
 }
 
 // tailBuffer keeps the last max bytes written to it. A command's stderr
-// is copied into it by os/exec's goroutine while the host reads it, hence
+// is copied into it by os/exec's goroutine while the runner reads it, hence
 // the lock.
 type tailBuffer struct {
 	mu  sync.Mutex

@@ -254,7 +254,7 @@ func (h *Executor) literal(s string) (string, bool) {
 // on a case-insensitive file system, nor a symlink or hard link inside
 // the workspace, reaches a protected file.
 //
-// A file built-in is checked once per call, as policy in callTool before
+// A file built-in is checked once per call, as policy in the runner's callTool before
 // the call (the file built-ins are reached only through it, and open the
 // file without checking again), so the check is kept to a few system
 // calls: the root is pinned, and its real path and which guards cover
