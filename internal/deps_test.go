@@ -41,6 +41,7 @@ var allowed = map[string][]string{
 	"internal/toolexec":     {"internal/candidate", "internal/capped", "internal/proc", "internal/redact", "internal/runconfig", "internal/stepvalue", "internal/trace"},
 	"internal/runconfig":    {"internal/normalize", "internal/price", "internal/trace"},
 	"internal/runstate":     {},
+	"internal/runstats":     {"internal/runtime", "internal/runstate", "internal/bundle", "internal/capped", "internal/price", "internal/trace"},
 	"internal/membudget":    {},
 	"internal/runtime":      {"internal/membudget", "internal/runstate", "internal/toolexec", "internal/model", "internal/runconfig", "internal/stepvalue", "internal/capped", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
 	"internal/tracestore":   {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runstats"
 	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
@@ -66,12 +67,12 @@ func newStatsCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := runtime.ReadStats(runs, prices)
+			st, err := runstats.ReadStats(runs, prices)
 			if errors.Is(err, fs.ErrNotExist) && !cmd.Flags().Changed("runs") {
 				// No run yet in this project: nothing to show is an
 				// answer, not a failure. A --runs that names a missing
 				// directory is still a mistyped path.
-				st, err = runtime.EmptyStats(runs), nil
+				st, err = runstats.EmptyStats(runs), nil
 			}
 			if err != nil {
 				return err
@@ -89,7 +90,7 @@ func newStatsCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func writeStats(w io.Writer, st *runtime.Stats) {
+func writeStats(w io.Writer, st *runstats.Stats) {
 	if len(st.Workflows) == 0 {
 		fmt.Fprintf(w, "no runs in %s\n", st.Runs)
 	}

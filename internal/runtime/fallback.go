@@ -394,8 +394,9 @@ func FallbackKey(step any, name string) string {
 	return k
 }
 
-// fallbackCounts counts a run's divergences by step (FallbackKey).
-func fallbackCounts(actions []trace.Action) map[string]int {
+// FallbackCounts counts a run's divergences by step (FallbackKey), as
+// stats reads them from its trace's actions.
+func FallbackCounts(actions []trace.Action) map[string]int {
 	out := map[string]int{}
 	for _, a := range actions {
 		m, ok := a.Metadata[candidate.MetaFallback].(map[string]any)

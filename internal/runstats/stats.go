@@ -1,14 +1,13 @@
-package runtime
-
-// Run statistics: what the recorded runs of each workflow did and what
-// they saved, read back from the run records (trace.json, journal.json)
-// this package writes, so that "crystallize stats" needs nothing but the
+// Package runstats is run statistics: what the recorded runs of each
+// workflow did and what they saved, read back from the run records
+// (trace.json, journal.json) the runner writes, so that "crystallize stats" needs nothing but the
 // state directory. Savings are the candidate's, from the bundle a run
 // ran: the model calls and tokens the source traces spent on the steps
 // the workflow now runs as code, per run, times the runs that completed.
 // Beside them, PerCall sets what one call spent against what the source
 // sessions spent on the same procedure, each a median, in the same
 // units and priced by the same rule (price.Table.Dollars).
+package runstats
 
 import (
 	"encoding/json"
@@ -18,15 +17,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/capped"
-	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/price"
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
-	"github.com/crystallize-dev/crystallize/internal/toolexec"
+	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -258,7 +254,7 @@ func readRun(dir string, prices *price.Table) (*run, error) {
 	if r.workflow == "" || r.status == "" {
 		return nil, fmt.Errorf("%s: $.metadata.crystallize_run: no workflow or status", file)
 	}
-	r.fallbacks = fallbackCounts(t.Actions)
+	r.fallbacks = runtime.FallbackCounts(t.Actions)
 	r.spent, r.unpriced = spend(t.Actions, prices)
 	for _, a := range t.Actions {
 		switch {
@@ -278,7 +274,7 @@ func readRun(dir string, prices *price.Table) (*run, error) {
 		msg, _ := meta["error"].(string)
 		r.failure, _ = meta["reason_code"].(string)
 		if r.failure == "" {
-			r.failure = FailureCode(r.status, msg)
+			r.failure = runtime.FailureCode(r.status, msg)
 		}
 	}
 	_, err = os.Stat(filepath.Join(dir, runstate.JournalFile))
@@ -394,56 +390,4 @@ func median(spends []Spend) Spend {
 		Tokens:     field(func(s Spend) float64 { return s.Tokens }),
 		CostUSD:    math.Round(field(func(s Spend) float64 { return s.CostUSD })*1e6) / 1e6,
 	}
-}
-
-// failureCodes are the stable codes of run failures, by the error each
-// failure wraps. A recorded run keeps only its error's message, which
-// starts with or contains the sentinel's message.
-var failureCodes = []struct {
-	err  error
-	code string
-}{
-	{ErrCapability, "capability_not_granted"},
-	{runconfig.ErrSecret, "secret_unavailable"},
-	{runconfig.ErrSecretsFile, "secrets_file_unusable"},
-	{ErrStepLimit, "step_limit_exceeded"},
-	{ErrCancelled, "cancelled"},
-	{ErrFailed, "workflow_failed"},
-	{model.ErrUnavailable, "model_unavailable"},
-	{toolexec.ErrMCP, "mcp_call_failed"},
-	{ErrBudget, "budget_exceeded"},
-	{ErrWorker, "unknown_worker"},
-	{ErrRejected, "approval_rejected"},
-	{ErrDrift, "receipt_drift"},
-	{ErrUnverifiable, "unverifiable"},
-	{ErrUnbound, "unbound_tool"},
-	{toolexec.ErrOutsideWorkspace, "outside_workspace"},
-	{toolexec.ErrOptionArgument, "option_argument"},
-	{ErrJournal, "journal_mismatch"},
-	{ErrPrecondition, "precondition_failed"},
-	{ErrFallback, "fallback_incomplete"},
-}
-
-// FailureCode returns the reason code of a run that ended with status
-// and the recorded error message msg: the code of the sentinel error whose
-// message occurs first in msg (the outermost cause a reader sees first),
-// else "approval_rejected" or "cancelled" by status, else "step_error",
-// a step that failed on its own terms (a command's exit status, a tool's
-// error).
-func FailureCode(status, msg string) string {
-	best, at := "", len(msg)+1
-	for _, f := range failureCodes {
-		if i := strings.Index(msg, f.err.Error()); i >= 0 && i < at {
-			best, at = f.code, i
-		}
-	}
-	switch {
-	case best != "":
-		return best
-	case status == runstate.StatusRejected:
-		return "approval_rejected"
-	case status == runstate.StatusCancelled:
-		return "cancelled"
-	}
-	return "step_error"
 }
