@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
-	"github.com/google/go-cmp/cmp"
 )
 
 // driveToEnd advances a run one step at a time, as a durable engine

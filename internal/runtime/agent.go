@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"go.starlark.net/starlark"
+
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 )
 
 // This file holds the host methods a workflow uses when one step is more

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 )
 
 const decisionWorkflow = `def wf(ctx, service):

@@ -3,14 +3,15 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/crystallize-dev/crystallize/internal/membudget"
-	"github.com/crystallize-dev/crystallize/internal/stepvalue"
-	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/crystallize-dev/crystallize/internal/membudget"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
 // hostileConstructs each allocate about a gigabyte in one step (or one

@@ -3,12 +3,13 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
-	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
 // workflow20 is a 20-step workflow in the shape codegen writes: each step

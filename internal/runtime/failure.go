@@ -1,11 +1,12 @@
 package runtime
 
 import (
+	"strings"
+
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
-	"strings"
 )
 
 // failureCodes are the stable codes of run failures, by the error each

@@ -2,10 +2,11 @@ package runtime
 
 import (
 	"fmt"
+	"testing"
+
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
-	"testing"
 )
 
 func TestFailureCode(t *testing.T) {

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
-	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
 // TestFSRootReplaced: a run pins each workspace root the first time a

@@ -14,10 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
-	"github.com/google/go-cmp/cmp"
 )
 
 const token = "ghp-s3cr3t-token-value-9876543210"

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
-	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +11,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
 // rssConstructs are the hostile constructs at full size, run against the

@@ -2,11 +2,12 @@ package runtime
 
 import (
 	"context"
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
 func TestCheckKinds(t *testing.T) {

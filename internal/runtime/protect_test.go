@@ -3,12 +3,13 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
-	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
 // TestFSProtected: the file built-ins refuse the files that decide what a

@@ -2,11 +2,12 @@ package runtime
 
 import (
 	"context"
-	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 )
 
 // TestRecordReplacesLink: a run's record files are replaced, not written

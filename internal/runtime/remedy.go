@@ -2,9 +2,10 @@ package runtime
 
 import (
 	"fmt"
-	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"slices"
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 )
 
 // Remedy is what a caller can change to get past an error, said in the

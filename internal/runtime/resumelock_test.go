@@ -3,12 +3,13 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
 // TestResumeOnce: three resumes of one suspended run started together

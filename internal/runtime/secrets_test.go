@@ -14,10 +14,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
-	"github.com/google/go-cmp/cmp"
 )
 
 // writeSecrets writes a secrets file with mode perm into dir.

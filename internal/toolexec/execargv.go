@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/crystallize-dev/crystallize/internal/candidate"
-	"github.com/crystallize-dev/crystallize/internal/capped"
-	"github.com/crystallize-dev/crystallize/internal/proc"
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"os/exec"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/capped"
+	"github.com/crystallize-dev/crystallize/internal/proc"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
 // ErrOptionArgument is returned by ctx.exec for a value that would reach

@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/crystallize-dev/crystallize/internal/candidate"
-	"github.com/crystallize-dev/crystallize/internal/capped"
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/capped"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
 func TestExecExpand(t *testing.T) {

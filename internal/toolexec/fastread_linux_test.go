@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"golang.org/x/sys/unix"
+
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
 // TestReadBeneath: the descriptor read of fs.read's fast path reads a

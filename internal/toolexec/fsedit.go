@@ -3,10 +3,11 @@ package toolexec
 import (
 	"errors"
 	"fmt"
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
-	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 )
 
 // ErrEdit is returned by fs.edit when a replacement does not apply: its

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
-	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"io"
 	"maps"
 	"mime"
@@ -15,6 +13,9 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 )
 
 // maxHTTPResponse bounds what a response body may be.

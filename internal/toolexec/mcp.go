@@ -32,9 +32,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ErrMCP is wrapped by the errors of MCP bindings: a server that cannot be

@@ -1,8 +1,9 @@
 package toolexec
 
 import (
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
 func TestMCPToolName(t *testing.T) {

@@ -3,7 +3,6 @@ package toolexec
 import (
 	"errors"
 	"fmt"
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"io/fs"
 	"maps"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
 // ErrProtected is returned (as a *ProtectedError) by the built-in fs

@@ -3,11 +3,12 @@ package toolexec
 import (
 	"context"
 	"errors"
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
 // protectWalk is protect as it was before it cached the roots: every

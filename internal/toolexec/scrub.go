@@ -1,8 +1,9 @@
 package toolexec
 
 import (
-	"github.com/crystallize-dev/crystallize/internal/redact"
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/redact"
 )
 
 // Scrubber replaces secret values in recorded text. Longer values are
