@@ -41,9 +41,9 @@ var allowed = map[string][]string{
 	"internal/toolexec":     {"internal/candidate", "internal/capped", "internal/proc", "internal/redact", "internal/runconfig", "internal/stepvalue", "internal/trace"},
 	"internal/runconfig":    {"internal/normalize", "internal/price", "internal/trace"},
 	"internal/runstate":     {},
-	"internal/runstats":     {"internal/runtime", "internal/runstate", "internal/bundle", "internal/capped", "internal/price", "internal/trace"},
+	"internal/runstats":     {"internal/runner", "internal/runstate", "internal/bundle", "internal/capped", "internal/price", "internal/trace"},
 	"internal/membudget":    {},
-	"internal/runtime":      {"internal/membudget", "internal/runstate", "internal/toolexec", "internal/model", "internal/runconfig", "internal/stepvalue", "internal/capped", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
+	"internal/runner":       {"internal/membudget", "internal/runstate", "internal/toolexec", "internal/model", "internal/runconfig", "internal/stepvalue", "internal/capped", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
 	"internal/tracestore":   {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
 	"internal/persona":      {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/bundle", "internal/pipeline"},
 	"internal/codify":       {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/derive", "internal/codegen", "internal/session", "internal/model", "internal/runconfig", "internal/pipeline"},
@@ -54,12 +54,12 @@ var allowed = map[string][]string{
 	"internal/bundle":       {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact", "internal/assert", "internal/skill", "internal/atomicfile"},
 	"internal/tracetest":    {"internal/trace"},
 	"internal/capture":      {"internal/trace", "internal/redact", "internal/atomicfile"},
-	"internal/install":      {"internal/bundle", "internal/skill", "internal/runtime", "internal/atomicfile", "internal/textdiff"},
-	"internal/review":       {"internal/bundle", "internal/candidate", "internal/trace", "internal/runtime", "internal/registry", "internal/store", "internal/textdiff"},
-	"internal/serve":        {"internal/runtime", "internal/runstate", "internal/bundle", "internal/candidate", "internal/trace"},
-	// Runs on Temporal are driven through runtime.Advance; the test
+	"internal/install":      {"internal/bundle", "internal/skill", "internal/runner", "internal/atomicfile", "internal/textdiff"},
+	"internal/review":       {"internal/bundle", "internal/candidate", "internal/trace", "internal/runner", "internal/registry", "internal/store", "internal/textdiff"},
+	"internal/serve":        {"internal/runner", "internal/runstate", "internal/bundle", "internal/candidate", "internal/trace"},
+	// Runs on Temporal are driven through runner.Advance; the test
 	// server helper is used by the tests of temporal and cli only.
-	"internal/temporal":              {"internal/runconfig", "internal/runstate", "internal/runtime", "internal/bundle"},
+	"internal/temporal":              {"internal/runconfig", "internal/runstate", "internal/runner", "internal/bundle"},
 	"internal/temporal/temporaltest": {},
 	"internal/synth":                 {"internal/capped", "internal/trace", "internal/redact", "internal/atomicfile"},
 	"internal/derive":                {},
@@ -87,7 +87,7 @@ var testOnly = map[string][]string{
 	// Publishing is tested and benchmarked on generated corpora mined in
 	// two passes, and a bundle it wrote is approved as review approves
 	// one.
-	"internal/pipeline": {"internal/tracetest", "internal/runtime"},
+	"internal/pipeline": {"internal/tracetest", "internal/runner"},
 	// Generated agent sessions pin what the session decoders make of them.
 	"internal/source": {"internal/tracetest"},
 	// The persona tests compare a proposal with the shadow comparison's

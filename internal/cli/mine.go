@@ -21,7 +21,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
 
@@ -76,7 +76,7 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.asJSON, "json", false, "print the report summary as JSON on stdout")
 	fs.StringVar(&f.config, "config", "", mineConfigFlagHelp)
 	fs.BoolVar(&f.store, "store", false, "mine the traces of the trace store (<state-dir>/state.db; see crystallize store) instead of --from")
-	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, stateDirStoreHelp)
+	fs.StringVar(&f.stateDir, "state-dir", runner.DefaultStateDir, stateDirStoreHelp)
 	fs.StringVar(&f.bundle, "bundle", "", "write a portable, redacted review bundle for the selected candidate into this directory")
 	fs.StringVar(&f.bundles, "bundles", "", "write a review bundle for every safe candidate into this directory, one <name>/ each (the names --out-dir gives)")
 	fs.StringVar(&f.evalPack, "eval-pack", "", "also write the eval pack (TOML) of the selected candidate to this file: the bundle's with --bundle or --bundles (every bundle then holds its own), else one naming the fixtures a bundle would hold")

@@ -18,8 +18,8 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
 type runFlags struct {
@@ -181,7 +181,7 @@ func newRunCmd(e *env) *cobra.Command {
 	configFlag(fs, &f.config)
 	fs.BoolVar(&f.check, "check", false, "only check that every tool the workflow calls is bound and every capability it needs is granted")
 	runStateDirFlag(fs, &f.stateDir)
-	fs.Uint64Var(&f.maxSteps, "max-steps", runtime.DefaultMaxSteps, "Starlark step budget of the run")
+	fs.Uint64Var(&f.maxSteps, "max-steps", runner.DefaultMaxSteps, "Starlark step budget of the run")
 	summaryJSONFlag(fs, &f.asJSON)
 	fs.StringVar(&f.fallback, "fallback", "", "what a failed precondition or step does: fail, agent or ask (default crystallize.toml [fallback] policy, else fail)")
 	f.temporal.register(fs, true)
@@ -210,7 +210,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	if err != nil {
 		return err
 	}
-	w, err := runtime.Load(target)
+	w, err := runner.Load(target)
 	if err != nil {
 		return err
 	}
@@ -221,9 +221,9 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	opts := runOptions(cmd, e, cfg, f.stateDir, live)
 	opts.DryRun, opts.AllowUnapproved, opts.Verify = f.dryRun, f.allowUnapproved, f.verify
 	opts.Approve, opts.MaxSteps, opts.Fallback = f.approve, f.maxSteps, f.fallback
-	res, err := runtime.Run(cmd.Context(), w, params, opts)
+	res, err := runner.Run(cmd.Context(), w, params, opts)
 	live.End(res.Outcome())
-	var pe *runtime.ParamError
+	var pe *runner.ParamError
 	if errors.As(err, &pe) {
 		return usageError{err}
 	}
@@ -234,7 +234,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 // its summary or, with --json, as JSON whose error carries the same hints
 // as the line on stderr, and returns the run's error. A run that never
 // started (res nil) prints nothing.
-func printRunResult(e *env, res *runtime.Result, err error, asJSON bool) error {
+func printRunResult(e *env, res *runner.Result, err error, asJSON bool) error {
 	if res == nil {
 		return err
 	}
@@ -250,10 +250,10 @@ func printRunResult(e *env, res *runtime.Result, err error, asJSON bool) error {
 }
 
 // readParams merges --params and --param.
-func (f *runFlags) readParams() (runtime.Params, error) {
-	params := runtime.Params{}
+func (f *runFlags) readParams() (runner.Params, error) {
+	params := runner.Params{}
 	if f.paramsFile != "" {
-		obj, err := runtime.ReadParams(f.paramsFile)
+		obj, err := runner.ReadParams(f.paramsFile)
 		if err != nil {
 			return nil, usagef("--params: %v", err)
 		}
@@ -331,9 +331,9 @@ func projectConfig(flag string) (*runconfig.Config, error) {
 // servers are started and asked which tools they declare, so a name bound
 // to a server that lacks it, or to a server that cannot start, is
 // reported too.
-func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg *runconfig.Config) error {
+func runCheck(ctx context.Context, e *env, f *runFlags, w *runner.Workflow, cfg *runconfig.Config) error {
 	environ := os.Environ()
-	r, err := runtime.Preflight(ctx, w, cfg, runtime.InprocTools(cfg, environ), environ)
+	r, err := runner.Preflight(ctx, w, cfg, runner.InprocTools(cfg, environ), environ)
 	if err != nil {
 		return err
 	}
@@ -356,7 +356,7 @@ func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg
 		case !c.Granted:
 			state = "not granted"
 		}
-		fmt.Fprintf(e.stdout, "  %s runs %s: %s %s\n", c.Name, runtime.QuoteArgv(c.Argv), c.Capability, state)
+		fmt.Fprintf(e.stdout, "  %s runs %s: %s %s\n", c.Name, runner.QuoteArgv(c.Argv), c.Capability, state)
 	}
 	if len(r.Commands) > 0 || len(r.Grants) > 0 {
 		fmt.Fprintf(e.stdout, "%s: grants needed: %s; missing: %s\n", w.Name, grantList(r.Grants), grantList(append(r.Undeclared, r.MissingGrants...)))
@@ -374,7 +374,7 @@ func grantList(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-func writeRunSummary(w io.Writer, r *runtime.Result) {
+func writeRunSummary(w io.Writer, r *runner.Result) {
 	mode := ""
 	if r.DryRun {
 		mode = " (dry run)"
@@ -388,22 +388,22 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 	for _, c := range r.Commands {
 		switch {
 		case r.DryRun:
-			fmt.Fprintf(w, "  step %d %s would run: %s\n", c.Step, c.Name, runtime.QuoteArgv(c.Argv))
+			fmt.Fprintf(w, "  step %d %s would run: %s\n", c.Step, c.Name, runner.QuoteArgv(c.Argv))
 		case c.ExitCode != nil:
-			fmt.Fprintf(w, "  step %d %s ran: %s (exit %d)\n", c.Step, c.Name, runtime.QuoteArgv(c.Argv), *c.ExitCode)
+			fmt.Fprintf(w, "  step %d %s ran: %s (exit %d)\n", c.Step, c.Name, runner.QuoteArgv(c.Argv), *c.ExitCode)
 		default:
-			fmt.Fprintf(w, "  step %d %s did not start: %s\n", c.Step, c.Name, runtime.QuoteArgv(c.Argv))
+			fmt.Fprintf(w, "  step %d %s did not start: %s\n", c.Step, c.Name, runner.QuoteArgv(c.Argv))
 		}
 	}
 	if len(r.Commands) > 0 {
 		fmt.Fprintf(w, "  commands in: %s\n", r.Commands[0].Dir)
 	}
 	if p := r.Pending; p != nil && p.Kind == runstate.PendingDecision {
-		resume := runtime.ResumeCommand(filepath.Dir(filepath.Dir(r.Dir)), r.RunID)
+		resume := runner.ResumeCommand(filepath.Dir(filepath.Dir(r.Dir)), r.RunID)
 		fmt.Fprintf(w, "  pending decision %s at step %d: %s --decide OPTION (options: %s)\n", p.Boundary, p.Step, resume, strings.Join(p.Options, ", "))
 	} else if p != nil {
 		// r.Dir is <state-dir>/runs/<run-id>.
-		resume := runtime.ResumeCommand(filepath.Dir(filepath.Dir(r.Dir)), r.RunID)
+		resume := runner.ResumeCommand(filepath.Dir(filepath.Dir(r.Dir)), r.RunID)
 		fmt.Fprintf(w, "  pending approval of %s at step %d: %s --approve %s (or --reject %s)\n", p.Boundary, p.Step, resume, p.Boundary, p.Boundary)
 	}
 	for _, rf := range r.Refusals {
@@ -433,7 +433,7 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 	fmt.Fprintf(w, "  recorded in: %s\n", r.Dir)
 }
 
-func writeRunJSON(w io.Writer, r *runtime.Result) error {
+func writeRunJSON(w io.Writer, r *runner.Result) error {
 	return writeJSON(w, r.Summary())
 }
 
@@ -451,7 +451,7 @@ func compactJSON(v any) string {
 
 // stdinPrompter returns a prompter asking on the terminal, or nil when
 // stdin is not one: a run in a pipe or CI suspends instead of blocking.
-func stdinPrompter(cmd *cobra.Command, e *env) runtime.Prompter {
+func stdinPrompter(cmd *cobra.Command, e *env) runner.Prompter {
 	f, ok := cmd.InOrStdin().(*os.File)
 	if !ok || !isTerminal(f) {
 		return nil

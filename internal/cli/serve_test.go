@@ -15,8 +15,8 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/serve"
 )
 
@@ -77,7 +77,7 @@ func noteServerWith(t testing.TB, dir string, approval bool, copts *mcp.ClientOp
 	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
 	s := serve.New(serve.Options{
 		Bundles:  []string{filepath.Join(dir, "bundles")},
-		Run:      runtime.Options{Config: cfg, StateDir: filepath.Join(dir, "state")},
+		Run:      runner.Options{Config: cfg, StateDir: filepath.Join(dir, "state")},
 		Register: serveRegistry(e, filepath.Join(dir, "state")),
 	})
 	st, ct := mcp.NewInMemoryTransports()
@@ -217,7 +217,7 @@ func TestServeRemoved(t *testing.T) {
 
 // BenchmarkServeCall measures one call of a served workflow of two
 // built-in steps (fs.write, fs.read) over the SDK's in-memory transport,
-// against runtime.Run of the same workflow: the difference is what
+// against runner.Run of the same workflow: the difference is what
 // serving adds (the protocol, the readiness check that validates the
 // bundle, reloading it).
 func BenchmarkServeCall(b *testing.B) {
@@ -233,12 +233,12 @@ func BenchmarkServeCall(b *testing.B) {
 		}
 	})
 	b.Run("runtime", func(b *testing.B) {
-		w, err := runtime.Load(filepath.Join(dir, "bundles", "note"))
+		w, err := runner.Load(filepath.Join(dir, "bundles", "note"))
 		if err != nil {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			if _, err := runtime.Run(ctx, w, runtime.Params{"content": "x"}, runtime.Options{Config: cfg, StateDir: filepath.Join(dir, "state")}); err != nil {
+			if _, err := runner.Run(ctx, w, runner.Params{"content": "x"}, runner.Options{Config: cfg, StateDir: filepath.Join(dir, "state")}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/session"
 )
 
@@ -93,7 +93,7 @@ func continueSession(ctx context.Context, e *env, rf *resumeFlags, name string, 
 	if len(rf.approve)+len(rf.reject) > 0 {
 		return usagef("--agent continues a session with an agent; --approve and --reject continue a suspended run")
 	}
-	if r, err := runtime.OpenRunLog(name, s); err != nil {
+	if r, err := runner.OpenRunLog(name, s); err != nil {
 		return err
 	} else if r != nil && r.Journal != nil {
 		return usagef("run %s is suspended at an approval: continue it with --approve or --reject, not --agent", r.RunID)

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/runstats"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
 const statsDoc = `stats reads the run records under --runs (default .crystallize/runs, what
@@ -84,7 +84,7 @@ func newStatsCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&runs, "runs", filepath.Join(runtime.DefaultStateDir, "runs"), "directory of run records")
+	cmd.Flags().StringVar(&runs, "runs", filepath.Join(runner.DefaultStateDir, "runs"), "directory of run records")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON on stdout")
 	cmd.Flags().StringVar(&config, "config", "", "project configuration whose [prices] section prices models the built-in table does not (default ./"+runconfig.ConfigFile+" when it exists)")
 	return cmd

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/sessionindex"
 	"github.com/crystallize-dev/crystallize/internal/temporal"
 )
@@ -112,7 +112,7 @@ func runTemporal(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	if err != nil {
 		return err
 	}
-	w, err := runtime.Load(target)
+	w, err := runner.Load(target)
 	if err != nil {
 		return err
 	}

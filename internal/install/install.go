@@ -16,7 +16,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/bundle"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/skill"
 	"github.com/crystallize-dev/crystallize/internal/textdiff"
 )
@@ -176,7 +176,7 @@ func Install(o Options) (*Plan, error) {
 	}
 	// The tool serve makes of the bundle is its workflow, loaded as a run
 	// loads it, under the workflow's name and with its parameters.
-	w, err := runtime.Load(dir)
+	w, err := runner.Load(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/capped"
 	"github.com/crystallize-dev/crystallize/internal/price"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -254,7 +254,7 @@ func readRun(dir string, prices *price.Table) (*run, error) {
 	if r.workflow == "" || r.status == "" {
 		return nil, fmt.Errorf("%s: $.metadata.crystallize_run: no workflow or status", file)
 	}
-	r.fallbacks = runtime.FallbackCounts(t.Actions)
+	r.fallbacks = runner.FallbackCounts(t.Actions)
 	r.spent, r.unpriced = spend(t.Actions, prices)
 	for _, a := range t.Actions {
 		switch {
@@ -274,7 +274,7 @@ func readRun(dir string, prices *price.Table) (*run, error) {
 		msg, _ := meta["error"].(string)
 		r.failure, _ = meta["reason_code"].(string)
 		if r.failure == "" {
-			r.failure = runtime.FailureCode(r.status, msg)
+			r.failure = runner.FailureCode(r.status, msg)
 		}
 	}
 	_, err = os.Stat(filepath.Join(dir, runstate.JournalFile))

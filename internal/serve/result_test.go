@@ -7,21 +7,21 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
 // TestResultIsRunSummary: a tool call's structured content is the run's
-// runtime.Summary, the object `crystallize run --json` prints, key for
+// runner.Summary, the object `crystallize run --json` prints, key for
 // key and value for value; a suspended run adds "approval" and "resume"
 // and nothing else.
 func TestResultIsRunSummary(t *testing.T) {
-	base := func() *runtime.Result {
-		return &runtime.Result{
+	base := func() *runner.Result {
+		return &runner.Result{
 			RunID: "run-1", Workflow: "release", Dir: "state/runs/run-1",
 			Steps: 3, ToolCalls: 2, ModelCalls: 1, TokensUsed: 40, CostUSD: 0.25,
-			Receipts: []runtime.Receipt{{}}, Duration: 1500 * time.Millisecond,
-			Refusals: []runtime.Refusal{{Step: 2, Tool: "git.push", Reason: "not granted"}},
+			Receipts: []runner.Receipt{{}}, Duration: 1500 * time.Millisecond,
+			Refusals: []runner.Refusal{{Step: 2, Tool: "git.push", Reason: "not granted"}},
 		}
 	}
 	completed := base()
@@ -34,14 +34,14 @@ func TestResultIsRunSummary(t *testing.T) {
 
 	for _, tc := range []struct {
 		name  string
-		r     *runtime.Result
+		r     *runner.Result
 		extra map[string]any
 	}{
 		{"completed", completed, nil},
 		{"failed", failed, nil},
 		{"pending", pending, map[string]any{
 			"approval": map[string]any{"step": float64(3), "boundary": "publish", "prompt": "Publish?"},
-			"resume":   runtime.ResumeCommand("state", "run-1") + " --approve publish",
+			"resume":   runner.ResumeCommand("state", "run-1") + " --approve publish",
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,8 +16,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
 // StartOptions say how to start a run.
@@ -26,7 +26,7 @@ type StartOptions struct {
 	TaskQueue string
 	// Approve lists the boundaries decided in advance.
 	Approve []string
-	// RunID is "" for a new one (runtime.NewRunID).
+	// RunID is "" for a new one (runner.NewRunID).
 	RunID string
 	// Now is the clock of a new run id; nil means time.Now.
 	Now func() time.Time
@@ -35,7 +35,7 @@ type StartOptions struct {
 // Start starts a run of w with params and returns its id, which is also
 // its workflow id. A bundle that is not ready is refused here, before the
 // server sees it, as a worker would refuse it.
-func Start(ctx context.Context, c client.Client, w *runtime.Workflow, params runtime.Params, opts StartOptions) (string, error) {
+func Start(ctx context.Context, c client.Client, w *runner.Workflow, params runner.Params, opts StartOptions) (string, error) {
 	if w.Bundle == nil {
 		return "", fmt.Errorf("%s is not a bundle: only an approved bundle runs on Temporal", w.Target)
 	}
@@ -43,7 +43,7 @@ func Start(ctx context.Context, c client.Client, w *runtime.Workflow, params run
 		if w.Readiness != nil {
 			return "", w.Readiness.Err()
 		}
-		return "", fmt.Errorf("%w: %s", runtime.ErrNotReady, w.Target)
+		return "", fmt.Errorf("%w: %s", runner.ErrNotReady, w.Target)
 	}
 	now := opts.Now
 	if now == nil {
@@ -51,7 +51,7 @@ func Start(ctx context.Context, c client.Client, w *runtime.Workflow, params run
 	}
 	id := opts.RunID
 	if id == "" {
-		id = runtime.NewRunID(now())
+		id = runner.NewRunID(now())
 	}
 	queue := opts.TaskQueue
 	if queue == "" {

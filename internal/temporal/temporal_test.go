@@ -18,8 +18,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
 	"github.com/crystallize-dev/crystallize/internal/temporal/temporaltest"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
@@ -54,17 +54,17 @@ func (e *effects) counts() map[string]int {
 	return out
 }
 
-func load(t testing.TB, p string) *runtime.Workflow {
+func load(t testing.TB, p string) *runner.Workflow {
 	t.Helper()
-	w, err := runtime.Load(p)
+	w, err := runner.Load(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return w
 }
 
-func runOptions(state string, e *effects) runtime.Options {
-	return runtime.Options{
+func runOptions(state string, e *effects) runner.Options {
+	return runner.Options{
 		Config:   &runconfig.Config{Dir: ".", Secrets: runconfig.SecretsConfig{Env: []string{"TOKEN"}}},
 		Tools:    e.tools(),
 		StateDir: state,
@@ -106,9 +106,9 @@ func waitPending(t *testing.T, c client.Client, id, boundary string) {
 	t.Fatalf("run %s never waited at %s", id, boundary)
 }
 
-func startWorker(t testing.TB, c client.Client, queue string, w *runtime.Workflow, run runtime.Options) func() {
+func startWorker(t testing.TB, c client.Client, queue string, w *runner.Workflow, run runner.Options) func() {
 	t.Helper()
-	wk, err := NewWorker(c, WorkerOptions{TaskQueue: queue, Bundles: []*runtime.Workflow{w}, Run: run})
+	wk, err := NewWorker(c, WorkerOptions{TaskQueue: queue, Bundles: []*runner.Workflow{w}, Run: run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,13 +132,13 @@ func TestRunSurvivesWorkerRestart(t *testing.T) {
 	state := t.TempDir()
 	w := load(t, "testdata/approval.star")
 	e := &effects{}
-	queue := "test-restart-" + runtime.NewRunID(time.Now())
+	queue := "test-restart-" + runner.NewRunID(time.Now())
 	stop1 := startWorker(t, c, queue, w, runOptions(state, e))
 
-	id := runtime.NewRunID(time.Now())
+	id := runner.NewRunID(time.Now())
 	ctx := context.Background()
 	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, WorkflowType,
-		RunInput{RunID: id, Workflow: w.Name, WorkflowSHA256: w.SHA256, Params: runtime.Params{"branch": "b1"}}); err != nil {
+		RunInput{RunID: id, Workflow: w.Name, WorkflowSHA256: w.SHA256, Params: runner.Params{"branch": "b1"}}); err != nil {
 		t.Fatal(err)
 	}
 	waitPending(t, c, id, "merge")
@@ -222,9 +222,9 @@ func history(t *testing.T, c client.Client, id string) *historypb.History {
 
 // replay replays h through the workflow serving w: it must pass when
 // wantErr is "", else fail with an error containing it.
-func replay(t *testing.T, h *historypb.History, w *runtime.Workflow, wantErr string) {
+func replay(t *testing.T, h *historypb.History, w *runner.Workflow, wantErr string) {
 	t.Helper()
-	r, err := NewReplayer([]*runtime.Workflow{w})
+	r, err := NewReplayer([]*runner.Workflow{w})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,10 +270,10 @@ func TestReplay(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	c := dial(t)
 	w := load(t, "testdata/approval.star")
-	queue := "test-refuse-" + runtime.NewRunID(time.Now())
+	queue := "test-refuse-" + runner.NewRunID(time.Now())
 	startWorker(t, c, queue, w, runOptions(t.TempDir(), &effects{}))
-	id := runtime.NewRunID(time.Now())
-	in := RunInput{RunID: id, Workflow: w.Name, WorkflowSHA256: strings.Repeat("0", 64), Params: runtime.Params{"branch": "b1"}}
+	id := runner.NewRunID(time.Now())
+	in := RunInput{RunID: id, Workflow: w.Name, WorkflowSHA256: strings.Repeat("0", 64), Params: runner.Params{"branch": "b1"}}
 	if _, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: queue}, WorkflowType, in); err != nil {
 		t.Fatal(err)
 	}

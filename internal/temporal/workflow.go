@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
 )
 
 // Names registered with Temporal.
@@ -40,11 +40,11 @@ const (
 // decided in advance. RunID is the run's id, the workflow id and the name
 // of its record directory.
 type RunInput struct {
-	RunID          string         `json:"run_id"`
-	Workflow       string         `json:"workflow"`
-	WorkflowSHA256 string         `json:"workflow_sha256"`
-	Params         runtime.Params `json:"params"`
-	Approve        []string       `json:"approve,omitempty"`
+	RunID          string        `json:"run_id"`
+	Workflow       string        `json:"workflow"`
+	WorkflowSHA256 string        `json:"workflow_sha256"`
+	Params         runner.Params `json:"params"`
+	Approve        []string      `json:"approve,omitempty"`
 }
 
 // RunOutput is how a run ended. Dir is its record directory on the
@@ -61,19 +61,19 @@ type RunOutput struct {
 // StepInput is one activity: the run's journal, and the decision of the
 // boundary it waits at, if any.
 type StepInput struct {
-	Workflow       string           `json:"workflow"`
-	WorkflowSHA256 string           `json:"workflow_sha256"`
-	Journal        *runtime.Journal `json:"journal"`
-	Approve        []string         `json:"approve,omitempty"`
-	Reject         []string         `json:"reject,omitempty"`
-	Decide         string           `json:"decide,omitempty"`
+	Workflow       string          `json:"workflow"`
+	WorkflowSHA256 string          `json:"workflow_sha256"`
+	Journal        *runner.Journal `json:"journal"`
+	Approve        []string        `json:"approve,omitempty"`
+	Reject         []string        `json:"reject,omitempty"`
+	Decide         string          `json:"decide,omitempty"`
 }
 
 // StepOutput is the journal one step further, and the run's end when it
 // ended.
 type StepOutput struct {
-	Journal *runtime.Journal `json:"journal"`
-	End     *RunOutput       `json:"end,omitempty"`
+	Journal *runner.Journal `json:"journal"`
+	End     *RunOutput      `json:"end,omitempty"`
 }
 
 // Decision answers a boundary: an approval (Approve, or not to reject)
@@ -95,7 +95,7 @@ type State struct {
 // served is one bundle a worker serves: its workflow as the worker
 // loaded it, and the activity options of its steps.
 type served struct {
-	w    *runtime.Workflow
+	w    *runner.Workflow
 	step workflow.ActivityOptions
 	// approvalTimeout bounds a wait for a decision; 0 waits forever.
 	approvalTimeout time.Duration
@@ -150,14 +150,14 @@ func (r registry) run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 	}
 	params := in.Params
 	if params == nil {
-		params = runtime.Params{}
+		params = runner.Params{}
 	}
 	next := StepInput{
 		Workflow: in.Workflow, WorkflowSHA256: in.WorkflowSHA256,
-		Journal: &runtime.Journal{
+		Journal: &runner.Journal{
 			RunID: in.RunID, Status: runstate.StatusRunning,
 			Workflow: in.Workflow, WorkflowSHA256: in.WorkflowSHA256,
-			Params: params, Approve: approve, Calls: []runtime.JournalCall{},
+			Params: params, Approve: approve, Calls: []runner.JournalCall{},
 		},
 	}
 	for {
@@ -239,7 +239,7 @@ func (r registry) await(ctx workflow.Context, s *served, state *State, p *runsta
 func checkDecision(p *runstate.Pending, d Decision) error {
 	if p.Kind == runstate.PendingDecision {
 		if !slices.Contains(p.Options, d.Option) {
-			return fmt.Errorf("%w: %q is not an option of %s (options: %v)", runtime.ErrDecision, d.Option, p.Boundary, p.Options)
+			return fmt.Errorf("%w: %q is not an option of %s (options: %v)", runner.ErrDecision, d.Option, p.Boundary, p.Options)
 		}
 		return nil
 	}
@@ -262,7 +262,7 @@ func describeDecision(p *runstate.Pending, d Decision) string {
 // activities performs the steps of the bundles a worker serves.
 type activities struct {
 	reg  registry
-	opts runtime.Options
+	opts runner.Options
 }
 
 // step is StepActivity: it reloads the bundle (its readiness and bytes
@@ -272,13 +272,13 @@ func (a *activities) step(ctx context.Context, in StepInput) (*StepOutput, error
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefused, nil)
 	}
-	w, err := runtime.Load(s.w.Target)
+	w, err := runner.Load(s.w.Target)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefused, nil)
 	}
 	opts := a.opts
 	opts.Approve, opts.Reject, opts.Decide = in.Approve, in.Reject, in.Decide
-	j, res, err := runtime.Advance(ctx, w, in.Journal, opts)
+	j, res, err := runner.Advance(ctx, w, in.Journal, opts)
 	if j == nil {
 		// Refused before the workflow ran: not ready, changed, bad
 		// parameters or bindings. Another attempt would be refused too.
