@@ -35,24 +35,31 @@ var allowed = map[string][]string{
 	"internal/proc":         {},
 	"internal/store":        {"internal/proc", "internal/atomicfile"},
 	"internal/sessionindex": {"internal/capped", "internal/session", "internal/store", "internal/toon", "internal/trace"},
-	"internal/registry":     {"internal/store", "internal/runtime", "internal/sessionindex", "internal/atomicfile", "internal/proc"},
-	"internal/runtime":      {"internal/capped", "internal/proc", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/normalize", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
+	"internal/registry":     {"internal/store", "internal/runstate", "internal/sessionindex", "internal/atomicfile", "internal/proc"},
+	"internal/stepvalue":    {"internal/redact", "internal/trace"},
+	"internal/model":        {"internal/runconfig", "internal/stepvalue"},
+	"internal/toolexec":     {"internal/candidate", "internal/capped", "internal/proc", "internal/redact", "internal/runconfig", "internal/stepvalue", "internal/trace"},
+	"internal/runconfig":    {"internal/normalize", "internal/price", "internal/trace"},
+	"internal/runstate":     {},
+	"internal/runstats":     {"internal/runner", "internal/runstate", "internal/bundle", "internal/capped", "internal/price", "internal/trace"},
+	"internal/membudget":    {},
+	"internal/runner":       {"internal/membudget", "internal/runstate", "internal/toolexec", "internal/model", "internal/runconfig", "internal/stepvalue", "internal/capped", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
 	"internal/tracestore":   {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
 	"internal/persona":      {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/bundle", "internal/pipeline"},
-	"internal/codify":       {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/derive", "internal/codegen", "internal/session", "internal/runtime", "internal/pipeline"},
+	"internal/codify":       {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/derive", "internal/codegen", "internal/session", "internal/model", "internal/runconfig", "internal/pipeline"},
 	"internal/skill":        {"internal/trace", "internal/candidate", "internal/codegen", "internal/mdtext"},
-	"internal/pipeline":     {"internal/trace", "internal/redact", "internal/session", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/synth", "internal/atomicfile", "internal/tracestore", "internal/store", "internal/runtime", "internal/plan"},
+	"internal/pipeline":     {"internal/trace", "internal/redact", "internal/session", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/synth", "internal/atomicfile", "internal/tracestore", "internal/store", "internal/model", "internal/runconfig", "internal/plan"},
 	"internal/atomicfile":   {},
 	"internal/mdtext":       {},
 	"internal/bundle":       {"internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact", "internal/assert", "internal/skill", "internal/atomicfile"},
 	"internal/tracetest":    {"internal/trace"},
 	"internal/capture":      {"internal/trace", "internal/redact", "internal/atomicfile"},
-	"internal/install":      {"internal/bundle", "internal/skill", "internal/serve", "internal/atomicfile", "internal/textdiff"},
-	"internal/review":       {"internal/bundle", "internal/candidate", "internal/trace", "internal/runtime", "internal/registry", "internal/store", "internal/textdiff"},
-	"internal/serve":        {"internal/runtime", "internal/bundle", "internal/candidate", "internal/trace"},
-	// Runs on Temporal are driven through runtime.Advance; the test
+	"internal/install":      {"internal/bundle", "internal/skill", "internal/runner", "internal/atomicfile", "internal/textdiff"},
+	"internal/review":       {"internal/bundle", "internal/candidate", "internal/trace", "internal/runner", "internal/registry", "internal/store", "internal/textdiff"},
+	"internal/serve":        {"internal/runner", "internal/runstate", "internal/bundle", "internal/candidate", "internal/trace"},
+	// Runs on Temporal are driven through runner.Advance; the test
 	// server helper is used by the tests of temporal and cli only.
-	"internal/temporal":              {"internal/runtime", "internal/bundle"},
+	"internal/temporal":              {"internal/runconfig", "internal/runstate", "internal/runner", "internal/bundle"},
 	"internal/temporal/temporaltest": {},
 	"internal/synth":                 {"internal/capped", "internal/trace", "internal/redact", "internal/atomicfile"},
 	"internal/derive":                {},
@@ -81,8 +88,9 @@ var testOnly = map[string][]string{
 	// The trace store is tested on generated corpora too.
 	"internal/tracestore": {"internal/tracetest"},
 	// Publishing is tested and benchmarked on generated corpora mined in
-	// two passes.
-	"internal/pipeline": {"internal/tracetest"},
+	// two passes, and a bundle it wrote is approved as review approves
+	// one.
+	"internal/pipeline": {"internal/tracetest", "internal/runner"},
 	// Generated agent sessions pin what the session decoders make of them.
 	"internal/source": {"internal/tracetest"},
 	// The persona tests compare a proposal with the shadow comparison's
@@ -90,12 +98,16 @@ var testOnly = map[string][]string{
 	"internal/persona": {"internal/replay"},
 	// A codified draft is published with the bundle's options.
 	"internal/codify": {"internal/bundle"},
+	// The configuration's copy of the bundle markers is pinned to
+	// bundle's.
+	"internal/runconfig": {"internal/bundle"},
 	// Lowered plans must pass the same check as generated workflows.
 	"internal/plan": {"internal/codegen"},
 	// The web-app kit's scenarios must parse as the web runner reads them.
 	"internal/harness": {"internal/harness/web"},
-	// The integration tests run against a Temporal dev server.
-	"internal/temporal": {"internal/temporal/temporaltest"},
+	// The integration tests run against a Temporal dev server, with
+	// in-process tools.
+	"internal/temporal": {"internal/temporal/temporaltest", "internal/toolexec"},
 }
 
 func TestImportGraph(t *testing.T) {

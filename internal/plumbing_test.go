@@ -121,7 +121,7 @@ var flagLiteral = regexp.MustCompile(`(^|[^-\w])--[a-z][a-z0-9-]*`)
 // flagStrings are the strings outside internal/cli that name a flag, each
 // with where it stands and why it is there. Most are argv of another
 // program, or text pinned by golden files that moving would change; the
-// rest are still to move into the cli (its hints, as runtime.RemedyError
+// rest are still to move into the cli (its hints, as runner.RemedyError
 // and registry.AnswerError are). The list only shrinks.
 var flagStrings = map[string]string{
 	"-- --host 127.0.0.1 --port %d --strictPort": "harness/kits_web.go: argv of a dev server the web-app kit's gate starts",

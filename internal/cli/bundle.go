@@ -13,7 +13,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 )
 
 func newValidateCmd(e *env) *cobra.Command {
@@ -222,7 +222,7 @@ func newApproveCmd(e *env) *cobra.Command {
 			}
 			a := bundle.Approval{Actor: approver, Reason: reason, Reject: reject, At: at}
 			a.AllowSelfApproval = cfg != nil && cfg.Approvals.AllowSelfApproval
-			m, err := runtime.ApproveBundle(args[0], stateDir, a)
+			m, err := runner.ApproveBundle(args[0], stateDir, a)
 			if err != nil {
 				return err
 			}
@@ -241,7 +241,7 @@ func newApproveCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&approver, "approver", "", "who makes the decision (required)")
 	cmd.Flags().StringVar(&reason, "reason", "", "why")
 	cmd.Flags().BoolVar(&reject, "reject", false, "record a rejection instead of an approval")
-	cmd.Flags().StringVar(&stateDir, "state-dir", runtime.DefaultStateDir, "state directory whose approval ledger records the decision")
+	cmd.Flags().StringVar(&stateDir, "state-dir", runner.DefaultStateDir, "state directory whose approval ledger records the decision")
 	configFlag(cmd.Flags(), &config)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the updated promotion block as JSON")
 	return cmd

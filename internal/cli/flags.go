@@ -8,7 +8,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 )
 
 // The flags several commands share, registered in one place so that a
@@ -17,19 +18,19 @@ import (
 // runStateDirFlag registers --state-dir for the commands that record
 // runs (run, plan run, resume, serve mcp).
 func runStateDirFlag(fs *pflag.FlagSet, p *string) {
-	fs.StringVar(p, "state-dir", runtime.DefaultStateDir, "directory runs are recorded under (<dir>/runs/<run-id>)")
+	fs.StringVar(p, "state-dir", runner.DefaultStateDir, "directory runs are recorded under (<dir>/runs/<run-id>)")
 }
 
 // registryStateDirFlag registers --state-dir for the commands that read
 // the registry of live sessions (sessions, status).
 func registryStateDirFlag(fs *pflag.FlagSet, p *string) {
-	fs.StringVar(p, "state-dir", runtime.DefaultStateDir, "the state directory whose registry to read (<dir>/"+registry.DBFile+")")
+	fs.StringVar(p, "state-dir", runner.DefaultStateDir, "the state directory whose registry to read (<dir>/"+registry.DBFile+")")
 }
 
 // configFlag registers --config, the project configuration, defaulting
 // to ./crystallize.toml (projectConfig reads it).
 func configFlag(fs *pflag.FlagSet, p *string) {
-	fs.StringVar(p, "config", "", "project configuration (default ./"+runtime.ConfigFile+" when it exists)")
+	fs.StringVar(p, "config", "", "project configuration (default ./"+runconfig.ConfigFile+" when it exists)")
 }
 
 // summaryJSONFlag registers --json for a command that prints a summary
@@ -48,11 +49,11 @@ func resultJSONFlag(fs *pflag.FlagSet, p *bool) {
 // configuration and tools, the terminal for approvals, the process's
 // environment, the state directory, the run log on stderr and the live
 // registration. The caller adds what is its own.
-func runOptions(cmd *cobra.Command, e *env, cfg *runtime.Config, stateDir string, live *registry.Live) runtime.Options {
+func runOptions(cmd *cobra.Command, e *env, cfg *runconfig.Config, stateDir string, live *registry.Live) runner.Options {
 	environ := os.Environ()
-	return runtime.Options{
+	return runner.Options{
 		Config:   cfg,
-		Tools:    runtime.InprocTools(cfg, environ),
+		Tools:    runner.InprocTools(cfg, environ),
 		Prompter: stdinPrompter(cmd, e),
 		Getenv:   e.getenv,
 		Environ:  environ,

@@ -7,14 +7,15 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/registry"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
 
 // withHints returns err with each runtime remedy in it worded as the
 // flags and commands that apply it: the runtime says what would get past
-// an error (runtime.RemedyError) or which run waits for what
-// (runtime.PendingApprovalError, runtime.PendingDecisionError), the
+// an error (runner.RemedyError) or which run waits for what
+// (runner.PendingApprovalError, runner.PendingDecisionError), the
 // command line says how to go on. The hint
 // follows the message of the error it belongs to, wherever that stands in
 // err (wrapped, or one of several joined); errors.Is and errors.As see
@@ -78,13 +79,13 @@ func nthEnd(s, sub string, n int) int {
 type hint struct{ after, text string }
 
 // remedyHint is the command line's wording of re's remedy.
-func remedyHint(re *runtime.RemedyError) string {
+func remedyHint(re *runner.RemedyError) string {
 	switch re.Remedy {
-	case runtime.RemedyAdmit:
+	case runner.RemedyAdmit:
 		return "; approve it (crystallize approve), rehearse it with --dry-run, or pass --allow-unapproved"
-	case runtime.RemedyDryRun:
+	case runner.RemedyDryRun:
 		return ", or use --dry-run"
-	case runtime.RemedyApprove:
+	case runner.RemedyApprove:
 		return "; approve the bundle with crystallize approve --state-dir " + re.StateDir
 	}
 	return ""
@@ -102,7 +103,7 @@ func answerHint(e *registry.AnswerError) string {
 }
 
 // hints lists the hints for the errors in err's tree, depth first: the
-// remedies of runtime.RemedyError, the command that continues a run
+// remedies of runner.RemedyError, the command that continues a run
 // suspended at an approval or a decision, the flag that answers an inbox
 // item, where a model's configuration comes from, and the flags behind a
 // refused holdout, two workflows written to one file and a missing trace
@@ -115,12 +116,12 @@ func hints(err error) []hint {
 			return
 		}
 		switch e := err.(type) {
-		case *runtime.RemedyError:
+		case *runner.RemedyError:
 			out = append(out, hint{e.Error(), remedyHint(e)})
-		case *runtime.PendingApprovalError:
-			out = append(out, hint{e.Error(), fmt.Sprintf("; continue with %s --approve %s (or --reject %s)", runtime.ResumeCommand(e.StateDir, e.RunID), e.Boundary, e.Boundary)})
-		case *runtime.PendingDecisionError:
-			out = append(out, hint{e.Error(), "; continue with " + runtime.ResumeCommand(e.StateDir, e.RunID) + " --decide OPTION"})
+		case *runner.PendingApprovalError:
+			out = append(out, hint{e.Error(), fmt.Sprintf("; continue with %s --approve %s (or --reject %s)", runner.ResumeCommand(e.StateDir, e.RunID), e.Boundary, e.Boundary)})
+		case *runner.PendingDecisionError:
+			out = append(out, hint{e.Error(), "; continue with " + runner.ResumeCommand(e.StateDir, e.RunID) + " --decide OPTION"})
 		case *registry.AnswerError:
 			out = append(out, hint{e.Error(), answerHint(e)})
 		case *pipeline.HoldoutTooLargeError:
@@ -131,7 +132,7 @@ func hints(err error) []hint {
 			out = append(out, hint{e.Error(), " (--out and a candidate's workflow)"})
 		}
 		if err == pipeline.ErrNoModelConfig {
-			out = append(out, hint{err.Error(), "; name one with --config or create " + runtime.ConfigFile})
+			out = append(out, hint{err.Error(), "; name one with --config or create " + runconfig.ConfigFile})
 		}
 		switch u := err.(type) {
 		case interface{ Unwrap() []error }:
@@ -158,7 +159,7 @@ func (e *hintedError) Unwrap() error { return e.err }
 // hintRunError gives the error a run's summary shows the command line's
 // hints, as the error printed on stderr has them, when err is the error
 // the run recorded.
-func hintRunError(res *runtime.Result, err error) {
+func hintRunError(res *runner.Result, err error) {
 	if err != nil && res != nil && res.Error == err.Error() {
 		res.Error = withHints(err).Error()
 	}

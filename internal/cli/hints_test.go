@@ -12,7 +12,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/registry"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 )
 
 // TestRuntimeHints: the runtime's errors say what is wrong and which
@@ -35,7 +35,7 @@ func TestRuntimeHints(t *testing.T) {
 		t.Errorf("run without a model provider = %d, stderr %q; want the --dry-run hint after the message: %s", code, stderr, want)
 	}
 
-	_, err := runtime.Run(context.Background(), mustLoad(t, star), runtime.Params{"ticket": "t1"}, runtime.Options{StateDir: filepath.Join(dir, "state"), RunID: "r1"})
+	_, err := runner.Run(context.Background(), mustLoad(t, star), runner.Params{"ticket": "t1"}, runner.Options{StateDir: filepath.Join(dir, "state"), RunID: "r1"})
 	if err == nil || strings.Contains(err.Error(), "--") {
 		t.Errorf("runtime error %v; want one that names no flag", err)
 	}
@@ -44,8 +44,8 @@ func TestRuntimeHints(t *testing.T) {
 // TestWithHints: a hint follows its own error's message, wherever that
 // stands in a wrapped or joined error, and the chain is kept.
 func TestWithHints(t *testing.T) {
-	notReady := &runtime.RemedyError{Err: fmt.Errorf("%w: status needs_approval", runtime.ErrNotReady), Remedy: runtime.RemedyAdmit}
-	ledger := &runtime.RemedyError{Err: errors.New("approval not authenticated: no key"), Remedy: runtime.RemedyApprove, StateDir: "st"}
+	notReady := &runner.RemedyError{Err: fmt.Errorf("%w: status needs_approval", runner.ErrNotReady), Remedy: runner.RemedyAdmit}
+	ledger := &runner.RemedyError{Err: errors.New("approval not authenticated: no key"), Remedy: runner.RemedyApprove, StateDir: "st"}
 	err := fmt.Errorf("running wf: %w", errors.Join(notReady, errors.New("other problem"), ledger))
 	got := withHints(err)
 	want := "running wf: bundle is not ready to run: status needs_approval; approve it (crystallize approve), rehearse it with --dry-run, or pass --allow-unapproved\n" +
@@ -53,7 +53,7 @@ func TestWithHints(t *testing.T) {
 	if got.Error() != want {
 		t.Errorf("withHints =\n%s\nwant\n%s", got, want)
 	}
-	if !errors.Is(got, runtime.ErrNotReady) {
+	if !errors.Is(got, runner.ErrNotReady) {
 		t.Error("the hinted error lost its chain")
 	}
 	plain := errors.New("plain")
@@ -67,7 +67,7 @@ func TestWithHints(t *testing.T) {
 // getting both.
 func TestWithHintsRepeated(t *testing.T) {
 	refusal := func() error {
-		return &runtime.RemedyError{Err: errors.New("approval not authenticated: no key"), Remedy: runtime.RemedyApprove, StateDir: "st"}
+		return &runner.RemedyError{Err: errors.New("approval not authenticated: no key"), Remedy: runner.RemedyApprove, StateDir: "st"}
 	}
 	err := errors.Join(refusal(), errors.New("between"), refusal())
 	hint := "; approve the bundle with crystallize approve --state-dir st"
@@ -82,9 +82,9 @@ func TestWithHintsRepeated(t *testing.T) {
 	}
 }
 
-func mustLoad(t *testing.T, target string) *runtime.Workflow {
+func mustLoad(t *testing.T, target string) *runner.Workflow {
 	t.Helper()
-	w, err := runtime.Load(target)
+	w, err := runner.Load(target)
 	if err != nil {
 		t.Fatal(err)
 	}

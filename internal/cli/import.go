@@ -10,7 +10,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/spf13/cobra"
 
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 )
 
 const importDoc = `import reads the session logs that coding agents write, and any traces,
@@ -159,7 +159,7 @@ func newImportCmd(e *env) *cobra.Command {
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "import the valid sessions and list each invalid file and line instead of failing")
 	fs.StringVar(&f.config, "config", "", configFlagHelp)
 	fs.BoolVar(&f.store, "store", false, storeFlagHelp)
-	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, stateDirStoreHelp)
+	fs.StringVar(&f.stateDir, "state-dir", runner.DefaultStateDir, stateDirStoreHelp)
 	fs.BoolVar(&f.rehash, "rehash", false, "with --store, read every file again, also those unchanged in size and modification time since an earlier import")
 	return cmd
 }

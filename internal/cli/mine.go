@@ -20,7 +20,8 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/tracestore"
 )
 
@@ -75,7 +76,7 @@ func (f *mineFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.asJSON, "json", false, "print the report summary as JSON on stdout")
 	fs.StringVar(&f.config, "config", "", mineConfigFlagHelp)
 	fs.BoolVar(&f.store, "store", false, "mine the traces of the trace store (<state-dir>/state.db; see crystallize store) instead of --from")
-	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, stateDirStoreHelp)
+	fs.StringVar(&f.stateDir, "state-dir", runner.DefaultStateDir, stateDirStoreHelp)
 	fs.StringVar(&f.bundle, "bundle", "", "write a portable, redacted review bundle for the selected candidate into this directory")
 	fs.StringVar(&f.bundles, "bundles", "", "write a review bundle for every safe candidate into this directory, one <name>/ each (the names --out-dir gives)")
 	fs.StringVar(&f.evalPack, "eval-pack", "", "also write the eval pack (TOML) of the selected candidate to this file: the bundle's with --bundle or --bundles (every bundle then holds its own), else one naming the fixtures a bundle would hold")
@@ -341,7 +342,7 @@ func runMine(ctx context.Context, e *env, f *mineFlags, flags *pflag.FlagSet) er
 	if err != nil {
 		return err
 	}
-	prices, err := runtime.PriceTable(f.config)
+	prices, err := runconfig.PriceTable(f.config)
 	if err != nil {
 		return err
 	}
@@ -568,7 +569,7 @@ func writeSummary(w io.Writer, r *candidate.Report, o pipeline.Outputs, written 
 			c.Savings.PerRun.ModelCallsAvoided, c.Savings.PerRun.InputTokensAvoided+c.Savings.PerRun.OutputTokensAvoided,
 			c.Savings.PerRun.EstimatedCostUSDAvoided, c.Savings.PerRun.RemainingModelCalls)
 		if len(c.Savings.UnpricedModels) > 0 {
-			fmt.Fprintf(w, "      unpriced: %s (not in the dollars; price them with [prices.\"MODEL\"] in %s)\n", unpricedList(c.Savings.UnpricedModels), runtime.ConfigFile)
+			fmt.Fprintf(w, "      unpriced: %s (not in the dollars; price them with [prices.\"MODEL\"] in %s)\n", unpricedList(c.Savings.UnpricedModels), runconfig.ConfigFile)
 		}
 	}
 	for i := range r.RejectedCandidates {

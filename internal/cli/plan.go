@@ -11,7 +11,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/plan"
 	"github.com/crystallize-dev/crystallize/internal/registry"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 )
 
 const planDoc = `A task plan is a small JSON graph of typed steps (read_fact, search,
@@ -336,7 +336,7 @@ func newPlanRunCmd(e *env) *cobra.Command {
 	fs.StringArrayVar(&f.approve, "approve", nil, "approve the human gate ID in advance (repeatable)")
 	configFlag(fs, &f.config)
 	runStateDirFlag(fs, &f.stateDir)
-	fs.Uint64Var(&f.maxSteps, "max-steps", runtime.DefaultMaxSteps, "Starlark step budget of the run")
+	fs.Uint64Var(&f.maxSteps, "max-steps", runner.DefaultMaxSteps, "Starlark step budget of the run")
 	summaryJSONFlag(fs, &f.asJSON)
 	return cmd
 }
@@ -361,7 +361,7 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 	if err != nil {
 		return err
 	}
-	w, err := runtime.Load(star)
+	w, err := runner.Load(star)
 	if err != nil {
 		return err
 	}
@@ -371,7 +371,7 @@ func runPlan(cmd *cobra.Command, e *env, f *runFlags, file string) error {
 	live := newLive(e, f.stateDir, registry.TypePlan, name).As("", liveModel(cfg))
 	opts := runOptions(cmd, e, cfg, f.stateDir, live)
 	opts.DryRun, opts.Approve, opts.MaxSteps = f.dryRun, f.approve, f.maxSteps
-	res, err := runtime.Run(cmd.Context(), w, nil, opts)
-	live.End(res)
+	res, err := runner.Run(cmd.Context(), w, nil, opts)
+	live.End(res.Outcome())
 	return printRunResult(e, res, err, f.asJSON)
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 )
 
 type resumeFlags struct {
@@ -84,7 +84,7 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 			}
 		}
 	}
-	j, err := runtime.ReadJournal(f.stateDir, runID)
+	j, err := runner.ReadJournal(f.stateDir, runID)
 	if err != nil {
 		return err
 	}
@@ -95,23 +95,23 @@ func runResume(cmd *cobra.Command, e *env, f *resumeFlags, runID string) error {
 	if err != nil {
 		return err
 	}
-	w, err := runtime.Load(j.Target)
+	w, err := runner.Load(j.Target)
 	if err != nil {
 		return err
 	}
 	live := newLive(e, f.stateDir, registry.TypeWorkflow, j.Workflow).As("", liveModel(cfg))
 	opts := runOptions(cmd, e, cfg, f.stateDir, live)
 	opts.Approve, opts.Reject, opts.Decide = f.approve, f.reject, f.decide
-	res, err := runtime.Resume(cmd.Context(), w, j, opts)
-	live.Answered(j, res, registry.ResumeAnswer(j, f.approve, f.reject, f.decide, f.reason))
-	live.End(res)
+	res, err := runner.Resume(cmd.Context(), w, j, opts)
+	live.Answered(j.Pending, res.Outcome(), registry.ResumeAnswer(j.Pending, f.approve, f.reject, f.decide, f.reason))
+	live.End(res.Outcome())
 	return printRunResult(e, res, err, f.asJSON)
 }
 
 // checkDecide refuses, as a usage error, a --decide that does not answer
-// what run j waits for (runtime.Journal.CheckDecision).
-func checkDecide(j *runtime.Journal, decide string) error {
-	var de *runtime.DecisionError
+// what run j waits for (runner.Journal.CheckDecision).
+func checkDecide(j *runner.Journal, decide string) error {
+	var de *runner.DecisionError
 	if err := j.CheckDecision(decide); errors.As(err, &de) {
 		if de.Waiting != "" {
 			return usagef("--decide %q: run %s waits for %s, not for a decision", de.Decide, de.RunID, de.Waiting)

@@ -18,7 +18,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/review"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -85,7 +85,7 @@ func newReviewCmd(e *env) *cobra.Command {
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:0", "address to listen on (host:port); off loopback only when given explicitly")
 	fs.BoolVar(&f.open, "open", false, "open the page in the default browser")
 	fs.StringVar(&f.approver, "approver", "", "who decides (default: the page asks for a name)")
-	fs.StringVar(&f.stateDir, "state-dir", runtime.DefaultStateDir, "state directory whose approval ledger records decisions and keeps approved versions")
+	fs.StringVar(&f.stateDir, "state-dir", runner.DefaultStateDir, "state directory whose approval ledger records decisions and keeps approved versions")
 	fs.StringVar(&f.db, "db", store.DefaultPath, "the registry whose inbox the page shows and answers")
 	configFlag(fs, &f.config)
 	fs.StringVar(&f.static, "static", "", "write the page of one BUNDLE to this file, without forms, and exit")

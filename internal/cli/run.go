@@ -17,7 +17,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runner"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 )
 
 type runFlags struct {
@@ -179,7 +181,7 @@ func newRunCmd(e *env) *cobra.Command {
 	configFlag(fs, &f.config)
 	fs.BoolVar(&f.check, "check", false, "only check that every tool the workflow calls is bound and every capability it needs is granted")
 	runStateDirFlag(fs, &f.stateDir)
-	fs.Uint64Var(&f.maxSteps, "max-steps", runtime.DefaultMaxSteps, "Starlark step budget of the run")
+	fs.Uint64Var(&f.maxSteps, "max-steps", runner.DefaultMaxSteps, "Starlark step budget of the run")
 	summaryJSONFlag(fs, &f.asJSON)
 	fs.StringVar(&f.fallback, "fallback", "", "what a failed precondition or step does: fail, agent or ask (default crystallize.toml [fallback] policy, else fail)")
 	f.temporal.register(fs, true)
@@ -194,8 +196,8 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	if f.wait {
 		return usagef("--wait waits for a run on Temporal; give --temporal ADDR")
 	}
-	if f.fallback != "" && !slices.Contains(runtime.FallbackPolicies, f.fallback) {
-		return usagef("--fallback %q: want one of %s", f.fallback, strings.Join(runtime.FallbackPolicies, ", "))
+	if f.fallback != "" && !slices.Contains(runconfig.FallbackPolicies, f.fallback) {
+		return usagef("--fallback %q: want one of %s", f.fallback, strings.Join(runconfig.FallbackPolicies, ", "))
 	}
 	if f.verify && f.dryRun {
 		return usagef("--verify compares the receipts of a run that executes; it cannot be combined with --dry-run")
@@ -208,7 +210,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	if err != nil {
 		return err
 	}
-	w, err := runtime.Load(target)
+	w, err := runner.Load(target)
 	if err != nil {
 		return err
 	}
@@ -219,9 +221,9 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	opts := runOptions(cmd, e, cfg, f.stateDir, live)
 	opts.DryRun, opts.AllowUnapproved, opts.Verify = f.dryRun, f.allowUnapproved, f.verify
 	opts.Approve, opts.MaxSteps, opts.Fallback = f.approve, f.maxSteps, f.fallback
-	res, err := runtime.Run(cmd.Context(), w, params, opts)
-	live.End(res)
-	var pe *runtime.ParamError
+	res, err := runner.Run(cmd.Context(), w, params, opts)
+	live.End(res.Outcome())
+	var pe *runner.ParamError
 	if errors.As(err, &pe) {
 		return usageError{err}
 	}
@@ -232,7 +234,7 @@ func runRun(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 // its summary or, with --json, as JSON whose error carries the same hints
 // as the line on stderr, and returns the run's error. A run that never
 // started (res nil) prints nothing.
-func printRunResult(e *env, res *runtime.Result, err error, asJSON bool) error {
+func printRunResult(e *env, res *runner.Result, err error, asJSON bool) error {
 	if res == nil {
 		return err
 	}
@@ -248,10 +250,10 @@ func printRunResult(e *env, res *runtime.Result, err error, asJSON bool) error {
 }
 
 // readParams merges --params and --param.
-func (f *runFlags) readParams() (runtime.Params, error) {
-	params := runtime.Params{}
+func (f *runFlags) readParams() (runner.Params, error) {
+	params := runner.Params{}
 	if f.paramsFile != "" {
-		obj, err := runtime.ReadParams(f.paramsFile)
+		obj, err := runner.ReadParams(f.paramsFile)
 		if err != nil {
 			return nil, usagef("--params: %v", err)
 		}
@@ -306,10 +308,10 @@ func paramPairs(flags []string) (map[string]string, error) {
 // no bindings and no grants, which is enough for a dry run and for a
 // workflow whose commands need nothing granted, and refuses the rest
 // with the binding or grant to add.
-func (f *runFlags) loadConfig() (*runtime.Config, error) {
+func (f *runFlags) loadConfig() (*runconfig.Config, error) {
 	cfg, err := projectConfig(f.config)
 	if cfg == nil && err == nil {
-		cfg = &runtime.Config{Dir: "."}
+		cfg = &runconfig.Config{Dir: "."}
 	}
 	return cfg, err
 }
@@ -317,21 +319,21 @@ func (f *runFlags) loadConfig() (*runtime.Config, error) {
 // projectConfig reads the project configuration a --config flag names,
 // or ./crystallize.toml when the flag is empty and the file exists;
 // with neither it returns nil and no error.
-func projectConfig(flag string) (*runtime.Config, error) {
-	file := runtime.ConfigPath(flag)
+func projectConfig(flag string) (*runconfig.Config, error) {
+	file := runconfig.ConfigPath(flag)
 	if file == "" {
 		return nil, nil
 	}
-	return runtime.LoadConfig(file)
+	return runconfig.LoadConfig(file)
 }
 
 // runCheck reports whether every tool the workflow calls is bound. MCP
 // servers are started and asked which tools they declare, so a name bound
 // to a server that lacks it, or to a server that cannot start, is
 // reported too.
-func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg *runtime.Config) error {
+func runCheck(ctx context.Context, e *env, f *runFlags, w *runner.Workflow, cfg *runconfig.Config) error {
 	environ := os.Environ()
-	r, err := runtime.Preflight(ctx, w, cfg, runtime.InprocTools(cfg, environ), environ)
+	r, err := runner.Preflight(ctx, w, cfg, runner.InprocTools(cfg, environ), environ)
 	if err != nil {
 		return err
 	}
@@ -354,7 +356,7 @@ func runCheck(ctx context.Context, e *env, f *runFlags, w *runtime.Workflow, cfg
 		case !c.Granted:
 			state = "not granted"
 		}
-		fmt.Fprintf(e.stdout, "  %s runs %s: %s %s\n", c.Name, runtime.QuoteArgv(c.Argv), c.Capability, state)
+		fmt.Fprintf(e.stdout, "  %s runs %s: %s %s\n", c.Name, runner.QuoteArgv(c.Argv), c.Capability, state)
 	}
 	if len(r.Commands) > 0 || len(r.Grants) > 0 {
 		fmt.Fprintf(e.stdout, "%s: grants needed: %s; missing: %s\n", w.Name, grantList(r.Grants), grantList(append(r.Undeclared, r.MissingGrants...)))
@@ -372,7 +374,7 @@ func grantList(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-func writeRunSummary(w io.Writer, r *runtime.Result) {
+func writeRunSummary(w io.Writer, r *runner.Result) {
 	mode := ""
 	if r.DryRun {
 		mode = " (dry run)"
@@ -386,22 +388,22 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 	for _, c := range r.Commands {
 		switch {
 		case r.DryRun:
-			fmt.Fprintf(w, "  step %d %s would run: %s\n", c.Step, c.Name, runtime.QuoteArgv(c.Argv))
+			fmt.Fprintf(w, "  step %d %s would run: %s\n", c.Step, c.Name, runner.QuoteArgv(c.Argv))
 		case c.ExitCode != nil:
-			fmt.Fprintf(w, "  step %d %s ran: %s (exit %d)\n", c.Step, c.Name, runtime.QuoteArgv(c.Argv), *c.ExitCode)
+			fmt.Fprintf(w, "  step %d %s ran: %s (exit %d)\n", c.Step, c.Name, runner.QuoteArgv(c.Argv), *c.ExitCode)
 		default:
-			fmt.Fprintf(w, "  step %d %s did not start: %s\n", c.Step, c.Name, runtime.QuoteArgv(c.Argv))
+			fmt.Fprintf(w, "  step %d %s did not start: %s\n", c.Step, c.Name, runner.QuoteArgv(c.Argv))
 		}
 	}
 	if len(r.Commands) > 0 {
 		fmt.Fprintf(w, "  commands in: %s\n", r.Commands[0].Dir)
 	}
-	if p := r.Pending; p != nil && p.Kind == runtime.PendingDecision {
-		resume := runtime.ResumeCommand(filepath.Dir(filepath.Dir(r.Dir)), r.RunID)
+	if p := r.Pending; p != nil && p.Kind == runstate.PendingDecision {
+		resume := runner.ResumeCommand(filepath.Dir(filepath.Dir(r.Dir)), r.RunID)
 		fmt.Fprintf(w, "  pending decision %s at step %d: %s --decide OPTION (options: %s)\n", p.Boundary, p.Step, resume, strings.Join(p.Options, ", "))
 	} else if p != nil {
 		// r.Dir is <state-dir>/runs/<run-id>.
-		resume := runtime.ResumeCommand(filepath.Dir(filepath.Dir(r.Dir)), r.RunID)
+		resume := runner.ResumeCommand(filepath.Dir(filepath.Dir(r.Dir)), r.RunID)
 		fmt.Fprintf(w, "  pending approval of %s at step %d: %s --approve %s (or --reject %s)\n", p.Boundary, p.Step, resume, p.Boundary, p.Boundary)
 	}
 	for _, rf := range r.Refusals {
@@ -431,7 +433,7 @@ func writeRunSummary(w io.Writer, r *runtime.Result) {
 	fmt.Fprintf(w, "  recorded in: %s\n", r.Dir)
 }
 
-func writeRunJSON(w io.Writer, r *runtime.Result) error {
+func writeRunJSON(w io.Writer, r *runner.Result) error {
 	return writeJSON(w, r.Summary())
 }
 
@@ -449,7 +451,7 @@ func compactJSON(v any) string {
 
 // stdinPrompter returns a prompter asking on the terminal, or nil when
 // stdin is not one: a run in a pipe or CI suspends instead of blocking.
-func stdinPrompter(cmd *cobra.Command, e *env) runtime.Prompter {
+func stdinPrompter(cmd *cobra.Command, e *env) runner.Prompter {
 	f, ok := cmd.InOrStdin().(*os.File)
 	if !ok || !isTerminal(f) {
 		return nil

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/serve"
 )
 
@@ -142,9 +142,9 @@ func runServeMCP(ctx context.Context, e *env, f *serveFlags) error {
 	}
 	s := serve.New(serve.Options{
 		Bundles: f.bundles,
-		Run: runtime.Options{
+		Run: runner.Options{
 			Config:   cfg,
-			Tools:    runtime.InprocTools(cfg, environ),
+			Tools:    runner.InprocTools(cfg, environ),
 			Getenv:   e.getenv,
 			Environ:  environ,
 			StateDir: f.stateDir,

@@ -14,7 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runner"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/serve"
 )
 
@@ -53,11 +55,11 @@ func noteTraces(t testing.TB, dir string, approval bool) (src, held string) {
 // noteServer mines the note traces into an approved bundle under dir,
 // writes a config granting the fs tools, and returns a serve.Server for
 // it and a client session connected to it in process.
-func noteServer(t testing.TB, dir string, approval bool) (*serve.Server, *mcp.ClientSession, *runtime.Config) {
+func noteServer(t testing.TB, dir string, approval bool) (*serve.Server, *mcp.ClientSession, *runconfig.Config) {
 	return noteServerWith(t, dir, approval, nil)
 }
 
-func noteServerWith(t testing.TB, dir string, approval bool, copts *mcp.ClientOptions) (*serve.Server, *mcp.ClientSession, *runtime.Config) {
+func noteServerWith(t testing.TB, dir string, approval bool, copts *mcp.ClientOptions) (*serve.Server, *mcp.ClientSession, *runconfig.Config) {
 	t.Helper()
 	src, held := noteTraces(t, dir, approval)
 	bundleDir := filepath.Join(dir, "bundles", "note")
@@ -67,7 +69,7 @@ func noteServerWith(t testing.TB, dir string, approval bool, copts *mcp.ClientOp
 	if err := os.WriteFile(cfgFile, []byte("[grants]\ncapabilities = [\"fs.read\", \"fs.write\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := runtime.LoadConfig(cfgFile)
+	cfg, err := runconfig.LoadConfig(cfgFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func noteServerWith(t testing.TB, dir string, approval bool, copts *mcp.ClientOp
 	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
 	s := serve.New(serve.Options{
 		Bundles:  []string{filepath.Join(dir, "bundles")},
-		Run:      runtime.Options{Config: cfg, StateDir: filepath.Join(dir, "state")},
+		Run:      runner.Options{Config: cfg, StateDir: filepath.Join(dir, "state")},
 		Register: serveRegistry(e, filepath.Join(dir, "state")),
 	})
 	st, ct := mcp.NewInMemoryTransports()
@@ -104,7 +106,7 @@ func TestServeApprovalPending(t *testing.T) {
 	sc, _ := res.StructuredContent.(map[string]any)
 	approval, _ := sc["approval"].(map[string]any)
 	resume, _ := sc["resume"].(string)
-	if sc["status"] != runtime.StatusPendingApproval || approval["boundary"] != "publish" || !strings.Contains(resume, "crystallize resume") || !strings.HasSuffix(resume, "--approve publish") {
+	if sc["status"] != runstate.StatusPendingApproval || approval["boundary"] != "publish" || !strings.Contains(resume, "crystallize resume") || !strings.HasSuffix(resume, "--approve publish") {
 		t.Fatalf("structuredContent = %v, want pending_approval of publish with a resume command", sc)
 	}
 	text := res.Content[0].(*mcp.TextContent).Text
@@ -215,7 +217,7 @@ func TestServeRemoved(t *testing.T) {
 
 // BenchmarkServeCall measures one call of a served workflow of two
 // built-in steps (fs.write, fs.read) over the SDK's in-memory transport,
-// against runtime.Run of the same workflow: the difference is what
+// against runner.Run of the same workflow: the difference is what
 // serving adds (the protocol, the readiness check that validates the
 // bundle, reloading it).
 func BenchmarkServeCall(b *testing.B) {
@@ -231,12 +233,12 @@ func BenchmarkServeCall(b *testing.B) {
 		}
 	})
 	b.Run("runtime", func(b *testing.B) {
-		w, err := runtime.Load(filepath.Join(dir, "bundles", "note"))
+		w, err := runner.Load(filepath.Join(dir, "bundles", "note"))
 		if err != nil {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			if _, err := runtime.Run(ctx, w, runtime.Params{"content": "x"}, runtime.Options{Config: cfg, StateDir: filepath.Join(dir, "state")}); err != nil {
+			if _, err := runner.Run(ctx, w, runner.Params{"content": "x"}, runner.Options{Config: cfg, StateDir: filepath.Join(dir, "state")}); err != nil {
 				b.Fatal(err)
 			}
 		}

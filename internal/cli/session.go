@@ -18,7 +18,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/codify"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -317,7 +317,7 @@ func newSessionCodifyCmd(e *env) *cobra.Command {
 	fs.StringVar(&f.out, "out", "", "write the workflow (Starlark) to this file (required)")
 	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
 	fs.StringVar(&f.bundle, "bundle", "", "write a review bundle into this directory")
-	fs.StringVar(&f.config, "config", "", "project configuration naming the arguments of command tools (default ./"+runtime.ConfigFile+" when it exists)")
+	fs.StringVar(&f.config, "config", "", "project configuration naming the arguments of command tools (default ./"+runconfig.ConfigFile+" when it exists)")
 	fs.StringVar(&f.workflowName, "workflow-name", "", "name of the workflow function (default: inferred)")
 	fs.StringVar(&f.packageName, "package-name", "", "package the workflow belongs to, recorded in the workflow header")
 	fs.BoolVar(&f.interactive, "interactive", false, "review each step on the terminal (keep, drop, parameterize) before writing")

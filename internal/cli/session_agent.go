@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/model"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/session"
 )
 
@@ -19,12 +21,12 @@ import (
 // anthropic, its api_key secret resolved as in a run), else the command
 // of [tools."KEY"], which reads the prompt on stdin and answers on
 // stdout. Anything else is a usage error naming what was looked for.
-func sessionAgent(cfg *runtime.Config, key string, getenv func(string) string) (session.Agent, error) {
+func sessionAgent(cfg *runconfig.Config, key string, getenv func(string) string) (session.Agent, error) {
 	if cfg == nil {
-		return nil, usagef("--agent %s: no %s (or --config): the agent is [models.%s] or a command bound as [tools.%q]", key, runtime.ConfigFile, key, key)
+		return nil, usagef("--agent %s: no %s (or --config): the agent is [models.%s] or a command bound as [tools.%q]", key, runconfig.ConfigFile, key, key)
 	}
 	if mc, ok := cfg.Models[key]; ok {
-		if mc.Provider == runtime.ProviderReplay {
+		if mc.Provider == runconfig.ProviderReplay {
 			return nil, usagef("--agent %s: [models.%s] replays a bundle's fixtures and cannot continue a session", key, key)
 		}
 		apiKey := ""
@@ -34,7 +36,7 @@ func sessionAgent(cfg *runtime.Config, key string, getenv func(string) string) (
 				return nil, fmt.Errorf("models.%s.api_key: %w", key, err)
 			}
 		}
-		m, err := runtime.NewProvider(mc, apiKey, nil)
+		m, err := model.NewProvider(mc, apiKey, nil)
 		if err != nil {
 			return nil, usagef("--agent %s: models.%s: %v", key, key, err)
 		}
@@ -59,12 +61,12 @@ func sessionAgent(cfg *runtime.Config, key string, getenv func(string) string) (
 
 // modelAgent continues a session with a configured model.
 type modelAgent struct {
-	model runtime.Model
+	model model.Provider
 	name  string
 }
 
 func (a modelAgent) Continue(ctx context.Context, prompt string) (session.Reply, error) {
-	resp, err := a.model.Complete(ctx, runtime.ModelRequest{Name: "resume", Prompt: prompt})
+	resp, err := a.model.Complete(ctx, model.Request{Name: "resume", Prompt: prompt})
 	if err != nil {
 		return session.Reply{}, err
 	}
@@ -91,7 +93,7 @@ func continueSession(ctx context.Context, e *env, rf *resumeFlags, name string, 
 	if len(rf.approve)+len(rf.reject) > 0 {
 		return usagef("--agent continues a session with an agent; --approve and --reject continue a suspended run")
 	}
-	if r, err := runtime.OpenRunLog(name, s); err != nil {
+	if r, err := runner.OpenRunLog(name, s); err != nil {
 		return err
 	} else if r != nil && r.Journal != nil {
 		return usagef("run %s is suspended at an approval: continue it with --approve or --reject, not --agent", r.RunID)

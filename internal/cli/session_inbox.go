@@ -13,7 +13,7 @@ import (
 )
 
 // The registry's side of session inbox: the items runs posted (see
-// runtime.Message), which can be answered, next to the callouts of
+// runstate.Message), which can be answered, next to the callouts of
 // indexed session logs, which are only shown.
 
 // writeItems prints inbox items, one line each: the item id, the session

@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/session"
 )
 
@@ -26,7 +26,7 @@ import (
 // its --phase, which only a context pack can honour.
 func resumeRun(cmd *cobra.Command, e *env, f *resumeFlags, name string, s *session.Session, phase string) (handled bool, err error) {
 	decided := len(f.approve)+len(f.reject) > 0
-	r, err := runtime.OpenRunLog(name, s)
+	r, err := runner.OpenRunLog(name, s)
 	switch {
 	case err != nil:
 		return true, err

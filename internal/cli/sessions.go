@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -23,7 +23,7 @@ func newLive(e *env, stateDir, agentType, name string) *registry.Live {
 
 // liveModel is the model a run of cfg is registered with, for the
 // status line: the model of [models.default], "" without one.
-func liveModel(cfg *runtime.Config) string {
+func liveModel(cfg *runconfig.Config) string {
 	if cfg == nil {
 		return ""
 	}

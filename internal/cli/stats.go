@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runner"
+	"github.com/crystallize-dev/crystallize/internal/runstats"
 )
 
 const statsDoc = `stats reads the run records under --runs (default .crystallize/runs, what
@@ -61,16 +63,16 @@ func newStatsCmd(e *env) *cobra.Command {
 		Example: `  crystallize stats --runs .crystallize/runs --json`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prices, err := runtime.PriceTable(config)
+			prices, err := runconfig.PriceTable(config)
 			if err != nil {
 				return err
 			}
-			st, err := runtime.ReadStats(runs, prices)
+			st, err := runstats.ReadStats(runs, prices)
 			if errors.Is(err, fs.ErrNotExist) && !cmd.Flags().Changed("runs") {
 				// No run yet in this project: nothing to show is an
 				// answer, not a failure. A --runs that names a missing
 				// directory is still a mistyped path.
-				st, err = runtime.EmptyStats(runs), nil
+				st, err = runstats.EmptyStats(runs), nil
 			}
 			if err != nil {
 				return err
@@ -82,13 +84,13 @@ func newStatsCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&runs, "runs", filepath.Join(runtime.DefaultStateDir, "runs"), "directory of run records")
+	cmd.Flags().StringVar(&runs, "runs", filepath.Join(runner.DefaultStateDir, "runs"), "directory of run records")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON on stdout")
-	cmd.Flags().StringVar(&config, "config", "", "project configuration whose [prices] section prices models the built-in table does not (default ./"+runtime.ConfigFile+" when it exists)")
+	cmd.Flags().StringVar(&config, "config", "", "project configuration whose [prices] section prices models the built-in table does not (default ./"+runconfig.ConfigFile+" when it exists)")
 	return cmd
 }
 
-func writeStats(w io.Writer, st *runtime.Stats) {
+func writeStats(w io.Writer, st *runstats.Stats) {
 	if len(st.Workflows) == 0 {
 		fmt.Fprintf(w, "no runs in %s\n", st.Runs)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/registry"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/store"
 	"github.com/crystallize-dev/crystallize/internal/tracestore"
@@ -194,7 +194,7 @@ func newStoreCmd(e *env) *cobra.Command {
 			return usagef("store needs a command: stats, gc or export (crystallize store --help)")
 		},
 	}
-	cmd.PersistentFlags().StringVar(&stateDir, "state-dir", runtime.DefaultStateDir, stateDirStoreHelp)
+	cmd.PersistentFlags().StringVar(&stateDir, "state-dir", runner.DefaultStateDir, stateDirStoreHelp)
 	cmd.AddCommand(newStoreStatsCmd(e, &stateDir), newStoreGCCmd(e, &stateDir), newStoreExportCmd(e, &stateDir))
 	return cmd
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/derive"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/synth"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -134,7 +134,7 @@ func newSynthRunCmd(e *env) *cobra.Command {
 	resultJSONFlag(cmd.Flags(), &asJSON)
 	cmd.Flags().StringVar(&out, "out", "", "evidence bundle directory (default evidence/<claim id> beside the experiment)")
 	allowOutsideFlag(cmd, &allowOutside)
-	cmd.Flags().StringVar(&config, "config", "", "configuration with the [models.*] that code.model names (default ./"+runtime.ConfigFile+" when present)")
+	cmd.Flags().StringVar(&config, "config", "", "configuration with the [models.*] that code.model names (default ./"+runconfig.ConfigFile+" when present)")
 	return cmd
 }
 
@@ -324,7 +324,7 @@ func printDerived(e *env, examples []map[string]string, asJSON bool) error {
 // loadSynthConfig reads --config, or crystallize.toml in the current
 // directory when it exists; no file is no configuration. A configuration
 // that does not load is a usage error.
-func loadSynthConfig(file string) (*runtime.Config, error) {
+func loadSynthConfig(file string) (*runconfig.Config, error) {
 	cfg, err := projectConfig(file)
 	if err != nil {
 		return nil, usageError{err}

@@ -9,7 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/sessionindex"
 	"github.com/crystallize-dev/crystallize/internal/temporal"
 )
@@ -111,7 +112,7 @@ func runTemporal(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	if err != nil {
 		return err
 	}
-	w, err := runtime.Load(target)
+	w, err := runner.Load(target)
 	if err != nil {
 		return err
 	}
@@ -126,7 +127,7 @@ func runTemporal(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	}
 	if !f.wait {
 		if f.asJSON {
-			return writeJSON(e.stdout, map[string]any{"run_id": id, "status": runtime.StatusRunning})
+			return writeJSON(e.stdout, map[string]any{"run_id": id, "status": runstate.StatusRunning})
 		}
 		fmt.Fprintln(e.stdout, id)
 		return nil
@@ -251,7 +252,7 @@ func writeRuns(w io.Writer, runs []temporal.Run, addr string) {
 	for _, r := range runs {
 		if p := r.Pending; p != nil {
 			how := "--boundary " + p.Boundary
-			if p.Kind == runtime.PendingDecision {
+			if p.Kind == runstate.PendingDecision {
 				how += " --decide OPTION"
 			}
 			fmt.Fprintf(w, "%s waits at %s: crystallize approve-run %s %s --temporal %s\n", r.RunID, p.Boundary, r.RunID, how, addr)
@@ -288,9 +289,9 @@ func temporalPending(cmd *cobra.Command, e *env, tf *temporalFlags) ([]temporal.
 // posts for the same step.
 func temporalItem(r temporal.Run) sessionindex.InboxEntry {
 	p := r.Pending
-	typ := runtime.MessageApprovalRequired
-	if p.Kind == runtime.PendingDecision {
-		typ = runtime.MessageDecisionNeeded
+	typ := runstate.MessageApprovalRequired
+	if p.Kind == runstate.PendingDecision {
+		typ = runstate.MessageDecisionNeeded
 	}
 	return sessionindex.InboxEntry{
 		SessionID: r.RunID, Phase: fmt.Sprintf("step-%d", p.Step), Type: typ, Title: p.Prompt,
@@ -309,7 +310,7 @@ func writeTemporalItems(w io.Writer, runs []temporal.Run, addr string) error {
 			text += " (" + joinOptions(it.Options) + ")"
 		}
 		how := "--boundary " + it.Boundary
-		if it.Type == runtime.MessageDecisionNeeded {
+		if it.Type == runstate.MessageDecisionNeeded {
 			how += " --decide OPTION"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t[!%s]\t%s\tcrystallize approve-run %s %s --temporal %s\n", r.RunID, it.Phase, it.Type, text, r.RunID, how, addr)

@@ -10,7 +10,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -30,7 +30,7 @@ type Options struct {
 	GeneratedAt string
 	// Config, when not nil, names the positional arguments of the tools
 	// it binds to commands (see NameArgs).
-	Config *runtime.Config
+	Config *runconfig.Config
 	// Rules read the sessions' shell commands as agent sessions' are
 	// read (see normalizeCommands); nil means normalize.Default().
 	Rules *normalize.Rules
@@ -98,7 +98,7 @@ func (d *Draft) mine(ctx context.Context, traces []*trace.Trace) (*candidate.Rep
 // A literal template word recorded as it is (the "--" before a binding's
 // operands) is the command's own and is dropped; any other word that is
 // not one bare placeholder leaves its argument positional.
-func NameArgs(t *trace.Trace, cfg *runtime.Config) {
+func NameArgs(t *trace.Trace, cfg *runconfig.Config) {
 	for i := range t.Actions {
 		a := &t.Actions[i]
 		b, ok := cfg.Tools[a.Name]

@@ -13,7 +13,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -96,7 +96,7 @@ func TestApply(t *testing.T) {
 }
 
 func TestNameArgs(t *testing.T) {
-	cfg := &runtime.Config{Tools: map[string]runtime.ToolBinding{
+	cfg := &runconfig.Config{Tools: map[string]runconfig.ToolBinding{
 		"deploy": {Command: []string{"deploy.sh", "{env}", "--fast", "x{tag}"}},
 	}}
 	tr := &trace.Trace{Actions: []trace.Action{
@@ -227,7 +227,7 @@ func TestNormalizeCommands(t *testing.T) {
 		{ID: "a4", Kind: trace.KindToolCall, Name: "deploy", Metadata: map[string]any{"args": "prod"}},
 		{ID: "a5", Kind: trace.KindToolCall, Name: "mcp__gh__create_issue", Metadata: map[string]any{"args": "x"}},
 	}}
-	cfg := &runtime.Config{Tools: map[string]runtime.ToolBinding{"deploy": {Command: []string{"deploy.sh", "{env}"}}}}
+	cfg := &runconfig.Config{Tools: map[string]runconfig.ToolBinding{"deploy": {Command: []string{"deploy.sh", "{env}"}}}}
 	normalizeCommands(tr, normalize.Default(), cfg)
 	var names []string
 	for _, a := range tr.Actions {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/normalize"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -35,7 +35,7 @@ import (
 // said of the call: its phase metadata, an approval boundary and a
 // recovery mark on the first action, its result and declared side
 // effects on the last.
-func normalizeCommands(t *trace.Trace, rules *normalize.Rules, cfg *runtime.Config) {
+func normalizeCommands(t *trace.Trace, rules *normalize.Rules, cfg *runconfig.Config) {
 	var out []trace.Action
 	for _, a := range t.Actions {
 		cmd, ok := shellCommand(a, cfg)
@@ -66,7 +66,7 @@ func normalizeCommands(t *trace.Trace, rules *normalize.Rules, cfg *runtime.Conf
 // shellCommand returns the command line a session's tool call ran, and
 // whether it is one to read as a shell command (see the comment at the
 // top of this file).
-func shellCommand(a trace.Action, cfg *runtime.Config) (string, bool) {
+func shellCommand(a trace.Action, cfg *runconfig.Config) (string, bool) {
 	if a.Kind != trace.KindToolCall || a.Metadata["command"] != nil {
 		return "", false
 	}

@@ -14,7 +14,8 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/derive"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/model"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
 // Model refinement.
@@ -60,16 +61,16 @@ func (e *ModelError) Unwrap() error { return e.Err }
 type Refiner struct {
 	key   string // the [models.key] entry used
 	name  string // its model name
-	model runtime.Model
+	model model.Provider
 }
 
 // NewRefiner returns the refiner of cfg's [models.refine], else
 // [models.default], or ErrNoModel. The API key is the secret the entry's
 // api_key names, from getenv or the secrets file, as in a run. client nil
 // means http.DefaultClient.
-func NewRefiner(cfg *runtime.Config, getenv func(string) string, client *http.Client) (*Refiner, error) {
+func NewRefiner(cfg *runconfig.Config, getenv func(string) string, client *http.Client) (*Refiner, error) {
 	var key string
-	var mc runtime.ModelConfig
+	var mc runconfig.ModelConfig
 	if cfg != nil {
 		for _, k := range ModelKeys {
 			if m, ok := cfg.Models[k]; ok {
@@ -88,7 +89,7 @@ func NewRefiner(cfg *runtime.Config, getenv func(string) string, client *http.Cl
 			return nil, fmt.Errorf("models.%s.api_key: %w", key, err)
 		}
 	}
-	m, err := runtime.NewProvider(mc, apiKey, client)
+	m, err := model.NewProvider(mc, apiKey, client)
 	if err != nil {
 		return nil, &ModelError{Key: key, Err: err}
 	}
@@ -122,7 +123,7 @@ type Refinement struct {
 // success c's parameters carry the refinement's names.
 func (r *Refiner) Refine(ctx context.Context, src []byte, c *candidate.Candidate, opts codegen.Options) (*Refinement, error) {
 	fn := codegen.FuncName(c, opts)
-	resp, err := r.model.Complete(ctx, runtime.ModelRequest{Name: "refine", Prompt: prompt(src, fn)})
+	resp, err := r.model.Complete(ctx, model.Request{Name: "refine", Prompt: prompt(src, fn)})
 	if err != nil {
 		return nil, fmt.Errorf("refining the workflow with models.%s: %w", r.key, err)
 	}

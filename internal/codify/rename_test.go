@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/codegen"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/session"
 )
 
@@ -34,9 +34,9 @@ func bumpSources(t *testing.T) []Source {
 // workflow it was sent.
 type answer func(src string) string
 
-func (f answer) Complete(_ context.Context, req runtime.ModelRequest) (*runtime.ModelResponse, error) {
+func (f answer) Complete(_ context.Context, req model.Request) (*model.Response, error) {
 	_, src, _ := strings.Cut(req.Prompt, "without a markdown code fence.\n\n")
-	return &runtime.ModelResponse{Output: f(src), Model: "fake"}, nil
+	return &model.Response{Output: f(src), Model: "fake"}, nil
 }
 
 // TestRefineRenamesDerivedRefs renames a parameter that a derived

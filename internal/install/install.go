@@ -16,7 +16,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/bundle"
-	"github.com/crystallize-dev/crystallize/internal/serve"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/skill"
 	"github.com/crystallize-dev/crystallize/internal/textdiff"
 )
@@ -174,11 +174,13 @@ func Install(o Options) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", o.Bundle, err)
 	}
-	tool, err := serve.LoadTool(dir)
+	// The tool serve makes of the bundle is its workflow, loaded as a run
+	// loads it, under the workflow's name and with its parameters.
+	w, err := runner.Load(dir)
 	if err != nil {
 		return nil, err
 	}
-	call := skill.ToolCall{Server: ServerPrefix + m.Skill.Name, Tool: tool.MCP.Name, Bundle: dir,
+	call := skill.ToolCall{Server: ServerPrefix + m.Skill.Name, Tool: w.Name, Bundle: dir,
 		Capabilities: m.Capabilities, Secrets: m.RequiredSecrets}
 	params := map[string]skill.ToolParam{}
 	if rep, err := bundle.ReadReport(dir); err == nil {
@@ -191,12 +193,12 @@ func Install(o Options) (*Plan, error) {
 			}
 		}
 	}
-	for i, name := range tool.Workflow.Params {
+	for i, name := range w.Params {
 		p, ok := params[name]
 		if !ok {
 			p = skill.ToolParam{Name: name}
 		}
-		p.Required = tool.Workflow.Required[i]
+		p.Required = w.Required[i]
 		call.Params = append(call.Params, p)
 	}
 	if o.Agent == ClaudeCode {

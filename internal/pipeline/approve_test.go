@@ -9,7 +9,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/mine"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 )
 
 // TestApproveBundle approves a bundle the pipeline wrote: the decision is
@@ -25,18 +25,18 @@ func TestApproveBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := t.TempDir()
-	m, err := runtime.ApproveBundle(dir, state, bundle.Approval{Actor: "lead", At: "2026-01-02T00:00:00Z"})
+	m, err := runner.ApproveBundle(dir, state, bundle.Approval{Actor: "lead", At: "2026-01-02T00:00:00Z"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h := m.Promotion.ApprovalHistory; len(h) != 1 || h[0].Actor != "lead" {
 		t.Errorf("approval history = %+v", h)
 	}
-	ledger, err := os.ReadFile(filepath.Join(state, runtime.ApprovalLedgerFile))
+	ledger, err := os.ReadFile(filepath.Join(state, runner.ApprovalLedgerFile))
 	if err != nil || !strings.Contains(string(ledger), m.CandidateID) {
 		t.Errorf("ledger = %q, %v; want the decision on %s", ledger, err, m.CandidateID)
 	}
-	if _, err := runtime.ApproveBundle(t.TempDir(), state, bundle.Approval{Actor: "lead", At: "2026-01-02T00:00:00Z"}); err == nil {
+	if _, err := runner.ApproveBundle(t.TempDir(), state, bundle.Approval{Actor: "lead", At: "2026-01-02T00:00:00Z"}); err == nil {
 		t.Error("ApproveBundle of a directory without a bundle succeeded")
 	}
 }

@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/model"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/synth"
 )
 
@@ -18,7 +19,7 @@ import (
 type ConfigModel struct {
 	// Config is the configuration; nil when there is none, which every
 	// prompt is refused for.
-	Config *runtime.Config
+	Config *runconfig.Config
 	Getenv func(string) string
 	// Client is the HTTP client of the providers; nil is their default.
 	Client *http.Client
@@ -44,11 +45,11 @@ func (m *ConfigModel) Complete(ctx context.Context, key, prompt string) (*synth.
 			return nil, fmt.Errorf("models.%s.api_key: %w", key, err)
 		}
 	}
-	p, err := runtime.NewProvider(mc, apiKey, m.Client)
+	p, err := model.NewProvider(mc, apiKey, m.Client)
 	if err != nil {
 		return nil, fmt.Errorf("models.%s: %w", key, err)
 	}
-	resp, err := p.Complete(ctx, runtime.ModelRequest{Name: key, Prompt: prompt})
+	resp, err := p.Complete(ctx, model.Request{Name: key, Prompt: prompt})
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
 // TestConfigModel answers prompts from a local OpenAI-compatible server
@@ -31,11 +31,11 @@ func TestConfigModel(t *testing.T) {
 		})
 	}))
 	defer srv.Close()
-	file := filepath.Join(t.TempDir(), runtime.ConfigFile)
+	file := filepath.Join(t.TempDir(), runconfig.ConfigFile)
 	if err := os.WriteFile(file, []byte("[models.coder]\nprovider = \"openai\"\nbase_url = \""+srv.URL+"\"\nmodel = \"local-coder-1\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := runtime.LoadConfig(file)
+	cfg, err := runconfig.LoadConfig(file)
 	if err != nil {
 		t.Fatal(err)
 	}

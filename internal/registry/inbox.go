@@ -14,7 +14,7 @@ import (
 // session's answered items deletes them from the inbox, and neither
 // touches the log.
 
-// Item types, the callout types of the agent API (runtime.Message).
+// Item types, the callout types of the agent API (runstate.Message).
 const (
 	ItemTaskComplete     = "task_complete"
 	ItemInfo             = "info"

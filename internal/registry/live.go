@@ -8,15 +8,15 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/sessionindex"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
 // Live is a run's entry in the registry of its state directory, kept for
 // as long as the caller runs it: its Start, Inbox and End are the
-// runtime's hooks (runtime.Options.OnStart and Inbox, and the result Run
-// or Resume returns). It registers when the runtime starts the run, not
+// runner's hooks (its Options.OnStart and Inbox, and the outcome of the result
+// Run or Resume returns). It registers when the runner starts the run, not
 // before: a run refused before its first step records nothing, not even
 // a registry row or a state directory.
 //
@@ -72,7 +72,7 @@ func oneWord(s string) string {
 	return string(w)
 }
 
-// Start registers run id; it is runtime.Options.OnStart.
+// Start registers run id; it is the runner's Options.OnStart.
 func (l *Live) Start(id string) {
 	l.id = id
 	ctx := context.Background()
@@ -91,8 +91,8 @@ func (l *Live) Start(id string) {
 }
 
 // Inbox stores a message of the agent API in the inbox; it is
-// runtime.Options.Inbox.
-func (l *Live) Inbox(m runtime.Message) {
+// the runner's Options.Inbox.
+func (l *Live) Inbox(m runstate.Message) {
 	if l.db == nil {
 		return
 	}
@@ -105,17 +105,17 @@ func (l *Live) Inbox(m runtime.Message) {
 }
 
 // RunStatus is the registry status of a run that ended with status s
-// (runtime.Status…): a run suspended at an approval is pending, and any
+// (runstate.Status…): a run suspended at an approval is pending, and any
 // status the registry does not know is a failure.
 func RunStatus(s string) string {
 	switch s {
-	case runtime.StatusCompleted:
+	case runstate.StatusCompleted:
 		return StatusCompleted
-	case runtime.StatusCancelled:
+	case runstate.StatusCancelled:
 		return StatusCancelled
-	case runtime.StatusRejected:
+	case runstate.StatusRejected:
 		return StatusRejected
-	case runtime.StatusPendingApproval:
+	case runstate.StatusPendingApproval:
 		return StatusPending
 	}
 	return StatusFailed
@@ -125,20 +125,20 @@ func RunStatus(s string) string {
 // had a result. A run suspended at a plain ctx.approve has not told the
 // inbox (only the agent API does); its pending approval is posted here,
 // so that every run waiting for a person is in the inbox.
-func (l *Live) End(res *runtime.Result) {
+func (l *Live) End(res *runstate.Outcome) {
 	if l.db == nil {
 		return // never started, or not registered
 	}
 	defer l.db.Close()
 	if res == nil {
-		res = &runtime.Result{Status: runtime.StatusFailed}
+		res = &runstate.Outcome{Status: runstate.StatusFailed}
 	}
 	if p := res.Pending; p != nil && p.Kind == "" {
 		text := p.Prompt
 		if text == "" {
 			text = "Approve " + p.Boundary
 		}
-		l.Inbox(runtime.Message{Type: runtime.MessageApprovalRequired, Step: p.Step, Boundary: p.Boundary, Text: text})
+		l.Inbox(runstate.Message{Type: runstate.MessageApprovalRequired, Step: p.Step, Boundary: p.Boundary, Text: text})
 	}
 	if err := l.h.End(context.Background(), RunStatus(string(res.Status))); err != nil {
 		l.onError(err)
@@ -146,7 +146,7 @@ func (l *Live) End(res *runtime.Result) {
 	l.syncLog()
 }
 
-// syncLog indexes the run's session.md, which the runtime has written by
+// syncLog indexes the run's session.md, which the runner has written by
 // the time the run returns, in the session index of the same database:
 // the index is synced when a log is written, so session list, search
 // and inbox show a run without a session index of the runs first. Paths
@@ -155,7 +155,7 @@ func (l *Live) End(res *runtime.Result) {
 // has nothing to index.
 func (l *Live) syncLog() {
 	runs := filepath.Join(l.stateDir, "runs")
-	file := filepath.Join(runs, l.id, runtime.SessionFile)
+	file := filepath.Join(runs, l.id, runstate.SessionFile)
 	if _, err := os.Stat(file); err != nil {
 		return
 	}
@@ -165,25 +165,26 @@ func (l *Live) syncLog() {
 }
 
 // Answered marks the inbox items of the step a resumed run was waiting
-// at (j.Pending) answered by a, once the run got past that step.
-func (l *Live) Answered(j *runtime.Journal, res *runtime.Result, a Answer) {
-	if l.db == nil || res == nil || j.Pending == nil {
+// at (waited, its journal's Pending) answered by a, once the run got past
+// that step; res nil is a resume that failed before it had a result.
+func (l *Live) Answered(waited *runstate.Pending, res *runstate.Outcome, a Answer) {
+	if l.db == nil || res == nil || waited == nil {
 		return
 	}
-	if res.Pending != nil && res.Pending.Step == j.Pending.Step {
+	if res.Pending != nil && res.Pending.Step == waited.Step {
 		return // still waiting there
 	}
-	if err := MarkAnswered(context.Background(), l.db, l.id, j.Pending.Step, a, Options{}); err != nil {
+	if err := MarkAnswered(context.Background(), l.db, l.id, waited.Step, a, Options{}); err != nil {
 		l.onError(err)
 	}
 }
 
-// ResumeAnswer is the answer a resume of the run of j gives its pending
-// item, for Answered: decide, and whether the boundary it waits at is
-// among approve or reject.
-func ResumeAnswer(j *runtime.Journal, approve, reject []string, decide, reason string) Answer {
+// ResumeAnswer is the answer a resume of a run waiting at p (its
+// journal's Pending) gives its pending item, for Answered: decide, and
+// whether the boundary it waits at is among approve or reject.
+func ResumeAnswer(p *runstate.Pending, approve, reject []string, decide, reason string) Answer {
 	a := Answer{Decide: decide, Reason: reason}
-	if p := j.Pending; p != nil {
+	if p != nil {
 		a.Approve = slices.Contains(approve, p.Boundary)
 		a.Reject = slices.Contains(reject, p.Boundary)
 	}
@@ -194,7 +195,7 @@ func ResumeAnswer(j *runtime.Journal, approve, reject []string, decide, reason s
 // A run writes its log when it ends or suspends: before that the error
 // wraps fs.ErrNotExist, and file still names where it will be.
 func LogTail(e Entry, n int) (file string, lines []string, err error) {
-	file = filepath.Join(e.StateDir, "runs", e.SessionID, runtime.SessionFile)
+	file = filepath.Join(e.StateDir, "runs", e.SessionID, runstate.SessionFile)
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return file, nil, err

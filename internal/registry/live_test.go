@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -24,7 +24,7 @@ func TestLive(t *testing.T) {
 		t.Fatalf("a run that never started created the registry: %v", err)
 	}
 	l.As("claude", "claude-opus").Start("run-1")
-	l.End(&runtime.Result{Status: runtime.StatusPendingApproval, Pending: &runtime.Pending{Step: 2, Boundary: "merge"}})
+	l.End(&runstate.Outcome{Status: runstate.StatusPendingApproval, Pending: &runstate.Pending{Step: 2, Boundary: "merge"}})
 	if len(errs) > 0 {
 		t.Fatalf("errors: %v", errs)
 	}
@@ -50,7 +50,7 @@ func TestLive(t *testing.T) {
 	}
 	bad := NewLive(blocked, TypeWorkflow, "wf", func(err error) { errs = append(errs, err) })
 	bad.Start("run-2")
-	bad.End(&runtime.Result{Status: runtime.StatusCompleted})
+	bad.End(&runstate.Outcome{Status: runstate.StatusCompleted})
 	if len(errs) != 1 {
 		t.Errorf("an unwritable registry reported %d errors, want 1", len(errs))
 	}
@@ -58,8 +58,8 @@ func TestLive(t *testing.T) {
 
 func TestRunStatus(t *testing.T) {
 	for run, want := range map[string]string{
-		runtime.StatusCompleted: StatusCompleted, runtime.StatusFailed: StatusFailed, runtime.StatusCancelled: StatusCancelled,
-		runtime.StatusRejected: StatusRejected, runtime.StatusPendingApproval: StatusPending, "unknown": StatusFailed,
+		runstate.StatusCompleted: StatusCompleted, runstate.StatusFailed: StatusFailed, runstate.StatusCancelled: StatusCancelled,
+		runstate.StatusRejected: StatusRejected, runstate.StatusPendingApproval: StatusPending, "unknown": StatusFailed,
 	} {
 		if got := RunStatus(run); got != want {
 			t.Errorf("RunStatus(%q) = %q, want %q", run, got, want)
@@ -81,7 +81,7 @@ func TestShow(t *testing.T) {
 	for _, id := range []string{"run-a", "run-b"} {
 		l := NewLive(state, TypeWorkflow, id, func(err error) { t.Error(err) })
 		l.Start(id)
-		l.End(&runtime.Result{Status: runtime.StatusCompleted})
+		l.End(&runstate.Outcome{Status: runstate.StatusCompleted})
 	}
 	ctx := context.Background()
 	db, ok, err := OpenExisting(ctx, state)
@@ -113,12 +113,11 @@ func TestShow(t *testing.T) {
 // TestResumeAnswer checks that only the boundary the run waits at counts
 // as approved or rejected.
 func TestResumeAnswer(t *testing.T) {
-	j := &runtime.Journal{Pending: &runtime.Pending{Boundary: "merge"}}
-	a := ResumeAnswer(j, []string{"deploy", "merge"}, []string{"tag"}, "", "ok")
+	a := ResumeAnswer(&runstate.Pending{Boundary: "merge"}, []string{"deploy", "merge"}, []string{"tag"}, "", "ok")
 	if !a.Approve || a.Reject || a.Reason != "ok" || a.String() != "approve" {
 		t.Errorf("ResumeAnswer = %+v", a)
 	}
-	a = ResumeAnswer(&runtime.Journal{}, []string{"merge"}, nil, "JWT", "")
+	a = ResumeAnswer(nil, []string{"merge"}, nil, "JWT", "")
 	if a.Approve || a.String() != "decide JWT" {
 		t.Errorf("ResumeAnswer without a pending step = %+v", a)
 	}
@@ -130,7 +129,7 @@ func TestLogTail(t *testing.T) {
 	state := t.TempDir()
 	e := Entry{LiveSession: store.LiveSession{SessionID: "run-1", StateDir: state}}
 	file, _, err := LogTail(e, 2)
-	if !errors.Is(err, os.ErrNotExist) || file != filepath.Join(state, "runs", "run-1", runtime.SessionFile) {
+	if !errors.Is(err, os.ErrNotExist) || file != filepath.Join(state, "runs", "run-1", runstate.SessionFile) {
 		t.Fatalf("LogTail before the log = %s, %v", file, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {

@@ -20,7 +20,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/registry"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -41,7 +41,7 @@ type Options struct {
 	// Approver is who decides; empty makes the form ask for a name.
 	Approver string
 	// StateDir is the state directory whose approval ledger records a
-	// decision (runtime.ApproveBundle); default runtime.DefaultStateDir.
+	// decision (runner.ApproveBundle); default runner.DefaultStateDir.
 	StateDir string
 	// AllowSelfApproval lets a bundle's author approve it, as [approvals]
 	// allow_self_approval does for crystallize approve.
@@ -69,7 +69,7 @@ type Server struct {
 var ErrDecision = errors.New("decision refused")
 
 // Decide records a decision on the bundle in dir exactly as crystallize
-// approve does (runtime.ApproveBundle: candidate.json's approval history
+// approve does (runner.ApproveBundle: candidate.json's approval history
 // and the state directory's ledger), after validating the bundle again:
 // a bundle with a validation problem (a stale approval, a changed file)
 // is refused with its codes, a blocked one by bundle.Approve with its
@@ -86,9 +86,9 @@ func Decide(dir, stateDir string, a bundle.Approval) (*bundle.Manifest, error) {
 		return nil, fmt.Errorf("%w: %s does not validate: %s", ErrDecision, dir, problemCodes(v.Problems))
 	}
 	if stateDir == "" {
-		stateDir = runtime.DefaultStateDir
+		stateDir = runner.DefaultStateDir
 	}
-	return runtime.ApproveBundle(dir, stateDir, a)
+	return runner.ApproveBundle(dir, stateDir, a)
 }
 
 // Find lists the bundles among paths: a path that holds a candidate.json
@@ -147,7 +147,7 @@ func NewServer(opts Options) (*Server, error) {
 		opts.Now = time.Now
 	}
 	if opts.StateDir == "" {
-		opts.StateDir = runtime.DefaultStateDir
+		opts.StateDir = runner.DefaultStateDir
 	}
 	return &Server{opts: opts, token: hex.EncodeToString(b[:])}, nil
 }

@@ -27,7 +27,7 @@
 //
 // # Calls
 //
-// A call runs the workflow with runtime.Run and the Options the server
+// A call runs the workflow with runner.Run and the Options the server
 // was given (the project's config, grants, secrets and state directory),
 // so the run is the one "crystallize run" would make: capability policy,
 // receipts, trace.json and session.md. Its result is structured content

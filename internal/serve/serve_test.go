@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -32,7 +32,7 @@ func TestAnnotations(t *testing.T) {
 }
 
 func TestInputSchema(t *testing.T) {
-	w := &runtime.Workflow{Name: "wf", Params: []string{"branch", "count", "flags", "extra", "mode"}, Required: []bool{true, true, false, true, false}}
+	w := &runner.Workflow{Name: "wf", Params: []string{"branch", "count", "flags", "extra", "mode"}, Required: []bool{true, true, false, true, false}}
 	params := []candidate.Parameter{
 		{Name: "branch", Type: "string", Examples: []any{"a", "b"}, SourcePaths: []string{"steps[0].parameters.branch"}},
 		{Name: "count", Type: "number"},

@@ -19,7 +19,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 )
 
 // DefaultPoll is how often Watch looks for changed bundles.
@@ -41,11 +42,11 @@ type Options struct {
 	// subdirectories are bundles (a directory with a candidate.json is a
 	// bundle).
 	Bundles []string
-	// Run is the template of every call's runtime.Options: Config,
+	// Run is the template of every call's runner.Options: Config,
 	// Tools, Getenv, Environ, StateDir, MaxSteps. Approve, Reject,
 	// Prompter, DryRun, AllowUnapproved and RunID are reset: a call
 	// runs an approved bundle for real and suspends at an approval.
-	Run runtime.Options
+	Run runner.Options
 	// Log receives the server log: which bundles are served and why the
 	// others are not, and each call. Nil discards it.
 	Log io.Writer
@@ -62,7 +63,7 @@ type Options struct {
 	// name the calling MCP client gave in its handshake ("" when it gave
 	// none) as each call starts, and returns the hooks that put the call in the live
 	// session registry: OnStart and Inbox become the run's
-	// runtime.Options hooks, and End is called with its result (nil when
+	// runner.Options hooks, and End is called with its result (nil when
 	// it was refused before its first step), so that a served call is
 	// listed by "crystallize sessions" while it runs or waits for a
 	// person, like a run started from the command line. The server does
@@ -75,8 +76,8 @@ type Options struct {
 // hook may be nil.
 type Registration struct {
 	OnStart func(runID string)
-	Inbox   func(runtime.Message)
-	End     func(*runtime.Result)
+	Inbox   func(runstate.Message)
+	End     func(*runstate.Outcome)
 }
 
 // Server is the MCP server of a set of bundle directories.
@@ -366,7 +367,7 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool %q is not available: bundle %s is not served: %s", t.MCP.Name, t.Dir, why)}
 			}
 			var err error
-			if w, err = runtime.Load(t.Dir); err != nil {
+			if w, err = runner.Load(t.Dir); err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool %q is not available: %v", t.MCP.Name, err)}
 			}
 		}
@@ -374,7 +375,7 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 		if err != nil {
 			return toolError(err.Error()), nil
 		}
-		var res *runtime.Result
+		var res *runner.Result
 		if msg := checkTypes(t, params); msg != "" {
 			return toolError(msg), nil
 		}
@@ -393,10 +394,10 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 			opts.OnStart = chain(opts.OnStart, reg.OnStart)
 			opts.Inbox = chain(opts.Inbox, reg.Inbox)
 			if reg.End != nil {
-				defer func() { reg.End(res) }()
+				defer func() { reg.End(res.Outcome()) }()
 			}
 		}
-		res, err = runtime.Run(ctx, w, params, opts)
+		res, err = runner.Run(ctx, w, params, opts)
 		if res == nil {
 			// Refused before the first step: parameters, bindings,
 			// grants. Nothing ran and nothing was recorded.
@@ -424,12 +425,12 @@ func (s *Server) stateDir() string {
 	if s.opts.Run.StateDir != "" {
 		return s.opts.Run.StateDir
 	}
-	return runtime.DefaultStateDir
+	return runner.DefaultStateDir
 }
 
 // arguments decodes a call's arguments, keeping numbers exact.
-func arguments(raw json.RawMessage) (runtime.Params, error) {
-	params := runtime.Params{}
+func arguments(raw json.RawMessage) (runner.Params, error) {
+	params := runner.Params{}
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return params, nil
 	}
@@ -447,7 +448,7 @@ func arguments(raw json.RawMessage) (runtime.Params, error) {
 
 // checkTypes checks each argument against its property's type, so a
 // wrong type is refused before the workflow starts, with every problem.
-func checkTypes(t *Tool, params runtime.Params) string {
+func checkTypes(t *Tool, params runner.Params) string {
 	var schema struct {
 		Properties map[string]struct {
 			Type string `json:"type"`
@@ -514,11 +515,11 @@ func toolError(msg string) *mcp.CallToolResult {
 }
 
 // ToolResult is a run as the structured content of an MCP tool result:
-// the run's runtime.Summary, the very object `crystallize run --json`
+// the run's runner.Summary, the very object `crystallize run --json`
 // prints, and for a run that waits for an approval, the approval and the
 // command a person runs to continue it.
 type ToolResult struct {
-	runtime.Summary
+	runner.Summary
 	// Approval is the approval the run waits for; absent otherwise.
 	Approval *Approval `json:"approval,omitempty"`
 	// Resume is the crystallize resume command, with --approve, that
@@ -536,17 +537,17 @@ type Approval struct {
 // result is a run as a tool result: structured content and a one-line
 // summary. A pending approval is not an error: the run is waiting, and
 // the result says how to continue it.
-func result(r *runtime.Result, stateDir string) *mcp.CallToolResult {
+func result(r *runner.Result, stateDir string) *mcp.CallToolResult {
 	sc := &ToolResult{Summary: r.Summary()}
 	summary := fmt.Sprintf("%s: run %s %s after %d steps (%d tool calls, %d model calls, %d approvals)", r.Workflow, r.RunID, r.Status, r.Steps, r.ToolCalls, r.ModelCalls, r.Approvals)
 	isError := false
 	switch {
 	case r.Pending != nil:
-		resume := runtime.ResumeCommand(stateDir, r.RunID)
+		resume := runner.ResumeCommand(stateDir, r.RunID)
 		sc.Approval = &Approval{Step: r.Pending.Step, Boundary: r.Pending.Boundary, Prompt: r.Pending.Prompt}
 		sc.Resume = resume + " --approve " + r.Pending.Boundary
 		summary = fmt.Sprintf("%s: run %s is waiting for approval %s at step %d; a person continues it with: %s --approve %s (or --reject %s)", r.Workflow, r.RunID, r.Pending.Boundary, r.Pending.Step, resume, r.Pending.Boundary, r.Pending.Boundary)
-	case r.Status != runtime.StatusCompleted:
+	case r.Status != runstate.StatusCompleted:
 		isError = true
 		summary += ": " + r.Error
 	default:

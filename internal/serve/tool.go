@@ -17,7 +17,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -68,7 +68,7 @@ type Tool struct {
 	// Dir is the bundle directory.
 	Dir string
 	// Workflow is the loaded workflow the calls run.
-	Workflow *runtime.Workflow
+	Workflow *runner.Workflow
 	// MCP is the tool as listed.
 	MCP *mcp.Tool
 
@@ -81,7 +81,7 @@ type Tool struct {
 // is ready (see ready): the workflow, and the schema, description and
 // annotations built from the bundle's report, SKILL.md and manifest.
 func LoadTool(dir string) (*Tool, error) {
-	w, err := runtime.Load(dir)
+	w, err := runner.Load(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func reportCandidate(dir, id string) (*candidate.Candidate, error) {
 // boolean, object, array, null; none for "mixed") and up to five
 // examples, the parameters without a default required, nothing else
 // allowed (the runtime refuses unknown parameters too).
-func InputSchema(w *runtime.Workflow, params []candidate.Parameter) map[string]any {
+func InputSchema(w *runner.Workflow, params []candidate.Parameter) map[string]any {
 	props := map[string]any{}
 	required := []any{}
 	for i, name := range w.Params {
@@ -188,7 +188,7 @@ func Annotations(effects []trace.SideEffect) *mcp.ToolAnnotations {
 
 // description is SKILL.md's description when the bundle has one that
 // reads, else the title and the workflow's docstring.
-func description(dir string, w *runtime.Workflow, m *bundle.Manifest) string {
+func description(dir string, w *runner.Workflow, m *bundle.Manifest) string {
 	if m.Skill != nil && m.Skill.Path != "" && filepath.IsLocal(filepath.FromSlash(m.Skill.Path)) {
 		if data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(m.Skill.Path))); err == nil {
 			if d := skillDescription(data); d != "" {

@@ -9,18 +9,18 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 )
 
 // BenchmarkLocalRun is the baseline: the 5-step workflow run in-process
-// with runtime.Run.
+// with runner.Run.
 func BenchmarkLocalRun(b *testing.B) {
 	w := load(b, "testdata/five.star")
 	opts := runOptions(b.TempDir(), &effects{})
 	b.ResetTimer()
 	for i := range b.N {
 		opts.RunID = fmt.Sprintf("local-%d", i)
-		if _, err := runtime.Run(context.Background(), w, runtime.Params{"n": "x"}, opts); err != nil {
+		if _, err := runner.Run(context.Background(), w, runner.Params{"n": "x"}, opts); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -60,7 +60,7 @@ func BenchmarkTemporalThroughput(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
 }
 
-func benchWorkers(b *testing.B, n int) (client.Client, string, *runtime.Workflow) {
+func benchWorkers(b *testing.B, n int) (client.Client, string, *runner.Workflow) {
 	b.Helper()
 	c, err := Dial(DialOptions{Address: temporalAddress(b)})
 	if err != nil {
@@ -68,7 +68,7 @@ func benchWorkers(b *testing.B, n int) (client.Client, string, *runtime.Workflow
 	}
 	b.Cleanup(c.Close)
 	w := load(b, "testdata/five.star")
-	queue := fmt.Sprintf("bench-%d-%s", n, runtime.NewRunID(time.Now()))
+	queue := fmt.Sprintf("bench-%d-%s", n, runner.NewRunID(time.Now()))
 	e := &effects{}
 	state := b.TempDir()
 	for range n {
@@ -78,11 +78,11 @@ func benchWorkers(b *testing.B, n int) (client.Client, string, *runtime.Workflow
 	return c, queue, w
 }
 
-func benchRun(b *testing.B, c client.Client, queue string, w *runtime.Workflow) {
-	id := runtime.NewRunID(time.Now())
+func benchRun(b *testing.B, c client.Client, queue string, w *runner.Workflow) {
+	id := runner.NewRunID(time.Now())
 	ctx := context.Background()
 	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, WorkflowType,
-		RunInput{RunID: id, Workflow: w.Name, WorkflowSHA256: w.SHA256, Params: runtime.Params{"n": "x"}}); err != nil {
+		RunInput{RunID: id, Workflow: w.Name, WorkflowSHA256: w.SHA256, Params: runner.Params{"n": "x"}}); err != nil {
 		b.Error(err)
 		return
 	}

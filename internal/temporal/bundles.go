@@ -8,23 +8,23 @@ import (
 	"sort"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 )
 
 // LoadBundles loads the bundles a worker serves: each of dirs is a bundle
 // directory (it holds candidate.json) or a directory of them. Every
 // problem is reported, grouped in one error, and a bundle that is not
 // ready is one: a worker serves approved workflows only.
-func LoadBundles(dirs []string) ([]*runtime.Workflow, error) {
-	var out []*runtime.Workflow
+func LoadBundles(dirs []string) ([]*runner.Workflow, error) {
+	var out []*runner.Workflow
 	var errs []error
 	add := func(dir string) {
-		w, err := runtime.Load(dir)
+		w, err := runner.Load(dir)
 		switch {
 		case err != nil:
 			errs = append(errs, err)
 		case !w.Ready():
-			why := fmt.Errorf("%w: %s", runtime.ErrNotReady, dir)
+			why := fmt.Errorf("%w: %s", runner.ErrNotReady, dir)
 			if w.Readiness != nil {
 				why = w.Readiness.Err()
 			}

@@ -16,7 +16,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 )
 
 // StartOptions say how to start a run.
@@ -25,7 +26,7 @@ type StartOptions struct {
 	TaskQueue string
 	// Approve lists the boundaries decided in advance.
 	Approve []string
-	// RunID is "" for a new one (runtime.NewRunID).
+	// RunID is "" for a new one (runner.NewRunID).
 	RunID string
 	// Now is the clock of a new run id; nil means time.Now.
 	Now func() time.Time
@@ -34,7 +35,7 @@ type StartOptions struct {
 // Start starts a run of w with params and returns its id, which is also
 // its workflow id. A bundle that is not ready is refused here, before the
 // server sees it, as a worker would refuse it.
-func Start(ctx context.Context, c client.Client, w *runtime.Workflow, params runtime.Params, opts StartOptions) (string, error) {
+func Start(ctx context.Context, c client.Client, w *runner.Workflow, params runner.Params, opts StartOptions) (string, error) {
 	if w.Bundle == nil {
 		return "", fmt.Errorf("%s is not a bundle: only an approved bundle runs on Temporal", w.Target)
 	}
@@ -42,7 +43,7 @@ func Start(ctx context.Context, c client.Client, w *runtime.Workflow, params run
 		if w.Readiness != nil {
 			return "", w.Readiness.Err()
 		}
-		return "", fmt.Errorf("%w: %s", runtime.ErrNotReady, w.Target)
+		return "", fmt.Errorf("%w: %s", runner.ErrNotReady, w.Target)
 	}
 	now := opts.Now
 	if now == nil {
@@ -50,7 +51,7 @@ func Start(ctx context.Context, c client.Client, w *runtime.Workflow, params run
 	}
 	id := opts.RunID
 	if id == "" {
-		id = runtime.NewRunID(now())
+		id = runner.NewRunID(now())
 	}
 	queue := opts.TaskQueue
 	if queue == "" {
@@ -145,7 +146,7 @@ func notWaiting(ctx context.Context, c client.Client, runID, boundary string) er
 	return notWaitingErr(runID, boundary, info.GetStatus(), pendingOf(info.GetMemo().GetFields()))
 }
 
-func notWaitingErr(runID, boundary string, status enumspb.WorkflowExecutionStatus, p *runtime.Pending) error {
+func notWaitingErr(runID, boundary string, status enumspb.WorkflowExecutionStatus, p *runstate.Pending) error {
 	if p != nil && status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return fmt.Errorf("%w: run %s waits at %s, not %s", ErrNotWaiting, runID, p.Boundary, boundary)
 	}
@@ -159,10 +160,10 @@ type Run struct {
 	// Status is running, pending_approval, completed, failed, cancelled
 	// or terminated (Temporal's, lowercased, with pending_approval for a
 	// running run that waits at a boundary).
-	Status  string           `json:"status"`
-	Pending *runtime.Pending `json:"pending,omitempty"`
-	Started time.Time        `json:"started"`
-	Ended   *time.Time       `json:"ended,omitempty"`
+	Status  string            `json:"status"`
+	Pending *runstate.Pending `json:"pending,omitempty"`
+	Started time.Time         `json:"started"`
+	Ended   *time.Time        `json:"ended,omitempty"`
 }
 
 // List lists the runs on the server's namespace, newest first.
@@ -187,7 +188,7 @@ func List(ctx context.Context, c client.Client, namespace string) ([]Run, error)
 			}
 			if e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 				if r.Pending = pendingOf(fields); r.Pending != nil {
-					r.Status = runtime.StatusPendingApproval
+					r.Status = runstate.StatusPendingApproval
 				}
 			}
 			if ct := e.GetCloseTime(); ct != nil {
@@ -210,12 +211,12 @@ func List(ctx context.Context, c client.Client, namespace string) ([]Run, error)
 }
 
 // pendingOf reads the boundary a run waits at from its memo.
-func pendingOf(fields map[string]*commonpb.Payload) *runtime.Pending {
+func pendingOf(fields map[string]*commonpb.Payload) *runstate.Pending {
 	p, ok := fields["pending"]
 	if !ok {
 		return nil
 	}
-	var pend *runtime.Pending
+	var pend *runstate.Pending
 	if err := converter.GetDefaultDataConverter().FromPayload(p, &pend); err != nil {
 		return nil
 	}
@@ -226,13 +227,13 @@ func pendingOf(fields map[string]*commonpb.Payload) *runtime.Pending {
 func statusName(s enumspb.WorkflowExecutionStatus) string {
 	switch s {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		return runtime.StatusRunning
+		return runstate.StatusRunning
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return runtime.StatusCompleted
+		return runstate.StatusCompleted
 	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
-		return runtime.StatusFailed
+		return runstate.StatusFailed
 	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		return runtime.StatusCancelled
+		return runstate.StatusCancelled
 	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
 		return "terminated"
 	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:

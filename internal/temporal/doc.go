@@ -6,7 +6,7 @@
 // One Temporal workflow type, RunWorkflow, runs every bundle a worker
 // serves. Its code is a short Go loop, not the Starlark interpreter: the
 // run's state is the journal that lets a local run be resumed (see
-// runtime.Advance), and each iteration hands the journal to one activity,
+// runner.Advance), and each iteration hands the journal to one activity,
 // StepActivity, which runs the bundle's Starlark workflow from the start,
 // answers every step the journal holds from it, performs the next step
 // (a ctx.tool, ctx.exec or ctx.model call, with the ctx.secret and

@@ -17,8 +17,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runner"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/temporal/temporaltest"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
 const secretValue = "tok-secret-value-42"
@@ -29,8 +32,8 @@ type effects struct {
 	n  map[string]int
 }
 
-func (e *effects) tools() map[string]runtime.Tool {
-	return map[string]runtime.Tool{"effect": {Func: func(_ context.Context, args map[string]any) (any, error) {
+func (e *effects) tools() map[string]toolexec.Tool {
+	return map[string]toolexec.Tool{"effect": {Func: func(_ context.Context, args map[string]any) (any, error) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		if e.n == nil {
@@ -51,18 +54,18 @@ func (e *effects) counts() map[string]int {
 	return out
 }
 
-func load(t testing.TB, p string) *runtime.Workflow {
+func load(t testing.TB, p string) *runner.Workflow {
 	t.Helper()
-	w, err := runtime.Load(p)
+	w, err := runner.Load(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return w
 }
 
-func runOptions(state string, e *effects) runtime.Options {
-	return runtime.Options{
-		Config:   &runtime.Config{Dir: ".", Secrets: runtime.SecretsConfig{Env: []string{"TOKEN"}}},
+func runOptions(state string, e *effects) runner.Options {
+	return runner.Options{
+		Config:   &runconfig.Config{Dir: ".", Secrets: runconfig.SecretsConfig{Env: []string{"TOKEN"}}},
 		Tools:    e.tools(),
 		StateDir: state,
 		Getenv: func(k string) string {
@@ -103,9 +106,9 @@ func waitPending(t *testing.T, c client.Client, id, boundary string) {
 	t.Fatalf("run %s never waited at %s", id, boundary)
 }
 
-func startWorker(t testing.TB, c client.Client, queue string, w *runtime.Workflow, run runtime.Options) func() {
+func startWorker(t testing.TB, c client.Client, queue string, w *runner.Workflow, run runner.Options) func() {
 	t.Helper()
-	wk, err := NewWorker(c, WorkerOptions{TaskQueue: queue, Bundles: []*runtime.Workflow{w}, Run: run})
+	wk, err := NewWorker(c, WorkerOptions{TaskQueue: queue, Bundles: []*runner.Workflow{w}, Run: run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,13 +132,13 @@ func TestRunSurvivesWorkerRestart(t *testing.T) {
 	state := t.TempDir()
 	w := load(t, "testdata/approval.star")
 	e := &effects{}
-	queue := "test-restart-" + runtime.NewRunID(time.Now())
+	queue := "test-restart-" + runner.NewRunID(time.Now())
 	stop1 := startWorker(t, c, queue, w, runOptions(state, e))
 
-	id := runtime.NewRunID(time.Now())
+	id := runner.NewRunID(time.Now())
 	ctx := context.Background()
 	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, WorkflowType,
-		RunInput{RunID: id, Workflow: w.Name, WorkflowSHA256: w.SHA256, Params: runtime.Params{"branch": "b1"}}); err != nil {
+		RunInput{RunID: id, Workflow: w.Name, WorkflowSHA256: w.SHA256, Params: runner.Params{"branch": "b1"}}); err != nil {
 		t.Fatal(err)
 	}
 	waitPending(t, c, id, "merge")
@@ -162,7 +165,7 @@ func TestRunSurvivesWorkerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Status != runtime.StatusCompleted || out.Dir != filepath.Join(state, "runs", id) {
+	if out.Status != runstate.StatusCompleted || out.Dir != filepath.Join(state, "runs", id) {
 		t.Errorf("run ended %+v", out)
 	}
 	if diff := cmp.Diff([]any{"b1", "b1", "beta", true}, out.Output); diff != "" {
@@ -171,11 +174,11 @@ func TestRunSurvivesWorkerRestart(t *testing.T) {
 	if diff := cmp.Diff(map[string]int{"branch": 1, "merge": 1, "release": 1}, e.counts()); diff != "" {
 		t.Errorf("effects (-want +got):\n%s", diff)
 	}
-	tr, err := os.ReadFile(filepath.Join(out.Dir, runtime.TraceFile))
+	tr, err := os.ReadFile(filepath.Join(out.Dir, runstate.TraceFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(out.Dir, runtime.SessionFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out.Dir, runstate.SessionFile)); err != nil {
 		t.Error(err)
 	}
 	if strings.Contains(string(tr), secretValue) {
@@ -219,9 +222,9 @@ func history(t *testing.T, c client.Client, id string) *historypb.History {
 
 // replay replays h through the workflow serving w: it must pass when
 // wantErr is "", else fail with an error containing it.
-func replay(t *testing.T, h *historypb.History, w *runtime.Workflow, wantErr string) {
+func replay(t *testing.T, h *historypb.History, w *runner.Workflow, wantErr string) {
 	t.Helper()
-	r, err := NewReplayer([]*runtime.Workflow{w})
+	r, err := NewReplayer([]*runner.Workflow{w})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,10 +270,10 @@ func TestReplay(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	c := dial(t)
 	w := load(t, "testdata/approval.star")
-	queue := "test-refuse-" + runtime.NewRunID(time.Now())
+	queue := "test-refuse-" + runner.NewRunID(time.Now())
 	startWorker(t, c, queue, w, runOptions(t.TempDir(), &effects{}))
-	id := runtime.NewRunID(time.Now())
-	in := RunInput{RunID: id, Workflow: w.Name, WorkflowSHA256: strings.Repeat("0", 64), Params: runtime.Params{"branch": "b1"}}
+	id := runner.NewRunID(time.Now())
+	in := RunInput{RunID: id, Workflow: w.Name, WorkflowSHA256: strings.Repeat("0", 64), Params: runner.Params{"branch": "b1"}}
 	if _, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: queue}, WorkflowType, in); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runner"
 )
 
 // DialOptions reach a Temporal server.
@@ -55,12 +56,12 @@ type WorkerOptions struct {
 	// Bundles are the workflows served. Each must be ready
 	// (bundle.Ready) unless it is a bare .star file, which only tests
 	// and embedders pass.
-	Bundles []*runtime.Workflow
+	Bundles []*runner.Workflow
 	// Run are the options of every step: Config (whose [temporal] table
 	// gives the steps' timeouts and retries), Tools, Getenv, Environ,
 	// StateDir (where ended runs are recorded), Log. The approval and
 	// run-identity fields are the run's own and are ignored.
-	Run runtime.Options
+	Run runner.Options
 }
 
 // NewWorker makes a worker that serves opts.Bundles on c; Run or Start
@@ -88,7 +89,7 @@ type registrar interface {
 
 // RegisterWith registers the workflow (and, on a worker, the activity)
 // for reg on w.
-func RegisterWith(w registrar, reg registry, run runtime.Options) {
+func RegisterWith(w registrar, reg registry, run runner.Options) {
 	w.RegisterWorkflowWithOptions(reg.run, workflow.RegisterOptions{Name: WorkflowType})
 	if aw, ok := w.(worker.ActivityRegistry); ok {
 		a := &activities{reg: reg, opts: run}
@@ -101,7 +102,7 @@ func RegisterWith(w registrar, reg registry, run runtime.Options) {
 func newRegistry(opts WorkerOptions) (registry, error) {
 	cfg := opts.Run.Config
 	if cfg == nil {
-		cfg = &runtime.Config{Dir: "."}
+		cfg = &runconfig.Config{Dir: "."}
 	}
 	stepTimeout, approvalTimeout, initial, maximum, err := cfg.Temporal.Durations()
 	if err != nil {
@@ -152,12 +153,12 @@ func newRegistry(opts WorkerOptions) (registry, error) {
 // NewReplayer is a workflow replayer for the runs of bundles: a history
 // recorded by a worker replays through it when the workflow it ran is
 // among bundles, and fails when it is not.
-func NewReplayer(bundles []*runtime.Workflow) (worker.WorkflowReplayer, error) {
+func NewReplayer(bundles []*runner.Workflow) (worker.WorkflowReplayer, error) {
 	reg, err := newRegistry(WorkerOptions{Bundles: bundles})
 	if err != nil {
 		return nil, err
 	}
 	r := worker.NewWorkflowReplayer()
-	RegisterWith(r, reg, runtime.Options{})
+	RegisterWith(r, reg, runner.Options{})
 	return r, nil
 }

@@ -9,7 +9,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/crystallize-dev/crystallize/internal/runtime"
+	"github.com/crystallize-dev/crystallize/internal/runner"
+	"github.com/crystallize-dev/crystallize/internal/runstate"
 )
 
 // Names registered with Temporal.
@@ -39,11 +40,11 @@ const (
 // decided in advance. RunID is the run's id, the workflow id and the name
 // of its record directory.
 type RunInput struct {
-	RunID          string         `json:"run_id"`
-	Workflow       string         `json:"workflow"`
-	WorkflowSHA256 string         `json:"workflow_sha256"`
-	Params         runtime.Params `json:"params"`
-	Approve        []string       `json:"approve,omitempty"`
+	RunID          string        `json:"run_id"`
+	Workflow       string        `json:"workflow"`
+	WorkflowSHA256 string        `json:"workflow_sha256"`
+	Params         runner.Params `json:"params"`
+	Approve        []string      `json:"approve,omitempty"`
 }
 
 // RunOutput is how a run ended. Dir is its record directory on the
@@ -60,19 +61,19 @@ type RunOutput struct {
 // StepInput is one activity: the run's journal, and the decision of the
 // boundary it waits at, if any.
 type StepInput struct {
-	Workflow       string           `json:"workflow"`
-	WorkflowSHA256 string           `json:"workflow_sha256"`
-	Journal        *runtime.Journal `json:"journal"`
-	Approve        []string         `json:"approve,omitempty"`
-	Reject         []string         `json:"reject,omitempty"`
-	Decide         string           `json:"decide,omitempty"`
+	Workflow       string          `json:"workflow"`
+	WorkflowSHA256 string          `json:"workflow_sha256"`
+	Journal        *runner.Journal `json:"journal"`
+	Approve        []string        `json:"approve,omitempty"`
+	Reject         []string        `json:"reject,omitempty"`
+	Decide         string          `json:"decide,omitempty"`
 }
 
 // StepOutput is the journal one step further, and the run's end when it
 // ended.
 type StepOutput struct {
-	Journal *runtime.Journal `json:"journal"`
-	End     *RunOutput       `json:"end,omitempty"`
+	Journal *runner.Journal `json:"journal"`
+	End     *RunOutput      `json:"end,omitempty"`
 }
 
 // Decision answers a boundary: an approval (Approve, or not to reject)
@@ -86,15 +87,15 @@ type Decision struct {
 
 // State is what a run is doing, as its StateQuery and memo say.
 type State struct {
-	Status  string           `json:"status"`
-	Steps   int              `json:"steps"`
-	Pending *runtime.Pending `json:"pending,omitempty"`
+	Status  string            `json:"status"`
+	Steps   int               `json:"steps"`
+	Pending *runstate.Pending `json:"pending,omitempty"`
 }
 
 // served is one bundle a worker serves: its workflow as the worker
 // loaded it, and the activity options of its steps.
 type served struct {
-	w    *runtime.Workflow
+	w    *runner.Workflow
 	step workflow.ActivityOptions
 	// approvalTimeout bounds a wait for a decision; 0 waits forever.
 	approvalTimeout time.Duration
@@ -138,7 +139,7 @@ func (r registry) run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 		}
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefused, nil)
 	}
-	state := State{Status: runtime.StatusRunning}
+	state := State{Status: runstate.StatusRunning}
 	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (State, error) { return state, nil }); err != nil {
 		return nil, err
 	}
@@ -149,14 +150,14 @@ func (r registry) run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 	}
 	params := in.Params
 	if params == nil {
-		params = runtime.Params{}
+		params = runner.Params{}
 	}
 	next := StepInput{
 		Workflow: in.Workflow, WorkflowSHA256: in.WorkflowSHA256,
-		Journal: &runtime.Journal{
-			RunID: in.RunID, Status: runtime.StatusRunning,
+		Journal: &runner.Journal{
+			RunID: in.RunID, Status: runstate.StatusRunning,
 			Workflow: in.Workflow, WorkflowSHA256: in.WorkflowSHA256,
-			Params: params, Approve: approve, Calls: []runtime.JournalCall{},
+			Params: params, Approve: approve, Calls: []runner.JournalCall{},
 		},
 	}
 	for {
@@ -165,7 +166,7 @@ func (r registry) run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 			return nil, err
 		}
 		if out.End != nil {
-			if out.End.Status != runtime.StatusCompleted {
+			if out.End.Status != runstate.StatusCompleted {
 				return nil, temporal.NewNonRetryableApplicationError(
 					fmt.Sprintf("run %s %s: %s", in.RunID, out.End.Status, out.End.Error), ErrTypeRun, nil, out.End)
 			}
@@ -177,7 +178,7 @@ func (r registry) run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 		}
 		state.Steps = len(j.Calls)
 		next = StepInput{Workflow: in.Workflow, WorkflowSHA256: in.WorkflowSHA256, Journal: j}
-		if j.Status != runtime.StatusPendingApproval || j.Pending == nil {
+		if j.Status != runstate.StatusPendingApproval || j.Pending == nil {
 			continue
 		}
 		d, err := r.await(ctx, s, &state, j.Pending)
@@ -187,7 +188,7 @@ func (r registry) run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 		switch {
 		case d == nil:
 			next.Reject = []string{j.Pending.Boundary} // not decided in time
-		case j.Pending.Kind == runtime.PendingDecision:
+		case j.Pending.Kind == runstate.PendingDecision:
 			next.Decide = d.Option
 		case d.Approve:
 			next.Approve = []string{j.Pending.Boundary}
@@ -199,8 +200,8 @@ func (r registry) run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 
 // await waits for the decision of the boundary p, sent as the Update
 // named after it; nil when the approval timeout passed first.
-func (r registry) await(ctx workflow.Context, s *served, state *State, p *runtime.Pending) (*Decision, error) {
-	state.Status, state.Pending = runtime.StatusPendingApproval, p
+func (r registry) await(ctx workflow.Context, s *served, state *State, p *runstate.Pending) (*Decision, error) {
+	state.Status, state.Pending = runstate.StatusPendingApproval, p
 	if err := workflow.UpsertMemo(ctx, map[string]any{"pending": p}); err != nil {
 		return nil, err
 	}
@@ -226,7 +227,7 @@ func (r registry) await(ctx workflow.Context, s *served, state *State, p *runtim
 	} else if err := workflow.Await(ctx, decided); err != nil {
 		return nil, err
 	}
-	state.Status, state.Pending = runtime.StatusRunning, nil
+	state.Status, state.Pending = runstate.StatusRunning, nil
 	if err := workflow.UpsertMemo(ctx, map[string]any{"pending": nil}); err != nil {
 		return nil, err
 	}
@@ -235,10 +236,10 @@ func (r registry) await(ctx workflow.Context, s *served, state *State, p *runtim
 
 // checkDecision reports whether d answers p: an option of a decision,
 // a plain yes or no for an approval.
-func checkDecision(p *runtime.Pending, d Decision) error {
-	if p.Kind == runtime.PendingDecision {
+func checkDecision(p *runstate.Pending, d Decision) error {
+	if p.Kind == runstate.PendingDecision {
 		if !slices.Contains(p.Options, d.Option) {
-			return fmt.Errorf("%w: %q is not an option of %s (options: %v)", runtime.ErrDecision, d.Option, p.Boundary, p.Options)
+			return fmt.Errorf("%w: %q is not an option of %s (options: %v)", runner.ErrDecision, d.Option, p.Boundary, p.Options)
 		}
 		return nil
 	}
@@ -248,9 +249,9 @@ func checkDecision(p *runtime.Pending, d Decision) error {
 	return nil
 }
 
-func describeDecision(p *runtime.Pending, d Decision) string {
+func describeDecision(p *runstate.Pending, d Decision) string {
 	switch {
-	case p.Kind == runtime.PendingDecision:
+	case p.Kind == runstate.PendingDecision:
 		return "decided " + p.Boundary + ": " + d.Option
 	case d.Approve:
 		return "approved " + p.Boundary
@@ -261,7 +262,7 @@ func describeDecision(p *runtime.Pending, d Decision) string {
 // activities performs the steps of the bundles a worker serves.
 type activities struct {
 	reg  registry
-	opts runtime.Options
+	opts runner.Options
 }
 
 // step is StepActivity: it reloads the bundle (its readiness and bytes
@@ -271,20 +272,20 @@ func (a *activities) step(ctx context.Context, in StepInput) (*StepOutput, error
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefused, nil)
 	}
-	w, err := runtime.Load(s.w.Target)
+	w, err := runner.Load(s.w.Target)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefused, nil)
 	}
 	opts := a.opts
 	opts.Approve, opts.Reject, opts.Decide = in.Approve, in.Reject, in.Decide
-	j, res, err := runtime.Advance(ctx, w, in.Journal, opts)
+	j, res, err := runner.Advance(ctx, w, in.Journal, opts)
 	if j == nil {
 		// Refused before the workflow ran: not ready, changed, bad
 		// parameters or bindings. Another attempt would be refused too.
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefused, nil)
 	}
 	switch j.Status {
-	case runtime.StatusRunning, runtime.StatusPendingApproval:
+	case runstate.StatusRunning, runstate.StatusPendingApproval:
 		return &StepOutput{Journal: j}, nil
 	}
 	if res == nil || res.Dir == "" {

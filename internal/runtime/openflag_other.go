@@ -1,6 +1,0 @@
-//go:build !unix
-
-package runtime
-
-// openNonBlocking: see openflag_unix.go.
-const openNonBlocking = 0
