@@ -1,9 +1,9 @@
 package trace
 
 import (
-	"bytes"
-	"encoding/json"
 	"sort"
+
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 )
 
 // The MarshalJSON methods write the format's fields in a fixed order (the
@@ -22,11 +22,15 @@ import (
 // typed field is the authority, and writing the key twice would produce a
 // document whose meaning depends on the reader.
 
+// Strings are escaped as every file of the module escapes them
+// (jsontext.AppendQuote: encoding/json's escaping without HTML escaping),
+// so that a trace's < and & read the same in the store, in an import's
+// files and in a run's trace.json.
+
 // object builds one JSON object. The first error sticks and later calls do
 // nothing, so callers check once at the end.
 type object struct {
-	buf bytes.Buffer
-	n   int
+	buf []byte
 	err error
 }
 
@@ -34,25 +38,13 @@ func (o *object) field(key string, v any) {
 	if o.err != nil {
 		return
 	}
-	val, err := json.Marshal(v)
-	if err != nil {
-		o.err = err
-		return
-	}
-	k, err := json.Marshal(key)
-	if err != nil {
-		o.err = err
-		return
-	}
-	if o.n == 0 {
-		o.buf.WriteByte('{')
+	if len(o.buf) == 0 {
+		o.buf = append(o.buf, '{')
 	} else {
-		o.buf.WriteByte(',')
+		o.buf = append(o.buf, ',')
 	}
-	o.n++
-	o.buf.Write(k)
-	o.buf.WriteByte(':')
-	o.buf.Write(val)
+	o.buf = append(jsontext.AppendQuote(o.buf, key), ':')
+	o.buf, o.err = jsontext.AppendCompact(o.buf, v)
 }
 
 func (o *object) str(key, s string) {
@@ -99,11 +91,10 @@ func (o *object) bytes() ([]byte, error) {
 	if o.err != nil {
 		return nil, o.err
 	}
-	if o.n == 0 {
+	if len(o.buf) == 0 {
 		return []byte("{}"), nil
 	}
-	o.buf.WriteByte('}')
-	return o.buf.Bytes(), nil
+	return append(o.buf, '}'), nil
 }
 
 // MarshalJSON writes the trace in the crystallization trace format with

@@ -2,10 +2,9 @@ package tracetest
 
 import (
 	"encoding/json"
-	"math"
-	"slices"
 	"strconv"
 
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -15,14 +14,14 @@ import (
 // would make writing a 10,000-trace corpus take half a minute. Generated
 // traces use a known subset of the format, so appendTrace writes that
 // subset directly, in the same field order and with the same omissions,
-// and falls back to json.Marshal for anything outside it. TestEncode pins
+// and falls back to MarshalJSON for anything outside it. TestEncode pins
 // the two to the same bytes, so a change to the canonical form shows up
 // as a test failure here rather than as a silently different corpus.
 
-// marshal returns the compact JSON of t, as json.Marshal would.
+// marshal returns the compact JSON of t, as t.MarshalJSON writes it.
 func marshal(t *trace.Trace) ([]byte, error) {
 	if !fastTrace(t) {
-		return json.Marshal(t)
+		return t.MarshalJSON()
 	}
 	return appendTrace(make([]byte, 0, 512*len(t.Actions)), t), nil
 }
@@ -220,100 +219,19 @@ func appendKey(b []byte, key string) []byte {
 	return append(b, '"', ':')
 }
 
-// appendValue appends a value for which fastValue is true; map keys are
-// sorted, as encoding/json sorts them.
+// appendValue appends a value for which fastValue is true, as
+// trace.Trace's MarshalJSON writes it (jsontext.AppendCompact).
 func appendValue(b []byte, v any) []byte {
-	switch v := v.(type) {
-	case nil:
-		return append(b, "null"...)
-	case string:
-		return appendString(b, v)
-	case bool:
-		return strconv.AppendBool(b, v)
-	case json.Number:
-		if v == "" {
-			return append(b, '0') // as encoding/json writes an empty Number
-		}
-		return append(b, v...)
-	case []string:
-		if v == nil {
-			return append(b, "null"...)
-		}
-		b = append(b, '[')
-		for i, s := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, s)
-		}
-		return append(b, ']')
-	case []any:
-		if v == nil {
-			return append(b, "null"...)
-		}
-		b = append(b, '[')
-		for i, x := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendValue(b, x)
-		}
-		return append(b, ']')
-	case map[string]any:
-		if v == nil {
-			return append(b, "null"...)
-		}
-		var buf [8]string
-		keys := buf[:0]
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			b = appendValue(b, v[k])
-		}
-		return append(b, '}')
+	out, err := jsontext.AppendCompact(b, v)
+	if err != nil {
+		panic("tracetest: appendValue of a value fastValue rejects") // unreachable
 	}
-	panic("tracetest: appendValue of a value fastValue rejects") // unreachable
+	return out
 }
 
-// appendString appends s quoted. Strings of printable ASCII without the
-// characters encoding/json escapes are copied; any other string is left
-// to encoding/json, so the escaping is always its own.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
+// appendString appends s quoted as every file of the module quotes it.
+func appendString(b []byte, s string) []byte { return jsontext.AppendQuote(b, s) }
 
-// appendFloat appends f as encoding/json does: the shortest decimal that
-// round-trips, in exponent form only for very small or large magnitudes.
-// The generator writes no NaN or infinity.
-func appendFloat(b []byte, f float64) []byte {
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// Clean up e-09 to e-9, as encoding/json does.
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
-}
+// appendFloat appends f as encoding/json does; the generator writes no
+// NaN or infinity.
+func appendFloat(b []byte, f float64) []byte { return appendValue(b, f) }

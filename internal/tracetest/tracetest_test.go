@@ -351,8 +351,8 @@ func TestNoiseVocabulary(t *testing.T) {
 	}
 }
 
-// TestEncode checks that the fast encoder writes exactly what json.Marshal
-// writes through trace.Trace's own MarshalJSON.
+// TestEncode checks that the fast encoder writes exactly what
+// trace.Trace's own MarshalJSON writes.
 func TestEncode(t *testing.T) {
 	c := Generate(Config{Traces: 60, Seed: 10, FuzzyEvery: 2, Procedures: 4})
 	// Edge cases the generator does not produce but the encoder accepts.
@@ -369,7 +369,7 @@ func TestEncode(t *testing.T) {
 	odd.Usage = &trace.Usage{TotalCostUSD: 1e-7}
 	odd.Actions[1].Cost = &trace.Cost{TotalCostUSD: 2e21}
 	odd.Actions[2].Cost = &trace.Cost{TotalCostUSD: -0.5}
-	// Traces the fast path must leave to json.Marshal.
+	// Traces the fast path must leave to MarshalJSON.
 	extra := *c.Traces[1]
 	extra.Extra = map[string]any{"x_recorder": "test"}
 	source := *c.Traces[2]
@@ -378,7 +378,7 @@ func TestEncode(t *testing.T) {
 	float.Metadata = map[string]any{"score": 0.5}
 	traces := append(slices.Clone(c.Traces), &odd, &extra, &source, &float)
 	for i, tr := range traces {
-		want, err := json.Marshal(tr)
+		want, err := tr.MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -387,7 +387,7 @@ func TestEncode(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("traces[%d]: marshal differs from json.Marshal:\n%s", i, cmp.Diff(string(want), string(got)))
+			t.Errorf("traces[%d]: marshal differs from MarshalJSON:\n%s", i, cmp.Diff(string(want), string(got)))
 		}
 	}
 	if fastTrace(&extra) || fastTrace(&source) || fastTrace(&float) {

@@ -19,8 +19,8 @@ func FileName(t *trace.Trace) string { return t.ID + ".json" }
 // needed and replacing files of the same name. The planted manifest is not
 // written: a miner reading dir would take it for a trace.
 //
-// Each file holds the bytes json.Marshal gives for the trace (its
-// canonical form), written by a faster encoder when the trace uses only
+// Each file holds the bytes trace.Trace's MarshalJSON gives for the
+// trace (its canonical form), written by a faster encoder when the trace uses only
 // what the generator sets. Files are written in parallel; the bytes do not
 // depend on the order. When writes fail, the
 // error of the first failing trace in corpus order is returned.
