@@ -298,16 +298,10 @@ func (e *encoder) string() (s string, raw bool, err error) {
 			return e.src[start:i], true, nil
 		}
 		if c == '\\' || c < 0x20 || c >= 0x80 {
-			return e.unquote()
+			break
 		}
 	}
-	e.pos = len(e.src)
-	return "", false, e.eof()
-}
-
-// unquote decodes the string literal at src[pos] as encoding/json does
-// (jsontext.AppendUnquote).
-func (e *encoder) unquote() (string, bool, error) {
+	// Any other string is decoded as encoding/json decodes it.
 	b, end, err := jsontext.AppendUnquote(e.str[:0], e.src, e.pos)
 	e.str = b
 	if se, ok := err.(*jsontext.SyntaxError); ok {

@@ -377,9 +377,11 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // str parses the string at p.pos and returns its text, which is valid
 // until the next call: a slice of the document when the string has no
 // escapes and is valid UTF-8 (the common case, copied only if the text is
-// new), otherwise unescaped into p.buf.
+// new), otherwise decoded into p.buf as encoding/json decodes it
+// (jsontext.AppendUnquote).
 func (p *Parser) str() ([]byte, bool) {
 	data := p.data
+scan:
 	for i := p.pos + 1; i < len(data); {
 		switch c := data[i]; {
 		case c == '"':
@@ -387,25 +389,18 @@ func (p *Parser) str() ([]byte, bool) {
 			p.pos = i + 1
 			return s, true
 		case c == '\\' || c < ' ':
-			return p.unescape()
+			break scan
 		case c < utf8.RuneSelf:
 			i++
 		default:
 			r, size := utf8.DecodeRune(data[i:])
 			if r == utf8.RuneError && size == 1 {
-				return p.unescape()
+				break scan
 			}
 			i += size
 		}
 	}
-	return nil, false
-}
-
-// unescape parses the string at p.pos into p.buf, decoding escapes and
-// replacing invalid UTF-8 and unpaired surrogates with U+FFFD, as
-// encoding/json does (jsontext.AppendUnquote).
-func (p *Parser) unescape() ([]byte, bool) {
-	b, end, err := jsontext.AppendUnquote(p.buf[:0], p.data, p.pos)
+	b, end, err := jsontext.AppendUnquote(p.buf[:0], data, p.pos)
 	p.buf = b
 	if err != nil {
 		return nil, false
