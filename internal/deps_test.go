@@ -48,7 +48,7 @@ var allowed = map[string][]string{
 	"internal/atomicfile":   {},
 	"internal/mdtext":       {},
 	"internal/bundle":       {"internal/jsontext", "internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact", "internal/assert", "internal/skill", "internal/atomicfile"},
-	"internal/tracetest":    {"internal/trace", "internal/jsontext"},
+	"internal/tracetest":    {"internal/trace"},
 	"internal/capture":      {"internal/trace", "internal/redact", "internal/atomicfile"},
 	"internal/install":      {"internal/bundle", "internal/skill", "internal/serve", "internal/atomicfile", "internal/textdiff"},
 	"internal/review":       {"internal/bundle", "internal/candidate", "internal/trace", "internal/runtime", "internal/registry", "internal/store", "internal/textdiff"},

@@ -25,26 +25,69 @@ import (
 // Strings are escaped as every file of the module escapes them
 // (jsontext.AppendQuote: encoding/json's escaping without HTML escaping),
 // so that a trace's < and & read the same in the store, in an import's
-// files and in a run's trace.json.
+// files and in a run's trace.json. Each type appends itself to the
+// buffer of the object around it (appendJSON), and generic values are
+// written by jsontext.AppendCompact, so that a trace is encoded in one
+// buffer without reflection: generated corpora and the store encode
+// thousands of traces.
 
-// object builds one JSON object. The first error sticks and later calls do
-// nothing, so callers check once at the end.
+// object appends one JSON object to buf. The first error sticks and
+// later calls do nothing, so callers check once at the end.
 type object struct {
-	buf []byte
-	err error
+	buf   []byte
+	start int // where the object starts in buf
+	err   error
+}
+
+func newObject(dst []byte) object { return object{buf: dst, start: len(dst)} }
+
+// key appends the member name, after '{' or ','.
+func (o *object) key(key string) {
+	if len(o.buf) == o.start {
+		o.buf = append(o.buf, '{')
+	} else {
+		o.buf = append(o.buf, ',')
+	}
+	o.buf = append(jsontext.AppendQuote(o.buf, key), ':')
 }
 
 func (o *object) field(key string, v any) {
 	if o.err != nil {
 		return
 	}
-	if len(o.buf) == 0 {
-		o.buf = append(o.buf, '{')
-	} else {
-		o.buf = append(o.buf, ',')
-	}
-	o.buf = append(jsontext.AppendQuote(o.buf, key), ':')
+	o.key(key)
 	o.buf, o.err = jsontext.AppendCompact(o.buf, v)
+}
+
+// appender is a value of the format that appends its own JSON.
+type appender interface {
+	appendJSON(dst []byte) ([]byte, error)
+}
+
+func (o *object) sub(key string, v appender) {
+	if o.err != nil {
+		return
+	}
+	o.key(key)
+	o.buf, o.err = v.appendJSON(o.buf)
+}
+
+// list appends a member holding the n values elem appends.
+func (o *object) list(key string, n int, elem func(dst []byte, i int) ([]byte, error)) {
+	if o.err != nil {
+		return
+	}
+	o.key(key)
+	o.buf = append(o.buf, '[')
+	for i := range n {
+		if i > 0 {
+			o.buf = append(o.buf, ',')
+		}
+		if o.buf, o.err = elem(o.buf, i); o.err != nil {
+			return
+		}
+	}
+	o.buf = append(o.buf, ']')
 }
 
 func (o *object) str(key, s string) {
@@ -91,8 +134,8 @@ func (o *object) bytes() ([]byte, error) {
 	if o.err != nil {
 		return nil, o.err
 	}
-	if len(o.buf) == 0 {
-		return []byte("{}"), nil
+	if len(o.buf) == o.start {
+		return append(o.buf, "{}"...), nil
 	}
 	return append(o.buf, '}'), nil
 }
@@ -100,7 +143,11 @@ func (o *object) bytes() ([]byte, error) {
 // MarshalJSON writes the trace in the crystallization trace format with
 // its Extra members merged in. Origin is not written; Source is.
 func (t Trace) MarshalJSON() ([]byte, error) {
-	var o object
+	return t.appendJSON(make([]byte, 0, 256+512*len(t.Actions)))
+}
+
+func (t Trace) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
 	o.field("version", t.Version)
 	o.field("id", t.ID)
 	o.str("source", t.Source)
@@ -109,19 +156,16 @@ func (t Trace) MarshalJSON() ([]byte, error) {
 	o.str("started_at", t.StartedAt)
 	o.str("finished_at", t.FinishedAt)
 	if t.Flow != nil {
-		o.field("flow", t.Flow)
+		o.sub("flow", t.Flow)
 	}
-	actions := t.Actions
-	if actions == nil {
-		actions = []Action{} // required by the format, even when empty
-	}
-	o.field("actions", actions)
+	// Required by the format, even when empty.
+	o.list("actions", len(t.Actions), func(dst []byte, i int) ([]byte, error) { return t.Actions[i].appendJSON(dst) })
 	o.obj("replay_run", t.ReplayRun)
 	if t.ReplayAllowlist != nil {
-		o.field("replay_allowlist", t.ReplayAllowlist)
+		o.list("replay_allowlist", len(t.ReplayAllowlist), func(dst []byte, i int) ([]byte, error) { return t.ReplayAllowlist[i].appendJSON(dst) })
 	}
 	if t.Usage != nil {
-		o.field("usage", t.Usage)
+		o.sub("usage", t.Usage)
 	}
 	o.obj("metadata", t.Metadata)
 	o.extra(t.Extra, isTraceField)
@@ -129,10 +173,12 @@ func (t Trace) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the action with its Extra members merged in.
-func (a Action) MarshalJSON() ([]byte, error) {
-	var o object
+func (a Action) MarshalJSON() ([]byte, error) { return a.appendJSON(nil) }
+
+func (a *Action) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
 	o.field("id", a.ID)
-	o.field("kind", a.Kind)
+	o.field("kind", string(a.Kind))
 	o.field("name", a.Name)
 	o.str("timestamp", a.Timestamp)
 	o.obj("parameters", a.Parameters)
@@ -141,14 +187,14 @@ func (a Action) MarshalJSON() ([]byte, error) {
 	o.generic("observed_output", a.ObservedOutput)
 	o.strings("capabilities", a.Capabilities)
 	if a.SideEffects != nil {
-		o.field("side_effects", a.SideEffects)
+		o.list("side_effects", len(a.SideEffects), func(dst []byte, i int) ([]byte, error) { return a.SideEffects[i].appendJSON(dst) })
 	}
 	o.strings("required_secrets", a.RequiredSecrets)
 	if a.Approval != nil {
-		o.field("approval", a.Approval)
+		o.sub("approval", a.Approval)
 	}
 	if a.Cost != nil {
-		o.field("cost", a.Cost)
+		o.sub("cost", a.Cost)
 	}
 	if a.DurationMS != nil {
 		o.field("duration_ms", *a.DurationMS)
@@ -165,8 +211,10 @@ func (a Action) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the side effect with its Extra members merged in.
-func (s SideEffect) MarshalJSON() ([]byte, error) {
-	var o object
+func (s SideEffect) MarshalJSON() ([]byte, error) { return s.appendJSON(nil) }
+
+func (s *SideEffect) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
 	o.field("kind", s.Kind)
 	o.field("target", s.Target)
 	o.str("capability", s.Capability)
@@ -177,8 +225,10 @@ func (s SideEffect) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the approval with its Extra members merged in.
-func (a Approval) MarshalJSON() ([]byte, error) {
-	var o object
+func (a Approval) MarshalJSON() ([]byte, error) { return a.appendJSON(nil) }
+
+func (a *Approval) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
 	o.str("prompt", a.Prompt)
 	o.str("approver", a.Approver)
 	o.field("required", a.Required)
@@ -188,8 +238,10 @@ func (a Approval) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the cost with its Extra members merged in.
-func (c Cost) MarshalJSON() ([]byte, error) {
-	var o object
+func (c Cost) MarshalJSON() ([]byte, error) { return c.appendJSON(nil) }
+
+func (c *Cost) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
 	o.str("model", c.Model)
 	o.field("model_calls", c.ModelCalls)
 	o.field("input_tokens", c.InputTokens)
@@ -209,8 +261,10 @@ func (c Cost) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the usage totals with their Extra members merged in.
-func (u Usage) MarshalJSON() ([]byte, error) {
-	var o object
+func (u Usage) MarshalJSON() ([]byte, error) { return u.appendJSON(nil) }
+
+func (u *Usage) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
 	o.field("model_calls", u.ModelCalls)
 	o.field("input_tokens", u.InputTokens)
 	o.field("output_tokens", u.OutputTokens)
@@ -221,8 +275,10 @@ func (u Usage) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the flow provenance with its Extra members merged in.
-func (f Flow) MarshalJSON() ([]byte, error) {
-	var o object
+func (f Flow) MarshalJSON() ([]byte, error) { return f.appendJSON(nil) }
+
+func (f *Flow) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
 	o.str("trace_id", f.TraceID)
 	o.str("agent_run_id", f.AgentRunID)
 	o.str("transcript_ref", f.TranscriptRef)
@@ -233,8 +289,10 @@ func (f Flow) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the rule with its Extra members merged in.
-func (r AllowlistRule) MarshalJSON() ([]byte, error) {
-	var o object
+func (r AllowlistRule) MarshalJSON() ([]byte, error) { return r.appendJSON(nil) }
+
+func (r *AllowlistRule) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
 	o.field("path", r.Path)
 	o.field("reason", r.Reason)
 	o.generic("replacement", r.Replacement)
