@@ -26,11 +26,14 @@ import (
 // UTF-8) is encoded with encoding/json, one value at a time, and that
 // compact text rewritten by AppendIndent.
 func Canonical(v any) ([]byte, error) {
-	var e encoder
-	if err := e.value(v, 0); err != nil {
+	// Through a bytes.Buffer, which doubles as it grows: a slice grown by
+	// append grows by a quarter once large, and copied a report of tens
+	// of megabytes many times over.
+	var buf bytes.Buffer
+	if err := WriteCanonical(&buf, v); err != nil {
 		return nil, err
 	}
-	return append(e.out, '\n'), nil
+	return buf.Bytes(), nil
 }
 
 // WriteCanonical writes Canonical(v) to w as it is walked, holding about
