@@ -26,13 +26,20 @@ import (
 // UTF-8) is encoded with encoding/json, one value at a time, and that
 // compact text rewritten by AppendIndent.
 func Canonical(v any) ([]byte, error) {
-	// Through a bytes.Buffer, which doubles as it grows: a slice grown by
-	// append grows by a quarter once large, and copied a report of tens
-	// of megabytes many times over.
+	// A small value is returned as written; a large one passes through
+	// a bytes.Buffer, which doubles as it grows, where a slice grown by
+	// append grows by a quarter once large and would copy a report of
+	// tens of megabytes many times over.
 	var buf bytes.Buffer
-	if err := WriteCanonical(&buf, v); err != nil {
+	e := encoder{w: &buf}
+	if err := e.value(v, 0); err != nil {
 		return nil, err
 	}
+	e.out = append(e.out, '\n')
+	if buf.Len() == 0 {
+		return e.out, nil
+	}
+	buf.Write(e.out)
 	return buf.Bytes(), nil
 }
 
@@ -40,7 +47,7 @@ func Canonical(v any) ([]byte, error) {
 // 64 KiB of output and one self-encoding value's compact text at a time,
 // so that a report of hundreds of megabytes is not held twice.
 func WriteCanonical(w io.Writer, v any) error {
-	e := encoder{w: w, out: make([]byte, 0, flushAt+4<<10)}
+	e := encoder{w: w}
 	if err := e.value(v, 0); err != nil {
 		return err
 	}
