@@ -385,7 +385,7 @@ func appendCompact(dst []byte, v any) ([]byte, bool) {
 	case int64:
 		return strconv.AppendInt(dst, v, 10), true
 	case float64:
-		return appendFloat(dst, v)
+		return AppendFloat(dst, v)
 	case json.Number:
 		if v == "" {
 			return append(dst, '0'), true // as encoding/json writes it
@@ -447,10 +447,11 @@ func appendCompact(dst []byte, v any) ([]byte, bool) {
 	return dst, false
 }
 
-// appendFloat appends f as encoding/json does: the shortest decimal that
-// round-trips, in exponent form only for very small or large magnitudes.
-// NaN and the infinities are left to encoding/json, which refuses them.
-func appendFloat(dst []byte, f float64) ([]byte, bool) {
+// AppendFloat appends f as encoding/json writes a float64: the shortest
+// decimal that round-trips, in exponent form only for very small or
+// large magnitudes. It reports false, appending nothing, for NaN and the
+// infinities, which encoding/json refuses.
+func AppendFloat(dst []byte, f float64) ([]byte, bool) {
 	if f != f || f > 1.7976931348623157e308 || f < -1.7976931348623157e308 {
 		return dst, false
 	}

@@ -1,7 +1,9 @@
 package trace
 
 import (
+	"math"
 	"sort"
+	"strconv"
 
 	"github.com/crystallize-dev/crystallize/internal/jsontext"
 )
@@ -41,14 +43,16 @@ type object struct {
 
 func newObject(dst []byte) object { return object{buf: dst, start: len(dst)} }
 
-// key appends the member name, after '{' or ','.
+// key appends the member name, after '{' or ','. The names of the
+// format's fields are plain ASCII and written as they are; an Extra
+// member's name is quoted (field with quote set).
 func (o *object) key(key string) {
 	if len(o.buf) == o.start {
-		o.buf = append(o.buf, '{')
+		o.buf = append(o.buf, '{', '"')
 	} else {
-		o.buf = append(o.buf, ',')
+		o.buf = append(o.buf, ',', '"')
 	}
-	o.buf = append(jsontext.AppendQuote(o.buf, key), ':')
+	o.buf = append(append(o.buf, key...), '"', ':')
 }
 
 func (o *object) field(key string, v any) {
@@ -57,6 +61,47 @@ func (o *object) field(key string, v any) {
 	}
 	o.key(key)
 	o.buf, o.err = jsontext.AppendCompact(o.buf, v)
+}
+
+// extraField appends an Extra member, whose name may need escaping.
+func (o *object) extraField(key string, v any) {
+	if o.err != nil {
+		return
+	}
+	if len(o.buf) == o.start {
+		o.buf = append(o.buf, '{')
+	} else {
+		o.buf = append(o.buf, ',')
+	}
+	o.buf = append(jsontext.AppendQuote(o.buf, key), ':')
+	o.buf, o.err = jsontext.AppendCompact(o.buf, v)
+}
+
+// The typed members are written without boxing their values in an
+// interface, which would allocate for each string and number.
+
+func (o *object) quoted(key, s string) {
+	o.key(key)
+	o.buf = jsontext.AppendQuote(o.buf, s)
+}
+
+func (o *object) int(key string, n int64) {
+	o.key(key)
+	o.buf = strconv.AppendInt(o.buf, n, 10)
+}
+
+func (o *object) float(key string, f float64) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		o.field(key, f) // encoding/json's error
+		return
+	}
+	o.key(key)
+	o.buf, _ = jsontext.AppendFloat(o.buf, f)
+}
+
+func (o *object) bool(key string, b bool) {
+	o.key(key)
+	o.buf = strconv.AppendBool(o.buf, b)
 }
 
 // appender is a value of the format that appends its own JSON.
@@ -92,14 +137,23 @@ func (o *object) list(key string, n int, elem func(dst []byte, i int) ([]byte, e
 
 func (o *object) str(key, s string) {
 	if s != "" {
-		o.field(key, s)
+		o.quoted(key, s)
 	}
 }
 
-func (o *object) strings(key string, s []string) {
-	if s != nil {
-		o.field(key, s)
+func (o *object) strings(key string, l []string) {
+	if l == nil {
+		return
 	}
+	o.key(key)
+	o.buf = append(o.buf, '[')
+	for i, s := range l {
+		if i > 0 {
+			o.buf = append(o.buf, ',')
+		}
+		o.buf = jsontext.AppendQuote(o.buf, s)
+	}
+	o.buf = append(o.buf, ']')
 }
 
 func (o *object) generic(key string, v any) {
@@ -126,7 +180,7 @@ func (o *object) extra(m map[string]any, known func(string) bool) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		o.field(k, m[k])
+		o.extraField(k, m[k])
 	}
 }
 
@@ -148,8 +202,8 @@ func (t Trace) MarshalJSON() ([]byte, error) {
 
 func (t Trace) appendJSON(dst []byte) ([]byte, error) {
 	o := newObject(dst)
-	o.field("version", t.Version)
-	o.field("id", t.ID)
+	o.int("version", int64(t.Version))
+	o.quoted("id", t.ID)
 	o.str("source", t.Source)
 	o.str("source_hash", t.SourceHash)
 	o.str("workflow_id", t.WorkflowID)
@@ -177,9 +231,9 @@ func (a Action) MarshalJSON() ([]byte, error) { return a.appendJSON(nil) }
 
 func (a *Action) appendJSON(dst []byte) ([]byte, error) {
 	o := newObject(dst)
-	o.field("id", a.ID)
-	o.field("kind", string(a.Kind))
-	o.field("name", a.Name)
+	o.quoted("id", a.ID)
+	o.quoted("kind", string(a.Kind))
+	o.quoted("name", a.Name)
 	o.str("timestamp", a.Timestamp)
 	o.obj("parameters", a.Parameters)
 	o.generic("inputs", a.Inputs)
@@ -197,13 +251,13 @@ func (a *Action) appendJSON(dst []byte) ([]byte, error) {
 		o.sub("cost", a.Cost)
 	}
 	if a.DurationMS != nil {
-		o.field("duration_ms", *a.DurationMS)
+		o.int("duration_ms", *a.DurationMS)
 	}
 	if a.Deterministic != nil {
-		o.field("deterministic", *a.Deterministic)
+		o.bool("deterministic", *a.Deterministic)
 	}
 	if a.Fuzzy != nil {
-		o.field("fuzzy", *a.Fuzzy)
+		o.bool("fuzzy", *a.Fuzzy)
 	}
 	o.obj("metadata", a.Metadata)
 	o.extra(a.Extra, isActionField)
@@ -215,8 +269,8 @@ func (s SideEffect) MarshalJSON() ([]byte, error) { return s.appendJSON(nil) }
 
 func (s *SideEffect) appendJSON(dst []byte) ([]byte, error) {
 	o := newObject(dst)
-	o.field("kind", s.Kind)
-	o.field("target", s.Target)
+	o.quoted("kind", s.Kind)
+	o.quoted("target", s.Target)
 	o.str("capability", s.Capability)
 	o.str("mutation", s.Mutation)
 	o.obj("metadata", s.Metadata)
@@ -231,7 +285,7 @@ func (a *Approval) appendJSON(dst []byte) ([]byte, error) {
 	o := newObject(dst)
 	o.str("prompt", a.Prompt)
 	o.str("approver", a.Approver)
-	o.field("required", a.Required)
+	o.bool("required", a.Required)
 	o.str("boundary", a.Boundary)
 	o.extra(a.Extra, isApprovalField)
 	return o.bytes()
@@ -243,19 +297,19 @@ func (c Cost) MarshalJSON() ([]byte, error) { return c.appendJSON(nil) }
 func (c *Cost) appendJSON(dst []byte) ([]byte, error) {
 	o := newObject(dst)
 	o.str("model", c.Model)
-	o.field("model_calls", c.ModelCalls)
-	o.field("input_tokens", c.InputTokens)
-	o.field("output_tokens", c.OutputTokens)
+	o.int("model_calls", c.ModelCalls)
+	o.int("input_tokens", c.InputTokens)
+	o.int("output_tokens", c.OutputTokens)
 	// Written only when known, so that traces without them keep their
 	// bytes (and source hashes).
 	if c.CacheReadTokens != 0 {
-		o.field("cache_read_tokens", c.CacheReadTokens)
+		o.int("cache_read_tokens", c.CacheReadTokens)
 	}
 	if c.CacheWriteTokens != 0 {
-		o.field("cache_write_tokens", c.CacheWriteTokens)
+		o.int("cache_write_tokens", c.CacheWriteTokens)
 	}
-	o.field("total_cost_usd", c.TotalCostUSD)
-	o.field("wall_ms", c.WallMS)
+	o.float("total_cost_usd", c.TotalCostUSD)
+	o.int("wall_ms", c.WallMS)
 	o.extra(c.Extra, isCostField)
 	return o.bytes()
 }
@@ -265,11 +319,11 @@ func (u Usage) MarshalJSON() ([]byte, error) { return u.appendJSON(nil) }
 
 func (u *Usage) appendJSON(dst []byte) ([]byte, error) {
 	o := newObject(dst)
-	o.field("model_calls", u.ModelCalls)
-	o.field("input_tokens", u.InputTokens)
-	o.field("output_tokens", u.OutputTokens)
-	o.field("total_cost_usd", u.TotalCostUSD)
-	o.field("wall_ms", u.WallMS)
+	o.int("model_calls", u.ModelCalls)
+	o.int("input_tokens", u.InputTokens)
+	o.int("output_tokens", u.OutputTokens)
+	o.float("total_cost_usd", u.TotalCostUSD)
+	o.int("wall_ms", u.WallMS)
 	o.extra(u.Extra, isUsageField)
 	return o.bytes()
 }
@@ -293,8 +347,8 @@ func (r AllowlistRule) MarshalJSON() ([]byte, error) { return r.appendJSON(nil) 
 
 func (r *AllowlistRule) appendJSON(dst []byte) ([]byte, error) {
 	o := newObject(dst)
-	o.field("path", r.Path)
-	o.field("reason", r.Reason)
+	o.quoted("path", r.Path)
+	o.quoted("reason", r.Reason)
 	o.generic("replacement", r.Replacement)
 	o.extra(r.Extra, isAllowlistField)
 	return o.bytes()
