@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 	"github.com/crystallize-dev/crystallize/internal/redact"
 )
 
@@ -109,7 +110,7 @@ var (
 // replaces user home directories in every string that encoding v would
 // write as a JSON string (not object keys, not numbers), and returns how
 // many strings it changed. A value whose type encodes itself, or a struct
-// that encoding/json writes by rules redact.JSONFields does not follow,
+// that encoding/json writes by rules jsontext.Fields does not follow,
 // takes the JSON round trip.
 func anonymizeHomesTyped(v reflect.Value) (int, error) {
 	n := 0
@@ -143,13 +144,13 @@ func anonymizeHomesTyped(v reflect.Value) (int, error) {
 				v.Set(reflect.ValueOf(out))
 			}
 		case reflect.Struct:
-			fields, unusual := redact.JSONFields(t)
+			fields, unusual := jsontext.Fields(t)
 			if unusual {
 				return homesRoundTrip(v, &n)
 			}
 			for _, f := range fields {
-				fv, ok := redact.FieldByIndex(v, f.Index)
-				if !ok || f.OmitEmpty && redact.IsEmptyJSONValue(fv) {
+				fv, ok := jsontext.FieldByIndex(v, f.Index)
+				if !ok || f.OmitEmpty && jsontext.IsEmpty(fv) {
 					continue
 				}
 				if err := walk(fv); err != nil {

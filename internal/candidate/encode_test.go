@@ -1,7 +1,6 @@
 package candidate
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"math"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -180,15 +180,15 @@ func BenchmarkEncodeJSON(b *testing.B) {
 // compactRoad is how WriteJSON encoded before it walked values: the
 // whole value through encoding/json, then that text rewritten.
 func compactRoad(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	bw := bufio.NewWriter(&buf)
-	c := canonWriter{w: bw}
-	if err := c.writeCompact(v, 0); err != nil {
+	raw, err := json.Marshal(v)
+	if err != nil {
 		return nil, err
 	}
-	bw.WriteByte('\n')
-	bw.Flush()
-	return buf.Bytes(), nil
+	out, err := jsontext.AppendIndent(nil, raw, 0)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
 }
 
 // TestEncodeJSONTypedMatchesCompact: walking a report gives the bytes

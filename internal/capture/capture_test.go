@@ -121,7 +121,7 @@ func TestRunRecordsSession(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("add_note failed: %+v", res.Content)
 	}
-	bad := call(t, cs, "add_note", map[string]any{"notebook": "missing", "text": "x"})
+	bad := call(t, cs, "add_note", map[string]any{"notebook": "missing", "text": "x < y & z"})
 	if !bad.IsError {
 		t.Fatalf("add_note to a notebook never opened succeeded")
 	}
@@ -145,6 +145,10 @@ func TestRunRecordsSession(t *testing.T) {
 	}
 	if strings.Contains(string(raw), "ghp_0123456789") {
 		t.Errorf("the trace holds the secret:\n%s", raw)
+	}
+	// Strings are escaped as in every other trace file: < and & as written.
+	if !strings.Contains(string(raw), `"text": "x < y & z"`) {
+		t.Errorf("the trace does not hold the text as written:\n%s", raw)
 	}
 	tr, err := trace.Decode(raw, file, 0)
 	if err != nil {

@@ -611,11 +611,17 @@ func (r *Recorder) Flush() error {
 	if err != nil {
 		return fmt.Errorf("writing session: %w", err)
 	}
-	data, err := json.MarshalIndent(t, "", "  ")
+	// The format's own encoder, indented: json.MarshalIndent would
+	// escape the trace's < and & again, as no other trace file does.
+	raw, err := t.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("writing session: %w", err)
 	}
-	data = append(data, '\n')
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return fmt.Errorf("writing session: %w", err)
+	}
+	data := append(buf.Bytes(), '\n')
 	if err := writeAtomic(r.file, data); err != nil {
 		return fmt.Errorf("writing session: %w", err)
 	}

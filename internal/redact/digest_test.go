@@ -184,25 +184,6 @@ func TestCopySensitiveArray(t *testing.T) {
 	}
 }
 
-// TestHex4 checks the \uXXXX escape in every digit case.
-func TestHex4(t *testing.T) {
-	for s, want := range map[string]rune{`\u00e9`: 'é', `\u00E9`: 'é', `\u20AC`: '€', `\uFFFD`: '\uFFFD', `\u0041`: 'A'} {
-		if r, ok := hex4(s); !ok || r != want {
-			t.Errorf("hex4(%q) = %q, %v; want %q", s, r, ok, want)
-		}
-	}
-	for _, s := range []string{`\u00G9`, `\u00`, `\x0041`, `\u00@9`, `\u00[9`, "\\u00`9", `\u00g9`} {
-		if _, ok := hex4(s); ok {
-			t.Errorf("hex4(%q) ok, want not an escape", s)
-		}
-	}
-	for c, want := range map[byte]bool{'0': true, '9': true, 'a': true, 'f': true, 'A': true, 'F': true, 'g': false, 'G': false, '@': false, '`': false, '/': false, ':': false} {
-		if isHex(c) != want {
-			t.Errorf("isHex(%q) = %v, want %v", c, !want, want)
-		}
-	}
-}
-
 // TestEmbeddedAnthropicKey checks that an Anthropic key is found inside a
 // word only when it goes on as the keys do, and a name that merely
 // contains sk-ant- is left alone.

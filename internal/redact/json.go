@@ -8,8 +8,8 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 )
 
 // Bytes redacts the JSON document b as Value redacts its decoded value, and
@@ -33,7 +33,7 @@ func Bytes(b []byte) ([]byte, int, error) {
 	if err == nil {
 		e.skip()
 		if e.pos < len(e.src) {
-			err = e.syntax("invalid character %s after top-level value", quoteChar(e.src[e.pos]))
+			err = e.syntax("invalid character %s after top-level value", jsontext.QuoteChar(e.src[e.pos]))
 		}
 	}
 	if err == errKeySecret {
@@ -106,7 +106,7 @@ func (e *encoder) value(depth int) error {
 			e.out = append(e.out, s...)
 			e.out = append(e.out, '"')
 		} else {
-			e.out = AppendJSONString(e.out, r)
+			e.out = jsontext.AppendQuote(e.out, r)
 		}
 		return nil
 	case c == '-' || '0' <= c && c <= '9':
@@ -118,7 +118,7 @@ func (e *encoder) value(depth int) error {
 	case c == 'n':
 		return e.literal("null")
 	default:
-		return e.syntax("invalid character %s looking for beginning of value", quoteChar(c))
+		return e.syntax("invalid character %s looking for beginning of value", jsontext.QuoteChar(c))
 	}
 }
 
@@ -145,7 +145,7 @@ func (e *encoder) object(depth int) error {
 			return e.eof()
 		}
 		if e.src[e.pos] != '"' {
-			return e.syntax("invalid character %s looking for beginning of object key string", quoteChar(e.src[e.pos]))
+			return e.syntax("invalid character %s looking for beginning of object key string", jsontext.QuoteChar(e.src[e.pos]))
 		}
 		key, raw, err := e.string()
 		if err != nil {
@@ -159,7 +159,7 @@ func (e *encoder) object(depth int) error {
 			return e.eof()
 		}
 		if e.src[e.pos] != ':' {
-			return e.syntax("invalid character %s after object key", quoteChar(e.src[e.pos]))
+			return e.syntax("invalid character %s after object key", jsontext.QuoteChar(e.src[e.pos]))
 		}
 		e.pos++
 		e.skip()
@@ -169,7 +169,7 @@ func (e *encoder) object(depth int) error {
 			e.out = append(e.out, key...)
 			e.out = append(e.out, '"', ':')
 		} else {
-			e.out = append(AppendJSONString(e.out, key), ':')
+			e.out = append(jsontext.AppendQuote(e.out, key), ':')
 		}
 		mark := len(e.out)
 		if err := e.value(depth); err != nil {
@@ -199,7 +199,7 @@ func (e *encoder) object(depth int) error {
 		}
 		if c != ',' {
 			e.pos--
-			return e.syntax("invalid character %s after object key:value pair", quoteChar(c))
+			return e.syntax("invalid character %s after object key:value pair", jsontext.QuoteChar(c))
 		}
 		e.out = append(e.out, ',')
 	}
@@ -280,7 +280,7 @@ func (e *encoder) array(depth int) error {
 		}
 		if c != ',' {
 			e.pos--
-			return e.syntax("invalid character %s after array element", quoteChar(c))
+			return e.syntax("invalid character %s after array element", jsontext.QuoteChar(c))
 		}
 		e.out = append(e.out, ',')
 	}
@@ -298,162 +298,31 @@ func (e *encoder) string() (s string, raw bool, err error) {
 			return e.src[start:i], true, nil
 		}
 		if c == '\\' || c < 0x20 || c >= 0x80 {
-			return e.unquote(start, i)
+			break
 		}
 	}
-	e.pos = len(e.src)
-	return "", false, e.eof()
-}
-
-// unquote decodes the string literal from src[start], whose bytes up to i
-// need no decoding, as encoding/json does: invalid UTF-8 and unpaired
-// surrogates become U+FFFD.
-func (e *encoder) unquote(start, i int) (string, bool, error) {
-	src := e.src
-	b := append(e.str[:0], src[start:i]...)
-	defer func() { e.str = b }()
-	for i < len(src) {
-		c := src[i]
-		switch {
-		case c == '"':
-			e.pos = i + 1
-			return string(b), false, nil
-		case c == '\\':
-			if i+1 >= len(src) {
-				e.pos = len(src)
-				return "", false, e.eof()
-			}
-			switch c := src[i+1]; c {
-			case '"', '\\', '/':
-				b = append(b, c)
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r, ok := hex4(src[i:])
-				if !ok {
-					e.pos = i + 2
-					for e.pos < len(src) && e.pos < i+6 && isHex(src[e.pos]) {
-						e.pos++
-					}
-					if e.pos >= len(src) {
-						return "", false, e.eof()
-					}
-					return "", false, e.syntax("invalid character %s in \\u hexadecimal character escape", quoteChar(src[e.pos]))
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if r2, ok := hex4(src[i:]); ok {
-						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-							b = utf8.AppendRune(b, d)
-							i += 6
-							continue
-						}
-					}
-					r = utf8.RuneError
-				}
-				b = utf8.AppendRune(b, r)
-				continue
-			default:
-				e.pos = i + 1
-				return "", false, e.syntax("invalid character %s in string escape code", quoteChar(c))
-			}
-			i += 2
-		case c < 0x20:
-			e.pos = i
-			return "", false, e.syntax("invalid character %s in string literal", quoteChar(c))
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			i++
-		default:
-			r, size := utf8.DecodeRuneInString(src[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = utf8.AppendRune(b, utf8.RuneError)
-			} else {
-				b = append(b, src[i:i+size]...)
-			}
-			i += size
-		}
+	// Any other string is decoded as encoding/json decodes it.
+	b, end, err := jsontext.AppendUnquote(e.str[:0], e.src, e.pos)
+	e.str = b
+	if se, ok := err.(*jsontext.SyntaxError); ok {
+		e.pos = se.Offset
+		return "", false, e.syntax("%s", se.Msg)
 	}
-	e.pos = len(src)
-	return "", false, e.eof()
-}
-
-// hex4 decodes the escape \uXXXX at the start of s.
-func hex4(s string) (rune, bool) {
-	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(s[2:6]) {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+	e.pos = end
+	return string(b), false, nil
 }
 
 func (e *encoder) number() error {
-	src, i := e.src, e.pos
-	digits := func() bool {
-		j := i
-		for i < len(src) && '0' <= src[i] && src[i] <= '9' {
-			i++
-		}
-		return i > j
-	}
-	fail := func() error {
-		e.pos = i
-		if i >= len(src) {
+	end, ok := jsontext.NumberEnd(e.src, e.pos)
+	if !ok {
+		e.pos = end
+		if end >= len(e.src) {
 			return e.eof()
 		}
-		return e.syntax("invalid character %s in numeric literal", quoteChar(src[i]))
+		return e.syntax("invalid character %s in numeric literal", jsontext.QuoteChar(e.src[end]))
 	}
-	if src[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(src) && src[i] == '0':
-		i++
-	case !digits():
-		return fail()
-	}
-	if i < len(src) && src[i] == '.' {
-		i++
-		if !digits() {
-			return fail()
-		}
-	}
-	if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
-		i++
-		if i < len(src) && (src[i] == '+' || src[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return fail()
-		}
-	}
-	e.out = append(e.out, src[e.pos:i]...)
-	e.pos = i
+	e.out = append(e.out, e.src[e.pos:end]...)
+	e.pos = end
 	return nil
 }
 
@@ -465,7 +334,7 @@ func (e *encoder) literal(word string) error {
 		}
 		if e.src[e.pos+k] != word[k] {
 			e.pos += k
-			return e.syntax("invalid character %s in literal %s", quoteChar(e.src[e.pos]), word)
+			return e.syntax("invalid character %s in literal %s", jsontext.QuoteChar(e.src[e.pos]), word)
 		}
 	}
 	e.pos += len(word)
@@ -493,74 +362,6 @@ func (e *encoder) syntax(format string, args ...any) error {
 	line := 1 + strings.Count(e.src[:pos], "\n")
 	col := pos - (strings.LastIndexByte(e.src[:pos], '\n') + 1) + 1
 	return &SyntaxError{Offset: pos, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
-}
-
-// quoteChar quotes one byte of input for an error message.
-func quoteChar(c byte) string {
-	if c == '\'' {
-		return `'\''`
-	}
-	if 0x20 <= c && c < 0x7f {
-		return "'" + string(rune(c)) + "'"
-	}
-	return fmt.Sprintf("byte 0x%02x", c)
-}
-
-// AppendJSONString appends s as a JSON string, escaped as encoding/json
-// escapes with SetEscapeHTML(false): '"', '\\' and control bytes, U+2028
-// and U+2029, and each invalid UTF-8 byte as \ufffd. It is the one JSON
-// string encoder of the module: the candidate and runtime encoders call it
-// so that every file they write quotes strings the same way.
-func AppendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // slowBytes is Bytes by way of encoding/json and Value.

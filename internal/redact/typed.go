@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 )
 
 // Copy returns a deep copy of *v with every private payload redacted, and
@@ -208,7 +210,7 @@ func selfEncoding(t reflect.Type) bool {
 	case reflect.Map:
 		return t.Key().Kind() != reflect.String || reflect.PointerTo(t.Key()).Implements(textUnmarshalerType)
 	case reflect.Struct:
-		_, unusual := JSONFields(t)
+		_, unusual := jsontext.Fields(t)
 		return unusual
 	}
 	return false
@@ -228,17 +230,17 @@ func (w *walker) copyElems(dst, src reflect.Value) error {
 }
 
 func (w *walker) copyStruct(dst, src reflect.Value) error {
-	fields, _ := JSONFields(src.Type())
+	fields, _ := jsontext.Fields(src.Type())
 	for _, f := range fields {
-		sv, ok := FieldByIndex(src, f.Index)
-		if !ok || (f.OmitEmpty && IsEmptyJSONValue(sv)) {
+		sv, ok := jsontext.FieldByIndex(src, f.Index)
+		if !ok || (f.OmitEmpty && jsontext.IsEmpty(sv)) {
 			continue
 		}
 		dv := fieldByIndexAlloc(dst, f.Index)
 		if !dv.CanSet() {
 			return &pathError{path: []string{f.Name}, msg: "the field is reached through an unexported embedded struct"}
 		}
-		if err := w.copy(dv, sv, f.Sensitive); err != nil {
+		if err := w.copy(dv, sv, SensitiveKey(f.Name)); err != nil {
 			return at(err, f.Name)
 		}
 	}

@@ -3,103 +3,15 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
-
-// TestEncodeCanonical: encodeCanonical writes what candidate.EncodeJSON
-// writes, for values chosen to reach every escape, and for random ones.
-func TestEncodeCanonical(t *testing.T) {
-	type inner struct {
-		Z string `json:"z"`
-		A any    `json:"a,omitempty"`
-	}
-	cases := []any{
-		nil, true, 0, -1.5, 1e21, json.Number("1.50"), "", "plain", []any{}, map[string]any{},
-		"<a href=\"x\">&amp;</a>", "tab\tnew\nline\rcr\bbs\fff\x00\x1f\x7f", "\u2028\u2029", "bad \xff\xfe utf8", "é ☃ 😀",
-		`back\slash \u0041 "quoted"`,
-		map[string]any{"b": 1, "a": []any{map[string]any{}, []any{}, "x"}, "<k>": "&", "\u2028": nil, "é": "e", "\xff": 1},
-		[]any{[]any{[]any{}}, map[string]any{"z": map[string]any{"y": []any{1, 2}}}},
-		inner{Z: "z", A: map[string]any{"c": 3, "b": inner{Z: "<>"}}},
-		[]any(nil), map[string]any(nil), map[string]any{"l": []any(nil), "m": map[string]any(nil), "s": []string{"x"}},
-		&trace.Action{ID: "a1", Kind: trace.KindToolCall, Name: "x", Parameters: map[string]any{"p": "<&>"}, Output: []any{1, "two"}},
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 300 {
-		cases = append(cases, randomValue(r, 4))
-	}
-	for i, v := range cases {
-		want, werr := candidate.EncodeJSON(v)
-		got, gerr := encodeCanonical(v)
-		if (werr != nil) != (gerr != nil) {
-			t.Fatalf("case %d: errors differ: %v, %v", i, werr, gerr)
-		}
-		if string(got) != string(want) {
-			t.Errorf("case %d: %#v\n got %q\nwant %q", i, v, got, want)
-		}
-		direct, derr := appendCanonical(nil, v, 0)
-		if (werr != nil) != (derr != nil) {
-			t.Fatalf("case %d: errors differ: %v, %v", i, werr, derr)
-		}
-		if werr == nil && string(direct)+"\n" != string(want) {
-			t.Errorf("case %d: appendCanonical %#v\n got %q\nwant %q", i, v, direct, want)
-		}
-	}
-}
-
-// TestIndentJSONRejects: malformed input is an error, never a panic.
-func TestIndentJSONRejects(t *testing.T) {
-	for _, src := range []string{``, `{`, `[1,`, `{"a"}`, `{"a":1,}`, `"abc`, `{"a":1 "b":2}`, `[1 2]`, `{1:2}`, `]`, `1 2`} {
-		if out, err := indentJSON(nil, []byte(src), 0); err == nil {
-			t.Errorf("indentJSON(%q) = %q, want an error", src, out)
-		}
-	}
-}
-
-func randomValue(r *rand.Rand, depth int) any {
-	switch n := r.IntN(8); {
-	case depth == 0 || n < 3:
-		switch r.IntN(5) {
-		case 0:
-			return randomString(r)
-		case 1:
-			return r.Float64() * 1e6
-		case 2:
-			return r.IntN(2) == 0
-		case 3:
-			return nil
-		}
-		return json.Number(fmt.Sprint(r.IntN(1000) - 500))
-	case n < 5:
-		l := make([]any, r.IntN(4))
-		for i := range l {
-			l[i] = randomValue(r, depth-1)
-		}
-		return l
-	default:
-		m := map[string]any{}
-		for range r.IntN(5) {
-			m[randomString(r)] = randomValue(r, depth-1)
-		}
-		return m
-	}
-}
-
-func randomString(r *rand.Rand) string {
-	const alphabet = "ab<>&\"\\\n\t\x01\x7f é☃\u2028\xff/"
-	var b strings.Builder
-	for range r.IntN(8) {
-		i := r.IntN(len(alphabet))
-		b.WriteByte(alphabet[i])
-	}
-	return b.String()
-}
 
 // TestEncodeTrace: a run's trace, its actions encoded one by one and
 // spliced in, is candidate.EncodeJSON's encoding of the whole trace.
@@ -175,17 +87,6 @@ func TestAppendActionFields(t *testing.T) {
 	}
 }
 
-// The canonical form differs from encoding/json in one place: an invalid
-// byte is written as U+FFFD itself, one for each byte, as decoding the
-// JSON first would leave it.
-func TestAppendJSONStringInvalidUTF8(t *testing.T) {
-	got := string(appendJSONString(nil, "a\xffb\xe2\x80c\u2028\n"))
-	want := "\"a\uFFFDb\uFFFD\uFFFDc\\u2028\\n\""
-	if got != want {
-		t.Errorf("appendJSONString = %q, want %q", got, want)
-	}
-}
-
 // TestAppendReceipt: a receipt written from its fields is the canonical
 // form of the generic value replay_run holds for it, for receipts with
 // and without side effects, optional members, usage and hostile text;
@@ -202,7 +103,7 @@ func TestAppendReceipt(t *testing.T) {
 	for i := range receipts {
 		rc := &receipts[i]
 		generic[i] = receiptValue(rc)
-		want, err := appendCanonical(nil, receiptValue(rc), 3)
+		want, err := jsontext.AppendCanonical(nil, receiptValue(rc), 3)
 		if err != nil {
 			t.Fatal(err)
 		}

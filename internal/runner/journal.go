@@ -14,6 +14,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -350,7 +351,7 @@ func (h *host) writeJournal(dir string) error {
 	if h.res.Status != runstate.StatusPendingApproval && h.journal == nil || h.driven {
 		return nil
 	}
-	data, err := encodeCanonical(h.snapshot())
+	data, err := jsontext.Canonical(h.snapshot())
 	if err != nil {
 		return err
 	}

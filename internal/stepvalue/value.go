@@ -6,21 +6,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/crystallize-dev/crystallize/internal/redact"
-	"github.com/crystallize-dev/crystallize/internal/trace"
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 )
 
 // Canonical encodes v as compact JSON with object keys sorted (which
-// encoding/json does for maps) and without HTML escaping. The generic
-// values a run passes around are written directly, as encoding/json
-// writes them (TestCanonicalMatchesEncodingJSON): every call digests its
-// arguments and result, and the encoder's reflection cost a step more
-// than the digest.
+// encoding/json does for maps) and without HTML escaping
+// (jsontext.AppendCompact): every call digests its arguments and result.
 func Canonical(v any) []byte {
 	return AppendCanonical(make([]byte, 0, 256), v)
 }
@@ -29,87 +23,13 @@ func Canonical(v any) []byte {
 // on the caller's stack, a value that fits is encoded without growing
 // a slice from nothing a few bytes at a time.
 func AppendCanonical(dst []byte, v any) []byte {
-	if out, ok := appendCompact(dst, v); ok {
-		return out
-	}
-	return append(dst, canonicalJSON(v)...)
-}
-
-// appendCompact appends v as Canonical writes it, or reports false for a
-// value holding a type it leaves to encoding/json.
-func appendCompact(dst []byte, v any) ([]byte, bool) {
-	switch v := v.(type) {
-	case nil:
-		return append(dst, "null"...), true
-	case bool:
-		return strconv.AppendBool(dst, v), true
-	case string:
-		return redact.AppendJSONString(dst, v), true
-	case int:
-		return strconv.AppendInt(dst, int64(v), 10), true
-	case int64:
-		return strconv.AppendInt(dst, v, 10), true
-	case json.Number:
-		if v == "" {
-			return append(dst, '0'), true
-		}
-		if !trace.IsNumber(string(v)) {
-			return dst, false
-		}
-		return append(dst, v...), true
-	case []any:
-		if v == nil {
-			return append(dst, "null"...), true
-		}
-		dst = append(dst, '[')
-		for i, e := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var ok bool
-			if dst, ok = appendCompact(dst, e); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, ']'), true
-	case map[string]any:
-		if v == nil {
-			return append(dst, "null"...), true
-		}
-		var small [8]string // most objects are small: their keys stay off the heap
-		keys := small[:0]
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys) // encoding/json sorts string keys by their bytes
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = redact.AppendJSONString(dst, k)
-			dst = append(dst, ':')
-			var ok bool
-			if dst, ok = appendCompact(dst, v[k]); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, '}'), true
-	}
-	return dst, false
-}
-
-// canonicalJSON is Canonical through encoding/json.
-func canonicalJSON(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	out, err := jsontext.AppendCompact(dst, v)
+	if err != nil {
 		// Values come from toGo or JSON decoding and always encode;
 		// a failure is still recorded rather than hidden.
-		return []byte(fmt.Sprintf("%q", err.Error()))
+		return fmt.Appendf(dst, "%q", err.Error())
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return out
 }
 
 // Digest is "sha256:" and the hex SHA-256 of v's canonical JSON.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 )
 
 // ReadJSON parses one JSON value into the decoder's value types: Object
@@ -175,13 +177,11 @@ func writeJSON(b *bytes.Buffer, v any, indent string, depth int) {
 	}
 }
 
-// writeString writes s as a JSON string without HTML escaping, which
-// would turn the <, > and & of ordinary text into \u003c and the like.
+// writeString writes s as a JSON string as every file of the module
+// quotes it (jsontext.AppendQuote), without HTML escaping, which would
+// turn the <, > and & of ordinary text into \u003c and the like.
 func writeString(b *bytes.Buffer, s string) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	b.Truncate(b.Len() - 1)
+	b.Write(jsontext.AppendQuote(b.AvailableBuffer(), s))
 }
 
 // EncodeJSON converts a JSON document to TOON, keeping its key order.

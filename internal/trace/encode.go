@@ -1,9 +1,11 @@
 package trace
 
 import (
-	"bytes"
-	"encoding/json"
+	"math"
 	"sort"
+	"strconv"
+
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 )
 
 // The MarshalJSON methods write the format's fields in a fixed order (the
@@ -22,49 +24,136 @@ import (
 // typed field is the authority, and writing the key twice would produce a
 // document whose meaning depends on the reader.
 
-// object builds one JSON object. The first error sticks and later calls do
-// nothing, so callers check once at the end.
+// Strings are escaped as every file of the module escapes them
+// (jsontext.AppendQuote: encoding/json's escaping without HTML escaping),
+// so that a trace's < and & read the same in the store, in an import's
+// files and in a run's trace.json. Each type appends itself to the
+// buffer of the object around it (appendJSON), and generic values are
+// written by jsontext.AppendCompact, so that a trace is encoded in one
+// buffer without reflection: generated corpora and the store encode
+// thousands of traces.
+
+// object appends one JSON object to buf. The first error sticks and
+// later calls do nothing, so callers check once at the end.
 type object struct {
-	buf bytes.Buffer
-	n   int
-	err error
+	buf   []byte
+	start int // where the object starts in buf
+	err   error
+}
+
+func newObject(dst []byte) object { return object{buf: dst, start: len(dst)} }
+
+// key appends the member name, after '{' or ','. The names of the
+// format's fields are plain ASCII and written as they are; an Extra
+// member's name is quoted (field with quote set).
+func (o *object) key(key string) {
+	if len(o.buf) == o.start {
+		o.buf = append(o.buf, '{', '"')
+	} else {
+		o.buf = append(o.buf, ',', '"')
+	}
+	o.buf = append(append(o.buf, key...), '"', ':')
 }
 
 func (o *object) field(key string, v any) {
 	if o.err != nil {
 		return
 	}
-	val, err := json.Marshal(v)
-	if err != nil {
-		o.err = err
+	o.key(key)
+	o.buf, o.err = jsontext.AppendCompact(o.buf, v)
+}
+
+// extraField appends an Extra member, whose name may need escaping.
+func (o *object) extraField(key string, v any) {
+	if o.err != nil {
 		return
 	}
-	k, err := json.Marshal(key)
-	if err != nil {
-		o.err = err
-		return
-	}
-	if o.n == 0 {
-		o.buf.WriteByte('{')
+	if len(o.buf) == o.start {
+		o.buf = append(o.buf, '{')
 	} else {
-		o.buf.WriteByte(',')
+		o.buf = append(o.buf, ',')
 	}
-	o.n++
-	o.buf.Write(k)
-	o.buf.WriteByte(':')
-	o.buf.Write(val)
+	o.buf = append(jsontext.AppendQuote(o.buf, key), ':')
+	o.buf, o.err = jsontext.AppendCompact(o.buf, v)
+}
+
+// The typed members are written without boxing their values in an
+// interface, which would allocate for each string and number.
+
+func (o *object) quoted(key, s string) {
+	o.key(key)
+	o.buf = jsontext.AppendQuote(o.buf, s)
+}
+
+func (o *object) int(key string, n int64) {
+	o.key(key)
+	o.buf = strconv.AppendInt(o.buf, n, 10)
+}
+
+func (o *object) float(key string, f float64) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		o.field(key, f) // encoding/json's error
+		return
+	}
+	o.key(key)
+	o.buf, _ = jsontext.AppendFloat(o.buf, f)
+}
+
+func (o *object) bool(key string, b bool) {
+	o.key(key)
+	o.buf = strconv.AppendBool(o.buf, b)
+}
+
+// appender is a value of the format that appends its own JSON.
+type appender interface {
+	appendJSON(dst []byte) ([]byte, error)
+}
+
+func (o *object) sub(key string, v appender) {
+	if o.err != nil {
+		return
+	}
+	o.key(key)
+	o.buf, o.err = v.appendJSON(o.buf)
+}
+
+// list appends a member holding the n values elem appends.
+func (o *object) list(key string, n int, elem func(dst []byte, i int) ([]byte, error)) {
+	if o.err != nil {
+		return
+	}
+	o.key(key)
+	o.buf = append(o.buf, '[')
+	for i := range n {
+		if i > 0 {
+			o.buf = append(o.buf, ',')
+		}
+		if o.buf, o.err = elem(o.buf, i); o.err != nil {
+			return
+		}
+	}
+	o.buf = append(o.buf, ']')
 }
 
 func (o *object) str(key, s string) {
 	if s != "" {
-		o.field(key, s)
+		o.quoted(key, s)
 	}
 }
 
-func (o *object) strings(key string, s []string) {
-	if s != nil {
-		o.field(key, s)
+func (o *object) strings(key string, l []string) {
+	if l == nil {
+		return
 	}
+	o.key(key)
+	o.buf = append(o.buf, '[')
+	for i, s := range l {
+		if i > 0 {
+			o.buf = append(o.buf, ',')
+		}
+		o.buf = jsontext.AppendQuote(o.buf, s)
+	}
+	o.buf = append(o.buf, ']')
 }
 
 func (o *object) generic(key string, v any) {
@@ -91,7 +180,7 @@ func (o *object) extra(m map[string]any, known func(string) bool) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		o.field(k, m[k])
+		o.extraField(k, m[k])
 	}
 }
 
@@ -99,38 +188,38 @@ func (o *object) bytes() ([]byte, error) {
 	if o.err != nil {
 		return nil, o.err
 	}
-	if o.n == 0 {
-		return []byte("{}"), nil
+	if len(o.buf) == o.start {
+		return append(o.buf, "{}"...), nil
 	}
-	o.buf.WriteByte('}')
-	return o.buf.Bytes(), nil
+	return append(o.buf, '}'), nil
 }
 
 // MarshalJSON writes the trace in the crystallization trace format with
 // its Extra members merged in. Origin is not written; Source is.
 func (t Trace) MarshalJSON() ([]byte, error) {
-	var o object
-	o.field("version", t.Version)
-	o.field("id", t.ID)
+	return t.appendJSON(make([]byte, 0, 256+512*len(t.Actions)))
+}
+
+func (t Trace) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
+	o.int("version", int64(t.Version))
+	o.quoted("id", t.ID)
 	o.str("source", t.Source)
 	o.str("source_hash", t.SourceHash)
 	o.str("workflow_id", t.WorkflowID)
 	o.str("started_at", t.StartedAt)
 	o.str("finished_at", t.FinishedAt)
 	if t.Flow != nil {
-		o.field("flow", t.Flow)
+		o.sub("flow", t.Flow)
 	}
-	actions := t.Actions
-	if actions == nil {
-		actions = []Action{} // required by the format, even when empty
-	}
-	o.field("actions", actions)
+	// Required by the format, even when empty.
+	o.list("actions", len(t.Actions), func(dst []byte, i int) ([]byte, error) { return t.Actions[i].appendJSON(dst) })
 	o.obj("replay_run", t.ReplayRun)
 	if t.ReplayAllowlist != nil {
-		o.field("replay_allowlist", t.ReplayAllowlist)
+		o.list("replay_allowlist", len(t.ReplayAllowlist), func(dst []byte, i int) ([]byte, error) { return t.ReplayAllowlist[i].appendJSON(dst) })
 	}
 	if t.Usage != nil {
-		o.field("usage", t.Usage)
+		o.sub("usage", t.Usage)
 	}
 	o.obj("metadata", t.Metadata)
 	o.extra(t.Extra, isTraceField)
@@ -138,11 +227,13 @@ func (t Trace) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the action with its Extra members merged in.
-func (a Action) MarshalJSON() ([]byte, error) {
-	var o object
-	o.field("id", a.ID)
-	o.field("kind", a.Kind)
-	o.field("name", a.Name)
+func (a Action) MarshalJSON() ([]byte, error) { return a.appendJSON(nil) }
+
+func (a *Action) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
+	o.quoted("id", a.ID)
+	o.quoted("kind", string(a.Kind))
+	o.quoted("name", a.Name)
 	o.str("timestamp", a.Timestamp)
 	o.obj("parameters", a.Parameters)
 	o.generic("inputs", a.Inputs)
@@ -150,23 +241,23 @@ func (a Action) MarshalJSON() ([]byte, error) {
 	o.generic("observed_output", a.ObservedOutput)
 	o.strings("capabilities", a.Capabilities)
 	if a.SideEffects != nil {
-		o.field("side_effects", a.SideEffects)
+		o.list("side_effects", len(a.SideEffects), func(dst []byte, i int) ([]byte, error) { return a.SideEffects[i].appendJSON(dst) })
 	}
 	o.strings("required_secrets", a.RequiredSecrets)
 	if a.Approval != nil {
-		o.field("approval", a.Approval)
+		o.sub("approval", a.Approval)
 	}
 	if a.Cost != nil {
-		o.field("cost", a.Cost)
+		o.sub("cost", a.Cost)
 	}
 	if a.DurationMS != nil {
-		o.field("duration_ms", *a.DurationMS)
+		o.int("duration_ms", *a.DurationMS)
 	}
 	if a.Deterministic != nil {
-		o.field("deterministic", *a.Deterministic)
+		o.bool("deterministic", *a.Deterministic)
 	}
 	if a.Fuzzy != nil {
-		o.field("fuzzy", *a.Fuzzy)
+		o.bool("fuzzy", *a.Fuzzy)
 	}
 	o.obj("metadata", a.Metadata)
 	o.extra(a.Extra, isActionField)
@@ -174,10 +265,12 @@ func (a Action) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the side effect with its Extra members merged in.
-func (s SideEffect) MarshalJSON() ([]byte, error) {
-	var o object
-	o.field("kind", s.Kind)
-	o.field("target", s.Target)
+func (s SideEffect) MarshalJSON() ([]byte, error) { return s.appendJSON(nil) }
+
+func (s *SideEffect) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
+	o.quoted("kind", s.Kind)
+	o.quoted("target", s.Target)
 	o.str("capability", s.Capability)
 	o.str("mutation", s.Mutation)
 	o.obj("metadata", s.Metadata)
@@ -186,52 +279,60 @@ func (s SideEffect) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the approval with its Extra members merged in.
-func (a Approval) MarshalJSON() ([]byte, error) {
-	var o object
+func (a Approval) MarshalJSON() ([]byte, error) { return a.appendJSON(nil) }
+
+func (a *Approval) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
 	o.str("prompt", a.Prompt)
 	o.str("approver", a.Approver)
-	o.field("required", a.Required)
+	o.bool("required", a.Required)
 	o.str("boundary", a.Boundary)
 	o.extra(a.Extra, isApprovalField)
 	return o.bytes()
 }
 
 // MarshalJSON writes the cost with its Extra members merged in.
-func (c Cost) MarshalJSON() ([]byte, error) {
-	var o object
+func (c Cost) MarshalJSON() ([]byte, error) { return c.appendJSON(nil) }
+
+func (c *Cost) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
 	o.str("model", c.Model)
-	o.field("model_calls", c.ModelCalls)
-	o.field("input_tokens", c.InputTokens)
-	o.field("output_tokens", c.OutputTokens)
+	o.int("model_calls", c.ModelCalls)
+	o.int("input_tokens", c.InputTokens)
+	o.int("output_tokens", c.OutputTokens)
 	// Written only when known, so that traces without them keep their
 	// bytes (and source hashes).
 	if c.CacheReadTokens != 0 {
-		o.field("cache_read_tokens", c.CacheReadTokens)
+		o.int("cache_read_tokens", c.CacheReadTokens)
 	}
 	if c.CacheWriteTokens != 0 {
-		o.field("cache_write_tokens", c.CacheWriteTokens)
+		o.int("cache_write_tokens", c.CacheWriteTokens)
 	}
-	o.field("total_cost_usd", c.TotalCostUSD)
-	o.field("wall_ms", c.WallMS)
+	o.float("total_cost_usd", c.TotalCostUSD)
+	o.int("wall_ms", c.WallMS)
 	o.extra(c.Extra, isCostField)
 	return o.bytes()
 }
 
 // MarshalJSON writes the usage totals with their Extra members merged in.
-func (u Usage) MarshalJSON() ([]byte, error) {
-	var o object
-	o.field("model_calls", u.ModelCalls)
-	o.field("input_tokens", u.InputTokens)
-	o.field("output_tokens", u.OutputTokens)
-	o.field("total_cost_usd", u.TotalCostUSD)
-	o.field("wall_ms", u.WallMS)
+func (u Usage) MarshalJSON() ([]byte, error) { return u.appendJSON(nil) }
+
+func (u *Usage) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
+	o.int("model_calls", u.ModelCalls)
+	o.int("input_tokens", u.InputTokens)
+	o.int("output_tokens", u.OutputTokens)
+	o.float("total_cost_usd", u.TotalCostUSD)
+	o.int("wall_ms", u.WallMS)
 	o.extra(u.Extra, isUsageField)
 	return o.bytes()
 }
 
 // MarshalJSON writes the flow provenance with its Extra members merged in.
-func (f Flow) MarshalJSON() ([]byte, error) {
-	var o object
+func (f Flow) MarshalJSON() ([]byte, error) { return f.appendJSON(nil) }
+
+func (f *Flow) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
 	o.str("trace_id", f.TraceID)
 	o.str("agent_run_id", f.AgentRunID)
 	o.str("transcript_ref", f.TranscriptRef)
@@ -242,10 +343,12 @@ func (f Flow) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the rule with its Extra members merged in.
-func (r AllowlistRule) MarshalJSON() ([]byte, error) {
-	var o object
-	o.field("path", r.Path)
-	o.field("reason", r.Reason)
+func (r AllowlistRule) MarshalJSON() ([]byte, error) { return r.appendJSON(nil) }
+
+func (r *AllowlistRule) appendJSON(dst []byte) ([]byte, error) {
+	o := newObject(dst)
+	o.quoted("path", r.Path)
+	o.quoted("reason", r.Reason)
 	o.generic("replacement", r.Replacement)
 	o.extra(r.Extra, isAllowlistField)
 	return o.bytes()

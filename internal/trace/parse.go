@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 )
 
 // ParseJSON parses data as exactly one JSON value into the generic values
@@ -182,7 +182,7 @@ func parseStd(data []byte, file string, line int) (any, error) {
 	return v, nil
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+func isSpace(c byte) bool { return jsontext.IsSpace(c) }
 
 // syntaxError positions msg at byte offset off of data. Columns count bytes,
 // as the Go toolchain's do, so that they are exact for any encoding.
@@ -363,67 +363,25 @@ func (p *Parser) number() (any, bool) {
 
 // numberEnd returns the position after the number at p.pos, and whether
 // it is one.
-func (p *Parser) numberEnd() (int, bool) { return numberEnd(p.data, p.pos) }
-
-// IsNumber reports whether s is exactly one JSON number literal,
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, as the parser reads
-// them: no leading zeros, no hex, no underscores, no white space.
-func IsNumber(s string) bool {
-	end, ok := numberEnd(s, 0)
-	return ok && end == len(s)
+func (p *Parser) numberEnd() (int, bool) {
+	end, ok := jsontext.NumberEnd(p.data, p.pos)
+	return end, ok
 }
 
-// numberEnd returns the position after the JSON number that starts at i
-// in data, and whether there is one. It serves documents being parsed and
-// strings checked on their own (IsNumber) alike.
-func numberEnd[T ~string | ~[]byte](data T, i int) (int, bool) {
-	if i < len(data) && data[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(data) && data[i] == '0':
-		i++
-	case i < len(data) && '1' <= data[i] && data[i] <= '9':
-		i = digits(data, i)
-	default:
-		return 0, false
-	}
-	if i < len(data) && data[i] == '.' {
-		i++
-		if i >= len(data) || !isDigit(data[i]) {
-			return 0, false
-		}
-		i = digits(data, i)
-	}
-	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
-		i++
-		if i < len(data) && (data[i] == '+' || data[i] == '-') {
-			i++
-		}
-		if i >= len(data) || !isDigit(data[i]) {
-			return 0, false
-		}
-		i = digits(data, i)
-	}
-	return i, true
-}
+// IsNumber reports whether s is exactly one JSON number literal, as the
+// parser reads them (jsontext.IsNumber).
+func IsNumber(s string) bool { return jsontext.IsNumber(s) }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-// digits returns the position after the run of digits at i.
-func digits[T ~string | ~[]byte](data T, i int) int {
-	for i < len(data) && isDigit(data[i]) {
-		i++
-	}
-	return i
-}
 
 // str parses the string at p.pos and returns its text, which is valid
 // until the next call: a slice of the document when the string has no
 // escapes and is valid UTF-8 (the common case, copied only if the text is
-// new), otherwise unescaped into p.buf.
+// new), otherwise decoded into p.buf as encoding/json decodes it
+// (jsontext.AppendUnquote).
 func (p *Parser) str() ([]byte, bool) {
 	data := p.data
+scan:
 	for i := p.pos + 1; i < len(data); {
 		switch c := data[i]; {
 		case c == '"':
@@ -431,112 +389,24 @@ func (p *Parser) str() ([]byte, bool) {
 			p.pos = i + 1
 			return s, true
 		case c == '\\' || c < ' ':
-			return p.unescape()
+			break scan
 		case c < utf8.RuneSelf:
 			i++
 		default:
 			r, size := utf8.DecodeRune(data[i:])
 			if r == utf8.RuneError && size == 1 {
-				return p.unescape()
+				break scan
 			}
 			i += size
 		}
 	}
-	return nil, false
-}
-
-// unescape parses the string at p.pos into p.buf, decoding escapes and
-// replacing invalid UTF-8 and unpaired surrogates with U+FFFD, as
-// encoding/json does.
-func (p *Parser) unescape() ([]byte, bool) {
-	data := p.data
-	b := p.buf[:0]
-	for i := p.pos + 1; i < len(data); {
-		c := data[i]
-		switch {
-		case c == '"':
-			p.buf = b
-			p.pos = i + 1
-			return b, true
-		case c == '\\':
-			if i+1 >= len(data) {
-				return nil, false
-			}
-			switch e := data[i+1]; e {
-			case '"', '\\', '/':
-				b = append(b, e)
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r := hex4(data[i:])
-				if r < 0 {
-					return nil, false
-				}
-				if utf16.IsSurrogate(r) {
-					// A high surrogate followed by a low one is one
-					// character; anything else is invalid, and the
-					// next escape is read on its own.
-					if dec := utf16.DecodeRune(r, hex4(data[i+6:])); dec != unicode.ReplacementChar {
-						b = utf8.AppendRune(b, dec)
-						i += 12
-						continue
-					}
-					r = unicode.ReplacementChar
-				}
-				b = utf8.AppendRune(b, r)
-				i += 6
-				continue
-			default:
-				return nil, false
-			}
-			i += 2
-		case c < ' ':
-			return nil, false
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			i++
-		default:
-			r, size := utf8.DecodeRune(data[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = utf8.AppendRune(b, utf8.RuneError)
-			} else {
-				b = append(b, data[i:i+size]...)
-			}
-			i += size
-		}
-	}
+	b, end, err := jsontext.AppendUnquote(p.buf[:0], data, p.pos)
 	p.buf = b
-	return nil, false
-}
-
-// hex4 decodes the escape \uXXXX at the start of s, or returns -1.
-func hex4(s []byte) rune {
-	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
-		return -1
+	if err != nil {
+		return nil, false
 	}
-	var r rune
-	for _, c := range s[2:6] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return -1
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
+	p.pos = end
+	return b, true
 }
 
 // boxString returns s as a string value, shared with earlier occurrences

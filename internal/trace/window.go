@@ -1,6 +1,6 @@
 package trace
 
-import "bytes"
+import "github.com/crystallize-dev/crystallize/internal/jsontext"
 
 // A Window is the actions [Lo, Hi) of a trace: what checking one example
 // of a procedure needs of the trace that holds it.
@@ -59,61 +59,10 @@ func (p *Parser) inWindow(i int) bool {
 // known to be valid (see DecodeWindow).
 func (p *Parser) skipTrusted() bool {
 	p.skipSpace()
-	depth := 0
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case '"':
-			if !p.skipTrustedString() {
-				return false
-			}
-			if depth == 0 {
-				return true
-			}
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return true
-			}
-			depth--
-			if depth == 0 {
-				p.pos++
-				return true
-			}
-		case ',':
-			if depth == 0 {
-				return true
-			}
-		case ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return true
-			}
-		}
-		p.pos++
+	end, err := jsontext.SkipValue(p.data, p.pos)
+	if err != nil {
+		return false
 	}
-	return depth == 0
-}
-
-// skipTrustedString moves p.pos past the string starting there.
-func (p *Parser) skipTrustedString() bool {
-	i := p.pos + 1
-	for {
-		j := bytes.IndexByte(p.data[i:], '"')
-		if j < 0 {
-			return false
-		}
-		i += j
-		// The quote ends the string unless an odd number of backslashes
-		// escapes it.
-		k := i
-		for k > p.pos && p.data[k-1] == '\\' {
-			k--
-		}
-		i++
-		if (i-1-k)%2 == 0 {
-			p.pos = i
-			return true
-		}
-	}
+	p.pos = end
+	return true
 }

@@ -73,11 +73,10 @@ func Encode(t *trace.Trace) ([]byte, error) {
 	return data, nil
 }
 
-// Indent returns a stored document as crystallize import --out writes it:
-// json.MarshalIndent's form of the trace, with a final newline.
-// MarshalIndent is Marshal, which only compacts what Trace.MarshalJSON
-// wrote (already compact, its strings already escaped by json.Marshal),
-// followed by this indentation, so the bytes are the same.
+// Indent returns a compact trace document indented by two spaces, as
+// crystallize import --out writes it, with a final newline. Its strings
+// are kept as they were escaped (by Trace.MarshalJSON or the canonical
+// writer, alike: jsontext.AppendQuote).
 func Indent(body []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(len(body) + len(body)/2)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -336,10 +335,10 @@ func TestDecodeRoundTrip(t *testing.T) {
 				t.Fatalf("store holds %d traces, the directory %d", len(got), len(res.Traces))
 			}
 			for i, want := range res.Traces {
-				wb, _ := json.MarshalIndent(want, "", "  ")
+				wb, _ := Encode(want)
+				wb, _ = Indent(wb)
 				gb, _ := Encode(got[i])
 				gb, _ = Indent(gb)
-				wb = append(wb, '\n')
 				if !bytes.Equal(gb, wb) || got[i].Origin != want.Origin {
 					t.Errorf("trace %d (%s at %v) decodes from the store as %s at %v", i, want.ID, want.Origin, got[i].ID, got[i].Origin)
 				}

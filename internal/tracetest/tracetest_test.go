@@ -351,50 +351,6 @@ func TestNoiseVocabulary(t *testing.T) {
 	}
 }
 
-// TestEncode checks that the fast encoder writes exactly what json.Marshal
-// writes through trace.Trace's own MarshalJSON.
-func TestEncode(t *testing.T) {
-	c := Generate(Config{Traces: 60, Seed: 10, FuzzyEvery: 2, Procedures: 4})
-	// Edge cases the generator does not produce but the encoder accepts.
-	odd := *c.Traces[0]
-	odd.Actions = slices.Clone(odd.Actions)
-	odd.Actions[0].Parameters = map[string]any{
-		"escaped": "a<b>&\"q\"\\\n\u00e9\u2028", "empty": map[string]any{}, "list": []any{}, "nil": nil,
-		"strings": []string{"x", "<"}, "none": []string(nil), "num": json.Number(""), "nested": map[string]any{"b": []any{true, json.Number("1.5e3")}},
-	}
-	odd.Actions[0].Output = map[string]any(nil)
-	odd.Actions[0].Capabilities = []string{}
-	odd.Actions[0].SideEffects = []trace.SideEffect{}
-	odd.Flow = &trace.Flow{}
-	odd.Usage = &trace.Usage{TotalCostUSD: 1e-7}
-	odd.Actions[1].Cost = &trace.Cost{TotalCostUSD: 2e21}
-	odd.Actions[2].Cost = &trace.Cost{TotalCostUSD: -0.5}
-	// Traces the fast path must leave to json.Marshal.
-	extra := *c.Traces[1]
-	extra.Extra = map[string]any{"x_recorder": "test"}
-	source := *c.Traces[2]
-	source.SourceHash = "sha256:00"
-	float := *c.Traces[3]
-	float.Metadata = map[string]any{"score": 0.5}
-	traces := append(slices.Clone(c.Traces), &odd, &extra, &source, &float)
-	for i, tr := range traces {
-		want, err := json.Marshal(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := marshal(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("traces[%d]: marshal differs from json.Marshal:\n%s", i, cmp.Diff(string(want), string(got)))
-		}
-	}
-	if fastTrace(&extra) || fastTrace(&source) || fastTrace(&float) {
-		t.Error("fastTrace accepted a trace with fields it does not encode")
-	}
-}
-
 func TestAppendTime(t *testing.T) {
 	for _, ms := range []int64{epoch, epoch + 86_399_999, 0, 951_782_400_123} {
 		want := time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
@@ -522,7 +478,7 @@ func BenchmarkGenerate(b *testing.B) {
 func corpusBytes(b *testing.B, c *Corpus) int64 {
 	var n int64
 	for _, t := range c.Traces {
-		data, err := marshal(t)
+		data, err := t.MarshalJSON()
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -19,9 +19,8 @@ func FileName(t *trace.Trace) string { return t.ID + ".json" }
 // needed and replacing files of the same name. The planted manifest is not
 // written: a miner reading dir would take it for a trace.
 //
-// Each file holds the bytes json.Marshal gives for the trace (its
-// canonical form), written by a faster encoder when the trace uses only
-// what the generator sets. Files are written in parallel; the bytes do not
+// Each file holds the bytes trace.Trace's MarshalJSON gives for the
+// trace (its canonical form). Files are written in parallel; the bytes do not
 // depend on the order. When writes fail, the
 // error of the first failing trace in corpus order is returned.
 func (c *Corpus) WriteDir(dir string) error {
@@ -48,7 +47,7 @@ func (c *Corpus) WriteDir(dir string) error {
 }
 
 func writeTrace(path string, t *trace.Trace) error {
-	data, err := marshal(t)
+	data, err := t.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", t.ID, err)
 	}
@@ -70,7 +69,7 @@ func (c *Corpus) WriteJSONL(path string) (err error) {
 	}()
 	w := bufio.NewWriterSize(f, 1<<20)
 	for _, t := range c.Traces {
-		data, err := marshal(t)
+		data, err := t.MarshalJSON()
 		if err != nil {
 			return fmt.Errorf("writing corpus: encoding %s: %w", t.ID, err)
 		}

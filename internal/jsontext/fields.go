@@ -1,4 +1,4 @@
-package redact
+package jsontext
 
 import (
 	"reflect"
@@ -7,30 +7,28 @@ import (
 	"sync"
 )
 
-// JSONField is one member that encoding/json writes for a field of a
-// struct: the field's index path (through embedded structs), its member
-// name, whether omitempty leaves it out when empty, and whether the name
-// is a sensitive key (SensitiveKey), whose value Copy redacts.
-type JSONField struct {
+// Field is one member that encoding/json writes for a field of a struct:
+// the field's index path (through embedded structs), its member name, and
+// whether omitempty leaves it out when empty.
+type Field struct {
 	Index     []int
 	Name      string
 	OmitEmpty bool
-	Sensitive bool
 }
 
-// JSONFields describes how encoding/json writes a struct type, for the
-// walkers that produce the same result without going through it (Copy
-// here, canonical JSON in package candidate). Fields are in declaration
-// order. Unusual says the type uses a rule these walkers do not follow
-// (the string, omitzero or inline options, or names that embedded fields
+// Fields describes how encoding/json writes a struct type, for the
+// walkers that produce the same result without going through it (the
+// canonical writer here, redact's Copy). Fields are in declaration order.
+// Unusual says the type uses a rule these walkers do not follow (the
+// string, omitzero or inline options, or names that embedded fields
 // share, which follow Go's visibility rules): a walker must then hand the
 // value to encoding/json itself.
-func JSONFields(t reflect.Type) (fields []JSONField, unusual bool) {
-	if p, ok := jsonFieldPlans.Load(t); ok {
-		p := p.(*jsonFieldPlan)
+func Fields(t reflect.Type) (fields []Field, unusual bool) {
+	if p, ok := fieldPlans.Load(t); ok {
+		p := p.(*fieldPlan)
 		return p.fields, p.unusual
 	}
-	p := &jsonFieldPlan{}
+	p := &fieldPlan{}
 	seen := map[string]bool{}
 	var walk func(t reflect.Type, index []int)
 	walk = func(t reflect.Type, index []int) {
@@ -71,20 +69,20 @@ func JSONFields(t reflect.Type) (fields []JSONField, unusual bool) {
 				p.unusual = true
 			}
 			seen[name] = true
-			p.fields = append(p.fields, JSONField{Index: idx, Name: name, OmitEmpty: omit, Sensitive: SensitiveKey(name)})
+			p.fields = append(p.fields, Field{Index: idx, Name: name, OmitEmpty: omit})
 		}
 	}
 	walk(t, nil)
-	jsonFieldPlans.Store(t, p)
+	fieldPlans.Store(t, p)
 	return p.fields, p.unusual
 }
 
-type jsonFieldPlan struct {
-	fields  []JSONField
+type fieldPlan struct {
+	fields  []Field
 	unusual bool
 }
 
-var jsonFieldPlans sync.Map // reflect.Type → *jsonFieldPlan
+var fieldPlans sync.Map // reflect.Type → *fieldPlan
 
 // FieldByIndex is v.FieldByIndex that reports a nil embedded pointer on
 // the way (encoding/json then leaves the field out) instead of panicking.
@@ -101,8 +99,8 @@ func FieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
 	return v, true
 }
 
-// IsEmptyJSONValue is encoding/json's test for omitempty.
-func IsEmptyJSONValue(v reflect.Value) bool {
+// IsEmpty is encoding/json's test for omitempty.
+func IsEmpty(v reflect.Value) bool {
 	switch v.Kind() {
 	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
 		return v.Len() == 0

@@ -1,0 +1,163 @@
+package jsontext
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+)
+
+// IsSpace reports whether c is JSON white space: space, tab, CR or LF.
+func IsSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// SkipSpace returns the index of the first byte at or after i in src
+// that is not white space.
+func SkipSpace[T ~string | ~[]byte](src T, i int) int {
+	for i < len(src) && IsSpace(src[i]) {
+		i++
+	}
+	return i
+}
+
+// IsNumber reports whether s is exactly one JSON number literal,
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?: no leading zeros, no
+// hex, no underscores, no white space.
+func IsNumber(s string) bool {
+	end, ok := NumberEnd(s, 0)
+	return ok && end == len(s)
+}
+
+// NumberEnd returns the index after the JSON number that starts at i in
+// src, and whether there is one there; when there is not, the index is
+// that of the offending byte (len(src) when the number is cut short).
+func NumberEnd[T ~string | ~[]byte](src T, i int) (int, bool) {
+	if i < len(src) && src[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(src) && src[i] == '0':
+		i++
+	case i < len(src) && '1' <= src[i] && src[i] <= '9':
+		i = digits(src, i)
+	default:
+		return i, false
+	}
+	if i < len(src) && src[i] == '.' {
+		i++
+		if i >= len(src) || !isDigit(src[i]) {
+			return i, false
+		}
+		i = digits(src, i)
+	}
+	if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
+		i++
+		if i < len(src) && (src[i] == '+' || src[i] == '-') {
+			i++
+		}
+		if i >= len(src) || !isDigit(src[i]) {
+			return i, false
+		}
+		i = digits(src, i)
+	}
+	return i, true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func digits[T ~string | ~[]byte](src T, i int) int {
+	for i < len(src) && isDigit(src[i]) {
+		i++
+	}
+	return i
+}
+
+// errTrusted is what the skippers of trusted text report when it is not
+// JSON after all.
+var errTrusted = errors.New("canonical json: malformed json")
+
+// StringEnd returns the index after the string token whose opening quote
+// is src[i]. It finds the closing quote only, and is for text already
+// known to be valid (what encoding/json wrote, what a parser accepted).
+func StringEnd[T ~string | ~[]byte](src T, i int) (int, error) {
+	for j := i + 1; ; {
+		q := indexQuote(src[j:])
+		if q < 0 {
+			return 0, errTrusted
+		}
+		j += q
+		// The quote ends the string unless an odd number of
+		// backslashes escapes it.
+		k := j
+		for k > i && src[k-1] == '\\' {
+			k--
+		}
+		j++
+		if (j-1-k)%2 == 0 {
+			return j, nil
+		}
+	}
+}
+
+// indexQuote is bytes.IndexByte or strings.IndexByte, whichever src is.
+func indexQuote[T ~string | ~[]byte](src T) int {
+	switch s := any(src).(type) {
+	case []byte:
+		return bytes.IndexByte(s, '"')
+	case string:
+		return strings.IndexByte(s, '"')
+	}
+	for i := range len(src) {
+		if src[i] == '"' {
+			return i
+		}
+	}
+	return -1
+}
+
+// SkipValue returns the index after the value that starts at src[i], of
+// text known to be valid JSON, as StringEnd: brackets are counted and
+// strings jumped over, nothing else is checked.
+func SkipValue[T ~string | ~[]byte](src T, i int) (int, error) {
+	if i >= len(src) {
+		return 0, errTrusted
+	}
+	switch src[i] {
+	case '"':
+		return StringEnd(src, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(src); j++ {
+			switch src[j] {
+			case '"':
+				end, err := StringEnd(src, j)
+				if err != nil {
+					return 0, err
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, errTrusted
+	}
+	j := i
+	for j < len(src) {
+		switch src[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return scalar(i, j)
+		}
+		j++
+	}
+	return scalar(i, j)
+}
+
+func scalar(start, end int) (int, error) {
+	if end == start {
+		return 0, errTrusted
+	}
+	return end, nil
+}
