@@ -49,7 +49,7 @@ var allowed = map[string][]string{
 	"internal/capture":      {"internal/trace", "internal/redact", "internal/atomicfile"},
 	"internal/install":      {"internal/bundle", "internal/skill", "internal/serve", "internal/atomicfile", "internal/textdiff"},
 	"internal/review":       {"internal/bundle", "internal/candidate", "internal/trace", "internal/runtime", "internal/registry", "internal/store", "internal/textdiff"},
-	"internal/serve":        {"internal/runtime", "internal/bundle", "internal/candidate", "internal/trace"},
+	"internal/serve":        {"internal/runtime", "internal/bundle", "internal/candidate", "internal/trace", "internal/registry"},
 	// Runs on Temporal are driven through runtime.Advance; the test
 	// server helper is used by the tests of temporal and cli only.
 	"internal/temporal":              {"internal/runtime", "internal/bundle"},
@@ -93,6 +93,9 @@ var testOnly = map[string][]string{
 	"internal/harness": {"internal/harness/web"},
 	// The integration tests run against a Temporal dev server.
 	"internal/temporal": {"internal/temporal/temporaltest"},
+	// The session tools are tested against the registry's database as
+	// a person's commands read it.
+	"internal/serve": {"internal/store"},
 }
 
 func TestImportGraph(t *testing.T) {

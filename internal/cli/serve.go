@@ -75,6 +75,31 @@ Over stdio, a line that is not JSON is answered with a JSON-RPC error
 -32700, and one that is not a message the server takes (an object for an
 id, a batch, a line over 16 MiB) with -32600; serving goes on.
 
+Next to the workflows it serves four session tools, so that the agent
+calling (Claude Code, any MCP client) appears in crystallize sessions and
+the status line and can ask a person for decisions:
+
+  session_register {agent?, model?, branch?, cwd?} → {"session_id"}
+      (agent defaults to the client's name; branch to cwd's git branch)
+  session_ask {session_id, question, options, default?, timeout_seconds?}
+      → {"item", "state": "pending"}, at once; the question is an inbox
+      item a person answers with crystallize review or crystallize
+      session inbox answer ITEM --decide OPTION
+  session_check {session_id, item} → {"item", "state": pending, answered
+      or dismissed, "option", "by", "reason", "answered_at"}; with a
+      timeout, default holds once it passed unanswered (by "timeout")
+  session_end {session_id, status: completed|failed|cancelled}
+
+The session is registered in --state-dir's registry as agent type
+"agent": it stays running while the connection is open (the server
+renews its heartbeat) and turns stale when the connection closes without
+session_end; a call with its id takes it over again (a restarted server).
+Names are cut to one printable word; a question over 4096 bytes, more
+than 16 options, control characters, an unknown session id or one that
+is not an agent session's are refused as tool errors. A bundle whose
+workflow is named like a session tool is not served.
+--session-tools=false serves the workflows alone.
+
 --list prints which bundles would be served, and why the others would not,
 and exits; with --json, {"bundles": [{"dir", "tool", "served", "reason",
 "input_schema", "description", "annotations"}]}.
@@ -91,6 +116,8 @@ type serveFlags struct {
 	stateDir    string
 	list        bool
 	asJSON      bool
+	// sessionTools serves the session tools next to the workflows.
+	sessionTools bool
 }
 
 func newServeMCPCmd(e *env) *cobra.Command {
@@ -116,6 +143,7 @@ func newServeMCPCmd(e *env) *cobra.Command {
 	runStateDirFlag(fs, &f.stateDir)
 	fs.BoolVar(&f.list, "list", false, "print which bundles would be served and exit")
 	fs.BoolVar(&f.asJSON, "json", false, "with --list, print JSON")
+	fs.BoolVar(&f.sessionTools, "session-tools", true, "serve the session tools (session_register, session_ask, session_check, session_end)")
 	return cmd
 }
 
@@ -140,6 +168,13 @@ func runServeMCP(ctx context.Context, e *env, f *serveFlags) error {
 	if f.list {
 		log = nil
 	}
+	var agents *registry.Agents
+	if f.sessionTools {
+		// Opened at the first session call, so serving creates no
+		// registry until an agent registers.
+		agents = registry.NewAgents(f.stateDir, registry.Options{})
+		defer agents.Close()
+	}
 	s := serve.New(serve.Options{
 		Bundles: f.bundles,
 		Run: runtime.Options{
@@ -153,6 +188,7 @@ func runServeMCP(ctx context.Context, e *env, f *serveFlags) error {
 		Version:     toolVersion(),
 		SessionIdle: sessionIdle(f.sessionIdle),
 		Register:    serveRegistry(e, f.stateDir),
+		Agents:      agents,
 	})
 	if f.list {
 		return writeServeList(e, s.Status(), f.asJSON)

@@ -47,7 +47,11 @@ not move while it runs. sessions show takes such a number (of the active
 listing, or with --all of the full one) or a session id.
 
 One line per session: number, state, agent type (workflow, plan,
-agent), name, session id and workspace.
+agent), name, session id, workspace, and who it is as the status line
+names it (BRANCH/WHO), with the model in parentheses when WHO is the
+agent: "feat/auth/claude-code (opus-4)". An agent outside crystallize
+registers through the session tools of crystallize serve mcp, with an
+id starting "agent-".
 
 --json prints an array of {"number", "session_id", "name",
 "agent_type", "state", "status", "workspace", "state_dir", "pid",
@@ -87,7 +91,7 @@ func newSessionsCmd(e *env) *cobra.Command {
 func writeLive(w io.Writer, list []registry.Entry) error {
 	tw := newTable(w)
 	for _, s := range list {
-		fmt.Fprintf(tw, "[%d]\t%s\t%s\t%s\t%s\t%s\n", s.Number, s.State, s.AgentType, s.Name, s.SessionID, s.Workspace)
+		fmt.Fprintf(tw, "[%d]\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Number, s.State, s.AgentType, s.Name, s.SessionID, s.Workspace, s.Who())
 	}
 	return tw.Flush()
 }

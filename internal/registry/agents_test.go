@@ -398,3 +398,18 @@ func TestAgentLiveness(t *testing.T) {
 		t.Errorf("state after a call = %s, want running", got)
 	}
 }
+
+func TestWho(t *testing.T) {
+	for _, tc := range []struct {
+		e    Entry
+		want string
+	}{
+		{Entry{LiveSession: store.LiveSession{Name: "claude-code", Branch: "feat/auth", Agent: "claude-code", Model: "opus-4"}}, "feat/auth/claude-code (opus-4)"},
+		{Entry{LiveSession: store.LiveSession{Name: "bump", Branch: "main", Model: "llama3"}}, "main/llama3"},
+		{Entry{LiveSession: store.LiveSession{Name: "bump"}}, "bump"},
+	} {
+		if got := tc.e.Who(); got != tc.want {
+			t.Errorf("Who(%+v) = %q, want %q", tc.e.LiveSession, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/crystallize-dev/crystallize/internal/registry"
+)
+
+// TestServeAgentSession: a real crystallize serve mcp process over stdio
+// and an MCP client of the official SDK. The client registers, the
+// person's status line and session listing show it as BRANCH/AGENT with
+// its model, it asks, the person answers with session inbox answer (and
+// a second question from the review page's inbox), the client reads each
+// answer and who gave it, ends, and the status line no longer shows it.
+func TestServeAgentSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs processes")
+	}
+	bin, err := mcpBinaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	state, bundles := filepath.Join(work, "state"), filepath.Join(work, "bundles")
+	if err := os.Mkdir(bundles, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(state, registry.DBFile)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.Command(filepath.Join(bin, "crystallize"), "serve", "mcp", "--bundles", bundles, "--state-dir", state)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude-code", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func(tool string, args map[string]any) map[string]any {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", tool, err, stderr.String())
+		}
+		if res.IsError {
+			t.Fatalf("%s: %s", tool, res.Content[0].(*mcp.TextContent).Text)
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		var out map[string]any
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+
+	// Serving created no registry: nobody registered yet.
+	if _, err := os.Stat(db); err == nil {
+		t.Error("serve mcp created the registry before any agent registered")
+	}
+	id := call("session_register", map[string]any{"model": "opus-4", "branch": "feat/auth", "cwd": work})["session_id"].(string)
+	if got, want := mustRun(t, "status", "--state-dir", state), "[1] feat/auth/claude-code  |  0  /sessions\n"; got != want {
+		t.Errorf("status = %q, want %q", got, want)
+	}
+	list := mustRun(t, "sessions", "--state-dir", state)
+	if !regexp.MustCompile(`(?m)^\[1\]  running  agent  claude-code  ` + id + `  ` + regexp.QuoteMeta(work) + `  feat/auth/claude-code \(opus-4\)$`).MatchString(list) {
+		t.Errorf("sessions =\n%s\nwant the agent session with its branch, agent and model", list)
+	}
+
+	item := int64(call("session_ask", map[string]any{"session_id": id, "question": "Which auth strategy?", "options": []string{"JWT", "Session", "OAuth"}})["item"].(float64))
+	if got, want := mustRun(t, "status", "--state-dir", state), "[1] feat/auth/claude-code  |  1  /sessions\n"; got != want {
+		t.Errorf("status after session_ask = %q, want %q", got, want)
+	}
+	inbox := mustRun(t, "session", "inbox", "--db", db)
+	if want := fmt.Sprintf("#%d  %s  [!decision_needed]  Which auth strategy? (JWT | Session | OAuth)\n", item, id); inbox != want {
+		t.Errorf("session inbox = %q, want %q", inbox, want)
+	}
+	if got := call("session_check", map[string]any{"session_id": id, "item": item}); got["state"] != "pending" {
+		t.Errorf("session_check before the answer = %v", got)
+	}
+	out := mustRun(t, "session", "inbox", "answer", fmt.Sprint(item), "--decide", "OAuth", "--reason", "SSO is required", "--by", "ana", "--db", db)
+	if want := fmt.Sprintf("answered #%d (decide OAuth) for %s\n", item, id); out != want {
+		t.Errorf("session inbox answer = %q, want %q", out, want)
+	}
+	got := call("session_check", map[string]any{"session_id": id, "item": item})
+	if got["state"] != "answered" || got["option"] != "OAuth" || got["by"] != "ana" || got["reason"] != "SSO is required" {
+		t.Errorf("session_check after the answer = %v, want OAuth by ana", got)
+	}
+
+	// The review page answers through the same road, as its --approver.
+	second := int64(call("session_ask", map[string]any{"session_id": id, "question": "Squash the commits?", "options": []string{"yes", "no"}})["item"].(float64))
+	page := &cliInbox{e: &env{getenv: func(string) string { return "" }}, db: db, by: "lead"}
+	pending, err := page.Pending(ctx)
+	if err != nil || len(pending) != 1 || pending[0].ID != second {
+		t.Fatalf("review inbox = %+v, %v; want item %d", pending, err, second)
+	}
+	if _, err := page.Answer(ctx, second, registry.Answer{Decide: "no"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := call("session_check", map[string]any{"session_id": id, "item": second}); got["option"] != "no" || got["by"] != "lead" {
+		t.Errorf("session_check of the page's answer = %v, want no by lead", got)
+	}
+
+	call("session_end", map[string]any{"session_id": id, "status": "completed"})
+	if got, want := mustRun(t, "status", "--state-dir", state), "no active sessions  |  0  /sessions\n"; got != want {
+		t.Errorf("status after session_end = %q, want %q", got, want)
+	}
+	if all := mustRun(t, "sessions", "--all", "--state-dir", state); !strings.Contains(all, "[1]  completed  agent  claude-code  "+id) {
+		t.Errorf("sessions --all =\n%s\nwant the session completed", all)
+	}
+}
