@@ -85,6 +85,10 @@ func TestServeAgentSession(t *testing.T) {
 	if want := fmt.Sprintf("#%d  %s  [!decision_needed]  Which auth strategy? (JWT | Session | OAuth)\n", item, id); inbox != want {
 		t.Errorf("session inbox = %q, want %q", inbox, want)
 	}
+	show := mustRun(t, "sessions", "show", "1", "--state-dir", state)
+	if !strings.Contains(show, "an agent session of feat/auth/claude-code (opus-4): the agent keeps its own log") || !strings.Contains(show, "[!decision_needed]  Which auth strategy?") {
+		t.Errorf("sessions show 1 =\n%s\nwant the agent and its question", show)
+	}
 	if got := call("session_check", map[string]any{"session_id": id, "item": item}); got["state"] != "pending" {
 		t.Errorf("session_check before the answer = %v", got)
 	}

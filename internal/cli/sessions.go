@@ -100,7 +100,8 @@ const sessionsShowDoc = `show prints one session of the registry: a header line 
 name, session id, workspace), the last --lines lines (default 20) of its
 session log (<state-dir>/runs/<id>/session.md, written when the run ends
 or suspends), and its unanswered inbox items, newest first, as session
-inbox prints them.
+inbox prints them. An agent session (registered through serve mcp) has
+no log here: the agent keeps its own.
 
 N is the session's number in the listing of crystallize sessions (with
 --all, of crystallize sessions --all); ID is a session id, or a prefix
@@ -160,6 +161,8 @@ func newSessionsShowCmd(e *env, stateDir *string) *cobra.Command {
 			fmt.Fprintf(e.stdout, "[%d] %s %s %s  %s\n", s.Number, s.State, s.Name, s.SessionID, s.Workspace)
 			log, tail, err := registry.LogTail(s, lines)
 			switch {
+			case registry.IsAgentSession(s.SessionID):
+				fmt.Fprintf(e.stdout, "\nan agent session of %s: the agent keeps its own log; crystallize holds its questions\n", s.Who())
 			case errors.Is(err, fs.ErrNotExist):
 				fmt.Fprintf(e.stdout, "\nno session log yet: %s is written when the run ends or suspends\n", log)
 			case err != nil:
