@@ -27,7 +27,66 @@ func newServeCmd(e *env) *cobra.Command {
 			return usagef("serve needs a subcommand: crystallize serve mcp")
 		},
 	}
-	cmd.AddCommand(newServeMCPCmd(e))
+	cmd.AddCommand(newServeMCPCmd(e), newServeAgentsCmd(e))
+	return cmd
+}
+
+const serveAgentsDoc = `serve agents serves the session tools of serve mcp as a small HTTP API
+with JSON, for an agent that speaks no MCP (a script, a CI job): it
+registers in --state-dir's registry, asks a person for decisions through
+the inbox, reads the answers and ends, with the same bounds and
+refusals.
+
+  POST /v1/sessions                        {"agent", "model"?, "branch"?, "cwd"?} → 201 {"session_id"}
+  POST /v1/sessions/ID/questions           {"question", "options", "default"?, "timeout_seconds"?} → 201 {"item", "state"}
+  GET  /v1/sessions/ID/questions/ITEM      → 200 {"item", "state", "option"?, "by"?, "reason"?, "answered_at"?}
+  POST /v1/sessions/ID/end                 {"status": "completed"|"failed"|"cancelled"} → 200 {"session_id", "status"}
+
+It listens on --addr, a loopback address only (default 127.0.0.1:0, a
+free port), and prints the address on stderr. Every request must carry
+"Authorization: Bearer TOKEN": a fresh token is written at each start to
+<state-dir>/` + registry.TokenFile + ` (mode 0600), which a local agent of the
+same user reads. A refusal is 400 with {"error"}, a missing or wrong
+token 401, a body over 64 KiB 413.
+
+A session of the API is live by its calls: each renews its heartbeat,
+and it turns stale 30 seconds after the last one (an agent waiting for an
+answer polls its question, which keeps it live). The person answers with
+crystallize review or crystallize session inbox answer.
+
+Exit status: 0 when stopped (Ctrl-C), 1 on error, 2 on a usage error.`
+
+func newServeAgentsCmd(e *env) *cobra.Command {
+	var addr, stateDir string
+	cmd := &cobra.Command{
+		Use:   "agents [--addr 127.0.0.1:0] [--state-dir DIR]",
+		Short: "Serve the session tools as a local HTTP API",
+		Long:  serveAgentsDoc,
+		Example: `  crystallize serve agents --addr 127.0.0.1:8932
+  curl -H "Authorization: Bearer $(cat .crystallize/agents.token)" \
+       -d '{"agent":"ci-bot"}' http://127.0.0.1:8932/v1/sessions`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := serve.CheckLoopback(addr, false); err != nil {
+				return usagef("--addr %q: want a loopback host:port, such as 127.0.0.1:8932: the API posts into a person's inbox", addr)
+			}
+			token, file, err := registry.NewToken(stateDir)
+			if err != nil {
+				return err
+			}
+			agents := registry.NewAgents(stateDir, registry.Options{})
+			defer agents.Close()
+			err = serve.ListenAgentsAPI(cmd.Context(), addr, serve.AgentsAPI(agents, token), func(a net.Addr) {
+				fmt.Fprintf(e.stderr, "serve: agents API on http://%s (token in %s)\n", a, file)
+			})
+			if err != nil {
+				return fmt.Errorf("serve agents: %w", err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "the loopback host:port to listen on")
+	runStateDirFlag(cmd.Flags(), &stateDir)
 	return cmd
 }
 

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
+	"github.com/crystallize-dev/crystallize/internal/serve"
 )
 
 // TestServeAgentSession: a real crystallize serve mcp process over stdio
@@ -122,4 +126,71 @@ func TestServeAgentSession(t *testing.T) {
 	if all := mustRun(t, "sessions", "--all", "--state-dir", state); !strings.Contains(all, "[1]  completed  agent  claude-code  "+id) {
 		t.Errorf("sessions --all =\n%s\nwant the session completed", all)
 	}
+}
+
+// TestServeAgentsAPI: serve agents listens on loopback, writes a fresh
+// token its requests need, and its sessions are the registry's.
+func TestServeAgentsAPI(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	e := &env{stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, e, []string{"serve", "agents", "--addr", "127.0.0.1:0", "--state-dir", state})
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve agents exited %d\n%s", code, stderr.String())
+		}
+	}()
+	var url string
+	for range 200 {
+		if m := regexp.MustCompile(`serve: agents API on (http://\S+) \(token in (\S+)\)`).FindStringSubmatch(stderr.String()); m != nil {
+			url = m[1]
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if url == "" {
+		t.Fatalf("no address on stderr: %q", stderr.String())
+	}
+	token, err := os.ReadFile(filepath.Join(state, registry.TokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(token, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", url+"/v1/sessions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if code, body := post("wrong", `{"agent":"ci-bot"}`); code != http.StatusUnauthorized {
+		t.Errorf("wrong token: %d %s, want 401", code, body)
+	}
+	if code, body := post(strings.TrimSpace(string(token)), `{"agent":"ci-bot","branch":"main"}`); code != http.StatusCreated {
+		t.Fatalf("register: %d %s", code, body)
+	}
+	if got, want := mustRun(t, "status", "--state-dir", state), "[1] main/ci-bot  |  0  /sessions\n"; got != want {
+		t.Errorf("status = %q, want %q", got, want)
+	}
+}
+
+// workflowTools is tools without the session tools serve mcp lists next
+// to the workflows.
+func workflowTools(tools []*mcp.Tool) []*mcp.Tool {
+	var out []*mcp.Tool
+	for _, tl := range tools {
+		if !slices.Contains(serve.SessionTools, tl.Name) {
+			out = append(out, tl)
+		}
+	}
+	return out
 }

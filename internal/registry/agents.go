@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/store"
 )
 
@@ -37,7 +39,9 @@ import (
 // given) takes the row over, with the new server's pid and heartbeat.
 // Renewing only at each call would show an agent that thinks for a
 // minute between calls as stale, and a prune would delete the question
-// it waits on.
+// it waits on. A server without connections (the agents API over plain
+// HTTP) releases a session after each call, so that one is live by its
+// calls alone.
 
 // AgentPrefix starts the id of every agent session, which no run id
 // does (a run id starts with its date): the id alone says that the inbox
@@ -474,4 +478,25 @@ func clip(s string) string {
 		return fmt.Sprintf("%q…", s[:64])
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// TokenFile is the file in the state directory that holds the token of
+// the agents API (crystallize serve agents), readable by its owner only.
+const TokenFile = "agents.token"
+
+// NewToken makes a fresh token for the agents API of stateDir, writes it
+// to TokenFile there (mode 0600, replacing the last server's, so a token
+// dies with the server that made it) and returns it and the file.
+func NewToken(stateDir string) (token, file string, err error) {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics rather)
+	token = hex.EncodeToString(b[:])
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return "", "", err
+	}
+	file = filepath.Join(stateDir, TokenFile)
+	if err := atomicfile.Write(file, []byte(token+"\n"), 0o600); err != nil {
+		return "", "", fmt.Errorf("writing the agents API token: %w", err)
+	}
+	return token, file, nil
 }

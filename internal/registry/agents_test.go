@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -411,5 +412,29 @@ func TestWho(t *testing.T) {
 		if got := tc.e.Who(); got != tc.want {
 			t.Errorf("Who(%+v) = %q, want %q", tc.e.LiveSession, got, tc.want)
 		}
+	}
+}
+
+// TestNewToken: each server gets a fresh token, readable by its owner
+// only.
+func TestNewToken(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".crystallize")
+	a, file, err := NewToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := NewToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != 64 || a == b {
+		t.Errorf("tokens %q, %q: want two different 64-hex tokens", a, b)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil || string(data) != b+"\n" {
+		t.Errorf("%s = %q, %v; want the last token", file, data, err)
+	}
+	if st, _ := os.Stat(file); st.Mode().Perm() != 0o600 {
+		t.Errorf("%s has mode %v, want 0600", file, st.Mode().Perm())
 	}
 }

@@ -69,6 +69,9 @@
 // inbox or read another session's answers. A bundle whose workflow is
 // named like a session tool is not served.
 //
+// AgentsAPI serves the same operations as plain HTTP with JSON, for an
+// agent without MCP, behind a bearer token (see api.go).
+//
 // # Transports
 //
 // Over stdio (RunStdio) a line the server cannot take (not JSON, an
