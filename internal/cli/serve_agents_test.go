@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crystallize-dev/crystallize/internal/registry"
+	"github.com/crystallize-dev/crystallize/internal/review"
 	"github.com/crystallize-dev/crystallize/internal/serve"
 )
 
@@ -193,4 +196,60 @@ func workflowTools(tools []*mcp.Tool) []*mcp.Tool {
 		}
 	}
 	return out
+}
+
+// TestReviewAgentQuestion: an agent's question written as HTML reaches
+// the review page as text, not markup; its option, answered from the
+// page, reaches the agent as it was sent, with who answered.
+func TestReviewAgentQuestion(t *testing.T) {
+	ctx := context.Background()
+	state := t.TempDir()
+	agents := registry.NewAgents(state, registry.Options{})
+	defer agents.Close()
+	id, err := agents.Register(ctx, registry.Agent{Name: "claude-code"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := `<img src=x onerror="alert(2)">`
+	item, err := agents.Ask(ctx, id, registry.Question{Text: "<script>alert(1)</script> Which?", Options: []string{opt, "plain"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := review.NewServer(review.Options{Inbox: &cliInbox{e: &env{getenv: func(string) string { return "" }}, db: filepath.Join(state, registry.DBFile), by: "lead"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(nil)
+	ts.Config.Handler = srv.Handler(ts.Listener.Addr().String())
+	ts.Start()
+	defer ts.Close()
+	res, err := http.Get(ts.URL + "/inbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	page := string(body)
+	if strings.Contains(page, "<script>alert") || strings.Contains(page, "<img src=x") {
+		t.Errorf("the inbox page carries the agent's markup:\n%s", page)
+	}
+	if !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt; Which?") {
+		t.Errorf("the inbox page lacks the question as text:\n%s", page)
+	}
+	form := url.Values{"token": {srv.Token()}, "decide": {opt}}
+	res, err = http.PostForm(fmt.Sprintf("%s/inbox/%d", ts.URL, item), form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("answering from the page: %s", res.Status)
+	}
+	r, err := agents.Poll(ctx, id, item)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State != registry.ReplyAnswered || r.Option != opt || r.By != "lead" {
+		t.Errorf("Poll = %+v, want %q by lead", r, opt)
+	}
 }

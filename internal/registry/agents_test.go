@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -437,4 +439,32 @@ func TestNewToken(t *testing.T) {
 	if st, _ := os.Stat(file); st.Mode().Perm() != 0o600 {
 		t.Errorf("%s has mode %v, want 0600", file, st.Mode().Perm())
 	}
+}
+
+// FuzzAgentText: whatever an agent sends, a name comes out as one word
+// of at most maxWho printable runes, and a text checkText accepts holds
+// nothing but printable runes, newlines and tabs.
+func FuzzAgentText(f *testing.F) {
+	for _, s := range []string{"claude-code", "evil\x1b[2J agent\u202e\n", "Which?\n\tA or B", "\xff\xfe", "a\u200bb", strings.Repeat("é", 50)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		w := oneWord(s)
+		if n := utf8.RuneCountInString(w); n > maxWho {
+			t.Errorf("oneWord(%q) = %q: %d runes, at most %d", s, w, n, maxWho)
+		}
+		for _, r := range w {
+			if !unicode.IsPrint(r) || unicode.IsSpace(r) {
+				t.Errorf("oneWord(%q) = %q holds %U", s, w, r)
+			}
+		}
+		if checkText("text", s, MaxQuestion, true) != nil {
+			return
+		}
+		for _, r := range s {
+			if r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError) {
+				t.Errorf("checkText accepted %q, which holds %U", s, r)
+			}
+		}
+	})
 }
