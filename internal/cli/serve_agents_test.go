@@ -253,3 +253,39 @@ func TestReviewAgentQuestion(t *testing.T) {
 		t.Errorf("Poll = %+v, want %q by lead", r, opt)
 	}
 }
+
+// TestAnswerAgentQuestionJSON pins session inbox answer --json for an
+// agent's question, and who answers by default: $USER.
+func TestAnswerAgentQuestionJSON(t *testing.T) {
+	ctx := context.Background()
+	state := t.TempDir()
+	agents := registry.NewAgents(state, registry.Options{})
+	defer agents.Close()
+	id, _ := agents.Register(ctx, registry.Agent{Name: "codex"})
+	item, err := agents.Ask(ctx, id, registry.Question{Text: "Rename the package?", Options: []string{"yes", "no"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	e := &env{stdout: &stdout, stderr: &stderr, getenv: func(k string) string {
+		if k == "USER" {
+			return "ana"
+		}
+		return ""
+	}}
+	args := []string{"session", "inbox", "answer", fmt.Sprint(item), "--dismiss", "--reason", "ask the owner", "--json", "--db", filepath.Join(state, registry.DBFile)}
+	if code := run(ctx, e, args); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	want := fmt.Sprintf("{\n  \"answer\": \"dismiss\",\n  \"answered_by\": \"ana\",\n  \"item\": %d,\n  \"reason\": \"ask the owner\",\n  \"session_id\": %q\n}\n", item, id)
+	if stdout.String() != want {
+		t.Errorf("--json = %s, want %s", stdout.String(), want)
+	}
+	if r, _ := agents.Poll(ctx, id, item); r.State != registry.ReplyDismissed || r.By != "ana" {
+		t.Errorf("Poll = %+v, want dismissed by ana", r)
+	}
+	stdout.Reset()
+	if code := run(ctx, e, args); code != 2 || !strings.Contains(stderr.String(), "was answered already (dismiss)") {
+		t.Errorf("a second answer: exit %d, %s; want a usage error", code, stderr.String())
+	}
+}
