@@ -59,7 +59,7 @@ var allowed = map[string][]string{
 	"internal/capture":      {"internal/trace", "internal/redact", "internal/atomicfile"},
 	"internal/install":      {"internal/bundle", "internal/skill", "internal/runner", "internal/atomicfile", "internal/textdiff"},
 	"internal/review":       {"internal/bundle", "internal/candidate", "internal/trace", "internal/runner", "internal/registry", "internal/store", "internal/textdiff"},
-	"internal/serve":        {"internal/runner", "internal/runstate", "internal/bundle", "internal/candidate", "internal/trace"},
+	"internal/serve":        {"internal/runner", "internal/runstate", "internal/bundle", "internal/candidate", "internal/trace", "internal/registry"},
 	// Runs on Temporal are driven through runner.Advance; the test
 	// server helper is used by the tests of temporal and cli only.
 	"internal/temporal":              {"internal/runconfig", "internal/runstate", "internal/runner", "internal/bundle"},
@@ -111,6 +111,9 @@ var testOnly = map[string][]string{
 	// The integration tests run against a Temporal dev server, with
 	// in-process tools.
 	"internal/temporal": {"internal/temporal/temporaltest", "internal/toolexec"},
+	// The session tools are tested against the registry's database as
+	// a person's commands read it.
+	"internal/serve": {"internal/store"},
 }
 
 func TestImportGraph(t *testing.T) {

@@ -183,7 +183,7 @@ capabilities = ["mcp:notes"]
 			t.Fatal(err)
 		}
 		m := map[string]*mcp.Tool{}
-		for _, tl := range res.Tools {
+		for _, tl := range workflowTools(res.Tools) {
 			m[tl.Name] = tl
 		}
 		return m
@@ -371,7 +371,7 @@ func TestServeHTTP(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "write_note" {
+	if err != nil || len(workflowTools(tools.Tools)) != 1 || workflowTools(tools.Tools)[0].Name != "write_note" {
 		t.Fatalf("ListTools = %+v, %v", tools, err)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_note", Arguments: map[string]any{"content": "over http"}})
@@ -389,7 +389,7 @@ func TestServeHTTP(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("no tools/list_changed over HTTP; server log:\n%s", serverLog.String())
 	}
-	if tools, err := cs.ListTools(ctx, nil); err != nil || len(tools.Tools) != 0 {
+	if tools, err := cs.ListTools(ctx, nil); err != nil || len(workflowTools(tools.Tools)) != 0 {
 		t.Errorf("after the edit ListTools = %+v, %v; want none", tools, err)
 	}
 }

@@ -169,14 +169,14 @@ func TestREADMEBackIntoAgent(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != name {
+	if err != nil || len(workflowTools(tools.Tools)) != 1 || workflowTools(tools.Tools)[0].Name != name {
 		t.Fatalf("the installed server lists %v (%v), want the one tool %s\n%s", tools, err, name, serverLog.String())
 	}
 	params := map[string]any{}
 	var schema struct {
 		Properties map[string]any `json:"properties"`
 	}
-	raw, _ := json.Marshal(tools.Tools[0].InputSchema)
+	raw, _ := json.Marshal(workflowTools(tools.Tools)[0].InputSchema)
 	if err := json.Unmarshal(raw, &schema); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestREADMEBackIntoAgent(t *testing.T) {
 			t.Fatalf("the triage tool takes %s, which this test does not know: %s", p, raw)
 		}
 	}
-	params = toolArguments(t, tools.Tools[0], params)
+	params = toolArguments(t, workflowTools(tools.Tools)[0], params)
 	call, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: params})
 	if err != nil || call.IsError {
 		t.Fatalf("calling %s(%v) = %+v, %v\n%s", name, params, call, err, serverLog.String())

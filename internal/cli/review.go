@@ -141,7 +141,7 @@ func runReview(cmd *cobra.Command, e *env, f *reviewFlags, args []string) error 
 		Now:     func() time.Time { t, _ := sourceDate(e.getenv); return t },
 		Bundles: dirs, Approver: f.approver, StateDir: f.stateDir,
 		AllowSelfApproval: cfg != nil && cfg.Approvals.AllowSelfApproval,
-		Inbox:             &cliInbox{e: e, db: f.db},
+		Inbox:             &cliInbox{e: e, db: f.db, by: f.approver},
 	})
 	if err != nil {
 		return err
@@ -190,6 +190,7 @@ func openBrowser(url string) error {
 type cliInbox struct {
 	e  *env
 	db string
+	by string // who answers: --approver, else $USER
 }
 
 func (x *cliInbox) Pending(ctx context.Context) ([]store.InboxItem, error) {
@@ -213,6 +214,10 @@ func (x *cliInbox) Answer(ctx context.Context, id int64, a registry.Answer) (str
 	c := &cobra.Command{}
 	c.SetContext(ctx)
 	c.SetIn(strings.NewReader(""))
+	a.By = x.by
+	if a.By == "" {
+		a.By = person(x.e)
+	}
 	err := answerItem(c, e, x.db, id, a, false)
 	return out.String(), err
 }

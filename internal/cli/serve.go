@@ -27,7 +27,66 @@ func newServeCmd(e *env) *cobra.Command {
 			return usagef("serve needs a subcommand: crystallize serve mcp")
 		},
 	}
-	cmd.AddCommand(newServeMCPCmd(e))
+	cmd.AddCommand(newServeMCPCmd(e), newServeAgentsCmd(e))
+	return cmd
+}
+
+const serveAgentsDoc = `serve agents serves the session tools of serve mcp as a small HTTP API
+with JSON, for an agent that speaks no MCP (a script, a CI job): it
+registers in --state-dir's registry, asks a person for decisions through
+the inbox, reads the answers and ends, with the same bounds and
+refusals.
+
+  POST /v1/sessions                        {"agent", "model"?, "branch"?, "cwd"?} → 201 {"session_id"}
+  POST /v1/sessions/ID/questions           {"question", "options", "default"?, "timeout_seconds"?} → 201 {"item", "state"}
+  GET  /v1/sessions/ID/questions/ITEM      → 200 {"item", "state", "option"?, "by"?, "reason"?, "answered_at"?}
+  POST /v1/sessions/ID/end                 {"status": "completed"|"failed"|"cancelled"} → 200 {"session_id", "status"}
+
+It listens on --addr, a loopback address only (default 127.0.0.1:0, a
+free port), and prints the address on stderr. Every request must carry
+"Authorization: Bearer TOKEN": a fresh token is written at each start to
+<state-dir>/` + registry.TokenFile + ` (mode 0600), which a local agent of the
+same user reads. A refusal is 400 with {"error"}, a missing or wrong
+token 401, a body over 64 KiB 413.
+
+A session of the API is live by its calls: each renews its heartbeat,
+and it turns stale 30 seconds after the last one (an agent waiting for an
+answer polls its question, which keeps it live). The person answers with
+crystallize review or crystallize session inbox answer.
+
+Exit status: 0 when stopped (Ctrl-C), 1 on error, 2 on a usage error.`
+
+func newServeAgentsCmd(e *env) *cobra.Command {
+	var addr, stateDir string
+	cmd := &cobra.Command{
+		Use:   "agents [--addr 127.0.0.1:0] [--state-dir DIR]",
+		Short: "Serve the session tools as a local HTTP API",
+		Long:  serveAgentsDoc,
+		Example: `  crystallize serve agents --addr 127.0.0.1:8932
+  curl -H "Authorization: Bearer $(cat .crystallize/agents.token)" \
+       -d '{"agent":"ci-bot"}' http://127.0.0.1:8932/v1/sessions`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := serve.CheckLoopback(addr, false); err != nil {
+				return usagef("--addr %q: want a loopback host:port, such as 127.0.0.1:8932: the API posts into a person's inbox", addr)
+			}
+			token, file, err := registry.NewToken(stateDir)
+			if err != nil {
+				return err
+			}
+			agents := registry.NewAgents(stateDir, registry.Options{})
+			defer agents.Close()
+			err = serve.ListenAgentsAPI(cmd.Context(), addr, serve.AgentsAPI(agents, token), func(a net.Addr) {
+				fmt.Fprintf(e.stderr, "serve: agents API on http://%s (token in %s)\n", a, file)
+			})
+			if err != nil {
+				return fmt.Errorf("serve agents: %w", err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "the loopback host:port to listen on")
+	runStateDirFlag(cmd.Flags(), &stateDir)
 	return cmd
 }
 
@@ -75,6 +134,31 @@ Over stdio, a line that is not JSON is answered with a JSON-RPC error
 -32700, and one that is not a message the server takes (an object for an
 id, a batch, a line over 16 MiB) with -32600; serving goes on.
 
+Next to the workflows it serves four session tools, so that the agent
+calling (Claude Code, any MCP client) appears in crystallize sessions and
+the status line and can ask a person for decisions:
+
+  session_register {agent?, model?, branch?, cwd?} → {"session_id"}
+      (agent defaults to the client's name; branch to cwd's git branch)
+  session_ask {session_id, question, options, default?, timeout_seconds?}
+      → {"item", "state": "pending"}, at once; the question is an inbox
+      item a person answers with crystallize review or crystallize
+      session inbox answer ITEM --decide OPTION
+  session_check {session_id, item} → {"item", "state": pending, answered
+      or dismissed, "option", "by", "reason", "answered_at"}; with a
+      timeout, default holds once it passed unanswered (by "timeout")
+  session_end {session_id, status: completed|failed|cancelled}
+
+The session is registered in --state-dir's registry as agent type
+"agent": it stays running while the connection is open (the server
+renews its heartbeat) and turns stale when the connection closes without
+session_end; a call with its id takes it over again (a restarted server).
+Names are cut to one printable word; a question over 4096 bytes, more
+than 16 options, control characters, an unknown session id or one that
+is not an agent session's are refused as tool errors. A bundle whose
+workflow is named like a session tool is not served.
+--session-tools=false serves the workflows alone.
+
 --list prints which bundles would be served, and why the others would not,
 and exits; with --json, {"bundles": [{"dir", "tool", "served", "reason",
 "input_schema", "description", "annotations"}]}.
@@ -91,6 +175,8 @@ type serveFlags struct {
 	stateDir    string
 	list        bool
 	asJSON      bool
+	// sessionTools serves the session tools next to the workflows.
+	sessionTools bool
 }
 
 func newServeMCPCmd(e *env) *cobra.Command {
@@ -116,6 +202,7 @@ func newServeMCPCmd(e *env) *cobra.Command {
 	runStateDirFlag(fs, &f.stateDir)
 	fs.BoolVar(&f.list, "list", false, "print which bundles would be served and exit")
 	fs.BoolVar(&f.asJSON, "json", false, "with --list, print JSON")
+	fs.BoolVar(&f.sessionTools, "session-tools", true, "serve the session tools (session_register, session_ask, session_check, session_end)")
 	return cmd
 }
 
@@ -140,6 +227,13 @@ func runServeMCP(ctx context.Context, e *env, f *serveFlags) error {
 	if f.list {
 		log = nil
 	}
+	var agents *registry.Agents
+	if f.sessionTools {
+		// Opened at the first session call, so serving creates no
+		// registry until an agent registers.
+		agents = registry.NewAgents(f.stateDir, registry.Options{})
+		defer agents.Close()
+	}
 	s := serve.New(serve.Options{
 		Bundles: f.bundles,
 		Run: runner.Options{
@@ -153,6 +247,7 @@ func runServeMCP(ctx context.Context, e *env, f *serveFlags) error {
 		Version:     toolVersion(),
 		SessionIdle: sessionIdle(f.sessionIdle),
 		Register:    serveRegistry(e, f.stateDir),
+		Agents:      agents,
 	})
 	if f.list {
 		return writeServeList(e, s.Status(), f.asJSON)

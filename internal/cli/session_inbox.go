@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -54,6 +55,13 @@ and resumes the run that asked, as crystallize resume would:
   a [!task_complete] or [!info] item asks nothing: --dismiss marks it
       read, and resumes nothing.
 
+A question of an agent session (session id agent-…, asked through the
+session_ask tool of crystallize serve mcp) resumes nothing: --decide
+OPTION records the answer, or --dismiss declines it, and the agent reads
+it with session_check, with --reason and who answered: --by NAME, by
+default $USER. It prints "answered #ITEM (decide OPTION) for SESSION"
+(--json: {"item", "session_id", "answer", "reason", "answered_by"}).
+
 An answer that does not fit the item (an option it does not offer,
 --approve on a decision, an item answered already) is a usage error. The
 item is marked answered, with --reason, once the run gets past the step
@@ -61,8 +69,8 @@ that asked; the run's output is printed as crystallize resume prints it
 (--json: as crystallize resume --json).
 
 Exit status: as crystallize resume: 0 when the run completed (or the
-item was dismissed), 1 when it failed, was rejected or waits again, 2 on
-a usage error.`
+item was dismissed, or an agent's question answered), 1 when it failed,
+was rejected or waits again, 2 on a usage error.`
 
 func newSessionInboxAnswerCmd(e *env, db *string) *cobra.Command {
 	var a registry.Answer
@@ -82,6 +90,9 @@ func newSessionInboxAnswerCmd(e *env, db *string) *cobra.Command {
 			if n := countTrue(a.Decide != "", a.Approve, a.Reject, a.Dismiss); n != 1 {
 				return usagef("%w: give exactly one of --decide, --approve, --reject, --dismiss", registry.ErrAnswer)
 			}
+			if a.By == "" {
+				a.By = person(e)
+			}
 			return answerItem(cmd, e, *db, id, a, asJSON)
 		},
 	}
@@ -91,6 +102,7 @@ func newSessionInboxAnswerCmd(e *env, db *string) *cobra.Command {
 	fs.BoolVar(&a.Reject, "reject", false, "reject an approval")
 	fs.BoolVar(&a.Dismiss, "dismiss", false, "mark a notification read")
 	fs.StringVar(&a.Reason, "reason", "", "why; recorded with the answer")
+	fs.StringVar(&a.By, "by", "", "who answers, as the answer records it (default $USER)")
 	fs.BoolVar(&asJSON, "json", false, "print the resumed run's summary as JSON")
 	return cmd
 }
@@ -113,9 +125,13 @@ func answerItem(cmd *cobra.Command, e *env, db string, id int64, a registry.Answ
 		d.Close()
 		return usageError{err}
 	}
+	if registry.IsAgentSession(it.SessionID) {
+		defer d.Close()
+		return answerQuestion(cmd, e, d, it, a, asJSON)
+	}
 	if a.Dismiss {
 		defer d.Close()
-		if err := registry.Dismiss(ctx, d, it, a.Reason, registry.Options{}); err != nil {
+		if err := registry.Dismiss(ctx, d, it, a.Reason, a.By, registry.Options{}); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "dismissed #%d\n", it.ID)
@@ -134,6 +150,42 @@ func answerItem(cmd *cobra.Command, e *env, db string, id int64, a registry.Answ
 		f.reject = []string{it.Boundary}
 	}
 	return runResume(cmd, e, f, it.SessionID)
+}
+
+// answerQuestion records a's answer to it, a question of an agent
+// session, which the agent reads; no run resumes.
+func answerQuestion(cmd *cobra.Command, e *env, d *store.DB, it store.InboxItem, a registry.Answer, asJSON bool) error {
+	ctx := cmd.Context()
+	if err := registry.AnswerQuestion(ctx, d, it, a, registry.Options{}); err != nil {
+		if errors.Is(err, registry.ErrAnswer) {
+			return usageError{err}
+		}
+		return err
+	}
+	it, err := d.Item(ctx, it.ID)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(e.stdout, struct {
+			Item       int64  `json:"item"`
+			SessionID  string `json:"session_id"`
+			Answer     string `json:"answer"`
+			Reason     string `json:"reason"`
+			AnsweredBy string `json:"answered_by"`
+		}{it.ID, it.SessionID, it.Answer, it.Reason, it.AnsweredBy})
+	}
+	_, err = fmt.Fprintf(e.stdout, "answered #%d (%s) for %s\n", it.ID, it.Answer, it.SessionID)
+	return err
+}
+
+// person is who answers from this terminal, as an answer records it:
+// $USER, else $LOGNAME, else "".
+func person(e *env) string {
+	if u := e.getenv("USER"); u != "" {
+		return u
+	}
+	return e.getenv("LOGNAME")
 }
 
 const sessionInboxPurgeDoc = `purge deletes the answered inbox items of SESSION (a session id, or a

@@ -47,7 +47,11 @@ not move while it runs. sessions show takes such a number (of the active
 listing, or with --all of the full one) or a session id.
 
 One line per session: number, state, agent type (workflow, plan,
-agent), name, session id and workspace.
+agent), name, session id, workspace, and who it is as the status line
+names it (BRANCH/WHO), with the model in parentheses when WHO is the
+agent: "feat/auth/claude-code (opus-4)". An agent outside crystallize
+registers through the session tools of crystallize serve mcp, with an
+id starting "agent-".
 
 --json prints an array of {"number", "session_id", "name",
 "agent_type", "state", "status", "workspace", "state_dir", "pid",
@@ -87,7 +91,7 @@ func newSessionsCmd(e *env) *cobra.Command {
 func writeLive(w io.Writer, list []registry.Entry) error {
 	tw := newTable(w)
 	for _, s := range list {
-		fmt.Fprintf(tw, "[%d]\t%s\t%s\t%s\t%s\t%s\n", s.Number, s.State, s.AgentType, s.Name, s.SessionID, s.Workspace)
+		fmt.Fprintf(tw, "[%d]\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Number, s.State, s.AgentType, s.Name, s.SessionID, s.Workspace, s.Who())
 	}
 	return tw.Flush()
 }
@@ -96,7 +100,8 @@ const sessionsShowDoc = `show prints one session of the registry: a header line 
 name, session id, workspace), the last --lines lines (default 20) of its
 session log (<state-dir>/runs/<id>/session.md, written when the run ends
 or suspends), and its unanswered inbox items, newest first, as session
-inbox prints them.
+inbox prints them. An agent session (registered through serve mcp) has
+no log here: the agent keeps its own.
 
 N is the session's number in the listing of crystallize sessions (with
 --all, of crystallize sessions --all); ID is a session id, or a prefix
@@ -156,6 +161,8 @@ func newSessionsShowCmd(e *env, stateDir *string) *cobra.Command {
 			fmt.Fprintf(e.stdout, "[%d] %s %s %s  %s\n", s.Number, s.State, s.Name, s.SessionID, s.Workspace)
 			log, tail, err := registry.LogTail(s, lines)
 			switch {
+			case registry.IsAgentSession(s.SessionID):
+				fmt.Fprintf(e.stdout, "\nan agent session of %s: the agent keeps its own log; crystallize holds its questions\n", s.Who())
 			case errors.Is(err, fs.ErrNotExist):
 				fmt.Fprintf(e.stdout, "\nno session log yet: %s is written when the run ends or suspends\n", log)
 			case err != nil:

@@ -55,6 +55,8 @@ type Answer struct {
 	Approve, Reject bool
 	Dismiss         bool
 	Reason          string
+	// By names who answers, as the item records it; "" when not known.
+	By string
 }
 
 // String is the answer as recorded in the inbox: "decide OPTION",
@@ -104,8 +106,9 @@ func (e *AnswerError) Unwrap() error { return ErrAnswer }
 
 // Check reports whether a answers it: exactly one kind of answer, the
 // kind the item asks for (an option of a decision, approve or reject for
-// an approval, dismiss for a notification), and the item not answered
-// already.
+// an approval, dismiss for a notification; an agent session's question
+// may be dismissed too, since no run waits on it), and the item not
+// answered already.
 func Check(it store.InboxItem, a Answer) error {
 	n := 0
 	for _, set := range []bool{a.Decide != "", a.Approve, a.Reject, a.Dismiss} {
@@ -121,6 +124,9 @@ func Check(it store.InboxItem, a Answer) error {
 	}
 	switch it.Type {
 	case ItemDecisionNeeded:
+		if a.Dismiss && IsAgentSession(it.SessionID) {
+			return nil // a person may decline an agent's question
+		}
 		if a.Decide == "" {
 			return &AnswerError{Item: it.ID, Need: ItemDecisionNeeded, Options: it.Options}
 		}
@@ -147,13 +153,14 @@ func Check(it store.InboxItem, a Answer) error {
 // same step are left alone: answering a question does not read them.
 func MarkAnswered(ctx context.Context, db *store.DB, id string, step int, a Answer, opts Options) error {
 	opts = opts.withDefaults()
-	_, err := db.AnswerItems(ctx, id, step, []string{ItemDecisionNeeded, ItemApprovalRequired}, a.String(), a.Reason, opts.Now().UnixMilli())
+	_, err := db.AnswerItems(ctx, id, step, []string{ItemDecisionNeeded, ItemApprovalRequired}, a.String(), a.Reason, oneWord(a.By), opts.Now().UnixMilli())
 	return err
 }
 
-// Dismiss marks the notification it read.
-func Dismiss(ctx context.Context, db *store.DB, it store.InboxItem, reason string, opts Options) error {
+// Dismiss marks the notification it read (or the question of an agent
+// session a person declines to answer), by who.
+func Dismiss(ctx context.Context, db *store.DB, it store.InboxItem, reason, by string, opts Options) error {
 	opts = opts.withDefaults()
-	_, err := db.AnswerItem(ctx, it.ID, Answer{Dismiss: true}.String(), reason, opts.Now().UnixMilli())
+	_, err := db.AnswerItem(ctx, it.ID, Answer{Dismiss: true}.String(), reason, oneWord(by), opts.Now().UnixMilli())
 	return err
 }

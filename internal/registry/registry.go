@@ -118,7 +118,8 @@ type Handle struct {
 	opts Options
 	stop chan struct{}
 	done sync.WaitGroup
-	once sync.Once
+	once sync.Once // End records once
+	halt sync.Once // the heartbeat stops once
 }
 
 // Register records s as running, with this process's pid, and starts
@@ -188,11 +189,21 @@ func (h *Handle) beat() {
 func (h *Handle) End(ctx context.Context, status string) error {
 	var err error
 	h.once.Do(func() {
-		close(h.stop)
-		h.done.Wait()
+		h.Stop()
 		err = h.db.EndLive(ctx, h.id, status, h.opts.Now().UnixMilli())
 	})
 	return err
+}
+
+// Stop stops the heartbeat without recording an end: the row stays
+// running and turns stale StaleAfter later, which is the truth about a
+// session whose process can no longer see it (an agent whose connection
+// closed without saying it ended). It may be called more than once.
+func (h *Handle) Stop() {
+	h.halt.Do(func() {
+		close(h.stop)
+		h.done.Wait()
+	})
 }
 
 // Entry is a registry row as shown: its number in the listing it came

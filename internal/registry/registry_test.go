@@ -277,7 +277,7 @@ func TestInbox(t *testing.T) {
 	if !got.Answered || got.Answer != "decide JWT" || got.Reason != "simple" {
 		t.Errorf("answered item = %+v", got)
 	}
-	if err := Dismiss(ctx, db, note, "", Options{}); err != nil {
+	if err := Dismiss(ctx, db, note, "", "", Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := db.CountItems(ctx); n != 1 {

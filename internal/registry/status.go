@@ -93,3 +93,13 @@ func (e Entry) Label() string {
 	}
 	return e.Branch + "/" + who
 }
+
+// Who names a session in a listing: its Label, and its model in
+// parentheses when the label names its agent, e.g.
+// "feat/auth/claude-code (opus-4)".
+func (e Entry) Who() string {
+	if e.Agent != "" && e.Model != "" {
+		return e.Label() + " (" + e.Model + ")"
+	}
+	return e.Label()
+}

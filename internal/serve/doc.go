@@ -45,6 +45,33 @@
 // ended, so that a call waiting for a person is listed as pending with
 // its inbox item.
 //
+// # Session tools
+//
+// With Options.Agents set, four more tools let the agent on the other
+// side of the connection appear in the live session registry (package
+// registry, Agents) and ask a person for decisions: session_register
+// (agent, model, branch, cwd, all optional; the agent defaults to the
+// client's handshake name) returns a session id; session_ask (session
+// id, question, options, optional default and timeout_seconds) posts a
+// decision to the inbox and returns its item id at once; session_check
+// (session id, item) reads pending, answered (option, by whom, why) or
+// dismissed; session_end (session id, completed|failed|cancelled) ends
+// the session and dismisses its unanswered questions. The person answers
+// with crystallize review or session inbox answer.
+//
+// A session's heartbeat is renewed by the server while the connection
+// that last called for it is open, and at each call: it shows as running
+// however long the agent thinks between calls, and turns stale
+// StaleAfter after its connection closed without session_end. Every
+// argument is untrusted: registry.Agents bounds and checks it, a refusal
+// is a tool error the model reads, and a session id that is not an agent
+// session's is refused, so a client cannot post into a workflow run's
+// inbox or read another session's answers. A bundle whose workflow is
+// named like a session tool is not served.
+//
+// AgentsAPI serves the same operations as plain HTTP with JSON, for an
+// agent without MCP, behind a bearer token (see api.go).
+//
 // # Transports
 //
 // Over stdio (RunStdio) a line the server cannot take (not JSON, an

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/registry"
 	"github.com/crystallize-dev/crystallize/internal/runner"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 )
@@ -70,6 +71,12 @@ type Options struct {
 	// not open the registry itself: the caller owns how a run is shown
 	// there, and one implementation serves run, resume and serve alike.
 	Register func(workflow, client string) Registration
+	// Agents, when set, serves the session tools (session_register,
+	// session_ask, session_check, session_end; see SessionTools) on it:
+	// the calling agent registers in the live session registry and asks
+	// a person for decisions through the inbox. Like Register it is the
+	// caller's: the server never opens a registry itself.
+	Agents *registry.Agents
 }
 
 // Registration is one call's place in the live session registry; any
@@ -93,6 +100,9 @@ type Server struct {
 	// refused maps the workflow name of a bundle that is not served to
 	// why, for the error of a call naming it.
 	refused map[string]string
+	// bound maps an agent session to the connection whose end releases
+	// it (see bind).
+	bound map[string]*mcp.ServerSession
 }
 
 // state is the last evaluation of one bundle directory.
@@ -116,6 +126,7 @@ func New(opts Options) *Server {
 		bundles: map[string]*state{},
 		served:  map[string]*Tool{},
 		refused: map[string]string{},
+		bound:   map[string]*mcp.ServerSession{},
 	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "Each tool is a crystallized workflow a person reviewed and approved; calling it runs the recorded procedure deterministically instead of repeating its steps.",
@@ -124,6 +135,9 @@ func New(opts Options) *Server {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	s.srv.AddReceivingMiddleware(s.refuse)
+	if opts.Agents != nil {
+		s.addSessionTools()
+	}
 	s.Refresh()
 	return s
 }
@@ -278,6 +292,11 @@ func (s *Server) Refresh() {
 		}
 		name := st.tool.MCP.Name
 		st.why = ""
+		if s.reserved(name) {
+			st.why = "tool name " + name + " is one of the session tools"
+			fmt.Fprintf(s.opts.Log, "serve: %s: not served: %s\n", d, st.why)
+			continue
+		}
 		if other, dup := want[name]; dup {
 			st.why = "tool name " + name + " is already served from " + other.Dir
 			fmt.Fprintf(s.opts.Log, "serve: %s: not served: %s\n", d, st.why)

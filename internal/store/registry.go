@@ -48,6 +48,13 @@ type InboxItem struct {
 	Answer     string   `json:"answer"`
 	Reason     string   `json:"reason"`
 	AnsweredAt int64    `json:"answered_at"`
+	// AnsweredBy names who answered: the person, or "timeout" for the
+	// default taken at the deadline; "" when not known.
+	AnsweredBy string `json:"answered_by"`
+	// Default is the option a question takes when nobody answers it by
+	// Deadline (Unix milliseconds; 0 is none).
+	Default  string `json:"default"`
+	Deadline int64  `json:"deadline"`
 }
 
 // ErrNoSession is returned for a session id the registry does not hold.
@@ -168,15 +175,15 @@ func (s *DB) AddItem(ctx context.Context, it InboxItem) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO inbox (session_id, type, step, boundary, text, options, created)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, it.SessionID, it.Type, it.Step, it.Boundary, it.Text, string(enc), it.Created)
+	res, err := s.db.ExecContext(ctx, `INSERT INTO inbox (session_id, type, step, boundary, text, options, created, default_option, deadline)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, it.SessionID, it.Type, it.Step, it.Boundary, it.Text, string(enc), it.Created, it.Default, it.Deadline)
 	if err != nil {
 		return 0, fmt.Errorf("adding inbox item: %w", err)
 	}
 	return res.LastInsertId()
 }
 
-const itemCols = `id, session_id, type, step, boundary, text, options, created, answered, answer, reason, answered_at`
+const itemCols = `id, session_id, type, step, boundary, text, options, created, answered, answer, reason, answered_at, answered_by, default_option, deadline`
 
 // Items returns inbox items, newest first: the unanswered ones, or all
 // of them when all is set, of the session sessionID when it is not "".
@@ -228,15 +235,15 @@ func (s *DB) CountItems(ctx context.Context) (int, error) {
 }
 
 // AnswerItems marks the unanswered items of session sessionID at step
-// whose type is one of types answered with answer and reason, and
+// whose type is one of types answered with answer and reason by by, and
 // returns how many it marked.
-func (s *DB) AnswerItems(ctx context.Context, sessionID string, step int, types []string, answer, reason string, now int64) (int, error) {
+func (s *DB) AnswerItems(ctx context.Context, sessionID string, step int, types []string, answer, reason, by string, now int64) (int, error) {
 	if len(types) == 0 {
 		return 0, nil
 	}
-	q := `UPDATE inbox SET answered = 1, answer = ?, reason = ?, answered_at = ?
+	q := `UPDATE inbox SET answered = 1, answer = ?, reason = ?, answered_by = ?, answered_at = ?
 		WHERE answered = 0 AND session_id = ? AND step = ? AND type IN (` + strings.Repeat(", ?", len(types))[2:] + `)`
-	args := []any{answer, reason, now, sessionID, step}
+	args := []any{answer, reason, by, now, sessionID, step}
 	for _, t := range types {
 		args = append(args, t)
 	}
@@ -265,7 +272,7 @@ func scanItem(r scanner) (InboxItem, error) {
 	var it InboxItem
 	var opts string
 	var answered int
-	err := r.Scan(&it.ID, &it.SessionID, &it.Type, &it.Step, &it.Boundary, &it.Text, &opts, &it.Created, &answered, &it.Answer, &it.Reason, &it.AnsweredAt)
+	err := r.Scan(&it.ID, &it.SessionID, &it.Type, &it.Step, &it.Boundary, &it.Text, &opts, &it.Created, &answered, &it.Answer, &it.Reason, &it.AnsweredAt, &it.AnsweredBy, &it.Default, &it.Deadline)
 	if errors.Is(err, sql.ErrNoRows) {
 		return it, err
 	}
@@ -279,11 +286,12 @@ func scanItem(r scanner) (InboxItem, error) {
 	return it, nil
 }
 
-// AnswerItem marks the unanswered inbox item id answered, and reports
-// whether it was unanswered.
-func (s *DB) AnswerItem(ctx context.Context, id int64, answer, reason string, now int64) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE inbox SET answered = 1, answer = ?, reason = ?, answered_at = ? WHERE answered = 0 AND id = ?`,
-		answer, reason, now, id)
+// AnswerItem marks the unanswered inbox item id answered by by, and
+// reports whether it was unanswered: of two answers racing, one wins and
+// the other is told so.
+func (s *DB) AnswerItem(ctx context.Context, id int64, answer, reason, by string, now int64) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE inbox SET answered = 1, answer = ?, reason = ?, answered_by = ?, answered_at = ? WHERE answered = 0 AND id = ?`,
+		answer, reason, by, now, id)
 	if err != nil {
 		return false, fmt.Errorf("answering inbox item %d: %w", id, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestOpenConcurrently: connections that open a new database at the same
@@ -52,5 +54,36 @@ func TestOpenConcurrently(t *testing.T) {
 	list, err := db.LiveSessions(context.Background())
 	if err != nil || len(list) != n {
 		t.Errorf("LiveSessions = %d rows, %v; want %d", len(list), err, n)
+	}
+}
+
+// TestItemAnswer: an item keeps the default and deadline it was posted
+// with, and its answer records who gave it; a second answer finds the
+// item answered and changes nothing.
+func TestItemAnswer(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	id, err := db.AddItem(ctx, InboxItem{SessionID: "s", Type: "decision_needed", Text: "Which?", Options: []string{"a", "b"}, Default: "b", Deadline: 5000, Created: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := db.AnswerItem(ctx, id, "decide a", "why", "ana", 2000); !ok || err != nil {
+		t.Fatalf("AnswerItem = %v, %v; want true, nil", ok, err)
+	}
+	if ok, err := db.AnswerItem(ctx, id, "decide b", "", "timeout", 6000); ok || err != nil {
+		t.Fatalf("second AnswerItem = %v, %v; want false, nil", ok, err)
+	}
+	it, err := db.Item(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := InboxItem{ID: id, SessionID: "s", Type: "decision_needed", Text: "Which?", Options: []string{"a", "b"}, Created: 1000,
+		Answered: true, Answer: "decide a", Reason: "why", AnsweredAt: 2000, AnsweredBy: "ana", Default: "b", Deadline: 5000}
+	if diff := cmp.Diff(want, it); diff != "" {
+		t.Errorf("Item (-want +got):\n%s", diff)
 	}
 }

@@ -282,6 +282,13 @@ var migrations = []string{
 	`ALTER TABLE live_sessions ADD COLUMN branch TEXT NOT NULL DEFAULT '';
 	ALTER TABLE live_sessions ADD COLUMN agent TEXT NOT NULL DEFAULT '';
 	ALTER TABLE live_sessions ADD COLUMN model TEXT NOT NULL DEFAULT '';`,
+	// 11: questions an agent outside crystallize asks a person
+	// (registry.Agents): who answered an item, and the option a question
+	// takes when nobody answers it by its deadline (Unix milliseconds; 0
+	// is none). Items posted before have neither.
+	`ALTER TABLE inbox ADD COLUMN answered_by TEXT NOT NULL DEFAULT '';
+	ALTER TABLE inbox ADD COLUMN default_option TEXT NOT NULL DEFAULT '';
+	ALTER TABLE inbox ADD COLUMN deadline INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // Version is the schema version Open brings a database to.
