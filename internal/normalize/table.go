@@ -244,6 +244,28 @@ var selectorFlags = map[string]map[string]bool{
 	"git add": {"-A": true, "--all": true, "-u": true, "--update": true},
 }
 
+// SelectsOperands reports whether word, an item of the operand list of
+// the command whose argv template is tmpl, is a flag that selects the
+// command's operands (git add -A), which mining keeps among them. Such
+// an item may stand where a run refuses anything else that starts with
+// "-": it chooses which files the command works on, as the files it
+// stands for would, and gives a caller no option it could not get by
+// naming them. The head is read from tmpl's literal words before its
+// first placeholder.
+func SelectsOperands(tmpl []string, word string) bool {
+	var prefix []string
+	for _, el := range tmpl {
+		if strings.ContainsAny(el, "{}") {
+			break
+		}
+		prefix = append(prefix, el)
+	}
+	if len(prefix) == 0 {
+		return false
+	}
+	return selectorFlags[Default().parseArgv(prefix).head][word]
+}
+
 // wrappers are programs that run the command that follows them, with
 // how many words of their own precede it: "timeout 60 go test" is
 // "go test" run with a limit. Their words stay in the argv template, the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/capped"
+	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/proc"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
@@ -61,7 +62,7 @@ func (h *Executor) ExpandArgv(tmpl []string, args map[string]any) ([]string, err
 				continue
 			}
 			for j, v := range items {
-				if !endOpts && strings.HasPrefix(v, "-") {
+				if !endOpts && strings.HasPrefix(v, "-") && !normalize.SelectsOperands(tmpl, v) {
 					errs = append(errs, fmt.Errorf("%w: argv[%d] %s item %d is %q, which starts with \"-\"", ErrOptionArgument, i, el, j, v))
 				}
 			}

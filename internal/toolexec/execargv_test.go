@@ -21,6 +21,7 @@ func TestExecExpand(t *testing.T) {
 		"b": "deps/x; rm -rf / $(id)", "dash": "-rf", "long": "--upload-pack=evil", "empty": "", "n": 3, "sp": "a b",
 		"paths": []any{"a b.go", "{x}", "c;d"}, "none": []any{}, "hostile": []any{"ok.go", "--force", "-x"},
 		"nums": []any{json.Number("3"), "x"}, "mixed": []any{"a", true},
+		"all": []any{"-A"}, "update": []any{"--update", "docs"}, "allrf": []any{"-A", "-rf"},
 	}
 	tests := []struct {
 		tmpl []string
@@ -50,6 +51,14 @@ func TestExecExpand(t *testing.T) {
 		// Every item is checked for an option, not only the first.
 		{tmpl: []string{"git", "add", "{hostile...}"}, err: "argument would be read as an option: argv[2] {hostile...} item 1 is \"--force\", which starts with \"-\"\n" +
 			"argument would be read as an option: argv[2] {hostile...} item 2 is \"-x\", which starts with \"-\""},
+		// A flag that selects a command's operands (git add -A) is one
+		// of its operands, as mining keeps it: only that flag, only for
+		// that command.
+		{tmpl: []string{"git", "add", "{all...}"}, want: []string{"git", "add", "-A"}},
+		{tmpl: []string{"/usr/bin/git", "add", "{update...}"}, want: []string{"/usr/bin/git", "add", "--update", "docs"}},
+		{tmpl: []string{"git", "add", "{allrf...}"}, err: `argument would be read as an option: argv[2] {allrf...} item 1 is "-rf", which starts with "-"`},
+		{tmpl: []string{"git", "rm", "{all...}"}, err: `argument would be read as an option: argv[2] {all...} item 0 is "-A", which starts with "-"`},
+		{tmpl: []string{"rm", "{all...}"}, err: `argument would be read as an option: argv[1] {all...} item 0 is "-A", which starts with "-"`},
 		// After a literal "--" the program reads no options.
 		{tmpl: []string{"git", "add", "--", "{hostile...}"}, want: []string{"git", "add", "--", "ok.go", "--force", "-x"}},
 		{tmpl: []string{"rm", "--", "{dash}"}, want: []string{"rm", "--", "-rf"}},
