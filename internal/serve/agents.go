@@ -140,7 +140,7 @@ func (s *Server) addSessionTools() {
 		}
 		s.unbind(in.SessionID)
 		fmt.Fprintf(s.opts.Log, "serve: agent session %s ended %s\n", in.SessionID, in.Status)
-		return text("session %s ended %s", in.SessionID, in.Status), EndResult{SessionID: in.SessionID, Status: in.Status}, nil
+		return text("session %s ended %s", in.SessionID, in.Status), EndResult(in), nil
 	})
 }
 
