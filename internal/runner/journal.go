@@ -16,6 +16,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/jsontext"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runrecord"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -239,7 +240,7 @@ func Resume(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Result
 	h.actions = j.Actions
 	h.res.Receipts = j.Receipts
 	for _, p := range j.Phases {
-		h.phases = append(h.phases, phase{title: p.Title, lines: p.Lines, loose: true})
+		h.phases = append(h.phases, runrecord.Phase{Title: p.Title, Lines: p.Lines, Loose: true})
 	}
 	c := j.Counts
 	h.res.Steps, h.res.ToolCalls, h.res.ModelCalls, h.res.Approvals = c.Steps, c.ToolCalls, c.ModelCalls, c.Approvals
@@ -402,7 +403,7 @@ func (h *host) snapshot() *Journal {
 		phases = phases[:h.pendingPhase]
 	}
 	for _, p := range phases {
-		j.Phases = append(j.Phases, JournalPhase{Title: p.title, Lines: p.lines})
+		j.Phases = append(j.Phases, JournalPhase{Title: p.Title, Lines: p.Lines})
 	}
 	return j
 }

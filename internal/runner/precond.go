@@ -79,7 +79,7 @@ func (h *host) check(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 			// The run was suspended here and a person fixed the world:
 			// the step still needed the fallback.
 			h.passedOver = guards
-			h.newPhase(fmt.Sprintf("Fallback · step %d", guards)).callout(session.CalloutUser, "",
+			h.newPhase(fmt.Sprintf("Fallback · step %d", guards)).Callout(session.CalloutUser, "",
 				fmt.Sprintf("precondition %s of step %d failed and the run was suspended (fallback policy ask); resumed with %s, it now holds.", kind, guards, codeSpan("--approve "+boundary)))
 		}
 		return starlark.True, nil
@@ -297,12 +297,12 @@ func (h *host) recordCheck(guards int, kind string, args map[string]any, res che
 	// Not "Step N · …": a reference to step N must name one phase.
 	title := fmt.Sprintf("Preconditions of step %d", guards)
 	p := h.current()
-	if p.title != title {
+	if p.Title != title {
 		p = h.newPhase(title)
 	}
 	if !res.ok {
 		line += ": " + stepvalue.OneLine(res.reason)
 	}
-	p.paragraph(line)
+	p.Paragraph(line)
 	return len(h.actions) - 1
 }

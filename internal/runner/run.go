@@ -20,9 +20,9 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/membudget"
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runrecord"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
-	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // DefaultMaxSteps is the Starlark step budget of a run when
@@ -165,30 +165,12 @@ type Options struct {
 	OnStart func(runID string)
 }
 
-// Receipt is the record of one executed tool or model call. Digests are
-// of canonical JSON (sorted keys) after secrets are replaced.
-type Receipt struct {
-	ID              string             `json:"receipt_id"`
-	Step            int                `json:"step"`
-	Kind            string             `json:"kind"`
-	Tool            string             `json:"tool"`
-	Status          string             `json:"status"`
-	ArgumentsSHA256 string             `json:"arguments_sha256"`
-	ResultSHA256    string             `json:"result_sha256"`
-	SideEffects     []trace.SideEffect `json:"side_effects"`
-	DurationMS      int64              `json:"duration_ms"`
-	// Usage is set on the receipts of model calls.
-	Usage *ModelUsage `json:"usage,omitempty"`
-}
+// Receipt is the record of one executed tool or model call, as the run
+// record holds it.
+type Receipt = runrecord.Receipt
 
-// ModelUsage is what one model call used: the model that answered, its
-// tokens, and their cost at the configured prices.
-type ModelUsage struct {
-	Model        string  `json:"model"`
-	InputTokens  int64   `json:"input_tokens"`
-	OutputTokens int64   `json:"output_tokens"`
-	CostUSD      float64 `json:"cost_usd"`
-}
+// ModelUsage is what one model call used.
+type ModelUsage = runrecord.ModelUsage
 
 // Receipt statuses.
 const (

@@ -12,6 +12,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runrecord"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
@@ -208,7 +209,7 @@ func loadExpectation(w *Workflow, opts Options) (*expectation, error) {
 // outcome and returns a *DriftError on drift.
 func (h *host) verify() error {
 	first := map[string]any{"run_id": "expected_" + h.expect.candidateID, "effect_receipts": h.expect.receipts}
-	second := h.replayRun()
+	second := runrecord.ReplayRun(h.res.RunID, h.res.Receipts)
 	rep := replay.Oracle(first, second, h.expect.allowlist)
 	v := &Verification{
 		CandidateID: h.expect.candidateID, Passed: rep.Passed,
@@ -218,7 +219,7 @@ func (h *host) verify() error {
 	h.res.Verification = v
 	p := h.newPhase("Verify")
 	if v.Passed {
-		p.paragraph(fmt.Sprintf("The %d receipts match the %d expected by candidate %s.", v.Actual, v.Expected, codeSpan(v.CandidateID)))
+		p.Paragraph(fmt.Sprintf("The %d receipts match the %d expected by candidate %s.", v.Actual, v.Expected, codeSpan(v.CandidateID)))
 		return nil
 	}
 	err := &DriftError{Divergence: *rep.Divergence}
@@ -228,6 +229,6 @@ func (h *host) verify() error {
 			err.Step, err.Tool = h.res.Receipts[i].Step, h.res.Receipts[i].Tool
 		}
 	}
-	p.callout(session.CalloutError, "", stepvalue.OneLine(h.secrets.Scrub(err.Error())))
+	p.Callout(session.CalloutError, "", stepvalue.OneLine(h.secrets.Scrub(err.Error())))
 	return err
 }
