@@ -25,6 +25,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
+	"github.com/crystallize-dev/crystallize/internal/verify"
 )
 
 // host is the state of one run: the ctx object's methods and everything
@@ -52,7 +53,7 @@ type host struct {
 	// providers are the model clients made so far, by [models.*] key.
 	providers map[string]model.Provider
 	// expect is what the run is verified against (Options.Verify).
-	expect *expectation
+	expect *verify.Expectation
 
 	// params are the run's arguments, calls its completed steps, for the
 	// journal of a suspended run.

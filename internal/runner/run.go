@@ -23,6 +23,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/runrecord"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
+	"github.com/crystallize-dev/crystallize/internal/verify"
 )
 
 // DefaultMaxSteps is the Starlark step budget of a run when
@@ -119,8 +120,8 @@ type Options struct {
 	AllowUnapproved bool
 	// Verify compares the run's receipts with the bundle candidate's
 	// expected receipts through the replay oracle when the run ends
-	// (see verify.go): drift is ErrDrift. A run that cannot be verified
-	// is refused before the first step (ErrUnverifiable).
+	// (see verify.go): drift is verify.ErrDrift. A run that cannot be verified
+	// is refused before the first step (verify.ErrUnverifiable).
 	Verify bool
 	// Approve lists the approval boundaries granted in advance, Reject
 	// those rejected (Resume takes it; a run given both for one boundary
@@ -220,7 +221,7 @@ type Result struct {
 	Pending *runstate.Pending
 	// Verification is the outcome of Options.Verify, nil without it or
 	// while the run is pending.
-	Verification *Verification
+	Verification *verify.Report
 	// DryRunCalls are, for a dry run, the tool calls and model steps in order: what each
 	// step would have received and the answer it went on with.
 	DryRunCalls []DryRunCall
