@@ -40,7 +40,7 @@ type host struct {
 	// allowed is the run's capability set: declared ∩ granted.
 	allowed map[string]bool
 	// rehearsed are the files a dry run's fs.write calls would have
-	// created (workspacePath), so that a later step's file_exists check
+	// created (precond.World.WorkspacePath), so that a later step's file_exists check
 	// holds as it would in a real run.
 	rehearsed map[string]bool
 	secrets   *toolexec.Scrubber
@@ -334,7 +334,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 			if h.rehearsed == nil {
 				h.rehearsed = map[string]bool{}
 			}
-			h.rehearsed[h.workspacePath(stepvalue.ArgString(callArgs["path"]))] = true
+			h.rehearsed[h.world().WorkspacePath(stepvalue.ArgString(callArgs["path"]))] = true
 		}
 	} else {
 		out, argv, req, err = h.tools.Execute(name, bind, callArgs)
