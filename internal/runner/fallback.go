@@ -13,6 +13,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/session"
+	"github.com/crystallize-dev/crystallize/internal/starfile"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -271,13 +272,13 @@ func (h *host) agentFallback(d divergence, what string) (starlark.Value, error) 
 func (h *host) fallbackTools() ([]string, func(string, map[string]any) (any, error, error)) {
 	names := slices.Clone(h.w.Tools)
 	exec := map[string][]string{}
-	for _, s := range execSites(h.w) {
-		if _, ok := exec[s.name]; ok || bindingOverrides(h.cfg, h.opts.Tools, s.name) {
+	for _, s := range starfile.ExecSites(h.w.File, h.w.Src) {
+		if _, ok := exec[s.Name]; ok || bindingOverrides(h.cfg, h.opts.Tools, s.Name) {
 			continue
 		}
-		exec[s.name] = s.argv
-		if !slices.Contains(names, s.name) {
-			names = append(names, s.name)
+		exec[s.Name] = s.Argv
+		if !slices.Contains(names, s.Name) {
+			names = append(names, s.Name)
 		}
 	}
 	call := func(name string, args map[string]any) (any, error, error) {
