@@ -390,16 +390,16 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	h.res.Steps++
 	ms := dur.Milliseconds()
 	det := kind != trace.KindModelCall
-	// Records keep at most maxRecordedString of a string; the receipt's
+	// Records keep at most runrecord.MaxString of a string; the receipt's
 	// digests are of the whole values.
-	shown, _ := clipRecorded(args).(map[string]any)
+	shown, _ := runrecord.Clip(args).(map[string]any)
 	a := trace.Action{
 		ID:            recordID(h.opts.RunID, "-a", step),
 		Kind:          kind,
 		Name:          name,
 		Timestamp:     h.opts.Now().UTC().Format(time.RFC3339Nano),
 		Parameters:    shown,
-		Output:        clipRecorded(out),
+		Output:        runrecord.Clip(out),
 		Capabilities:  caps,
 		SideEffects:   effects,
 		DurationMS:    &ms,
