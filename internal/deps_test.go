@@ -55,8 +55,11 @@ var allowed = map[string][]string{
 	// runner fills.
 	"internal/precond": {"internal/candidate", "internal/runconfig", "internal/toolexec"},
 	// What a workflow's source says, read from its syntax tree.
-	"internal/starfile":   {"internal/codegen"},
-	"internal/runner":     {"internal/jsontext", "internal/membudget", "internal/runstate", "internal/runrecord", "internal/verify", "internal/precond", "internal/starfile", "internal/toolexec", "internal/model", "internal/runconfig", "internal/stepvalue", "internal/capped", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
+	"internal/starfile": {"internal/codegen"},
+	// The key that authenticates what a run leaves in its state
+	// directory.
+	"internal/statekey":   {"internal/atomicfile"},
+	"internal/runner":     {"internal/jsontext", "internal/membudget", "internal/runstate", "internal/runrecord", "internal/verify", "internal/precond", "internal/starfile", "internal/statekey", "internal/toolexec", "internal/model", "internal/runconfig", "internal/stepvalue", "internal/capped", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
 	"internal/tracestore": {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
 	"internal/persona":    {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/bundle", "internal/pipeline"},
 	"internal/codify":     {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/derive", "internal/codegen", "internal/session", "internal/model", "internal/runconfig", "internal/pipeline"},

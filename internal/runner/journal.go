@@ -18,6 +18,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runrecord"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
+	"github.com/crystallize-dev/crystallize/internal/statekey"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -155,7 +156,7 @@ func ReadJournal(stateDir, runID string) (*Journal, error) {
 	// replaced, should a copy be put back, is no longer accepted. Where
 	// the file cannot be written the journal is still read: it is
 	// authentic, and nothing else of the run can be written there either.
-	if own := recordMAC(key, "journal", runID, data) + "\n"; string(mac) != own {
+	if own := statekey.MAC(key, "journal", runID, data) + "\n"; string(mac) != own {
 		_ = writeDurable(filepath.Join(filepath.Dir(p), journalMACFile), []byte(own))
 	}
 	j := new(Journal)
@@ -434,7 +435,7 @@ var journalWriteStep = func(step string) error { return nil }
 // the rewrite would.
 func writeJournalPair(dir string, key []byte, runID string, data []byte) error {
 	jp, mp := filepath.Join(dir, runstate.JournalFile), filepath.Join(dir, journalMACFile)
-	mac := recordMAC(key, "journal", runID, data)
+	mac := statekey.MAC(key, "journal", runID, data)
 	macs := mac + "\n"
 	if old := currentJournalMAC(jp, mp, key, runID); old != "" && old != mac {
 		macs += old + "\n"
@@ -468,14 +469,14 @@ func currentJournalMAC(journalPath, macPath string, key []byte, runID string) st
 	if err != nil || !anyMAC(key, runID, data, macs) {
 		return ""
 	}
-	return recordMAC(key, "journal", runID, data)
+	return statekey.MAC(key, "journal", runID, data)
 }
 
 // anyMAC reports whether one of the lines of macs is the journal MAC of
 // data; see writeJournalPair for why there may be more than one.
 func anyMAC(key []byte, runID string, data, macs []byte) bool {
 	for _, line := range strings.Split(string(macs), "\n") {
-		if line = strings.TrimSpace(line); line != "" && checkMAC(key, "journal", runID, data, line) {
+		if line = strings.TrimSpace(line); line != "" && statekey.Check(key, "journal", runID, data, line) {
 			return true
 		}
 	}
