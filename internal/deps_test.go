@@ -46,20 +46,33 @@ var allowed = map[string][]string{
 	"internal/runstate":     {},
 	"internal/runstats":     {"internal/runner", "internal/runstate", "internal/bundle", "internal/capped", "internal/price", "internal/trace"},
 	"internal/membudget":    {},
-	"internal/runner":       {"internal/jsontext", "internal/membudget", "internal/runstate", "internal/toolexec", "internal/model", "internal/runconfig", "internal/stepvalue", "internal/capped", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
-	"internal/tracestore":   {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
-	"internal/persona":      {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/bundle", "internal/pipeline"},
-	"internal/codify":       {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/derive", "internal/codegen", "internal/session", "internal/model", "internal/runconfig", "internal/pipeline"},
-	"internal/skill":        {"internal/trace", "internal/candidate", "internal/codegen", "internal/mdtext"},
-	"internal/pipeline":     {"internal/trace", "internal/redact", "internal/session", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/synth", "internal/atomicfile", "internal/tracestore", "internal/store", "internal/model", "internal/runconfig", "internal/plan"},
-	"internal/atomicfile":   {},
-	"internal/mdtext":       {},
-	"internal/bundle":       {"internal/jsontext", "internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact", "internal/assert", "internal/skill", "internal/atomicfile"},
-	"internal/tracetest":    {"internal/trace"},
-	"internal/capture":      {"internal/trace", "internal/redact", "internal/atomicfile"},
-	"internal/install":      {"internal/bundle", "internal/skill", "internal/runner", "internal/atomicfile", "internal/textdiff"},
-	"internal/review":       {"internal/bundle", "internal/candidate", "internal/trace", "internal/runner", "internal/registry", "internal/store", "internal/textdiff"},
-	"internal/serve":        {"internal/runner", "internal/runstate", "internal/bundle", "internal/candidate", "internal/trace", "internal/registry"},
+	// The run record: trace.json and session.md written from a plain
+	// value the runner fills.
+	"internal/runrecord": {"internal/atomicfile", "internal/jsontext", "internal/mdtext", "internal/runstate", "internal/session", "internal/stepvalue", "internal/trace"},
+	// Receipt verification: a run's receipts against its candidate's.
+	"internal/verify": {"internal/candidate", "internal/replay", "internal/runrecord", "internal/trace"},
+	// The world preconditions of a step, looked at through a value the
+	// runner fills.
+	"internal/precond": {"internal/candidate", "internal/runconfig", "internal/toolexec"},
+	// What a workflow's source says, read from its syntax tree.
+	"internal/starfile": {"internal/codegen"},
+	// The key that authenticates what a run leaves in its state
+	// directory.
+	"internal/statekey":   {"internal/atomicfile"},
+	"internal/runner":     {"internal/jsontext", "internal/membudget", "internal/runstate", "internal/runrecord", "internal/verify", "internal/precond", "internal/starfile", "internal/statekey", "internal/toolexec", "internal/model", "internal/runconfig", "internal/stepvalue", "internal/capped", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
+	"internal/tracestore": {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
+	"internal/persona":    {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/bundle", "internal/pipeline"},
+	"internal/codify":     {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/derive", "internal/codegen", "internal/session", "internal/model", "internal/runconfig", "internal/pipeline"},
+	"internal/skill":      {"internal/trace", "internal/candidate", "internal/codegen", "internal/mdtext"},
+	"internal/pipeline":   {"internal/trace", "internal/redact", "internal/session", "internal/candidate", "internal/source", "internal/normalize", "internal/mine", "internal/replay", "internal/codegen", "internal/skill", "internal/bundle", "internal/synth", "internal/atomicfile", "internal/tracestore", "internal/store", "internal/model", "internal/runconfig", "internal/plan"},
+	"internal/atomicfile": {},
+	"internal/mdtext":     {},
+	"internal/bundle":     {"internal/jsontext", "internal/trace", "internal/candidate", "internal/codegen", "internal/replay", "internal/redact", "internal/assert", "internal/skill", "internal/atomicfile"},
+	"internal/tracetest":  {"internal/trace"},
+	"internal/capture":    {"internal/trace", "internal/redact", "internal/atomicfile"},
+	"internal/install":    {"internal/bundle", "internal/skill", "internal/runner", "internal/atomicfile", "internal/textdiff"},
+	"internal/review":     {"internal/bundle", "internal/candidate", "internal/trace", "internal/runner", "internal/registry", "internal/store", "internal/textdiff"},
+	"internal/serve":      {"internal/runner", "internal/runstate", "internal/bundle", "internal/candidate", "internal/trace", "internal/registry"},
 	// Runs on Temporal are driven through runner.Advance; the test
 	// server helper is used by the tests of temporal and cli only.
 	"internal/temporal":              {"internal/runconfig", "internal/runstate", "internal/runner", "internal/bundle"},
@@ -111,6 +124,8 @@ var testOnly = map[string][]string{
 	// The integration tests run against a Temporal dev server, with
 	// in-process tools.
 	"internal/temporal": {"internal/temporal/temporaltest", "internal/toolexec"},
+	// The record's encoders are held to the bytes of candidate.EncodeJSON.
+	"internal/runrecord": {"internal/candidate"},
 	// The session tools are tested against the registry's database as
 	// a person's commands read it.
 	"internal/serve": {"internal/store"},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runrecord"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 )
 
@@ -122,7 +123,7 @@ func Advance(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Journ
 	h.actions = slices.Clone(j.Actions)
 	h.res.Receipts = slices.Clone(j.Receipts)
 	for _, p := range j.Phases {
-		h.phases = append(h.phases, phase{title: p.Title, lines: p.Lines, loose: true})
+		h.phases = append(h.phases, runrecord.Phase{Title: p.Title, Lines: p.Lines, Loose: true})
 	}
 	c := j.Counts
 	h.res.Steps, h.res.ToolCalls, h.res.ModelCalls, h.res.Approvals = c.Steps, c.ToolCalls, c.ModelCalls, c.Approvals

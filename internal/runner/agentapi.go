@@ -87,7 +87,7 @@ func (h *host) notify(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
 		body = append(body, strings.TrimRight(l, " "))
 	}
-	h.current().message(typ, body)
+	h.current().Message(typ, body)
 	h.message(runstate.Message{Type: typ, Step: h.step, Text: text})
 	return starlark.None, nil
 }
@@ -133,7 +133,7 @@ func (h *host) requestDecision(_ *starlark.Thread, b *starlark.Builtin, args sta
 		h.res.Pending = &runstate.Pending{Step: step, Boundary: name, Prompt: question, Kind: runstate.PendingDecision, Options: options}
 		h.pendingPhase = len(h.phases)
 		p := h.newPhase(fmt.Sprintf("Step %d · decide %s (pending)", step, name))
-		p.callout(session.CalloutDecisionNeeded, stepvalue.OneLine(question), "Options: "+codeList(options),
+		p.Callout(session.CalloutDecisionNeeded, stepvalue.OneLine(question), "Options: "+codeList(options),
 			"Continue with "+codeSpan(ResumeCommand(h.opts.StateDir, h.opts.RunID)+" --decide OPTION"))
 		h.message(runstate.Message{Type: runstate.MessageDecisionNeeded, Step: step, Boundary: name, Text: question, Options: options})
 		return nil, &PendingDecisionError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Name: name, Options: options}
@@ -142,12 +142,12 @@ func (h *host) requestDecision(_ *starlark.Thread, b *starlark.Builtin, args sta
 	// The log keeps the question with its answer: the pending phase is
 	// rewritten on resume, and this is what replaces it.
 	p := h.newPhase(fmt.Sprintf("Step %d · decide %s", step, name))
-	p.callout(session.CalloutDecisionNeeded, stepvalue.OneLine(question), "Options: "+codeList(options))
+	p.Callout(session.CalloutDecisionNeeded, stepvalue.OneLine(question), "Options: "+codeList(options))
 	callout := session.CalloutDecision
 	if approver == "--decide" {
 		callout = session.CalloutUser // a person answered on resume
 	}
-	p.callout(callout, "", "Decided "+codeSpan(name)+": "+codeSpan(chosen)+" ("+approver+")")
+	p.Callout(callout, "", "Decided "+codeSpan(name)+": "+codeSpan(chosen)+" ("+approver+")")
 	h.journalCall(step, "decision", name, argsDigest, chosen)
 	return starlark.String(chosen), nil
 }
@@ -194,7 +194,7 @@ func (h *host) requestApproval(thread *starlark.Thread, b *starlark.Builtin, arg
 	if errors.As(err, &pe) && h.pendingPhase >= 0 {
 		// The pending phase approve wrote opens with its callout line;
 		// this call asks for an approval, and says so.
-		h.phases[h.pendingPhase].retitle(session.CalloutDecision, session.CalloutApprovalRequired, stepvalue.OneLine(h.secrets.Scrub(text)))
+		h.phases[h.pendingPhase].Retitle(session.CalloutDecision, session.CalloutApprovalRequired, stepvalue.OneLine(h.secrets.Scrub(text)))
 		h.message(runstate.Message{Type: runstate.MessageApprovalRequired, Step: h.res.Pending.Step, Boundary: boundary, Text: h.secrets.Scrub(text)})
 	}
 	return v, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/statekey"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -88,7 +89,7 @@ func RecordApproval(stateDir string, e LedgerEntry) error {
 	if abs, err := filepath.Abs(e.Bundle); err == nil {
 		e.Bundle = abs
 	}
-	e.MAC = recordMAC(key, "approval", e.CandidateID, e.macInput())
+	e.MAC = statekey.MAC(key, "approval", e.CandidateID, e.macInput())
 	line, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -148,7 +149,7 @@ func ledgerLine(key, line []byte) (LedgerEntry, bool) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil || dec.More() || !checkMAC(key, "approval", e.CandidateID, e.macInput(), e.MAC) {
+	if err := dec.Decode(&e); err != nil || dec.More() || !statekey.Check(key, "approval", e.CandidateID, e.macInput(), e.MAC) {
 		return e, false
 	}
 	return e, true

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/statekey"
 )
 
 // TestApprovalLedger: the ledger admits a bundle only with an
@@ -43,7 +44,7 @@ func TestApprovalLedger(t *testing.T) {
 		{"case-folded name", func(t *testing.T, state string) {
 			key, _ := stateKey(state, true)
 			e := entry(bundle.DecisionApproved, "sha1")
-			mac := recordMAC(key, "approval", e.CandidateID, e.macInput())
+			mac := statekey.MAC(key, "approval", e.CandidateID, e.macInput())
 			os.WriteFile(filepath.Join(state, ApprovalLedgerFile), []byte(`{"candidate_id":"cand_1","workflow_sha256":"sha0","decision":"approved","actor":"lead","recorded_at":"2026-01-01T00:00:00Z","bundle":"b","Workflow_sha256":"sha1","mac":"`+mac+`"}`+"\n"), 0o600)
 		}, "approvals.jsonl:1 is not an approval this state directory's key recorded"},
 		{"line signed with another key", func(t *testing.T, state string) {

@@ -13,6 +13,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/capped"
+	"github.com/crystallize-dev/crystallize/internal/statekey"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -87,7 +88,7 @@ func archiveApproved(stateDir string, m *bundle.Manifest, src []byte) error {
 		return err
 	}
 	e := approvedEffects{Workflow: m.Workflow.Name, WorkflowSHA256: sha, SideEffects: raw}
-	e.MAC = recordMAC(key, "approved_effects", sha, e.macInput())
+	e.MAC = statekey.MAC(key, "approved_effects", sha, e.macInput())
 	meta, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
 		return err
@@ -224,7 +225,7 @@ func readArchived(stateDir string, key []byte, workflow, sha string) ([]byte, []
 	if err := dec.Decode(&e); err != nil {
 		return nil, nil, fmt.Errorf("%w: %s: %v", ErrArchive, eff, err)
 	}
-	if e.Workflow != workflow || e.WorkflowSHA256 != sha || e.macInput() == nil || !checkMAC(key, "approved_effects", sha, e.macInput(), e.MAC) {
+	if e.Workflow != workflow || e.WorkflowSHA256 != sha || e.macInput() == nil || !statekey.Check(key, "approved_effects", sha, e.macInput(), e.MAC) {
 		return nil, nil, fmt.Errorf("%w: %s is not the side effects this state directory's key recorded for workflow %s with sha256 %s: it was changed after the approval", ErrArchive, eff, workflow, sha)
 	}
 	var effects []trace.SideEffect

@@ -12,6 +12,7 @@ import (
 
 	"github.com/crystallize-dev/crystallize/internal/membudget"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runrecord"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
@@ -82,7 +83,7 @@ func TestSizeLimits(t *testing.T) {
 	}
 	for _, f := range []string{runstate.TraceFile, runstate.SessionFile} {
 		data := readFile(t, filepath.Join(res.Dir, f))
-		if len(data) > 2*maxRecordedString+20000 || !strings.Contains(data, "more bytes not recorded") {
+		if len(data) > 2*runrecord.MaxString+20000 || !strings.Contains(data, "more bytes not recorded") {
 			t.Errorf("%s is %d bytes; want the 200000-byte argument cut", f, len(data))
 		}
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/crystallize-dev/crystallize/internal/runconfig"
-	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"slices"
+
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/starfile"
+	"github.com/crystallize-dev/crystallize/internal/toolexec"
 ) // PreflightReport is what a workflow needs before its first step under a
 // configuration, found without running it: the tools it calls and those
 // nothing binds, the commands its ctx.exec calls run with the grants they
@@ -110,8 +112,8 @@ func literalTool(w *Workflow, name string) error {
 	if slices.Contains(w.Tools, name) {
 		return nil
 	}
-	for _, s := range execSites(w) {
-		if s.name == name {
+	for _, s := range starfile.ExecSites(w.File, w.Src) {
+		if s.Name == name {
 			return nil
 		}
 	}

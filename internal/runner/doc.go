@@ -177,7 +177,7 @@
 //
 // With Options.Verify a bundle's run is compared, when it ends, with its
 // candidate's expected receipts through the replay oracle, masked by the
-// allowlist rules of the candidate's examples; drift is ErrDrift with the
+// allowlist rules of the candidate's examples; drift is verify.ErrDrift with the
 // JSON pointer of the first divergence, recorded in trace.json and
 // session.md. See verify.go.
 package runner

@@ -2,11 +2,8 @@ package runner
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
-
-	"go.starlark.net/syntax"
 
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -123,76 +120,4 @@ func placeholderFromPaths(paths [][]string, label string) map[string]any {
 		}
 	}
 	return root
-}
-
-// resultKeys finds, for each tool a workflow calls with a literal name,
-// the members it reads from the call's result: in
-//
-//	step1 = ctx.tool("git.create_branch", …)
-//	… step1["branch"] …
-//
-// the tool git.create_branch has the key path ["branch"]; x["a"]["b"]
-// gives ["a", "b"]. Generated workflows read results only this way, so it
-// is the shape a dry run must answer with when nothing was recorded.
-// Paths are sorted, per tool, for a deterministic answer.
-func resultKeys(f *syntax.File) map[string][][]string {
-	vars := map[string]string{} // variable → tool name
-	syntax.Walk(f, func(n syntax.Node) bool {
-		a, ok := n.(*syntax.AssignStmt)
-		if !ok || a.Op != syntax.EQ {
-			return true
-		}
-		id, ok := a.LHS.(*syntax.Ident)
-		if !ok {
-			return true
-		}
-		// ctx.try_tool returns {ok, output, error}, not the tool's
-		// result, so only ctx.tool and ctx.exec assignments count.
-		if method, name, ok := ctxCall(a.RHS); ok && (method == "tool" || method == "exec") {
-			vars[id.Name] = name
-		}
-		return true
-	})
-	out := map[string][][]string{}
-	seen := map[string]bool{}
-	syntax.Walk(f, func(n syntax.Node) bool {
-		ix, ok := n.(*syntax.IndexExpr)
-		if !ok {
-			return true
-		}
-		// Only the outermost index of a chain: x["a"]["b"] once, not
-		// again as x["a"].
-		var keys []string
-		var x syntax.Expr = ix
-		for {
-			e, ok := x.(*syntax.IndexExpr)
-			if !ok {
-				break
-			}
-			lit, ok := e.Y.(*syntax.Literal)
-			if !ok || lit.Token != syntax.STRING {
-				return true
-			}
-			keys = append([]string{lit.Value.(string)}, keys...)
-			x = e.X
-		}
-		id, ok := x.(*syntax.Ident)
-		if !ok {
-			return true
-		}
-		tool, ok := vars[id.Name]
-		if !ok {
-			return true
-		}
-		k := tool + "\x00" + strings.Join(keys, "\x00")
-		if !seen[k] {
-			seen[k] = true
-			out[tool] = append(out[tool], keys)
-		}
-		return false
-	})
-	for _, paths := range out {
-		sort.Slice(paths, func(i, j int) bool { return strings.Join(paths[i], "\x00") < strings.Join(paths[j], "\x00") })
-	}
-	return out
 }

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/syntax"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/starfile"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
@@ -269,11 +269,11 @@ func ExecCommands(w *Workflow, cfg *runconfig.Config, tools map[string]toolexec.
 		cfg = &runconfig.Config{Dir: "."}
 	}
 	var out []ExecCommand
-	for _, s := range execSites(w) {
-		program := candidate.ArgvProgram(s.argv)
-		c := ExecCommand{Name: s.name, Argv: s.argv, Capability: "exec:" + program}
-		if b, ok := toolexec.Resolve(cfg, tools, s.name); ok && (b.Inproc != nil || b.Pattern != "") {
-			c.Binding = cmp.Or(b.Pattern, s.name)
+	for _, s := range starfile.ExecSites(w.File, w.Src) {
+		program := candidate.ArgvProgram(s.Argv)
+		c := ExecCommand{Name: s.Name, Argv: s.Argv, Capability: "exec:" + program}
+		if b, ok := toolexec.Resolve(cfg, tools, s.Name); ok && (b.Inproc != nil || b.Pattern != "") {
+			c.Binding = cmp.Or(b.Pattern, s.Name)
 		}
 		c.Declared, c.Granted = execPermitted(w.Capabilities, cfg.Grants.Capabilities, program)
 		out = append(out, c)
@@ -383,55 +383,6 @@ func CheckExec(w *Workflow, cfg *runconfig.Config, tools map[string]toolexec.Too
 	slices.Sort(e.Undeclared)
 	slices.Sort(e.Missing)
 	return e
-}
-
-// execSite is one ctx.exec call written in a workflow's source.
-type execSite struct {
-	name string
-	argv []string
-}
-
-// execSites returns the ctx.exec calls of w whose name and argv are
-// literals, in source order, without repeats.
-func execSites(w *Workflow) []execSite {
-	f, err := (&syntax.FileOptions{}).Parse(w.File, w.Src, 0)
-	if err != nil {
-		return nil // unreachable: Load checked it
-	}
-	var sites []execSite
-	seen := map[string]bool{}
-	syntax.Walk(f, func(n syntax.Node) bool {
-		method, name, ok := ctxCall(n)
-		if !ok || method != "exec" {
-			return true
-		}
-		call := n.(*syntax.CallExpr)
-		if len(call.Args) < 2 {
-			return true
-		}
-		list, ok := call.Args[1].(*syntax.ListExpr)
-		if !ok {
-			return true
-		}
-		var argv []string
-		for _, el := range list.List {
-			s, ok := stringLit(el)
-			if !ok {
-				return true
-			}
-			argv = append(argv, s)
-		}
-		if len(argv) == 0 {
-			return true
-		}
-		key := name + "\x00" + strings.Join(argv, "\x00")
-		if !seen[key] {
-			seen[key] = true
-			sites = append(sites, execSite{name: name, argv: argv})
-		}
-		return true
-	})
-	return sites
 }
 
 // QuoteArgv renders an argv for reading, each argument quoted as a POSIX

@@ -7,6 +7,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
+	"github.com/crystallize-dev/crystallize/internal/verify"
 )
 
 // failureCodes are the stable codes of run failures, by the error each
@@ -27,8 +28,8 @@ var failureCodes = []struct {
 	{ErrBudget, "budget_exceeded"},
 	{ErrWorker, "unknown_worker"},
 	{ErrRejected, "approval_rejected"},
-	{ErrDrift, "receipt_drift"},
-	{ErrUnverifiable, "unverifiable"},
+	{verify.ErrDrift, "receipt_drift"},
+	{verify.ErrUnverifiable, "unverifiable"},
 	{ErrUnbound, "unbound_tool"},
 	{toolexec.ErrOutsideWorkspace, "outside_workspace"},
 	{toolexec.ErrOptionArgument, "option_argument"},

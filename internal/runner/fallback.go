@@ -13,6 +13,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/session"
+	"github.com/crystallize-dev/crystallize/internal/starfile"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -151,10 +152,10 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 		h.mark(d.action, meta(runconfig.FallbackAsk))
 		p := h.newPhase(title)
 		if d.check == "" {
-			p.callout(session.CalloutError, "", what+" again after "+codeSpan("--approve "+d.boundary)+": "+stepvalue.OneLine(d.reason))
+			p.Callout(session.CalloutError, "", what+" again after "+codeSpan("--approve "+d.boundary)+": "+stepvalue.OneLine(d.reason))
 			return nil, d.err
 		}
-		p.callout(session.CalloutUser, "", what+"; passed over by "+codeSpan("--approve "+d.boundary)+": "+stepvalue.OneLine(d.reason))
+		p.Callout(session.CalloutUser, "", what+"; passed over by "+codeSpan("--approve "+d.boundary)+": "+stepvalue.OneLine(d.reason))
 		h.passedOver = d.step
 		return starlark.True, nil
 	}
@@ -172,10 +173,10 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 			}
 			p := h.newPhase(title)
 			if !ok {
-				p.callout(session.CalloutUser, "", what+"; rejected: "+stepvalue.OneLine(d.reason))
+				p.Callout(session.CalloutUser, "", what+"; rejected: "+stepvalue.OneLine(d.reason))
 				return nil, fmt.Errorf("%w: boundary %s (interactive): %s", ErrRejected, d.boundary, d.reason)
 			}
-			p.callout(session.CalloutUser, "", what+"; approved: "+stepvalue.OneLine(d.reason))
+			p.Callout(session.CalloutUser, "", what+"; approved: "+stepvalue.OneLine(d.reason))
 			if d.retry != nil {
 				return d.retry()
 			}
@@ -198,12 +199,12 @@ func (h *host) fallback(d divergence) (starlark.Value, error) {
 		h.pendingPhase = len(h.phases)
 		p := h.newPhase(title + " (pending)")
 		resume := ResumeCommand(h.opts.StateDir, h.opts.RunID)
-		p.callout(session.CalloutDecision, "", what+": "+stepvalue.OneLine(d.reason)+". Fallback policy ask: "+
+		p.Callout(session.CalloutDecision, "", what+": "+stepvalue.OneLine(d.reason)+". Fallback policy ask: "+
 			codeSpan(resume+" --approve "+d.boundary)+" or "+codeSpan("--reject "+d.boundary))
 		return nil, &PendingApprovalError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Boundary: d.boundary}
 	default:
 		h.mark(d.action, meta(runconfig.FallbackFail))
-		h.newPhase(title).callout(session.CalloutError, "", what+": "+stepvalue.OneLine(d.reason)+". Fallback policy fail: nothing after it runs.")
+		h.newPhase(title).Callout(session.CalloutError, "", what+": "+stepvalue.OneLine(d.reason)+". Fallback policy fail: nothing after it runs.")
 		return nil, d.err
 	}
 }
@@ -236,7 +237,7 @@ func (h *host) agentFallback(d divergence, what string) (starlark.Value, error) 
 	}
 	model := cmp.Or(h.cfg.Fallback.Model, "fallback")
 	p := h.newPhase(fmt.Sprintf("Fallback · step %d · agent", d.step))
-	p.callout("warning", "", what+": "+stepvalue.OneLine(d.reason)+". Fallback policy agent: the rest of the run goes to model "+codeSpan(model)+" with tools "+codeSpan(orNone(names))+".")
+	p.Callout("warning", "", what+": "+stepvalue.OneLine(d.reason)+". Fallback policy agent: the rest of the run goes to model "+codeSpan(model)+" with tools "+codeSpan(orNone(names))+".")
 
 	before := len(h.actions)
 	res, err := h.agentLoop(agentSpec{
@@ -257,7 +258,7 @@ func (h *host) agentFallback(d divergence, what string) (starlark.Value, error) 
 	}
 	if res["stopped"] != "done" {
 		msg := fmt.Sprintf("%s: the fallback agent stopped (%v) after %v turns before it was done", what, res["stopped"], res["iterations"])
-		h.newPhase("Fallback · incomplete").callout(session.CalloutError, "", msg)
+		h.newPhase("Fallback · incomplete").Callout(session.CalloutError, "", msg)
 		return nil, fmt.Errorf("%w: %s", ErrFallback, msg)
 	}
 	h.logLine(fmt.Sprintf("The fallback agent completed the run after %v turns and %v tool calls.", res["iterations"], res["tool_calls"]))
@@ -271,13 +272,13 @@ func (h *host) agentFallback(d divergence, what string) (starlark.Value, error) 
 func (h *host) fallbackTools() ([]string, func(string, map[string]any) (any, error, error)) {
 	names := slices.Clone(h.w.Tools)
 	exec := map[string][]string{}
-	for _, s := range execSites(h.w) {
-		if _, ok := exec[s.name]; ok || bindingOverrides(h.cfg, h.opts.Tools, s.name) {
+	for _, s := range starfile.ExecSites(h.w.File, h.w.Src) {
+		if _, ok := exec[s.Name]; ok || bindingOverrides(h.cfg, h.opts.Tools, s.Name) {
 			continue
 		}
-		exec[s.name] = s.argv
-		if !slices.Contains(names, s.name) {
-			names = append(names, s.name)
+		exec[s.Name] = s.Argv
+		if !slices.Contains(names, s.Name) {
+			names = append(names, s.Name)
 		}
 	}
 	call := func(name string, args map[string]any) (any, error, error) {

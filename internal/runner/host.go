@@ -19,11 +19,13 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/membudget"
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runrecord"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/session"
 	"github.com/crystallize-dev/crystallize/internal/stepvalue"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 	"github.com/crystallize-dev/crystallize/internal/trace"
+	"github.com/crystallize-dev/crystallize/internal/verify"
 )
 
 // host is the state of one run: the ctx object's methods and everything
@@ -38,7 +40,7 @@ type host struct {
 	// allowed is the run's capability set: declared ∩ granted.
 	allowed map[string]bool
 	// rehearsed are the files a dry run's fs.write calls would have
-	// created (workspacePath), so that a later step's file_exists check
+	// created (precond.World.WorkspacePath), so that a later step's file_exists check
 	// holds as it would in a real run.
 	rehearsed map[string]bool
 	secrets   *toolexec.Scrubber
@@ -46,12 +48,12 @@ type host struct {
 	tools   *toolexec.Executor
 	step    int
 	actions []trace.Action
-	phases  []phase
+	phases  []runrecord.Phase
 	model   string // last model that answered, for session.md
 	// providers are the model clients made so far, by [models.*] key.
 	providers map[string]model.Provider
 	// expect is what the run is verified against (Options.Verify).
-	expect *expectation
+	expect *verify.Expectation
 
 	// params are the run's arguments, calls its completed steps, for the
 	// journal of a suspended run.
@@ -87,20 +89,6 @@ type host struct {
 	// passedOver is the step whose failed precondition a person passed
 	// over (fallback.go); the step's action is marked when it runs.
 	passedOver int
-}
-
-// phase is one "##" section of session.md. lines are its markdown, the
-// lines after the heading as session.md and the journal hold them;
-// blocks are the same content as the session format's values, kept as
-// each line is added (the methods in record.go), so that the log is
-// built without parsing the markdown it writes. loose says that lines
-// hold what blocks do not (a phase restored from a journal): the log is
-// then read back from the lines.
-type phase struct {
-	title  string
-	lines  []string
-	blocks []session.Block
-	loose  bool
 }
 
 func newHost(ctx context.Context, w *Workflow, cfg *runconfig.Config, opts Options) *host {
@@ -183,15 +171,15 @@ func (c *ctxObject) Attr(name string) (starlark.Value, error) {
 func (h *host) value() starlark.Value { return h.ctxValue }
 
 // current returns the phase log lines go to, starting one if none has.
-func (h *host) current() *phase {
+func (h *host) current() *runrecord.Phase {
 	if len(h.phases) == 0 {
-		h.phases = append(h.phases, phase{title: "Start"})
+		h.phases = append(h.phases, runrecord.Phase{Title: "Start"})
 	}
 	return &h.phases[len(h.phases)-1]
 }
 
-func (h *host) newPhase(title string) *phase {
-	h.phases = append(h.phases, phase{title: title})
+func (h *host) newPhase(title string) *runrecord.Phase {
+	h.phases = append(h.phases, runrecord.Phase{Title: title})
 	return &h.phases[len(h.phases)-1]
 }
 
@@ -202,7 +190,7 @@ func (h *host) logLine(msg string) {
 		return
 	}
 	msg = h.secrets.Scrub(msg)
-	h.current().paragraph(msg)
+	h.current().Paragraph(msg)
 	if h.opts.Log != nil {
 		fmt.Fprintf(h.opts.Log, "%s\n", msg)
 	}
@@ -346,7 +334,7 @@ func (h *host) callTool(c toolCall) (out any, failure, err error) {
 			if h.rehearsed == nil {
 				h.rehearsed = map[string]bool{}
 			}
-			h.rehearsed[h.workspacePath(stepvalue.ArgString(callArgs["path"]))] = true
+			h.rehearsed[h.world().WorkspacePath(stepvalue.ArgString(callArgs["path"]))] = true
 		}
 	} else {
 		out, argv, req, err = h.tools.Execute(name, bind, callArgs)
@@ -402,16 +390,16 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 	h.res.Steps++
 	ms := dur.Milliseconds()
 	det := kind != trace.KindModelCall
-	// Records keep at most maxRecordedString of a string; the receipt's
+	// Records keep at most runrecord.MaxString of a string; the receipt's
 	// digests are of the whole values.
-	shown, _ := clipRecorded(args).(map[string]any)
+	shown, _ := runrecord.Clip(args).(map[string]any)
 	a := trace.Action{
 		ID:            recordID(h.opts.RunID, "-a", step),
 		Kind:          kind,
 		Name:          name,
 		Timestamp:     h.opts.Now().UTC().Format(time.RFC3339Nano),
 		Parameters:    shown,
-		Output:        clipRecorded(out),
+		Output:        runrecord.Clip(out),
 		Capabilities:  caps,
 		SideEffects:   effects,
 		DurationMS:    &ms,
@@ -449,20 +437,20 @@ func (h *host) record(step int, kind trace.Kind, name string, args map[string]an
 
 	// A step's phase holds one tool call list and the receipt after it.
 	p := h.newPhase("Step " + strconv.Itoa(step) + " · " + name)
-	p.lines = make([]string, 0, 5)
-	p.blocks = make([]session.Block, 0, 2)
+	p.Lines = make([]string, 0, 5)
+	p.Blocks = make([]session.Block, 0, 2)
 	call := session.ToolCall{Result: codeSpan(stepvalue.Clip(string(outJSON), 200)) + " (" + string(status) + ", " + strconv.FormatInt(ms, 10) + " ms)"}
 	call.Tool, call.Args, _ = strings.Cut(stepvalue.OneLine(callLine(name, shown, argv)), " ")
 	for _, se := range effects {
 		call.SideEffects = append(call.SideEffects, codeSpan(strings.TrimSpace(se.Kind+" "+se.Target)))
 	}
-	p.toolCall(call)
-	p.paragraph("Receipt `" + r.ID + "`: arguments " + r.ArgumentsSHA256 + ", result " + r.ResultSHA256 + ".")
+	p.ToolCall(call)
+	p.Paragraph("Receipt `" + r.ID + "`: arguments " + r.ArgumentsSHA256 + ", result " + r.ResultSHA256 + ".")
 	if callErr != nil {
-		p.callout(session.CalloutError, "", stepvalue.OneLine(h.secrets.Scrub(callErr.Error())))
+		p.Callout(session.CalloutError, "", stepvalue.OneLine(h.secrets.Scrub(callErr.Error())))
 	}
 	if h.mem != nil {
-		h.mem.AddOwn(recordBytes(outJSON, p.lines))
+		h.mem.AddOwn(recordBytes(outJSON, p.Lines))
 	}
 	return r.ArgumentsSHA256
 }
@@ -490,7 +478,7 @@ func (h *host) refuse(step int, name, reason string, missing []string) {
 	reason = h.secrets.Scrub(reason)
 	h.res.Refusals = append(h.res.Refusals, Refusal{Step: step, Tool: name, Reason: reason, Missing: missing})
 	p := h.newPhase(fmt.Sprintf("Step %d · %s (refused)", step, name))
-	p.callout(session.CalloutError, "", "Refused before it ran: "+stepvalue.OneLine(reason))
+	p.Callout(session.CalloutError, "", "Refused before it ran: "+stepvalue.OneLine(reason))
 }
 
 // fixture returns the output the bundle's fixtures recorded for a call:
@@ -672,7 +660,7 @@ func (h *host) callModels(calls []modelCall, concurrency int) ([]any, error) {
 		u := &ModelUsage{Model: resp.Model, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, CostUSD: resp.CostUSD}
 		h.res.Receipts[len(h.res.Receipts)-1].Usage = u
 		p := &h.phases[len(h.phases)-1]
-		p.paragraph(fmt.Sprintf("Model %s: %d input + %d output tokens, $%.6f.", codeSpan(cmp.Or(resp.Model, "none")), u.InputTokens, u.OutputTokens, u.CostUSD))
+		p.Paragraph(fmt.Sprintf("Model %s: %d input + %d output tokens, $%.6f.", codeSpan(cmp.Or(resp.Model, "none")), u.InputTokens, u.OutputTokens, u.CostUSD))
 		if resp.Model != "" {
 			h.model = resp.Model
 		}
@@ -788,7 +776,7 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		if prompt != "" {
 			body = append(body, "Prompt: "+stepvalue.OneLine(h.secrets.Scrub(prompt)))
 		}
-		p.callout(session.CalloutDecision, "", body...)
+		p.Callout(session.CalloutDecision, "", body...)
 		return nil, &PendingApprovalError{StateDir: h.opts.StateDir, RunID: h.opts.RunID, Boundary: boundary}
 	}
 	h.recordApproval(step, boundary, h.secrets.Scrub(prompt), approver, map[string]any{"approved": approved}, nil)
@@ -804,7 +792,7 @@ func (h *host) approve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	if prompt != "" {
 		body = append(body, "Prompt: "+stepvalue.OneLine(h.secrets.Scrub(prompt)))
 	}
-	p.callout(callout, "", body...)
+	p.Callout(callout, "", body...)
 	if !approved {
 		return nil, fmt.Errorf("%w: boundary %s (%s)", ErrRejected, boundary, approver)
 	}
@@ -939,7 +927,7 @@ func (h *host) finish(out any, err error) {
 		case runstate.StatusRejected:
 			title = "Rejected"
 		}
-		h.newPhase(title).callout(session.CalloutError, "", stepvalue.OneLine(h.res.Error))
+		h.newPhase(title).Callout(session.CalloutError, "", stepvalue.OneLine(h.res.Error))
 	}
 }
 

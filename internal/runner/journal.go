@@ -16,7 +16,9 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 	"github.com/crystallize-dev/crystallize/internal/jsontext"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runrecord"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
+	"github.com/crystallize-dev/crystallize/internal/statekey"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -154,7 +156,7 @@ func ReadJournal(stateDir, runID string) (*Journal, error) {
 	// replaced, should a copy be put back, is no longer accepted. Where
 	// the file cannot be written the journal is still read: it is
 	// authentic, and nothing else of the run can be written there either.
-	if own := recordMAC(key, "journal", runID, data) + "\n"; string(mac) != own {
+	if own := statekey.MAC(key, "journal", runID, data) + "\n"; string(mac) != own {
 		_ = writeDurable(filepath.Join(filepath.Dir(p), journalMACFile), []byte(own))
 	}
 	j := new(Journal)
@@ -239,7 +241,7 @@ func Resume(ctx context.Context, w *Workflow, j *Journal, opts Options) (*Result
 	h.actions = j.Actions
 	h.res.Receipts = j.Receipts
 	for _, p := range j.Phases {
-		h.phases = append(h.phases, phase{title: p.Title, lines: p.Lines, loose: true})
+		h.phases = append(h.phases, runrecord.Phase{Title: p.Title, Lines: p.Lines, Loose: true})
 	}
 	c := j.Counts
 	h.res.Steps, h.res.ToolCalls, h.res.ModelCalls, h.res.Approvals = c.Steps, c.ToolCalls, c.ModelCalls, c.Approvals
@@ -402,7 +404,7 @@ func (h *host) snapshot() *Journal {
 		phases = phases[:h.pendingPhase]
 	}
 	for _, p := range phases {
-		j.Phases = append(j.Phases, JournalPhase{Title: p.title, Lines: p.lines})
+		j.Phases = append(j.Phases, JournalPhase{Title: p.Title, Lines: p.Lines})
 	}
 	return j
 }
@@ -433,7 +435,7 @@ var journalWriteStep = func(step string) error { return nil }
 // the rewrite would.
 func writeJournalPair(dir string, key []byte, runID string, data []byte) error {
 	jp, mp := filepath.Join(dir, runstate.JournalFile), filepath.Join(dir, journalMACFile)
-	mac := recordMAC(key, "journal", runID, data)
+	mac := statekey.MAC(key, "journal", runID, data)
 	macs := mac + "\n"
 	if old := currentJournalMAC(jp, mp, key, runID); old != "" && old != mac {
 		macs += old + "\n"
@@ -467,14 +469,14 @@ func currentJournalMAC(journalPath, macPath string, key []byte, runID string) st
 	if err != nil || !anyMAC(key, runID, data, macs) {
 		return ""
 	}
-	return recordMAC(key, "journal", runID, data)
+	return statekey.MAC(key, "journal", runID, data)
 }
 
 // anyMAC reports whether one of the lines of macs is the journal MAC of
 // data; see writeJournalPair for why there may be more than one.
 func anyMAC(key []byte, runID string, data, macs []byte) bool {
 	for _, line := range strings.Split(string(macs), "\n") {
-		if line = strings.TrimSpace(line); line != "" && checkMAC(key, "journal", runID, data, line) {
+		if line = strings.TrimSpace(line); line != "" && statekey.Check(key, "journal", runID, data, line) {
 			return true
 		}
 	}

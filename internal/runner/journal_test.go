@@ -13,6 +13,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
+	"github.com/crystallize-dev/crystallize/internal/statekey"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
@@ -290,7 +291,7 @@ func TestJournalForged(t *testing.T) {
 			p := filepath.Join(dir, runstate.JournalFile)
 			edit(t, p, `"allow_unapproved": false`, `"allow_unapproved": false, "allow_unapproved": true`)
 			key, _ := stateKey(state, false)
-			os.WriteFile(filepath.Join(dir, journalMACFile), []byte(recordMAC(key, "journal", "run-test", []byte(readFile(t, p)))), 0o600)
+			os.WriteFile(filepath.Join(dir, journalMACFile), []byte(statekey.MAC(key, "journal", "run-test", []byte(readFile(t, p)))), 0o600)
 		}, "run-test", `duplicate key "allow_unapproved"`},
 	}
 	for _, tt := range tests {
@@ -461,7 +462,7 @@ func TestReadJournalWrongShape(t *testing.T) {
 	if err := writeDurable(filepath.Join(dir, runstate.JournalFile), data); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeDurable(filepath.Join(dir, journalMACFile), []byte(recordMAC(key, "journal", "r1", data)+"\n")); err != nil {
+	if err := writeDurable(filepath.Join(dir, journalMACFile), []byte(statekey.MAC(key, "journal", "r1", data)+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	_, err = ReadJournal(state, "r1")
@@ -476,7 +477,7 @@ func TestReadJournalWrongShape(t *testing.T) {
 	if err := writeDurable(filepath.Join(dir, runstate.JournalFile), data); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeDurable(filepath.Join(dir, journalMACFile), []byte(recordMAC(key, "journal", "r1", data)+"\n")); err != nil {
+	if err := writeDurable(filepath.Join(dir, journalMACFile), []byte(statekey.MAC(key, "journal", "r1", data)+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	_, err = ReadJournal(state, "r1")

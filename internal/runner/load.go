@@ -12,12 +12,10 @@ import (
 	"strconv"
 	"strings"
 
-	"go.starlark.net/syntax"
-
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
-	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/starfile"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -164,7 +162,7 @@ func Load(target string) (*Workflow, error) {
 		if err != nil {
 			return nil, err
 		}
-		w.Capabilities, w.Secrets = header(src)
+		w.Capabilities, w.Secrets = starfile.Header(src)
 		w.Target = target
 		return w, nil
 	}
@@ -265,166 +263,18 @@ func readRegular(p string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// parse checks src and reads the function's signature and tool names.
+// parse checks src and reads what it says (starfile.Parse).
 func parse(file string, src []byte) (*Workflow, error) {
-	if err := codegen.Check(file, src, ""); err != nil {
+	f, err := starfile.Parse(file, src)
+	if err != nil {
 		return nil, err
 	}
-	f, err := (&syntax.FileOptions{}).Parse(file, src, 0)
-	if err != nil {
-		return nil, err // unreachable: Check parsed it
-	}
 	sum := sha256.Sum256(src)
-	w := &Workflow{File: file, Src: src, SHA256: hex.EncodeToString(sum[:]), ResultKeys: resultKeys(f)}
-	for _, stmt := range f.Stmts {
-		if l, ok := stmt.(*syntax.LoadStmt); ok {
-			return nil, fmt.Errorf("%s: load is not allowed in a workflow", l.Load)
-		}
-	}
-	for _, stmt := range f.Stmts {
-		d, ok := stmt.(*syntax.DefStmt)
-		if !ok {
-			continue
-		}
-		w.Name = d.Name.Name
-		for _, p := range d.Params[1:] {
-			switch p := p.(type) {
-			case *syntax.Ident:
-				w.Params = append(w.Params, p.Name)
-				w.Required = append(w.Required, true)
-			case *syntax.BinaryExpr: // name = default
-				if id, ok := p.X.(*syntax.Ident); ok {
-					w.Params = append(w.Params, id.Name)
-					w.Required = append(w.Required, false)
-				}
-			}
-		}
-	}
-	seen := map[string]bool{}
-	add := func(list *[]string, kind, name string) {
-		if !seen[kind+" "+name] {
-			seen[kind+" "+name] = true
-			*list = append(*list, name)
-		}
-	}
-	syntax.Walk(f, func(n syntax.Node) bool {
-		method, name, ok := ctxCall(n)
-		if !ok {
-			return true
-		}
-		switch method {
-		case "tool", "try_tool":
-			add(&w.Tools, "tool", name)
-		case "model", "map":
-			add(&w.Models, "model", name)
-		case "agent":
-			// An agent's tools are called by name from its tools list;
-			// a worker preset brings its own model.
-			call := n.(*syntax.CallExpr)
-			worker := ""
-			for _, arg := range call.Args[1:] {
-				kv, ok := arg.(*syntax.BinaryExpr)
-				if !ok || kv.Op != syntax.EQ {
-					continue
-				}
-				key, _ := kv.X.(*syntax.Ident)
-				switch {
-				case key == nil:
-				case key.Name == "tools":
-					if l, ok := kv.Y.(*syntax.ListExpr); ok {
-						for _, e := range l.List {
-							if s, ok := stringLit(e); ok {
-								add(&w.Tools, "tool", s)
-							}
-						}
-					}
-				case key.Name == "worker":
-					worker, _ = stringLit(kv.Y)
-				}
-			}
-			if worker != "" {
-				add(&w.Workers, "worker", worker)
-			} else {
-				add(&w.Models, "model", name)
-			}
-		}
-		return true
-	})
-	return w, nil
-}
-
-// ctxCall reports whether n is ctx.method("literal", …) and returns the
-// method and the literal.
-func ctxCall(n syntax.Node) (method, name string, ok bool) {
-	call, ok := n.(*syntax.CallExpr)
-	if !ok || len(call.Args) == 0 {
-		return "", "", false
-	}
-	dot, ok := call.Fn.(*syntax.DotExpr)
-	if !ok {
-		return "", "", false
-	}
-	if id, ok := dot.X.(*syntax.Ident); !ok || id.Name != "ctx" {
-		return "", "", false
-	}
-	s, ok := stringLit(call.Args[0])
-	return dot.Name.Name, s, ok
-}
-
-// stringLit returns the value of a string literal expression.
-func stringLit(e syntax.Expr) (string, bool) {
-	lit, ok := e.(*syntax.Literal)
-	if !ok || lit.Token != syntax.STRING {
-		return "", false
-	}
-	s, ok := lit.Value.(string)
-	return s, ok
-}
-
-// header reads the declared capabilities and secrets from the comment
-// line codegen writes: "# capabilities: a, b · secrets: none · …".
-func header(src []byte) (caps, secrets []string) {
-	for line := range strings.Lines(string(src)) {
-		line = strings.TrimSpace(line)
-		if !strings.HasPrefix(line, "#") {
-			if line == "" {
-				continue
-			}
-			break // the header is the leading comment block
-		}
-		body := strings.TrimSpace(strings.TrimPrefix(line, "#"))
-		if !strings.HasPrefix(body, "capabilities:") {
-			continue
-		}
-		for part := range strings.SplitSeq(body, "·") {
-			k, v, ok := strings.Cut(strings.TrimSpace(part), ":")
-			if !ok {
-				continue
-			}
-			switch strings.TrimSpace(k) {
-			case "capabilities":
-				caps = splitList(v)
-			case "secrets":
-				secrets = splitList(v)
-			}
-		}
-		break
-	}
-	return caps, secrets
-}
-
-func splitList(s string) []string {
-	s = strings.TrimSpace(s)
-	if s == "" || s == "none" {
-		return nil
-	}
-	var out []string
-	for f := range strings.SplitSeq(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
+	return &Workflow{
+		File: file, Src: src, SHA256: hex.EncodeToString(sum[:]),
+		Name: f.Name, Params: f.Params, Required: f.Required,
+		Tools: f.Tools, Models: f.Models, Workers: f.Workers, ResultKeys: f.ResultKeys,
+	}, nil
 }
 
 // quoteList renders names for an error message: "a", "b".

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crystallize-dev/crystallize/internal/precond"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
@@ -50,18 +51,18 @@ func TestCheckKinds(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := h.evalCheck(tc.kind, tc.args)
+			res, err := precond.Eval(h.world(), tc.kind, tc.args)
 			if err != nil {
-				t.Fatalf("evalCheck: %v", err)
+				t.Fatalf("precond.Eval: %v", err)
 			}
 			if tc.reason == "" {
-				if !res.ok {
-					t.Errorf("failed: %s", res.reason)
+				if !res.OK {
+					t.Errorf("failed: %s", res.Reason)
 				}
 				return
 			}
-			if res.ok || !strings.Contains(res.reason, tc.reason) {
-				t.Errorf("ok %v, reason %q; want failure containing %q", res.ok, res.reason, tc.reason)
+			if res.OK || !strings.Contains(res.Reason, tc.reason) {
+				t.Errorf("ok %v, reason %q; want failure containing %q", res.OK, res.Reason, tc.reason)
 			}
 		})
 	}

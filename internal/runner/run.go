@@ -20,9 +20,10 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/membudget"
 	"github.com/crystallize-dev/crystallize/internal/model"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
+	"github.com/crystallize-dev/crystallize/internal/runrecord"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
-	"github.com/crystallize-dev/crystallize/internal/trace"
+	"github.com/crystallize-dev/crystallize/internal/verify"
 )
 
 // DefaultMaxSteps is the Starlark step budget of a run when
@@ -119,8 +120,8 @@ type Options struct {
 	AllowUnapproved bool
 	// Verify compares the run's receipts with the bundle candidate's
 	// expected receipts through the replay oracle when the run ends
-	// (see verify.go): drift is ErrDrift. A run that cannot be verified
-	// is refused before the first step (ErrUnverifiable).
+	// (see verify.go): drift is verify.ErrDrift. A run that cannot be verified
+	// is refused before the first step (verify.ErrUnverifiable).
 	Verify bool
 	// Approve lists the approval boundaries granted in advance, Reject
 	// those rejected (Resume takes it; a run given both for one boundary
@@ -165,30 +166,12 @@ type Options struct {
 	OnStart func(runID string)
 }
 
-// Receipt is the record of one executed tool or model call. Digests are
-// of canonical JSON (sorted keys) after secrets are replaced.
-type Receipt struct {
-	ID              string             `json:"receipt_id"`
-	Step            int                `json:"step"`
-	Kind            string             `json:"kind"`
-	Tool            string             `json:"tool"`
-	Status          string             `json:"status"`
-	ArgumentsSHA256 string             `json:"arguments_sha256"`
-	ResultSHA256    string             `json:"result_sha256"`
-	SideEffects     []trace.SideEffect `json:"side_effects"`
-	DurationMS      int64              `json:"duration_ms"`
-	// Usage is set on the receipts of model calls.
-	Usage *ModelUsage `json:"usage,omitempty"`
-}
+// Receipt is the record of one executed tool or model call, as the run
+// record holds it.
+type Receipt = runrecord.Receipt
 
-// ModelUsage is what one model call used: the model that answered, its
-// tokens, and their cost at the configured prices.
-type ModelUsage struct {
-	Model        string  `json:"model"`
-	InputTokens  int64   `json:"input_tokens"`
-	OutputTokens int64   `json:"output_tokens"`
-	CostUSD      float64 `json:"cost_usd"`
-}
+// ModelUsage is what one model call used.
+type ModelUsage = runrecord.ModelUsage
 
 // Receipt statuses.
 const (
@@ -238,7 +221,7 @@ type Result struct {
 	Pending *runstate.Pending
 	// Verification is the outcome of Options.Verify, nil without it or
 	// while the run is pending.
-	Verification *Verification
+	Verification *verify.Report
 	// DryRunCalls are, for a dry run, the tool calls and model steps in order: what each
 	// step would have received and the answer it went on with.
 	DryRunCalls []DryRunCall

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
@@ -70,12 +69,12 @@ func TestSessionBuiltFromBlocks(t *testing.T) {
 			if _, err := h.run(nil); err != nil {
 				t.Logf("run: %v", err)
 			}
-			body := h.sessionBody()
-			built, ok := h.builtSession(body)
+			rec := h.recordData()
+			built, ok := rec.FromBlocks()
+			parsed, err := rec.FromMarkdown()
 			if ok == tc.notBuilt {
-				t.Fatalf("built from blocks = %v, want %v:\n%s", ok, !tc.notBuilt, body)
+				t.Fatalf("built from blocks = %v, want %v:\n%s", ok, !tc.notBuilt, parsed)
 			}
-			parsed, err := h.parsedSession(body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,45 +95,5 @@ func TestSessionBuiltFromBlocks(t *testing.T) {
 				t.Fatalf("session.md does not parse: %v", err)
 			}
 		})
-	}
-}
-
-// TestSessionLooseFallsBack checks that a phase restored as lines, and a
-// phase whose lines its blocks do not render, make session.md be read
-// from the markdown, and that a block the format refuses does too.
-func TestSessionLooseFallsBack(t *testing.T) {
-	w := workflow(t, "def wf(ctx):\n    ctx.tool(\"noop\")\n")
-	o := opts(t, nil)
-	o.Tools = map[string]toolexec.Tool{"noop": {Func: func(context.Context, map[string]any) (any, error) { return nil, nil }}}
-	o = o.withDefaults()
-	h := newHost(context.Background(), w, o.Config, o)
-	h.res.Started = o.Now()
-	if _, err := h.run(nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := h.builtSession(h.sessionBody()); !ok {
-		t.Fatal("a plain run's log was not built from blocks")
-	}
-	h.phases = append(h.phases, phase{title: "Restored", lines: []string{"", "From a journal."}, loose: true})
-	if _, ok := h.builtSession(h.sessionBody()); ok {
-		t.Fatal("built a log from a phase without blocks")
-	}
-	h.phases[len(h.phases)-1] = phase{title: "Drifted", lines: []string{"", "One thing."}, blocks: []session.Block{session.Prose{Text: "Another."}}}
-	if _, ok := h.builtSession(h.sessionBody()); ok {
-		t.Fatal("built a log from blocks that are not its lines")
-	}
-	p := phase{title: "Empty line"}
-	p.callout("info", "", "")
-	h.phases[len(h.phases)-1] = p
-	body := h.sessionBody()
-	if _, ok := h.builtSession(body); ok {
-		t.Fatalf("built a log whose callout line %q is not what the format writes", "> ")
-	}
-	md, err := h.session()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if parsed, _ := h.parsedSession(body); string(md) != string(parsed) || !strings.Contains(string(md), "## Empty line\n\n> [!info]\n>\n") {
-		t.Fatalf("session() = %s, want the log read from the markdown", md)
 	}
 }

@@ -1,34 +1,15 @@
 package runner
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 
-	"github.com/crystallize-dev/crystallize/internal/atomicfile"
+	"github.com/crystallize-dev/crystallize/internal/statekey"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
 )
 
-// The state key authenticates what a run leaves in the state directory
-// for later: a suspended run's journal. A journal decides what a resumed
-// run does (its target, configuration, parameters, options and the
-// answers of the steps it skips), so a journal written by anyone but the
-// run itself must not be resumed. The key is 32 random bytes in
-// <StateDir>/StateKeyFile, created on first use with mode 0600; a file
-// that group or others can read or write is refused, since whoever can
-// read it can forge.
-//
-// What the MAC proves: the journal was written by a crystallize process
-// that could read this key, for this run id, and was not changed since.
-// What it does not: that whoever holds the key (the user's account, or
-// anyone who can read the state directory) did not forge it, nor anything
-// about a journal copied with its key to another state directory.
+// The state key (package statekey) authenticates what a run leaves in
+// the state directory for later: a suspended run's journal, the approvals
+// of the ledger and the archive of approved versions.
 
 // StateKeyFile is the name of the state key under the state directory.
 const StateKeyFile = toolexec.StateKeyFile
@@ -42,85 +23,8 @@ const StateKeySecret = "state_key"
 // too (see writeJournalPair).
 const journalMACFile = "journal.mac"
 
-// ErrStateKey is returned for a state key that cannot be used.
-var ErrStateKey = errors.New("unusable state key")
-
 // stateKey returns the key under stateDir, creating it when create is set
-// and there is none.
+// and there is none (statekey.Load), synced through syncFile.
 func stateKey(stateDir string, create bool) ([]byte, error) {
-	p := filepath.Join(stateDir, StateKeyFile)
-	key, err := readStateKey(p)
-	if err == nil || !create || !errors.Is(err, os.ErrNotExist) {
-		return key, err
-	}
-	if err := atomicfile.MkdirUntracked(stateDir); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStateKey, err)
-	}
-	key = make([]byte, 32)
-	if _, err := io.ReadFull(rand.Reader, key); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStateKey, err)
-	}
-	// The key is created whole and synced, with its directory, before any
-	// journal is authenticated with it (resume needs the key as much as
-	// the journal), and only where there is none yet: two runs starting
-	// at once keep one key (the loser reads the winner's), and no run,
-	// nor a crash, ever leaves or reads a half-written key file.
-	err = atomicfile.CreateSync(p, []byte(hex.EncodeToString(key)+"\n"), 0o600, syncFile)
-	if errors.Is(err, os.ErrExist) {
-		return readStateKey(p)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStateKey, err)
-	}
-	return key, nil
-}
-
-// readStateKey reads the key file p; a missing file is os.ErrNotExist.
-func readStateKey(p string) ([]byte, error) {
-	st, err := os.Lstat(p)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: %w", ErrStateKey, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrStateKey, p)
-	}
-	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("%w: %s has mode %04o, which lets group or others read or change it; run chmod 600 %s", ErrStateKey, p, perm, p)
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStateKey, err)
-	}
-	if len(data) > 0 && data[len(data)-1] == '\n' {
-		data = data[:len(data)-1]
-	}
-	key, err := hex.DecodeString(string(data))
-	if err != nil || len(key) < 32 {
-		return nil, fmt.Errorf("%w: %s does not hold a key of 32 bytes or more in hex", ErrStateKey, p)
-	}
-	return key, nil
-}
-
-// recordMAC is the hex HMAC-SHA256 of data under key, for a record of kind
-// (what it is, so that a MAC of one kind of record is never valid for
-// another) and id (the run it belongs to, so that a journal cannot be
-// moved to another run's directory).
-func recordMAC(key []byte, kind, id string, data []byte) string {
-	m := hmac.New(sha256.New, key)
-	fmt.Fprintf(m, "crystallize %s v1\x00%s\x00", kind, id)
-	m.Write(data)
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// checkMAC reports whether mac (hex) is recordMAC of the same inputs.
-func checkMAC(key []byte, kind, id string, data []byte, mac string) bool {
-	want, err := hex.DecodeString(recordMAC(key, kind, id, data))
-	if err != nil {
-		return false
-	}
-	got, err := hex.DecodeString(mac)
-	return err == nil && hmac.Equal(got, want)
+	return statekey.Load(filepath.Join(stateDir, StateKeyFile), create, syncFile)
 }

@@ -1,6 +1,9 @@
 package runner
 
-import "github.com/crystallize-dev/crystallize/internal/runstate"
+import (
+	"github.com/crystallize-dev/crystallize/internal/runstate"
+	"github.com/crystallize-dev/crystallize/internal/verify"
+)
 
 // Summary is a run's result as the tool reports it to a program:
 // `crystallize run --json` (and resume's) prints it, and an MCP tool call
@@ -25,15 +28,15 @@ type Summary struct {
 	// null otherwise.
 	Pending *runstate.Pending `json:"pending"`
 	// Dir is the run's record directory.
-	Dir             string        `json:"dir"`
-	DryRun          bool          `json:"dry_run"`
-	AllowUnapproved bool          `json:"allow_unapproved"`
-	Error           string        `json:"error"`
-	Output          any           `json:"output"`
-	Verification    *Verification `json:"verification"`
-	Commands        []Command     `json:"commands"`
-	DryRunCalls     []DryRunCall  `json:"dry_run_calls"`
-	Fallbacks       []Fallback    `json:"fallbacks"`
+	Dir             string         `json:"dir"`
+	DryRun          bool           `json:"dry_run"`
+	AllowUnapproved bool           `json:"allow_unapproved"`
+	Error           string         `json:"error"`
+	Output          any            `json:"output"`
+	Verification    *verify.Report `json:"verification"`
+	Commands        []Command      `json:"commands"`
+	DryRunCalls     []DryRunCall   `json:"dry_run_calls"`
+	Fallbacks       []Fallback     `json:"fallbacks"`
 }
 
 // Summary returns r as a Summary.

@@ -16,6 +16,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/runstate"
 	"github.com/crystallize-dev/crystallize/internal/toolexec"
+	"github.com/crystallize-dev/crystallize/internal/verify"
 )
 
 const verifySrc = "def wf(ctx):\n    ctx.tool(\"t.a\", x = \"1\")\n    return ctx.tool(\"t.b\")\n"
@@ -124,9 +125,9 @@ func TestVerify(t *testing.T) {
 				}
 				return
 			}
-			var de *DriftError
-			if !errors.As(err, &de) || !errors.Is(err, ErrDrift) {
-				t.Fatalf("Run = %v, want a *DriftError", err)
+			var de *verify.DriftError
+			if !errors.As(err, &de) || !errors.Is(err, verify.ErrDrift) {
+				t.Fatalf("Run = %v, want a *verify.DriftError", err)
 			}
 			if de.Divergence.Path != tt.path || v.Divergence == nil || v.Divergence.Path != tt.path {
 				t.Errorf("divergence at %q (recorded %+v), want %s", de.Divergence.Path, v.Divergence, tt.path)
@@ -161,7 +162,7 @@ func TestVerifyExtraReceipt(t *testing.T) {
 	o.Verify = true
 	o.AllowUnapproved = true
 	_, err = Run(context.Background(), w, nil, o)
-	var de *DriftError
+	var de *verify.DriftError
 	if !errors.As(err, &de) || de.Divergence.Path != "/effect_receipts/1" {
 		t.Errorf("Run = %v, want drift at /effect_receipts/1", err)
 	}
@@ -191,8 +192,8 @@ func TestVerifyRefused(t *testing.T) {
 			}
 			o.Verify, o.DryRun, o.AllowUnapproved = true, tt.dryRun, true
 			res, err := Run(context.Background(), tt.target(t), nil, o)
-			if !errors.Is(err, ErrUnverifiable) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Run = %v, want ErrUnverifiable saying %q", err, tt.want)
+			if !errors.Is(err, verify.ErrUnverifiable) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Run = %v, want verify.ErrUnverifiable saying %q", err, tt.want)
 			}
 			if res != nil || called != 0 {
 				t.Errorf("a refused run ran: %v, %d calls", res, called)

@@ -1,4 +1,4 @@
-package runner
+package statekey
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ func TestStateKeyConcurrentCreate(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				keys[i], errs[i] = stateKey(dir, true)
+				keys[i], errs[i] = Load(filepath.Join(dir, "state.key"), true, (*os.File).Sync)
 			}()
 		}
 		wg.Wait()
@@ -35,7 +35,7 @@ func TestStateKeyConcurrentCreate(t *testing.T) {
 				t.Fatalf("round %d: run %d holds a different key", round, i)
 			}
 		}
-		onDisk, err := readStateKey(filepath.Join(dir, StateKeyFile))
+		onDisk, err := read(filepath.Join(dir, "state.key"))
 		if err != nil || !bytes.Equal(onDisk, keys[0]) {
 			t.Fatalf("round %d: key on disk %x, %v; runs hold %x", round, onDisk, err, keys[0])
 		}
@@ -49,7 +49,7 @@ func TestStateKeyConcurrentCreate(t *testing.T) {
 		}
 		// The key, and the .gitignore of a state directory crystallize
 		// created: no temporary file left behind.
-		if want := []string{".gitignore", StateKeyFile}; !slices.Equal(names, want) {
+		if want := []string{".gitignore", "state.key"}; !slices.Equal(names, want) {
 			t.Fatalf("round %d: state directory holds %q, want %q", round, names, want)
 		}
 	}

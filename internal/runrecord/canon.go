@@ -1,4 +1,4 @@
-package runner
+package runrecord
 
 import (
 	"bytes"
@@ -20,9 +20,10 @@ import (
 // steps, marshalling the whole trace cost more than running it. Tests
 // hold these writers to jsontext.Canonical's bytes.
 
-// encodeTrace is jsontext.Canonical(t) for a run's trace, with each action
-// and each receipt of its replay_run encoded on its own.
-func encodeTrace(t *trace.Trace, typed []Receipt) ([]byte, error) {
+// EncodeTrace is jsontext.Canonical(t) for a run's trace whose replay_run
+// holds typed after its effect_receipts, with each action and each
+// receipt encoded on its own.
+func EncodeTrace(t *trace.Trace, typed []Receipt) ([]byte, error) {
 	shell := *t
 	shell.Actions = nil // encoded as []
 	var receipts []any
@@ -62,11 +63,11 @@ func encodeTrace(t *trace.Trace, typed []Receipt) ([]byte, error) {
 }
 
 // appendReceipt appends the canonical form of rc as replay_run holds it
-// (receiptValue), written from its fields; a receipt with usage, whose
+// (ReceiptValue), written from its fields; a receipt with usage, whose
 // cost is a float, is written from its value.
 func appendReceipt(dst []byte, rc *Receipt, depth int) ([]byte, error) {
 	if rc.Usage != nil {
-		return jsontext.AppendCanonical(dst, receiptValue(rc), depth)
+		return jsontext.AppendCanonical(dst, ReceiptValue(rc), depth)
 	}
 	str := func(key, v string, first bool) {
 		if !first {
