@@ -244,12 +244,23 @@ func TestShadowPinnedExample(t *testing.T) {
 	}
 }
 
+// TestShadowEmpty checks that a candidate with no steps never passes, and
+// that the reason a trace does not contain it names that cause rather
+// than a pairing ratio of nothing to nothing.
 func TestShadowEmpty(t *testing.T) {
 	for _, c := range []*candidate.Candidate{nil, cand("")} {
 		rep := Shadow(c, nil, []*trace.Trace{seq("t", "a")})
 		if rep.Pass {
 			t.Errorf("Shadow(%v) passed with nothing compared", c)
 		}
+	}
+	rep := Shadow(cand(""), nil, []*trace.Trace{seq("t", "a")})
+	want := []candidate.Problem{{Code: candidate.CodeUnmatched, Message: "candidate has no steps"}}
+	if len(rep.Traces) != 1 {
+		t.Fatalf("traces %+v, want the held-out one", rep.Traces)
+	}
+	if diff := cmp.Diff(want, rep.Traces[0].Details); diff != "" {
+		t.Errorf("details of a candidate with no steps (-want +got):\n%s", diff)
 	}
 }
 
@@ -310,5 +321,34 @@ func TestShadowApprovalBoundary(t *testing.T) {
 	}
 	if rep.Pass {
 		t.Error("Pass = true with every held-out trace crossing another boundary")
+	}
+}
+
+// TestVerifierAgreesWithShadow checks the promise mining relies on when it
+// judges a sample's examples before shadow replay runs: Verifier's verdict
+// on an example is true exactly when Shadow passes that example, so an
+// example mining counted as passing is one shadow replay would pass too.
+func TestVerifierAgreesWithShadow(t *testing.T) {
+	good := release("good", "a")
+	drifted := release("drifted", "b")
+	drifted.ReplayRun["effect_receipts"] = []any{map[string]any{"receipt_id": "r", "sha256": "changed", "size": json.Number("12")}}
+	reordered := seq("reordered", "plan cargo.publish git.checkout_branch update_manifest")
+	c := releaseCandidate(good, drifted, reordered)
+	traces := []*trace.Trace{good, drifted, reordered}
+	examples := make([]*candidate.Example, len(c.Examples))
+	for i := range c.Examples {
+		examples[i] = &c.Examples[i]
+	}
+	got := NewVerifier(Options{}).Check(c)(examples, traces)
+	rep := Shadow(c, traces, nil)
+	var want []bool
+	for _, st := range rep.Traces {
+		want = append(want, st.Status == candidate.StatusPass)
+	}
+	if diff := cmp.Diff([]bool{true, false, false}, want); diff != "" {
+		t.Fatalf("Shadow verdicts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Verifier verdicts differ from Shadow's (-shadow +verifier):\n%s", diff)
 	}
 }
