@@ -352,3 +352,44 @@ func TestVerifierAgreesWithShadow(t *testing.T) {
 		t.Errorf("Verifier verdicts differ from Shadow's (-shadow +verifier):\n%s", diff)
 	}
 }
+
+// TestShadowExtraActionNamesNextStep checks that an action the candidate
+// has no step for is reported at the step it comes before, so that the
+// first divergent step of a run with an extra action is where the
+// reviewer should look.
+func TestShadowExtraActionNamesNextStep(t *testing.T) {
+	c := cand("a b c")
+	c.Examples = []candidate.Example{{TraceID: "s", SourceHash: "sha256:s"}}
+	rep := Shadow(c, []*trace.Trace{seq("s", "a x b c")}, nil)
+	if len(rep.Traces) != 1 {
+		t.Fatalf("traces %+v", rep.Traces)
+	}
+	st := rep.Traces[0]
+	var got []candidate.Problem
+	for _, d := range st.Details {
+		if d.Code == candidate.CodeSignatureMismatch {
+			got = append(got, d)
+		}
+	}
+	if len(got) != 1 || got[0].Step != 2 || got[0].Path != "$.actions[1]" {
+		t.Errorf("signature mismatches %+v, want one at $.actions[1] naming step 2", got)
+	}
+	if st.FirstDivergentStep != 2 {
+		t.Errorf("first divergent step %d, want 2", st.FirstDivergentStep)
+	}
+}
+
+// TestShadowRunIsAnotherExecution checks that the shadow run the oracle
+// compares with a trace's replay run has a run id of its own, as a second
+// execution would: a trace whose allowlist does not cover its
+// per-execution run id diverges at /run_id instead of passing by
+// comparing the run with itself.
+func TestShadowRunIsAnotherExecution(t *testing.T) {
+	s := release("s", "a")
+	s.ReplayAllowlist = s.ReplayAllowlist[1:] // only the receipt id
+	rep := Shadow(releaseCandidate(s), []*trace.Trace{s}, nil)
+	o := rep.Traces[0].ReplayOracle
+	if o == nil || o.Divergence == nil || o.Divergence.Path != "/run_id" {
+		t.Errorf("oracle %+v, want a divergence at /run_id", o)
+	}
+}
