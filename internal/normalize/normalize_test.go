@@ -271,6 +271,14 @@ func TestShellActions(t *testing.T) {
 		want: []got{{ID: "call_1", Kind: tc, Name: "git checkout", Params: P{"branch": "go.mod"},
 			Argv: argv("git", "checkout", "--", "{branch}")}},
 	}, {
+		// A file named like a flag stays an operand after --, which is
+		// how a user deletes it; read as flags it would be an rm of other
+		// options and no file.
+		name: "every word after -- is an operand",
+		cmd:  `rm -f -- -draft.txt notes.txt`,
+		want: []got{{ID: "call_1", Kind: tc, Name: "rm", Params: P{"f": true, "paths": L("-draft.txt", "notes.txt")},
+			Argv: argv("rm", "-f", "--", "{paths...}")}},
+	}, {
 		name: "braces in a value are escaped in the template",
 		cmd:  `git log -n 5 --format='%h {%s}'`,
 		want: []got{{ID: "call_1", Kind: obs, Name: "git log", Params: P{"n": "5", "format": "%h {%s}"},
@@ -814,6 +822,31 @@ func TestExtend(t *testing.T) {
 	}
 	if diff := cmp.Diff(strings.Join(want, "\n"), fmt.Sprint(err)); diff != "" {
 		t.Errorf("Extend errors (-want +got):\n%s", diff)
+	}
+}
+
+// TestExtendNil checks that a nil table extends the default one, as a nil
+// table reads calls with the default one: a caller with no table of its
+// own (no crystallize.toml) and a [normalize] section gets the built-in
+// heads and observations plus its additions, not its additions alone.
+func TestExtendNil(t *testing.T) {
+	var none *Rules
+	r, err := none.Extend(Config{Observations: []string{"mcp__db__explain"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		c    Call
+		kind trace.Kind
+		name string
+	}{
+		{Call{Tool: "mcp__db__explain"}, trace.KindObservation, "mcp__db__explain"},
+		{shell("git status"), trace.KindObservation, "git status"},
+		{shell("go test ./..."), trace.KindToolCall, "go test"},
+	} {
+		if a := r.Actions(tt.c); len(a) != 1 || a[0].Kind != tt.kind || a[0].Name != tt.name {
+			t.Errorf("Actions(%v %v) = %+v, want one %s %s", tt.c.Tool, tt.c.Args, a, tt.kind, tt.name)
+		}
 	}
 }
 
