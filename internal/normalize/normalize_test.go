@@ -626,6 +626,8 @@ func TestFileTools(t *testing.T) {
 			[]want{{FileChange, P{"path": "n.ipynb"}, P{"new_source": "x"}, ""}}},
 		{"path outside the working directory", Call{Tool: "Write", Args: P{"file_path": "/etc/hosts", "content": "x"}, Cwd: "/w/app"},
 			[]want{{FileWrite, P{"path": "/etc/hosts", "content": "x"}, nil, "write"}}},
+		{"working directory at the root", Call{Tool: "Write", Args: P{"file_path": "/etc/hosts", "content": "x"}, Cwd: "/"},
+			[]want{{FileWrite, P{"path": "etc/hosts", "content": "x"}, nil, "write"}}},
 		{"path beside the working directory", Call{Tool: "Write", Args: P{"file_path": "/w/application/a", "content": "x"}, Cwd: "/w/app"},
 			[]want{{FileWrite, P{"path": "/w/application/a", "content": "x"}, nil, "write"}}},
 		{"apply_patch custom tool", Call{Tool: "apply_patch", Args: P{"input": patch}}, patchActs},
@@ -907,9 +909,14 @@ func TestShellToolArgs(t *testing.T) {
 		{Call{Tool: "run_shell", Args: P{"command": "zsh -lc 'go mod tidy'"}}, "go mod tidy", ""},
 		{Call{Tool: "local_shell_call", Args: P{"command": []any{"/bin/sh", "-c", "git status"}}}, "git status", ""},
 	}
+	// The description is added to what the command says of itself: the
+	// argv template the workflow runs is still there.
 	desc := Default().Actions(Call{ID: "d", Tool: "Bash", Args: P{"command": "go mod tidy", "description": "Tidy modules"}})
 	if desc[0].Metadata["description"] != "Tidy modules" {
 		t.Errorf("description not kept: metadata %v", desc[0].Metadata)
+	}
+	if diff := cmp.Diff(argv("go", "mod", "tidy"), desc[0].Metadata["argv"]); diff != "" {
+		t.Errorf("argv template with a description (-want +got):\n%s", diff)
 	}
 	for _, tt := range tests {
 		tt.call.ID = "c"

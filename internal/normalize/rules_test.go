@@ -168,3 +168,16 @@ func TestPatchMove(t *testing.T) {
 		t.Errorf("moved file: %+v, want a write of b.go", acts)
 	}
 }
+
+// TestScriptCacheNil checks that a nil script cache parses every script,
+// as parse promises, instead of failing on the cache it lacks.
+func TestScriptCacheNil(t *testing.T) {
+	var none *scriptCache
+	for _, src := range []string{"go test ./... && git add -A", "echo 'unterminated"} {
+		want, wantErr := parseShell(src)
+		got, err := none.parse(src)
+		if (err != nil) != (wantErr != nil) || (got == nil) != (want == nil) {
+			t.Errorf("nil cache parse(%q) = %v, %v; want %v, %v", src, got, err, want, wantErr)
+		}
+	}
+}
