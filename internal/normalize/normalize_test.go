@@ -193,6 +193,14 @@ func TestShellActions(t *testing.T) {
 				"command": `GH_TOKEN=[redacted] GOFLAGS=-mod=mod gh pr create --title "Release v1.4.0" --body 'See CHANGELOG' --label=release`},
 		}},
 	}, {
+		// VAR= sets the empty string, a value as literal as any other;
+		// only a value the shell computes is unknown (nil).
+		name:  "an empty assignment is the empty string",
+		cmd:   `GIT_PAGER= LANG="$L" git push`,
+		extra: []string{"env"},
+		want: []got{{ID: "call_1", Kind: tc, Name: "git push", Argv: argv("git", "push"),
+			Extra: P{"env": P{"GIT_PAGER": "", "LANG": nil}}}},
+	}, {
 		name: "git checkout -b and git's own -C",
 		cmd:  `git -C services/api checkout -b release/1.4`,
 		want: []got{{ID: "call_1", Kind: tc, Name: "git checkout", Params: P{"C": "services/api", "branch": "release/1.4"},
