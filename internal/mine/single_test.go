@@ -221,3 +221,33 @@ func TestSingleReadsAreObservedState(t *testing.T) {
 		}
 	}
 }
+
+// TestSingleParameterRefsOnce: a step that passes one declared value
+// under two keys reads that parameter at both, and lists it once among
+// the parameters it reads, beside the others it reads: the workflow's
+// signature and the review page name each input of a step once.
+func TestSingleParameterRefsOnce(t *testing.T) {
+	push := act("a1", trace.KindToolCall, "push", `{"branch":"release-1.5","ref":"release-1.5","version":"1.5.0"}`)
+	tr := mk("run", push)
+	trace.Normalize(tr)
+	declared := map[string]string{"target_branch": "release-1.5", "next_version": "1.5.0"}
+	r, err := Single(context.Background(), tr, Options{RunParameters: declared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Selected()
+	if c == nil {
+		t.Fatalf("Single selected nothing: %+v", r.RejectedCandidates)
+	}
+	step := c.Steps[0]
+	if diff := cmp.Diff([]string{"target_branch", "next_version"}, step.ParameterRefs); diff != "" {
+		t.Errorf("parameter refs (-want +got):\n%s", diff)
+	}
+	got := map[string]string{}
+	for _, a := range step.Arguments {
+		got[a.Key] = a.Parameter
+	}
+	if diff := cmp.Diff(map[string]string{"branch": "target_branch", "ref": "target_branch", "version": "next_version"}, got); diff != "" {
+		t.Errorf("arguments' parameters (-want +got):\n%s", diff)
+	}
+}
