@@ -175,8 +175,20 @@ func TestSingleRunParameters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := r.Selected(); len(c.Parameters) != 0 || len(c.DerivedParameters) != 0 || !c.ArgumentsCompared {
+	c = r.Selected()
+	if len(c.Parameters) != 0 || len(c.DerivedParameters) != 0 || !c.ArgumentsCompared {
 		t.Errorf("Single without run parameters: parameters %v derived %v compared %v", c.Parameters, c.DerivedParameters, c.ArgumentsCompared)
+	}
+	// A model answered once: its answer is expected of no later run,
+	// neither on its step nor in the candidate's list of expected
+	// outputs, declared values or not.
+	if c.Steps[4].ExpectedOutput != nil {
+		t.Errorf("model step expected output %v, want none", c.Steps[4].ExpectedOutput)
+	}
+	for _, o := range c.ExpectedOutputs {
+		if o.Step == 5 {
+			t.Errorf("expected outputs list the model's step: %+v", o)
+		}
 	}
 }
 
