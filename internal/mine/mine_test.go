@@ -388,6 +388,33 @@ func TestMineReceiptConsensus(t *testing.T) {
 	}
 }
 
+// TestMineReceiptConsensusNested checks that a receipt's arrays are
+// merged element by element like its objects: a per-run value inside a
+// list of files is masked where the allowlist covers it, and a value the
+// examples disagree on there is a disagreement at its own path, not a
+// consensus.
+func TestMineReceiptConsensusNested(t *testing.T) {
+	rules := []trace.AllowlistRule{{Path: "/effect_receipts/*/files/*/upload_id", Reason: "per run"}}
+	mkr := func(id, sha string) *trace.Trace {
+		tr := mk(id, act(id+"-1", trace.KindToolCall, "a", ""), act(id+"-2", trace.KindToolCall, "b", ""))
+		tr.ReplayAllowlist = rules
+		tr.ReplayRun = decodeMap(`{"effect_receipts":[{"kind":"upload","files":[{"path":"a.tar","sha256":"` + sha + `","upload_id":"u-` + id + `"}]}]}`)
+		return tr
+	}
+	sel := mustMine(t, []*trace.Trace{mkr("t1", "same"), mkr("t2", "same")}, Options{}).Selected()
+	want := []any{map[string]any{"kind": "upload", "files": []any{map[string]any{"path": "a.tar", "sha256": "same", "upload_id": AllowlistedValue}}}}
+	if diff := cmp.Diff(want, sel.ExpectedReceipts); diff != "" {
+		t.Errorf("receipts (-want +got):\n%s", diff)
+	}
+	sel = mustMine(t, []*trace.Trace{mkr("t1", "one"), mkr("t2", "two")}, Options{}).Selected()
+	if len(sel.ExpectedReceipts) != 0 {
+		t.Errorf("disagreeing receipts gave %v", sel.ExpectedReceipts)
+	}
+	if len(sel.Warnings) != 1 || sel.Warnings[0].Code != candidate.CodeReceiptDisagreement || sel.Warnings[0].Path != "/effect_receipts/0/files/0/sha256" {
+		t.Errorf("warnings = %+v", sel.Warnings)
+	}
+}
+
 func TestMineSecretKeyNeverLiteral(t *testing.T) {
 	var traces []*trace.Trace
 	for i := range 2 {
