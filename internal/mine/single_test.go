@@ -169,6 +169,11 @@ func TestSingleRunParameters(t *testing.T) {
 	if !c.ArgumentsCompared {
 		t.Error("ArgumentsCompared = false, want true for a one-run candidate")
 	}
+	// The reviewer is told which values are parameters: the declared
+	// ones, by name, and nothing else.
+	if w := singleTraceWarning(c); !strings.Contains(w, "except the parameters the run declares (current_version, next_version, base_branch)") {
+		t.Errorf("single-trace warning %q does not name the declared parameters", w)
+	}
 
 	// Without declared values every argument stays a literal.
 	r, err = Single(context.Background(), tr, Options{})
@@ -178,6 +183,9 @@ func TestSingleRunParameters(t *testing.T) {
 	c = r.Selected()
 	if len(c.Parameters) != 0 || len(c.DerivedParameters) != 0 || !c.ArgumentsCompared {
 		t.Errorf("Single without run parameters: parameters %v derived %v compared %v", c.Parameters, c.DerivedParameters, c.ArgumentsCompared)
+	}
+	if w := singleTraceWarning(c); strings.Contains(w, "except") {
+		t.Errorf("single-trace warning %q names parameters, and the run declared none", w)
 	}
 	// A model answered once: its answer is expected of no later run,
 	// neither on its step nor in the candidate's list of expected
@@ -262,4 +270,14 @@ func TestSingleParameterRefsOnce(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"branch": "target_branch", "ref": "target_branch", "version": "next_version"}, got); diff != "" {
 		t.Errorf("arguments' parameters (-want +got):\n%s", diff)
 	}
+}
+
+// singleTraceWarning is the message of c's single_trace warning.
+func singleTraceWarning(c *candidate.Candidate) string {
+	for _, w := range c.Warnings {
+		if w.Code == CodeSingleTrace {
+			return w.Message
+		}
+	}
+	return ""
 }
