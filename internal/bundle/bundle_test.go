@@ -787,3 +787,24 @@ func TestValidateReportsSchemaRead(t *testing.T) {
 		t.Errorf("Validate read schema %q version %q, want the manifest's something.else 7", v.Schema, v.SchemaVersion)
 	}
 }
+
+// TestApproveRecordFails checks that a decision the approval ledger could
+// not record is an error of Approve, returned with the manifest that holds
+// it: the caller must learn that the ledger and approval_history now
+// differ, instead of taking the decision as fully recorded.
+func TestApproveRecordFails(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, _ := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	ledgerFull := errors.New("ledger is full")
+	var recorded []ApprovalRecord
+	m, err := Approve(dir, Approval{Actor: "lead", At: "2026-04-27T09:00:00Z", Record: func(r ApprovalRecord) error {
+		recorded = append(recorded, r)
+		return ledgerFull
+	}})
+	if !errors.Is(err, ledgerFull) {
+		t.Errorf("Approve with a failing ledger = %v, want %v", err, ledgerFull)
+	}
+	if m == nil || len(m.Promotion.ApprovalHistory) != 1 || len(recorded) != 1 || recorded[0] != m.Promotion.ApprovalHistory[0] {
+		t.Errorf("manifest %v, recorded %+v; want the manifest holding the one decision the ledger was given", m, recorded)
+	}
+}
