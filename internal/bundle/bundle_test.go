@@ -380,6 +380,21 @@ func TestApprove(t *testing.T) {
 	if m.Promotion.Criteria.Status != StatusReady || len(m.Promotion.Criteria.Reasons) != 0 {
 		t.Errorf("after approval: %s %v; want ready", m.Promotion.Criteria.Status, m.Promotion.Criteria.Reasons)
 	}
+	// Ready has no reasons, written as an empty list: a reader of
+	// candidate.json iterates reasons, and null is not a list.
+	var raw struct {
+		Promotion struct {
+			Criteria struct {
+				Reasons json.RawMessage `json:"reasons"`
+			} `json:"criteria"`
+		} `json:"promotion"`
+	}
+	if err := json.Unmarshal(mustRead(t, filepath.Join(dir, ManifestFile)), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(raw.Promotion.Criteria.Reasons); got != "[]" {
+		t.Errorf("ready manifest: promotion.criteria.reasons %s, want []", got)
+	}
 	if v := Validate(dir); !v.OK {
 		t.Errorf("Validate after approval: %s", describe(v))
 	}
