@@ -823,3 +823,47 @@ func TestApproveRecordFails(t *testing.T) {
 		t.Errorf("manifest %v, recorded %+v; want the manifest holding the one decision the ledger was given", m, recorded)
 	}
 }
+
+// TestShadowHeldout checks held-out evidence brought to a bundle from
+// outside: a run of the procedure passes and is listed; no held-out run is
+// no pass, since nothing was shown; and a run that is one of the bundle's
+// own source examples is refused, since a run is not its own evidence.
+func TestShadowHeldout(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, m := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	hc, err := ShadowHeldout(dir, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []HeldoutTrace{{TraceID: h[0].ID, Status: candidate.StatusPass}}
+	if diff := cmp.Diff(want, hc.Heldout); diff != "" || !hc.Pass || hc.CandidateID != m.CandidateID {
+		t.Errorf("ShadowHeldout: pass %v, candidate %s, held-out (-want +got):\n%s", hc.Pass, hc.CandidateID, diff)
+	}
+	hc, err = ShadowHeldout(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hc.Pass || len(hc.Heldout) != 0 {
+		t.Errorf("ShadowHeldout without held-out traces: pass %v, held-out %+v; want no pass", hc.Pass, hc.Heldout)
+	}
+	if _, err := ShadowHeldout(dir, s[:1]); err == nil || !strings.Contains(err.Error(), "cannot be its own held-out evidence") {
+		t.Errorf("ShadowHeldout(a source example) = %v, want a refusal", err)
+	}
+}
+
+// TestEvalPackUnreadable checks that an eval pack the manifest lists but
+// the bundle lacks is an error of Eval, not an evaluation that passes
+// because it checked nothing.
+func TestEvalPackUnreadable(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, m := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	if m.EvalPack.Path == nil {
+		t.Fatal("the bundle has no eval pack")
+	}
+	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(*m.EvalPack.Path))); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := Eval(dir); err == nil {
+		t.Errorf("Eval without its eval pack = %+v, nil error; want an error", res)
+	}
+}
