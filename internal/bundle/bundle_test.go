@@ -310,6 +310,28 @@ func validateProblems(t *testing.T, s scenario) {
 		},
 		code: CodeEvalPackInvalid, path: EvalPackFile,
 	}, {
+		// A member that decoding would take for another (another case
+		// of its name) is reported where it is, line and JSON path, so
+		// the reader can find it.
+		name: "report member in another case",
+		mutate: func(t *testing.T, dir string, m *Manifest) {
+			p := filepath.Join(dir, ReportFile)
+			mustWrite(t, p, []byte(strings.Replace(string(mustRead(t, p)), `"candidates": [`, `"Candidates": [`, 1)))
+		},
+		code: CodeReportInvalid, path: ":$.Candidates",
+	}, {
+		name: "report not JSON",
+		mutate: func(t *testing.T, dir string, m *Manifest) {
+			mustWrite(t, filepath.Join(dir, ReportFile), []byte("{\n"))
+		},
+		code: CodeReportInvalid, path: ReportFile,
+	}, {
+		name: "report missing",
+		mutate: func(t *testing.T, dir string, m *Manifest) {
+			os.Remove(filepath.Join(dir, ReportFile))
+		},
+		code: CodeFileMissing, path: ReportFile,
+	}, {
 		name: "status forged",
 		mutate: func(t *testing.T, dir string, m *Manifest) {
 			rewriteManifest(t, dir, func(doc map[string]any) {
@@ -865,5 +887,48 @@ func TestEvalPackUnreadable(t *testing.T) {
 	}
 	if res, err := Eval(dir); err == nil {
 		t.Errorf("Eval without its eval pack = %+v, nil error; want an error", res)
+	}
+}
+
+// TestManifestStepSegments checks that candidate.json sorts every step
+// into deterministic_steps or fuzzy_steps by its segment, a fuzzy step
+// with its review notes: the reviewer reads there which steps still ask a
+// model, so none may be missing or misfiled.
+func TestManifestStepSegments(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	fuzzy := func(examples []*trace.Trace) candidate.Candidate {
+		c := releaseCandidate(examples)
+		c.Steps[1].Segment = candidate.Fuzzy
+		c.Steps[1].ReviewNotes = []string{"the manifest edit depends on a model"}
+		return c
+	}
+	for _, tt := range []struct {
+		name          string
+		build         func([]*trace.Trace) candidate.Candidate
+		det, fuzzy    []int
+		fuzzyHasNotes bool
+	}{
+		{"all deterministic", releaseCandidate, []int{1, 2, 3}, nil, false},
+		{"one fuzzy step", fuzzy, []int{1, 3}, []int{2}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, m := scenario{sources: s, heldout: h, build: tt.build, opts: opts()}.write(t)
+			indexes := func(refs []StepRef) []int {
+				var out []int
+				for _, r := range refs {
+					out = append(out, r.Index)
+				}
+				return out
+			}
+			if diff := cmp.Diff(tt.det, indexes(m.DeterministicSteps)); diff != "" {
+				t.Errorf("deterministic_steps (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.fuzzy, indexes(m.FuzzySteps)); diff != "" {
+				t.Errorf("fuzzy_steps (-want +got):\n%s", diff)
+			}
+			if tt.fuzzyHasNotes && (len(m.FuzzySteps) != 1 || len(m.FuzzySteps[0].ReviewNotes) != 1) {
+				t.Errorf("fuzzy_steps %+v, want the step's review notes", m.FuzzySteps)
+			}
+		})
 	}
 }
