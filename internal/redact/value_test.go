@@ -188,6 +188,10 @@ func TestBytesErrors(t *testing.T) {
 		{`1.e5`, "line 1, column 3: invalid character 'e' in numeric literal"},
 		{`{"password":"` + fakeGitHub + `" x`, "line 1, column 56: invalid character 'x' after object key:value pair"},
 		{strings.Repeat("[", maxDepth+1), "line 1, column 10001: exceeded max depth"},
+		// Objects are bounded and closed as arrays are: a document cut
+		// after a member is no document.
+		{strings.Repeat(`{"a":`, maxDepth+1), "line 1, column 50001: exceeded max depth"},
+		{`{"a":1`, "line 1, column 7: unexpected end of JSON input"},
 	} {
 		_, _, err := Bytes([]byte(tc.in))
 		var se *SyntaxError
