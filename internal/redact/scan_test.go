@@ -120,3 +120,24 @@ func TestTextCredentialForms(t *testing.T) {
 		}
 	}
 }
+
+// TestSlackTokenShape checks Slack's token rule: xox, one of the letters
+// Slack issues (a, b, p, r, s), a dash and a number; a word that only
+// starts like one (xoxo-…, xoxa-shipping) is left alone, however long.
+func TestSlackTokenShape(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"xoxb-1234567890-0987654321-Zq7Zq7Zq7Zq7", true},
+		{"xoxp-1234567890-0987654321-Zq7Zq7Zq7Zq7", true},
+		{"xoxz-1234567890-0987654321-Zq7Zq7Zq7Zq7", false},
+		{"xoxo-1234567890-0987654321-zq7zq7zq7zq7", false},
+		{"xoxa-shipping-plan-for-2024-release-train", false},
+	} {
+		kind, ok := Secret(tc.s)
+		if got := ok && kind == KindSlack; got != tc.want {
+			t.Errorf("Secret(%q) = %q, %v; want slack %v", tc.s, kind, ok, tc.want)
+		}
+	}
+}
