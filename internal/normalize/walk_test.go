@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // TestShellWalk checks how a shell script is cut into actions: which
@@ -63,6 +65,16 @@ func TestShellWalk(t *testing.T) {
 			[]act{{"go test", []string{"exec:go"}, "go test ./...", []any{"grep FAIL", "head -5"}}}},
 		{"|&", `go build ./... |& tail -3`,
 			[]act{{"go build", []string{"exec:go"}, "go build ./...", []any{"tail -3"}}}},
+		// A stage that is no simple command (a subshell) is no filter: it
+		// is shell of its own.
+		{"a subshell after a pipe", `go test ./... | (cd x; cat)`,
+			[]act{{"go test", []string{"exec:go"}, "go test ./...", nil}, {"shell", []string{"shell.exec"}, "(cd x; cat)", nil}}},
+		// A redirection with no command still truncates its file.
+		{"a redirection alone", `> log.txt`, []act{{"shell", []string{"shell.exec"}, "> log.txt", nil}}},
+		{"an assignment with a redirection", `X=1 > log.txt`, []act{{"shell", []string{"shell.exec"}, "X=1 > log.txt", nil}}},
+		// A read-only head whose operand the shell computes still only
+		// reads.
+		{"a read with an expansion", `ls "$DIR"`, []act{{"ls", []string{"exec:ls"}, `ls "$DIR"`, nil}}},
 		// A redirection to a file is a write.
 		{"output redirection", `echo x > VERSION`,
 			[]act{{"echo", []string{"exec:echo", "fs.write"}, "echo x > VERSION", nil}}},
@@ -79,5 +91,44 @@ func TestShellWalk(t *testing.T) {
 				t.Errorf("Actions(%q) (-want +got):\n%s", tt.cmd, diff)
 			}
 		})
+	}
+}
+
+// TestShellWalkDetails checks what the walk records beside names: the
+// working directory a shell tool gives as cwd; the kind of a command it
+// cannot take apart, read-only when its head only reads; the words a
+// backslash escapes, with the characters around them; a heredoc in
+// backquotes, which is not the literal $(cat <<'EOF') is; and the
+// environment env sets, a credential's value left out.
+func TestShellWalkDetails(t *testing.T) {
+	if a := Default().Actions(Call{Tool: "shell", Args: P{"command": "go vet ./...", "cwd": "/repo"}}); a[0].Metadata["cwd"] != "/repo" {
+		t.Errorf("shell tool with cwd: metadata %v, want cwd /repo", a[0].Metadata)
+	}
+	if a := Default().Actions(shell(`ls "$DIR"`)); a[0].Kind != trace.KindObservation || a[0].Metadata["unparsed"] != true {
+		t.Errorf(`ls "$DIR": %s %v, want an unparsed observation`, a[0].Kind, a[0].Metadata)
+	}
+	if a := Default().Actions(shell(`echo a\ b "c\$d"`)); !cmp.Equal(a[0].Parameters["args"], L("a b", "c$d")) {
+		t.Errorf(`echo a\ b "c\$d": parameters %v, want args [a b, c$d]`, a[0].Parameters)
+	}
+	if a := Default().Actions(shell("git commit -m \"`cat <<'EOF'\nmsg\nEOF\n`\"")); a[0].Metadata["unparsed"] != true {
+		t.Errorf("a heredoc in backquotes: %+v, want unparsed", a[0])
+	}
+	a := Default().Actions(shell(`env GH_TOKEN=abc GOFLAGS=-x go test`))
+	if diff := cmp.Diff(P{"GH_TOKEN": nil, "GOFLAGS": "-x"}, a[0].Metadata["env"]); diff != "" {
+		t.Errorf("env wrapper environment (-want +got):\n%s", diff)
+	}
+}
+
+// TestNameWords checks how a tool name is cut into the words the
+// read-only rule reads: at "_", "-", "." and where lower case turns upper.
+func TestNameWords(t *testing.T) {
+	for name, want := range map[string][]string{
+		"getIssue_comments": {"get", "issue", "comments"},
+		"list-issues":       {"list", "issues"},
+		"repo.get":          {"repo", "get"},
+	} {
+		if got := nameWords(name); !cmp.Equal(got, want) {
+			t.Errorf("nameWords(%q) = %q, want %q", name, got, want)
+		}
 	}
 }
