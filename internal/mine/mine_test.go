@@ -660,3 +660,21 @@ func TestMinePromptTemplate(t *testing.T) {
 		t.Errorf("a prompt every example asked is templated: %+v", got)
 	}
 }
+
+// TestMineTooFewTraces checks that a corpus with fewer eligible traces
+// than a candidate needs examples stops before mining, with one warning
+// that says so: no other reason for finding nothing is given, since none
+// was looked for.
+func TestMineTooFewTraces(t *testing.T) {
+	steps := func(id string) []trace.Action {
+		return []trace.Action{act(id+"-1", trace.KindToolCall, "a", ""), act(id+"-2", trace.KindToolCall, "b", "")}
+	}
+	r := mustMine(t, []*trace.Trace{mk("t1", steps("t1")...), mk("t2", steps("t2")...)}, Options{MinExamples: 3})
+	want := []candidate.Problem{{Code: candidate.CodeNoCandidate, Message: "2 eligible traces, fewer than the 3 examples a candidate needs"}}
+	if diff := cmp.Diff(want, r.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	if len(r.Candidates) != 0 || len(r.RejectedCandidates) != 0 || r.Mining.RepeatsFound != 0 {
+		t.Errorf("candidates %d, rejected %d, repeats %d; want nothing mined", len(r.Candidates), len(r.RejectedCandidates), r.Mining.RepeatsFound)
+	}
+}
