@@ -332,6 +332,14 @@ func validateProblems(t *testing.T, s scenario) {
 		},
 		code: CodeFileMissing, path: ReportFile,
 	}, {
+		name: "skill of another candidate",
+		mutate: func(t *testing.T, dir string, m *Manifest) {
+			rewriteManifest(t, dir, func(doc map[string]any) {
+				doc["skill"].(map[string]any)["workflow_candidate_id"] = "candidate_other"
+			})
+		},
+		code: CodeSkillInvalid, path: "$.skill.workflow_candidate_id",
+	}, {
 		name: "status forged",
 		mutate: func(t *testing.T, dir string, m *Manifest) {
 			rewriteManifest(t, dir, func(doc map[string]any) {
@@ -678,6 +686,8 @@ func TestKindRisk(t *testing.T) {
 		{"receipts", &candidate.Candidate{SideEffects: []trace.SideEffect{se("receipt_write", "tenant_event_log", "receipt.write"), se("plan", "stash", "")}}, KindPlanOnly, RiskLow},
 		{"event log target", &candidate.Candidate{SideEffects: []trace.SideEffect{se("append", "tenant_event_log", "")}}, KindPlanOnly, RiskLow},
 		{"git write", &candidate.Candidate{SideEffects: []trace.SideEffect{se("git_ref", "b", "git.write")}}, KindCandidate, RiskMedium},
+		// A write is a write in any case its tool spells it.
+		{"publish in capitals and secrets", &candidate.Candidate{RequiredSecrets: []string{"REGISTRY_TOKEN"}, SideEffects: []trace.SideEffect{se("http", "registry", "Registry.PUBLISH")}}, KindCandidate, RiskHigh},
 		{"write and secrets", &candidate.Candidate{RequiredSecrets: []string{"CRATES_IO_TOKEN"}, SideEffects: []trace.SideEffect{se("package", "crates.io", "cargo.publish")}}, KindCandidate, RiskHigh},
 		{"write and fuzzy", &candidate.Candidate{Steps: []candidate.Step{{Segment: candidate.Fuzzy}}, SideEffects: []trace.SideEffect{se("file_write", "a", "fs.write")}}, KindCandidate, RiskHigh},
 		{"read and secrets", &candidate.Candidate{RequiredSecrets: []string{"API_KEY"}, SideEffects: []trace.SideEffect{se("http", "api", "net.read")}}, KindCandidate, RiskMedium},
@@ -930,5 +940,65 @@ func TestManifestStepSegments(t *testing.T) {
 				t.Errorf("fuzzy_steps %+v, want the step's review notes", m.FuzzySteps)
 			}
 		})
+	}
+}
+
+// TestValidateNoManifest checks that a directory without candidate.json
+// is no valid bundle, whatever else it holds.
+func TestValidateNoManifest(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, WorkflowFile), []byte("def main(ctx):\n    pass\n"))
+	if v := Validate(dir); v.OK || len(v.Problems) == 0 {
+		t.Errorf("Validate(a directory without a manifest) = OK %v, problems %v; want not OK", v.OK, v.Problems)
+	}
+}
+
+// TestExampleActions checks that a bundle gives, for each example whose
+// trace it holds, the actions its steps matched, in step order: what the
+// agent did on the procedure in that session, which run statistics
+// compare a run with.
+func TestExampleActions(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	// Each example names the actions its steps matched: the trace's
+	// actions after the first, as the release traces hold them; one
+	// names an action its trace lacks, and is left out.
+	withIDs := func(examples []*trace.Trace) candidate.Candidate {
+		c := releaseCandidate(examples)
+		for e, tr := range examples {
+			for _, a := range tr.Actions[len(tr.Actions)-len(c.Steps):] {
+				c.Examples[e].ActionIDs = append(c.Examples[e].ActionIDs, a.ID)
+			}
+		}
+		c.Examples[1].ActionIDs[len(c.Steps)-1] = "missing"
+		return c
+	}
+	dir, _ := scenario{sources: s, heldout: h, build: withIDs, opts: opts()}.write(t)
+	b, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Candidate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.ExampleActions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, ids [][]string
+	for e, ex := range c.Examples {
+		if e != 1 {
+			want = append(want, ex.ActionIDs)
+		}
+	}
+	for _, acts := range got {
+		var l []string
+		for _, a := range acts {
+			l = append(l, a.ID)
+		}
+		ids = append(ids, l)
+	}
+	if diff := cmp.Diff(want, ids); diff != "" {
+		t.Errorf("ExampleActions ids (-want +got):\n%s", diff)
 	}
 }
