@@ -145,6 +145,7 @@ func TestBytes(t *testing.T) {
 	}{
 		{"scalar", `  "hello"  `, `"hello"`, 0},
 		{"numbers kept as written", `[1, -0.5e+10, 1E3, 0]`, `[1,-0.5e+10,1E3,0]`, 0},
+		{"white space anywhere JSON allows it", "{ \"a\" : [ 1 , { } ] ,\n\t\"b\" : { \"c\" : true } }", `{"a":[1,{}],"b":{"c":true}}`, 0},
 		{"keys sorted, repeated key keeps the last", `{"b":1,"a":{"z":[],"y":{}},"b":2}`, `{"a":{"y":{},"z":[]},"b":2}`, 0},
 		{"html not escaped", `{"cmd":"a && b > c <d>"}`, `{"cmd":"a && b > c <d>"}`, 0},
 		{"escapes canonical", `"\u0041\/\t\u2028\ud83d\ude00\ud800"`, "\"A/\\t\\u2028\U0001F600\uFFFD\"", 0},
