@@ -310,6 +310,36 @@ func validateProblems(t *testing.T, s scenario) {
 		},
 		code: CodeEvalPackInvalid, path: EvalPackFile,
 	}, {
+		// A member that decoding would take for another (another case
+		// of its name) is reported where it is, line and JSON path, so
+		// the reader can find it.
+		name: "report member in another case",
+		mutate: func(t *testing.T, dir string, m *Manifest) {
+			p := filepath.Join(dir, ReportFile)
+			mustWrite(t, p, []byte(strings.Replace(string(mustRead(t, p)), `"candidates": [`, `"Candidates": [`, 1)))
+		},
+		code: CodeReportInvalid, path: ":$.Candidates",
+	}, {
+		name: "report not JSON",
+		mutate: func(t *testing.T, dir string, m *Manifest) {
+			mustWrite(t, filepath.Join(dir, ReportFile), []byte("{\n"))
+		},
+		code: CodeReportInvalid, path: ReportFile,
+	}, {
+		name: "report missing",
+		mutate: func(t *testing.T, dir string, m *Manifest) {
+			os.Remove(filepath.Join(dir, ReportFile))
+		},
+		code: CodeFileMissing, path: ReportFile,
+	}, {
+		name: "skill of another candidate",
+		mutate: func(t *testing.T, dir string, m *Manifest) {
+			rewriteManifest(t, dir, func(doc map[string]any) {
+				doc["skill"].(map[string]any)["workflow_candidate_id"] = "candidate_other"
+			})
+		},
+		code: CodeSkillInvalid, path: "$.skill.workflow_candidate_id",
+	}, {
 		name: "status forged",
 		mutate: func(t *testing.T, dir string, m *Manifest) {
 			rewriteManifest(t, dir, func(doc map[string]any) {
@@ -379,6 +409,21 @@ func TestApprove(t *testing.T) {
 	}
 	if m.Promotion.Criteria.Status != StatusReady || len(m.Promotion.Criteria.Reasons) != 0 {
 		t.Errorf("after approval: %s %v; want ready", m.Promotion.Criteria.Status, m.Promotion.Criteria.Reasons)
+	}
+	// Ready has no reasons, written as an empty list: a reader of
+	// candidate.json iterates reasons, and null is not a list.
+	var raw struct {
+		Promotion struct {
+			Criteria struct {
+				Reasons json.RawMessage `json:"reasons"`
+			} `json:"criteria"`
+		} `json:"promotion"`
+	}
+	if err := json.Unmarshal(mustRead(t, filepath.Join(dir, ManifestFile)), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(raw.Promotion.Criteria.Reasons); got != "[]" {
+		t.Errorf("ready manifest: promotion.criteria.reasons %s, want []", got)
 	}
 	if v := Validate(dir); !v.OK {
 		t.Errorf("Validate after approval: %s", describe(v))
@@ -641,6 +686,8 @@ func TestKindRisk(t *testing.T) {
 		{"receipts", &candidate.Candidate{SideEffects: []trace.SideEffect{se("receipt_write", "tenant_event_log", "receipt.write"), se("plan", "stash", "")}}, KindPlanOnly, RiskLow},
 		{"event log target", &candidate.Candidate{SideEffects: []trace.SideEffect{se("append", "tenant_event_log", "")}}, KindPlanOnly, RiskLow},
 		{"git write", &candidate.Candidate{SideEffects: []trace.SideEffect{se("git_ref", "b", "git.write")}}, KindCandidate, RiskMedium},
+		// A write is a write in any case its tool spells it.
+		{"publish in capitals and secrets", &candidate.Candidate{RequiredSecrets: []string{"REGISTRY_TOKEN"}, SideEffects: []trace.SideEffect{se("http", "registry", "Registry.PUBLISH")}}, KindCandidate, RiskHigh},
 		{"write and secrets", &candidate.Candidate{RequiredSecrets: []string{"CRATES_IO_TOKEN"}, SideEffects: []trace.SideEffect{se("package", "crates.io", "cargo.publish")}}, KindCandidate, RiskHigh},
 		{"write and fuzzy", &candidate.Candidate{Steps: []candidate.Step{{Segment: candidate.Fuzzy}}, SideEffects: []trace.SideEffect{se("file_write", "a", "fs.write")}}, KindCandidate, RiskHigh},
 		{"read and secrets", &candidate.Candidate{RequiredSecrets: []string{"API_KEY"}, SideEffects: []trace.SideEffect{se("http", "api", "net.read")}}, KindCandidate, RiskMedium},
@@ -785,5 +832,173 @@ func TestValidateReportsSchemaRead(t *testing.T) {
 	v := Validate(dir)
 	if v.Schema != "something.else" || v.SchemaVersion != "7" {
 		t.Errorf("Validate read schema %q version %q, want the manifest's something.else 7", v.Schema, v.SchemaVersion)
+	}
+}
+
+// TestApproveRecordFails checks that a decision the approval ledger could
+// not record is an error of Approve, returned with the manifest that holds
+// it: the caller must learn that the ledger and approval_history now
+// differ, instead of taking the decision as fully recorded.
+func TestApproveRecordFails(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, _ := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	ledgerFull := errors.New("ledger is full")
+	var recorded []ApprovalRecord
+	m, err := Approve(dir, Approval{Actor: "lead", At: "2026-04-27T09:00:00Z", Record: func(r ApprovalRecord) error {
+		recorded = append(recorded, r)
+		return ledgerFull
+	}})
+	if !errors.Is(err, ledgerFull) {
+		t.Errorf("Approve with a failing ledger = %v, want %v", err, ledgerFull)
+	}
+	if m == nil || len(m.Promotion.ApprovalHistory) != 1 || len(recorded) != 1 || recorded[0] != m.Promotion.ApprovalHistory[0] {
+		t.Errorf("manifest %v, recorded %+v; want the manifest holding the one decision the ledger was given", m, recorded)
+	}
+}
+
+// TestShadowHeldout checks held-out evidence brought to a bundle from
+// outside: a run of the procedure passes and is listed; no held-out run is
+// no pass, since nothing was shown; and a run that is one of the bundle's
+// own source examples is refused, since a run is not its own evidence.
+func TestShadowHeldout(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, m := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	hc, err := ShadowHeldout(dir, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []HeldoutTrace{{TraceID: h[0].ID, Status: candidate.StatusPass}}
+	if diff := cmp.Diff(want, hc.Heldout); diff != "" || !hc.Pass || hc.CandidateID != m.CandidateID {
+		t.Errorf("ShadowHeldout: pass %v, candidate %s, held-out (-want +got):\n%s", hc.Pass, hc.CandidateID, diff)
+	}
+	hc, err = ShadowHeldout(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hc.Pass || len(hc.Heldout) != 0 {
+		t.Errorf("ShadowHeldout without held-out traces: pass %v, held-out %+v; want no pass", hc.Pass, hc.Heldout)
+	}
+	if _, err := ShadowHeldout(dir, s[:1]); err == nil || !strings.Contains(err.Error(), "cannot be its own held-out evidence") {
+		t.Errorf("ShadowHeldout(a source example) = %v, want a refusal", err)
+	}
+}
+
+// TestEvalPackUnreadable checks that an eval pack the manifest lists but
+// the bundle lacks is an error of Eval, not an evaluation that passes
+// because it checked nothing.
+func TestEvalPackUnreadable(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, m := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	if m.EvalPack.Path == nil {
+		t.Fatal("the bundle has no eval pack")
+	}
+	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(*m.EvalPack.Path))); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := Eval(dir); err == nil {
+		t.Errorf("Eval without its eval pack = %+v, nil error; want an error", res)
+	}
+}
+
+// TestManifestStepSegments checks that candidate.json sorts every step
+// into deterministic_steps or fuzzy_steps by its segment, a fuzzy step
+// with its review notes: the reviewer reads there which steps still ask a
+// model, so none may be missing or misfiled.
+func TestManifestStepSegments(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	fuzzy := func(examples []*trace.Trace) candidate.Candidate {
+		c := releaseCandidate(examples)
+		c.Steps[1].Segment = candidate.Fuzzy
+		c.Steps[1].ReviewNotes = []string{"the manifest edit depends on a model"}
+		return c
+	}
+	for _, tt := range []struct {
+		name          string
+		build         func([]*trace.Trace) candidate.Candidate
+		det, fuzzy    []int
+		fuzzyHasNotes bool
+	}{
+		{"all deterministic", releaseCandidate, []int{1, 2, 3}, nil, false},
+		{"one fuzzy step", fuzzy, []int{1, 3}, []int{2}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, m := scenario{sources: s, heldout: h, build: tt.build, opts: opts()}.write(t)
+			indexes := func(refs []StepRef) []int {
+				var out []int
+				for _, r := range refs {
+					out = append(out, r.Index)
+				}
+				return out
+			}
+			if diff := cmp.Diff(tt.det, indexes(m.DeterministicSteps)); diff != "" {
+				t.Errorf("deterministic_steps (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.fuzzy, indexes(m.FuzzySteps)); diff != "" {
+				t.Errorf("fuzzy_steps (-want +got):\n%s", diff)
+			}
+			if tt.fuzzyHasNotes && (len(m.FuzzySteps) != 1 || len(m.FuzzySteps[0].ReviewNotes) != 1) {
+				t.Errorf("fuzzy_steps %+v, want the step's review notes", m.FuzzySteps)
+			}
+		})
+	}
+}
+
+// TestValidateNoManifest checks that a directory without candidate.json
+// is no valid bundle, whatever else it holds.
+func TestValidateNoManifest(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, WorkflowFile), []byte("def main(ctx):\n    pass\n"))
+	if v := Validate(dir); v.OK || len(v.Problems) == 0 {
+		t.Errorf("Validate(a directory without a manifest) = OK %v, problems %v; want not OK", v.OK, v.Problems)
+	}
+}
+
+// TestExampleActions checks that a bundle gives, for each example whose
+// trace it holds, the actions its steps matched, in step order: what the
+// agent did on the procedure in that session, which run statistics
+// compare a run with.
+func TestExampleActions(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	// Each example names the actions its steps matched: the trace's
+	// actions after the first, as the release traces hold them; one
+	// names an action its trace lacks, and is left out.
+	withIDs := func(examples []*trace.Trace) candidate.Candidate {
+		c := releaseCandidate(examples)
+		for e, tr := range examples {
+			for _, a := range tr.Actions[len(tr.Actions)-len(c.Steps):] {
+				c.Examples[e].ActionIDs = append(c.Examples[e].ActionIDs, a.ID)
+			}
+		}
+		c.Examples[1].ActionIDs[len(c.Steps)-1] = "missing"
+		return c
+	}
+	dir, _ := scenario{sources: s, heldout: h, build: withIDs, opts: opts()}.write(t)
+	b, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Candidate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.ExampleActions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, ids [][]string
+	for e, ex := range c.Examples {
+		if e != 1 {
+			want = append(want, ex.ActionIDs)
+		}
+	}
+	for _, acts := range got {
+		var l []string
+		for _, a := range acts {
+			l = append(l, a.ID)
+		}
+		ids = append(ids, l)
+	}
+	if diff := cmp.Diff(want, ids); diff != "" {
+		t.Errorf("ExampleActions ids (-want +got):\n%s", diff)
 	}
 }

@@ -95,3 +95,26 @@ func TestMinConfidenceExplicitZero(t *testing.T) {
 		})
 	}
 }
+
+// TestPromoteMetadataDefaults checks that a report's candidates carry the
+// promotion metadata their bundle's manifest would: the workflow version
+// and creation date default as Write defaults them (DefaultPackageVersion,
+// the report's generated_at), and what the caller gives wins.
+func TestPromoteMetadataDefaults(t *testing.T) {
+	s, _ := releaseTraces(t, nil)
+	for _, c := range []struct {
+		name             string
+		o                Options
+		version, created string
+	}{
+		{"defaults", Options{}, DefaultPackageVersion, "2026-04-27T08:00:00Z"},
+		{"given", Options{PackageVersion: "2.3.4", GeneratedAt: "2026-05-01T00:00:00Z"}, "2.3.4", "2026-05-01T00:00:00Z"},
+	} {
+		r := &candidate.Report{GeneratedAt: "2026-04-27T08:00:00Z", Candidates: []candidate.Candidate{releaseCandidate(s)}}
+		Promote(r, c.o)
+		p := r.Candidates[0].Promotion
+		if p == nil || p.WorkflowVersion != c.version || p.CreatedAt != c.created {
+			t.Errorf("%s: promotion %+v, want workflow_version %s and created_at %s", c.name, p, c.version, c.created)
+		}
+	}
+}

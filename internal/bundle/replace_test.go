@@ -147,3 +147,33 @@ func TestReplaceWorkflowInterrupted(t *testing.T) {
 		t.Error("the interrupted bundle is ready to run")
 	}
 }
+
+// TestReplaceWorkflowRefreshesHeader checks that the workflow written is
+// src with its header counts recomputed from its code, whatever src's
+// header claims, so that the reviewer reads how many model calls a run
+// still makes; and that the evidence's list of properties is a list even
+// when the caller gave none.
+func TestReplaceWorkflowRefreshesHeader(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, _ := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	old := string(mustRead(t, filepath.Join(dir, WorkflowFile)))
+	const counted = "deterministic steps: 3 of 3 · remaining model calls per run: 0"
+	if !strings.Contains(old, counted) {
+		t.Fatalf("workflow header lacks %q:\n%s", counted, old)
+	}
+	stale := strings.Replace(old, counted, "deterministic steps: 2 of 3 · remaining model calls per run: 1", 1)
+	m, err := ReplaceWorkflow(dir, []byte(stale), evidence(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(mustRead(t, filepath.Join(dir, WorkflowFile)))
+	if !strings.Contains(got, counted) || got != old {
+		t.Errorf("workflow written with header counts not recomputed:\n%s", got)
+	}
+	if m.Workflow.SHA256 != hexSHA([]byte(got)) {
+		t.Errorf("manifest workflow sha256 %s, not the file's %s", m.Workflow.SHA256, hexSHA([]byte(got)))
+	}
+	if rep := string(mustRead(t, filepath.Join(dir, ReportFile))); !strings.Contains(rep, `"properties":[]`) && !strings.Contains(rep, `"properties": []`) {
+		t.Errorf("report.json synthesized step properties are not an empty list:\n%s", rep)
+	}
+}

@@ -85,6 +85,14 @@ func TestBundleReportMatchesGeneric(t *testing.T) {
 	c.Steps[2].SideEffects[0].Metadata = map[string]any{"api_key": "abc", "cwd": "/Users/frank/src"}
 	c.Shadow.Traces[0].Details = []candidate.Problem{{Code: "x", Message: "saw " + fakeToken + " in /home/gina/log"}}
 	c.Warnings = append(c.Warnings, candidate.Problem{Code: "w", Message: "read /home/hank/.config"})
+	// A typed map: every value of a derivation's inputs, not only the
+	// first the walk meets.
+	c.DerivedParameters = append(c.DerivedParameters, candidate.DerivedParameter{
+		Parameter:  candidate.Parameter{Name: "dest", Key: "dest", Type: "string"},
+		Expression: `repo + "/" + out`, Refs: []string{"out", "repo"},
+		Evidence: []candidate.DerivationEvidence{{TraceID: "t1", Role: candidate.RoleSource,
+			Inputs: map[string]string{"repo": "/home/jack/src", "out": "/Users/kim/out", "mode": "plain"}}},
+	})
 	r.RejectedCandidates = []candidate.Candidate{r.Candidates[0]}
 	r.WorkflowPath = "/home/alice/out/workflow.star"
 	r.ShadowSources = []string{"/home/alice/holdout", "relative/dir", "file:///tmp/x"}
@@ -126,7 +134,7 @@ func TestBundleReportMatchesGeneric(t *testing.T) {
 	if !bytes.Equal(gotJSON, wantJSON) {
 		t.Errorf("report.json differs from the generic road's")
 	}
-	for _, leak := range []string{fakeToken, "alice", "carol", "dave", "erin", "frank", "gina", "hank", "ivy", "hunter2"} {
+	for _, leak := range []string{fakeToken, "alice", "carol", "dave", "erin", "frank", "gina", "hank", "ivy", "hunter2", "jack", "kim"} {
 		if strings.Contains(string(gotJSON), leak) {
 			t.Errorf("report.json holds %q", leak)
 		}

@@ -160,3 +160,29 @@ func TestWriteStreamErrors(t *testing.T) {
 		t.Errorf("writeStream whose rendering fails: %v, want %v", err, failed)
 	}
 }
+
+// TestValidateUnlistedFiles checks that a bundle holds only the files its
+// manifest lists: a file added anywhere in it is a problem named by its
+// path, since a reviewer reads what the manifest lists and nothing else
+// may ride along (a crystallize.toml in a bundle would be a configuration
+// nobody reviewed).
+func TestValidateUnlistedFiles(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, _ := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	if v := Validate(dir); hasProblem(v, CodeFileUnlisted, "") {
+		t.Fatalf("a bundle as written has unlisted files:\n%s", describe(v))
+	}
+	added := []string{"notes.txt", "fixtures/extra.json", "crystallize.toml"}
+	for _, name := range added {
+		mustWrite(t, filepath.Join(dir, filepath.FromSlash(name)), []byte("{}\n"))
+	}
+	v := Validate(dir)
+	if v.OK {
+		t.Error("Validate = OK for a bundle with files its manifest does not list")
+	}
+	for _, name := range added {
+		if !hasProblem(v, CodeFileUnlisted, name) {
+			t.Errorf("no %s problem for %s:\n%s", CodeFileUnlisted, name, describe(v))
+		}
+	}
+}

@@ -346,3 +346,27 @@ func TestRankShortProceduresInManySessions(t *testing.T) {
 		})
 	}
 }
+
+// TestOneActionAmongReadsIsProcedure checks that a repeat with one action
+// and the reads around it is a procedure: it keeps its rank among the
+// procedures of the exact miner, ahead of a rarer one, and is not sent
+// after them as the repeats made only of reads, or of one tool, are.
+func TestOneActionAmongReadsIsProcedure(t *testing.T) {
+	read := func(p string) trace.Action { return obs("", "Read", `{"file_path":"`+p+`"}`) }
+	var traces []*trace.Trace
+	for i := range 8 {
+		actions := []trace.Action{read("go.mod"), cmd("", "go test", `{"arg1":"./..."}`), cmd("", fmt.Sprintf("task%d", i), "")}
+		if i < 3 {
+			actions = append(actions, cmd("", "make docs", ""), cmd("", "git commit", fmt.Sprintf(`{"m":"docs %d"}`, i)))
+		}
+		traces = append(traces, session(fmt.Sprintf("s%02d", i), actions...))
+	}
+	rep := mustMine(t, traces, Options{Mode: ModeExact, MaxCandidates: 1})
+	sel := rep.Selected()
+	if sel == nil {
+		t.Fatalf("no candidate: %+v", rep.Warnings)
+	}
+	if diff := gocmp.Diff([]string{"Read", "go test"}, stepNames(sel)); diff != "" {
+		t.Errorf("selected steps (-want +got):\n%s", diff)
+	}
+}

@@ -388,6 +388,33 @@ func TestMineReceiptConsensus(t *testing.T) {
 	}
 }
 
+// TestMineReceiptConsensusNested checks that a receipt's arrays are
+// merged element by element like its objects: a per-run value inside a
+// list of files is masked where the allowlist covers it, and a value the
+// examples disagree on there is a disagreement at its own path, not a
+// consensus.
+func TestMineReceiptConsensusNested(t *testing.T) {
+	rules := []trace.AllowlistRule{{Path: "/effect_receipts/*/files/*/upload_id", Reason: "per run"}}
+	mkr := func(id, sha string) *trace.Trace {
+		tr := mk(id, act(id+"-1", trace.KindToolCall, "a", ""), act(id+"-2", trace.KindToolCall, "b", ""))
+		tr.ReplayAllowlist = rules
+		tr.ReplayRun = decodeMap(`{"effect_receipts":[{"kind":"upload","files":[{"path":"a.tar","sha256":"` + sha + `","upload_id":"u-` + id + `"}]}]}`)
+		return tr
+	}
+	sel := mustMine(t, []*trace.Trace{mkr("t1", "same"), mkr("t2", "same")}, Options{}).Selected()
+	want := []any{map[string]any{"kind": "upload", "files": []any{map[string]any{"path": "a.tar", "sha256": "same", "upload_id": AllowlistedValue}}}}
+	if diff := cmp.Diff(want, sel.ExpectedReceipts); diff != "" {
+		t.Errorf("receipts (-want +got):\n%s", diff)
+	}
+	sel = mustMine(t, []*trace.Trace{mkr("t1", "one"), mkr("t2", "two")}, Options{}).Selected()
+	if len(sel.ExpectedReceipts) != 0 {
+		t.Errorf("disagreeing receipts gave %v", sel.ExpectedReceipts)
+	}
+	if len(sel.Warnings) != 1 || sel.Warnings[0].Code != candidate.CodeReceiptDisagreement || sel.Warnings[0].Path != "/effect_receipts/0/files/0/sha256" {
+		t.Errorf("warnings = %+v", sel.Warnings)
+	}
+}
+
 func TestMineSecretKeyNeverLiteral(t *testing.T) {
 	var traces []*trace.Trace
 	for i := range 2 {
@@ -631,5 +658,23 @@ func TestMinePromptTemplate(t *testing.T) {
 	}
 	if got := mine(func(int, string) string { return "Publish?" }).PromptTemplate; got != nil {
 		t.Errorf("a prompt every example asked is templated: %+v", got)
+	}
+}
+
+// TestMineTooFewTraces checks that a corpus with fewer eligible traces
+// than a candidate needs examples stops before mining, with one warning
+// that says so: no other reason for finding nothing is given, since none
+// was looked for.
+func TestMineTooFewTraces(t *testing.T) {
+	steps := func(id string) []trace.Action {
+		return []trace.Action{act(id+"-1", trace.KindToolCall, "a", ""), act(id+"-2", trace.KindToolCall, "b", "")}
+	}
+	r := mustMine(t, []*trace.Trace{mk("t1", steps("t1")...), mk("t2", steps("t2")...)}, Options{MinExamples: 3})
+	want := []candidate.Problem{{Code: candidate.CodeNoCandidate, Message: "2 eligible traces, fewer than the 3 examples a candidate needs"}}
+	if diff := cmp.Diff(want, r.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	if len(r.Candidates) != 0 || len(r.RejectedCandidates) != 0 || r.Mining.RepeatsFound != 0 {
+		t.Errorf("candidates %d, rejected %d, repeats %d; want nothing mined", len(r.Candidates), len(r.RejectedCandidates), r.Mining.RepeatsFound)
 	}
 }

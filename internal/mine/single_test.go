@@ -169,14 +169,34 @@ func TestSingleRunParameters(t *testing.T) {
 	if !c.ArgumentsCompared {
 		t.Error("ArgumentsCompared = false, want true for a one-run candidate")
 	}
+	// The reviewer is told which values are parameters: the declared
+	// ones, by name, and nothing else.
+	if w := singleTraceWarning(c); !strings.Contains(w, "except the parameters the run declares (current_version, next_version, base_branch)") {
+		t.Errorf("single-trace warning %q does not name the declared parameters", w)
+	}
 
 	// Without declared values every argument stays a literal.
 	r, err = Single(context.Background(), tr, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := r.Selected(); len(c.Parameters) != 0 || len(c.DerivedParameters) != 0 || !c.ArgumentsCompared {
+	c = r.Selected()
+	if len(c.Parameters) != 0 || len(c.DerivedParameters) != 0 || !c.ArgumentsCompared {
 		t.Errorf("Single without run parameters: parameters %v derived %v compared %v", c.Parameters, c.DerivedParameters, c.ArgumentsCompared)
+	}
+	if w := singleTraceWarning(c); strings.Contains(w, "except") {
+		t.Errorf("single-trace warning %q names parameters, and the run declared none", w)
+	}
+	// A model answered once: its answer is expected of no later run,
+	// neither on its step nor in the candidate's list of expected
+	// outputs, declared values or not.
+	if c.Steps[4].ExpectedOutput != nil {
+		t.Errorf("model step expected output %v, want none", c.Steps[4].ExpectedOutput)
+	}
+	for _, o := range c.ExpectedOutputs {
+		if o.Step == 5 {
+			t.Errorf("expected outputs list the model's step: %+v", o)
+		}
 	}
 }
 
@@ -220,4 +240,44 @@ func TestSingleReadsAreObservedState(t *testing.T) {
 			t.Errorf("step %d %s: expected output %v, notes %q; want none, and a note that it is observed output", st.Index, st.Name, st.ExpectedOutput, st.ReviewNotes)
 		}
 	}
+}
+
+// TestSingleParameterRefsOnce: a step that passes one declared value
+// under two keys reads that parameter at both, and lists it once among
+// the parameters it reads, beside the others it reads: the workflow's
+// signature and the review page name each input of a step once.
+func TestSingleParameterRefsOnce(t *testing.T) {
+	push := act("a1", trace.KindToolCall, "push", `{"branch":"release-1.5","ref":"release-1.5","version":"1.5.0"}`)
+	tr := mk("run", push)
+	trace.Normalize(tr)
+	declared := map[string]string{"target_branch": "release-1.5", "next_version": "1.5.0"}
+	r, err := Single(context.Background(), tr, Options{RunParameters: declared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Selected()
+	if c == nil {
+		t.Fatalf("Single selected nothing: %+v", r.RejectedCandidates)
+	}
+	step := c.Steps[0]
+	if diff := cmp.Diff([]string{"target_branch", "next_version"}, step.ParameterRefs); diff != "" {
+		t.Errorf("parameter refs (-want +got):\n%s", diff)
+	}
+	got := map[string]string{}
+	for _, a := range step.Arguments {
+		got[a.Key] = a.Parameter
+	}
+	if diff := cmp.Diff(map[string]string{"branch": "target_branch", "ref": "target_branch", "version": "next_version"}, got); diff != "" {
+		t.Errorf("arguments' parameters (-want +got):\n%s", diff)
+	}
+}
+
+// singleTraceWarning is the message of c's single_trace warning.
+func singleTraceWarning(c *candidate.Candidate) string {
+	for _, w := range c.Warnings {
+		if w.Code == CodeSingleTrace {
+			return w.Message
+		}
+	}
+	return ""
 }

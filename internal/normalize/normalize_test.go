@@ -205,6 +205,14 @@ func TestShellActions(t *testing.T) {
 				"command": `GH_TOKEN=[redacted] GOFLAGS=-mod=mod gh pr create --title "Release v1.4.0" --body 'See CHANGELOG' --label=release`},
 		}},
 	}, {
+		// VAR= sets the empty string, a value as literal as any other;
+		// only a value the shell computes is unknown (nil).
+		name:  "an empty assignment is the empty string",
+		cmd:   `GIT_PAGER= LANG="$L" git push`,
+		extra: []string{"env"},
+		want: []got{{ID: "call_1", Kind: tc, Name: "git push", Argv: argv("git", "push"),
+			Extra: P{"env": P{"GIT_PAGER": "", "LANG": nil}}}},
+	}, {
 		name: "git checkout -b and git's own -C",
 		cmd:  `git -C services/api checkout -b release/1.4`,
 		want: []got{{ID: "call_1", Kind: tc, Name: "git checkout", Params: P{"C": "services/api", "branch": "release/1.4"},
@@ -283,6 +291,14 @@ func TestShellActions(t *testing.T) {
 		want: []got{{ID: "call_1", Kind: tc, Name: "git checkout", Params: P{"branch": "go.mod"},
 			Argv: argv("git", "checkout", "--", "{branch}")}},
 	}, {
+		// A file named like a flag stays an operand after --, which is
+		// how a user deletes it; read as flags it would be an rm of other
+		// options and no file.
+		name: "every word after -- is an operand",
+		cmd:  `rm -f -- -draft.txt notes.txt`,
+		want: []got{{ID: "call_1", Kind: tc, Name: "rm", Params: P{"f": true, "paths": L("-draft.txt", "notes.txt")},
+			Argv: argv("rm", "-f", "--", "{paths...}")}},
+	}, {
 		name: "braces in a value are escaped in the template",
 		cmd:  `git log -n 5 --format='%h {%s}'`,
 		want: []got{{ID: "call_1", Kind: obs, Name: "git log", Params: P{"n": "5", "format": "%h {%s}"},
@@ -298,6 +314,13 @@ func TestShellActions(t *testing.T) {
 		extra: []string{"redirects"},
 		want: []got{{ID: "call_1", Kind: tc, Name: "echo", Params: P{"args": L("v1.4.0")},
 			Argv: argv("echo", "{args...}"), Extra: P{"redirects": argv(">VERSION")}}},
+	}, {
+		// The file the command writes is known only when it runs: read
+		// as plain, the write would vanish from the action.
+		name:  "a redirection to an expansion is unparsed",
+		cmd:   `go test ./... > "$LOG"`,
+		extra: []string{"unparsed", "command"},
+		want:  []got{{ID: "call_1", Kind: tc, Name: "go test", Extra: P{"unparsed": true, "command": `go test ./... > "$LOG"`}}},
 	}, {
 		name:  "command substitution is unparsed",
 		cmd:   `git tag "v$(cat VERSION)"`,
@@ -659,6 +682,8 @@ func TestFileTools(t *testing.T) {
 			[]want{{FileChange, P{"path": "n.ipynb"}, P{"new_source": "x"}, ""}}},
 		{"path outside the working directory", Call{Tool: "Write", Args: P{"file_path": "/etc/hosts", "content": "x"}, Cwd: "/w/app"},
 			[]want{{FileWrite, P{"path": "/etc/hosts", "content": "x"}, nil, "write"}}},
+		{"working directory at the root", Call{Tool: "Write", Args: P{"file_path": "/etc/hosts", "content": "x"}, Cwd: "/"},
+			[]want{{FileWrite, P{"path": "etc/hosts", "content": "x"}, nil, "write"}}},
 		{"path beside the working directory", Call{Tool: "Write", Args: P{"file_path": "/w/application/a", "content": "x"}, Cwd: "/w/app"},
 			[]want{{FileWrite, P{"path": "/w/application/a", "content": "x"}, nil, "write"}}},
 		{"apply_patch custom tool", Call{Tool: "apply_patch", Args: P{"input": patch}}, patchActs},
@@ -858,6 +883,31 @@ func TestExtend(t *testing.T) {
 	}
 }
 
+// TestExtendNil checks that a nil table extends the default one, as a nil
+// table reads calls with the default one: a caller with no table of its
+// own (no crystallize.toml) and a [normalize] section gets the built-in
+// heads and observations plus its additions, not its additions alone.
+func TestExtendNil(t *testing.T) {
+	var none *Rules
+	r, err := none.Extend(Config{Observations: []string{"mcp__db__explain"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		c    Call
+		kind trace.Kind
+		name string
+	}{
+		{Call{Tool: "mcp__db__explain"}, trace.KindObservation, "mcp__db__explain"},
+		{shell("git status"), trace.KindObservation, "git status"},
+		{shell("go test ./..."), trace.KindToolCall, "go test"},
+	} {
+		if a := r.Actions(tt.c); len(a) != 1 || a[0].Kind != tt.kind || a[0].Name != tt.name {
+			t.Errorf("Actions(%v %v) = %+v, want one %s %s", tt.c.Tool, tt.c.Args, a, tt.kind, tt.name)
+		}
+	}
+}
+
 func FuzzActions(f *testing.F) {
 	for _, s := range []string{
 		`cd /repo && git add -A && git commit -m "x"`, `go test ./... | tail -5`, `bash -lc 'npm ci; npm test'`,
@@ -915,9 +965,14 @@ func TestShellToolArgs(t *testing.T) {
 		{Call{Tool: "run_shell", Args: P{"command": "zsh -lc 'go mod tidy'"}}, "go mod tidy", ""},
 		{Call{Tool: "local_shell_call", Args: P{"command": []any{"/bin/sh", "-c", "git status"}}}, "git status", ""},
 	}
+	// The description is added to what the command says of itself: the
+	// argv template the workflow runs is still there.
 	desc := Default().Actions(Call{ID: "d", Tool: "Bash", Args: P{"command": "go mod tidy", "description": "Tidy modules"}})
 	if desc[0].Metadata["description"] != "Tidy modules" {
 		t.Errorf("description not kept: metadata %v", desc[0].Metadata)
+	}
+	if diff := cmp.Diff(argv("go", "mod", "tidy"), desc[0].Metadata["argv"]); diff != "" {
+		t.Errorf("argv template with a description (-want +got):\n%s", diff)
 	}
 	for _, tt := range tests {
 		tt.call.ID = "c"

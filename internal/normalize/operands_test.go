@@ -95,6 +95,12 @@ func TestWindowsPrograms(t *testing.T) {
 		{argv("npm.cmd", "run", "build"), "npm run build", "npm.cmd", argv("npm", "run", "build")},
 		{argv("Git.EXE", "status"), "git status", "Git.EXE", argv("git", "status")},
 		{argv("/usr/bin/git", "add", "x"), "git add", nil, argv("/usr/bin/git", "add", "{paths...}")},
+		// A drive alone, or backslashes alone, say Windows.
+		{argv(`C:/Go/bin/go`, "vet", "./..."), "go vet", `C:/Go/bin/go`, argv("go", "vet", "{args...}")},
+		{argv(`.\node_modules\.bin\eslint`, "src"), "eslint", `.\node_modules\.bin\eslint`, argv("eslint", "{paths...}")},
+		// A path that ends in a separator still names a program: an
+		// action must have a name, or the trace does not read back.
+		{argv(`C:\tools\bin\`, "x"), "bin", `C:\tools\bin\`, argv("bin", "{args...}")},
 	}
 	for _, tt := range tests {
 		a := Default().Actions(Call{ID: "w", Tool: "shell", Args: P{"command": tt.argv}})[0]

@@ -15,9 +15,16 @@ import (
 // (the same template whichever system recorded it) and the action says
 // what was recorded.
 func programName(w string) (name string, windows bool) {
-	base := w
-	if i := strings.LastIndexAny(w, `\/`); i >= 0 {
-		base = w[i+1:]
+	// A trailing separator names no other program (C:\tools\ is tools,
+	// as path.Base makes dir/ dir): the base is taken from the path
+	// without it, so that the name is never empty, which no action may be.
+	trimmed := strings.TrimRight(w, `\/`)
+	if trimmed == "" {
+		return path.Base(w), false
+	}
+	base := trimmed
+	if i := strings.LastIndexAny(trimmed, `\/`); i >= 0 {
+		base = trimmed[i+1:]
 	}
 	lower := strings.ToLower(base)
 	for _, ext := range windowsExts {

@@ -2,6 +2,7 @@ package normalize
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -166,5 +167,68 @@ func TestPatchMove(t *testing.T) {
 	acts := Default().Actions(Call{Tool: "apply_patch", Args: P{"input": "*** Begin Patch\n*** Update File: a.go\n*** Move to: b.go\n@@\n-x\n+y\n*** End Patch\n"}})
 	if len(acts) != 1 || !slices.ContainsFunc(acts[0].SideEffects, func(se trace.SideEffect) bool { return se.Target == "b.go" && se.Mutation == "add" }) {
 		t.Errorf("moved file: %+v, want a write of b.go", acts)
+	}
+}
+
+// TestScriptCacheNil checks that a nil script cache parses every script,
+// as parse promises, instead of failing on the cache it lacks.
+func TestScriptCacheNil(t *testing.T) {
+	var none *scriptCache
+	for _, src := range []string{"go test ./... && git add -A", "echo 'unterminated"} {
+		want, wantErr := parseShell(src)
+		got, err := none.parse(src)
+		if (err != nil) != (wantErr != nil) || (got == nil) != (want == nil) {
+			t.Errorf("nil cache parse(%q) = %v, %v; want %v, %v", src, got, err, want, wantErr)
+		}
+	}
+}
+
+// TestCountFlag checks that a dash and a number (git log -3, head -20) is
+// a count, the parameter n, so that runs asking for other counts are one
+// step with a value that varies, not different flags.
+func TestCountFlag(t *testing.T) {
+	for cmd, want := range map[string]string{"git log -3": "3", "head -20 README.md": "20"} {
+		a := Default().Actions(shell(cmd))[0]
+		if a.Parameters["n"] != want {
+			t.Errorf("Actions(%q) parameters %v, want n = %s", cmd, a.Parameters, want)
+		}
+	}
+}
+
+// TestSedInPlaceWrites checks that sed is read-only only without its
+// in-place flag, in each way it is spelled: --in-place, -i with a backup
+// suffix, and -i in a cluster of short flags.
+func TestSedInPlaceWrites(t *testing.T) {
+	for cmd, want := range map[string]trace.Kind{
+		`sed -n 1,5p f.txt`:           trace.KindObservation,
+		`sed --in-place s/a/b/ f.txt`: trace.KindToolCall,
+		`sed -i.bak s/a/b/ f.txt`:     trace.KindToolCall,
+		`sed -ni s/a/b/p f.txt`:       trace.KindToolCall,
+		`sed -e s/a/b/ -i f.txt`:      trace.KindToolCall,
+	} {
+		if a := Default().Actions(shell(cmd)); len(a) != 1 || a[0].Kind != want {
+			t.Errorf("Actions(%q) = %+v, want one %s", cmd, a, want)
+		}
+	}
+}
+
+// TestGeminiReplaceOne checks that Gemini CLI's replace with one expected
+// replacement edits one occurrence: only more than one is every
+// occurrence.
+func TestGeminiReplaceOne(t *testing.T) {
+	for n, want := range map[float64]bool{1: false, 2: true} {
+		a := Default().Actions(Call{Tool: "replace", Args: P{"file_path": "x.py", "old_string": "a", "new_string": "b", "expected_replacements": n}})[0]
+		if got := a.Parameters["replace_all"] == true; got != want {
+			t.Errorf("replace with expected_replacements %g: parameters %v, want replace_all %v", n, a.Parameters, want)
+		}
+	}
+}
+
+// TestExtendValueFlagsNames checks that a value_flags entry is named like
+// any head, so that a misspelt one is reported instead of never matching.
+func TestExtendValueFlagsNames(t *testing.T) {
+	_, err := Default().Extend(Config{ValueFlags: map[string][]string{"a  b": {"x"}}})
+	if err == nil || !strings.Contains(err.Error(), `normalize.value_flags["a  b"]`) {
+		t.Errorf("Extend(value_flags with a bad head) = %v, want an error naming it", err)
 	}
 }

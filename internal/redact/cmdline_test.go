@@ -36,6 +36,10 @@ func TestCommandLine(t *testing.T) {
 		"curl -u admin:Hx9pLq2Vw7 https://x.example.com",
 		`curl --user "deploy:Hx9pLq2Vw7" https://x.example.com`,
 		"curl --user=deploy:Hx9pLq2Vw7 https://x.example.com",
+		// The user quoted on its own, the password after it, quoted
+		// or not.
+		`curl --user "deploy":Hx9pLq2Vw7 https://x.example.com`,
+		`curl -u 'deploy':'Hx9pLq2Vw7' https://x.example.com`,
 		"vault login --token 4f9a8c7e6d5b4a39281716",
 		"machine api.example.com login deploy password Nr7Kq2Xw9Lm4",
 	} {

@@ -208,3 +208,23 @@ func TestAssignmentKeyLength(t *testing.T) {
 		t.Errorf("Secret(%q) kind %q, want no assignment", long, kind)
 	}
 }
+
+// TestCredentialRunNeedsAllClasses checks the first test of a random
+// credential: lower-case letters, capitals and digits all occur. A run
+// that lacks one, however mixed its case and punctuation, is an
+// identifier or a slug (base36 ids, CamelCase_names-joined) and is not
+// redacted on its looks alone.
+func TestCredentialRunNeedsAllClasses(t *testing.T) {
+	for _, r := range []string{
+		"kMn-pQr_sTu-vWx_yZa-bCd_eFg-hJk_LmN", // no digit
+		"k7n-p2r_s9u-v4x_y1a-b8d_e3g-h6k_l5n", // no capital
+		"K7N-P2R_S9U-V4X_Y1A-B8D_E3G-H6K_L5N", // no lower-case letter
+	} {
+		if credentialRun(r) {
+			t.Errorf("credentialRun(%q) = true, want false: a class is missing", r)
+		}
+	}
+	if r := "kMn-pQr_sTu-vWx_yZa-bCd_eFg-hJk_LmN7"; !credentialRun(strings.ReplaceAll(r, "-", "4")) {
+		t.Errorf("credentialRun(%q) = false with every class", strings.ReplaceAll(r, "-", "4"))
+	}
+}

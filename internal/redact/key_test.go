@@ -54,3 +54,25 @@ func TestSensitiveKey(t *testing.T) {
 		}
 	}
 }
+
+// TestSensitiveAssignmentKey checks the one key an assignment in text
+// adds to SensitiveKey: AWS's access key (aws_access_key=… in a config or
+// a shell line), but not its public id, and not as a JSON member name.
+func TestSensitiveAssignmentKey(t *testing.T) {
+	for _, tc := range []struct {
+		key          string
+		assign, want bool
+	}{
+		{"aws_access_key", true, true},
+		{"AWS_ACCESS_KEY", true, true},
+		{"accessKey", true, true},
+		{"aws_access_key_id", true, false},
+		{"AWS_ACCESS_KEY_ID", true, false},
+		{"aws_access_key", false, false},
+		{"aws_secret_access_key", false, true},
+	} {
+		if got := sensitive(tc.key, tc.assign); got != tc.want {
+			t.Errorf("sensitive(%q, assign %v) = %v, want %v", tc.key, tc.assign, got, tc.want)
+		}
+	}
+}

@@ -84,3 +84,60 @@ func TestScanJSONEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestTextCredentialForms checks where the redaction of a credential
+// starts and ends in the forms it is written in: a quoted value is
+// redacted whole, spaces and all; an authorization scheme stays and the
+// token after it goes, however many blanks lie between; a token with a
+// known prefix is named by it; a URL's password goes and its user and
+// host stay, and a scheme, user and password with no host is no URL; a
+// private key cut before its footer is redacted over all of its body,
+// raw or escaped line breaks, up to the first byte no key holds.
+func TestTextCredentialForms(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"password": "correct horse battery"}`, `{"password": "[redacted:assignment]"}`},
+		{`Authorization: Bearer abcDEF123456ghiJKL`, `Authorization: Bearer [redacted:bearer]`},
+		{`Authorization:   Bearer   abcDEF123456ghiJKL`, `Authorization:   Bearer   [redacted:bearer]`},
+		{`token = Bearer   abcDEF123456ghiJKL`, `token = Bearer   [redacted:bearer]`},
+		{`Authorization: Bearer ` + fakeGitHub, `Authorization: Bearer [redacted:github]`},
+		{`clone https://deploy:Hx9pLq2Vw7@git.example.com/x.git`, `clone https://deploy:[redacted:url_password]@git.example.com/x.git`},
+		{`see https://deploy:Hx9pLq2Vw7`, `see https://deploy:Hx9pLq2Vw7`},
+		{`mail me@example.com or https://deploy:Hx9pLq2Vw7`, `mail me@example.com or https://deploy:Hx9pLq2Vw7`},
+		{`clone https://deploy@git.example.com/x.git`, `clone https://deploy@git.example.com/x.git`},
+		{`use Bearer abcDEF123456ghiJKL`, `use Bearer [redacted:bearer]`},
+		{`use Bearer ` + fakeGitHub, `use Bearer [redacted:github]`},
+		{`Bearer tokens expire`, `Bearer tokens expire`},
+		// A scheme or a URL cut off at the end of the text holds no
+		// token, and reading it must not run past the end.
+		{`send Bearer `, `send Bearer `},
+		{`push to https://deploy:Hx9pLq2Vw7@`, `push to https://deploy:Hx9pLq2Vw7@`},
+		{"-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEAx9Y+\\r\\nx9Y\\/x9Y+abcd\\tafter", "[redacted:private_key]\\tafter"},
+		{"-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEAx9Y+x9Y+\\nx9Y+x9Y+abcd\n--next-flag", "[redacted:private_key]--next-flag"},
+		{"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx9Y+x9Y+\nx9Y+x9Y+abcd\n- item", "[redacted:private_key]- item"},
+	} {
+		if got, _ := Text(tc.in); got != tc.want {
+			t.Errorf("Text(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestSlackTokenShape checks Slack's token rule: xox, one of the letters
+// Slack issues (a, b, p, r, s), a dash and a number; a word that only
+// starts like one (xoxo-…, xoxa-shipping) is left alone, however long.
+func TestSlackTokenShape(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"xoxb-1234567890-0987654321-Zq7Zq7Zq7Zq7", true},
+		{"xoxp-1234567890-0987654321-Zq7Zq7Zq7Zq7", true},
+		{"xoxz-1234567890-0987654321-Zq7Zq7Zq7Zq7", false},
+		{"xoxo-1234567890-0987654321-zq7zq7zq7zq7", false},
+		{"xoxa-shipping-plan-for-2024-release-train", false},
+	} {
+		kind, ok := Secret(tc.s)
+		if got := ok && kind == KindSlack; got != tc.want {
+			t.Errorf("Secret(%q) = %q, %v; want slack %v", tc.s, kind, ok, tc.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -68,5 +69,49 @@ func TestWriterHoldsAWindow(t *testing.T) {
 	w.Close()
 	if out.Len() != 8<<20 {
 		t.Errorf("wrote %d bytes, want %d", out.Len(), 8<<20)
+	}
+}
+
+// failWriter fails every write.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errDiskFull }
+
+var errDiskFull = errors.New("disk full")
+
+// TestWriterCountsAndFails checks what a Writer tells its caller: how
+// many secrets it replaced, as redacting the whole text counts them, and
+// the error of the writer under it, from Close when the text was held
+// back until then, so that a redacted log that did not reach the disk is
+// never taken for written.
+func TestWriterCountsAndFails(t *testing.T) {
+	const token = "ghp_0123456789abcdefghijABCDEFGHIJ0123456789"
+	s := "first " + token + "\nthen password=Sup3rS3cret9x\n"
+	_, want := redactString(s)
+	var out bytes.Buffer
+	w := NewWriter(&out)
+	if _, err := w.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Redacted(); got != want || want != 2 {
+		t.Errorf("Redacted() = %d, redacting the whole text counts %d; want 2", got, want)
+	}
+	f := NewWriter(failWriter{})
+	if _, err := f.Write([]byte(s)); err != nil {
+		t.Fatalf("Write of less than a window = %v, want it held back", err)
+	}
+	if err := f.Close(); !errors.Is(err, errDiskFull) {
+		t.Errorf("Close over a failing writer = %v, want %v", err, errDiskFull)
+	}
+	// A write of more than a window writes through, and fails with it.
+	f = NewWriter(failWriter{})
+	big := []byte(strings.Repeat("line of output\n", 2*streamWindow/15))
+	for i := range 2 {
+		if _, err := f.Write(big); !errors.Is(err, errDiskFull) {
+			t.Errorf("Write %d of %d bytes over a failing writer = %v, want %v", i+1, len(big), err, errDiskFull)
+		}
 	}
 }

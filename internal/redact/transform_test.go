@@ -47,6 +47,13 @@ func TestReplaceTransformed(t *testing.T) {
 	if got := ReplaceTransformed("SHORTONE", "short", repl); got != "SHORTONE" {
 		t.Errorf("a value shorter than MinTransformed was looked for: %q", got)
 	}
+	// A value without letters has no other case: the text around its
+	// reverse is kept, and nothing else of it goes.
+	const pin = "12345678901234"
+	in := "pin " + reverse(pin) + " printed, 55 other digits"
+	if got, want := ReplaceTransformed(in, pin, repl), "pin <reversed> printed, 55 other digits"; got != want {
+		t.Errorf("ReplaceTransformed(%q, a value of digits) = %q, want %q", in, got, want)
+	}
 }
 
 // TestTransformCorpus measures ReplaceTransformed over known values and

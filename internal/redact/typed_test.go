@@ -104,6 +104,7 @@ func sample() *doc {
 		Secret:     "DEPLOY_TOKEN",
 		Token:      &tok,
 		Count:      3,
+		OK:         true, // a value Copy must carry over, not only zero
 		Ratio:      0.25,
 		Tags:       []string{"a", ghToken, "[redacted:github]"},
 		Empty:      []string{},

@@ -145,6 +145,7 @@ func TestBytes(t *testing.T) {
 	}{
 		{"scalar", `  "hello"  `, `"hello"`, 0},
 		{"numbers kept as written", `[1, -0.5e+10, 1E3, 0]`, `[1,-0.5e+10,1E3,0]`, 0},
+		{"white space anywhere JSON allows it", "{ \"a\" : [ 1 , { } ] ,\n\t\"b\" : { \"c\" : true } }", `{"a":[1,{}],"b":{"c":true}}`, 0},
 		{"keys sorted, repeated key keeps the last", `{"b":1,"a":{"z":[],"y":{}},"b":2}`, `{"a":{"y":{},"z":[]},"b":2}`, 0},
 		{"html not escaped", `{"cmd":"a && b > c <d>"}`, `{"cmd":"a && b > c <d>"}`, 0},
 		{"escapes canonical", `"\u0041\/\t\u2028\ud83d\ude00\ud800"`, "\"A/\\t\\u2028\U0001F600\uFFFD\"", 0},
@@ -188,6 +189,10 @@ func TestBytesErrors(t *testing.T) {
 		{`1.e5`, "line 1, column 3: invalid character 'e' in numeric literal"},
 		{`{"password":"` + fakeGitHub + `" x`, "line 1, column 56: invalid character 'x' after object key:value pair"},
 		{strings.Repeat("[", maxDepth+1), "line 1, column 10001: exceeded max depth"},
+		// Objects are bounded and closed as arrays are: a document cut
+		// after a member is no document.
+		{strings.Repeat(`{"a":`, maxDepth+1), "line 1, column 50001: exceeded max depth"},
+		{`{"a":1`, "line 1, column 7: unexpected end of JSON input"},
 	} {
 		_, _, err := Bytes([]byte(tc.in))
 		var se *SyntaxError

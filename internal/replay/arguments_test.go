@@ -169,3 +169,20 @@ func TestShadowResolvesTargetExpressions(t *testing.T) {
 		t.Errorf("stale tag: %s %+v; want fail with %s", got.Status, got.Details, candidate.CodeSideEffectsDiffer)
 	}
 }
+
+// TestShadowParameterWithoutSource: a parameter that no trace gives (no
+// source path, as in a candidate edited by hand) is the caller's to
+// choose, so whatever a held-out run passes for it is no difference, and
+// comparing it reads no path the candidate lacks.
+func TestShadowParameterWithoutSource(t *testing.T) {
+	src := pushed("s", "1.0.1", "git tag v1.0.1", "--atomic")
+	c := oneRun(true)
+	c.Steps[2].Arguments[0] = candidate.Argument{Key: "flag", Kind: candidate.ArgParameter, Parameter: "flag"}
+	c.Parameters = append(c.Parameters, candidate.Parameter{Name: "flag", Key: "flag", Type: "string"})
+	sh := Shadow(c, []*trace.Trace{src}, []*trace.Trace{pushed("forced", "1.0.2", "git tag v1.0.2", "--force")})
+	for _, st := range sh.Traces {
+		if st.Status != candidate.StatusPass {
+			t.Errorf("%s %s: status %s, details %+v; want pass", st.Role, st.TraceID, st.Status, st.Details)
+		}
+	}
+}

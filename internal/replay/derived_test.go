@@ -50,6 +50,10 @@ func TestApplyChecksDerivedParameters(t *testing.T) {
 	}{
 		{"held-out traces agree", []*trace.Trace{tagged("h1", "2.0", "release-2.0"), unrelated}, true, 1, ""},
 		{"one held-out trace disagrees", []*trace.Trace{tagged("h1", "2.0", "release-2.0"), tagged("h2", "3.0", "hotfix"), unrelated}, false, 2, "h2"},
+		// Each trace of a batch is checked against its own alignment: a
+		// trace that lacks the procedure, ahead of one that disagrees,
+		// neither hides the disagreement nor lends it its alignment.
+		{"a disagreeing trace after an unrelated one", []*trace.Trace{unrelated, tagged("h2", "3.0", "hotfix")}, false, 1, "h2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -272,6 +272,9 @@ func TestEqual(t *testing.T) {
 		{map[string]any{"a": json.Number("1")}, map[string]any{"a": 1}, true},
 		{map[string]any{"a": 1}, map[string]any{"b": 1}, false},
 		{[]any{1, 2}, []any{1, 2, 3}, false},
+		// Arrays compare element by element, each by value.
+		{[]any{json.Number("1"), "x"}, []any{float64(1), "x"}, true},
+		{[]any{json.Number("1"), "x"}, []any{float64(1), "y"}, false},
 		{[]string{"x"}, []string{"x"}, true},
 		// Every integer type a decoder or a test may hand over compares
 		// by value.

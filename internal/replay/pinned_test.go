@@ -112,7 +112,9 @@ func TestShadowReceiptDriftMessage(t *testing.T) {
 
 // TestApplyVerifiedNotRead checks that an example verified before and
 // not listed is counted as passed without its trace being looked for:
-// the sources here lack those traces, and the candidate still passes.
+// the sources here lack those traces, and the candidate still passes,
+// whether the sources are indexed (ApplyStream) or handed over in
+// batches (ApplyBatches).
 func TestApplyVerifiedNotRead(t *testing.T) {
 	c := cand("a b")
 	c.ID = "candidate_v"
@@ -122,16 +124,31 @@ func TestApplyVerifiedNotRead(t *testing.T) {
 		all = append(all, tr)
 		c.Examples = append(c.Examples, candidate.Example{TraceID: tr.ID, SourceHash: tr.SourceHash})
 	}
-	r := &candidate.Report{Candidates: []candidate.Candidate{*c}, RejectedCandidates: []candidate.Candidate{}}
 	o := Options{ListPassing: 2, Verified: func(*candidate.Candidate) []bool { return []bool{true, true, true, true, true} }}
-	listedOnly := func(*candidate.Candidate) (Sources, error) { return IndexSources([]*trace.Trace{all[0], all[4]}), nil }
-	if err := ApplyStream(r, o, listedOnly, func(func([]*trace.Trace) error) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Candidates) != 1 {
-		t.Fatalf("candidate rejected: %+v", r.RejectedCandidates)
-	}
-	if sh := r.Candidates[0].Shadow; sh.PassedNotListed != 3 || len(sh.Traces) != 2 {
-		t.Errorf("passed not listed %d, traces %d; want 3 and 2", sh.PassedNotListed, len(sh.Traces))
+	listed := []*trace.Trace{all[0], all[4]}
+	noHeldout := func(func([]*trace.Trace) error) error { return nil }
+	for _, road := range []struct {
+		name  string
+		apply func(r *candidate.Report) error
+	}{
+		{"indexed", func(r *candidate.Report) error {
+			return ApplyStream(r, o, func(*candidate.Candidate) (Sources, error) { return IndexSources(listed), nil }, noHeldout)
+		}},
+		{"batches", func(r *candidate.Report) error {
+			return ApplyBatches(r, o, func(_ *candidate.Candidate, yield func([]*trace.Trace) error) error { return yield(listed) }, noHeldout)
+		}},
+	} {
+		t.Run(road.name, func(t *testing.T) {
+			r := &candidate.Report{Candidates: []candidate.Candidate{*c}, RejectedCandidates: []candidate.Candidate{}}
+			if err := road.apply(r); err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Candidates) != 1 {
+				t.Fatalf("candidate rejected: %+v", r.RejectedCandidates)
+			}
+			if sh := r.Candidates[0].Shadow; sh.PassedNotListed != 3 || len(sh.Traces) != 2 {
+				t.Errorf("passed not listed %d, traces %d; want 3 and 2", sh.PassedNotListed, len(sh.Traces))
+			}
+		})
 	}
 }

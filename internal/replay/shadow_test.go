@@ -244,12 +244,23 @@ func TestShadowPinnedExample(t *testing.T) {
 	}
 }
 
+// TestShadowEmpty checks that a candidate with no steps never passes, and
+// that the reason a trace does not contain it names that cause rather
+// than a pairing ratio of nothing to nothing.
 func TestShadowEmpty(t *testing.T) {
 	for _, c := range []*candidate.Candidate{nil, cand("")} {
 		rep := Shadow(c, nil, []*trace.Trace{seq("t", "a")})
 		if rep.Pass {
 			t.Errorf("Shadow(%v) passed with nothing compared", c)
 		}
+	}
+	rep := Shadow(cand(""), nil, []*trace.Trace{seq("t", "a")})
+	want := []candidate.Problem{{Code: candidate.CodeUnmatched, Message: "candidate has no steps"}}
+	if len(rep.Traces) != 1 {
+		t.Fatalf("traces %+v, want the held-out one", rep.Traces)
+	}
+	if diff := cmp.Diff(want, rep.Traces[0].Details); diff != "" {
+		t.Errorf("details of a candidate with no steps (-want +got):\n%s", diff)
 	}
 }
 
@@ -310,5 +321,75 @@ func TestShadowApprovalBoundary(t *testing.T) {
 	}
 	if rep.Pass {
 		t.Error("Pass = true with every held-out trace crossing another boundary")
+	}
+}
+
+// TestVerifierAgreesWithShadow checks the promise mining relies on when it
+// judges a sample's examples before shadow replay runs: Verifier's verdict
+// on an example is true exactly when Shadow passes that example, so an
+// example mining counted as passing is one shadow replay would pass too.
+func TestVerifierAgreesWithShadow(t *testing.T) {
+	good := release("good", "a")
+	drifted := release("drifted", "b")
+	drifted.ReplayRun["effect_receipts"] = []any{map[string]any{"receipt_id": "r", "sha256": "changed", "size": json.Number("12")}}
+	reordered := seq("reordered", "plan cargo.publish git.checkout_branch update_manifest")
+	c := releaseCandidate(good, drifted, reordered)
+	traces := []*trace.Trace{good, drifted, reordered}
+	examples := make([]*candidate.Example, len(c.Examples))
+	for i := range c.Examples {
+		examples[i] = &c.Examples[i]
+	}
+	got := NewVerifier(Options{}).Check(c)(examples, traces)
+	rep := Shadow(c, traces, nil)
+	var want []bool
+	for _, st := range rep.Traces {
+		want = append(want, st.Status == candidate.StatusPass)
+	}
+	if diff := cmp.Diff([]bool{true, false, false}, want); diff != "" {
+		t.Fatalf("Shadow verdicts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Verifier verdicts differ from Shadow's (-shadow +verifier):\n%s", diff)
+	}
+}
+
+// TestShadowExtraActionNamesNextStep checks that an action the candidate
+// has no step for is reported at the step it comes before, so that the
+// first divergent step of a run with an extra action is where the
+// reviewer should look.
+func TestShadowExtraActionNamesNextStep(t *testing.T) {
+	c := cand("a b c")
+	c.Examples = []candidate.Example{{TraceID: "s", SourceHash: "sha256:s"}}
+	rep := Shadow(c, []*trace.Trace{seq("s", "a x b c")}, nil)
+	if len(rep.Traces) != 1 {
+		t.Fatalf("traces %+v", rep.Traces)
+	}
+	st := rep.Traces[0]
+	var got []candidate.Problem
+	for _, d := range st.Details {
+		if d.Code == candidate.CodeSignatureMismatch {
+			got = append(got, d)
+		}
+	}
+	if len(got) != 1 || got[0].Step != 2 || got[0].Path != "$.actions[1]" {
+		t.Errorf("signature mismatches %+v, want one at $.actions[1] naming step 2", got)
+	}
+	if st.FirstDivergentStep != 2 {
+		t.Errorf("first divergent step %d, want 2", st.FirstDivergentStep)
+	}
+}
+
+// TestShadowRunIsAnotherExecution checks that the shadow run the oracle
+// compares with a trace's replay run has a run id of its own, as a second
+// execution would: a trace whose allowlist does not cover its
+// per-execution run id diverges at /run_id instead of passing by
+// comparing the run with itself.
+func TestShadowRunIsAnotherExecution(t *testing.T) {
+	s := release("s", "a")
+	s.ReplayAllowlist = s.ReplayAllowlist[1:] // only the receipt id
+	rep := Shadow(releaseCandidate(s), []*trace.Trace{s}, nil)
+	o := rep.Traces[0].ReplayOracle
+	if o == nil || o.Divergence == nil || o.Divergence.Path != "/run_id" {
+		t.Errorf("oracle %+v, want a divergence at /run_id", o)
 	}
 }

@@ -14,7 +14,8 @@
 //   - bool: && and || swapped;
 //   - not: the condition of an if or for negated;
 //   - zero: one value of a return statement replaced by its type's zero
-//     value (for the types it can name without type checking);
+//     value (for the types it can name without type checking), unless it
+//     is a constant of the package that already is that zero;
 //   - del: a call, assignment or increment statement deleted.
 //
 // Each mutant is written to a temporary file and laid over the original
@@ -201,7 +202,14 @@ func mutatePackage(p pkg, c config, tmp string, out io.Writer) (result, error) {
 			return result{}, err
 		}
 		srcs[path] = src
-		ms, err := mutants(path, src)
+	}
+	zeros, err := zeroConstants(srcs)
+	if err != nil {
+		return result{}, err
+	}
+	for _, name := range p.GoFiles {
+		path := filepath.Join(p.Dir, name)
+		ms, err := mutants(path, srcs[path], zeros)
 		if err != nil {
 			return result{}, err
 		}
@@ -367,8 +375,71 @@ func testMutant(p pkg, c config, tmp string, i int, m mutant, src []byte) (verdi
 	}
 }
 
-// mutants returns every mutant of one source file, in file order.
-func mutants(path string, src []byte) ([]mutant, error) {
+// zeroConstants returns the package-level constants of a package's
+// files whose value is the zero value as a zero mutant writes it ("0",
+// `""` or "false"), by name: replacing such a constant by that zero
+// changes nothing, so it is no mutant. A constant is zero when its value
+// (or the one it repeats, in a const block) is a literal 0, "" or false,
+// or iota in the block's first spec.
+func zeroConstants(srcs map[string][]byte) (map[string]string, error) {
+	zeros := map[string]string{}
+	fset := token.NewFileSet()
+	for path, src := range srcs {
+		f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			var values []ast.Expr // the value list the spec repeats
+			for i, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if len(vs.Values) > 0 {
+					values = vs.Values
+				}
+				for k, name := range vs.Names {
+					if k >= len(values) {
+						break
+					}
+					if z := zeroLiteral(values[k], i); z != "" {
+						zeros[name.Name] = z
+					}
+				}
+			}
+		}
+	}
+	return zeros, nil
+}
+
+// zeroLiteral is the zero value v spells in the const spec of index i of
+// its block, or "".
+func zeroLiteral(v ast.Expr, i int) string {
+	switch v := v.(type) {
+	case *ast.BasicLit:
+		switch {
+		case v.Kind == token.INT && v.Value == "0":
+			return "0"
+		case v.Kind == token.STRING && (v.Value == `""` || v.Value == "``"):
+			return `""`
+		}
+	case *ast.Ident:
+		switch {
+		case v.Name == "false":
+			return "false"
+		case v.Name == "iota" && i == 0:
+			return "0"
+		}
+	}
+	return ""
+}
+
+// mutants returns every mutant of one source file, in file order. zeros
+// are the package's constants that are their zero value (zeroConstants):
+// a return of one is not zeroed.
+func mutants(path string, src []byte, zeros map[string]string) ([]mutant, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
 	if err != nil {
@@ -429,7 +500,7 @@ func mutants(path string, src []byte) ([]mutant, error) {
 					}
 					for k, r := range n.Results {
 						zero := zeroOf(results[k])
-						if zero == "" || text(r) == zero {
+						if zero == "" || text(r) == zero || zeros[text(r)] == zero {
 							continue
 						}
 						add(r.Pos(), off(r.Pos()), off(r.End()), zero, "zero", fmt.Sprintf("return %s → %s", clip(text(r)), zero))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,7 +33,7 @@ func Count(xs []int) (n int, ok bool) {
 // applies, a closure's returns by the closure's own results, and nothing
 // that could not compile (a := deleted, a value of a type it cannot name).
 func TestMutants(t *testing.T) {
-	ms, err := mutants("p.go", []byte(source))
+	ms, err := mutants("p.go", []byte(source), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,5 +132,57 @@ func TestEntered(t *testing.T) {
 		if got := entered(covered, tt.m); got != tt.want {
 			t.Errorf("entered(%s, body %v) = %v, want %v", tt.m.file, tt.m.body, got, tt.want)
 		}
+	}
+}
+
+// TestZeroConstants checks that a return of a constant whose value is
+// already its type's zero (iota in a block's first spec, a literal 0, ""
+// or false) is not zeroed, since that changes nothing, while a return of
+// any other constant is.
+func TestZeroConstants(t *testing.T) {
+	const src = `package p
+
+const (
+	first uint8 = iota
+	second
+)
+
+const none, some = "", "x"
+
+const off = false
+
+func F(k int) uint8 {
+	if k == 0 {
+		return first
+	}
+	return second
+}
+
+func G() string { return none }
+
+func H() string { return some }
+
+func I() bool { return off }
+`
+	zeros, err := zeroConstants(map[string][]byte{"p.go": []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"first": "0", "none": `""`, "off": "false"}; !maps.Equal(zeros, want) {
+		t.Errorf("zeroConstants = %v, want %v", zeros, want)
+	}
+	ms, err := mutants("p.go", []byte(src), zeros)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ms {
+		if m.op == "zero" {
+			got = append(got, m.String())
+		}
+	}
+	want := []string{"p.go:16: zero return second → 0", `p.go:21: zero return some → ""`}
+	if !slices.Equal(got, want) {
+		t.Errorf("zero mutants:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
