@@ -205,6 +205,19 @@ func TestShellActions(t *testing.T) {
 				"command": `GH_TOKEN=[redacted] GOFLAGS=-mod=mod gh pr create --title "Release v1.4.0" --body 'See CHANGELOG' --label=release`},
 		}},
 	}, {
+		// The same assignments through env: the credential is in
+		// neither the template nor the command text.
+		name:  "env wrapper: names kept, a credential's value dropped",
+		cmd:   `env GOFLAGS=-mod=mod GH_TOKEN="ghp_abc" gh pr create --title "Release v1.4.0"`,
+		extra: []string{"env", "command"},
+		want: []got{{
+			ID: "call_1", Kind: tc, Name: "gh pr create",
+			Params: P{"title": "Release v1.4.0"},
+			Argv:   argv("env", "GOFLAGS=-mod=mod", "gh", "pr", "create", "--title", "{title}"),
+			Extra: P{"env": P{"GH_TOKEN": nil, "GOFLAGS": "-mod=mod"},
+				"command": `env GOFLAGS=-mod=mod GH_TOKEN=[redacted] gh pr create --title "Release v1.4.0"`},
+		}},
+	}, {
 		// VAR= sets the empty string, a value as literal as any other;
 		// only a value the shell computes is unknown (nil).
 		name:  "an empty assignment is the empty string",

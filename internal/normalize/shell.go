@@ -758,22 +758,30 @@ func (r *Rules) partActions(p part) []trace.Action {
 			break
 		}
 		k := 1 + n
+		words := argv[:k]
 		if wrapper == "env" {
+			words = slices.Clone(words)
 			for k < len(argv)-1 && strings.Contains(argv[k], "=") && !strings.HasPrefix(argv[k], "=") {
 				name, v, _ := strings.Cut(argv[k], "=")
 				if p.env == nil {
 					p.env = map[string]any{}
 				}
 				if credential(name) {
+					// As for NAME=value before a command: the value is
+					// not recorded, in the template or the command
+					// text; a workflow passes a credential from its
+					// configuration.
 					p.env[name] = nil
+					md["command"] = blankAssignment(md["command"].(string), name, v)
 				} else {
 					p.env[name] = v
+					words = append(words, argv[k])
 				}
 				md["env"] = p.env
 				k++
 			}
 		}
-		prefix = append(prefix, argv[:k]...)
+		prefix = append(prefix, words...)
 		md["wrapper"] = wrapper
 		wrapped = append(wrapped, wrapper)
 		argv = argv[k:]
@@ -826,4 +834,17 @@ func strs(ss []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// blankAssignment is raw with the value of the assignment name=v, as a
+// shell script spells it (bare, or in single or double quotes), written
+// [redacted], as the walker blanks an assignment before a command.
+func blankAssignment(raw, name, v string) string {
+	if v == "" {
+		return raw
+	}
+	for _, form := range []string{name + "='" + v + "'", name + `="` + v + `"`, name + "=" + v} {
+		raw = strings.ReplaceAll(raw, form, name+"=[redacted]")
+	}
+	return raw
 }
