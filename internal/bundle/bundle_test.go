@@ -1002,3 +1002,32 @@ func TestExampleActions(t *testing.T) {
 		t.Errorf("ExampleActions ids (-want +got):\n%s", diff)
 	}
 }
+
+// TestApproveUnreadableBundle: a decision on a bundle whose manifest
+// cannot be read is refused with the reader's error, and writes nothing;
+// recording it would approve what nobody can review.
+func TestApproveUnreadableBundle(t *testing.T) {
+	dir := t.TempDir()
+	bad := []byte(`{"schema": "not a manifest"`)
+	if err := os.WriteFile(filepath.Join(dir, ManifestFile), bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Approve(dir, Approval{Actor: "lead", At: "2026-04-27T09:00:00Z"})
+	if err == nil || m != nil {
+		t.Fatalf("Approve(unreadable manifest) = %v, %v; want an error", m, err)
+	}
+	got, rerr := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if rerr != nil || string(got) != string(bad) {
+		t.Errorf("the manifest changed: %q, %v", got, rerr)
+	}
+}
+
+// TestRedactTraceMalformed: a trace that is not JSON is an error, never
+// an empty document written in its place.
+func TestRedactTraceMalformed(t *testing.T) {
+	for _, how := range []TraceRedaction{ForReplay, ForSharing} {
+		if out, _, err := RedactTrace([]byte(`{"id": "t1", "actions": [`), how); err == nil {
+			t.Errorf("RedactTrace(malformed, %v) = %q, nil; want an error", how, out)
+		}
+	}
+}
