@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -1028,6 +1029,27 @@ func TestRedactTraceMalformed(t *testing.T) {
 	for _, how := range []TraceRedaction{ForReplay, ForSharing} {
 		if out, _, err := RedactTrace([]byte(`{"id": "t1", "actions": [`), how); err == nil {
 			t.Errorf("RedactTrace(malformed, %v) = %q, nil; want an error", how, out)
+		}
+	}
+}
+
+// TestRedactTraceForSharing: a trace shared with others loses the names
+// of the users whose home directories it holds wherever they stand; one
+// kept for replay on the same machine writes only the home directories
+// as ~, so that its other values replay as they ran.
+func TestRedactTraceForSharing(t *testing.T) {
+	raw := []byte(`{"id":"t1","actions":[{"kind":"tool_call","name":"git commit","parameters":{"path":"/home/alice/src/app","author":"alice"}}]}`)
+	for how, want := range map[TraceRedaction]string{ForReplay: `"author":"alice"`, ForSharing: `"author":"~"`} {
+		indented, _, err := RedactTrace(raw, how)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, indented); err != nil {
+			t.Fatal(err)
+		}
+		if out := compact.String(); !strings.Contains(out, want) || !strings.Contains(out, `"path":"~/src/app"`) {
+			t.Errorf("RedactTrace(%v) = %s; want %s and the home written ~", how, compact.String(), want)
 		}
 	}
 }
