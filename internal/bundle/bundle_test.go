@@ -1053,3 +1053,13 @@ func TestRedactTraceForSharing(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffShadowNothingRecorded: a replay matches the manifest only when
+// the manifest records what it matched; with no shadow report recorded,
+// there is a difference to show, not a silent match.
+func TestDiffShadowNothingRecorded(t *testing.T) {
+	d := diffShadow(nil, &candidate.ShadowReport{Pass: true, ComparedTraces: 3})
+	if len(d) != 1 || !strings.Contains(d[0], "no shadow report") {
+		t.Errorf("diffShadow(nil, …) = %q, want the one difference that nothing was recorded", d)
+	}
+}
