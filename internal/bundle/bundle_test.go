@@ -1063,3 +1063,36 @@ func TestDiffShadowNothingRecorded(t *testing.T) {
 		t.Errorf("diffShadow(nil, …) = %q, want the one difference that nothing was recorded", d)
 	}
 }
+
+// TestSettleCriteriaApprovalReasons: the reasons an earlier settling
+// added for the approval state are its own, recomputed from the latest
+// decision; only the other reasons block. An approval therefore makes a
+// bundle whose only reason was approval_required (or approval_rejected)
+// ready, and leaves one blocked by anything else blocked.
+func TestSettleCriteriaApprovalReasons(t *testing.T) {
+	for _, tt := range []struct {
+		reasons    []string
+		decision   string
+		wantStatus string
+		wantCodes  []string
+	}{
+		{[]string{ReasonApprovalRequired}, DecisionApproved, StatusReady, nil},
+		{[]string{ReasonApprovalRejected}, DecisionApproved, StatusReady, nil},
+		{[]string{ReasonApprovalRequired}, DecisionRejected, StatusNeedsApproval, []string{ReasonApprovalRejected}},
+		{[]string{ReasonApprovalRejected}, "", StatusNeedsApproval, []string{ReasonApprovalRequired}},
+		{[]string{ReasonApprovalRequired, ReasonLowConfidence}, DecisionApproved, StatusBlocked, []string{ReasonLowConfidence}},
+	} {
+		cr := Criteria{}
+		for _, c := range tt.reasons {
+			cr.Reasons = append(cr.Reasons, Reason{Code: c})
+		}
+		settleCriteria(&cr, tt.decision)
+		var codes []string
+		for _, r := range cr.Reasons {
+			codes = append(codes, r.Code)
+		}
+		if cr.Status != tt.wantStatus || !slices.Equal(codes, tt.wantCodes) {
+			t.Errorf("settle(%v, %q) = %s %v, want %s %v", tt.reasons, tt.decision, cr.Status, codes, tt.wantStatus, tt.wantCodes)
+		}
+	}
+}
