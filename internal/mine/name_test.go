@@ -147,3 +147,26 @@ func TestDescribeUsesTheRequestBeforeTheProcedure(t *testing.T) {
 		t.Errorf("describe without a prompt log = %q, want %q", got, want)
 	}
 }
+
+// TestAskedBefore: the request that describes a procedure is the last
+// prompt typed at or before its first step that is long enough to ask
+// for something; a prompt typed after the step, a reply ("yes, go on")
+// and a prompt whose time cannot be read are not it.
+func TestAskedBefore(t *testing.T) {
+	prompt := func(ts, text string) any { return map[string]any{"timestamp": ts, "text": text} }
+	tr := &trace.Trace{Metadata: map[string]any{trace.MetaPrompts: []any{
+		prompt("2026-01-02T10:00:00Z", "commit and push these changes"),
+		prompt("not a time", "release the next minor version now"),
+		prompt("2026-01-02T10:00:05Z", "yes, go on"),
+		prompt("2026-01-02T10:00:09Z", "now open a pull request for it"),
+	}}}
+	if got := askedBefore(tr, "2026-01-02T10:00:06Z"); got != "commit and push these changes" {
+		t.Errorf("askedBefore(10:00:06) = %q, want the request typed before the step", got)
+	}
+	if got := askedBefore(tr, "2026-01-02T10:00:09Z"); got != "now open a pull request for it" {
+		t.Errorf("askedBefore(10:00:09) = %q, want the request typed at the step's time", got)
+	}
+	if got := askedBefore(tr, "2026-01-02T09:59:59Z"); got != "" {
+		t.Errorf("askedBefore(before every prompt) = %q, want none", got)
+	}
+}
