@@ -206,6 +206,26 @@ func validateProblems(t *testing.T, s scenario) {
 		},
 		code: CodeFixtureHash, path: "fixtures/",
 	}, {
+		name: "fixture that is no trace, with a matching hash",
+		mutate: func(t *testing.T, dir string, m *Manifest) {
+			data := []byte(`{"id": "t1", "actions": [`)
+			mustWrite(t, filepath.Join(dir, m.Fixtures[0].Path), data)
+			rewriteManifest(t, dir, func(doc map[string]any) {
+				doc["fixtures"].([]any)[0].(map[string]any)["sha256"] = hexSHA(data)
+			})
+		},
+		code: CodeFixtureInvalid, path: "fixtures/",
+	}, {
+		// The trace id alone does not name a fixture: the same id
+		// read from another source is another trace.
+		name: "fixture named by its id with another source hash",
+		mutate: func(t *testing.T, dir string, m *Manifest) {
+			rewriteManifest(t, dir, func(doc map[string]any) {
+				doc["fixtures"].([]any)[0].(map[string]any)["source_hash"] = "sha256:" + strings.Repeat("0", 64)
+			})
+		},
+		code: CodeFixtureInvalid, path: "fixtures/",
+	}, {
 		name: "token planted with a matching hash",
 		mutate: func(t *testing.T, dir string, m *Manifest) {
 			p := filepath.Join(dir, m.Fixtures[1].Path)
