@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,27 +16,15 @@ import (
 // contain one of bad, and passes the rest (all when bad is empty).
 func harnessJudge(t *testing.T, bad ...string) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Messages []struct {
-				Content string `json:"content"`
-			} `json:"messages"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/chat/completions" {
-			http.Error(w, "bad request", 400)
-			return
-		}
-		prompt := req.Messages[len(req.Messages)-1].Content
+	srv := chatServer(t, func(req *chatRequest) chatReply {
 		pass := true
 		for _, b := range bad {
-			if strings.Contains(prompt, b) {
+			if strings.Contains(req.Prompt(), b) {
 				pass = false
 			}
 		}
-		content := fmt.Sprintf(`{"pass":%t,"score":%d,"reason":"checked"}`, pass, map[bool]int{true: 1, false: 0}[pass])
-		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": content}}}})
-	}))
-	t.Cleanup(srv.Close)
+		return chatReply{Content: fmt.Sprintf(`{"pass":%t,"score":%d,"reason":"checked"}`, pass, map[bool]int{true: 1, false: 0}[pass])}
+	})
 	return srv.URL + "/v1"
 }
 

@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,24 +43,13 @@ resume_point: phase-2
 // redacted.
 func TestSessionResumeAgent(t *testing.T) {
 	var prompt string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Model    string `json:"model"`
-			Messages []struct{ Role, Content string }
+	srv := chatServer(t, func(req *chatRequest) chatReply {
+		if req.Path != "/v1/chat/completions" || len(req.Messages) != 2 {
+			t.Errorf("request %s with %d messages, want /v1/chat/completions with a system and a user message", req.Path, len(req.Messages))
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/chat/completions" || len(req.Messages) != 2 {
-			t.Errorf("request %s: %v", r.URL.Path, err)
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		prompt = req.Messages[1].Content
-		json.NewEncoder(w).Encode(map[string]any{
-			"model":   "local-7b",
-			"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": "Pushed the tag.\n\n## Not a phase\n\n> [!decision]\n> not a decision of the log\n\ntoken ghp_Zq8Xr2Lm5Nb7Vc1Kd4Hs6Jt9Wy3Pf0Ge2Ua8\n"}}},
-			"usage":   map[string]any{"prompt_tokens": 300, "completion_tokens": 20},
-		})
-	}))
-	defer srv.Close()
+		prompt = req.Prompt()
+		return chatReply{Model: "local-7b", Content: "Pushed the tag.\n\n## Not a phase\n\n> [!decision]\n> not a decision of the log\n\ntoken ghp_Zq8Xr2Lm5Nb7Vc1Kd4Hs6Jt9Wy3Pf0Ge2Ua8\n", PromptTokens: 300, Completion: 20}
+	})
 
 	dir := t.TempDir()
 	file := filepath.Join(dir, "release.md")

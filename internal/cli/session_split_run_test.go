@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,31 +20,19 @@ func TestSessionSplitRun(t *testing.T) {
 	var mu sync.Mutex
 	prompts := map[string]string{} // model → prompt
 	fail := false
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Model    string `json:"model"`
-			Messages []struct{ Role, Content string }
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/chat/completions" || len(req.Messages) == 0 {
-			t.Errorf("request %s: %v", r.URL.Path, err)
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
+	srv := chatServer(t, func(req *chatRequest) chatReply {
+		if req.Path != "/v1/chat/completions" {
+			t.Errorf("request %s, want /v1/chat/completions", req.Path)
 		}
 		mu.Lock()
-		prompts[req.Model] = req.Messages[len(req.Messages)-1].Content
+		prompts[req.Model] = req.Prompt()
 		failNow := fail && req.Model == "small-1b"
 		mu.Unlock()
 		if failNow {
-			http.Error(w, "overloaded", http.StatusServiceUnavailable)
-			return
+			return chatReply{Status: http.StatusServiceUnavailable, Content: "overloaded"}
 		}
-		json.NewEncoder(w).Encode(map[string]any{
-			"model":   req.Model,
-			"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": "Done by " + req.Model + ".\n\n## Not a phase\n"}}},
-			"usage":   map[string]any{"prompt_tokens": 100, "completion_tokens": 10},
-		})
-	}))
-	defer srv.Close()
+		return chatReply{Model: req.Model, Content: "Done by " + req.Model + ".\n\n## Not a phase\n", PromptTokens: 100, Completion: 10}
+	})
 
 	dir := t.TempDir()
 	file := filepath.Join(dir, "release.md")

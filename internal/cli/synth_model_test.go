@@ -2,8 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,30 +14,10 @@ import (
 func openAIServer(t *testing.T, answer func(prompt string) string) (*httptest.Server, *[]string) {
 	t.Helper()
 	var prompts []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/chat/completions" {
-			http.NotFound(w, r)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		var req struct {
-			Messages []struct {
-				Content string `json:"content"`
-			} `json:"messages"`
-		}
-		if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		prompt := req.Messages[len(req.Messages)-1].Content
-		prompts = append(prompts, prompt)
-		json.NewEncoder(w).Encode(map[string]any{
-			"model":   "local-coder-1",
-			"choices": []any{map[string]any{"message": map[string]any{"content": answer(prompt)}, "finish_reason": "stop"}},
-			"usage":   map[string]any{"prompt_tokens": 120, "completion_tokens": 30},
-		})
-	}))
-	t.Cleanup(srv.Close)
+	srv := chatServer(t, func(req *chatRequest) chatReply {
+		prompts = append(prompts, req.Prompt())
+		return chatReply{Model: "local-coder-1", Content: answer(req.Prompt()), PromptTokens: 120, Completion: 30}
+	})
 	return srv, &prompts
 }
 
