@@ -256,9 +256,10 @@ func build(in Input, opts Options) (*built, error) {
 	var skillRef *SkillRef
 	accepted, rejectedSkills := []any{}, []any{}
 	if c != nil {
-		g := skill.ShadowGate(c, cg)
+		sw := skill.Workflow{Func: name, Package: cg.PackageName}
+		g := skill.ShadowGate(c, sw)
 		if g.Accepted() {
-			md, err := skill.Render(c, g, cg)
+			md, err := skill.Render(c, g, sw)
 			if err != nil {
 				return nil, err
 			}

@@ -151,7 +151,7 @@ func (g *generator) plan() {
 	// reviewer branches on it. The name gives way to a parameter that
 	// already took it.
 	for i, st := range c.Steps {
-		if (st.ResultUsed || callOf(st) == callDecide) && g.result[st.Index] == "" {
+		if (st.ResultUsed || candidate.StepCall(st) == candidate.CallDecide) && g.result[st.Index] == "" {
 			g.result[st.Index] = alloc("step" + strconv.Itoa(st.Index))
 		}
 		for j, a := range st.Arguments {
@@ -191,20 +191,20 @@ func (g *generator) header(b *strings.Builder, opts Options) {
 	if len(c.Examples) == 1 {
 		traces = "trace"
 	}
-	comment(b, 0, fmt.Sprintf("%s — crystallized from %d %s, %s", g.fn, len(c.Examples), traces, oneLine(c.ID)))
+	comment(b, 0, fmt.Sprintf("%s — crystallized from %d %s, %s", g.fn, len(c.Examples), traces, candidate.OneLine(c.ID)))
 	if opts.PackageName != "" {
-		comment(b, 0, "package: "+oneLine(opts.PackageName))
+		comment(b, 0, "package: "+candidate.OneLine(opts.PackageName))
 	}
 	for _, ex := range c.Examples {
 		comment(b, 0, "source: "+source(ex))
 	}
-	comment(b, 0, fmt.Sprintf("capabilities: %s · secrets: %s · review before promotion", list(g.capabilities()), list(c.RequiredSecrets)))
+	comment(b, 0, fmt.Sprintf("capabilities: %s · secrets: %s · review before promotion", candidate.JoinNames(g.c.DeclaredCapabilities()), candidate.JoinNames(c.RequiredSecrets)))
 	deterministic, models := 0, 0
 	for _, st := range c.Steps {
 		if st.Segment != candidate.Fuzzy {
 			deterministic++
 		}
-		if callOf(st) == callModel {
+		if candidate.StepCall(st) == candidate.CallModel {
 			models++
 		}
 	}
@@ -223,13 +223,13 @@ func (g *generator) header(b *strings.Builder, opts Options) {
 func source(ex candidate.Example) string {
 	var parts []string
 	if ex.SourceHash != "" {
-		parts = append(parts, oneLine(ex.SourceHash))
+		parts = append(parts, candidate.OneLine(ex.SourceHash))
 	}
 	switch {
 	case ex.Source != "":
-		parts = append(parts, "("+oneLine(ex.Source)+")")
+		parts = append(parts, "("+candidate.OneLine(ex.Source)+")")
 	case ex.TraceID != "":
-		parts = append(parts, "(trace "+oneLine(ex.TraceID)+")")
+		parts = append(parts, "(trace "+candidate.OneLine(ex.TraceID)+")")
 	}
 	if len(parts) == 0 {
 		return "unknown"
@@ -237,28 +237,14 @@ func source(ex candidate.Example) string {
 	return strings.Join(parts, " ")
 }
 
-// list joins names for a comment, sorted and without duplicates, or
-// "none".
-func list(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	s := make([]string, len(names))
-	for i, n := range names {
-		s[i] = oneLine(n)
-	}
-	slices.Sort(s)
-	return strings.Join(slices.Compact(s), ", ")
-}
-
 // problem describes a finding for a comment: "code (step n): message".
 func problem(p candidate.Problem) string {
-	s := oneLine(p.Code)
+	s := candidate.OneLine(p.Code)
 	if p.Step > 0 {
 		s += fmt.Sprintf(" (step %d)", p.Step)
 	}
 	if p.Message != "" {
-		s += ": " + oneLine(p.Message)
+		s += ": " + candidate.OneLine(p.Message)
 	}
 	return s
 }
@@ -276,7 +262,7 @@ func (g *generator) signature(b *strings.Builder) {
 
 	var names []string
 	for _, st := range g.c.Steps {
-		names = append(names, stepTitle(st))
+		names = append(names, candidate.StepTitle(st))
 	}
 	const shown = 5
 	var summary string
@@ -309,7 +295,7 @@ func (g *generator) signature(b *strings.Builder) {
 // placeholder {key...} in some step's argv template.
 func (g *generator) argvList(name string) bool {
 	for _, st := range g.c.Steps {
-		if callOf(st) != callExec {
+		if candidate.StepCall(st) != candidate.CallExec {
 			continue
 		}
 		for _, el := range st.Argv {
@@ -325,77 +311,6 @@ func (g *generator) argvList(name string) bool {
 		}
 	}
 	return false
-}
-
-// stepTitle names a step for people: its name, or its kind when it has
-// none.
-func stepTitle(st candidate.Step) string {
-	if st.Name != "" {
-		return st.Name
-	}
-	return string(st.Kind)
-}
-
-// call is the host function a step becomes.
-type call int
-
-const (
-	callTool call = iota
-	callModel
-	callApprove
-	callDecide
-	callExec
-)
-
-// callOf chooses the host call for a step. An approval step asks a
-// person: to choose one of its options when the traces show what they
-// chose between (ctx.request_decision), else to approve; a model call, or any step the examples did not agree on (a
-// fuzzy segment), still needs a model; a step with an argv template runs
-// it (ctx.exec); everything else is a tool.
-func callOf(st candidate.Step) call {
-	switch {
-	case st.Kind == trace.KindHumanApproval && len(st.Options) > 0:
-		return callDecide
-	case st.Kind == trace.KindHumanApproval:
-		return callApprove
-	case st.Kind == trace.KindModelCall || st.Segment == candidate.Fuzzy:
-		return callModel
-	case len(st.Argv) > 0:
-		return callExec
-	}
-	return callTool
-}
-
-// execCapability is the capability a step's ctx.exec needs, or "" for a
-// step that does not run a command.
-func execCapability(st candidate.Step) string {
-	if callOf(st) != callExec {
-		return ""
-	}
-	return "exec:" + candidate.ArgvProgram(st.Argv)
-}
-
-// stepCapabilities returns the capabilities a step needs: its own, and
-// the exec capability of its command.
-func stepCapabilities(st candidate.Step) []string {
-	cp := execCapability(st)
-	if cp == "" || slices.Contains(st.Capabilities, cp) {
-		return st.Capabilities
-	}
-	return append(slices.Clone(st.Capabilities), cp)
-}
-
-// capabilities returns what the workflow declares: the candidate's
-// capabilities and the exec capability of every command step, which the
-// runtime requires declared even when the traces did not record it.
-func (g *generator) capabilities() []string {
-	caps := slices.Clone(g.c.Capabilities)
-	for _, st := range g.c.Steps {
-		if cp := execCapability(st); cp != "" {
-			caps = append(caps, cp)
-		}
-	}
-	return caps
 }
 
 // checkArgv reports what would make step i's argv template fail at run
@@ -438,10 +353,10 @@ func (g *generator) checkArgv(i int, st candidate.Step) {
 func (g *generator) step(b *strings.Builder, i int) {
 	st := g.c.Steps[i]
 	g.stepComments(b, st)
-	kind := callOf(st)
+	kind := candidate.StepCall(st)
 
-	if kind != callApprove && kind != callDecide && st.Approval != nil && st.Approval.Required {
-		boundary, _ := g.approval(st)
+	if kind != candidate.CallApprove && kind != candidate.CallDecide && st.Approval != nil && st.Approval.Required {
+		boundary, _ := g.c.Approval(st)
 		statement(b, 1, approveCall(boundary, g.prompt(i, st)))
 	}
 	// Checked after any approval, right before the step: a person may
@@ -450,12 +365,12 @@ func (g *generator) step(b *strings.Builder, i int) {
 
 	var n *node
 	switch kind {
-	case callApprove:
+	case candidate.CallApprove:
 		// The arguments of an approval step are what the person
 		// approved in the traces; the prompt stands for them.
-		boundary, _ := g.approval(st)
+		boundary, _ := g.c.Approval(st)
 		n = approveCall(boundary, g.prompt(i, st))
-	case callDecide:
+	case candidate.CallDecide:
 		// The question is the approval's prompt; the runtime names the
 		// decision after it.
 		prompt := g.prompt(i, st)
@@ -472,7 +387,7 @@ func (g *generator) step(b *strings.Builder, i int) {
 			g.errorf(fmt.Sprintf("$.steps[%d].options", i), "%d options; a decision needs at least 2", len(st.Options))
 		}
 		n = group("ctx.request_decision(", []*node{prompt, group("[", options, "]")}, ")")
-	case callModel:
+	case candidate.CallModel:
 		var inputs []*node
 		seen := map[string]bool{}
 		for j, a := range st.Arguments {
@@ -496,7 +411,7 @@ func (g *generator) step(b *strings.Builder, i int) {
 		// template comes between them.
 		items := []*node{atom(quote(st.Name))}
 		open := "ctx.tool("
-		if kind == callExec {
+		if kind == candidate.CallExec {
 			g.checkArgv(i, st)
 			argv := make([]*node, len(st.Argv))
 			for j, el := range st.Argv {
@@ -535,12 +450,12 @@ func (g *generator) step(b *strings.Builder, i int) {
 // stepComments writes the comment block above a step: what it is, what it
 // changes and needs, and what a reviewer must look at.
 func (g *generator) stepComments(b *strings.Builder, st candidate.Step) {
-	parts := []string{fmt.Sprintf("step %d", st.Index), oneLine(strings.TrimSpace(string(st.Kind) + " " + st.Name))}
+	parts := []string{fmt.Sprintf("step %d", st.Index), candidate.OneLine(strings.TrimSpace(string(st.Kind) + " " + st.Name))}
 	covered := map[string]bool{}
 	for _, se := range st.SideEffects {
-		s := "side effect " + oneLine(strings.TrimSpace(se.Kind+" "+se.Target))
+		s := "side effect " + candidate.OneLine(strings.TrimSpace(se.Kind+" "+se.Target))
 		if se.Capability != "" {
-			s += " (" + oneLine(se.Capability) + ")"
+			s += " (" + candidate.OneLine(se.Capability) + ")"
 			covered[se.Capability] = true
 		}
 		parts = append(parts, s)
@@ -548,24 +463,24 @@ func (g *generator) stepComments(b *strings.Builder, st candidate.Step) {
 	// Each capability is named once per step: those a side effect
 	// already names are not repeated.
 	var caps []string
-	for _, cp := range stepCapabilities(st) {
+	for _, cp := range candidate.StepCapabilities(st) {
 		if !covered[cp] {
 			caps = append(caps, cp)
 		}
 	}
 	if len(caps) > 0 {
-		parts = append(parts, "capabilities "+list(caps))
+		parts = append(parts, "capabilities "+candidate.JoinNames(caps))
 	}
 	if len(st.RequiredSecrets) > 0 {
-		parts = append(parts, "secrets "+list(st.RequiredSecrets))
+		parts = append(parts, "secrets "+candidate.JoinNames(st.RequiredSecrets))
 	}
 	if st.Approval != nil || st.Kind == trace.KindHumanApproval {
-		boundary, _ := g.approval(st)
+		boundary, _ := g.c.Approval(st)
 		req := "required"
 		if st.Approval != nil && !st.Approval.Required {
 			req = "not required"
 		}
-		parts = append(parts, fmt.Sprintf("approval %s (%s)", oneLine(boundary), req))
+		parts = append(parts, fmt.Sprintf("approval %s (%s)", candidate.OneLine(boundary), req))
 	}
 	comment(b, 1, strings.Join(parts, " · "))
 
@@ -577,37 +492,11 @@ func (g *generator) stepComments(b *strings.Builder, st candidate.Step) {
 		if len(notes) > 0 {
 			why, notes = notes[0], notes[1:]
 		}
-		comment(b, 1, "review_required: "+oneLine(why))
+		comment(b, 1, "review_required: "+candidate.OneLine(why))
 	}
 	for _, n := range notes {
-		comment(b, 1, "note: "+oneLine(n))
+		comment(b, 1, "note: "+candidate.OneLine(n))
 	}
-}
-
-// approval returns the boundary and prompt of a step's approval: the
-// step's own, else the candidate's approval point for the step, else the
-// step name and a generic prompt.
-func (g *generator) approval(st candidate.Step) (boundary, prompt string) {
-	if st.Approval != nil {
-		boundary, prompt = st.Approval.Boundary, st.Approval.Prompt
-	}
-	for _, ap := range g.c.ApprovalPoints {
-		if ap.Step == st.Index {
-			if boundary == "" {
-				boundary = ap.Boundary
-			}
-			if prompt == "" {
-				prompt = ap.Prompt
-			}
-		}
-	}
-	if boundary == "" {
-		boundary = stepTitle(st)
-	}
-	if prompt == "" {
-		prompt = "Approve " + boundary + "?"
-	}
-	return boundary, prompt
 }
 
 // prompt returns the expression of the question step i asks its approver:
@@ -619,7 +508,7 @@ func (g *generator) approval(st candidate.Step) (boundary, prompt string) {
 // else is reported, as a bad argument is.
 func (g *generator) prompt(i int, st candidate.Step) *node {
 	if len(st.PromptTemplate) == 0 {
-		_, prompt := g.approval(st)
+		_, prompt := g.c.Approval(st)
 		return atom(quote(prompt))
 	}
 	parts := make([]string, 0, len(st.PromptTemplate))
@@ -750,12 +639,12 @@ func NoCandidate(r *candidate.Report, opts Options) []byte {
 	var b strings.Builder
 	comment(&b, 0, fn+" — mining found no safe crystallization candidate")
 	if opts.PackageName != "" {
-		comment(&b, 0, "package: "+oneLine(opts.PackageName))
+		comment(&b, 0, "package: "+candidate.OneLine(opts.PackageName))
 	}
 	comment(&b, 0, fmt.Sprintf("traces: %d read, %d excluded · candidates: %d safe, %d rejected",
 		r.SourceTraceCount, r.ExcludedTraceCount, len(r.Candidates), len(r.RejectedCandidates)))
 	for _, c := range r.RejectedCandidates {
-		comment(&b, 0, "rejected: "+oneLine(strings.TrimSpace(c.ID+" "+c.Name)))
+		comment(&b, 0, "rejected: "+candidate.OneLine(strings.TrimSpace(c.ID+" "+c.Name)))
 		for _, p := range c.RejectionReasons {
 			comment(&b, 0, "  "+problem(p))
 		}

@@ -47,8 +47,8 @@ func TestDecisionOptions(t *testing.T) {
 			if strings.Contains(string(src), "ctx.approve(") {
 				t.Errorf("a decision step also asks for an approval:\n%s", src)
 			}
-			if got := StepCall(c.Steps[0]); got != CallDecide {
-				t.Errorf("StepCall = %q, want %q", got, CallDecide)
+			if got := candidate.StepCall(c.Steps[0]); got != candidate.CallDecide {
+				t.Errorf("candidate.StepCall = %q, want %q", got, candidate.CallDecide)
 			}
 		})
 	}

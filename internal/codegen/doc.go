@@ -1,9 +1,11 @@
 // Package codegen turns a workflow candidate into the artifacts a reviewer
 // reads: the Starlark source of a reviewable, runnable workflow
 // (workflow.star) and an eval-pack v1 manifest (TOML). SKILL.md is package
-// skill's; it names steps and capabilities through StepCall, StepTitle and
-// the other step accessors here, so a skill describes each step as the
-// workflow calls it.
+// skill's. How each step is called (candidate.StepCall), what it needs
+// (candidate.StepCapabilities) and how text is held on one line
+// (candidate.OneLine) are package candidate's, which this package and
+// skill both follow, so a skill describes each step as the workflow
+// calls it without depending on code generation.
 //
 // A generated file holds a header of comments (provenance, capabilities,
 // secrets, confidence, findings) and exactly one function whose first

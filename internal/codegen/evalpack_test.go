@@ -182,7 +182,7 @@ func TestFixturePath(t *testing.T) {
 	}
 }
 
-func hashOf(id string) string { return strings.TrimPrefix(SkillID(id, ""), "skill_")[:12] }
+func hashOf(id string) string { return strings.TrimPrefix(candidate.SkillID(id, ""), "skill_")[:12] }
 
 // validPack is an eval pack ParseEvalPack accepts; the broken cases below
 // change one thing each.

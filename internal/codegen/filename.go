@@ -2,6 +2,8 @@ package codegen
 
 import (
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
 )
 
 // maxPlainFileName is the longest name FileName keeps as it is; a longer
@@ -35,13 +37,13 @@ func FileName(s, fallback string) string {
 	if plainFileName(s) {
 		return s
 	}
-	hash := strings.TrimPrefix(SkillID(s, ""), "skill_")[:12]
-	name := slug(s)
+	hash := strings.TrimPrefix(candidate.SkillID(s, ""), "skill_")[:12]
+	name := candidate.Slug(s)
 	if len(name) > maxFileNameStem {
 		name = strings.TrimRight(name[:maxFileNameStem], "-")
 	}
 	if name == "" {
-		name = slug(fallback)
+		name = candidate.Slug(fallback)
 		if name == "" {
 			name = "file"
 		}
@@ -74,3 +76,5 @@ func windowsDevice(s string) bool {
 	}
 	return len(base) == 4 && (strings.HasPrefix(base, "com") || strings.HasPrefix(base, "lpt")) && '0' <= base[3] && base[3] <= '9'
 }
+
+func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }

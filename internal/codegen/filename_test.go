@@ -4,10 +4,12 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
 )
 
 func TestFileName(t *testing.T) {
-	hashOf := func(s string) string { return strings.TrimPrefix(SkillID(s, ""), "skill_")[:12] }
+	hashOf := func(s string) string { return strings.TrimPrefix(candidate.SkillID(s, ""), "skill_")[:12] }
 	long := strings.Repeat("deploy_the_service_", 16) // 304 bytes
 	for _, tc := range []struct {
 		in, want string

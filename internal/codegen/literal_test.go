@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.starlark.net/starlark"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
 )
 
 // eval evaluates a Starlark expression with the real interpreter, so the
@@ -178,33 +180,12 @@ func TestSelector(t *testing.T) {
 	}
 }
 
-func TestOneLine(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"plain", "plain"},
-		{"a\nb", "a b"},
-		{"a\r\n\r\nb", "a b"},
-		{"\n  lead and trail \n", "lead and trail"},
-		{"tab\there", "tab here"},
-		{"nul\x00bell\a", "nulbell"},
-		{"rtl\u202eover\u200bzw", "rtloverzw"},
-		{"line\u2028sep", "line sep"},
-		{"bad\xff", "bad\uFFFD"},
-		{"é 日本 🚀", "é 日本 🚀"},
-		{strings.Repeat("x", maxTextRunes+10), strings.Repeat("x", maxTextRunes) + "…"},
-	}
-	for _, tt := range tests {
-		if got := oneLine(tt.in); got != tt.want {
-			t.Errorf("oneLine(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestDocstring(t *testing.T) {
 	for _, s := range []string{"", "plain", `"""`, `ends with "`, `\`, `ends with \`, "a\nb", `"\"`} {
 		src := docstring(s)
 		got := eval(t, src)
-		if str, ok := got.(starlark.String); !ok || string(str) != oneLine(s) {
-			t.Errorf("eval(docstring(%q)) = %v, want %q", s, got, oneLine(s))
+		if str, ok := got.(starlark.String); !ok || string(str) != candidate.OneLine(s) {
+			t.Errorf("eval(docstring(%q)) = %v, want %q", s, got, candidate.OneLine(s))
 		}
 	}
 }

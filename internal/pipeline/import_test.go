@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/source"
 	"github.com/crystallize-dev/crystallize/internal/tracestore"
 	"github.com/google/go-cmp/cmp"
@@ -15,7 +15,7 @@ import (
 
 func TestTraceFileName(t *testing.T) {
 	used := map[string]bool{}
-	hash := func(s string) string { return strings.TrimPrefix(codegen.SkillID(s, ""), "skill_")[:12] }
+	hash := func(s string) string { return strings.TrimPrefix(candidate.SkillID(s, ""), "skill_")[:12] }
 	for _, tt := range []struct{ agent, id, want string }{
 		{"claude", "s1", "claude-s1.json"},
 		{"claude", "../etc/passwd", "claude-etc-passwd-" + hash("claude-../etc/passwd") + ".json"},

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
-	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/replay"
 	"github.com/crystallize-dev/crystallize/internal/skill"
@@ -44,7 +43,7 @@ type InduceOptions struct {
 type Skill struct {
 	// CandidateID is the workflow candidate the skill was projected from.
 	CandidateID string
-	// ID is codegen.SkillID of the candidate and its workflow name.
+	// ID is candidate.SkillID of the candidate and its workflow name.
 	ID string
 	// Name is the skill's name, which is also the directory a bundle
 	// stores it in (skill/<Name>/SKILL.md).
@@ -135,11 +134,11 @@ func Induce(ctx context.Context, traces, heldout []*trace.Trace, opts InduceOpti
 	}
 	replay.Apply(report, traces, compared)
 
-	// The skill id is SkillID(candidate id, FuncName(c, cg)); with no
-	// workflow name in cg that is the candidate's own name, which mining
-	// already set from Options.WorkflowName for the best candidate. That
-	// is how bundle.Write names the same skill.
-	cg := codegen.Options{PackageName: opts.PackageName}
+	// The skill id is SkillID(candidate id, FuncName(c, cg)) with only the
+	// package name in cg (skillWorkflow): with no workflow name there,
+	// the function is named after the candidate, which mining already
+	// named from Options.WorkflowName for the best candidate. That is how
+	// bundle.Write names the same skill.
 	res := &Induced{Accepted: []Skill{}, Rejected: []RejectedSkill{}, Report: report}
 	for _, list := range [][]candidate.Candidate{report.Candidates, report.RejectedCandidates} {
 		for i := range list {
@@ -147,14 +146,15 @@ func Induce(ctx context.Context, traces, heldout []*trace.Trace, opts InduceOpti
 				return nil, err
 			}
 			c := &list[i]
-			g := skill.ShadowGate(c, cg)
+			w := skillWorkflow(c, opts.PackageName)
+			g := skill.ShadowGate(c, w)
 			if !g.Accepted() {
 				res.Rejected = append(res.Rejected, RejectedSkill{
 					CandidateID: c.ID, ID: g.SkillID, Name: g.SkillName, Reasons: g.RejectionReasons, Gate: g,
 				})
 				continue
 			}
-			md, err := skill.Render(c, g, cg)
+			md, err := skill.Render(c, g, w)
 			if err != nil {
 				return nil, fmt.Errorf("rendering skill %s: %w", g.SkillName, err)
 			}

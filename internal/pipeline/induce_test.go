@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
-	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mine"
 	"github.com/crystallize-dev/crystallize/internal/skill"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -65,7 +64,7 @@ func TestInduceAccepted(t *testing.T) {
 	if sel == nil || s.CandidateID != sel.ID {
 		t.Fatalf("skill candidate %s, want the selected candidate %v", s.CandidateID, sel)
 	}
-	if want := codegen.SkillID(sel.ID, "build_and_test"); s.ID != want {
+	if want := candidate.SkillID(sel.ID, "build_and_test"); s.ID != want {
 		t.Errorf("skill id = %s, want %s", s.ID, want)
 	}
 	if s.Name != "build-and-test" || s.Gate.Decision != skill.GateAccepted {

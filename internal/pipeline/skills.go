@@ -16,17 +16,17 @@ import (
 // the SKILL.md text is rendered from what is written, never from a
 // secret the traces held.
 func recordSkills(r *candidate.Report, packageName string) error {
-	cg := codegen.Options{PackageName: packageName}
 	r.SkillCandidates = []candidate.SkillCandidate{}
 	r.RejectedSkillCandidates = []candidate.SkillCandidate{}
 	for i := range r.Candidates {
 		c := &r.Candidates[i]
-		g := skill.ShadowGate(c, cg)
-		md, err := skill.Render(c, g, cg)
+		w := skillWorkflow(c, packageName)
+		g := skill.ShadowGate(c, w)
+		md, err := skill.Render(c, g, w)
 		if err != nil {
 			return fmt.Errorf("rendering skill %s: %w", g.SkillName, err)
 		}
-		act := skill.Activation(c, g, cg)
+		act := skill.Activation(c, g, w)
 		sc := skillCandidate(c, g)
 		sc.SkillMD, sc.Activation = string(md), &act
 		if g.Accepted() {
@@ -39,9 +39,16 @@ func recordSkills(r *candidate.Report, packageName string) error {
 	// that every candidate's skill is accounted for.
 	for i := range r.RejectedCandidates {
 		c := &r.RejectedCandidates[i]
-		r.RejectedSkillCandidates = append(r.RejectedSkillCandidates, skillCandidate(c, skill.ShadowGate(c, cg)))
+		r.RejectedSkillCandidates = append(r.RejectedSkillCandidates, skillCandidate(c, skill.ShadowGate(c, skillWorkflow(c, packageName))))
 	}
 	return nil
+}
+
+// skillWorkflow names the workflow whose skill is c's: the function
+// Workflow(c, opts) defines with only the package name in the options,
+// as bundle.Write generates it.
+func skillWorkflow(c *candidate.Candidate, packageName string) skill.Workflow {
+	return skill.Workflow{Func: codegen.FuncName(c, codegen.Options{PackageName: packageName}), Package: packageName}
 }
 
 func skillCandidate(c *candidate.Candidate, g skill.Gate) candidate.SkillCandidate {

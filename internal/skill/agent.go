@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/crystallize-dev/crystallize/internal/codegen"
+	"github.com/crystallize-dev/crystallize/internal/candidate"
 )
 
 // ToolCall is what an installed skill tells the agent to call.
@@ -96,9 +96,9 @@ func ForAgent(src []byte, call ToolCall) ([]byte, error) {
 		return nil, fmt.Errorf("no MCP server or tool to call")
 	}
 	fm.Description = truncateRunes(fmt.Sprintf("Call the MCP tool %s (server %s) instead of doing these steps yourself. %s",
-		codegen.OneLine(call.Tool), codegen.OneLine(call.Server), fm.Description), MaxDescriptionLen)
-	fm.Metadata["mcp_server"] = codegen.OneLine(call.Server)
-	fm.Metadata["mcp_tool"] = codegen.OneLine(call.Tool)
+		candidate.OneLine(call.Tool), candidate.OneLine(call.Server), fm.Description), MaxDescriptionLen)
+	fm.Metadata["mcp_server"] = candidate.OneLine(call.Server)
+	fm.Metadata["mcp_tool"] = candidate.OneLine(call.Tool)
 
 	// The body follows the closing "---" line of the frontmatter, which
 	// parseFrontmatter found.

@@ -14,7 +14,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
-	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -86,8 +85,8 @@ func Check(dir string, src []byte, gate []byte) []candidate.Problem {
 		report(CodeName, "name", "missing name")
 	case v.typ != yamlString:
 		report(CodeName, "name", "line %d: name is a %s, not a string", v.line, v.typ)
-	case utf8.RuneCountInString(v.str) > codegen.MaxSkillNameLen:
-		report(CodeName, "name", "line %d: name has %d characters; at most %d are allowed", v.line, utf8.RuneCountInString(v.str), codegen.MaxSkillNameLen)
+	case utf8.RuneCountInString(v.str) > candidate.MaxSkillNameLen:
+		report(CodeName, "name", "line %d: name has %d characters; at most %d are allowed", v.line, utf8.RuneCountInString(v.str), candidate.MaxSkillNameLen)
 	case !skillNamePattern.MatchString(v.str):
 		report(CodeName, "name", "line %d: name %q is not lowercase letters and digits in groups joined by single hyphens", v.line, v.str)
 	default:

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
-	"github.com/crystallize-dev/crystallize/internal/codegen"
 )
 
 // Gate receipt markers, decisions and trace roles.
@@ -21,8 +20,8 @@ const (
 	GateAccepted = "accepted"
 	GateRejected = "rejected"
 
-	RoleSource  = codegen.RoleSource
-	RoleHeldout = codegen.RoleHeldout
+	RoleSource  = candidate.RoleSource
+	RoleHeldout = candidate.RoleHeldout
 )
 
 // Rejection reason codes of a skill gate.
@@ -91,13 +90,13 @@ func (g Gate) Accepted() bool {
 // NewGate decides the gate for the skill of c from the shadow results
 // of its traces. The traces are sorted (source before held-out, then by
 // trace id and hash) so the receipt does not depend on the order the
-// caller compared them in. The skill id uses codegen.FuncName(c, opts) as the
-// workflow name.
-func NewGate(c *candidate.Candidate, opts codegen.Options, traces []GateTrace) Gate {
+// caller compared them in. The skill id is candidate.SkillID of c's id
+// and w.Func.
+func NewGate(c *candidate.Candidate, w Workflow, traces []GateTrace) Gate {
 	g := Gate{
 		Schema:           GateSchema,
 		SchemaVersion:    GateSchemaVersion,
-		SkillName:        codegen.SkillName(c),
+		SkillName:        candidate.SkillName(c),
 		ComparedTraces:   slices.Clone(traces),
 		RejectionReasons: []candidate.Problem{},
 	}
@@ -105,7 +104,7 @@ func NewGate(c *candidate.Candidate, opts codegen.Options, traces []GateTrace) G
 		g.ComparedTraces = []GateTrace{}
 	}
 	if c != nil {
-		g.SkillID = codegen.SkillID(c.ID, codegen.FuncName(c, opts))
+		g.SkillID = candidate.SkillID(c.ID, w.Func)
 		g.WorkflowCandidateID = c.ID
 	}
 	slices.SortStableFunc(g.ComparedTraces, compareGateTraces)
@@ -118,7 +117,7 @@ func NewGate(c *candidate.Candidate, opts codegen.Options, traces []GateTrace) G
 				codes = append(codes, p.Code)
 			}
 		}
-		reject(candidate.Problem{Code: CodeCandidateRejected, Message: "the workflow candidate is rejected (" + codegen.JoinNames(codes) + ")"})
+		reject(candidate.Problem{Code: CodeCandidateRejected, Message: "the workflow candidate is rejected (" + candidate.JoinNames(codes) + ")"})
 	}
 	for _, t := range g.ComparedTraces {
 		switch t.Role {
@@ -128,7 +127,7 @@ func NewGate(c *candidate.Candidate, opts codegen.Options, traces []GateTrace) G
 				g.SourceReplay.Passed++
 			} else {
 				reject(candidate.Problem{Code: CodeSourceReplayFailed, TraceID: t.TraceID,
-					Message: fmt.Sprintf("source trace %s did not replay (%s)", codegen.OneLine(t.TraceID), codegen.OneLine(t.Status))})
+					Message: fmt.Sprintf("source trace %s did not replay (%s)", candidate.OneLine(t.TraceID), candidate.OneLine(t.Status))})
 			}
 		case RoleHeldout:
 			switch t.Status {
@@ -140,11 +139,11 @@ func NewGate(c *candidate.Candidate, opts codegen.Options, traces []GateTrace) G
 			default:
 				g.HeldoutReplay.Compared++
 				reject(candidate.Problem{Code: CodeHeldoutReplayFailed, TraceID: t.TraceID,
-					Message: fmt.Sprintf("held-out trace %s drifted from the candidate (%s)", codegen.OneLine(t.TraceID), codegen.OneLine(t.Status))})
+					Message: fmt.Sprintf("held-out trace %s drifted from the candidate (%s)", candidate.OneLine(t.TraceID), candidate.OneLine(t.Status))})
 			}
 		default:
 			reject(candidate.Problem{Code: CodeGateTraceInvalid, TraceID: t.TraceID,
-				Message: fmt.Sprintf("trace %s has role %q; want %q or %q", codegen.OneLine(t.TraceID), codegen.OneLine(t.Role), RoleSource, RoleHeldout)})
+				Message: fmt.Sprintf("trace %s has role %q; want %q or %q", candidate.OneLine(t.TraceID), candidate.OneLine(t.Role), RoleSource, RoleHeldout)})
 		}
 	}
 	if g.SourceReplay.Compared == 0 {
@@ -162,12 +161,13 @@ func NewGate(c *candidate.Candidate, opts codegen.Options, traces []GateTrace) G
 	return g
 }
 
-// ShadowGate decides the gate for the skill of c from c's shadow report,
+// ShadowGate decides the gate for the skill of c, whose workflow is w,
+// from c's shadow report,
 // the one way every writer of a skill (a bundle, skill induction) maps
 // replay results to gate traces. A trace keeps the shadow replay's status
 // words; a status other than pass and unmatched is a failure, a held-out
 // trace keeps its role and every other trace is a source trace.
-func ShadowGate(c *candidate.Candidate, opts codegen.Options) Gate {
+func ShadowGate(c *candidate.Candidate, w Workflow) Gate {
 	var traces []GateTrace
 	if c != nil && c.Shadow != nil {
 		for _, t := range c.Shadow.Traces {
@@ -183,7 +183,7 @@ func ShadowGate(c *candidate.Candidate, opts codegen.Options) Gate {
 			traces = append(traces, GateTrace{TraceID: t.TraceID, SourceHash: t.SourceHash, Role: role, Status: status})
 		}
 	}
-	g := NewGate(c, opts, traces)
+	g := NewGate(c, w, traces)
 	if c != nil && c.Shadow != nil && c.Shadow.PassedNotListed > 0 {
 		n := c.Shadow.PassedNotListed
 		g.SourceReplay.Compared += n

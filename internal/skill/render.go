@@ -23,7 +23,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
-	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/mdtext"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -40,28 +39,43 @@ const (
 // ASCII letters and digits in groups joined by single hyphens.
 var skillNamePattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
-// Skill renders the SKILL.md of c under the replay gate g: frontmatter
+// Workflow names the workflow a skill projects. Code generation names it
+// (codegen.FuncName) and its callers pass the names here, so that this
+// package depends on the candidate alone and a skill, its gate and its
+// workflow still agree on one name.
+type Workflow struct {
+	// Func is the name of the function the workflow defines, as
+	// codegen.FuncName returns it for the candidate and the options
+	// the workflow was generated with. Render requires it.
+	Func string
+	// Package, when set, is the package the workflow is meant for
+	// (codegen.Options.PackageName); the skill's scope names it.
+	Package string
+}
+
+// Render writes the SKILL.md of c under the replay gate g: frontmatter
 // with only the specification's keys (name, description, compatibility,
 // metadata, allowed-tools; license when one is set), then a markdown body
 // with the scope, the procedure step by step, the parameters, the
 // evidence, the gate decision and generalization guidance.
 //
 // A rejected gate renders too (the report keeps rejected skills for
-// review); Check reports it as skill_gate_rejected. Skill fails when
-// the gate is not the gate of this candidate: a different candidate id,
-// skill id (codegen.SkillID(c.ID, codegen.FuncName(c, opts))) or skill name. Whatever it
-// returns passes Check(codegen.SkillName(c), out, nil) apart from that one
+// review); Check reports it as skill_gate_rejected. Render fails when w
+// names no function, or when the gate is not the gate of this candidate
+// and workflow: a different candidate id, skill id
+// (candidate.SkillID(c.ID, w.Func)) or skill name. Whatever it returns
+// passes Check(candidate.SkillName(c), out, nil) apart from that one
 // finding for a rejected gate.
-func Render(c *candidate.Candidate, g Gate, opts codegen.Options) ([]byte, error) {
-	return renderSkill(c, g, opts, "")
+func Render(c *candidate.Candidate, g Gate, w Workflow) ([]byte, error) {
+	return renderSkill(c, g, w, "")
 }
 
-// Activation returns what the SKILL.md that Render writes for c and g
+// Activation returns what the SKILL.md that Render writes for c, g and w
 // tells an agent about when to use it: the frontmatter's name,
 // description, short title, when_to_use, allowed tools and paths, the
 // same strings, so that a report can show them without the file.
-func Activation(c *candidate.Candidate, g Gate, opts codegen.Options) candidate.SkillActivation {
-	s := &skill{c: c, g: g, opts: opts, fn: codegen.FuncName(c, opts), name: codegen.SkillName(c)}
+func Activation(c *candidate.Candidate, g Gate, w Workflow) candidate.SkillActivation {
+	s := &skill{c: c, g: g, w: w, name: candidate.SkillName(c)}
 	fm := s.frontmatter("")
 	return candidate.SkillActivation{
 		Name:         fm.Name,
@@ -80,26 +94,29 @@ func orEmpty(xs []string) []string {
 	return xs
 }
 
-// renderSkill is Skill with a license. codegen.Options has no license field yet;
-// when it gets one, Skill passes it here.
-func renderSkill(c *candidate.Candidate, g Gate, opts codegen.Options, license string) ([]byte, error) {
+// renderSkill is Render with a license. Workflow has no license field
+// yet; when it gets one, Render passes it here.
+func renderSkill(c *candidate.Candidate, g Gate, w Workflow, license string) ([]byte, error) {
 	if c == nil {
 		return nil, fmt.Errorf("no candidate")
+	}
+	if w.Func == "" {
+		return nil, fmt.Errorf("skill for candidate %s: no workflow function name", c.ID)
 	}
 	var errs []string
 	if g.WorkflowCandidateID != c.ID {
 		errs = append(errs, fmt.Sprintf("gate is for candidate %q, not %q", g.WorkflowCandidateID, c.ID))
 	}
-	if want := codegen.SkillID(c.ID, codegen.FuncName(c, opts)); g.SkillID != want {
+	if want := candidate.SkillID(c.ID, w.Func); g.SkillID != want {
 		errs = append(errs, fmt.Sprintf("gate skill id %q, want %q", g.SkillID, want))
 	}
-	if want := codegen.SkillName(c); g.SkillName != want {
+	if want := candidate.SkillName(c); g.SkillName != want {
 		errs = append(errs, fmt.Sprintf("gate skill name %q, want %q", g.SkillName, want))
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("skill for candidate %s: %s", c.ID, strings.Join(errs, "; "))
 	}
-	s := &skill{c: c, g: g, opts: opts, fn: codegen.FuncName(c, opts), name: codegen.SkillName(c)}
+	s := &skill{c: c, g: g, w: w, name: candidate.SkillName(c)}
 	var b strings.Builder
 	writeFrontmatter(&b, s.frontmatter(license))
 	s.body(&b)
@@ -110,8 +127,7 @@ func renderSkill(c *candidate.Candidate, g Gate, opts codegen.Options, license s
 type skill struct {
 	c    *candidate.Candidate
 	g    Gate
-	opts codegen.Options
-	fn   string // the workflow function name
+	w    Workflow
 	name string // the skill name
 }
 
@@ -135,7 +151,7 @@ func (s *skill) frontmatter(license string) frontmatter {
 		params = append(params, p.Name)
 	}
 
-	desc := fmt.Sprintf("Runs the %s procedure", codegen.OneLine(s.fn))
+	desc := fmt.Sprintf("Runs the %s procedure", candidate.OneLine(s.w.Func))
 	if len(steps) > 0 {
 		desc += " (" + sequence(steps, ", then ") + ")"
 	}
@@ -152,13 +168,13 @@ func (s *skill) frontmatter(license string) frontmatter {
 	}
 	desc = truncateRunes(desc, MaxDescriptionLen)
 
-	short := codegen.OneLine(s.fn)
+	short := candidate.OneLine(s.w.Func)
 	if len(steps) > 0 {
 		short += ": " + strings.Join(steps, " → ")
 	}
 	short = truncateRunes(short, maxShortRunes)
 
-	when := fmt.Sprintf("A task asks for the outcome of workflow %s", codegen.OneLine(s.fn))
+	when := fmt.Sprintf("A task asks for the outcome of workflow %s", candidate.OneLine(s.w.Func))
 	if len(params) > 0 {
 		when += " with its own values for " + sequence(params, " and ")
 	}
@@ -168,33 +184,33 @@ func (s *skill) frontmatter(license string) frontmatter {
 	var source, heldout []string
 	for _, t := range s.evidence() {
 		if t.Role == RoleSource {
-			source = append(source, codegen.OneLine(t.TraceID))
+			source = append(source, candidate.OneLine(t.TraceID))
 		} else {
-			heldout = append(heldout, codegen.OneLine(t.TraceID))
+			heldout = append(heldout, candidate.OneLine(t.TraceID))
 		}
 	}
 	evidence := "source: " + listOrNone(source) + "; heldout: " + listOrNone(heldout)
 
 	tools := s.tools()
 	compat := "crystallize workflow runtime; tools: " + listOrNone(tools)
-	if caps := codegen.Capabilities(s.c); len(caps) > 0 {
-		compat += "; capabilities: " + codegen.JoinNames(caps)
+	if caps := s.c.DeclaredCapabilities(); len(caps) > 0 {
+		compat += "; capabilities: " + candidate.JoinNames(caps)
 	}
 	compat = truncateRunes(compat, MaxCompatibilityLen)
 
 	fm := frontmatter{
 		Name:          s.name,
 		Description:   desc,
-		License:       codegen.OneLine(license),
+		License:       candidate.OneLine(license),
 		Compatibility: compat,
 		Metadata: map[string]string{
 			"short":                 short,
 			"when_to_use":           when,
 			"evidence":              evidence,
-			"gate_decision":         codegen.OneLine(s.g.Decision),
+			"gate_decision":         candidate.OneLine(s.g.Decision),
 			"skill_id":              s.g.SkillID,
 			"workflow_candidate_id": c.ID,
-			"workflow":              s.fn,
+			"workflow":              s.w.Func,
 			"confidence":            strconv.FormatFloat(c.Confidence, 'f', 2, 64),
 		},
 		AllowedTools: strings.Join(tools, " "),
@@ -209,7 +225,7 @@ func (s *skill) frontmatter(license string) frontmatter {
 func (s *skill) stepNames() []string {
 	var names []string
 	for _, st := range s.c.Steps {
-		names = append(names, codegen.OneLine(codegen.StepTitle(st)))
+		names = append(names, candidate.OneLine(candidate.StepTitle(st)))
 	}
 	return names
 }
@@ -221,12 +237,12 @@ func (s *skill) stepNames() []string {
 func (s *skill) tools() []string {
 	var tools []string
 	for _, st := range s.c.Steps {
-		switch codegen.StepCall(st) {
-		case codegen.CallTool:
+		switch candidate.StepCall(st) {
+		case candidate.CallTool:
 			if toolToken(st.Name) {
 				tools = append(tools, st.Name)
 			}
-		case codegen.CallExec:
+		case candidate.CallExec:
 			// An agent runs a command step through its shell tool; the
 			// entry allows that one program (Claude Code's Bash(git:*)
 			// form), never a shell in general.
@@ -299,7 +315,7 @@ func pathKey(key string) bool {
 // commas (the metadata list separator) or spaces, and is neither absolute
 // nor a URL.
 func looksLikePath(v string) bool {
-	if v == "" || len(v) > codegen.MaxTextRunes || codegen.OneLine(v) != v || strings.ContainsAny(v, ", \\") {
+	if v == "" || len(v) > candidate.MaxTextRunes || candidate.OneLine(v) != v || strings.ContainsAny(v, ", \\") {
 		return false
 	}
 	switch {
@@ -340,12 +356,12 @@ func (s *skill) body(b *strings.Builder) {
 	c := s.c
 	fmt.Fprintf(b, "\n# %s\n\n", mdText(s.name))
 	fmt.Fprintf(b, "Crystallized from %d %s as workflow %s (candidate %s, skill %s). Replay gate: **%s**.\n\n",
-		len(c.Examples), plural(len(c.Examples), "trace", "traces"), mdCode(s.fn), mdCode(c.ID), mdCode(s.g.SkillID), mdText(s.g.Decision))
+		len(c.Examples), plural(len(c.Examples), "trace", "traces"), mdCode(s.w.Func), mdCode(c.ID), mdCode(s.g.SkillID), mdText(s.g.Decision))
 
 	b.WriteString("## Scope\n\n")
-	b.WriteString("Use this skill only for a task that asks for the same outcome as workflow " + mdCode(s.fn))
-	if s.opts.PackageName != "" {
-		b.WriteString(" (package " + mdCode(s.opts.PackageName) + ")")
+	b.WriteString("Use this skill only for a task that asks for the same outcome as workflow " + mdCode(s.w.Func))
+	if s.w.Package != "" {
+		b.WriteString(" (package " + mdCode(s.w.Package) + ")")
 	}
 	b.WriteString(", following the steps below with the task's own values. Do not load it as general guidance.")
 	if paths := s.paths(); len(paths) > 0 {
@@ -416,7 +432,7 @@ func (s *skill) body(b *strings.Builder) {
 	b.WriteString("- Keep constants as they are only when the task agrees with them; they never varied in the traces, which is evidence, not a rule.\n")
 	b.WriteString("- Keep side-effect, secret and approval boundaries at least as strict as recorded: ask for every approval, and use secrets by their logical id only.\n")
 	b.WriteString("- Steps marked review-required did not agree across traces: decide them from the task and have a person check the result.\n")
-	fmt.Fprintf(b, "- Prefer running the reviewed workflow %s over repeating the steps by hand.\n", mdCode(s.fn))
+	fmt.Fprintf(b, "- Prefer running the reviewed workflow %s over repeating the steps by hand.\n", mdCode(s.w.Func))
 }
 
 // step writes one numbered item of the procedure and its details.
@@ -428,14 +444,14 @@ func (s *skill) step(b *strings.Builder, i int, st candidate.Step) {
 		segment = "**review required**"
 	}
 	var call string
-	switch codegen.StepCall(st) {
-	case codegen.CallApprove:
+	switch candidate.StepCall(st) {
+	case candidate.CallApprove:
 		call = "ask for approval"
-	case codegen.CallDecide:
+	case candidate.CallDecide:
 		call = "ask for a decision"
-	case codegen.CallModel:
+	case candidate.CallModel:
 		call = "model call"
-	case codegen.CallExec:
+	case candidate.CallExec:
 		call = "command"
 	default:
 		call = "tool call"
@@ -444,12 +460,12 @@ func (s *skill) step(b *strings.Builder, i int, st candidate.Step) {
 	detail := func(label, text string) {
 		fmt.Fprintf(b, "%s- %s: %s\n", indent, label, text)
 	}
-	if codegen.StepCall(st) == codegen.CallExec {
+	if candidate.StepCall(st) == candidate.CallExec {
 		// The template's {key} placeholders are the arguments below; each
 		// value is one argument, never split by a shell.
 		detail("runs", mdCode(strings.Join(st.Argv, " ")))
 	}
-	if codegen.StepCall(st) == codegen.CallDecide {
+	if candidate.StepCall(st) == candidate.CallDecide {
 		opts := make([]string, len(st.Options))
 		for i, o := range st.Options {
 			opts[i] = mdCode(o)
@@ -494,7 +510,7 @@ func (s *skill) step(b *strings.Builder, i int, st candidate.Step) {
 		}
 		detail("side effect", text)
 	}
-	if stcaps := codegen.StepCapabilities(st); len(stcaps) > 0 {
+	if stcaps := candidate.StepCapabilities(st); len(stcaps) > 0 {
 		var caps []string
 		for _, cp := range stcaps {
 			caps = append(caps, mdCode(cp))
@@ -502,7 +518,7 @@ func (s *skill) step(b *strings.Builder, i int, st candidate.Step) {
 		detail("capabilities", strings.Join(caps, ", "))
 	}
 	if st.Approval != nil || st.Kind == trace.KindHumanApproval {
-		boundary, prompt := codegen.Approval(s.c, st)
+		boundary, prompt := s.c.Approval(st)
 		req := "required"
 		if st.Approval != nil && !st.Approval.Required {
 			req = "recorded, not required"
@@ -529,7 +545,7 @@ func jsonText(v any) string {
 	if err != nil {
 		return fmt.Sprintf("%v", v)
 	}
-	return codegen.OneLine(string(data))
+	return candidate.OneLine(string(data))
 }
 
 // sequence joins names as "a, b, then c" (with last as the final
@@ -538,7 +554,7 @@ func sequence(names []string, last string) string {
 	const shown = 5
 	var s []string
 	for _, n := range names {
-		s = append(s, codegen.OneLine(n))
+		s = append(s, candidate.OneLine(n))
 	}
 	switch n := len(s); {
 	case n == 0:
@@ -596,7 +612,7 @@ func mdProblem(p candidate.Problem) string {
 // entity escaped by a backslash, which CommonMark allows before any ASCII
 // punctuation.
 func mdText(s string) string {
-	s = codegen.OneLine(s)
+	s = candidate.OneLine(s)
 	var b strings.Builder
 	for _, r := range s {
 		if strings.ContainsRune("\\`*_[]<>#|!~&", r) {
@@ -613,7 +629,7 @@ func mdText(s string) string {
 // a space (CommonMark strips one space on each side). Empty text is
 // written as `""`.
 func mdCode(s string) string {
-	s = codegen.OneLine(s)
+	s = candidate.OneLine(s)
 	if s == "" {
 		return "`\"\"`"
 	}

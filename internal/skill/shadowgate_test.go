@@ -20,7 +20,7 @@ func TestShadowGate(t *testing.T) {
 		{TraceID: "h2", Role: candidate.RoleHeldout, Status: candidate.StatusUnmatched},
 		{TraceID: "h3", Role: candidate.RoleHeldout, Status: "diverged"},
 	}}}
-	g := ShadowGate(c, codegen.Options{})
+	g := ShadowGate(c, workflowFor(c, codegen.Options{}))
 	want := []GateTrace{
 		{TraceID: "s1", SourceHash: "h", Role: RoleSource, Status: candidate.StatusPass},
 		{TraceID: "s2", Role: RoleSource, Status: candidate.StatusFail},
@@ -39,7 +39,8 @@ func TestShadowGate(t *testing.T) {
 	}
 
 	// No shadow report: nothing was compared.
-	if g := ShadowGate(&candidate.Candidate{ID: "c"}, codegen.Options{}); len(g.ComparedTraces) != 0 || g.Accepted() {
+	bare := &candidate.Candidate{ID: "c"}
+	if g := ShadowGate(bare, workflowFor(bare, codegen.Options{})); len(g.ComparedTraces) != 0 || g.Accepted() {
 		t.Errorf("ShadowGate(no shadow) = %+v, want no traces and rejected", g)
 	}
 }

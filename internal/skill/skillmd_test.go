@@ -6,7 +6,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -51,6 +50,12 @@ func readSkillCase(t *testing.T, path string) (skillCase, codegen.Options) {
 	return sc, codegen.Options{PackageName: sc.Options.PackageName, WorkflowName: sc.Options.WorkflowName}
 }
 
+// workflowFor is the Workflow every caller of this package passes: the
+// function name code generation gives c under opts, and its package.
+func workflowFor(c *candidate.Candidate, opts codegen.Options) Workflow {
+	return Workflow{Func: codegen.FuncName(c, opts), Package: opts.PackageName}
+}
+
 // golden compares got with the file at path, or rewrites it with -update.
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
@@ -85,8 +90,8 @@ func TestSkillGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			sc, opts := readSkillCase(t, in)
 			c := sc.Candidate
-			g := NewGate(c, opts, sc.GateTraces)
-			md, err := Render(c, g, opts)
+			g := NewGate(c, workflowFor(c, opts), sc.GateTraces)
+			md, err := Render(c, g, workflowFor(c, opts))
 			if err != nil {
 				t.Fatalf("Skill: %v", err)
 			}
@@ -103,7 +108,7 @@ func TestSkillGolden(t *testing.T) {
 			if !g.Accepted() {
 				want = []string{CodeGateRejected}
 			}
-			dir := filepath.Join("skill", codegen.SkillName(c))
+			dir := filepath.Join("skill", candidate.SkillName(c))
 			if diff := cmp.Diff(want, codes(Check(dir, md, gate))); diff != "" {
 				t.Errorf("Check codes (-want +got):\n%s\n%v", diff, Check(dir, md, gate))
 			}
@@ -136,52 +141,9 @@ func TestSkillGoldenDecisions(t *testing.T) {
 	}
 	for name, decision := range want {
 		sc, opts := readSkillCase(t, filepath.Join("testdata", "skillmd", name+".json"))
-		if g := NewGate(sc.Candidate, opts, sc.GateTraces); g.Decision != decision {
+		if g := NewGate(sc.Candidate, workflowFor(sc.Candidate, opts), sc.GateTraces); g.Decision != decision {
 			t.Errorf("NewGate(%s).Decision = %q, want %q; reasons %v", name, g.Decision, decision, g.RejectionReasons)
 		}
-	}
-}
-
-func TestSkillName(t *testing.T) {
-	tests := []struct {
-		c    *candidate.Candidate
-		want string
-	}{
-		{&candidate.Candidate{Name: "release_package_maintenance"}, "release-package-maintenance"},
-		{&candidate.Candidate{Name: "__Release--Flow__"}, "release-flow"},
-		{&candidate.Candidate{Name: "triageTicket"}, "triage-ticket"},
-		{&candidate.Candidate{Name: "HTTPServer restart"}, "http-server-restart"},
-		{&candidate.Candidate{Name: "if"}, "if"},
-		{&candidate.Candidate{Name: "42 steps"}, "42-steps"},
-		{&candidate.Candidate{Name: "Ünïcödé 名前 flow"}, "n-c-d-flow"},
-		{&candidate.Candidate{Name: "名前", ID: "candidate_92144cef9e215de6"}, "candidate-92144cef9e215de6"},
-		{&candidate.Candidate{Name: "!!!---???", ID: "***"}, "workflow"},
-		{&candidate.Candidate{}, "workflow"},
-		{nil, "workflow"},
-		{&candidate.Candidate{Name: strings.Repeat("a", 100)}, strings.Repeat("a", 64)},
-		// The cut at 64 lands on a hyphen, which is trimmed.
-		{&candidate.Candidate{Name: strings.Repeat("a", 63) + "_bcd"}, strings.Repeat("a", 63)},
-	}
-	for _, tt := range tests {
-		got := codegen.SkillName(tt.c)
-		if got != tt.want {
-			t.Errorf("codegen.SkillName(%+v) = %q, want %q", tt.c, got, tt.want)
-		}
-		if !skillNamePattern.MatchString(got) || len(got) > codegen.MaxSkillNameLen {
-			t.Errorf("codegen.SkillName(%+v) = %q, which is not a valid skill name", tt.c, got)
-		}
-	}
-}
-
-func TestSkillID(t *testing.T) {
-	// The value is sha256("candidate_92144cef9e215de6:release_package_maintenance"),
-	// pinned so that a change to the formula shows.
-	const want = "skill_c994ea048aa1fc7e"
-	if got := codegen.SkillID("candidate_92144cef9e215de6", "release_package_maintenance"); got != want {
-		t.Errorf("SkillID = %q, want %q", got, want)
-	}
-	if regexp.MustCompile(`^skill_[0-9a-f]{16}$`).FindString(codegen.SkillID("", "")) == "" {
-		t.Errorf("codegen.SkillID(\"\", \"\") = %q, want skill_ and 16 hex digits", codegen.SkillID("", ""))
 	}
 }
 
@@ -209,7 +171,7 @@ func TestNewSkillGate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := NewGate(tt.c, codegen.Options{}, tt.traces)
+			g := NewGate(tt.c, workflowFor(tt.c, codegen.Options{}), tt.traces)
 			if diff := cmp.Diff(tt.want, codes(g.RejectionReasons)); diff != "" {
 				t.Errorf("rejection codes (-want +got):\n%s", diff)
 			}
@@ -226,7 +188,7 @@ func TestNewSkillGate(t *testing.T) {
 
 func TestSkillGateTally(t *testing.T) {
 	c := &candidate.Candidate{ID: "c", Name: "flow"}
-	g := NewGate(c, codegen.Options{WorkflowName: "Other Name"}, []GateTrace{
+	g := NewGate(c, workflowFor(c, codegen.Options{WorkflowName: "Other Name"}), []GateTrace{
 		{TraceID: "h2", Role: RoleHeldout, Status: candidate.StatusUnmatched},
 		{TraceID: "h1", Role: RoleHeldout, Status: candidate.StatusFail},
 		{TraceID: "s1", Role: RoleSource, Status: candidate.StatusPass},
@@ -242,14 +204,14 @@ func TestSkillGateTally(t *testing.T) {
 	if diff := cmp.Diff([]string{"s1", "h0", "h1", "h2"}, order); diff != "" {
 		t.Errorf("compared trace order (-want +got):\n%s", diff)
 	}
-	if want := codegen.SkillID("c", "other_name"); g.SkillID != want {
+	if want := candidate.SkillID("c", "other_name"); g.SkillID != want {
 		t.Errorf("SkillID = %q, want %q (the workflow name from the options)", g.SkillID, want)
 	}
 }
 
 func TestSkillGateMismatch(t *testing.T) {
 	c := &candidate.Candidate{ID: "c1", Name: "flow"}
-	good := NewGate(c, codegen.Options{}, nil)
+	good := NewGate(c, workflowFor(c, codegen.Options{}), nil)
 	tests := []struct {
 		name string
 		gate func(g Gate) Gate
@@ -264,30 +226,35 @@ func TestSkillGateMismatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Render(c, tt.gate(good), codegen.Options{})
+			_, err := Render(c, tt.gate(good), workflowFor(c, codegen.Options{}))
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("Skill error = %v, want %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := Render(nil, good, codegen.Options{}); err == nil || err.Error() != "no candidate" {
+	if _, err := Render(nil, good, workflowFor(nil, codegen.Options{})); err == nil || err.Error() != "no candidate" {
 		t.Errorf("Render(nil) error = %v, want \"no candidate\"", err)
+	}
+	// A skill names its workflow; without the name there is no skill id
+	// to check the gate against.
+	if _, err := Render(c, good, Workflow{}); err == nil || err.Error() != "skill for candidate c1: no workflow function name" {
+		t.Errorf("Render(Workflow{}) error = %v, want the missing function name", err)
 	}
 }
 
-// TestSkillLicense covers the license key, which Skill leaves out until
-// codegen.Options has a license.
+// TestSkillLicense covers the license key, which Render leaves out until
+// Workflow has a license.
 func TestSkillLicense(t *testing.T) {
 	c := &candidate.Candidate{ID: "c1", Name: "flow"}
-	g := NewGate(c, codegen.Options{}, nil)
-	md, err := renderSkill(c, g, codegen.Options{}, "Apache-2.0\n")
+	g := NewGate(c, workflowFor(c, codegen.Options{}), nil)
+	md, err := renderSkill(c, g, workflowFor(c, codegen.Options{}), "Apache-2.0\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(md), "\nlicense: \"Apache-2.0\"\n") {
 		t.Errorf("renderSkill with a license lacks it:\n%s", md)
 	}
-	md, err = Render(c, g, codegen.Options{})
+	md, err = Render(c, g, workflowFor(c, codegen.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,13 +275,13 @@ func TestSkillLimits(t *testing.T) {
 		params = append(params, candidate.Parameter{Name: "p" + strings.Repeat("q", i)})
 	}
 	c := &candidate.Candidate{ID: "c", Name: long, Steps: steps, Parameters: params, Capabilities: []string{long}}
-	g := NewGate(c, codegen.Options{}, []GateTrace{{TraceID: "s", Role: RoleSource, Status: candidate.StatusPass}, {TraceID: "h", Role: RoleHeldout, Status: candidate.StatusPass}})
-	md, err := Render(c, g, codegen.Options{})
+	g := NewGate(c, workflowFor(c, codegen.Options{}), []GateTrace{{TraceID: "s", Role: RoleSource, Status: candidate.StatusPass}, {TraceID: "h", Role: RoleHeldout, Status: candidate.StatusPass}})
+	md, err := Render(c, g, workflowFor(c, codegen.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	gate, _ := GateJSON(g)
-	if probs := Check(codegen.SkillName(c), md, gate); len(probs) > 0 {
+	if probs := Check(candidate.SkillName(c), md, gate); len(probs) > 0 {
 		t.Errorf("Check = %v", probs)
 	}
 	fm, err := parseFrontmatter(md)
@@ -618,14 +585,14 @@ func FuzzSkill(f *testing.F) {
 			Warnings:     []candidate.Problem{{Code: key, Message: value, Step: 1}},
 		}
 		opts := codegen.Options{PackageName: pkg, WorkflowName: key}
-		g := NewGate(c, opts, []GateTrace{
+		g := NewGate(c, workflowFor(c, opts), []GateTrace{
 			{TraceID: name, SourceHash: value, Role: RoleSource, Status: candidate.StatusPass},
 			{TraceID: value, SourceHash: key, Role: RoleHeldout, Status: candidate.StatusPass},
 		})
 		if !g.Accepted() {
 			t.Fatalf("gate rejected: %v", g.RejectionReasons)
 		}
-		md, err := Render(c, g, opts)
+		md, err := Render(c, g, workflowFor(c, opts))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -633,9 +600,9 @@ func FuzzSkill(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sn := codegen.SkillName(c)
-		if !skillNamePattern.MatchString(sn) || len(sn) > codegen.MaxSkillNameLen {
-			t.Fatalf("codegen.SkillName(%q) = %q", name, sn)
+		sn := candidate.SkillName(c)
+		if !skillNamePattern.MatchString(sn) || len(sn) > candidate.MaxSkillNameLen {
+			t.Fatalf("candidate.SkillName(%q) = %q", name, sn)
 		}
 		if probs := Check("skill/"+sn, md, gate); len(probs) > 0 {
 			t.Fatalf("Check = %v\n%s", probs, md)
@@ -702,13 +669,13 @@ func TestSkillDescriptionGoal(t *testing.T) {
 	} {
 		c := &candidate.Candidate{ID: "c", Name: "go_test_git_push", Description: goal,
 			Steps: []candidate.Step{{Index: 1, Kind: trace.KindToolCall, Name: "go test"}, {Index: 2, Kind: trace.KindToolCall, Name: "git push"}}}
-		g := NewGate(c, codegen.Options{}, []GateTrace{{TraceID: "s", Role: RoleSource, Status: candidate.StatusPass}, {TraceID: "h", Role: RoleHeldout, Status: candidate.StatusPass}})
-		md, err := Render(c, g, codegen.Options{})
+		g := NewGate(c, workflowFor(c, codegen.Options{}), []GateTrace{{TraceID: "s", Role: RoleSource, Status: candidate.StatusPass}, {TraceID: "h", Role: RoleHeldout, Status: candidate.StatusPass}})
+		md, err := Render(c, g, workflowFor(c, codegen.Options{}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		gate, _ := GateJSON(g)
-		if probs := Check(codegen.SkillName(c), md, gate); len(probs) > 0 {
+		if probs := Check(candidate.SkillName(c), md, gate); len(probs) > 0 {
 			t.Errorf("Check = %v", probs)
 		}
 		fm, err := parseFrontmatter(md)

@@ -1,17 +1,16 @@
-package codegen
+package candidate
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/crystallize-dev/crystallize/internal/candidate"
 )
 
 // A skill's name and id are projections of the candidate, like the
-// workflow's function name: package skill renders and checks SKILL.md,
-// and the eval pack names its fixtures with the same rules.
+// workflow's function name (Identifier): package skill renders and
+// checks SKILL.md, and code generation names the eval pack's fixtures
+// with the same rules, so they live here, below both.
 
 // MaxSkillNameLen is the Agent Skills specification's limit on a skill
 // name, in characters.
@@ -21,51 +20,44 @@ const MaxSkillNameLen = 64
 // name or id.
 const skillNameFallback = "workflow"
 
-// Trace roles of a skill gate and an eval pack: the candidate's.
-const (
-	RoleSource  = candidate.RoleSource
-	RoleHeldout = candidate.RoleHeldout
-)
-
 // SkillName returns the name of the skill projected from c: the candidate
-// name as candidate.Identifier spells it (camelCase split, every run of
+// name as Identifier spells it (camelCase split, every run of
 // other characters one separator, ASCII lower case) with underscores turned
 // into hyphens, cut to MaxSkillNameLen at a hyphen-free end. A name with
 // no ASCII letter or digit falls back to the candidate id, then to
 // "workflow", so the result is never empty and always matches the
 // specification's pattern. The bundle stores the skill as
 // skill/<name>/SKILL.md, and skill.Check requires the directory to match.
-func SkillName(c *candidate.Candidate) string {
+func SkillName(c *Candidate) string {
 	if c == nil {
 		return skillNameFallback
 	}
 	for _, s := range []string{c.Name, c.ID} {
-		if n := slug(s); n != "" {
+		if n := Slug(s); n != "" {
 			return n
 		}
 	}
 	return skillNameFallback
 }
 
-// slug reduces s to a skill name, or "" when s has no ASCII letter or
-// digit.
-func slug(s string) string {
+// Slug reduces s to the form of a skill name (see SkillName), or "" when
+// s has no ASCII letter or digit. Code generation reduces the names of
+// eval packs and of files with it too.
+func Slug(s string) string {
 	hasAlnum := strings.ContainsFunc(s, func(r rune) bool {
-		return r < utf8.RuneSelf && (isASCIILetter(byte(r)) || ('0' <= r && r <= '9'))
+		return r < utf8.RuneSelf && (isLower(byte(r)) || isUpper(byte(r)) || isDigit(byte(r)))
 	})
 	if !hasAlnum {
 		return ""
 	}
 	// Identifier already collapses separators and lower-cases; its extra
 	// "_" for keywords and leading digits disappears with the trim.
-	n := strings.Trim(strings.ReplaceAll(candidate.Identifier(s), "_", "-"), "-")
+	n := strings.Trim(strings.ReplaceAll(Identifier(s), "_", "-"), "-")
 	if len(n) > MaxSkillNameLen {
 		n = strings.TrimRight(n[:MaxSkillNameLen], "-")
 	}
 	return n
 }
-
-func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // SkillID returns the stable id of the skill projected from a candidate
 // under a workflow name: "skill_" and the first 16 hex digits of
