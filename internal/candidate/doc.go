@@ -10,5 +10,8 @@
 // of the step signatures and the example traces' source hashes, so the
 // same traces give the same id on every machine; the promotion types and
 // the Starlark identifier rules live here because mining, code generation,
-// bundles and the runtime must agree on them.
+// bundles and the runtime must agree on them. So do the projections a
+// workflow and its SKILL.md share (how each step is called and titled,
+// what it needs, one-line text, the skill's name and id): code generation
+// and package skill both read them here, so neither depends on the other.
 package candidate
