@@ -42,7 +42,7 @@ var allowed = map[string][]string{
 	"internal/stepvalue":    {"internal/jsontext"},
 	"internal/model":        {"internal/runconfig", "internal/stepvalue"},
 	"internal/toolexec":     {"internal/candidate", "internal/capped", "internal/normalize", "internal/proc", "internal/redact", "internal/runconfig", "internal/stepvalue", "internal/trace"},
-	"internal/runconfig":    {"internal/normalize", "internal/price", "internal/trace"},
+	"internal/runconfig":    {"internal/price", "internal/trace"},
 	"internal/runstate":     {},
 	"internal/runstats":     {"internal/runner", "internal/runstate", "internal/bundle", "internal/capped", "internal/price", "internal/trace"},
 	"internal/membudget":    {},

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/crystallize-dev/crystallize/internal/normalize"
+	"github.com/crystallize-dev/crystallize/internal/pipeline"
 	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
@@ -13,5 +14,5 @@ const configFlagHelp = "project configuration whose [normalize] section extends 
 const mineConfigFlagHelp = "project configuration whose [normalize] section extends how agents' tool calls are read and whose [prices] section prices models the built-in table does not (default ./" + runconfig.ConfigFile + " when it exists)"
 
 // agentRules is the table that normalizes agents' tool calls for the
-// --config of mine and import (runconfig.NormalizeRules).
-func agentRules(config string) (*normalize.Rules, error) { return runconfig.NormalizeRules(config) }
+// --config of mine and import (pipeline.NormalizeRules).
+func agentRules(config string) (*normalize.Rules, error) { return pipeline.NormalizeRules(config) }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/price"
 )
 
@@ -55,8 +54,8 @@ type Config struct {
 	Temporal TemporalConfig `toml:"temporal"`
 
 	// Normalize extends the table that turns agents' tool calls into
-	// actions when their sessions are imported; see normalize.Config.
-	Normalize normalize.Config `toml:"normalize"`
+	// actions when their sessions are imported; see NormalizeSection.
+	Normalize NormalizeSection `toml:"normalize"`
 
 	// Prices prices the model calls of agents' logs that carry tokens
 	// but no dollars, over the built-in table (price.Default): each key
@@ -651,4 +650,24 @@ func (m *ModelConfig) ParsedTimeout() time.Duration { return m.timeout }
 func (m ModelConfig) WithTimeout(d time.Duration) ModelConfig {
 	m.timeout = d
 	return m
+}
+
+// NormalizeSection is the [normalize] section of crystallize.toml as it is
+// read: the fields and toml keys of normalize.Config, which documents
+// them and turns them into rules (normalize.Rules.Extend). The
+// configuration holds a copy rather than normalize.Config itself so that
+// it depends on no stage that reads agents' logs: the runtime, which
+// reads the configuration, reads no logs. pipeline.NormalizeRules
+// converts one to the other with a Go conversion,
+// normalize.Config(section), which stops compiling when the fields'
+// names, types or order differ; a test in pipeline holds the two to the
+// same toml keys, which a conversion ignores.
+type NormalizeSection struct {
+	Observations []string            `toml:"observations"`
+	ToolCalls    []string            `toml:"tool_calls"`
+	FileTools    []string            `toml:"file_tools"`
+	ShellTools   []string            `toml:"shell_tools"`
+	Heads        map[string]int      `toml:"heads"`
+	ValueFlags   map[string][]string `toml:"value_flags"`
+	Rename       map[string]string   `toml:"rename"`
 }

@@ -2,12 +2,9 @@ package runconfig
 
 import (
 	"errors"
-	"fmt"
 	"os"
 
-	"github.com/crystallize-dev/crystallize/internal/normalize"
 	"github.com/crystallize-dev/crystallize/internal/price"
-	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // ConfigPath is the configuration file a caller reads: file when it is
@@ -22,34 +19,6 @@ func ConfigPath(file string) string {
 		return ""
 	}
 	return ConfigFile
-}
-
-// NormalizeRules are the rules that read agents' tool calls for a project
-// whose configuration is file (ConfigPath): the default table extended by
-// its [normalize] section, or the default table alone without a
-// configuration. A problem of the section is a trace.ErrorList naming
-// file.
-func NormalizeRules(file string) (*normalize.Rules, error) {
-	file = ConfigPath(file)
-	if file == "" {
-		return normalize.Default(), nil
-	}
-	cfg, err := LoadConfig(file)
-	if err != nil {
-		return nil, err
-	}
-	rules, err := normalize.Default().Extend(cfg.Normalize)
-	if err != nil {
-		var list trace.ErrorList
-		if errors.As(err, &list) {
-			for _, e := range list {
-				e.File = file
-			}
-			return nil, list
-		}
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	return rules, nil
 }
 
 // PriceTable is the price table that prices the savings of workflows
