@@ -58,8 +58,13 @@ var allowed = map[string][]string{
 	"internal/starfile": {"internal/codegen"},
 	// The key that authenticates what a run leaves in its state
 	// directory.
-	"internal/statekey":   {"internal/atomicfile"},
-	"internal/runner":     {"internal/jsontext", "internal/membudget", "internal/runstate", "internal/runrecord", "internal/verify", "internal/precond", "internal/starfile", "internal/statekey", "internal/toolexec", "internal/model", "internal/runconfig", "internal/stepvalue", "internal/capped", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
+	"internal/statekey": {"internal/atomicfile"},
+	// The state directory's record of people's decisions on bundles: the
+	// approval ledger and the archive of approved workflows, read by the
+	// runner and written by review. It keeps copies of bundle's and
+	// toolexec's names rather than import them, a level below both.
+	"internal/ledger":     {"internal/atomicfile", "internal/capped", "internal/statekey", "internal/stepvalue", "internal/trace"},
+	"internal/runner":     {"internal/jsontext", "internal/membudget", "internal/runstate", "internal/runrecord", "internal/verify", "internal/precond", "internal/starfile", "internal/statekey", "internal/ledger", "internal/toolexec", "internal/model", "internal/runconfig", "internal/stepvalue", "internal/capped", "internal/price", "internal/trace", "internal/candidate", "internal/codegen", "internal/bundle", "internal/redact", "internal/replay", "internal/session", "internal/mdtext", "internal/atomicfile", "internal/plan"},
 	"internal/tracestore": {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/source", "internal/store"},
 	"internal/persona":    {"internal/trace", "internal/candidate", "internal/mine", "internal/codegen", "internal/bundle", "internal/pipeline"},
 	"internal/codify":     {"internal/trace", "internal/candidate", "internal/mine", "internal/normalize", "internal/derive", "internal/codegen", "internal/session", "internal/model", "internal/runconfig", "internal/pipeline"},
@@ -73,7 +78,7 @@ var allowed = map[string][]string{
 	"internal/tracetest":  {"internal/trace"},
 	"internal/capture":    {"internal/trace", "internal/redact", "internal/atomicfile"},
 	"internal/install":    {"internal/bundle", "internal/skill", "internal/runner", "internal/atomicfile", "internal/textdiff"},
-	"internal/review":     {"internal/bundle", "internal/candidate", "internal/trace", "internal/runner", "internal/registry", "internal/store", "internal/textdiff"},
+	"internal/review":     {"internal/bundle", "internal/candidate", "internal/trace", "internal/runner", "internal/ledger", "internal/registry", "internal/store", "internal/textdiff"},
 	"internal/serve":      {"internal/runner", "internal/runstate", "internal/bundle", "internal/candidate", "internal/trace", "internal/registry"},
 	// Runs on Temporal are driven through runner.Advance; the test
 	// server helper is used by the tests of temporal and cli only.
@@ -108,7 +113,7 @@ var testOnly = map[string][]string{
 	// Publishing is tested and benchmarked on generated corpora mined in
 	// two passes, and a bundle it wrote is approved as review approves
 	// one.
-	"internal/pipeline": {"internal/tracetest", "internal/runner"},
+	"internal/pipeline": {"internal/tracetest", "internal/review", "internal/ledger"},
 	// Generated agent sessions pin what the session decoders make of them.
 	"internal/source": {"internal/tracetest"},
 	// The persona tests compare a proposal with the shadow comparison's
@@ -134,6 +139,8 @@ var testOnly = map[string][]string{
 	// The session tools are tested against the registry's database as
 	// a person's commands read it.
 	"internal/serve": {"internal/store"},
+	// The ledger's copies of names are pinned to bundle's and toolexec's.
+	"internal/ledger": {"internal/bundle", "internal/toolexec"},
 }
 
 func TestImportGraph(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/pipeline"
+	"github.com/crystallize-dev/crystallize/internal/review"
 	"github.com/crystallize-dev/crystallize/internal/runner"
 )
 
@@ -222,7 +223,7 @@ func newApproveCmd(e *env) *cobra.Command {
 			}
 			a := bundle.Approval{Actor: approver, Reason: reason, Reject: reject, At: at}
 			a.AllowSelfApproval = cfg != nil && cfg.Approvals.AllowSelfApproval
-			m, err := runner.ApproveBundle(args[0], stateDir, a)
+			m, err := review.ApproveBundle(args[0], stateDir, a)
 			if err != nil {
 				return err
 			}

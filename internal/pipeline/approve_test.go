@@ -8,8 +8,9 @@ import (
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
+	"github.com/crystallize-dev/crystallize/internal/ledger"
 	"github.com/crystallize-dev/crystallize/internal/mine"
-	"github.com/crystallize-dev/crystallize/internal/runner"
+	"github.com/crystallize-dev/crystallize/internal/review"
 )
 
 // TestApproveBundle approves a bundle the pipeline wrote: the decision is
@@ -25,18 +26,18 @@ func TestApproveBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := t.TempDir()
-	m, err := runner.ApproveBundle(dir, state, bundle.Approval{Actor: "lead", At: "2026-01-02T00:00:00Z"})
+	m, err := review.ApproveBundle(dir, state, bundle.Approval{Actor: "lead", At: "2026-01-02T00:00:00Z"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h := m.Promotion.ApprovalHistory; len(h) != 1 || h[0].Actor != "lead" {
 		t.Errorf("approval history = %+v", h)
 	}
-	ledger, err := os.ReadFile(filepath.Join(state, runner.ApprovalLedgerFile))
+	ledger, err := os.ReadFile(filepath.Join(state, ledger.File))
 	if err != nil || !strings.Contains(string(ledger), m.CandidateID) {
 		t.Errorf("ledger = %q, %v; want the decision on %s", ledger, err, m.CandidateID)
 	}
-	if _, err := runner.ApproveBundle(t.TempDir(), state, bundle.Approval{Actor: "lead", At: "2026-01-02T00:00:00Z"}); err == nil {
+	if _, err := review.ApproveBundle(t.TempDir(), state, bundle.Approval{Actor: "lead", At: "2026-01-02T00:00:00Z"}); err == nil {
 		t.Error("ApproveBundle of a directory without a bundle succeeded")
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
-	"github.com/crystallize-dev/crystallize/internal/runner"
+	"github.com/crystallize-dev/crystallize/internal/ledger"
 )
 
 // remineInPlace stands for mining the bundle in dir again into the same
@@ -82,7 +82,7 @@ func TestArchivedVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	approved := m.Workflow.SHA256
-	star := filepath.Join(state, runner.ApprovedDir, approved+".star")
+	star := filepath.Join(state, ledger.ArchiveDir, approved+".star")
 	if st, err := os.Stat(star); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("approving kept no private copy of the workflow at %s: %v", star, err)
 	}
@@ -170,7 +170,7 @@ func TestArchivedVersionTampered(t *testing.T) {
 				t.Fatal(err)
 			}
 			remineInPlace(t, dir)
-			archive := filepath.Join(state, runner.ApprovedDir)
+			archive := filepath.Join(state, ledger.ArchiveDir)
 			tc.spoil(t, filepath.Join(archive, m.Workflow.SHA256+".star"), filepath.Join(archive, m.Workflow.SHA256+".effects.json"))
 			prev := archivedVersion(Load(dir), state)
 			if prev == nil {

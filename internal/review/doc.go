@@ -14,7 +14,7 @@
 // origin, under a Content-Security-Policy that allows no inline script.
 //
 // The server (Server) decides nothing a command would not: a decision goes
-// through runner.ApproveBundle, the function crystallize approve calls,
+// through ApproveBundle, the function crystallize approve calls,
 // after bundle.Validate has found the bundle sound; an inbox answer goes
 // through the Inbox the caller gives, which resumes the run as crystallize
 // session inbox answer does. Because it can approve, it defends itself

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
-	"github.com/crystallize-dev/crystallize/internal/runner"
+	"github.com/crystallize-dev/crystallize/internal/ledger"
 	"github.com/crystallize-dev/crystallize/internal/textdiff"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
@@ -58,7 +58,7 @@ func previousVersion(p *Page, dirs []string) *Previous {
 // archivedVersion finds the last approved version of p's workflow in
 // the state directory: the ledger's most recent approval of a workflow
 // of the same name with other bytes, read from the archive approving
-// keeps (runner.LastApproved). A bundle mined again in place holds no
+// keeps (ledger.LastApproved). A bundle mined again in place holds no
 // copy of what was approved before; the archive does. A copy that is
 // missing or was changed since, or a ledger that cannot be read, is a
 // Previous with Err saying so, never a diff against bytes nobody
@@ -67,14 +67,14 @@ func archivedVersion(p *Page, stateDir string) *Previous {
 	if p.Manifest == nil || len(p.Source) == 0 {
 		return nil
 	}
-	v, err := runner.LastApproved(stateDir, p.Manifest.Workflow.Name, p.SourceSHA256)
+	v, err := ledger.LastApproved(stateDir, p.Manifest.Workflow.Name, p.SourceSHA256)
 	if err != nil {
 		return &Previous{Label: "the approval ledger in " + stateDir, Err: err.Error()}
 	}
 	if v == nil {
 		return nil
 	}
-	label := "approved by " + v.Actor + " at " + v.RecordedAt + " (candidate " + v.CandidateID + "), kept in " + filepath.Join(stateDir, runner.ApprovedDir)
+	label := "approved by " + v.Actor + " at " + v.RecordedAt + " (candidate " + v.CandidateID + "), kept in " + filepath.Join(stateDir, ledger.ArchiveDir)
 	if v.Err != nil {
 		return &Previous{Label: label, SHA256: v.SHA256, Err: v.Err.Error()}
 	}
@@ -82,7 +82,7 @@ func archivedVersion(p *Page, stateDir string) *Previous {
 	if err != nil {
 		return nil
 	}
-	from := filepath.Join(stateDir, runner.ApprovedDir, v.SHA256+".star")
+	from := filepath.Join(stateDir, ledger.ArchiveDir, v.SHA256+".star")
 	return &Previous{Label: label, SHA256: v.SHA256,
 		Diff:    diffLines(textdiff.Unified(from, p.Dir+"/"+p.Manifest.Workflow.Path, v.Source, cur)),
 		Effects: effectsDiff(v.SideEffects, p.Manifest.SideEffects)}

@@ -41,7 +41,7 @@ type Options struct {
 	// Approver is who decides; empty makes the form ask for a name.
 	Approver string
 	// StateDir is the state directory whose approval ledger records a
-	// decision (runner.ApproveBundle); default runner.DefaultStateDir.
+	// decision (ApproveBundle); default runner.DefaultStateDir.
 	StateDir string
 	// AllowSelfApproval lets a bundle's author approve it, as [approvals]
 	// allow_self_approval does for crystallize approve.
@@ -69,7 +69,7 @@ type Server struct {
 var ErrDecision = errors.New("decision refused")
 
 // Decide records a decision on the bundle in dir exactly as crystallize
-// approve does (runner.ApproveBundle: candidate.json's approval history
+// approve does (ApproveBundle: candidate.json's approval history
 // and the state directory's ledger), after validating the bundle again:
 // a bundle with a validation problem (a stale approval, a changed file)
 // is refused with its codes, a blocked one by bundle.Approve with its
@@ -88,7 +88,7 @@ func Decide(dir, stateDir string, a bundle.Approval) (*bundle.Manifest, error) {
 	if stateDir == "" {
 		stateDir = runner.DefaultStateDir
 	}
-	return runner.ApproveBundle(dir, stateDir, a)
+	return ApproveBundle(dir, stateDir, a)
 }
 
 // Find lists the bundles among paths: a path that holds a candidate.json

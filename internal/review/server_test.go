@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
-	"github.com/crystallize-dev/crystallize/internal/runner"
+	"github.com/crystallize-dev/crystallize/internal/ledger"
 )
 
 // copyBundle copies testdata/<name> to a fresh directory, since a
@@ -152,7 +152,7 @@ func TestServerRefusesForeignRequests(t *testing.T) {
 	if h := history(t, dir); len(h) != 0 {
 		t.Fatalf("approval history after refused requests = %+v, want none", h)
 	}
-	if _, err := os.Stat(filepath.Join(state, runner.ApprovalLedgerFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(state, ledger.File)); !os.IsNotExist(err) {
 		t.Errorf("ledger after refused requests: %v, want none", err)
 	}
 
@@ -168,7 +168,7 @@ func TestServerRefusesForeignRequests(t *testing.T) {
 	if r := bundle.Ready(dir); !r.OK() {
 		t.Errorf("bundle.Ready after the page's approval: %v", r.Err())
 	}
-	if _, err := os.Stat(filepath.Join(state, runner.ApprovalLedgerFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(state, ledger.File)); err != nil {
 		t.Errorf("ledger after approval: %v", err)
 	}
 }

@@ -4,180 +4,40 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/bundle"
-	"github.com/crystallize-dev/crystallize/internal/statekey"
+	"github.com/crystallize-dev/crystallize/internal/ledger"
+	"github.com/crystallize-dev/crystallize/internal/runconfig"
 )
 
-// TestApprovalLedger: the ledger admits a bundle only with an
-// authenticated approval of its candidate and workflow bytes as the
-// latest decision, and refuses a ledger with a line its key did not MAC.
-func TestApprovalLedger(t *testing.T) {
-	entry := func(decision, sha string) LedgerEntry {
-		return LedgerEntry{CandidateID: "cand_1", WorkflowSHA256: sha, Decision: decision, Actor: "lead", RecordedAt: "2026-01-01T00:00:00Z", Bundle: "b"}
-	}
-	tests := []struct {
-		name  string
-		setup func(t *testing.T, state string)
-		want  string // "" for admitted
-	}{
-		{"no key", func(*testing.T, string) {}, "has no state.key"},
-		{"no ledger", func(t *testing.T, state string) { stateKey(state, true) }, "records no approval"},
-		{"approved", func(t *testing.T, state string) {
-			RecordApproval(state, entry(bundle.DecisionApproved, "sha1"))
-		}, ""},
-		{"other workflow bytes", func(t *testing.T, state string) {
-			RecordApproval(state, entry(bundle.DecisionApproved, "sha0"))
-		}, "holds no approval of candidate cand_1 with workflow sha256 sha1"},
-		{"rejected later", func(t *testing.T, state string) {
-			RecordApproval(state, entry(bundle.DecisionApproved, "sha1"))
-			RecordApproval(state, entry(bundle.DecisionRejected, "sha1"))
-		}, "holds no approval"},
-		{"forged line", func(t *testing.T, state string) {
-			stateKey(state, true)
-			os.WriteFile(filepath.Join(state, ApprovalLedgerFile), []byte(`{"candidate_id":"cand_1","workflow_sha256":"sha1","decision":"approved","actor":"x","recorded_at":"t","bundle":"b","mac":"00"}`+"\n"), 0o600)
-		}, "approvals.jsonl:1 is not an approval this state directory's key recorded"},
-		// Authentic, but encoding/json reads "Workflow_sha256" as the
-		// workflow_sha256 that a reader of the line sees as sha0.
-		{"case-folded name", func(t *testing.T, state string) {
-			key, _ := stateKey(state, true)
-			e := entry(bundle.DecisionApproved, "sha1")
-			mac := statekey.MAC(key, "approval", e.CandidateID, e.macInput())
-			os.WriteFile(filepath.Join(state, ApprovalLedgerFile), []byte(`{"candidate_id":"cand_1","workflow_sha256":"sha0","decision":"approved","actor":"lead","recorded_at":"2026-01-01T00:00:00Z","bundle":"b","Workflow_sha256":"sha1","mac":"`+mac+`"}`+"\n"), 0o600)
-		}, "approvals.jsonl:1 is not an approval this state directory's key recorded"},
-		{"line signed with another key", func(t *testing.T, state string) {
-			other := t.TempDir()
-			RecordApproval(other, entry(bundle.DecisionApproved, "sha1"))
-			stateKey(state, true)
-			data, _ := os.ReadFile(filepath.Join(other, ApprovalLedgerFile))
-			os.WriteFile(filepath.Join(state, ApprovalLedgerFile), data, 0o600)
-		}, "is not an approval this state directory's key recorded"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			state := t.TempDir()
-			tt.setup(t, state)
-			err := checkLedger(state, "cand_1", "sha1", nil)
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("checkLedger = %v, want admitted", err)
-			case tt.want != "" && (!errors.Is(err, ErrApprovalUnauthenticated) || !strings.Contains(err.Error(), tt.want)):
-				t.Errorf("checkLedger = %v, want %q", err, tt.want)
-			}
-		})
-	}
-}
-
-// TestRecordApprovalSyncs: an approval is on disk when RecordApproval
-// returns, so a crash right after approving does not lose it.
-func TestRecordApprovalSyncs(t *testing.T) {
+// TestApprovalLedgerRemedy: under [approvals] require_ledger, a ready
+// bundle the ledger holds no approval of is refused with the remedy of
+// recording one in that state directory, and runs once it is recorded; a
+// state directory that cannot be read is an error with no remedy, since
+// approving would not get past it.
+func TestApprovalLedgerRemedy(t *testing.T) {
+	w := &Workflow{SHA256: "sha1", Bundle: &bundle.Bundle{Manifest: &bundle.Manifest{CandidateID: "cand_1"}}}
 	state := t.TempDir()
-	if _, err := stateKey(state, true); err != nil {
+	opts := Options{Config: &runconfig.Config{Approvals: runconfig.ApprovalsConfig{RequireLedger: true}}, StateDir: state}
+
+	err := checkApprovalLedger(w, opts)
+	var re *RemedyError
+	if !errors.As(err, &re) || re.Remedy != RemedyApprove || re.StateDir != state || !errors.Is(err, ledger.ErrUnauthenticated) {
+		t.Fatalf("no approval in the ledger: %v, want a RemedyApprove for %s", err, state)
+	}
+	if err := ledger.Record(state, ledger.Entry{CandidateID: "cand_1", WorkflowSHA256: "sha1", Decision: bundle.DecisionApproved, Actor: "lead", RecordedAt: "2026-01-01T00:00:00Z", Bundle: "b"}); err != nil {
 		t.Fatal(err)
 	}
-	var synced []string
-	sync := syncFile
-	syncFile = func(f *os.File) error { synced = append(synced, filepath.Base(f.Name())); return sync(f) }
-	t.Cleanup(func() { syncFile = sync })
-	e := LedgerEntry{CandidateID: "cand_1", WorkflowSHA256: "sha1", Decision: bundle.DecisionApproved, Actor: "lead", RecordedAt: "2026-01-01T00:00:00Z", Bundle: "b"}
-	if err := RecordApproval(state, e); err != nil {
+	if err := checkApprovalLedger(w, opts); err != nil {
+		t.Errorf("after the approval is recorded: %v", err)
+	}
+
+	if err := os.Chmod(filepath.Join(state, "state.key"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if len(synced) != 1 || synced[0] != ApprovalLedgerFile {
-		t.Errorf("RecordApproval synced %q, want [%s]", synced, ApprovalLedgerFile)
-	}
-	if err := checkLedger(state, "cand_1", "sha1", nil); err != nil {
-		t.Errorf("checkLedger after RecordApproval: %v", err)
-	}
-}
-
-// TestLedgerTornLastLine: an append cut short leaves the start of an entry
-// without its newline at the end of the ledger. Exactly that is tolerated,
-// with a warning naming the line: the decisions before it still count, and
-// the next approval removes it (or completes it, when only the newline was
-// lost). A broken line that is not the torn end is still refused.
-func TestLedgerTornLastLine(t *testing.T) {
-	entry := func(decision, sha string) LedgerEntry {
-		return LedgerEntry{CandidateID: "cand_1", WorkflowSHA256: sha, Decision: decision, Actor: "lead", RecordedAt: "2026-01-01T00:00:00Z", Bundle: "b"}
-	}
-	setup := func(t *testing.T) (state, ledger, whole string) {
-		state = t.TempDir()
-		if err := RecordApproval(state, entry(bundle.DecisionApproved, "sha1")); err != nil {
-			t.Fatal(err)
-		}
-		if err := RecordApproval(state, entry(bundle.DecisionApproved, "sha2")); err != nil {
-			t.Fatal(err)
-		}
-		ledger = filepath.Join(state, ApprovalLedgerFile)
-		return state, ledger, readFile(t, ledger)
-	}
-	state, ledger, whole := setup(t)
-	first := whole[:strings.IndexByte(whole, '\n')+1]
-	second := whole[len(first):]
-
-	// Every cut of the second entry, newline excluded.
-	for cut := 1; cut < len(second)-1; cut++ {
-		if err := os.WriteFile(ledger, []byte(first+second[:cut]), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		var log strings.Builder
-		if err := checkLedger(state, "cand_1", "sha1", &log); err != nil {
-			t.Fatalf("cut at %d: checkLedger = %v, want the first approval admitted", cut, err)
-		}
-		if !strings.Contains(log.String(), "approvals.jsonl:2: the last line is the torn end of an approval") {
-			t.Fatalf("cut at %d: warning = %q", cut, log.String())
-		}
-		if err := checkLedger(state, "cand_1", "sha2", nil); !errors.Is(err, ErrApprovalUnauthenticated) {
-			t.Fatalf("cut at %d: the torn approval counts: %v", cut, err)
-		}
-	}
-
-	// The next approval cuts the torn end off, and the ledger is whole.
-	if err := RecordApproval(state, entry(bundle.DecisionApproved, "sha3")); err != nil {
-		t.Fatal(err)
-	}
-	var log strings.Builder
-	for _, sha := range []string{"sha1", "sha3"} {
-		if err := checkLedger(state, "cand_1", sha, &log); err != nil {
-			t.Errorf("after the next approval: checkLedger(%s) = %v", sha, err)
-		}
-	}
-	if log.Len() != 0 || strings.Count(readFile(t, ledger), "\n") != 2 {
-		t.Errorf("after the next approval: warning %q, ledger:\n%s", log.String(), readFile(t, ledger))
-	}
-
-	// Only the newline lost: the entry is whole and authenticated, so it
-	// counts, and the next approval keeps it.
-	state, ledger, whole = setup(t)
-	if err := os.WriteFile(ledger, []byte(strings.TrimSuffix(whole, "\n")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := checkLedger(state, "cand_1", "sha2", nil); err != nil {
-		t.Errorf("entry without its newline: checkLedger = %v", err)
-	}
-	if err := RecordApproval(state, entry(bundle.DecisionApproved, "sha3")); err != nil {
-		t.Fatal(err)
-	}
-	for _, sha := range []string{"sha1", "sha2", "sha3"} {
-		if err := checkLedger(state, "cand_1", sha, nil); err != nil {
-			t.Errorf("entry without its newline, then another: checkLedger(%s) = %v", sha, err)
-		}
-	}
-
-	// Not torn: a broken line before others, or a broken last line that
-	// ends with its newline, is refused.
-	for name, content := range map[string]string{
-		"broken earlier line":       first[:len(first)/2] + "\n" + second,
-		"broken last line, newline": first + second[:len(second)/2] + "\n",
-	} {
-		state, ledger, _ = setup(t)
-		if err := os.WriteFile(ledger, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := checkLedger(state, "cand_1", "sha1", nil); !errors.Is(err, ErrApprovalUnauthenticated) || !strings.Contains(err.Error(), "is not an approval this state directory's key recorded") {
-			t.Errorf("%s: checkLedger = %v, want a refusal", name, err)
-		}
+	err = checkApprovalLedger(w, opts)
+	if err == nil || errors.As(err, &re) {
+		t.Errorf("unusable state key: %v, want an error with no remedy", err)
 	}
 }

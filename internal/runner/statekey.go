@@ -9,7 +9,8 @@ import (
 
 // The state key (package statekey) authenticates what a run leaves in
 // the state directory for later: a suspended run's journal, the approvals
-// of the ledger and the archive of approved versions.
+// of the ledger and the archive of approved versions (package ledger,
+// which loads the same key).
 
 // StateKeyFile is the name of the state key under the state directory.
 const StateKeyFile = toolexec.StateKeyFile

@@ -63,7 +63,8 @@ func (e *ProtectedError) Unwrap() error { return ErrProtected }
 // the file built-ins' reach wherever it is: a directory is one by its
 // default name or by the state key it holds, and its key and approval
 // ledger are refused by name too. The runner, which writes them, takes
-// its names from here.
+// its names from here; package ledger, which writes the ledger, keeps
+// copies a test pins to these.
 const (
 	StateDirName       = ".crystallize"
 	StateKeyFile       = "state.key"

@@ -1,4 +1,4 @@
-package runner
+package ledger
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 
 	"github.com/crystallize-dev/crystallize/internal/atomicfile"
-	"github.com/crystallize-dev/crystallize/internal/bundle"
 	"github.com/crystallize-dev/crystallize/internal/capped"
 	"github.com/crystallize-dev/crystallize/internal/statekey"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -24,15 +23,15 @@ import (
 // candidate) keeps no copy of what was approved before, and a reviewer
 // could not see what changed since. Approving therefore also keeps the
 // approved workflow file, content addressed, as
-// <StateDir>/ApprovedDir/<sha256>.star, and its side effects as
+// <StateDir>/ArchiveDir/<sha256>.star, and its side effects as
 // <sha256>.effects.json, authenticated with the state key. A reader
 // trusts a copy only when its bytes hash to its name and the side
 // effects' MAC holds: anyone who can write the state directory can
 // replace a file, and a replaced one must never pass for what was
 // approved.
 
-// ApprovedDir is the archive's directory under the state directory.
-const ApprovedDir = "approved"
+// ArchiveDir is the archive's directory under the state directory.
+const ArchiveDir = "approved"
 
 // maxArchived bounds the read of an archived file.
 const maxArchived = 16 << 20
@@ -62,24 +61,34 @@ func (e approvedEffects) macInput() []byte {
 
 // archivePaths are the archive's files for the workflow sha256 sha.
 func archivePaths(stateDir, sha string) (star, effects string) {
-	dir := filepath.Join(stateDir, ApprovedDir)
+	dir := filepath.Join(stateDir, ArchiveDir)
 	return filepath.Join(dir, sha+".star"), filepath.Join(dir, sha+".effects.json")
 }
 
-// archiveApproved keeps src, the workflow bytes approved, and the side
-// effects the manifest m declares, under stateDir. src must hash to the
-// sha256 the manifest records: what is kept is what was approved.
-func archiveApproved(stateDir string, m *bundle.Manifest, src []byte) error {
-	sum := sha256.Sum256(src)
+// Approved is a workflow a person approved, as its bundle's manifest
+// says it: the workflow's name, the path of its file (for errors) and the
+// sha256 approved, with the file's bytes and the side effects the
+// manifest declares.
+type Approved struct {
+	Workflow, Path, SHA256 string
+	Source                 []byte
+	SideEffects            []trace.SideEffect
+}
+
+// Archive keeps a's workflow bytes and side effects under stateDir. The
+// bytes must hash to the sha256 approved: what is kept is what was
+// approved.
+func Archive(stateDir string, a Approved) error {
+	sum := sha256.Sum256(a.Source)
 	sha := hex.EncodeToString(sum[:])
-	if sha != m.Workflow.SHA256 {
-		return fmt.Errorf("archiving the approved workflow: %s has sha256 %s, not the approved %s", m.Workflow.Path, sha, m.Workflow.SHA256)
+	if sha != a.SHA256 {
+		return fmt.Errorf("archiving the approved workflow: %s has sha256 %s, not the approved %s", a.Path, sha, a.SHA256)
 	}
 	key, err := stateKey(stateDir, true)
 	if err != nil {
 		return err
 	}
-	effects := m.SideEffects
+	effects := a.SideEffects
 	if effects == nil {
 		effects = []trace.SideEffect{}
 	}
@@ -87,17 +96,17 @@ func archiveApproved(stateDir string, m *bundle.Manifest, src []byte) error {
 	if err != nil {
 		return err
 	}
-	e := approvedEffects{Workflow: m.Workflow.Name, WorkflowSHA256: sha, SideEffects: raw}
+	e := approvedEffects{Workflow: a.Workflow, WorkflowSHA256: sha, SideEffects: raw}
 	e.MAC = statekey.MAC(key, "approved_effects", sha, e.macInput())
 	meta, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(stateDir, ApprovedDir), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(stateDir, ArchiveDir), 0o700); err != nil {
 		return err
 	}
 	star, eff := archivePaths(stateDir, sha)
-	if err := atomicfile.Write(star, src, 0o600); err != nil {
+	if err := atomicfile.Write(star, a.Source, 0o600); err != nil {
 		return err
 	}
 	return atomicfile.Write(eff, append(meta, '\n'), 0o600)
@@ -129,13 +138,13 @@ var ErrArchive = errors.New("approved archive")
 // is an approval), and reads its archived copy. Nil, with no error, when
 // the ledger holds none (an approval recorded before the archive existed
 // names no workflow). A ledger line whose MAC fails is an error, as
-// checkLedger refuses it; an archived copy that is missing or tampered
+// Check refuses it; an archived copy that is missing or tampered
 // with is returned with Err set, never with its bytes.
 func LastApproved(stateDir, workflow, notSHA string) (*ApprovedVersion, error) {
 	if workflow == "" {
 		return nil, nil
 	}
-	p := filepath.Join(stateDir, ApprovalLedgerFile)
+	p := filepath.Join(stateDir, File)
 	key, err := stateKey(stateDir, false)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -151,7 +160,7 @@ func LastApproved(stateDir, workflow, notSHA string) (*ApprovedVersion, error) {
 		return nil, err
 	}
 	latest := map[string]string{} // workflow sha256 -> its latest decision
-	var last *LedgerEntry
+	var last *Entry
 	lines := bytes.SplitAfter(data, []byte("\n"))
 	for i, raw := range lines {
 		if len(bytes.TrimSpace(raw)) == 0 {
@@ -159,7 +168,7 @@ func LastApproved(stateDir, workflow, notSHA string) (*ApprovedVersion, error) {
 		}
 		e, ok := ledgerLine(key, raw)
 		if !ok && i == len(lines)-1 && !bytes.HasSuffix(raw, []byte("\n")) {
-			continue // the torn end of an append (see checkLedger)
+			continue // the torn end of an append (see Check)
 		}
 		if !ok {
 			return nil, fmt.Errorf("%s:%d is not an approval this state directory's key recorded", p, i+1)
@@ -168,17 +177,17 @@ func LastApproved(stateDir, workflow, notSHA string) (*ApprovedVersion, error) {
 			continue
 		}
 		latest[e.WorkflowSHA256] = e.Decision
-		if e.Decision == bundle.DecisionApproved && e.WorkflowSHA256 != notSHA {
+		if e.Decision == approved && e.WorkflowSHA256 != notSHA {
 			last = &e
 		}
 	}
 	// The last approval of other bytes, unless those bytes were rejected
 	// since: then the one before, and so on.
-	if last != nil && latest[last.WorkflowSHA256] != bundle.DecisionApproved {
+	if last != nil && latest[last.WorkflowSHA256] != approved {
 		last = nil
 		for i := len(lines) - 1; i >= 0 && last == nil; i-- {
 			e, ok := ledgerLine(key, lines[i])
-			if ok && e.Workflow == workflow && e.Decision == bundle.DecisionApproved && e.WorkflowSHA256 != notSHA && latest[e.WorkflowSHA256] == bundle.DecisionApproved {
+			if ok && e.Workflow == workflow && e.Decision == approved && e.WorkflowSHA256 != notSHA && latest[e.WorkflowSHA256] == approved {
 				last = &e
 			}
 		}

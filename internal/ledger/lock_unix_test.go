@@ -1,6 +1,6 @@
 //go:build unix
 
-package runner
+package ledger
 
 import (
 	"os"
@@ -12,17 +12,17 @@ import (
 	"github.com/crystallize-dev/crystallize/internal/bundle"
 )
 
-// TestRecordApprovalWaitsForLedgerLock checks that recording an approval
+// TestRecordWaitsForLedgerLock checks that recording an approval
 // waits while another holder (another crystallize process) has the ledger
 // locked, so that the repair of a torn last line never cuts off an entry
 // being appended, and goes on once the lock is released.
-func TestRecordApprovalWaitsForLedgerLock(t *testing.T) {
+func TestRecordWaitsForLedgerLock(t *testing.T) {
 	state := t.TempDir()
-	e := LedgerEntry{CandidateID: "cand_1", WorkflowSHA256: "sha1", Decision: bundle.DecisionApproved, Actor: "lead", RecordedAt: "2026-01-01T00:00:00Z", Bundle: "b"}
-	if err := RecordApproval(state, e); err != nil {
+	e := Entry{CandidateID: "cand_1", WorkflowSHA256: "sha1", Decision: bundle.DecisionApproved, Actor: "lead", RecordedAt: "2026-01-01T00:00:00Z", Bundle: "b"}
+	if err := Record(state, e); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(filepath.Join(state, ApprovalLedgerFile), os.O_RDWR, 0o600)
+	f, err := os.OpenFile(filepath.Join(state, File), os.O_RDWR, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,11 +33,11 @@ func TestRecordApprovalWaitsForLedgerLock(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	e.WorkflowSHA256 = "sha2"
-	go func() { done <- RecordApproval(state, e) }()
+	go func() { done <- Record(state, e) }()
 	select {
 	case err := <-done:
 		unlock()
-		t.Fatalf("RecordApproval finished (%v) while the ledger was locked", err)
+		t.Fatalf("Record finished (%v) while the ledger was locked", err)
 	case <-time.After(200 * time.Millisecond):
 	}
 	unlock()
@@ -47,9 +47,9 @@ func TestRecordApprovalWaitsForLedgerLock(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("RecordApproval did not go on after the lock was released")
+		t.Fatal("Record did not go on after the lock was released")
 	}
-	if err := checkLedger(state, "cand_1", "sha2", nil); err != nil {
+	if err := Check(state, "cand_1", "sha2", nil); err != nil {
 		t.Errorf("the approval recorded after the wait: %v", err)
 	}
 }
