@@ -236,3 +236,48 @@ func TestLibraryNamesNoFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIDefinesNoJSONContract: internal/cli parses flags and prints
+// what its stages return, so the shape of every JSON output is declared
+// by the package that owns it, beside the value it describes. A struct
+// with json tags or a map literal of any values in cli's non-test code
+// is an output whose keys only cli knows, and fails here. The mine
+// progress events are cli's own: they describe the terminal's progress
+// line, not a stage's result.
+func TestCLIDefinesNoJSONContract(t *testing.T) {
+	allowed := map[string]bool{"cli/mineprogress.go": true}
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("cli/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, p := range files {
+		if strings.HasSuffix(p, "_test.go") || allowed[filepath.ToSlash(p)] {
+			continue
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.Field:
+				if n.Tag != nil && strings.Contains(n.Tag.Value, `json:"`) {
+					t.Errorf("%s: a json tag in cli declares an output's keys; declare the type in the stage that returns the value", fset.Position(n.Tag.Pos()))
+				}
+			case *ast.CompositeLit:
+				if m, ok := n.Type.(*ast.MapType); ok {
+					if id, ok := m.Value.(*ast.Ident); ok && id.Name == "any" {
+						t.Errorf("%s: a map[...]any literal in cli is an output shape only cli knows; declare a type in the stage that returns the value", fset.Position(n.Pos()))
+					}
+				}
+			}
+			return true
+		})
+	}
+	if checked < 20 {
+		t.Fatalf("checked %d files of internal/cli; the glob is wrong", checked)
+	}
+}

@@ -167,13 +167,7 @@ func answerQuestion(cmd *cobra.Command, e *env, d *store.DB, it store.InboxItem,
 		return err
 	}
 	if asJSON {
-		return writeJSON(e.stdout, struct {
-			Item       int64  `json:"item"`
-			SessionID  string `json:"session_id"`
-			Answer     string `json:"answer"`
-			Reason     string `json:"reason"`
-			AnsweredBy string `json:"answered_by"`
-		}{it.ID, it.SessionID, it.Answer, it.Reason, it.AnsweredBy})
+		return writeJSON(e.stdout, registry.AnsweredItem(it))
 	}
 	_, err = fmt.Fprintf(e.stdout, "answered #%d (%s) for %s\n", it.ID, it.Answer, it.SessionID)
 	return err

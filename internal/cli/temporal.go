@@ -127,7 +127,7 @@ func runTemporal(cmd *cobra.Command, e *env, f *runFlags, target string) error {
 	}
 	if !f.wait {
 		if f.asJSON {
-			return writeJSON(e.stdout, map[string]any{"run_id": id, "status": runstate.StatusRunning})
+			return writeJSON(e.stdout, temporal.StartedRun(id))
 		}
 		fmt.Fprintln(e.stdout, id)
 		return nil

@@ -77,6 +77,23 @@ func (a Answer) String() string {
 	return "resume"
 }
 
+// Answered is an answered question as the person who answered it is
+// told (session inbox answer --json): the item, its session, the
+// recorded answer (Answer.String), the reason and who answered.
+type Answered struct {
+	Item       int64  `json:"item"`
+	SessionID  string `json:"session_id"`
+	Answer     string `json:"answer"`
+	Reason     string `json:"reason"`
+	AnsweredBy string `json:"answered_by"`
+}
+
+// AnsweredItem is it, read back after its answer was recorded, as
+// Answered.
+func AnsweredItem(it store.InboxItem) Answered {
+	return Answered{Item: it.ID, SessionID: it.SessionID, Answer: it.Answer, Reason: it.Reason, AnsweredBy: it.AnsweredBy}
+}
+
 // ErrAnswer is an answer that does not fit the item it answers; the cli
 // reports it as a usage error.
 var ErrAnswer = fmt.Errorf("answer does not fit the item")

@@ -32,6 +32,16 @@ type StartOptions struct {
 	Now func() time.Time
 }
 
+// Started is a run just started and not waited for, as run --temporal
+// --json without --wait reports it: its id and StatusRunning.
+type Started struct {
+	RunID  string `json:"run_id"`
+	Status string `json:"status"`
+}
+
+// StartedRun is the run id started, as Started.
+func StartedRun(id string) Started { return Started{RunID: id, Status: runstate.StatusRunning} }
+
 // Start starts a run of w with params and returns its id, which is also
 // its workflow id. A bundle that is not ready is refused here, before the
 // server sees it, as a worker would refuse it.
