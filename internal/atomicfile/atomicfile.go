@@ -13,6 +13,8 @@
 // ReplaceDir does it for a whole directory (a bundle, an evidence
 // bundle): the new tree is written beside the old, synced, and swapped
 // in with renames, the old one put back if the swap fails.
+// A destination that is a stream (/dev/null, /dev/stdout, a named pipe)
+// is written through, never renamed over.
 // Lock serializes the writers of a file that is read, changed and written
 // back (a bundle's manifest, the approval ledger), so that no change is
 // lost between one writer's read and its write.
@@ -42,6 +44,9 @@ func Write(name string, data []byte, perm os.FileMode) error {
 // instead of SyncFile, for a package that routes its syncs through its
 // own hook.
 func WriteSync(name string, data []byte, perm os.FileMode, sync func(*os.File) error) error {
+	if isStream(name) {
+		return writeStream(name, data)
+	}
 	tmp, err := writeTemp(name, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
@@ -54,6 +59,30 @@ func WriteSync(name string, data []byte, perm os.FileMode, sync func(*os.File) e
 		return err
 	}
 	return syncDir(filepath.Dir(name), sync)
+}
+
+// isStream reports whether name is a stream rather than a file: a
+// device (/dev/null, a terminal), a named pipe or a socket, directly or
+// through a symbolic link (/dev/stdout). A stream has no contents to
+// replace: a rename over it would put a regular file in its place, and
+// --report /dev/null run as root would replace the system's /dev/null.
+// Its data is written through it instead.
+func isStream(name string) bool {
+	fi, err := os.Stat(name)
+	return err == nil && fi.Mode()&(os.ModeDevice|os.ModeCharDevice|os.ModeNamedPipe|os.ModeSocket) != 0
+}
+
+// writeStream writes data through the stream name (isStream).
+func writeStream(name string, data []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // NoSync is a sync function for WriteSync that syncs nothing: the file
@@ -116,16 +145,20 @@ func WriteAll(files map[string][]byte, perm os.FileMode) error {
 // temporary file of the batch and the directories the batch created,
 // after which Add and Commit fail. A Batch is used from one goroutine.
 type Batch struct {
-	perm    os.FileMode
-	temps   map[string]string // destination → temporary file
-	created []string          // directories Add created, parents first
-	err     error             // why the batch was given up
+	perm  os.FileMode
+	temps map[string]string // destination → temporary file
+	// streams are the destinations that are streams (isStream): their
+	// temporary file is in the system's temporary directory, and Commit
+	// writes it through the stream instead of renaming it.
+	streams map[string]bool
+	created []string // directories Add created, parents first
+	err     error    // why the batch was given up
 	done    bool
 }
 
 // NewBatch returns an empty batch whose files get mode perm.
 func NewBatch(perm os.FileMode) *Batch {
-	return &Batch{perm: perm, temps: map[string]string{}}
+	return &Batch{perm: perm, temps: map[string]string{}, streams: map[string]bool{}}
 }
 
 // AddBytes adds the file name with contents data.
@@ -147,10 +180,14 @@ func (b *Batch) Add(name string, write func(w io.Writer) error) error {
 	if _, dup := b.temps[name]; dup {
 		return b.fail(fmt.Errorf("writing %s: added twice", name))
 	}
-	if err := b.mkdirAll(filepath.Dir(name)); err != nil {
+	dir := filepath.Dir(name)
+	if isStream(name) {
+		b.streams[name] = true
+		dir = os.TempDir()
+	} else if err := b.mkdirAll(dir); err != nil {
 		return b.fail(fmt.Errorf("writing %s: %w", name, err))
 	}
-	tmp, err := writeTemp(name, write, b.perm, SyncFile)
+	tmp, err := writeTempIn(dir, name, write, b.perm, SyncFile)
 	if err != nil {
 		return b.fail(fmt.Errorf("writing %s: %w", name, err))
 	}
@@ -173,6 +210,17 @@ func (b *Batch) Commit() error {
 	sort.Strings(paths)
 	dirs := map[string]bool{}
 	for _, p := range paths {
+		if b.streams[p] {
+			err := copyToStream(b.temps[p], p)
+			os.Remove(b.temps[p])
+			delete(b.temps, p)
+			if err != nil {
+				b.removeTemps()
+				b.removeCreated()
+				return fmt.Errorf("writing %s: %w", p, err)
+			}
+			continue
+		}
 		if err := os.Rename(b.temps[p], p); err != nil {
 			b.removeTemps()
 			b.removeCreated()
@@ -266,11 +314,35 @@ func (b *Batch) removeTemps() {
 	}
 }
 
+// copyToStream writes the contents of the file tmp through the stream
+// name (isStream).
+func copyToStream(tmp, name string) error {
+	src, err := os.Open(tmp)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(name, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // writeTemp writes a new temporary file beside name with write, with
 // mode perm, synced, and returns its path. On failure nothing is left
 // behind.
 func writeTemp(name string, write func(io.Writer) error, perm os.FileMode, sync func(*os.File) error) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
+	return writeTempIn(filepath.Dir(name), name, write, perm, sync)
+}
+
+// writeTempIn is writeTemp with the temporary file in dir.
+func writeTempIn(dir, name string, write func(io.Writer) error, perm os.FileMode, sync func(*os.File) error) (string, error) {
+	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
 	if err != nil {
 		return "", err
 	}
