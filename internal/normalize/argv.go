@@ -423,6 +423,9 @@ func (r *Rules) readOnly(c command) bool {
 	if c.head == c.prog && readOnlyCmdlet(c.prog) {
 		return true
 	}
+	if c.head == c.prog && isProbe(c) {
+		return true
+	}
 	if !r.observations[c.head] && !(c.head == c.prog && r.observations[c.prog]) {
 		return false
 	}
@@ -455,6 +458,25 @@ func (r *Rules) readOnly(c command) bool {
 		return c.operands == 0
 	}
 	return true
+}
+
+// probeFlags are the flags that, given alone, make a program print its
+// version or its usage and exit: node --version, npm -v, python3 -V,
+// gh --help, terraform -h.
+var probeFlags = wordSet(`version help v V h`)
+
+// isProbe reports whether c runs its program with one of probeFlags and
+// nothing else, which prints and changes nothing whatever the program.
+// Agents probe their tools this way, and a probe taken for a tool call
+// is mined as a procedure of its own (node --version, npm --version).
+func isProbe(c command) bool {
+	if c.operands != 0 || len(c.flags) != 1 || len(c.tmpl) != 2 {
+		return false
+	}
+	for f := range c.flags {
+		return probeFlags[f]
+	}
+	return false
 }
 
 // stdinText gives argv with the heredoc text standing for its input: when

@@ -107,7 +107,9 @@
 // CLI's read_file, …) or shell head (cat, rg, ls, sed without -i, find
 // without -exec or -delete, git status, git log, git diff, git show, …)
 // becomes an observation, which mining neither requires nor lets break a
-// match. So do WebFetch, WebSearch, ToolSearch, MCP resource reads,
+// match. So does any program run with nothing but a version or help
+// flag (node --version, npm -v, gh --help): agents probe their tools so
+// before they work. So do WebFetch, WebSearch, ToolSearch, MCP resource reads,
 // Codex's web_search_call and view_image, and MCP tools whose name says
 // they read (mcp__github__get_issue, mcp__x__calendar_search; never one
 // with a write word such as create or update in it); an MCP call recorded

@@ -232,3 +232,35 @@ func TestExtendValueFlagsNames(t *testing.T) {
 		t.Errorf("Extend(value_flags with a bad head) = %v, want an error naming it", err)
 	}
 }
+
+// TestVersionAndHelpProbes: a program run with nothing but a version or
+// help flag prints and changes nothing, whatever the program, so it is
+// an observation. Agents probe their tools this way at the start of a
+// session (node --version && npm --version), and as tool calls the
+// probes would be mined as a procedure. The same flag beside an operand
+// or another flag, or a subcommand named version, is not a probe.
+func TestVersionAndHelpProbes(t *testing.T) {
+	for cmd, want := range map[string]string{
+		`node --version`:                "observation",
+		`npm -v`:                        "observation",
+		`python3 -V`:                    "observation",
+		`gh --help`:                     "observation",
+		`terraform -h`:                  "observation",
+		`'C:\tools\node.exe' --version`: "observation",
+		`npm --version install`:         "tool_call",
+		`npm version minor`:             "tool_call",
+		`npm version`:                   "tool_call",
+		`cargo --verbose --version`:     "tool_call",
+		`make`:                          "tool_call",
+		`node -e 'require("x")' -v`:     "tool_call",
+	} {
+		acts := Default().Actions(shell(cmd))
+		if len(acts) != 1 || string(acts[0].Kind) != want {
+			t.Errorf("Actions(%q): %d actions, first %+v; want one %s", cmd, len(acts), acts, want)
+		}
+	}
+	acts := Default().Actions(shell(`node --version && npm --version`))
+	if len(acts) != 2 || acts[0].Kind != trace.KindObservation || acts[1].Kind != trace.KindObservation {
+		t.Errorf("node --version && npm --version = %+v; want two observations", acts)
+	}
+}
