@@ -13,6 +13,10 @@ const (
 	// CodeInvalidArgv: a recorded argv template is not a non-empty list
 	// of strings whose placeholders name the action's parameters.
 	CodeInvalidArgv = "invalid_argv"
+	// CodeUnparsedCommand: the log holds a step's shell command only as
+	// text that no argv template reads (a variable, a substitution, a
+	// loop), so the step has none.
+	CodeUnparsedCommand = "unparsed_command"
 )
 
 // ArgvPlaceholders returns the placeholders of one element of an argv

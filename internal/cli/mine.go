@@ -99,7 +99,10 @@ of reads (observations_only), of edits that recorded only their path
 (one_tool_repeated) rank last and are rejected. For each candidate it works out
 which fields vary (parameters), which never do (constants), and which always
 carry an earlier step's output (bindings); it rejects candidates whose side
-effects differ between examples and marks model-dependent steps as fuzzy
+effects differ between examples, and those with a shell command no argv
+template replays (the examples ran different command lines,
+divergent_argv, or the log holds it only as shell text with variables or
+substitutions, unparsed_command), and marks model-dependent steps as fuzzy
 segments that still need review.
 
 The best safe candidate is written as a Starlark workflow (--out); --out-dir

@@ -249,7 +249,17 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 			}
 		}
 		if argv, problem := stepArgv(v, exTraces); problem != nil {
-			c.Warnings = append(c.Warnings, *problem)
+			// A shell command runs only from its template: no binding
+			// stands for a command line, so without one the workflow
+			// could not run the step. Another tool may still run
+			// through a binding of the project's configuration.
+			if shellStep(v) {
+				problem.Message += "; a workflow could not run it"
+				c.RejectionReasons = append(c.RejectionReasons, *problem)
+			} else {
+				problem.Message += "; the step has no argv template and runs only through a binding"
+				c.Warnings = append(c.Warnings, *problem)
+			}
 		} else if argv != nil {
 			step.Argv = argv
 			stepCaps["exec:"+candidate.ArgvProgram(argv)] = true
@@ -478,14 +488,18 @@ func stepArgv(v stepView, traces []*trace.Trace) ([]string, *candidate.Problem) 
 	problem := func(code string, e int, format string, args ...any) *candidate.Problem {
 		p := &candidate.Problem{
 			Code:    code,
-			Message: fmt.Sprintf("step %d %s: ", v.index, name) + fmt.Sprintf(format, args...) + "; the step has no argv template and runs only through a binding",
+			Message: fmt.Sprintf("step %d %s: ", v.index, name) + fmt.Sprintf(format, args...),
 			Step:    v.index,
 		}
 		if e >= 0 {
+			field := "argv"
+			if code == candidate.CodeUnparsedCommand {
+				field = "command"
+			}
 			p.TraceID = traces[e].ID
 			for k := range traces[e].Actions {
 				if &traces[e].Actions[k] == v.actions[e] {
-					p.Path = fmt.Sprintf("$.actions[%d].metadata.argv", k)
+					p.Path = fmt.Sprintf("$.actions[%d].metadata.%s", k, field)
 				}
 			}
 		}
@@ -514,11 +528,28 @@ func stepArgv(v stepView, traces []*trace.Trace) ([]string, *candidate.Problem) 
 	}
 	switch {
 	case recorded == 0:
+		for e, a := range v.actions {
+			if a.Metadata["unparsed"] == true {
+				return nil, problem(candidate.CodeUnparsedCommand, e, "the log holds the command only as shell text no argv template reads (a variable, a substitution or a loop)")
+			}
+		}
 		return nil, nil
 	case recorded < len(v.actions):
 		return nil, problem(candidate.CodeDivergentArgv, -1, "%d of %d examples recorded an argv template", recorded, len(v.actions))
 	}
 	return first, nil
+}
+
+// shellStep reports whether an agent ran v as a shell command: one of
+// its examples carries the command text normalize records for every
+// command it reads from a shell tool.
+func shellStep(v stepView) bool {
+	for _, a := range v.actions {
+		if _, ok := a.Metadata["command"].(string); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // argvTemplate checks a recorded metadata argv: a non-empty list of
