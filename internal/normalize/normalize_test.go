@@ -228,8 +228,19 @@ func TestShellActions(t *testing.T) {
 	}, {
 		name: "git checkout -b and git's own -C",
 		cmd:  `git -C services/api checkout -b release/1.4`,
-		want: []got{{ID: "call_1", Kind: tc, Name: "git checkout", Params: P{"C": "services/api", "branch": "release/1.4"},
-			Argv: argv("git", "-C", "{C}", "checkout", "-b", "{branch}")}},
+		want: []got{{ID: "call_1", Kind: tc, Name: "git checkout", Params: P{"C": "services/api", "new_branch": "release/1.4"},
+			Argv: argv("git", "-C", "{C}", "checkout", "-b", "{new_branch}")}},
+	}, {
+		// Creating a branch and switching to one are different steps:
+		// git's documentation names -b's value <new-branch>, and the
+		// two commands have different argv templates, which one step
+		// could not replay.
+		name: "git checkout of an existing branch",
+		cmd:  `git checkout main && git switch -c fix/login`,
+		want: []got{
+			{ID: "call_1", Kind: tc, Name: "git checkout", Params: P{"branch": "main"}, Argv: argv("git", "checkout", "{branch}")},
+			{ID: "call_1.2", Kind: tc, Name: "git switch", Params: P{"new_branch": "fix/login"}, Argv: argv("git", "switch", "-c", "{new_branch}")},
+		},
 	}, {
 		name: "git tag and push name their operands",
 		cmd:  `git tag -a v1.4.0 -m "v1.4.0" && git push origin v1.4.0`,

@@ -162,8 +162,8 @@ var valueFlags = map[string]map[string]bool{
 // (--message, --title) would. Only names the tools document are listed;
 // any other flag is named as written.
 var shortFlagNames = map[string]map[string]string{
-	"git checkout":      {"b": "branch", "B": "branch"},
-	"git switch":        {"c": "branch", "C": "branch"},
+	"git checkout":      {"b": "new_branch", "B": "new_branch"},
+	"git switch":        {"c": "new_branch", "C": "new_branch"},
 	"git commit":        {"m": "message", "a": "all", "F": "file", "s": "signoff"},
 	"git tag":           {"a": "annotate", "m": "message", "s": "sign", "F": "file"},
 	"git merge":         {"m": "message"},
