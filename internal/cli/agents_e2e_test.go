@@ -528,7 +528,7 @@ func TestAgentSessionsMineChecks(t *testing.T) {
 		want   string // a substring of the first error; "" for none
 	}{
 		{"correct", func(*e2eReport) {}, ""},
-		{"branch named by the head's rule", func(r *e2eReport) { r.Candidates[0].Steps[0].Arguments[0].Key = "branch" }, ""},
+		{"branch named by the head's rule", func(r *e2eReport) { r.Candidates[0].Steps[0].Arguments[0].Key = "new_branch" }, ""},
 		{"observation among the steps", func(r *e2eReport) {
 			s := r.Candidates[0].Steps[2]
 			s.Name, s.Kind, s.Arguments = "git status", "observation", nil

@@ -40,7 +40,7 @@ var procDefs = []procDef{
 	{
 		name: "bump_go_dependency",
 		steps: []procStep{
-			{head: "git checkout", varying: []string{"branch"}, from: map[string]string{"branch": "branch"}},
+			{head: "git checkout", varying: []string{"new_branch"}, from: map[string]string{"new_branch": "branch"}},
 			{head: "go get", varying: []string{"module", "version"}, from: map[string]string{"module": "module", "version": "version"}},
 			{head: "go mod tidy"},
 			{head: "go test"},

@@ -119,7 +119,7 @@ type AgentStep struct {
 	Head string `json:"head"`
 	// Varying are the parameter keys of the step whose value differs
 	// between plantings: a flag by its long name without dashes
-	// ("branch" for git checkout -b, "title"), the parts of go get's module@version operand "module"
+	// ("new_branch" for git checkout -b, "title"), the parts of go get's module@version operand "module"
 	// and "version", any other operand by its position, "arg1", "arg2"…
 	// (a normalizer may give an operand a name of its own, such as "tag"
 	// for git tag's).
