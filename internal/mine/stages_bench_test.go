@@ -84,7 +84,7 @@ func BenchmarkStage(b *testing.B) {
 			idx := NewIndex(s.seqs)
 			repeats := idx.Repeats(opts.minExamples(), 2)
 			r := &repeatRanking{idx: idx, repeats: repeats, shapes: symbolShapes(s.symbols)}
-			batch, _ := r.next(context.Background(), len(repeats), 2*DefaultMaxCandidates)
+			batch := r.next(len(repeats), 2*DefaultMaxCandidates)
 			bld := builder{traces: corpus.Traces, eligible: n}
 			for b.Loop() {
 				for _, p := range batch {
