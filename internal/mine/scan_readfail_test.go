@@ -13,15 +13,19 @@ var errRead = errors.New("disk went away")
 
 // failingRead is a second pass's reads of traces and windows that fail
 // from the call numbered failAt on (1-based; 0 never fails), counting the
-// calls.
+// calls and telling each to onCall when set.
 type failingRead struct {
 	eligible []*trace.Trace
 	failAt   int
 	calls    int
+	onCall   func(call int)
 }
 
 func (f *failingRead) fail() bool {
 	f.calls++
+	if f.onCall != nil {
+		f.onCall(f.calls)
+	}
 	return f.failAt > 0 && f.calls >= f.failAt
 }
 
