@@ -410,10 +410,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func sortedSet(m map[string]bool) []string {
-	out := sortedKeys(m)
-	if out == nil {
-		out = []string{}
-	}
-	return out
-}
+// sortedSet returns the members of m in order, an empty list (never nil)
+// for none: sortedKeys always allocates.
+func sortedSet(m map[string]bool) []string { return sortedKeys(m) }
