@@ -167,12 +167,10 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 			c.RejectionReasons = append(c.RejectionReasons, *problem)
 		}
 		if approval != nil {
-			boundary := approval.Boundary
-			if boundary == "" {
-				boundary = step.Name
-			}
+			// candidate.ActionGate already names an unnamed boundary
+			// after the action, which is the step.
 			c.ApprovalPoints = append(c.ApprovalPoints, candidate.ApprovalPoint{
-				Step: v.index, Boundary: boundary, Prompt: approval.Prompt, Required: approval.Required,
+				Step: v.index, Boundary: approval.Boundary, Prompt: approval.Prompt, Required: approval.Required,
 			})
 		}
 
