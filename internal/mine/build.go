@@ -30,7 +30,8 @@ type builder struct {
 	// positions records each example's matched action indexes in the
 	// report. The contiguous miner leaves it off: start_index says it all.
 	positions bool
-	// prices prices the tokens of actions whose cost has no dollars.
+	// prices prices the tokens of actions whose cost has no dollars
+	// (Options.prices: never nil).
 	prices *price.Table
 }
 
@@ -819,9 +820,6 @@ func savings(views []stepView, prices *price.Table) candidate.Savings {
 	var s candidate.Savings
 	if len(views) == 0 {
 		return s
-	}
-	if prices == nil {
-		prices = price.Default()
 	}
 	runs := len(views[0].actions)
 	s.Runs = runs

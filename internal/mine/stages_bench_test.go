@@ -85,7 +85,7 @@ func BenchmarkStage(b *testing.B) {
 			repeats := idx.Repeats(opts.minExamples(), 2)
 			r := &repeatRanking{idx: idx, repeats: repeats, shapes: symbolShapes(s.symbols)}
 			batch := r.next(len(repeats), 2*DefaultMaxCandidates)
-			bld := builder{traces: corpus.Traces, eligible: n}
+			bld := builder{traces: corpus.Traces, eligible: n, prices: opts.prices()}
 			for b.Loop() {
 				for _, p := range batch {
 					bld.build(p.all, p.length)
