@@ -30,7 +30,8 @@ type builder struct {
 	// positions records each example's matched action indexes in the
 	// report. The contiguous miner leaves it off: start_index says it all.
 	positions bool
-	// prices prices the tokens of actions whose cost has no dollars.
+	// prices prices the tokens of actions whose cost has no dollars
+	// (Options.prices: never nil).
 	prices *price.Table
 }
 
@@ -167,12 +168,10 @@ func (b *builder) build(examples []match, length int) *candidate.Candidate {
 			c.RejectionReasons = append(c.RejectionReasons, *problem)
 		}
 		if approval != nil {
-			boundary := approval.Boundary
-			if boundary == "" {
-				boundary = step.Name
-			}
+			// candidate.ActionGate already names an unnamed boundary
+			// after the action, which is the step.
 			c.ApprovalPoints = append(c.ApprovalPoints, candidate.ApprovalPoint{
-				Step: v.index, Boundary: boundary, Prompt: approval.Prompt, Required: approval.Required,
+				Step: v.index, Boundary: approval.Boundary, Prompt: approval.Prompt, Required: approval.Required,
 			})
 		}
 
@@ -852,9 +851,6 @@ func savings(views []stepView, prices *price.Table) candidate.Savings {
 	var s candidate.Savings
 	if len(views) == 0 {
 		return s
-	}
-	if prices == nil {
-		prices = price.Default()
 	}
 	runs := len(views[0].actions)
 	s.Runs = runs

@@ -20,8 +20,9 @@ const (
 	// deriveSearchExamples is how many examples the search looks at; an
 	// expression it finds is then checked on every example.
 	deriveSearchExamples = 8
-	// deriveEvidence is how many matching checks per role the report
-	// keeps as evidence; every mismatch is kept.
+	// deriveEvidence is how many matching checks the report keeps as
+	// evidence of a derivation. A mismatch refuses the derivation, so no
+	// evidence of one is ever reported.
 	deriveEvidence = 5
 )
 
@@ -92,7 +93,7 @@ func deriveParameters(c *candidate.Candidate, views []stepView) {
 			ev := evidence(e, d.Refs, ex, ex[p.Name])
 			ev.TraceID, ev.Role = c.Examples[i].TraceID, candidate.RoleSource
 			match = match && ev.Match
-			if !ev.Match || i < deriveEvidence {
+			if i < deriveEvidence {
 				d.Evidence = append(d.Evidence, ev)
 			}
 		}

@@ -269,7 +269,7 @@ func stepSideEffects(v stepView) ([]trace.SideEffect, *candidate.Problem) {
 		out[i].Target = "{" + key + "}"
 		out[i].Metadata = map[string]any{"target_parameter": key}
 	}
-	if ok && len(out) == len(first) {
+	if ok {
 		sortSideEffects(out)
 		return out, nil
 	}

@@ -123,11 +123,11 @@ func (r *patternRanking) total() (int, string) { return r.found, "patterns" }
 
 // next takes one pattern from the queue: the noise rule, and what it
 // queues, decide before the next pattern is taken.
-func (r *patternRanking) next(_ context.Context, _, _ int) ([]pick, error) {
+func (r *patternRanking) next(_, _ int) []pick {
 	sc := r.sessions
 	pt := heap.Pop(&r.queue).(pattern)
 	if pt.variant && r.made[symKey(pt.syms)] || !pt.variant && r.seen[symKey(pt.syms)] {
-		return nil, nil
+		return nil
 	}
 	syms, matches := pt.syms, pt.matches
 	if !pt.denoised {
@@ -137,7 +137,7 @@ func (r *patternRanking) next(_ context.Context, _, _ int) ([]pick, error) {
 		ptTraces := matchTraces(r.prep.matchAll(pt.syms, r.gap, -1, 0))
 		if subsumed(r.built, pt.syms, ptTraces, sc.count(ptTraces), isSubsequence) {
 			r.seen[symKey(pt.syms)] = true
-			return nil, nil
+			return nil
 		}
 		r.counted++
 		var dropped int
@@ -161,25 +161,25 @@ func (r *patternRanking) next(_ context.Context, _, _ int) ([]pick, error) {
 				heap.Push(&r.queue, pattern{syms: syms, support: sup, traces: len(matches), first: matches[0].seq, denoised: true, matches: matches,
 					notProcedure: symsNotProcedure(syms, r.shapes) != ""})
 			}
-			return nil, nil
+			return nil
 		}
 	}
 	key := symKey(syms)
 	if len(syms) < 2 || sc.countMatches(matches) < r.minEx || r.made[key] {
-		return nil, nil
+		return nil
 	}
 	r.seen[key] = true
 	r.made[key] = true
 	tr := matchTraces(matches)
 	if subsumed(r.built, syms, tr, sc.count(tr), isSubsequence) {
-		return nil, nil
+		return nil
 	}
 	// What is not a procedure is built to say so, but stands for nothing
 	// a procedure could repeat.
 	if !pt.notProcedure {
 		r.built = append(r.built, builtPattern{syms: syms, traces: tr, sessions: sc.count(tr)})
 	}
-	return []pick{{length: len(syms), traces: tr, all: r.prep.examples(matches)}}, nil
+	return []pick{{length: len(syms), traces: tr, all: r.prep.examples(matches)}}
 }
 
 func matchTraces(ms []gmatch) []int32 {

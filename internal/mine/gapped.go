@@ -674,16 +674,14 @@ func comparePatterns(a, b pattern) int {
 		}
 		return -1
 	}
-	la, lb := int64(len(a.syms)), int64(len(b.syms))
 	if c := cmpDesc(Score(a.support, len(a.syms)), Score(b.support, len(b.syms))); c != 0 {
 		return c
 	}
 	if c := cmpDesc(int64(a.support), int64(b.support)); c != 0 {
 		return c
 	}
-	if c := cmpDesc(la, lb); c != 0 {
-		return c
-	}
+	// The same score and support is the same length (Score is
+	// support² × length).
 	if a.first != b.first {
 		return int(a.first) - int(b.first)
 	}

@@ -243,7 +243,7 @@ func (r *repeatRanking) more() bool           { return r.at < len(r.repeats) }
 func (r *repeatRanking) scanned() int         { return r.at }
 func (r *repeatRanking) total() (int, string) { return len(r.repeats), "repeated sequences" }
 
-func (r *repeatRanking) next(_ context.Context, limit, n int) ([]pick, error) {
+func (r *repeatRanking) next(limit, n int) []pick {
 	var picks []pick
 	for r.at < len(r.repeats) && r.at < limit && len(picks) < n {
 		rep := r.repeats[r.at]
@@ -260,7 +260,7 @@ func (r *repeatRanking) next(_ context.Context, limit, n int) ([]pick, error) {
 		}
 		picks = append(picks, pick{length: len(syms), traces: traces, all: contiguous(examples, len(syms))})
 	}
-	return picks, nil
+	return picks
 }
 
 // noteSessions records the eligible sessions in m when they are fewer
@@ -410,10 +410,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func sortedSet(m map[string]bool) []string {
-	out := sortedKeys(m)
-	if out == nil {
-		out = []string{}
-	}
-	return out
-}
+// sortedSet returns the members of m in order, an empty list (never nil)
+// for none: sortedKeys always allocates.
+func sortedSet(m map[string]bool) []string { return sortedKeys(m) }

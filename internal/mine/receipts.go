@@ -35,7 +35,6 @@ func consensusReceipts(traces []*trace.Trace) ([]any, []candidate.Problem) {
 	if len(have) == 0 {
 		return []any{}, nil
 	}
-	var problems []candidate.Problem
 	if len(missing) > 0 {
 		// Receipts some examples never recorded are not a consensus: the
 		// examples without them would fail their own shadow replay.
@@ -48,11 +47,11 @@ func consensusReceipts(traces []*trace.Trace) ([]any, []candidate.Problem) {
 	n := len(have[0])
 	for _, h := range have[1:] {
 		if len(h) != n {
-			return []any{}, append(problems, candidate.Problem{
+			return []any{}, []candidate.Problem{{
 				Code:    candidate.CodeReceiptDisagreement,
 				Message: "examples recorded different numbers of effect receipts; no expected receipts are derived",
 				Path:    "/effect_receipts",
-			})
+			}}
 		}
 	}
 	m := receiptMerger{rules: rules}
@@ -64,15 +63,15 @@ func consensusReceipts(traces []*trace.Trace) ([]any, []candidate.Problem) {
 		}
 		v, bad := m.merge(vals, fmt.Sprintf("/effect_receipts/%d", i))
 		if bad != "" {
-			return []any{}, append(problems, candidate.Problem{
+			return []any{}, []candidate.Problem{{
 				Code:    candidate.CodeReceiptDisagreement,
 				Message: fmt.Sprintf("examples disagree on receipt field %s and no replay_allowlist rule covers it; no expected receipts are derived", bad),
 				Path:    bad,
-			})
+			}}
 		}
 		out[i] = v
 	}
-	return out, problems
+	return out, nil
 }
 
 type receiptMerger struct{ rules []trace.AllowlistRule }

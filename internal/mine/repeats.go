@@ -327,9 +327,8 @@ func (x *Index) RepeatsBy(minSupport, minLength int, colour []int32) []Repeat {
 		if c := cmpDesc(int64(a.Support), int64(b.Support)); c != 0 {
 			return c
 		}
-		if c := cmpDesc(int64(a.Length), int64(b.Length)); c != 0 {
-			return c
-		}
+		// The same score and support is the same length (Score is
+		// support² × length).
 		return int(a.first) - int(b.first)
 	})
 	return out

@@ -27,8 +27,9 @@ type ranking interface {
 	total() (int, string)
 	// next takes patterns from the ranking, never more than limit
 	// counted by scanned, and returns those to build, at most n of them.
-	// It may return none while more patterns are left.
-	next(ctx context.Context, limit, n int) ([]pick, error)
+	// It may return none while more patterns are left. Rankings hold
+	// their patterns in memory, so taking one cannot fail.
+	next(limit, n int) []pick
 }
 
 // pick is a pattern chosen to be built into a candidate.
@@ -84,10 +85,7 @@ func (s *Scan) selectCandidates(ctx context.Context, src traceSource, r ranking,
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		picks, err := r.next(ctx, limit, how.batch)
-		if err != nil {
-			return err
-		}
+		picks := r.next(limit, how.batch)
 		if n := r.scanned(); opts.Progress != nil && n != progressed {
 			progressed = n
 			total, _ := r.total()

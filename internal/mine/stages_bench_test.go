@@ -84,8 +84,8 @@ func BenchmarkStage(b *testing.B) {
 			idx := NewIndex(s.seqs)
 			repeats := idx.Repeats(opts.minExamples(), 2)
 			r := &repeatRanking{idx: idx, repeats: repeats, shapes: symbolShapes(s.symbols)}
-			batch, _ := r.next(context.Background(), len(repeats), 2*DefaultMaxCandidates)
-			bld := builder{traces: corpus.Traces, eligible: n}
+			batch := r.next(len(repeats), 2*DefaultMaxCandidates)
+			bld := builder{traces: corpus.Traces, eligible: n, prices: opts.prices()}
 			for b.Loop() {
 				for _, p := range batch {
 					bld.build(p.all, p.length)
