@@ -359,8 +359,7 @@ func (e *encoder) eof() error {
 
 func (e *encoder) syntax(format string, args ...any) error {
 	pos := min(e.pos, len(e.src))
-	line := 1 + strings.Count(e.src[:pos], "\n")
-	col := pos - (strings.LastIndexByte(e.src[:pos], '\n') + 1) + 1
+	line, col := jsontext.Position(e.src, pos)
 	return &SyntaxError{Offset: pos, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
 }
 

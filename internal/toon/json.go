@@ -49,8 +49,7 @@ func jsonError(data []byte, dec *json.Decoder, err error) error {
 		err = errors.New("unexpected end of JSON input")
 		off = int64(len(data))
 	}
-	off = min(max(off, 0), int64(len(data)))
-	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	line, _ := jsontext.Position(data, int(off))
 	if errors.Is(err, ErrTooDeep) {
 		return &Error{Line: line, Msg: err.Error(), err: err}
 	}
