@@ -25,7 +25,7 @@ import (
 // as Parse checks them.
 func (p *Parser) DecodeDirect(data []byte, file string, line int) (t *Trace, ok bool) {
 	t = &Trace{Version: SchemaVersion}
-	if !p.readWhole(data, func() bool { return p.directTrace(t) }) {
+	if !p.readWhole(data, func() bool { return p.directTrace(t) }) || p.dup {
 		return nil, false
 	}
 	if t.ID == "" {

@@ -132,21 +132,7 @@ func (p *Parser) Parse(data []byte, file string, line int) (any, error) {
 
 // parse parses data and reports whether it is one valid JSON document.
 func (p *Parser) parse(data []byte) (v any, ok bool) {
-	p.data, p.pos, p.dup = data, 0, false
-	v, ok = p.value(0)
-	if ok {
-		p.skipSpace()
-		ok = p.pos == len(data)
-	}
-	// Drop the references the scratch space holds, so that a Parser kept
-	// between documents does not keep the last one alive. After success
-	// the stacks are already empty.
-	p.data = nil
-	clear(p.elems)
-	p.elems = p.elems[:0]
-	clear(p.members)
-	p.members = p.members[:0]
-	if !ok {
+	if !p.readWhole(data, func() (ok bool) { v, ok = p.value(0); return ok }) {
 		return nil, false
 	}
 	return v, true

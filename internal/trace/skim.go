@@ -97,7 +97,7 @@ const (
 // JSON with no member named twice, as Parse checks it.
 func (p *Parser) Skim(data []byte, file string, line int) (s *Skim, ok bool) {
 	s = &Skim{}
-	if !p.readWhole(data, func() bool { return p.skimTrace(s) }) {
+	if !p.readWhole(data, func() bool { return p.skimTrace(s) }) || p.dup {
 		return nil, false
 	}
 	if s.ID == "" {
@@ -107,15 +107,15 @@ func (p *Parser) Skim(data []byte, file string, line int) (s *Skim, ok bool) {
 }
 
 // readWhole reads data with read, which reads one value from p.pos, and
-// reports whether read accepted it, nothing but white space follows, and
-// no object in it names a member twice. The scratch space is released
-// either way.
+// reports whether read accepted it and nothing but white space follows;
+// p.dup then says whether an object in it names a member twice. The
+// scratch space is released either way.
 func (p *Parser) readWhole(data []byte, read func() bool) bool {
 	p.data, p.pos, p.dup = data, 0, false
 	ok := read()
 	if ok {
 		p.skipSpace()
-		ok = p.pos == len(data) && !p.dup
+		ok = p.pos == len(data)
 	}
 	p.release()
 	return ok
