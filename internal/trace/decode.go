@@ -2,8 +2,11 @@ package trace
 
 import (
 	"path"
+	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 )
 
 // Decode decodes one crystallization trace document. file and line say
@@ -79,6 +82,30 @@ func DeriveID(file string, line int) string {
 	return id
 }
 
+// The format's own member names of each type, which Extra does not hold,
+// are the JSON names of its fields (jsontext.Fields).
+var (
+	isTraceField      = fieldNames[Trace]()
+	isActionField     = fieldNames[Action]()
+	isSideEffectField = fieldNames[SideEffect]()
+	isApprovalField   = fieldNames[Approval]()
+	isCostField       = fieldNames[Cost]()
+	isUsageField      = fieldNames[Usage]()
+	isFlowField       = fieldNames[Flow]()
+	isAllowlistField  = fieldNames[AllowlistRule]()
+)
+
+// fieldNames returns the test of whether a member name is one of T's
+// fields.
+func fieldNames[T any]() func(string) bool {
+	fields, _ := jsontext.Fields(reflect.TypeFor[T]())
+	names := make(map[string]bool, len(fields))
+	for _, f := range fields {
+		names[f.Name] = true
+	}
+	return func(k string) bool { return names[k] }
+}
+
 // extra returns the members of obj that known does not claim, or nil.
 func extra(obj map[string]any, known func(string) bool) map[string]any {
 	var m map[string]any
@@ -140,15 +167,6 @@ func (d *Fields) trace(doc map[string]any) *Trace {
 	t.Metadata = d.OptObject(doc, p, "metadata")
 	t.Extra = extra(doc, isTraceField)
 	return t
-}
-
-func isTraceField(k string) bool {
-	switch k {
-	case "version", "id", "source", "source_hash", "workflow_id", "started_at", "finished_at",
-		"flow", "actions", "replay_run", "replay_allowlist", "usage", "metadata":
-		return true
-	}
-	return false
 }
 
 // actions reads the required actions array and checks that action ids,
@@ -230,16 +248,6 @@ func (d *Fields) action(obj map[string]any, p string, i int) Action {
 	return a
 }
 
-func isActionField(k string) bool {
-	switch k {
-	case "id", "kind", "name", "timestamp", "parameters", "inputs", "output", "observed_output",
-		"capabilities", "side_effects", "required_secrets", "approval", "cost", "duration_ms",
-		"deterministic", "fuzzy", "metadata":
-		return true
-	}
-	return false
-}
-
 func (d *Fields) sideEffect(obj map[string]any, p string) SideEffect {
 	return SideEffect{
 		Kind:       d.ReqString(obj, p, "kind"),
@@ -249,14 +257,6 @@ func (d *Fields) sideEffect(obj map[string]any, p string) SideEffect {
 		Metadata:   d.OptObject(obj, p, "metadata"),
 		Extra:      extra(obj, isSideEffectField),
 	}
-}
-
-func isSideEffectField(k string) bool {
-	switch k {
-	case "kind", "target", "capability", "mutation", "metadata":
-		return true
-	}
-	return false
 }
 
 func (d *Fields) approval(obj map[string]any, p string) *Approval {
@@ -270,14 +270,6 @@ func (d *Fields) approval(obj map[string]any, p string) *Approval {
 		a.Required = *b
 	}
 	return a
-}
-
-func isApprovalField(k string) bool {
-	switch k {
-	case "prompt", "approver", "required", "boundary":
-		return true
-	}
-	return false
 }
 
 func (d *Fields) cost(obj map[string]any, p string) *Cost {
@@ -295,14 +287,6 @@ func (d *Fields) cost(obj map[string]any, p string) *Cost {
 	}
 }
 
-func isCostField(k string) bool {
-	switch k {
-	case "model", "model_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_cost_usd", "wall_ms":
-		return true
-	}
-	return false
-}
-
 func (d *Fields) usage(obj map[string]any, p string) *Usage {
 	return &Usage{
 		ModelCalls:   d.Count(obj, p, "model_calls"),
@@ -314,14 +298,6 @@ func (d *Fields) usage(obj map[string]any, p string) *Usage {
 	}
 }
 
-func isUsageField(k string) bool {
-	switch k {
-	case "model_calls", "input_tokens", "output_tokens", "total_cost_usd", "wall_ms":
-		return true
-	}
-	return false
-}
-
 func (d *Fields) flow(obj map[string]any, p string) *Flow {
 	return &Flow{
 		TraceID:       d.OptString(obj, p, "trace_id"),
@@ -331,14 +307,6 @@ func (d *Fields) flow(obj map[string]any, p string) *Flow {
 		SliceIDs:      d.OptStrings(obj, p, "slice_ids"),
 		Extra:         extra(obj, isFlowField),
 	}
-}
-
-func isFlowField(k string) bool {
-	switch k {
-	case "trace_id", "agent_run_id", "transcript_ref", "atom_ids", "slice_ids":
-		return true
-	}
-	return false
 }
 
 // allowlistRule reads one rule and checks its path now rather than when
@@ -358,14 +326,6 @@ func (d *Fields) allowlistRule(obj map[string]any, p string) AllowlistRule {
 		}
 	}
 	return r
-}
-
-func isAllowlistField(k string) bool {
-	switch k {
-	case "path", "reason", "replacement":
-		return true
-	}
-	return false
 }
 
 // unmarshal is the UnmarshalJSON of every type in this package: it parses
