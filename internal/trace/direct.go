@@ -205,23 +205,8 @@ func (p *Parser) directAction(depth, i int, a *Action) bool {
 			if p.skipNull() {
 				return true
 			}
-			ap := &Approval{}
-			a.Approval = ap
-			return p.skimObject(depth, func(member []byte) bool {
-				switch string(member) {
-				case "prompt":
-					return p.directString(&ap.Prompt)
-				case "approver":
-					return p.directString(&ap.Approver)
-				case "boundary":
-					return p.directKey(&ap.Boundary)
-				case "required":
-					b, ok := p.optBool()
-					ap.Required = b == 1
-					return ok
-				}
-				return p.directExtra(&ap.Extra, member, depth+1)
-			})
+			a.Approval = &Approval{}
+			return p.directApproval(depth, a.Approval)
 		case "cost":
 			if p.skipNull() {
 				return true
@@ -314,6 +299,26 @@ func (p *Parser) directSideEffect(depth int, s *SideEffect) bool {
 		}
 		return p.directExtra(&s.Extra, member, depth)
 	}) && kind
+}
+
+// directApproval reads the approval object at p.pos, whose own depth is
+// depth+1.
+func (p *Parser) directApproval(depth int, ap *Approval) bool {
+	return p.skimObject(depth, func(member []byte) bool {
+		switch string(member) {
+		case "prompt":
+			return p.directString(&ap.Prompt)
+		case "approver":
+			return p.directString(&ap.Approver)
+		case "boundary":
+			return p.directKey(&ap.Boundary)
+		case "required":
+			b, ok := p.optBool()
+			ap.Required = b == 1
+			return ok
+		}
+		return p.directExtra(&ap.Extra, member, depth+1)
+	})
 }
 
 // directAllowlistRule reads a replay allowlist rule whose members are at

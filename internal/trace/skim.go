@@ -159,24 +159,17 @@ func (p *Parser) skimTrace(s *Skim) bool {
 		case "source", "source_hash", "workflow_id", "started_at", "finished_at":
 			_, ok := p.optString()
 			return ok
+		// Rare and small, the flow and the allowlist are checked by
+		// DecodeDirect's readers, and what they build is dropped.
 		case "flow":
-			return p.skipNull() || p.skimObject(depth, func(name []byte) bool {
-				switch string(name) {
-				case "trace_id", "agent_run_id", "transcript_ref":
-					_, ok := p.optString()
-					return ok
-				case "atom_ids", "slice_ids":
-					return p.optStrings(depth + 1)
-				}
-				return p.skip(depth + 1)
-			})
+			return p.skipNull() || p.directFlow(depth, &Flow{})
+		case "replay_allowlist":
+			return p.skipNull() || p.skimArray(depth, func(int) bool { return p.directAllowlistRule(depth+2, &AllowlistRule{}) })
 		case "actions":
 			actions = true
 			return p.skimActions(depth, s)
 		case "replay_run":
 			return p.skipNull() || p.peek('{') && p.skip(depth)
-		case "replay_allowlist":
-			return p.skipNull() || p.skimArray(depth, func(int) bool { return p.skimAllowlistRule(depth + 2) })
 		case "usage":
 			return p.skipNull() || p.skimObject(depth, func(name []byte) bool {
 				return p.skimCostMember(name, depth+1)
@@ -293,18 +286,10 @@ func (p *Parser) skimAction(depth, i int, a *SkimAction) bool {
 				}) && kind
 			})
 		case "approval":
-			return p.skipNull() || p.skimObject(depth, func(member []byte) bool {
-				switch string(member) {
-				case "prompt", "approver", "boundary":
-					_, ok := p.optString()
-					return ok
-				case "required":
-					b, ok := p.optBool()
-					a.ApprovalRequired = b == 1
-					return ok
-				}
-				return p.skip(depth + 1)
-			})
+			var ap Approval
+			ok := p.skipNull() || p.directApproval(depth, &ap)
+			a.ApprovalRequired = ap.Required
+			return ok
 		case "cost":
 			return p.skipNull() || p.skimObject(depth, func(member []byte) bool {
 				if string(member) == "model" {
@@ -390,28 +375,6 @@ func (p *Parser) signature(kind Kind, name string, keys [][]byte) string {
 	}
 	p.sigs[s] = s
 	return s
-}
-
-// skimAllowlistRule reads a replay allowlist rule whose members are at
-// depth, checking its path as Decode does.
-func (p *Parser) skimAllowlistRule(depth int) bool {
-	var path, reason bool
-	return p.skimObject(depth-1, func(member []byte) bool {
-		switch string(member) {
-		case "path":
-			text, ok := p.reqString()
-			if !ok {
-				return false
-			}
-			_, err := CompilePattern(string(text))
-			path = err == nil
-			return path
-		case "reason":
-			_, reason = p.reqString()
-			return reason
-		}
-		return p.skip(depth)
-	}) && path && reason
 }
 
 // skimCostMember reads a member of a cost or usage object: a count, an
