@@ -153,11 +153,6 @@ func appendAction(dst []byte, a *trace.Action, depth int) ([]byte, error) {
 			dst, err = jsontext.AppendCanonical(dst, v, depth+1)
 		}
 	}
-	marshalled := func(v any) {
-		if err == nil {
-			dst, err = jsontext.AppendCanonical(dst, v, depth+1)
-		}
-	}
 	strs := func(l []string) {
 		if len(l) == 0 {
 			dst = append(dst, "[]"...)
@@ -175,7 +170,7 @@ func appendAction(dst []byte, a *trace.Action, depth int) ([]byte, error) {
 	}
 	if a.Approval != nil {
 		member("approval")
-		marshalled(*a.Approval)
+		value(*a.Approval)
 	}
 	if a.Capabilities != nil {
 		member("capabilities")
@@ -183,7 +178,7 @@ func appendAction(dst []byte, a *trace.Action, depth int) ([]byte, error) {
 	}
 	if a.Cost != nil {
 		member("cost")
-		marshalled(*a.Cost)
+		value(*a.Cost)
 	}
 	if a.Deterministic != nil {
 		member("deterministic")
@@ -229,7 +224,7 @@ func appendAction(dst []byte, a *trace.Action, depth int) ([]byte, error) {
 	}
 	if a.SideEffects != nil {
 		member("side_effects")
-		marshalled(a.SideEffects)
+		value(a.SideEffects)
 	}
 	if a.Timestamp != "" {
 		member("timestamp")
