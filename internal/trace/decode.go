@@ -329,11 +329,12 @@ func (d *Fields) allowlistRule(obj map[string]any, p string) AllowlistRule {
 }
 
 // unmarshal is the UnmarshalJSON of every type in this package: it parses
-// data as generic values, checks that it is an object, and converts it with
-// conv, so that json.Unmarshal into these types applies the same checks,
-// defaults and Extra handling as Decode. Errors carry paths relative to the
-// value ("$" is the value itself) and no file.
-func unmarshal(data []byte, conv func(d *Fields, obj map[string]any)) error {
+// data as generic values, checks that it is an object, converts it with
+// conv and stores the result in dst, so that json.Unmarshal into these
+// types applies the same checks, defaults and Extra handling as Decode.
+// Errors carry paths relative to the value ("$" is the value itself) and
+// no file; dst is left as it was.
+func unmarshal[T any](data []byte, dst *T, conv func(d *Fields, obj map[string]any) T) error {
 	v, err := ParseJSON(data, "", 0)
 	if err != nil {
 		return err
@@ -343,97 +344,53 @@ func unmarshal(data []byte, conv func(d *Fields, obj map[string]any)) error {
 		return ErrorList{{Path: "$", Msg: "expected object, got " + TypeName(v)}}
 	}
 	d := &Fields{}
-	conv(d, obj)
-	return d.Errs.Err()
+	out := conv(d, obj)
+	if err := d.Errs.Err(); err != nil {
+		return err
+	}
+	*dst = out
+	return nil
 }
 
 // UnmarshalJSON decodes a trace document like Decode with no file name:
 // the id stays empty when the document has none.
 func (t *Trace) UnmarshalJSON(data []byte) error {
-	var out *Trace
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.trace(obj) })
-	if err != nil {
-		return err
-	}
-	*t = *out
-	return nil
+	return unmarshal(data, t, func(d *Fields, obj map[string]any) Trace { return *d.trace(obj) })
 }
 
 // UnmarshalJSON decodes one action with the checks of Decode. A missing id
 // stays empty, since there is no position to number the action by.
 func (a *Action) UnmarshalJSON(data []byte) error {
-	var out Action
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.action(obj, "$", -1) })
-	if err != nil {
-		return err
-	}
-	*a = out
-	return nil
+	return unmarshal(data, a, func(d *Fields, obj map[string]any) Action { return d.action(obj, "$", -1) })
 }
 
 // UnmarshalJSON decodes one side effect with the checks of Decode.
 func (s *SideEffect) UnmarshalJSON(data []byte) error {
-	var out SideEffect
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.sideEffect(obj, "$") })
-	if err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	return unmarshal(data, s, func(d *Fields, obj map[string]any) SideEffect { return d.sideEffect(obj, "$") })
 }
 
 // UnmarshalJSON decodes an approval with the checks of Decode.
 func (a *Approval) UnmarshalJSON(data []byte) error {
-	var out *Approval
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.approval(obj, "$") })
-	if err != nil {
-		return err
-	}
-	*a = *out
-	return nil
+	return unmarshal(data, a, func(d *Fields, obj map[string]any) Approval { return *d.approval(obj, "$") })
 }
 
 // UnmarshalJSON decodes a cost with the checks of Decode.
 func (c *Cost) UnmarshalJSON(data []byte) error {
-	var out *Cost
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.cost(obj, "$") })
-	if err != nil {
-		return err
-	}
-	*c = *out
-	return nil
+	return unmarshal(data, c, func(d *Fields, obj map[string]any) Cost { return *d.cost(obj, "$") })
 }
 
 // UnmarshalJSON decodes a usage total with the checks of Decode.
 func (u *Usage) UnmarshalJSON(data []byte) error {
-	var out *Usage
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.usage(obj, "$") })
-	if err != nil {
-		return err
-	}
-	*u = *out
-	return nil
+	return unmarshal(data, u, func(d *Fields, obj map[string]any) Usage { return *d.usage(obj, "$") })
 }
 
 // UnmarshalJSON decodes flow provenance with the checks of Decode.
 func (f *Flow) UnmarshalJSON(data []byte) error {
-	var out *Flow
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.flow(obj, "$") })
-	if err != nil {
-		return err
-	}
-	*f = *out
-	return nil
+	return unmarshal(data, f, func(d *Fields, obj map[string]any) Flow { return *d.flow(obj, "$") })
 }
 
 // UnmarshalJSON decodes an allowlist rule with the checks of Decode,
 // including the syntax of its path pattern.
 func (r *AllowlistRule) UnmarshalJSON(data []byte) error {
-	var out AllowlistRule
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.allowlistRule(obj, "$") })
-	if err != nil {
-		return err
-	}
-	*r = out
-	return nil
+	return unmarshal(data, r, func(d *Fields, obj map[string]any) AllowlistRule { return d.allowlistRule(obj, "$") })
 }
