@@ -342,16 +342,7 @@ func (e *encoder) literal(word string) error {
 	return nil
 }
 
-func (e *encoder) skip() {
-	for e.pos < len(e.src) {
-		switch e.src[e.pos] {
-		case ' ', '\t', '\n', '\r':
-			e.pos++
-		default:
-			return
-		}
-	}
-}
+func (e *encoder) skip() { e.pos = jsontext.SkipSpace(e.src, e.pos) }
 
 func (e *encoder) eof() error {
 	return e.syntax("unexpected end of JSON input")
@@ -375,11 +366,9 @@ func slowBytes(b []byte) ([]byte, int, error) {
 		return nil, 0, errors.New("invalid data after top-level value")
 	}
 	out, n := Value(v)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
+	text, err := jsontext.AppendCompact(nil, out)
+	if err != nil {
 		return nil, 0, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), n, nil
+	return text, n, nil
 }
