@@ -142,18 +142,9 @@ func (o *object) str(key, s string) {
 }
 
 func (o *object) strings(key string, l []string) {
-	if l == nil {
-		return
+	if l != nil {
+		o.list(key, len(l), func(dst []byte, i int) ([]byte, error) { return jsontext.AppendQuote(dst, l[i]), nil })
 	}
-	o.key(key)
-	o.buf = append(o.buf, '[')
-	for i, s := range l {
-		if i > 0 {
-			o.buf = append(o.buf, ',')
-		}
-		o.buf = jsontext.AppendQuote(o.buf, s)
-	}
-	o.buf = append(o.buf, ']')
 }
 
 func (o *object) generic(key string, v any) {
