@@ -36,8 +36,15 @@ func (p *Parser) DecodeDirect(data []byte, file string, line int) (t *Trace, ok 
 
 // directTrace reads the trace object at p.pos into t.
 func (p *Parser) directTrace(t *Trace) bool {
+	return p.traceMembers(t, func(depth int) bool { return p.directActions(depth, t) }, nil)
+}
+
+// traceMembers reads the trace object at p.pos into t but for its
+// actions, which actions reads (the array's own depth is depth+1); a
+// trace without actions is declined.
+func (p *Parser) traceMembers(t *Trace, actions, metadata func(depth int) bool) bool {
 	const depth = 1 // of the trace's members
-	actions := false
+	hasActions := false
 	return p.skimObject(0, func(name []byte) bool {
 		switch string(name) {
 		case "version":
@@ -61,8 +68,8 @@ func (p *Parser) directTrace(t *Trace) bool {
 			t.Flow = &Flow{}
 			return p.directFlow(depth, t.Flow)
 		case "actions":
-			actions = true
-			return p.directActions(depth, t)
+			hasActions = true
+			return actions(depth)
 		case "replay_run":
 			m, ok := p.directObject(depth)
 			t.ReplayRun = m
@@ -98,12 +105,15 @@ func (p *Parser) directTrace(t *Trace) bool {
 				return p.directExtra(&u.Extra, name, depth+1)
 			})
 		case "metadata":
+			if metadata != nil {
+				return metadata(depth)
+			}
 			m, ok := p.directObject(depth)
 			t.Metadata = m
 			return ok
 		}
 		return p.directExtra(&t.Extra, name, depth)
-	}) && actions
+	}) && hasActions
 }
 
 // directFlow reads the flow object at p.pos, whose own depth is depth+1.
@@ -128,9 +138,6 @@ func (p *Parser) directFlow(depth int, f *Flow) bool {
 // directActions reads the actions array, whose own depth is depth+1,
 // checking that action ids, given or defaulted, are unique.
 func (p *Parser) directActions(depth int, t *Trace) bool {
-	if p.ids == nil {
-		p.ids = make(map[string]struct{})
-	}
 	p.actions = p.actions[:0]
 	n := 0
 	ok := p.skimArray(depth, func(i int) bool {
@@ -140,18 +147,25 @@ func (p *Parser) directActions(depth int, t *Trace) bool {
 		}
 		p.actions = append(p.actions, Action{})
 		a := &p.actions[len(p.actions)-1]
-		if !p.directAction(depth+2, i, a) {
-			return false
-		}
-		if _, dup := p.ids[a.ID]; dup {
-			return false
-		}
-		p.ids[a.ID] = struct{}{}
-		return true
+		return p.directAction(depth+2, i, a) && p.newActionID(a.ID)
 	})
 	t.Actions = make([]Action, len(p.actions))
 	copy(t.Actions, p.actions)
 	return ok && (p.window == nil || n >= p.window.Hi)
+}
+
+// newActionID records the id of an action of the current trace, and
+// reports whether it is new: action ids, given or defaulted, are unique in
+// a trace.
+func (p *Parser) newActionID(id string) bool {
+	if p.ids == nil {
+		p.ids = make(map[string]struct{})
+	}
+	if _, dup := p.ids[id]; dup {
+		return false
+	}
+	p.ids[id] = struct{}{}
+	return true
 }
 
 // directAction reads the action object at p.pos, the i-th of its trace;

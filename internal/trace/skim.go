@@ -142,85 +142,54 @@ func (p *Parser) release() {
 	p.actions = p.actions[:0]
 }
 
-// skimTrace reads the trace object at p.pos.
+// skimTrace reads the trace object at p.pos. The trace's own members,
+// small beside its actions, are read by DecodeDirect's reader of them;
+// the actions are skimmed.
 func (p *Parser) skimTrace(s *Skim) bool {
-	const depth = 1 // of the trace's members
-	actions := false
-	return p.skimObject(0, func(name []byte) bool {
-		switch string(name) {
-		case "version":
-			return p.skimVersion()
-		case "id":
-			text, ok := p.optString()
-			if ok && text != nil {
-				s.ID = string(text)
+	var t Trace
+	metadata := func(depth int) bool {
+		return p.skipNull() || p.skimObject(depth, func(name []byte) bool {
+			if string(name) == "agent" {
+				v, ok := p.value(depth + 1)
+				s.Agent, s.HasAgent = v, true
+				return ok
 			}
-			return ok
-		case "source", "source_hash", "workflow_id", "started_at", "finished_at":
-			_, ok := p.optString()
-			return ok
-		// Rare and small, the flow and the allowlist are checked by
-		// DecodeDirect's readers, and what they build is dropped.
-		case "flow":
-			return p.skipNull() || p.directFlow(depth, &Flow{})
-		case "replay_allowlist":
-			return p.skipNull() || p.skimArray(depth, func(int) bool { return p.directAllowlistRule(depth+2, &AllowlistRule{}) })
-		case "actions":
-			actions = true
-			return p.skimActions(depth, s)
-		case "replay_run":
-			return p.skipNull() || p.peek('{') && p.skip(depth)
-		case "usage":
-			return p.skipNull() || p.skimObject(depth, func(name []byte) bool {
-				return p.skimCostMember(name, depth+1)
-			})
-		case "metadata":
-			return p.skipNull() || p.skimObject(depth, func(name []byte) bool {
-				if string(name) == "agent" {
-					v, ok := p.value(depth + 1)
-					s.Agent, s.HasAgent = v, true
-					return ok
-				}
-				if string(name) == "parent_session_id" {
-					v, ok := p.value(depth + 1)
-					// The last member wins, as it does in Decode.
-					s.ParentSession, _ = v.(string)
-					return ok
-				}
-				if mayMarkPolicy(name) {
-					key := string(name)
-					v, ok := p.value(depth + 1)
-					s.MetadataViolation = s.MetadataViolation || policyMarker(key, v)
-					return ok
-				}
-				return p.skip(depth + 1)
-			})
-		case "payload", "resourceSpans":
-			// What makes a *.json document an agent session record
-			// (a Codex envelope, an OTLP export) to the loader.
-			return false
-		}
-		return p.skip(depth)
-	}) && actions
+			if string(name) == "parent_session_id" {
+				v, ok := p.value(depth + 1)
+				// The last member wins, as it does in Decode.
+				s.ParentSession, _ = v.(string)
+				return ok
+			}
+			if mayMarkPolicy(name) {
+				key := string(name)
+				v, ok := p.value(depth + 1)
+				s.MetadataViolation = s.MetadataViolation || policyMarker(key, v)
+				return ok
+			}
+			return p.skip(depth + 1)
+		})
+	}
+	if !p.traceMembers(&t, func(depth int) bool { return p.skimActions(depth, s) }, metadata) {
+		return false
+	}
+	// What makes a *.json document an agent session record (a Codex
+	// envelope, an OTLP export) to the loader.
+	if _, ok := t.Extra["payload"]; ok {
+		return false
+	}
+	if _, ok := t.Extra["resourceSpans"]; ok {
+		return false
+	}
+	s.ID = t.ID
+	return true
 }
 
 // skimActions reads the actions array, whose own depth is depth+1.
 func (p *Parser) skimActions(depth int, s *Skim) bool {
-	if p.ids == nil {
-		p.ids = make(map[string]struct{})
-	}
 	return p.skimArray(depth, func(i int) bool {
 		s.Actions = append(s.Actions, SkimAction{})
 		a := &s.Actions[len(s.Actions)-1]
-		if !p.skimAction(depth+2, i, a) {
-			return false
-		}
-		// Action ids, given or defaulted, are unique in a trace.
-		if _, dup := p.ids[a.ID]; dup {
-			return false
-		}
-		p.ids[a.ID] = struct{}{}
-		return true
+		return p.skimAction(depth+2, i, a) && p.newActionID(a.ID)
 	})
 }
 
@@ -292,11 +261,16 @@ func (p *Parser) skimAction(depth, i int, a *SkimAction) bool {
 			return ok
 		case "cost":
 			return p.skipNull() || p.skimObject(depth, func(member []byte) bool {
-				if string(member) == "model" {
+				switch string(member) {
+				case "model":
 					_, ok := p.optString()
 					return ok
+				case "model_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "wall_ms":
+					return p.skipNull() || p.count()
+				case "total_cost_usd":
+					return p.skipNull() || p.amount()
 				}
-				return p.skimCostMember(member, depth+1)
+				return p.skip(depth + 1)
 			})
 		case "duration_ms":
 			return p.skipNull() || p.count()
@@ -375,18 +349,6 @@ func (p *Parser) signature(kind Kind, name string, keys [][]byte) string {
 	}
 	p.sigs[s] = s
 	return s
-}
-
-// skimCostMember reads a member of a cost or usage object: a count, an
-// amount or anything else.
-func (p *Parser) skimCostMember(name []byte, depth int) bool {
-	switch string(name) {
-	case "model_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "wall_ms":
-		return p.skipNull() || p.count()
-	case "total_cost_usd":
-		return p.skipNull() || p.amount()
-	}
-	return p.skip(depth)
 }
 
 // skimObject reads the object at p.pos (after white space), calling
