@@ -87,23 +87,11 @@ func (p *Parser) traceMembers(t *Trace, actions, metadata func(depth int) bool) 
 			if p.skipNull() {
 				return true
 			}
-			u := &Usage{}
-			t.Usage = u
-			return p.skimObject(depth, func(name []byte) bool {
-				switch string(name) {
-				case "model_calls":
-					return p.directCount(&u.ModelCalls)
-				case "input_tokens":
-					return p.directCount(&u.InputTokens)
-				case "output_tokens":
-					return p.directCount(&u.OutputTokens)
-				case "total_cost_usd":
-					return p.directAmount(&u.TotalCostUSD)
-				case "wall_ms":
-					return p.directCount(&u.WallMS)
-				}
-				return p.directExtra(&u.Extra, name, depth+1)
-			})
+			var c Cost
+			ok := p.directCost(depth, &c, true)
+			t.Usage = &Usage{ModelCalls: c.ModelCalls, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens,
+				TotalCostUSD: c.TotalCostUSD, WallMS: c.WallMS, Extra: c.Extra}
+			return ok
 		case "metadata":
 			if metadata != nil {
 				return metadata(depth)
@@ -225,33 +213,8 @@ func (p *Parser) directAction(depth, i int, a *Action) bool {
 			if p.skipNull() {
 				return true
 			}
-			c := &Cost{}
-			a.Cost = c
-			return p.skimObject(depth, func(member []byte) bool {
-				switch string(member) {
-				case "model":
-					text, ok := p.optString()
-					if ok && text != nil {
-						c.Model = p.key(text)
-					}
-					return ok
-				case "model_calls":
-					return p.directCount(&c.ModelCalls)
-				case "input_tokens":
-					return p.directCount(&c.InputTokens)
-				case "output_tokens":
-					return p.directCount(&c.OutputTokens)
-				case "cache_read_tokens":
-					return p.directCount(&c.CacheReadTokens)
-				case "cache_write_tokens":
-					return p.directCount(&c.CacheWriteTokens)
-				case "total_cost_usd":
-					return p.directAmount(&c.TotalCostUSD)
-				case "wall_ms":
-					return p.directCount(&c.WallMS)
-				}
-				return p.directExtra(&c.Extra, member, depth+1)
-			})
+			a.Cost = &Cost{}
+			return p.directCost(depth, a.Cost, false)
 		case "duration_ms":
 			if p.skipNull() {
 				return true
@@ -313,6 +276,38 @@ func (p *Parser) directSideEffect(depth int, s *SideEffect) bool {
 		}
 		return p.directExtra(&s.Extra, member, depth)
 	}) && kind
+}
+
+// directCost reads the cost object at p.pos, whose own depth is depth+1,
+// into c. A usage object (usage set) has the members of a cost but the
+// model and the cache counts, which are unknown members there, kept in
+// Extra.
+func (p *Parser) directCost(depth int, c *Cost, usage bool) bool {
+	return p.skimObject(depth, func(member []byte) bool {
+		switch string(member) {
+		case "model_calls":
+			return p.directCount(&c.ModelCalls)
+		case "input_tokens":
+			return p.directCount(&c.InputTokens)
+		case "output_tokens":
+			return p.directCount(&c.OutputTokens)
+		case "total_cost_usd":
+			return p.directAmount(&c.TotalCostUSD)
+		case "wall_ms":
+			return p.directCount(&c.WallMS)
+		}
+		if !usage {
+			switch string(member) {
+			case "model":
+				return p.directKey(&c.Model)
+			case "cache_read_tokens":
+				return p.directCount(&c.CacheReadTokens)
+			case "cache_write_tokens":
+				return p.directCount(&c.CacheWriteTokens)
+			}
+		}
+		return p.directExtra(&c.Extra, member, depth+1)
+	})
 }
 
 // directApproval reads the approval object at p.pos, whose own depth is
