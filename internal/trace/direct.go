@@ -440,21 +440,24 @@ func (p *Parser) directBool(dst **bool) bool {
 }
 
 // directCount reads a count member written as a plain non-negative
-// integer literal; null leaves dst 0. Other forms Decode accepts (1e3,
-// 30.0, -0) are declined.
+// integer literal, which then fits an int64 for sure; null leaves dst 0.
+// Other forms Decode accepts (1e3, 30.0, -0) are declined.
 func (p *Parser) directCount(dst *int64) bool {
 	if p.skipNull() {
 		return true
 	}
-	p.skipSpace()
-	start := p.pos
-	if !p.count() {
+	end, ok := p.numberAt()
+	if !ok || end-p.pos > maxCountDigits {
 		return false
 	}
 	var n int64
-	for _, c := range p.data[start:p.pos] {
+	for _, c := range p.data[p.pos:end] {
+		if !isDigit(c) {
+			return false
+		}
 		n = n*10 + int64(c-'0')
 	}
+	p.pos = end
 	*dst = n
 	return true
 }

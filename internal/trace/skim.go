@@ -266,14 +266,14 @@ func (p *Parser) skimAction(depth, i int, a *SkimAction) bool {
 					_, ok := p.optString()
 					return ok
 				case "model_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "wall_ms":
-					return p.skipNull() || p.count()
+					return p.directCount(new(int64)) // checked, not kept
 				case "total_cost_usd":
 					return p.skipNull() || p.amount()
 				}
 				return p.skip(depth + 1)
 			})
 		case "duration_ms":
-			return p.skipNull() || p.count()
+			return p.directCount(new(int64))
 		case "deterministic":
 			b, ok := p.optBool()
 			deterministic = b == 0
@@ -463,22 +463,6 @@ func (p *Parser) numberAt() (int, bool) {
 		return 0, false
 	}
 	return p.numberEnd()
-}
-
-// count reads a count written as a plain integer literal, which is then
-// a non-negative int64 for sure.
-func (p *Parser) count() bool {
-	end, ok := p.numberAt()
-	if !ok || end-p.pos > maxCountDigits {
-		return false
-	}
-	for _, c := range p.data[p.pos:end] {
-		if !isDigit(c) {
-			return false
-		}
-	}
-	p.pos = end
-	return true
 }
 
 // amount reads an amount written as a non-negative number without an
