@@ -116,7 +116,7 @@ func (p *Parser) shapedObject(depth int, s *Shape) (any, bool) {
 		return nil, false
 	}
 	base := len(p.members)
-	dup, ok := p.objectMembers(func(name []byte) bool {
+	ok := p.objectMembers(func(name []byte) bool {
 		child, named := s.Members[string(name)]
 		if !named && s.Only {
 			return p.skip(depth)
@@ -134,7 +134,6 @@ func (p *Parser) shapedObject(depth int, s *Shape) (any, bool) {
 	for _, e := range members {
 		m[e.key] = e.val
 	}
-	p.dup = p.dup || dup
 	clear(members)
 	p.members = p.members[:base]
 	return m, true
@@ -207,70 +206,62 @@ func (p *Parser) skip(depth int) bool {
 }
 
 func (p *Parser) skipObject(depth int) bool {
-	if depth > maxDepth {
-		return false
-	}
-	dup, ok := p.objectMembers(func([]byte) bool { return p.skip(depth) })
-	p.dup = p.dup || dup
-	return ok
+	return depth <= maxDepth && p.objectMembers(func([]byte) bool { return p.skip(depth) })
 }
 
 func (p *Parser) skipArray(depth int) bool {
-	if depth > maxDepth {
-		return false
-	}
-	return p.arrayElems(func(int) bool { return p.skip(depth) })
+	return depth <= maxDepth && p.arrayElems(func(int) bool { return p.skip(depth) })
 }
 
 // objectMembers reads the object whose '{' is at p.pos, calling member
 // for each member with its name once p.pos is at its value; member reads
 // the value and returns false to stop. The names are collected on
-// p.skipped to tell whether one comes twice, which dup reports. ok is
+// p.skipped to tell whether one comes twice, which sets p.dup. It reports
 // false when the object is not valid JSON or member stopped. Skipping a
-// value (skipObject) and reading one member by member (skimObject) share
-// it.
-func (p *Parser) objectMembers(member func(name []byte) bool) (dup, ok bool) {
+// value (skipObject), reading one member by member (skimObject) and
+// reading it with a shape (shapedObject) share it.
+func (p *Parser) objectMembers(member func(name []byte) bool) bool {
 	p.pos++ // {
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
-		return false, true
+		return true
 	}
 	base := len(p.skipped)
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-			return false, false
+			return false
 		}
 		start := p.pos
 		k, ok := p.str()
 		if !ok {
-			return false, false
+			return false
 		}
 		name := p.skippedName(start, k)
 		p.skipped = append(p.skipped, name)
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return false, false
+			return false
 		}
 		p.pos++
 		if !member(name) {
-			return false, false
+			return false
 		}
 		p.skipSpace()
 		if p.pos >= len(p.data) {
-			return false, false
+			return false
 		}
 		switch p.data[p.pos] {
 		case ',':
 			p.pos++
 		case '}':
 			p.pos++
-			dup = hasDuplicate(p.skipped[base:])
+			p.dup = p.dup || hasDuplicate(p.skipped[base:])
 			p.skipped = p.skipped[:base]
-			return dup, true
+			return true
 		default:
-			return false, false
+			return false
 		}
 	}
 }

@@ -358,21 +358,14 @@ func (p *Parser) signature(kind Kind, name string, keys [][]byte) string {
 // name that comes twice. depth is the number of arrays and objects
 // around the object; its members' values are at depth+1.
 func (p *Parser) skimObject(depth int, member func(name []byte) bool) bool {
-	if !p.peek('{') || depth+1 > maxDepth {
-		return false
-	}
-	dup, ok := p.objectMembers(member)
-	return ok && !dup
+	return p.peek('{') && depth+1 <= maxDepth && p.objectMembers(member)
 }
 
 // skimArray reads the array at p.pos (after white space), calling elem
 // for each element with its index, once p.pos is at it. depth is the
 // number of arrays and objects around the array.
 func (p *Parser) skimArray(depth int, elem func(i int) bool) bool {
-	if !p.peek('[') || depth+1 > maxDepth {
-		return false
-	}
-	return p.arrayElems(elem)
+	return p.peek('[') && depth+1 <= maxDepth && p.arrayElems(elem)
 }
 
 // skimVersion reads a trace's version: null, 0 and 1 all read as
