@@ -153,28 +153,13 @@ func appendAction(dst []byte, a *trace.Action, depth int) ([]byte, error) {
 			dst, err = jsontext.AppendCanonical(dst, v, depth+1)
 		}
 	}
-	strs := func(l []string) {
-		if len(l) == 0 {
-			dst = append(dst, "[]"...)
-			return
-		}
-		dst = append(dst, '[')
-		for i, s := range l {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsontext.AppendNewline(dst, depth+2)
-			dst = jsontext.AppendString(dst, s)
-		}
-		dst = append(jsontext.AppendNewline(dst, depth+1), ']')
-	}
 	if a.Approval != nil {
 		member("approval")
 		value(*a.Approval)
 	}
 	if a.Capabilities != nil {
 		member("capabilities")
-		strs(a.Capabilities)
+		value(a.Capabilities)
 	}
 	if a.Cost != nil {
 		member("cost")
@@ -220,7 +205,7 @@ func appendAction(dst []byte, a *trace.Action, depth int) ([]byte, error) {
 	}
 	if a.RequiredSecrets != nil {
 		member("required_secrets")
-		strs(a.RequiredSecrets)
+		value(a.RequiredSecrets)
 	}
 	if a.SideEffects != nil {
 		member("side_effects")
