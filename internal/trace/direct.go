@@ -258,17 +258,9 @@ func (p *Parser) directSideEffect(depth int, s *SideEffect) bool {
 		case "target":
 			return p.directKey(&s.Target)
 		case "capability":
-			text, ok := p.optString()
-			if ok && text != nil {
-				s.Capability = p.key(text)
-			}
-			return ok
+			return p.directKey(&s.Capability)
 		case "mutation":
-			text, ok := p.optString()
-			if ok && text != nil {
-				s.Mutation = p.key(text)
-			}
-			return ok
+			return p.directKey(&s.Mutation)
 		case "metadata":
 			m, ok := p.directObject(depth)
 			s.Metadata = m

@@ -203,11 +203,7 @@ func (p *Parser) skimAction(depth, i int, a *SkimAction) bool {
 	ok := p.skimObject(depth-1, func(member []byte) bool {
 		switch string(member) {
 		case "id":
-			text, ok := p.optString()
-			if ok && len(text) > 0 {
-				a.ID = string(text)
-			}
-			return ok
+			return p.directString(&a.ID)
 		case "kind":
 			key, ok := p.reqKey()
 			a.Kind, kind = Kind(key), ok
