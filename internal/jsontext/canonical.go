@@ -26,20 +26,13 @@ import (
 // UTF-8) is encoded with encoding/json, one value at a time, and that
 // compact text rewritten by AppendIndent.
 func Canonical(v any) ([]byte, error) {
-	// A small value is returned as written; a large one passes through
-	// a bytes.Buffer, which doubles as it grows, where a slice grown by
-	// append grows by a quarter once large and would copy a report of
-	// tens of megabytes many times over.
+	// Written to a bytes.Buffer, which doubles as it grows, where a slice
+	// grown by append grows by a quarter once large and would copy a
+	// report of tens of megabytes many times over.
 	var buf bytes.Buffer
-	e := encoder{w: &buf}
-	if err := e.value(v, 0); err != nil {
+	if err := WriteCanonical(&buf, v); err != nil {
 		return nil, err
 	}
-	e.out = append(e.out, '\n')
-	if buf.Len() == 0 {
-		return e.out, nil
-	}
-	buf.Write(e.out)
 	return buf.Bytes(), nil
 }
 
