@@ -87,11 +87,6 @@ func child(parent, k string) string {
 	return parent + "[" + string(q) + "]"
 }
 
-// elem returns the JSON path of element i of the array at parent.
-func elem(parent string, i int) string {
-	return parent + "[" + strconv.Itoa(i) + "]"
-}
-
 func isIdent(s string) bool {
 	if s == "" {
 		return false
