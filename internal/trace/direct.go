@@ -71,9 +71,7 @@ func (p *Parser) traceMembers(t *Trace, actions, metadata func(depth int) bool) 
 			hasActions = true
 			return actions(depth)
 		case "replay_run":
-			m, ok := p.directObject(depth)
-			t.ReplayRun = m
-			return ok
+			return p.directObject(depth, &t.ReplayRun)
 		case "replay_allowlist":
 			if p.skipNull() {
 				return true
@@ -96,9 +94,7 @@ func (p *Parser) traceMembers(t *Trace, actions, metadata func(depth int) bool) 
 			if metadata != nil {
 				return metadata(depth)
 			}
-			m, ok := p.directObject(depth)
-			t.Metadata = m
-			return ok
+			return p.directObject(depth, &t.Metadata)
 		}
 		return p.directExtra(&t.Extra, name, depth)
 	}) && hasActions
@@ -175,21 +171,13 @@ func (p *Parser) directAction(depth, i int, a *Action) bool {
 		case "timestamp":
 			return p.directString(&a.Timestamp)
 		case "parameters":
-			m, ok := p.directObject(depth)
-			a.Parameters = m
-			return ok
+			return p.directObject(depth, &a.Parameters)
 		case "inputs":
-			v, ok := p.value(depth)
-			a.Inputs = v
-			return ok
+			return p.directValue(depth, &a.Inputs)
 		case "output":
-			v, ok := p.value(depth)
-			a.Output = v
-			return ok
+			return p.directValue(depth, &a.Output)
 		case "observed_output":
-			v, ok := p.value(depth)
-			a.ObservedOutput = v
-			return ok
+			return p.directValue(depth, &a.ObservedOutput)
 		case "capabilities":
 			return p.directStrings(depth, &a.Capabilities)
 		case "required_secrets":
@@ -230,9 +218,7 @@ func (p *Parser) directAction(depth, i int, a *Action) bool {
 		case "fuzzy":
 			return p.directBool(&a.Fuzzy)
 		case "metadata":
-			m, ok := p.directObject(depth)
-			a.Metadata = m
-			return ok
+			return p.directObject(depth, &a.Metadata)
 		}
 		return p.directExtra(&a.Extra, member, depth)
 	})
@@ -262,9 +248,7 @@ func (p *Parser) directSideEffect(depth int, s *SideEffect) bool {
 		case "mutation":
 			return p.directKey(&s.Mutation)
 		case "metadata":
-			m, ok := p.directObject(depth)
-			s.Metadata = m
-			return ok
+			return p.directObject(depth, &s.Metadata)
 		}
 		return p.directExtra(&s.Extra, member, depth)
 	}) && kind
@@ -342,9 +326,7 @@ func (p *Parser) directAllowlistRule(depth int, r *AllowlistRule) bool {
 			r.Reason, reason = string(text), ok
 			return ok
 		case "replacement":
-			v, ok := p.value(depth)
-			r.Replacement = v
-			return ok
+			return p.directValue(depth, &r.Replacement)
 		}
 		return p.directExtra(&r.Extra, member, depth)
 	}) && path && reason
@@ -405,19 +387,27 @@ func (p *Parser) directStrings(depth int, dst *[]string) bool {
 }
 
 // directObject reads an optional object member, whose value is at depth,
-// as the generic value Parse gives; null is nil.
-func (p *Parser) directObject(depth int) (map[string]any, bool) {
+// into dst as the generic value Parse gives; null leaves it nil.
+func (p *Parser) directObject(depth int, dst *map[string]any) bool {
 	if p.skipNull() {
-		return nil, true
+		return true
 	}
 	if !p.peek('{') {
-		return nil, false
+		return false
 	}
 	v, ok := p.value(depth)
-	if !ok {
-		return nil, false
+	if ok {
+		*dst = v.(map[string]any)
 	}
-	return v.(map[string]any), true
+	return ok
+}
+
+// directValue reads a member of any type, whose value is at depth, into
+// dst as the generic value Parse gives.
+func (p *Parser) directValue(depth int, dst *any) bool {
+	v, ok := p.value(depth)
+	*dst = v
+	return ok
 }
 
 // directBool reads an optional boolean member into dst; null leaves it
