@@ -42,9 +42,6 @@ type Shape struct {
 // about data is exactly what Parse reports: the same syntax errors and
 // the same duplicate members, wherever they are.
 func (p *Parser) ParseShaped(data []byte, file string, line int, s *Shape) (any, error) {
-	if s == nil {
-		return p.Parse(data, file, line)
-	}
 	var v any
 	if !p.readWhole(data, func() (ok bool) { v, ok = p.shaped(0, s); return ok }) {
 		return parseStd(data, file, line)
