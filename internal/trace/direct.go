@@ -36,8 +36,9 @@ func (p *Parser) DecodeDirect(data []byte, file string, line int) (t *Trace, ok 
 }
 
 // traceMembers reads the trace object at p.pos into t but for its
-// actions, which actions reads (the array's own depth is depth+1); a
-// trace without actions is declined.
+// actions, which actions reads (the array's own depth is depth+1), and
+// its metadata when metadata is not nil, which then reads it in place of
+// t.Metadata. A trace without actions is declined.
 func (p *Parser) traceMembers(t *Trace, actions, metadata func(depth int) bool) bool {
 	const depth = 1 // of the trace's members
 	hasActions := false
