@@ -1,7 +1,9 @@
 package jsontext
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -45,4 +47,55 @@ func TestPosition(t *testing.T) {
 			t.Errorf("Position([]byte(%q), %d) = %d:%d, want %d:%d", src, tc.off, line, col, tc.line, tc.col)
 		}
 	}
+}
+
+// FuzzMembers: on any text Members returns or errs, never panics; on an
+// object encoding/json accepts it gives the names a decoder reads, in
+// order, each with the start of the value that follows it.
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1,"b":[{"c":"}"}]}`, `{"\u00e9":null, "a\"b" : "x"}`, `{"a":`, `{"a" 1}`, `{"\ud800":0}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		i := SkipSpace(src, 0)
+		if i >= len(src) || src[i] != '{' {
+			return
+		}
+		var names []string
+		var values []int
+		end, err := Members([]byte(src), i, func(name []byte, value int) error {
+			names, values = append(names, string(name)), append(values, value)
+			return nil
+		})
+		if !json.Valid([]byte(src)) {
+			return
+		}
+		if err != nil || SkipSpace(src, end) != len(src) {
+			t.Fatalf("Members(%q) = %d, %v on valid JSON", src, end, err)
+		}
+		for _, v := range values {
+			if end, err := SkipValue(src, v); err != nil || !json.Valid([]byte(src[v:end])) {
+				t.Fatalf("Members(%q) gave value %d, where no value starts", src, v)
+			}
+		}
+		dec := json.NewDecoder(strings.NewReader(src))
+		var want []string
+		if _, err := dec.Token(); err != nil {
+			t.Fatal(err)
+		}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, k.(string))
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("Members(%q) names = %q, want %q", src, names, want)
+		}
+	})
 }
