@@ -101,13 +101,7 @@ func (e *encoder) value(depth int) error {
 		}
 		r, k := redactString(s)
 		e.n += k
-		if raw && k == 0 {
-			e.out = append(e.out, '"')
-			e.out = append(e.out, s...)
-			e.out = append(e.out, '"')
-		} else {
-			e.out = jsontext.AppendQuote(e.out, r)
-		}
+		e.quote(r, raw && k == 0)
 		return nil
 	case c == '-' || '0' <= c && c <= '9':
 		return e.number()
@@ -164,13 +158,8 @@ func (e *encoder) object(depth int) error {
 		e.pos++
 		e.skip()
 		start, n := len(e.out), e.n
-		if raw {
-			e.out = append(e.out, '"')
-			e.out = append(e.out, key...)
-			e.out = append(e.out, '"', ':')
-		} else {
-			e.out = append(jsontext.AppendQuote(e.out, key), ':')
-		}
+		e.quote(key, raw)
+		e.out = append(e.out, ':')
 		mark := len(e.out)
 		if err := e.value(depth); err != nil {
 			return err
@@ -310,6 +299,16 @@ func (e *encoder) string() (s string, raw bool, err error) {
 	}
 	e.pos = end
 	return string(b), false, nil
+}
+
+// quote writes the string s: as it is when raw (string found its literal
+// to be its own canonical form), else escaped.
+func (e *encoder) quote(s string, raw bool) {
+	if raw {
+		e.out = append(append(append(e.out, '"'), s...), '"')
+		return
+	}
+	e.out = jsontext.AppendQuote(e.out, s)
 }
 
 func (e *encoder) number() error {
