@@ -98,15 +98,6 @@ func (e *encoder) value(v any, depth int) error {
 			return nil
 		}
 		return e.seq('[', ']', len(v), depth, func(i int) error { return e.value(v[i], depth+1) })
-	case []string: // as the typed road writes it, without reflection
-		if v == nil {
-			e.out = append(e.out, "null"...)
-			return nil
-		}
-		return e.seq('[', ']', len(v), depth, func(i int) error {
-			e.out = AppendString(e.out, v[i])
-			return nil
-		})
 	case map[string]any:
 		if v == nil {
 			e.out = append(e.out, "null"...)

@@ -159,7 +159,7 @@ func appendAction(dst []byte, a *trace.Action, depth int) ([]byte, error) {
 	}
 	if a.Capabilities != nil {
 		member("capabilities")
-		value(a.Capabilities)
+		value(&a.Capabilities) // by pointer, which is boxed without allocating
 	}
 	if a.Cost != nil {
 		member("cost")
@@ -205,7 +205,7 @@ func appendAction(dst []byte, a *trace.Action, depth int) ([]byte, error) {
 	}
 	if a.RequiredSecrets != nil {
 		member("required_secrets")
-		value(a.RequiredSecrets)
+		value(&a.RequiredSecrets)
 	}
 	if a.SideEffects != nil {
 		member("side_effects")
