@@ -25,14 +25,18 @@ import (
 // as Parse checks them.
 func (p *Parser) DecodeDirect(data []byte, file string, line int) (t *Trace, ok bool) {
 	t = &Trace{Version: SchemaVersion}
-	read := func() bool { return p.traceMembers(t, func(depth int) bool { return p.directActions(depth, t) }, nil) }
-	if !p.readWhole(data, read) || p.dup {
+	if !p.readWhole(data, func() bool { return p.directTrace(t) }) || p.dup {
 		return nil, false
 	}
 	if t.ID == "" {
 		t.ID = DeriveID(file, line)
 	}
 	return t, true
+}
+
+// directTrace reads the trace object at p.pos into t.
+func (p *Parser) directTrace(t *Trace) bool {
+	return p.traceMembers(t, func(depth int) bool { return p.directActions(depth, t) }, nil)
 }
 
 // traceMembers reads the trace object at p.pos into t but for its
