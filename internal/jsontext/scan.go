@@ -144,22 +144,15 @@ func SkipValue[T ~string | ~[]byte](src T, i int) (int, error) {
 		}
 		return 0, errTrusted
 	}
+	// A number or a literal ends where white space or punctuation does.
 	j := i
-	for j < len(src) {
-		switch src[j] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return scalar(i, j)
-		}
+	for j < len(src) && !IsSpace(src[j]) && src[j] != ',' && src[j] != '}' && src[j] != ']' {
 		j++
 	}
-	return scalar(i, j)
-}
-
-func scalar(start, end int) (int, error) {
-	if end == start {
+	if j == i {
 		return 0, errTrusted
 	}
-	return end, nil
+	return j, nil
 }
 
 // Members calls member with the decoded name of each member of the
