@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"internal/codegen":      {"internal/trace", "internal/candidate", "internal/derive", "internal/assert"},
 	"internal/replay":       {"internal/trace", "internal/candidate", "internal/derive"},
 	"internal/redact":       {"internal/jsontext"},
-	"internal/plan":         {"internal/candidate", "internal/trace", "internal/atomicfile", "internal/proc"},
+	"internal/plan":         {"internal/candidate", "internal/trace", "internal/jsontext", "internal/atomicfile", "internal/proc"},
 	"internal/toon":         {"internal/jsontext"},
 	"internal/capped":       {},
 	"internal/textdiff":     {},

@@ -26,20 +26,13 @@ import (
 // UTF-8) is encoded with encoding/json, one value at a time, and that
 // compact text rewritten by AppendIndent.
 func Canonical(v any) ([]byte, error) {
-	// A small value is returned as written; a large one passes through
-	// a bytes.Buffer, which doubles as it grows, where a slice grown by
-	// append grows by a quarter once large and would copy a report of
-	// tens of megabytes many times over.
+	// Written to a bytes.Buffer, which doubles as it grows, where a slice
+	// grown by append grows by a quarter once large and would copy a
+	// report of tens of megabytes many times over.
 	var buf bytes.Buffer
-	e := encoder{w: &buf}
-	if err := e.value(v, 0); err != nil {
+	if err := WriteCanonical(&buf, v); err != nil {
 		return nil, err
 	}
-	e.out = append(e.out, '\n')
-	if buf.Len() == 0 {
-		return e.out, nil
-	}
-	buf.Write(e.out)
 	return buf.Bytes(), nil
 }
 
@@ -104,7 +97,7 @@ func (e *encoder) value(v any, depth int) error {
 			e.out = append(e.out, "null"...)
 			return nil
 		}
-		return e.list(len(v), depth, func(i int) error { return e.value(v[i], depth+1) })
+		return e.seq('[', ']', len(v), depth, func(i int) error { return e.value(v[i], depth+1) })
 	case map[string]any:
 		if v == nil {
 			e.out = append(e.out, "null"...)
@@ -121,7 +114,7 @@ func (e *encoder) value(v any, depth int) error {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		return e.object(len(keys), depth, func(i int) error {
+		return e.seq('{', '}', len(keys), depth, func(i int) error {
 			e.out = append(AppendQuote(e.out, keys[i]), ": "...)
 			return e.value(v[keys[i]], depth+1)
 		})
@@ -131,13 +124,14 @@ func (e *encoder) value(v any, depth int) error {
 	return nil
 }
 
-// list writes an array of n elements, elem writing each.
-func (e *encoder) list(n, depth int, elem func(i int) error) error {
+// seq writes an array (open '[') or an object (open '{') of n elements
+// or members, elem writing each (a member with its name).
+func (e *encoder) seq(open, end byte, n, depth int, elem func(i int) error) error {
 	if n == 0 {
-		e.out = append(e.out, "[]"...)
+		e.out = append(e.out, open, end)
 		return nil
 	}
-	e.out = append(e.out, '[')
+	e.out = append(e.out, open)
 	for i := range n {
 		if i > 0 {
 			e.out = append(e.out, ',')
@@ -150,31 +144,7 @@ func (e *encoder) list(n, depth int, elem func(i int) error) error {
 			return err
 		}
 	}
-	e.out = append(AppendNewline(e.out, depth), ']')
-	return nil
-}
-
-// object writes an object of n members, member writing each with its
-// name.
-func (e *encoder) object(n, depth int, member func(i int) error) error {
-	if n == 0 {
-		e.out = append(e.out, "{}"...)
-		return nil
-	}
-	e.out = append(e.out, '{')
-	for i := range n {
-		if i > 0 {
-			e.out = append(e.out, ',')
-		}
-		e.out = AppendNewline(e.out, depth+1)
-		if err := member(i); err != nil {
-			return err
-		}
-		if err := e.next(); err != nil {
-			return err
-		}
-	}
-	e.out = append(AppendNewline(e.out, depth), '}')
+	e.out = append(AppendNewline(e.out, depth), end)
 	return nil
 }
 
@@ -207,6 +177,13 @@ func (e *encoder) typed(v reflect.Value, depth int) error {
 		return e.compact(v.Interface(), depth)
 	}
 	switch v.Kind() {
+	case reflect.Interface, reflect.Pointer, reflect.Slice, reflect.Map:
+		if v.IsNil() {
+			e.out = append(e.out, "null"...)
+			return nil
+		}
+	}
+	switch v.Kind() {
 	case reflect.String:
 		e.out = AppendString(e.out, v.String())
 	case reflect.Bool:
@@ -216,32 +193,14 @@ func (e *encoder) typed(v reflect.Value, depth int) error {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		e.out = strconv.AppendUint(e.out, v.Uint(), 10)
 	case reflect.Interface:
-		if v.IsNil() {
-			e.out = append(e.out, "null"...)
-			return nil
-		}
 		// The interface's own value, unboxed without a copy, takes the
 		// generic road.
 		return e.value(v.Interface(), depth)
 	case reflect.Pointer:
-		if v.IsNil() {
-			e.out = append(e.out, "null"...)
-			return nil
-		}
 		return e.typed(v.Elem(), depth)
-	case reflect.Slice:
-		if v.IsNil() {
-			e.out = append(e.out, "null"...)
-			return nil
-		}
-		return e.list(v.Len(), depth, func(i int) error { return e.typed(v.Index(i), depth+1) })
-	case reflect.Array:
-		return e.list(v.Len(), depth, func(i int) error { return e.typed(v.Index(i), depth+1) })
+	case reflect.Slice, reflect.Array:
+		return e.seq('[', ']', v.Len(), depth, func(i int) error { return e.typed(v.Index(i), depth+1) })
 	case reflect.Map:
-		if v.IsNil() {
-			e.out = append(e.out, "null"...)
-			return nil
-		}
 		return e.typedMap(v, depth)
 	case reflect.Struct:
 		return e.typedStruct(v, depth)
@@ -286,7 +245,7 @@ func (e *encoder) typedMap(v reflect.Value, depth int) error {
 	}
 	slices.Sort(keys)
 	kt := v.Type().Key()
-	return e.object(len(keys), depth, func(i int) error {
+	return e.seq('{', '}', len(keys), depth, func(i int) error {
 		e.out = append(AppendQuote(e.out, keys[i]), ": "...)
 		return e.typed(v.MapIndex(reflect.ValueOf(keys[i]).Convert(kt)), depth+1)
 	})

@@ -1,8 +1,10 @@
 // Package jsontext is the module's one JSON text core: the string
 // encoder (AppendQuote), the string decoder (AppendUnquote), the scanner
-// that skips white space, numbers and whole values, and the canonical
-// writer (Canonical, WriteCanonical, AppendCanonical, AppendIndent) with
-// the plan of how encoding/json writes a struct (Fields).
+// that skips white space, numbers and whole values and walks an object's
+// members (Members), the placing of an offset at its line and column
+// (Position), and the canonical writer (Canonical, WriteCanonical,
+// AppendCanonical, AppendIndent) with the plan of how encoding/json
+// writes a struct (Fields).
 //
 // Every file the module writes by hand as JSON quotes its strings here,
 // so that one format never has two escapings: strings are escaped as

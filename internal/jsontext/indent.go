@@ -125,46 +125,16 @@ func (x *indenter) object(dst, src []byte, i, depth int) ([]byte, int, error) {
 		x.members = append(x.members, nil)
 	}
 	ms := x.members[depth][:0]
-	i = SkipSpace(src, i+1)
-	if i < len(src) && src[i] == '}' {
-		return append(dst, "{}"...), i + 1, nil
+	after, err := Members(src, i, func(name []byte, value int) error {
+		ms = append(ms, member{name: name, value: value})
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
 	}
-	for {
-		if i >= len(src) || src[i] != '"' {
-			return nil, 0, errTrusted
-		}
-		end, err := StringEnd(src, i)
-		if err != nil {
-			return nil, 0, err
-		}
-		name := src[i+1 : end-1]
-		if !plain(name) {
-			if name, _, err = AppendUnquote(nil, src, i); err != nil {
-				return nil, 0, err
-			}
-		}
-		i = SkipSpace(src, end)
-		if i >= len(src) || src[i] != ':' {
-			return nil, 0, errTrusted
-		}
-		i = SkipSpace(src, i+1)
-		ms = append(ms, member{name: name, value: i})
-		if i, err = SkipValue(src, i); err != nil {
-			return nil, 0, err
-		}
-		i = SkipSpace(src, i)
-		if i >= len(src) {
-			return nil, 0, errTrusted
-		}
-		if src[i] == '}' {
-			break
-		}
-		if src[i] != ',' {
-			return nil, 0, errTrusted
-		}
-		i = SkipSpace(src, i+1)
+	if len(ms) == 0 {
+		return append(dst, "{}"...), after, nil
 	}
-	after := i + 1
 	// Stable, so that of two members with one name the later one comes
 	// last and wins below.
 	slices.SortStableFunc(ms, func(a, b member) int { return bytes.Compare(a.name, b.name) })
@@ -184,7 +154,6 @@ func (x *indenter) object(dst, src []byte, i, depth int) ([]byte, int, error) {
 		dst = append(dst, ": "...)
 		// The slice may be reused by a nested object at depth+1 only,
 		// never at this depth, so ms stays valid.
-		var err error
 		if dst, _, err = x.value(dst, src, ms[k].value, depth+1); err != nil {
 			return nil, 0, err
 		}

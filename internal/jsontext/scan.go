@@ -144,20 +144,80 @@ func SkipValue[T ~string | ~[]byte](src T, i int) (int, error) {
 		}
 		return 0, errTrusted
 	}
+	// A number or a literal ends where white space or punctuation does.
 	j := i
-	for j < len(src) {
-		switch src[j] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return scalar(i, j)
-		}
+	for j < len(src) && !IsSpace(src[j]) && src[j] != ',' && src[j] != '}' && src[j] != ']' {
 		j++
 	}
-	return scalar(i, j)
-}
-
-func scalar(start, end int) (int, error) {
-	if end == start {
+	if j == i {
 		return 0, errTrusted
 	}
-	return end, nil
+	return j, nil
+}
+
+// Members calls member with the decoded name of each member of the
+// object whose '{' is src[i], in order, and the index where its value
+// starts, and returns the index after the object. Like SkipValue, it is
+// for text known to be valid: the values are skipped, not checked, and
+// text that is not JSON after all is an error, never a panic. The name
+// is a slice of src, or a copy when it has escapes: member may keep it.
+func Members(src []byte, i int, member func(name []byte, value int) error) (int, error) {
+	i = SkipSpace(src, i+1)
+	if i < len(src) && src[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(src) || src[i] != '"' {
+			return 0, errTrusted
+		}
+		end, err := StringEnd(src, i)
+		if err != nil {
+			return 0, err
+		}
+		name := src[i+1 : end-1]
+		if !plain(name) {
+			if name, _, err = AppendUnquote(nil, src, i); err != nil {
+				return 0, err
+			}
+		}
+		i = SkipSpace(src, end)
+		if i >= len(src) || src[i] != ':' {
+			return 0, errTrusted
+		}
+		if i = SkipSpace(src, i+1); i >= len(src) {
+			return 0, errTrusted
+		}
+		if err := member(name, i); err != nil {
+			return 0, err
+		}
+		if i, err = SkipValue(src, i); err != nil {
+			return 0, err
+		}
+		i = SkipSpace(src, i)
+		if i >= len(src) {
+			return 0, errTrusted
+		}
+		if src[i] == '}' {
+			return i + 1, nil
+		}
+		if src[i] != ',' {
+			return 0, errTrusted
+		}
+		i = SkipSpace(src, i+1)
+	}
+}
+
+// Position returns the line and the column, both from 1, of byte offset
+// off of src (clamped to src), for an error about the byte there.
+// Columns count bytes, as the Go toolchain's do, so that they are exact
+// for any encoding.
+func Position[T ~string | ~[]byte](src T, off int) (line, col int) {
+	off = max(0, min(off, len(src)))
+	line, start := 1, 0
+	for i := range off {
+		if src[i] == '\n' {
+			line, start = line+1, i+1
+		}
+	}
+	return line, off - start + 1
 }

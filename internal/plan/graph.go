@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // graph runs the checks that need the whole graph: reachability, cycles,
@@ -215,7 +217,7 @@ func (c *checker) consecutiveFailures(raw any) {
 					c.v.errorf(CodeBudgetFailuresKinds, path+".kinds", "kind %s is listed twice", quoteAny(e))
 				case !slices.Contains(Kinds, k):
 					bad = true
-					c.v.errorf(CodeBudgetFailuresKind, elem(path+".kinds", i), "unknown kind %s; want one of %s", quoteAny(e), strings.Join(Kinds, ", "))
+					c.v.errorf(CodeBudgetFailuresKind, trace.Element(path+".kinds", i), "unknown kind %s; want one of %s", quoteAny(e), strings.Join(Kinds, ", "))
 				default:
 					out.Kinds = append(out.Kinds, k)
 				}
@@ -300,7 +302,7 @@ func (c *checker) cycles(succ map[string][]edge) {
 		} else {
 			what = "nodes " + quoteList(ids) + " form a cycle"
 		}
-		c.v.errorf(CodeCycle, elem("$.edges", e.index), "%s with no branch edge to leave it", what)
+		c.v.errorf(CodeCycle, trace.Element("$.edges", e.index), "%s with no branch edge to leave it", what)
 	}
 }
 

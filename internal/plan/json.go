@@ -9,6 +9,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 )
 
 // decode parses data as one JSON value with numbers kept as json.Number,
@@ -37,9 +39,7 @@ func positioned(data []byte, err error, offset int64) error {
 	if errors.As(err, &se) {
 		offset = se.Offset
 	}
-	offset = min(max(offset, 0), int64(len(data)))
-	line := 1 + bytes.Count(data[:offset], []byte{'\n'})
-	col := int(offset) - bytes.LastIndexByte(data[:offset], '\n')
+	line, col := jsontext.Position(data, int(offset))
 	return fmt.Errorf("line %d, column %d: %v", line, col, err)
 }
 
@@ -49,80 +49,32 @@ func positioned(data []byte, err error, offset int64) error {
 // them in. A key that appears twice keeps its first position; when
 // "nodes" appears twice, the last one wins, as it does for the decoder.
 // It returns nil when data is not an object with an object "nodes".
+// data is text decode has accepted, which jsontext.Members walks.
 func nodeOrder(data []byte) []string {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	i := jsontext.SkipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
 		return nil
 	}
 	var order []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return order
+	jsontext.Members(data, i, func(name []byte, value int) error {
+		if string(name) != "nodes" {
+			return nil
 		}
-		if k, _ := t.(string); k != "nodes" {
-			if skipValue(dec) != nil {
-				return order
-			}
-			continue
+		order = nil
+		if data[value] != '{' {
+			return nil
 		}
-		t, err = dec.Token()
-		if err != nil {
-			return order
-		}
-		if t != json.Delim('{') {
-			order = nil
-			if _, ok := t.(json.Delim); ok && skipRest(dec) != nil {
-				return order
-			}
-			continue
-		}
-		var keys []string
 		seen := map[string]bool{}
-		for dec.More() {
-			t, err := dec.Token()
-			if err != nil {
-				return keys
+		_, err := jsontext.Members(data, value, func(key []byte, _ int) error {
+			if !seen[string(key)] {
+				seen[string(key)] = true
+				order = append(order, string(key))
 			}
-			k, _ := t.(string)
-			if !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
-			if skipValue(dec) != nil {
-				return keys
-			}
-		}
-		if _, err := dec.Token(); err != nil { // the closing brace
-			return keys
-		}
-		order = keys
-	}
+			return nil
+		})
+		return err
+	})
 	return order
-}
-
-// skipValue consumes one value from dec.
-func skipValue(dec *json.Decoder) error {
-	var raw json.RawMessage
-	return dec.Decode(&raw)
-}
-
-// skipRest consumes the rest of an array or object whose opening
-// delimiter has already been read.
-func skipRest(dec *json.Decoder) error {
-	for depth := 1; depth > 0; {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-	}
-	return nil
 }
 
 // child returns the JSON path of member k of the value at parent:
@@ -133,11 +85,6 @@ func child(parent, k string) string {
 	}
 	q, _ := json.Marshal(k)
 	return parent + "[" + string(q) + "]"
-}
-
-// elem returns the JSON path of element i of the array at parent.
-func elem(parent string, i int) string {
-	return parent + "[" + strconv.Itoa(i) + "]"
 }
 
 func isIdent(s string) bool {

@@ -480,7 +480,7 @@ func (c *checker) node(id string) {
 	if tools, ok := n["tools"].([]any); ok {
 		for i, t := range tools {
 			if ts, ok := str(t); ok && ts != "" {
-				use(ts, elem(child(path, "tools"), i))
+				use(ts, trace.Element(child(path, "tools"), i))
 			}
 		}
 	}
@@ -556,7 +556,7 @@ func (c *checker) collectEdges() {
 		if !ok {
 			continue
 		}
-		p := elem("$.edges", i)
+		p := trace.Element("$.edges", i)
 		from, fok := str(e["from"])
 		to, tok := str(e["to"])
 		branch, _ := str(e["branch"])
@@ -598,7 +598,7 @@ func (c *checker) references() {
 	for i, raw := range list {
 		u, _ := obj(raw)
 		if r, ok := str(u["resolved_by_node"]); ok && !c.isNode(r) {
-			c.v.errorf(CodeUnknownResolver, elem("$.unknowns", i)+".resolved_by_node", "resolver %q names no node", r)
+			c.v.errorf(CodeUnknownResolver, trace.Element("$.unknowns", i)+".resolved_by_node", "resolver %q names no node", r)
 		}
 	}
 }
@@ -690,7 +690,7 @@ func instancePath(doc any, tokens []string) string {
 		case []any:
 			var i int
 			if _, err := fmt.Sscanf(t, "%d", &i); err == nil && i >= 0 && i < len(x) {
-				path, cur = elem(path, i), x[i]
+				path, cur = trace.Element(path, i), x[i]
 				continue
 			}
 			path, cur = child(path, t), nil

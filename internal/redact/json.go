@@ -101,13 +101,7 @@ func (e *encoder) value(depth int) error {
 		}
 		r, k := redactString(s)
 		e.n += k
-		if raw && k == 0 {
-			e.out = append(e.out, '"')
-			e.out = append(e.out, s...)
-			e.out = append(e.out, '"')
-		} else {
-			e.out = jsontext.AppendQuote(e.out, r)
-		}
+		e.quote(r, raw && k == 0)
 		return nil
 	case c == '-' || '0' <= c && c <= '9':
 		return e.number()
@@ -164,13 +158,8 @@ func (e *encoder) object(depth int) error {
 		e.pos++
 		e.skip()
 		start, n := len(e.out), e.n
-		if raw {
-			e.out = append(e.out, '"')
-			e.out = append(e.out, key...)
-			e.out = append(e.out, '"', ':')
-		} else {
-			e.out = append(jsontext.AppendQuote(e.out, key), ':')
-		}
+		e.quote(key, raw)
+		e.out = append(e.out, ':')
 		mark := len(e.out)
 		if err := e.value(depth); err != nil {
 			return err
@@ -312,6 +301,16 @@ func (e *encoder) string() (s string, raw bool, err error) {
 	return string(b), false, nil
 }
 
+// quote writes the string s: as it is when raw (string found its literal
+// to be its own canonical form), else escaped.
+func (e *encoder) quote(s string, raw bool) {
+	if raw {
+		e.out = append(append(append(e.out, '"'), s...), '"')
+		return
+	}
+	e.out = jsontext.AppendQuote(e.out, s)
+}
+
 func (e *encoder) number() error {
 	end, ok := jsontext.NumberEnd(e.src, e.pos)
 	if !ok {
@@ -342,16 +341,7 @@ func (e *encoder) literal(word string) error {
 	return nil
 }
 
-func (e *encoder) skip() {
-	for e.pos < len(e.src) {
-		switch e.src[e.pos] {
-		case ' ', '\t', '\n', '\r':
-			e.pos++
-		default:
-			return
-		}
-	}
-}
+func (e *encoder) skip() { e.pos = jsontext.SkipSpace(e.src, e.pos) }
 
 func (e *encoder) eof() error {
 	return e.syntax("unexpected end of JSON input")
@@ -359,8 +349,7 @@ func (e *encoder) eof() error {
 
 func (e *encoder) syntax(format string, args ...any) error {
 	pos := min(e.pos, len(e.src))
-	line := 1 + strings.Count(e.src[:pos], "\n")
-	col := pos - (strings.LastIndexByte(e.src[:pos], '\n') + 1) + 1
+	line, col := jsontext.Position(e.src, pos)
 	return &SyntaxError{Offset: pos, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -376,11 +365,9 @@ func slowBytes(b []byte) ([]byte, int, error) {
 		return nil, 0, errors.New("invalid data after top-level value")
 	}
 	out, n := Value(v)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
+	text, err := jsontext.AppendCompact(nil, out)
+	if err != nil {
 		return nil, 0, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), n, nil
+	return text, n, nil
 }

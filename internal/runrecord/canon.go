@@ -153,37 +153,17 @@ func appendAction(dst []byte, a *trace.Action, depth int) ([]byte, error) {
 			dst, err = jsontext.AppendCanonical(dst, v, depth+1)
 		}
 	}
-	marshalled := func(v any) {
-		if err == nil {
-			dst, err = jsontext.AppendCanonical(dst, v, depth+1)
-		}
-	}
-	strs := func(l []string) {
-		if len(l) == 0 {
-			dst = append(dst, "[]"...)
-			return
-		}
-		dst = append(dst, '[')
-		for i, s := range l {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsontext.AppendNewline(dst, depth+2)
-			dst = jsontext.AppendString(dst, s)
-		}
-		dst = append(jsontext.AppendNewline(dst, depth+1), ']')
-	}
 	if a.Approval != nil {
 		member("approval")
-		marshalled(*a.Approval)
+		value(*a.Approval)
 	}
 	if a.Capabilities != nil {
 		member("capabilities")
-		strs(a.Capabilities)
+		value(&a.Capabilities) // by pointer, which is boxed without allocating
 	}
 	if a.Cost != nil {
 		member("cost")
-		marshalled(*a.Cost)
+		value(*a.Cost)
 	}
 	if a.Deterministic != nil {
 		member("deterministic")
@@ -225,11 +205,11 @@ func appendAction(dst []byte, a *trace.Action, depth int) ([]byte, error) {
 	}
 	if a.RequiredSecrets != nil {
 		member("required_secrets")
-		strs(a.RequiredSecrets)
+		value(&a.RequiredSecrets)
 	}
 	if a.SideEffects != nil {
 		member("side_effects")
-		marshalled(a.SideEffects)
+		value(a.SideEffects)
 	}
 	if a.Timestamp != "" {
 		member("timestamp")

@@ -49,8 +49,7 @@ func jsonError(data []byte, dec *json.Decoder, err error) error {
 		err = errors.New("unexpected end of JSON input")
 		off = int64(len(data))
 	}
-	off = min(max(off, 0), int64(len(data)))
-	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	line, _ := jsontext.Position(data, int(off))
 	if errors.Is(err, ErrTooDeep) {
 		return &Error{Line: line, Msg: err.Error(), err: err}
 	}
@@ -124,48 +123,18 @@ func WriteJSON(v any, indent string) ([]byte, error) {
 }
 
 func writeJSON(b *bytes.Buffer, v any, indent string, depth int) {
-	newline := func(d int) {
-		if indent != "" {
-			b.WriteByte('\n')
-			b.WriteString(strings.Repeat(indent, d))
-		}
-	}
 	switch v := v.(type) {
 	case Object:
-		if len(v) == 0 {
-			b.WriteString("{}")
-			return
-		}
-		b.WriteByte('{')
-		for i, m := range v {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			newline(depth + 1)
-			writeString(b, m.Key)
+		writeSeq(b, '{', '}', len(v), indent, depth, func(i int) {
+			writeString(b, v[i].Key)
 			b.WriteByte(':')
 			if indent != "" {
 				b.WriteByte(' ')
 			}
-			writeJSON(b, m.Value, indent, depth+1)
-		}
-		newline(depth)
-		b.WriteByte('}')
+			writeJSON(b, v[i].Value, indent, depth+1)
+		})
 	case []any:
-		if len(v) == 0 {
-			b.WriteString("[]")
-			return
-		}
-		b.WriteByte('[')
-		for i, x := range v {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			newline(depth + 1)
-			writeJSON(b, x, indent, depth+1)
-		}
-		newline(depth)
-		b.WriteByte(']')
+		writeSeq(b, '[', ']', len(v), indent, depth, func(i int) { writeJSON(b, v[i], indent, depth+1) })
 	case string:
 		writeString(b, v)
 	case number:
@@ -175,6 +144,32 @@ func writeJSON(b *bytes.Buffer, v any, indent string, depth int) {
 	default:
 		b.WriteString("null")
 	}
+}
+
+// writeSeq writes an array (open '[') or an object (open '{') of n
+// elements or members, elem writing each (a member with its key).
+func writeSeq(b *bytes.Buffer, open, end byte, n int, indent string, depth int, elem func(i int)) {
+	if n == 0 {
+		b.WriteByte(open)
+		b.WriteByte(end)
+		return
+	}
+	newline := func(d int) {
+		if indent != "" {
+			b.WriteByte('\n')
+			b.WriteString(strings.Repeat(indent, d))
+		}
+	}
+	b.WriteByte(open)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		newline(depth + 1)
+		elem(i)
+	}
+	newline(depth)
+	b.WriteByte(end)
 }
 
 // writeString writes s as a JSON string as every file of the module

@@ -2,8 +2,11 @@ package trace
 
 import (
 	"path"
+	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 )
 
 // Decode decodes one crystallization trace document. file and line say
@@ -79,11 +82,56 @@ func DeriveID(file string, line int) string {
 	return id
 }
 
+// The format's own member names of each type, which Extra does not hold,
+// are the JSON names of its fields (jsontext.Fields).
+var (
+	traceFields      = fieldNames[Trace]()
+	actionFields     = fieldNames[Action]()
+	sideEffectFields = fieldNames[SideEffect]()
+	approvalFields   = fieldNames[Approval]()
+	costFields       = fieldNames[Cost]()
+	usageFields      = fieldNames[Usage]()
+	flowFields       = fieldNames[Flow]()
+	allowlistFields  = fieldNames[AllowlistRule]()
+)
+
+// A nameSet is a set of member names, kept by their length: a test
+// compares a name with the few of its length, first byte first, which
+// costs a fraction of hashing it; extra tests every member of every
+// object Decode reads.
+type nameSet [][]string
+
+// fieldNames returns the names of T's fields.
+func fieldNames[T any]() nameSet {
+	fields, _ := jsontext.Fields(reflect.TypeFor[T]())
+	var s nameSet
+	for _, f := range fields {
+		for len(s) <= len(f.Name) {
+			s = append(s, nil)
+		}
+		s[len(f.Name)] = append(s[len(f.Name)], f.Name)
+	}
+	return s
+}
+
+// has reports whether k is in s.
+func (s nameSet) has(k string) bool {
+	if len(k) >= len(s) {
+		return false
+	}
+	for _, name := range s[len(k)] {
+		if name[0] == k[0] && name == k {
+			return true
+		}
+	}
+	return false
+}
+
 // extra returns the members of obj that known does not claim, or nil.
-func extra(obj map[string]any, known func(string) bool) map[string]any {
+func extra(obj map[string]any, known nameSet) map[string]any {
 	var m map[string]any
 	for k, v := range obj {
-		if known(k) {
+		if known.has(k) {
 			continue
 		}
 		if m == nil {
@@ -138,17 +186,8 @@ func (d *Fields) trace(doc map[string]any) *Trace {
 		t.Usage = d.usage(obj, "$.usage")
 	}
 	t.Metadata = d.OptObject(doc, p, "metadata")
-	t.Extra = extra(doc, isTraceField)
+	t.Extra = extra(doc, traceFields)
 	return t
-}
-
-func isTraceField(k string) bool {
-	switch k {
-	case "version", "id", "source", "source_hash", "workflow_id", "started_at", "finished_at",
-		"flow", "actions", "replay_run", "replay_allowlist", "usage", "metadata":
-		return true
-	}
-	return false
 }
 
 // actions reads the required actions array and checks that action ids,
@@ -226,18 +265,8 @@ func (d *Fields) action(obj map[string]any, p string, i int) Action {
 	a.Deterministic = d.OptBool(obj, p, "deterministic")
 	a.Fuzzy = d.OptBool(obj, p, "fuzzy")
 	a.Metadata = d.OptObject(obj, p, "metadata")
-	a.Extra = extra(obj, isActionField)
+	a.Extra = extra(obj, actionFields)
 	return a
-}
-
-func isActionField(k string) bool {
-	switch k {
-	case "id", "kind", "name", "timestamp", "parameters", "inputs", "output", "observed_output",
-		"capabilities", "side_effects", "required_secrets", "approval", "cost", "duration_ms",
-		"deterministic", "fuzzy", "metadata":
-		return true
-	}
-	return false
 }
 
 func (d *Fields) sideEffect(obj map[string]any, p string) SideEffect {
@@ -247,16 +276,8 @@ func (d *Fields) sideEffect(obj map[string]any, p string) SideEffect {
 		Capability: d.OptString(obj, p, "capability"),
 		Mutation:   d.OptString(obj, p, "mutation"),
 		Metadata:   d.OptObject(obj, p, "metadata"),
-		Extra:      extra(obj, isSideEffectField),
+		Extra:      extra(obj, sideEffectFields),
 	}
-}
-
-func isSideEffectField(k string) bool {
-	switch k {
-	case "kind", "target", "capability", "mutation", "metadata":
-		return true
-	}
-	return false
 }
 
 func (d *Fields) approval(obj map[string]any, p string) *Approval {
@@ -264,20 +285,12 @@ func (d *Fields) approval(obj map[string]any, p string) *Approval {
 		Prompt:   d.OptString(obj, p, "prompt"),
 		Approver: d.OptString(obj, p, "approver"),
 		Boundary: d.OptString(obj, p, "boundary"),
-		Extra:    extra(obj, isApprovalField),
+		Extra:    extra(obj, approvalFields),
 	}
 	if b := d.OptBool(obj, p, "required"); b != nil {
 		a.Required = *b
 	}
 	return a
-}
-
-func isApprovalField(k string) bool {
-	switch k {
-	case "prompt", "approver", "required", "boundary":
-		return true
-	}
-	return false
 }
 
 func (d *Fields) cost(obj map[string]any, p string) *Cost {
@@ -291,16 +304,8 @@ func (d *Fields) cost(obj map[string]any, p string) *Cost {
 		CacheWriteTokens: d.Count(obj, p, "cache_write_tokens"),
 		TotalCostUSD:     d.Amount(obj, p, "total_cost_usd"),
 		WallMS:           d.Count(obj, p, "wall_ms"),
-		Extra:            extra(obj, isCostField),
+		Extra:            extra(obj, costFields),
 	}
-}
-
-func isCostField(k string) bool {
-	switch k {
-	case "model", "model_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_cost_usd", "wall_ms":
-		return true
-	}
-	return false
 }
 
 func (d *Fields) usage(obj map[string]any, p string) *Usage {
@@ -310,16 +315,8 @@ func (d *Fields) usage(obj map[string]any, p string) *Usage {
 		OutputTokens: d.Count(obj, p, "output_tokens"),
 		TotalCostUSD: d.Amount(obj, p, "total_cost_usd"),
 		WallMS:       d.Count(obj, p, "wall_ms"),
-		Extra:        extra(obj, isUsageField),
+		Extra:        extra(obj, usageFields),
 	}
-}
-
-func isUsageField(k string) bool {
-	switch k {
-	case "model_calls", "input_tokens", "output_tokens", "total_cost_usd", "wall_ms":
-		return true
-	}
-	return false
 }
 
 func (d *Fields) flow(obj map[string]any, p string) *Flow {
@@ -329,16 +326,8 @@ func (d *Fields) flow(obj map[string]any, p string) *Flow {
 		TranscriptRef: d.OptString(obj, p, "transcript_ref"),
 		AtomIDs:       d.OptStrings(obj, p, "atom_ids"),
 		SliceIDs:      d.OptStrings(obj, p, "slice_ids"),
-		Extra:         extra(obj, isFlowField),
+		Extra:         extra(obj, flowFields),
 	}
-}
-
-func isFlowField(k string) bool {
-	switch k {
-	case "trace_id", "agent_run_id", "transcript_ref", "atom_ids", "slice_ids":
-		return true
-	}
-	return false
 }
 
 // allowlistRule reads one rule and checks its path now rather than when
@@ -350,7 +339,7 @@ func (d *Fields) allowlistRule(obj map[string]any, p string) AllowlistRule {
 		Path:        d.ReqString(obj, p, "path"),
 		Reason:      d.ReqString(obj, p, "reason"),
 		Replacement: obj["replacement"],
-		Extra:       extra(obj, isAllowlistField),
+		Extra:       extra(obj, allowlistFields),
 	}
 	if r.Path != "" {
 		if _, err := CompilePattern(r.Path); err != nil {
@@ -360,20 +349,13 @@ func (d *Fields) allowlistRule(obj map[string]any, p string) AllowlistRule {
 	return r
 }
 
-func isAllowlistField(k string) bool {
-	switch k {
-	case "path", "reason", "replacement":
-		return true
-	}
-	return false
-}
-
 // unmarshal is the UnmarshalJSON of every type in this package: it parses
-// data as generic values, checks that it is an object, and converts it with
-// conv, so that json.Unmarshal into these types applies the same checks,
-// defaults and Extra handling as Decode. Errors carry paths relative to the
-// value ("$" is the value itself) and no file.
-func unmarshal(data []byte, conv func(d *Fields, obj map[string]any)) error {
+// data as generic values, checks that it is an object, converts it with
+// conv and stores the result in dst, so that json.Unmarshal into these
+// types applies the same checks, defaults and Extra handling as Decode.
+// Errors carry paths relative to the value ("$" is the value itself) and
+// no file; dst is left as it was.
+func unmarshal[T any](data []byte, dst *T, conv func(d *Fields, obj map[string]any) T) error {
 	v, err := ParseJSON(data, "", 0)
 	if err != nil {
 		return err
@@ -383,97 +365,53 @@ func unmarshal(data []byte, conv func(d *Fields, obj map[string]any)) error {
 		return ErrorList{{Path: "$", Msg: "expected object, got " + TypeName(v)}}
 	}
 	d := &Fields{}
-	conv(d, obj)
-	return d.Errs.Err()
+	out := conv(d, obj)
+	if err := d.Errs.Err(); err != nil {
+		return err
+	}
+	*dst = out
+	return nil
 }
 
 // UnmarshalJSON decodes a trace document like Decode with no file name:
 // the id stays empty when the document has none.
 func (t *Trace) UnmarshalJSON(data []byte) error {
-	var out *Trace
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.trace(obj) })
-	if err != nil {
-		return err
-	}
-	*t = *out
-	return nil
+	return unmarshal(data, t, func(d *Fields, obj map[string]any) Trace { return *d.trace(obj) })
 }
 
 // UnmarshalJSON decodes one action with the checks of Decode. A missing id
 // stays empty, since there is no position to number the action by.
 func (a *Action) UnmarshalJSON(data []byte) error {
-	var out Action
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.action(obj, "$", -1) })
-	if err != nil {
-		return err
-	}
-	*a = out
-	return nil
+	return unmarshal(data, a, func(d *Fields, obj map[string]any) Action { return d.action(obj, "$", -1) })
 }
 
 // UnmarshalJSON decodes one side effect with the checks of Decode.
 func (s *SideEffect) UnmarshalJSON(data []byte) error {
-	var out SideEffect
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.sideEffect(obj, "$") })
-	if err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	return unmarshal(data, s, func(d *Fields, obj map[string]any) SideEffect { return d.sideEffect(obj, "$") })
 }
 
 // UnmarshalJSON decodes an approval with the checks of Decode.
 func (a *Approval) UnmarshalJSON(data []byte) error {
-	var out *Approval
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.approval(obj, "$") })
-	if err != nil {
-		return err
-	}
-	*a = *out
-	return nil
+	return unmarshal(data, a, func(d *Fields, obj map[string]any) Approval { return *d.approval(obj, "$") })
 }
 
 // UnmarshalJSON decodes a cost with the checks of Decode.
 func (c *Cost) UnmarshalJSON(data []byte) error {
-	var out *Cost
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.cost(obj, "$") })
-	if err != nil {
-		return err
-	}
-	*c = *out
-	return nil
+	return unmarshal(data, c, func(d *Fields, obj map[string]any) Cost { return *d.cost(obj, "$") })
 }
 
 // UnmarshalJSON decodes a usage total with the checks of Decode.
 func (u *Usage) UnmarshalJSON(data []byte) error {
-	var out *Usage
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.usage(obj, "$") })
-	if err != nil {
-		return err
-	}
-	*u = *out
-	return nil
+	return unmarshal(data, u, func(d *Fields, obj map[string]any) Usage { return *d.usage(obj, "$") })
 }
 
 // UnmarshalJSON decodes flow provenance with the checks of Decode.
 func (f *Flow) UnmarshalJSON(data []byte) error {
-	var out *Flow
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.flow(obj, "$") })
-	if err != nil {
-		return err
-	}
-	*f = *out
-	return nil
+	return unmarshal(data, f, func(d *Fields, obj map[string]any) Flow { return *d.flow(obj, "$") })
 }
 
 // UnmarshalJSON decodes an allowlist rule with the checks of Decode,
 // including the syntax of its path pattern.
 func (r *AllowlistRule) UnmarshalJSON(data []byte) error {
-	var out AllowlistRule
-	err := unmarshal(data, func(d *Fields, obj map[string]any) { out = d.allowlistRule(obj, "$") })
-	if err != nil {
-		return err
-	}
-	*r = out
-	return nil
+	return unmarshal(data, r, func(d *Fields, obj map[string]any) AllowlistRule { return d.allowlistRule(obj, "$") })
 }

@@ -25,7 +25,7 @@ import (
 // as Parse checks them.
 func (p *Parser) DecodeDirect(data []byte, file string, line int) (t *Trace, ok bool) {
 	t = &Trace{Version: SchemaVersion}
-	if !p.readWhole(data, func() bool { return p.directTrace(t) }) {
+	if !p.readWhole(data, func() bool { return p.directTrace(t) }) || p.dup {
 		return nil, false
 	}
 	if t.ID == "" {
@@ -36,8 +36,16 @@ func (p *Parser) DecodeDirect(data []byte, file string, line int) (t *Trace, ok 
 
 // directTrace reads the trace object at p.pos into t.
 func (p *Parser) directTrace(t *Trace) bool {
+	return p.traceMembers(t, func(depth int) bool { return p.directActions(depth, t) }, nil)
+}
+
+// traceMembers reads the trace object at p.pos into t but for its
+// actions, which actions reads (the array's own depth is depth+1), and
+// its metadata when metadata is not nil, which then reads it in place of
+// t.Metadata. A trace without actions is declined.
+func (p *Parser) traceMembers(t *Trace, actions, metadata func(depth int) bool) bool {
 	const depth = 1 // of the trace's members
-	actions := false
+	hasActions := false
 	return p.skimObject(0, func(name []byte) bool {
 		switch string(name) {
 		case "version":
@@ -61,12 +69,10 @@ func (p *Parser) directTrace(t *Trace) bool {
 			t.Flow = &Flow{}
 			return p.directFlow(depth, t.Flow)
 		case "actions":
-			actions = true
-			return p.directActions(depth, t)
+			hasActions = true
+			return actions(depth)
 		case "replay_run":
-			m, ok := p.directObject(depth)
-			t.ReplayRun = m
-			return ok
+			return p.directObject(depth, &t.ReplayRun)
 		case "replay_allowlist":
 			if p.skipNull() {
 				return true
@@ -80,30 +86,19 @@ func (p *Parser) directTrace(t *Trace) bool {
 			if p.skipNull() {
 				return true
 			}
-			u := &Usage{}
-			t.Usage = u
-			return p.skimObject(depth, func(name []byte) bool {
-				switch string(name) {
-				case "model_calls":
-					return p.directCount(&u.ModelCalls)
-				case "input_tokens":
-					return p.directCount(&u.InputTokens)
-				case "output_tokens":
-					return p.directCount(&u.OutputTokens)
-				case "total_cost_usd":
-					return p.directAmount(&u.TotalCostUSD)
-				case "wall_ms":
-					return p.directCount(&u.WallMS)
-				}
-				return p.directExtra(&u.Extra, name, depth+1)
-			})
-		case "metadata":
-			m, ok := p.directObject(depth)
-			t.Metadata = m
+			var c Cost
+			ok := p.directCost(depth, &c, true)
+			t.Usage = &Usage{ModelCalls: c.ModelCalls, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens,
+				TotalCostUSD: c.TotalCostUSD, WallMS: c.WallMS, Extra: c.Extra}
 			return ok
+		case "metadata":
+			if metadata != nil {
+				return metadata(depth)
+			}
+			return p.directObject(depth, &t.Metadata)
 		}
 		return p.directExtra(&t.Extra, name, depth)
-	}) && actions
+	}) && hasActions
 }
 
 // directFlow reads the flow object at p.pos, whose own depth is depth+1.
@@ -128,9 +123,6 @@ func (p *Parser) directFlow(depth int, f *Flow) bool {
 // directActions reads the actions array, whose own depth is depth+1,
 // checking that action ids, given or defaulted, are unique.
 func (p *Parser) directActions(depth int, t *Trace) bool {
-	if p.ids == nil {
-		p.ids = make(map[string]struct{})
-	}
 	p.actions = p.actions[:0]
 	n := 0
 	ok := p.skimArray(depth, func(i int) bool {
@@ -140,18 +132,25 @@ func (p *Parser) directActions(depth int, t *Trace) bool {
 		}
 		p.actions = append(p.actions, Action{})
 		a := &p.actions[len(p.actions)-1]
-		if !p.directAction(depth+2, i, a) {
-			return false
-		}
-		if _, dup := p.ids[a.ID]; dup {
-			return false
-		}
-		p.ids[a.ID] = struct{}{}
-		return true
+		return p.directAction(depth+2, i, a) && p.newActionID(a.ID)
 	})
 	t.Actions = make([]Action, len(p.actions))
 	copy(t.Actions, p.actions)
 	return ok && (p.window == nil || n >= p.window.Hi)
+}
+
+// newActionID records the id of an action of the current trace, and
+// reports whether it is new: action ids, given or defaulted, are unique in
+// a trace.
+func (p *Parser) newActionID(id string) bool {
+	if p.ids == nil {
+		p.ids = make(map[string]struct{})
+	}
+	if _, dup := p.ids[id]; dup {
+		return false
+	}
+	p.ids[id] = struct{}{}
+	return true
 }
 
 // directAction reads the action object at p.pos, the i-th of its trace;
@@ -173,21 +172,13 @@ func (p *Parser) directAction(depth, i int, a *Action) bool {
 		case "timestamp":
 			return p.directString(&a.Timestamp)
 		case "parameters":
-			m, ok := p.directObject(depth)
-			a.Parameters = m
-			return ok
+			return p.directObject(depth, &a.Parameters)
 		case "inputs":
-			v, ok := p.value(depth)
-			a.Inputs = v
-			return ok
+			return p.directValue(depth, &a.Inputs)
 		case "output":
-			v, ok := p.value(depth)
-			a.Output = v
-			return ok
+			return p.directValue(depth, &a.Output)
 		case "observed_output":
-			v, ok := p.value(depth)
-			a.ObservedOutput = v
-			return ok
+			return p.directValue(depth, &a.ObservedOutput)
 		case "capabilities":
 			return p.directStrings(depth, &a.Capabilities)
 		case "required_secrets":
@@ -205,54 +196,14 @@ func (p *Parser) directAction(depth, i int, a *Action) bool {
 			if p.skipNull() {
 				return true
 			}
-			ap := &Approval{}
-			a.Approval = ap
-			return p.skimObject(depth, func(member []byte) bool {
-				switch string(member) {
-				case "prompt":
-					return p.directString(&ap.Prompt)
-				case "approver":
-					return p.directString(&ap.Approver)
-				case "boundary":
-					return p.directKey(&ap.Boundary)
-				case "required":
-					b, ok := p.optBool()
-					ap.Required = b == 1
-					return ok
-				}
-				return p.directExtra(&ap.Extra, member, depth+1)
-			})
+			a.Approval = &Approval{}
+			return p.directApproval(depth, a.Approval)
 		case "cost":
 			if p.skipNull() {
 				return true
 			}
-			c := &Cost{}
-			a.Cost = c
-			return p.skimObject(depth, func(member []byte) bool {
-				switch string(member) {
-				case "model":
-					text, ok := p.optString()
-					if ok && text != nil {
-						c.Model = p.key(text)
-					}
-					return ok
-				case "model_calls":
-					return p.directCount(&c.ModelCalls)
-				case "input_tokens":
-					return p.directCount(&c.InputTokens)
-				case "output_tokens":
-					return p.directCount(&c.OutputTokens)
-				case "cache_read_tokens":
-					return p.directCount(&c.CacheReadTokens)
-				case "cache_write_tokens":
-					return p.directCount(&c.CacheWriteTokens)
-				case "total_cost_usd":
-					return p.directAmount(&c.TotalCostUSD)
-				case "wall_ms":
-					return p.directCount(&c.WallMS)
-				}
-				return p.directExtra(&c.Extra, member, depth+1)
-			})
+			a.Cost = &Cost{}
+			return p.directCost(depth, a.Cost, false)
 		case "duration_ms":
 			if p.skipNull() {
 				return true
@@ -268,9 +219,7 @@ func (p *Parser) directAction(depth, i int, a *Action) bool {
 		case "fuzzy":
 			return p.directBool(&a.Fuzzy)
 		case "metadata":
-			m, ok := p.directObject(depth)
-			a.Metadata = m
-			return ok
+			return p.directObject(depth, &a.Metadata)
 		}
 		return p.directExtra(&a.Extra, member, depth)
 	})
@@ -296,24 +245,66 @@ func (p *Parser) directSideEffect(depth int, s *SideEffect) bool {
 		case "target":
 			return p.directKey(&s.Target)
 		case "capability":
-			text, ok := p.optString()
-			if ok && text != nil {
-				s.Capability = p.key(text)
-			}
-			return ok
+			return p.directKey(&s.Capability)
 		case "mutation":
-			text, ok := p.optString()
-			if ok && text != nil {
-				s.Mutation = p.key(text)
-			}
-			return ok
+			return p.directKey(&s.Mutation)
 		case "metadata":
-			m, ok := p.directObject(depth)
-			s.Metadata = m
-			return ok
+			return p.directObject(depth, &s.Metadata)
 		}
 		return p.directExtra(&s.Extra, member, depth)
 	}) && kind
+}
+
+// directCost reads the cost object at p.pos, whose own depth is depth+1,
+// into c. A usage object (usage set) has the members of a cost but the
+// model and the cache counts, which are unknown members there, kept in
+// Extra.
+func (p *Parser) directCost(depth int, c *Cost, usage bool) bool {
+	return p.skimObject(depth, func(member []byte) bool {
+		switch string(member) {
+		case "model_calls":
+			return p.directCount(&c.ModelCalls)
+		case "input_tokens":
+			return p.directCount(&c.InputTokens)
+		case "output_tokens":
+			return p.directCount(&c.OutputTokens)
+		case "total_cost_usd":
+			return p.directAmount(&c.TotalCostUSD)
+		case "wall_ms":
+			return p.directCount(&c.WallMS)
+		}
+		if !usage {
+			switch string(member) {
+			case "model":
+				return p.directKey(&c.Model)
+			case "cache_read_tokens":
+				return p.directCount(&c.CacheReadTokens)
+			case "cache_write_tokens":
+				return p.directCount(&c.CacheWriteTokens)
+			}
+		}
+		return p.directExtra(&c.Extra, member, depth+1)
+	})
+}
+
+// directApproval reads the approval object at p.pos, whose own depth is
+// depth+1.
+func (p *Parser) directApproval(depth int, ap *Approval) bool {
+	return p.skimObject(depth, func(member []byte) bool {
+		switch string(member) {
+		case "prompt":
+			return p.directString(&ap.Prompt)
+		case "approver":
+			return p.directString(&ap.Approver)
+		case "boundary":
+			return p.directKey(&ap.Boundary)
+		case "required":
+			b, ok := p.optBool()
+			ap.Required = b == 1
+			return ok
+		}
+		return p.directExtra(&ap.Extra, member, depth+1)
+	})
 }
 
 // directAllowlistRule reads a replay allowlist rule whose members are at
@@ -336,9 +327,7 @@ func (p *Parser) directAllowlistRule(depth int, r *AllowlistRule) bool {
 			r.Reason, reason = string(text), ok
 			return ok
 		case "replacement":
-			v, ok := p.value(depth)
-			r.Replacement = v
-			return ok
+			return p.directValue(depth, &r.Replacement)
 		}
 		return p.directExtra(&r.Extra, member, depth)
 	}) && path && reason
@@ -399,19 +388,27 @@ func (p *Parser) directStrings(depth int, dst *[]string) bool {
 }
 
 // directObject reads an optional object member, whose value is at depth,
-// as the generic value Parse gives; null is nil.
-func (p *Parser) directObject(depth int) (map[string]any, bool) {
+// into dst as the generic value Parse gives; null leaves it nil.
+func (p *Parser) directObject(depth int, dst *map[string]any) bool {
 	if p.skipNull() {
-		return nil, true
+		return true
 	}
 	if !p.peek('{') {
-		return nil, false
+		return false
 	}
 	v, ok := p.value(depth)
-	if !ok {
-		return nil, false
+	if ok {
+		*dst = v.(map[string]any)
 	}
-	return v.(map[string]any), true
+	return ok
+}
+
+// directValue reads a member of any type, whose value is at depth, into
+// dst as the generic value Parse gives.
+func (p *Parser) directValue(depth int, dst *any) bool {
+	v, ok := p.value(depth)
+	*dst = v
+	return ok
 }
 
 // directBool reads an optional boolean member into dst; null leaves it
@@ -426,21 +423,24 @@ func (p *Parser) directBool(dst **bool) bool {
 }
 
 // directCount reads a count member written as a plain non-negative
-// integer literal; null leaves dst 0. Other forms Decode accepts (1e3,
-// 30.0, -0) are declined.
+// integer literal, which then fits an int64 for sure; null leaves dst 0.
+// Other forms Decode accepts (1e3, 30.0, -0) are declined.
 func (p *Parser) directCount(dst *int64) bool {
 	if p.skipNull() {
 		return true
 	}
-	p.skipSpace()
-	start := p.pos
-	if !p.count() {
+	end, ok := p.numberAt()
+	if !ok || end-p.pos > maxCountDigits {
 		return false
 	}
 	var n int64
-	for _, c := range p.data[start:p.pos] {
+	for _, c := range p.data[p.pos:end] {
+		if !isDigit(c) {
+			return false
+		}
 		n = n*10 + int64(c-'0')
 	}
+	p.pos = end
 	*dst = n
 	return true
 }

@@ -142,18 +142,9 @@ func (o *object) str(key, s string) {
 }
 
 func (o *object) strings(key string, l []string) {
-	if l == nil {
-		return
+	if l != nil {
+		o.list(key, len(l), func(dst []byte, i int) ([]byte, error) { return jsontext.AppendQuote(dst, l[i]), nil })
 	}
-	o.key(key)
-	o.buf = append(o.buf, '[')
-	for i, s := range l {
-		if i > 0 {
-			o.buf = append(o.buf, ',')
-		}
-		o.buf = jsontext.AppendQuote(o.buf, s)
-	}
-	o.buf = append(o.buf, ']')
 }
 
 func (o *object) generic(key string, v any) {
@@ -168,13 +159,13 @@ func (o *object) obj(key string, m map[string]any) {
 	}
 }
 
-func (o *object) extra(m map[string]any, known func(string) bool) {
+func (o *object) extra(m map[string]any, known nameSet) {
 	if len(m) == 0 {
 		return
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
-		if !known(k) {
+		if !known.has(k) {
 			keys = append(keys, k)
 		}
 	}
@@ -222,7 +213,7 @@ func (t Trace) appendJSON(dst []byte) ([]byte, error) {
 		o.sub("usage", t.Usage)
 	}
 	o.obj("metadata", t.Metadata)
-	o.extra(t.Extra, isTraceField)
+	o.extra(t.Extra, traceFields)
 	return o.bytes()
 }
 
@@ -260,7 +251,7 @@ func (a *Action) appendJSON(dst []byte) ([]byte, error) {
 		o.bool("fuzzy", *a.Fuzzy)
 	}
 	o.obj("metadata", a.Metadata)
-	o.extra(a.Extra, isActionField)
+	o.extra(a.Extra, actionFields)
 	return o.bytes()
 }
 
@@ -274,7 +265,7 @@ func (s *SideEffect) appendJSON(dst []byte) ([]byte, error) {
 	o.str("capability", s.Capability)
 	o.str("mutation", s.Mutation)
 	o.obj("metadata", s.Metadata)
-	o.extra(s.Extra, isSideEffectField)
+	o.extra(s.Extra, sideEffectFields)
 	return o.bytes()
 }
 
@@ -287,7 +278,7 @@ func (a *Approval) appendJSON(dst []byte) ([]byte, error) {
 	o.str("approver", a.Approver)
 	o.bool("required", a.Required)
 	o.str("boundary", a.Boundary)
-	o.extra(a.Extra, isApprovalField)
+	o.extra(a.Extra, approvalFields)
 	return o.bytes()
 }
 
@@ -310,7 +301,7 @@ func (c *Cost) appendJSON(dst []byte) ([]byte, error) {
 	}
 	o.float("total_cost_usd", c.TotalCostUSD)
 	o.int("wall_ms", c.WallMS)
-	o.extra(c.Extra, isCostField)
+	o.extra(c.Extra, costFields)
 	return o.bytes()
 }
 
@@ -324,7 +315,7 @@ func (u *Usage) appendJSON(dst []byte) ([]byte, error) {
 	o.int("output_tokens", u.OutputTokens)
 	o.float("total_cost_usd", u.TotalCostUSD)
 	o.int("wall_ms", u.WallMS)
-	o.extra(u.Extra, isUsageField)
+	o.extra(u.Extra, usageFields)
 	return o.bytes()
 }
 
@@ -338,7 +329,7 @@ func (f *Flow) appendJSON(dst []byte) ([]byte, error) {
 	o.str("transcript_ref", f.TranscriptRef)
 	o.strings("atom_ids", f.AtomIDs)
 	o.strings("slice_ids", f.SliceIDs)
-	o.extra(f.Extra, isFlowField)
+	o.extra(f.Extra, flowFields)
 	return o.bytes()
 }
 
@@ -350,11 +341,11 @@ func (r *AllowlistRule) appendJSON(dst []byte) ([]byte, error) {
 	o.quoted("path", r.Path)
 	o.quoted("reason", r.Reason)
 	o.generic("replacement", r.Replacement)
-	o.extra(r.Extra, isAllowlistField)
+	o.extra(r.Extra, allowlistFields)
 	return o.bytes()
 }
 
-// PruneExtra deletes from every Extra map in t (the trace's, its flow's,
+// PruneExtra drops from every Extra map in t (the trace's, its flow's,
 // its actions' and theirs) the members whose key names one of the type's
 // own fields. Decode never produces such members, but code that builds a
 // trace from another format and keeps that format's leftover members in
@@ -363,41 +354,27 @@ func (r *AllowlistRule) appendJSON(dst []byte) ([]byte, error) {
 // would not survive an encode/decode round trip; PruneExtra makes what was
 // built equal to what is written.
 func (t *Trace) PruneExtra() {
-	t.Extra = prune(t.Extra, isTraceField)
+	t.Extra = extra(t.Extra, traceFields)
 	if t.Flow != nil {
-		t.Flow.Extra = prune(t.Flow.Extra, isFlowField)
+		t.Flow.Extra = extra(t.Flow.Extra, flowFields)
 	}
 	for i := range t.Actions {
 		a := &t.Actions[i]
-		a.Extra = prune(a.Extra, isActionField)
+		a.Extra = extra(a.Extra, actionFields)
 		for j := range a.SideEffects {
-			a.SideEffects[j].Extra = prune(a.SideEffects[j].Extra, isSideEffectField)
+			a.SideEffects[j].Extra = extra(a.SideEffects[j].Extra, sideEffectFields)
 		}
 		if a.Approval != nil {
-			a.Approval.Extra = prune(a.Approval.Extra, isApprovalField)
+			a.Approval.Extra = extra(a.Approval.Extra, approvalFields)
 		}
 		if a.Cost != nil {
-			a.Cost.Extra = prune(a.Cost.Extra, isCostField)
+			a.Cost.Extra = extra(a.Cost.Extra, costFields)
 		}
 	}
 	for i := range t.ReplayAllowlist {
-		t.ReplayAllowlist[i].Extra = prune(t.ReplayAllowlist[i].Extra, isAllowlistField)
+		t.ReplayAllowlist[i].Extra = extra(t.ReplayAllowlist[i].Extra, allowlistFields)
 	}
 	if t.Usage != nil {
-		t.Usage.Extra = prune(t.Usage.Extra, isUsageField)
+		t.Usage.Extra = extra(t.Usage.Extra, usageFields)
 	}
-}
-
-// prune returns m without the known keys; an emptied map becomes nil,
-// since Decode gives nil for an object without unknown members.
-func prune(m map[string]any, known func(string) bool) map[string]any {
-	for k := range m {
-		if known(k) {
-			delete(m, k)
-		}
-	}
-	if len(m) == 0 {
-		return nil
-	}
-	return m
 }

@@ -132,21 +132,7 @@ func (p *Parser) Parse(data []byte, file string, line int) (any, error) {
 
 // parse parses data and reports whether it is one valid JSON document.
 func (p *Parser) parse(data []byte) (v any, ok bool) {
-	p.data, p.pos, p.dup = data, 0, false
-	v, ok = p.value(0)
-	if ok {
-		p.skipSpace()
-		ok = p.pos == len(data)
-	}
-	// Drop the references the scratch space holds, so that a Parser kept
-	// between documents does not keep the last one alive. After success
-	// the stacks are already empty.
-	p.data = nil
-	clear(p.elems)
-	p.elems = p.elems[:0]
-	clear(p.members)
-	p.members = p.members[:0]
-	if !ok {
+	if !p.readWhole(data, func() (ok bool) { v, ok = p.value(0); return ok }) {
 		return nil, false
 	}
 	return v, true
@@ -184,17 +170,12 @@ func parseStd(data []byte, file string, line int) (any, error) {
 
 func isSpace(c byte) bool { return jsontext.IsSpace(c) }
 
-// syntaxError positions msg at byte offset off of data. Columns count bytes,
-// as the Go toolchain's do, so that they are exact for any encoding.
+// syntaxError positions msg at byte offset off of data (jsontext.Position),
+// data starting on line line (a JSON Lines record) or, when line is not
+// positive, on line 1.
 func syntaxError(data []byte, file string, line, off int, msg string) ErrorList {
-	off = max(0, min(off, len(data)))
-	if line <= 0 {
-		line = 1
-	}
-	before := data[:off]
-	line += bytes.Count(before, []byte{'\n'})
-	col := off - (bytes.LastIndexByte(before, '\n') + 1) + 1
-	return ErrorList{{File: file, Line: line, Col: col, Msg: "invalid JSON: " + msg}}
+	l, col := jsontext.Position(data, off)
+	return ErrorList{{File: file, Line: max(line, 1) + l - 1, Col: col, Msg: "invalid JSON: " + msg}}
 }
 
 // The methods below parse one value each, starting at p.pos, and report

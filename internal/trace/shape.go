@@ -42,23 +42,8 @@ type Shape struct {
 // about data is exactly what Parse reports: the same syntax errors and
 // the same duplicate members, wherever they are.
 func (p *Parser) ParseShaped(data []byte, file string, line int, s *Shape) (any, error) {
-	if s == nil {
-		return p.Parse(data, file, line)
-	}
-	p.data, p.pos, p.dup = data, 0, false
-	v, ok := p.shaped(0, s)
-	if ok {
-		p.skipSpace()
-		ok = p.pos == len(data)
-	}
-	p.data = nil
-	clear(p.elems)
-	p.elems = p.elems[:0]
-	clear(p.members)
-	p.members = p.members[:0]
-	clear(p.skipped)
-	p.skipped = p.skipped[:0]
-	if !ok {
+	var v any
+	if !p.readWhole(data, func() (ok bool) { v, ok = p.shaped(0, s); return ok }) {
 		return parseStd(data, file, line)
 	}
 	if p.dup {
@@ -119,76 +104,36 @@ func (p *Parser) shaped(depth int, s *Shape) (any, bool) {
 	return p.value(depth)
 }
 
-// shapedObject is object with the members' shapes. The names of the
-// members it drops are collected on p.skipped, so that a name that comes
-// twice is found as Parse finds it; the members it keeps go in the map,
-// which finds theirs. A dropped name cannot equal a kept one.
+// shapedObject is object with the members' shapes. The names of all
+// its members are collected on p.skipped by objectMembers, which finds a
+// name that comes twice, as Parse finds it; the members it keeps go in
+// the map.
 func (p *Parser) shapedObject(depth int, s *Shape) (any, bool) {
 	if depth > maxDepth {
 		return nil, false
 	}
-	p.pos++ // {
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		p.pos++
-		return map[string]any{}, true
+	base := len(p.members)
+	ok := p.objectMembers(func(name []byte) bool {
+		child, named := s.Members[string(name)]
+		if !named && s.Only {
+			return p.skip(depth)
+		}
+		key := p.key(name)
+		v, ok := p.shaped(depth, child)
+		p.members = append(p.members, member{key, v})
+		return ok
+	})
+	if !ok {
+		return nil, false
 	}
-	base, skipBase := len(p.members), len(p.skipped)
-	for {
-		p.skipSpace()
-		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-			return nil, false
-		}
-		start := p.pos
-		k, ok := p.str()
-		if !ok {
-			return nil, false
-		}
-		child, named := s.Members[string(k)]
-		keep := named || !s.Only
-		var key string
-		if keep {
-			key = p.key(k)
-		} else {
-			p.skipped = append(p.skipped, p.skippedName(start, k))
-		}
-		p.skipSpace()
-		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return nil, false
-		}
-		p.pos++
-		if keep {
-			v, ok := p.shaped(depth, child)
-			if !ok {
-				return nil, false
-			}
-			p.members = append(p.members, member{key, v})
-		} else if !p.skip(depth) {
-			return nil, false
-		}
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return nil, false
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
-			members := p.members[base:]
-			m := make(map[string]any, len(members))
-			for _, e := range members {
-				m[e.key] = e.val
-			}
-			p.dup = p.dup || len(m) < len(members) || hasDuplicate(p.skipped[skipBase:])
-			clear(members)
-			p.members = p.members[:base]
-			p.skipped = p.skipped[:skipBase]
-			return m, true
-		default:
-			return nil, false
-		}
+	members := p.members[base:]
+	m := make(map[string]any, len(members))
+	for _, e := range members {
+		m[e.key] = e.val
 	}
+	clear(members)
+	p.members = p.members[:base]
+	return m, true
 }
 
 // shapedArray is array with the elements' shape.
@@ -196,38 +141,20 @@ func (p *Parser) shapedArray(depth int, elem *Shape) (any, bool) {
 	if depth > maxDepth {
 		return nil, false
 	}
-	p.pos++ // [
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
-		return []any{}, true
-	}
 	base := len(p.elems)
-	for {
+	if !p.arrayElems(func(int) bool {
 		v, ok := p.shaped(depth, elem)
-		if !ok {
-			return nil, false
-		}
 		p.elems = append(p.elems, v)
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return nil, false
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
-			elems := p.elems[base:]
-			a := make([]any, len(elems))
-			copy(a, elems)
-			clear(elems)
-			p.elems = p.elems[:base]
-			return a, true
-		default:
-			return nil, false
-		}
+		return ok
+	}) {
+		return nil, false
 	}
+	elems := p.elems[base:]
+	a := make([]any, len(elems))
+	copy(a, elems)
+	clear(elems)
+	p.elems = p.elems[:base]
+	return a, true
 }
 
 // skippedName returns the name k of a dropped member, read from the
@@ -276,70 +203,62 @@ func (p *Parser) skip(depth int) bool {
 }
 
 func (p *Parser) skipObject(depth int) bool {
-	if depth > maxDepth {
-		return false
-	}
-	dup, ok := p.objectMembers(func([]byte) bool { return p.skip(depth) })
-	p.dup = p.dup || dup
-	return ok
+	return depth <= maxDepth && p.objectMembers(func([]byte) bool { return p.skip(depth) })
 }
 
 func (p *Parser) skipArray(depth int) bool {
-	if depth > maxDepth {
-		return false
-	}
-	return p.arrayElems(func(int) bool { return p.skip(depth) })
+	return depth <= maxDepth && p.arrayElems(func(int) bool { return p.skip(depth) })
 }
 
 // objectMembers reads the object whose '{' is at p.pos, calling member
 // for each member with its name once p.pos is at its value; member reads
 // the value and returns false to stop. The names are collected on
-// p.skipped to tell whether one comes twice, which dup reports. ok is
+// p.skipped to tell whether one comes twice, which sets p.dup. It reports
 // false when the object is not valid JSON or member stopped. Skipping a
-// value (skipObject) and reading one member by member (skimObject) share
-// it.
-func (p *Parser) objectMembers(member func(name []byte) bool) (dup, ok bool) {
+// value (skipObject), reading one member by member (skimObject) and
+// reading it with a shape (shapedObject) share it.
+func (p *Parser) objectMembers(member func(name []byte) bool) bool {
 	p.pos++ // {
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
-		return false, true
+		return true
 	}
 	base := len(p.skipped)
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-			return false, false
+			return false
 		}
 		start := p.pos
 		k, ok := p.str()
 		if !ok {
-			return false, false
+			return false
 		}
 		name := p.skippedName(start, k)
 		p.skipped = append(p.skipped, name)
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return false, false
+			return false
 		}
 		p.pos++
 		if !member(name) {
-			return false, false
+			return false
 		}
 		p.skipSpace()
 		if p.pos >= len(p.data) {
-			return false, false
+			return false
 		}
 		switch p.data[p.pos] {
 		case ',':
 			p.pos++
 		case '}':
 			p.pos++
-			dup = hasDuplicate(p.skipped[base:])
+			p.dup = p.dup || hasDuplicate(p.skipped[base:])
 			p.skipped = p.skipped[:base]
-			return dup, true
+			return true
 		default:
-			return false, false
+			return false
 		}
 	}
 }

@@ -97,7 +97,7 @@ const (
 // JSON with no member named twice, as Parse checks it.
 func (p *Parser) Skim(data []byte, file string, line int) (s *Skim, ok bool) {
 	s = &Skim{}
-	if !p.readWhole(data, func() bool { return p.skimTrace(s) }) {
+	if !p.readWhole(data, func() bool { return p.skimTrace(s) }) || p.dup {
 		return nil, false
 	}
 	if s.ID == "" {
@@ -107,15 +107,15 @@ func (p *Parser) Skim(data []byte, file string, line int) (s *Skim, ok bool) {
 }
 
 // readWhole reads data with read, which reads one value from p.pos, and
-// reports whether read accepted it, nothing but white space follows, and
-// no object in it names a member twice. The scratch space is released
-// either way.
+// reports whether read accepted it and nothing but white space follows;
+// p.dup then says whether an object in it names a member twice. The
+// scratch space is released either way.
 func (p *Parser) readWhole(data []byte, read func() bool) bool {
 	p.data, p.pos, p.dup = data, 0, false
 	ok := read()
 	if ok {
 		p.skipSpace()
-		ok = p.pos == len(data) && !p.dup
+		ok = p.pos == len(data)
 	}
 	p.release()
 	return ok
@@ -142,92 +142,54 @@ func (p *Parser) release() {
 	p.actions = p.actions[:0]
 }
 
-// skimTrace reads the trace object at p.pos.
+// skimTrace reads the trace object at p.pos. The trace's own members,
+// small beside its actions, are read by DecodeDirect's reader of them;
+// the actions are skimmed.
 func (p *Parser) skimTrace(s *Skim) bool {
-	const depth = 1 // of the trace's members
-	actions := false
-	return p.skimObject(0, func(name []byte) bool {
-		switch string(name) {
-		case "version":
-			return p.skimVersion()
-		case "id":
-			text, ok := p.optString()
-			if ok && text != nil {
-				s.ID = string(text)
+	var t Trace
+	metadata := func(depth int) bool {
+		return p.skipNull() || p.skimObject(depth, func(name []byte) bool {
+			if string(name) == "agent" {
+				v, ok := p.value(depth + 1)
+				s.Agent, s.HasAgent = v, true
+				return ok
 			}
-			return ok
-		case "source", "source_hash", "workflow_id", "started_at", "finished_at":
-			_, ok := p.optString()
-			return ok
-		case "flow":
-			return p.skipNull() || p.skimObject(depth, func(name []byte) bool {
-				switch string(name) {
-				case "trace_id", "agent_run_id", "transcript_ref":
-					_, ok := p.optString()
-					return ok
-				case "atom_ids", "slice_ids":
-					return p.optStrings(depth + 1)
-				}
-				return p.skip(depth + 1)
-			})
-		case "actions":
-			actions = true
-			return p.skimActions(depth, s)
-		case "replay_run":
-			return p.skipNull() || p.peek('{') && p.skip(depth)
-		case "replay_allowlist":
-			return p.skipNull() || p.skimArray(depth, func(int) bool { return p.skimAllowlistRule(depth + 2) })
-		case "usage":
-			return p.skipNull() || p.skimObject(depth, func(name []byte) bool {
-				return p.skimCostMember(name, depth+1)
-			})
-		case "metadata":
-			return p.skipNull() || p.skimObject(depth, func(name []byte) bool {
-				if string(name) == "agent" {
-					v, ok := p.value(depth + 1)
-					s.Agent, s.HasAgent = v, true
-					return ok
-				}
-				if string(name) == "parent_session_id" {
-					v, ok := p.value(depth + 1)
-					// The last member wins, as it does in Decode.
-					s.ParentSession, _ = v.(string)
-					return ok
-				}
-				if mayMarkPolicy(name) {
-					key := string(name)
-					v, ok := p.value(depth + 1)
-					s.MetadataViolation = s.MetadataViolation || policyMarker(key, v)
-					return ok
-				}
-				return p.skip(depth + 1)
-			})
-		case "payload", "resourceSpans":
-			// What makes a *.json document an agent session record
-			// (a Codex envelope, an OTLP export) to the loader.
-			return false
-		}
-		return p.skip(depth)
-	}) && actions
+			if string(name) == "parent_session_id" {
+				v, ok := p.value(depth + 1)
+				// The last member wins, as it does in Decode.
+				s.ParentSession, _ = v.(string)
+				return ok
+			}
+			if mayMarkPolicy(name) {
+				key := string(name)
+				v, ok := p.value(depth + 1)
+				s.MetadataViolation = s.MetadataViolation || policyMarker(key, v)
+				return ok
+			}
+			return p.skip(depth + 1)
+		})
+	}
+	if !p.traceMembers(&t, func(depth int) bool { return p.skimActions(depth, s) }, metadata) {
+		return false
+	}
+	// What makes a *.json document an agent session record (a Codex
+	// envelope, an OTLP export) to the loader.
+	if _, ok := t.Extra["payload"]; ok {
+		return false
+	}
+	if _, ok := t.Extra["resourceSpans"]; ok {
+		return false
+	}
+	s.ID = t.ID
+	return true
 }
 
 // skimActions reads the actions array, whose own depth is depth+1.
 func (p *Parser) skimActions(depth int, s *Skim) bool {
-	if p.ids == nil {
-		p.ids = make(map[string]struct{})
-	}
 	return p.skimArray(depth, func(i int) bool {
 		s.Actions = append(s.Actions, SkimAction{})
 		a := &s.Actions[len(s.Actions)-1]
-		if !p.skimAction(depth+2, i, a) {
-			return false
-		}
-		// Action ids, given or defaulted, are unique in a trace.
-		if _, dup := p.ids[a.ID]; dup {
-			return false
-		}
-		p.ids[a.ID] = struct{}{}
-		return true
+		return p.skimAction(depth+2, i, a) && p.newActionID(a.ID)
 	})
 }
 
@@ -241,11 +203,7 @@ func (p *Parser) skimAction(depth, i int, a *SkimAction) bool {
 	ok := p.skimObject(depth-1, func(member []byte) bool {
 		switch string(member) {
 		case "id":
-			text, ok := p.optString()
-			if ok && len(text) > 0 {
-				a.ID = string(text)
-			}
-			return ok
+			return p.directString(&a.ID)
 		case "kind":
 			key, ok := p.reqKey()
 			a.Kind, kind = Kind(key), ok
@@ -293,28 +251,25 @@ func (p *Parser) skimAction(depth, i int, a *SkimAction) bool {
 				}) && kind
 			})
 		case "approval":
+			var ap Approval
+			ok := p.skipNull() || p.directApproval(depth, &ap)
+			a.ApprovalRequired = ap.Required
+			return ok
+		case "cost":
 			return p.skipNull() || p.skimObject(depth, func(member []byte) bool {
 				switch string(member) {
-				case "prompt", "approver", "boundary":
+				case "model":
 					_, ok := p.optString()
 					return ok
-				case "required":
-					b, ok := p.optBool()
-					a.ApprovalRequired = b == 1
-					return ok
+				case "model_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "wall_ms":
+					return p.directCount(new(int64)) // checked, not kept
+				case "total_cost_usd":
+					return p.skipNull() || p.amount()
 				}
 				return p.skip(depth + 1)
 			})
-		case "cost":
-			return p.skipNull() || p.skimObject(depth, func(member []byte) bool {
-				if string(member) == "model" {
-					_, ok := p.optString()
-					return ok
-				}
-				return p.skimCostMember(member, depth+1)
-			})
 		case "duration_ms":
-			return p.skipNull() || p.count()
+			return p.directCount(new(int64))
 		case "deterministic":
 			b, ok := p.optBool()
 			deterministic = b == 0
@@ -392,40 +347,6 @@ func (p *Parser) signature(kind Kind, name string, keys [][]byte) string {
 	return s
 }
 
-// skimAllowlistRule reads a replay allowlist rule whose members are at
-// depth, checking its path as Decode does.
-func (p *Parser) skimAllowlistRule(depth int) bool {
-	var path, reason bool
-	return p.skimObject(depth-1, func(member []byte) bool {
-		switch string(member) {
-		case "path":
-			text, ok := p.reqString()
-			if !ok {
-				return false
-			}
-			_, err := CompilePattern(string(text))
-			path = err == nil
-			return path
-		case "reason":
-			_, reason = p.reqString()
-			return reason
-		}
-		return p.skip(depth)
-	}) && path && reason
-}
-
-// skimCostMember reads a member of a cost or usage object: a count, an
-// amount or anything else.
-func (p *Parser) skimCostMember(name []byte, depth int) bool {
-	switch string(name) {
-	case "model_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "wall_ms":
-		return p.skipNull() || p.count()
-	case "total_cost_usd":
-		return p.skipNull() || p.amount()
-	}
-	return p.skip(depth)
-}
-
 // skimObject reads the object at p.pos (after white space), calling
 // member for each member with its name, once p.pos is at its value;
 // member reads the value, and returns false to decline the document.
@@ -433,21 +354,14 @@ func (p *Parser) skimCostMember(name []byte, depth int) bool {
 // name that comes twice. depth is the number of arrays and objects
 // around the object; its members' values are at depth+1.
 func (p *Parser) skimObject(depth int, member func(name []byte) bool) bool {
-	if !p.peek('{') || depth+1 > maxDepth {
-		return false
-	}
-	dup, ok := p.objectMembers(member)
-	return ok && !dup
+	return p.peek('{') && depth+1 <= maxDepth && p.objectMembers(member)
 }
 
 // skimArray reads the array at p.pos (after white space), calling elem
 // for each element with its index, once p.pos is at it. depth is the
 // number of arrays and objects around the array.
 func (p *Parser) skimArray(depth int, elem func(i int) bool) bool {
-	if !p.peek('[') || depth+1 > maxDepth {
-		return false
-	}
-	return p.arrayElems(elem)
+	return p.peek('[') && depth+1 <= maxDepth && p.arrayElems(elem)
 }
 
 // skimVersion reads a trace's version: null, 0 and 1 all read as
@@ -538,22 +452,6 @@ func (p *Parser) numberAt() (int, bool) {
 		return 0, false
 	}
 	return p.numberEnd()
-}
-
-// count reads a count written as a plain integer literal, which is then
-// a non-negative int64 for sure.
-func (p *Parser) count() bool {
-	end, ok := p.numberAt()
-	if !ok || end-p.pos > maxCountDigits {
-		return false
-	}
-	for _, c := range p.data[p.pos:end] {
-		if !isDigit(c) {
-			return false
-		}
-	}
-	p.pos = end
-	return true
 }
 
 // amount reads an amount written as a non-negative number without an
