@@ -1,0 +1,149 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestEscapedWhiteSpaceStartsAWord: scanning raw JSON (Scan on a trace
+// file, a string that holds JSON), the escapes \n, \r, \t, \b and \f are
+// the white space they stand for, so a family matched only at word starts
+// is found right after one, and a long credential after one is redacted
+// without the escape's letter. Another escape (\u, \") is no white space.
+func TestEscapedWhiteSpaceStartsAWord(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`done\n` + fakeAWS + ` next`, `done\n[redacted:aws] next`},
+		{`done\t` + fakeAWS, `done\t[redacted:aws]`},
+		{`a\r` + fakeAWS, `a\r[redacted:aws]`},
+		{`a\b` + fakeAWS, `a\b[redacted:aws]`},
+		{`a\f` + fakeAWS, `a\f[redacted:aws]`},
+		{`done\n` + fakeRandom, `done\n[redacted:entropy]`},
+		{`done\n` + fakeRandom + ` and ` + fakeGitHub, `done\n[redacted:entropy] and [redacted:github]`},
+		// Not white space: AKIA inside a word is no key.
+		{`x\q` + fakeAWS, `x\q` + fakeAWS},
+	} {
+		if got, _ := redactString(tc.in); got != tc.want {
+			t.Errorf("redactString(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestRunBeforeAMatchIsWhole: a long credential that comes before a token
+// the scanner matches by its prefix is redacted from its first byte,
+// whichever letter that is, as it is when nothing follows it.
+func TestRunBeforeAMatchIsWhole(t *testing.T) {
+	for _, first := range []string{"b", "f", "n", "r", "t"} {
+		run := first + fakeRandom
+		alone, _ := redactString("x " + run)
+		if alone != "x "+Redacted && alone != "x [redacted:entropy]" {
+			t.Fatalf("redactString(%q) = %q: the run is no credential; the test is wrong", "x "+run, alone)
+		}
+		in := "x " + run + " then " + fakeGitHub
+		want := "x [redacted:entropy] then [redacted:github]"
+		if got, _ := redactString(in); got != want {
+			t.Errorf("redactString(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestAWSKeyIsTwentyBytes: an AWS access key id is AKIA or ASIA and 16
+// capitals or digits, no more and no fewer; a shorter or longer word that
+// starts the same way (an example name, a constant) is no key.
+func TestAWSKeyIsTwentyBytes(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"id " + fakeAWS, true},
+		{"id " + fakeAWS + " end", true},
+		{"id ASIA" + fakeAWS[4:] + ".", true},
+		{"see AKIAEXAMPLE docs", false},
+		{"see AKIAEXAMPLE", false},
+		{"id " + fakeAWS + "Z", false},
+		{"id " + fakeAWS + "z9", false},
+	} {
+		kind, ok := Secret(tc.s)
+		if got := ok && kind == KindAWS; got != tc.want {
+			t.Errorf("Secret(%q) = %q, %v; want aws %v", tc.s, kind, ok, tc.want)
+		}
+	}
+}
+
+// TestURLPortIsNoPassword: in scheme://host:port@…, the digits after the
+// colon are a port (a mistyped or deceptive URL), not a password; a
+// password of digits longer than a port, or with a letter, is one.
+func TestURLPortIsNoPassword(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"open https://example.com:8080@evil.example/x", false},
+		{"open https://example.com:1@evil.example/x", false},
+		{"open https://example.com:99999@evil.example/x", false},
+		{"open https://deploy:123456@git.example.com/x", true},
+		{"open https://deploy:8080a@git.example.com/x", true},
+		{"open https://deploy:a8080@git.example.com/x", true},
+	} {
+		kind, ok := Secret(tc.s)
+		if got := ok && kind == KindURLPassword; got != tc.want {
+			t.Errorf("Secret(%q) = %q, %v; want url_password %v", tc.s, kind, ok, tc.want)
+		}
+	}
+}
+
+// TestAuthorizationSchemeStays: an assignment's value that starts with an
+// HTTP authorization scheme (Bearer, Basic, token, Bot) keeps the scheme,
+// and the credential after it goes, even when it is too short for any
+// other rule to find; the blanks after the assignment are bounded, so a
+// value far from its key is no value.
+func TestAuthorizationSchemeStays(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`Authorization: token Hx9pLq2Vw7Zt`, `Authorization: token [redacted:assignment]`},
+		{`Authorization: Bot Hx9pLq2Vw7Zt`, `Authorization: Bot [redacted:assignment]`},
+		{`Authorization: token   Hx9pLq2Vw7Zt`, `Authorization: token   [redacted:assignment]`},
+		{`"Authorization": "Basic Hx9pLq2Vw7Zt"`, `"Authorization": "Basic [redacted:assignment]"`},
+		{`token=` + strings.Repeat(" ", 6) + `Hx9pLq2Vw7Zt`, `token=` + strings.Repeat(" ", 6) + `Hx9pLq2Vw7Zt`},
+	} {
+		if got, _ := redactString(tc.in); got != tc.want {
+			t.Errorf("redactString(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestMixedCaseHexIsNoCredential: a run of hex digits in both cases is
+// hex (an id, a digest written oddly), which the long-credential
+// heuristic leaves alone however uniform it is; one letter past f makes
+// it base62, a credential.
+func TestMixedCaseHexIsNoCredential(t *testing.T) {
+	hex := "3aF9c0B7e2D4a8F1b6C5d0E9f3A7c2B8e4D1f6A0"
+	if !credentialRun(strings.Replace(hex, "a", "q", 1)) {
+		t.Fatalf("credentialRun with a q: false; the run is too regular for the test")
+	}
+	if credentialRun(hex) {
+		t.Errorf("credentialRun(%q) = true, want false: it is hex", hex)
+	}
+	if _, ok := Secret("digest " + hex); ok {
+		t.Errorf("Secret finds a credential in hex %q", hex)
+	}
+}
+
+// TestUserOptionNeedsBlankOrEquals: --user takes user:password after a
+// blank or '=', never glued to other punctuation (--user.name:…, a
+// different option or a config key).
+func TestUserOptionNeedsBlankOrEquals(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"curl --user alice:Hx9pLq2Vw7 https://x", true},
+		{"curl --user=alice:Hx9pLq2Vw7 https://x", true},
+		{"git config --user.name:Hx9pLq2Vw7", false},
+		{"tool --user/alice:Hx9pLq2Vw7", false},
+		{"tool --user", false},
+	} {
+		kind, ok := Secret(tc.s)
+		if got := ok && kind == KindCommandLine; got != tc.want {
+			t.Errorf("Secret(%q) = %q, %v; want command_line %v", tc.s, kind, ok, tc.want)
+		}
+	}
+}
