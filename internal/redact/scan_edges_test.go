@@ -28,20 +28,25 @@ func TestEscapedWhiteSpaceStartsAWord(t *testing.T) {
 	}
 }
 
-// TestRunBeforeAMatchIsWhole: a long credential that comes before a token
-// the scanner matches by its prefix is redacted from its first byte,
-// whichever letter that is, as it is when nothing follows it.
+// TestRunBeforeAMatchIsWhole: a long credential in the text a matcher
+// reads past to reach its match (the user of -u user:password, quoted or
+// not, before the password it matches) is redacted from its first byte,
+// whichever letter that is, as it is where nothing follows it.
 func TestRunBeforeAMatchIsWhole(t *testing.T) {
-	for _, first := range []string{"b", "f", "n", "r", "t"} {
+	for _, first := range []string{"b", "f", "n", "r", "t", "k"} {
 		run := first + fakeRandom
-		alone, _ := redactString("x " + run)
-		if alone != "x "+Redacted && alone != "x [redacted:entropy]" {
+		if alone, _ := redactString("x " + run); alone != "x [redacted:entropy]" {
 			t.Fatalf("redactString(%q) = %q: the run is no credential; the test is wrong", "x "+run, alone)
 		}
-		in := "x " + run + " then " + fakeGitHub
-		want := "x [redacted:entropy] then [redacted:github]"
-		if got, _ := redactString(in); got != want {
-			t.Errorf("redactString(%q) = %q, want %q", in, got, want)
+		for _, tc := range []struct{ in, want string }{
+			{`curl -u "` + run + `":Hx9pLq2Vw7 https://x`, `curl -u "[redacted:entropy]":[redacted:command_line] https://x`},
+			{`curl -u '` + run + `':Hx9pLq2Vw7 https://x`, `curl -u '[redacted:entropy]':[redacted:command_line] https://x`},
+			{`curl -u ` + run + `:Hx9pLq2Vw7 https://x`, `curl -u [redacted:entropy]:[redacted:command_line] https://x`},
+			{"x " + run + " then " + fakeGitHub, "x [redacted:entropy] then [redacted:github]"},
+		} {
+			if got, _ := redactString(tc.in); got != tc.want {
+				t.Errorf("redactString(%q) = %q, want %q", tc.in, got, tc.want)
+			}
 		}
 	}
 }

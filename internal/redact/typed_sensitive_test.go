@@ -1,0 +1,85 @@
+package redact
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestCopySensitiveMemberTypes: under a sensitive key, a member whose
+// type cannot hold "[redacted]" (a number of any kind, a struct, an
+// array, a slice or map that is not empty) makes Copy fail with the
+// member's path, as the round trip's decode fails; one that can (a string,
+// an interface, a pointer to a string) or holds nothing (null, false, an
+// empty slice or map) is copied.
+func TestCopySensitiveMemberTypes(t *testing.T) {
+	type point struct{ X int }
+	for _, o := range []outcome{
+		both(t, &struct{ Token int8 }{1}),
+		both(t, &struct{ Token uint }{7}),
+		both(t, &struct{ Token uint16 }{7}),
+		both(t, &struct{ Token float32 }{1.5}),
+		both(t, &struct{ Token point }{}),
+		both(t, &struct{ Token [2]string }{}),
+		both(t, &struct{ Token []string }{[]string{"a"}}),
+		both(t, &struct{ Token map[string]string }{map[string]string{"a": "b"}}),
+		both(t, &struct{ Token *uint }{new(uint)}),
+	} {
+		if o.err == nil || !strings.HasPrefix(o.err.Error(), "redacting /Token: the member's key is sensitive") {
+			t.Errorf("Copy(%+v) error = %v, want the sensitive member named", o.in, o.err)
+		}
+		if o.rtErr == nil {
+			t.Errorf("the round trip of %+v succeeded", o.in)
+		}
+	}
+	s := "hunter2"
+	for _, o := range []outcome{
+		both(t, &struct{ Token string }{"hunter2"}),
+		both(t, &struct{ Token *string }{&s}),
+		both(t, &struct{ Token any }{3.5}),
+		both(t, &struct{ Token bool }{true}),
+		both(t, &struct{ Token []string }{}),
+		both(t, &struct{ Token map[string]int }{}),
+		both(t, &struct{ Token *int }{}),
+	} {
+		if o.err != nil || o.rtErr != nil || !reflect.DeepEqual(o.got, o.want) || o.n != o.wn {
+			t.Errorf("Copy(%+v) = %+v, %d, %v; the round trip gives %+v, %d, %v", o.in, o.got, o.n, o.err, o.want, o.wn, o.rtErr)
+		}
+	}
+}
+
+// TestCopyUnencodableInterface: a value in an interface that JSON cannot
+// encode (NaN, a channel) fails Copy with the member's path, as it fails
+// the round trip, instead of coming back as null.
+func TestCopyUnencodableInterface(t *testing.T) {
+	for _, o := range []outcome{
+		both(t, &struct{ Note any }{math.NaN()}),
+		both(t, &struct{ Note any }{map[string]any{"x": make(chan int)}}),
+		both(t, &struct{ Note any }{[]float64{math.Inf(1)}}),
+	} {
+		if o.err == nil || !strings.HasPrefix(o.err.Error(), "redacting /Note: ") {
+			t.Errorf("Copy(%+v) = %+v, %v; want an error naming /Note", o.in, o.got, o.err)
+		}
+		if o.rtErr == nil {
+			t.Errorf("the round trip of %+v succeeded", o.in)
+		}
+	}
+}
+
+// outcome is what Copy and the JSON round trip make of one value.
+type outcome struct {
+	in         any
+	got, want  any
+	n, wn      int
+	err, rtErr error
+}
+
+// both runs Copy and the round trip on v.
+func both[T any](t *testing.T, v *T) outcome {
+	t.Helper()
+	o := outcome{in: v}
+	o.got, o.n, o.err = Copy(v)
+	o.want, o.wn, o.rtErr = viaJSON(t, v)
+	return o
+}
