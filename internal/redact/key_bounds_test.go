@@ -27,3 +27,28 @@ func TestLongKeyIsText(t *testing.T) {
 		t.Errorf("Value(%v) = %v, %d; want the exit status kept", in, out, n)
 	}
 }
+
+// TestCapitalizedKeyWords: a key in capitals splits into words at its
+// separators only, not before every capital, so ALL_CAPS names keep the
+// exclusions camelCase names get (SECRET_NAME names a secret, as
+// secretName does); capitals after a lower-case letter or a digit start a
+// word.
+func TestCapitalizedKeyWords(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		want bool
+	}{
+		{"SECRET_NAME", false},
+		{"GITHUB_TOKEN_TYPE", false},
+		{"API_TOKEN_URL", false},
+		{"TOKEN_ID", false},
+		{"secretName", false},
+		{"oauth2TokenTTL", false},
+		{"GITHUB_TOKEN", true},
+		{"XApiKey", true},
+	} {
+		if got := SensitiveKey(tc.key); got != tc.want {
+			t.Errorf("SensitiveKey(%q) = %v, want %v", tc.key, got, tc.want)
+		}
+	}
+}

@@ -152,3 +152,24 @@ func TestUserOptionNeedsBlankOrEquals(t *testing.T) {
 		}
 	}
 }
+
+// TestCapitalizedWordIsProse: a word with a capital first letter
+// ("Incorrect", "Tokens") after a sensitive key or an authorization scheme
+// is prose, as it is in lower case; a capital after the first letter, or a
+// first byte that is punctuation, makes a token.
+func TestCapitalizedWordIsProse(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"login failed: password: Incorrect", false},
+		{"token: Expired. Sign in again", false},
+		{"Bearer Tokens are short-lived", false},
+		{"login failed: password: InCorrect", true},
+		{"token=^Expired", true},
+	} {
+		if _, got := Secret(tc.s); got != tc.want {
+			t.Errorf("Secret(%q) found %v, want %v", tc.s, got, tc.want)
+		}
+	}
+}
