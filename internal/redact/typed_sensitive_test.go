@@ -83,3 +83,33 @@ func both[T any](t *testing.T, v *T) outcome {
 	o.want, o.wn, o.rtErr = viaJSON(t, v)
 	return o
 }
+
+// Base is embedded through a pointer in withBase.
+type Base struct {
+	ID    string `json:"id"`
+	Token string `json:"token"`
+}
+
+type withBase struct {
+	*Base
+	Note string `json:"note"`
+}
+
+// TestCopyEmbeddedPointer: the fields of a struct embedded through a
+// pointer are members of the outer object; Copy allocates the embedded
+// struct once and fills all of them, as the round trip's decode does.
+func TestCopyEmbeddedPointer(t *testing.T) {
+	for _, v := range []*withBase{
+		{Base: &Base{ID: "run-1", Token: "hunter2"}, Note: "by " + fakeGitHub},
+		{Note: "no base"},
+	} {
+		o := both(t, v)
+		if o.err != nil || o.rtErr != nil || !reflect.DeepEqual(o.got, o.want) || o.n != o.wn {
+			t.Errorf("Copy(%+v) = %+v, %d, %v; the round trip gives %+v, %d, %v", v, o.got, o.n, o.err, o.want, o.wn, o.rtErr)
+		}
+	}
+	got, _, err := Copy(&withBase{Base: &Base{ID: "run-1", Token: "hunter2"}})
+	if err != nil || got.Base == nil || got.ID != "run-1" || got.Token != Redacted {
+		t.Errorf("Copy = %+v, %v; want the embedded id kept and its token redacted", got, err)
+	}
+}
