@@ -44,6 +44,8 @@ func TestCapitalizedKeyWords(t *testing.T) {
 		{"TOKEN_ID", false},
 		{"secretName", false},
 		{"oauth2TokenTTL", false},
+		{"tokenV2Url", false},
+		{"passwordV2Hash", true},
 		{"GITHUB_TOKEN", true},
 		{"XApiKey", true},
 	} {

@@ -49,6 +49,21 @@ func TestCopySensitiveMemberTypes(t *testing.T) {
 	}
 }
 
+// TestCopyNilInInterface: a nil map or slice held in an interface encodes
+// as null and comes back as a nil interface, as in the round trip, not as
+// an empty map or slice.
+func TestCopyNilInInterface(t *testing.T) {
+	for _, o := range []outcome{
+		both(t, &struct{ Note any }{map[string]any(nil)}),
+		both(t, &struct{ Note any }{[]any(nil)}),
+		both(t, &struct{ Note []any }{[]any{map[string]any(nil), []any(nil), map[string]any{}}}),
+	} {
+		if o.err != nil || o.rtErr != nil || !reflect.DeepEqual(o.got, o.want) {
+			t.Errorf("Copy(%+v) = %#v, %v; the round trip gives %#v, %v", o.in, o.got, o.err, o.want, o.rtErr)
+		}
+	}
+}
+
 // TestCopyUnencodableInterface: a value in an interface that JSON cannot
 // encode (NaN, a channel) fails Copy with the member's path, as it fails
 // the round trip, instead of coming back as null.
