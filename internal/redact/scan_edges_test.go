@@ -173,3 +173,26 @@ func TestCapitalizedWordIsProse(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionValueAfterBlanks: an option's value follows it after at most
+// four blanks; further away, or with nothing after the blanks, the option
+// has no value here. A number attached to -p is a port or a process id,
+// not a password.
+func TestOptionValueAfterBlanks(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"vault login --token    4f9a8c7e6d5b4a39281716", true},
+		{"vault login --token     4f9a8c7e6d5b4a39281716", false},
+		{"vault login --token  ", false},
+		{"vault login --token", false},
+		{"curl --user  ", false},
+		{"strace -p1234567 -f", false},
+		{"mysql -pSup3rS3cret9", true},
+	} {
+		if _, got := Secret(tc.s); got != tc.want {
+			t.Errorf("Secret(%q) found %v, want %v", tc.s, got, tc.want)
+		}
+	}
+}

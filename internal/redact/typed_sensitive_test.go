@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCopySensitiveMemberTypes: under a sensitive key, a member whose
@@ -126,5 +127,33 @@ func TestCopyEmbeddedPointer(t *testing.T) {
 	got, _, err := Copy(&withBase{Base: &Base{ID: "run-1", Token: "hunter2"}})
 	if err != nil || got.Base == nil || got.ID != "run-1" || got.Token != Redacted {
 		t.Errorf("Copy = %+v, %v; want the embedded id kept and its token redacted", got, err)
+	}
+}
+
+// TestCopySelfEncodingValues: values whose type encodes itself take the
+// round trip, also where they cannot be addressed (map values); one under
+// a sensitive key that cannot decode "[redacted]" fails Copy with the
+// member's path, as it fails the round trip.
+func TestCopySelfEncodingValues(t *testing.T) {
+	when := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	for _, o := range []outcome{
+		both(t, &struct{ M map[string]stamp }{map[string]stamp{"a": {At: "now", Extra: map[string]any{"api_key": "abc123456789"}}}}),
+		both(t, &struct{ M map[string]time.Time }{map[string]time.Time{"start": when}}),
+		both(t, &struct{ L []stamp }{[]stamp{{At: "then " + fakeGitHub}}}),
+	} {
+		if o.err != nil || o.rtErr != nil || !reflect.DeepEqual(o.got, o.want) || o.n != o.wn {
+			t.Errorf("Copy(%+v) = %+v, %d, %v; the round trip gives %+v, %d, %v", o.in, o.got, o.n, o.err, o.want, o.wn, o.rtErr)
+		}
+	}
+	for _, o := range []outcome{
+		both(t, &struct{ Token time.Time }{when}),
+		both(t, &struct{ Cookie stamp }{stamp{At: "now"}}),
+	} {
+		if o.err == nil || !strings.HasPrefix(o.err.Error(), "redacting /") {
+			t.Errorf("Copy(%+v) = %+v, %v; want an error with the member's path", o.in, o.got, o.err)
+		}
+		if o.rtErr == nil {
+			t.Errorf("the round trip of %+v succeeded", o.in)
+		}
 	}
 }
