@@ -54,3 +54,18 @@ func TestMarkerHoldingSecretIsRedacted(t *testing.T) {
 		t.Errorf("Copy = %+v, %d, %v; want both values redacted", c, n, err)
 	}
 }
+
+// TestNotAMarkerUnderSensitiveKey: only a whole marker is kept under a
+// sensitive key; a value that has only its start or only its end, or an
+// empty or blank name, is a value like any other.
+func TestNotAMarkerUnderSensitiveKey(t *testing.T) {
+	for _, v := range []string{"[redacted:github", "hunter2]", "[redacted:]", "[redacted: x]", "[redacted:a]b]", "x[redacted:github]"} {
+		if got, n := Value(map[string]any{"token": v}); got.(map[string]any)["token"] != Redacted || n != 1 {
+			t.Errorf("Value of token %q = %v, %d; want it redacted", v, got, n)
+		}
+		in, _ := json.Marshal(map[string]any{"token": v})
+		if out, n, err := Bytes(in); err != nil || string(out) != `{"token":"[redacted]"}` || n != 1 {
+			t.Errorf("Bytes(%s) = %s, %d, %v; want it redacted", in, out, n, err)
+		}
+	}
+}

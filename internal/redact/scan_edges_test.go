@@ -184,6 +184,7 @@ func TestOptionValueAfterBlanks(t *testing.T) {
 		want bool
 	}{
 		{"vault login --token    4f9a8c7e6d5b4a39281716", true},
+		{"vault login --token\t4f9a8c7e6d5b4a39281716", true},
 		{"vault login --token     4f9a8c7e6d5b4a39281716", false},
 		{"vault login --token  ", false},
 		{"vault login --token", false},
