@@ -197,3 +197,24 @@ func TestOptionValueAfterBlanks(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenBoundaries: a credential's match covers all of it. A URL's
+// password that starts like a known token but goes on past it is the
+// password whole; a quoted option value is redacted inside its quotes. A
+// bearer token is at least 8 bytes; a key with OpenAI's sk- prefix has a
+// digit in its body, which a slug does not.
+func TestTokenBoundaries(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"clone https://deploy:" + fakeGitHub + ".x9@git.example.com/r", "clone https://deploy:[redacted:url_password]@git.example.com/r"},
+		{"clone https://deploy:" + fakeGitHub + "@git.example.com/r", "clone https://deploy:[redacted:github]@git.example.com/r"},
+		{`vault login --token "4f9a8c7e6d5b4a39281716" -x`, `vault login --token "[redacted:command_line]" -x`},
+		{"use Bearer abc123 here", "use Bearer abc123 here"},
+		{"use Bearer abc12345 here", "use Bearer [redacted:bearer] here"},
+		{"pip install sk-learn-pipeline-for-classification", "pip install sk-learn-pipeline-for-classification"},
+		{"key sk-learn9pipeline-for-classification", "key [redacted:openai]"},
+	} {
+		if got, _ := redactString(tc.in); got != tc.want {
+			t.Errorf("redactString(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -13,7 +13,8 @@ import (
 // array, a slice or map that is not empty) makes Copy fail with the
 // member's path, as the round trip's decode fails; one that can (a string,
 // an interface, a pointer to a string) or holds nothing (null, false, an
-// empty slice or map) is copied.
+// empty slice or map) is copied, as numbers of every kind under other keys
+// are.
 func TestCopySensitiveMemberTypes(t *testing.T) {
 	type point struct{ X int }
 	for _, o := range []outcome{
@@ -43,6 +44,10 @@ func TestCopySensitiveMemberTypes(t *testing.T) {
 		both(t, &struct{ Token []string }{}),
 		both(t, &struct{ Token map[string]int }{}),
 		both(t, &struct{ Token *int }{}),
+		both(t, &struct{ Count uint }{7}),
+		both(t, &struct{ Count uint8 }{255}),
+		both(t, &struct{ Count int64 }{-3}),
+		both(t, &struct{ Ratio float32 }{0.5}),
 	} {
 		if o.err != nil || o.rtErr != nil || !reflect.DeepEqual(o.got, o.want) || o.n != o.wn {
 			t.Errorf("Copy(%+v) = %+v, %d, %v; the round trip gives %+v, %d, %v", o.in, o.got, o.n, o.err, o.want, o.wn, o.rtErr)
