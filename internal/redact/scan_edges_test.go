@@ -200,7 +200,8 @@ func TestOptionValueAfterBlanks(t *testing.T) {
 
 // TestTokenBoundaries: a credential's match covers all of it. A URL's
 // password that starts like a known token but goes on past it is the
-// password whole; a quoted option value is redacted inside its quotes. A
+// password whole; a quoted option value is redacted inside its quotes,
+// and taken as it is, even when it reads as a word. A
 // bearer token is at least 8 bytes; a key with OpenAI's sk- prefix has a
 // digit in its body, which a slug does not.
 func TestTokenBoundaries(t *testing.T) {
@@ -208,6 +209,9 @@ func TestTokenBoundaries(t *testing.T) {
 		{"clone https://deploy:" + fakeGitHub + ".x9@git.example.com/r", "clone https://deploy:[redacted:url_password]@git.example.com/r"},
 		{"clone https://deploy:" + fakeGitHub + "@git.example.com/r", "clone https://deploy:[redacted:github]@git.example.com/r"},
 		{`vault login --token "4f9a8c7e6d5b4a39281716" -x`, `vault login --token "[redacted:command_line]" -x`},
+		// Quoted, a word is taken as the password it is given as.
+		{`db --password "hunter" -x`, `db --password "[redacted:command_line]" -x`},
+		{`db --password hunter -x`, `db --password hunter -x`},
 		{"use Bearer abc123 here", "use Bearer abc123 here"},
 		{"use Bearer abc12345 here", "use Bearer [redacted:bearer] here"},
 		{"pip install sk-learn-pipeline-for-classification", "pip install sk-learn-pipeline-for-classification"},
