@@ -162,3 +162,18 @@ func TestCopySelfEncodingValues(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyErrorInSlice: a member that fails inside a slice element fails
+// Copy with the element's index in the path, as it fails the round trip.
+func TestCopyErrorInSlice(t *testing.T) {
+	type pin struct {
+		Password int `json:"password"`
+	}
+	o := both(t, &struct{ Users []pin }{[]pin{{}, {Password: 1234}}})
+	if o.err == nil || !strings.HasPrefix(o.err.Error(), "redacting /Users/0/password: ") {
+		t.Errorf("Copy error = %v, want one naming /Users/0/password", o.err)
+	}
+	if o.rtErr == nil {
+		t.Errorf("the round trip of %+v succeeded", o.in)
+	}
+}
