@@ -100,8 +100,8 @@ func userPasswordAt(s string, j int, short bool) (match, bool) {
 		}
 	case k < len(s) && s[k] == '=' && !short:
 		k++
-	case short && k < len(s) && class[s[k]]&cWord != 0:
-		// -uUSER:PW
+	case short && class[s[k]]&cWord != 0:
+		// -uUSER:PW (optionAt saw a byte after -u)
 	default:
 		return match{}, false
 	}

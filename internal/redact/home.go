@@ -157,9 +157,8 @@ func Users(v any) (any, int) {
 		}
 	}
 	mapStrings(v, func(s string) string { collect(s); return s })
-	v, n := Homes(v)
 	if len(names) == 0 {
-		return v, n
+		return Homes(v)
 	}
 	// Longest first, so that a name containing another is replaced whole.
 	slices.SortFunc(names, func(a, b string) int {
@@ -168,8 +167,9 @@ func Users(v any) (any, int) {
 		}
 		return strings.Compare(a, b)
 	})
+	n := 0
 	v = mapStrings(v, func(s string) string {
-		out := s
+		out, _ := HomeDirs(s)
 		for _, name := range names {
 			out = replaceWord(out, name)
 		}

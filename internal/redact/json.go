@@ -167,10 +167,10 @@ func (e *encoder) object(depth int) error {
 		if SensitiveKey(key) {
 			// The value is parsed and written before it is replaced, so that
 			// a malformed one is still reported. It is kept only when it
-			// holds nothing or was Redacted already (written unchanged).
+			// holds nothing or is a redaction marker (written unchanged).
 			switch v := string(e.out[mark:]); {
 			case v == "null", v == "true", v == "false", v == `""`:
-			case v == `"`+Redacted+`"` && e.n == n:
+			case quotedMarker(v):
 			default:
 				e.out = append(e.out[:mark], `"`+Redacted+`"`...)
 				e.n = n + 1

@@ -67,9 +67,6 @@ func (r *Writer) Redacted() int { return r.n }
 // emit redacts and writes the first n held bytes.
 func (r *Writer) emit(n int) {
 	s, k := redactString(string(r.buf[:n]))
-	if k < 0 {
-		k = 1
-	}
 	r.n += k
 	_, r.err = io.WriteString(r.w, s)
 	r.buf = r.buf[:copy(r.buf, r.buf[n:])]

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/crystallize-dev/crystallize/internal/jsontext"
 )
 
 // Redacted replaces a whole value: a value under a sensitive key, or a
@@ -18,7 +20,8 @@ const Redacted = "[redacted]"
 //
 //   - Under a sensitive key (SensitiveKey), at any depth, the value becomes
 //     Redacted, whatever its type, except null, false, true and "", which
-//     hold nothing, and Redacted itself.
+//     hold nothing, and a redaction marker (Redacted, "[redacted:<kind>]")
+//     that holds no secret itself.
 //   - A string that is a secret becomes Redacted; a secret inside other
 //     text becomes "[redacted:<kind>]" and the text around it stays.
 //   - An object key that contains a secret is redacted like a string. Keys
@@ -122,7 +125,9 @@ func redactString(s string) (string, int) {
 // isMarker reports whether s is one redaction marker and nothing else:
 // Redacted, or "[redacted:<name>]" as redactString and the runtime's
 // secret scrubber write them. It holds nothing private, and keeping it
-// keeps the name of what was there.
+// keeps the name of what was there. A name that is itself a credential
+// ("[redacted:ghp_…]") makes no marker, or dressing a token as one would
+// carry it past a sensitive key.
 func isMarker(s string) bool {
 	if s == Redacted {
 		return true
@@ -132,5 +137,19 @@ func isMarker(s string) bool {
 		return false
 	}
 	name = name[:len(name)-1]
-	return name != "" && !strings.ContainsAny(name, "[] \t\n")
+	if name == "" || strings.ContainsAny(name, "[] \t\n") {
+		return false
+	}
+	_, secret := Secret(s)
+	return !secret
+}
+
+// quotedMarker reports whether q, a JSON string literal in canonical form,
+// is a marker (isMarker).
+func quotedMarker(q string) bool {
+	if !strings.HasPrefix(q, `"[redacted`) {
+		return false
+	}
+	s, _, err := jsontext.AppendUnquote(nil, q, 0)
+	return err == nil && isMarker(string(s))
 }
