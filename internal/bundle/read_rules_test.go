@@ -1,0 +1,81 @@
+package bundle
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReadRefusesUndecodableManifest checks that a manifest whose schema
+// markers are right but whose members do not decode (a side effect
+// without its kind) is an error naming the file, never a bundle without
+// a manifest.
+func TestReadRefusesUndecodableManifest(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, _ := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	rewriteManifest(t, dir, func(g map[string]any) {
+		g["side_effects"] = []any{map[string]any{"target": "harn.toml"}}
+	})
+	b, err := Read(dir)
+	if err == nil {
+		t.Fatalf("Read of a manifest whose side effect has no kind: no error (manifest %v)", b.Manifest)
+	}
+	if !strings.Contains(err.Error(), ManifestFile) || !strings.Contains(err.Error(), "kind") {
+		t.Errorf("Read: %v, want an error naming %s and the missing kind", err, ManifestFile)
+	}
+	v := Validate(dir)
+	if v.OK || !hasProblem(v, CodeManifestInvalid, ManifestFile) {
+		t.Errorf("Validate of that manifest: want %s:\n%s", CodeManifestInvalid, describe(v))
+	}
+	for _, p := range v.Problems {
+		if strings.Contains(p.Message, "internal error") {
+			t.Errorf("Validate reports %q, want the decoding error", p.Message)
+		}
+	}
+}
+
+// TestReadReportMissing checks that a bundle whose report.json is gone is
+// an error, not a bundle with no report: readers that list candidates or
+// check the workflow must not take "unreadable" for "empty".
+func TestReadReportMissing(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, _ := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	if err := os.Remove(filepath.Join(dir, ReportFile)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadReport(dir)
+	if err == nil {
+		t.Fatalf("ReadReport without %s: no error (report %v)", ReportFile, r)
+	}
+	if !strings.Contains(err.Error(), ReportFile) {
+		t.Errorf("ReadReport: %v, want an error naming %s", err, ReportFile)
+	}
+	if _, err := ReplayShadow(dir); err == nil {
+		t.Error("ReplayShadow without a report: no error")
+	}
+}
+
+// TestShadowRefusesFixtureOfAnotherTrace checks that a shadow replay reads
+// only the fixtures the manifest names: a fixture file whose trace id, or
+// whose source hash, is not the one recorded is refused, even when its
+// sha256 matches, since the replay would otherwise vouch for another run.
+func TestShadowRefusesFixtureOfAnotherTrace(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	for _, field := range []string{"trace_id", "source_hash"} {
+		t.Run(field, func(t *testing.T) {
+			dir, m := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+			if sc, err := ReplayShadow(dir); err != nil || !sc.Matches {
+				t.Fatalf("ReplayShadow of the bundle as written: %+v, %v", sc, err)
+			}
+			rewriteManifest(t, dir, func(g map[string]any) {
+				f := g["fixtures"].([]any)[0].(map[string]any)
+				f[field] = "other_" + f[field].(string)
+			})
+			_, err := ReplayShadow(dir)
+			if err == nil || !strings.Contains(err.Error(), m.Fixtures[0].Path) || !strings.Contains(err.Error(), "holds trace") {
+				t.Errorf("ReplayShadow with fixture %s changed in the manifest: %v, want holds trace ... naming %s", field, err, m.Fixtures[0].Path)
+			}
+		})
+	}
+}
