@@ -1,0 +1,24 @@
+package bundle
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+)
+
+// TestWriteRefusesFileTarget checks that Write refuses a target that is a
+// file, not a directory, as not a bundle, and leaves the file as it was:
+// a bundle never replaces what is not one.
+func TestWriteRefusesFileTarget(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	sc := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}
+	target := filepath.Join(t.TempDir(), "notes.txt")
+	mustWrite(t, target, []byte("keep me\n"))
+	if _, err := Write(context.Background(), target, sc.input(t), sc.opts); !errors.Is(err, ErrNotBundle) {
+		t.Errorf("Write over a file = %v, want %v", err, ErrNotBundle)
+	}
+	if got := string(mustRead(t, target)); got != "keep me\n" {
+		t.Errorf("the file Write refused now holds %q", got)
+	}
+}
