@@ -3,6 +3,7 @@ package bundle
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -20,5 +21,22 @@ func TestWriteRefusesFileTarget(t *testing.T) {
 	}
 	if got := string(mustRead(t, target)); got != "keep me\n" {
 		t.Errorf("the file Write refused now holds %q", got)
+	}
+}
+
+// TestWriteCancelled checks that a Write whose context is cancelled
+// writes nothing: no bundle, and no temporary directory beside where it
+// would have been.
+func TestWriteCancelled(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	sc := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}
+	parent := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Write(ctx, filepath.Join(parent, "bundle"), sc.input(t), sc.opts); !errors.Is(err, context.Canceled) {
+		t.Errorf("Write with a cancelled context = %v, want %v", err, context.Canceled)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+		t.Errorf("a cancelled Write left %v", ents)
 	}
 }
