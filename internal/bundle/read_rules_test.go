@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
 // TestReadRefusesUndecodableManifest checks that a manifest whose schema
@@ -77,5 +80,51 @@ func TestShadowRefusesFixtureOfAnotherTrace(t *testing.T) {
 				t.Errorf("ReplayShadow with fixture %s changed in the manifest: %v, want holds trace ... naming %s", field, err, m.Fixtures[0].Path)
 			}
 		})
+	}
+}
+
+// TestExampleActionsRefusesChangedFixture checks that the actions of the
+// examples are read only from fixtures as the bundle recorded them: a
+// fixture changed since is an error, not statistics from other bytes.
+func TestExampleActionsRefusesChangedFixture(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	withIDs := func(examples []*trace.Trace) candidate.Candidate {
+		c := releaseCandidate(examples)
+		for e, tr := range examples {
+			for _, a := range tr.Actions[len(tr.Actions)-len(c.Steps):] {
+				c.Examples[e].ActionIDs = append(c.Examples[e].ActionIDs, a.ID)
+			}
+		}
+		return c
+	}
+	dir, m := scenario{sources: s, heldout: h, build: withIDs, opts: opts()}.write(t)
+	p := filepath.Join(dir, filepath.FromSlash(m.Fixtures[0].Path))
+	mustWrite(t, p, append(mustRead(t, p), '\n'))
+	b, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acts, err := b.ExampleActions(); err == nil || !strings.Contains(err.Error(), m.Fixtures[0].Path) {
+		t.Errorf("ExampleActions with a changed fixture = %d examples, %v; want an error naming %s", len(acts), err, m.Fixtures[0].Path)
+	}
+}
+
+// TestNoCandidateNoExamples checks that a bundle without a candidate has
+// no candidate and no example actions, and says so without an error.
+func TestNoCandidateNoExamples(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, m := scenario{sources: s, heldout: h, noCandidate: true, opts: opts()}.write(t)
+	if m.CandidateID != "" {
+		t.Fatalf("candidate id %q, want none", m.CandidateID)
+	}
+	b, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := b.Candidate(); c != nil || err != nil {
+		t.Errorf("Candidate() = %v, %v; want nil, nil", c, err)
+	}
+	if acts, err := b.ExampleActions(); acts != nil || err != nil {
+		t.Errorf("ExampleActions() = %v, %v; want nil, nil", acts, err)
 	}
 }
