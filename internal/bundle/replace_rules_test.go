@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/trace"
 )
 
@@ -50,5 +51,53 @@ func TestReplaceWorkflowFuzzyStepBecomesDeterministic(t *testing.T) {
 	}
 	if !slices.Equal(onDisk, det) {
 		t.Errorf("candidate.json deterministic_steps %v, returned %v", onDisk, det)
+	}
+}
+
+// TestReplaceWorkflowRecountsModelCalls checks that a new workflow
+// version's savings say how many model calls a run still makes (counted
+// in its code), per run and over the runs the savings were mined from, in
+// candidate.json and report.json alike: what was recorded before is about
+// the old version.
+func TestReplaceWorkflowRecountsModelCalls(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	fuzzy := func(examples []*trace.Trace) candidate.Candidate {
+		c := releaseCandidate(examples)
+		c.Steps[1].Segment = candidate.Fuzzy
+		return c
+	}
+	for _, runs := range []int{0, 4} {
+		dir, _ := scenario{sources: s, heldout: h, build: fuzzy, opts: opts()}.write(t)
+		old := mustRead(t, filepath.Join(dir, WorkflowFile))
+		calls, err := codegen.ModelCalls(old)
+		if err != nil || calls != 1 {
+			t.Fatalf("the workflow of a fuzzy step makes %d model calls (%v), want 1", calls, err)
+		}
+		// Savings mined over runs, with counts the new version must replace.
+		rewriteManifest(t, dir, func(g map[string]any) {
+			sv := g["savings"].(map[string]any)
+			sv["runs"], sv["remaining_model_calls"] = runs, 99
+			sv["per_run"].(map[string]any)["remaining_model_calls"] = 99
+		})
+		editReport(t, dir, func(r map[string]any) {
+			sv := r["candidates"].([]any)[0].(map[string]any)["savings"].(map[string]any)
+			sv["runs"], sv["remaining_model_calls"] = runs, 99
+			sv["per_run"].(map[string]any)["remaining_model_calls"] = 99
+		})
+		m, err := ReplaceWorkflow(dir, append(append([]byte{}, old...), "# revised\n"...), evidence(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(max(runs, 1))
+		if m.Savings.RemainingModelCalls != want || m.Savings.PerRun.RemainingModelCalls != 1 {
+			t.Errorf("runs %d: manifest savings remaining %d, per run %g; want %d and 1", runs, m.Savings.RemainingModelCalls, m.Savings.PerRun.RemainingModelCalls, want)
+		}
+		r, err := ReadReport(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sv := findCandidate(r, m.CandidateID).Savings; sv.RemainingModelCalls != want || sv.PerRun.RemainingModelCalls != 1 {
+			t.Errorf("runs %d: report savings remaining %d, per run %g; want %d and 1", runs, sv.RemainingModelCalls, sv.PerRun.RemainingModelCalls, want)
+		}
 	}
 }
