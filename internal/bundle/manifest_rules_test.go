@@ -1,0 +1,51 @@
+package bundle
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/crystallize-dev/crystallize/internal/candidate"
+	"github.com/crystallize-dev/crystallize/internal/trace"
+)
+
+// TestManifestStatesCandidateEffects checks that candidate.json states
+// what the candidate's workflow may do (its side effects, capabilities
+// and required secrets) as report.json's candidate records them, and the
+// evidence promotion is decided on (sample count, confidence, shadow
+// counts): a reviewer reads them there before approving.
+func TestManifestStatesCandidateEffects(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	withSecret := func(examples []*trace.Trace) candidate.Candidate {
+		c := releaseCandidate(examples)
+		c.RequiredSecrets = []string{"CRATES_IO_TOKEN"}
+		return c
+	}
+	dir, m := scenario{sources: s, heldout: h, build: withSecret, opts: opts()}.write(t)
+	r, err := ReadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := findCandidate(r, m.CandidateID)
+	if len(c.SideEffects) == 0 {
+		t.Fatal("the test candidate has no side effects")
+	}
+	if diff := cmp.Diff(c.SideEffects, m.SideEffects); diff != "" {
+		t.Errorf("side_effects (-report +manifest):\n%s", diff)
+	}
+	if diff := cmp.Diff(c.Capabilities, m.Capabilities); diff != "" {
+		t.Errorf("capabilities (-report +manifest):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"CRATES_IO_TOKEN"}, m.RequiredSecrets); diff != "" {
+		t.Errorf("required_secrets (-want +manifest):\n%s", diff)
+	}
+	if m.Confidence != c.Confidence || m.Promotion.Confidence != c.Confidence || m.Promotion.SampleCount != len(c.Examples) {
+		t.Errorf("confidence %g (promotion %g), sample count %d; want %g and %d", m.Confidence, m.Promotion.Confidence, m.Promotion.SampleCount, c.Confidence, len(c.Examples))
+	}
+	if m.Shadow == nil || !m.Shadow.Pass || m.Shadow.ComparedTraces != c.Shadow.ComparedTraces {
+		t.Errorf("shadow %+v, want the candidate's", m.Shadow)
+	}
+	if m.RiskLevel != RiskHigh {
+		t.Errorf("risk %s, want %s: the candidate writes and needs a secret", m.RiskLevel, RiskHigh)
+	}
+}
