@@ -3,8 +3,10 @@ package bundle
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +40,24 @@ func TestWriteCancelled(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
 		t.Errorf("a cancelled Write left %v", ents)
+	}
+}
+
+// TestWriteTraceCannotBeEncoded checks that a trace that cannot be
+// encoded as a fixture (a metadata value JSON has no number for) fails
+// Write, naming the trace, and leaves nothing behind: a bundle without
+// that fixture would vouch for evidence it does not hold.
+func TestWriteTraceCannotBeEncoded(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	sc := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}
+	in := sc.input(t)
+	h[0].Metadata = map[string]any{"duration": math.Inf(1)}
+	parent := t.TempDir()
+	_, err := Write(context.Background(), filepath.Join(parent, "bundle"), in, sc.opts)
+	if err == nil || !strings.Contains(err.Error(), "redacting trace "+h[0].ID) {
+		t.Errorf("Write with an unencodable trace = %v, want an error naming %s", err, h[0].ID)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+		t.Errorf("a failed Write left %v", ents)
 	}
 }
