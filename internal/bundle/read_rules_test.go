@@ -128,3 +128,22 @@ func TestNoCandidateNoExamples(t *testing.T) {
 		t.Errorf("ExampleActions() = %v, %v; want nil, nil", acts, err)
 	}
 }
+
+// TestPeekSchemaAsWritten checks that the schema marker and version a
+// refused manifest holds are shown as written, whatever their type, and
+// as nothing when missing or when the manifest is not a JSON object.
+func TestPeekSchemaAsWritten(t *testing.T) {
+	for doc, want := range map[string][2]string{
+		`{"schema": "x.y", "schema_version": 2}`: {"x.y", "2"},
+		`{"schema": 3, "schema_version": "one"}`: {"3", `"one"`},
+		`{"schema_version": 1.5}`:                {"", "1.5"},
+		`{"schema": "x.y"}`:                      {"x.y", ""},
+		`["schema"]`:                             {"", ""},
+		`{`:                                      {"", ""},
+	} {
+		s, v := peekSchema([]byte(doc))
+		if s != want[0] || v != want[1] {
+			t.Errorf("peekSchema(%s) = %q, %q; want %q, %q", doc, s, v, want[0], want[1])
+		}
+	}
+}
