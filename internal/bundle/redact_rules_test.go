@@ -48,3 +48,40 @@ func TestIsLocalAbs(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactTraceProvenance checks that a trace leaving the machine keeps
+// only the base names of where it and its transcript were read (no
+// account, drive or directory), and that shared, its id carries no secret.
+func TestRedactTraceProvenance(t *testing.T) {
+	raw := []byte(`{"version": 1, "id": "run-` + fakeToken + `", "source": "/home/zed/runs/t.json",
+		"flow": {"transcript_ref": "C:\\Users\\zed\\logs\\x.jsonl"},
+		"actions": [{"kind": "tool_call", "name": "ls", "parameters": {}}]}`)
+	for _, how := range []TraceRedaction{ForReplay, ForSharing} {
+		out, _, err := RedactTrace(raw, how)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := decodeGeneric(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := v.(map[string]any)
+		if doc["source"] != "t.json" || doc["flow"].(map[string]any)["transcript_ref"] != "x.jsonl" {
+			t.Errorf("%v: source %v, transcript_ref %v; want t.json and x.jsonl", how, doc["source"], doc["flow"].(map[string]any)["transcript_ref"])
+		}
+		if strings.Contains(string(out), fakeToken) || strings.Contains(string(out), "zed") {
+			t.Errorf("%v: the redacted trace holds the token or the account:\n%s", how, out)
+		}
+	}
+}
+
+// TestLocalPathNothingLeft checks that a path with no base name (a root,
+// a bare drive, an empty file: URL) is written as nothing rather than as
+// a piece of the machine.
+func TestLocalPathNothingLeft(t *testing.T) {
+	for _, p := range []string{"C:", `C:\`, "c:/", "file:", "file:///", `\\`} {
+		if got := localPath(p); got != "" {
+			t.Errorf("localPath(%q) = %q, want empty", p, got)
+		}
+	}
+}
