@@ -62,3 +62,36 @@ func TestValidateCheckStatuses(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateNamesBytesDecidedOn checks that Validate says which
+// workflow file and which bytes (their sha256) its readiness decision is
+// about, and the promotion status it recomputed: the bytes on disk, even
+// when they differ from the manifest's record, and nothing when the file
+// cannot be read.
+func TestValidateNamesBytesDecidedOn(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	sc := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}
+	dir, m := sc.write(t)
+	if _, err := Approve(dir, Approval{Actor: "lead@example.com", At: "2026-04-27T09:00:00Z"}); err != nil {
+		t.Fatal(err)
+	}
+	v := Validate(dir)
+	r := Ready(dir)
+	if v.Workflow != WorkflowFile || v.WorkflowSHA256 != m.Workflow.SHA256 || v.PromotionStatus != StatusReady || r.WorkflowSHA256 != m.Workflow.SHA256 || r.Status != StatusReady {
+		t.Errorf("approved bundle: workflow %q sha256 %s status %s (ready: %s %s); want %s %s ready", v.Workflow, v.WorkflowSHA256, v.PromotionStatus, r.WorkflowSHA256, r.Status, WorkflowFile, m.Workflow.SHA256)
+	}
+	p := filepath.Join(dir, WorkflowFile)
+	edited := append(mustRead(t, p), "# edited\n"...)
+	mustWrite(t, p, edited)
+	v, r = Validate(dir), Ready(dir)
+	if v.WorkflowSHA256 != hexSHA(edited) || r.WorkflowSHA256 != hexSHA(edited) || v.PromotionStatus != StatusNeedsApproval || r.Status != StatusNeedsApproval || r.Claimed != StatusReady {
+		t.Errorf("edited workflow: sha256 %s (ready %s), status %s (ready %s, claimed %s); want %s, needs_approval, claimed ready",
+			v.WorkflowSHA256, r.WorkflowSHA256, v.PromotionStatus, r.Status, r.Claimed, hexSHA(edited))
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if v := Validate(dir); v.Workflow != "" || v.WorkflowSHA256 != "" {
+		t.Errorf("missing workflow: Validate names %q sha256 %q, want nothing", v.Workflow, v.WorkflowSHA256)
+	}
+}
