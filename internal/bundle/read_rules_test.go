@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,5 +146,27 @@ func TestPeekSchemaAsWritten(t *testing.T) {
 		if s != want[0] || v != want[1] {
 			t.Errorf("peekSchema(%s) = %q, %q; want %q, %q", doc, s, v, want[0], want[1])
 		}
+	}
+}
+
+// TestReadReportKeepsNumbers checks that numbers in the report's generic
+// values (a parameter's example values) are read as written, so that a
+// large id compares and is written again digit for digit, not rounded
+// through a float.
+func TestReadReportKeepsNumbers(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	withBig := func(examples []*trace.Trace) candidate.Candidate {
+		c := releaseCandidate(examples)
+		c.Parameters[0].Examples = []any{json.Number("12345678901234567891")}
+		return c
+	}
+	dir, m := scenario{sources: s, heldout: h, build: withBig, opts: opts()}.write(t)
+	r, err := ReadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := findCandidate(r, m.CandidateID).Parameters[0].Examples
+	if len(got) != 1 || got[0] != json.Number("12345678901234567891") {
+		t.Errorf("example %#v, want json.Number 12345678901234567891", got)
 	}
 }
