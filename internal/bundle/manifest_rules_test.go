@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -47,5 +48,39 @@ func TestManifestStatesCandidateEffects(t *testing.T) {
 	}
 	if m.RiskLevel != RiskHigh {
 		t.Errorf("risk %s, want %s: the candidate writes and needs a secret", m.RiskLevel, RiskHigh)
+	}
+}
+
+// TestManifestSavingsAndSources checks that candidate.json states the
+// per-run savings the candidate was mined with, as the promotion's
+// estimate, and for each source trace where it was read (its example's
+// source, made relative), held-out traces having none.
+func TestManifestSavingsAndSources(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	saving := func(examples []*trace.Trace) candidate.Candidate {
+		c := releaseCandidate(examples)
+		c.Savings.PerRun = candidate.PerRun{WallMSAvoided: 1200, InputTokensAvoided: 3400, OutputTokensAvoided: 560, ModelCallsAvoided: 7, EstimatedCostUSDAvoided: 0.25}
+		return c
+	}
+	_, m := scenario{sources: s, heldout: h, build: saving, opts: opts()}.write(t)
+	want := Estimate{WallMSPerRun: 1200, InputTokensPerRun: 3400, OutputTokensPerRun: 560, ModelCallsPerRun: 7, CostUSDPerRun: 0.25}
+	if m.Promotion.EstimatedTimeTokenSavings != want {
+		t.Errorf("estimated savings %+v, want %+v", m.Promotion.EstimatedTimeTokenSavings, want)
+	}
+	if m.Savings == nil || m.Savings.PerRun.ModelCallsAvoided != 7 {
+		t.Errorf("savings %+v, want the candidate's", m.Savings)
+	}
+	for _, st := range m.SourceTraces {
+		var want string
+		if st.Role == candidate.RoleSource {
+			want = "release/release_" + strings.TrimPrefix(st.TraceID, "trace_") + ".json"
+		}
+		got := ""
+		if st.SourceURL != nil {
+			got = *st.SourceURL
+		}
+		if got != want {
+			t.Errorf("%s (%s): source_url %q, want %q", st.TraceID, st.Role, got, want)
+		}
 	}
 }
