@@ -3,6 +3,7 @@ package bundle
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -110,5 +111,26 @@ func TestValidateEvalPackNotAFileListsNothing(t *testing.T) {
 	}
 	if !hasProblem(v, CodeFileUnlisted, "expected/out.json") {
 		t.Errorf("an eval pack that is a directory lists expected/out.json:\n%s", describe(v))
+	}
+}
+
+// TestValidateUnlistedConfigSaysWhy checks that a configuration file
+// found in a bundle, in any case and directory, is reported with why it
+// matters: it is never loaded, the project's configuration binds the
+// tools; any other unlisted file is reported as one nothing checks.
+func TestValidateUnlistedConfigSaysWhy(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, _ := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	mustWrite(t, filepath.Join(dir, "fixtures", "Crystallize.TOML"), []byte("[tools]\n"))
+	mustWrite(t, filepath.Join(dir, "run.sh"), []byte("echo\n"))
+	v := Validate(dir)
+	for p, why := range map[string]string{"fixtures/Crystallize.TOML": "never loaded", "run.sh": "only the files its manifest lists"} {
+		found := false
+		for _, pr := range v.Problems {
+			found = found || pr.Code == CodeFileUnlisted && pr.Path == p && strings.Contains(pr.Message, why)
+		}
+		if !found {
+			t.Errorf("no %s problem for %s saying %q:\n%s", CodeFileUnlisted, p, why, describe(v))
+		}
 	}
 }
