@@ -170,3 +170,15 @@ func TestReadReportKeepsNumbers(t *testing.T) {
 		t.Errorf("example %#v, want json.Number 12345678901234567891", got)
 	}
 }
+
+// TestShadowRefusesUnknownRole checks that a shadow replay refuses a
+// fixture whose role is neither source nor heldout instead of leaving it
+// out of the comparison.
+func TestShadowRefusesUnknownRole(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	dir, m := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}.write(t)
+	rewriteManifest(t, dir, func(g map[string]any) { g["fixtures"].([]any)[3].(map[string]any)["role"] = "training" })
+	if _, err := ReplayShadow(dir); err == nil || !strings.Contains(err.Error(), `role "training"`) || !strings.Contains(err.Error(), m.Fixtures[3].Path) {
+		t.Errorf("ReplayShadow with a fixture of role training = %v, want a refusal naming %s", err, m.Fixtures[3].Path)
+	}
+}
