@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/crystallize-dev/crystallize/internal/candidate"
 	"github.com/crystallize-dev/crystallize/internal/codegen"
 	"github.com/crystallize-dev/crystallize/internal/trace"
@@ -99,5 +101,39 @@ func TestReplaceWorkflowRecountsModelCalls(t *testing.T) {
 		if sv := findCandidate(r, m.CandidateID).Savings; sv.RemainingModelCalls != want || sv.PerRun.RemainingModelCalls != 1 {
 			t.Errorf("runs %d: report savings remaining %d, per run %g; want %d and 1", runs, sv.RemainingModelCalls, sv.PerRun.RemainingModelCalls, want)
 		}
+	}
+}
+
+// TestReplaceWorkflowNeedsItsCandidate checks that a new workflow version
+// is refused, changing nothing, for a bundle without a candidate and for
+// one whose report no longer holds it: the evidence would be recorded
+// against nothing.
+func TestReplaceWorkflowNeedsItsCandidate(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	for _, tt := range []struct {
+		name string
+		sc   scenario
+		edit func(t *testing.T, dir string)
+		want string
+	}{
+		{"no candidate", scenario{sources: s, heldout: h, noCandidate: true, opts: opts()}, nil, "holds no candidate"},
+		{"report without it", scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}, func(t *testing.T, dir string) {
+			editReport(t, dir, func(r map[string]any) { r["candidates"] = []any{} })
+		}, "no candidate candidate_"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, _ := tt.sc.write(t)
+			if tt.edit != nil {
+				tt.edit(t, dir)
+			}
+			before := files(t, dir)
+			old := mustRead(t, filepath.Join(dir, WorkflowFile))
+			if _, err := ReplaceWorkflow(dir, append(old, "# x\n"...), evidence(1)); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ReplaceWorkflow = %v, want an error containing %q", err, tt.want)
+			}
+			if diff := cmp.Diff(before, files(t, dir)); diff != "" {
+				t.Errorf("the bundle changed (-before +after):\n%s", diff)
+			}
+		})
 	}
 }
