@@ -84,3 +84,21 @@ func TestManifestSavingsAndSources(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestSourceTraceHashes checks that candidate.json lists the
+// source hash of every trace the candidate was mined from, once each, in
+// the order of its examples.
+func TestManifestSourceTraceHashes(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	// Two examples from one trace: its hash is listed once.
+	twice := func(examples []*trace.Trace) candidate.Candidate {
+		c := releaseCandidate(examples)
+		c.Examples = append(c.Examples, c.Examples[0])
+		return c
+	}
+	_, m := scenario{sources: s, heldout: h, build: twice, opts: opts()}.write(t)
+	want := []string{s[0].SourceHash, s[1].SourceHash, s[2].SourceHash}
+	if diff := cmp.Diff(want, m.SourceTraceHashes); diff != "" {
+		t.Errorf("source_trace_hashes (-want +got):\n%s", diff)
+	}
+}
