@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crystallize-dev/crystallize/internal/atomicfile"
 )
 
 // TestWriteRefusesFileTarget checks that Write refuses a target that is a
@@ -59,5 +61,18 @@ func TestWriteTraceCannotBeEncoded(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
 		t.Errorf("a failed Write left %v", ents)
+	}
+}
+
+// TestWriteRefusesEmptyDir checks that Write and Stage refuse an empty
+// directory name rather than write into the working directory.
+func TestWriteRefusesEmptyDir(t *testing.T) {
+	s, h := releaseTraces(t, nil)
+	sc := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}
+	if _, err := Write(context.Background(), "", sc.input(t), sc.opts); err == nil || !strings.Contains(err.Error(), "empty directory name") {
+		t.Errorf("Write(\"\") = %v, want empty directory name", err)
+	}
+	if _, err := Stage(atomicfile.NewBatch(0o644), "", sc.input(t), sc.opts); err == nil || !strings.Contains(err.Error(), "empty directory name") {
+		t.Errorf("Stage(\"\") = %v, want empty directory name", err)
 	}
 }
