@@ -65,14 +65,25 @@ func TestWriteTraceCannotBeEncoded(t *testing.T) {
 }
 
 // TestWriteRefusesEmptyDir checks that Write and Stage refuse an empty
-// directory name rather than write into the working directory.
+// directory name rather than write into the working directory, and write
+// nothing there.
 func TestWriteRefusesEmptyDir(t *testing.T) {
 	s, h := releaseTraces(t, nil)
 	sc := scenario{sources: s, heldout: h, build: releaseCandidate, opts: opts()}
-	if _, err := Write(context.Background(), "", sc.input(t), sc.opts); err == nil || !strings.Contains(err.Error(), "empty directory name") {
+	in := sc.input(t)
+	// Should the refusal break, what is written lands here, not in the
+	// package directory.
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	if _, err := Write(context.Background(), "", in, sc.opts); err == nil || !strings.Contains(err.Error(), "empty directory name") {
 		t.Errorf("Write(\"\") = %v, want empty directory name", err)
 	}
-	if _, err := Stage(atomicfile.NewBatch(0o644), "", sc.input(t), sc.opts); err == nil || !strings.Contains(err.Error(), "empty directory name") {
+	batch := atomicfile.NewBatch(0o644)
+	if _, err := Stage(batch, "", in, sc.opts); err == nil || !strings.Contains(err.Error(), "empty directory name") {
 		t.Errorf("Stage(\"\") = %v, want empty directory name", err)
+	}
+	batch.Discard()
+	if ents, _ := os.ReadDir(cwd); len(ents) != 0 {
+		t.Errorf("a refused write left %d entries in the working directory", len(ents))
 	}
 }
