@@ -195,9 +195,11 @@ func (b *Batch) Add(name string, write func(w io.Writer) error) error {
 	return nil
 }
 
-// Commit renames every file of the batch into place, in path order, and
-// syncs their directories. A failed rename removes the temporary files
-// not yet renamed; the ones renamed before it stay.
+// Commit writes the batch's streams (isStream), then renames every other
+// file of the batch into place, in path order, and syncs their
+// directories. A stream that fails leaves every file as it was; a failed
+// rename removes the temporary files not yet renamed, and the ones
+// renamed before it stay.
 func (b *Batch) Commit() error {
 	if err := b.usable(); err != nil {
 		return err
@@ -208,17 +210,24 @@ func (b *Batch) Commit() error {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	// Streams first: what is written through one cannot be taken back,
+	// and one that fails must leave every file as it was.
+	for _, p := range paths {
+		if !b.streams[p] {
+			continue
+		}
+		err := copyToStream(b.temps[p], p)
+		os.Remove(b.temps[p])
+		delete(b.temps, p)
+		if err != nil {
+			b.removeTemps()
+			b.removeCreated()
+			return fmt.Errorf("writing %s: %w", p, err)
+		}
+	}
 	dirs := map[string]bool{}
 	for _, p := range paths {
 		if b.streams[p] {
-			err := copyToStream(b.temps[p], p)
-			os.Remove(b.temps[p])
-			delete(b.temps, p)
-			if err != nil {
-				b.removeTemps()
-				b.removeCreated()
-				return fmt.Errorf("writing %s: %w", p, err)
-			}
 			continue
 		}
 		if err := os.Rename(b.temps[p], p); err != nil {

@@ -3,9 +3,12 @@
 package atomicfile
 
 import (
+	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -95,5 +98,35 @@ func assertStream(t *testing.T, p string) {
 	}
 	if fi.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("%s is %v after the write; want the named pipe it was", p, fi.Mode())
+	}
+}
+
+// TestBatchStreamFailsFirst: the streams of a batch are written before
+// any file is renamed into place, so a stream that cannot be written
+// (here a socket, which no open reaches) fails the batch with its name
+// and leaves every regular destination as it was, even one that sorts
+// before the stream.
+func TestBatchStreamFailsFirst(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "z.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Skipf("no unix sockets here: %v", err)
+	}
+	defer l.Close()
+	regular := filepath.Join(dir, "a.star")
+	err = WriteAll(map[string][]byte{regular: []byte("def w(ctx): pass\n"), sock: []byte("{}\n")}, 0o644)
+	if err == nil || !strings.Contains(err.Error(), "writing "+sock) {
+		t.Fatalf("WriteAll = %v; want an error writing %s", err, sock)
+	}
+	if _, err := os.Lstat(regular); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s after the failed batch: %v; want it never written", regular, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("directory holds %v; want only the socket", entries)
+	}
+	if fi, err := os.Lstat(sock); err != nil || fi.Mode()&os.ModeSocket == 0 {
+		t.Errorf("%s is %v, %v after the batch; want the socket it was", sock, fi, err)
 	}
 }
